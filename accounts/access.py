@@ -1,0 +1,47 @@
+"""Who may see what. Views, API views and services of every app ask these
+helpers instead of reading memberships themselves, so the policy lives here."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from .models import Membership, Team
+
+SUPPORT_ROLES = (Membership.Role.SUPPORT, Membership.Role.ADMIN)
+
+
+def is_support(user) -> bool:
+    """Support staff work across teams: superusers, and anyone holding the
+    ``support`` or ``admin`` role in at least one team."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return Membership.objects.filter(user=user, role__in=SUPPORT_ROLES).exists()
+
+
+def visible_teams(user) -> QuerySet[Team]:
+    """Teams whose data the user may read: all of them for support staff,
+    otherwise the user's own teams; none for anonymous or inactive users."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Team.objects.none()
+    if is_support(user):
+        return Team.objects.all()
+    return Team.objects.filter(memberships__user=user).distinct()
+
+
+def role_in(user, team: Team) -> str | None:
+    """The user's role in ``team`` or None when not a member."""
+    if not getattr(user, "is_authenticated", False):
+        return None
+    return Membership.objects.filter(user=user, team=team).values_list("role", flat=True).first()
+
+
+def can_view_team(user, team: Team | None) -> bool:
+    """Objects without a team are visible to every signed-in user (the founding
+    cases, for instance); otherwise the team must be visible."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if team is None:
+        return True
+    return visible_teams(user).filter(pk=team.pk).exists()

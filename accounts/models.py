@@ -1,0 +1,73 @@
+"""Teams, memberships and worker heartbeats.
+
+A user sees the snapshots, sessions and cases of the teams they belong to.
+Support staff (role ``support`` or ``admin`` in any team, or a superuser) see
+every team: they are the ones who answer tickets across customers.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Team(models.Model):
+    name = models.CharField(_("name"), max_length=120, unique=True)
+    slug = models.SlugField(_("slug"), max_length=120, unique=True)
+    description = models.TextField(_("description"), blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams", verbose_name=_("members")
+    )
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ENGINEER = "engineer", _("Engineer")
+        SUPPORT = "support", _("Support")
+        ADMIN = "admin", _("Administrator")
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("user")
+    )
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("team")
+    )
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.ENGINEER)
+    joined_at = models.DateTimeField(_("joined"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["user", "team"], name="membership_unique_user_team")]
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.team} ({self.role})"
+
+
+class WorkerHeartbeat(models.Model):
+    """One round trip through the task queue: written when requested, completed
+    by whichever worker ran it. /healthz and ``manage.py heartbeat`` read it to
+    tell whether a worker is alive, which the broker status alone cannot."""
+
+    requested_at = models.DateTimeField(_("requested"), auto_now_add=True)
+    completed_at = models.DateTimeField(_("completed"), null=True, blank=True)
+    worker = models.CharField(_("worker"), max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        get_latest_by = "requested_at"
+        verbose_name = _("worker heartbeat")
+        verbose_name_plural = _("worker heartbeats")
+
+    def __str__(self) -> str:
+        state = f"answered by {self.worker}" if self.completed_at else "pending"
+        return f"heartbeat {self.pk} ({state})"

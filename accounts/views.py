@@ -1,0 +1,58 @@
+"""Thin views: the dashboard, the profile page and API token management."""
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+from rest_framework.authtoken.models import Token
+
+from . import services
+from .access import is_support, visible_teams
+from .models import Membership
+
+NEW_TOKEN_SESSION_KEY = "accounts.new_api_token"  # noqa: S105 (a session key name, not a secret)
+
+
+@require_GET
+def dashboard(request):
+    memberships = Membership.objects.filter(user=request.user).select_related("team")
+    context = {
+        "memberships": memberships,
+        "visible_teams": visible_teams(request.user),
+        "is_support": is_support(request.user),
+        "last_worker_contact": services.last_worker_contact(),
+    }
+    return render(request, "accounts/dashboard.html", context)
+
+
+@require_GET
+def profile(request):
+    token = Token.objects.filter(user=request.user).first()
+    # A new key is shown in full once, right after it was made; afterwards only
+    # its prefix, so a screen share of the profile page does not leak it.
+    new_key = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
+    context = {
+        "token": token,
+        "new_key": new_key if token and new_key == token.key else None,
+        "memberships": Membership.objects.filter(user=request.user).select_related("team"),
+        "is_support": is_support(request.user),
+        "api_root": request.build_absolute_uri("/api/v1/"),
+    }
+    return render(request, "accounts/profile.html", context)
+
+
+@require_POST
+def token_create(request):
+    token = services.rotate_api_token(user=request.user)
+    request.session[NEW_TOKEN_SESSION_KEY] = token.key
+    messages.success(request, _("A new API token was created. Any previous token no longer works."))
+    return redirect("accounts:profile")
+
+
+@require_POST
+def token_revoke(request):
+    if services.revoke_api_token(user=request.user):
+        messages.success(request, _("Your API token was revoked."))
+    else:
+        messages.info(request, _("You had no API token."))
+    return redirect("accounts:profile")

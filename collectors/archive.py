@@ -1,0 +1,801 @@
+"""Open an upload safely and turn it into :class:`HostFacts`.
+
+Four inputs are accepted, told apart by content (magic bytes), not by name:
+
+* a collector tarball from ``collectors/collect.sh``: ``manifest.json`` at the
+  top or one directory down maps each file to a parser kind;
+* a sosreport (``.tar.xz``/``.tar.gz``): members are mapped by the parsers'
+  ``paths`` regexes (``sos_commands/processor/lscpu``, ``proc/meminfo`` ...),
+  helped by ``sos_reports/manifest.json`` when present;
+* a transcript (``.txt``/``.md``/``.log`` or pasted text), split into blocks by
+  :mod:`collectors.transcript`;
+* a single artifact (a domain XML, a mysqld error log, SHOW GLOBAL VARIABLES):
+  a text recognised as one artifact is parsed as that artifact.
+
+Uploads are untrusted. Archives are streamed member by member and never
+extracted; nothing is written to disk. Members with absolute paths, ``..``,
+links, devices or FIFOs are skipped and reported. The decompressed size is
+bounded (total and by compression ratio), as are the member count and the size
+of one artifact; past a limit, reading stops with an error and what was parsed
+so far is kept. Truncated or corrupt archives give an error, never an exception.
+Nested archives are reported, not opened. Only members that map to a parser (or
+shallow members that may be a collector's command output) are read at all:
+a sosreport has thousands of files we skip without copying them.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import logging
+import lzma
+import os
+import re
+import stat
+import tarfile
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from collectors import facts as f
+from collectors.assemble import HostAssembler, run_parser
+from collectors.decoding import decode_bytes
+from collectors.limits import Limits, MiB
+from collectors.transcript import (
+    Block,
+    detect_kind,
+    ensure_parsers,
+    kind_for_command,
+    kind_for_path,
+    match_prompt,
+    split_transcript,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Limits", "load_host", "load_host_bytes", "load_snapshot"]
+
+MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
+MAX_NAME = 1024
+MANIFEST_MAX = 4 * MiB
+PENDING_MEMBER_MAX = 8 * MiB
+_ARCHIVE_SUFFIX = re.compile(r"\.(tar|tgz|tbz2?|txz|gz|xz|bz2|zst|zip|7z|rar|lz4|lzma)$", re.I)
+# top-level sosreport directories whose files are only read when a parser maps them
+_BULK_DIRS = frozenset(
+    [
+        "sos_commands",
+        "proc",
+        "sys",
+        "etc",
+        "var",
+        "usr",
+        "lib",
+        "lib64",
+        "run",
+        "boot",
+        "dev",
+        "opt",
+        "sos_logs",
+        "sos_reports",
+        "sos_strings",
+    ]
+)
+_NODE_IN_PATH = re.compile(r"node(\d+)/[^/]+$")
+
+
+class _LimitExceeded(Exception):
+    pass
+
+
+def _magic(head: bytes) -> str:
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"BZh"):
+        return "bzip2"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if head.startswith(b"7z\xbc\xaf\x27\x1c"):
+        return "7z"
+    if head.startswith(b"Rar!"):
+        return "rar"
+    if _is_tar_header(head) or (len(head) == 512 and not head.strip(b"\0")):
+        return "tar"  # a header, or the zero blocks of an empty tar
+    return "text"
+
+
+def _is_tar_header(block: bytes) -> bool:
+    if len(block) < 512:
+        return False
+    if block[257:262] == b"ustar":
+        return True
+    try:
+        tarfile.TarInfo.frombuf(block[:512], "utf-8", "surrogateescape")
+        return True
+    except (tarfile.HeaderError, ValueError):
+        return False
+
+
+class _CountingReader(io.RawIOBase):
+    """Reads a (decompressed) stream, raising once more than ``budget`` bytes
+    came out of it: this is what stops a zip bomb, whether we read a member or
+    tarfile skips over one."""
+
+    def __init__(self, stream: IO[bytes], budget: int, prefix: bytes = b""):
+        self.stream = stream
+        self.budget = budget
+        self.prefix = prefix
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = 1 << 20
+        if self.prefix:
+            data, self.prefix = self.prefix[:n], self.prefix[n:]
+        else:
+            data = self.stream.read(n)
+        self.count += len(data)
+        if self.count > self.budget:
+            raise _LimitExceeded(f"archive expands to more than {self.budget} bytes")
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _SafeTarInfo(tarfile.TarInfo):
+    """Refuses oversized pax / GNU long-name headers, which tarfile would
+    otherwise read into memory whole."""
+
+    def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > MiB:
+            raise tarfile.HeaderError(f"pax header of {self.size} bytes")
+        return super()._proc_pax(tarfile_)  # type: ignore[misc]
+
+    def _proc_gnulong(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > 64 * 1024:
+            raise tarfile.HeaderError(f"GNU long name of {self.size} bytes")
+        return super()._proc_gnulong(tarfile_)  # type: ignore[misc]
+
+
+@dataclass
+class _ManifestEntry:
+    kind: str | None
+    command: str | None = None
+    exit_code: int | None = None
+
+
+def _clean_member_name(name: str) -> tuple[str | None, str | None]:
+    """``(normalised name, None)`` or ``(None, reason to skip)``."""
+    if len(name) > MAX_NAME:
+        return None, "member name too long"
+    if "\x00" in name:
+        return None, "member name contains NUL"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
+        return None, "absolute member path"
+    if ".." not in name and "\\" not in name and "//" not in name and "./" not in name:
+        return name.rstrip("/") or None, None if name.rstrip("/") else "empty member name"
+    parts = [p for p in re.split(r"[\\/]+", name) if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        return None, "member path contains '..'"
+    if not parts:
+        return None, "empty member name"
+    return "/".join(parts), None
+
+
+def _safe_label(name: str) -> str:
+    """A name for messages: printable, bounded."""
+    cleaned = name if name.isprintable() else "".join(c if c.isprintable() else "?" for c in name)
+    return cleaned if len(cleaned) <= 200 else cleaned[:197] + "..."
+
+
+class _Loader:
+    def __init__(self, *, label: str, limits: Limits | None):
+        ensure_parsers()
+        self.limits = limits or Limits.from_settings()
+        self.asm = HostAssembler(label=label)
+        self._errors_dropped = 0
+        self._hostname: str | None = None
+
+    # ------------------------------------------------------------------ bookkeeping
+    def error(self, artifact: str, message: str, line: int | None = None) -> None:
+        if len(self.asm.host.errors) >= MAX_ERRORS:
+            self._errors_dropped += 1
+            return
+        self.asm.error(_safe_label(artifact), message, line)
+
+    def finish(self) -> f.HostFacts:
+        if self._errors_dropped:
+            self.asm.host.errors.append(
+                f.ArtifactError("(upload)", f"{self._errors_dropped} more errors not listed")
+            )
+        return self.asm.finish(hostname=self._hostname)
+
+    # ------------------------------------------------------------------ entry points
+    def load_path(self, path: Path) -> None:
+        try:
+            st = os.lstat(path)
+        except OSError as exc:
+            self.error(path.name or str(path), f"cannot read: {exc.strerror or type(exc).__name__}")
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.load_directory(path)
+        elif stat.S_ISREG(st.st_mode):
+            self.load_file(path, path.name, st.st_size)
+        elif stat.S_ISLNK(st.st_mode):
+            self.error(path.name, "symbolic link not followed")
+        else:
+            self.error(path.name, "not a regular file")
+
+    def load_directory(self, root: Path) -> None:
+        count = 0
+        total = 0
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames.sort()
+            base = Path(dirpath)
+            for d in list(dirnames):
+                if (base / d).is_symlink():
+                    self.error(str((base / d).relative_to(root)), "symbolic link not followed")
+                    dirnames.remove(d)
+            for name in sorted(filenames):
+                full = base / name
+                rel = full.relative_to(root).as_posix()
+                count += 1
+                if count > self.limits.members:
+                    self.error(
+                        str(root.name), f"more than {self.limits.members} files; the rest was not read"
+                    )
+                    return
+                try:
+                    st = os.lstat(full)
+                except OSError as exc:
+                    self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    self.error(rel, "symbolic link not followed")
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    self.error(rel, "not a regular file (device, FIFO or socket) skipped")
+                    continue
+                total += st.st_size
+                if total > self.limits.unpacked_bytes:
+                    self.error(
+                        str(root.name), "directory larger than the unpacked limit; the rest was not read"
+                    )
+                    return
+                self.load_file(full, rel, st.st_size)
+
+    def load_file(self, path: Path, name: str, size: int) -> None:
+        if size > self.limits.upload_bytes:
+            self.error(name, f"file of {size} bytes exceeds the upload limit ({self.limits.upload_bytes})")
+            return
+        try:
+            # O_NOFOLLOW: the file may have been swapped for a link since lstat
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                self.error(name, "not a regular file")
+                return
+            self.load_stream(fh, name, size)
+
+    def load_stream(self, fh: IO[bytes], name: str, size: int) -> None:
+        try:
+            head = fh.read(512)
+        except OSError as exc:
+            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return
+        kind = _magic(head)
+        if kind in ("zstd", "zip", "7z", "rar"):
+            self.error(name, f"{kind} archives are not supported; upload a .tar.gz, .tar.xz or .tar")
+            return
+        if kind == "text":
+            try:
+                # re-read from the start rather than concatenating: one copy less
+                fh.seek(0)
+                data = fh.read(self.limits.artifact_bytes + 1)
+            except (OSError, ValueError):
+                data = head + fh.read(max(self.limits.artifact_bytes + 1 - len(head), 0))
+            if len(data) > self.limits.artifact_bytes:
+                self.error(name, f"artifact larger than {self.limits.artifact_bytes} bytes not read")
+                return
+            self.text_file(name, data, path_kind=kind_for_path(name))
+            return
+        budget = self.limits.unpacked_budget(size)
+        if kind == "tar":
+            reader = _CountingReader(fh, max(budget, size + MiB), prefix=head)
+            self.load_tar(reader, name)
+            return
+        fh.seek(0)
+        try:
+            stream = self._decompressor(kind, fh)
+            first = stream.read(512)
+        except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
+            self.error(name, f"corrupt or truncated {kind} data ({type(exc).__name__})")
+            return
+        reader = _CountingReader(stream, budget, prefix=first)
+        if _magic(first) == "tar":
+            self.load_tar(reader, name)
+        else:
+            self.compressed_file(reader, name, kind)
+
+    @staticmethod
+    def _decompressor(kind: str, fh: IO[bytes]) -> IO[bytes]:
+        if kind == "gzip":
+            return gzip.GzipFile(fileobj=fh, mode="rb")
+        if kind == "xz":
+            return lzma.LZMAFile(fh, mode="rb")
+        return bz2.BZ2File(fh, mode="rb")
+
+    def compressed_file(self, reader: _CountingReader, name: str, kind: str) -> None:
+        """A compressed single file (``meminfo.gz``): read up to the artifact limit."""
+        limit = self.limits.artifact_bytes
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            while True:
+                chunk = reader.read(MiB)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    self.error(name, f"decompressed artifact larger than {limit} bytes not read")
+                    return
+                chunks.append(chunk)
+        except _LimitExceeded as exc:
+            self.error(name, f"{exc}; not read")
+            return
+        except (OSError, EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
+            self.error(name, f"corrupt or truncated {kind} data ({type(exc).__name__})")
+            return
+        inner = re.sub(r"\.(gz|xz|bz2)$", "", name, flags=re.I)
+        data = b"".join(chunks)
+        del chunks
+        if _magic(data[:512]) != "text":
+            self.error(name, "nested archive inside a compressed file is not opened")
+            return
+        self.text_file(name, data, path_kind=kind_for_path(inner))
+
+    # ------------------------------------------------------------------ tar
+    def load_tar(self, reader: _CountingReader, name: str) -> None:
+        tar = _TarWalk(self, name)
+        try:
+            with tarfile.open(fileobj=reader, mode="r|", tarinfo=_SafeTarInfo) as tf:  # type: ignore[call-overload]
+                tar.walk(tf)
+        except _LimitExceeded as exc:
+            self.error(name, f"{exc}; stopped after {tar.members} members, kept what was read")
+        except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
+            if tar.members == 0 and isinstance(exc, tarfile.ReadError) and "empty" in str(exc).lower():
+                self.error(name, "empty archive")
+            else:
+                self.error(
+                    name,
+                    f"archive truncated or corrupt after {tar.members} members ({type(exc).__name__}); "
+                    "kept what was read",
+                )
+        tar.finish()
+        if tar.members == 0 and not any(e.artifact == _safe_label(name) for e in self.asm.host.errors):
+            self.error(name, "empty archive")
+
+    # ------------------------------------------------------------------ artifacts
+    def text_file(
+        self, name: str, data: bytes, *, path_kind: str | None, member: bool = False, **kwargs: Any
+    ) -> bool:
+        """A file or member whose kind may be known from its path; otherwise it is
+        one artifact recognised by content, or a transcript. An empty archive
+        member (a command with no output) or a configuration file holding only
+        comments says "nothing set", which is not an error."""
+        name = _safe_label(name)
+        decoded = decode_bytes(data)
+        del data
+        lines = decoded.text.count("\n") + 1
+        if decoded.binary:
+            self.error(name, "binary content, not a text artifact")
+            self.asm.artifact(name, None, lines=None, parsed=False, note="binary")
+            return False
+        if decoded.nul_bytes:
+            self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
+        if not decoded.text.strip():
+            if not member:
+                self.error(name, "empty artifact")
+            self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
+            return False
+        if path_kind and _only_comments(decoded.text):
+            self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
+            return False
+        if path_kind:
+            return self.parse(name, path_kind, decoded.text, lines=lines, encoding=decoded.encoding, **kwargs)
+        return self.text_artifact(name, decoded.text, encoding=decoded.encoding)
+
+    def parse(
+        self, name: str, kind: str, text: str, *, lines: int, encoding: str = "", **kwargs: Any
+    ) -> bool:
+        if kind == "node_numastat" and "node" not in kwargs:
+            m = _NODE_IN_PATH.search(name)
+            if m:
+                kwargs["node"] = int(m.group(1))
+        results, err = run_parser(kind, text, artifact=name, **kwargs)
+        if err:
+            self.error(err.artifact, err.message, err.line)
+        for result in results:
+            self.asm.add(result, kind=kind)
+        self.asm.artifact(name, kind, lines=lines, parsed=err is None, encoding=encoding or None)
+        return err is None
+
+    def text_artifact(self, name: str, text: str, *, encoding: str = "") -> bool:
+        lines = text.count("\n") + 1
+        transcript_like = _looks_like_transcript(text)
+        # Text without prompts or fences is a log or one command's output: it is
+        # still split where an artifact starts, with a small detection budget.
+        blocks = self.split(name, text, detect_budget=2_000 if transcript_like else 150)
+        if blocks is None:
+            return False
+        kind = detect_kind(text)
+        fallback: f.ArtifactError | None = None
+        kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
+        # One artifact (a domain XML, an error log): parsed whole, so a parser
+        # sees all of it; several pasted one after the other: block by block.
+        if kind and not transcript_like and len(kinds - {kind}) == 0:
+            results, err = run_parser(kind, text, artifact=name)
+            if err is None:
+                for result in results:
+                    self.asm.add(result, kind=kind)
+                self.asm.artifact(name, kind, lines=lines, parsed=True, encoding=encoding or None)
+                return True
+            fallback = err
+        parsed = self.transcript(name, blocks)
+        if not parsed:
+            if fallback:
+                self.error(fallback.artifact, fallback.message, fallback.line)
+            else:
+                self.error(name, "no recognisable artifact (not a known command output, file or transcript)")
+            self.asm.artifact(name, kind, lines=lines, parsed=False, encoding=encoding or None)
+        return parsed > 0
+
+    def split(self, name: str, text: str, *, detect_budget: int) -> list[Block] | None:
+        try:
+            return split_transcript(text, detect_lines=self.limits.detect_lines, detect_budget=detect_budget)
+        except Exception as exc:  # the splitter must not fail an upload either
+            log.exception("transcript splitting failed on %s", name)
+            self.error(name, f"internal transcript error: {type(exc).__name__}")
+            return None
+
+    def transcript(self, name: str, blocks: list[Block]) -> int:
+        parsed = 0
+        for block in blocks:
+            if block.host:
+                self.asm.hostname(block.host)
+            source = f"transcript:{block.label}"
+            entry_name = f"{name}:{block.start_line}"
+            nlines = block.end_line - block.start_line + 1
+            if block.kind is None:
+                self.asm.artifact(
+                    entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
+                )
+                continue
+            results, err = run_parser(
+                block.kind, block.text, artifact=source, line_offset=block.start_line - 1
+            )
+            if err and not block.prose:
+                self.error(err.artifact, err.message, err.line)
+            for result in results:
+                self.asm.add(result, kind=block.kind)
+            if err is None:
+                parsed += 1
+            self.asm.artifact(
+                entry_name,
+                block.kind,
+                lines=nlines,
+                parsed=err is None,
+                source=source,
+                start_line=block.start_line,
+                command=block.command,
+            )
+        return parsed
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.lstrip().startswith(("#", ";")) for line in text.split("\n"))
+
+
+def _looks_like_transcript(text: str) -> bool:
+    """Prompts or fences near the top: a pasted session, not one artifact."""
+    for i, line in enumerate(text.split("\n", 400)[:400]):
+        if line.lstrip().startswith(("```", "~~~")):
+            return True
+        if i < 400 and match_prompt(line):
+            return True
+    return False
+
+
+class _TarWalk:
+    """One pass over a tar stream: map, read or skip each member."""
+
+    def __init__(self, loader: _Loader, archive: str):
+        self.loader = loader
+        self.archive = archive
+        self.members = 0
+        self.manifest: dict[str, _ManifestEntry] = {}
+        self.manifest_seen = False
+        self.pending: list[tuple[str, bytes]] = []
+        self.pending_bytes = 0
+        self.is_sos = False
+
+    def error(self, member: str, message: str) -> None:
+        self.loader.error(member, message)
+
+    def walk(self, tf: tarfile.TarFile) -> None:
+        limits = self.loader.limits
+        for member in tf:
+            self.members += 1
+            if self.members > limits.members:
+                self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
+                return
+            raw_name = member.name
+            if member.isdir():
+                continue
+            name, why = _clean_member_name(raw_name)
+            if name is None:
+                self.error(_safe_label(raw_name), f"{why}; skipped")
+                continue
+            if member.issym() or member.islnk():
+                self.error(name, "link member skipped")
+                continue
+            if member.ischr() or member.isblk() or member.isfifo():
+                self.error(name, "device or FIFO member skipped")
+                continue
+            if not member.isreg():
+                self.error(name, "unsupported member type skipped")
+                continue
+            if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
+                self.is_sos = True
+            self.member(tf, member, name)
+
+    def _read(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, limit: int) -> bytes | None:
+        if member.size > limit:
+            self.error(name, f"member of {member.size} bytes exceeds the artifact limit ({limit}); skipped")
+            return None
+        fh = tf.extractfile(member)
+        if fh is None:
+            return None
+        data = fh.read(limit + 1)
+        if len(data) > limit:
+            self.error(name, f"member larger than {limit} bytes; skipped")
+            return None
+        return data
+
+    def member(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
+        limits = self.loader.limits
+        parts = name.split("/")
+        base = parts[-1]
+        if base == "manifest.json" and len(parts) <= 2:
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
+            return
+        if name.endswith("sos_reports/manifest.json"):
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
+            return
+        entry = self.manifest.get(name)
+        kind = entry.kind if entry else kind_for_path(name)
+        if entry is not None or kind is not None:
+            if _ARCHIVE_SUFFIX.search(base):
+                self.error(name, "nested archive not opened")
+                return
+            data = self._read(tf, member, name, limits.artifact_bytes)
+            if data is not None:
+                self.artifact(name, data, kind, entry)
+            return
+        if base == "hostname" and member.size <= 256:
+            data = self._read(tf, member, name, 256)
+            if data:
+                self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
+            return
+        shallow = len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
+        if not shallow:
+            return
+        if _ARCHIVE_SUFFIX.search(base):
+            self.error(name, "nested archive not opened")
+            return
+        if self.is_sos:
+            return
+        if member.size > PENDING_MEMBER_MAX or self.pending_bytes + member.size > limits.artifact_bytes:
+            self.loader.asm.artifact(
+                name, None, lines=None, parsed=False, note="not read: unmapped and large"
+            )
+            return
+        data = self._read(tf, member, name, PENDING_MEMBER_MAX)
+        if data is None:
+            return
+        self.pending.append((name, data))
+        self.pending_bytes += len(data)
+
+    def artifact(self, name: str, data: bytes, kind: str | None, entry: _ManifestEntry | None) -> None:
+        if _magic(data[:512]) not in ("text",):
+            self.error(name, "nested archive or binary member not opened")
+            return
+        if entry is not None and entry.exit_code not in (None, 0) and not data.strip():
+            self.loader.asm.artifact(
+                name,
+                kind,
+                lines=0,
+                parsed=False,
+                note=f"command exited {entry.exit_code}",
+                command=entry.command,
+            )
+            return
+        if kind is None and entry is not None and entry.command:
+            kind = kind_for_command(entry.command)
+        self.loader.text_file(name, data, path_kind=kind, member=True)
+
+    def finish(self) -> None:
+        pending, self.pending = self.pending, []
+        for name, data in pending:
+            entry = self.manifest.get(name)
+            if entry is not None:
+                self.artifact(name, data, entry.kind, entry)
+                continue
+            if self.is_sos:
+                continue
+            if _magic(data[:512]) != "text":
+                self.error(name, "nested archive or binary member not opened")
+                continue
+            decoded = decode_bytes(data)
+            if decoded.binary or not decoded.text.strip():
+                continue
+            kind = detect_kind(decoded.text)
+            if kind:
+                self.loader.parse(name, kind, decoded.text, lines=decoded.text.count("\n") + 1)
+            else:
+                self.loader.asm.artifact(name, None, lines=None, parsed=False, note="not recognised")
+
+    # -- manifests
+    def read_manifest(self, name: str, data: bytes, *, prefix: str) -> None:
+        try:
+            doc = json.loads(data.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError) as exc:
+            self.error(name, f"manifest is not valid JSON ({type(exc).__name__}); files mapped by path")
+            return
+        if not isinstance(doc, dict):
+            self.error(name, "manifest is not a JSON object; files mapped by path")
+            return
+        self.manifest_seen = True
+        hostname = doc.get("hostname")
+        if isinstance(hostname, str):
+            self.loader._hostname = hostname.strip()[:253] or None
+        pre = f"{prefix}/" if prefix else ""
+        entries: list[tuple[Any, dict[str, Any]]] = []
+        for key in ("commands", "files"):
+            items = doc.get(key)
+            if isinstance(items, list):
+                entries.extend(
+                    (key, item) for item in items[: self.loader.limits.members] if isinstance(item, dict)
+                )
+        for key, item in entries:
+            path = item.get("file") if key == "commands" else item.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            clean, why = _clean_member_name(path)
+            if clean is None:
+                self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
+                continue
+            kind = item.get("kind") if isinstance(item.get("kind"), str) else None
+            if kind not in self._kinds():
+                kind = None
+            command = item.get("command") if isinstance(item.get("command"), str) else None
+            if kind is None and command:
+                kind = kind_for_command(command)
+            if kind is None:
+                kind = kind_for_path(clean)
+            exit_code = item.get("exit_code")
+            self.manifest[pre + clean] = _ManifestEntry(
+                kind=kind,
+                command=command,
+                exit_code=exit_code
+                if isinstance(exit_code, int) and not isinstance(exit_code, bool)
+                else None,
+            )
+        self.loader.asm.artifact(
+            name,
+            "manifest",
+            lines=None,
+            parsed=True,
+            collector_version=str(doc.get("collector_version"))[:64]
+            if doc.get("collector_version")
+            else None,
+            time=str(doc.get("time"))[:64] if doc.get("time") else None,
+        )
+
+    def read_sos_manifest(self, name: str, data: bytes, *, prefix: str) -> None:
+        try:
+            doc = json.loads(data.decode("utf-8", errors="replace"))
+            plugins = doc["components"]["report"]["plugins"]
+        except (ValueError, KeyError, TypeError, RecursionError):
+            self.error(name, "sos manifest not readable; files mapped by path")
+            return
+        if not isinstance(plugins, dict):
+            return
+        for plugin in plugins.values():
+            commands = plugin.get("commands") if isinstance(plugin, dict) else None
+            if not isinstance(commands, list):
+                continue
+            for cmd in commands:
+                if not isinstance(cmd, dict):
+                    continue
+                exec_, path = cmd.get("exec"), cmd.get("filepath")
+                if not isinstance(exec_, str) or not isinstance(path, str):
+                    continue
+                clean, _why = _clean_member_name(path)
+                kind = kind_for_command(exec_)
+                if clean and kind:
+                    self.manifest.setdefault(prefix + clean, _ManifestEntry(kind=kind, command=exec_))
+
+    @staticmethod
+    def _kinds() -> set[str]:
+        from collectors import parsers
+
+        return set(parsers.REGISTRY)
+
+
+# ---------------------------------------------------------------------- public API
+
+
+def load_host(path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None) -> f.HostFacts:
+    """Facts of one host from a file (archive, transcript, single artifact) or a
+    directory (every file in it is an artifact of that host). Never raises on
+    content; errors are listed per artifact in ``HostFacts.errors``."""
+    loader = _Loader(label=label, limits=limits)
+    try:
+        loader.load_path(Path(path))
+    except Exception as exc:  # last line of defence: an upload never raises
+        log.exception("loading %s failed", path)
+        loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
+    return loader.finish()
+
+
+def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits | None = None) -> f.HostFacts:
+    """Like :func:`load_host` for an upload held in memory."""
+    loader = _Loader(label=label, limits=limits)
+    name = _safe_label(PurePosixPath(name.replace("\\", "/")).name or "upload")
+    try:
+        if len(data) > loader.limits.upload_bytes:
+            loader.error(
+                name, f"upload of {len(data)} bytes exceeds the limit ({loader.limits.upload_bytes})"
+            )
+        else:
+            loader.load_stream(io.BytesIO(data), name, len(data))
+    except Exception as exc:
+        log.exception("loading %s failed", name)
+        loader.error(name, f"internal error: {type(exc).__name__}")
+    return loader.finish()
+
+
+def load_snapshot(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    limits: Limits | None = None,
+    labels: Iterable[str] | None = None,
+) -> f.SnapshotFacts:
+    """One host per path, analysed together."""
+    paths = list(paths)
+    names = list(labels) if labels is not None else [""] * len(paths)
+    names += [""] * (len(paths) - len(names))
+    return f.SnapshotFacts(
+        hosts=[load_host(p, label=lbl, limits=limits) for p, lbl in zip(paths, names, strict=False)]
+    )

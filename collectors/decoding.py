@@ -1,0 +1,101 @@
+"""Bytes from an upload -> text the parsers can read.
+
+Engineers paste artifacts from Chinese and English systems, Windows editors and
+terminals, so the order is: a BOM when there is one (UTF-8, UTF-16), then strict
+UTF-8, then strict GB18030, then latin-1 (which maps every byte, so decoding never
+fails). A file mixing UTF-8 and GB18030 lines is decoded line by line. Line ends
+are normalised to ``\\n`` and NUL bytes are stripped (and counted, so the caller can
+tell the user). Tabs are kept: parsers split on any whitespace.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+@dataclass
+class Decoded:
+    text: str
+    encoding: str  # "utf-8", "utf-8-sig", "utf-16", "gb18030", "mixed", "latin-1"
+    nul_bytes: int = 0  # NUL bytes removed
+    binary: bool = False  # looks like binary data rather than text
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``utf-16-le``/``-be`` when every other byte of the head is NUL (Windows
+    tools write UTF-16 without a BOM now and then)."""
+    head = data[:4096]
+    if len(head) < 8:
+        return None
+    even_nul = head[0::2].count(0) / len(head[0::2])
+    odd_nul = head[1::2].count(0) / len(head[1::2])
+    if odd_nul > 0.9 and even_nul < 0.1:
+        return "utf-16-le"
+    if even_nul > 0.9 and odd_nul < 0.1:
+        return "utf-16-be"
+    return None
+
+
+def _decode_lines(data: bytes) -> str:
+    out = []
+    for line in data.split(b"\n"):
+        for enc in ("utf-8", "gb18030"):
+            try:
+                out.append(line.decode(enc))
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            out.append(line.decode("latin-1"))
+    return "\n".join(out)
+
+
+def decode_bytes(data: bytes) -> Decoded:
+    """Decode ``data`` (never raises).
+
+    >>> decode_bytes(b"\\xef\\xbb\\xbfnode 0 size: 1 MB\\r\\n").text
+    'node 0 size: 1 MB\\n'
+    """
+    encoding = ""
+    text: str | None = None
+    if data.startswith(codecs.BOM_UTF8):
+        text, encoding = data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
+    elif data.startswith(_UTF16_BOMS):
+        text, encoding = data.decode("utf-16", errors="replace"), "utf-16"
+    else:
+        guessed = _utf16_without_bom(data)
+        if guessed:
+            text, encoding = data.decode(guessed, errors="replace"), "utf-16"
+    if text is None:
+        try:
+            text, encoding = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            try:
+                text, encoding = data.decode("gb18030"), "gb18030"
+            except UnicodeDecodeError:
+                # Per-line fallback is slower, so only files that are neither
+                # pure UTF-8 nor pure GB18030 pay for it.
+                text = _decode_lines(data)
+                encoding = "mixed"
+    nul = text.count("\x00")
+    if nul:
+        text = text.replace("\x00", "")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return Decoded(text=text, encoding=encoding, nul_bytes=nul, binary=_looks_binary(text, nul, len(data)))
+
+
+def _looks_binary(text: str, nul: int, size: int) -> bool:
+    if nul > max(16, size * 0.05):  # a few stray NULs in a paste are not binary
+        return True
+    head = text[:65536]
+    if not head:
+        return False
+    controls = len(_CONTROL.findall(head))
+    replacement = head.count("\ufffd")
+    return (controls + replacement) / len(head) > 0.05

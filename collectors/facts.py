@@ -1,0 +1,620 @@
+"""The typed facts model: the contract between collectors (parsers) and rules.
+
+Parsers turn one artifact's text into one of the ``*Facts`` dataclasses below.
+``collectors.assemble`` merges those into a :class:`HostFacts` per host, and a
+snapshot analysed together (a guest and its host, the hosts of a cluster) is a
+:class:`SnapshotFacts` holding several hosts.
+
+Every parsed object carries a :class:`Source` (artifact name and 1-based line)
+so rules can cite evidence. ``lines`` maps a field name (or a key such as a
+sysctl name) to the line it was read from, relative to the artifact.
+
+Units are in the field names where they are not obvious: ``*_kb`` (KiB),
+``*_mb`` (MiB), ``*_bytes``, ``*_ms``, ``*_s``. Percentages are 0-100 floats.
+See ``docs/facts.md`` for every field and the artifact it comes from.
+
+Rules never mutate facts. Fields default to "unknown" (``None`` or empty), and
+rules must treat unknown as "cannot tell", never as "zero".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ParseError(ValueError):
+    """Raised by a parser when the text is not the artifact it expects.
+
+    ``line`` is 1-based within the artifact text when known.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass
+class Source:
+    """Where a fact was read: artifact name (path in archive, or transcript block
+    label such as ``transcript:numactl -H``) and 1-based line."""
+
+    artifact: str = ""
+    line: int | None = None
+
+
+@dataclass
+class Parsed:
+    """Base class of every parser result."""
+
+    source: Source = field(default_factory=Source)
+    # field or key -> 1-based line within the artifact (for evidence)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- CPU
+
+
+@dataclass
+class CpuTopology(Parsed):
+    """From ``lscpu`` (text or ``-J``)."""
+
+    architecture: str | None = None
+    vendor: str | None = None
+    model_name: str | None = None
+    cpus: int | None = None
+    online_cpus: list[int] = field(default_factory=list)
+    sockets: int | None = None
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+    numa_nodes: int | None = None
+    # NUMA node id -> list of CPU ids
+    numa_node_cpus: dict[int, list[int]] = field(default_factory=dict)
+    # "L1d", "L1i", "L2", "L3" -> size string as printed (e.g. "33792K", "32 MiB")
+    caches: dict[str, str] = field(default_factory=dict)
+    hypervisor_vendor: str | None = None  # "KVM", "VMware", ... ; None on bare metal
+    virtualization_type: str | None = None  # "full", "para", "container"
+    flags: list[str] = field(default_factory=list)
+    # heterogeneous CPUs (ARM big.LITTLE): one dict per core type
+    core_types: list[dict[str, Any]] = field(default_factory=list)
+    # anything else numeric we read (clusters, books, drawers ...)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_l3(self) -> bool:
+        return any(k.upper().startswith("L3") for k in self.caches)
+
+
+@dataclass
+class CpuUtil:
+    """Utilisation of one CPU (or ``cpu="all"``) in percent."""
+
+    cpu: str  # "0", "1", ... or "all"
+    us: float | None = None
+    sy: float | None = None
+    ni: float | None = None
+    id: float | None = None
+    wa: float | None = None
+    hi: float | None = None
+    si: float | None = None
+    st: float | None = None
+    line: int | None = None
+
+
+@dataclass
+class ProcessInfo:
+    pid: int
+    user: str | None = None
+    cpu_pct: float | None = None
+    mem_pct: float | None = None
+    command: str = ""
+    line: int | None = None
+
+
+@dataclass
+class CpuUsage(Parsed):
+    """From ``top -bn1`` (header, per-CPU lines, process list), ``mpstat -P ALL``
+    or ``sar -u``. For time series (sar, mpstat intervals) ``per_cpu`` holds the
+    average and ``samples`` the series of the "all" line."""
+
+    tool: str = ""  # "top", "mpstat", "sar"
+    per_cpu: list[CpuUtil] = field(default_factory=list)
+    overall: CpuUtil | None = None
+    samples: list[CpuUtil] = field(default_factory=list)
+    load_average: tuple[float, float, float] | None = None
+    uptime_days: int | None = None
+    tasks_total: int | None = None
+    mem_total_kb: int | None = None
+    mem_free_kb: int | None = None
+    mem_used_kb: int | None = None
+    mem_cache_kb: int | None = None
+    # added by parsers-host: top printed a memory figure too wide for its column
+    # as "79179116+": the digits are kept and are a lower bound ("at least")
+    mem_truncated: bool = False
+    processes: list[ProcessInfo] = field(default_factory=list)
+
+
+# -------------------------------------------------------------------------- NUMA
+
+
+@dataclass
+class NumaNode:
+    node: int
+    cpus: list[int] = field(default_factory=list)
+    size_mb: int | None = None  # numactl -H
+    free_mb: int | None = None  # numactl -H
+    # /sys/devices/system/node/nodeN/meminfo, keys as printed ("MemTotal",
+    # "FilePages", "HugePages_Total" ...), values in kB except HugePages_* (pages)
+    meminfo: dict[str, int] = field(default_factory=dict)
+    # numastat counters: numa_hit, numa_miss, numa_foreign, interleave_hit,
+    # local_node, other_node (pages)
+    numastat: dict[str, int] = field(default_factory=dict)
+    # /proc/zoneinfo watermarks summed over the node's zones, in pages
+    watermark_min: int | None = None
+    watermark_low: int | None = None
+    watermark_high: int | None = None
+    free_pages: int | None = None
+
+    def mem_total_kb(self) -> int | None:
+        if "MemTotal" in self.meminfo:
+            return self.meminfo["MemTotal"]
+        return self.size_mb * 1024 if self.size_mb is not None else None
+
+    def mem_free_kb(self) -> int | None:
+        if "MemFree" in self.meminfo:
+            return self.meminfo["MemFree"]
+        return self.free_mb * 1024 if self.free_mb is not None else None
+
+    def mem_used_kb(self) -> int | None:
+        if "MemUsed" in self.meminfo:
+            return self.meminfo["MemUsed"]
+        total, free = self.mem_total_kb(), self.mem_free_kb()
+        return total - free if total is not None and free is not None else None
+
+
+@dataclass
+class NumaTopology(Parsed):
+    """Joined from ``numactl -H``, node meminfo, numastat and zoneinfo."""
+
+    nodes: dict[int, NumaNode] = field(default_factory=dict)
+    # row-major, distances[i][j] between the i-th and j-th entry of distance_nodes
+    distance_nodes: list[int] = field(default_factory=list)
+    distances: list[list[int]] = field(default_factory=list)
+    # added by ingest: the artifact each joined source came from, keyed by the
+    # parser result type ("NumactlHardware", "NodeMeminfo", "Numastat", "Zoneinfo")
+    sources: dict[str, Source] = field(default_factory=dict)
+
+    def node(self, node_id: int) -> NumaNode:
+        if node_id not in self.nodes:
+            self.nodes[node_id] = NumaNode(node=node_id)
+        return self.nodes[node_id]
+
+
+@dataclass
+class NumactlHardware(Parsed):
+    """``numactl -H`` / ``numactl --hardware``."""
+
+    available: int | None = None
+    nodes: dict[int, NumaNode] = field(default_factory=dict)
+    distance_nodes: list[int] = field(default_factory=list)
+    distances: list[list[int]] = field(default_factory=list)
+    # numactl --show, when present in the same text
+    policy: str | None = None
+
+
+@dataclass
+class NodeMeminfo(Parsed):
+    """One or more ``/sys/devices/system/node/nodeN/meminfo`` files."""
+
+    # node -> key -> value (kB, HugePages_* in pages)
+    nodes: dict[int, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class Numastat(Parsed):
+    """``numastat`` (table), ``numastat -m`` or sysfs ``nodeN/numastat``."""
+
+    # node -> counter -> value (pages for the default table; MB for -m)
+    nodes: dict[int, dict[str, float]] = field(default_factory=dict)
+    unit: str = "pages"  # "pages" or "MB" (numastat -m)
+
+
+@dataclass
+class ZoneWatermarks:
+    node: int
+    zone: str
+    free_pages: int | None = None
+    min: int | None = None
+    low: int | None = None
+    high: int | None = None
+
+
+@dataclass
+class Zoneinfo(Parsed):
+    zones: list[ZoneWatermarks] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------ memory
+
+
+@dataclass
+class Meminfo(Parsed):
+    """``/proc/meminfo``: keys as printed, kB (HugePages_* are page counts)."""
+
+    values: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class HugePages(Parsed):
+    """Transparent and static huge pages settings."""
+
+    thp_enabled: str | None = None  # "always", "madvise", "never" (the [selected] one)
+    thp_defrag: str | None = None
+    nr_hugepages: int | None = None
+    hugepagesize_kb: int | None = None
+
+
+@dataclass
+class Sysctl(Parsed):
+    """``sysctl -a`` or a sysctl.conf file: key -> raw string value."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    # added by parsers-host: number of ``key = value`` lines read, duplicates
+    # included (``sysctl -a`` repeats multi-valued keys such as dev.cdrom.info)
+    setting_count: int = 0
+
+
+@dataclass
+class KernelCmdline(Parsed):
+    raw: str = ""
+    params: dict[str, str | None] = field(default_factory=dict)
+
+    def cpulist(self, name: str) -> list[int]:
+        """CPUs named by ``isolcpus=``/``nohz_full=`` style parameters."""
+        from collectors.cpulist import parse_cpulist
+
+        value = self.params.get(name) or ""
+        parts = [p for p in value.split(",") if p and not p[0].isalpha()]
+        try:
+            return parse_cpulist(",".join(parts))
+        except ValueError:
+            return []
+
+
+@dataclass
+class KernelVersion(Parsed):
+    release: str | None = None  # uname -r
+    os_release: str | None = None  # PRETTY_NAME
+
+
+# ---------------------------------------------------------------------- network
+
+
+@dataclass
+class Qdisc:
+    kind: str  # "netem", "mq", "fq_codel" ...
+    device: str
+    handle: str | None = None
+    parent: str | None = None  # "root" or the parent handle
+    delay_ms: float | None = None
+    jitter_ms: float | None = None
+    loss_pct: float | None = None
+    raw: str = ""
+    line: int | None = None
+
+
+@dataclass
+class TcQdiscs(Parsed):
+    qdiscs: list[Qdisc] = field(default_factory=list)
+
+
+@dataclass
+class PingResult(Parsed):
+    target: str | None = None
+    transmitted: int | None = None
+    received: int | None = None
+    loss_pct: float | None = None
+    rtt_min_ms: float | None = None
+    rtt_avg_ms: float | None = None
+    rtt_max_ms: float | None = None
+    rtt_mdev_ms: float | None = None
+    # per reply times when there is no summary (or in addition)
+    replies_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Softirqs(Parsed):
+    """``/proc/softirqs``: row name -> per-CPU counts."""
+
+    cpus: list[str] = field(default_factory=list)  # "CPU0", ...
+    rows: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
+class Interrupts(Parsed):
+    """``/proc/interrupts``: irq -> per-CPU counts plus description."""
+
+    cpus: list[str] = field(default_factory=list)
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------- disks
+
+
+@dataclass
+class DiskStat:
+    device: str
+    r_await_ms: float | None = None
+    w_await_ms: float | None = None
+    await_ms: float | None = None
+    util_pct: float | None = None
+    line: int | None = None
+
+
+@dataclass
+class DiskStats(Parsed):
+    """``iostat -x`` (last report) or tsar-style per-device columns."""
+
+    devices: list[DiskStat] = field(default_factory=list)
+
+
+@dataclass
+class Filesystem:
+    filesystem: str
+    mounted_on: str
+    size_kb: int | None = None
+    used_kb: int | None = None
+    available_kb: int | None = None
+    use_pct: float | None = None
+
+
+@dataclass
+class DiskFree(Parsed):
+    filesystems: list[Filesystem] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------ libvirt
+
+
+@dataclass
+class GuestNumaCell:
+    id: int | None
+    cpus: list[int] = field(default_factory=list)
+    memory_kb: int | None = None
+    mem_access: str | None = None
+    distances: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class DomainDisk:
+    target: str | None = None  # "vda"
+    device: str = "disk"  # "disk", "cdrom" ...
+    bus: str | None = None
+    source: str | None = None
+    iothread: int | None = None
+
+
+@dataclass
+class Domain(Parsed):
+    """One libvirt domain XML (``virsh dumpxml`` or ``/etc/libvirt/qemu/*.xml``)."""
+
+    xml_root: str = "domain"  # "domain" or "domstatus"
+    name: str | None = None
+    uuid: str | None = None
+    domain_type: str | None = None  # "kvm", "qemu"
+    vcpus: int | None = None  # <vcpu> text: the maximum
+    vcpu_current: int | None = None  # current attribute, == vcpus when absent
+    vcpu_placement: str | None = None  # "static" / "auto"
+    vcpu_cpuset: list[int] | None = None  # <vcpu cpuset=...>
+    memory_kb: int | None = None
+    current_memory_kb: int | None = None
+    max_memory_kb: int | None = None  # <maxMemory>
+    max_memory_slots: int | None = None
+    cpu_mode: str | None = None  # "host-passthrough", "host-model", "custom"; None: no <cpu>
+    cpu_model: str | None = None
+    cpu_check: str | None = None
+    # sockets, dies, clusters, cores, threads as given
+    topology: dict[str, int] = field(default_factory=dict)
+    numa_cells: list[GuestNumaCell] = field(default_factory=list)
+    vcpupin: dict[int, list[int]] = field(default_factory=dict)  # vcpu -> host cpus
+    emulatorpin: list[int] | None = None
+    iothreads: int = 0
+    iothread_ids: list[int] = field(default_factory=list)
+    iothreadpin: dict[int, list[int]] = field(default_factory=dict)
+    numatune_memory_mode: str | None = None  # strict (default), preferred, interleave, restrictive
+    numatune_memory_nodeset: list[int] | None = None
+    numatune_memory_placement: str | None = None
+    # memnode cellid -> {"mode": ..., "nodeset": [...]}
+    memnodes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    hugepages: bool = False
+    hugepage_sizes_kb: list[int] = field(default_factory=list)
+    disks: list[DomainDisk] = field(default_factory=list)
+    # the XML was a pasted fragment that we completed ("recovered") to parse it
+    recovered: bool = False
+    raw_xml: str = ""
+
+
+@dataclass
+class VirshVersion(Parsed):
+    libvirt_version: str | None = None  # "Using library"
+    api_version: str | None = None
+    hypervisor: str | None = None  # "QEMU"
+    hypervisor_version: str | None = None  # "Running hypervisor: QEMU 2.12.0"
+
+
+@dataclass
+class VirshDomainState:
+    id: int | None
+    name: str
+    state: str
+
+
+@dataclass
+class VirshList(Parsed):
+    domains: list[VirshDomainState] = field(default_factory=list)
+
+    def running(self) -> list[VirshDomainState]:
+        return [d for d in self.domains if d.state == "running"]
+
+
+@dataclass
+class VirshCapabilities(Parsed):
+    """``virsh capabilities``: the host's NUMA cells as libvirt sees them."""
+
+    cpu_arch: str | None = None
+    cpu_model: str | None = None
+    topology: dict[str, int] = field(default_factory=dict)
+    cells: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> {cpus, memory_kb, distances}
+    iommu: bool | None = None
+
+
+# ----------------------------------------------------------------------- database
+
+
+@dataclass
+class DbEvent:
+    """An event from a mysqld error log or syslog line."""
+
+    kind: str  # "buffer_pool_init", "numa_policy", "completed_buffer_pool", "version", "error"
+    timestamp: str | None = None  # ISO-ish as read; see ``seconds`` for arithmetic
+    seconds: float | None = None  # seconds since an arbitrary epoch, comparable within one log
+    message: str = ""
+    data: dict[str, Any] = field(default_factory=dict)  # e.g. {"policy": "MPOL_INTERLEAVE"}
+    line: int | None = None
+
+
+@dataclass
+class DatabaseFacts(Parsed):
+    """MySQL / MariaDB / Percona: variables, version, error-log events."""
+
+    kind: str | None = None  # "mysql", "mariadb", "percona"
+    version: str | None = None  # "10.4.14-MariaDB-log"
+    variables: dict[str, str] = field(default_factory=dict)  # lower-case names
+    events: list[DbEvent] = field(default_factory=list)
+    log_counts: dict[str, int] = field(default_factory=dict)  # "Warning"/"Note"/"ERROR" -> count
+
+
+@dataclass
+class OceanBaseFacts(Parsed):
+    parameters: dict[str, str] = field(default_factory=dict)  # name -> value
+    proxy_config: dict[str, str] = field(default_factory=dict)
+    # gv$sql_audit: plan_type -> count (1 local, 2 remote, 3 distributed)
+    plan_type_counts: dict[int, int] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------- benchmarks
+
+
+@dataclass
+class Benchmark:
+    kind: str  # "stream", "tpmc", "statement"
+    name: str  # "Triad", "tpmTOTAL", "create index ..."
+    value: float
+    unit: str  # "MB/s", "tpm", "s"
+    line: int | None = None
+
+
+@dataclass
+class BenchmarkResults(Parsed):
+    results: list[Benchmark] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- host & snapshot
+
+
+@dataclass
+class ArtifactError:
+    artifact: str
+    message: str
+    line: int | None = None
+
+
+@dataclass
+class HostFacts:
+    """Everything known about one host (physical machine or guest)."""
+
+    label: str = ""  # snapshot label or hostname
+    hostname: str | None = None
+    role: str | None = None  # "physical", "guest"; None when unknown
+    cluster: str | None = None
+    cpu: CpuTopology | None = None
+    numa: NumaTopology | None = None
+    meminfo: Meminfo | None = None
+    hugepages: HugePages | None = None
+    sysctl: Sysctl | None = None
+    cmdline: KernelCmdline | None = None
+    kernel: KernelVersion | None = None
+    cpu_usage: CpuUsage | None = None
+    softirqs: Softirqs | None = None
+    interrupts: Interrupts | None = None
+    tc: TcQdiscs | None = None
+    pings: list[PingResult] = field(default_factory=list)
+    disks: DiskStats | None = None
+    df: DiskFree | None = None
+    domains: list[Domain] = field(default_factory=list)
+    virsh_version: VirshVersion | None = None
+    virsh_list: VirshList | None = None
+    capabilities: VirshCapabilities | None = None
+    database: DatabaseFacts | None = None
+    oceanbase: OceanBaseFacts | None = None
+    benchmarks: list[Benchmark] = field(default_factory=list)
+    # artifacts that were read, in order, and what they were recognised as
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[ArtifactError] = field(default_factory=list)
+
+    @property
+    def is_guest(self) -> bool:
+        if self.role:
+            return self.role == "guest"
+        return bool(self.cpu and self.cpu.hypervisor_vendor)
+
+    def numa_node_count(self) -> int | None:
+        if self.numa and self.numa.nodes:
+            return len(self.numa.nodes)
+        if self.cpu and self.cpu.numa_nodes:
+            return self.cpu.numa_nodes
+        return None
+
+    def logical_cpus(self) -> int | None:
+        if self.cpu and self.cpu.cpus:
+            return self.cpu.cpus
+        if self.cpu_usage and self.cpu_usage.per_cpu:
+            return len([c for c in self.cpu_usage.per_cpu if c.cpu != "all"])
+        return None
+
+    def sysctl_value(self, key: str) -> str | None:
+        return self.sysctl.values.get(key) if self.sysctl else None
+
+
+@dataclass
+class SnapshotFacts:
+    """Several hosts analysed together: a guest and its host, or a cluster."""
+
+    hosts: list[HostFacts] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[ArtifactError]:
+        return [e for h in self.hosts for e in h.errors]
+
+    def physical_hosts(self) -> list[HostFacts]:
+        return [h for h in self.hosts if not h.is_guest]
+
+    def guests(self) -> list[HostFacts]:
+        return [h for h in self.hosts if h.is_guest]
+
+
+def to_dict(obj: Any) -> Any:
+    """JSON-ready form of any fact (dataclasses, dicts with int keys, tuples)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, Domain):
+            out.pop("raw_xml", None)
+        return out
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    return obj

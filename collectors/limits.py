@@ -1,0 +1,43 @@
+"""Resource limits for reading untrusted uploads.
+
+Defaults match ``settings.CASEBOOK_LIMITS``; when Django is configured the
+settings win, and callers (tests, the bench) can pass their own :class:`Limits`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    upload_bytes: int = 1 * GiB  # size of one uploaded file (compressed)
+    members: int = 20_000  # archive members (or files in a directory) looked at
+    unpacked_bytes: int = 4 * GiB  # total decompressed bytes walked through
+    ratio: int = 200  # decompressed / compressed, for archives above ratio_floor_bytes
+    artifact_bytes: int = 64 * MiB  # one artifact read into memory
+    # Small archives legitimately compress far better than 200:1 (sparse /sys
+    # files, zero-filled logs), so the ratio only applies past this many bytes.
+    ratio_floor_bytes: int = 16 * MiB
+    # Transcript content detection runs per line on runs up to this many lines.
+    detect_lines: int = 5_000
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        try:
+            from django.conf import settings
+
+            configured = dict(getattr(settings, "CASEBOOK_LIMITS", {}) or {})
+        except Exception:  # Django not installed or not configured
+            configured = {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: int(v) for k, v in configured.items() if k in names})
+
+    def unpacked_budget(self, compressed_size: int) -> int:
+        """Bytes an archive of ``compressed_size`` may expand to."""
+        by_ratio = max(self.ratio * max(compressed_size, 1), self.ratio_floor_bytes)
+        return min(self.unpacked_bytes, by_ratio)

@@ -1,0 +1,89 @@
+"""Parsers: pure functions ``text -> typed facts`` (see ``collectors.facts``).
+
+Each parser module registers its functions with :func:`register`, naming the
+artifact *kind* it reads. ``collectors.archive`` and ``collectors.transcript``
+find a parser by kind from an archive path, a transcript command, or the text
+itself (``detect``). ``collectors.assemble`` merges the result into a
+``HostFacts``. Parsers never touch the database or the file system, and raise
+``collectors.facts.ParseError`` (never anything else) on text they cannot read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ParserSpec:
+    kind: str  # stable artifact kind, e.g. "lscpu", "numactl_hardware"
+    func: Callable[[str], Any]
+    # regexes matched (re.search) against a transcript command line, e.g. r"^numactl\s+(-H|--hardware)"
+    commands: tuple[str, ...] = ()
+    # regexes matched (re.search) against an archive member path, e.g. r"sos_commands/processor/lscpu$"
+    paths: tuple[str, ...] = ()
+    # recognises un-prompted text by content; cheap, looks at the first few KiB
+    detect: Callable[[str], bool] | None = None
+    # higher wins when several detect() match
+    priority: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+REGISTRY: dict[str, ParserSpec] = {}
+
+
+def register(
+    kind: str,
+    *,
+    commands: tuple[str, ...] = (),
+    paths: tuple[str, ...] = (),
+    detect: Callable[[str], bool] | None = None,
+    priority: int = 0,
+):
+    """Register ``func`` as the parser of artifacts of ``kind``."""
+
+    def decorator(func: Callable[[str], Any]) -> Callable[[str], Any]:
+        if kind in REGISTRY and REGISTRY[kind].func is not func:
+            raise RuntimeError(f"parser kind {kind!r} registered twice")
+        REGISTRY[kind] = ParserSpec(
+            kind=kind, func=func, commands=commands, paths=paths, detect=detect, priority=priority
+        )
+        return func
+
+    return decorator
+
+
+def load_all() -> dict[str, ParserSpec]:
+    """Import every parser module so that their ``register`` calls run."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    return REGISTRY
+
+
+def for_command(command: str) -> ParserSpec | None:
+    load_all()
+    command = command.strip()
+    for spec in REGISTRY.values():
+        if any(re.search(p, command) for p in spec.commands):
+            return spec
+    return None
+
+
+def for_path(path: str) -> ParserSpec | None:
+    load_all()
+    for spec in REGISTRY.values():
+        if any(re.search(p, path) for p in spec.paths):
+            return spec
+    return None
+
+
+def detect(text: str) -> ParserSpec | None:
+    load_all()
+    head = text[:8192]
+    matches = [s for s in REGISTRY.values() if s.detect and s.detect(head)]
+    return max(matches, key=lambda s: s.priority) if matches else None

@@ -1,0 +1,173 @@
+"""Benchmark results: STREAM, BenchmarkSQL (jTPCC) and timed SQL statements.
+
+STREAM 5.10::
+
+    Function    Best Rate MB/s  Avg time     Min time     Max time
+    Copy:           11175.7     0.014502     0.014317     0.014721
+    Triad:          12439.0     0.019526     0.019294     0.019836
+
+BenchmarkSQL (progress line and final report)::
+
+    Term-00, Running Average tpmTOTAL: 138777.38 Current tpmTOTAL: 1522932 Memory Usage: 630MB / 3786MB
+    17:25:31,311 [Thread-4] INFO   jTPCC : Term-00, Measured tpmC (NewOrders) = 61981.56
+
+A MySQL/MariaDB/obclient session with the client's timings::
+
+    MariaDB [infoplus-v2]> create index Form_Remarks_Timestamp_IX on Form_Remarks (Timestamp);
+    Query OK, 0 rows affected (58.371 sec)
+
+MariaDB prints long timings as ``(1 min 58.37 sec)``. With ``-v`` (batch mode) the
+client echoes each statement between two ``--------------`` lines instead of a prompt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from collectors.facts import Benchmark, BenchmarkResults, ParseError
+from collectors.parsers import register
+
+_STREAM_ROW = re.compile(r"^\s*(?P<name>Copy|Scale|Add|Triad):\s+(?P<rate>\d+(?:\.\d+)?)\b")
+_STREAM_HEADER = re.compile(r"^\s*Function\s+(Best\s+)?Rate\s*\(?MB/s\)?", re.M)
+
+
+def _finite(text: str, number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseError(f"bad number {text!r}", line=number) from None
+    if not math.isfinite(value):
+        raise ParseError(f"number out of range {text[:20]!r}", line=number)
+    return value
+
+
+@register(
+    "stream",
+    commands=(r"(^|/)stream(_c)?(\.exe)?(\s|$)", r"(^|/)stream\.\w+(\s|$)"),
+    detect=lambda head: bool(_STREAM_HEADER.search(head) and re.search(r"^\s*Triad:", head, re.M)),
+    priority=10,
+)
+def parse_stream(text: str) -> BenchmarkResults:
+    """Best rate (MB/s) of each STREAM kernel; a repeated run keeps its last result.
+
+    >>> parse_stream("Triad:          12439.0     0.019526     0.019294     0.019836").results[0].value
+    12439.0
+    """
+    found: dict[str, Benchmark] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _STREAM_ROW.match(line)
+        if m:
+            found[m.group("name")] = Benchmark(
+                kind="stream",
+                name=m.group("name"),
+                value=_finite(m.group("rate"), number),
+                unit="MB/s",
+                line=number,
+            )
+    if not found:
+        raise ParseError("no STREAM Copy/Scale/Add/Triad result lines")
+    out = BenchmarkResults(results=list(found.values()))
+    out.lines = {b.name: b.line for b in out.results if b.line}
+    return out
+
+
+_TPM_RUNNING = re.compile(
+    r"Running Average tpmTOTAL:\s*(?P<avg>\d+(?:\.\d+)?)(?:\s+Current tpmTOTAL:\s*(?P<cur>\d+(?:\.\d+)?))?"
+)
+_TPM_MEASURED = re.compile(
+    r"Measured (?P<name>tpmC|tpmTOTAL)(?:\s*\(NewOrders\))?\s*=\s*(?P<value>\d+(?:\.\d+)?)"
+)
+
+
+@register(
+    "jtpcc",
+    commands=(r"runBenchmark\.sh\b", r"\bjTPCC\b"),
+    detect=lambda head: bool(re.search(r"Running Average tpmTOTAL:|Measured tpmC", head)),
+    priority=10,
+)
+def parse_jtpcc(text: str) -> BenchmarkResults:
+    """tpmTOTAL (last running average and current) and the final measured tpmC/tpmTOTAL.
+
+    >>> r = parse_jtpcc("Term-00, Running Average tpmTOTAL: 138777.38 Current tpmTOTAL: 1522932")
+    >>> [(b.name, b.value) for b in r.results]
+    [('tpmTOTAL', 138777.38), ('tpmTOTAL current', 1522932.0)]
+    """
+    found: dict[str, Benchmark] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        for m in _TPM_RUNNING.finditer(line):
+            found["tpmTOTAL"] = Benchmark("tpmc", "tpmTOTAL", _finite(m.group("avg"), number), "tpm", number)
+            if m.group("cur"):
+                found["tpmTOTAL current"] = Benchmark(
+                    "tpmc", "tpmTOTAL current", _finite(m.group("cur"), number), "tpm", number
+                )
+        for m in _TPM_MEASURED.finditer(line):
+            name = f"measured {m.group('name')}"
+            found[name] = Benchmark("tpmc", name, _finite(m.group("value"), number), "tpm", number)
+    if not found:
+        raise ParseError("no BenchmarkSQL tpmTOTAL/tpmC lines")
+    out = BenchmarkResults(results=list(found.values()))
+    out.lines = {b.name: b.line for b in out.results if b.line}
+    return out
+
+
+_PROMPT = re.compile(r"^\s*(?:MariaDB|MySQL|mysql|obclient|oceanbase)\s*(?:\[[^\]]*\])?>\s*(?P<sql>.*)$")
+# "mysql -v" echoes each statement between two lines of 14 dashes
+_ECHO_FENCE = re.compile(r"^-{14}$")
+_CONTINUATION = re.compile(r"^\s*->\s*(?P<sql>.*)$")
+_TIMING = re.compile(
+    r"^\s*(?:Query OK,\s*\d+\s+rows?\s+affected|(?:\d+\s+)?rows?\s+in\s+set|Empty set)"
+    r"(?:,\s*\d+\s+warnings?)?\s*\((?:(?P<min>\d+)\s+min\s+)?(?P<sec>\d+(?:\.\d+)?)\s+sec\)"
+)
+
+
+@register(
+    "sql_timing",
+    commands=(r"(?i)^\s*(create|alter|insert|update|delete|replace|optimize|truncate|drop|load|call)\b",),
+    detect=lambda head: bool(re.search(r"^\s*Query OK, \d+ rows? affected \(", head, re.M)),
+    priority=1,
+)
+def parse_sql_timing(text: str) -> BenchmarkResults:
+    """Each client timing (``Query OK ... (58.371 sec)``, ``N rows in set (0.01 sec)``)
+    as a ``statement`` benchmark in seconds, named after the statement typed at the
+    prompt before it (empty when the block has no prompt).
+
+    >>> r = parse_sql_timing("MariaDB [db]> create index i on t (c);\\n"
+    ...                      "Query OK, 0 rows affected (1 min 58.37 sec)")
+    >>> (r.results[0].name, r.results[0].value, r.results[0].unit)
+    ('create index i on t (c)', 118.37, 's')
+    """
+    out = BenchmarkResults()
+    statement: list[str] = []
+    statement_open = False
+    echo: list[str] | None = None  # inside the client's -v statement echo
+    for number, line in enumerate(text.splitlines(), 1):
+        if _ECHO_FENCE.match(line):
+            if echo is None:
+                echo = []
+            else:
+                statement, echo, statement_open = echo, None, False
+            continue
+        if echo is not None:
+            echo.append(line.strip())
+            continue
+        if m := _PROMPT.match(line):
+            statement = [m.group("sql").strip()]
+            statement_open = True
+            continue
+        if statement_open and (m := _CONTINUATION.match(line)):
+            statement.append(m.group("sql").strip())
+            continue
+        m = _TIMING.match(line)
+        if m:
+            seconds = _finite(m.group("sec"), number) + 60 * int(m.group("min") or 0)
+            name = " ".join(s for s in statement if s).rstrip(";").strip()
+            name = re.sub(r"(\\G|;)$", "", name).strip()[:200]
+            out.results.append(Benchmark("statement", name, round(seconds, 6), "s", number))
+            out.lines[f"results[{len(out.results) - 1}]"] = number
+            statement, statement_open = [], False
+        elif line.strip():
+            statement_open = False
+    if not out.results:
+        raise ParseError("no SQL client timing lines ('Query OK, ... (N sec)' or 'N rows in set (N sec)')")
+    return out

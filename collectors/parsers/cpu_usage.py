@@ -1,0 +1,370 @@
+"""Per-CPU utilisation from ``top -bn1``, ``mpstat -P ALL`` and ``sar -u`` / ``sar -P ALL``
+-> :class:`CpuUsage`. Three kinds are registered: ``top``, ``mpstat``, ``sar_cpu``.
+
+``top`` (header, per-CPU lines after pressing ``1``, memory, process list)::
+
+    top - 17:19:08 up 47 days, 17:07, 3 users, load average: 22.43, 7.27, 3.81
+    Tasks: 1421 total, 2 running, 1419 sleeping, 0 stopped, 0 zombie
+    %Cpu0  :  1.7 us,  1.1 sy,  0.0 ni, 96.1 id,  0.0 wa,  0.0 hi,  1.1 si,  0.0 st
+    %Cpu(s): 29.7 us, 6.8 sy, 0.0 ni, 62.3 id, 0.0 wa, 0.0 hi, 1.1 si, 0.0 st
+    KiB Mem : 79179116+total, 38146384+free, 28456528+used, 12576206+buff/cache
+      PID USER      PR  NI    VIRT    RES    SHR S  %CPU %MEM     TIME+ COMMAND
+    45497 test      20   0  101.7g  90.8g  68400 S  1329 12.0   2737:33 observer
+
+Two CPUs on one line (``%Cpu0 : ... st %Cpu1 : ... st``) and the older
+``Cpu0 : 1.2%us, ...`` style are read too. Memory lines in KiB, MiB, GiB or the
+older ``Mem: 32827556k total`` are converted to kB. A value too wide for its
+column is printed truncated with a ``+`` (``79179116+total``): the digits are
+kept as a lower bound and ``mem_truncated`` is set. Process rows are anchored on
+the ``TIME+`` column, so a row missing a column to its left (seed 004 lost a
+``PR`` value) still yields its %CPU, %MEM and command. pt-summary's
+``processes`` (the process list alone) and ``uptime`` lines parse too.
+
+``mpstat -P ALL 1 2`` / ``sar -u 1 3`` / ``sar -P ALL``::
+
+    04:47:53     CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle
+    04:47:54     all    0.50    0.00    0.50    0.00    0.00    0.00    0.00    0.00    0.00   99.00
+    04:47:54       0    1.00    0.00    0.00    0.00    0.00    0.00    0.00    0.00    0.00   99.00
+    Average:     all    0.50    0.00    0.50    0.00    0.00    0.00    0.00    0.00    0.00   99.00
+
+``Average:`` rows give ``per_cpu`` and ``overall``; without them each CPU's
+interval rows are averaged. ``samples`` holds the interval rows of ``all``.
+OCR-damaged sar tables (seed 002: ``Zuser``, ``%n1ce``, ``%10wa1t``, CPU
+``a11``, decimal commas, tabs) are read best effort: column names are
+normalised, unreadable cells become ``None``.
+
+``jc`` has mpstat/top parsers, but they give no line numbers for evidence and
+reject the OCR'd tables, so one table reader here serves mpstat and sar.
+
+``lines`` keys: ``load_average``, ``tasks_total``, ``mem``, ``overall``,
+``processes`` (the header); each CpuUtil/ProcessInfo carries its own ``line``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import CpuUsage, CpuUtil, ParseError, ProcessInfo
+from collectors.parsers import register
+
+_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
+_CPU_LABEL = re.compile(r"%?Cpu(\d{1,6}|\(s\))\s*:")
+_CPU_FIELD = re.compile(r"(\d{1,15}(?:[.,]\d{1,6})?)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
+_LOAD = re.compile(r"load average:\s*([\d.,]+),?\s+([\d.,]+),?\s+([\d.,]+)")
+_UP_DAYS = re.compile(r"\bup\s+(\d{1,7})\s+days?")
+# "任务" is procps' zh_CN "Tasks"
+_TASKS = re.compile(r"^\s*(?:Tasks|Threads|任务|线程)[:：]\s*(\d{1,9})\s+total")
+# matched against the left-stripped line: "^\s*(KiB)?\s*Mem" backtracks quadratically on blank runs
+_MEM_LINE = re.compile(r"^(KiB|MiB|GiB|TiB)?\s*Mem\s*:")
+_MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|used|buff/cache|buffers)")
+_TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
+_MEM_SCALE = {None: 1, "KiB": 1, "MiB": 1024, "GiB": 1024**2, "TiB": 1024**3}
+_SUFFIX_SCALE = {None: None, "k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
+
+
+def _float(token: str) -> float | None:
+    token = token.strip()
+    if not _NUM.match(token):
+        return None
+    return float(token.replace(",", "."))
+
+
+def _util_from_fields(cpu: str, segment: str, line: int) -> CpuUtil | None:
+    util = CpuUtil(cpu=cpu, line=line)
+    found = False
+    for value, name in _CPU_FIELD.findall(segment):
+        number = _float(value)
+        if number is not None and getattr(util, name) is None:
+            setattr(util, name, number)
+            found = True
+    return util if found else None
+
+
+# --------------------------------------------------------------------- top
+
+
+def _parse_top(text: str) -> CpuUsage:
+    out = CpuUsage(tool="top")
+    proc_header: list[str] | None = None
+    for idx, line in enumerate(text.splitlines(), start=1):
+        if proc_header is not None:
+            proc = _process_row(line, proc_header, idx)
+            if proc is not None:
+                out.processes.append(proc)
+                continue
+            if line.strip():
+                proc_header = None
+        m = _LOAD.search(line)
+        if m and out.load_average is None:
+            values = [_float(v.rstrip(",")) for v in m.groups()]
+            if all(v is not None for v in values):
+                out.load_average = (values[0], values[1], values[2])
+                out.lines["load_average"] = idx
+            days = _UP_DAYS.search(line)
+            if days:
+                out.uptime_days = int(days.group(1))
+            elif re.search(r"\bup\s", line):
+                out.uptime_days = 0
+            continue
+        m = _TASKS.match(line)
+        if m:
+            out.tasks_total = int(m.group(1))
+            out.lines["tasks_total"] = idx
+            continue
+        labels = list(_CPU_LABEL.finditer(line))
+        if labels:
+            for pos, label in enumerate(labels):
+                end = labels[pos + 1].start() if pos + 1 < len(labels) else len(line)
+                name = label.group(1)
+                cpu = "all" if name == "(s)" else name
+                util = _util_from_fields(cpu, line[label.end() : end], idx)
+                if util is None:
+                    continue
+                if cpu == "all":
+                    out.overall = util
+                    out.lines["overall"] = idx
+                else:
+                    out.per_cpu.append(util)
+            continue
+        m = _MEM_LINE.match(line.lstrip())
+        if m and out.mem_total_kb is None:
+            _top_memory(out, line, m.group(1), idx)
+            continue
+        tokens = line.split()
+        if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
+            proc_header = tokens
+            out.lines["processes"] = idx
+    if not (
+        out.per_cpu or out.overall or out.processes or out.load_average or out.mem_total_kb or out.tasks_total
+    ):
+        raise ParseError("no top header, CPU lines or process list found")
+    return out
+
+
+def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
+    for value, suffix, plus, name in _MEM_FIELD.findall(line):
+        scale = _SUFFIX_SCALE[suffix or None] or _MEM_SCALE[unit]
+        kb = int(float(value) * scale)
+        if plus:
+            out.mem_truncated = True
+        if name == "total":
+            out.mem_total_kb = kb
+        elif name == "free":
+            out.mem_free_kb = kb
+        elif name == "used":
+            out.mem_used_kb = kb
+        else:
+            out.mem_cache_kb = kb
+    out.lines["mem"] = idx
+
+
+def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
+    tokens = line.split()
+    pid = tokens[0] if tokens else ""
+    # isascii: str.isdigit() accepts superscripts that int() rejects
+    if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
+        return None
+    time_pos = None
+    for pos in range(2, len(tokens)):
+        if _TIME_PLUS.match(tokens[pos]):
+            time_pos = pos
+            break
+    if time_pos is not None and time_pos >= 4:
+        cpu, mem = _float(tokens[time_pos - 2]), _float(tokens[time_pos - 1])
+        command = " ".join(tokens[time_pos + 1 :])
+    elif len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
+        cpu, mem = _float(tokens[header.index("%CPU")]), _float(tokens[header.index("%MEM")])
+        command = " ".join(tokens[len(header) - 1 :])
+    else:
+        return None
+    return ProcessInfo(
+        pid=int(tokens[0]), user=tokens[1], cpu_pct=cpu, mem_pct=mem, command=command, line=idx
+    )
+
+
+# ------------------------------------------------------------ mpstat / sar
+
+_COLUMN_MAP = {
+    "usr": "us",
+    "user": "us",
+    "nice": "ni",
+    "sys": "sy",
+    "system": "sy",
+    "iowait": "wa",
+    "irq": "hi",
+    "soft": "si",
+    "steal": "st",
+    "idle": "id",
+}
+
+
+def _column(token: str) -> str | None:
+    """Normalise a header cell, forgiving OCR (``Zuser``, ``%n1ce``, ``%10wa1t``)."""
+    name = token.lower().lstrip("%z").replace("1", "i").replace("0", "o")
+    return _COLUMN_MAP.get(name)
+
+
+def _cpu_token(token: str) -> str | None:
+    low = token.lower()
+    if low == "all" or low.replace("1", "l") == "all":
+        return "all"
+    if token.isascii() and token.isdigit() and len(token) <= 6:
+        return str(int(token))
+    return None
+
+
+def _is_table_header(tokens: list[str]) -> int | None:
+    """Index of the CPU column when ``tokens`` is an mpstat/sar CPU header."""
+    if "CPU" not in tokens:
+        return None
+    pos = tokens.index("CPU")
+    cols = [_column(t) for t in tokens[pos + 1 :]]
+    if sum(c is not None for c in cols) >= 3:
+        return pos
+    return None
+
+
+def _parse_table(text: str, tool: str) -> CpuUsage:
+    out = CpuUsage(tool=tool)
+    columns: list[str | None] = []
+    cpu_pos: int | None = None
+    averages: dict[str, CpuUtil] = {}
+    series: dict[str, list[CpuUtil]] = {}
+    for idx, raw in enumerate(text.splitlines(), start=1):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        pos = _is_table_header(tokens)
+        if pos is not None:
+            cpu_pos = pos
+            columns = [_column(t) for t in tokens[pos + 1 :]]
+            out.lines.setdefault("header", idx)
+            continue
+        if len(tokens) >= 3 and all(_float(t) is None for t in tokens[1:]):
+            # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
+            cpu_pos = None
+            continue
+        if cpu_pos is None:
+            continue
+        # "平均时间" is sysstat's zh_CN "Average"
+        average = tokens[0].lower().startswith(("average", "平均时间"))
+        at = 1 if average else cpu_pos
+        if at >= len(tokens):
+            continue
+        cpu = _cpu_token(tokens[at])
+        if cpu is None:
+            continue
+        util = CpuUtil(cpu=cpu, line=idx)
+        cells = tokens[at + 1 :]
+        got = False
+        for name, cell in zip(columns, cells, strict=False):
+            if name is None:
+                continue
+            value = _float(cell)
+            if value is not None:
+                setattr(util, name, value)
+                got = True
+        if not got:
+            continue
+        if average:
+            averages[cpu] = util
+        else:
+            series.setdefault(cpu, []).append(util)
+    if not averages and not series:
+        raise ParseError(f"no {tool} CPU table rows found")
+    out.samples = series.get("all", [])
+    chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
+    out.overall = chosen.get("all")
+    if out.overall is not None:
+        out.lines["overall"] = out.overall.line or 0
+    out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
+    return out
+
+
+def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:
+    util = CpuUtil(cpu=cpu, line=rows[-1].line)
+    for name in ("us", "sy", "ni", "id", "wa", "hi", "si", "st"):
+        values = [getattr(r, name) for r in rows if getattr(r, name) is not None]
+        if values:
+            setattr(util, name, round(sum(values) / len(values), 2))
+    return util
+
+
+# ---------------------------------------------------------------- register
+
+
+def _detect_top(head: str) -> bool:
+    return re.search(r"^top - \d", head, re.M) is not None or (
+        re.search(r"^%Cpu(\d+|\(s\))\s*:", head, re.M) is not None
+    )
+
+
+def _detect_mpstat(head: str) -> bool:
+    return re.search(r"\sCPU\s+%usr\s+%nice\s+%sys", head) is not None
+
+
+def _detect_sar(head: str) -> bool:
+    return re.search(r"\sCPU\s+%user\s+%nice\s+%system", head) is not None
+
+
+def _text(text: str) -> str:
+    if not isinstance(text, str):
+        raise ParseError("not text")
+    return text
+
+
+@register(
+    "top",
+    commands=(r"^top(\s|$)",),
+    # sos: sos_commands/process/top_-b_-n_1
+    paths=(r"(^|/)top(_-?\w+)*(\.txt)?$", r"(^|/)processes$", r"(^|/)uptime$"),
+    detect=_detect_top,
+    priority=10,
+)
+def parse_top(text: str) -> CpuUsage:
+    """Parse ``top -bn1`` (header, per-CPU lines, memory, process list).
+
+    Sample input::
+
+        top - 14:07:35 up 58 days, 13:55, 1 user, load average: 2.52, 2.84, 2.62
+        %Cpu0 : 45.6 us, 19.3 sy, 0.0 ni, 4.9 id, 0.0 wa, 0.0 hi, 30.2 si, 0.0 st
+        KiB Mem : 79179116+total, 38146384+free, 28456528+used, 12576206+buff/cache
+    """
+    return _parse_top(_text(text))
+
+
+@register(
+    "mpstat",
+    commands=(r"^mpstat(\s|$)",),
+    paths=(r"(^|/)mpstat(_-?\w+)*(\.txt)?$", r"sos_commands/processor/mpstat"),
+    detect=_detect_mpstat,
+    priority=10,
+)
+def parse_mpstat(text: str) -> CpuUsage:
+    """Parse ``mpstat -P ALL [interval count]``.
+
+    Sample input::
+
+        04:47:53     CPU    %usr   %nice    %sys %iowait    %irq   %soft  %steal  %guest  %gnice   %idle
+        Average:     all    0.50    0.00    0.50    0.00    0.00    0.00    0.00    0.00    0.00   99.00
+    """
+    return _parse_table(_text(text), "mpstat")
+
+
+@register(
+    "sar_cpu",
+    commands=(r"^sar\s+(.*\s)?-(u|P)\b",),
+    # /var/log/sa/sarNN is the daily "sar -A" text report: its CPU table is read
+    paths=(r"(^|/)sar(_-[uP]\w*)+(\.txt)?$", r"(^|/)sa/sar\d{1,2}$"),
+    detect=_detect_sar,
+    priority=10,
+)
+def parse_sar_cpu(text: str) -> CpuUsage:
+    """Parse ``sar -u`` / ``sar -P ALL`` (OCR-damaged tables best effort).
+
+    Sample input::
+
+        04:47:55        CPU     %user     %nice   %system   %iowait    %steal     %idle
+        04:47:56        all      0.00      0.00      1.00      0.00      0.00     99.00
+    """
+    return _parse_table(_text(text), "sar")

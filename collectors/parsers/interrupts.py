@@ -1,0 +1,112 @@
+"""``/proc/interrupts`` -> :class:`Interrupts` (x86 and aarch64).
+
+Sample input::
+
+               CPU0       CPU1
+      0:         45          0   IO-APIC-edge      timer
+     10: 3287008667 3310445093     GICv3  27 Level     arch_timer
+    NMI:        210         92   Non-maskable interrupts
+    IPI0:2768808080 2844211768       Rescheduling interrupts
+    ERR:          0
+    MIS:          0
+
+The header names the CPU columns. Each row is ``name:`` followed by up to one
+count per CPU (``ERR``/``MIS`` carry a single total) and a free-text
+description (controller, hwirq, trigger, device names). Rows are read with
+``str.split`` only: a 192-CPU, several-MB file is parsed in linear time.
+``lines`` keys: the row names (``0``, ``NMI``, ...), and ``header``.
+"""
+
+from __future__ import annotations
+
+from collectors.facts import Interrupts, ParseError
+from collectors.parsers import register
+
+_MAX_DIGITS = 20
+# /proc/softirqs has the same layout; its rows are exactly these names
+_SOFTIRQ_NAMES = {
+    "HI",
+    "TIMER",
+    "NET_TX",
+    "NET_RX",
+    "BLOCK",
+    "BLOCK_IOPOLL",
+    "IRQ_POLL",
+    "TASKLET",
+    "SCHED",
+    "HRTIMER",
+    "RCU",
+}
+
+
+def _detect(head: str) -> bool:
+    first = head.lstrip("\n").split("\n", 1)[0].split()
+    return bool(first) and first[0] == "CPU0" and all(t.startswith("CPU") for t in first[:4])
+
+
+def parse_counter_table(text: str, out: Interrupts) -> None:
+    """Shared by /proc/interrupts and /proc/softirqs: a ``CPUn`` header then ``name: n n ...``."""
+    ncpu = 0
+    for idx, line in enumerate(text.splitlines(), start=1):
+        if not ncpu:
+            tokens = line.split()
+            if tokens and tokens[0] == "CPU0" and all(t.startswith("CPU") for t in tokens):
+                out.cpus = tokens
+                ncpu = len(tokens)
+                out.lines["header"] = idx
+            continue
+        name, sep, rest = line.partition(":")
+        name = name.strip()
+        if not sep or not name or " " in name:
+            continue
+        tokens = rest.split()
+        head = tokens[:ncpu]
+        joined = "".join(head)
+        counts: list[int] = []
+        # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
+        if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
+            counts = [int(token) for token in head]
+        else:
+            for token in head:
+                if token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS:
+                    counts.append(int(token))
+                else:
+                    break
+        if not counts and tokens:
+            # a row without counts is not a counter row (stray text)
+            continue
+        out.rows[name] = counts
+        out.lines[name] = idx
+        description = " ".join(tokens[len(counts) :])
+        if description:
+            out.descriptions[name] = description
+    if not ncpu:
+        raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+@register(
+    "interrupts",
+    commands=(r"cat\s+/proc/interrupts",),
+    paths=(r"proc/interrupts$",),
+    detect=_detect,
+    priority=5,
+)
+def parse_interrupts(text: str) -> Interrupts:
+    """Parse ``/proc/interrupts``.
+
+    Sample input::
+
+                   CPU0       CPU1
+          0:         45          0   IO-APIC-edge      timer
+        NMI:        210         92   Non-maskable interrupts
+        ERR:          0
+    """
+    if not isinstance(text, str):
+        raise ParseError("interrupts: not text")
+    out = Interrupts()
+    parse_counter_table(text, out)
+    if not out.rows:
+        raise ParseError("no interrupt rows after the CPU header")
+    if set(out.rows) <= _SOFTIRQ_NAMES:
+        raise ParseError("only softirq rows: this is /proc/softirqs, not /proc/interrupts")
+    return out

@@ -1,0 +1,173 @@
+"""Disk latency and utilisation -> :class:`DiskStats`, from ``iostat -x`` or a
+tsar-style per-device history.
+
+``iostat -x [interval count]`` (old and new column sets; the LAST report is
+used, because the first one averages everything since boot)::
+
+    Device            r/s     w/s  rkB/s  wkB/s  r_await  w_await  aqu-sz  %util
+    vda             50.19   21.54 1113.65 1012.48    0.28     0.35    0.02   0.67
+
+Older sysstat prints ``Device:`` with ``await r_await w_await svctm %util``.
+When ``await`` is missing (sysstat >= 12) it is computed from ``r_await`` and
+``w_await`` weighted by ``r/s`` and ``w/s``.
+
+tsar-like history (seed 004), one block per device::
+
+    Time ---------------dm-0---------------
+    Time rrqms wrqms %rrqm %wrqm rs ws rsecs wsecs rqsize rarqsz warqsz qusize await rawait wawait svctm util
+    25/10/21-14:29 0.00 0.00 0.00 0.00 1.97 4.1K 15.73 69.6K 8.57 4.00 8.57 0.00 0.03 0.08 0.03 0.02 8.02
+
+For the tsar form each device gets the MEAN of its rows (a history, not one
+report); ``line`` points at the device's title line. ``K``/``M`` suffixed
+cells are scaled. ``lines`` keys: the device names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import DiskStat, DiskStats, ParseError
+from collectors.parsers import register
+
+_CELL = re.compile(r"^(\d{1,15}(?:[.,]\d{1,6})?)([KMG])?$")
+_SCALE = {None: 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _tsar_device(line: str) -> str | None:
+    """``Time ------dm-0------`` -> ``dm-0`` (no regex: a lazy group there backtracks)."""
+    tokens = line.split()
+    if (
+        len(tokens) != 2
+        or tokens[0] != "Time"
+        or not tokens[1].startswith("-")
+        or not tokens[1].endswith("-")
+    ):
+        return None
+    return tokens[1].strip("-") or None
+
+
+def _cell(token: str) -> float | None:
+    m = _CELL.match(token)
+    if not m:
+        return None
+    return float(m.group(1).replace(",", ".")) * _SCALE[m.group(2)]
+
+
+def _iostat_stat(device: str, header: list[str], cells: list[str], line: int) -> DiskStat:
+    values = {name: _cell(cell) for name, cell in zip(header, cells, strict=False)}
+    stat = DiskStat(device=device, line=line)
+    stat.r_await_ms = values.get("r_await")
+    stat.w_await_ms = values.get("w_await")
+    stat.await_ms = values.get("await")
+    stat.util_pct = values.get("%util")
+    if stat.await_ms is None and stat.r_await_ms is not None and stat.w_await_ms is not None:
+        reads, writes = values.get("r/s") or 0.0, values.get("w/s") or 0.0
+        if reads + writes > 0:
+            stat.await_ms = round((stat.r_await_ms * reads + stat.w_await_ms * writes) / (reads + writes), 2)
+        else:
+            stat.await_ms = 0.0
+    return stat
+
+
+def _parse_iostat(lines: list[str]) -> DiskStats:
+    out = DiskStats()
+    header: list[str] | None = None
+    for idx, line in enumerate(lines, start=1):
+        tokens = line.split()
+        if not tokens:
+            header = None if header is None else header
+            continue
+        if tokens[0] in ("Device:", "Device") and len(tokens) > 2:
+            # a new report starts: only the last one counts
+            header = tokens[1:]
+            out.devices, out.lines = [], {}
+            continue
+        if header is None or tokens[0].startswith(("avg-cpu", "Linux")):
+            if tokens[0].startswith("avg-cpu"):
+                header = None
+            continue
+        if len(tokens) < 2 or _cell(tokens[1]) is None:
+            continue
+        stat = _iostat_stat(tokens[0], header, tokens[1:], idx)
+        out.devices.append(stat)
+        out.lines[stat.device] = idx
+    return out
+
+
+def _parse_tsar(lines: list[str]) -> DiskStats:
+    out = DiskStats()
+    device = None
+    title_line = 0
+    header: list[str] = []
+    rows: list[dict[str, float | None]] = []
+
+    def flush() -> None:
+        if device is None or not rows:
+            return
+        stat = DiskStat(device=device, line=title_line)
+        for field, column in (
+            ("await_ms", "await"),
+            ("r_await_ms", "rawait"),
+            ("w_await_ms", "wawait"),
+            ("util_pct", "util"),
+        ):
+            values = [r[column] for r in rows if r.get(column) is not None]
+            if values:
+                setattr(stat, field, round(sum(values) / len(values), 2))
+        out.devices.append(stat)
+        out.lines[device] = title_line
+
+    for idx, line in enumerate(lines, start=1):
+        title = _tsar_device(line)
+        if title:
+            flush()
+            device, title_line, header, rows = title, idx, [], []
+            continue
+        tokens = line.split()
+        if not tokens or device is None:
+            continue
+        if tokens[0] == "Time":
+            header = tokens[1:]
+            continue
+        if header and len(tokens) == len(header) + 1:
+            cells = [_cell(t) for t in tokens[1:]]
+            if sum(c is not None for c in cells) >= len(cells) // 2:
+                rows.append(dict(zip(header, cells, strict=True)))
+                continue
+        if header and rows:
+            # prose after the table ends the device block
+            flush()
+            device, rows = None, []
+    flush()
+    return out
+
+
+def _detect(head: str) -> bool:
+    if any(_tsar_device(line) for line in head.splitlines()):
+        return True
+    return re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+
+
+@register(
+    "iostat",
+    commands=(r"^iostat(\s|$)", r"^tsar(\s|$)"),
+    paths=(r"(^|/)iostat(_-?\w+)*(\.txt)?$",),
+    detect=_detect,
+    priority=10,
+)
+def parse_iostat(text: str) -> DiskStats:
+    """Parse ``iostat -x`` (last report) or the tsar-style per-device history.
+
+    Sample input::
+
+        Device            r/s     w/s  r_await w_await  aqu-sz  %util
+        nvme0n1        100.00  300.00     2.00    6.00    1.00  50.00
+    """
+    if not isinstance(text, str):
+        raise ParseError("iostat: not text")
+    lines = text.splitlines()
+    tsar = any(_tsar_device(line) for line in lines)
+    out = _parse_tsar(lines) if tsar else _parse_iostat(lines)
+    if not out.devices:
+        raise ParseError("no device rows found (expected iostat -x or a tsar device table)")
+    return out

@@ -1,0 +1,450 @@
+"""libvirt domain XML: ``virsh dumpxml``, ``/etc/libvirt/qemu/*.xml``, runtime status
+documents (``<domstatus>`` wrapping ``<domain>``) and fragments pasted into tickets.
+
+A full document looks like::
+
+    <domain type='kvm'>
+      <name>db01</name>
+      <memory unit='KiB'>33554432</memory>
+      <vcpu placement='static' current='16'>32</vcpu>
+      <cputune>
+        <vcpupin vcpu='0' cpuset='1'/>
+        <emulatorpin cpuset='67'/>
+      </cputune>
+      <cpu mode='host-passthrough'><topology sockets='1' cores='32' threads='1'/></cpu>
+    </domain>
+
+A pasted fragment is a run of sibling elements with no ``<domain>`` root, often with
+``...`` lines standing for elided children and tags left open::
+
+    <iothreads>4</iothreads>
+    <cputune>
+      <vcpupin vcpu='0' cpuset='1' />
+      ...
+    </cputune>
+    <cpu mode='host-passthrough'>
+      <numa>
+        <cell id='0' cpus='0-31' memory='33554432' unit='KiB'>
+        </numa>
+    </cpu>
+
+Fragments are completed (ellipsis lines dropped, wrapped in ``<domain>``, open tags
+closed) and parsed like a document, with ``recovered=True``. Everything, the
+completed text included, goes through ``defusedxml`` with DTDs, entities and
+external references forbidden, so a hostile upload raises ``ParseError`` instead of
+expanding.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import defusedxml
+import defusedxml.ElementTree as SafeET
+
+from collectors.cpulist import parse_cpulist
+from collectors.facts import Domain, DomainDisk, GuestNumaCell, ParseError
+from collectors.parsers import register
+
+# Bytes per unit as libvirt documents them (formatdomain.html#memory-allocation).
+_UNIT_BYTES = {
+    "b": 1,
+    "bytes": 1,
+    "kb": 1000,
+    "k": 1024,
+    "kib": 1024,
+    "mb": 1000**2,
+    "m": 1024**2,
+    "mib": 1024**2,
+    "gb": 1000**3,
+    "g": 1024**3,
+    "gib": 1024**3,
+    "tb": 1000**4,
+    "t": 1024**4,
+    "tib": 1024**4,
+    "pb": 1000**5,
+    "p": 1024**5,
+    "pib": 1024**5,
+    "eb": 1000**6,
+    "e": 1024**6,
+    "eib": 1024**6,
+}
+
+# Elements that only occur in domain XML: a fragment must contain one of them.
+_DOMAIN_ELEMENTS = (
+    "vcpu",
+    "vcpus",
+    "cputune",
+    "vcpupin",
+    "numatune",
+    "iothreads",
+    "iothreadids",
+    "memoryBacking",
+    "currentMemory",
+    "maxMemory",
+    "cpu",
+    "disk",
+)
+
+_FRAGMENT_HINT = re.compile(r"<(cputune|vcpupin|numatune|iothreadpin|emulatorpin|iothreads)\b")
+_HOSTILE = re.compile(r"<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST)", re.IGNORECASE)
+_ELLIPSIS_LINE = re.compile(r"^\s*(\.{3,}|…+|⋯+)\s*$")
+_TOKEN = re.compile(
+    r"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>|<(/?)([A-Za-z_][\w.:-]*)((?:[^<>\"']|\"[^\"]*\"|'[^']*')*?)(/?)>",
+    re.DOTALL,
+)
+_MAX_RECOVERY_DEPTH = 256
+
+
+def safe_fromstring(text: str) -> ET.Element:
+    """Parse ``text`` with DTDs, entities and external references forbidden.
+
+    Every failure (malformed XML, a DTD, an entity declaration) is a ``ParseError``
+    whose ``line`` is the parser's line when it reports one.
+    """
+    text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text, count=1)
+    try:
+        return SafeET.fromstring(text, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except defusedxml.DefusedXmlException as exc:
+        raise ParseError(f"refused unsafe XML: {exc.__class__.__name__}") from None
+    except ET.ParseError as exc:
+        line = exc.position[0] if getattr(exc, "position", None) else None
+        raise ParseError(f"malformed XML: {exc}", line=line) from None
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"unreadable XML: {exc}") from None
+
+
+def line_of(text: str, pattern: str, start: int = 0) -> int | None:
+    """1-based line of the first match of ``pattern`` in ``text`` (from ``start``)."""
+    m = re.compile(pattern).search(text, start)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def to_kib(value: str | None, unit: str | None, *, default_unit: str = "KiB") -> int | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ParseError(f"memory size is not an integer: {value!r}") from None
+    factor = _UNIT_BYTES.get((unit or default_unit).strip().lower())
+    if factor is None:
+        raise ParseError(f"unknown memory unit {unit!r}")
+    return number * factor // 1024
+
+
+def _int(value: str | None, what: str) -> int | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ParseError(f"{what} is not an integer: {value!r}") from None
+
+
+def _cpus(value: str | None, what: str) -> list[int]:
+    try:
+        return parse_cpulist(value or "")
+    except ValueError:
+        raise ParseError(f"{what} is not a CPU list: {value!r}") from None
+
+
+def _balance_fragment(text: str) -> str:
+    """Drop ``...`` lines, wrap loose siblings in ``<domain>`` and close open tags.
+
+    A closing tag that matches an element further down the stack closes the ones
+    opened after it (``</numa>`` with ``<cell>`` still open); a closing tag that
+    matches nothing open is dropped.
+    """
+    lines = [ln for ln in text.splitlines() if not _ELLIPSIS_LINE.match(ln)]
+    body = "\n".join(lines)
+    out: list[str] = []
+    stack: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(body):
+        out.append(body[pos : m.start()])
+        pos = m.end()
+        name = m.group(2)
+        if name is None:  # comment, processing instruction, CDATA
+            out.append(m.group(0))
+            continue
+        if m.group(1):  # closing tag
+            if name in stack:
+                while stack:
+                    top = stack.pop()
+                    out.append(f"</{top}>")
+                    if top == name:
+                        break
+            continue
+        out.append(m.group(0))
+        if not m.group(4):
+            stack.append(name)
+            if len(stack) > _MAX_RECOVERY_DEPTH:
+                raise ParseError("XML fragment nests too deeply to recover")
+    out.append(body[pos:])
+    out.extend(f"</{name}>" for name in reversed(stack))
+    balanced = "".join(out).strip()
+    if not re.match(r"<(domain|domstatus)\b", re.sub(r"^(\s*<!--.*?-->)*\s*", "", balanced, flags=re.DOTALL)):
+        balanced = f"<domain>\n{balanced}\n</domain>"
+    return balanced
+
+
+def _document_slice(text: str) -> str:
+    """The ``<domain>``/``<domstatus>`` document inside surrounding shell noise."""
+    start = re.search(r"<(domstatus|domain)\b", text)
+    if not start:
+        return text
+    root = start.group(1)
+    end = text.rfind(f"</{root}>")
+    # Keep a leading comment (virsh's "WARNING: THIS IS AN AUTO-GENERATED FILE") out:
+    # it carries no facts and line numbers are computed on the original text anyway.
+    return text[start.start() : end + len(root) + 3] if end > start.start() else text[start.start() :]
+
+
+def _parse_tree(text: str) -> tuple[ET.Element, bool]:
+    if _HOSTILE.search(text):
+        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+    if "<" not in text:
+        raise ParseError("no XML in the text")
+    doc = _document_slice(text)
+    try:
+        return safe_fromstring(doc), False
+    except ParseError as first:
+        looks_like_domain = re.search(r"<(domain|domstatus)\b", text) or _FRAGMENT_HINT.search(text)
+        if not looks_like_domain:
+            raise
+        try:
+            return safe_fromstring(_balance_fragment(doc)), True
+        except ParseError:
+            raise first from None
+
+
+def _find_domain(root: ET.Element) -> ET.Element | None:
+    if root.tag == "domain":
+        return root
+    if root.tag == "domstatus":
+        return root.find("domain")
+    return None
+
+
+def _text(el: ET.Element | None) -> str | None:
+    if el is None or el.text is None:
+        return None
+    return el.text.strip() or None
+
+
+@register(
+    "libvirt_domain",
+    commands=(r"virsh\s+.*\bdumpxml\b", r"virsh\s+dumpxml", r"cat\s+\S+\.xml"),
+    paths=(r"sos_commands/virsh/virsh_-r_dumpxml_.*", r"etc/libvirt/qemu/[^/]+\.xml$", r"\.xml$"),
+    # line-anchored, so prose that mentions "<domstatus>" is not taken for XML
+    detect=lambda head: bool(
+        "<capabilities" not in head
+        and re.search(r"^\s*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|vcpupin\s)", head, re.M)
+    ),
+    priority=10,
+)
+def parse_domain(text: str) -> Domain:
+    """Parse one libvirt domain (document, runtime status, or pasted fragment).
+
+    >>> d = parse_domain("<domain type='kvm'><vcpu current='2'>4</vcpu></domain>")
+    >>> (d.vcpus, d.vcpu_current, d.vcpu_placement, d.cpu_mode)
+    (4, 2, 'static', None)
+    """
+    root, recovered = _parse_tree(text)
+    dom = _find_domain(root)
+    if dom is None:
+        raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
+    if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
+        raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
+
+    d = Domain(xml_root=root.tag, recovered=recovered, raw_xml=text)
+    lines: dict[str, int] = {}
+
+    def mark(key: str, pattern: str) -> None:
+        ln = line_of(text, pattern)
+        if ln is not None:
+            lines[key] = ln
+
+    d.domain_type = dom.get("type")
+    d.name = _text(dom.find("name"))
+    d.uuid = _text(dom.find("uuid"))
+    if d.name:
+        mark("name", r"<name>")
+
+    vcpu = dom.find("vcpu")
+    if vcpu is not None:
+        d.vcpus = _int(vcpu.text, "<vcpu>")
+        current = _int(vcpu.get("current"), "<vcpu current>")
+        d.vcpu_current = current if current is not None else d.vcpus
+        if vcpu.get("cpuset"):
+            d.vcpu_cpuset = _cpus(vcpu.get("cpuset"), "<vcpu cpuset>")
+        mark("vcpus", r"<vcpu[\s>]")
+        mark("vcpu_current", r"<vcpu[\s>]")
+
+    for tag, attr in (("memory", "memory_kb"), ("currentMemory", "current_memory_kb")):
+        el = dom.find(tag)
+        if el is not None:
+            setattr(d, attr, to_kib(el.text, el.get("unit")))
+            mark(attr, rf"<{tag}[\s>]")
+    max_mem = dom.find("maxMemory")
+    if max_mem is not None:
+        d.max_memory_kb = to_kib(max_mem.text, max_mem.get("unit"))
+        d.max_memory_slots = _int(max_mem.get("slots"), "<maxMemory slots>")
+        mark("max_memory_kb", r"<maxMemory[\s>]")
+
+    cpu = dom.find("cpu")
+    if cpu is not None:
+        d.cpu_mode = cpu.get("mode") or "custom"
+        d.cpu_check = cpu.get("check")
+        d.cpu_model = _text(cpu.find("model"))
+        mark("cpu_mode", r"<cpu[\s>/]")
+        topo = cpu.find("topology")
+        if topo is not None:
+            d.topology = {k: _int(v, f"<topology {k}>") for k, v in topo.attrib.items() if v.strip()}
+            mark("topology", r"<topology\b")
+        numa = cpu.find("numa")
+        if numa is not None:
+            mark("numa_cells", r"<numa[\s>]")
+            for index, cell in enumerate(numa.findall("cell")):
+                cell_id = _int(cell.get("id"), "<cell id>")
+                gcell = GuestNumaCell(
+                    id=cell_id if cell_id is not None else index,
+                    cpus=_cpus(cell.get("cpus"), "<cell cpus>"),
+                    memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
+                    mem_access=cell.get("memAccess"),
+                )
+                for sibling in cell.findall("distances/sibling"):
+                    sid = _int(sibling.get("id"), "<sibling id>")
+                    value = _int(sibling.get("value"), "<sibling value>")
+                    if sid is not None and value is not None:
+                        gcell.distances[sid] = value
+                d.numa_cells.append(gcell)
+                ln = line_of(text, rf"<cell\b[^>]*\bid=['\"]{gcell.id}['\"]") if cell_id is not None else None
+                if ln:
+                    lines[f"numa_cells[{gcell.id}]"] = ln
+
+    cputune = dom.find("cputune")
+    if cputune is not None:
+        mark("cputune", r"<cputune[\s>]")
+        for pin in cputune.findall("vcpupin"):
+            vcpu_id = _int(pin.get("vcpu"), "<vcpupin vcpu>")
+            if vcpu_id is None:
+                raise ParseError("<vcpupin> without a vcpu attribute")
+            d.vcpupin[vcpu_id] = _cpus(pin.get("cpuset"), "<vcpupin cpuset>")
+            ln = line_of(text, rf"<vcpupin\b[^>]*\bvcpu=['\"]{vcpu_id}['\"]")
+            if ln:
+                lines[f"vcpupin[{vcpu_id}]"] = ln
+        if d.vcpupin:
+            mark("vcpupin", r"<vcpupin\b")
+        emulator = cputune.find("emulatorpin")
+        if emulator is not None:
+            d.emulatorpin = _cpus(emulator.get("cpuset"), "<emulatorpin cpuset>")
+            mark("emulatorpin", r"<emulatorpin\b")
+        for pin in cputune.findall("iothreadpin"):
+            io_id = _int(pin.get("iothread"), "<iothreadpin iothread>")
+            if io_id is None:
+                raise ParseError("<iothreadpin> without an iothread attribute")
+            d.iothreadpin[io_id] = _cpus(pin.get("cpuset"), "<iothreadpin cpuset>")
+            ln = line_of(text, rf"<iothreadpin\b[^>]*\biothread=['\"]{io_id}['\"]")
+            if ln:
+                lines[f"iothreadpin[{io_id}]"] = ln
+        if d.iothreadpin:
+            mark("iothreadpin", r"<iothreadpin\b")
+
+    d.iothread_ids = [
+        i
+        for i in (_int(t.get("id"), "<iothread id>") for t in dom.findall("iothreadids/iothread"))
+        if i is not None
+    ]
+    iothreads = dom.find("iothreads")
+    if iothreads is not None and _text(iothreads) is not None:
+        d.iothreads = _int(iothreads.text, "<iothreads>") or 0
+        mark("iothreads", r"<iothreads[\s>]")
+    elif d.iothread_ids:
+        d.iothreads = len(d.iothread_ids)
+        mark("iothreads", r"<iothreadids[\s>]")
+
+    numatune = dom.find("numatune")
+    if numatune is not None:
+        mark("numatune", r"<numatune[\s>]")
+        mem = numatune.find("memory")
+        if mem is not None:
+            d.numatune_memory_mode = mem.get("mode") or "strict"
+            if mem.get("nodeset") is not None:
+                d.numatune_memory_nodeset = _cpus(mem.get("nodeset"), "<numatune memory nodeset>")
+            d.numatune_memory_placement = mem.get("placement")
+            mark("numatune_memory_mode", r"<numatune[\s>][\s\S]*?<memory\b")
+        for memnode in numatune.findall("memnode"):
+            cell_id = _int(memnode.get("cellid"), "<memnode cellid>")
+            if cell_id is None:
+                raise ParseError("<memnode> without a cellid attribute")
+            entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
+            if memnode.get("nodeset") is not None:
+                entry["nodeset"] = _cpus(memnode.get("nodeset"), "<memnode nodeset>")
+            d.memnodes[cell_id] = entry
+            ln = line_of(text, rf"<memnode\b[^>]*\bcellid=['\"]{cell_id}['\"]")
+            if ln:
+                lines[f"memnodes[{cell_id}]"] = ln
+
+    if vcpu is not None:
+        # libvirt's default: the numatune placement when it is "auto", else static
+        d.vcpu_placement = vcpu.get("placement") or (
+            "auto" if d.numatune_memory_placement == "auto" else "static"
+        )
+
+    hugepages = dom.find("memoryBacking/hugepages")
+    if hugepages is not None:
+        d.hugepages = True
+        mark("hugepages", r"<hugepages\b")
+        for page in hugepages.findall("page"):
+            size = to_kib(page.get("size"), page.get("unit"))
+            if size is not None and size not in d.hugepage_sizes_kb:
+                d.hugepage_sizes_kb.append(size)
+
+    search_from = 0
+    for disk in dom.iter("disk"):
+        target = disk.find("target")
+        source = disk.find("source")
+        driver = disk.find("driver")
+        src = None
+        if source is not None:
+            src = next(
+                (source.get(k) for k in ("file", "dev", "name", "volume", "dir") if source.get(k)),
+                None,
+            )
+            if source.get("pool") and source.get("volume"):
+                src = f"{source.get('pool')}/{source.get('volume')}"
+            if source.get("protocol") and src:
+                src = f"{source.get('protocol')}:{src}"
+        dd = DomainDisk(
+            target=target.get("dev") if target is not None else None,
+            device=disk.get("device") or "disk",
+            bus=target.get("bus") if target is not None else None,
+            source=src,
+            iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
+        )
+        d.disks.append(dd)
+        m = re.compile(r"<disk\b").search(text, search_from)
+        if m:
+            search_from = m.end()
+            if dd.target:
+                lines[f"disks[{dd.target}]"] = text.count("\n", 0, m.start()) + 1
+
+    # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
+    for alias, key in (
+        ("vcpu", "vcpus"),
+        ("memory", "memory_kb"),
+        ("maxMemory", "max_memory_kb"),
+        ("cpu", "cpu_mode"),
+        ("numa", "numa_cells"),
+        ("iothreadids", "iothreads"),
+    ):
+        if key in lines:
+            lines.setdefault(alias, lines[key])
+    for key in [k for k in lines if k.startswith("disks[")]:
+        lines.setdefault(f"disk.{key[6:-1]}", lines[key])
+    d.lines = lines
+    return d

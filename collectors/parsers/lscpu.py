@@ -1,0 +1,608 @@
+"""``lscpu`` in all the shapes engineers hand us -> :class:`CpuTopology`.
+
+Accepted input::
+
+    Architecture:        x86_64
+    CPU(s):              96
+    On-line CPU(s) list: 0-95
+    Thread(s) per core:  2
+    Core(s) per socket:  24
+    Socket(s):           2
+    NUMA node(s):        1
+    Hypervisor vendor:   KVM
+    L3 cache:            33792K
+    NUMA node0 CPU(s):   0-95
+
+* the classic ``Key: value`` summary above, and the newer hierarchical one
+  (indented keys under ``Caches (sum of all):`` / ``NUMA:`` sections) whose
+  long values (``Flags``) wrap onto following lines aligned on the value column;
+* ``lscpu -J`` JSON, flat (``{"lscpu": [{"field": "CPU(s):", "data": "2"}]}``)
+  and nested (entries with ``"children"``);
+* a summary followed by ``lscpu --parse`` sections (``# CPU,Core,Socket,Node,,L1d,L1i,L2,L3``):
+  the header's cache columns count as caches (``has_l3``), and the rows fill
+  the NUMA node CPU lists when the summary has none;
+* heterogeneous ARM systems where ``Model name:`` repeats once per core type:
+  each type becomes a ``core_types`` entry, and a top-level count is kept only
+  when all types agree;
+* OCR-damaged screenshots (seed 002) where every key and its value sit on
+  separate lines, sometimes value-before-key, keys with their first letters
+  eaten (``.1d cache:``, ``lypervisor vendor:``). Keys are matched fuzzily and
+  each key takes the value line right after it, else the nearest unclaimed value
+  line before it. Best effort: counts and the hypervisor come out right on the
+  seed; values that OCR swapped (CPU MHz / BogoMIPS) may stay swapped.
+
+``jc`` 1.26 has no lscpu parser (its registry lists it but the module is
+missing), so this module is our own.
+
+``lines`` keys: the ``CpuTopology`` field names (``cpus``, ``sockets``, ...),
+``caches.L3`` style for caches and ``numa_node_cpus.N`` for node CPU lists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from typing import Any
+
+from collectors.cpulist import MAX_CPU_ID
+from collectors.facts import CpuTopology, ParseError
+from collectors.parsers import register
+
+_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}?):(?:\s+(.*?)|\s*)$")
+_INT_RE = re.compile(r"^\d{1,12}$")
+_NODE_RE = re.compile(r"^numa ?node ?(\d{1,5}) ?cpu\(?s\)?$")
+_CACHE_RE = re.compile(r"^(l\d[a-z]?)(?: cache)?$")
+
+# normalised key -> CpuTopology field (or extra key)
+_FIELDS = {
+    "architecture": "architecture",
+    "vendor id": "vendor",
+    "model name": "model_name",
+    "cpu(s)": "cpus",
+    "on-line cpu(s) list": "online_cpus",
+    "thread(s) per core": "threads_per_core",
+    "core(s) per socket": "cores_per_socket",
+    "socket(s)": "sockets",
+    "cpu socket(s)": "sockets",  # util-linux 2.17 (RHEL 6)
+    "numa node(s)": "numa_nodes",
+    "hypervisor vendor": "hypervisor_vendor",
+    "virtualization type": "virtualization_type",
+    "flags": "flags",
+    # extras (numbers kept in ``extra``)
+    "core(s) per cluster": "cores_per_cluster",
+    "cluster(s)": "clusters",
+    "socket(s) per book": "sockets_per_book",
+    "book(s) per drawer": "books_per_drawer",
+    "drawer(s)": "drawers",
+    "book(s)": "books",
+    "cpu mhz": "cpu_mhz",
+    "bogomips": "bogomips",
+    "virtualization": "virtualization",
+    "hypervisor": "hypervisor",
+}
+_INT_FIELDS = {
+    "cpus",
+    "threads_per_core",
+    "cores_per_socket",
+    "sockets",
+    "numa_nodes",
+    "cores_per_cluster",
+    "clusters",
+    "sockets_per_book",
+    "books_per_drawer",
+    "drawers",
+    "books",
+}
+_TOP_FIELDS = {
+    "architecture",
+    "vendor",
+    "model_name",
+    "cpus",
+    "threads_per_core",
+    "cores_per_socket",
+    "sockets",
+    "numa_nodes",
+    "hypervisor_vendor",
+    "virtualization_type",
+}
+# per core type keys (heterogeneous CPUs)
+_CORE_TYPE_FIELDS = (
+    "model_name",
+    "threads_per_core",
+    "cores_per_socket",
+    "sockets",
+    "cores_per_cluster",
+    "clusters",
+)
+_OCR_MAX_TOKENS = 400
+_OCR_WINDOW = 8
+_CORE_NAMES = {
+    "architecture",
+    "cpus",
+    "online_cpus",
+    "sockets",
+    "threads_per_core",
+    "cores_per_socket",
+    "numa_nodes",
+}
+_SECTIONS = {"caches (sum of all)", "numa", "vulnerabilities", "virtualization features", "caches"}
+
+# OCR keys, normalised to letters and digits only, for fuzzy matching
+_OCR_KEYS = {
+    re.sub(r"[^a-z0-9]", "", k): k for k in [*_FIELDS, "l1d cache", "l1i cache", "l2 cache", "l3 cache"]
+}
+_OCR_KEYS.update(
+    {"stepping": "stepping", "model": "model", "cpufamily": "cpu family", "byteorder": "byte order"}
+)
+_OCR_KEYS.update({"cpuopmodes": "cpu op-mode(s)"})
+
+
+def _int(value: str) -> int | None:
+    value = value.strip()
+    return int(value) if _INT_RE.match(value) else None
+
+
+def expand_cpulist(text: str) -> list[int]:
+    """CPU list with lscpu's stride syntax (``0-62:2``); raises ValueError."""
+    cpus: set[int] = set()
+    text = (text or "").replace(" ", "")
+    budget = 4 * (MAX_CPU_ID + 1)  # "0-65535" repeated a million times must not cost 10^11 steps
+    for part in text.split(","):
+        if not part:
+            continue
+        step = 1
+        if ":" in part:
+            part, step_s = part.split(":", 1)
+            step = int(step_s)
+            if step < 1:
+                raise ValueError("bad stride")
+        if "-" in part:
+            lo_s, hi_s = part.split("-", 1)
+            lo, hi = int(lo_s), int(hi_s)
+        else:
+            lo = hi = int(part)
+        if lo > hi or hi > MAX_CPU_ID:
+            raise ValueError(f"bad CPU range {part!r}")
+        budget -= (hi - lo) // step + 1
+        if budget < 0:
+            raise ValueError("CPU list too long")
+        cpus.update(range(lo, hi + 1, step))
+    return sorted(cpus)
+
+
+# lscpu under a Chinese locale (util-linux zh_CN catalogue), as pasted in Chinese tickets
+_ZH_KEYS = {
+    "架构": "architecture",
+    "cpu 运行模式": "cpu op-mode(s)",
+    "字节序": "byte order",
+    "cpu": "cpu(s)",
+    "在线 cpu 列表": "on-line cpu(s) list",
+    "厂商 id": "vendor id",
+    "型号名称": "model name",
+    "cpu 系列": "cpu family",
+    "型号": "model",
+    "每个核的线程数": "thread(s) per core",
+    "每个座的核数": "core(s) per socket",
+    "座": "socket(s)",
+    "步进": "stepping",
+    "标记": "flags",
+    "超管理器厂商": "hypervisor vendor",
+    "虚拟化类型": "virtualization type",
+    "虚拟化": "virtualization",
+    "numa 节点": "numa node(s)",
+}
+_ZH_VALUES = {"完全": "full", "半": "para", "容器": "container"}
+_ZH_NODE = re.compile(r"^numa 节点(\d{1,5}) cpu$")
+_ZH_CACHE = re.compile(r"^(l\d[a-z]?) 缓存$")
+
+
+def _norm_key(key: str) -> str:
+    key = " ".join(key.strip().lower().split())
+    if key.isascii():
+        return key
+    m = _ZH_NODE.match(key)
+    if m:
+        return f"numa node{m.group(1)} cpu(s)"
+    m = _ZH_CACHE.match(key)
+    if m:
+        return f"{m.group(1)} cache"
+    return _ZH_KEYS.get(key, key)
+
+
+class _Builder:
+    """Collects (key, value, line) pairs into a CpuTopology."""
+
+    def __init__(self) -> None:
+        self.topo = CpuTopology()
+        self.core_types: list[dict[str, Any]] = []
+        self.recognised = 0
+        self.core_fields = 0  # counts and lists only lscpu prints
+        self.parse_section = False
+
+    def add(self, key: str, value: str, line: int | None, *, ocr: bool = False) -> None:
+        topo = self.topo
+        nkey = _norm_key(key)
+        value = value.strip()
+        if ocr:
+            nkey = _ocr_key(nkey)
+            if nkey is None:
+                return
+        m = _NODE_RE.match(nkey)
+        if m:
+            node = int(m.group(1))
+            try:
+                cpus = expand_cpulist(value)
+            except ValueError:
+                return
+            topo.numa_node_cpus[node] = cpus
+            if line is not None:
+                topo.lines[f"numa_node_cpus.{node}"] = line
+            self.recognised += 1
+            return
+        m = _CACHE_RE.match(nkey)
+        if m:
+            name = m.group(1)
+            name = name[0].upper() + name[1:]
+            if value and value != "-":
+                topo.caches[name] = value
+                if line is not None:
+                    topo.lines[f"caches.{name}"] = line
+                self.recognised += 1
+            return
+        name = _FIELDS.get(nkey)
+        if name is None:
+            return
+        self.recognised += 1
+        if name in _CORE_NAMES:
+            self.core_fields += 1
+        if name == "model_name":
+            # a repeated "Model name" starts the next core type (ARM big.LITTLE)
+            self.core_types.append({"model_name": value, "line": line})
+        elif name in _CORE_TYPE_FIELDS and self.core_types:
+            number = _int(value)
+            self.core_types[-1][name] = number if number is not None else value
+        if name in _INT_FIELDS:
+            number = _int(value)
+            if name in _TOP_FIELDS:
+                # the first value wins; core-type reconciliation happens in finish()
+                if getattr(topo, name) is None and number is not None:
+                    setattr(topo, name, number)
+            elif number is not None:
+                topo.extra.setdefault(name, number)
+        elif name == "online_cpus":
+            try:
+                topo.online_cpus = expand_cpulist(value)
+            except ValueError:
+                return
+        elif name == "flags":
+            if not topo.flags:
+                topo.flags = value.split()
+        elif name in _TOP_FIELDS:
+            if getattr(topo, name) is None and value and value != "-":
+                if ocr and name == "hypervisor_vendor":
+                    value = value.replace(" ", "")
+                if name == "hypervisor_vendor" and value.lower() == "vertical":
+                    # Some util-linux releases print "vertical" (an s390 dispatching
+                    # mode string) as the hypervisor of bare-metal x86 hosts (seed 004's
+                    # physical server). It names no hypervisor; keep it out of the
+                    # guest test but remember what was printed.
+                    topo.extra["hypervisor_vendor_raw"] = value
+                    return
+                if name == "virtualization_type":
+                    value = _ZH_VALUES.get(value, value)
+                if ocr and name == "virtualization_type":
+                    close = difflib.get_close_matches(
+                        value.lower(), ["full", "para", "container", "none"], 1, 0.6
+                    )
+                    value = close[0] if close else value
+                setattr(topo, name, value)
+        else:
+            topo.extra.setdefault(name, value)
+        if line is not None:
+            topo.lines.setdefault(name, line)
+
+    def finish(self) -> CpuTopology:
+        topo = self.topo
+        if len(self.core_types) > 1:
+            for entry in self.core_types:
+                line = entry.pop("line", None)
+                entry.setdefault("sockets", None)
+                if line is not None:
+                    entry["line"] = line
+            topo.core_types = self.core_types
+            topo.model_name = self.core_types[0].get("model_name")
+            for name in ("threads_per_core", "cores_per_socket", "sockets"):
+                values = {entry.get(name) for entry in self.core_types}
+                if len(values) == 1 and isinstance(next(iter(values)), int):
+                    setattr(topo, name, values.pop())
+                else:
+                    setattr(topo, name, None)
+        if topo.numa_nodes is None and topo.numa_node_cpus:
+            topo.numa_nodes = len(topo.numa_node_cpus)
+        if topo.cpus is None and topo.online_cpus:
+            topo.cpus = len(topo.online_cpus)
+        if self.recognised == 0:
+            raise ParseError("no lscpu fields found")
+        if not self.core_fields and not self.parse_section:
+            # /proc/cpuinfo and dmidecode share "model name"/"flags" keys with lscpu
+            # but carry none of its counts: refuse them rather than half-parse
+            raise ParseError("not lscpu output: no CPU(s), Architecture, Socket(s) or thread/core counts")
+        return topo
+
+
+@functools.lru_cache(maxsize=512)
+def _ocr_key(nkey: str) -> str | None:
+    squashed = re.sub(r"[^a-z0-9]", "", nkey)
+    if not squashed:
+        return None
+    m = re.match(r"^numanode(\d{1,5})(cpus?)?$", squashed)
+    if m:
+        return f"numa node{m.group(1)} cpu(s)"
+    if squashed in _OCR_KEYS:
+        return _OCR_KEYS[squashed]
+    close = difflib.get_close_matches(squashed, list(_OCR_KEYS), n=1, cutoff=0.75)
+    return _OCR_KEYS[close[0]] if close else None
+
+
+# ----------------------------------------------------------------- JSON form
+
+
+def _json_pairs(entries: Any, out: list[tuple[str, str]]) -> None:
+    if not isinstance(entries, list):
+        raise ParseError("lscpu -J: 'lscpu' is not a list")
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        field_name = entry.get("field")
+        data = entry.get("data")
+        if isinstance(field_name, str):
+            out.append((field_name.rstrip(":"), "" if data is None else str(data)))
+        if "children" in entry:
+            _json_pairs(entry["children"], out)
+
+
+def _parse_json(text: str) -> CpuTopology:
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"lscpu -J: invalid JSON: {exc}") from None
+    if not isinstance(doc, dict) or "lscpu" not in doc:
+        raise ParseError("lscpu -J: no 'lscpu' key")
+    pairs: list[tuple[str, str]] = []
+    _json_pairs(doc["lscpu"], pairs)
+    builder = _Builder()
+    lines = text.splitlines()
+    cursor = 0
+    for key, value in pairs:
+        # find the line holding this field, scanning forward (JSON keeps order)
+        needle = json.dumps(key + ":")
+        line_no = None
+        for idx in range(cursor, len(lines)):
+            if needle in lines[idx]:
+                line_no, cursor = idx + 1, idx + 1
+                break
+        builder.add(key, value, line_no)
+    return builder.finish()
+
+
+# ----------------------------------------------------------------- text form
+
+
+def _parse_section(lines: list[str], start: int, builder: _Builder) -> None:
+    """``lscpu --parse``: header ``# CPU,Core,Socket,Node,,L1d,...`` at ``start``."""
+    topo = builder.topo
+    header = [c.strip() for c in lines[start].lstrip("#").split(",")]
+    for col in header:
+        if re.match(r"^L\d[a-z]?$", col) and col not in topo.caches:
+            # size unknown: the --parse output only numbers the cache instances
+            topo.caches[col] = ""
+            topo.lines.setdefault(f"caches.{col}", start + 1)
+    if "CPU" not in header:
+        return
+    cpu_idx = header.index("CPU")
+    node_idx = header.index("Node") if "Node" in header else None
+    nodes: dict[int, list[int]] = {}
+    rows = 0
+    for line in lines[start + 1 :]:
+        if not line.strip() or line.startswith("#"):
+            break
+        cells = line.split(",")
+        if len(cells) <= cpu_idx:
+            continue
+        cpu = _int(cells[cpu_idx])
+        if cpu is None:
+            continue
+        rows += 1
+        if node_idx is not None and node_idx < len(cells):
+            node = _int(cells[node_idx])
+            if node is not None:
+                nodes.setdefault(node, []).append(cpu)
+    builder.recognised += 1
+    builder.parse_section = True
+    if topo.cpus is None and rows:
+        topo.cpus = rows
+        topo.lines["cpus"] = start + 1
+    if nodes and not topo.numa_node_cpus:
+        topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(nodes.items())}
+
+
+def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:
+    """(kind, line_no, key, value, value_col) with kind K (key only), KV, V (value only)."""
+    out = []
+    for idx, raw in enumerate(lines):
+        # full-width colon of the Chinese catalogue
+        line = raw.rstrip().replace("\uff1a", ":")
+        if not line.strip():
+            continue
+        m = _KEY_RE.match(line)
+        if m and re.search(r"[^\W_]", m.group(2)):
+            value = m.group(3) or ""
+            col = m.start(3) if m.group(3) is not None else len(line)
+            out.append(("KV" if value else "K", idx + 1, m.group(2), value, col))
+        else:
+            out.append(("V", idx + 1, "", line, 0))
+    return out
+
+
+def _parse_text(text: str) -> CpuTopology:
+    lines = text.splitlines()
+    builder = _Builder()
+    summary_end = len(lines)
+    parse_header = None
+    for idx, line in enumerate(lines):
+        if line.startswith("#"):
+            summary_end = min(summary_end, idx)
+            if parse_header is None and re.match(r"^#\s*CPU,", line):
+                parse_header = idx
+    tokens = _tokens(lines[:summary_end])
+    empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
+    with_value = [t for t in tokens if t[0] == "KV"]
+    # a real lscpu summary is well under 100 lines; the fuzzy OCR pairing is not
+    # meant for (and would be slow on) megabytes of key-only lines
+    if 4 <= len(empty_keys) <= _OCR_MAX_TOKENS and len(empty_keys) > len(with_value):
+        _pair_ocr(tokens, builder)
+    else:
+        _pair_plain(tokens, builder)
+    if parse_header is not None:
+        _parse_section(lines, parse_header, builder)
+    else:
+        for idx, line in enumerate(lines):
+            head = line.split()
+            if head[:1] == ["CPU"] and ("SOCKET" in head or "NODE" in head):
+                _parse_extended(lines, idx, builder)
+                break
+    return builder.finish()
+
+
+def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
+    """``lscpu -e``: ``CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE`` then one row per CPU."""
+    topo = builder.topo
+    header = lines[start].split()
+    for col in header:
+        for name in col.split(":"):
+            if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
+                topo.caches[name] = ""  # sizes are not in this table
+                topo.lines.setdefault(f"caches.{name}", start + 1)
+    cpus: list[int] = []
+    total = 0
+    nodes: dict[int, list[int]] = {}
+    sockets: set[str] = set()
+    cores: set[tuple[str, str]] = set()
+    for line in lines[start + 1 :]:
+        cells = line.split()
+        if len(cells) != len(header) or _int(cells[0]) is None:
+            break
+        row = dict(zip(header, cells, strict=True))
+        cpu = int(cells[0])
+        total += 1  # CPU(s) counts offline CPUs too
+        if row.get("ONLINE", "yes") != "yes":
+            continue
+        cpus.append(cpu)
+        node = _int(row.get("NODE", ""))
+        if node is not None:
+            nodes.setdefault(node, []).append(cpu)
+        if "SOCKET" in row:
+            sockets.add(row["SOCKET"])
+            if "CORE" in row:
+                cores.add((row["SOCKET"], row["CORE"]))
+    if not cpus:
+        return
+    builder.parse_section = True
+    builder.recognised += 1
+    if topo.cpus is None:
+        topo.cpus = total
+        topo.lines["cpus"] = start + 1
+    if not topo.online_cpus:
+        topo.online_cpus = sorted(cpus)
+    if nodes and not topo.numa_node_cpus:
+        topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(nodes.items())}
+    if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
+        topo.sockets = len(sockets)
+    if cores and topo.threads_per_core is None and len(cpus) % len(cores) == 0:
+        topo.threads_per_core = len(cpus) // len(cores)
+        if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
+            topo.cores_per_socket = len(cores) // len(sockets)
+
+
+def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
+    pending: list[Any] | None = None  # [key, value, line, value_col]
+    for kind, line_no, key, value, col in tokens:
+        if kind == "V":
+            if pending is not None and pending[3]:
+                # wrapped value: text continues at the value column (a wrap may split a word)
+                raw = value
+                cont = (
+                    raw[pending[3] :]
+                    if len(raw) > pending[3] and not raw[: pending[3]].strip()
+                    else raw.strip()
+                )
+                pending[1] += cont
+            continue
+        if pending is not None:
+            builder.add(pending[0], pending[1], pending[2])
+        pending = [key, value, line_no, col if value else 0]
+    if pending is not None:
+        builder.add(pending[0], pending[1], pending[2])
+
+
+def _pair_ocr(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
+    claimed: set[int] = set()
+    for pos, (kind, line_no, key, value, _col) in enumerate(tokens):
+        if kind == "KV":
+            builder.add(key, value, line_no, ocr=True)
+            continue
+        if kind != "K":
+            continue
+        pick = None
+        if pos + 1 < len(tokens) and tokens[pos + 1][0] == "V" and (pos + 1) not in claimed:
+            pick = pos + 1
+        else:
+            back = pos - 1
+            # OCR misplaces a value by a line or two, never by a screenful
+            while back >= max(0, pos - _OCR_WINDOW) and tokens[back][0] != "KV":
+                if tokens[back][0] == "V" and back not in claimed:
+                    pick = back
+                    break
+                back -= 1
+        if pick is None:
+            continue
+        claimed.add(pick)
+        builder.add(key, tokens[pick][3], tokens[pick][1], ocr=True)
+
+
+def _detect(head: str) -> bool:
+    if '"lscpu"' in head[:200]:
+        return True
+    has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构)[:：]", head, re.M) is not None
+    has_topo = (
+        re.search(r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数)[:：]", head, re.M) is not None
+    )
+    return has_cpus and has_topo
+
+
+@register(
+    "lscpu",
+    commands=(r"^lscpu(\s|$)",),
+    paths=(r"sos_commands/processor/lscpu$", r"lscpu(\.txt)?$", r"lscpu\.json$"),
+    detect=_detect,
+    priority=10,
+)
+def parse_lscpu(text: str) -> CpuTopology:
+    """Parse ``lscpu`` text or ``lscpu -J`` JSON into a CpuTopology.
+
+    Sample input (other accepted shapes in the module docstring)::
+
+        CPU(s):              96
+        Thread(s) per core:  2
+        Socket(s):           2
+        L3 cache:            33792K
+        NUMA node0 CPU(s):   0-95
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("empty lscpu output")
+    text = text.replace("\x00", "")
+    if text.lstrip().startswith("{"):
+        return _parse_json(text)
+    return _parse_text(text)

@@ -1,0 +1,542 @@
+"""MySQL / MariaDB / Percona Server: variables, server version and error logs.
+
+``SHOW GLOBAL VARIABLES`` is read in every form engineers paste:
+
+* the client's table (also ``mysqladmin variables``)::
+
+    +-------------------------+-----------+
+    | Variable_name           | Value     |
+    +-------------------------+-----------+
+    | innodb_buffer_pool_size | 134217728 |
+    +-------------------------+-----------+
+
+* tab-separated (``mysql -B``, ``-N``, or the client writing to a pipe)::
+
+    Variable_name	Value
+    innodb_buffer_pool_size	134217728
+
+* vertical (``\\G``)::
+
+    *************************** 1. row ***************************
+    Variable_name: innodb_buffer_pool_size
+            Value: 134217728
+
+The version parser reads ``Server version: 10.4.14-MariaDB-log MariaDB Server``,
+``mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL), Release 22)``,
+``SELECT VERSION()`` output and the error log's ``Version: '5.7.16' ...`` line.
+
+Error logs: ``2019-01-01T00:00:00.000000Z 0 [Note] InnoDB: ...`` (MySQL 5.7/8.0),
+``2022-07-26 11:38:32 0 [Note] InnoDB: ...`` (MariaDB), ``190101 12:00:00 [Note] ...``
+(5.5 and older) and syslog/journal lines of a mysqld program::
+
+    Jul 7 12:00:44 mysqld-3301[95109]: InnoDB: Initializing buffer pool, total size = 432G, ...
+    Jul 7 12:00:44 mysqld-3301[95109]: InnoDB: Setting NUMA memory policy to MPOL_INTERLEAVE
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+
+from collectors.facts import DatabaseFacts, DbEvent, ParseError
+from collectors.parsers import register
+
+# ------------------------------------------------------------------ result tables
+
+
+@dataclass
+class ResultTable:
+    """One client result set: lower-cased column names, rows of cell strings and the
+    1-based line of each row within the parsed text."""
+
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    row_lines: list[int] = field(default_factory=list)
+    header_line: int = 0
+
+
+_BORDER = re.compile(r"^\s*\+-[-+]*\s*$")
+_VERTICAL_SEP = re.compile(r"^\*{5,}\s*(\d+)\.\s*row\s*\*{5,}\s*$")
+_VERTICAL_FIELD = re.compile(r"^\s*([^:]+?):\s?(.*)$")
+
+
+def _split_bordered(line: str) -> list[str]:
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") else body
+    return [cell.strip() for cell in body.split("|")]
+
+
+def parse_result_tables(text: str) -> list[ResultTable]:
+    """Every ``+---+`` bordered or ``\\G`` vertical result set in ``text``.
+
+    A bordered table starts at a border line followed by a ``| col | col |`` header;
+    rows whose cell count differs from the header (a value that itself contains
+    ``|``) keep the header's first columns and join the rest into the last one.
+    """
+    tables: list[ResultTable] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _BORDER.match(line) and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|"):
+            columns = [c.lower() for c in _split_bordered(lines[i + 1])]
+            table = ResultTable(columns=columns, header_line=i + 2)
+            i += 2
+            while i < len(lines):
+                row = lines[i]
+                if _BORDER.match(row):
+                    i += 1
+                    # the closing border is followed by "N rows in set" or the next prompt
+                    if i < len(lines) and not lines[i].lstrip().startswith("|"):
+                        break
+                    continue
+                if not row.lstrip().startswith("|"):
+                    break
+                cells = _split_bordered(row)
+                if len(cells) > len(columns) > 0:
+                    cells = [*cells[: len(columns) - 1], " | ".join(cells[len(columns) - 1 :])]
+                elif len(cells) < len(columns):
+                    cells += [""] * (len(columns) - len(cells))
+                table.rows.append(cells)
+                table.row_lines.append(i + 1)
+                i += 1
+            tables.append(table)
+            continue
+        if _VERTICAL_SEP.match(line.strip()):
+            table = ResultTable(columns=[], header_line=i + 1)
+            while i < len(lines) and _VERTICAL_SEP.match(lines[i].strip()):
+                record: dict[str, str] = {}
+                first_line = i + 2
+                i += 1
+                while i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
+                    m = _VERTICAL_FIELD.match(lines[i])
+                    if not m or re.match(r"^\d+ rows? in set|^Empty set", lines[i].strip()):
+                        break
+                    record[m.group(1).strip().lower()] = m.group(2).strip()
+                    i += 1
+                for name in record:
+                    if name not in table.columns:
+                        table.columns.append(name)
+                table.rows.append([record.get(c, "") for c in table.columns])
+                table.row_lines.append(first_line)
+                if i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
+                    break
+            # rows read before a later record introduced a column get padded
+            for row in table.rows:
+                row += [""] * (len(table.columns) - len(row))
+            tables.append(table)
+            continue
+        i += 1
+    return tables
+
+
+def table_records(table: ResultTable) -> list[tuple[dict[str, str], int]]:
+    return [
+        (dict(zip(table.columns, row, strict=False)), ln)
+        for row, ln in zip(table.rows, table.row_lines, strict=True)
+    ]
+
+
+# ------------------------------------------------------------------ kind & version
+
+
+def classify(version: str | None, comment: str | None = None) -> str | None:
+    """mysql / mariadb / percona from ``version`` and ``version_comment``."""
+    blob = f"{version or ''} {comment or ''}".lower()
+    if not blob.strip():
+        return None
+    if "mariadb" in blob:
+        return "mariadb"
+    if "percona" in blob:
+        return "percona"
+    return "mysql"
+
+
+# ------------------------------------------------------------------ variables
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_SPACE_ROW = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?:\s+(.*?))?\s*$")
+
+
+def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int]]:
+    values: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for table in parse_result_tables(text):
+        cols = table.columns
+        if "variable_name" in cols and "value" in cols:
+            name_i, value_i = cols.index("variable_name"), cols.index("value")
+        elif len(cols) == 2 and cols[0].startswith("@@"):
+            # SELECT @@innodb_numa_interleave: the header names the variable
+            name = cols[0][2:].removeprefix("global.").removeprefix("session.")
+            if table.rows:
+                values[name] = table.rows[0][0]
+                lines[name] = table.row_lines[0]
+            continue
+        else:
+            continue
+        for row, ln in zip(table.rows, table.row_lines, strict=True):
+            name = row[name_i].strip().lower()
+            if _NAME.match(name):
+                values[name] = row[value_i]
+                lines[name] = ln
+    return values, lines
+
+
+def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int]]:
+    values: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    tabbed = "\t" in text
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if tabbed:
+            if "\t" not in line:
+                # a tab-separated dump has no other lines; a long value wrapped by a
+                # terminal continues the previous one
+                continue
+            name, _, value = line.partition("\t")
+        else:
+            m = _SPACE_ROW.match(line.strip())
+            if not m:
+                continue
+            name, value = m.group(1), m.group(2) or ""
+        name = name.strip().lower()
+        if name == "variable_name" or not _NAME.match(name):
+            continue
+        values[name] = value.strip()
+        lines[name] = number
+    return values, lines
+
+
+def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
+    version = values.get("version") or None
+    facts = DatabaseFacts(
+        kind=classify(version, values.get("version_comment")),
+        version=version,
+        variables=values,
+        lines=dict(lines),
+    )
+    return facts
+
+
+@register(
+    "mysql_variables",
+    commands=(
+        r"(?i)\bshow\s+(global\s+|session\s+)?variables\b",
+        r"mysqladmin\b.*\bvariables\b",
+    ),
+    paths=(
+        r"mysql-variables$",
+        r"(?i)show_global_variables[^/]*$",
+        r"sos_commands/mysql/mysqladmin_-uroot_-pXXX_variables$",
+    ),
+    detect=lambda head: bool(
+        re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
+        or re.search(r"^Variable_name\tValue\s*$", head, re.M)
+        or re.search(r"^\s*Variable_name:\s*\w+\s*\n\s*Value:", head, re.M)
+        or re.search(r"^(auto_increment_increment|autocommit|basedir|back_log)\t", head, re.M)
+    ),
+    priority=10,
+)
+def parse_mysql_variables(text: str) -> DatabaseFacts:
+    """Server variables (lower-case names), version and kind from SHOW GLOBAL VARIABLES.
+
+    >>> f = parse_mysql_variables("version\\t10.4.14-MariaDB-log\\ninnodb_buffer_pool_size\\t134217728\\n")
+    >>> (f.kind, f.version, f.variables["innodb_buffer_pool_size"])
+    ('mariadb', '10.4.14-MariaDB-log', '134217728')
+    """
+    values, lines = _variables_from_tables(text)
+    if not values:
+        empty = re.search(r"^\s*Empty set \(", text, re.M)
+        if empty:
+            # e.g. SHOW GLOBAL VARIABLES LIKE '%numa%' on MariaDB 10.4: a valid answer
+            # ("no such variable") and exactly the evidence that the server lacks it.
+            # It says nothing about other variables, so the result is simply empty.
+            return _finish({}, {"empty_set": text.count("\n", 0, empty.start()) + 1})
+        values, lines = _variables_from_plain(text)
+    if not values:
+        raise ParseError("no server variables found")
+    # A handful of names could be any "word value" prose; a variables dump has many
+    # known names, a single SELECT @@x has its one.
+    known = {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
+    if len(values) < 3 and not (known & values.keys()) and not any(k.startswith("innodb_") for k in values):
+        raise ParseError("text does not look like server variables")
+    return _finish(values, lines)
+
+
+# ------------------------------------------------------------------ version
+
+_VERSION_PATTERNS = (
+    # mysql client banner: "Server version: 10.4.14-MariaDB-log MariaDB Server"
+    re.compile(r"(?i)\bserver\s+version\s*:\s*(?P<version>\d+\.\d+[\w.+~-]*)(?P<comment>[^\n。]*)"),
+    # mysqld --version: "mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL), Release 22)"
+    re.compile(r"\b(?:mysqld|mariadbd)(?:\.exe)?\s+Ver\s+(?P<version>\d+\.\d+[\w.+~-]*)(?P<comment>[^\n]*)"),
+    # error log: "Version: '5.7.16'  socket: '/var/lib/mysql/mysql.sock'  port: 3306  MySQL Community ..."
+    re.compile(r"\bVersion:\s*'(?P<version>\d+\.\d+[^']*)'(?P<comment>[^\n]*)"),
+    # MariaDB start-up: "Starting MariaDB 10.11.19-MariaDB-0+deb12u1 source revision ..."
+    re.compile(r"\bStarting MariaDB (?P<version>\d+\.\d+[\w.+~-]*)(?P<comment>)"),
+    # MySQL 8 start-up: "/usr/sbin/mysqld (mysqld 8.0.32) starting as process 1"
+    re.compile(r"\(mysqld (?P<version>\d+\.\d+[\w.+~-]*)\)(?P<comment>[^\n]*)"),
+)
+
+
+def _find_version(text: str) -> tuple[str, str, int] | None:
+    for pattern in _VERSION_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return m.group("version"), m.group("comment").strip(), text.count("\n", 0, m.start()) + 1
+    return None
+
+
+@register(
+    "mysql_version",
+    commands=(
+        r"(?i)\bselect\s+(version\(\)|@@(global\.)?version\b)",
+        r"\b(mysqld|mariadbd)\s+(-V|--version)\b",
+    ),
+    detect=lambda head: bool(
+        len(head) < 2000
+        and (
+            re.search(r"(?i)^\s*Server version:\s*\d", head, re.M)
+            or re.search(r"\b(mysqld|mariadbd)\s+Ver\s+\d", head)
+            or re.search(r"^\|\s*(VERSION\(\)|@@version)\s*\|", head, re.M)
+        )
+    ),
+    priority=5,
+)
+def parse_mysql_version(text: str) -> DatabaseFacts:
+    """Server kind and version from a version string.
+
+    >>> f = parse_mysql_version("Server version: 10.4.14-MariaDB-log MariaDB Server")
+    >>> (f.kind, f.version)
+    ('mariadb', '10.4.14-MariaDB-log')
+    >>> parse_mysql_version("mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL))").kind
+    'percona'
+    """
+    found = _find_version(text)
+    if found is None:
+        for table in parse_result_tables(text):
+            if (
+                table.columns
+                and table.columns[0] in ("version()", "@@version", "@@global.version")
+                and table.rows
+            ):
+                found = (table.rows[0][0], "", table.row_lines[0])
+                break
+    if found is None:
+        # tab-separated "VERSION()\n10.11.19-MariaDB-0+deb12u1" or a bare -N value
+        plain = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if plain and plain[0].lower() in ("version()", "@@version", "@@global.version"):
+            plain = plain[1:]
+        if len(plain) == 1 and re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
+            number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
+            found = (plain[0], "", number)
+    if found is None:
+        raise ParseError("no MySQL/MariaDB server version string")
+    version, comment, line = found
+    return DatabaseFacts(kind=classify(version, comment), version=version, lines={"version": line})
+
+
+# ------------------------------------------------------------------ error log
+
+_ISO = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})[T ]\s*(?P<time>\d{1,2}:\d{2}:\d{2})(?P<frac>\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"\s+(?:(?P<thread>\d+)\s+)?(?:\[(?P<level>[A-Za-z]+)\]\s*)?(?:\[MY-\d+\]\s*\[\w+\]\s*)?(?P<msg>.*)$"
+)
+_OLD = re.compile(
+    r"^(?P<date>\d{6})\s+(?P<time>\d{1,2}:\d{2}:\d{2})\s+(?:(?P<thread>\d+)\s+)?(?:\[(?P<level>[A-Za-z]+)\]\s*)?(?P<msg>.*)$"
+)
+_MONTHS = {m: i for i, m in enumerate(calendar.month_abbr) if m}
+_SYSLOG = re.compile(
+    r"^(?:\S+\s+)?(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s+(?P<time>\d{2}:\d{2}:\d{2})\s+"
+    r"(?:(?P<host>[^\s\[\]:]+)\s+)?(?P<prog>[\w./-]+)(?:\[(?P<pid>\d+)\])?:\s*(?P<msg>.*)$"
+)
+_DB_PROGRAM = re.compile(r"(?i)mysql|mariadb|percona")
+_LEVEL_NAMES = {"warning": "Warning", "note": "Note", "error": "ERROR", "system": "System"}
+
+_BP_INIT = re.compile(
+    r"Initializing buffer pool,\s*(?:total\s+)?size\s*=\s*(?P<size>[\d.]+\s*[KMGTP]?)"
+    r"(?:,\s*instances\s*=\s*(?P<instances>\d+))?(?:,\s*chunk size\s*=\s*(?P<chunk>[\d.]+\s*[KMGTP]?))?",
+    re.IGNORECASE,
+)
+_BP_SIZE_MARIADB = re.compile(r"innodb_buffer_pool_size=(?P<size>\d+[kmgtp]?)\b", re.IGNORECASE)
+_NUMA_POLICY = re.compile(r"Setting NUMA memory policy to (?P<policy>MPOL_\w+)")
+_BP_READY = re.compile(r"Completed initialization of buffer pool")
+_SIGNAL = re.compile(r"mysqld got signal (?P<signal>\d+)")
+_READY = re.compile(r"ready for connections")
+_SHUTDOWN = re.compile(r"Shutdown complete")
+
+
+def size_to_bytes(text: str) -> int | None:
+    """``432G`` / ``128.0M`` / ``128.000000M`` / ``8388608m`` / ``134217728`` to bytes."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([KMGTPkmgtp]?)\s*", text or "")
+    if not m:
+        return None
+    try:
+        number = float(m.group(1))
+    except ValueError:
+        return None
+    power = " KMGTP".index(m.group(2).upper()) if m.group(2) else 0
+    return round(number * 1024**power)
+
+
+def _seconds_iso(date: str, time: str, frac: str | None) -> float:
+    y, mo, d = (int(x) for x in date.split("-"))
+    h, mi, s = (int(x) for x in time.split(":"))
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and s < 62):
+        raise ValueError("out of range")
+    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + (float(frac) if frac else 0.0)
+
+
+def _classify_message(msg: str) -> tuple[str, dict] | None:
+    m = _BP_INIT.search(msg)
+    if m:
+        size_text = m.group("size").replace(" ", "")
+        data: dict = {"size_text": size_text, "size_bytes": size_to_bytes(size_text)}
+        if m.group("instances"):
+            data["instances"] = int(m.group("instances"))
+        if m.group("chunk"):
+            chunk = m.group("chunk").replace(" ", "")
+            data["chunk_size"] = chunk
+            data["chunk_size_bytes"] = size_to_bytes(chunk)
+        return "buffer_pool_init", data
+    m = _BP_SIZE_MARIADB.search(msg)
+    if m and "InnoDB" in msg:
+        return "buffer_pool_init", {
+            "size_text": m.group("size"),
+            "size_bytes": size_to_bytes(m.group("size")),
+        }
+    m = _NUMA_POLICY.search(msg)
+    if m:
+        return "numa_policy", {"policy": m.group("policy")}
+    if _BP_READY.search(msg):
+        return "buffer_pool_ready", {}
+    m = _SIGNAL.search(msg)
+    if m:
+        return "crash", {"signal": int(m.group("signal"))}
+    if _READY.search(msg):
+        return "ready", {}
+    if _SHUTDOWN.search(msg):
+        return "shutdown", {}
+    return None
+
+
+def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEvent) -> None:
+    """The latest start-up's version wins (a log spans upgrades). MariaDB names the
+    version twice per start-up (``Starting MariaDB`` and ``Version:``): a repeat of
+    the same version is an event again only after a ``Shutdown complete``."""
+    version, comment, _ = found
+    last = next((e for e in reversed(facts.events) if e.kind in ("version", "shutdown")), None)
+    if last is None or last.kind == "shutdown" or last.data.get("version") != version:
+        event.data = {"version": version}
+        facts.events.append(event)
+    facts.version, facts.kind = version, classify(version, comment) or facts.kind
+    facts.lines["version"] = event.line or 0
+
+
+@register(
+    "mysql_error_log",
+    commands=(
+        r"(?i)\b(cat|tail|head|less|more|grep)\b.*(\.err\b|/var/log/\S*(mysql|mariadb)|(mysql|mariadb)\S*\.log\b)",
+        r"(?i)journalctl\b.*(mysql|mariadb)",
+    ),
+    paths=(
+        r"var/log/(mysql|mariadb)/[^/]*\.(log|err)$",
+        r"var/log/mysqld?\.log$",
+        r"var/lib/mysql/[^/]*\.err$",
+    ),
+    detect=lambda head: bool(
+        re.search(r"^\S*\s*\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
+        or re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
+        or re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
+    ),
+    priority=5,
+)
+def parse_mysql_error_log(text: str) -> DatabaseFacts:
+    """Events and ``[Warning]``/``[Note]``/``[ERROR]`` line counts from a mysqld log.
+
+    Events: ``buffer_pool_init`` (``size_bytes``, ``size_text``, ``instances``,
+    ``chunk_size``), ``numa_policy`` (``policy``), ``buffer_pool_ready``, ``version``,
+    ``ready``, ``shutdown``, ``crash`` and ``error`` (one per ``[ERROR]`` line). ``seconds`` is
+    comparable within one log; syslog lines carry no year, so a month that goes
+    backwards is taken as the next year.
+
+    >>> log = parse_mysql_error_log(
+    ...     "Jul 7 12:00:44 mysqld-3301[95109]: InnoDB: Setting NUMA memory policy to MPOL_INTERLEAVE\\n"
+    ...     "Jul 7 12:08:04 mysqld-3301[95109]: InnoDB: Setting NUMA memory policy to MPOL_DEFAULT\\n")
+    >>> log.events[1].seconds - log.events[0].seconds
+    440.0
+    """
+    facts = DatabaseFacts(log_counts={"Warning": 0, "Note": 0, "ERROR": 0})
+    recognised = 0
+    syslog_year, last_month = 2000, 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        stamp: str | None = None
+        seconds: float | None = None
+        level: str | None = None
+        msg: str | None = None
+        try:
+            m = _ISO.match(line)
+            if m:
+                stamp = f"{m.group('date')}T{m.group('time')}{m.group('frac') or ''}"
+                seconds = _seconds_iso(m.group("date"), m.group("time"), m.group("frac"))
+                level, msg = m.group("level"), m.group("msg")
+            elif (m := _OLD.match(line)) is not None:
+                dd = m.group("date")
+                date = f"20{dd[0:2]}-{dd[2:4]}-{dd[4:6]}"
+                stamp = f"{date}T{m.group('time')}"
+                seconds = _seconds_iso(date, m.group("time"), None)
+                level, msg = m.group("level"), m.group("msg")
+            elif (m := _SYSLOG.match(line)) is not None and m.group("mon") in _MONTHS:
+                if not _DB_PROGRAM.search(m.group("prog")):
+                    continue
+                month = _MONTHS[m.group("mon")]
+                if month < last_month:
+                    syslog_year += 1
+                last_month = month
+                stamp = f"{m.group('mon')} {m.group('day')} {m.group('time')}"
+                seconds = _seconds_iso(
+                    f"{syslog_year}-{month:02d}-{int(m.group('day')):02d}", m.group("time"), None
+                )
+                msg = m.group("msg")
+                inner = _ISO.match(msg)  # mysqld's own timestamped line inside the journal
+                if inner:
+                    level, msg = inner.group("level"), inner.group("msg")
+        except ValueError:
+            continue  # a timestamp out of range is not a log line
+        if msg is None:
+            found = _find_version(line)
+            if found and line.startswith("Version:"):
+                recognised += 1
+                _note_version(facts, found, DbEvent(kind="version", message=line, line=number))
+            elif _SIGNAL.search(line):
+                facts.events.append(DbEvent(kind="crash", message=line, data={}, line=number))
+                recognised += 1
+            continue
+        recognised += 1
+        if level:
+            key = _LEVEL_NAMES.get(level.lower(), level)
+            facts.log_counts[key] = facts.log_counts.get(key, 0) + 1
+        found = _find_version(msg)
+        if found:
+            event = DbEvent(kind="version", timestamp=stamp, seconds=seconds, message=msg, line=number)
+            _note_version(facts, found, event)
+        classified = _classify_message(msg)
+        if classified:
+            kind, data = classified
+            facts.events.append(
+                DbEvent(kind=kind, timestamp=stamp, seconds=seconds, message=msg, data=data, line=number)
+            )
+            facts.lines.setdefault(kind, number)
+        elif level and level.upper() == "ERROR":
+            facts.events.append(
+                DbEvent(kind="error", timestamp=stamp, seconds=seconds, message=msg, line=number)
+            )
+    if recognised == 0:
+        raise ParseError("no mysqld log lines (timestamped [Note]/[Warning]/[ERROR] or mysqld syslog lines)")
+    return facts

@@ -1,0 +1,58 @@
+"""``/sys/devices/system/node/nodeN/meminfo`` -> :class:`NodeMeminfo`.
+
+Sample input (one or several nodes in one text, e.g. ``cat node*/meminfo``)::
+
+    Node 1 MemTotal:      402653184 kB
+    Node 1 MemFree:      342521148 kB
+    Node 1 MemUsed:      60132036 kB
+    Node 1 FilePages:     984720 kB
+    Node 1 HugePages_Total: 0
+
+Values are kB except ``HugePages_*`` (page counts), keys as printed. Other
+lines (shell prompts, ``cat`` commands) are ignored. ``lines`` keys:
+``N.Key`` (e.g. ``1.MemTotal``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import NodeMeminfo, ParseError
+from collectors.parsers import register
+
+_LINE = re.compile(r"^\s*Node\s+(\d{1,6})\s+([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$")
+
+
+def _detect(head: str) -> bool:
+    return re.search(r"^\s*Node\s+\d+\s+MemTotal:\s+\d+", head, re.M) is not None
+
+
+@register(
+    "node_meminfo",
+    commands=(r"cat\s+/sys/devices/system/node/node\d+/meminfo",),
+    paths=(r"node/node\d+/meminfo$",),
+    detect=_detect,
+    priority=20,
+)
+def parse_node_meminfo(text: str) -> NodeMeminfo:
+    """Parse per-node meminfo lines, one or several nodes.
+
+    Sample input::
+
+        Node 1 MemTotal:      402653184 kB
+        Node 1 MemFree:      342521148 kB
+        Node 1 MemUsed:      60132036 kB
+    """
+    if not isinstance(text, str):
+        raise ParseError("node meminfo: not text")
+    out = NodeMeminfo()
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _LINE.match(line)
+        if not m:
+            continue
+        node, key, value = int(m.group(1)), m.group(2), int(m.group(3))
+        out.nodes.setdefault(node, {})[key] = value
+        out.lines[f"{node}.{key}"] = idx
+    if not out.nodes:
+        raise ParseError("no 'Node N Key: value' lines found")
+    return out

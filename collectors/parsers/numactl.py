@@ -1,0 +1,125 @@
+"""``numactl -H`` / ``numactl --hardware`` (optionally followed by ``numactl --show``)
+-> :class:`NumactlHardware`.
+
+Sample input::
+
+    available: 2 nodes (0-1)
+    node 0 cpus: 0 2 4 6 8 10
+    node 0 size: 32722 MB
+    node 0 free: 24803 MB
+    node 1 cpus: 1 3 5 7 9 11
+    node 1 size: 32768 MB
+    node 1 free: 28378 MB
+    node distances:
+    node   0   1
+      0:  10  20
+      1:  20  10
+    policy: default
+    preferred node: current
+
+Lines that are none of these (a shell prompt, prose around a pasted block) are
+ignored. ``lines`` keys: ``available``, ``node.N.cpus``, ``node.N.size``,
+``node.N.free``, ``distances``, ``policy``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import NumactlHardware, NumaNode, ParseError
+from collectors.parsers import register
+
+_AVAILABLE = re.compile(r"^\s*available:\s*(\d{1,6})\s+nodes?\b")
+# values are stripped in code: a lazy group before "\s*$" backtracks quadratically on long blank runs
+_NODE = re.compile(r"^\s*node\s+(\d{1,6})\s+(cpus|size|free):(.*)$")
+_MEM = re.compile(r"^(\d{1,15})\s*(kB|KB|MB|GB)?$")
+_DIST_HEADER = re.compile(r"^\s*node(\s+\d{1,6})+\s*$")
+_DIST_ROW = re.compile(r"^\s*(\d{1,6}):((\s+\d{1,6})+)\s*$")
+_POLICY = re.compile(r"^\s*policy:\s*(\S+)")
+_UNIT_MB = {None: 1.0, "MB": 1.0, "kB": 1 / 1024, "KB": 1 / 1024, "GB": 1024.0}
+
+
+def _mb(value: str) -> int | None:
+    m = _MEM.match(value)
+    if not m:
+        return None
+    return int(int(m.group(1)) * _UNIT_MB[m.group(2)])
+
+
+def _detect(head: str) -> bool:
+    return re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None
+
+
+@register(
+    "numactl_hardware",
+    commands=(r"^numactl\s+(-H|--hardware)",),
+    paths=(r"sos_commands/numa/numactl_--hardware", r"numactl_-H"),
+    detect=_detect,
+    priority=10,
+)
+def parse_numactl_hardware(text: str) -> NumactlHardware:
+    """Parse ``numactl -H`` (optionally followed by ``numactl --show``).
+
+    Sample input::
+
+        available: 2 nodes (0-1)
+        node 0 cpus: 0 2 4 6 8 10
+        node 0 size: 32722 MB
+        node 0 free: 24803 MB
+        node distances:
+        node   0   1
+          0:  10  20
+    """
+    if not isinstance(text, str):
+        raise ParseError("numactl -H: not text")
+    out = NumactlHardware()
+    in_distances = False
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _AVAILABLE.match(line)
+        if m:
+            out.available = int(m.group(1))
+            out.lines["available"] = idx
+            continue
+        m = _NODE.match(line)
+        if m:
+            node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
+            node = out.nodes.setdefault(node_id, NumaNode(node=node_id))
+            if what == "cpus":
+                cpus = [
+                    int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6
+                ]
+                node.cpus = cpus
+            elif what == "size":
+                node.size_mb = _mb(value)
+            else:
+                node.free_mb = _mb(value)
+            out.lines[f"node.{node_id}.{what}"] = idx
+            continue
+        if line.strip().startswith("node distances"):
+            in_distances = True
+            out.lines["distances"] = idx
+            continue
+        if in_distances:
+            if _DIST_HEADER.match(line):
+                out.distance_nodes = [int(tok) for tok in line.split()[1:]]
+                continue
+            m = _DIST_ROW.match(line)
+            if m:
+                out.distances.append([int(tok) for tok in m.group(2).split()])
+                continue
+            in_distances = False
+        m = _POLICY.match(line)
+        if m:
+            out.policy = m.group(1)
+            out.lines["policy"] = idx
+    if out.available is None and not out.nodes:
+        if "No NUMA available" in text:
+            raise ParseError("numactl reports no NUMA support on this system")
+        raise ParseError("not numactl --hardware output (no 'available:' line and no nodes)")
+    if out.distances and len(out.distance_nodes) != len(out.distances):
+        # keep the matrix square and labelled; a torn paste is better dropped than misread
+        if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
+            out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
+        else:
+            out.distance_nodes, out.distances = [], []
+    return out

@@ -1,0 +1,101 @@
+"""``ping`` output (iputils, busybox, BSD/macOS), with or without the summary.
+
+::
+
+    PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.
+    64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=1.07 ms
+    64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=1.06 ms
+
+    --- 10.0.0.2 ping statistics ---
+    2 packets transmitted, 2 received, 0% packet loss, time 1001ms
+    rtt min/avg/max/mdev = 1.060/1.065/1.070/0.005 ms
+
+busybox prints ``round-trip min/avg/max = 0.042/0.089/0.177 ms``. Pastes often stop
+after the replies; then min/avg/max come from the replies, and the average is rounded
+half-up to 2 decimals (the precision iputils prints per reply), so replies of
+1.07, 1.06, 1.06, 1.06, 1.07, 1.07, 1.07 ms give ``rtt_avg_ms == 1.07``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_HALF_UP, Decimal
+
+from collectors.facts import ParseError, PingResult
+from collectors.parsers import register
+
+_HEADER = re.compile(r"^PING\s+(?P<target>\S+)")
+_REPLY = re.compile(r"\bbytes from\b.*?\btime\s*(?P<op>[=<])\s*(?P<ms>\d+(?:\.\d+)?)\s*ms\b")
+_TRANSMIT = re.compile(
+    r"(?P<tx>\d+)\s+packets transmitted,\s*(?P<rx>\d+)\s+(?:packets\s+)?received"
+    r"(?:,\s*\+\d+\s+\w+)*(?:,\s*(?P<loss>\d+(?:\.\d+)?)%\s+packet loss)?"
+)
+_SUMMARY = re.compile(
+    r"^(?:rtt|round-trip)\s+min/avg/max(?:/(?:mdev|stddev))?\s*=\s*"
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*ms"
+)
+
+
+def _round2(value: float) -> float:
+    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _float(text: str, number: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseError(f"bad number {text!r}", line=number) from None
+    if not math.isfinite(value):
+        raise ParseError(f"number out of range {text[:20]!r}", line=number)
+    return value
+
+
+@register(
+    "ping",
+    commands=(r"^ping6?\b",),
+    detect=lambda head: bool(
+        re.search(r"^PING\s+\S+", head, re.M) and re.search(r"bytes from|packets transmitted", head)
+    ),
+    priority=10,
+)
+def parse_ping(text: str) -> PingResult:
+    """Target, packet counts, loss and RTT statistics in milliseconds.
+
+    >>> r = parse_ping("64 bytes from h: time=1.07 ms\\n64 bytes from h: time=1.06 ms")
+    >>> (r.received, r.rtt_avg_ms, r.rtt_min_ms, r.rtt_max_ms)
+    (2, 1.07, 1.06, 1.07)
+    """
+    out = PingResult()
+    summary = False
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if (m := _HEADER.match(line)) and out.target is None:
+            out.target = m.group("target")
+            out.lines["target"] = number
+        elif m := _REPLY.search(line):
+            out.replies_ms.append(_float(m.group("ms"), number))
+            out.lines.setdefault("replies_ms", number)
+        elif m := _TRANSMIT.search(line):
+            out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
+            if m.group("loss") is not None:
+                out.loss_pct = _float(m.group("loss"), number)
+            out.lines["transmitted"] = out.lines["loss_pct"] = number
+        elif m := _SUMMARY.match(line):
+            summary = True
+            out.rtt_min_ms = _float(m.group("min"), number)
+            out.rtt_avg_ms = _float(m.group("avg"), number)
+            out.rtt_max_ms = _float(m.group("max"), number)
+            if m.group("mdev"):
+                out.rtt_mdev_ms = _float(m.group("mdev"), number)
+            out.lines["rtt_avg_ms"] = number
+    if not summary and out.replies_ms:
+        out.rtt_min_ms = min(out.replies_ms)
+        out.rtt_max_ms = max(out.replies_ms)
+        out.rtt_avg_ms = _round2(sum(out.replies_ms) / len(out.replies_ms))
+        out.lines["rtt_avg_ms"] = out.lines["replies_ms"]
+        if out.received is None:
+            out.received = len(out.replies_ms)
+    if not summary and not out.replies_ms and out.transmitted is None:
+        raise ParseError("no ping replies or statistics")
+    return out

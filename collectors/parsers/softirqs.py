@@ -1,0 +1,69 @@
+"""``/proc/softirqs`` -> :class:`Softirqs`.
+
+Sample input::
+
+                        CPU0       CPU1
+              HI:          7          1
+           TIMER:     424191     108342
+          NET_TX:       2301       2430
+          NET_RX:      43066     104508
+
+Row name -> one count per CPU column. ``lines`` keys: the row names and
+``header``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import Interrupts, ParseError, Softirqs
+from collectors.parsers import register
+from collectors.parsers.interrupts import parse_counter_table
+
+# the kernel's softirq vectors (include/linux/interrupt.h)
+SOFTIRQ_NAMES = {
+    "HI",
+    "TIMER",
+    "NET_TX",
+    "NET_RX",
+    "BLOCK",
+    "BLOCK_IOPOLL",
+    "IRQ_POLL",
+    "TASKLET",
+    "SCHED",
+    "HRTIMER",
+    "RCU",
+}
+
+
+def _detect(head: str) -> bool:
+    return (
+        re.search(r"^\s*CPU0\b", head, re.M) is not None and re.search(r"^\s*NET_RX:", head, re.M) is not None
+    )
+
+
+@register(
+    "softirqs",
+    commands=(r"cat\s+/proc/softirqs",),
+    paths=(r"proc/softirqs$",),
+    detect=_detect,
+    priority=10,
+)
+def parse_softirqs(text: str) -> Softirqs:
+    """Parse ``/proc/softirqs``.
+
+    Sample input::
+
+                            CPU0       CPU1
+                  HI:          7          1
+              NET_RX:      43066     104508
+    """
+    if not isinstance(text, str):
+        raise ParseError("softirqs: not text")
+    table = Interrupts()
+    parse_counter_table(text, table)
+    if not table.rows:
+        raise ParseError("no softirq rows after the CPU header")
+    if not SOFTIRQ_NAMES & set(table.rows):
+        raise ParseError("no softirq names (HI, TIMER, NET_RX, ...): this is not /proc/softirqs")
+    return Softirqs(cpus=table.cpus, rows=table.rows, lines=table.lines)

@@ -1,0 +1,74 @@
+"""``sysctl -a`` output and sysctl.conf / sysctl.d files -> :class:`Sysctl`.
+
+Sample input::
+
+    # /etc/sysctl.d/99-numa.conf
+    vm.zone_reclaim_mode = 0
+    kernel.numa_balancing=1
+    ; a comment in the older style
+    -net.ipv4.conf.all.rp_filter = 1
+    sysctl: permission denied on key 'fs.protected_regular'
+
+Comments (``#``, ``;``), blank lines, ``sysctl:`` error lines and any line
+without ``=`` are skipped. A leading ``-`` (systemd's "ignore errors") is
+dropped from the key. Values are kept as raw strings with inner whitespace
+(``kernel.printk = 4\\t4\\t1\\t7``); a key that appears twice keeps the last
+value, as sysctl itself would. ``lines`` keys: the sysctl names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import ParseError, Sysctl
+from collectors.parsers import register
+
+# the value is trimmed in code: a lazy group before "\s*$" backtracks quadratically on long blank runs
+_LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200}?)\s*=(.*)$")
+
+
+def _detect(head: str) -> bool:
+    hits = re.findall(r"^(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=", head, re.M)
+    return len(hits) >= 3
+
+
+@register(
+    "sysctl",
+    commands=(r"^sysctl\s+(-a|--all|-A)", r"cat\s+\S*sysctl(\.conf|\.d/\S+)"),
+    paths=(
+        r"sos_commands/kernel/sysctl_-a",
+        r"sysctl\.conf$",
+        r"sysctl\.d/.*\.conf$",
+        r"(^|/)sysctl(_-a)?(\.txt)?$",
+    ),
+    detect=_detect,
+    priority=5,
+)
+def parse_sysctl(text: str) -> Sysctl:
+    """Parse ``sysctl -a`` output or a sysctl.conf file.
+
+    Sample input::
+
+        vm.zone_reclaim_mode = 0
+        kernel.numa_balancing=1
+        # comments and "sysctl: permission denied ..." lines are skipped
+    """
+    if not isinstance(text, str):
+        raise ParseError("sysctl: not text")
+    out = Sysctl()
+    for idx, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;" or stripped.startswith("sysctl:") or "=" not in stripped:
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        value = m.group(2).rstrip()
+        # "key = value": one separating space after "=" is syntax, more is data
+        out.values[m.group(1)] = value[1:] if value.startswith(" ") else value
+        out.setting_count += 1
+        out.lines[m.group(1)] = idx
+    if not any("." in key for key in out.values):
+        # sysctl names are dotted paths; "Units = sectors of 1 * 512" is not one
+        raise ParseError("no 'dotted.key = value' sysctl settings found")
+    return out

@@ -1,0 +1,171 @@
+"""Traffic-control queueing disciplines: ``tc qdisc show``, ``tc -s qdisc show`` and
+``tc -j qdisc show``.
+
+Text form (``-s`` adds indented statistics lines under each qdisc)::
+
+    qdisc mq 0: dev eth0 root
+    qdisc netem 8004: dev bond0 root refcnt 17 limit 1000 delay 1.0ms
+    qdisc netem 8005: dev eth1 parent 1:1 limit 1000 delay 100ms  10ms loss 0.5%
+    qdisc tbf 8001: root refcnt 2 rate 1Mbit burst 4Kb lat 400ms     (tc qdisc show dev lo)
+     Sent 312925 bytes 2595 pkt (dropped 0, overlimits 0 requeues 0)
+
+JSON form: a list of ``{"kind", "handle", "dev", "root"|"parent", "options"}``; netem's
+``options.delay`` is ``{"delay": seconds, "jitter": seconds, ...}`` and loss is
+``options["loss-random"]["loss"]`` as a fraction (iproute2 ``q_netem.c``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from collectors.facts import ParseError, Qdisc, TcQdiscs
+from collectors.parsers import register
+
+_QDISC = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+:\S*)\s+(?P<rest>.*)$")
+_TIME = re.compile(r"^(?P<num>\d+(?:\.\d+)?)(?P<unit>s|sec|secs|ms|msec|msecs|us|usec|usecs|µs|ns|nsec)?$")
+_TO_MS = {
+    None: 1e-3,  # tc prints bare numbers in microseconds
+    "s": 1e3,
+    "sec": 1e3,
+    "secs": 1e3,
+    "ms": 1.0,
+    "msec": 1.0,
+    "msecs": 1.0,
+    "us": 1e-3,
+    "usec": 1e-3,
+    "usecs": 1e-3,
+    "µs": 1e-3,
+    "ns": 1e-6,
+    "nsec": 1e-6,
+}
+
+
+def time_to_ms(token: str) -> float | None:
+    """``1.0ms`` -> 1.0, ``100us`` -> 0.1, ``1s`` -> 1000.0; None when not a time."""
+    m = _TIME.match(token)
+    if not m:
+        return None
+    return round(float(m.group("num")) * _TO_MS[m.group("unit")], 6)
+
+
+def _parse_text_line(line: str, number: int) -> Qdisc:
+    m = _QDISC.match(line.strip())
+    if not m:
+        raise ParseError(f"not a qdisc line: {line.strip()[:80]!r}", line=number)
+    tokens = m.group("rest").split()
+    q = Qdisc(kind=m.group("kind"), device="", handle=m.group("handle"), raw=line.strip(), line=number)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if tok == "dev" and nxt:
+            q.device = nxt
+            i += 2
+            continue
+        if tok == "root":
+            q.parent = "root"
+        elif tok == "parent" and nxt:
+            q.parent = nxt
+            i += 2
+            continue
+        elif tok == "delay" and nxt and q.kind == "netem":
+            q.delay_ms = time_to_ms(nxt)
+            i += 2
+            # an optional jitter (and correlation percentage) follows the delay
+            if i < len(tokens) and time_to_ms(tokens[i]) is not None:
+                q.jitter_ms = time_to_ms(tokens[i])
+                i += 1
+            continue
+        elif tok == "loss" and nxt and q.kind == "netem":
+            if nxt == "random" and i + 2 < len(tokens):
+                nxt = tokens[i + 2]
+                i += 1
+            try:
+                q.loss_pct = float(nxt.rstrip("%"))
+            except ValueError:
+                raise ParseError(f"bad netem loss {nxt!r}", line=number) from None
+            i += 2
+            continue
+        i += 1
+    # "tc qdisc show dev eth0" leaves "dev eth0" out of every line: device stays ""
+    # (unknown here; the caller knows it from the command)
+    return q
+
+
+def _seconds_field(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return round(float(value) * 1000.0, 6)
+
+
+def _parse_json(text: str) -> TcQdiscs:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"malformed tc JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise ParseError("tc -j output is a JSON list of qdiscs")
+    out = TcQdiscs()
+    for index, item in enumerate(data):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("kind"), str)
+            or not isinstance(item.get("dev"), str)
+        ):
+            raise ParseError(f"qdisc entry {index} has no kind/dev")
+        handle = item.get("handle")
+        parent = "root" if item.get("root") is True else item.get("parent")
+        q = Qdisc(
+            kind=item["kind"],
+            device=item["dev"],
+            handle=handle if isinstance(handle, str) else None,
+            parent=parent if isinstance(parent, str) else None,
+            raw=json.dumps(item, sort_keys=True)[:500],
+        )
+        options = item.get("options")
+        if q.kind == "netem" and isinstance(options, dict):
+            delay = options.get("delay")
+            if isinstance(delay, dict):
+                q.delay_ms = _seconds_field(delay.get("delay"))
+                jitter = _seconds_field(delay.get("jitter"))
+                q.jitter_ms = jitter if jitter else None
+            else:
+                q.delay_ms = _seconds_field(delay)
+            loss = options.get("loss-random")
+            if isinstance(loss, dict) and isinstance(loss.get("loss"), int | float):
+                q.loss_pct = round(float(loss["loss"]) * 100.0, 6)
+        out.qdiscs.append(q)
+        out.lines[f"qdiscs[{index}]"] = 1
+    return out
+
+
+@register(
+    "tc_qdisc",
+    commands=(r"^tc\s+(-\S+\s+)*qdisc(\s+(show|list|ls))?\b",),
+    paths=(r"sos_commands/networking/tc_-s_qdisc_show$", r"(^|/)tc_qdisc[^/]*$"),
+    detect=lambda head: bool(re.search(r"^qdisc\s+\S+\s+\S+:\S*\s+dev\s+\S+", head, re.M)),
+    priority=10,
+)
+def parse_tc_qdisc(text: str) -> TcQdiscs:
+    """Qdiscs per device, with netem delay/jitter/loss.
+
+    >>> q = parse_tc_qdisc("qdisc netem 8004: dev bond0 root refcnt 17 limit 1000 delay 1.0ms").qdiscs[0]
+    >>> (q.kind, q.device, q.parent, q.delay_ms)
+    ('netem', 'bond0', 'root', 1.0)
+    """
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return _parse_json(stripped)
+    out = TcQdiscs()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("qdisc"):
+            # -s statistics, blank lines and the shell's own lines belong to no qdisc
+            continue
+        q = _parse_text_line(line, number)
+        out.lines[f"qdiscs[{len(out.qdiscs)}]"] = number
+        out.qdiscs.append(q)
+    if not out.qdiscs and stripped:
+        raise ParseError("no 'qdisc <kind> <handle> dev <device>' lines")
+    return out

@@ -1,0 +1,249 @@
+"""Casebook settings: one file, everything that differs between machines comes
+from the environment (django-environ). See .env.example for the variables."""
+
+from pathlib import Path
+
+import environ
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env")
+
+DEBUG = env.bool("DEBUG", default=False)
+DATA_DIR = Path(env("CASEBOOK_DATA_DIR", default=str(BASE_DIR / "data")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _embedded_secret_key() -> str:
+    """The embedded default keeps a random key in the data directory, so a fresh
+    clone needs no configuration and sessions survive restarts. Production sets
+    SECRET_KEY in the environment."""
+    from django.core.management.utils import get_random_secret_key
+
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(get_random_secret_key())
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env("SECRET_KEY", default="") or _embedded_secret_key()
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+MEDIA_ROOT = DATA_DIR / "uploads"
+MEDIA_URL = "/media/"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "collectors",
+    "triage",
+    "kb",
+    "troubleshoot",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+
+# An empty DATABASE_URL (a blank line in .env) means "not set", not "no engine".
+DATABASE_URL = env("DATABASE_URL", default="") or f"sqlite:///{DATA_DIR / 'casebook.sqlite3'}"
+DATABASES = {"default": environ.Env.db_url_config(DATABASE_URL)}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the in-process worker and the web server share the file.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+# The Docker image builds static files outside the /data volume.
+STATIC_ROOT = Path(env("CASEBOOK_STATIC_ROOT", default=str(DATA_DIR / "static")))
+# WhiteNoise warns on every start when the directory is absent (before collectstatic).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": env("CASEBOOK_STORAGE", default="django.core.files.storage.FileSystemStorage")},
+    "staticfiles": {
+        "BACKEND": "config.storage.StaticFilesStorage"
+        if not DEBUG and env.bool("CASEBOOK_MANIFEST_STATIC", default=True)
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+
+# --- uploads and archive limits (collectors.archive reads these) -------------
+CASEBOOK_LIMITS = {
+    "upload_bytes": env.int("CASEBOOK_MAX_UPLOAD_BYTES", default=1 << 30),
+    "members": env.int("CASEBOOK_MAX_MEMBERS", default=20_000),
+    "unpacked_bytes": env.int("CASEBOOK_MAX_UNPACKED_BYTES", default=4 << 30),
+    "ratio": env.int("CASEBOOK_MAX_RATIO", default=200),
+    "artifact_bytes": env.int("CASEBOOK_MAX_ARTIFACT_BYTES", default=64 << 20),
+}
+# Request bodies are streamed to disk by Django's upload handlers; this bounds
+# what is held in memory for non-file fields.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 20 << 20
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 << 20
+FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+
+# --- Celery -------------------------------------------------------------------
+REDIS_URL = env("REDIS_URL", default="")
+# An explicit host keeps kombu from warning "No hostname was supplied" on every send.
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
+CELERY_RESULT_BACKEND = None
+# Without a broker the embedded default runs tasks in-process.
+CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# Several Casebook instances (or test runs) can share one Redis by using
+# different queue names.
+CELERY_TASK_DEFAULT_QUEUE = env("CASEBOOK_QUEUE", default="celery")
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-snapshots": {
+        "task": "triage.tasks.sweep_stale_snapshots",
+        "schedule": env.int("CASEBOOK_SWEEP_SECONDS", default=60),
+    },
+    # Lets /healthz and the dashboard tell when a worker last ran a task.
+    "worker-heartbeat": {
+        "task": "accounts.tasks.record_heartbeat",
+        "schedule": env.int("CASEBOOK_HEARTBEAT_SECONDS", default=60),
+    },
+}
+CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=300)
+
+# --- REST framework ------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    # api: one error body for every API error (config/api_errors.py).
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    # api: uploads are throttled per user (triage.api.UploadThrottle).
+    "DEFAULT_THROTTLE_RATES": {"uploads": env("CASEBOOK_UPLOAD_RATE", default="120/min")},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Casebook API",
+    "DESCRIPTION": "Host snapshots, findings, cases and troubleshooting sessions.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # DRF views opt out of LoginRequiredMiddleware; only sign-in and /healthz are public.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # api: every operation documents the common error body.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api_errors.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "SnapshotStatusEnum": "triage.models.Snapshot.Status",
+        "PlannedMeasureStatusEnum": "troubleshoot.models.PlannedMeasure.Status",
+    },
+}
+
+# --- security -------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Production sits behind HTTPS; the embedded default serves plain HTTP on loopback.
+HTTPS = env.bool("CASEBOOK_HTTPS", default=False)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS and env.bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+if HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Container healthchecks call /healthz over plain HTTP from inside the container.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,35 @@
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.urls import include, path
+from django.views.i18n import set_language
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from accounts import views as accounts_views
+from collectors.views import collect_sh
+from config.health import healthz
+
+urlpatterns = [
+    path("", accounts_views.dashboard, name="dashboard"),
+    path("healthz", healthz, name="healthz"),
+    path("accounts/", include("accounts.auth_urls")),
+    path("", include("accounts.urls")),
+    path("", include("triage.urls")),
+    path("cases/", include("kb.urls")),
+    path("sessions/", include("troubleshoot.urls")),
+    path("api/v1/", include("config.api_urls")),
+    path("collect.sh", collect_sh, name="collect_sh"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # Public so the language can be chosen on the sign-in page; it only sets a cookie.
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
+    path("admin/", admin.site.urls),
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+
+# api: JSON error bodies for unmatched paths under /api/ (config/api_errors.py).
+handler404 = "config.api_errors.not_found"

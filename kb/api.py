@@ -1,0 +1,82 @@
+"""REST API of the knowledge base (thin: kb.search does the work)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from kb import search
+from kb.forms import CaseSearchForm
+from kb.models import Case, Measure
+from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer
+
+SEARCH_PARAMETERS = [
+    OpenApiParameter("q", str, description="words in English or Chinese, identifiers, rule IDs"),
+    OpenApiParameter("platform", str, enum=[c for c, _ in Case.Platform.choices]),
+    OpenApiParameter("database", str),
+    OpenApiParameter("rule", str, description="a rule ID of the case signature"),
+    OpenApiParameter("state", str, enum=[c for c, _ in Case.State.choices], description="default: published"),
+    OpenApiParameter("language", str, enum=["en", "zh"]),
+    OpenApiParameter("page", int),
+]
+
+
+class CaseSearchView(APIView):
+    @extend_schema(
+        operation_id="api_v1_cases_search",
+        parameters=SEARCH_PARAMETERS,
+        responses=CaseSearchResponseSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        form = CaseSearchForm(request.query_params)
+        if not form.is_valid():
+            raise ValidationError(form.errors)
+        data = form.cleaned_data
+        filters = {"state": data["state"] or Case.State.PUBLISHED}
+        filters.update({k: data[k] for k in ("platform", "database", "rule", "language") if data[k]})
+        results = search.search(data["q"], filters=filters, page=data["page"] or 1)
+        payload = {
+            "count": results.total,
+            "count_capped": results.total_capped,
+            "page": results.page,
+            "pages": results.pages,
+            "relaxed": results.relaxed,
+            "terms": results.query.terms,
+            "results": results.hits,
+        }
+        return Response(CaseSearchResponseSerializer(payload).data)
+
+
+class CaseDetailView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("language", str, enum=["en", "zh"], description="default: en, else any")
+        ],
+        responses=CaseSerializer,
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        versions = {
+            c.language: c
+            for c in Case.objects.filter(slug=slug).prefetch_related(
+                "tags", "metrics", "references", "steps__measure"
+            )
+        }
+        wanted = request.query_params.get("language")
+        case = versions.get(wanted) if wanted else (versions.get("en") or next(iter(versions.values()), None))
+        if case is None:
+            raise NotFound("no such case")
+        return Response(CaseSerializer(case).data)
+
+
+class MeasureListView(generics.ListAPIView):
+    queryset = Measure.objects.all()
+    serializer_class = MeasureSerializer
+    pagination_class = None
+
+
+class MeasureDetailView(generics.RetrieveAPIView):
+    queryset = Measure.objects.all()
+    serializer_class = MeasureSerializer
+    lookup_field = "slug"

@@ -1,0 +1,234 @@
+"""The case knowledge base: cases in KCS form and the measures catalogue.
+
+A case exists once per language; the English and Chinese versions of one case
+share ``slug`` (the case group) and differ by ``language``. Writes go through
+``kb.services`` so the search index (tsvector on PostgreSQL, FTS5 on SQLite)
+stays in sync.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Language(models.TextChoices):
+    EN = "en", _("English")
+    ZH = "zh", _("Chinese")
+
+
+class Disruption(models.TextChoices):
+    ONLINE = "online", _("online")
+    SERVICE_RESTART = "service restart", _("service restart")
+    GUEST_REBOOT = "guest reboot", _("guest reboot")
+    HOST_REBOOT = "host reboot", _("host reboot")
+
+
+class Measure(models.Model):
+    """A catalogued remedy. ``slug`` is a public contract shared with the rules."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title_en = models.CharField(max_length=200)
+    title_zh = models.CharField(max_length=200)
+    what_why_en = models.TextField(help_text=_("What the measure does and why it helps."))
+    what_why_zh = models.TextField(blank=True)
+    config_kind = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text=_("Format of the commands: shell, libvirt-xml, sysctl.d, nova, sql, my.cnf ..."),
+    )
+    commands = models.TextField(blank=True)
+    rollback = models.TextField(blank=True)
+    disruption = models.CharField(max_length=20, choices=Disruption.choices)
+    remeasure = models.TextField(blank=True, help_text=_("What to measure again after applying it."))
+    rules = models.JSONField(default=list, blank=True, help_text=_("Rule IDs this measure should clear."))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def title_for(self, language: str) -> str:
+        return self.title_zh if language.startswith("zh") and self.title_zh else self.title_en
+
+    def what_why_for(self, language: str) -> str:
+        return self.what_why_zh if language.startswith("zh") and self.what_why_zh else self.what_why_en
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=60, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Case(models.Model):
+    class State(models.TextChoices):
+        DRAFT = "draft", _("draft")
+        PUBLISHED = "published", _("published")
+        ARCHIVED = "archived", _("archived")
+
+    class Platform(models.TextChoices):
+        ZSTACK = "zstack", "ZStack"
+        OPENSTACK = "openstack", "OpenStack"
+        BARE_METAL = "bare-metal", _("bare metal")
+        OTHER = "other", _("other")
+
+    # The case group: both language versions of one case share it.
+    slug = models.SlugField(max_length=100)
+    language = models.CharField(max_length=5, choices=Language.choices, default=Language.EN)
+    title = models.CharField(max_length=250)
+    symptom = models.TextField()
+    cause = models.TextField(blank=True)
+    resolution_summary = models.TextField(blank=True)
+    environment_notes = models.TextField(blank=True)
+
+    platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.OTHER)
+    hypervisor = models.CharField(max_length=80, blank=True)
+    cpu_architecture = models.CharField(max_length=20, blank=True)
+    cpu_model = models.CharField(max_length=120, blank=True)
+    database = models.CharField(max_length=40, blank=True)
+    database_version = models.CharField(max_length=60, blank=True)
+
+    tags = models.ManyToManyField(Tag, blank=True, related_name="cases")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    # {"rules": [rule IDs], "features": [environment features]} computed by the engine.
+    signature = models.JSONField(default=dict, blank=True)
+    signature_engine_version = models.CharField(max_length=40, blank=True)
+    # Where the signature came from, e.g. "tests/fixtures/seeds/<slug>/before".
+    signature_source = models.CharField(max_length=200, blank=True)
+    # Digest of the data file section a founding case was loaded from (loadcases skips unchanged ones).
+    source_digest = models.CharField(max_length=64, blank=True, editable=False)
+
+    # Output of kb.search.index_text(): the one tokenizer's tokens, space-separated.
+    search_title = models.TextField(blank=True, editable=False)
+    search_text = models.TextField(blank=True, editable=False)
+    search_vector = SearchVectorField(null=True, editable=False)
+    search_dictionary_version = models.CharField(max_length=20, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["slug", "language"]
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "language"], name="kb_case_slug_language_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["state", "language"]),
+            models.Index(fields=["platform"]),
+            models.Index(fields=["database"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} [{self.language}]"
+
+    def get_absolute_url(self) -> str:
+        from django.urls import reverse
+
+        return reverse("kb:case_detail_lang", kwargs={"slug": self.slug, "language": self.language})
+
+    @property
+    def signature_rules(self) -> list[str]:
+        return list((self.signature or {}).get("rules", []))
+
+    @property
+    def signature_features(self) -> list[str]:
+        return list((self.signature or {}).get("features", []))
+
+    def translations(self):
+        return Case.objects.filter(slug=self.slug).exclude(pk=self.pk)
+
+
+class CaseRule(models.Model):
+    """Denormalised signature rules: lets similarity pre-select candidates in SQL."""
+
+    # The unique (case, rule) index serves lookups by case, index-only.
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="rule_rows", db_index=False)
+    rule = models.CharField(max_length=80, db_index=True)
+    # Copies of the case's group and state, so ranking never reads kb_case rows.
+    slug = models.SlugField(max_length=100, default="")
+    state = models.CharField(max_length=10, default=Case.State.DRAFT)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["case", "rule"], name="kb_caserule_unique")]
+        indexes = [models.Index(fields=["rule", "state"], name="kb_caserule_rule_state")]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}: {self.rule}"
+
+
+class CaseMeasure(models.Model):
+    """One ordered resolution step of a case."""
+
+    class Status(models.TextChoices):
+        APPLIED = "applied", _("applied")
+        RECOMMENDED = "recommended", _("recommended")
+        REJECTED = "rejected", _("tried, no effect")
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="steps")
+    order = models.PositiveSmallIntegerField()
+    measure = models.ForeignKey(Measure, on_delete=models.PROTECT, related_name="case_steps")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.APPLIED)
+    outcome = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["case", "order"]
+        constraints = [models.UniqueConstraint(fields=["case", "order"], name="kb_casemeasure_order_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.case} #{self.order} {self.measure.slug}"
+
+
+class Metric(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="metrics")
+    order = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=200)
+    before = models.FloatField(null=True, blank=True)
+    after = models.FloatField(null=True, blank=True)
+    unit = models.CharField(max_length=30)
+    expected = models.CharField(max_length=120, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["case", "order"]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.before} -> {self.after} {self.unit}"
+
+
+class Reference(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="references")
+    key = models.CharField(max_length=80, help_text=_("e.g. MDEV-18860, PS-3967"))
+    title = models.CharField(max_length=250, blank=True)
+    url = models.URLField(blank=True)
+
+    class Meta:
+        ordering = ["case", "key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class TermStat(models.Model):
+    """Number of cases holding each index term; PostgreSQL ranks rare terms first with it."""
+
+    term = models.CharField(max_length=200, primary_key=True)
+    ndoc = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.term}: {self.ndoc}"

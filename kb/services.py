@@ -1,0 +1,350 @@
+"""Writes to the knowledge base. Every case save goes through :func:`save_case`
+so the search index and the denormalised signature rules stay in sync.
+
+Founding cases and the measures catalogue are data files under ``kb/data``;
+:func:`load_catalogue` and :func:`load_cases` load them idempotently
+(``manage.py loadcases``). Case signatures are never typed by hand: they come
+from running the engine on ``tests/fixtures/seeds/<slug>/before/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from kb import search
+from kb.models import Case, CaseMeasure, CaseRule, Measure, Metric, Reference, Tag
+
+log = logging.getLogger(__name__)
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+MEASURES_PATH = DATA_DIR / "measures.yaml"
+CASES_DIR = DATA_DIR / "cases"
+FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "seeds"
+LANGUAGES = ("en", "zh")
+
+
+# --- signatures -------------------------------------------------------------------------
+
+
+@dataclass
+class SignatureEngine:
+    """What computing a signature needs from the analyser: a version and a run
+    function ``paths -> (rule IDs, SnapshotFacts)``. Tests inject a fake one."""
+
+    version: str
+    run: Callable[[list[Path]], tuple[list[str], Any]]
+
+
+def real_engine() -> SignatureEngine | None:
+    """The rule engine and archive loader, or None while they are not installed."""
+    try:
+        from collectors.archive import load_snapshot
+        from triage.engine import ENGINE_VERSION, analyze
+    except ImportError as exc:
+        log.warning("signature engine unavailable: %s", exc)
+        return None
+
+    def run(paths: list[Path]) -> tuple[list[str], Any]:
+        snapshot = load_snapshot([str(p) for p in paths])
+        result = analyze(snapshot)
+        return sorted({f.rule for f in result.findings}), snapshot
+
+    return SignatureEngine(version=str(ENGINE_VERSION), run=run)
+
+
+def snapshot_paths(folder: Path) -> list[Path]:
+    """Host paths of a fixture snapshot: every entry of the folder is one host
+    (a transcript or artifact file, or a directory of that host's artifacts)."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+
+
+def fixture_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def compute_signature(
+    *, slug: str, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT
+) -> dict | None:
+    """Run the engine on the case's "before" fixtures. None when they are absent."""
+    from kb.similarity import snapshot_features
+
+    folder = fixtures_root / slug / "before"
+    if not folder.is_dir():
+        return None
+    rules, snapshot = engine.run(snapshot_paths(folder))
+    return {
+        "signature": {"rules": sorted(set(rules)), "features": snapshot_features(snapshot)},
+        "version": engine.version,
+        "source": f"tests/fixtures/seeds/{slug}/before@{fixture_digest(folder)}",
+    }
+
+
+def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT) -> bool:
+    folder = fixtures_root / case.slug / "before"
+    if not folder.is_dir():
+        return True  # nothing to recompute from: keep what is stored
+    return (
+        bool(case.signature)
+        and case.signature_engine_version == engine.version
+        and case.signature_source.endswith("@" + fixture_digest(folder))
+    )
+
+
+# --- saving -------------------------------------------------------------------------------
+
+
+def index_case(case: Case) -> None:
+    """Re-tokenize a saved case and write the search backend."""
+    old_tokens = set((case.search_title + " " + case.search_text).split())
+    title_tokens, body_tokens = search.case_index_fields(case)
+    Case.objects.filter(pk=case.pk).update(
+        search_title=title_tokens,
+        search_text=body_tokens,
+        search_dictionary_version=search.dictionary_version(),
+    )
+    case.search_title, case.search_text = title_tokens, body_tokens
+    case.search_dictionary_version = search.dictionary_version()
+    search.write_index(case.pk, title_tokens, body_tokens)
+    search.update_term_stats(old_tokens, set((title_tokens + " " + body_tokens).split()))
+
+
+def sync_rule_rows(case: Case) -> None:
+    wanted = set(case.signature_rules)
+    have = set(case.rule_rows.values_list("rule", flat=True))
+    case.rule_rows.filter(rule__in=have - wanted).delete()
+    case.rule_rows.exclude(slug=case.slug, state=case.state).update(slug=case.slug, state=case.state)
+    CaseRule.objects.bulk_create(
+        [CaseRule(case=case, rule=r, slug=case.slug, state=case.state) for r in sorted(wanted - have)]
+    )
+
+
+@transaction.atomic
+def save_case(
+    case: Case,
+    *,
+    tags: Iterable[str] | None = None,
+    steps: list[dict] | None = None,
+    metrics: list[dict] | None = None,
+    references: list[dict] | None = None,
+) -> Case:
+    """Save a case and, when given, replace its tags, resolution steps
+    (``{"measure": slug, "status", "outcome"}``), metrics and references."""
+    if case.state == Case.State.PUBLISHED and case.published_at is None:
+        case.published_at = timezone.now()
+    case.save()
+    if tags is not None:
+        case.tags.set([Tag.objects.get_or_create(name=name)[0] for name in tags])
+    if steps is not None:
+        measures = {m.slug: m for m in Measure.objects.filter(slug__in=[s["measure"] for s in steps])}
+        missing = sorted({s["measure"] for s in steps} - set(measures))
+        if missing:
+            raise ValueError(f"case {case.slug}: unknown measures {missing}")
+        case.steps.all().delete()
+        CaseMeasure.objects.bulk_create(
+            CaseMeasure(
+                case=case,
+                order=n,
+                measure=measures[s["measure"]],
+                status=s.get("status", CaseMeasure.Status.APPLIED),
+                outcome=s.get("outcome", ""),
+            )
+            for n, s in enumerate(steps, start=1)
+        )
+    if metrics is not None:
+        case.metrics.all().delete()
+        Metric.objects.bulk_create(Metric(case=case, order=n, **m) for n, m in enumerate(metrics, start=1))
+    if references is not None:
+        case.references.all().delete()
+        Reference.objects.bulk_create(Reference(case=case, **r) for r in references)
+    sync_rule_rows(case)
+    index_case(case)
+    from kb.similarity import invalidate
+
+    invalidate()
+    return case
+
+
+@transaction.atomic
+def delete_case(case: Case) -> None:
+    case_id = case.pk
+    old_tokens = set((case.search_title + " " + case.search_text).split())
+    case.delete()
+    search.delete_index(case_id)
+    search.update_term_stats(old_tokens, set())
+    from kb.similarity import invalidate
+
+    invalidate()
+
+
+# --- loading the data files ------------------------------------------------------------------
+
+
+def load_catalogue(*, path: Path = MEASURES_PATH) -> dict[str, int]:
+    """Create or update every measure of ``measures.yaml``."""
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    created = updated = 0
+    fields = ("title_en", "title_zh", "what_why_en", "what_why_zh", "config_kind", "commands", "rollback",
+              "disruption", "remeasure", "rules")  # fmt: skip
+    existing = {m.slug: m for m in Measure.objects.all()}
+    for entry in entries:
+        values = {f: entry.get(f, [] if f == "rules" else "") for f in fields}
+        values = {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items()}
+        measure = existing.get(entry["slug"])
+        if measure is None:
+            Measure.objects.create(slug=entry["slug"], **values)
+            created += 1
+        elif any(getattr(measure, k) != v for k, v in values.items()):
+            for k, v in values.items():
+                setattr(measure, k, v)
+            measure.save()
+            updated += 1
+    return {"created": created, "updated": updated, "total": len(entries)}
+
+
+def _clean(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _case_values(data: dict, language: str) -> tuple[dict, dict]:
+    """(model fields, related rows) of one language version of a case file."""
+    texts = data[language]
+    fields = {
+        "title": _clean(texts["title"]),
+        "symptom": _clean(texts["symptom"]),
+        "cause": _clean(texts.get("cause")),
+        "resolution_summary": _clean(texts.get("resolution_summary")),
+        "environment_notes": _clean(texts.get("environment_notes")),
+        "state": data.get("state", Case.State.PUBLISHED),
+    }
+    for key in ("platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version"):
+        fields[key] = str(data.get(key) or "")
+    related = {
+        "tags": list(data.get("tags", [])),
+        "steps": [
+            {
+                "measure": s["measure"],
+                "status": s.get("status", "applied"),
+                "outcome": _clean(s.get(f"outcome_{language}") or s.get("outcome_en", "")),
+            }
+            for s in data.get("resolution", [])
+        ],
+        "metrics": [
+            {
+                "name": m.get(f"name_{language}") or m["name_en"],
+                "before": m.get("before"),
+                "after": m.get("after"),
+                "unit": str(m.get("unit", "")),
+                "expected": str(m.get("expected", "")),
+                "note": _clean(m.get("note", "")),
+            }
+            for m in data.get("metrics", [])
+        ],
+        "references": [
+            {"key": r["key"], "title": r.get("title", ""), "url": r.get("url", "")}
+            for r in data.get("references", [])
+        ],
+    }
+    return fields, related
+
+
+@dataclass
+class LoadReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    signatures: dict[str, str] = field(default_factory=dict)  # slug -> "computed" / "kept" / "current"
+    measures: dict[str, int] = field(default_factory=dict)
+
+
+def load_cases(
+    *,
+    directory: Path = CASES_DIR,
+    fixtures_root: Path = FIXTURES_ROOT,
+    engine: SignatureEngine | None = None,
+    use_real_engine: bool = True,
+    force: bool = False,
+) -> LoadReport:
+    """Load every ``<slug>.yaml`` of ``directory`` in both languages.
+
+    Unchanged cases are skipped. A signature is (re)computed when the fixtures
+    exist and the stored one was made by another engine version or from other
+    fixture files; without fixtures the stored signature is kept."""
+    report = LoadReport()
+    if engine is None and use_real_engine:
+        engine = real_engine()
+    reindex = search.dictionary_version()
+    for path in sorted(directory.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        slug = data["slug"]
+        versions = {c.language: c for c in Case.objects.filter(slug=slug)}
+        signature = None
+        if engine is not None:
+            stale = force or any(
+                not signature_is_current(c, engine=engine, fixtures_root=fixtures_root)
+                for c in versions.values()
+            )
+            if stale or len(versions) < len(LANGUAGES):
+                signature = compute_signature(slug=slug, engine=engine, fixtures_root=fixtures_root)
+        report.signatures[slug] = "computed" if signature else ("kept" if versions else "none")
+        for language in LANGUAGES:
+            fields, related = _case_values(data, language)
+            digest = hashlib.sha256(
+                json.dumps([fields, related], sort_keys=True, default=str).encode()
+            ).hexdigest()
+            case = versions.get(language)
+            label = f"{slug}[{language}]"
+            if (
+                case is not None
+                and case.source_digest == digest
+                and signature is None
+                and case.search_dictionary_version == reindex
+                and not force
+            ):
+                report.unchanged.append(label)
+                continue
+            is_new = case is None
+            case = case or Case(slug=slug, language=language)
+            for key, value in fields.items():
+                setattr(case, key, value)
+            case.source_digest = digest
+            if signature is not None:
+                case.signature = signature["signature"]
+                case.signature_engine_version = signature["version"]
+                case.signature_source = signature["source"]
+            save_case(case, **related)
+            (report.created if is_new else report.updated).append(label)
+    return report
+
+
+@transaction.atomic
+def load_all(**kwargs) -> LoadReport:
+    measures = load_catalogue()
+    report = load_cases(**kwargs)
+    report.measures = measures
+    return report
+
+
+def reindex_all() -> int:
+    """Rebuild the search index of every case (e.g. after a dictionary change)."""
+    count = 0
+    for case in Case.objects.all().prefetch_related("tags"):
+        index_case(case)
+        count += 1
+    search.rebuild_term_stats()
+    return count

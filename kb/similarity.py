@@ -1,0 +1,309 @@
+"""Which past cases look like this snapshot, and why.
+
+A case's signature is the set of rule IDs the engine produced on its snapshot
+plus environment features (architecture, guest or host, hypervisor, database,
+NUMA layout ...). A snapshot is compared with every published case group:
+
+* rules: weighted Dice coefficient, each rule weighted by its inverse document
+  frequency over the case groups, so a rare finding (``mysql.numa_interleave_populate_startup``)
+  counts more than a common one (``numa.high_remote_distance``);
+* environment features: Jaccard;
+* symptom text (when the caller has one): share of the symptom's tokens found
+  in the case, through the search tokenizer.
+
+Every result lists the shared rules and matched features. A best score below
+:data:`NEW_PROBLEM_THRESHOLD` means no known case fits: the caller shows the
+snapshot as a possibly new problem instead of a weak match.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count
+
+RULE_WEIGHT = 0.7
+FEATURE_WEIGHT = 0.3
+TEXT_WEIGHT = 0.2  # taken from the two above, proportionally, when a symptom is given
+NEW_PROBLEM_THRESHOLD = 0.3
+RELATED_THRESHOLD = 0.1
+CANDIDATES = 150
+CANDIDATE_ROWS = 6_000
+SCORED_ROWS = 30_000
+_DF_TTL_SECONDS = 300
+
+_lock = threading.Lock()
+_df_cache: dict[str, Any] = {}
+
+
+def invalidate() -> None:
+    """Forget cached rule frequencies (called by kb.services after each write)."""
+    with _lock:
+        _df_cache.clear()
+
+
+# --- features -----------------------------------------------------------------------------
+
+
+def snapshot_features(snapshot) -> list[str]:
+    """Environment features of a SnapshotFacts, e.g. ``["arch:aarch64", "role:physical"]``."""
+    features: set[str] = set()
+    hosts = list(getattr(snapshot, "hosts", None) or [])
+    if len(hosts) > 1:
+        features.add("hosts:multiple")
+    for host in hosts:
+        cpu = host.cpu
+        if host.is_guest:
+            features.add("role:guest")
+        elif host.role == "physical" or (cpu and cpu.hypervisor_vendor is None):
+            features.add("role:physical")
+        if cpu is not None:
+            arch = (cpu.architecture or "").lower()
+            if arch:
+                features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
+            if cpu.hypervisor_vendor:
+                features.add("guest-of:" + cpu.hypervisor_vendor.lower())
+            model = f"{cpu.vendor or ''} {cpu.model_name or ''}".lower()
+            for needle, name in (
+                ("kunpeng", "kunpeng"),
+                ("hisilicon", "kunpeng"),
+                ("intel", "intel"),
+                ("amd", "amd"),
+            ):
+                if needle in model:
+                    features.add("cpu:" + name)
+                    break
+            if (cpu.sockets or 0) >= 2:
+                features.add("sockets:multiple")
+        nodes = host.numa_node_count()
+        if nodes:
+            features.add("numa:multi-node" if nodes > 1 else "numa:single-node")
+        if host.domains or host.virsh_version or host.capabilities:
+            features.add("hypervisor:kvm")
+        if host.database is not None and host.database.kind:
+            features.add("db:" + host.database.kind.lower())
+            if host.database.kind.lower() in ("mysql", "mariadb", "percona"):
+                features.add("db:mysql-family")
+        if host.oceanbase is not None:
+            features.add("db:oceanbase")
+        for bench in host.benchmarks or []:
+            features.add("bench:" + bench.kind.lower())
+    return sorted(features)
+
+
+def _rules_of(findings: Iterable[Any]) -> list[str]:
+    rules = []
+    for f in findings or []:
+        if isinstance(f, str):
+            rules.append(f)
+        elif isinstance(f, dict):
+            rules.append(f.get("rule") or f.get("rule_id") or "")
+        else:
+            rules.append(getattr(f, "rule", "") or getattr(f, "rule_id", ""))
+    return sorted({r for r in rules if r})
+
+
+# --- rule weights ---------------------------------------------------------------------------
+
+
+def rule_frequencies() -> tuple[int, dict[str, int]]:
+    """(number of published case groups, groups per rule), cached."""
+    from kb.models import Case, CaseRule
+
+    with _lock:
+        cached = _df_cache.get("df")
+        if cached and time.monotonic() - cached[0] < _DF_TTL_SECONDS:
+            return cached[1], cached[2]
+    published = CaseRule.objects.filter(state=Case.State.PUBLISHED)
+    # Case groups with a signature: the ones rules can be rare or common among.
+    groups = published.values("slug").distinct().count()
+    df = dict(published.values("rule").annotate(n=Count("slug", distinct=True)).values_list("rule", "n"))
+    with _lock:
+        _df_cache["df"] = (time.monotonic(), groups, df)
+    return groups, df
+
+
+def idf(rule: str, groups: int, df: dict[str, int]) -> float:
+    return math.log(1 + (groups + 1) / (df.get(rule, 0) + 1))
+
+
+def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, int], exclude_slug: str | None):
+    """Published cases sharing rules, best weighted overlap first.
+
+    Rare rules first: candidates are the cases holding one of the rarest
+    snapshot rules, adding rules (rarest first) while they stay under
+    :data:`CANDIDATE_ROWS` signature rows; the most common rules then only add
+    weight to those candidates. A case sharing nothing but the most common
+    rules could be missed, and it would have ranked low anyway."""
+    if not rules:
+        return []
+    by_rarity = sorted(rules, key=lambda r: (df.get(r, 0), r))
+    seeds, rows = [], 0
+    for rule in by_rarity:
+        # Each case group has two language versions, hence two rows per case.
+        if seeds and rows + 2 * df.get(rule, 0) > CANDIDATE_ROWS:
+            break
+        seeds.append(rule)
+        rows += 2 * df.get(rule, 0)
+    # The pre-selection only orders candidates (the final score reads each
+    # candidate's whole signature), so the most common rules are left out of
+    # the SQL: they would add many rows and little information.
+    scored, rows = [], 0
+    for rule in by_rarity:
+        if len(scored) >= len(seeds) and rows + 2 * df.get(rule, 0) > SCORED_ROWS:
+            break
+        scored.append(rule)
+        rows += 2 * df.get(rule, 0)
+    rules = scored
+    case_sql = " ".join("WHEN %s THEN %s" for _ in rules)
+    params: list[Any] = []
+    for r in rules:
+        params += [r, weights[r]]
+    params += seeds
+    extra = ""
+    if exclude_slug:
+        extra = " AND s.slug <> %s"
+        params.append(exclude_slug)
+    params += rules
+    in_rules = ", ".join(["%s"] * len(rules))
+    in_seeds = ", ".join(["%s"] * len(seeds))
+    sql = (
+        f"SELECT r.case_id, SUM(CASE r.rule {case_sql} ELSE 0 END) AS w"  # noqa: S608 -- only placeholders and constants are interpolated
+        f" FROM (SELECT DISTINCT s.case_id FROM kb_caserule s WHERE s.rule IN ({in_seeds})"
+        f" AND s.state = 'published'{extra}) seed"
+        f" JOIN kb_caserule r ON r.case_id = seed.case_id"
+        f" WHERE r.rule IN ({in_rules})"
+        f" GROUP BY r.case_id ORDER BY w DESC, r.case_id DESC LIMIT {CANDIDATES}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+
+def _text_score(symptom_tokens: set[str], case_tokens: set[str]) -> float:
+    if not symptom_tokens:
+        return 0.0
+    return len(symptom_tokens & case_tokens) / len(symptom_tokens)
+
+
+def rank(
+    rules: Iterable[str],
+    features: Iterable[str],
+    *,
+    symptom: str = "",
+    language: str = "en",
+    limit: int = 5,
+    exclude_slug: str | None = None,
+    threshold: float = 0.0,
+) -> list[dict]:
+    """Score published case groups against a signature; best first, at most ``limit``."""
+    from kb import search
+    from kb.models import Case
+
+    rules = sorted(set(rules))
+    features = set(features)
+    groups, df = rule_frequencies()
+    weights = {r: idf(r, groups, df) for r in rules}
+    ids = _candidate_ids(rules, weights, df, exclude_slug)
+    if not ids:
+        return []
+    symptom_tokens = set(search.tokenize(symptom)) if symptom else set()
+    columns = ["id", "slug", "language", "title", "signature"]
+    if symptom_tokens:
+        columns += ["search_text", "search_title"]
+    cases = Case.objects.filter(id__in=ids).only(*columns)
+    # One version per case group, preferring the reader's language.
+    chosen: dict[str, Case] = {}
+    for case in cases:
+        current = chosen.get(case.slug)
+        if current is None or (case.language == language[:2] and current.language != language[:2]):
+            chosen[case.slug] = case
+    if symptom_tokens:
+        w_rule = RULE_WEIGHT * (1 - TEXT_WEIGHT)
+        w_feat = FEATURE_WEIGHT * (1 - TEXT_WEIGHT)
+        w_text = TEXT_WEIGHT
+    else:
+        w_rule, w_feat, w_text = RULE_WEIGHT, FEATURE_WEIGHT, 0.0
+    snap_weight = sum(weights.values())
+    results = []
+    for case in chosen.values():
+        case_rules = set(case.signature_rules)
+        shared = sorted(case_rules & set(rules))
+        case_weight = sum(idf(r, groups, df) for r in case_rules)
+        shared_weight = sum(weights[r] for r in shared)
+        rule_score = 2 * shared_weight / (snap_weight + case_weight) if snap_weight + case_weight else 0.0
+        case_features = set(case.signature_features)
+        matched = sorted(case_features & features)
+        union = case_features | features
+        feature_score = len(matched) / len(union) if union else 0.0
+        text_score = (
+            _text_score(symptom_tokens, set(case.search_text.split()) | set(case.search_title.split()))
+            if symptom_tokens
+            else 0.0
+        )
+        score = w_rule * rule_score + w_feat * feature_score + w_text * text_score
+        if score < threshold:
+            continue
+        results.append(
+            {
+                "slug": case.slug,
+                "score": round(min(max(score, 0.0), 1.0), 3),
+                "shared_rules": shared,
+                "matched_features": matched,
+                "title": case.title,
+                "language": case.language,
+            }
+        )
+    results.sort(key=lambda r: (-r["score"], r["slug"]))
+    from django.urls import reverse
+
+    for r in results[:limit]:
+        r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
+    return results[:limit]
+
+
+def similar_cases_for(
+    findings, snapshot_facts, *, limit: int = 5, language: str = "en", symptom: str = ""
+) -> list[dict]:
+    """Published cases like this analysis, best first, each with ``slug``,
+    ``score`` (0..1), ``shared_rules``, ``matched_features`` and ``title``.
+
+    Only matches scoring at least :data:`NEW_PROBLEM_THRESHOLD` are returned: an
+    empty list means the snapshot is possibly a new problem."""
+    features = snapshot_features(snapshot_facts) if snapshot_facts is not None else []
+    return rank(
+        _rules_of(findings),
+        features,
+        symptom=symptom,
+        language=language,
+        limit=limit,
+        threshold=NEW_PROBLEM_THRESHOLD,
+    )
+
+
+def similarity_report(
+    findings, snapshot_facts, *, limit: int = 5, language: str = "en", symptom: str = ""
+) -> dict:
+    """``similar_cases`` plus ``possibly_new_problem`` for callers that show both."""
+    cases = similar_cases_for(findings, snapshot_facts, limit=limit, language=language, symptom=symptom)
+    return {"similar_cases": cases, "possibly_new_problem": not cases, "threshold": NEW_PROBLEM_THRESHOLD}
+
+
+def related_cases(case, *, limit: int = 5) -> list[dict]:
+    """Other case groups sharing rules with ``case`` (shown on its page)."""
+    return rank(
+        case.signature_rules,
+        case.signature_features,
+        language=case.language,
+        limit=limit,
+        exclude_slug=case.slug,
+        threshold=RELATED_THRESHOLD,
+    )

@@ -1,0 +1,93 @@
+"""A real browser (Debian's Chromium through Playwright) signs in, switches the
+UI to Simplified Chinese and signs out. Screenshots go to test-output/."""
+
+import shutil
+
+import pytest
+
+from tests.conftest import ROOT, service_unavailable
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OUTPUT = ROOT / "test-output"
+PASSWORD = "browser-test-password-1"
+
+
+@pytest.fixture
+def browser_page():
+    if not shutil.which(CHROMIUM):
+        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        service_unavailable("playwright is not installed (make test installs requirements-dev.txt)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 800}, locale="en-US")
+            page.set_default_timeout(15_000)
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.fixture(autouse=True)
+def unhashed_static_files(settings):
+    # The live server serves static files from the finders by their plain names;
+    # a manifest left in the data directory by `make run` must not hash them.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture
+def account(django_user_model):
+    # Created before the browser starts: Playwright's event loop in this thread
+    # would make Django refuse synchronous ORM calls afterwards.
+    return django_user_model.objects.create_user("browser", password=PASSWORD)
+
+
+def test_login_switch_to_chinese_and_logout(account, live_server, browser_page):
+    page = browser_page
+    OUTPUT.mkdir(exist_ok=True)
+
+    page.goto(f"{live_server.url}/")
+    assert "/accounts/login/" in page.url
+    page.fill("#id_username", "browser")
+    page.fill("#id_password", PASSWORD)
+    page.screenshot(path=str(OUTPUT / "browser-login-en.png"))
+    page.click("form.stacked button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+    nav = page.locator("nav.main-nav")
+    assert nav.inner_text().split() == ["Dashboard", "Snapshots", "Cases", "Sessions"]
+    assert page.locator("h1").inner_text() == "Dashboard"
+    # The stylesheet is served and applied (the header is dark).
+    assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).backgroundColor") != (
+        "rgba(0, 0, 0, 0)"
+    )
+    page.screenshot(path=str(OUTPUT / "browser-dashboard-en.png"), full_page=True)
+
+    page.click("form.lang-switch button[value=zh-hans]")
+    page.wait_for_selector("html[lang=zh-hans]")
+    assert nav.inner_text().split() == ["概览", "快照", "案例", "排障会话"]
+    assert page.locator("h1").inner_text() == "概览"
+    assert page.url == f"{live_server.url}/"
+    page.screenshot(path=str(OUTPUT / "browser-dashboard-zh.png"), full_page=True)
+
+    page.click("form.logout button")
+    page.wait_for_url("**/accounts/login/**")
+    # Still Chinese after signing out: the choice lives in a cookie, not the session.
+    assert page.locator("h1").inner_text() == "登录"
+    page.screenshot(path=str(OUTPUT / "browser-logged-out-zh.png"))

@@ -1,0 +1,237 @@
+"""lscpu parser: corpus shapes, the seeds (including OCR damage) and this machine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import detect, for_command, for_path
+from collectors.parsers.lscpu import expand_cpulist, parse_lscpu
+from tests.conftest import service_unavailable
+
+
+def _require(tool: str, package: str) -> None:
+    """Skip on a developer box without the tool; fail in CI, which must install it."""
+    if shutil.which(tool) is None:
+        service_unavailable(f"{tool} not installed (apt-get install -y {package})")
+
+
+def _seed(seeds_dir, prefix: str) -> str:
+    return next(seeds_dir.glob(f"{prefix}_*.txt")).read_text(encoding="utf-8")
+
+
+def test_classic_summary_seed_004(seeds_dir):
+    lines = _seed(seeds_dir, "004").splitlines()
+    start = lines.index("$lscpu") + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Flags:")) + 1
+    topo = parse_lscpu("\n".join(lines[start:end]))
+    assert topo.cpus == 96
+    assert topo.sockets == 2
+    assert topo.cores_per_socket == 24
+    assert topo.threads_per_core == 2
+    assert topo.numa_nodes == 1
+    assert topo.caches["L3"] == "33792K"
+    assert topo.numa_node_cpus == {0: list(range(96))}
+    assert topo.model_name == "Intel(R) Xeon(R) Platinum 8163 CPU @ 2.50GHz"
+    assert topo.flags[0] == "fpu" and "avx512f" in topo.flags
+    # "vertical" is what that lscpu printed on a physical server: not a hypervisor
+    assert topo.hypervisor_vendor is None
+    assert topo.extra["hypervisor_vendor_raw"] == "vertical"
+    # evidence lines are relative to the block
+    assert topo.lines["cpus"] == 4
+    assert topo.lines["caches.L3"] == 25
+
+
+def test_ocr_damaged_seed_002(seeds_dir):
+    blocks = _seed(seeds_dir, "002").split("```")
+    first = next(b for b in blocks if "Iscpu" in b)
+    topo = parse_lscpu(first)
+    assert topo.cpus == 32
+    assert topo.hypervisor_vendor == "KVM"
+    assert topo.sockets == 32
+    assert topo.cores_per_socket == 1
+    assert topo.threads_per_core == 1
+    assert topo.numa_nodes == 1
+    assert topo.virtualization_type == "full"
+    assert topo.online_cpus == list(range(32))
+    assert topo.numa_node_cpus == {0: list(range(32))}
+    # the guest shows no L3 (the cause in seed 002)
+    assert set(topo.caches) == {"L1d", "L1i", "L2"}
+    assert not topo.has_l3
+
+
+def test_ocr_damaged_third_block_keeps_what_it_can(seeds_dir):
+    blocks = [b for b in _seed(seeds_dir, "002").split("```") if "Architecture:" in b]
+    topo = parse_lscpu(blocks[-1])
+    # "K VM" and "ful1" come out readable
+    assert topo.hypervisor_vendor == "KVM"
+    assert topo.virtualization_type == "full"
+    assert topo.caches.get("L3") == "12288K"
+
+
+def test_hierarchical_format_with_wrapped_flags(corpus):
+    text = (corpus / "lscpu" / "insights-core_test_lscpu_LSCPU_3.txt").read_text()
+    topo = parse_lscpu(text)
+    assert topo.sockets == 2 and topo.cpus == 2
+    assert topo.hypervisor_vendor == "KVM"
+    assert topo.caches["L3"] == "32 MiB (2 instances)"
+    # "co" + "nstant_tsc" was split by the wrap; the separating space of the next wrap is kept
+    assert "constant_tsc" in topo.flags
+    assert "tsc_deadline_timer" in topo.flags
+    assert "popcnt" in topo.flags
+    assert "arch_capabilities" in topo.flags
+
+
+def test_parse_section_gives_l3_and_nodes(corpus):
+    topo = parse_lscpu((corpus / "lscpu" / "util-linux_lscpu-arm-A510-A710-A715-X3.txt").read_text())
+    assert topo.has_l3
+    assert [t["model_name"] for t in topo.core_types] == [
+        "Cortex-A510",
+        "Cortex-A710",
+        "Cortex-A715",
+        "Cortex-X3",
+    ]
+    assert [t["cores_per_socket"] for t in topo.core_types] == [3, 2, 2, 1]
+    assert topo.cores_per_socket is None  # differs between core types
+    assert topo.sockets == 1
+
+
+def test_stride_cpulist(corpus):
+    topo = parse_lscpu((corpus / "lscpu" / "util-linux_lscpu-x86_64-64cpu.txt").read_text())
+    assert topo.numa_node_cpus[0] == list(range(0, 63, 2))
+    assert topo.numa_node_cpus[2] == list(range(1, 62, 4))
+    assert expand_cpulist("1-61:4,100") == [*range(1, 62, 4), 100]
+    with pytest.raises(ValueError):
+        expand_cpulist("5-1")
+
+
+def test_json_flat_and_nested():
+    flat = {
+        "lscpu": [
+            {"field": "Architecture:", "data": "x86_64"},
+            {"field": "CPU(s):", "data": "8"},
+            {"field": "Thread(s) per core:", "data": "2"},
+            {"field": "Socket(s):", "data": "1"},
+            {"field": "L3 cache:", "data": "8 MiB (1 instance)"},
+        ]
+    }
+    topo = parse_lscpu(json.dumps(flat, indent=2))
+    assert (topo.cpus, topo.sockets, topo.threads_per_core, topo.caches["L3"]) == (
+        8,
+        1,
+        2,
+        "8 MiB (1 instance)",
+    )
+    assert topo.lines["cpus"] == 8  # the line of its "field" entry
+    nested = {
+        "lscpu": [
+            {"field": "CPU(s):", "data": "4"},
+            {
+                "field": "Vendor ID:",
+                "data": "GenuineIntel",
+                "children": [
+                    {"field": "Socket(s):", "data": "2"},
+                    {"field": "Core(s) per socket:", "data": "2"},
+                ],
+            },
+            {"field": "Caches (sum of all):", "data": None, "children": [{"field": "L3:", "data": "16 MiB"}]},
+        ]
+    }
+    topo = parse_lscpu(json.dumps(nested))
+    assert (topo.cpus, topo.sockets, topo.cores_per_socket, topo.has_l3) == (4, 2, 2, True)
+
+
+def test_errors_are_parse_errors():
+    for bad in ("", "   \n", "hello world\nnothing here", '{"lscpu": 3}', "{not json"):
+        with pytest.raises(ParseError):
+            parse_lscpu(bad)
+
+
+def test_registry_routes_lscpu(corpus):
+    assert for_command("lscpu").kind == "lscpu"
+    assert for_command("lscpu -J").kind == "lscpu"
+    assert for_path("sosreport-x/sos_commands/processor/lscpu").kind == "lscpu"
+    assert for_path("out/lscpu.json").kind == "lscpu"
+    text = (corpus / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt").read_text()
+    assert detect(text).kind == "lscpu"
+
+
+def test_this_machine_text_and_json_agree():
+    _require("lscpu", "util-linux")
+    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    data = subprocess.run(["lscpu", "-J"], capture_output=True, text=True, check=True).stdout
+    a, b = parse_lscpu(text), parse_lscpu(data)
+    import os
+
+    assert a.cpus == b.cpus == os.cpu_count()
+    assert a.sockets == b.sockets and a.sockets is not None
+    assert a.threads_per_core == b.threads_per_core
+    assert a.caches == b.caches
+    assert a.hypervisor_vendor == b.hypervisor_vendor
+    assert a.flags == b.flags
+
+
+def test_extended_table_with_offline_cpu():
+    text = (
+        "CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE\n"
+        "  0    0      0    0 0:0:0:0          yes\n"
+        "  1    1      1    1 1:1:1:1          yes\n"
+        "  2    0      0    0 0:0:0:0          yes\n"
+        "  3    1      1    1 1:1:1:1          yes\n"
+        "  4    0      0    2 2:2:2:0           no\n"
+    )
+    topo = parse_lscpu(text)
+    assert topo.cpus == 5
+    assert topo.online_cpus == [0, 1, 2, 3]
+    assert topo.numa_node_cpus == {0: [0, 2], 1: [1, 3]}
+    assert (topo.sockets, topo.threads_per_core, topo.cores_per_socket) == (2, 2, 1)
+    assert topo.has_l3
+
+
+def test_this_machine_extended_and_parse_forms():
+    _require("lscpu", "util-linux")
+    summary = parse_lscpu(subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout)
+    for args in (["lscpu", "-e"], ["lscpu", "-p"]):
+        other = parse_lscpu(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+        assert other.cpus == summary.cpus, args
+        assert set(other.caches) == set(summary.caches), args
+
+
+def test_cpulist_work_is_bounded():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError):
+        expand_cpulist(",".join(["0-65535"] * 100_000))
+    assert time.perf_counter() - start < 2.0
+    topo = parse_lscpu("CPU(s): 4\nSocket(s): 1\nNUMA node0 CPU(s): " + ",".join(["0-65535"] * 1000) + "\n")
+    assert topo.cpus == 4 and 0 not in topo.numa_node_cpus  # refused, not expanded
+
+
+def test_this_machine_chinese_locale():
+    # Chinese tickets paste lscpu run under zh_CN (needs the util-linux-locales package)
+    import os
+
+    _require("lscpu", "util-linux")
+    env = {**os.environ, "LANGUAGE": "zh_CN", "LC_ALL": "C.UTF-8"}
+    text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True, env=env).stdout
+    if "架构" not in text:
+        service_unavailable("no Chinese lscpu catalogue (apt-get install -y util-linux-locales)")
+    english = parse_lscpu(subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout)
+    chinese = parse_lscpu(text)
+    for name in ("architecture", "cpus", "sockets", "threads_per_core", "cores_per_socket", "numa_nodes"):
+        assert getattr(chinese, name) == getattr(english, name), name
+    assert chinese.numa_node_cpus == english.numa_node_cpus
+    assert chinese.caches == english.caches
+    assert chinese.hypervisor_vendor == english.hypervisor_vendor
+    assert chinese.virtualization_type == english.virtualization_type
+    assert chinese.flags == english.flags
+
+
+def test_rhel6_socket_key():
+    text = "Architecture:          x86_64\nCPU(s):                24\nCPU socket(s):         2\n"
+    assert parse_lscpu(text).sockets == 2

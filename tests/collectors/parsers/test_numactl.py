@@ -1,0 +1,69 @@
+"""numactl -H parser: seed 003, pt-summary corpus and this machine."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import detect, for_command, for_path
+from collectors.parsers.numactl import parse_numactl_hardware
+from tests.conftest import service_unavailable
+
+
+def _require(tool: str, package: str) -> None:
+    """Skip on a developer box without the tool; fail in CI, which must install it."""
+    if shutil.which(tool) is None:
+        service_unavailable(f"{tool} not installed (apt-get install -y {package})")
+
+
+def test_seed_003_two_nodes(seeds_dir):
+    text = next(seeds_dir.glob("003_*.txt")).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = lines.index("# numactl -H")
+    hw = parse_numactl_hardware("\n".join(lines[start : start + 8]))
+    assert hw.available == 2
+    assert hw.nodes[0].size_mb == 32722
+    assert hw.nodes[1].size_mb == 32768
+    assert hw.nodes[0].free_mb == 24803
+    assert hw.nodes[1].free_mb == 28378
+    assert hw.nodes[0].cpus == [0, 2, 4, 6, 8, 10]
+    assert hw.nodes[1].cpus == [1, 3, 5, 7, 9, 11]
+    assert hw.lines["node.1.size"] == 7  # the prompt line is line 1
+    assert hw.distances == []  # the seed quotes no distance table
+
+
+def test_distances_and_show_policy(corpus):
+    hw = parse_numactl_hardware(
+        (corpus / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    )
+    assert hw.distance_nodes == [0, 1]
+    assert hw.distances == [[10, 20], [20, 10]]
+    assert hw.policy == "default"
+    assert hw.nodes[1].mem_total_kb() == 96762 * 1024
+
+
+def test_no_numa_is_a_parse_error():
+    with pytest.raises(ParseError, match="no NUMA"):
+        parse_numactl_hardware("No NUMA available on this system\n")
+    with pytest.raises(ParseError):
+        parse_numactl_hardware("node distances:\n")
+
+
+def test_registry():
+    assert for_command("numactl -H").kind == "numactl_hardware"
+    assert for_command("numactl --hardware").kind == "numactl_hardware"
+    assert for_path("sosreport/sos_commands/numa/numactl_--hardware").kind == "numactl_hardware"
+    assert detect("available: 1 nodes (0)\nnode 0 cpus: 0 1\n").kind == "numactl_hardware"
+
+
+def test_this_machine():
+    _require("numactl", "numactl")
+    text = subprocess.run(["numactl", "-H"], capture_output=True, text=True, check=True).stdout
+    hw = parse_numactl_hardware(text)
+    assert hw.available == len(hw.nodes) >= 1
+    assert sum(len(n.cpus) for n in hw.nodes.values()) >= 1
+    assert len(hw.distances) == len(hw.distance_nodes) == hw.available
+    assert all(n.size_mb and n.size_mb >= (n.free_mb or 0) for n in hw.nodes.values())

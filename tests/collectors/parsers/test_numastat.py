@@ -1,0 +1,112 @@
+"""numastat parser: default table (seed 002), -m / -n, sysfs counters."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import REGISTRY, detect, for_path, load_all
+from collectors.parsers.numastat import parse_node_numastat, parse_numastat
+from tests.conftest import service_unavailable
+
+
+def _require(tool: str, package: str) -> None:
+    """Skip on a developer box without the tool; fail in CI, which must install it."""
+    if shutil.which(tool) is None:
+        service_unavailable(f"{tool} not installed (apt-get install -y {package})")
+
+
+def test_seed_002_table_with_garbage_prompt(seeds_dir):
+    text = next(seeds_dir.glob("002_*.txt")).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split() == ["node0", "node1", "node2"]) - 1
+    stat = parse_numastat("\n".join(lines[start : start + 8]))
+    assert stat.unit == "pages"
+    assert sorted(stat.nodes) == [0, 1, 2]
+    assert stat.nodes[0]["numa_hit"] == 40995736
+    assert stat.nodes[0]["numa_miss"] == 53540664
+    assert stat.nodes[1]["numa_hit"] == 22924791
+    assert stat.nodes[1]["numa_miss"] == 10471137
+    assert stat.nodes[2]["numa_hit"] == 23705375
+    assert stat.nodes[2]["numa_miss"] == 3056956
+    assert stat.nodes[0]["other_node"] > stat.nodes[0]["local_node"]
+    assert stat.lines["numa_miss"] == 4
+
+
+def test_sysfs_form_takes_node_from_caller(corpus):
+    text = (corpus / "numastat" / "node_exporter_node1_numastat.txt").read_text()
+    stat = parse_node_numastat(text, node=1)
+    assert stat.nodes == {
+        1: {
+            "numa_hit": 326720946761,
+            "numa_miss": 59858626709,
+            "numa_foreign": 12624528,
+            "interleave_hit": 57286,
+            "local_node": 326719046550,
+            "other_node": 59860526920,
+        }
+    }
+    assert list(parse_numastat(text).nodes) == [0]  # documented default
+
+
+def test_numastat_m_and_n_shapes():
+    text = """Per-node system memory usage (in MBs):
+Token SwapCached not in hash table.
+                          Node 0          Node 1           Total
+                 --------------- --------------- ---------------
+MemTotal                48192.00        48383.51        96575.51
+MemFree                 21052.48          345.82        21398.30
+
+Per-node numastat info (in MBs):
+                          Node 0          Node 1           Total
+                 --------------- --------------- ---------------
+Numa_Hit              2346254.31      1983418.21      4329672.52
+Numa_Miss                 120.18        36211.64        36331.82
+"""
+    stat = parse_numastat(text)
+    assert stat.unit == "MB"
+    assert stat.nodes[1]["MemFree"] == 345.82
+    assert stat.nodes[1]["numa_miss"] == 36211.64
+    assert "Total" not in str(stat.nodes.keys())
+
+
+def test_not_numastat():
+    with pytest.raises(ParseError):
+        parse_numastat("numa_hit lots\n")
+    with pytest.raises(ParseError):
+        parse_numastat("")
+
+
+def test_registry_paths():
+    load_all()
+    assert "node_numastat" in REGISTRY
+    assert for_path("sys/devices/system/node/node3/numastat").kind == "node_numastat"
+    assert for_path("collector/numastat").kind == "numastat"
+    assert detect(Path("/dev/null").read_text() + "numa_hit 1\nnuma_miss 2\n").kind == "numastat"
+
+
+def test_this_machine_all_forms():
+    _require("numastat", "numactl")
+    table = parse_numastat(subprocess.run(["numastat"], capture_output=True, text=True, check=True).stdout)
+    assert table.unit == "pages" and table.nodes[0]["numa_hit"] > 0
+    mem = parse_numastat(
+        subprocess.run(["numastat", "-m"], capture_output=True, text=True, check=True).stdout
+    )
+    assert mem.unit == "MB" and mem.nodes[0]["MemTotal"] > 0
+    per = parse_numastat(
+        subprocess.run(["numastat", "-n"], capture_output=True, text=True, check=True).stdout
+    )
+    assert per.unit == "MB" and per.nodes[0]["numa_hit"] > 0
+
+
+def test_this_machine_sysfs():
+    node_dirs = sorted(Path("/sys/devices/system/node").glob("node[0-9]*"))
+    if not node_dirs:
+        pytest.skip("no /sys/devices/system/node on this kernel")
+    node = int(node_dirs[0].name[4:])
+    stat = parse_node_numastat((node_dirs[0] / "numastat").read_text(), node=node)
+    assert stat.nodes[node]["numa_hit"] > 0

@@ -1,0 +1,87 @@
+"""ping parser: seed 004's replies without a summary, and a live ``ping`` of 127.0.0.1."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import detect, for_command
+from collectors.parsers.ping import parse_ping
+from tests.conftest import SEEDS, service_unavailable
+
+
+def test_seed_004_average_from_replies():
+    seed = next(SEEDS.glob("004_*.txt"), None)
+    if seed is None:
+        service_unavailable("seed 004 missing")
+    lines = seed.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("PING "))
+    end = max(i for i, ln in enumerate(lines) if " bytes from " in ln)
+    block = "\n".join(lines[start : end + 1])
+    r = parse_ping(block)
+    assert r.target == "xx.xx.xx.196"
+    assert r.replies_ms == [1.07, 1.06, 1.06, 1.06, 1.07, 1.07, 1.07]
+    # no summary in the paste: mean 1.0657... rounded half-up to 2 decimals
+    assert r.rtt_avg_ms == 1.07
+    assert (r.rtt_min_ms, r.rtt_max_ms, r.received, r.transmitted) == (1.06, 1.07, 7, None)
+    assert detect(block).kind == "ping"
+    assert for_command(lines[start - 1].lstrip("$")).kind == "ping"
+
+
+def test_rounding_is_half_up():
+    r = parse_ping("64 bytes from h: icmp_seq=1 time=0.125 ms\n64 bytes from h: icmp_seq=2 time=0.125 ms")
+    assert r.rtt_avg_ms == 0.13
+
+
+def test_live_ping_localhost():
+    if shutil.which("ping") is None:
+        service_unavailable("ping is not installed (apt-get install iputils-ping)")
+    proc = subprocess.run(
+        ["ping", "-c", "3", "-i", "0.2", "127.0.0.1"], capture_output=True, text=True, timeout=60, check=False
+    )
+    if proc.returncode != 0:
+        service_unavailable(f"ping 127.0.0.1 failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    r = parse_ping(proc.stdout)
+    assert r.target == "127.0.0.1"
+    assert (r.transmitted, r.received, r.loss_pct) == (3, 3, 0.0)
+    assert len(r.replies_ms) == 3
+    # the summary, not the recomputed mean, is reported when ping printed one
+    summary = next(ln for ln in proc.stdout.splitlines() if ln.startswith(("rtt ", "round-trip ")))
+    assert r.rtt_avg_ms == float(summary.split("=")[1].split("/")[1])
+    assert r.rtt_min_ms <= r.rtt_avg_ms <= r.rtt_max_ms
+    assert r.rtt_mdev_ms is not None
+    assert proc.stdout.splitlines()[r.lines["rtt_avg_ms"] - 1] == summary
+
+
+def test_busybox_summary_and_total_loss():
+    busybox = (
+        "PING 10.0.0.2 (10.0.0.2): 56 data bytes\n"
+        "64 bytes from 10.0.0.2: seq=0 ttl=64 time=0.177 ms\n"
+        "\n--- 10.0.0.2 ping statistics ---\n"
+        "1 packets transmitted, 1 packets received, 0% packet loss\n"
+        "round-trip min/avg/max = 0.177/0.177/0.177 ms\n"
+    )
+    r = parse_ping(busybox)
+    assert (r.transmitted, r.received, r.rtt_avg_ms, r.rtt_mdev_ms) == (1, 1, 0.177, None)
+    lost = parse_ping(
+        "PING 10.9.9.9 (10.9.9.9) 56(84) bytes of data.\n\n--- 10.9.9.9 ping statistics ---\n"
+        "3 packets transmitted, 0 received, 100% packet loss, time 2047ms\n"
+    )
+    assert (lost.transmitted, lost.received, lost.loss_pct, lost.rtt_avg_ms) == (3, 0, 100.0, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ping: unknown host db01",
+        "PING db01 (10.0.0.1) 56(84) bytes of data.",
+        "64 bytes from h: time=1e999 ms",
+    ],
+)
+def test_unusable_text_raises_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_ping(text)

@@ -1,0 +1,161 @@
+"""tc qdisc parser: seed 004's netem line, this machine's qdiscs, and a scratch
+network namespace where real qdiscs (netem when the kernel has it) are created."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import detect, for_command
+from collectors.parsers.tc import parse_tc_qdisc, time_to_ms
+from tests.conftest import IN_CI, SEEDS, service_unavailable
+
+
+def run(*cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=60, check=False)
+
+
+def tc(*args: str) -> str:
+    if shutil.which("tc") is None:
+        service_unavailable("tc (iproute2) is not installed")
+    proc = run("tc", *args)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def netns():
+    """A scratch network namespace; needs root and ``ip netns``."""
+    if shutil.which("ip") is None or os.geteuid() != 0:
+        service_unavailable("creating a network namespace needs root and iproute2")
+    name = f"cbtest{os.getpid()}"
+    proc = run("ip", "netns", "add", name)
+    if proc.returncode != 0:
+        service_unavailable(f"ip netns add failed: {proc.stderr.strip()}")
+    try:
+        yield name
+    finally:
+        run("ip", "netns", "del", name)
+
+
+def test_seed_004_netem_delay_on_bond0():
+    seed = next(SEEDS.glob("004_*.txt"), None)
+    if seed is None:
+        service_unavailable("seed 004 missing")
+    lines = seed.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.strip() == "$tc qdisc list")
+    block = "\n".join(ln for ln in lines[start + 1 : start + 4])
+    facts = parse_tc_qdisc(block)
+    assert [(q.kind, q.device) for q in facts.qdiscs] == [("mq", "eth0"), ("mq", "eth1"), ("netem", "bond0")]
+    netem = facts.qdiscs[2]
+    assert (netem.handle, netem.parent, netem.delay_ms, netem.jitter_ms) == ("8004:", "root", 1.0, None)
+    assert netem.line == 3 and facts.lines["qdiscs[2]"] == 3
+    assert detect(block).kind == "tc_qdisc"
+    assert for_command(lines[start].lstrip("$")).kind == "tc_qdisc"
+
+
+@pytest.mark.parametrize("args", [("qdisc", "show"), ("-s", "qdisc", "show"), ("qdisc", "list")])
+def test_this_machine_text(args):
+    out = tc(*args)
+    facts = parse_tc_qdisc(out)
+    expected = [ln for ln in out.splitlines() if ln.startswith("qdisc ")]
+    assert len(facts.qdiscs) == len(expected)
+    assert all(q.device for q in facts.qdiscs)
+    assert {q.device for q in facts.qdiscs} <= set(os.listdir("/sys/class/net"))
+
+
+def test_this_machine_json_matches_text():
+    as_json = parse_tc_qdisc(tc("-j", "qdisc", "show"))
+    as_text = parse_tc_qdisc(tc("qdisc", "show"))
+    key = [(q.kind, q.device, q.handle, q.parent) for q in as_text.qdiscs]
+    assert [(q.kind, q.device, q.handle, q.parent) for q in as_json.qdiscs] == key
+
+
+def test_namespace_tbf_qdisc_text_and_json(netns):
+    proc = run("ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", "lo", "root", "tbf",
+               "rate", "1mbit", "burst", "32kbit", "latency", "400ms")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    text = run("ip", "netns", "exec", netns, "tc", "-s", "qdisc", "show").stdout
+    (q,) = parse_tc_qdisc(text).qdiscs
+    assert (q.kind, q.device, q.parent, q.delay_ms) == ("tbf", "lo", "root", None)
+    (qj,) = parse_tc_qdisc(run("ip", "netns", "exec", netns, "tc", "-j", "qdisc", "show").stdout).qdiscs
+    assert (qj.kind, qj.device, qj.handle) == ("tbf", "lo", q.handle)
+    # "show dev lo" omits the device from the line: parsed, with the device unknown
+    (qd,) = parse_tc_qdisc(
+        run("ip", "netns", "exec", netns, "tc", "qdisc", "show", "dev", "lo").stdout
+    ).qdiscs
+    assert (qd.kind, qd.device) == ("tbf", "")
+
+
+def test_namespace_netem_delay(netns):
+    proc = run("ip", "netns", "exec", netns, "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+               "delay", "1ms", "0.5ms", "loss", "1%")  # fmt: skip
+    if "qdisc kind is unknown" in proc.stderr:
+        # The kernel has no sch_netem (containers often lack the module); the netem
+        # parsing is covered by the seed 004 line. Reported, not hidden, in CI too.
+        pytest.skip("this kernel has no netem qdisc (sch_netem): " + proc.stderr.strip())
+    if proc.returncode != 0 and IN_CI:
+        pytest.fail(f"could not add a netem qdisc: {proc.stderr}")
+    assert proc.returncode == 0, proc.stderr
+    (q,) = parse_tc_qdisc(run("ip", "netns", "exec", netns, "tc", "qdisc", "show").stdout).qdiscs
+    assert (q.kind, q.device, q.delay_ms, q.jitter_ms, q.loss_pct) == ("netem", "lo", 1.0, 0.5, 1.0)
+    (qj,) = parse_tc_qdisc(run("ip", "netns", "exec", netns, "tc", "-j", "qdisc", "show").stdout).qdiscs
+    assert (qj.kind, qj.delay_ms, qj.jitter_ms, qj.loss_pct) == ("netem", 1.0, 0.5, 1.0)
+
+
+def test_netem_json_shape_from_iproute2():
+    # iproute2's q_netem.c prints delay/jitter in seconds and loss as a fraction in -j mode
+    entry = {
+        "kind": "netem",
+        "handle": "8004:",
+        "dev": "bond0",
+        "root": True,
+        "refcnt": 17,
+        "options": {
+            "limit": 1000,
+            "delay": {"delay": 0.001, "jitter": 0, "correlation": 0},
+            "loss-random": {"loss": 0.005, "correlation": 0},
+            "ecn": False,
+            "gap": 0,
+        },
+    }
+    (q,) = parse_tc_qdisc(json.dumps([entry])).qdiscs
+    assert (q.kind, q.device, q.parent, q.delay_ms, q.jitter_ms, q.loss_pct) == (
+        "netem",
+        "bond0",
+        "root",
+        1.0,
+        None,
+        0.5,
+    )
+
+
+@pytest.mark.parametrize(("token", "ms"), [("1.0ms", 1.0), ("100us", 0.1), ("2s", 2000.0), ("500", 0.5)])
+def test_time_units(token, ms):
+    assert time_to_ms(token) == ms
+
+
+def test_netem_parent_jitter_and_loss_text():
+    line = "qdisc netem 8005: dev eth1 parent 1:1 limit 1000 delay 100ms  10ms loss 0.5%"
+    (q,) = parse_tc_qdisc(line).qdiscs
+    assert (q.parent, q.delay_ms, q.jitter_ms, q.loss_pct) == ("1:1", 100.0, 10.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Cannot find device "bond0"',
+        '{"kind": "netem"}',
+        '[{"kind": 3}]',
+        "[1, 2",
+        "qdisc netem 8004: dev bond0 root loss lots",
+    ],
+)
+def test_unusable_text_raises_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_tc_qdisc(text)

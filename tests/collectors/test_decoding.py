@@ -1,0 +1,49 @@
+"""Upload bytes -> text: BOMs, UTF-8, GB18030, mixed lines, latin-1, line ends, NULs."""
+
+from __future__ import annotations
+
+import codecs
+import random
+
+import pytest
+
+from collectors.decoding import decode_bytes
+
+CHINESE = "物理机 NUMA 信息：node 0 size: 32722 MB\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (CHINESE.encode(), "utf-8"),
+        (codecs.BOM_UTF8 + CHINESE.encode(), "utf-8-sig"),
+        (CHINESE.encode("gb18030"), "gb18030"),
+        (codecs.BOM_UTF16_LE + CHINESE.encode("utf-16-le"), "utf-16"),
+        (codecs.BOM_UTF16_BE + CHINESE.encode("utf-16-be"), "utf-16"),
+        ("node 0 size: 32722 MB\n".encode("utf-16-le"), "utf-16"),  # no BOM
+    ],
+)
+def test_encodings(data, encoding):
+    decoded = decode_bytes(data)
+    assert decoded.encoding == encoding
+    assert "node 0 size: 32722 MB" in decoded.text
+    assert not decoded.binary
+
+
+def test_mixed_lines_keep_both_scripts():
+    data = "第一行\n".encode() + "第二行\n".encode("gb18030") + b"caf\xe9\n"
+    decoded = decode_bytes(data)
+    assert decoded.encoding == "mixed"
+    assert decoded.text.splitlines() == ["第一行", "第二行", "café"]
+
+
+def test_line_ends_and_nul_bytes():
+    decoded = decode_bytes(b"a\r\nb\rc\x00\x00\n\td")
+    assert decoded.text == "a\nb\nc\n\td"
+    assert decoded.nul_bytes == 2 and not decoded.binary
+
+
+def test_binary_is_flagged():
+    assert decode_bytes(random.Random(0).randbytes(4096)).binary
+    assert decode_bytes(b"\x00" * 100 + b"x").binary
+    assert not decode_bytes(b"").binary

@@ -1,0 +1,84 @@
+"""Shared fixtures.
+
+Service-backed tests ask for ``postgres_url`` / ``redis_url``. When the service
+is unreachable they skip on a developer machine, and FAIL when ``CI=true``:
+CI must never go green by skipping what it was meant to prove.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+SEEDS = SHARED / "seeds"
+FIXTURES = ROOT / "tests" / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def service_unavailable(message: str) -> None:
+    """Skip locally, fail in CI."""
+    if IN_CI:
+        pytest.fail(f"required service unavailable in CI: {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    if not port_open("127.0.0.1", 6379):
+        service_unavailable("Redis is not listening on 127.0.0.1:6379")
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    url = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    if not port_open("127.0.0.1", 5432):
+        service_unavailable("PostgreSQL is not listening on 127.0.0.1:5432")
+    return url
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        service_unavailable(f"shared corpus missing at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def seeds_dir() -> Path:
+    if not SEEDS.is_dir():
+        service_unavailable(f"shared seeds missing at {SEEDS}")
+    return SEEDS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _plain_static_file_names():
+    """Static files under their plain names for the whole run. The live server
+    serves them through the finders, which know nothing of the hashed names a
+    manifest left in the data directory by ``make run`` would produce.
+    Session-scoped (not the ``settings`` fixture) so Hypothesis tests are not
+    given a function-scoped fixture."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    storages = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    with override_settings(STORAGES=storages):
+        yield

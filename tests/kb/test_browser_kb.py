@@ -1,0 +1,89 @@
+"""Acceptance 4: a real browser (Debian's Chromium through Playwright) searches
+the knowledge base for 大页 and opens a case page. Screenshots go to
+test-output/kb-search-hugepages.png and test-output/kb-case-zstack-{zh,en}.png."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from kb import services
+from tests.conftest import ROOT, service_unavailable
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OUTPUT = ROOT / "test-output"
+PASSWORD = "kb-browser-password-1"
+
+
+@pytest.fixture
+def reader(django_user_model):
+    # Data and account exist before the browser starts: Playwright's event loop
+    # in this thread makes Django refuse synchronous ORM calls afterwards.
+    services.load_all()
+    return django_user_model.objects.create_user("kb-browser", password=PASSWORD)
+
+
+@pytest.fixture
+def page():
+    if not shutil.which(CHROMIUM):
+        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        service_unavailable("python playwright is not installed")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="en-US")
+            page.set_default_timeout(15_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def _login(page, live_server):
+    page.goto(f"{live_server.url}/cases/")
+    page.fill("#id_username", "kb-browser")
+    page.fill("#id_password", PASSWORD)
+    page.click("form.stacked button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/cases/")
+
+
+def test_search_for_huge_pages_and_open_a_case(reader, live_server, page):
+    OUTPUT.mkdir(exist_ok=True)
+    _login(page, live_server)
+
+    page.fill("#id_q", "大页")
+    page.click(".kb-search button[type=submit]")
+    page.wait_for_selector(".kb-hit mark")
+    slugs = set(page.locator(".kb-hit").evaluate_all("els => els.map(e => e.dataset.slug)"))
+    assert {"zstack-mariadb-v2v", "percona-numa-interleave-startup"} <= slugs
+    assert "大页" in page.locator(".kb-hit mark").all_inner_texts()
+    assert "q=%E5%A4%A7%E9%A1%B5" in page.url  # htmx pushed the query into the address bar
+    page.screenshot(path=str(OUTPUT / "kb-search-hugepages.png"), full_page=True)
+
+    page.click('.kb-hit[data-slug="zstack-mariadb-v2v"][data-language="zh"] h3 a')
+    page.wait_for_selector("article.kb-case")
+    assert "/cases/zstack-mariadb-v2v/zh/" in page.url
+    assert page.locator("article.kb-case h1").inner_text().startswith("v2v 迁移")
+    metrics = page.locator("article.kb-case table").inner_text()
+    assert "120 s" in metrics and "58 s" in metrics
+    assert page.locator("aside a[href='/cases/openstack-kvm-crm-cpu/zh/']").count() == 1
+    page.screenshot(path=str(OUTPUT / "kb-case-zstack-zh.png"), full_page=True)
+
+    page.click("a[hreflang=en]")
+    page.wait_for_url(f"{live_server.url}/cases/zstack-mariadb-v2v/en/")
+    assert "CREATE INDEX" in page.locator("article.kb-case").inner_text()
+    page.screenshot(path=str(OUTPUT / "kb-case-zstack-en.png"), full_page=True)

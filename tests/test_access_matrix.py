@@ -1,0 +1,260 @@
+"""Every URL of the URL conf x every role -> the expected status.
+
+URLs are DISCOVERED by walking ``get_resolver().url_patterns``; path
+parameters are filled with objects owned by team A. A route without an entry
+in :data:`EXPECTED` fails :func:`test_every_url_has_an_expectation`, so a new
+view cannot be forgotten. Roles: anonymous, an engineer of team A, an
+engineer of team B, support staff, an administrator (superuser).
+
+The rule the table encodes: team B never sees team A's snapshots or sessions
+(404, never 200 nor a 403 that would confirm they exist); support and admin
+see them; anonymous users are sent to sign in (web, 302) or refused (API, 401);
+only sign-in, /healthz and the language switch are public.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from tests.api.world import World, build_world
+from triage import services as triage_services
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "engineer_a", "engineer_b", "support", "admin")
+
+# name -> (method, (anonymous, engineer_a, engineer_b, support, admin))
+W = 302  # web: anonymous users are redirected to the sign-in page
+A = 401  # API: anonymous requests are refused
+EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
+    # public
+    "healthz": ("GET", (200, 200, 200, 200, 200)),
+    "login": ("GET", (200, 302, 302, 302, 302)),  # signed-in users are sent on
+    "set_language": ("POST", (302, 302, 302, 302, 302)),
+    # accounts
+    "dashboard": ("GET", (W, 200, 200, 200, 200)),
+    "logout": ("POST", (W, 302, 302, 302, 302)),
+    "password_change": ("GET", (W, 200, 200, 200, 200)),
+    "password_change_done": ("GET", (W, 200, 200, 200, 200)),
+    "accounts:profile": ("GET", (W, 200, 200, 200, 200)),
+    "accounts:token_create": ("POST", (W, 302, 302, 302, 302)),
+    "accounts:token_revoke": ("POST", (W, 302, 302, 302, 302)),
+    # snapshot pages (team A's snapshot)
+    "triage:snapshot_list": ("GET", (W, 200, 200, 200, 200)),
+    "triage:snapshot_new": ("GET", (W, 200, 200, 200, 200)),
+    "triage:snapshot_detail": ("GET", (W, 200, 404, 200, 200)),
+    "triage:snapshot_status": ("GET", (W, 200, 404, 200, 200)),
+    "triage:snapshot_reanalyze": ("POST", (W, 302, 404, 302, 302)),  # back to the report
+    # knowledge base pages (founding cases belong to no team)
+    "kb:case_list": ("GET", (W, 200, 200, 200, 200)),
+    "kb:measure_list": ("GET", (W, 200, 200, 200, 200)),
+    "kb:measure_detail": ("GET", (W, 200, 200, 200, 200)),
+    "kb:case_detail": ("GET", (W, 200, 200, 200, 200)),
+    "kb:case_detail_lang": ("GET", (W, 200, 200, 200, 200)),
+    # troubleshooting sessions (team A's session)
+    "troubleshoot:session_list": ("GET", (W, 200, 200, 200, 200)),
+    "troubleshoot:session_new": ("GET", (W, 200, 200, 200, 200)),
+    "troubleshoot:effectiveness": ("GET", (W, 200, 200, 200, 200)),
+    "troubleshoot:session_detail": ("GET", (W, 302, 404, 302, 302)),  # redirects to its step
+    "troubleshoot:progress": ("GET", (W, 200, 404, 200, 200)),
+    "troubleshoot:step": ("GET", (W, 200, 404, 200, 200)),
+    # API: snapshots and rules
+    "api-snapshot-list": ("GET", (A, 200, 200, 200, 200)),
+    "api-snapshot-detail": ("GET", (A, 200, 404, 200, 200)),
+    "api-snapshot-reanalyze": ("POST", (A, 202, 404, 202, 202)),
+    "api-snapshot-similar": ("GET", (A, 200, 404, 200, 200)),
+    "api-snapshot-report-md": ("GET", (A, 200, 404, 200, 200)),
+    "api-rule-list": ("GET", (A, 200, 200, 200, 200)),
+    "api-rule-detail": ("GET", (A, 200, 200, 200, 200)),
+    # API: knowledge base
+    "kb-api-cases": ("GET", (A, 200, 200, 200, 200)),
+    "kb-api-case": ("GET", (A, 200, 200, 200, 200)),
+    "kb-api-measures": ("GET", (A, 200, 200, 200, 200)),
+    "kb-api-measure": ("GET", (A, 200, 200, 200, 200)),
+    # API: sessions (writes with an empty body: 400 once the session is found)
+    "api-session-list": ("GET", (A, 200, 200, 200, 200)),
+    "api-session-detail": ("GET", (A, 200, 404, 200, 200)),
+    "api-session-attach": ("POST", (A, 400, 404, 400, 400)),
+    "api-session-measure": ("POST", (A, 400, 404, 400, 400)),
+    "api-session-close": ("POST", (A, 400, 404, 400, 400)),
+    # the collector, the schema and its UI
+    "collect_sh": ("GET", (A, 200, 200, 200, 200)),
+    "schema": ("GET", (A, 200, 200, 200, 200)),
+    "swagger-ui": ("GET", (A, 200, 200, 200, 200)),
+}
+# Django's admin: only the administrator gets in; everyone else is sent to
+# the admin sign-in page.
+ADMIN_NAMESPACE = "admin"
+
+
+def walk(patterns, prefix: str = "", namespace: str | None = None):
+    """(route, name, pattern) for every leaf of the URL conf."""
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            ns = namespace
+            if p.namespace:
+                ns = f"{namespace}:{p.namespace}" if namespace else p.namespace
+            yield from walk(p.url_patterns, prefix + str(p.pattern), ns)
+        elif isinstance(p, URLPattern):
+            name = f"{namespace}:{p.name}" if namespace and p.name else p.name
+            yield prefix + str(p.pattern), name, p
+
+
+def discovered():
+    return list(walk(get_resolver().url_patterns))
+
+
+def _admin_object_id(world: World, name: str) -> str:
+    """An object of the admin page's model, team A's where there is one."""
+    from django.apps import apps
+
+    match = re.match(r"admin:(\w+?)_(\w+)_(change|delete|history)$", name)
+    if not match:
+        return "1"
+    app_label, model_name = match.group(1), match.group(2)
+    try:
+        model = apps.get_model(app_label, model_name)
+    except LookupError:
+        return "1"
+    preferred = {
+        "triage.snapshot": world.snapshot.pk,
+        "troubleshoot.session": world.session.pk,
+        "auth.user": world.users["engineer_a"].pk,
+        "accounts.team": world.teams["team-a"].pk,
+    }.get(model._meta.label_lower)
+    if preferred is not None:
+        return str(preferred)
+    obj = model._default_manager.order_by("pk").first()
+    return str(obj.pk) if obj is not None else "1"
+
+
+def fill(route: str, name: str, world: World) -> str:
+    """A concrete path for a route: team A's objects for the parameters."""
+    values = {
+        "pk": str(world.session.pk if "sessions/" in route else world.snapshot.pk),
+        "slug": "remove-netem" if "measure" in (name or "") else "oceanbase-bmsql-tuning",
+        "language": "en",
+        "step": "problem",
+        "rule_id": "net.netem_delay",
+        "object_id": _admin_object_id(world, name or ""),
+        "id": str(world.users["engineer_a"].pk),
+        "app_label": "triage",
+        "content_type_id": "1",
+        "url": "",
+    }
+
+    def sub(m: re.Match) -> str:
+        key = m.group("name")
+        if key not in values:
+            pytest.fail(f"no value for path parameter {key!r} of {route} ({name})")
+        return values[key]
+
+    path = re.sub(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>", sub, route)
+    # Regex routes (the admin's app index) are given their literal form.
+    path = (
+        path.lstrip("^")
+        .rstrip("$")
+        .replace("(?P<app_label>auth|accounts|kb|triage|troubleshoot|authtoken)", "triage")
+    )
+    return "/" + path
+
+
+def client_for(world: World, role: str, api: bool):
+    if role == "anonymous":
+        return world.api(None) if api else Client()
+    if api:
+        return world.api(role)
+    client = Client()
+    client.force_login(world.users[role])
+    return client
+
+
+@pytest.fixture
+def world(db, django_user_model, settings, tmp_path, monkeypatch):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    return build_world(django_user_model)
+
+
+def _is_admin(route: str, name: str | None) -> bool:
+    return route.startswith("admin/") or (name or "").startswith(ADMIN_NAMESPACE + ":")
+
+
+def test_every_url_has_an_expectation():
+    missing = sorted(
+        f"{route} ({name})"
+        for route, name, _ in discovered()
+        if not _is_admin(route, name) and name not in EXPECTED
+    )
+    assert not missing, f"URLs without an access expectation: {missing}"
+    stale = set(EXPECTED) - {name for _, name, _ in discovered()}
+    assert not stale, f"expectations for URLs that no longer exist: {sorted(stale)}"
+
+
+def _is_api(route: str) -> bool:
+    return route.startswith("api/") or route == "collect.sh"
+
+
+# Signing out and rotating a token change the session or the credentials the
+# other requests use: these go last.
+LAST = ("logout", "accounts:token_create", "accounts:token_revoke")
+
+
+def test_access_matrix(world):
+    failures = []
+    routes = sorted(discovered(), key=lambda r: r[1] in LAST)
+    for route, name, _ in routes:
+        if _is_admin(route, name) or name not in EXPECTED:
+            continue
+        method, statuses = EXPECTED[name]
+        path = fill(route, name, world)
+        for role, expected in zip(ROLES, statuses, strict=True):
+            client = client_for(world, role, _is_api(route))
+            response = client.post(path, {}) if method == "POST" else client.get(path)
+            if response.status_code != expected:
+                failures.append(f"{method} {path} as {role}: {response.status_code}, expected {expected}")
+    assert not failures, "\n".join(failures)
+
+
+def test_team_b_sees_nothing_of_team_a_in_lists(world):
+    """List pages and endpoints answer 200 for team B, without team A's objects."""
+    b = client_for(world, "engineer_b", api=False)
+    for path in ("/snapshots/", "/sessions/", "/"):
+        html = b.get(path).content.decode()
+        assert "obs-197" not in html and "BMSQL below expectation" not in html, path
+    api = client_for(world, "engineer_b", api=True)
+    assert api.get("/api/v1/snapshots/").json()["count"] == 0
+    assert [x["title"] for x in api.get("/api/v1/sessions/").json()["results"]] == ["team B's own session"]
+    assert api.get("/api/v1/snapshots/?rule=net.netem_delay").json()["count"] == 0
+
+
+def test_admin_pages_only_for_administrators(world):
+    checked = 0
+    for route, name, _ in discovered():
+        # The admin's own sign-in and sign-out pages are checked below.
+        if not _is_admin(route, name) or name in (None, "admin:login", "admin:logout"):
+            continue
+        path = fill(route, name, world)
+        if "(?P" in path:
+            continue
+        for role in ("anonymous", "engineer_a", "engineer_b", "support"):
+            status = client_for(world, role, api=False).get(path).status_code
+            assert status in (302, 404), f"{path} as {role}: {status}"
+        status = client_for(world, "admin", api=False).get(path).status_code
+        assert status < 500, f"{path} as admin: {status}"
+        if name.endswith("_changelist"):
+            assert status == 200, f"{path} as admin: {status}"
+        checked += 1
+    assert checked > 20
+    assert client_for(world, "anonymous", api=False).get("/admin/login/").status_code == 200
+    # The admin's catch-all and object shortcut redirect, never show data.
+    assert (
+        client_for(world, "engineer_b", api=False)
+        .get(f"/admin/triage/snapshot/{world.snapshot.pk}/")
+        .status_code
+        == 302
+    )

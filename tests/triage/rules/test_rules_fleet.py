@@ -1,0 +1,41 @@
+"""Fleet rules on the rebuilt Kunpeng cluster (four host transcripts)."""
+
+from __future__ import annotations
+
+KUNPENG = "kunpeng-stream-zone-reclaim"
+HOSTS = [f"gp-sdw{i:02d}.txt" for i in range(1, 5)]
+
+
+def _cluster(seed_text, state, edits=None):
+    edits = edits or {}
+    return [seed_text(KUNPENG, state, name, edits.get(name)) for name in HOSTS]
+
+
+def test_benchmark_spread_fires_on_stream_15000_vs_6000(analyze_texts, seed_text):
+    result = analyze_texts(*_cluster(seed_text, "before"))
+    findings = [f for f in result.findings if f.rule == "fleet.benchmark_spread"]
+    assert len(findings) == 1
+    assert findings[0].host == "cluster"
+    values = sorted(e.value for e in findings[0].evidence)
+    assert values[0] < 6200 and values[-1] > 15000
+
+
+def test_benchmark_spread_quiet_when_hosts_agree(analyze_texts, seed_text):
+    assert "fleet.benchmark_spread" not in analyze_texts(*_cluster(seed_text, "after")).rule_ids
+
+
+def test_benchmark_spread_needs_a_cluster(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw03.txt"))
+    assert ("fleet.benchmark_spread", "missing cluster") in result.skipped
+
+
+def test_numa_config_drift_fires_on_one_host_with_other_zone_reclaim(analyze_texts, seed_text):
+    edits = {"gp-sdw02.txt": {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"}}
+    result = analyze_texts(*_cluster(seed_text, "before", edits))
+    finding = next(f for f in result.findings if f.rule == "fleet.numa_config_drift")
+    assert "vm.zone_reclaim_mode" in finding.explanation
+    assert len(finding.evidence) == 4
+
+
+def test_numa_config_drift_quiet_on_identical_hosts(analyze_texts, seed_text):
+    assert "fleet.numa_config_drift" not in analyze_texts(*_cluster(seed_text, "before")).rule_ids

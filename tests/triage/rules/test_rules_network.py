@@ -1,0 +1,70 @@
+"""Network rules on seed 004's tc, ping and top output."""
+
+from __future__ import annotations
+
+import pytest
+
+OB = "oceanbase-bmsql-tuning"
+HOST = "obs-197.txt"
+
+CPUS = 16
+SOFTIRQS_ROWS = {
+    "HI": [0] * CPUS,
+    "TIMER": [8123456] * CPUS,
+    "NET_TX": [1204] * CPUS,
+    "NET_RX": [98234567, 87345123] + [10234] * (CPUS - 2),
+    "BLOCK": [5123] * CPUS,
+    "TASKLET": [312] * CPUS,
+    "SCHED": [4123456] * CPUS,
+    "RCU": [6123456] * CPUS,
+}
+
+
+def _softirqs(rows) -> str:
+    header = " " * 12 + "".join(f"{'CPU' + str(i):>11}" for i in range(CPUS))
+    body = [f"{name + ':':>12}" + "".join(f"{v:>11}" for v in values) for name, values in rows.items()]
+    return "```console\n[root@ob-host ~]# cat /proc/softirqs\n" + "\n".join([header, *body]) + "\n```\n"
+
+
+def test_netem_delay_fires_on_seed_004_tc(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OB, "before", HOST))
+    finding = next(f for f in result.findings if f.rule == "net.netem_delay")
+    assert finding.severity == "critical"
+    assert finding.evidence[0].value == 1.0
+    assert finding.evidence[0].fact == "tc.qdiscs[bond0].delay_ms"
+
+
+def test_netem_delay_quiet_without_netem(analyze_texts, seed_text):
+    assert "net.netem_delay" not in analyze_texts(seed_text(OB, "after", HOST)).rule_ids
+
+
+def test_lan_rtt_fires_on_replies_without_summary(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OB, "before", HOST))
+    finding = next(f for f in result.findings if f.rule == "net.lan_rtt_high")
+    # mean of the seven replies (1.06-1.07 ms)
+    assert finding.evidence[0].value == pytest.approx(1.066, abs=0.005)
+
+
+def test_lan_rtt_quiet_on_fast_lan(analyze_texts, seed_text):
+    assert "net.lan_rtt_high" not in analyze_texts(seed_text(OB, "after", HOST)).rule_ids
+
+
+def test_softirq_hotspot_fires_on_two_hot_cpus(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OB, "before", HOST))
+    finding = next(f for f in result.findings if f.rule == "net.softirq_hotspot")
+    assert [e.value for e in finding.evidence] == [30.2, 25.4]
+
+
+def test_softirq_hotspot_quiet_when_spread(analyze_texts, seed_text):
+    assert "net.softirq_hotspot" not in analyze_texts(seed_text(OB, "after", HOST)).rule_ids
+
+
+def test_softirq_hotspot_from_proc_softirqs(analyze_texts):
+    assert "net.softirq_hotspot" in analyze_texts(_softirqs(SOFTIRQS_ROWS)).rule_ids
+    spread = dict(SOFTIRQS_ROWS, NET_RX=[12345678] * CPUS)
+    assert "net.softirq_hotspot" not in analyze_texts(_softirqs(spread)).rule_ids
+
+
+def test_lan_rtt_quiet_for_a_public_internet_target(analyze_texts, seed_text):
+    text = seed_text(OB, "before", HOST).replace("xx.xx.xx.196", "8.8.8.8")
+    assert "net.lan_rtt_high" not in analyze_texts(text).rule_ids

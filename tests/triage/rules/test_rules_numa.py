@@ -1,0 +1,186 @@
+"""NUMA rules on real-format transcripts (rebuilt founding snapshots, edited
+where a test needs one fact flipped)."""
+
+from __future__ import annotations
+
+ZSTACK = "zstack-mariadb-v2v"
+KUNPENG = "kunpeng-stream-zone-reclaim"
+OPENSTACK = "openstack-kvm-crm-cpu"
+OCEANBASE = "oceanbase-bmsql-tuning"
+
+SINGLE_NODE_GUEST_LSCPU = """```console
+[root@small-vm ~]# lscpu
+Architecture:          x86_64
+CPU op-mode(s):        32-bit, 64-bit
+Byte Order:            Little Endian
+CPU(s):                4
+On-line CPU(s) list:   0-3
+Thread(s) per core:    1
+Core(s) per socket:    4
+Socket(s):             1
+NUMA node(s):          1
+Vendor ID:             GenuineIntel
+Model name:            Intel(R) Xeon(R) CPU E5-2695 v4 @ 2.10GHz
+Hypervisor vendor:     KVM
+Virtualization type:   full
+L1d cache:             32K
+L1i cache:             32K
+L2 cache:              4096K
+L3 cache:              16384K
+NUMA node0 CPU(s):     0-3
+[root@small-vm ~]# sysctl -a | grep numa_balancing
+kernel.numa_balancing = 0
+```
+"""
+
+
+# ------------------------------------------------------------ single node, several sockets
+
+
+def test_single_node_multi_socket_fires_on_two_sockets_one_node(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OCEANBASE, "before", "obs-197.txt"))
+    finding = next(f for f in result.findings if f.rule == "numa.single_node_multi_socket")
+    assert {e.fact: e.value for e in finding.evidence} == {"cpu.sockets": 2, "cpu.numa_nodes": 1}
+
+
+def test_single_node_multi_socket_quiet_with_one_node_per_socket(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw01.txt"))
+    assert "numa.single_node_multi_socket" not in result.rule_ids
+
+
+def test_single_node_multi_socket_leaves_flat_guests_to_the_kvm_rules(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OPENSTACK, "before", "od01crmapp05.txt"))
+    assert "numa.single_node_multi_socket" not in result.rule_ids
+    assert "kvm.flat_socket_topology" in result.rule_ids
+
+
+# ------------------------------------------------------------ node memory imbalance
+
+
+def test_node_memory_imbalance_fires_on_seed_000_node_meminfo(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(ZSTACK, "before", "zstack-9.txt"))
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    assert [e.value for e in finding.evidence] == [110486100, 60132036]
+    assert finding.evidence[0].artifact.endswith("node0/meminfo")
+
+
+def test_node_memory_imbalance_quiet_when_nodes_are_balanced(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(ZSTACK, "after", "zstack-9.txt"))
+    assert "numa.node_memory_imbalance" not in result.rule_ids
+
+
+# ------------------------------------------------------------ page cache pressure
+
+
+def test_pagecache_pressure_fires_at_the_watermark_with_zone_reclaim_off(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw03.txt"))
+    finding = next(f for f in result.findings if f.rule == "numa.local_node_pagecache_pressure")
+    facts = {e.fact for e in finding.evidence}
+    assert {"numa.nodes.0.watermark_low", "numa.nodes.0.free_pages", "sysctl.vm.zone_reclaim_mode"} <= facts
+
+
+def test_pagecache_pressure_without_zoneinfo_uses_free_share(analyze_texts, seed_text):
+    text = seed_text(KUNPENG, "before", "gp-sdw03.txt")
+    head, rest = text.split("[root@gp-sdw03 ~]# cat /proc/zoneinfo", 1)
+    text = head + "[root@gp-sdw03 ~]# sysctl -a" + rest.split("[root@gp-sdw03 ~]# sysctl -a", 1)[1]
+    result = analyze_texts(text)
+    assert "numa.local_node_pagecache_pressure" in result.rule_ids
+
+
+def test_pagecache_pressure_quiet_with_zone_reclaim_on(analyze_texts, seed_text):
+    text = seed_text(
+        KUNPENG, "before", "gp-sdw03.txt", {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"}
+    )
+    assert "numa.local_node_pagecache_pressure" not in analyze_texts(text).rule_ids
+
+
+def test_pagecache_pressure_quiet_when_free_memory_is_plentiful(analyze_texts, seed_text):
+    assert (
+        "numa.local_node_pagecache_pressure"
+        not in analyze_texts(seed_text(KUNPENG, "before", "gp-sdw01.txt")).rule_ids
+    )
+
+
+# ------------------------------------------------------------ remote access
+
+
+def test_remote_access_dominant_fires_on_numastat_miss_over_hit(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(OPENSTACK, "before", "cmp-node07.txt"))
+    finding = next(f for f in result.findings if f.rule == "numa.remote_access_dominant")
+    assert finding.evidence[0].fact == "numa.nodes.0.numastat.numa_miss"
+    assert finding.evidence[0].artifact == "transcript:numastat"
+
+
+def test_remote_access_dominant_quiet_when_local_wins(analyze_texts, seed_text):
+    assert (
+        "numa.remote_access_dominant"
+        not in analyze_texts(seed_text(OPENSTACK, "after", "cmp-node07.txt")).rule_ids
+    )
+
+
+# ------------------------------------------------------------ automatic balancing
+
+
+def test_balancing_disabled_fires_on_multi_node_host_with_zero(analyze_texts, seed_text):
+    text = seed_text(
+        ZSTACK, "before", "zstack-9.txt", {"kernel.numa_balancing = 1": "kernel.numa_balancing = 0"}
+    )
+    assert "numa.balancing_disabled" in analyze_texts(text).rule_ids
+
+
+def test_balancing_disabled_fires_on_guest_kernel_without_balancing(analyze_texts, seed_text):
+    result = analyze_texts(
+        seed_text(OPENSTACK, "before", "cmp-node07.txt"), seed_text(OPENSTACK, "before", "od01crmapp05.txt")
+    )
+    finding = next(f for f in result.findings if f.rule == "numa.balancing_disabled")
+    assert finding.host == "od01crmapp05"
+    assert any(e.fact == "kernel.release" for e in finding.evidence)
+
+
+def test_balancing_disabled_quiet_when_enabled(analyze_texts, seed_text):
+    assert (
+        "numa.balancing_disabled" not in analyze_texts(seed_text(ZSTACK, "before", "zstack-9.txt")).rule_ids
+    )
+
+
+def test_balancing_disabled_quiet_on_single_node_machine(analyze_texts):
+    assert "numa.balancing_disabled" not in analyze_texts(SINGLE_NODE_GUEST_LSCPU).rule_ids
+
+
+# ------------------------------------------------------------ remote distance
+
+
+def test_high_remote_distance_fires_on_kunpeng_32_vs_10(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw01.txt"))
+    finding = next(f for f in result.findings if f.rule == "numa.high_remote_distance")
+    assert finding.severity == "info"
+    assert finding.evidence[0].value == 32
+
+
+def test_high_remote_distance_quiet_on_two_socket_intel_21(analyze_texts, seed_text):
+    assert (
+        "numa.high_remote_distance" not in analyze_texts(seed_text(ZSTACK, "before", "zstack-9.txt")).rule_ids
+    )
+
+
+SEED_003_NUMACTL = """```console
+# numactl -H
+available: 2 nodes (0-1)
+node 0 cpus: 0 2 4 6 8 10
+node 0 size: 32722 MB
+node 0 free: 24803 MB
+node 1 cpus: 1 3 5 7 9 11
+node 1 size: 32768 MB
+node 1 free: 28378 MB
+```
+"""
+
+
+def test_node_memory_imbalance_quiet_on_small_idle_differences(analyze_texts):
+    # seed 003's example box: 7.7 vs 4.3 GiB used is kernel memory and cache, not load
+    assert "numa.node_memory_imbalance" not in analyze_texts(SEED_003_NUMACTL).rule_ids
+
+
+def test_single_node_multi_socket_quiet_on_one_core_sockets(analyze_texts, corpus):
+    text = (corpus / "lscpu" / "util-linux_lscpu-loongarch-kvm_on_loongson_3c6000.txt").read_text()
+    assert "numa.single_node_multi_socket" not in analyze_texts(text, names=["lscpu"]).rule_ids

@@ -1,0 +1,55 @@
+"""This machine is healthy: its real outputs produce no critical or warning
+finding (through collect.sh, and as a pasted transcript)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from collectors.archive import load_host, load_snapshot
+from tests.conftest import ROOT
+from triage.engine import analyze
+
+COMMANDS = [
+    ("lscpu", ["lscpu"]),
+    ("cat /proc/meminfo", ["cat", "/proc/meminfo"]),
+    ("sysctl -a", ["sysctl", "-a"]),
+    ("numactl -H", ["numactl", "-H"]),
+    ("cat /proc/cmdline", ["cat", "/proc/cmdline"]),
+    ("uname -r", ["uname", "-r"]),
+    ("cat /proc/softirqs", ["cat", "/proc/softirqs"]),
+    ("cat /sys/devices/system/node/node0/meminfo", ["cat", "/sys/devices/system/node/node0/meminfo"]),
+]
+
+
+def _serious(result):
+    return [(f.rule, f.host, f.explanation) for f in result.findings if f.severity in ("critical", "warning")]
+
+
+def test_collect_sh_archive_of_this_machine_has_no_warning(tmp_path):
+    archive = tmp_path / "this-host.tar.gz"
+    subprocess.run(
+        ["sh", str(ROOT / "collectors" / "collect.sh"), "--output", str(archive), "--timeout", "20"],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    host = load_host(archive)
+    assert host.cpu is not None and host.meminfo is not None and host.sysctl is not None
+    assert _serious(analyze(load_snapshot([archive]))) == []
+
+
+def test_transcript_of_this_machine_has_no_warning(tmp_path):
+    parts = []
+    for shown, argv in COMMANDS:
+        if shutil.which(argv[0]) is None or (argv[0] == "cat" and not Path(argv[1]).exists()):
+            continue
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        if done.returncode == 0 and done.stdout.strip():
+            parts.append(f"$ {shown}\n{done.stdout.rstrip()}")
+    transcript = tmp_path / "this-host.txt"
+    transcript.write_text("```console\n" + "\n".join(parts) + "\n```\n", encoding="utf-8")
+    snapshot = load_snapshot([transcript])
+    assert snapshot.hosts[0].cpu is not None and snapshot.hosts[0].sysctl is not None
+    assert _serious(analyze(snapshot)) == []

@@ -1,0 +1,51 @@
+from django.contrib import admin
+
+from triage.models import Finding, Snapshot
+
+
+class FindingInline(admin.TabularInline):
+    model = Finding
+    extra = 0
+    fields = ("rule", "severity", "host", "title", "engine_version")
+    readonly_fields = fields
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "label",
+        "original_filename",
+        "owner",
+        "cluster",
+        "kind",
+        "status",
+        "engine_version",
+        "created_at",
+    )
+    list_filter = ("status", "kind", "engine_version")
+    search_fields = ("label", "original_filename", "cluster", "sha256", "owner__username")
+    readonly_fields = (
+        "sha256",
+        "size",
+        "file",
+        "engine_version",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "parse_seconds",
+        "rules_seconds",
+        "attempts",
+        "last_error",
+    )
+    inlines = [FindingInline]
+
+
+@admin.register(Finding)
+class FindingAdmin(admin.ModelAdmin):
+    list_display = ("id", "snapshot", "rule", "severity", "host", "engine_version")
+    list_filter = ("severity", "engine_version")
+    search_fields = ("rule", "title", "host")
+    raw_id_fields = ("snapshot",)

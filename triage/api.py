@@ -1,0 +1,370 @@
+"""REST API of snapshots and the rule catalogue (thin: triage.services does the work).
+
+Every snapshot lookup goes through ``services.visible_snapshots(user)``, so
+another team's snapshot is a 404, never a 403 that would confirm it exists.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.files import File
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils.translation import get_language
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import NotFound, ParseError, ValidationError
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
+from triage import services
+from triage.models import Snapshot
+from triage.reports import render_markdown, report_language
+from triage.rules import load_all as load_rules
+from triage.serializers import (
+    RuleSerializer,
+    SimilarCaseSerializer,
+    SnapshotAcceptedSerializer,
+    SnapshotDetailSerializer,
+    SnapshotListSerializer,
+    SnapshotUploadSerializer,
+    similar_cases_data,
+)
+
+# Multipart framing (boundaries, part headers, the small text fields) on top
+# of the file itself: a request this much over the limit may still carry a
+# file within it; the file's own size is checked once parsed.
+MULTIPART_SLACK = 64 << 10
+RAW_TYPES = ("application/gzip", "application/x-gzip", "application/x-xz", "application/x-tar", "text/plain")
+RAW_NAMES = {
+    "application/gzip": "upload.tar.gz",
+    "application/x-gzip": "upload.tar.gz",
+    "application/x-xz": "upload.tar.xz",
+    "application/x-tar": "upload.tar",
+    "text/plain": "upload.txt",
+}
+CHUNK = 1 << 20
+
+
+def upload_limit() -> int:
+    return int(settings.CASEBOOK_LIMITS["upload_bytes"])
+
+
+def _too_large() -> PayloadTooLarge:
+    return PayloadTooLarge(f"The upload is larger than the limit of {upload_limit()} bytes.")
+
+
+class UploadThrottle(ScopedRateThrottle):
+    """The ``uploads`` rate (settings DEFAULT_THROTTLE_RATES) on POSTs only:
+    reading snapshots and polling their status stay unthrottled."""
+
+    scope_attr = "throttle_scope"
+
+    def get_rate(self):
+        # DRF copies the rates once at import; read them per request so a
+        # settings change (tests, override_settings) applies.
+        from rest_framework.settings import api_settings
+
+        rates = api_settings.DEFAULT_THROTTLE_RATES or {}
+        if self.scope not in rates:
+            raise ImproperlyConfigured(f"no throttle rate for scope {self.scope!r}")
+        return rates[self.scope]
+
+    def allow_request(self, request, view) -> bool:
+        if request.method != "POST":
+            return True
+        return super().allow_request(request, view)
+
+
+class RawUploadParser(BaseParser):
+    """A request body that is the upload itself (``curl --data-binary @x.tar.gz``).
+    Spooled to a temporary file under FILE_UPLOAD_TEMP_DIR with a byte count,
+    so a body without Content-Length still cannot exceed the limit."""
+
+    media_type = "application/gzip"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = upload_limit()
+        spool = tempfile.SpooledTemporaryFile(  # noqa: SIM115 - handed to the view, closed there
+            max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, dir=settings.FILE_UPLOAD_TEMP_DIR
+        )
+        size = 0
+        if stream is not None:
+            while True:
+                chunk = stream.read(CHUNK)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    spool.close()
+                    raise _too_large()
+                spool.write(chunk)
+        spool.seek(0)
+        base = (self.media_type or "").split(";")[0]
+        return {"raw": spool, "raw_size": size, "raw_name": RAW_NAMES.get(base, "upload")}
+
+
+def _raw_parser(media: str) -> type[RawUploadParser]:
+    name = "Raw" + "".join(ch for ch in media.title() if ch.isalnum()) + "Parser"
+    return type(name, (RawUploadParser,), {"media_type": media})
+
+
+RAW_PARSERS = [_raw_parser(m) for m in RAW_TYPES]
+
+
+class SnapshotFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Snapshot.Status.values, required=False)
+    kind = serializers.ChoiceField(choices=Snapshot.Kind.values, required=False)
+    cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    rule = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+class RawQuerySerializer(serializers.Serializer):
+    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    filename = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    session = serializers.IntegerField(required=False, min_value=1)
+    phase = serializers.ChoiceField(choices=["before", "after"], required=False, default="before")
+
+
+def _visible(request: Request):
+    return services.visible_snapshots(request.user)
+
+
+def get_visible_snapshot(request: Request, pk: int) -> Snapshot:
+    return get_object_or_404(_visible(request).select_related("owner", "team"), pk=pk)
+
+
+def _session_for_upload(request: Request, session_id: int | None):
+    """The troubleshooting session an upload is attached to: one the user can
+    see (404 otherwise; the sessions app decides who may edit it)."""
+    if session_id is None:
+        return None
+    from troubleshoot.services import visible_sessions
+
+    session = visible_sessions(request.user).filter(pk=session_id).first()
+    if session is None:
+        raise NotFound("No such troubleshooting session.")
+    return session
+
+
+RAW_BODY = {media: OpenApiTypes.BINARY for media in RAW_TYPES}
+UPLOAD_ERRORS = {
+    413: OpenApiResponse(ErrorSerializer, description="the upload is larger than the limit"),
+    415: OpenApiResponse(ErrorSerializer, description="not multipart, gzip, xz, tar or text"),
+}
+
+
+class SnapshotListCreateView(generics.GenericAPIView):
+    parser_classes = [MultiPartParser, FormParser, *RAW_PARSERS]
+    throttle_classes = [UploadThrottle]
+    throttle_scope = "uploads"
+    serializer_class = SnapshotListSerializer
+
+    def get_queryset(self):
+        return _visible(self.request).select_related("owner", "team")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=Snapshot.Status.values),
+            OpenApiParameter("kind", str, enum=Snapshot.Kind.values),
+            OpenApiParameter("cluster", str),
+            OpenApiParameter("rule", str, description="snapshots with a current finding of this rule ID"),
+        ],
+        responses=SnapshotListSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        filters = SnapshotFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        qs = self.get_queryset()
+        if data.get("status"):
+            qs = qs.filter(status=data["status"])
+        if data.get("kind"):
+            qs = qs.filter(kind=data["kind"])
+        if data.get("cluster"):
+            qs = qs.filter(cluster=data["cluster"])
+        if data.get("rule"):
+            from django.db.models import F
+
+            qs = qs.filter(
+                findings__rule=data["rule"], findings__engine_version=F("engine_version")
+            ).distinct()
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Upload a snapshot",
+        description=(
+            "Multipart (field `file`, optional `label`, `cluster`, `session`, `phase`), or the raw "
+            "file as the body with Content-Type application/gzip, application/x-xz, application/x-tar "
+            "or text/plain (then `label`, `cluster`, `filename`, `session`, `phase` are query "
+            "parameters). Answers 202 at once; poll `api_url` until `status` is `done` or `failed`. "
+            "An identical upload by the same user answers with the existing snapshot."
+        ),
+        parameters=[
+            OpenApiParameter("label", str, description="raw bodies only"),
+            OpenApiParameter("cluster", str, description="raw bodies only"),
+            OpenApiParameter("filename", str, description="raw bodies only: the original file name"),
+            OpenApiParameter("session", int, description="raw bodies only"),
+            OpenApiParameter("phase", str, enum=["before", "after"], description="raw bodies only"),
+        ],
+        request={"multipart/form-data": SnapshotUploadSerializer, **RAW_BODY},
+        responses={202: SnapshotAcceptedSerializer, **UPLOAD_ERRORS},
+    )
+    def post(self, request: Request) -> Response:
+        limit = upload_limit()
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            raise ParseError("Invalid Content-Length.") from None
+        # Refuse before a byte of the body is read.
+        if declared > limit + MULTIPART_SLACK:
+            raise _too_large()
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        if content_type in RAW_TYPES:
+            if declared > limit:
+                raise _too_large()
+            return self._create_raw(request)
+        return self._create_multipart(request)
+
+    def _create_multipart(self, request: Request) -> Response:
+        form = SnapshotUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        upload = data["file"]
+        if upload.size > upload_limit():
+            raise _too_large()
+        session = _session_for_upload(request, data.get("session"))
+        return self._create(
+            request,
+            uploaded_file=upload,
+            filename=upload.name or "upload",
+            label=data.get("label", ""),
+            cluster=data.get("cluster", ""),
+            session=session,
+            phase=data.get("phase") or "before",
+        )
+
+    def _create_raw(self, request: Request) -> Response:
+        query = RawQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        body = request.data
+        spool = body.get("raw") if hasattr(body, "get") else None
+        if spool is None:
+            raise ParseError("Empty request body.")
+        try:
+            session = _session_for_upload(request, params.get("session"))
+            return self._create(
+                request,
+                uploaded_file=File(spool, name=params.get("filename") or body.get("raw_name") or "upload"),
+                filename=params.get("filename") or body.get("raw_name") or "upload",
+                label=params.get("label", ""),
+                cluster=params.get("cluster", ""),
+                session=session,
+                phase=params.get("phase") or "before",
+            )
+        finally:
+            spool.close()
+
+    def _create(self, request: Request, *, uploaded_file, filename, label, cluster, session, phase):
+        from troubleshoot import services as sessions
+
+        if session is not None and not sessions.can_edit(request.user, session):
+            raise NotFound("No such troubleshooting session.")
+        if session is not None and not cluster:
+            # The files of one phase of a session are analysed together.
+            cluster = sessions.cluster_name(session, phase)
+        try:
+            snapshot = services.create_snapshot(
+                owner=request.user,
+                uploaded_file=uploaded_file,
+                filename=filename,
+                label=label,
+                cluster=cluster,
+            )
+        except services.UploadRejected as exc:
+            if "larger than" in str(exc):
+                raise _too_large() from None
+            raise ValidationError({"file": [str(exc)]}) from None
+        if session is not None:
+            sessions.attach_snapshot(session=session, user=request.user, snapshot=snapshot, phase=phase)
+        payload = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
+        headers = {"Location": payload["api_url"]}
+        return Response(payload, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+class SnapshotDetailView(APIView):
+    @extend_schema(responses=SnapshotDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        return Response(SnapshotDetailSerializer(snapshot, context={"request": request}).data)
+
+
+class SnapshotReanalyzeView(APIView):
+    throttle_classes = [UploadThrottle]
+    throttle_scope = "uploads"
+
+    @extend_schema(request=None, responses={202: SnapshotAcceptedSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        services.reanalyze(snapshots=[snapshot], enqueue=True)
+        snapshot.refresh_from_db()
+        data = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
+        return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+class SnapshotSimilarView(APIView):
+    @extend_schema(responses=SimilarCaseSerializer(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        return Response(similar_cases_data(snapshot, request))
+
+
+class SnapshotReportMarkdownView(APIView):
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        summary="Ticket-ready Markdown report",
+        parameters=[
+            OpenApiParameter(
+                "lang", str, enum=["en", "zh-hans"], description="default: the Accept-Language header"
+            )
+        ],
+        responses={(200, "text/markdown"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        snapshot = get_visible_snapshot(request, pk)
+        language = report_language(request.query_params.get("lang") or get_language())
+        text = render_markdown(snapshot, language=language, base_url=request.build_absolute_uri("/"))
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+        response["Content-Language"] = "zh-Hans" if language == "zh" else "en"
+        response["Content-Disposition"] = f'inline; filename="snapshot-{snapshot.pk}.md"'
+        return response
+
+
+class RuleListView(APIView):
+    @extend_schema(responses=RuleSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        specs = sorted(load_rules().values(), key=lambda s: s.id)
+        return Response([RuleSerializer.from_spec(s) for s in specs])
+
+
+class RuleDetailView(APIView):
+    @extend_schema(responses=RuleSerializer)
+    def get(self, request: Request, rule_id: str) -> Response:
+        spec = load_rules().get(rule_id)
+        if spec is None:
+            raise NotFound("No such rule.")
+        return Response(RuleSerializer.from_spec(spec))

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from triage import api
+
+urlpatterns = [
+    path("snapshots/", api.SnapshotListCreateView.as_view(), name="api-snapshot-list"),
+    path("snapshots/<int:pk>/", api.SnapshotDetailView.as_view(), name="api-snapshot-detail"),
+    path("snapshots/<int:pk>/reanalyze/", api.SnapshotReanalyzeView.as_view(), name="api-snapshot-reanalyze"),
+    path("snapshots/<int:pk>/similar/", api.SnapshotSimilarView.as_view(), name="api-snapshot-similar"),
+    path(
+        "snapshots/<int:pk>/report.md",
+        api.SnapshotReportMarkdownView.as_view(),
+        name="api-snapshot-report-md",
+    ),
+    path("rules/", api.RuleListView.as_view(), name="api-rule-list"),
+    path("rules/<str:rule_id>/", api.RuleDetailView.as_view(), name="api-rule-detail"),
+]

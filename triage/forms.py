@@ -1,0 +1,64 @@
+"""Forms of the snapshot pages."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from triage.models import Snapshot
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one field: each becomes one snapshot (one host)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput(attrs={"multiple": True}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data if d]
+        return [single(data, initial)] if data else []
+
+
+class SnapshotUploadForm(forms.Form):
+    files = MultipleFileField(
+        label=_("Snapshot files"),
+        required=False,
+        help_text=_("Collector archive, sosreport, transcript or a single artifact. One file per host."),
+    )
+    transcript = forms.CharField(
+        label=_("Or paste a transcript"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+        help_text=_("Terminal or SQL client output, prompts included."),
+    )
+    label = forms.CharField(label=_("Label"), max_length=200, required=False)
+    cluster = forms.CharField(
+        label=_("Cluster"),
+        max_length=200,
+        required=False,
+        help_text=_(
+            "Snapshots with the same cluster name are analysed together: a guest and its host, "
+            "or the hosts of one cluster."
+        ),
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("files") and not (cleaned.get("transcript") or "").strip():
+            raise forms.ValidationError(_("Choose a file or paste a transcript."))
+        return cleaned
+
+
+class SnapshotFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        label=_("Status"), required=False, choices=[("", _("Any status")), *Snapshot.Status.choices]
+    )
+    cluster = forms.CharField(label=_("Cluster"), required=False, max_length=200)
+    rule = forms.CharField(label=_("Rule"), required=False, max_length=100)

@@ -1,0 +1,297 @@
+"""Ticket-ready Markdown report of one snapshot.
+
+Pasted into a Jira-style tracker, the report must stand on its own: what was
+analysed, each finding with its evidence (artifact and line), the measures
+that address it, and the similar past cases with why they match. Example
+(English)::
+
+    # Snapshot report: zstack-9
+    - Status: done · Engine: 1.4.0 · Kind: Collector archive
+    ## Findings (2)
+    ### [CRITICAL] `kvm.vcpus_unpinned` — 32 vCPUs are not pinned
+    ...
+
+The report's language is chosen per request (``?lang=`` or Accept-Language),
+independently of the UI language of whoever opens it later in the ticket, so
+its labels are kept in :data:`LABELS` for both languages rather than in the
+gettext catalogue: a report must come out fully Chinese or fully English even
+when the catalogue has not been compiled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+
+from triage.models import Finding, Snapshot
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Snapshot report",
+        "status": "Status",
+        "engine": "Engine",
+        "kind": "Kind",
+        "file": "File",
+        "cluster": "Cluster",
+        "uploaded": "Uploaded",
+        "host": "Host",
+        "summary": "Host summary",
+        "findings": "Findings",
+        "no_findings": "No rule fired on this snapshot.",
+        "not_done": "The analysis has not finished yet (status: {status}); findings follow when it is done.",
+        "evidence": "Evidence",
+        "measures": "Measures",
+        "similar": "Similar cases",
+        "no_similar": "No similar case in the knowledge base: possibly a new problem.",
+        "shared": "shared findings",
+        "score": "score",
+        "errors": "Artifacts that could not be parsed",
+        "line": "line",
+        "link": "Full report",
+        "cpu": "CPU",
+        "cpus_sockets": "CPUs / sockets",
+        "numa": "NUMA nodes",
+        "kernel": "Kernel",
+        "role": "Role",
+        "database": "Database",
+        "physical": "physical host",
+        "guest": "virtual machine",
+        "critical": "CRITICAL",
+        "warning": "WARNING",
+        "info": "INFO",
+    },
+    "zh": {
+        "title": "快照分析报告",
+        "status": "状态",
+        "engine": "引擎",
+        "kind": "类型",
+        "file": "文件",
+        "cluster": "集群",
+        "uploaded": "上传时间",
+        "host": "主机",
+        "summary": "主机概况",
+        "findings": "发现的问题",
+        "no_findings": "此快照未触发任何规则。",
+        "not_done": "分析尚未完成（状态：{status}）；完成后将列出发现的问题。",
+        "evidence": "证据",
+        "measures": "措施",
+        "similar": "相似案例",
+        "no_similar": "知识库中没有相似案例：可能是新问题。",
+        "shared": "共同的发现",
+        "score": "相似度",
+        "errors": "无法解析的文件",
+        "line": "行",
+        "link": "完整报告",
+        "cpu": "CPU",
+        "cpus_sockets": "逻辑 CPU / 插槽",
+        "numa": "NUMA 节点数",
+        "kernel": "内核",
+        "role": "角色",
+        "database": "数据库",
+        "physical": "物理机",
+        "guest": "虚拟机",
+        "critical": "严重",
+        "warning": "警告",
+        "info": "提示",
+    },
+}
+STATUS_ZH = {"queued": "排队中", "analyzing": "分析中", "done": "已完成", "failed": "失败"}
+KIND_ZH = {
+    "collector": "采集器归档",
+    "sosreport": "sosreport",
+    "transcript": "终端记录",
+    "artifact": "单个文件",
+}
+MAX_EVIDENCE = 8
+
+
+def report_language(value: str | None) -> str:
+    """``zh`` for any Chinese language tag (``zh-hans``, ``zh-CN``, ``zh``), else ``en``."""
+    return "zh" if (value or "").strip().lower().startswith("zh") else "en"
+
+
+def _md_inline(text: Any) -> str:
+    """One line of table-safe, inline Markdown text."""
+    s = "" if text is None else str(text)
+    s = s.replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    return s.strip()
+
+
+def _code(text: Any) -> str:
+    s = _md_inline(text).replace("`", "'")
+    return f"`{s}`" if s else "—"
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_value(v)}" for k, v in value.items()) or "—"
+    return str(value)
+
+
+def facts_summary(facts: dict) -> dict[str, Any]:
+    """The few facts a reader of a ticket wants first, from the stored facts JSON."""
+    facts = facts or {}
+    cpu = facts.get("cpu") or {}
+    numa = facts.get("numa") or {}
+    kernel = facts.get("kernel") or {}
+    db = facts.get("database") or {}
+    nodes = numa.get("nodes") or {}
+    return {
+        "hostname": facts.get("hostname") or None,
+        "role": facts.get("role") or None,
+        "architecture": cpu.get("architecture"),
+        "cpu_model": cpu.get("model_name"),
+        "cpus": cpu.get("cpus"),
+        "sockets": cpu.get("sockets"),
+        "numa_nodes": len(nodes) if nodes else cpu.get("numa_nodes"),
+        "kernel": kernel.get("release"),
+        "os": kernel.get("os_release"),
+        "database": " ".join(str(x) for x in (db.get("kind"), db.get("version")) if x) or None,
+        "domains": len(facts.get("domains") or []),
+        "artifacts": len(facts.get("artifacts") or []),
+    }
+
+
+def _measure_titles(slugs: set[str], lang: str) -> dict[str, str]:
+    from kb.models import Measure
+
+    return {m.slug: m.title_for(lang) for m in Measure.objects.filter(slug__in=slugs)}
+
+
+def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str = "") -> str:
+    """The whole report as Markdown text in ``language`` (``en`` or ``zh``).
+    ``base_url`` (scheme and host) makes the links absolute for the ticket."""
+    lang = report_language(language)
+    t = LABELS[lang]
+    zh = lang == "zh"
+    lines: list[str] = []
+    add = lines.append
+
+    add(f"# {t['title']}: {_md_inline(snapshot.display_name)}")
+    add("")
+    status = STATUS_ZH.get(snapshot.status, snapshot.status) if zh else snapshot.status
+    kind = KIND_ZH.get(snapshot.kind, snapshot.kind) if zh else str(Snapshot.Kind(snapshot.kind).label)
+    add(f"- {t['status']}: **{status}**")
+    if snapshot.engine_version:
+        add(f"- {t['engine']}: {_md_inline(snapshot.engine_version)}")
+    add(f"- {t['kind']}: {kind}")
+    if snapshot.original_filename:
+        add(f"- {t['file']}: {_code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})")
+    if snapshot.cluster:
+        add(f"- {t['cluster']}: {_code(snapshot.cluster)}")
+    add(f"- {t['uploaded']}: {snapshot.created_at:%Y-%m-%d %H:%M} UTC")
+    if base_url:
+        add(f"- {t['link']}: {base_url.rstrip('/')}{snapshot.get_absolute_url()}")
+    add("")
+
+    summary = facts_summary(snapshot.facts)
+    if snapshot.status == Snapshot.Status.DONE and any(v for v in summary.values()):
+        add(f"## {t['summary']}")
+        add("")
+        rows = [
+            (t["host"], summary["hostname"]),
+            (t["role"], t.get(summary["role"] or "", summary["role"])),
+            (t["cpu"], " · ".join(str(x) for x in (summary["cpu_model"], summary["architecture"]) if x)),
+            (t["cpus_sockets"], " / ".join(str(x) for x in (summary["cpus"], summary["sockets"]) if x)),
+            (t["numa"], summary["numa_nodes"]),
+            (t["kernel"], " · ".join(str(x) for x in (summary["kernel"], summary["os"]) if x)),
+            (t["database"], summary["database"]),
+        ]
+        add("| | |")
+        add("|---|---|")
+        for name, value in rows:
+            if value not in (None, ""):
+                add(f"| {name} | {_md_inline(value)} |")
+        add("")
+
+    if snapshot.status != Snapshot.Status.DONE:
+        add(t["not_done"].format(status=status))
+        add("")
+        if snapshot.last_error:
+            add(f"> {_md_inline(snapshot.last_error)}")
+            add("")
+        return "\n".join(lines).rstrip() + "\n"
+
+    findings = sorted(
+        snapshot.current_findings(),
+        key=lambda f: (Finding.SEVERITY_ORDER.get(f.severity, 9), f.rule, f.host, f.pk),
+    )
+    add(f"## {t['findings']} ({len(findings)})")
+    add("")
+    if not findings:
+        add(t["no_findings"])
+        add("")
+    titles = _measure_titles({s for f in findings for s in f.measures or []}, lang)
+    for f in findings:
+        title = f.localized_title(lang)
+        add(f"### [{t.get(f.severity, f.severity.upper())}] {_code(f.rule)} — {_md_inline(title)}")
+        add("")
+        if f.host:
+            add(f"*{t['host']}: {_md_inline(f.host)}*")
+            add("")
+        explanation = f.localized_explanation(lang)
+        if explanation:
+            add(explanation.strip())
+            add("")
+        evidence = [e for e in f.evidence or [] if isinstance(e, dict)]
+        if evidence:
+            add(f"**{t['evidence']}**")
+            add("")
+            for e in evidence[:MAX_EVIDENCE]:
+                where = _md_inline(e.get("artifact") or "")
+                if e.get("line"):
+                    where += f" ({t['line']} {e['line']})"
+                item = f"- {_code(e.get('fact'))} = {_code(_value(e.get('value')))}"
+                if where:
+                    item += f" — {where}"
+                add(item)
+                hit = next((x for x in e.get("excerpt") or [] if x.get("hit")), None)
+                if hit:
+                    add(f"  > {_md_inline(hit.get('text'))}")
+            if len(evidence) > MAX_EVIDENCE:
+                add(f"- … (+{len(evidence) - MAX_EVIDENCE})")
+            add("")
+        if f.measures:
+            add(f"**{t['measures']}**")
+            add("")
+            for slug in f.measures:
+                name = titles.get(slug)
+                add(f"- {_code(slug)}" + (f" {_md_inline(name)}" if name else ""))
+            add("")
+
+    add(f"## {t['similar']}")
+    add("")
+    cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
+    if not cases:
+        add(t["no_similar"])
+        add("")
+    for case in cases:
+        title = (case.get("title_zh") if zh else None) or case.get("title") or case.get("slug")
+        score = case.get("score")
+        score_text = f"{float(score):.2f}" if isinstance(score, (int, float)) else "—"
+        shared = ", ".join(_code(r) for r in case.get("shared_rules") or []) or "—"
+        link = ""
+        if base_url and case.get("slug"):
+            with contextlib.suppress(NoReverseMatch):  # a slug the URL conf cannot express: no link
+                link = f" — {base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
+        add(f"- **{_md_inline(title)}** ({_code(case.get('slug'))}, {t['score']} {score_text}){link}")
+        add(f"  - {t['shared']}: {shared}")
+    if cases:
+        add("")
+
+    errors = [e for e in snapshot.errors or [] if isinstance(e, dict)]
+    if errors:
+        add(f"## {t['errors']} ({len(errors)})")
+        add("")
+        for e in errors[:20]:
+            add(f"- {_code(e.get('artifact'))}: {_md_inline(e.get('message'))}")
+        add("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,55 @@
+"""Disk rules."""
+
+from __future__ import annotations
+
+import re
+
+from triage.rules import RuleContext, evidence, finding, rule
+
+AWAIT_MS = 10.0
+UTIL_PCT = 80.0
+# not data devices: loop, ram disks, optical drives, zram
+NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
+
+
+@rule(
+    "disk.latency_high",
+    severity="warning",
+    title="Slow or saturated data disk",
+    title_zh="数据盘延迟高或已饱和",
+    condition=(
+        f"iostat/tsar: await >= {AWAIT_MS} ms or %util >= {UTIL_PCT} on a data device (not loop/ram/sr/zram)"
+    ),
+    requires=("disks",),
+    measures=("disk-io-review",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"await_ms": AWAIT_MS, "util_pct": UTIL_PCT},
+)
+def latency_high(ctx: RuleContext):
+    for host in ctx.hosts:
+        if not host.disks:
+            continue
+        for d in host.disks.devices:
+            if NON_DATA_DEVICE.match(d.device):
+                continue
+            waits = [w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None]
+            worst = max(waits) if waits else None
+            slow = worst is not None and worst >= AWAIT_MS
+            busy = d.util_pct is not None and d.util_pct >= UTIL_PCT
+            if not (slow or busy):
+                continue
+            ev = []
+            if slow:
+                ev.append(evidence(host, f"disks[{d.device}].await_ms", worst, host.disks, line=d.line))
+            if busy:
+                ev.append(evidence(host, f"disks[{d.device}].util_pct", d.util_pct, host.disks, line=d.line))
+            yield finding(
+                "disk.latency_high",
+                host,
+                f"Device {d.device}: await {worst} ms, utilisation {d.util_pct}%. Commits and reads that "
+                "reach "
+                "this device wait on it.",
+                f"设备 {d.device}：await {worst} ms，利用率 {d.util_pct}%。落到该设备上的提交和读取都要等待"
+                "它。",
+                evidence=ev,
+            )

@@ -1,0 +1,615 @@
+"""KVM / libvirt guest configuration rules.
+
+Domain XMLs are usually collected on the hypervisor host, so the host's NUMA
+topology (same snapshot) tells whether a guest is larger than a node and which
+node its pins land on. A guest's own lscpu (a separate host in the snapshot)
+is used when no XML is available.
+"""
+
+from __future__ import annotations
+
+from collectors.cpulist import format_cpulist
+from triage.rules import (
+    RuleContext,
+    cpu_node_map,
+    domain_host_nodes,
+    domain_is_pinned,
+    domain_label,
+    domain_memory_bound,
+    domain_of_guest,
+    domain_pinned_cpus,
+    domain_vcpus,
+    evidence,
+    finding,
+    host_name,
+    host_of_guest,
+    node_cpu_counts,
+    node_mem_totals_kb,
+    rule,
+)
+
+LARGE_GUEST_VCPUS = 8  # pinning/binding matters from this size on
+VNUMA_GUEST_VCPUS = 16  # a guest this large should see NUMA cells
+FLAT_TOPOLOGY_MIN_VCPUS = 4  # 2 sockets x 1 core is a harmless small VM
+BUSY_PROCESS_CPU_PCT = 50.0  # a host process using more than half a CPU
+HIDING_CPU_MODES = ("host-model", "custom")
+
+DOMAIN_FACTS = ("domains",)
+
+
+def _domains(ctx: RuleContext):
+    for host in ctx.hosts:
+        for domain in host.domains:
+            yield host, domain
+
+
+def _large_or_pinned(domain) -> bool:
+    return domain_vcpus(domain) >= LARGE_GUEST_VCPUS or bool(domain.vcpupin)
+
+
+def _dom_ev(host, domain, fact: str, value, *keys: str):
+    return evidence(host, f"domains[{domain_label(domain)}].{fact}", value, domain, *keys or (fact,))
+
+
+@rule(
+    "kvm.vcpu_hotplug_enabled",
+    severity="warning",
+    title="CPU/memory hot-plug is enabled on the guest",
+    title_zh="虚拟机开启了 CPU/内存热插拔",
+    condition="a domain's <vcpu current> is below its maximum, or <maxMemory> is set",
+    requires=DOMAIN_FACTS,
+    measures=("disable-cpu-hotplug",),
+    seeds=("zstack-mariadb-v2v",),
+)
+def vcpu_hotplug_enabled(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        ev = []
+        if d.vcpus and d.vcpu_current and d.vcpu_current < d.vcpus:
+            ev.append(_dom_ev(host, d, "vcpu_current", d.vcpu_current, "vcpu"))
+            ev.append(_dom_ev(host, d, "vcpus", d.vcpus, "vcpu"))
+        if d.max_memory_kb:
+            ev.append(_dom_ev(host, d, "max_memory_kb", d.max_memory_kb, "maxMemory", "max_memory_kb"))
+        if ev:
+            yield finding(
+                "kvm.vcpu_hotplug_enabled",
+                host,
+                f"Guest {domain_label(d)} is defined for hot-plug (spare vCPU slots or maxMemory). "
+                "Hot-pluggable "
+                "CPUs and memory cannot be described in a fixed guest NUMA topology or pinned in advance, so "
+                "hot-plug blocks the NUMA measures; platforms such as ZStack call it online spec change.",
+                f"虚拟机 {domain_label(d)} 按热插拔方式定义（预留 vCPU 槽位或 maxMemory）。可热插的 CPU 和"
+                "内存无法写入固定的"
+                "虚拟 NUMA 拓扑，也无法预先绑核，因此会妨碍 NUMA 相关优化（ZStack 中称为规格热修改）。",
+                evidence=ev,
+            )
+
+
+@rule(
+    "kvm.vcpus_unpinned",
+    severity="warning",
+    title="Large guest with unpinned vCPUs",
+    title_zh="大规格虚拟机未绑定 vCPU",
+    condition=(
+        f"a domain with >= {LARGE_GUEST_VCPUS} vCPUs where not every vCPU has a vcpupin (or <vcpu cpuset>)"
+    ),
+    requires=DOMAIN_FACTS,
+    measures=("pin-vcpus", "guest-numa-topology"),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+)
+def vcpus_unpinned(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        n = domain_vcpus(d)
+        if n < LARGE_GUEST_VCPUS or domain_is_pinned(d):
+            continue
+        yield finding(
+            "kvm.vcpus_unpinned",
+            host,
+            f"Guest {domain_label(d)} has {n} vCPUs and {len(d.vcpupin)} of them pinned: the host "
+            "scheduler moves "
+            "the vCPU threads across all host CPUs and nodes, away from the guest's memory and its caches.",
+            f"虚拟机 {domain_label(d)} 有 {n} 个 vCPU，仅 {len(d.vcpupin)} 个绑定：宿主机调度器会把 vCPU 线"
+            "程调度到所有 CPU "
+            "和节点上，远离虚拟机的内存和缓存。",
+            evidence=[
+                _dom_ev(host, d, "vcpus", n, "vcpu"),
+                _dom_ev(host, d, "vcpupin", len(d.vcpupin), "cputune", "vcpupin"),
+            ],
+        )
+
+
+@rule(
+    "kvm.emulator_unpinned",
+    severity="warning",
+    title="QEMU emulator threads are not pinned",
+    title_zh="QEMU 模拟器线程未绑定",
+    condition=(
+        f"no <emulatorpin> (nor <vcpu cpuset>) on a pinned guest or one with >= {LARGE_GUEST_VCPUS} vCPUs"
+    ),
+    requires=DOMAIN_FACTS,
+    measures=("pin-emulator",),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+)
+def emulator_unpinned(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset:
+            continue
+        yield finding(
+            "kvm.emulator_unpinned",
+            host,
+            f"Guest {domain_label(d)} has no emulatorpin: QEMU's main loop and device emulation float over "
+            "every "
+            "host CPU, steal time from pinned vCPUs and touch guest memory from remote nodes.",
+            f"虚拟机 {domain_label(d)} 未配置 emulatorpin：QEMU 主循环和设备模拟线程在所有宿主机 CPU 上漂移，"
+            "会抢占已绑定 vCPU 的时间，并从远端节点访问虚拟机内存。",
+            evidence=[_dom_ev(host, d, "emulatorpin", None, "cputune", "emulatorpin")],
+        )
+
+
+def _is_data_disk(disk, first_disk) -> bool:
+    return disk.device == "disk" and disk is not first_disk
+
+
+@rule(
+    "kvm.iothread_unpinned",
+    severity="warning",
+    title="Disk I/O threads are missing or unpinned",
+    title_zh="磁盘 I/O 线程缺失或未绑定",
+    condition=(
+        "on a pinned guest or one with >= 8 vCPUs: an iothread used by a disk has no <iothreadpin>, or a "
+        "data "
+        "disk (any disk after the first) has no iothread; idle iothreads that no disk uses are ignored"
+    ),
+    requires=DOMAIN_FACTS,
+    measures=("pin-iothreads",),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+)
+def iothread_unpinned(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if not _large_or_pinned(d):
+            continue
+        disks = [disk for disk in d.disks if disk.device == "disk"]
+        first = disks[0] if disks else None
+        used = sorted({disk.iothread for disk in disks if disk.iothread is not None})
+        unpinned = [i for i in used if i not in d.iothreadpin]
+        no_thread = [disk for disk in disks if _is_data_disk(disk, first) and disk.iothread is None]
+        if not unpinned and not no_thread:
+            continue
+        ev = []
+        if unpinned:
+            ev.append(_dom_ev(host, d, "iothreads_unpinned", unpinned, "iothreadpin", "iothreads"))
+        for disk in no_thread:
+            ev.append(
+                _dom_ev(host, d, f"disks[{disk.target}].iothread", None, f"disk.{disk.target}", "disks")
+            )
+        yield finding(
+            "kvm.iothread_unpinned",
+            host,
+            f"Guest {domain_label(d)}: data disks without a dedicated iothread are served by the QEMU main "
+            "loop, "
+            "and iothreads without iothreadpin run on any host CPU; both add latency and disturb pinned "
+            "vCPUs "
+            "under I/O load.",
+            f"虚拟机 {domain_label(d)}：没有专用 iothread 的数据盘由 QEMU 主循环处理，没有 iothreadpin 的 "
+            "iothread 可在任意"
+            "宿主机 CPU 上运行；在 I/O 压力下两者都会增加延迟并干扰已绑定的 vCPU。",
+            evidence=ev,
+        )
+
+
+@rule(
+    "kvm.guest_numa_missing",
+    severity="warning",
+    title="Guest has no NUMA topology",
+    title_zh="虚拟机没有虚拟 NUMA 拓扑",
+    condition=(
+        f"a domain without <numa> cells that has >= {VNUMA_GUEST_VCPUS} vCPUs, or more vCPUs or memory "
+        "than one "
+        "node of its host; or a guest's lscpu shows one NUMA node while its host (same snapshot) has "
+        f"several and the guest has >= {VNUMA_GUEST_VCPUS} vCPUs, or more CPUs or memory (MemTotal) than a "
+        "host node"
+    ),
+    requires=("domains", "guest"),
+    requires_mode="any",
+    measures=("guest-numa-topology", "flavor-numa-topology", "numatune-memory-binding"),
+    seeds=("zstack-mariadb-v2v", "openstack-kvm-crm-cpu"),
+    thresholds={"min_vcpus": VNUMA_GUEST_VCPUS},
+)
+def guest_numa_missing(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if d.numa_cells:
+            continue
+        n = domain_vcpus(d)
+        node_cpus = node_cpu_counts(host)
+        node_mem = node_mem_totals_kb(host)
+        mem = d.current_memory_kb or d.memory_kb
+        reasons = []
+        if n >= VNUMA_GUEST_VCPUS:
+            reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
+        if node_cpus and n > min(node_cpus.values()):
+            reasons.append(
+                evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu)
+            )
+        if node_mem and mem and mem > min(node_mem.values()):
+            reasons.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
+        if not reasons:
+            continue
+        reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
+        yield finding(
+            "kvm.guest_numa_missing",
+            host,
+            f"Guest {domain_label(d)} ({n} vCPUs) has no guest NUMA cells, so its kernel and database see "
+            "one flat "
+            "node and cannot keep threads next to their memory, while the host spreads it over several "
+            "nodes.",
+            f"虚拟机 {domain_label(d)}（{n} 个 vCPU）没有虚拟 NUMA 节点，虚拟机内核和数据库只看到一个节点，"
+            "无法让线程靠近"
+            "其内存，而宿主机却把它分散在多个节点上。",
+            evidence=reasons,
+        )
+    for guest in ctx.guests():
+        cpu = guest.cpu
+        if not cpu or guest.numa_node_count() != 1:
+            continue
+        domain = domain_of_guest(ctx, guest)
+        if domain is not None:
+            continue  # judged from its XML above
+        hv = host_of_guest(ctx, guest)
+        if hv is None or (hv.numa_node_count() or 0) < 2:
+            continue
+        cpus = guest.logical_cpus() or 0
+        node_cpus = node_cpu_counts(hv)
+        node_mem = node_mem_totals_kb(hv)
+        guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
+        larger_than_node = bool(
+            (node_cpus and cpus > min(node_cpus.values()))
+            or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
+        )
+        if cpus < VNUMA_GUEST_VCPUS and not larger_than_node:
+            continue
+        yield finding(
+            "kvm.guest_numa_missing",
+            guest,
+            f"The guest sees one NUMA node with {cpus} CPUs while its host {host_name(hv)} has "
+            f"{hv.numa_node_count()} nodes: the guest cannot place memory near its vCPUs.",
+            f"虚拟机只看到一个 NUMA 节点（{cpus} 个 CPU），而宿主机 {host_name(hv)} 有 "
+            f"{hv.numa_node_count()} 个节点："
+            "虚拟机无法把内存放在其 vCPU 附近。",
+            evidence=[
+                evidence(guest, "cpu.numa_nodes", 1, cpu, "numa_nodes", "NUMA node(s)"),
+                evidence(guest, "cpu.cpus", cpus, cpu, "cpus", "CPU(s)"),
+                evidence(hv, "numa_nodes", hv.numa_node_count(), hv.numa or hv.cpu, "available"),
+            ],
+        )
+
+
+@rule(
+    "kvm.memory_not_bound",
+    severity="warning",
+    title="Guest memory is not bound to host nodes",
+    title_zh="虚拟机内存未绑定宿主机节点",
+    condition=f"no <numatune> memory or memnode on a pinned guest or one with >= {LARGE_GUEST_VCPUS} vCPUs",
+    requires=DOMAIN_FACTS,
+    measures=("numatune-memory-binding",),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+)
+def memory_not_bound(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if not _large_or_pinned(d) or domain_memory_bound(d):
+            continue
+        yield finding(
+            "kvm.memory_not_bound",
+            host,
+            f"Guest {domain_label(d)} has no numatune: its memory is allocated wherever the faulting vCPU "
+            "happened "
+            "to run, so it ends up spread over all host nodes regardless of where the vCPUs are pinned.",
+            f"虚拟机 {domain_label(d)} 没有 numatune：内存分配在触发缺页的 vCPU 当时所在的节点上，最终分散"
+            "在宿主机所有节点，"
+            "与 vCPU 绑定在哪里无关。",
+            evidence=[_dom_ev(host, d, "numatune", None, "numatune")],
+        )
+
+
+@rule(
+    "kvm.pinning_spans_nodes",
+    severity="warning",
+    title="vCPU pins and memory binding disagree with the host topology",
+    title_zh="vCPU 绑定与内存绑定和宿主机拓扑不一致",
+    condition=(
+        "pinned vCPUs land on more host nodes than the guest has NUMA cells, or the numatune/memnode nodeset "
+        "differs from the nodes of the pinned CPUs (needs the host's NUMA CPU lists)"
+    ),
+    requires=("domains", "numa"),
+    measures=("pin-vcpus", "guest-numa-topology", "numatune-memory-binding"),
+    seeds=("zstack-mariadb-v2v",),
+)
+def pinning_spans_nodes(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if not d.vcpupin:
+            continue
+        nodes = domain_host_nodes(d, host)
+        if not nodes:
+            continue
+        ev = []
+        cells = max(len(d.numa_cells), 1)
+        if len(nodes) > cells:
+            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
+            ev.append(_dom_ev(host, d, "numa_cells", len(d.numa_cells), "numa"))
+        bound = set(d.numatune_memory_nodeset or [])
+        for memnode in d.memnodes.values():
+            bound.update(memnode.get("nodeset") or [])
+        if bound and bound != nodes:
+            ev.append(_dom_ev(host, d, "numatune_nodeset", sorted(bound), "numatune"))
+            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
+        if ev:
+            yield finding(
+                "kvm.pinning_spans_nodes",
+                host,
+                f"Guest {domain_label(d)} is pinned to CPUs of host node(s) {sorted(nodes)} but its guest "
+                "NUMA "
+                f"cells / memory binding ({sorted(bound) or 'none'}) do not match: vCPUs on one node use "
+                "memory on "
+                "another.",
+                f"虚拟机 {domain_label(d)} 的 vCPU 绑定在宿主机节点 {sorted(nodes)} 上，但虚拟 NUMA 节点或"
+                "内存绑定"
+                f"（{sorted(bound) or '无'}）与之不符：一个节点上的 vCPU 在使用另一个节点的内存。",
+                evidence=ev,
+            )
+
+
+@rule(
+    "kvm.cpu_model_hides_cache",
+    severity="warning",
+    title="Guest CPU model hides the host's cache topology",
+    title_zh="虚拟机 CPU 模型隐藏了宿主机缓存拓扑",
+    condition=(
+        "a domain's <cpu mode> is host-model or custom (or a KVM domain has no <cpu>, i.e. QEMU's default "
+        "model), or "
+        "a KVM guest's lscpu lists caches but no L3"
+    ),
+    requires=("domains", "guest"),
+    requires_mode="any",
+    measures=("cpu-mode-host-passthrough",),
+    seeds=("openstack-kvm-crm-cpu",),
+    thresholds={"modes": list(HIDING_CPU_MODES)},
+)
+def cpu_model_hides_cache(ctx: RuleContext):
+    for host, d in _domains(ctx):
+        if d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES:
+            continue
+        if d.cpu_mode is None and d.domain_type != "kvm":
+            continue  # TCG guests (type='qemu') are emulated anyway
+        mode = d.cpu_mode or "(none: QEMU default model)"
+        yield finding(
+            "kvm.cpu_model_hides_cache",
+            host,
+            f"Guest {domain_label(d)} uses CPU mode {mode}: the guest gets a generic CPU model without the "
+            "host's "
+            "L3 cache description, so its scheduler treats every vCPU as cache-unrelated and migrates tasks "
+            "freely, which shows up as high CPU usage for the same load.",
+            f"虚拟机 {domain_label(d)} 使用 CPU 模式 {mode}：虚拟机得到一个通用 CPU 型号，看不到宿主机的 "
+            "L3 缓存，调度器"
+            "认为各 vCPU 之间不共享缓存而随意迁移任务，同样的负载下 CPU 使用率更高。",
+            evidence=[_dom_ev(host, d, "cpu_mode", d.cpu_mode, "cpu")],
+        )
+    for guest in ctx.guests():
+        cpu = guest.cpu
+        if not cpu or (cpu.hypervisor_vendor or "").upper() != "KVM" or not cpu.caches or cpu.has_l3:
+            continue
+        domain = domain_of_guest(ctx, guest)
+        if domain is not None and (domain.cpu_mode is None or domain.cpu_mode in HIDING_CPU_MODES):
+            continue  # already reported from its XML
+        yield finding(
+            "kvm.cpu_model_hides_cache",
+            guest,
+            "This KVM guest's lscpu shows no L3 cache: the virtual CPU model hides the host's cache "
+            "topology, so "
+            "the guest scheduler migrates tasks between vCPUs as if they shared nothing.",
+            "此 KVM 虚拟机的 lscpu 中没有 L3 缓存：虚拟 CPU 模型隐藏了宿主机的缓存拓扑，虚拟机调度器会像 "
+            "vCPU 之间"
+            "不共享任何缓存一样随意迁移任务。",
+            evidence=[evidence(guest, "cpu.caches", dict(cpu.caches), cpu, "caches", "L2 cache")],
+        )
+
+
+@rule(
+    "kvm.flat_socket_topology",
+    severity="warning",
+    title="Guest CPUs are N sockets x 1 core",
+    title_zh="虚拟机 CPU 拓扑为 N 路单核",
+    condition=(
+        f"a domain with >= {FLAT_TOPOLOGY_MIN_VCPUS} vCPUs whose <topology> is sockets=N cores=1 threads=1 "
+        "(or "
+        "has no <topology>, which QEMU presents the same way), or a guest's lscpu showing such a topology"
+    ),
+    requires=("domains", "guest"),
+    requires_mode="any",
+    measures=("flavor-numa-topology", "guest-numa-topology"),
+    seeds=("openstack-kvm-crm-cpu",),
+    thresholds={"min_vcpus": FLAT_TOPOLOGY_MIN_VCPUS},
+)
+def flat_socket_topology(ctx: RuleContext):
+    reported: set[int] = set()
+    for host, d in _domains(ctx):
+        n = d.vcpus or 0
+        if n < FLAT_TOPOLOGY_MIN_VCPUS:
+            continue
+        t = d.topology
+        flat = (
+            (t.get("sockets", 0) >= 2 and t.get("cores", 1) == 1 and t.get("threads", 1) == 1) if t else True
+        )
+        if not flat:
+            continue
+        reported.add(id(d))
+        yield finding(
+            "kvm.flat_socket_topology",
+            host,
+            f"Guest {domain_label(d)} presents its {n} vCPUs as {t.get('sockets', n)} single-core sockets. "
+            "The "
+            "guest believes no two vCPUs share a cache or a package, and per-socket licensed or NUMA-aware "
+            "software sizes itself wrongly.",
+            f"虚拟机 {domain_label(d)} 把 {n} 个 vCPU 呈现为 {t.get('sockets', n)} 个单核插槽。虚拟机认为任"
+            "意两个 vCPU "
+            "都不共享缓存或封装，按插槽授权或感知 NUMA 的软件会按错误的规模配置自己。",
+            evidence=[_dom_ev(host, d, "topology", dict(t) or None, "topology", "cpu")],
+        )
+    for guest in ctx.guests():
+        cpu = guest.cpu
+        if not cpu or not cpu.hypervisor_vendor or not cpu.sockets:
+            continue
+        if (
+            cpu.sockets < FLAT_TOPOLOGY_MIN_VCPUS
+            or (cpu.cores_per_socket or 0) != 1
+            or (cpu.threads_per_core or 0) != 1
+        ):
+            continue
+        domain = domain_of_guest(ctx, guest)
+        if domain is not None and id(domain) in reported:
+            continue
+        yield finding(
+            "kvm.flat_socket_topology",
+            guest,
+            f"The guest's lscpu shows {cpu.sockets} sockets x 1 core: the virtual topology does not "
+            "resemble the "
+            "host and hides shared caches from the guest scheduler.",
+            f"虚拟机 lscpu 显示 {cpu.sockets} 路 x 1 核：虚拟拓扑与宿主机不符，向虚拟机调度器隐藏了共享缓存"
+            "。",
+            evidence=[
+                evidence(guest, "cpu.sockets", cpu.sockets, cpu, "sockets", "Socket(s)"),
+                evidence(guest, "cpu.cores_per_socket", cpu.cores_per_socket, cpu, "cores_per_socket"),
+            ],
+        )
+
+
+@rule(
+    "kvm.host_contention",
+    severity="warning",
+    title="Other guests or processes share the guest's host CPUs",
+    title_zh="其他虚拟机或进程与该虚拟机共享宿主机 CPU",
+    condition=(
+        "on a host with a guest of interest (a domain XML): other running domains (virsh list, other domain "
+        "XMLs) that are not provably pinned to CPUs disjoint from the guest's, or host processes above "
+        f"{BUSY_PROCESS_CPU_PCT:.0f}% CPU in top; without any XML, a virsh list with 2+ running domains"
+    ),
+    requires=("domains", "virsh_list"),
+    requires_mode="any",
+    measures=("isolate-host-cpus", "rebalance-host-load", "pin-vcpus"),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={"busy_process_cpu_pct": BUSY_PROCESS_CPU_PCT},
+)
+def host_contention(ctx: RuleContext):
+    for host in ctx.hosts:
+        running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []
+        if not host.domains:
+            if len(running) >= 2:
+                yield finding(
+                    "kvm.host_contention",
+                    host,
+                    f"{len(running)} guests run on {host_name(host)} without isolation from each other.",
+                    f"{host_name(host)} 上运行着 {len(running)} 台虚拟机，彼此之间没有隔离。",
+                    evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
+                )
+            continue
+        busy = [
+            p
+            for p in (host.cpu_usage.processes if host.cpu_usage else [])
+            if (p.cpu_pct or 0) >= BUSY_PROCESS_CPU_PCT
+        ]
+        for d in host.domains:
+            mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
+            others = []
+            for name in running:
+                if name in (d.name, d.uuid):
+                    continue
+                xml = next((o for o in host.domains if name in (o.name, o.uuid)), None)
+                if (
+                    xml is not None
+                    and mine
+                    and domain_is_pinned(xml)
+                    and not (domain_pinned_cpus(xml) & mine)
+                ):
+                    continue
+                others.append(name)
+            for o in host.domains:
+                if o is d or (o.name in running) or (o.uuid in running):
+                    continue
+                if mine and domain_is_pinned(o) and not (domain_pinned_cpus(o) & mine):
+                    continue
+                if host.virsh_list is None:
+                    others.append(domain_label(o))
+            procs = [
+                p for p in busy if not (d.name and d.name in p.command) and "qemu" not in p.command.lower()
+            ]
+            if not others and not procs:
+                continue
+            ev = []
+            if others:
+                ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
+            for p in procs[:5]:
+                ev.append(
+                    evidence(
+                        host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
+                    )
+                )
+            yield finding(
+                "kvm.host_contention",
+                host,
+                f"Guest {domain_label(d)} shares the CPUs of {host_name(host)} with {len(others)} other "
+                "running "
+                f"guest(s) and {len(procs)} busy process(es). Their load shifts from node to node and "
+                "makes the "
+                "guest's performance depend on what its neighbours do.",
+                f"虚拟机 {domain_label(d)} 与宿主机 {host_name(host)} 上另外 {len(others)} 台运行中的虚拟机"
+                f"和 {len(procs)} 个"
+                "繁忙进程共享 CPU。邻居的负载在节点间变化，使该虚拟机的性能取决于邻居的行为。",
+                evidence=ev,
+            )
+
+
+@rule(
+    "kvm.no_cpu_isolation",
+    severity="info",
+    title="Pinned guests run on CPUs the host does not isolate",
+    title_zh="已绑核的虚拟机所用 CPU 未在宿主机上隔离",
+    condition=(
+        "a host with pinned domains whose kernel command line lacks isolcpus/nohz_full covering the pinned "
+        "CPUs"
+    ),
+    requires=("domains", "cmdline"),
+    measures=("isolate-host-cpus",),
+    seeds=("zstack-mariadb-v2v",),
+)
+def no_cpu_isolation(ctx: RuleContext):
+    for host in ctx.hosts:
+        if not host.cmdline or not host.domains:
+            continue
+        pinned: set[int] = set()
+        for d in host.domains:
+            if d.vcpupin:
+                pinned |= domain_pinned_cpus(d)
+        if not pinned:
+            continue
+        isolated = set(host.cmdline.cpulist("isolcpus")) | set(host.cmdline.cpulist("nohz_full"))
+        uncovered = sorted(pinned - isolated)
+        if not uncovered:
+            continue
+        cpu_map = cpu_node_map(host)
+        nodes = sorted({cpu_map[c] for c in uncovered if c in cpu_map})
+        yield finding(
+            "kvm.no_cpu_isolation",
+            host,
+            f"vCPUs are pinned to host CPUs {format_cpulist(uncovered)}"
+            + (f" (node {nodes})" if nodes else "")
+            + ", but the host kernel still schedules its own threads, kworkers and interrupts there. "
+            "Isolating those CPUs gives the pinned guests the CPUs to themselves.",
+            f"vCPU 绑定在宿主机 CPU {format_cpulist(uncovered)} 上，但宿主机内核仍会在这些 CPU 上调度自身线"
+            "程、kworker "
+            "和中断。隔离这些 CPU 可以让已绑核的虚拟机独占它们。",
+            evidence=[
+                evidence(host, "cmdline.isolcpus", host.cmdline.params.get("isolcpus"), host.cmdline),
+                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host.domains[0]),
+            ],
+        )

@@ -1,0 +1,181 @@
+"""Network rules: artificial delay, LAN latency, soft-interrupt placement."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from triage.rules import RuleContext, evidence, finding, host_name, rule
+
+LAN_RTT_MS = 0.5
+SOFTIRQ_HOT_PCT = 20.0  # a CPU spending this much time in softirq is hot
+SOFTIRQ_QUIET_PCT = 1.0  # "the rest near 0"
+SOFTIRQ_MAX_HOT_SHARE = 0.25  # hot CPUs are at most this share of the CPUs
+NET_RX_CONCENTRATION = 0.9  # /proc/softirqs: share of NET_RX on the hot CPUs
+SOFTIRQS_MIN_CPUS = 8  # below this, concentration on "few" CPUs is normal
+SOFTIRQS_MIN_NET_RX = 1_000_000
+
+
+@rule(
+    "net.netem_delay",
+    severity="critical",
+    title="A tc netem qdisc delays traffic",
+    title_zh="tc netem 队列人为增加了网络延迟",
+    condition="tc qdisc shows a netem qdisc with a delay on any device",
+    requires=("tc",),
+    measures=("remove-netem",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"delay_ms": 0},
+)
+def netem_delay(ctx: RuleContext):
+    for host in ctx.hosts:
+        if not host.tc:
+            continue
+        for q in host.tc.qdiscs:
+            if q.kind != "netem" or not q.delay_ms:
+                continue
+            yield finding(
+                "net.netem_delay",
+                host,
+                f"Device {q.device} on {host_name(host)} has a netem qdisc adding {q.delay_ms} ms to every "
+                "packet, "
+                "a test setting that was left behind: every round trip through it is slower by that much.",
+                f"{host_name(host)} 的网卡 {q.device} 上有 netem 队列，每个包增加 {q.delay_ms} ms 延迟，"
+                "这是遗留的测试配置：经过它的每次往返都会变慢。",
+                evidence=[
+                    evidence(host, f"tc.qdiscs[{q.device}].delay_ms", q.delay_ms, host.tc, line=q.line)
+                ],
+            )
+
+
+def _public_target(target: str | None) -> bool:
+    """A ping to a public address measures the internet path, not the LAN;
+    names and masked addresses ("xx.xx.xx.196") count as LAN peers."""
+    try:
+        return ipaddress.ip_address((target or "").strip("()")).is_global
+    except ValueError:
+        return False
+
+
+def _avg_rtt(p) -> float | None:
+    if p.rtt_avg_ms is not None:
+        return p.rtt_avg_ms
+    if p.replies_ms:
+        return sum(p.replies_ms) / len(p.replies_ms)
+    return None
+
+
+@rule(
+    "net.lan_rtt_high",
+    severity="warning",
+    title="High round-trip time between hosts of one deployment",
+    title_zh="同一部署内主机间往返延迟偏高",
+    condition=(
+        f"ping RTT average >= {LAN_RTT_MS} ms (mean of the replies when there is no summary) to a peer "
+        "that is "
+        "not a public internet address"
+    ),
+    requires=("pings",),
+    measures=("remove-netem", "colocate-proxy-and-observers"),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"rtt_avg_ms": LAN_RTT_MS},
+)
+def lan_rtt_high(ctx: RuleContext):
+    for host in ctx.hosts:
+        for p in host.pings:
+            avg = _avg_rtt(p)
+            if avg is None or avg < LAN_RTT_MS or _public_target(p.target):
+                continue
+            yield finding(
+                "net.lan_rtt_high",
+                host,
+                f"Ping from {host_name(host)} to {p.target} averages {avg:.2f} ms; inside one data centre "
+                "a round "
+                "trip is normally 0.1-0.2 ms, and OLTP statements pay it several times each.",
+                f"{host_name(host)} 到 {p.target} 的 ping 平均 {avg:.2f} ms；同一机房内往返通常为 0.1-0.2 "
+                "ms，"
+                "OLTP 语句每条都要付出多次这样的延迟。",
+                evidence=[
+                    evidence(host, f"pings[{p.target}].rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")
+                ],
+            )
+
+
+@rule(
+    "net.softirq_hotspot",
+    severity="warning",
+    title="Soft interrupts are concentrated on a few CPUs",
+    title_zh="软中断集中在少数 CPU 上",
+    condition=(
+        f"top/mpstat: CPUs with si >= {SOFTIRQ_HOT_PCT}% are at most {int(SOFTIRQ_MAX_HOT_SHARE * 100)}% "
+        "of the "
+        f"CPUs while the others are <= {SOFTIRQ_QUIET_PCT}%; or /proc/softirqs on >= {SOFTIRQS_MIN_CPUS} "
+        "CPUs: "
+        f"{int(NET_RX_CONCENTRATION * 100)}% of NET_RX on at most {int(SOFTIRQ_MAX_HOT_SHARE * 100)}% of them"
+    ),
+    requires=("per_cpu_usage", "softirqs"),
+    requires_mode="any",
+    measures=("irq-softirq-affinity",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={
+        "hot_si_pct": SOFTIRQ_HOT_PCT,
+        "quiet_si_pct": SOFTIRQ_QUIET_PCT,
+        "max_hot_share": SOFTIRQ_MAX_HOT_SHARE,
+        "net_rx_concentration": NET_RX_CONCENTRATION,
+    },
+)
+def softirq_hotspot(ctx: RuleContext):
+    for host in ctx.hosts:
+        usage = host.cpu_usage
+        cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+        if cpus:
+            hot = [c for c in cpus if c.si >= SOFTIRQ_HOT_PCT]
+            rest = [c for c in cpus if c.si < SOFTIRQ_HOT_PCT]
+            if (
+                hot
+                and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
+                and all(c.si <= SOFTIRQ_QUIET_PCT for c in rest)
+            ):
+                yield finding(
+                    "net.softirq_hotspot",
+                    host,
+                    f"{len(hot)} of {len(cpus)} CPUs spend >= {SOFTIRQ_HOT_PCT:.0f}% in soft interrupts "
+                    f"(CPU {', '.join(c.cpu for c in hot)}) while the rest spend almost none: the NIC "
+                    "queues are "
+                    "served by those few CPUs, which also run the database threads.",
+                    f"{len(cpus)} 个 CPU 中有 {len(hot)} 个在软中断上花费 >= {SOFTIRQ_HOT_PCT:.0f}% 的时间"
+                    f"（CPU {', '.join(c.cpu for c in hot)}），其余几乎为 0：网卡队列只由这几个 CPU 处理，"
+                    "而它们同时还在运行"
+                    "数据库线程。",
+                    evidence=[
+                        evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line)
+                        for c in hot
+                    ],
+                )
+                continue
+        sirq = host.softirqs
+        rx = sirq.rows.get("NET_RX") if sirq else None
+        if not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+            continue
+        top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
+        ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
+        share = sum(rx[i] for i in ranked) / sum(rx)
+        if share < NET_RX_CONCENTRATION:
+            continue
+        names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
+        yield finding(
+            "net.softirq_hotspot",
+            host,
+            f"{share:.0%} of NET_RX soft interrupts ran on {', '.join(names)}: receive processing is not "
+            "spread "
+            "over the CPUs.",
+            f"{share:.0%} 的 NET_RX 软中断发生在 {', '.join(names)} 上：收包处理没有分散到各 CPU。",
+            evidence=[
+                evidence(
+                    host,
+                    "softirqs.NET_RX",
+                    dict(zip(names, [rx[i] for i in ranked], strict=True)),
+                    sirq,
+                    "NET_RX",
+                )
+            ],
+        )

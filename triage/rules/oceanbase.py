@@ -1,0 +1,163 @@
+"""OceanBase observer and ODP (obproxy) rules."""
+
+from __future__ import annotations
+
+from triage.rules import RuleContext, as_int, evidence, finding, host_name, rule
+
+SMALL_OBSERVER_CPUS = 16
+CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
+NET_THREADS_SHARE = 0.5  # net_thread_count above this share of the observer's CPUs
+REMOTE_PLAN_SHARE = 0.20  # plan_type 2 / (1 + 2 + 3)
+DEFAULT_ROUTING_MODE = "oceanbase"
+
+
+def observer_cpus(host) -> tuple[int | None, str]:
+    """An observer's CPUs: its cpu_count parameter when set, else the host's
+    logical CPUs (the CPUs it is bound to are not in the facts yet)."""
+    ob = host.oceanbase
+    cpu_count = as_int(ob.parameters.get("cpu_count")) if ob else None
+    if cpu_count:
+        return cpu_count, "oceanbase.parameters.cpu_count"
+    return host.logical_cpus(), "cpu.cpus"
+
+
+@rule(
+    "oceanbase.cpu_quota_concurrency_high",
+    severity="warning",
+    title="cpu_quota_concurrency is too high for a small observer",
+    title_zh="小规格 observer 的 cpu_quota_concurrency 过大",
+    condition=(
+        f"cpu_quota_concurrency >= {CPU_QUOTA_CONCURRENCY_MAX} on an observer with <= "
+        f"{SMALL_OBSERVER_CPUS} CPUs "
+        "(its cpu_count parameter when set, else the host's logical CPUs)"
+    ),
+    requires=("oceanbase",),
+    measures=("tune-cpu-quota-concurrency",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"min_value": CPU_QUOTA_CONCURRENCY_MAX, "small_observer_cpus": SMALL_OBSERVER_CPUS},
+)
+def cpu_quota_concurrency_high(ctx: RuleContext):
+    for host in ctx.hosts:
+        ob = host.oceanbase
+        value = as_int(ob.parameters.get("cpu_quota_concurrency")) if ob else None
+        cpus, cpus_fact = observer_cpus(host)
+        if value is None or cpus is None or value < CPU_QUOTA_CONCURRENCY_MAX or cpus > SMALL_OBSERVER_CPUS:
+            continue
+        yield finding(
+            "oceanbase.cpu_quota_concurrency_high",
+            host,
+            f"cpu_quota_concurrency = {value} lets each tenant run {value} worker threads per CPU on a "
+            f"{cpus}-CPU observer: under load the threads mostly wait and context-switch.",
+            f"cpu_quota_concurrency = {value} 允许每个租户在 {cpus} 核的 observer 上每个 CPU 运行 {value} "
+            "个工作线程："
+            "压力下线程大多在等待和上下文切换。",
+            evidence=[
+                evidence(
+                    host, "oceanbase.parameters.cpu_quota_concurrency", value, ob, "cpu_quota_concurrency"
+                ),
+                evidence(
+                    host, cpus_fact, cpus, ob if "oceanbase" in cpus_fact else host.cpu, "cpu_count", "cpus"
+                ),
+            ],
+        )
+
+
+@rule(
+    "oceanbase.net_thread_count_high",
+    severity="warning",
+    title="Too many OceanBase network threads",
+    title_zh="OceanBase 网络线程数过多",
+    condition=f"net_thread_count > {NET_THREADS_SHARE} x the observer's CPUs",
+    requires=("oceanbase",),
+    measures=("tune-net-thread-count",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"max_share_of_cpus": NET_THREADS_SHARE},
+)
+def net_thread_count_high(ctx: RuleContext):
+    for host in ctx.hosts:
+        ob = host.oceanbase
+        value = as_int(ob.parameters.get("net_thread_count")) if ob else None
+        cpus, cpus_fact = observer_cpus(host)
+        if not value or not cpus or value <= NET_THREADS_SHARE * cpus:
+            continue
+        yield finding(
+            "oceanbase.net_thread_count_high",
+            host,
+            f"net_thread_count = {value} on a {cpus}-CPU observer: the RPC I/O threads alone outnumber "
+            "half the "
+            "CPUs and compete with the tenant workers.",
+            f"{cpus} 核 observer 上 net_thread_count = {value}：仅 RPC I/O 线程就超过 CPU 数的一半，与租户"
+            "工作线程争抢 CPU。",
+            evidence=[
+                evidence(host, "oceanbase.parameters.net_thread_count", value, ob, "net_thread_count"),
+                evidence(
+                    host, cpus_fact, cpus, ob if "oceanbase" in cpus_fact else host.cpu, "cpu_count", "cpus"
+                ),
+            ],
+        )
+
+
+@rule(
+    "oceanbase.proxy_routing_not_default",
+    severity="warning",
+    title="ODP does not route to partition leaders",
+    title_zh="ODP 未按分区主副本路由",
+    condition=f"ODP server_routing_mode is not '{DEFAULT_ROUTING_MODE}'",
+    requires=("odp",),
+    measures=("odp-routing-mode-oceanbase",),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"expected": DEFAULT_ROUTING_MODE},
+)
+def proxy_routing_not_default(ctx: RuleContext):
+    for host in ctx.hosts:
+        ob = host.oceanbase
+        mode = ob.proxy_config.get("server_routing_mode") if ob else None
+        if mode is None or mode.strip().lower() == DEFAULT_ROUTING_MODE:
+            continue
+        yield finding(
+            "oceanbase.proxy_routing_not_default",
+            host,
+            f"ODP server_routing_mode = {mode}: requests are not sent to the observer holding the partition "
+            "leader, so statements run as remote or distributed plans.",
+            f"ODP server_routing_mode = {mode}：请求不会发往持有分区主副本的 observer，语句变成远程或分布式"
+            "计划执行。",
+            evidence=[
+                evidence(host, "oceanbase.proxy_config.server_routing_mode", mode, ob, "server_routing_mode")
+            ],
+        )
+
+
+@rule(
+    "oceanbase.remote_plans_high",
+    severity="warning",
+    title="Many remote execution plans",
+    title_zh="远程执行计划占比高",
+    condition=f"gv$sql_audit: plan_type 2 (remote) >= {int(REMOTE_PLAN_SHARE * 100)}% of plan types 1+2+3",
+    requires=("sql_audit",),
+    measures=("odp-routing-mode-oceanbase", "colocate-proxy-and-observers"),
+    seeds=("oceanbase-bmsql-tuning",),
+    thresholds={"remote_share": REMOTE_PLAN_SHARE},
+)
+def remote_plans_high(ctx: RuleContext):
+    for host in ctx.hosts:
+        ob = host.oceanbase
+        counts = ob.plan_type_counts if ob else {}
+        total = sum(counts.get(t, 0) for t in (1, 2, 3))
+        remote = counts.get(2, 0)
+        if not total or remote / total < REMOTE_PLAN_SHARE:
+            continue
+        share = remote / total
+        yield finding(
+            "oceanbase.remote_plans_high",
+            host,
+            f"{share:.0%} of the audited statements on {host_name(host)} ran as remote plans: each costs "
+            "an extra "
+            "network round trip between observers, usually because the proxy routes to the wrong server.",
+            f"{host_name(host)} 上 {share:.0%} 的审计语句以远程计划执行：每条都多一次 observer 之间的网络往"
+            "返，"
+            "通常是代理路由到了错误的服务器。",
+            evidence=[
+                evidence(host, "oceanbase.plan_type_counts.2", remote, ob, "plan_type.2", "2"),
+                evidence(host, "oceanbase.plan_type_counts.total", total, ob),
+            ],
+        )

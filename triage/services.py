@@ -1,0 +1,817 @@
+"""Snapshot services: every database write of the upload -> analysis pipeline.
+
+Views, API views, Celery tasks and management commands call these functions
+(keyword-only arguments) and stay thin.
+
+Life of a snapshot::
+
+    create_snapshot()          upload hashed, stored, fsynced; row saved ``queued``;
+                               ``analyze_snapshot`` enqueued on commit
+    analyze_snapshot_now()     (worker) ``analyzing`` -> load facts -> engine ->
+                               findings replaced atomically -> ``done``/``failed``
+    sweep_stale()              (beat) re-enqueues rows left ``queued``/``analyzing``
+
+Test hook: when the environment variable ``CASEBOOK_TEST_ANALYSIS_DELAY`` holds a
+number of seconds, :func:`analyze_snapshot_now` sleeps that long after marking
+the snapshot ``analyzing``. The integration tests use it to kill a worker in the
+middle of an analysis; it is never set in production.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import logging
+import os
+import re
+import tarfile
+import time
+from collections.abc import Iterable
+from datetime import timedelta
+from pathlib import PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
+from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KT
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from triage.models import Finding, Snapshot
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+# A snapshot that keeps killing or failing its worker is given up after this
+# many analysis attempts rather than retried forever by the sweeper.
+MAX_ATTEMPTS = 5
+# Hosts of one cluster analysed together with a new snapshot (most recent first).
+MAX_CLUSTER_HOSTS = 64
+# Analyses of one cluster that finish concurrently re-run (at most this many
+# times) so that the last one to write has seen every host.
+CLUSTER_ROUNDS = 3
+_CLUSTER_CHANGED = object()
+# Database errors worth retrying: the connection dropped, a deadlock, a failover.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+TEXT_SUFFIXES = (".txt", ".md", ".log", ".text", ".out")
+PROMPT_RE = re.compile(
+    r"^\s*(?:"
+    r"\[[^\]\n]+@[^\]\n]+\]\s?[#$]"  # [root@host ~]#
+    r"|[\w.-]+@[\w.-]+:\S*\s?[#$]"  # user@host:~$
+    r"|[\w.-]+:\S*\s[#$]"  # host:~ #
+    r"|\$"  # $ cmd
+    r"|(?:MySQL|MariaDB|mysql|obclient)(?:\s*\[[^\]\n]*\])?>"  # MariaDB [db]>
+    r")\s+\S",
+    re.MULTILINE,
+)
+
+
+class UploadRejected(ValueError):
+    """The upload cannot become a snapshot (empty, too large)."""
+
+
+# ----------------------------------------------------------------------------- upload
+
+
+def _hash_chunks(chunks: Iterable[bytes]) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def _local_path(name: str) -> str | None:
+    """The file's path when the storage keeps it on a local disk; None for
+    remote storages (S3 has no ``path()``) and path-less in-memory ones."""
+    try:
+        path = default_storage.path(name)
+    except NotImplementedError:
+        return None
+    return path if os.path.exists(path) else None
+
+
+def _fsync_stored(name: str) -> None:
+    """Make the stored upload durable before we answer: the file's data and
+    the directory entries up to the storage root. Remote storages (S3) have no
+    local path; their PUT is durable when it returns."""
+    path = _local_path(name)
+    if path is None:
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    root = os.path.realpath(default_storage.path(""))
+    directory = os.path.dirname(os.path.realpath(path))
+    while True:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        if directory == root or len(directory) <= len(root):
+            break
+        directory = os.path.dirname(directory)
+
+
+def guess_kind(filename: str, head: bytes) -> str:
+    """Snapshot kind from the name and the first bytes of the upload.
+
+    Compressed or tar data is an archive: ``collector`` when it holds the
+    collector's ``manifest.json``, ``sosreport`` when it holds ``sos_commands/``
+    (or is named like one); text with shell/SQL prompts or code fences is a
+    ``transcript``; anything else is a single ``artifact``.
+    """
+    name = filename.lower()
+    compressed = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
+    is_tar = len(head) > 262 and head[257:262] == b"ustar"
+    if compressed or is_tar:
+        if "sosreport" in name:
+            return Snapshot.Kind.SOSREPORT
+        return Snapshot.Kind.COLLECTOR
+    text = head.decode("utf-8", errors="replace")
+    if text.lstrip().startswith("<"):
+        return Snapshot.Kind.ARTIFACT
+    if "```" in text or PROMPT_RE.search(text):
+        return Snapshot.Kind.TRANSCRIPT
+    if name.endswith(TEXT_SUFFIXES):
+        # A .log is usually a database error log (a single artifact) unless it
+        # has prompts, which were checked above.
+        return Snapshot.Kind.ARTIFACT if name.endswith(".log") else Snapshot.Kind.TRANSCRIPT
+    return Snapshot.Kind.ARTIFACT
+
+
+def refine_archive_kind(path_or_bytes: str | bytes, current: str) -> str:
+    """Look at the first members of an archive to tell a collector archive from
+    a sosreport. Bounded: reads at most 200 member headers."""
+    source = (
+        {"fileobj": io.BytesIO(path_or_bytes)}
+        if isinstance(path_or_bytes, bytes)
+        else {"name": path_or_bytes}
+    )
+    try:
+        with tarfile.open(mode="r:*", **source) as tar:
+            for _ in range(200):
+                member = tar.next()
+                if member is None:
+                    break
+                parts = PurePosixPath(member.name).parts
+                if "sos_commands" in parts:
+                    return Snapshot.Kind.SOSREPORT
+                if parts and parts[-1] == "manifest.json":
+                    return Snapshot.Kind.COLLECTOR
+    except (tarfile.TarError, OSError, EOFError):
+        pass
+    return current
+
+
+def _team_of(user):
+    """The team a new snapshot of ``user`` belongs to (their first membership)."""
+    from accounts.models import Membership
+
+    membership = Membership.objects.filter(user=user).select_related("team").order_by("pk").first()
+    return membership.team if membership else None
+
+
+def create_snapshot(
+    *,
+    owner,
+    uploaded_file=None,
+    data: bytes | None = None,
+    filename: str = "",
+    label: str = "",
+    cluster: str = "",
+    session=None,
+) -> Snapshot:
+    """Store an upload durably and queue its analysis.
+
+    Give either ``uploaded_file`` (a Django ``UploadedFile`` or any file
+    object) or ``data`` (e.g. a pasted transcript). The content is hashed,
+    and an identical upload by the same owner returns the existing snapshot
+    instead of a new one. Otherwise the file is written through the default
+    storage and fsynced, the row is saved ``queued``, and ``analyze_snapshot``
+    is enqueued once the transaction commits. A broker outage does not fail
+    the upload: the sweeper enqueues it later.
+    """
+    if (uploaded_file is None) == (data is None):
+        raise TypeError("give exactly one of uploaded_file or data")
+    if data is not None:
+        content = File(io.BytesIO(data), name=filename or "pasted.txt")
+        filename = filename or "pasted.txt"
+        sha256, size = hashlib.sha256(data).hexdigest(), len(data)
+        head = data[:4096]
+    else:
+        content = uploaded_file if isinstance(uploaded_file, File) else File(uploaded_file)
+        filename = filename or os.path.basename(getattr(uploaded_file, "name", "") or "upload")
+        content.seek(0)
+        sha256, size = _hash_chunks(content.chunks(CHUNK))
+        content.seek(0)
+        head = content.read(4096)
+        content.seek(0)
+    if size == 0:
+        raise UploadRejected("the upload is empty")
+    limit = settings.CASEBOOK_LIMITS["upload_bytes"]
+    if size > limit:
+        raise UploadRejected(f"the upload is larger than {limit} bytes")
+
+    existing = Snapshot.objects.filter(owner=owner, sha256=sha256).first()
+    if existing is not None:
+        _link_session(session, existing)
+        return existing
+
+    filename = os.path.basename(filename)[:200] or "upload"
+    safe = get_valid_filename(filename) or "upload"
+    stored_name = default_storage.save(f"snapshots/{owner.pk}/{sha256[:2]}/{sha256}/{safe}", content)
+    _fsync_stored(stored_name)
+
+    fields: dict[str, Any] = {
+        "owner": owner,
+        "label": label.strip()[:200],
+        "cluster": cluster.strip()[:200],
+        "kind": guess_kind(filename, head),
+        "original_filename": filename,
+        "sha256": sha256,
+        "size": size,
+        "file": stored_name,
+        "status": Snapshot.Status.QUEUED,
+        "queued_at": timezone.now(),
+        "team": _team_of(owner),
+    }
+    try:
+        with transaction.atomic():
+            snapshot = Snapshot.objects.create(**fields)
+            _link_session(session, snapshot)
+            transaction.on_commit(lambda: enqueue_analysis(snapshot_id=snapshot.pk))
+    except IntegrityError:
+        # A concurrent identical upload won the race: keep theirs.
+        default_storage.delete(stored_name)
+        existing = Snapshot.objects.get(owner=owner, sha256=sha256)
+        _link_session(session, existing)
+        return existing
+    return snapshot
+
+
+def _link_session(session, snapshot: Snapshot) -> None:
+    """Attach the snapshot to a troubleshooting session; the sessions app owns
+    the relation (a ``snapshots`` many-to-many on its model)."""
+    if session is not None and hasattr(session, "snapshots"):
+        session.snapshots.add(snapshot)
+
+
+def enqueue_analysis(*, snapshot_id: int) -> bool:
+    """Send ``analyze_snapshot`` to the broker. Returns False (and logs) when the
+    broker cannot be reached; the snapshot stays ``queued`` and the sweeper
+    re-enqueues it, so callers never fail because Redis is down."""
+    from triage.tasks import analyze_snapshot
+
+    try:
+        analyze_snapshot.apply_async(
+            args=[snapshot_id],
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
+        )
+    except Exception:
+        log.warning(
+            "could not enqueue analysis of snapshot %s; the sweeper will retry", snapshot_id, exc_info=True
+        )
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _analysis_delay() -> float:
+    try:
+        return max(0.0, float(os.environ.get("CASEBOOK_TEST_ANALYSIS_DELAY", "") or 0))
+    except ValueError:
+        return 0.0
+
+
+def _load_host_facts(snapshot: Snapshot, label: str):
+    """Parse the stored upload into ``HostFacts`` with the archive loader."""
+    name = snapshot.file.name
+    if not name or not default_storage.exists(name):
+        raise FileNotFoundError(name)
+    from collectors import archive
+
+    path = _local_path(name)
+    if path is not None:
+        return archive.load_host(path, label=label)
+    with default_storage.open(name, "rb") as fh:
+        data = fh.read()
+    return archive.load_host_bytes(data, name=snapshot.original_filename or name, label=label)
+
+
+def _cluster_members(snapshot: Snapshot) -> QuerySet[Snapshot]:
+    """Every snapshot (any status) of the snapshot's cluster that the same
+    owner or team uploaded."""
+    scope = Q(owner_id=snapshot.owner_id)
+    team_id = getattr(snapshot, "team_id", None)
+    if team_id:
+        scope |= Q(team_id=team_id)
+    return Snapshot.objects.filter(scope, cluster=snapshot.cluster)
+
+
+def _cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Snapshot]:
+    """The other analysed snapshots of the same cluster, visible to the same
+    owner (or team), newest first, one per host: older snapshots of a host
+    (before/after a fix) and snapshots of ``own_host`` itself are left out."""
+    if not snapshot.cluster:
+        return []
+    siblings = (
+        _cluster_members(snapshot)
+        .filter(status=Snapshot.Status.DONE)
+        .exclude(pk=snapshot.pk)
+        .defer("facts", "skipped", "similar_cases", "errors")
+        .annotate(facts_hostname=KT("facts__hostname"))
+        .order_by("-created_at", "-pk")[: MAX_CLUSTER_HOSTS * 4]
+    )
+    seen: set[str] = set()
+    out: list[Snapshot] = []
+    for sib in siblings:
+        # A host is known by its hostname, else by the label it was uploaded with.
+        # (SQLite renders a JSON null as the text "null".)
+        hostname = sib.facts_hostname if sib.facts_hostname not in ("", "null") else None
+        host_key = hostname or sib.label or f"#{sib.pk}"
+        if host_key in seen or (own_host and host_key == own_host):
+            continue
+        seen.add(host_key)
+        out.append(sib)
+        if len(out) >= MAX_CLUSTER_HOSTS - 1:
+            break
+    return out
+
+
+def _unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
+    labels: dict[int, str] = {}
+    used: set[str] = set()
+    for snap in snapshots:
+        label = snap.host_label
+        if label in used:
+            label = f"{label}#{snap.pk}"
+        used.add(label)
+        labels[snap.pk] = label
+    return labels
+
+
+def _jsonable(value: Any) -> Any:
+    from collectors.facts import to_dict
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_dict(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _evidence_json(finding, excerpts: dict) -> list[dict]:
+    out = []
+    for e in finding.evidence:
+        item = _jsonable(e)
+        if isinstance(item, dict):
+            key = (item.get("host") or finding.host or "", item.get("artifact") or "", item.get("line"))
+            if key in excerpts:
+                item["excerpt"] = excerpts[key]
+        out.append(item)
+    return out
+
+
+def _finding_rows(
+    findings, *, snapshot: Snapshot, engine_version: str, excerpts: dict | None = None
+) -> list[Finding]:
+    rows = []
+    for f in findings:
+        rows.append(
+            Finding(
+                snapshot=snapshot,
+                rule=f.rule,
+                severity=f.severity,
+                host=(f.host or "")[:200],
+                title=(f.title or f.rule)[:300],
+                title_zh=(f.title_zh or "")[:300],
+                explanation=f.explanation or "",
+                explanation_zh=f.explanation_zh or "",
+                evidence=_evidence_json(f, excerpts or {}),
+                measures=list(f.measures),
+                engine_version=engine_version,
+            )
+        )
+    return rows
+
+
+def _is_fleet(finding) -> bool:
+    return finding.rule.startswith("fleet.")
+
+
+def _similar_cases(findings, snapshot_facts) -> list[dict]:
+    """Similar past cases from the knowledge base. The knowledge base is an
+    enrichment: if it fails, the analysis still completes without it."""
+    try:
+        from kb.similarity import similar_cases_for
+    except ImportError:
+        return []
+    try:
+        cases = _jsonable(list(similar_cases_for(findings, snapshot_facts, language="en")))
+        if cases:
+            # Titles in both UI languages, so the report follows the reader's.
+            chinese = similar_cases_for(findings, snapshot_facts, language="zh-hans")
+            zh_titles = {c["slug"]: c.get("title") for c in chinese if c.get("language") == "zh"}
+            for case in cases:
+                if zh_titles.get(case.get("slug")):
+                    case["title_zh"] = zh_titles[case["slug"]]
+        return cases
+    except TRANSIENT_DB_ERRORS:
+        raise
+    except Exception:
+        log.exception("similar cases lookup failed")
+        return []
+
+
+def _fail(snapshot_id: int, message: str) -> None:
+    Snapshot.objects.filter(pk=snapshot_id).update(
+        status=Snapshot.Status.FAILED, last_error=message[:4000], finished_at=timezone.now()
+    )
+
+
+def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot | None:
+    """Analyse one snapshot in this process (the Celery task calls this).
+
+    Idempotent: a snapshot already ``done`` by the current engine is left
+    alone unless ``force``; re-running replaces the findings of this engine
+    version in one transaction, so a reader never sees half a set. Transient
+    database errors propagate (the task retries); any other error marks the
+    snapshot ``failed`` with ``last_error``. Returns None when the snapshot
+    no longer exists.
+    """
+    from triage import engine
+
+    with transaction.atomic():
+        snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+        current = snapshot.status == Snapshot.Status.DONE and snapshot.engine_version == engine.ENGINE_VERSION
+        if current and not force:
+            return snapshot
+        if snapshot.attempts >= MAX_ATTEMPTS and not force:
+            snapshot.status = Snapshot.Status.FAILED
+            snapshot.finished_at = timezone.now()
+            last = snapshot.last_error or "worker lost"
+            snapshot.last_error = f"gave up after {snapshot.attempts} attempts; last error: {last}"[:4000]
+            snapshot.save(update_fields=["status", "finished_at", "last_error"])
+            return snapshot
+        snapshot.status = Snapshot.Status.ANALYZING
+        snapshot.started_at = timezone.now()
+        snapshot.attempts += 1
+        snapshot.save(update_fields=["status", "started_at", "attempts"])
+
+    delay = _analysis_delay()
+    if delay:
+        time.sleep(delay)
+
+    for _round in range(CLUSTER_ROUNDS):
+        try:
+            run = _compute(snapshot)
+        except TRANSIENT_DB_ERRORS:
+            raise
+        except FileNotFoundError:
+            _fail(snapshot_id, "the stored upload is missing from storage")
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        except Exception as exc:
+            log.exception("analysis of snapshot %s failed", snapshot_id)
+            _fail(snapshot_id, f"analysis failed: {type(exc).__name__}: {exc}")
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        written = _write(snapshot_id, run)
+        if written is not _CLUSTER_CHANGED:
+            return written
+        # Another host of the cluster finished while we analysed: run again so
+        # that the last analysis of a cluster always includes every host.
+        log.info(
+            "cluster %r changed while snapshot %s was analysed; running again", snapshot.cluster, snapshot_id
+        )
+        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+    return _write(snapshot_id, run, force_write=True)
+
+
+@dataclasses.dataclass
+class _Run:
+    sibling_ids: list[int]
+    own: list
+    by_sibling: dict[int, list]
+    facts: dict
+    errors: list
+    skipped: list
+    similar: list
+    version: str
+    parse_seconds: float
+    rules_seconds: float
+    excerpts: dict = dataclasses.field(default_factory=dict)
+    own_host: str | None = None
+
+
+def _compute(snapshot: Snapshot) -> _Run:
+    """Load the snapshot (and the done hosts of its cluster), run the engine
+    and attribute each finding to the snapshot of its host. Touches no rows."""
+    from collectors.facts import SnapshotFacts, to_dict
+    from triage import engine
+
+    t0 = time.monotonic()
+    host = _load_host_facts(snapshot, snapshot.host_label)
+    if snapshot.cluster and not host.cluster:
+        host.cluster = snapshot.cluster
+    siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
+    labels = _unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
+    hosts = [host]
+    loaded = []
+    for sib in siblings:
+        try:
+            sib_host = _load_host_facts(sib, labels[sib.pk])
+        except FileNotFoundError:
+            continue
+        sib_host.cluster = sib_host.cluster or sib.cluster
+        hosts.append(sib_host)
+        loaded.append(sib)
+    parse_seconds = time.monotonic() - t0
+
+    t1 = time.monotonic()
+    result = engine.analyze(SnapshotFacts(hosts=hosts))
+    rules_seconds = time.monotonic() - t1
+
+    own, by_sibling = _attribute(result.findings, snapshot, loaded, labels)
+    excerpts = _excerpts(result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]})
+    return _Run(
+        own_host=host.hostname or snapshot.label,
+        excerpts=excerpts,
+        sibling_ids=[s.pk for s in siblings],
+        own=own,
+        by_sibling=by_sibling,
+        facts=to_dict(host),
+        errors=[_jsonable(e) for e in host.errors],
+        skipped=[_skipped_entry(s) for s in result.skipped],
+        similar=_similar_cases(own, SnapshotFacts(hosts=[host])),
+        version=result.engine_version or engine.ENGINE_VERSION,
+        parse_seconds=parse_seconds,
+        rules_seconds=rules_seconds,
+    )
+
+
+EXCERPT_CONTEXT = 2  # lines shown before and after the cited line
+EXCERPT_LINE_CHARS = 300
+
+
+def _excerpts(findings, snapshots_by_label: dict[str, Snapshot]) -> dict[tuple[str, str, int], list[dict]]:
+    """The raw lines around every cited (artifact, line), read back from the
+    stored uploads, so the report can show them without re-opening archives.
+    Best effort: an unreadable source just has no excerpt."""
+    wanted: dict[str, set[tuple[str, int]]] = {}
+    for f in findings:
+        for e in f.evidence:
+            label = e.host or f.host or ""
+            if e.artifact and isinstance(e.line, int) and e.line > 0 and label in snapshots_by_label:
+                wanted.setdefault(label, set()).add((e.artifact, e.line))
+    out: dict[tuple[str, str, int], list[dict]] = {}
+    for label, items in wanted.items():
+        try:
+            texts = _artifact_lines(snapshots_by_label[label], {a for a, _ in items})
+        except Exception:
+            log.warning("could not read excerpts of %s", label, exc_info=True)
+            continue
+        for artifact, line in items:
+            lines = texts.get(artifact)
+            if not lines or line > len(lines):
+                continue
+            first, last = max(1, line - EXCERPT_CONTEXT), min(len(lines), line + EXCERPT_CONTEXT)
+            out[(label, artifact, line)] = [
+                {"line": n, "text": lines[n - 1][:EXCERPT_LINE_CHARS], "hit": n == line}
+                for n in range(first, last + 1)
+            ]
+    return out
+
+
+def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]:
+    """Lines of the named artifacts of one stored upload: archive members by
+    their path (one pass over the archive), anything else (transcripts, single
+    artifacts, whose line numbers are lines of the file) from the file itself."""
+    from collectors.decoding import decode_bytes
+
+    limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
+    with default_storage.open(snapshot.file.name, "rb") as fh:
+        head = fh.read(512)
+        fh.seek(0)
+        archived = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
+        archived = archived or (len(head) > 262 and head[257:262] == b"ustar")
+        if not archived:
+            data = fh.read(limit + 1)
+            if len(data) > limit:
+                return {}
+            lines = decode_bytes(data).text.split("\n")
+            return dict.fromkeys(names, lines)
+        out: dict[str, list[str]] = {}
+        remaining = set(names)
+        with tarfile.open(fileobj=fh, mode="r|*") as tar:
+            for member in tar:
+                if not remaining:
+                    break
+                if not member.isfile() or member.size > limit:
+                    continue
+                clean = "/".join(p for p in re.split(r"[\\/]+", member.name) if p not in ("", "."))
+                match = next(
+                    (
+                        n
+                        for n in remaining
+                        if clean == n or clean.endswith("/" + n) or n.endswith("/" + clean)
+                    ),
+                    None,
+                )
+                if match is None:
+                    continue
+                extracted = tar.extractfile(member)
+                if extracted is None:
+                    continue
+                out[match] = decode_bytes(extracted.read()).text.split("\n")
+                remaining.discard(match)
+        return out
+
+
+def _attribute(findings, snapshot: Snapshot, siblings: list[Snapshot], labels: dict[int, str]):
+    """A finding belongs to the snapshot whose host it names. Fleet findings
+    (and any naming no single host, e.g. ``cluster``) concern every host of
+    the run and are stored on each; others without a known host stay with
+    the snapshot being analysed."""
+    by_label = {labels[s.pk]: s.pk for s in [snapshot, *siblings]}
+    own: list = []
+    by_sibling: dict[int, list] = {s.pk: [] for s in siblings}
+    for f in findings:
+        target = by_label.get(f.host or "")
+        if target is None and _is_fleet(f):
+            own.append(f)
+            for items in by_sibling.values():
+                items.append(f)
+        elif target is None or target == snapshot.pk:
+            own.append(f)
+        else:
+            by_sibling[target].append(f)
+    return own, by_sibling
+
+
+def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
+    """Replace the findings of this engine version on the snapshot and on the
+    other hosts of its cluster run, in one transaction."""
+    with transaction.atomic():
+        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+        # Lock the whole cluster in id order: two analyses of one cluster then
+        # write one after the other (no deadlock), and the second one sees
+        # the first as a sibling and runs again with it.
+        members = _cluster_members(snapshot) if snapshot.cluster else Snapshot.objects.filter(pk=snapshot_id)
+        locked = {s.pk: s for s in members.select_for_update().order_by("pk")}
+        snapshot = locked.get(snapshot_id)
+        if snapshot is None:
+            return None
+        current = [s.pk for s in _cluster_siblings(snapshot, own_host=run.own_host)]
+        if not force_write and current != run.sibling_ids:
+            return _CLUSTER_CHANGED
+        snapshot.findings.filter(engine_version=run.version).delete()
+        Finding.objects.bulk_create(
+            _finding_rows(run.own, snapshot=snapshot, engine_version=run.version, excerpts=run.excerpts)
+        )
+        snapshot.kind = _kind_after_load(snapshot)
+        snapshot.facts = run.facts
+        snapshot.errors = run.errors
+        snapshot.skipped = run.skipped
+        snapshot.similar_cases = run.similar
+        snapshot.engine_version = run.version
+        snapshot.parse_seconds = run.parse_seconds
+        snapshot.rules_seconds = run.rules_seconds
+        snapshot.status = Snapshot.Status.DONE
+        snapshot.finished_at = timezone.now()
+        snapshot.last_error = ""
+        snapshot.save()
+        for sib_id, findings in run.by_sibling.items():
+            sib = locked.get(sib_id)
+            if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != run.version:
+                continue
+            sib.findings.filter(engine_version=run.version).delete()
+            Finding.objects.bulk_create(
+                _finding_rows(findings, snapshot=sib, engine_version=run.version, excerpts=run.excerpts)
+            )
+    return snapshot
+
+
+def _skipped_entry(item: Any) -> dict:
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        return {"rule": str(item[0]), "reason": str(item[1])}
+    if isinstance(item, dict):
+        return {"rule": str(item.get("rule", "")), "reason": str(item.get("reason", ""))}
+    data = _jsonable(item)
+    if isinstance(data, dict):
+        return {"rule": str(data.get("rule", "")), "reason": str(data.get("reason", ""))}
+    return {"rule": str(item), "reason": ""}
+
+
+def _kind_after_load(snapshot: Snapshot) -> str:
+    if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
+        return snapshot.kind
+    path = _local_path(snapshot.file.name)
+    if path is not None:
+        return refine_archive_kind(path, snapshot.kind)
+    with default_storage.open(snapshot.file.name, "rb") as fh:
+        # Enough for the first members' headers, where the markers are.
+        return refine_archive_kind(fh.read(4 << 20), snapshot.kind)
+
+
+# ------------------------------------------------------------------ re-analysis, sweeping
+
+
+def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Snapshot]:
+    """Snapshots stuck ``queued`` (enqueue lost: broker down) or ``analyzing``
+    (worker killed) for longer than ``older_than`` seconds (default
+    ``settings.CASEBOOK_STALE_AFTER_SECONDS``)."""
+    seconds = settings.CASEBOOK_STALE_AFTER_SECONDS if older_than is None else older_than
+    cutoff = (now or timezone.now()) - timedelta(seconds=seconds)
+    return Snapshot.objects.filter(
+        Q(status=Snapshot.Status.QUEUED, queued_at__lt=cutoff)
+        | Q(status=Snapshot.Status.QUEUED, queued_at__isnull=True)
+        | Q(status=Snapshot.Status.ANALYZING, started_at__lt=cutoff)
+    ).order_by("pk")
+
+
+def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[int]:
+    """Re-queue stale snapshots and enqueue them again. The row's ``queued_at``
+    is reset first so the next sweep does not enqueue it twice while it waits
+    in the broker. Returns the ids that were enqueued."""
+    ids = list(stale_snapshots(older_than=older_than).values_list("pk", flat=True)[:limit])
+    enqueued = []
+    for pk in ids:
+        try:
+            updated = (
+                stale_snapshots(older_than=older_than)
+                .filter(pk=pk)
+                .update(status=Snapshot.Status.QUEUED, queued_at=timezone.now())
+            )
+        except DatabaseError:
+            log.warning("could not re-queue snapshot %s", pk, exc_info=True)
+            continue
+        if updated and enqueue_analysis(snapshot_id=pk):
+            enqueued.append(pk)
+    if ids:
+        log.info("sweeper re-enqueued %d of %d stale snapshots", len(enqueued), len(ids))
+    return enqueued
+
+
+def outdated_snapshots(*, include_current: bool = False) -> QuerySet[Snapshot]:
+    """Snapshots analysed by an engine other than the current one."""
+    from triage.engine import ENGINE_VERSION
+
+    qs = Snapshot.objects.filter(status__in=[Snapshot.Status.DONE, Snapshot.Status.FAILED])
+    if not include_current:
+        qs = qs.exclude(engine_version=ENGINE_VERSION)
+    return qs.order_by("pk")
+
+
+def reanalyze(
+    *, snapshots: Iterable[Snapshot] | None = None, everything: bool = False, enqueue: bool = False
+) -> int:
+    """Re-run the analysis of ``snapshots`` (default: those analysed by an older
+    engine; ``everything``: all finished snapshots). In-process by default;
+    with ``enqueue`` the workers do it. Returns the number handled."""
+    targets = (
+        list(snapshots) if snapshots is not None else list(outdated_snapshots(include_current=everything))
+    )
+    for snap in targets:
+        Snapshot.objects.filter(pk=snap.pk).update(
+            status=Snapshot.Status.QUEUED, queued_at=timezone.now(), attempts=0, last_error=""
+        )
+        if enqueue:
+            enqueue_analysis(snapshot_id=snap.pk)
+        else:
+            analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+    return len(targets)
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def visible_snapshots(user) -> QuerySet[Snapshot]:
+    """Snapshots a user may see: their own, and those of the teams
+    ``accounts.access.visible_teams`` lets them read."""
+    from accounts.access import visible_teams
+
+    if not getattr(user, "is_authenticated", False):
+        return Snapshot.objects.none()
+    return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from triage import views
+
+app_name = "triage"
+urlpatterns = [
+    path("snapshots/", views.snapshot_list, name="snapshot_list"),
+    path("snapshots/new/", views.snapshot_new, name="snapshot_new"),
+    path("snapshots/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),
+    path("snapshots/<int:pk>/status/", views.snapshot_status, name="snapshot_status"),
+    path("snapshots/<int:pk>/reanalyze/", views.snapshot_reanalyze, name="snapshot_reanalyze"),
+]

@@ -1,0 +1,253 @@
+"""Snapshot pages: upload, live status, report, list, dashboard. Thin: the
+work is in ``triage.services``."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count, F, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import urlencode
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
+from django.views.decorators.http import require_http_methods, require_POST
+
+from triage import engine, services
+from triage.forms import SnapshotFilterForm, SnapshotUploadForm
+from triage.models import Finding, Snapshot
+from triage.rules import load_all as load_rules
+
+SEVERITIES = ("critical", "warning", "info")
+PASTED_NAME = "pasted-transcript.txt"
+
+
+def _url(name: str, slug: str) -> str | None:
+    """The knowledge-base page of a slug; None (shown as plain text) for a
+    slug its URL pattern does not accept."""
+    try:
+        return reverse(name, args=[slug])
+    except NoReverseMatch:
+        return None
+
+
+def measure_url(slug: str) -> str | None:
+    return _url("kb:measure_detail", slug)
+
+
+def case_url(slug: str) -> str | None:
+    return _url("kb:case_detail", slug)
+
+
+def _zh() -> bool:
+    return (get_language() or "").lower().startswith("zh")
+
+
+@require_http_methods(["GET", "POST"])
+def snapshot_new(request: HttpRequest) -> HttpResponse:
+    form = SnapshotUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        created: list[Snapshot] = []
+        try:
+            for upload in data["files"]:
+                created.append(
+                    services.create_snapshot(
+                        owner=request.user,
+                        uploaded_file=upload,
+                        filename=upload.name,
+                        label=data["label"] if len(data["files"]) == 1 else "",
+                        cluster=data["cluster"],
+                    )
+                )
+            text = (data.get("transcript") or "").strip()
+            if text:
+                created.append(
+                    services.create_snapshot(
+                        owner=request.user,
+                        data=text.encode("utf-8") + b"\n",
+                        filename=PASTED_NAME,
+                        label=data["label"],
+                        cluster=data["cluster"],
+                    )
+                )
+        except services.UploadRejected as exc:
+            form.add_error(None, str(exc))
+        else:
+            if len(created) == 1:
+                return redirect(created[0].get_absolute_url(), permanent=False)
+            messages.success(request, _("%(count)d snapshots uploaded.") % {"count": len(created)})
+            url = reverse("triage:snapshot_list")
+            if data["cluster"]:
+                url += "?" + urlencode({"cluster": data["cluster"]})
+            return redirect(url)
+    return render(request, "triage/snapshot_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _shown_value(value) -> str:
+    """Evidence values as an engineer reads them: no Python reprs."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_shown_value(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_shown_value(v)}" for k, v in value.items()) or "—"
+    return str(value)
+
+
+def _evidence_view(evidence: list) -> list[dict]:
+    out = []
+    for item in evidence or []:
+        if not isinstance(item, dict):
+            item = {"fact": "", "value": item}
+        out.append({**item, "shown": _shown_value(item.get("value"))})
+    return out
+
+
+ROLES = {"physical": _lazy("physical host"), "guest": _lazy("virtual machine")}
+
+
+def _finding_view(finding: Finding, zh: bool) -> dict:
+    return {
+        "obj": finding,
+        "rule": finding.rule,
+        "severity": finding.severity,
+        "host": finding.host,
+        "title": finding.title_zh if zh and finding.title_zh else finding.title,
+        "explanation": finding.explanation_zh if zh and finding.explanation_zh else finding.explanation,
+        "evidence": _evidence_view(finding.evidence),
+        "measures": [{"slug": slug, "url": measure_url(slug)} for slug in finding.measures or []],
+    }
+
+
+def report_context(snapshot: Snapshot) -> dict:
+    zh = _zh()
+    findings = sorted(
+        snapshot.current_findings(),
+        key=lambda f: (Finding.SEVERITY_ORDER.get(f.severity, 9), f.rule, f.host, f.pk),
+    )
+    groups = []
+    for severity in SEVERITIES:
+        items = [_finding_view(f, zh) for f in findings if f.severity == severity]
+        if items:
+            groups.append(
+                {"severity": severity, "label": Finding.Severity(severity).label, "findings": items}
+            )
+    similar = []
+    for case in snapshot.similar_cases or []:
+        if not isinstance(case, dict) or not case.get("slug"):
+            continue
+        score = case.get("score")
+        similar.append(
+            {
+                **case,
+                "url": case_url(case["slug"]),
+                "title_shown": (case.get("title_zh") if zh else None) or case.get("title") or case["slug"],
+                "percent": round(float(score) * 100) if isinstance(score, (int, float)) else None,
+            }
+        )
+    facts = snapshot.facts or {}
+    return {
+        "snapshot": snapshot,
+        "groups": groups,
+        "finding_count": len(findings),
+        "counts": {g["severity"]: len(g["findings"]) for g in groups},
+        "similar": similar,
+        "hostname": facts.get("hostname") or "",
+        "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
+        "artifacts": facts.get("artifacts") or [],
+    }
+
+
+def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    visible = services.visible_snapshots(request.user)
+    snapshot = get_object_or_404(visible, pk=pk)
+    context = report_context(snapshot)
+    context["can_reanalyze"] = snapshot.is_finished and (
+        snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
+    )
+    if snapshot.cluster:
+        context["cluster_members"] = (
+            visible.filter(cluster=snapshot.cluster).exclude(pk=snapshot.pk).order_by("label", "pk")[:64]
+        )
+    return render(request, "triage/snapshot_detail.html", context)
+
+
+@require_POST
+def snapshot_reanalyze(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue a finished snapshot for analysis again (after a failure, or to
+    apply a newer engine)."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    if snapshot.is_finished:
+        services.reanalyze(snapshots=[snapshot], enqueue=True)
+        messages.info(request, _("The snapshot was queued for analysis again."))
+    return redirect(snapshot.get_absolute_url())
+
+
+def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The polled status partial. When the analysis finishes, htmx reloads the
+    page so the report appears (polling only exists while unfinished)."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    response = render(request, "triage/_status.html", {"snapshot": snapshot})
+    if snapshot.is_finished and getattr(request, "htmx", False):
+        response["HX-Refresh"] = "true"
+    return response
+
+
+def snapshot_list(request: HttpRequest) -> HttpResponse:
+    form = SnapshotFilterForm(request.GET or None)
+    qs = services.visible_snapshots(request.user).select_related("owner")
+    if form.is_valid():
+        if form.cleaned_data["status"]:
+            qs = qs.filter(status=form.cleaned_data["status"])
+        if form.cleaned_data["cluster"]:
+            qs = qs.filter(cluster=form.cleaned_data["cluster"].strip())
+        if form.cleaned_data["rule"]:
+            rule = form.cleaned_data["rule"].strip()
+            qs = qs.filter(pk__in=Finding.objects.filter(rule=rule).values("snapshot_id"))
+    current = Q(findings__engine_version=F("engine_version"))
+    qs = qs.annotate(
+        n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
+        n_warning=Count("findings", filter=current & Q(findings__severity="warning")),
+        n_info=Count("findings", filter=current & Q(findings__severity="info")),
+    )
+    snapshots = list(qs[:200])
+    clusters = (
+        services.visible_snapshots(request.user)
+        .exclude(cluster="")
+        .order_by("cluster")
+        .values_list("cluster", flat=True)
+        .distinct()[:100]
+    )
+    return render(
+        request,
+        "triage/snapshot_list.html",
+        {
+            "form": form,
+            "snapshots": snapshots,
+            "clusters": list(clusters),
+            "truncated": len(snapshots) == 200,
+            # While some are queued or analysing, the table refreshes itself.
+            "pending": any(not s.is_finished for s in snapshots),
+            "rule_ids": sorted(load_rules()),
+        },
+    )
+
+
+def recent_snapshots_context(user, limit: int = 10) -> dict:
+    """Context of ``triage/_recent_snapshots.html`` (the dashboard includes it
+    through ``{% recent_snapshots %}``)."""
+    current = Q(findings__engine_version=F("engine_version"))
+    qs = (
+        services.visible_snapshots(user)
+        .select_related("owner")
+        .annotate(
+            n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
+            n_warning=Count("findings", filter=current & Q(findings__severity="warning")),
+            n_info=Count("findings", filter=current & Q(findings__severity="info")),
+        )
+    )
+    return {"recent_snapshots": list(qs[:limit])}

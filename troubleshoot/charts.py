@@ -1,0 +1,183 @@
+"""Server-side SVG charts (no JavaScript, nothing from a CDN).
+
+Each function takes stored facts JSON (``collectors.facts.to_dict`` of a
+``HostFacts``) or plain numbers and returns an SVG string, or "" when the
+facts lack what the chart needs. Every label is escaped; each chart has a
+``<title>`` so screen readers and tests can find it.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+MEMORY_PARTS = (
+    # (label, colour, how to read it from a node's meminfo in kB)
+    ("anon", "#d93025", lambda m: m.get("AnonPages", 0)),
+    ("page cache", "#f9ab00", lambda m: m.get("FilePages", 0)),
+    ("huge pages", "#9334e6", lambda m: m.get("HugePages_Total", 0) * m.get("_hugepagesize_kb", 2048)),
+    ("free", "#1e8e3e", lambda m: m.get("MemFree", 0)),
+)
+
+
+def _svg(width: int, height: int, title: str, body: list[str], css_class: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {css_class}" role="img" '
+        f'viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px">'
+        f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
+    )
+
+
+def _gib(kb: float) -> str:
+    return f"{kb / 1024 / 1024:.1f} GiB"
+
+
+def numa_memory_bars(facts: dict, *, title: str = "Memory per NUMA node", labels: dict | None = None) -> str:
+    """One stacked bar per node: anon, page cache, huge pages, free (from node
+    meminfo; numactl -H size/free when that is all there is)."""
+    nodes = ((facts or {}).get("numa") or {}).get("nodes") or {}
+    hp_kb = ((facts or {}).get("hugepages") or {}).get("hugepagesize_kb") or 2048
+    rows = []
+    for key in sorted(nodes, key=lambda k: int(k)):
+        node = nodes[key]
+        meminfo = dict(node.get("meminfo") or {})
+        if not meminfo and node.get("size_mb") is not None:
+            meminfo = {"MemTotal": node["size_mb"] * 1024, "MemFree": (node.get("free_mb") or 0) * 1024}
+        total = meminfo.get("MemTotal")
+        if not total:
+            continue
+        meminfo["_hugepagesize_kb"] = hp_kb
+        parts = [(label, colour, max(0, get(meminfo))) for label, colour, get in MEMORY_PARTS]
+        known = sum(v for _l, _c, v in parts)
+        parts.append(("other", "#bdc1c6", max(0, total - known)))
+        rows.append((int(key), total, parts))
+    if not rows:
+        return ""
+    labels = labels or {}
+    width, bar_w, left, row_h = 640, 460, 70, 34
+    height = 30 + row_h * len(rows) + 26
+    body = []
+    for n, (node, total, parts) in enumerate(rows):
+        y = 10 + n * row_h
+        body.append(f'<text x="0" y="{y + 17}" font-size="13">node {node}</text>')
+        x = left
+        for label, colour, kb in parts:
+            w = bar_w * kb / total if total else 0
+            if w <= 0:
+                continue
+            shown = escape(labels.get(label, label))
+            body.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="24" fill="{colour}" '
+                f'data-part="{escape(label)}"><title>node {node} {shown}: {_gib(kb)}</title></rect>'
+            )
+            x += w
+        body.append(f'<text x="{left + bar_w + 8}" y="{y + 17}" font-size="12">{_gib(total)}</text>')
+    y = 16 + row_h * len(rows)
+    x = left
+    for label, colour, _get in (*MEMORY_PARTS, ("other", "#bdc1c6", None)):
+        body.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{colour}"/>')
+        shown = labels.get(label, label)
+        body.append(f'<text x="{x + 16}" y="{y + 11}" font-size="12">{escape(shown)}</text>')
+        # CJK glyphs are about twice as wide as Latin ones at this size.
+        x += 16 + sum(13 if ord(ch) > 0x2E80 else 7 for ch in shown) + 18
+    return _svg(width, height, title, body, "chart-numa-memory")
+
+
+def _heat(value: float) -> str:
+    """White (0 %) to deep red (100 %)."""
+    v = max(0.0, min(1.0, value / 100.0))
+    g = int(245 - 200 * v)
+    return f"rgb(245,{g},{int(240 - 215 * v)})"
+
+
+def cpu_heat_strip(
+    facts: dict, *, title: str = "Per-CPU utilisation", busy: str = "busy %", softirq: str = "softirq %"
+) -> str:
+    """Two strips, one cell per CPU: busy % (100 - idle) and softirq %, so a
+    softirq hot spot on a few CPUs stands out."""
+    usage = (facts or {}).get("cpu_usage") or {}
+    cpus = [c for c in usage.get("per_cpu") or [] if str(c.get("cpu")) != "all"]
+    if not cpus:
+        return ""
+    n = len(cpus)
+    left, width = 70, 640
+    cell = max(2.0, (width - left - 10) / n)
+    width = int(left + cell * n + 10)
+    body = []
+    for row, (key, label, get) in enumerate(
+        (
+            ("busy", busy, lambda c: 100.0 - (c.get("id") if c.get("id") is not None else 100.0)),
+            ("softirq", softirq, lambda c: c.get("si") or 0.0),
+        )
+    ):
+        y = 8 + row * 30
+        body.append(f'<text x="0" y="{y + 16}" font-size="12">{escape(label)}</text>')
+        for i, c in enumerate(cpus):
+            value = float(get(c))
+            cpu = escape(str(c.get("cpu")))
+            body.append(
+                f'<rect x="{left + i * cell:.1f}" y="{y}" width="{cell:.1f}" height="22" '
+                f'fill="{_heat(value)}" data-cpu="{cpu}" data-{key}="{value:.1f}">'
+                f"<title>CPU {cpu} {escape(label)}: {value:.1f}</title></rect>"
+            )
+    body.append(f'<text x="{left}" y="80" font-size="11">CPU 0</text>')
+    last = escape(str(cpus[-1].get("cpu")))
+    body.append(f'<text x="{width - 10}" y="80" font-size="11" text-anchor="end">CPU {last}</text>')
+    return _svg(width, 88, title, body, "chart-cpu-heat")
+
+
+def numa_distance_matrix(facts: dict, *, title: str = "NUMA distances") -> str:
+    numa = (facts or {}).get("numa") or {}
+    ids, matrix = numa.get("distance_nodes") or [], numa.get("distances") or []
+    if not ids or not matrix:
+        return ""
+    n = len(ids)
+    cell = 34 if n <= 8 else max(14, 300 // n)
+    left = top = 40
+    size = left + cell * n + 10
+    flat = [v for row in matrix for v in row]
+    lo, hi = min(flat), max(flat)
+    body = []
+    for i, node in enumerate(ids):
+        row_y, col_x = top + i * cell + cell * 0.65, left + i * cell + cell / 2
+        body.append(f'<text x="{left - 6}" y="{row_y:.0f}" font-size="11" text-anchor="end">{node}</text>')
+        body.append(f'<text x="{col_x:.0f}" y="{top - 8}" font-size="11" text-anchor="middle">{node}</text>')
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            share = (value - lo) / (hi - lo) if hi > lo else 0.0
+            x, y = left + j * cell, top + i * cell
+            body.append(
+                f'<rect x="{x}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="{_heat(share * 100)}" '
+                f'data-distance="{value}"><title>{ids[i]} -> {ids[j]}: {value}</title></rect>'
+            )
+            if cell >= 24:
+                body.append(
+                    f'<text x="{left + j * cell + cell / 2:.0f}" y="{top + i * cell + cell * 0.62:.0f}" '
+                    f'font-size="11" text-anchor="middle">{value}</text>'
+                )
+    return _svg(size, size, title, body, "chart-numa-distance")
+
+
+def metric_bars(
+    points: list[tuple[str, float]], *, unit: str = "", title: str = "Metric before and after"
+) -> str:
+    """One horizontal bar per measurement: the baseline, then after each measure."""
+    if not points:
+        return ""
+    top_value = max(abs(v) for _l, v in points) or 1.0
+    left, bar_w, row_h = 220, 330, 28
+    height = 10 + row_h * len(points)
+    body = []
+    for i, (label, value) in enumerate(points):
+        y = 6 + i * row_h
+        w = bar_w * abs(value) / top_value
+        colour = "#5f6368" if i == 0 else "#1a73e8"
+        shown = f"{value:g} {unit}".strip()
+        body.append(
+            f'<text x="{left - 8}" y="{y + 15}" font-size="12" text-anchor="end">{escape(label[:32])}</text>'
+        )
+        body.append(
+            f'<rect x="{left}" y="{y}" width="{w:.1f}" height="20" fill="{colour}" data-value="{value:g}">'
+            f"<title>{escape(label)}: {escape(shown)}</title></rect>"
+        )
+        body.append(f'<text x="{left + w + 6:.1f}" y="{y + 15}" font-size="12">{escape(shown)}</text>')
+    return _svg(left + bar_w + 90, height, title, body, "chart-metric")

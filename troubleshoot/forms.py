@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from troubleshoot.models import PlannedMeasure, Session, SessionSnapshot
+from troubleshoot.services import CONSTRAINT_FIELDS, PROBLEM_FIELDS
+
+
+class ProblemForm(forms.ModelForm):
+    class Meta:
+        model = Session
+        fields = PROBLEM_FIELDS
+        widgets = {"symptom": forms.Textarea(attrs={"rows": 4})}
+        help_texts = {
+            "metric_name": _("The measurement that shows the problem, e.g. CREATE INDEX duration."),
+            "metric_expected": _("e.g. 30-60 s"),
+        }
+
+
+class ConstraintsForm(forms.ModelForm):
+    class Meta:
+        model = Session
+        fields = CONSTRAINT_FIELDS
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class UploadForm(forms.Form):
+    files = MultipleFileField(label=_("Snapshot files (one file per host)"))
+    phase = forms.ChoiceField(
+        label=_("Phase"), choices=SessionSnapshot.Phase.choices, initial=SessionSnapshot.Phase.BEFORE
+    )
+
+
+class AttachForm(forms.Form):
+    snapshot = forms.ModelChoiceField(queryset=None, label=_("Existing snapshot"))
+    phase = forms.ChoiceField(
+        label=_("Phase"), choices=SessionSnapshot.Phase.choices, initial=SessionSnapshot.Phase.BEFORE
+    )
+
+    def __init__(self, *args, snapshots=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["snapshot"].queryset = snapshots
+
+
+class PlanAddForm(forms.Form):
+    measure = forms.SlugField()
+    tier = forms.TypedChoiceField(coerce=int, choices=[(1, "1"), (2, "2"), (3, "3")], initial=1)
+
+
+class ApplyForm(forms.Form):
+    status = forms.ChoiceField(choices=PlannedMeasure.Status.choices, label=_("status"))
+    change_made = forms.CharField(
+        label=_("change actually made"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    notes = forms.CharField(label=_("notes"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    metric_after = forms.FloatField(label=_("metric after"), required=False)
+
+
+class VerifyForm(forms.Form):
+    metric_after = forms.FloatField(label=_("metric after the fix"), required=False)
+
+
+class CloseForm(forms.ModelForm):
+    class Meta:
+        model = Session
+        fields = ("outcome", "root_cause", "lessons")
+        widgets = {
+            "root_cause": forms.TextInput(attrs={"size": 80}),
+            "lessons": forms.Textarea(attrs={"rows": 3}),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["outcome"].required = True
+        self.fields["root_cause"].required = True

@@ -1,0 +1,536 @@
+"""Thin views of the wizard. Every step is one URL (``/sessions/<id>/step/<name>/``):
+a plain GET renders the whole page, an htmx GET only the wizard fragment; a
+POST does one action through ``troubleshoot.services`` and then redirects
+(plain form) or answers with the fragment of the resulting step (htmx, with
+``HX-Push-Url`` so the address bar follows)."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib import messages
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import get_language, pgettext_lazy
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.access import is_support
+from kb.models import Case, Measure
+from triage.services import UploadRejected, visible_snapshots
+from troubleshoot import charts, services
+from troubleshoot.forms import (
+    ApplyForm,
+    AttachForm,
+    CloseForm,
+    ConstraintsForm,
+    PlanAddForm,
+    ProblemForm,
+    UploadForm,
+    VerifyForm,
+)
+from troubleshoot.models import STEP_ORDER, PlannedMeasure, Session, SessionSnapshot, Step
+
+
+def _language() -> str:
+    return get_language() or "en"
+
+
+def _session_for(request: HttpRequest, pk: int) -> Session:
+    session = get_object_or_404(
+        Session.objects.select_related("owner", "team", "promoted_case", "linked_case"), pk=pk
+    )
+    if not services.can_view(request.user, session):
+        raise Http404("no such session")  # do not reveal that it exists
+    return session
+
+
+@require_GET
+def session_list(request: HttpRequest) -> HttpResponse:
+    sessions = services.visible_sessions(request.user).select_related("owner", "team")
+    return render(request, "troubleshoot/session_list.html", {"sessions": sessions[:200]})
+
+
+@require_http_methods(["GET", "POST"])
+def session_new(request: HttpRequest) -> HttpResponse:
+    form = ProblemForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        session = services.create_session(owner=request.user, title=data.pop("title"), **data)
+        services.set_step(session=session, user=request.user, step=Step.SNAPSHOTS)
+        return redirect("troubleshoot:step", pk=session.pk, step=Step.SNAPSHOTS)
+    return render(request, "troubleshoot/session_new.html", {"form": form})
+
+
+@require_GET
+def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session_for(request, pk)
+    return redirect("troubleshoot:step", pk=session.pk, step=session.step)
+
+
+@require_GET
+def snapshot_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session_for(request, pk)
+    phase = request.GET.get("phase") or ""
+    return render(
+        request,
+        "troubleshoot/_progress.html",
+        {
+            "session": session,
+            "progress": _progress(session, phase),
+            "phase": phase,
+            "step": Step.VERIFY if phase == SessionSnapshot.Phase.AFTER else Step.SNAPSHOTS,
+            "editable": services.can_edit(request.user, session),
+        },
+    )
+
+
+def _progress(session: Session, phase: str) -> dict:
+    return services.progress(session, phase or None)
+
+
+@require_GET
+def effectiveness(request: HttpRequest) -> HttpResponse:
+    stats = services.effectiveness_ranking()
+    titles = {
+        m.slug: m.title_for(_language()) for m in Measure.objects.filter(slug__in=[s["slug"] for s in stats])
+    }
+    for s in stats:
+        s["title"] = titles.get(s["slug"], s["slug"])
+    return render(request, "troubleshoot/effectiveness.html", {"stats": stats})
+
+
+# --------------------------------------------------------------------------- steps
+
+
+@require_http_methods(["GET", "POST"])
+def step(request: HttpRequest, pk: int, step: str) -> HttpResponse:
+    if step not in STEP_ORDER:
+        raise Http404("no such step")
+    session = _session_for(request, pk)
+    editable = services.can_edit(request.user, session)
+    forms: dict = {}
+    if request.method == "POST":
+        if not editable:
+            raise PermissionDenied("read-only")
+        outcome = _handle_post(request, session, step)
+        if isinstance(outcome, str):
+            return _after_post(request, session, outcome)
+        forms = outcome
+    elif editable and session.step != step:
+        services.set_step(session=session, user=request.user, step=step)
+    context = _context(request, session, step, editable, forms)
+    template = "troubleshoot/_wizard.html" if request.htmx else "troubleshoot/session_detail.html"
+    response = render(request, template, context)
+    if request.htmx and request.method == "GET":
+        response["HX-Push-Url"] = reverse("troubleshoot:step", args=[session.pk, step])
+    return response
+
+
+def _after_post(request: HttpRequest, session: Session, target_step: str) -> HttpResponse:
+    url = reverse("troubleshoot:step", args=[session.pk, target_step])
+    session.refresh_from_db()
+    if target_step != session.step:
+        services.set_step(session=session, user=request.user, step=target_step)
+    if not request.htmx:
+        return redirect(url)
+    response = render(request, "troubleshoot/_wizard.html", _context(request, session, target_step, True, {}))
+    response["HX-Push-Url"] = url
+    return response
+
+
+def _posted_int(request: HttpRequest, name: str) -> int:
+    try:
+        return int(request.POST.get(name, ""))
+    except ValueError:
+        raise BadRequest(f"{name} must be a number") from None
+
+
+def _pm(session: Session, request: HttpRequest) -> PlannedMeasure:
+    return get_object_or_404(
+        PlannedMeasure.objects.select_related("measure"), pk=_posted_int(request, "pm"), session=session
+    )
+
+
+def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dict:
+    """Do the posted action. Returns the step to show next, or the bound forms
+    with errors to re-render the same step."""
+    user, action = request.user, request.POST.get("action", "save")
+    forward = services.next_step(step) if "next" in request.POST else step
+    if step == Step.PROBLEM:
+        form = ProblemForm(request.POST, instance=Session.objects.get(pk=session.pk))
+        if not form.is_valid():
+            return {"problem_form": form}
+        services.update_session(session=session, user=user, changes=form.cleaned_data)
+        return forward
+    if step in (Step.SNAPSHOTS, Step.VERIFY):
+        return _snapshot_post(request, session, step, action, forward)
+    if step == Step.CONSTRAINTS:
+        form = ConstraintsForm(request.POST, instance=Session.objects.get(pk=session.pk))
+        if not form.is_valid():
+            return {"constraints_form": form}
+        services.update_session(session=session, user=user, changes=form.cleaned_data)
+        return forward
+    if step == Step.PLAN:
+        if action == "add":
+            form = PlanAddForm(request.POST)
+            if form.is_valid():
+                try:
+                    services.plan_measure(
+                        session=session,
+                        user=user,
+                        slug=form.cleaned_data["measure"],
+                        tier=form.cleaned_data["tier"],
+                    )
+                except (ValueError, Measure.DoesNotExist) as exc:
+                    messages.error(request, str(exc))
+        elif action in ("up", "down"):
+            services.move_measure(session=session, user=user, pm=_pm(session, request), direction=action)
+        elif action == "tier":
+            services.set_tier(
+                session=session, user=user, pm=_pm(session, request), tier=_posted_int(request, "tier")
+            )
+        elif action == "remove":
+            try:
+                services.unplan_measure(session=session, user=user, pm=_pm(session, request))
+            except ValueError as exc:
+                messages.error(request, str(exc))
+        return forward
+    if step == Step.APPLY:
+        if action == "record":
+            pm = _pm(session, request)
+            form = ApplyForm(request.POST, prefix=f"pm{pm.pk}")
+            if not form.is_valid():
+                return {"apply_errors": {pm.pk: form}}
+            data = form.cleaned_data
+            services.record_application(
+                session=session,
+                user=user,
+                pm=pm,
+                status=data["status"],
+                change_made=data["change_made"],
+                notes=data["notes"],
+                metric_after=data["metric_after"],
+                clear_metric=data["metric_after"] is None,
+            )
+        return forward
+    if step == Step.CLOSE:
+        return _close_post(request, session, action)
+    return forward
+
+
+def _snapshot_post(request, session: Session, step: str, action: str, forward: str) -> str | dict:
+    user = request.user
+    if action == "upload":
+        form = UploadForm(request.POST, request.FILES)
+        if not form.is_valid():
+            return {"upload_form": form}
+        for f in form.cleaned_data["files"]:
+            try:
+                services.upload_snapshot(
+                    session=session, user=user, uploaded_file=f, phase=form.cleaned_data["phase"]
+                )
+            except UploadRejected as exc:
+                messages.error(request, f"{f.name}: {exc}")
+        return step
+    if action == "attach":
+        form = AttachForm(request.POST, snapshots=visible_snapshots(user))
+        if not form.is_valid():
+            return {"attach_form": form}
+        services.attach_snapshot(
+            session=session,
+            user=user,
+            snapshot=form.cleaned_data["snapshot"],
+            phase=form.cleaned_data["phase"],
+        )
+        return step
+    if action == "detach":
+        services.detach_snapshot(session=session, user=user, snapshot_id=_posted_int(request, "snapshot"))
+        return step
+    if action == "metric":
+        form = VerifyForm(request.POST)
+        if not form.is_valid():
+            return {"verify_form": form}
+        services.update_session(
+            session=session, user=user, changes={"metric_after": form.cleaned_data["metric_after"]}
+        )
+        return forward
+    return forward
+
+
+def _close_post(request, session: Session, action: str) -> str | dict:
+    user, lang = request.user, _language()
+    if action == "close":
+        form = CloseForm(request.POST, instance=Session.objects.get(pk=session.pk))
+        if not form.is_valid():
+            return {"close_form": form}
+        services.close_session(session=session, user=user, **form.cleaned_data)
+    elif action == "reopen":
+        services.reopen_session(session=session, user=user)
+    elif action == "promote":
+        similar = services.promotion_check(session, language=lang)
+        if similar and "confirm" not in request.POST:
+            messages.warning(request, _("A very similar case already exists; link to it or promote anyway."))
+        else:
+            try:
+                services.promote(session=session, user=user, language=lang)
+            except ValueError as exc:
+                messages.error(request, str(exc))
+    elif action == "link":
+        try:
+            services.link_case(
+                session=session, user=user, case_slug=request.POST.get("case", ""), language=lang
+            )
+        except Case.DoesNotExist:
+            messages.error(request, _("No such case."))
+    elif action == "publish":
+        try:
+            services.publish_case(session=session, user=user)
+        except ValueError as exc:
+            messages.error(request, str(exc))
+    return Step.CLOSE
+
+
+# --------------------------------------------------------------------------- context
+
+
+def _context(request, session: Session, step: str, editable: bool, forms: dict) -> dict:
+    lang = _language()
+    session.refresh_from_db()
+    labels = dict(Step.choices)
+    ctx = {
+        "session": session,
+        "step": step,
+        "step_label": labels[step],
+        "steps": [
+            {"name": name, "label": labels[name], "n": n, "current": name == step}
+            for n, name in enumerate(STEP_ORDER, start=1)
+        ],
+        "step_template": f"troubleshoot/_step_{step}.html",
+        "editable": editable,
+        "is_support": is_support(request.user),
+        "audit": _audit_rows(session.audit.select_related("user")[:300]),
+        "language": lang,
+        "next_step": services.next_step(step) if step != Step.CLOSE else None,
+    }
+    ctx.update(forms)
+    builder = STEP_CONTEXT.get(step)
+    if builder:
+        builder(request, session, ctx)
+    return ctx
+
+
+ACTION_LABELS = {
+    "created": pgettext_lazy("audit", "created"),
+    "step": pgettext_lazy("audit", "step"),
+    "field": pgettext_lazy("audit", "field"),
+    "metric": pgettext_lazy("audit", "metric"),
+    "snapshot": pgettext_lazy("audit", "snapshot"),
+    "measure": pgettext_lazy("audit", "measure"),
+    "measure.status": pgettext_lazy("audit", "measure status"),
+    "measure.order": pgettext_lazy("audit", "plan order"),
+    "measure.change_made": pgettext_lazy("audit", "change made"),
+    "measure.notes": pgettext_lazy("audit", "notes"),
+    "state": pgettext_lazy("audit", "state"),
+    "promote": pgettext_lazy("audit", "promoted"),
+    "link": pgettext_lazy("audit", "linked case"),
+    "publish": pgettext_lazy("audit", "published"),
+}
+# Values the services write in English; shown in the reader's language.
+VALUE_PATTERNS = (
+    (re.compile(r"^planned \(tier (?P<tier>\d)\)$"), pgettext_lazy("audit", "planned (tier %(tier)s)")),
+    (re.compile(r"^tier (?P<tier>\d) #(?P<n>\d+)$"), pgettext_lazy("audit", "tier %(tier)s #%(n)s")),
+    (re.compile(r"^tier (?P<tier>\d)$"), pgettext_lazy("audit", "tier %(tier)s")),
+    (re.compile(r"^draft case (?P<slug>\S+)$"), pgettext_lazy("audit", "draft case %(slug)s")),
+)
+
+
+def _display_value(value: str, labels: dict[str, str]) -> str:
+    if value in labels:
+        return labels[value]
+    for pattern, template in VALUE_PATTERNS:
+        m = pattern.match(value)
+        if m:
+            return str(template) % m.groupdict()
+    return value
+
+
+def _value_labels() -> dict[str, str]:
+    labels: dict[str, str] = {"yes": _("yes"), "no": _("no")}
+    for choices in (
+        Step.choices,
+        PlannedMeasure.Status.choices,
+        Session.State.choices,
+        Session.Outcome.choices,
+        Session.Direction.choices,
+        SessionSnapshot.Phase.choices,
+    ):
+        labels.update({value: str(label) for value, label in choices})
+    return labels
+
+
+def _audit_rows(entries) -> list[dict]:
+    """The trail in the reader's language; stored values stay untranslated."""
+    values = _value_labels()
+    fields = {f.name: str(f.verbose_name) for f in Session._meta.get_fields() if hasattr(f, "verbose_name")}
+    rows = []
+    for e in entries:
+        if e.action in ("step", "state"):
+            target = str(ACTION_LABELS.get(e.target, e.target))
+        elif e.action in ("field", "metric"):
+            target = fields.get(e.target, e.target)
+        else:
+            target = e.target
+        rows.append(
+            {
+                "entry": e,
+                "action": ACTION_LABELS.get(e.action, e.action),
+                "target": target,
+                "old": _display_value(e.old, values),
+                "new": _display_value(e.new, values),
+            }
+        )
+    return rows
+
+
+def _problem(request, session, ctx):
+    ctx.setdefault("problem_form", ProblemForm(instance=session))
+
+
+def _snapshot_forms(request, session, ctx, phase):
+    ctx.setdefault("upload_form", UploadForm(initial={"phase": phase}))
+    attached = session.attachments.values_list("snapshot_id", flat=True)
+    ctx.setdefault(
+        "attach_form",
+        AttachForm(
+            initial={"phase": phase}, snapshots=visible_snapshots(request.user).exclude(pk__in=attached)
+        ),
+    )
+    ctx["phase"] = phase
+    ctx["progress"] = _progress(session, phase)
+
+
+def _snapshots(request, session, ctx):
+    _snapshot_forms(request, session, ctx, SessionSnapshot.Phase.BEFORE)
+    ctx["all_progress"] = _progress(session, "")
+
+
+def _host_charts(session, phase) -> list[dict]:
+    out = []
+    for snap in services.snapshots_of(session, phase):
+        if snap.status != "done":
+            continue
+        facts = snap.facts or {}
+        out.append(
+            {
+                "snapshot": snap,
+                "memory": charts.numa_memory_bars(
+                    facts,
+                    title=_("Memory per NUMA node"),
+                    labels={
+                        "anon": _("anon"),
+                        "page cache": _("page cache"),
+                        "huge pages": _("huge pages"),
+                        "free": _("free"),
+                        "other": _("other"),
+                    },
+                ),
+                "cpu": charts.cpu_heat_strip(
+                    facts, title=_("Per-CPU utilisation"), busy=_("busy %"), softirq=_("softirq %")
+                ),
+                "distance": charts.numa_distance_matrix(facts, title=_("NUMA distances")),
+            }
+        )
+    return out
+
+
+def _findings(request, session, ctx):
+    lang = ctx["language"]
+    findings = services.merged_findings(session)
+    cases = services.similar_cases(session, language=lang)
+    ctx.update(
+        {
+            "findings": [(sev, items) for sev, items in services.findings_by_severity(findings)],
+            "finding_count": len(findings),
+            "similar": cases,
+            "founding": services.founding_measures(session, cases),
+            "host_charts": _host_charts(session, "before"),
+        }
+    )
+
+
+def _constraints(request, session, ctx):
+    ctx.setdefault("constraints_form", ConstraintsForm(instance=session))
+    ctx["candidates"] = services.candidates(session, language=ctx["language"])
+
+
+def _plan(request, session, ctx):
+    ctx["candidates"] = [c for c in services.candidates(session, language=ctx["language"]) if not c.planned]
+    ctx["tiers"] = _tiers(session)
+
+
+def _tiers(session):
+    pms = list(session.measures.select_related("measure", "applied_by").order_by("tier", "position", "id"))
+    for pm in pms:
+        pm.blocked = services.blocked_reason(session, pm.measure)
+    return [
+        (tier, [pm for pm in pms if pm.tier == tier])
+        for tier in (1, 2, 3)
+        if any(pm.tier == tier for pm in pms)
+    ]
+
+
+def _apply(request, session, ctx):
+    errors = ctx.get("apply_errors") or {}
+    rows = []
+    for tier, pms in _tiers(session):
+        for pm in pms:
+            form = errors.get(pm.pk) or ApplyForm(
+                prefix=f"pm{pm.pk}",
+                initial={
+                    "status": pm.status,
+                    "change_made": pm.change_made,
+                    "notes": pm.notes,
+                    "metric_after": pm.metric_after,
+                },
+            )
+            rows.append({"tier": tier, "pm": pm, "form": form})
+    ctx["rows"] = rows
+    ctx["metric_chart"] = charts.metric_bars(
+        services.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
+    )
+
+
+def _verify(request, session, ctx):
+    _snapshot_forms(request, session, ctx, SessionSnapshot.Phase.AFTER)
+    ctx["verification"] = services.verification(session)
+    final = services.final_metric(session)
+    ctx.setdefault("verify_form", VerifyForm(initial={"metric_after": final}))
+    ctx["final_metric"] = final
+    gain = services.improvement(session, final)
+    ctx["gain_pct"] = round(gain * 100) if gain is not None else None
+    ctx["metric_chart"] = charts.metric_bars(
+        services.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
+    )
+    ctx["host_charts"] = _host_charts(session, "after")
+
+
+def _close(request, session, ctx):
+    ctx.setdefault("close_form", CloseForm(instance=session))
+    ctx["final_metric"] = services.final_metric(session)
+    if session.is_closed and not session.promoted_case_id:
+        ctx["very_similar"] = services.promotion_check(session, language=ctx["language"])
+
+
+STEP_CONTEXT = {
+    Step.PROBLEM: _problem,
+    Step.SNAPSHOTS: _snapshots,
+    Step.FINDINGS: _findings,
+    Step.CONSTRAINTS: _constraints,
+    Step.PLAN: _plan,
+    Step.APPLY: _apply,
+    Step.VERIFY: _verify,
+    Step.CLOSE: _close,
+}
