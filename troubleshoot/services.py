@@ -913,12 +913,17 @@ def _promote(*, session: Session, user, lang: str, engine_version: str, save_cas
     slug = f"session-{session.pk}-{slugify(session.title)[:60]}".strip("-")
     snaps = snapshots_of(session, "before")
     hosts = ", ".join(s.host_label for s in snaps)
+    # Labels are looked up outside the f-strings: xgettext cannot see calls
+    # inside f-string expressions, so they would never reach the catalogue.
+    hosts_label = pgettext("case", "Hosts")
+    applied_label = pgettext("case", "Applied")
+    constraints_label = _("Constraints")
     env = [
         f"{_label('platform')}: {session.platform}" if session.platform else "",
         f"{_label('database')}: {session.database}" if session.database else "",
         f"{_label('workload')}: {session.workload}" if session.workload else "",
-        f"{pgettext('case', 'Hosts')}: {hosts}" if hosts else "",
-        f"{_('Constraints')}: {_constraints_text(session)}",
+        f"{hosts_label}: {hosts}" if hosts else "",
+        f"{constraints_label}: {_constraints_text(session)}",
     ]
     pms = list(session.measures.select_related("measure").order_by("tier", "position", "id"))
     applied = [pm.measure.slug for pm in pms if pm.status == PlannedMeasure.Status.APPLIED]
@@ -932,7 +937,7 @@ def _promote(*, session: Session, user, lang: str, engine_version: str, save_cas
         resolution_summary=" ".join(
             part
             for part in (
-                f"{pgettext('case', 'Applied')}: {', '.join(applied)}." if applied else "",
+                f"{applied_label}: {', '.join(applied)}." if applied else "",
                 f"{_label('outcome')}: {session.get_outcome_display()}.",
                 f"{_label('lessons')}: {session.lessons}" if session.lessons else "",
             )

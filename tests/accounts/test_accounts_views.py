@@ -155,3 +155,15 @@ def test_password_change_page(client, user):
     assert response.status_code == 302
     user.refresh_from_db()
     assert user.check_password("another-long-pass-77")
+
+
+def test_dashboard_lists_open_sessions(client, user):
+    from troubleshoot.services import close_session, create_session
+
+    create_session(owner=user, title="Slow <CREATE INDEX> on guest")
+    closed = create_session(owner=user, title="Old closed session")
+    close_session(session=closed, user=user, outcome="resolved", root_cause="pins", lessons="")
+    client.force_login(user)
+    html = client.get("/").content.decode()
+    assert "Slow &lt;CREATE INDEX&gt; on guest" in html  # open, escaped
+    assert "Old closed session" not in html  # only open sessions are listed

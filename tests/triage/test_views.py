@@ -316,3 +316,11 @@ def test_list_polls_while_snapshots_are_pending(client_alice, alice, enqueued):
     assert 'hx-trigger="every 2s"' in html and 'hx-select="#snapshot-table"' in html
     Snapshot.objects.filter(pk=snap.pk).update(status="done")
     assert "hx-trigger" not in client_alice.get(reverse("triage:snapshot_list")).content.decode()
+
+
+def test_done_report_offers_copy_as_markdown(client_alice, alice, enqueued):
+    done = make_done(alice)
+    html = client_alice.get(f"/snapshots/{done.pk}/").content.decode()
+    assert f'data-copy-markdown="/api/v1/snapshots/{done.pk}/report.md?lang=en"' in html
+    queued = services.create_snapshot(owner=alice, data=b"$ uname -r\n6.1.0\n", filename="t.txt")
+    assert "data-copy-markdown" not in client_alice.get(f"/snapshots/{queued.pk}/").content.decode()
