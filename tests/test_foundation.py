@@ -203,7 +203,16 @@ def test_catalogue_is_complete(tmp_path):
     copy = tmp_path / "src"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", "data", ".git", "test-output", "*.mo"))
     subprocess.run(
-        [sys.executable, "manage.py", "makemessages", "-l", "zh_Hans", "--ignore=tests", "--no-obsolete", "-v0"],
+        [
+            sys.executable,
+            "manage.py",
+            "makemessages",
+            "-l",
+            "zh_Hans",
+            "--ignore=tests",
+            "--no-obsolete",
+            "-v0",
+        ],
         cwd=copy,
         check=True,
         env=clean_env(tmp_path),
