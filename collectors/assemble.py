@@ -22,6 +22,7 @@ from typing import Any
 
 from collectors import facts as f
 from collectors import parsers
+from collectors.parsers.numastat import NUMASTAT_COUNTERS
 
 log = logging.getLogger(__name__)
 
@@ -389,10 +390,12 @@ class HostAssembler:
                 for node_id, counters in part.nodes.items():
                     target = topo.node(node_id)
                     for key, value in counters.items():
-                        if part.unit == "MB":
+                        if part.unit == "MB" and key not in NUMASTAT_COUNTERS:
                             # numastat -m: per-node meminfo in MB
                             target.meminfo.setdefault(key, round(float(value) * 1024))
                         else:
+                            # pages, or MB for `numastat -n` (numa_hit... in MB):
+                            # the rules only compare counters with each other.
                             target.numastat.setdefault(key, int(value))
             elif isinstance(part, f.Zoneinfo):
                 sums: dict[int, dict[str, int]] = {}

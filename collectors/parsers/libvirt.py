@@ -237,8 +237,10 @@ def _text(el: ET.Element | None) -> str | None:
 
 @register(
     "libvirt_domain",
-    commands=(r"virsh\s+.*\bdumpxml\b", r"virsh\s+dumpxml", r"cat\s+\S+\.xml"),
-    paths=(r"sos_commands/virsh/virsh_-r_dumpxml_.*", r"etc/libvirt/qemu/[^/]+\.xml$", r"\.xml$"),
+    # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
+    # taken for a domain; any other *.xml is recognised by its content instead.
+    commands=(r"virsh\s+.*(?<![\w-])dumpxml\b", r"cat\s+\S*etc/libvirt/qemu/\S+\.xml"),
+    paths=(r"sos_commands/virsh/virsh_-r_dumpxml_.*", r"etc/libvirt/qemu/[^/]+\.xml$"),
     # line-anchored, so prose that mentions "<domstatus>" is not taken for XML
     detect=lambda head: bool(
         "<capabilities" not in head

@@ -43,7 +43,7 @@ from collectors.parsers import register
 
 _NUMBER = re.compile(r"^-?\d{1,20}(\.\d{1,6})?$")
 _KV = re.compile(r"^\s*([a-z_]{3,40})\s+(\d{1,20})\s*$")
-_COUNTERS = {"numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node"}
+NUMASTAT_COUNTERS = {"numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node"}
 
 
 def _num(token: str) -> float | None:
@@ -90,14 +90,14 @@ def _parse(text: str, node: int | None) -> Numastat:
             values = [_num(t) for t in tokens[1 : len(header) + 1]]
             if all(v is not None for v in values):
                 name = tokens[0]
-                if name.lower() in _COUNTERS:
+                if name.lower() in NUMASTAT_COUNTERS:
                     name = name.lower()
                 for n, v in zip(header, values, strict=True):
                     out.nodes[n][name] = v
                 out.lines[name] = idx
                 continue
         m = _KV.match(line)
-        if m and header is None and m.group(1) in _COUNTERS:
+        if m and header is None and m.group(1) in NUMASTAT_COUNTERS:
             target = 0 if node is None else node
             out.nodes.setdefault(target, {})[m.group(1)] = float(int(m.group(2)))
             out.lines[m.group(1)] = idx

@@ -190,3 +190,22 @@ def test_manifest_hostname_beats_prompt_hosts():
     other = HostAssembler()
     other.hostname("from-prompt")
     assert other.finish(hostname="bad name\n").hostname == "from-prompt"
+
+
+def test_numastat_n_counters_in_mb_stay_counters():
+    """`numastat -n` prints numa_hit/numa_miss in MB: they are counters, not meminfo."""
+    from collectors.parsers.numastat import parse_numastat
+
+    text = (
+        "Per-node numastat info (in MBs):\n"
+        "                          Node 0          Node 1           Total\n"
+        "                 --------------- --------------- ---------------\n"
+        "Numa_Hit              2346254.31      1983418.21      4329672.52\n"
+        "Numa_Miss                 120.18        36211.64        36331.82\n"
+    )
+    asm = HostAssembler()
+    asm.add(_numactl())
+    asm.add(parse_numastat(text))
+    node1 = asm.finish().numa.nodes[1]
+    assert node1.numastat == {"numa_hit": 1983418, "numa_miss": 36211}
+    assert "numa_hit" not in node1.meminfo
