@@ -13,8 +13,8 @@ registered by path, one per file:
 
       always defer defer+madvise [madvise] never
 
-* ``nr_hugepages``: ``/proc/sys/vm/nr_hugepages`` or
-  ``/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages``::
+* ``nr_hugepages``: ``/proc/sys/vm/nr_hugepages`` (the default page size's
+  count; per-size and per-node sysfs files are left to ``/proc/meminfo``)::
 
       64
 
@@ -143,8 +143,10 @@ def parse_thp_defrag(text: str) -> HugePages:
 
 @register(
     "nr_hugepages",
-    commands=(r"cat\s+\S*/nr_hugepages\b", r"sysctl\s+(-n\s+)?vm\.nr_hugepages"),
-    paths=(r"(^|/)nr_hugepages$",),
+    commands=(r"cat\s+/proc/sys/vm/nr_hugepages\b", r"sysctl\s+(-n\s+)?vm\.nr_hugepages\b"),
+    # Only the default-size count: the per-size (hugepages-1048576kB/...) and
+    # per-node files count other page sizes or one node, not the host total.
+    paths=(r"(^|/)proc/sys/vm/nr_hugepages$", r"^nr_hugepages$"),
 )
 def parse_nr_hugepages(text: str) -> HugePages:
     """``/proc/sys/vm/nr_hugepages``: a page count such as ``64``."""

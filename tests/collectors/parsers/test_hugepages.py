@@ -57,6 +57,10 @@ def test_registry():
     assert for_path("sys/kernel/mm/redhat_transparent_hugepage/defrag").kind == "thp_defrag"
     assert for_path("proc/sys/vm/nr_hugepages").kind == "nr_hugepages"
     assert for_command("cat /sys/kernel/mm/transparent_hugepage/enabled").kind == "thp_enabled"
+    # Per-size and per-node counts are not the host's default-size total.
+    assert for_path("sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") is None
+    assert for_path("sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages") is None
+    assert for_command("cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") is None
 
 
 def test_this_machine():
