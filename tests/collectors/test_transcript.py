@@ -3,6 +3,8 @@ content detection without prompts, and prose that must not become a block."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from collectors.transcript import kind_for_command, line_class, match_prompt, split_transcript
@@ -259,3 +261,40 @@ def test_prompted_output_running_into_another_artifact_is_cut():
         ("numactl_hardware", "numactl -H", 2, 8),
         ("top", None, 9, 10),
     ]
+
+
+UNFENCED_SEEDS = sorted(
+    p
+    for p in (Path(__file__).resolve().parents[1] / "fixtures" / "seeds").glob("*/*/*.txt")
+    if p.read_text(encoding="utf-8").lstrip().startswith("```")
+)
+
+
+@pytest.mark.parametrize("path", UNFENCED_SEEDS, ids=lambda p: f"{p.parts[-3]}/{p.parts[-2]}/{p.name}")
+def test_seed_transcripts_split_the_same_without_their_fences(path):
+    """A pasted session rarely comes fenced: numactl's "node distances:", zoneinfo's
+    "per-node stats" and STREAM's sentences must not end a known command's output."""
+    fenced = path.read_text(encoding="utf-8")
+    bare = "\n".join(line for line in fenced.split("\n") if not line.lstrip().startswith("```"))
+
+    def shape(text):
+        return [(b.command, b.kind, b.text.strip()) for b in split_transcript(text) if not b.prose]
+
+    assert shape(bare) == shape(fenced)
+
+
+def test_prose_paragraph_still_ends_a_known_commands_output():
+    text = (
+        "[root@db1 ~]# numactl -H\n"
+        "available: 1 nodes (0)\n"
+        "node 0 cpus: 0 1\n"
+        "node 0 size: 1000 MB\n"
+        "node 0 free: 10 MB\n"
+        "node distances:\n"
+        "node   0\n"
+        "  0:  10\n"
+        "\n"
+        "As you can see the host has only one node, so the guest cannot be placed better.\n"
+    )
+    (block,) = [b for b in split_transcript(text) if not b.prose]
+    assert block.kind == "numactl_hardware" and block.text.rstrip().endswith("0:  10")
