@@ -27,9 +27,17 @@ from collectors.parsers import register
 _LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200}?)\s*=(.*)$")
 
 
+_SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=")
+
+
 def _detect(head: str) -> bool:
-    hits = re.findall(r"^(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=", head, re.M)
-    return len(hits) >= 3
+    """Three settings, or a short file (a /etc/sysctl.d/ drop-in such as
+    ``vm.zone_reclaim_mode = 1``) made only of settings and comments."""
+    lines = [line for line in head.splitlines() if line.strip()]
+    hits = sum(1 for line in lines if _SETTING.match(line))
+    if hits >= 3:
+        return True
+    return hits >= 1 and all(_SETTING.match(line) or line.lstrip().startswith(("#", ";")) for line in lines)
 
 
 @register(

@@ -63,3 +63,11 @@ def test_this_machine():
     assert conf.values["kernel.ostype"] == "Linux"
     assert "vm.swappiness" in conf.values
     assert conf.setting_count >= len(conf.values) > 100
+
+
+def test_short_drop_in_is_recognised_by_content():
+    drop_in = "# /etc/sysctl.d/90-numa.conf\nvm.zone_reclaim_mode = 1\nkernel.numa_balancing = 1\n"
+    assert detect(drop_in).kind == "sysctl"
+    assert parse_sysctl(drop_in).values == {"vm.zone_reclaim_mode": "1", "kernel.numa_balancing": "1"}
+    # one setting quoted inside prose is not a sysctl file
+    assert detect("We then set\nvm.zone_reclaim_mode = 1\non every host.\n") is None
