@@ -45,3 +45,27 @@ def can_view_team(user, team: Team | None) -> bool:
     if team is None:
         return True
     return visible_teams(user).filter(pk=team.pk).exists()
+
+
+def readable_cases(user):
+    """Cases the user may read: published and archived ones for every signed-in
+    user; drafts (promoted from sessions, so they may still name customer hosts)
+    only for their author and for support staff, who review and publish them."""
+    from django.db.models import Q
+
+    from kb.models import Case
+
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Case.objects.none()
+    if is_support(user):
+        return Case.objects.all()
+    return Case.objects.filter(~Q(state=Case.State.DRAFT) | Q(author=user))
+
+
+def case_search_filters(user, filters: dict) -> dict:
+    """``filters`` for ``kb.search.search`` narrowed to what the user may read."""
+    from kb.models import Case
+
+    if filters.get("state") == Case.State.DRAFT and not is_support(user):
+        return {**filters, "author_id": user.pk}
+    return filters

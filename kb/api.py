@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.access import case_search_filters, readable_cases
 from kb import search
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
@@ -36,7 +37,9 @@ class CaseSearchView(APIView):
         data = form.cleaned_data
         filters = {"state": data["state"] or Case.State.PUBLISHED}
         filters.update({k: data[k] for k in ("platform", "database", "rule", "language") if data[k]})
-        results = search.search(data["q"], filters=filters, page=data["page"] or 1)
+        results = search.search(
+            data["q"], filters=case_search_filters(request.user, filters), page=data["page"] or 1
+        )
         payload = {
             "count": results.total,
             "count_capped": results.total_capped,
@@ -59,9 +62,9 @@ class CaseDetailView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         versions = {
             c.language: c
-            for c in Case.objects.filter(slug=slug).prefetch_related(
-                "tags", "metrics", "references", "steps__measure"
-            )
+            for c in readable_cases(request.user)
+            .filter(slug=slug)
+            .prefetch_related("tags", "metrics", "references", "steps__measure")
         }
         wanted = request.query_params.get("language")
         case = versions.get(wanted) if wanted else (versions.get("en") or next(iter(versions.values()), None))

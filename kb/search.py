@@ -478,6 +478,8 @@ def _filtered(qs, filters: dict):
         qs = qs.filter(language=filters["language"])
     if filters.get("rule"):
         qs = qs.filter(id__in=CaseRule.objects.filter(rule=filters["rule"]).values("case_id"))
+    if filters.get("author_id"):
+        qs = qs.filter(author_id=filters["author_id"])
     return qs
 
 
@@ -485,7 +487,7 @@ def _filter_sql(filters: dict) -> tuple[str, list]:
     """Filters as conditions on ``kb_case c``. Inline conditions (not an
     ``id IN (subquery)``) let PostgreSQL start from the text index."""
     clauses, params = ["TRUE" if connection.vendor == "postgresql" else "1"], []
-    for column in ("state", "platform", "database", "language"):
+    for column in ("state", "platform", "database", "language", "author_id"):
         if filters.get(column):
             clauses.append(f"c.{column} = %s")
             params.append(filters[column])
@@ -584,7 +586,8 @@ def _match_ids_postgres(
 
 
 def search(text: str, *, filters: dict | None = None, page: int = 1, page_size: int = PAGE_SIZE) -> Results:
-    """Search cases. ``filters``: state, platform, database, language, rule."""
+    """Search cases. ``filters``: state, platform, database, language, rule,
+    author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
     from kb.models import Case
 
     filters = dict(filters or {})

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.http import urlencode
 from django.utils.translation import get_language
 
+from accounts.access import case_search_filters, readable_cases
 from kb import search
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
@@ -30,7 +31,7 @@ def case_list(request: HttpRequest) -> HttpResponse:
         text = data["q"]
         page = data["page"] or 1
         filters.update({k: data[k] for k in ("state", "platform", "database", "rule", "language") if data[k]})
-    results = search.search(text, filters=filters, page=page)
+    results = search.search(text, filters=case_search_filters(request.user, filters), page=page)
     params = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "form": form,
@@ -66,7 +67,7 @@ def _case_page(request: HttpRequest, case: Case) -> HttpResponse:
 
 def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """The case in the reader's language when it exists, else any version."""
-    versions = {c.language: c for c in Case.objects.filter(slug=slug)}
+    versions = {c.language: c for c in readable_cases(request.user).filter(slug=slug)}
     if not versions:
         raise Http404("no such case")
     case = versions.get(reader_language()) or versions.get("en") or next(iter(versions.values()))
@@ -74,7 +75,7 @@ def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def case_detail_lang(request: HttpRequest, slug: str, language: str) -> HttpResponse:
-    return _case_page(request, get_object_or_404(Case, slug=slug, language=language))
+    return _case_page(request, get_object_or_404(readable_cases(request.user), slug=slug, language=language))
 
 
 def measure_list(request: HttpRequest) -> HttpResponse:

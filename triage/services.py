@@ -809,9 +809,12 @@ def reanalyze(
 
 def visible_snapshots(user) -> QuerySet[Snapshot]:
     """Snapshots a user may see: their own, and those of the teams
-    ``accounts.access.visible_teams`` lets them read."""
-    from accounts.access import visible_teams
+    ``accounts.access.visible_teams`` lets them read; support staff see all,
+    team-less uploads included (as with sessions)."""
+    from accounts.access import is_support, visible_teams
 
-    if not getattr(user, "is_authenticated", False):
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
         return Snapshot.objects.none()
+    if is_support(user):
+        return Snapshot.objects.all()
     return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
