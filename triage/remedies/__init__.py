@@ -1,0 +1,1 @@
+"""Remediation generators: from facts to the exact change, with its rollback."""
