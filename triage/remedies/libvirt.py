@@ -36,7 +36,7 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 
-from collectors.cpulist import format_cpulist
+from collectors.cpulist import format_cpulist, parse_cpulist
 from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from triage.remedies import xmledit
@@ -202,7 +202,8 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     cpu = root.find("cpu")
     if cpu is None:
         cpu = xmledit.add_child(root, _el("cpu"), level=1, after=("os", "features"))
-    attrs = {"mode": "host-passthrough", **{k: v for k, v in cpu.attrib.items() if k in ("check", "migratable")}}
+    kept = {k: v for k, v in cpu.attrib.items() if k in ("check", "migratable")}
+    attrs = {"mode": "host-passthrough", **kept}
     cpu.attrib.clear()
     cpu.attrib.update(attrs)
     # a named model/vendor contradicts host-passthrough
@@ -223,7 +224,8 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     old_cells: dict[str, dict[str, str]] = {}
     if numa is not None:
         for cell in numa.findall("cell"):
-            old_cells[cell.get("id") or ""] = {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
+            keep = {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
+            old_cells[cell.get("id") or ""] = keep
         # HMAT interconnects refer to the old cells
         xmledit.remove_child(cpu, numa)
     numa = _el("numa")
@@ -246,6 +248,30 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
                 cell.append(dist)
         numa.append(cell)
     xmledit.add_child(cpu, numa, level=2, after=("topology", "feature", "cache", "maxphysaddr"))
+
+
+def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[str]) -> None:
+    """``<page nodeset=…>`` names guest cells; keep only cells that still exist."""
+    hugepages = root.find("memoryBacking/hugepages")
+    if hugepages is None:
+        return
+    cells = {c.cell for c in placement.cells}
+    for page in [p for p in hugepages.findall("page") if p.get("nodeset") is not None]:
+        try:
+            wanted = set(parse_cpulist(page.get("nodeset") or ""))
+        except ValueError:
+            wanted = set()
+        kept = wanted & cells
+        if kept == wanted:
+            continue
+        if kept:
+            page.set("nodeset", format_cpulist(kept))
+        else:
+            xmledit.remove_child(hugepages, page)
+        notes.append(
+            f"huge page size for guest cell(s) {format_cpulist(wanted - kept)} dropped: the new guest "
+            "topology has no such cell"
+        )
 
 
 def _patch_hugepages(root: ET.Element) -> None:
@@ -336,6 +362,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     _patch_cputune(root, placement)
     _patch_numatune(root, placement)
     _patch_cpu(root, placement, topo.distances)
+    _fit_hugepage_nodesets(root, placement, notes)
     if placement.hugepages and not d.hugepages:
         _patch_hugepages(root)
     skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]

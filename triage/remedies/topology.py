@@ -104,7 +104,9 @@ class Placement:
 # ------------------------------------------------------------------ inventory
 
 
-def _infer_cores(host: HostFacts, nodes: dict[int, tuple[int, ...]]) -> tuple[tuple[tuple[int, ...], ...], str]:
+def _infer_cores(
+    host: HostFacts, nodes: dict[int, tuple[int, ...]]
+) -> tuple[tuple[tuple[int, ...], ...], str]:
     """Group CPUs into SMT sibling sets from lscpu's counts.
 
     Linux enumerates the first thread of every core before the second ones on
@@ -275,7 +277,7 @@ def plan_placement(
     free = {n: _free_cores(topology, n) for n in sorted(topology.nodes)}
     if topology.isolated:
         # vCPUs first on isolated cores (reserved for guests), housekeeping last
-        for n, cores in free.items():
+        for cores in free.values():
             cores.sort(key=lambda c: (not set(c) <= topology.isolated, c))
     notes: list[str] = list(topology.notes)
 
@@ -379,8 +381,8 @@ def plan_placement(
             notes.append(
                 "not enough free huge pages for the guest: reserve them first, e.g. "
                 + "; ".join(
-                    f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
-                    f" (node {n})"
+                    f"echo {p} > /sys/devices/system/node/node{n}/hugepages/"
+                    f"hugepages-{size_kb}kB/nr_hugepages"
                     for n, p in pages.items()
                 )
                 + ", then add <memoryBacking><hugepages/></memoryBacking>"
@@ -458,7 +460,8 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
             group = [pins.get(v) for v in range(first, first + placement.threads)]
             cores = {core_of.get(c) for c in group if c is not None}
             if len(cores) != 1 or None in cores:
-                problems.append(f"vCPUs {first}-{first + placement.threads - 1} are not SMT siblings: {group}")
+                last = first + placement.threads - 1
+                problems.append(f"vCPUs {first}-{last} are not SMT siblings: {group}")
     total = sum(len(c.vcpus) for c in placement.cells)
     if placement.sockets * placement.cores * placement.threads != total:
         problems.append(

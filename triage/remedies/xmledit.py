@@ -58,7 +58,10 @@ def load(text: str) -> Document:
         raise ParseError("no complete <domain> element")
     body = text[start.start() : end + len("</domain>")]
     parser = SafeET.XMLParser(
-        target=ET.TreeBuilder(insert_comments=True), forbid_dtd=True, forbid_entities=True, forbid_external=True
+        target=ET.TreeBuilder(insert_comments=True),
+        forbid_dtd=True,
+        forbid_entities=True,
+        forbid_external=True,
     )
     decls: dict[int, list[tuple[str, str]]] = {}
     pending: list[tuple[str, str]] = []
@@ -161,7 +164,9 @@ def indent_of(parent: ET.Element, level: int) -> str:
     return "  " * level
 
 
-def add_child(parent: ET.Element, child: ET.Element, *, level: int, after: tuple[str, ...] = ()) -> ET.Element:
+def add_child(
+    parent: ET.Element, child: ET.Element, *, level: int, after: tuple[str, ...] = ()
+) -> ET.Element:
     """Insert ``child`` (pretty-printed at ``level``) into ``parent`` after the
     last existing element named in ``after`` (else at the end), fixing the
     whitespace around it so the file stays indented like libvirt's output."""
