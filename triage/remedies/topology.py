@@ -447,10 +447,11 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
         if off_node:
             problems.append(f"{what} CPUs {format_cpulist(off_node)} are outside the guest's nodes")
         guest_cpus.update(cpus)
-    # SMT: a core touched by this guest is not shared with another guest ...
+    # SMT: a core touched by this guest is not shared with another guest (the
+    # CPU itself being taken is reported above) ...
     for cpu in sorted(guest_cpus):
         core = core_of.get(cpu, (cpu,))
-        shared = [c for c in core if c in topology.used]
+        shared = [c for c in core if c != cpu and c in topology.used]
         if shared:
             problems.append(f"CPU {cpu} shares its core with {topology.used[shared[0]]} (CPU {shared[0]})")
     # ... and when the guest says threads=N, vCPUs N*i..N*i+N-1 are one host core
