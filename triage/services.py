@@ -311,6 +311,12 @@ def _load_host_facts(snapshot: Snapshot, label: str):
     return archive.load_host_bytes(data, name=snapshot.original_filename or name, label=label)
 
 
+def load_host_facts(snapshot: Snapshot):
+    """The stored upload parsed again (the stored facts drop the raw domain
+    XML, which remedies need). Raises FileNotFoundError when it is gone."""
+    return _load_host_facts(snapshot, snapshot.host_label)
+
+
 def _cluster_members(snapshot: Snapshot) -> QuerySet[Snapshot]:
     """Every snapshot (any status) of the snapshot's cluster that the same
     owner or team uploaded."""

@@ -9,4 +9,5 @@ urlpatterns = [
     path("snapshots/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),
     path("snapshots/<int:pk>/status/", views.snapshot_status, name="snapshot_status"),
     path("snapshots/<int:pk>/reanalyze/", views.snapshot_reanalyze, name="snapshot_reanalyze"),
+    path("snapshots/<int:pk>/remedy/<str:domain>/", views.snapshot_remedy, name="snapshot_remedy"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db.models import Count, F, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
@@ -17,6 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from triage import engine, services
 from triage.forms import SnapshotFilterForm, SnapshotUploadForm
 from triage.models import Finding, Snapshot
+from triage.remedies.libvirt import RULES as DOMAIN_RULES
+from triage.remedies.libvirt import domain_remedy
 from triage.rules import load_all as load_rules
 
 SEVERITIES = ("critical", "warning", "info")
@@ -169,11 +171,50 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["can_reanalyze"] = snapshot.is_finished and (
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
+    context["remedy_domains"] = _remedy_domains(snapshot)
     if snapshot.cluster:
         context["cluster_members"] = (
             visible.filter(cluster=snapshot.cluster).exclude(pk=snapshot.pk).order_by("label", "pk")[:64]
         )
     return render(request, "triage/snapshot_detail.html", context)
+
+
+def _remedy_domains(snapshot: Snapshot) -> list[dict]:
+    """The guests of this host with KVM findings, each linked to its patch page."""
+    if snapshot.status != Snapshot.Status.DONE:
+        return []
+    if not snapshot.current_findings().filter(rule__in=DOMAIN_RULES).exists():
+        return []
+    out = []
+    for domain in (snapshot.facts or {}).get("domains") or []:
+        name = (domain or {}).get("name") or (domain or {}).get("uuid")
+        if name and "/" not in name:
+            out.append(
+                {
+                    "name": name,
+                    "url": reverse("triage:snapshot_remedy", args=[snapshot.pk, name]),
+                }
+            )
+    return out
+
+
+def snapshot_remedy(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
+    """The generated patch of one guest: diff, virsh commands, rollback. The
+    upload is parsed again because the stored facts keep no raw XML."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    try:
+        host = services.load_host_facts(snapshot)
+    except FileNotFoundError:
+        raise Http404("the stored upload is missing") from None
+    match = next((d for d in host.domains if domain in (d.name, d.uuid)), None)
+    if match is None:
+        raise Http404("no such domain in this snapshot")
+    result = domain_remedy(domain_xml=match.raw_xml, host=host)
+    return render(
+        request,
+        "triage/snapshot_remedy.html",
+        {"snapshot": snapshot, "domain": domain, "remedy": result},
+    )
 
 
 @require_POST

@@ -1,0 +1,67 @@
+"""The remediation of the ZStack seed host on the snapshot report and its own page."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from tests.conftest import FIXTURES
+from triage import services
+
+pytestmark = pytest.mark.django_db
+
+ZSTACK_HOST = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before" / "zstack-9.txt"
+GUEST = "8c1f5e2a0d9b4c6e9f3a7b2d1e4c6a80"
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def analysed(alice, monkeypatch):
+    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    snap = services.create_snapshot(
+        owner=alice, data=ZSTACK_HOST.read_bytes(), filename="zstack-9.txt", label="zstack-9"
+    )
+    return services.analyze_snapshot_now(snapshot_id=snap.pk)
+
+
+def test_report_links_the_guest_remediation(client, alice, analysed):
+    client.force_login(alice)
+    page = client.get(analysed.get_absolute_url()).content.decode()
+    assert 'id="remedy-heading"' in page
+    url = reverse("triage:snapshot_remedy", args=[analysed.pk, GUEST])
+    assert f'href="{url}"' in page
+
+
+def test_remediation_page_shows_diff_commands_and_rollback_escaped(client, alice, analysed):
+    client.force_login(alice)
+    response = client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, GUEST]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    # the diff, HTML-escaped inside <pre>
+    assert '<pre class="remedy-diff">' in page
+    assert "+    &lt;vcpupin vcpu=&#x27;0&#x27; cpuset=&#x27;1&#x27;/&gt;" in page
+    assert "+    &lt;memory mode=&#x27;strict&#x27; nodeset=&#x27;1&#x27;/&gt;" in page
+    assert "<vcpupin" not in page  # never raw markup
+    assert f"virsh vcpupin {GUEST} 0 1 --config" in page
+    assert f"virsh numatune {GUEST} --mode strict --nodeset 1 --config" in page
+    assert f"virsh define {GUEST}.original.xml" in page  # rollback
+    assert "guest reboot" in page
+
+
+def test_remediation_page_is_private_and_404s_unknown_domains(client, alice, analysed):
+    other = get_user_model().objects.create_user("bob", password="pw-bob-123")
+    client.force_login(other)
+    assert client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, GUEST])).status_code == 404
+    client.force_login(alice)
+    assert client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, "nope"])).status_code == 404
