@@ -8,6 +8,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 WEB_WORKERS ?= 2
 PYTEST_ARGS ?=
+# One pytest process per core; a test file stays on one process (its module
+# fixtures, network namespaces and worker processes are set up once).
+PYTEST_XDIST ?= -n auto --dist loadfile
 
 # Stamps named after the requirements' hash: re-running is instant, changing a
 # pin reinstalls.
@@ -70,7 +73,7 @@ run: prepare
 # pytest exit code 5 means "no tests collected": a failure, never a silent pass.
 test: install-dev
 	@mkdir -p test-output
-	@set +e; $(VENV)/bin/pytest $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(VENV)/bin/pytest $(PYTEST_XDIST) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: treating that as a failure" >&2; fi; \
 	exit $$rc
 
