@@ -1,5 +1,6 @@
 """Thin views: the dashboard, the profile page and API token management."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -21,6 +22,8 @@ def dashboard(request):
         "visible_teams": visible_teams(request.user),
         "is_support": is_support(request.user),
         "last_worker_contact": services.last_worker_contact(),
+        # The embedded default has no broker: analyses run inside the web process.
+        "tasks_in_process": settings.CELERY_TASK_ALWAYS_EAGER,
     }
     return render(request, "accounts/dashboard.html", context)
 

@@ -167,3 +167,12 @@ def test_dashboard_lists_open_sessions(client, user):
     html = client.get("/").content.decode()
     assert "Slow &lt;CREATE INDEX&gt; on guest" in html  # open, escaped
     assert "Old closed session" not in html  # only open sessions are listed
+
+
+def test_dashboard_says_where_tasks_run(client, user, settings):
+    client.force_login(user)
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # embedded default: no REDIS_URL
+    assert "analyses run inside the web process" in client.get("/").content.decode()
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    html = client.get("/").content.decode()
+    assert "No worker has answered a heartbeat yet." in html
