@@ -9,4 +9,6 @@ urlpatterns = [
     path("snapshots/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),
     path("snapshots/<int:pk>/status/", views.snapshot_status, name="snapshot_status"),
     path("snapshots/<int:pk>/reanalyze/", views.snapshot_reanalyze, name="snapshot_reanalyze"),
+    # A cluster name is free text (slashes included): reverse() percent-encodes it.
+    path("snapshots/clusters/<path:name>/", views.cluster_detail, name="cluster_detail"),
 ]
