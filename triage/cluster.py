@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
+from django.db.models.fields.json import KT
 from django.utils.translation import gettext_lazy as _
 
 from collectors.facts import HostFacts, SnapshotFacts, from_dict
@@ -300,8 +301,9 @@ def cluster_snapshots(visible: QuerySet[Snapshot], name: str) -> QuerySet[Snapsh
 def _host_key(snapshot: Snapshot) -> str:
     # The cluster analysis (services._cluster_siblings) knows a host by its
     # hostname, else by its label: a re-snapshot of a host replaces it.
-    facts = snapshot.facts or {}
-    return str(facts.get("hostname") or snapshot.label or f"#{snapshot.pk}")
+    # (SQLite renders a JSON null as the text "null".)
+    hostname = getattr(snapshot, "facts_hostname", None)
+    return str(hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}")
 
 
 def _unique_labels(snapshots: list[Snapshot]) -> list[str]:
@@ -339,7 +341,14 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     It is cheap: stored facts are rebuilt with ``from_dict`` (no upload is
     parsed again) and only the fleet rules run.
     """
-    members = list(cluster_snapshots(visible, name).select_related("owner").order_by("-created_at", "-pk"))
+    # Only the hostname of every member is read here; the full facts only of
+    # the snapshots compared (a cluster keeps every before/after snapshot).
+    members = list(
+        cluster_snapshots(visible, name)
+        .defer("facts", "skipped", "similar_cases", "errors")
+        .annotate(facts_hostname=KT("facts__hostname"))
+        .order_by("-created_at", "-pk")
+    )
     if not members:
         return None
     newest: dict[str, Snapshot] = {}
@@ -353,9 +362,10 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
         elif len(newest) < MAX_HOSTS:
             newest[_host_key(snap)] = snap
     compared = sorted(newest.values(), key=lambda s: (s.host_label, s.pk))
+    facts = dict(Snapshot.objects.filter(pk__in=[s.pk for s in compared]).values_list("pk", "facts"))
     hosts = []
     for snap, label in zip(compared, _unique_labels(compared), strict=True):
-        host = from_dict(HostFacts, snap.facts or {})
+        host = from_dict(HostFacts, facts.get(snap.pk) or {})
         host.label, host.cluster = label, name
         hosts.append(host)
     return ClusterView(

@@ -271,3 +271,23 @@ def test_cluster_page_escapes_names_and_lists_pending_snapshots(world):
     html = _client(alice).get(reverse("triage:cluster_detail", args=[name])).content.decode()
     assert name not in html and "&lt;script&gt;" in html
     assert queued.get_absolute_url() in html and "Not compared" in html
+
+
+def test_a_re_snapshot_replaces_the_older_one_of_its_host(world):
+    alice = world["alice"]
+    after = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "after"
+    for host in ("gp-sdw01", "gp-sdw03"):
+        services.analyze_snapshot_now(snapshot_id=_upload(alice, host, host_text(host), "k").pk)
+    fixed = _upload(alice, "gp-sdw03", (after / "gp-sdw03.txt").read_text(), "k")
+    services.analyze_snapshot_now(snapshot_id=fixed.pk)
+    view = cluster.load_cluster(services.visible_snapshots(alice), "k")
+    assert [s.pk for s in view.snapshots if s.label == "gp-sdw03"] == [fixed.pk]
+    assert view.superseded == 1
+    triad = dict(
+        zip([r.label for r in view.matrix.rows], view.matrix.column("bench:stream:Triad:MB/s"), strict=True)
+    )
+    assert triad["gp-sdw03"].value > 14000  # the fixed host's figure, not the old 6104.7
+    # STREAM now agrees; the fix itself (zone_reclaim_mode = 1 on one host so far) is drift.
+    rules = {f.rule: f for f in view.fleet_findings}
+    assert set(rules) == {"fleet.numa_config_drift"}
+    assert "vm.zone_reclaim_mode" in rules["fleet.numa_config_drift"].explanation
