@@ -18,6 +18,7 @@ from triage import cluster as clusters
 from triage import engine, services
 from triage.forms import SnapshotFilterForm, SnapshotUploadForm
 from triage.models import Finding, Snapshot
+from triage.rules import Finding as RuleFinding
 from triage.rules import load_all as load_rules
 from troubleshoot import charts
 
@@ -243,7 +244,7 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _fleet_finding_view(finding, zh: bool) -> dict:
+def _fleet_finding_view(finding: RuleFinding, zh: bool) -> dict:
     """A fleet finding computed for the page (a rule ``Finding``, not a row)."""
     data = engine.finding_to_dict(finding)
     return {
