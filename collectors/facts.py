@@ -20,6 +20,8 @@ rules must treat unknown as "cannot tell", never as "zero".
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -618,3 +620,47 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [to_dict(v) for v in obj]
     return obj
+
+
+def _decode(hint: Any, value: Any) -> Any:
+    """``value`` (JSON as ``to_dict`` wrote it) converted back to ``hint``."""
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        # Every optional field of the model is ``X | None`` with a single X.
+        return _decode(options[0], value) if len(options) == 1 else value
+    if dataclasses.is_dataclass(hint):
+        return from_dict(hint, value) if isinstance(value, dict) else None
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return [_decode(item, v) for v in value] if isinstance(value, list) else []
+    if origin is tuple:
+        return tuple(value) if isinstance(value, list) else value
+    if origin is dict:
+        key_t, value_t = typing.get_args(hint) or (Any, Any)
+        if not isinstance(value, dict):
+            return {}
+        out = {}
+        for k, v in value.items():
+            try:
+                key = int(k) if key_t is int else k  # JSON made int keys (NUMA nodes) strings
+            except ValueError:
+                key = k
+            out[key] = _decode(value_t, v)
+        return out
+    return value
+
+
+def from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """Rebuild a fact dataclass from ``to_dict`` output (the JSON stored on a
+    snapshot), so rules can run again over stored facts without re-parsing the
+    upload. Unknown keys are ignored and missing ones take their defaults, so
+    facts stored by an older model still load."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data and f.init:
+            kwargs[f.name] = _decode(hints[f.name], data[f.name])
+    return cls(**kwargs)

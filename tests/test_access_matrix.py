@@ -15,6 +15,7 @@ only sign-in, /healthz and the language switch are public.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import pytest
 from django.test import Client
@@ -22,6 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from tests.api.world import World, build_world
 from triage import services as triage_services
+from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +54,7 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     # the world's OceanBase snapshot has no guest domain, so even its owners get 404;
     # owner 200 / other team 404 on a real guest: tests/triage/remedies/test_remedies_view.py
     "triage:snapshot_remedy": ("GET", (W, 404, 404, 404, 404)),
+    "triage:cluster_detail": ("GET", (W, 200, 404, 200, 200)),  # team A's cluster
     # knowledge base pages (founding cases belong to no team)
     "kb:case_list": ("GET", (W, 200, 200, 200, 200)),
     "kb:measure_list": ("GET", (W, 200, 200, 200, 200)),
@@ -92,6 +95,7 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
 # Django's admin: only the administrator gets in; everyone else is sent to
 # the admin sign-in page.
 ADMIN_NAMESPACE = "admin"
+CLUSTER = "ob/bench 1"  # a cluster name needing URL encoding
 
 
 def walk(patterns, prefix: str = "", namespace: str | None = None):
@@ -149,6 +153,7 @@ def fill(route: str, name: str, world: World) -> str:
         "content_type_id": "1",
         "url": "",
         "domain": "no-such-guest",
+        "name": quote(CLUSTER),
     }
 
     def sub(m: re.Match) -> str:
@@ -181,7 +186,10 @@ def client_for(world: World, role: str, api: bool):
 def world(db, django_user_model, settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
     monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
-    return build_world(django_user_model)
+    world = build_world(django_user_model)
+    # Team A's snapshot belongs to a cluster, so the cluster page has a host.
+    Snapshot.objects.filter(pk=world.snapshot.pk).update(cluster=CLUSTER)
+    return world
 
 
 def _is_admin(route: str, name: str | None) -> bool:

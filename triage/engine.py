@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 
 
 def _any_host(pred: Callable[[HostFacts], Any]) -> Callable[[SnapshotFacts], bool]:

@@ -10,4 +10,6 @@ urlpatterns = [
     path("snapshots/<int:pk>/status/", views.snapshot_status, name="snapshot_status"),
     path("snapshots/<int:pk>/reanalyze/", views.snapshot_reanalyze, name="snapshot_reanalyze"),
     path("snapshots/<int:pk>/remedy/<str:domain>/", views.snapshot_remedy, name="snapshot_remedy"),
+    # A cluster name is free text (slashes included): reverse() percent-encodes it.
+    path("snapshots/clusters/<path:name>/", views.cluster_detail, name="cluster_detail"),
 ]

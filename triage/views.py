@@ -14,12 +14,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
+from triage import cluster as clusters
 from triage import engine, services
 from triage.forms import SnapshotFilterForm, SnapshotUploadForm
 from triage.models import Finding, Snapshot
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
+from triage.rules import Finding as RuleFinding
 from triage.rules import load_all as load_rules
+from troubleshoot import charts
 
 SEVERITIES = ("critical", "warning", "info")
 PASTED_NAME = "pasted-transcript.txt"
@@ -241,11 +244,13 @@ def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:
 def snapshot_list(request: HttpRequest) -> HttpResponse:
     form = SnapshotFilterForm(request.GET or None)
     qs = services.visible_snapshots(request.user).select_related("owner")
+    cluster_filter = ""
     if form.is_valid():
         if form.cleaned_data["status"]:
             qs = qs.filter(status=form.cleaned_data["status"])
         if form.cleaned_data["cluster"]:
-            qs = qs.filter(cluster=form.cleaned_data["cluster"].strip())
+            cluster_filter = form.cleaned_data["cluster"].strip()
+            qs = qs.filter(cluster=cluster_filter)
         if form.cleaned_data["rule"]:
             rule = form.cleaned_data["rule"].strip()
             qs = qs.filter(pk__in=Finding.objects.filter(rule=rule).values("snapshot_id"))
@@ -256,7 +261,7 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
         n_info=Count("findings", filter=current & Q(findings__severity="info")),
     )
     snapshots = list(qs[:200])
-    clusters = (
+    cluster_names = (
         services.visible_snapshots(request.user)
         .exclude(cluster="")
         .order_by("cluster")
@@ -269,11 +274,61 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "snapshots": snapshots,
-            "clusters": list(clusters),
+            "clusters": list(cluster_names),
+            # the comparison page of the cluster filtered on, when it has visible snapshots
+            "cluster_filter": cluster_filter if snapshots and cluster_filter else "",
             "truncated": len(snapshots) == 200,
             # While some are queued or analysing, the table refreshes itself.
             "pending": any(not s.is_finished for s in snapshots),
             "rule_ids": sorted(load_rules()),
+        },
+    )
+
+
+def _fleet_finding_view(finding: RuleFinding, zh: bool) -> dict:
+    """A fleet finding computed for the page (a rule ``Finding``, not a row)."""
+    data = engine.finding_to_dict(finding)
+    return {
+        "rule": data["rule"],
+        "severity": data["severity"],
+        "title": (data["title_zh"] if zh and data["title_zh"] else data["title"]) or data["rule"],
+        "explanation": data["explanation_zh"] if zh and data["explanation_zh"] else data["explanation"],
+        "evidence": _evidence_view(data["evidence"]),
+        "measures": [{"slug": slug, "url": measure_url(slug)} for slug in data["measures"]],
+    }
+
+
+def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
+    """The hosts of one cluster side by side; 404 when the user sees none."""
+    view = clusters.load_cluster(services.visible_snapshots(request.user), name)
+    if view is None:
+        raise Http404("no such cluster")
+    rows = [
+        {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
+    ]
+    chart_list = [
+        {
+            "title": column.label,
+            "svg": charts.host_bars(
+                points,
+                unit=column.unit,
+                reference=median,
+                title=_("%(metric)s per host") % {"metric": column.label},
+            ),
+        }
+        for column, points, median in clusters.benchmark_series(view.matrix)
+    ]
+    zh = _zh()
+    return render(
+        request,
+        "triage/cluster_detail.html",
+        {
+            "cluster": view,
+            "columns": view.matrix.columns,
+            "rows": rows,
+            "differing": view.matrix.differing_hosts(),
+            "findings": [_fleet_finding_view(f, zh) for f in view.fleet_findings],
+            "charts": chart_list,
         },
     )
 

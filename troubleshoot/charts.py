@@ -181,3 +181,42 @@ def metric_bars(
         )
         body.append(f'<text x="{left + w + 6:.1f}" y="{y + 15}" font-size="12">{escape(shown)}</text>')
     return _svg(left + bar_w + 90, height, title, body, "chart-metric")
+
+
+def host_bars(
+    points: list[tuple[str, float, bool]],
+    *,
+    unit: str = "",
+    title: str = "Benchmark per host",
+    reference: float | None = None,
+) -> str:
+    """One horizontal bar per host of a cluster: ``(host, value, outlier)``.
+    Outliers are drawn red (and marked ``data-outlier="1"``), the others blue;
+    ``reference`` (the cluster median) is a dashed line across the bars."""
+    if not points:
+        return ""
+    top_value = max([abs(v) for _l, v, _o in points] + [abs(reference or 0)]) or 1.0
+    left, bar_w, row_h = 170, 380, 22
+    height = 12 + row_h * len(points)
+    body = []
+    for i, (label, value, outlier) in enumerate(points):
+        y = 6 + i * row_h
+        w = bar_w * abs(value) / top_value
+        shown = f"{value:g} {unit}".strip()
+        colour = "#d93025" if outlier else "#1a73e8"
+        body.append(
+            f'<text x="{left - 8}" y="{y + 13}" font-size="12" text-anchor="end">{escape(label[:24])}</text>'
+        )
+        body.append(
+            f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{colour}" '
+            f'data-host="{escape(label)}" data-value="{value:g}" data-outlier="{1 if outlier else 0}">'
+            f"<title>{escape(label)}: {escape(shown)}</title></rect>"
+        )
+        body.append(f'<text x="{left + w + 6:.1f}" y="{y + 13}" font-size="11">{escape(shown)}</text>')
+    if reference:
+        x = left + bar_w * abs(reference) / top_value
+        body.append(
+            f'<line x1="{x:.1f}" y1="2" x2="{x:.1f}" y2="{height - 2}" stroke="#202124" '
+            f'stroke-dasharray="4 3" data-reference="{reference:g}"/>'
+        )
+    return _svg(left + bar_w + 110, height, title, body, "chart-host-bars")

@@ -1,6 +1,8 @@
 """Fleet rules: hosts of one cluster compared with each other.
 
-A snapshot with two or more physical hosts is treated as one cluster.
+A snapshot with two or more physical hosts is treated as one cluster. Both
+rules name the odd hosts out, not just the spread: on an 18-host cluster the
+engineer must know which three machines to look at without checking each one.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from triage.rules import RuleContext, artifact_evidence, evidence, finding, host
 from triage.rules.memory import static_hugepages
 
 BENCHMARK_SPREAD_RATIO = 1.5
+# Units of results where less is better (a timed statement).
+TIME_UNITS = ("s", "ms")
 DRIFT_KEYS = (
     "numa_nodes",
     "vm.zone_reclaim_mode",
@@ -49,7 +53,8 @@ def _numa_config(host) -> dict[str, tuple[object, object]]:
     condition=(
         "among the physical hosts of one snapshot (2+), a setting known on at least two hosts differs: "
         "NUMA node "
-        "count, vm.zone_reclaim_mode, kernel.numa_balancing, static huge pages, THP mode or kernel release"
+        "count, vm.zone_reclaim_mode, kernel.numa_balancing, static huge pages, THP mode or kernel release; "
+        "the finding names the hosts that differ from the majority value (every host when there is none)"
     ),
     requires=("cluster",),
     measures=("align-host-numa-config", "enable-numa-in-firmware"),
@@ -64,20 +69,42 @@ def numa_config_drift(ctx: RuleContext):
         values = {str(v) for _, (v, _) in known}
         if len(known) < 2 or len(values) < 2:
             continue
-        by_value: dict[str, list[str]] = defaultdict(list)
-        for h, (v, _) in known:
-            by_value[str(v)].append(host_name(h))
-        summary = "; ".join(f"{v}: {', '.join(names)}" for v, names in sorted(by_value.items()))
+        by_value: dict[str, list] = defaultdict(list)
+        for h, item in known:
+            by_value[str(item[0])].append((h, item))
+        majority = _majority(by_value)
+        # Name the odd hosts out: on a large cluster a list of every host's
+        # value hides the three that differ. Without a strict majority every
+        # group is "odd" and every host is cited.
+        odd = [row for value, rows in sorted(by_value.items()) if value != majority for row in rows]
+        reference = by_value[majority][:1] if majority is not None else []
+        odd_text = ", ".join(f"{host_name(h)} ({v})" for h, (v, _) in odd)
+        if majority is not None:
+            count = len(by_value[majority])
+            summary = f"{count} of {len(known)} hosts have {majority}; different: {odd_text}"
+            summary_zh = f"{len(known)} 台主机中 {count} 台为 {majority}；不同的主机：{odd_text}"
+        else:
+            summary = summary_zh = "; ".join(
+                f"{v}: {', '.join(host_name(h) for h, _ in rows)}" for v, rows in sorted(by_value.items())
+            )
         yield finding(
             "fleet.numa_config_drift",
             None,
             f"{key} differs between the hosts of this cluster ({summary}). Identical hardware then behaves "
             "differently under the same test, and results cannot be compared host to host.",
-            f"集群内各主机的 {key} 不一致（{summary}）。相同的硬件在同样的测试下表现不同，主机之间的结果无"
+            f"集群内各主机的 {key} 不一致（{summary_zh}）。相同的硬件在同样的测试下表现不同，主机之间的结果无"
             "法比较。",
-            evidence=[evidence(h, key, v, parsed, key) for h, (v, parsed) in known],
+            evidence=[evidence(h, key, v, parsed, key) for h, (v, parsed) in [*odd, *reference]],
             host_label="cluster",
         )
+
+
+def _majority(groups: dict[str, list]) -> str | None:
+    """The value held by strictly more hosts than any other, else None."""
+    sizes = sorted((len(rows) for rows in groups.values()), reverse=True)
+    if len(sizes) > 1 and sizes[0] == sizes[1]:
+        return None
+    return max(groups, key=lambda v: len(groups[v]))
 
 
 @rule(
@@ -88,7 +115,7 @@ def numa_config_drift(ctx: RuleContext):
     condition=(
         f"the same benchmark (kind and name, e.g. STREAM Triad) differs >= {BENCHMARK_SPREAD_RATIO}x between "
         "the best and the worst physical host of one cluster (for time-based results, the slowest over the "
-        "fastest)"
+        "fastest); the finding names the hosts >= that ratio worse than the best host"
     ),
     requires=("cluster", "benchmarks"),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "align-host-numa-config"),
@@ -114,24 +141,39 @@ def benchmark_spread(ctx: RuleContext):
         if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, []))[0]:
             widest[(kind, unit)] = (ratio, rows)
     for (kind, unit), (ratio, rows) in sorted(widest.items()):
-        best = max(rows, key=lambda r: r[1].value)
-        worst = min(rows, key=lambda r: r[1].value)
+        lower_is_better = unit in TIME_UNITS
+        ordered = sorted(rows, key=lambda r: r[1].value, reverse=not lower_is_better)  # best first
+        best = ordered[0]
+        # The outliers are the hosts at least RATIO times worse than the best
+        # one: always at least the worst host, and on a cluster of identical
+        # machines exactly the ones to look at (the best is the reference).
+        slow = [
+            r
+            for r in ordered
+            if max(r[1].value, best[1].value) / min(r[1].value, best[1].value) >= BENCHMARK_SPREAD_RATIO
+        ]
+        # worst first; hosts with the same result by name
+        slow.sort(key=lambda r: (-r[1].value if lower_is_better else r[1].value, host_name(r[0])))
+        worst = slow[0]
         name = best[1].name
+        names = ", ".join(f"{host_name(h)} ({b.value:g})" for h, b in slow)
         yield finding(
             "fleet.benchmark_spread",
             None,
             f"{kind} {name} ranges from {worst[1].value:g} {unit} on {host_name(worst[0])} to "
-            f"{best[1].value:g} "
-            f"{unit} on {host_name(best[0])} ({ratio:.1f}x) on hosts that should be identical: look for what "
-            "differs at run time (page cache, memory placement) rather than in the hardware.",
+            f"{best[1].value:g} {unit} on {host_name(best[0])} ({ratio:.1f}x) on hosts that should be "
+            f"identical. {len(slow)} of {len(rows)} hosts are {BENCHMARK_SPREAD_RATIO:g}x or more worse than "
+            f"the best: {names}. Look for what differs at run time (page cache, memory placement) rather "
+            "than in the hardware.",
             f"{kind} {name} 在 {host_name(worst[0])} 上为 {worst[1].value:g} {unit}，在 "
-            f"{host_name(best[0])} 上为 "
-            f"{best[1].value:g} {unit}（{ratio:.1f} 倍），而这些主机本应相同：应查找运行时的差异（页缓存、"
-            "内存放置），"
-            "而不是硬件差异。",
+            f"{host_name(best[0])} 上为 {best[1].value:g} {unit}（{ratio:.1f} 倍），而这些主机本应相同。"
+            f"{len(rows)} 台主机中有 {len(slow)} 台比最好的主机差 {BENCHMARK_SPREAD_RATIO:g} 倍或更多："
+            f"{names}。"
+            "应查找运行时的差异（页缓存、内存放置），而不是硬件差异。",
+            # the outliers, worst first, then the best host as the reference
             evidence=[
                 artifact_evidence(h, b.kind, f"benchmarks[{b.kind}:{b.name}]", b.value, b.line)
-                for h, b in sorted(rows, key=lambda r: r[1].value)
+                for h, b in [*slow, best]
             ],
             host_label="cluster",
         )

@@ -34,7 +34,28 @@ def test_numa_config_drift_fires_on_one_host_with_other_zone_reclaim(analyze_tex
     result = analyze_texts(*_cluster(seed_text, "before", edits))
     finding = next(f for f in result.findings if f.rule == "fleet.numa_config_drift")
     assert "vm.zone_reclaim_mode" in finding.explanation
-    assert len(finding.evidence) == 4
+    assert "3 of 4 hosts have 0; different: gp-sdw02 (1)" in finding.explanation
+    # the odd host out, then one host of the majority as the reference
+    assert [(e.host, e.value) for e in finding.evidence] == [("gp-sdw02", "1"), ("gp-sdw01", "0")]
+
+
+def test_numa_config_drift_without_a_majority_cites_every_host(analyze_texts, seed_text):
+    edits = {name: {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"} for name in HOSTS[2:]}
+    result = analyze_texts(*_cluster(seed_text, "before", edits))
+    finding = next(f for f in result.findings if f.rule == "fleet.numa_config_drift")
+    assert "0: gp-sdw01, gp-sdw02; 1: gp-sdw03, gp-sdw04" in finding.explanation
+    assert sorted(e.host for e in finding.evidence) == ["gp-sdw01", "gp-sdw02", "gp-sdw03", "gp-sdw04"]
+
+
+def test_benchmark_spread_names_the_slow_hosts(analyze_texts, seed_text):
+    result = analyze_texts(*_cluster(seed_text, "before"))
+    finding = next(f for f in result.findings if f.rule == "fleet.benchmark_spread")
+    assert "2 of 4 hosts are 1.5x or more worse than the best: gp-sdw03 (6104.7), gp-sdw04 (6104.7)" in (
+        finding.explanation
+    )
+    assert "gp-sdw03" in finding.explanation_zh
+    # the slow hosts, then the best host as the reference
+    assert [e.host for e in finding.evidence] == ["gp-sdw03", "gp-sdw04", "gp-sdw01"]
 
 
 def test_numa_config_drift_quiet_on_identical_hosts(analyze_texts, seed_text):

@@ -1,0 +1,379 @@
+"""Cluster comparison: the hosts of one cluster side by side.
+
+Seed 001: 18 "identical" Kunpeng servers, STREAM 15000 vs 6000 MB/s, and the
+customer refused to let us check the machines one by one. The page built from
+this module answers "which hosts differ, and in what" from the snapshots
+already uploaded.
+
+:func:`compare` is pure (``HostFacts`` in, :class:`Matrix` out) and decides
+which cells differ from the rest of their column; :func:`load_cluster` picks
+the hosts a user may see and re-runs the fleet rules over their stored facts.
+Nothing here writes to the database.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
+from django.db.models.fields.json import KT
+from django.utils.translation import gettext_lazy as _
+
+from collectors.facts import HostFacts, SnapshotFacts, from_dict
+from triage.models import Snapshot
+from triage.rules import Finding, load_all
+from triage.rules.fleet import BENCHMARK_SPREAD_RATIO
+from triage.rules.memory import static_hugepages
+
+# The most hosts one page compares (the cluster run's limit too).
+MAX_HOSTS = 64
+# A numeric cell differs when it is this many times above or below the
+# column's median: memory per node (a NUMA-off host shows both sockets'
+# memory as one node, 2x) ...
+MEMORY_RATIO = 1.25
+# ... benchmarks, with the fleet rule's own threshold ...
+BENCHMARK_RATIO = BENCHMARK_SPREAD_RATIO
+# ... and page cache share, in percentage points (seed 001: 96 % vs 45 %).
+PAGE_CACHE_POINTS = 25.0
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: Any  # a lazy translation
+    # "setting": compared with the most common value (mode);
+    # "measure": a number compared with the column's median and a tolerance
+    kind: str = "setting"
+    unit: str = ""
+
+
+@dataclass
+class Cell:
+    shown: str  # "—" when unknown
+    value: Any = None  # what is compared: a string (setting) or a float (measure)
+    differs: bool = False
+    # the column's majority (setting) or median (measure), as shown
+    reference: str = ""
+    by_median: bool = False
+
+
+@dataclass
+class Row:
+    label: str
+    hostname: str | None
+    role: str | None
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return any(c.differs for c in self.cells)
+
+
+@dataclass
+class Matrix:
+    columns: list[Column]
+    rows: list[Row]
+    # column key -> reference value as shown ("" when there is none)
+    references: dict[str, str] = field(default_factory=dict)
+
+    def differing_hosts(self) -> list[str]:
+        return [r.label for r in self.rows if r.differs]
+
+    def column(self, key: str) -> list[Cell]:
+        index = next(i for i, c in enumerate(self.columns) if c.key == key)
+        return [r.cells[index] for r in self.rows]
+
+
+# ------------------------------------------------------------------ reading facts
+
+
+def _gib(kb: float) -> float:
+    return round(kb / 1024 / 1024, 1)
+
+
+def _node_totals_kb(host: HostFacts) -> list[int]:
+    if not host.numa:
+        return []
+    return [
+        total for _id, node in sorted(host.numa.nodes.items()) if (total := node.mem_total_kb()) is not None
+    ]
+
+
+def _memory_per_node(host: HostFacts) -> tuple[str, float | None]:
+    totals = _node_totals_kb(host)
+    if not totals:
+        return "—", None
+    shown = sorted({f"{_gib(t):g}" for t in totals})
+    return " / ".join(shown) + " GiB", _gib(statistics.median(totals))
+
+
+def _page_cache_share(host: HostFacts) -> tuple[str, float | None]:
+    """The largest share of a node's memory held by page cache (FilePages):
+    seed 001's slow hosts had it on the node STREAM allocated from."""
+    shares = []
+    if host.numa:
+        for node_id, node in sorted(host.numa.nodes.items()):
+            total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
+            if total and cache is not None:
+                shares.append((100.0 * cache / total, node_id))
+    if shares:
+        share, node_id = max(shares)
+        return f"{share:.0f}% (node {node_id})", share
+    if host.meminfo and host.meminfo.values.get("MemTotal") and "Cached" in host.meminfo.values:
+        share = 100.0 * host.meminfo.values["Cached"] / host.meminfo.values["MemTotal"]
+        return f"{share:.0f}%", share
+    return "—", None
+
+
+def _setting(value: Any) -> tuple[str, str | None]:
+    if value is None or value == "":
+        return "—", None
+    text = str(value).strip()
+    return text, text
+
+
+SETTINGS: list[tuple[Column, Callable[[HostFacts], Any]]] = [
+    (Column("numa_nodes", _("NUMA nodes")), lambda h: h.numa_node_count()),
+    (Column("zone_reclaim_mode", "vm.zone_reclaim_mode"), lambda h: h.sysctl_value("vm.zone_reclaim_mode")),
+    (Column("numa_balancing", "kernel.numa_balancing"), lambda h: h.sysctl_value("kernel.numa_balancing")),
+    (Column("thp", _("THP")), lambda h: h.hugepages.thp_enabled if h.hugepages else None),
+    (Column("hugepages", _("Static huge pages")), lambda h: static_hugepages(h)[0]),
+    (Column("kernel", _("Kernel")), lambda h: h.kernel.release if h.kernel else None),
+    (Column("cpu_model", _("CPU model")), lambda h: h.cpu.model_name if h.cpu else None),
+]
+MEASURES: list[tuple[Column, Callable[[HostFacts], tuple[str, float | None]], Callable]] = [
+    (
+        Column("memory_per_node", _("Memory per node"), kind="measure", unit="GiB"),
+        _memory_per_node,
+        lambda v, ref: max(v, ref) / min(v, ref) >= MEMORY_RATIO if min(v, ref) > 0 else v != ref,
+    ),
+    (
+        Column("page_cache_share", _("Page cache share"), kind="measure", unit="%"),
+        _page_cache_share,
+        lambda v, ref: abs(v - ref) >= PAGE_CACHE_POINTS,
+    ),
+]
+# Column order on the page: topology and memory first, then settings, then benchmarks.
+ORDER = (
+    "numa_nodes",
+    "memory_per_node",
+    "page_cache_share",
+    "zone_reclaim_mode",
+    "numa_balancing",
+    "thp",
+    "hugepages",
+    "kernel",
+    "cpu_model",
+)
+
+
+def _benchmarks(host: HostFacts) -> dict[tuple[str, str, str], float]:
+    """(kind, name, unit) -> the host's first result (as the fleet rule counts it)."""
+    out: dict[tuple[str, str, str], float] = {}
+    for b in host.benchmarks:
+        out.setdefault((b.kind.lower(), b.name, b.unit), b.value)
+    return out
+
+
+def _ratio_differs(value: float, ref: float) -> bool:
+    if value <= 0 or ref <= 0:
+        return value != ref
+    return max(value, ref) / min(value, ref) >= BENCHMARK_RATIO
+
+
+# --------------------------------------------------------------------- comparing
+
+
+def _mark_settings(cells: list[Cell]) -> str:
+    """Highlight the cells that differ from the column's strict majority;
+    without one (a tie) nothing is highlighted: no host is the odd one out."""
+    counts = Counter(c.value for c in cells if c.value is not None)
+    if len(counts) < 2:
+        return next(iter(counts), "") if counts else ""
+    (top, n1), (_second, n2) = counts.most_common(2)
+    if n1 == n2:
+        return ""
+    for c in cells:
+        if c.value is not None and c.value != top:
+            c.differs, c.reference = True, top
+    return top
+
+
+def _mark_measures(cells: list[Cell], differs: Callable[[float, float], bool], unit: str) -> str:
+    values = [c.value for c in cells if c.value is not None]
+    if not values:
+        return ""
+    median = statistics.median(values)
+    reference = f"{median:g} {unit}".strip() if unit != "%" else f"{median:.0f}%"
+    if len(values) < 2:
+        return reference
+    for c in cells:
+        if c.value is not None and differs(c.value, median):
+            c.differs, c.reference, c.by_median = True, reference, True
+    return reference
+
+
+def compare(hosts: list[HostFacts]) -> Matrix:
+    """The comparison matrix of ``hosts`` (rows in the order given): one column
+    per key fact and per benchmark any host reports."""
+    columns: dict[str, Column] = {}
+    cells: dict[str, list[Cell]] = {}
+    for column, get in SETTINGS:
+        columns[column.key] = column
+        cells[column.key] = [Cell(*_setting(get(h))) for h in hosts]
+    for column, get, _differs in MEASURES:
+        columns[column.key] = column
+        cells[column.key] = [Cell(*get(h)) for h in hosts]
+    per_host = [_benchmarks(h) for h in hosts]
+    # in the order the tools print them (STREAM: Copy, Scale, Add, Triad)
+    bench_keys = list(dict.fromkeys(k for b in per_host for k in b))
+    for kind, name, unit in bench_keys:
+        key = f"bench:{kind}:{name}:{unit}"
+        label = f"{'STREAM' if kind == 'stream' else kind} {name} ({unit})"
+        columns[key] = Column(key, label, kind="measure", unit=unit)
+        cells[key] = [
+            Cell(f"{v:g}", v) if (v := b.get((kind, name, unit))) is not None else Cell("—") for b in per_host
+        ]
+
+    references: dict[str, str] = {}
+    for key, column in columns.items():
+        if column.kind == "setting":
+            references[key] = _mark_settings(cells[key])
+        else:
+            measure = next((d for c, _g, d in MEASURES if c.key == key), _ratio_differs)
+            references[key] = _mark_measures(cells[key], measure, column.unit)
+
+    order = [k for k in ORDER if k in columns] + [k for k in columns if k not in ORDER]
+    rows = [
+        Row(
+            label=h.label or h.hostname or f"host {i + 1}",
+            hostname=h.hostname,
+            role=h.role,
+            cells=[cells[k][i] for k in order],
+        )
+        for i, h in enumerate(hosts)
+    ]
+    return Matrix(columns=[columns[k] for k in order], rows=rows, references=references)
+
+
+def benchmark_series(matrix: Matrix) -> list[tuple[Column, list[tuple[str, float, bool]], float | None]]:
+    """Per benchmark kind, the column to chart (STREAM: Triad, the figure seed
+    001 quotes; otherwise the first) with (host, value, differs) per host and
+    the median."""
+    chosen: dict[str, Column] = {}
+    for column in matrix.columns:
+        if not column.key.startswith("bench:"):
+            continue
+        _prefix, kind, name, _unit = column.key.split(":", 3)
+        if kind not in chosen or name.lower() == "triad":
+            chosen[kind] = column
+    out = []
+    for column in chosen.values():
+        cells = matrix.column(column.key)
+        points = [(r.label, c.value, c.differs) for r, c in zip(matrix.rows, cells, strict=True) if c.value]
+        values = [v for _l, v, _d in points]
+        out.append((column, points, statistics.median(values) if values else None))
+    return out
+
+
+# ------------------------------------------------------------------ the cluster
+
+
+@dataclass
+class ClusterView:
+    name: str
+    snapshots: list[Snapshot]  # compared: the newest analysed snapshot of each host, matrix order
+    pending: list[Snapshot]  # of the cluster but not compared: queued, analysing or failed
+    superseded: int  # older analysed snapshots of hosts that have a newer one
+    hosts: list[HostFacts]
+    matrix: Matrix
+    fleet_findings: list[Finding]
+
+
+def cluster_snapshots(visible: QuerySet[Snapshot], name: str) -> QuerySet[Snapshot]:
+    return visible.filter(cluster=name)
+
+
+def _host_key(snapshot: Snapshot) -> str:
+    # The cluster analysis (services._cluster_siblings) knows a host by its
+    # hostname, else by its label: a re-snapshot of a host replaces it.
+    # (SQLite renders a JSON null as the text "null".)
+    hostname = getattr(snapshot, "facts_hostname", None)
+    return str(hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}")
+
+
+def _unique_labels(snapshots: list[Snapshot]) -> list[str]:
+    labels, used = [], set()
+    for snap in snapshots:
+        label = snap.host_label
+        if label in used:
+            label = f"{label}#{snap.pk}"
+        used.add(label)
+        labels.append(label)
+    return labels
+
+
+def fleet_findings(hosts: list[HostFacts]) -> list[Finding]:
+    """The fleet rules over ``hosts`` (the other rules are per host and are on
+    each snapshot's own report)."""
+    from triage import engine
+
+    fleet = {rule_id: spec for rule_id, spec in load_all().items() if rule_id.startswith("fleet.")}
+    return engine.analyze(SnapshotFacts(hosts=hosts), rules=fleet).findings
+
+
+def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
+    """The comparison of cluster ``name`` among the ``visible`` snapshots
+    (``services.visible_snapshots(user)``: a team never sees another team's
+    hosts), or None when the user sees no snapshot of it.
+
+    Fleet findings are computed here rather than read back. The analysis does
+    store them (a cluster run writes them on every host, see
+    ``services._attribute``), but each stored set describes the hosts the
+    *uploader's* owner/team scope held when that run finished, under the engine
+    of that day. Re-running the two fleet rules over the stored facts of exactly
+    the hosts in the matrix keeps findings and matrix about the same machines,
+    never names a host this user cannot open, and follows the current engine.
+    It is cheap: stored facts are rebuilt with ``from_dict`` (no upload is
+    parsed again) and only the fleet rules run.
+    """
+    # Only the hostname of every member is read here; the full facts only of
+    # the snapshots compared (a cluster keeps every before/after snapshot).
+    members = list(
+        cluster_snapshots(visible, name)
+        .defer("facts", "skipped", "similar_cases", "errors")
+        .annotate(facts_hostname=KT("facts__hostname"))
+        .order_by("-created_at", "-pk")
+    )
+    if not members:
+        return None
+    newest: dict[str, Snapshot] = {}
+    pending: list[Snapshot] = []
+    superseded = 0
+    for snap in members:
+        if snap.status != Snapshot.Status.DONE:
+            pending.append(snap)
+        elif _host_key(snap) in newest:
+            superseded += 1
+        elif len(newest) < MAX_HOSTS:
+            newest[_host_key(snap)] = snap
+    compared = sorted(newest.values(), key=lambda s: (s.host_label, s.pk))
+    facts = dict(Snapshot.objects.filter(pk__in=[s.pk for s in compared]).values_list("pk", "facts"))
+    hosts = []
+    for snap, label in zip(compared, _unique_labels(compared), strict=True):
+        host = from_dict(HostFacts, facts.get(snap.pk) or {})
+        host.label, host.cluster = label, name
+        hosts.append(host)
+    return ClusterView(
+        name=name,
+        snapshots=compared,
+        pending=pending,
+        superseded=superseded,
+        hosts=hosts,
+        matrix=compare(hosts),
+        fleet_findings=fleet_findings(hosts),
+    )
