@@ -211,9 +211,14 @@ def _mark_measures(cells: list[Cell], differs: Callable[[float, float], bool], u
     reference = f"{median:g} {unit}".strip() if unit != "%" else f"{median:.0f}%"
     if len(values) < 2:
         return reference
-    for c in cells:
-        if c.value is not None and differs(c.value, median):
-            c.differs, c.reference, c.by_median = True, reference, True
+    odd = [c for c in cells if c.value is not None and differs(c.value, median)]
+    if len(odd) * 2 > len(values):
+        # Most hosts are far from the median: the cluster is split in groups
+        # (e.g. two hosts at 45% page cache, two at 96%) and the median is no
+        # usual value, so, as with a tie of settings, no host is the odd one out.
+        return reference
+    for c in odd:
+        c.differs, c.reference, c.by_median = True, reference, True
     return reference
 
 

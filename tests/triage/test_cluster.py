@@ -145,6 +145,23 @@ def test_compare_without_a_majority_highlights_nothing():
     assert not any(c.differs for c in matrix.column("zone_reclaim_mode"))
 
 
+def test_a_cluster_split_in_two_groups_highlights_no_measure():
+    """The Kunpeng seed's four hosts: two at ~45% page cache, two at ~96%. The
+    median (70%) is no host's usual value, so no page-cache cell is odd; the two
+    slow STREAM results still are (1.5x below the median)."""
+    hosts = [h for h in generated_hosts() if h.label in ("gp-sdw01", "gp-sdw02")] + [
+        h for h in generated_hosts() if h.label in sorted(SLOW)[:2]
+    ]
+    matrix = cluster.compare(hosts)
+    assert not any(c.differs for c in matrix.column("page_cache_share"))
+    slow = {
+        r.label
+        for r, c in zip(matrix.rows, matrix.column("bench:stream:Triad:MB/s"), strict=True)
+        if c.differs
+    }
+    assert slow == set(sorted(SLOW)[:2])
+
+
 def test_fleet_rules_name_the_odd_hosts():
     findings = {f.rule: f for f in cluster.fleet_findings(generated_hosts())}
     assert set(findings) == {"fleet.numa_config_drift", "fleet.benchmark_spread"}
