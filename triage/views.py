@@ -14,10 +14,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collectors.facts import HostFacts, from_dict
 from triage import cluster as clusters
 from triage import engine, services
 from triage.forms import SnapshotFilterForm, SnapshotUploadForm
 from triage.models import Finding, Snapshot
+from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
 from triage.rules import Finding as RuleFinding
@@ -175,6 +177,7 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
     context["remedy_domains"] = _remedy_domains(snapshot)
+    context["host_remedies"] = _host_remedies(snapshot)
     if snapshot.cluster:
         context["cluster_members"] = (
             visible.filter(cluster=snapshot.cluster).exclude(pk=snapshot.pk).order_by("label", "pk")[:64]
@@ -199,6 +202,18 @@ def _remedy_domains(snapshot: Snapshot) -> list[dict]:
                 }
             )
     return out
+
+
+def _host_remedies(snapshot: Snapshot) -> list:
+    """Host-level changes for the current findings (sysctl.d files, my.cnf lines,
+    OceanBase statements, tc, IRQ affinity ...), filled from the stored facts.
+    Guests have their own page (``snapshot_remedy``)."""
+    if snapshot.status != Snapshot.Status.DONE or not snapshot.facts:
+        return []
+    rules = set(snapshot.current_findings().values_list("rule", flat=True)) - set(DOMAIN_RULES)
+    if not rules:
+        return []
+    return remedies_for_host(host=from_dict(HostFacts, snapshot.facts), rules=rules)
 
 
 def snapshot_remedy(request: HttpRequest, pk: int, domain: str) -> HttpResponse:

@@ -65,3 +65,32 @@ def test_remediation_page_is_private_and_404s_unknown_domains(client, alice, ana
     assert client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, GUEST])).status_code == 404
     client.force_login(alice)
     assert client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, "nope"])).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("seed", "expected"),
+    [
+        (
+            "kunpeng-stream-zone-reclaim/before/gp-sdw03.txt",
+            ["/etc/sysctl.d/", "vm.zone_reclaim_mode = 1"],
+        ),
+        ("oceanbase-bmsql-tuning/before/obs-197.txt", ["tc qdisc del dev bond0 root", "ALTER SYSTEM SET"]),
+    ],
+)
+def test_report_shows_host_changes_with_rollback(client, alice, monkeypatch, seed, expected):
+    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    path = FIXTURES / "seeds" / seed
+    snap = services.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label=path.stem)
+    snap = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    client.force_login(alice)
+    page = client.get(snap.get_absolute_url()).content.decode()
+    section = page[page.index('id="host-remedies"') :]
+    for text in expected:
+        assert text in section, text
+    assert "Rollback" in section
+
+
+def test_report_of_a_host_without_findings_shows_no_host_changes(client, alice, analysed):
+    client.force_login(alice)
+    analysed.findings.exclude(rule__startswith="kvm.").delete()
+    assert 'id="host-remedies"' not in client.get(analysed.get_absolute_url()).content.decode()
