@@ -534,6 +534,7 @@ class _TarWalk:
         self.pending: list[tuple[str, bytes]] = []
         self.pending_bytes = 0
         self.is_sos = False
+        self.links: list[str] = []
 
     def error(self, member: str, message: str) -> None:
         self.loader.error(member, message)
@@ -553,7 +554,7 @@ class _TarWalk:
                 self.error(_safe_label(raw_name), f"{why}; skipped")
                 continue
             if member.issym() or member.islnk():
-                self.error(name, "link member skipped")
+                self.links.append(name)  # reported in finish(), once we know if this is a sosreport
                 continue
             if member.ischr() or member.isblk() or member.isfifo():
                 self.error(name, "device or FIFO member skipped")
@@ -645,6 +646,7 @@ class _TarWalk:
         self.loader.text_file(name, data, path_kind=kind, member=True)
 
     def finish(self) -> None:
+        self.report_links()
         pending, self.pending = self.pending, []
         for name, data in pending:
             entry = self.manifest.get(name)
@@ -664,6 +666,23 @@ class _TarWalk:
                 self.loader.parse(name, kind, decoded.text, lines=decoded.text.count("\n") + 1)
             else:
                 self.loader.asm.artifact(name, None, lines=None, parsed=False, note="not recognised")
+
+    def report_links(self) -> None:
+        """Links are never followed. A sosreport links files it also stores
+        (``uname`` -> ``sos_commands/kernel/uname_-a``, ...), so there they are
+        one line, not an error each; in any other archive a link is unexpected
+        and each is reported."""
+        links, self.links = self.links, []
+        if self.is_sos and links:
+            names = ", ".join(PurePosixPath(n).name for n in links[:8]) + (", ..." if len(links) > 8 else "")
+            self.error(
+                self.archive,
+                f"{len(links)} symbolic link(s) of the sosreport not followed ({names}); "
+                "sos stores their targets, which were read directly",
+            )
+            return
+        for name in links:
+            self.error(name, "link member skipped")
 
     # -- manifests
     def read_manifest(self, name: str, data: bytes, *, prefix: str) -> None:
