@@ -26,11 +26,10 @@ from django.utils.translation import gettext_lazy as _
 from collectors.facts import HostFacts, SnapshotFacts, from_dict
 from triage.models import Snapshot
 from triage.rules import Finding, load_all
-from triage.rules.fleet import BENCHMARK_SPREAD_RATIO
+from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
 from triage.rules.memory import static_hugepages
+from triage.services import MAX_CLUSTER_HOSTS, host_key, unique_labels
 
-# The most hosts one page compares (the cluster run's limit too).
-MAX_HOSTS = 64
 # A numeric cell differs when it is this many times above or below the
 # column's median: memory per node (a NUMA-off host shows both sockets'
 # memory as one node, 2x) ...
@@ -149,7 +148,7 @@ MEASURES: list[tuple[Column, Callable[[HostFacts], tuple[str, float | None]], Ca
     (
         Column("memory_per_node", _("Memory per node"), kind="measure", unit="GiB"),
         _memory_per_node,
-        lambda v, ref: max(v, ref) / min(v, ref) >= MEMORY_RATIO if min(v, ref) > 0 else v != ref,
+        lambda v, ref: spread(v, ref) >= MEMORY_RATIO if min(v, ref) > 0 else v != ref,
     ),
     (
         Column("page_cache_share", _("Page cache share"), kind="measure", unit="%"),
@@ -182,7 +181,7 @@ def _benchmarks(host: HostFacts) -> dict[tuple[str, str, str], float]:
 def _ratio_differs(value: float, ref: float) -> bool:
     if value <= 0 or ref <= 0:
         return value != ref
-    return max(value, ref) / min(value, ref) >= BENCHMARK_RATIO
+    return spread(value, ref) >= BENCHMARK_RATIO
 
 
 # --------------------------------------------------------------------- comparing
@@ -191,11 +190,8 @@ def _ratio_differs(value: float, ref: float) -> bool:
 def _mark_settings(cells: list[Cell]) -> str:
     """Highlight the cells that differ from the column's strict majority;
     without one (a tie) nothing is highlighted: no host is the odd one out."""
-    counts = Counter(c.value for c in cells if c.value is not None)
-    if len(counts) < 2:
-        return next(iter(counts), "") if counts else ""
-    (top, n1), (_second, n2) = counts.most_common(2)
-    if n1 == n2:
+    top = majority(Counter(c.value for c in cells if c.value is not None))
+    if top is None:
         return ""
     for c in cells:
         if c.value is not None and c.value != top:
@@ -299,29 +295,6 @@ class ClusterView:
     fleet_findings: list[Finding]
 
 
-def cluster_snapshots(visible: QuerySet[Snapshot], name: str) -> QuerySet[Snapshot]:
-    return visible.filter(cluster=name)
-
-
-def _host_key(snapshot: Snapshot) -> str:
-    # The cluster analysis (services._cluster_siblings) knows a host by its
-    # hostname, else by its label: a re-snapshot of a host replaces it.
-    # (SQLite renders a JSON null as the text "null".)
-    hostname = getattr(snapshot, "facts_hostname", None)
-    return str(hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}")
-
-
-def _unique_labels(snapshots: list[Snapshot]) -> list[str]:
-    labels, used = [], set()
-    for snap in snapshots:
-        label = snap.host_label
-        if label in used:
-            label = f"{label}#{snap.pk}"
-        used.add(label)
-        labels.append(label)
-    return labels
-
-
 def fleet_findings(hosts: list[HostFacts]) -> list[Finding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
     each snapshot's own report)."""
@@ -349,7 +322,7 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     # Only the hostname of every member is read here; the full facts only of
     # the snapshots compared (a cluster keeps every before/after snapshot).
     members = list(
-        cluster_snapshots(visible, name)
+        visible.filter(cluster=name)
         .defer("facts", "skipped", "similar_cases", "errors")
         .annotate(facts_hostname=KT("facts__hostname"))
         .order_by("-created_at", "-pk")
@@ -362,16 +335,17 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     for snap in members:
         if snap.status != Snapshot.Status.DONE:
             pending.append(snap)
-        elif _host_key(snap) in newest:
+        elif host_key(snap) in newest:
             superseded += 1
-        elif len(newest) < MAX_HOSTS:
-            newest[_host_key(snap)] = snap
+        elif len(newest) < MAX_CLUSTER_HOSTS:  # the cluster analysis's limit too
+            newest[host_key(snap)] = snap
     compared = sorted(newest.values(), key=lambda s: (s.host_label, s.pk))
     facts = dict(Snapshot.objects.filter(pk__in=[s.pk for s in compared]).values_list("pk", "facts"))
+    labels = unique_labels(compared)
     hosts = []
-    for snap, label in zip(compared, _unique_labels(compared), strict=True):
+    for snap in compared:
         host = from_dict(HostFacts, facts.get(snap.pk) or {})
-        host.label, host.cluster = label, name
+        host.label, host.cluster = labels[snap.pk], name
         hosts.append(host)
     return ClusterView(
         name=name,

@@ -344,20 +344,27 @@ def _cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[S
     seen: set[str] = set()
     out: list[Snapshot] = []
     for sib in siblings:
-        # A host is known by its hostname, else by the label it was uploaded with.
-        # (SQLite renders a JSON null as the text "null".)
-        hostname = sib.facts_hostname if sib.facts_hostname not in ("", "null") else None
-        host_key = hostname or sib.label or f"#{sib.pk}"
-        if host_key in seen or (own_host and host_key == own_host):
+        key = host_key(sib)
+        if key in seen or (own_host and key == own_host):
             continue
-        seen.add(host_key)
+        seen.add(key)
         out.append(sib)
         if len(out) >= MAX_CLUSTER_HOSTS - 1:
             break
     return out
 
 
-def _unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
+def host_key(snapshot: Snapshot) -> str:
+    """Which host a snapshot is of: its hostname, else the label it was uploaded
+    with, so a re-snapshot of a host replaces the older one. Needs the
+    ``facts_hostname`` annotation (``KT("facts__hostname")``); SQLite renders a
+    JSON null there as the text "null"."""
+    hostname = getattr(snapshot, "facts_hostname", None)
+    return hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}"
+
+
+def unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
+    """Snapshot pk -> its host label, made unique with ``#pk`` where two clash."""
     labels: dict[int, str] = {}
     used: set[str] = set()
     for snap in snapshots:
@@ -540,7 +547,7 @@ def _compute(snapshot: Snapshot) -> _Run:
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
     siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
-    labels = _unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
+    labels = unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
     hosts = [host]
     loaded = []
     for sib in siblings:

@@ -117,13 +117,17 @@ def _evidence_view(evidence: list) -> list[dict]:
 ROLES = {"physical": _lazy("physical host"), "guest": _lazy("virtual machine")}
 
 
-def _finding_view(finding: Finding, zh: bool) -> dict:
+def _finding_view(finding: Finding | RuleFinding, zh: bool) -> dict:
+    """A stored finding (a row) or one the page computed (a rule ``Finding``,
+    e.g. the cluster page's fleet findings), as the templates show it."""
+    if isinstance(finding, RuleFinding):
+        finding = Finding(**engine.finding_to_dict(finding))  # unsaved: evidence as stored
     return {
         "obj": finding,
         "rule": finding.rule,
         "severity": finding.severity,
         "host": finding.host,
-        "title": finding.title_zh if zh and finding.title_zh else finding.title,
+        "title": (finding.title_zh if zh and finding.title_zh else finding.title) or finding.rule,
         "explanation": finding.explanation_zh if zh and finding.explanation_zh else finding.explanation,
         "evidence": _evidence_view(finding.evidence),
         "measures": [{"slug": slug, "url": measure_url(slug)} for slug in finding.measures or []],
@@ -159,6 +163,7 @@ def report_context(snapshot: Snapshot) -> dict:
     facts = snapshot.facts or {}
     return {
         "snapshot": snapshot,
+        "rules": {f.rule for f in findings},
         "groups": groups,
         "finding_count": len(findings),
         "counts": {g["severity"]: len(g["findings"]) for g in groups},
@@ -176,8 +181,9 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["can_reanalyze"] = snapshot.is_finished and (
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
-    context["remedy_domains"] = _remedy_domains(snapshot)
-    context["host_remedies"] = _host_remedies(snapshot)
+    if snapshot.status == Snapshot.Status.DONE:
+        context["remedy_domains"] = _remedy_domains(snapshot, context["rules"])
+        context["host_remedies"] = _host_remedies(snapshot, context["rules"])
     if snapshot.cluster:
         context["cluster_members"] = (
             visible.filter(cluster=snapshot.cluster).exclude(pk=snapshot.pk).order_by("label", "pk")[:64]
@@ -185,35 +191,26 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "triage/snapshot_detail.html", context)
 
 
-def _remedy_domains(snapshot: Snapshot) -> list[dict]:
+def _remedy_domains(snapshot: Snapshot, rules: set[str]) -> list[dict]:
     """The guests of this host with KVM findings, each linked to its patch page."""
-    if snapshot.status != Snapshot.Status.DONE:
-        return []
-    if not snapshot.current_findings().filter(rule__in=DOMAIN_RULES).exists():
+    if not rules & set(DOMAIN_RULES):
         return []
     out = []
     for domain in (snapshot.facts or {}).get("domains") or []:
         name = (domain or {}).get("name") or (domain or {}).get("uuid")
         if name and "/" not in name:
-            out.append(
-                {
-                    "name": name,
-                    "url": reverse("triage:snapshot_remedy", args=[snapshot.pk, name]),
-                }
-            )
+            out.append({"name": name, "url": reverse("triage:snapshot_remedy", args=[snapshot.pk, name])})
     return out
 
 
-def _host_remedies(snapshot: Snapshot) -> list:
+def _host_remedies(snapshot: Snapshot, rules: set[str]) -> list:
     """Host-level changes for the current findings (sysctl.d files, my.cnf lines,
     OceanBase statements, tc, IRQ affinity ...), filled from the stored facts.
     Guests have their own page (``snapshot_remedy``)."""
-    if snapshot.status != Snapshot.Status.DONE or not snapshot.facts:
+    host_rules = rules - set(DOMAIN_RULES)
+    if not host_rules or not snapshot.facts:
         return []
-    rules = set(snapshot.current_findings().values_list("rule", flat=True)) - set(DOMAIN_RULES)
-    if not rules:
-        return []
-    return remedies_for_host(host=from_dict(HostFacts, snapshot.facts), rules=rules)
+    return remedies_for_host(host=from_dict(HostFacts, snapshot.facts), rules=host_rules)
 
 
 def snapshot_remedy(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
@@ -300,19 +297,6 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _fleet_finding_view(finding: RuleFinding, zh: bool) -> dict:
-    """A fleet finding computed for the page (a rule ``Finding``, not a row)."""
-    data = engine.finding_to_dict(finding)
-    return {
-        "rule": data["rule"],
-        "severity": data["severity"],
-        "title": (data["title_zh"] if zh and data["title_zh"] else data["title"]) or data["rule"],
-        "explanation": data["explanation_zh"] if zh and data["explanation_zh"] else data["explanation"],
-        "evidence": _evidence_view(data["evidence"]),
-        "measures": [{"slug": slug, "url": measure_url(slug)} for slug in data["measures"]],
-    }
-
-
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The hosts of one cluster side by side; 404 when the user sees none."""
     view = clusters.load_cluster(services.visible_snapshots(request.user), name)
@@ -342,7 +326,7 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
             "columns": view.matrix.columns,
             "rows": rows,
             "differing": view.matrix.differing_hosts(),
-            "findings": [_fleet_finding_view(f, zh) for f in view.fleet_findings],
+            "findings": [_finding_view(f, zh) for f in view.fleet_findings],
             "charts": chart_list,
         },
     )

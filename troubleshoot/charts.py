@@ -8,6 +8,7 @@ facts lack what the chart needs. Every label is escaped; each chart has a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 MEMORY_PARTS = (
@@ -157,6 +158,39 @@ def numa_distance_matrix(facts: dict, *, title: str = "NUMA distances") -> str:
     return _svg(size, size, title, body, "chart-numa-distance")
 
 
+@dataclass(frozen=True)
+class _Bars:
+    """Geometry of a horizontal bar chart: label column, bar length, row pitch."""
+
+    left: int
+    bar_w: int
+    row_h: int
+    bar_h: int
+    text_dy: int  # text baseline below the bar's top
+    label_chars: int
+    value_font: int
+
+    def row(self, i: int, label: str, value: float, top_value: float, *, unit: str, colour: str, data: dict):
+        """The label, the bar (with ``data-*`` attributes, in order) and the value of row ``i``."""
+        y = 6 + i * self.row_h
+        w = self.bar_w * abs(value) / top_value
+        shown = f"{value:g} {unit}".strip()
+        base = y + self.text_dy
+        return [
+            f'<text x="{self.left - 8}" y="{base}" font-size="12" text-anchor="end">'
+            f"{escape(label[: self.label_chars])}</text>",
+            f'<rect x="{self.left}" y="{y}" width="{w:.1f}" height="{self.bar_h}" fill="{colour}" '
+            + " ".join(f'data-{k}="{escape(str(v))}"' for k, v in data.items())
+            + f"><title>{escape(label)}: {escape(shown)}</title></rect>",
+            f'<text x="{self.left + w + 6:.1f}" y="{base}" font-size="{self.value_font}">'
+            f"{escape(shown)}</text>",
+        ]
+
+
+_METRIC_BARS = _Bars(left=220, bar_w=330, row_h=28, bar_h=20, text_dy=15, label_chars=32, value_font=12)
+_HOST_BARS = _Bars(left=170, bar_w=380, row_h=22, bar_h=16, text_dy=13, label_chars=24, value_font=11)
+
+
 def metric_bars(
     points: list[tuple[str, float]], *, unit: str = "", title: str = "Metric before and after"
 ) -> str:
@@ -164,23 +198,12 @@ def metric_bars(
     if not points:
         return ""
     top_value = max(abs(v) for _l, v in points) or 1.0
-    left, bar_w, row_h = 220, 330, 28
-    height = 10 + row_h * len(points)
+    g = _METRIC_BARS
     body = []
     for i, (label, value) in enumerate(points):
-        y = 6 + i * row_h
-        w = bar_w * abs(value) / top_value
         colour = "#5f6368" if i == 0 else "#1a73e8"
-        shown = f"{value:g} {unit}".strip()
-        body.append(
-            f'<text x="{left - 8}" y="{y + 15}" font-size="12" text-anchor="end">{escape(label[:32])}</text>'
-        )
-        body.append(
-            f'<rect x="{left}" y="{y}" width="{w:.1f}" height="20" fill="{colour}" data-value="{value:g}">'
-            f"<title>{escape(label)}: {escape(shown)}</title></rect>"
-        )
-        body.append(f'<text x="{left + w + 6:.1f}" y="{y + 15}" font-size="12">{escape(shown)}</text>')
-    return _svg(left + bar_w + 90, height, title, body, "chart-metric")
+        body += g.row(i, label, value, top_value, unit=unit, colour=colour, data={"value": f"{value:g}"})
+    return _svg(g.left + g.bar_w + 90, 10 + g.row_h * len(points), title, body, "chart-metric")
 
 
 def host_bars(
@@ -196,27 +219,17 @@ def host_bars(
     if not points:
         return ""
     top_value = max([abs(v) for _l, v, _o in points] + [abs(reference or 0)]) or 1.0
-    left, bar_w, row_h = 170, 380, 22
-    height = 12 + row_h * len(points)
+    g = _HOST_BARS
+    height = 12 + g.row_h * len(points)
     body = []
     for i, (label, value, outlier) in enumerate(points):
-        y = 6 + i * row_h
-        w = bar_w * abs(value) / top_value
-        shown = f"{value:g} {unit}".strip()
+        data = {"host": label, "value": f"{value:g}", "outlier": 1 if outlier else 0}
         colour = "#d93025" if outlier else "#1a73e8"
-        body.append(
-            f'<text x="{left - 8}" y="{y + 13}" font-size="12" text-anchor="end">{escape(label[:24])}</text>'
-        )
-        body.append(
-            f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{colour}" '
-            f'data-host="{escape(label)}" data-value="{value:g}" data-outlier="{1 if outlier else 0}">'
-            f"<title>{escape(label)}: {escape(shown)}</title></rect>"
-        )
-        body.append(f'<text x="{left + w + 6:.1f}" y="{y + 13}" font-size="11">{escape(shown)}</text>')
+        body += g.row(i, label, value, top_value, unit=unit, colour=colour, data=data)
     if reference:
-        x = left + bar_w * abs(reference) / top_value
+        x = g.left + g.bar_w * abs(reference) / top_value
         body.append(
             f'<line x1="{x:.1f}" y1="2" x2="{x:.1f}" y2="{height - 2}" stroke="#202124" '
             f'stroke-dasharray="4 3" data-reference="{reference:g}"/>'
         )
-    return _svg(left + bar_w + 110, height, title, body, "chart-host-bars")
+    return _svg(g.left + g.bar_w + 110, height, title, body, "chart-host-bars")

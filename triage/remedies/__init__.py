@@ -27,6 +27,8 @@ from triage.remedies.host import irq_affinity, remove_netem, sysctl_file
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
 from triage.remedies.openstack import flavor_properties, nova_cpu_mode
+from triage.rules import as_int
+from triage.rules.oceanbase import SMALL_OBSERVER_CPUS
 
 __all__ = [
     "REMEDIES_BY_MEASURE",
@@ -70,10 +72,7 @@ def domain_remedies(*, host: HostFacts) -> list[RemedyResult]:
 
 def _ob_cpus(host: HostFacts) -> int:
     ob = host.oceanbase.parameters if host.oceanbase else {}
-    try:
-        return int(ob.get("cpu_count") or 0) or host.logical_cpus() or 16
-    except ValueError:
-        return host.logical_cpus() or 16
+    return as_int(ob.get("cpu_count")) or host.logical_cpus() or SMALL_OBSERVER_CPUS
 
 
 def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyResult]:

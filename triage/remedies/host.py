@@ -6,7 +6,7 @@ import re
 import shlex
 
 from collectors.cpulist import format_cpulist
-from triage.remedies.base import NoRemedy, Remedy
+from triage.remedies.base import Remedy
 
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_\-]+)+$")
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")  # IFNAMSIZ is 16 with the NUL
@@ -132,7 +132,3 @@ def irq_affinity(
         rules=("net.softirq_hotspot",),
         notes=("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified",),
     )
-
-
-def no_remedy(key: str, reason: str) -> NoRemedy:
-    return NoRemedy(key=key, reason=reason)

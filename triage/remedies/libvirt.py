@@ -42,6 +42,7 @@ from collectors.parsers.libvirt import parse_domain
 from triage.remedies import xmledit
 from triage.remedies.base import NoRemedy, Remedy
 from triage.remedies.topology import Placement, check_placement, host_topology, plan_placement
+from triage.rules import domain_vcpus
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -126,7 +127,10 @@ def _el(tag: str, **attrs: str) -> ET.Element:
     return ET.Element(tag, {k.rstrip("_"): v for k, v in attrs.items()})
 
 
-def _patch_iothreads(root: ET.Element, d: Domain, new_id: int | None, notes: list[str]) -> None:
+def _patch_iothreads(
+    root: ET.Element, d: Domain, new_id: int | None, thread_less: list[str], notes: list[str]
+) -> None:
+    """Give the virtio data disks ``thread_less`` the new iothread ``new_id``."""
     if new_id is None:
         return
     ids_el = root.find("iothreadids")
@@ -144,13 +148,13 @@ def _patch_iothreads(root: ET.Element, d: Domain, new_id: int | None, notes: lis
         if disk.get("device", "disk") != "disk":
             continue
         target = disk.find("target")
-        if target is None or target.get("dev") not in _data_disks_without_thread(d):
+        if target is None or target.get("dev") not in thread_less:
             continue
         driver = disk.find("driver")
         if driver is None:
             driver = xmledit.add_first(disk, _el("driver", name="qemu"), level=3)
         driver.set("iothread", str(new_id))
-    notes.append(f"iothread {new_id} added for data disk(s) {', '.join(_data_disks_without_thread(d))}")
+    notes.append(f"iothread {new_id} added for data disk(s) {', '.join(thread_less)}")
 
 
 def _data_disks(d: Domain) -> list:
@@ -330,7 +334,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     if isinstance(topo, NoRemedy):
         return NoRemedy(key=key, reason=topo.reason)
 
-    n = d.vcpu_current or d.vcpus or 0
+    n = domain_vcpus(d)
     memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
     thread_less = _data_disks_without_thread(d)
     existing = _iothread_ids(d)
@@ -358,7 +362,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         if el is not None:
             xmledit.remove_child(root, el)
             notes.append(f"<{tag}> removed ({why})")
-    _patch_iothreads(root, d, new_iothread, notes)
+    _patch_iothreads(root, d, new_iothread, thread_less, notes)
     _patch_cputune(root, placement)
     _patch_numatune(root, placement)
     _patch_cpu(root, placement, topo.distances)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from collectors.cpulist import format_cpulist
 from collectors.facts import Domain, HostFacts
 from triage.remedies.base import NoRemedy
+from triage.rules import cpu_node_map
 
 MIB_KB = 1024
 # The core holding CPU 0 runs host timers, housekeeping kthreads and most
@@ -164,11 +165,10 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
     """
     if host is None:
         return NoRemedy(key="host", reason="no host facts: upload the hypervisor's numactl -H and lscpu")
-    nodes: dict[int, tuple[int, ...]] = {}
-    if host.numa and host.numa.nodes:
-        nodes = {n: tuple(sorted(node.cpus)) for n, node in host.numa.nodes.items() if node.cpus}
-    if not nodes and host.cpu and host.cpu.numa_node_cpus:
-        nodes = {n: tuple(sorted(cpus)) for n, cpus in host.cpu.numa_node_cpus.items() if cpus}
+    by_node: dict[int, list[int]] = {}
+    for cpu, node_id in cpu_node_map(host).items():  # numactl/sysfs, else lscpu
+        by_node.setdefault(node_id, []).append(cpu)
+    nodes = {n: tuple(sorted(by_node[n])) for n in sorted(by_node)}
     if not nodes:
         return NoRemedy(
             key="host",

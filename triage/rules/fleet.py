@@ -7,7 +7,9 @@ engineer must know which three machines to look at without checking each one.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from triage.rules import RuleContext, artifact_evidence, evidence, finding, host_name, rule
 from triage.rules.memory import static_hugepages
@@ -72,17 +74,17 @@ def numa_config_drift(ctx: RuleContext):
         by_value: dict[str, list] = defaultdict(list)
         for h, item in known:
             by_value[str(item[0])].append((h, item))
-        majority = _majority(by_value)
+        usual = majority({value: len(rows) for value, rows in by_value.items()})
         # Name the odd hosts out: on a large cluster a list of every host's
         # value hides the three that differ. Without a strict majority every
         # group is "odd" and every host is cited.
-        odd = [row for value, rows in sorted(by_value.items()) if value != majority for row in rows]
-        reference = by_value[majority][:1] if majority is not None else []
+        odd = [row for value, rows in sorted(by_value.items()) if value != usual for row in rows]
+        reference = by_value[usual][:1] if usual is not None else []
         odd_text = ", ".join(f"{host_name(h)} ({v})" for h, (v, _) in odd)
-        if majority is not None:
-            count = len(by_value[majority])
-            summary = f"{count} of {len(known)} hosts have {majority}; different: {odd_text}"
-            summary_zh = f"{len(known)} 台主机中 {count} 台为 {majority}；不同的主机：{odd_text}"
+        if usual is not None:
+            count = len(by_value[usual])
+            summary = f"{count} of {len(known)} hosts have {usual}; different: {odd_text}"
+            summary_zh = f"{len(known)} 台主机中 {count} 台为 {usual}；不同的主机：{odd_text}"
         else:
             summary = summary_zh = "; ".join(
                 f"{v}: {', '.join(host_name(h) for h, _ in rows)}" for v, rows in sorted(by_value.items())
@@ -99,12 +101,18 @@ def numa_config_drift(ctx: RuleContext):
         )
 
 
-def _majority(groups: dict[str, list]) -> str | None:
-    """The value held by strictly more hosts than any other, else None."""
-    sizes = sorted((len(rows) for rows in groups.values()), reverse=True)
-    if len(sizes) > 1 and sizes[0] == sizes[1]:
+def majority(counts: Mapping[Any, int]) -> Any | None:
+    """The value held by strictly more hosts than any other, else None (a tie,
+    or no value at all). The cluster page highlights cells the same way."""
+    ranked = Counter(counts).most_common(2)
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
         return None
-    return max(groups, key=lambda v: len(groups[v]))
+    return ranked[0][0]
+
+
+def spread(a: float, b: float) -> float:
+    """How many times the larger of two positive results is the smaller."""
+    return max(a, b) / min(a, b)
 
 
 @rule(
@@ -147,11 +155,7 @@ def benchmark_spread(ctx: RuleContext):
         # The outliers are the hosts at least RATIO times worse than the best
         # one: always at least the worst host, and on a cluster of identical
         # machines exactly the ones to look at (the best is the reference).
-        slow = [
-            r
-            for r in ordered
-            if max(r[1].value, best[1].value) / min(r[1].value, best[1].value) >= BENCHMARK_SPREAD_RATIO
-        ]
+        slow = [r for r in ordered if spread(r[1].value, best[1].value) >= BENCHMARK_SPREAD_RATIO]
         # worst first; hosts with the same result by name
         slow.sort(key=lambda r: (-r[1].value if lower_is_better else r[1].value, host_name(r[0])))
         worst = slow[0]
