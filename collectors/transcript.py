@@ -80,6 +80,20 @@ def _compiled(attr: str) -> list[tuple[str, re.Pattern[str]]]:
     return compiled
 
 
+_prose: tuple[int, re.Pattern[str]] | None = None
+
+
+def _output_prose() -> re.Pattern[str]:
+    """One pattern of every parser's ``prose_lines``: output lines that read
+    like prose but belong to the artifact (see ``ParserSpec.prose_lines``)."""
+    global _prose
+    compiled = _compiled("prose_lines")
+    if _prose is None or _prose[0] != len(compiled):
+        joined = "|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)"
+        _prose = (len(compiled), re.compile(joined))
+    return _prose[1]
+
+
 def ensure_parsers() -> None:
     parsers.load_all()
 
@@ -273,25 +287,6 @@ _STOPWORDS = frozenset(
     ]
 )
 _BRACKET_WORD = re.compile(r"\[[\w\-]+\]")
-# Lines that commands we parse print and that read like prose. Outside fences an
-# output ends at the first prose line, so without these an unfenced
-# `numactl -H` would lose its distance matrix, /proc/zoneinfo its second zone,
-# STREAM its results and the mysql client its "Server version:" line.
-_OUTPUT_PROSE = re.compile(
-    r"^(node distances:"  # numactl -H
-    r"|per-node stats|pagesets"  # /proc/zoneinfo
-    r"|STREAM version .*|This system uses \d+ bytes per array element\."  # STREAM
-    r"|Each kernel will be executed \d+ times\.|The \*best\* time for each kernel.*"
-    r"|will be used to compute the reported bandwidth\.|Your clock granularity.*"
-    r"|Each test below will take on the order of .*|Increase the size of the arrays if this shows that"
-    r"|you are not getting at least \d+ clock ticks per test\."
-    r"|WARNING -- The above is only a rough guideline\."
-    r"|For best results, please be sure you know the|precision of your system timer\."
-    r"|Solution Validates: .*"
-    r"|Welcome to the (MariaDB|MySQL) monitor\..*|Your (MariaDB|MySQL) connection id is \d+"  # mysql client
-    r"|Copyright \(c\) .*|Oracle is a registered trademark .*|affiliates\. Other names may be trademarks.*"
-    r"|owners\.|Type 'help;' or '\\h' for help\..*)$"
-)
 
 
 _SHAPE_CUT = re.compile(r"[.:=\[(,]")
@@ -362,7 +357,7 @@ def line_class(line: str) -> str:
     s = line.strip()
     if not s:
         return "blank"
-    if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _OUTPUT_PROSE.match(s):
+    if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _output_prose().fullmatch(s):
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"

@@ -28,6 +28,10 @@ class ParserSpec:
     detect: Callable[[str], bool] | None = None
     # higher wins when several detect() match
     priority: int = 0
+    # regexes (re.fullmatch, on the stripped line) of lines the artifact prints
+    # that read like prose ("node distances:"): outside code fences a
+    # transcript output ends at the first prose line, so these are declared
+    prose_lines: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -41,6 +45,7 @@ def register(
     paths: tuple[str, ...] = (),
     detect: Callable[[str], bool] | None = None,
     priority: int = 0,
+    prose_lines: tuple[str, ...] = (),
 ):
     """Register ``func`` as the parser of artifacts of ``kind``."""
 
@@ -48,7 +53,13 @@ def register(
         if kind in REGISTRY and REGISTRY[kind].func is not func:
             raise RuntimeError(f"parser kind {kind!r} registered twice")
         REGISTRY[kind] = ParserSpec(
-            kind=kind, func=func, commands=commands, paths=paths, detect=detect, priority=priority
+            kind=kind,
+            func=func,
+            commands=commands,
+            paths=paths,
+            detect=detect,
+            priority=priority,
+            prose_lines=prose_lines,
         )
         return func
 

@@ -45,6 +45,22 @@ def _finite(text: str, number: int) -> float:
 @register(
     "stream",
     commands=(r"(^|/)stream(_c)?(\.exe)?(\s|$)", r"(^|/)stream\.\w+(\s|$)"),
+    prose_lines=(
+        # STREAM's own sentences around its results
+        r"STREAM version .*",
+        r"This system uses \d+ bytes per array element\.",
+        r"Each kernel will be executed \d+ times\.",
+        r"The \*best\* time for each kernel.*",
+        r"will be used to compute the reported bandwidth\.",
+        r"Your clock granularity.*",
+        r"Each test below will take on the order of .*",
+        r"Increase the size of the arrays if this shows that",
+        r"you are not getting at least \d+ clock ticks per test\.",
+        r"WARNING -- The above is only a rough guideline\.",
+        r"For best results, please be sure you know the",
+        r"precision of your system timer\.",
+        r"Solution Validates: .*",
+    ),
     detect=lambda head: bool(_STREAM_HEADER.search(head) and re.search(r"^\s*Triad:", head, re.M)),
     priority=10,
 )

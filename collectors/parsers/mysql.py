@@ -296,6 +296,16 @@ def _find_version(text: str) -> tuple[str, str, int] | None:
         r"(?i)\bselect\s+(version\(\)|@@(global\.)?version\b)",
         r"\b(mysqld|mariadbd)\s+(-V|--version)\b",
     ),
+    prose_lines=(
+        # the mysql client's banner, which holds "Server version: ..."
+        r"Welcome to the (MariaDB|MySQL) monitor\..*",
+        r"Your (MariaDB|MySQL) connection id is \d+",
+        r"Copyright \(c\) .*",
+        r"Oracle is a registered trademark .*",
+        r"affiliates\. Other names may be trademarks.*",
+        r"owners\.",
+        r"Type 'help;' or '\\h' for help\..*",
+    ),
     detect=lambda head: bool(
         len(head) < 2000
         and (

@@ -54,6 +54,7 @@ def _detect(head: str) -> bool:
     "numactl_hardware",
     commands=(r"^numactl\s+(-H|--hardware)",),
     paths=(r"sos_commands/numa/numactl_--hardware", r"numactl_-H"),
+    prose_lines=(r"node distances:",),
     detect=_detect,
     priority=10,
 )

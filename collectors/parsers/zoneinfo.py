@@ -35,6 +35,7 @@ def _detect(head: str) -> bool:
     "zoneinfo",
     commands=(r"cat\s+/proc/zoneinfo",),
     paths=(r"proc/zoneinfo$",),
+    prose_lines=(r"per-node stats", r"pagesets"),
     detect=_detect,
     priority=20,
 )
