@@ -524,6 +524,71 @@ class BenchmarkResults(Parsed):
     results: list[Benchmark] = field(default_factory=list)
 
 
+# ------------------------------------------------------------------ memory devices
+
+
+@dataclass
+class Dimm:
+    """One ``dmidecode -t memory`` "Memory Device" record (an empty slot has no size)."""
+
+    locator: str  # "DIMM_A1", "CPU1_DIMM_A0", "PROC 1 DIMM 3"
+    bank: str | None = None  # "P0 CHANNEL A", "NODE 1", "BANK 0"
+    size_mb: int | None = None  # None: "No Module Installed"
+    socket: int | None = None  # from the locator or bank when they name it (CPU1, P0, NODE 1)
+    channel: str | None = None  # "A", "B" ... when the locator or bank names it
+    type: str | None = None  # "DDR4"
+    speed_mts: int | None = None
+    configured_speed_mts: int | None = None
+    line: int | None = None
+
+
+@dataclass
+class MemoryDevices(Parsed):
+    """``dmidecode -t memory`` / ``dmidecode -t 17``: every DIMM slot."""
+
+    dimms: list[Dimm] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------- reading
+
+
+@dataclass
+class ReadArtifact:
+    """One artifact read from the input: its kind and where it is."""
+
+    kind: str | None  # parser kind; None when nothing recognised it
+    start_line: int  # 1-based, inclusive, in the uploaded file (0 for archive members)
+    end_line: int
+    parsed: bool
+    name: str = ""  # file, member or transcript block label
+    command: str | None = None
+
+
+@dataclass
+class UnrecognisedBlock:
+    """Lines that no parser recognised and that are not prose (DESIGN.md ``reading``)."""
+
+    start_line: int
+    end_line: int
+    first_line: str  # the block's first line, cut to 200 characters
+    name: str = ""  # the file or member it is in
+
+
+@dataclass
+class Reading:
+    """What Casebook read of a host's input. Every input line is counted once:
+    ``read_lines + prompt_lines + prose_lines + unrecognised_lines == lines``
+    (blank lines count with the block or prose they are in)."""
+
+    lines: int = 0
+    read_lines: int = 0  # lines of artifacts' output
+    prompt_lines: int = 0  # prompt / command lines (with SQL continuation lines)
+    prose_lines: int = 0  # prose, blank lines between blocks, fences and markup
+    unrecognised_lines: int = 0
+    artifacts: list[ReadArtifact] = field(default_factory=list)
+    unrecognised: list[UnrecognisedBlock] = field(default_factory=list)
+
+
 # ---------------------------------------------------------------------- host & snapshot
 
 
@@ -563,6 +628,9 @@ class HostFacts:
     database: DatabaseFacts | None = None
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)
+    memory_devices: MemoryDevices | None = None
+    # how much of the input was read, line by line (DESIGN.md ``reading``)
+    reading: Reading = field(default_factory=Reading)
     # artifacts that were read, in order, and what they were recognised as
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[ArtifactError] = field(default_factory=list)

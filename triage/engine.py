@@ -78,11 +78,26 @@ FACT_CHECKS: dict[str, Callable[[SnapshotFacts], bool]] = {
 
 
 @dataclass
+class NotChecked:
+    """A rule that could not be evaluated on a host where it is relevant, and
+    how to get the evidence it needs (DESIGN.md ``not_checked``)."""
+
+    rule: str
+    reason: str  # "no /proc/meminfo or HugePages_Total was read"
+    reason_zh: str = ""
+    commands: list[str] = field(default_factory=list)  # exact commands that produce the evidence
+    host: str = ""
+
+
+@dataclass
 class AnalysisResult:
     findings: list[Finding] = field(default_factory=list)
     # (rule id, reason): "missing <fact>" or "error: <ExceptionType>: <message>"
     skipped: list[tuple[str, str]] = field(default_factory=list)
     engine_version: str = ENGINE_VERSION
+    # rule IDs evaluated (their facts were there), and the relevant ones that were not
+    checked: list[str] = field(default_factory=list)
+    not_checked: list[NotChecked] = field(default_factory=list)
 
     @property
     def rule_ids(self) -> set[str]:
@@ -125,6 +140,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
             logger.exception("rule %s failed", rule_id)
             result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
             continue
+        result.checked.append(rule_id)
         result.findings.extend(found)
     result.findings.sort(key=lambda f: (_severity_rank(f), f.rule, f.host))
     return result
@@ -150,6 +166,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         ],
         "measures": list(finding.measures),
         "host": finding.host,
+        "impact": finding.impact,
     }
 
 
@@ -187,6 +204,8 @@ def result_to_json(
         "findings": [finding_to_dict(f) for f in result.findings],
         "skipped": [{"rule": rule_id, "reason": reason} for rule_id, reason in result.skipped],
         "similar_cases": similar_cases,
+        "checked": list(result.checked),
+        "not_checked": [to_dict(n) for n in result.not_checked],
         "errors": [
             {
                 "artifact": getattr(e, "artifact", ""),

@@ -61,6 +61,12 @@ class Snapshot(models.Model):
     skipped = models.JSONField(default=list, blank=True)
     # [{"slug": ..., "score": 0..1, "shared_rules": [...], ...}]
     similar_cases = models.JSONField(default=list, blank=True)
+    # rule IDs evaluated, and [{rule, reason, reason_zh, commands, host}] that could not be
+    checked = models.JSONField(default=list, blank=True)
+    not_checked = models.JSONField(default=list, blank=True)
+    # further hosts of the same upload (a paste that ssh-es from a host to its
+    # guest): HostFacts dicts like ``facts``
+    extra_hosts = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
 
@@ -122,6 +128,8 @@ class Finding(models.Model):
     evidence = models.JSONField(default=list, blank=True)
     # measure slugs
     measures = models.JSONField(default=list, blank=True)
+    # severity weight x how far past its threshold; the report orders by it
+    impact = models.FloatField(default=0)
     engine_version = models.CharField(max_length=32)
 
     SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}

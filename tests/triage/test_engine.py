@@ -76,7 +76,15 @@ def test_result_to_json_has_the_design_shape():
     snapshot.hosts[0].errors.append(ArtifactError(artifact="x.txt", message="bad", line=3))
     result = analyze(snapshot)
     payload = json.loads(json.dumps(result_to_json(snapshot, result)))
-    assert set(payload) >= {"facts", "findings", "skipped", "similar_cases", "errors"}
+    assert set(payload) >= {
+        "facts",
+        "findings",
+        "skipped",
+        "similar_cases",
+        "errors",
+        "checked",
+        "not_checked",
+    }
     assert len(payload["facts"]["hosts"]) == 2
     finding = payload["findings"][0]
     assert set(finding) == {
@@ -89,6 +97,7 @@ def test_result_to_json_has_the_design_shape():
         "evidence",
         "measures",
         "host",
+        "impact",
     }
     assert set(finding["evidence"][0]) == {"fact", "value", "artifact", "line", "host"}
     assert {"artifact": "x.txt", "message": "bad", "line": 3} in payload["errors"]

@@ -38,6 +38,9 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     measures: list[str] = field(default_factory=list)
     host: str = ""
+    # severity weight x how far past its threshold (set by the engine); findings
+    # are ordered by it, largest first
+    impact: float = 0.0
 
 
 @dataclass
