@@ -275,6 +275,13 @@ class HostAssembler:
                 setattr(self.host.kernel, name, getattr(r, name))
 
     def _add_tc(self, r: f.TcQdiscs) -> None:
+        # "tc qdisc show dev eth0" prints no "dev eth0" on its lines: the device is
+        # in the command (transcript block label or archive member name)
+        named = re.search(r"\bdev[\s_]+([\w.:@-]+)", r.source.artifact or "")
+        if named:
+            for q in r.qdiscs:
+                if not q.device:
+                    q.device = named.group(1)
         if self.host.tc is None:
             self.host.tc = r
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from triage.engine import ENGINE_VERSION, FACT_CHECKS
+from triage.engine import ENGINE_VERSION, FACT_CHECKS, FACT_SOURCES, PAST_CAP, SEVERITY_WEIGHT
 from triage.rules import load_all
 
 RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
@@ -49,6 +49,24 @@ def render_rules_doc() -> str:
         "as "
         '`skipped: missing <fact>`; "needs one of" means any of the listed facts is enough.',
         "",
+        "**Calibration.** Each rule states below why its thresholds sit where they do (the magnitude at "
+        "which the problem matters). A rule may report a finding with a severity other than its default "
+        "when the magnitude calls for it (e.g. `info` between a lower and the warning threshold).",
+        "",
+        "**Impact.** Every finding gets `impact = weight(severity) x min(past, "
+        f"{PAST_CAP})` with weights "
+        + ", ".join(f"{k} {v:g}" for k, v in SEVERITY_WEIGHT.items())
+        + "; `past` is how far past its threshold the finding is (observed / threshold, at least 1; 1 for "
+        "yes/no conditions; each rule's rationale names its `past`). The cap keeps a warning below any "
+        "critical finding. Findings are ordered by impact, largest first; ties keep (rule, host) order. "
+        "Identical findings (same rule, host, evidence facts and values) are merged into one that cites "
+        "every place the fact was read.",
+        "",
+        "**Not checked.** A rule that declares when it is relevant to a host (a database host, a KVM host, "
+        "a multi-node host ...) lists that host under `not_checked` when a fact it needs there is missing, "
+        "with the commands that produce it (see the last table). Rules without such a declaration are "
+        "only reported as `skipped` and never ask for evidence.",
+        "",
     ]
     for area, heading in _AREAS.items():
         specs = [registry[k] for k in sorted(registry) if k.split(".", 1)[0] == area]
@@ -76,12 +94,40 @@ def render_rules_doc() -> str:
                 + " |"
             )
         out.append("")
-    out += ["## Facts a rule can require", "", "| fact | present when |", "|---|---|"]
+        for spec in specs:
+            out += [f"### `{spec.id}`", ""]
+            out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
+            out.append("")
+            asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
+            out.append(f"**Asks for missing evidence:** {asks}.")
+            out.append("")
+    out += [
+        "## Facts a rule can require, and how to get them",
+        "",
+        "Commands are the same on every platform unless a line names one; `sudo` marks those that need "
+        "root. Packages: " + "; ".join(f"{family}: `{cmd}`" for family, cmd in _pkg_example().items()) + ".",
+        "",
+        "| fact | present when | artifact | commands | package if missing |",
+        "|---|---|---|---|---|",
+    ]
     for name, check in FACT_CHECKS.items():
         doc = getattr(check, "__doc__", None)
-        out.append(f"| `{name}` | {_cell(FACT_DESCRIPTIONS.get(name, doc or ''))} |")
+        source = FACT_SOURCES.get(name)
+        artifact = _cell(source.artifact) if source else "-"
+        commands = "<br>".join(f"`{_cell(c)}`" for c in source.commands) if source else "-"
+        packages = (
+            "<br>".join(f"{f}: `{c}`" for f, c in source.packages.items())
+            if source and source.packages
+            else "-"
+        )
+        present = _cell(FACT_DESCRIPTIONS.get(name, doc or ""))
+        out.append(f"| `{name}` | {present} | {artifact} | {commands} | {packages} |")
     out.append("")
     return "\n".join(out)
+
+
+def _pkg_example() -> dict[str, str]:
+    return FACT_SOURCES["numa"].packages
 
 
 FACT_DESCRIPTIONS = {
@@ -113,6 +159,7 @@ FACT_DESCRIPTIONS = {
     "disks": "iostat/tsar device statistics are known",
     "benchmarks": "benchmark results (STREAM, tpmC, a timed statement) are known",
     "cluster": "the snapshot holds 2 or more physical hosts (analysed as one cluster)",
+    "memory_devices": "a host has its DIMM slots (dmidecode -t memory)",
 }
 
 

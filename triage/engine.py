@@ -10,71 +10,237 @@ never stops the analysis.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
-from triage.rules import SEVERITIES, Finding, RuleContext, RuleSpec, load_all
+from triage.rules import SEVERITIES, Finding, RuleContext, RuleSpec, host_domains, host_name, load_all
 
 logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "2"
-
-
-def _any_host(pred: Callable[[HostFacts], Any]) -> Callable[[SnapshotFacts], bool]:
-    return lambda snap: any(pred(h) for h in snap.hosts)
+ENGINE_VERSION = "3"
 
 
 def _numa_nodes(h: HostFacts) -> list:
     return list(h.numa.nodes.values()) if h.numa else []
 
 
+# Facts one host can have; a rule's ``requires`` and ``relevant`` name these keys.
+HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
+    "cpu": lambda h: h.cpu is not None,
+    "numa": lambda h: h.numa_node_count() is not None,
+    "numa_distances": lambda h: bool(h.numa and h.numa.distances),
+    "node_meminfo": lambda h: any(
+        n.mem_total_kb() is not None and n.mem_free_kb() is not None for n in _numa_nodes(h)
+    ),
+    "numastat": lambda h: any(n.numastat for n in _numa_nodes(h)),
+    "meminfo": lambda h: h.meminfo is not None,
+    "hugepages": lambda h: (
+        h.hugepages is not None
+        or (h.meminfo is not None and "HugePages_Total" in h.meminfo.values)
+        or any("HugePages_Total" in n.meminfo for n in _numa_nodes(h))
+        or (h.sysctl is not None and "vm.nr_hugepages" in h.sysctl.values)
+    ),
+    "sysctl": lambda h: h.sysctl is not None,
+    "cmdline": lambda h: h.cmdline is not None,
+    "kernel": lambda h: h.kernel is not None,
+    "domains": lambda h: bool(host_domains(h)),
+    "virsh_list": lambda h: h.virsh_list is not None,
+    "database": lambda h: h.database is not None,
+    "db_variables": lambda h: bool(h.database and h.database.variables),
+    "db_version": lambda h: bool(h.database and h.database.version),
+    "db_events": lambda h: bool(h.database and h.database.events),
+    "oceanbase": lambda h: bool(h.oceanbase and h.oceanbase.parameters),
+    "odp": lambda h: bool(h.oceanbase and h.oceanbase.proxy_config),
+    "sql_audit": lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts),
+    "tc": lambda h: h.tc is not None,
+    "pings": lambda h: bool(h.pings),
+    "cpu_usage": lambda h: h.cpu_usage is not None,
+    "per_cpu_usage": lambda h: bool(h.cpu_usage and [c for c in h.cpu_usage.per_cpu if c.cpu != "all"]),
+    "softirqs": lambda h: h.softirqs is not None,
+    "disks": lambda h: bool(h.disks and h.disks.devices),
+    "benchmarks": lambda h: bool(h.benchmarks),
+    "memory_devices": lambda h: bool(h.memory_devices and h.memory_devices.dimms),
+}
+
+
+def _any_host(pred: Callable[[HostFacts], Any]) -> Callable[[SnapshotFacts], bool]:
+    return lambda snap: any(pred(h) for h in snap.hosts)
+
+
 FACT_CHECKS: dict[str, Callable[[SnapshotFacts], bool]] = {
-    "cpu": _any_host(lambda h: h.cpu is not None),
-    "numa": _any_host(lambda h: h.numa_node_count() is not None),
-    "numa_distances": _any_host(lambda h: bool(h.numa and h.numa.distances)),
-    "node_meminfo": _any_host(
-        lambda h: any(n.mem_total_kb() is not None and n.mem_free_kb() is not None for n in _numa_nodes(h))
-    ),
-    "numastat": _any_host(lambda h: any(n.numastat for n in _numa_nodes(h))),
-    "meminfo": _any_host(lambda h: h.meminfo is not None),
-    "hugepages": _any_host(
-        lambda h: (
-            h.hugepages is not None
-            or (h.meminfo is not None and "HugePages_Total" in h.meminfo.values)
-            or any("HugePages_Total" in n.meminfo for n in _numa_nodes(h))
-            or (h.sysctl is not None and "vm.nr_hugepages" in h.sysctl.values)
-        )
-    ),
-    "sysctl": _any_host(lambda h: h.sysctl is not None),
-    "cmdline": _any_host(lambda h: h.cmdline is not None),
-    "kernel": _any_host(lambda h: h.kernel is not None),
-    "domains": _any_host(lambda h: bool(h.domains)),
-    "virsh_list": _any_host(lambda h: h.virsh_list is not None),
+    **{name: _any_host(pred) for name, pred in HOST_FACT_CHECKS.items()},
     "guest": lambda snap: bool(snap.guests()),
-    "database": _any_host(lambda h: h.database is not None),
-    "db_variables": _any_host(lambda h: bool(h.database and h.database.variables)),
-    "db_version": _any_host(lambda h: bool(h.database and h.database.version)),
-    "db_events": _any_host(lambda h: bool(h.database and h.database.events)),
-    "oceanbase": _any_host(lambda h: bool(h.oceanbase and h.oceanbase.parameters)),
-    "odp": _any_host(lambda h: bool(h.oceanbase and h.oceanbase.proxy_config)),
-    "sql_audit": _any_host(lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts)),
-    "tc": _any_host(lambda h: h.tc is not None),
-    "pings": _any_host(lambda h: bool(h.pings)),
-    "cpu_usage": _any_host(lambda h: h.cpu_usage is not None),
-    "per_cpu_usage": _any_host(
-        lambda h: bool(h.cpu_usage and [c for c in h.cpu_usage.per_cpu if c.cpu != "all"])
-    ),
-    "softirqs": _any_host(lambda h: h.softirqs is not None),
-    "disks": _any_host(lambda h: bool(h.disks and h.disks.devices)),
-    "benchmarks": _any_host(lambda h: bool(h.benchmarks)),
     # all hosts of a snapshot are one cluster once it holds two physical hosts
     "cluster": lambda snap: len(snap.physical_hosts()) >= 2,
 }
+
+
+@dataclass(frozen=True)
+class FactSource:
+    """Where a fact comes from and the exact commands that produce it, for the
+    "not checked" list. ``commands`` work on every platform unless marked;
+    ``packages`` names the package per distribution family when the tool may be
+    missing; ``root`` says whether the commands need root."""
+
+    artifact: str
+    artifact_zh: str
+    commands: tuple[str, ...]
+    root: bool = False
+    packages: dict[str, str] = field(default_factory=dict)
+
+
+_RHEL, _DEB, _SUSE = "RHEL/CentOS/openEuler/Kylin", "Debian/Ubuntu", "SUSE"
+
+
+def _pkg(rhel: str, deb: str | None = None, suse: str | None = None) -> dict[str, str]:
+    return {
+        _RHEL: f"yum install -y {rhel}",
+        _DEB: f"apt-get install -y {deb or rhel}",
+        _SUSE: f"zypper install -y {suse or rhel}",
+    }
+
+
+FACT_SOURCES: dict[str, FactSource] = {
+    "cpu": FactSource("lscpu", "lscpu 输出", ("lscpu",), packages=_pkg("util-linux")),
+    "numa": FactSource(
+        "the NUMA topology (numactl -H)",
+        "NUMA 拓扑（numactl -H）",
+        ("numactl -H", "ls -d /sys/devices/system/node/node*"),
+        packages=_pkg("numactl"),
+    ),
+    "numa_distances": FactSource(
+        "the NUMA distance table", "NUMA 距离表", ("numactl -H",), packages=_pkg("numactl")
+    ),
+    "node_meminfo": FactSource(
+        "per-node memory (node meminfo)",
+        "各节点内存（node meminfo）",
+        ("cat /sys/devices/system/node/node*/meminfo", "numastat -m", "numactl -H"),
+        packages=_pkg("numactl"),
+    ),
+    "numastat": FactSource(
+        "numastat counters",
+        "numastat 计数",
+        ("numastat", "cat /sys/devices/system/node/node*/numastat"),
+        packages=_pkg("numactl"),
+    ),
+    "meminfo": FactSource("/proc/meminfo", "/proc/meminfo", ("cat /proc/meminfo",)),
+    "hugepages": FactSource(
+        "the static huge page count",
+        "静态大页数量",
+        ("grep -i huge /proc/meminfo", "sysctl vm.nr_hugepages"),
+    ),
+    "sysctl": FactSource("kernel settings (sysctl -a)", "内核参数（sysctl -a）", ("sysctl -a",)),
+    "cmdline": FactSource("the kernel command line", "内核启动参数", ("cat /proc/cmdline",)),
+    "kernel": FactSource("the kernel release", "内核版本", ("uname -r", "cat /etc/os-release")),
+    "domains": FactSource(
+        "the libvirt domain XML of each guest",
+        "每台虚拟机的 libvirt 域 XML",
+        (
+            "sudo virsh list --all",
+            "sudo virsh dumpxml <domain>",
+            "virsh -c qemu:///system dumpxml <domain>  # without root: a user in the libvirt group",
+            "sudo cat /etc/libvirt/qemu/<domain>.xml",
+        ),
+        root=True,
+        packages={
+            _RHEL: "yum install -y libvirt-client",
+            _DEB: "apt-get install -y libvirt-clients",
+            _SUSE: "zypper install -y libvirt-client",
+        },
+    ),
+    "virsh_list": FactSource(
+        "the running guests (virsh list)",
+        "运行中的虚拟机（virsh list）",
+        (
+            "sudo virsh list --all",
+            "virsh -c qemu:///system list --all  # without root: a user in the libvirt group",
+        ),
+        root=True,
+    ),
+    "database": FactSource(
+        "the database variables",
+        "数据库参数",
+        ("mysql -e 'SHOW GLOBAL VARIABLES'",),
+    ),
+    "db_variables": FactSource(
+        "the database variables (SHOW GLOBAL VARIABLES)",
+        "数据库参数（SHOW GLOBAL VARIABLES）",
+        ("mysql -e 'SHOW GLOBAL VARIABLES'", "mysqladmin variables"),
+    ),
+    "db_version": FactSource(
+        "the database version", "数据库版本", ("mysql -e 'SELECT VERSION()'", "mysqld --version")
+    ),
+    "db_events": FactSource(
+        "the database error log",
+        "数据库错误日志",
+        (
+            "sudo tail -n 2000 \"$(mysql -Nse 'SELECT @@log_error')\"",
+            "sudo journalctl -u mysqld -u mariadb --no-pager",
+        ),
+        root=True,
+    ),
+    "oceanbase": FactSource(
+        "OceanBase parameters",
+        "OceanBase 参数",
+        ('obclient -e "SHOW PARAMETERS"',),
+    ),
+    "odp": FactSource(
+        "the ODP (obproxy) configuration", "ODP（obproxy）配置", ('obclient -e "SHOW PROXYCONFIG"',)
+    ),
+    "sql_audit": FactSource(
+        "gv$sql_audit plan types",
+        "gv$sql_audit 计划类型统计",
+        ("obclient -e 'SELECT plan_type, COUNT(*) FROM oceanbase.gv$sql_audit GROUP BY plan_type'",),
+    ),
+    "tc": FactSource(
+        "tc qdiscs", "tc 队列规则", ("tc -s qdisc show",), packages=_pkg("iproute", "iproute2", "iproute2")
+    ),
+    "pings": FactSource("ping round trips", "ping 往返时延", ("ping -c 10 <peer>",)),
+    "cpu_usage": FactSource(
+        "CPU usage over time",
+        "一段时间内的 CPU 使用率",
+        ("top -bn3 -d 5", "mpstat -P ALL 5 3"),
+        packages=_pkg("sysstat"),
+    ),
+    "per_cpu_usage": FactSource(
+        "per-CPU usage", "各 CPU 使用率", ("mpstat -P ALL 5 3", "top -1 -bn3 -d 5"), packages=_pkg("sysstat")
+    ),
+    "softirqs": FactSource("/proc/softirqs", "/proc/softirqs", ("cat /proc/softirqs",)),
+    "disks": FactSource("disk statistics", "磁盘统计", ("iostat -x 5 3",), packages=_pkg("sysstat")),
+    "benchmarks": FactSource("benchmark results", "基准测试结果", ("<the benchmark's own output>",)),
+    "memory_devices": FactSource(
+        "the DIMM population (dmidecode)",
+        "内存条安装情况（dmidecode）",
+        ("sudo dmidecode -t memory",),
+        root=True,
+        packages=_pkg("dmidecode"),
+    ),
+}
+
+
+def commands_for(facts: list[str] | tuple[str, ...]) -> list[str]:
+    """The exact commands that produce ``facts`` (those that need root start with
+    sudo), then the package install per distribution family where the tool may
+    be missing."""
+    out: list[str] = []
+    for name in facts:
+        source = FACT_SOURCES.get(name)
+        if source is None:
+            continue
+        for command in source.commands:
+            if command not in out:
+                out.append(command)
+        for family, install in source.packages.items():
+            line = f"{install}  # {family}, if missing"
+            if line not in out:
+                out.append(line)
+    return out
 
 
 @dataclass
@@ -118,8 +284,87 @@ def missing_facts(spec: RuleSpec, snapshot: SnapshotFacts) -> list[str]:
     return missing
 
 
-def _severity_rank(finding: Finding) -> int:
-    return SEVERITIES.index(finding.severity) if finding.severity in SEVERITIES else len(SEVERITIES)
+# impact = SEVERITY_WEIGHT[severity] x min(past, PAST_CAP): a warning never
+# outranks a critical finding, however far past its threshold it is.
+SEVERITY_WEIGHT = {"critical": 100.0, "warning": 10.0, "info": 1.0}
+PAST_CAP = 9.9
+
+
+def impact_of(finding: Finding) -> float:
+    """Severity weight x how far past its threshold (``Finding.past``, capped)."""
+    weight = SEVERITY_WEIGHT.get(finding.severity, 0.0)
+    return round(weight * min(max(finding.past, 1.0), PAST_CAP), 3)
+
+
+def _evidence_key(finding: Finding) -> tuple:
+    return tuple(
+        (e.fact, json.dumps(to_dict(e.value), sort_keys=True, default=str)) for e in finding.evidence
+    )
+
+
+def merge_identical(findings: list[Finding]) -> list[Finding]:
+    """One finding per (rule, host, evidence facts and values): the same fact read
+    from two artifacts (``tc qdisc show`` and ``tc -s qdisc``) is one problem; the
+    merged finding cites every place it was read."""
+    merged: dict[tuple, Finding] = {}
+    out = []
+    for finding in findings:
+        key = (finding.rule, finding.host, _evidence_key(finding))
+        first = merged.get(key)
+        if first is None:
+            merged[key] = finding
+            out.append(finding)
+            continue
+        seen = {(e.fact, e.artifact, e.line) for e in first.evidence}
+        for e in finding.evidence:
+            if (e.fact, e.artifact, e.line) not in seen:
+                first.evidence.append(e)
+        first.past = max(first.past, finding.past)
+        if SEVERITIES.index(finding.severity) < SEVERITIES.index(first.severity):
+            first.severity = finding.severity
+    return out
+
+
+def _missing_on_host(spec: RuleSpec, needs: tuple[str, ...], host: HostFacts) -> list[str]:
+    return [name for name in needs if name in HOST_FACT_CHECKS and not HOST_FACT_CHECKS[name](host)]
+
+
+def not_checked_for(
+    registry: dict[str, RuleSpec], ctx: RuleContext, findings: list[Finding]
+) -> list[NotChecked]:
+    """Rules that are relevant to a host (their ``relevant`` declaration) but
+    lack a fact there: what was not seen and the commands that produce it."""
+    fired = {(f.rule, f.host) for f in findings}
+    out = []
+    for rule_id in sorted(registry):
+        spec = registry[rule_id]
+        if spec.relevant is None:
+            continue
+        for host in ctx.hosts:
+            name = host_name(host)
+            if (rule_id, name) in fired:
+                continue
+            try:
+                needs = tuple(spec.relevant(ctx, host) or ())
+            except Exception:  # a broken declaration must not stop the analysis
+                logger.exception("relevance of %s failed", rule_id)
+                continue
+            missing = _missing_on_host(spec, needs, host)
+            if not missing:
+                continue
+            sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
+            what = "; ".join(s.artifact for s in sources) or ", ".join(missing)
+            what_zh = "；".join(s.artifact_zh for s in sources) or ", ".join(missing)
+            out.append(
+                NotChecked(
+                    rule=rule_id,
+                    reason=f'{what}: not in the snapshot, so "{spec.title}" could not be checked',
+                    reason_zh=f"快照中没有{what_zh}，无法检查“{spec.title_zh}”",
+                    commands=commands_for(missing),
+                    host=name,
+                )
+            )
+    return out
 
 
 def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -> AnalysisResult:
@@ -142,7 +387,12 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
             continue
         result.checked.append(rule_id)
         result.findings.extend(found)
-    result.findings.sort(key=lambda f: (_severity_rank(f), f.rule, f.host))
+    result.findings = merge_identical(result.findings)
+    for finding in result.findings:
+        finding.impact = impact_of(finding)
+    # largest impact first; ties keep a stable (rule, host) order
+    result.findings.sort(key=lambda f: (-f.impact, f.rule, f.host))
+    result.not_checked = not_checked_for(registry, ctx, result.findings)
     return result
 
 

@@ -21,11 +21,14 @@ def _zstack():
 
 def test_every_rule_of_the_catalogue_is_registered_with_known_facts():
     registry = load_all()
-    assert len(registry) == 33
+    assert len(registry) == 35
+    # the two rules DESIGN.md lists without a founding case
+    unseeded = {"numa.memoryless_node", "memory.dimm_population_unbalanced"}
     for spec in registry.values():
         assert spec.requires, spec.id
         assert set(spec.requires) <= set(FACT_CHECKS), spec.id
-        assert spec.seeds and spec.measures and spec.title_zh and spec.condition, spec.id
+        assert spec.measures and spec.title_zh and spec.condition and spec.rationale, spec.id
+        assert bool(spec.seeds) == (spec.id not in unseeded), spec.id
 
 
 def test_missing_facts_are_reported_as_skipped_with_the_reason():

@@ -9,6 +9,7 @@ IDs are a public contract (API, cases, tests): never rename one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,9 @@ class Finding:
     # severity weight x how far past its threshold (set by the engine); findings
     # are ordered by it, largest first
     impact: float = 0.0
+    # how far past its threshold the finding is: observed / threshold (>= 1); 1 for
+    # rules whose condition is a yes/no fact. The engine turns it into ``impact``.
+    past: float = 1.0
 
 
 @dataclass
@@ -74,6 +78,12 @@ class RuleSpec:
     references: tuple[str, ...] = ()
     # "any": needs one of ``requires``; "all": needs every one
     requires_mode: str = "all"
+    # why the thresholds sit where they do: the magnitude at which it matters (docs/rules.md)
+    rationale: str = ""
+    # (ctx, host) -> the facts (keys of triage.engine.HOST_FACT_CHECKS) this host needs
+    # for a verdict when the rule is relevant to it, else (): a relevant host that lacks
+    # one of them is listed under ``not_checked`` with the commands that produce it
+    relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None
 
 
 REGISTRY: dict[str, RuleSpec] = {}
@@ -92,6 +102,8 @@ def rule(
     thresholds: dict[str, Any] | None = None,
     references: tuple[str, ...] = (),
     requires_mode: str = "all",
+    rationale: str = "",
+    relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None,
 ):
     """Register a rule function under a stable ``id``."""
     if severity not in SEVERITIES:
@@ -113,6 +125,8 @@ def rule(
             thresholds=dict(thresholds or {}),
             references=references,
             requires_mode=requires_mode,
+            rationale=rationale,
+            relevant=relevant,
         )
         return func
 
@@ -201,6 +215,7 @@ def finding(spec_id: str, host: HostFacts | None, explanation: str, explanation_
         evidence=kw.pop("evidence", []),
         measures=list(kw.pop("measures", spec.measures)),
         host=host_name(host) if host is not None else kw.pop("host_label", ""),
+        past=max(1.0, float(kw.pop("past", 1.0) or 1.0)),
     )
 
 
@@ -278,7 +293,7 @@ def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:
 def hypervisor_hosts(ctx: RuleContext) -> list[HostFacts]:
     """Hosts that run guests (domain XMLs or a virsh list), else the physical
     multi-node hosts: the candidates for "the host of this guest"."""
-    with_domains = [h for h in ctx.hosts if h.domains or h.virsh_list]
+    with_domains = [h for h in ctx.hosts if host_domains(h) or running_domain_names(h)]
     if with_domains:
         return with_domains
     return [h for h in ctx.physical_hosts() if (h.numa_node_count() or 0) >= 2]
@@ -297,7 +312,7 @@ def domain_of_guest(ctx: RuleContext, guest: HostFacts, hosts: list[HostFacts] |
     """The libvirt domain that is ``guest``: by name/hostname, else the only
     domain with the guest's vCPU count."""
     hosts = hosts if hosts is not None else [h for h in ctx.hosts if h is not guest]
-    domains = [d for h in hosts for d in h.domains]
+    domains = [d for h in hosts for d in host_domains(h)]
     names = {n.lower() for n in (guest.hostname, guest.label) if n}
     by_name = [d for d in domains if (d.name and d.name.lower() in names) or (d.uuid and d.uuid in names)]
     if len(by_name) == 1:
@@ -396,3 +411,103 @@ def artifact_evidence(host: HostFacts, kind: str, fact: str, value: Any, line: i
         (a.get("source") or a.get("name", "") for a in host.artifacts if a.get("kind") == kind), ""
     )
     return Evidence(fact=fact, value=value, artifact=artifact, line=line, host=host_name(host))
+
+
+# ----------------------------------------------------------------------------
+# What a host is (shared by the rules and their ``relevant`` declarations).
+
+# libvirt's test driver (``virsh -c test:///default``) ships a fake running domain
+# named "test" with this UUID; domains read through a test:/// connection are not
+# guests of the host.
+TEST_DRIVER_UUID = "6695eb01-f6a4-8304-79aa-97f2502e193f"
+
+
+def _from_test_driver(parsed: Any) -> bool:
+    source = getattr(parsed, "source", None)
+    return bool(source is not None and "test:///" in (source.artifact or ""))
+
+
+def is_test_driver_domain(domain) -> bool:
+    return (
+        domain.domain_type == "test"
+        or (domain.uuid or "").lower() == TEST_DRIVER_UUID
+        or _from_test_driver(domain)
+    )
+
+
+def host_domains(host: HostFacts) -> list:
+    """The host's libvirt domains that are real guests (the test driver's are not)."""
+    return [d for d in host.domains if not is_test_driver_domain(d)]
+
+
+def running_domain_names(host: HostFacts) -> list[str]:
+    """Names of running domains from ``virsh list`` (not a test:/// connection's)."""
+    if host.virsh_list is None or _from_test_driver(host.virsh_list):
+        return []
+    fake = {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
+    return [s.name for s in host.virsh_list.running() if s.name not in fake]
+
+
+# The hypervisor's own processes in a process list: QEMU (one process per guest,
+# its vCPU threads show as "CPU n/KVM") and the kernel's KVM/vhost workers.
+_QEMU_PROCESS = re.compile(r"(^|/)(qemu(-kvm|-system-\S+)?|kvm(-\S+)?|vhost-\d+|CPU \d+/KVM)(\s|$)", re.I)
+# The commands that collect a snapshot show up in their own output (top lists
+# itself, sosreport runs everything); they are not load of the host.
+_COLLECTOR_PROCESS = re.compile(
+    r"^(\S*/)?(top|htop|ps|sos|sosreport|sos-collector|collect\.sh|mysql|mysqladmin|mariadb|virsh|numastat|"
+    r"numactl|lscpu|dmidecode|sar|sadc|mpstat|iostat|pidstat|vmstat|perf|tc|ping|sysctl|timeout|sudo)"
+    r"(\+|:|\s|$)",
+    re.I,
+)
+
+
+def is_qemu_process(command: str) -> bool:
+    return bool(_QEMU_PROCESS.search((command or "").strip()))
+
+
+def is_collector_process(command: str) -> bool:
+    return bool(_COLLECTOR_PROCESS.match((command or "").strip()))
+
+
+def is_vm_host(host: HostFacts) -> bool:
+    """The host runs KVM guests: real domain XMLs, a virsh list with domains, or
+    QEMU processes in its process list (not a guest; not the test driver)."""
+    if host.is_guest:
+        return False
+    if host_domains(host) or running_domain_names(host):
+        return True
+    return any(is_qemu_process(p.command) for p in (host.cpu_usage.processes if host.cpu_usage else []))
+
+
+def looks_like_kvm_host(host: HostFacts) -> bool:
+    """Signs of a hypervisor even without any guest fact: a virsh version that
+    reports a running QEMU, or QEMU processes."""
+    if is_vm_host(host):
+        return True
+    version = host.virsh_version
+    return bool(
+        not host.is_guest and version is not None and (version.hypervisor or version.hypervisor_version)
+    )
+
+
+def db_pool_bytes(host: HostFacts) -> int | None:
+    """The database's buffer pool in bytes (None: no database or unknown)."""
+    if host.database is None:
+        return None
+    return size_bytes(host.database.variables.get("innodb_buffer_pool_size"))
+
+
+def host_ram_kb(host: HostFacts) -> int | None:
+    """Total RAM of the host in kB: /proc/meminfo, else the nodes, else top."""
+    if host.meminfo and host.meminfo.values.get("MemTotal"):
+        return host.meminfo.values["MemTotal"]
+    totals = node_mem_totals_kb(host)
+    if totals:
+        return sum(totals.values())
+    if host.cpu_usage and host.cpu_usage.mem_total_kb:
+        return host.cpu_usage.mem_total_kb
+    return None
+
+
+def is_multinode(host: HostFacts) -> bool:
+    return (host.numa_node_count() or 0) >= 2

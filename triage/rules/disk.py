@@ -24,6 +24,11 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
     measures=("disk-io-review",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"await_ms": AWAIT_MS, "util_pct": UTIL_PCT},
+    rationale=(
+        "10 ms await is the latency of a seek on spinning disks and 50-100x an SSD's; 80 % utilisation is "
+        "where queueing delay grows quickly. Either on a data device stalls commits and reads. past = await "
+        "/ 10 ms or util / 80 %."
+    ),
 )
 def latency_high(ctx: RuleContext):
     for host in ctx.hosts:
@@ -52,4 +57,5 @@ def latency_high(ctx: RuleContext):
                 f"设备 {d.device}：await {worst} ms，利用率 {d.util_pct}%。落到该设备上的提交和读取都要等待"
                 "它。",
                 evidence=ev,
+                past=max((worst or 0) / AWAIT_MS, (d.util_pct or 0) / UTIL_PCT),
             )

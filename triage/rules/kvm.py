@@ -21,11 +21,16 @@ from triage.rules import (
     domain_vcpus,
     evidence,
     finding,
+    host_domains,
     host_name,
     host_of_guest,
+    is_collector_process,
+    is_qemu_process,
+    looks_like_kvm_host,
     node_cpu_counts,
     node_mem_totals_kb,
     rule,
+    running_domain_names,
 )
 
 LARGE_GUEST_VCPUS = 8  # pinning/binding matters from this size on
@@ -38,9 +43,22 @@ DOMAIN_FACTS = ("domains",)
 
 
 def _domains(ctx: RuleContext):
+    """(host, domain) for every real guest (libvirt's test driver domains are not)."""
     for host in ctx.hosts:
-        for domain in host.domains:
+        for domain in host_domains(host):
             yield host, domain
+
+
+def _needs_domains(ctx: RuleContext, host) -> tuple[str, ...]:
+    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
+    return ("domains",) if looks_like_kvm_host(host) else ()
+
+
+def _pinned_domains_need(*facts: str):
+    def relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+        return facts if any(d.vcpupin or d.vcpu_cpuset for d in host_domains(host)) else ()
+
+    return relevant
 
 
 def _large_or_pinned(domain) -> bool:
@@ -60,6 +78,11 @@ def _dom_ev(host, domain, fact: str, value, *keys: str):
     requires=DOMAIN_FACTS,
     measures=("disable-cpu-hotplug",),
     seeds=("zstack-mariadb-v2v",),
+    rationale=(
+        "Hot-plug is a yes/no property: any spare vCPU slot or maxMemory forbids a fixed vNUMA layout and "
+        "pinning in advance (seed 000). No magnitude applies."
+    ),
+    relevant=_needs_domains,
 )
 def vcpu_hotplug_enabled(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -96,6 +119,12 @@ def vcpu_hotplug_enabled(ctx: RuleContext):
     measures=("pin-vcpus", "guest-numa-topology"),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+    rationale=(
+        "From 8 vCPUs a guest spans several host cores and L3 slices and, on common 2-socket hosts with "
+        "8-32 cores per node, can straddle nodes; below that the scheduler keeps it together well enough. "
+        "past = vCPUs / 8."
+    ),
+    relevant=_needs_domains,
 )
 def vcpus_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -130,6 +159,12 @@ def vcpus_unpinned(ctx: RuleContext):
     measures=("pin-emulator",),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+    rationale=(
+        "The emulator thread runs device emulation and the main loop; on a pinned or >= 8 vCPU guest it "
+        "steals time from the pinned vCPUs and touches memory from any node. A yes/no setting once the "
+        "guest is that size."
+    ),
+    relevant=_needs_domains,
 )
 def emulator_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -165,6 +200,11 @@ def _is_data_disk(disk, first_disk) -> bool:
     measures=("pin-iothreads",),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+    rationale=(
+        "Data disks served by the QEMU main loop or by floating iothreads add latency under I/O on guests "
+        "large enough to be pinned (>= 8 vCPUs); the boot disk alone is not worth a dedicated thread."
+    ),
+    relevant=_needs_domains,
 )
 def iothread_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -199,6 +239,14 @@ def iothread_unpinned(ctx: RuleContext):
         )
 
 
+def _single_spanning_cell(d) -> bool:
+    """One guest NUMA cell holding every vCPU: a flat guest in NUMA clothing
+    (libvirt requires a cell for memory hot-plug, so hot-plug guests get one)."""
+    if len(d.numa_cells) != 1:
+        return False
+    return len(set(d.numa_cells[0].cpus)) >= max(domain_vcpus(d), 1)
+
+
 @rule(
     "kvm.guest_numa_missing",
     severity="warning",
@@ -216,45 +264,68 @@ def iothread_unpinned(ctx: RuleContext):
     measures=("guest-numa-topology", "flavor-numa-topology", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v", "openstack-kvm-crm-cpu"),
     thresholds={"min_vcpus": VNUMA_GUEST_VCPUS},
+    rationale=(
+        "From 16 vCPUs, or as soon as the guest is larger than one host node (CPUs or memory), its memory "
+        "spreads over several host nodes; without guest NUMA cells, or with a single cell holding every "
+        "vCPU (the cell libvirt requires for memory hot-plug), the guest kernel cannot keep threads next to "
+        "their memory (seeds 000, 002). past = vCPUs / 16."
+    ),
+    relevant=_needs_domains,
 )
 def guest_numa_missing(ctx: RuleContext):
     for host, d in _domains(ctx):
-        if d.numa_cells:
+        one_cell = _single_spanning_cell(d)
+        if d.numa_cells and not one_cell:
             continue
         n = domain_vcpus(d)
         node_cpus = node_cpu_counts(host)
         node_mem = node_mem_totals_kb(host)
         mem = d.current_memory_kb or d.memory_kb
-        reasons = []
-        if n >= VNUMA_GUEST_VCPUS:
-            reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
+        larger = []
         if node_cpus and n > min(node_cpus.values()):
-            reasons.append(
+            larger.append(
                 evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu)
             )
         if node_mem and mem and mem > min(node_mem.values()):
-            reasons.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
-        if not reasons:
-            continue
-        reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
+            larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
+        reasons = []
+        if one_cell:
+            # one cell is a deliberate layout unless the guest outgrows a host node
+            if not larger:
+                continue
+            reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
+            reasons.append(
+                _dom_ev(host, d, "numa_cells[0].cpus", len(set(d.numa_cells[0].cpus)), "cpu", "numa")
+            )
+            what_en = (
+                f"has a single guest NUMA cell holding all {n} vCPUs while it is larger than a host node"
+            )
+            what_zh = f"只有一个包含全部 {n} 个 vCPU 的虚拟 NUMA 节点，而其规格大于宿主机的一个节点"
+        else:
+            if n >= VNUMA_GUEST_VCPUS:
+                reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
+            reasons.extend(larger)
+            if not reasons:
+                continue
+            reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
+            what_en = "has no guest NUMA cells"
+            what_zh = "没有虚拟 NUMA 节点"
         yield finding(
             "kvm.guest_numa_missing",
             host,
-            f"Guest {domain_label(d)} ({n} vCPUs) has no guest NUMA cells, so its kernel and database see "
-            "one flat "
-            "node and cannot keep threads next to their memory, while the host spreads it over several "
-            "nodes.",
-            f"虚拟机 {domain_label(d)}（{n} 个 vCPU）没有虚拟 NUMA 节点，虚拟机内核和数据库只看到一个节点，"
-            "无法让线程靠近"
-            "其内存，而宿主机却把它分散在多个节点上。",
+            f"Guest {domain_label(d)} ({n} vCPUs) {what_en}, so its kernel and database see one flat "
+            "node and cannot keep threads next to their memory, while the host spreads it over nodes.",
+            f"虚拟机 {domain_label(d)}（{n} 个 vCPU）{what_zh}，虚拟机内核和数据库只看到一个节点，"
+            "无法让线程靠近其内存，而宿主机却把它分散在多个节点上。",
             evidence=reasons,
+            past=n / VNUMA_GUEST_VCPUS,
         )
     for guest in ctx.guests():
         cpu = guest.cpu
         if not cpu or guest.numa_node_count() != 1:
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None:
+        if domain is not None and (not domain.numa_cells or _single_spanning_cell(domain)):
             continue  # judged from its XML above
         hv = host_of_guest(ctx, guest)
         if hv is None or (hv.numa_node_count() or 0) < 2:
@@ -295,6 +366,11 @@ def guest_numa_missing(ctx: RuleContext):
     measures=("numatune-memory-binding",),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"min_vcpus": LARGE_GUEST_VCPUS},
+    rationale=(
+        "Without numatune the memory of a pinned or >= 8 vCPU guest lands wherever the faulting vCPU ran; "
+        "once vCPUs are pinned this is the only thing keeping memory local."
+    ),
+    relevant=_needs_domains,
 )
 def memory_not_bound(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -325,6 +401,11 @@ def memory_not_bound(ctx: RuleContext):
     requires=("domains", "numa"),
     measures=("pin-vcpus", "guest-numa-topology", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v",),
+    rationale=(
+        "Any pin on a node the guest's memory is not bound to makes that vCPU's accesses remote: a mismatch "
+        "of one node is already the whole effect."
+    ),
+    relevant=_pinned_domains_need("numa"),
 )
 def pinning_spans_nodes(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -375,6 +456,11 @@ def pinning_spans_nodes(ctx: RuleContext):
     measures=("cpu-mode-host-passthrough",),
     seeds=("openstack-kvm-crm-cpu",),
     thresholds={"modes": list(HIDING_CPU_MODES)},
+    rationale=(
+        "host-model and custom CPU models drop the L3 description; the guest scheduler then migrates tasks "
+        "across all vCPUs (seed 002: 70 % vs 10 % CPU). A yes/no property of the model."
+    ),
+    relevant=_needs_domains,
 )
 def cpu_model_hides_cache(ctx: RuleContext):
     for host, d in _domains(ctx):
@@ -430,6 +516,11 @@ def cpu_model_hides_cache(ctx: RuleContext):
     measures=("flavor-numa-topology", "guest-numa-topology"),
     seeds=("openstack-kvm-crm-cpu",),
     thresholds={"min_vcpus": FLAT_TOPOLOGY_MIN_VCPUS},
+    rationale=(
+        "From 4 vCPUs the guest sees N unrelated packages: no shared cache, and per-socket licensed or "
+        "NUMA-aware software sizes itself wrongly; 2 sockets x 1 core is a harmless small VM."
+    ),
+    relevant=_needs_domains,
 )
 def flat_socket_topology(ctx: RuleContext):
     reported: set[int] = set()
@@ -484,6 +575,27 @@ def flat_socket_topology(ctx: RuleContext):
         )
 
 
+def _other_load(host, d) -> list:
+    """Processes of ``host`` above the busy threshold that are other load for
+    guest ``d``: not the guest's own QEMU, not another QEMU (counted as guests),
+    not the commands that collected the snapshot."""
+    procs = host.cpu_usage.processes if host.cpu_usage else []
+    return [
+        p
+        for p in procs
+        if (p.cpu_pct or 0) >= BUSY_PROCESS_CPU_PCT
+        and not (d.name and d.name in p.command)
+        and not is_qemu_process(p.command)
+        and not is_collector_process(p.command)
+    ]
+
+
+def _single_sample(host) -> bool:
+    """``top -bn1`` (or any one-shot process list): one instant, not a trend."""
+    usage = host.cpu_usage
+    return usage is not None and len(usage.samples) <= 1
+
+
 @rule(
     "kvm.host_contention",
     severity="warning",
@@ -499,11 +611,20 @@ def flat_socket_topology(ctx: RuleContext):
     measures=("isolate-host-cpus", "rebalance-host-load", "pin-vcpus"),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"busy_process_cpu_pct": BUSY_PROCESS_CPU_PCT},
+    rationale=(
+        "Other running guests that are not pinned away from the guest share its CPUs (warning). A host "
+        "process above half a CPU is load, but a single top sample is one instant (info until a second "
+        "sample or mpstat/sar confirms it); the collecting commands (top, ps, sos, collect.sh, the mysql "
+        "client, virsh, numastat ...) and QEMU's own threads are not other load. past = busiest process / "
+        "50 %."
+    ),
+    relevant=_needs_domains,
 )
 def host_contention(ctx: RuleContext):
     for host in ctx.hosts:
-        running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []
-        if not host.domains:
+        running = running_domain_names(host)
+        domains = host_domains(host)
+        if not domains:
             if len(running) >= 2:
                 yield finding(
                     "kvm.host_contention",
@@ -513,18 +634,13 @@ def host_contention(ctx: RuleContext):
                     evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
                 )
             continue
-        busy = [
-            p
-            for p in (host.cpu_usage.processes if host.cpu_usage else [])
-            if (p.cpu_pct or 0) >= BUSY_PROCESS_CPU_PCT
-        ]
-        for d in host.domains:
+        for d in domains:
             mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
             others = []
             for name in running:
                 if name in (d.name, d.uuid):
                     continue
-                xml = next((o for o in host.domains if name in (o.name, o.uuid)), None)
+                xml = next((o for o in domains if name in (o.name, o.uuid)), None)
                 if (
                     xml is not None
                     and mine
@@ -533,18 +649,20 @@ def host_contention(ctx: RuleContext):
                 ):
                     continue
                 others.append(name)
-            for o in host.domains:
+            for o in domains:
                 if o is d or (o.name in running) or (o.uuid in running):
                     continue
                 if mine and domain_is_pinned(o) and not (domain_pinned_cpus(o) & mine):
                     continue
                 if host.virsh_list is None:
                     others.append(domain_label(o))
-            procs = [
-                p for p in busy if not (d.name and d.name in p.command) and "qemu" not in p.command.lower()
-            ]
+            procs = _other_load(host, d)
             if not others and not procs:
                 continue
+            # one top sample is one instant: busy processes alone are worth a look (info),
+            # not a verdict; other running guests are there all the time (warning)
+            severity = "warning" if others or not _single_sample(host) else "info"
+            busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
             ev = []
             if others:
                 ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
@@ -554,18 +672,22 @@ def host_contention(ctx: RuleContext):
                         host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
                     )
                 )
+            sample_en = (
+                " (one top sample: confirm with a few more before acting)" if severity == "info" else ""
+            )
+            sample_zh = "（仅一次 top 采样：请多采样几次确认）" if severity == "info" else ""
             yield finding(
                 "kvm.host_contention",
                 host,
                 f"Guest {domain_label(d)} shares the CPUs of {host_name(host)} with {len(others)} other "
-                "running "
-                f"guest(s) and {len(procs)} busy process(es). Their load shifts from node to node and "
-                "makes the "
-                "guest's performance depend on what its neighbours do.",
+                f"running guest(s) and {len(procs)} busy process(es){sample_en}. Their load shifts from node "
+                "to node and makes the guest's performance depend on what its neighbours do.",
                 f"虚拟机 {domain_label(d)} 与宿主机 {host_name(host)} 上另外 {len(others)} 台运行中的虚拟机"
-                f"和 {len(procs)} 个"
-                "繁忙进程共享 CPU。邻居的负载在节点间变化，使该虚拟机的性能取决于邻居的行为。",
+                f"和 {len(procs)} 个繁忙进程共享 CPU{sample_zh}。邻居的负载在节点间变化，"
+                "使该虚拟机的性能取决于邻居的行为。",
                 evidence=ev,
+                severity=severity,
+                past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
             )
 
 
@@ -581,13 +703,18 @@ def host_contention(ctx: RuleContext):
     requires=("domains", "cmdline"),
     measures=("isolate-host-cpus",),
     seeds=("zstack-mariadb-v2v",),
+    rationale=(
+        "Pinned guests share their CPUs with host kthreads and interrupts unless those are isolated; the "
+        "cost is jitter rather than throughput, so it is advice (info)."
+    ),
+    relevant=_pinned_domains_need("cmdline"),
 )
 def no_cpu_isolation(ctx: RuleContext):
     for host in ctx.hosts:
-        if not host.cmdline or not host.domains:
+        if not host.cmdline or not host_domains(host):
             continue
         pinned: set[int] = set()
-        for d in host.domains:
+        for d in host_domains(host):
             if d.vcpupin:
                 pinned |= domain_pinned_cpus(d)
         if not pinned:
@@ -610,6 +737,6 @@ def no_cpu_isolation(ctx: RuleContext):
             "和中断。隔离这些 CPU 可以让已绑核的虚拟机独占它们。",
             evidence=[
                 evidence(host, "cmdline.isolcpus", host.cmdline.params.get("isolcpus"), host.cmdline),
-                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host.domains[0]),
+                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host_domains(host)[0]),
             ],
         )

@@ -1,14 +1,24 @@
-"""Memory policy rules: static huge pages, database memory versus node size."""
+"""Memory policy rules: static huge pages, database memory versus node size,
+DIMM population."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from triage.rules import (
+    SEVERITIES,
     RuleContext,
     as_bool,
+    db_pool_bytes,
+    domain_label,
     evidence,
     finding,
+    host_domains,
     host_name,
     host_of_guest,
+    host_ram_kb,
+    is_multinode,
+    is_vm_host,
     node_mem_totals_kb,
     numa_evidence,
     rule,
@@ -34,8 +44,91 @@ def static_hugepages(host) -> tuple[int | None, object, str]:
     return None, None, ""
 
 
-def _is_vm_host(host) -> bool:
-    return bool(host.domains or (host.virsh_list and host.virsh_list.domains)) and not host.is_guest
+# memory.hugepages_absent: with 4 KiB pages a pool of P bytes needs P/4096 page-table
+# entries; a second-level TLB (1.5-2k entries) covers 6-8 MiB of it. From a few GiB
+# on, page walks are a measurable share of every buffer-pool access (5-10 % in
+# published MySQL/Oracle large-page measurements); below 1 GiB they are noise.
+HUGEPAGES_POOL_WARN_BYTES = 8 * 1024**3
+HUGEPAGES_POOL_WARN_SHARE = 0.25  # of the host's RAM ...
+HUGEPAGES_POOL_SHARE_MIN_BYTES = 2 * 1024**3  # ... for a pool of at least this much
+HUGEPAGES_POOL_INFO_BYTES = 1024**3
+HUGEPAGES_GUEST_WARN_KB = 16 * 1024**2  # the largest guest's memory
+HUGEPAGES_GUEST_INFO_KB = 4 * 1024**2
+
+GIB = 1024**3
+
+
+def _largest_guest_kb(host) -> tuple[int, object] | None:
+    best = None
+    for d in host_domains(host):
+        mem = d.current_memory_kb or d.memory_kb
+        if mem and (best is None or mem > best[0]):
+            best = (mem, d)
+    return best
+
+
+def _db_host(host) -> bool:
+    """A database host whose huge-page question is this rule's (MySQL hosts whose
+    large_pages variable is known are left to mysql.large_pages_off)."""
+    return host.database is not None and "large_pages" not in host.database.variables
+
+
+def _hugepages_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+    if is_vm_host(host):
+        return ("hugepages", "domains")
+    if _db_host(host):
+        pool = db_pool_bytes(host)
+        if pool is None:
+            return ("db_variables", "hugepages")
+        if pool >= HUGEPAGES_POOL_INFO_BYTES:
+            return ("hugepages", "meminfo")
+    return ()
+
+
+def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
+    """(severity or None, how far past the threshold, evidence, why en, why zh)."""
+    severity, past, ev, why_en, why_zh = None, 1.0, [], "", ""
+    if is_vm_host(host):
+        largest = _largest_guest_kb(host)
+        if largest is not None and largest[0] >= HUGEPAGES_GUEST_INFO_KB:
+            mem, d = largest
+            warn = mem >= HUGEPAGES_GUEST_WARN_KB
+            severity = "warning" if warn else "info"
+            past = mem / (HUGEPAGES_GUEST_WARN_KB if warn else HUGEPAGES_GUEST_INFO_KB)
+            ev.append(
+                evidence(host, f"domains[{domain_label(d)}].memory_kb", mem, d, "currentMemory", "memory")
+            )
+            why_en = f"runs virtual machines (the largest, {domain_label(d)}, has {mem / 1024**2:.0f} GiB)"
+            why_zh = f"运行虚拟机（最大的 {domain_label(d)} 有 {mem / 1024**2:.0f} GiB 内存）"
+    if _db_host(host):
+        pool = db_pool_bytes(host)
+        ram_kb = host_ram_kb(host)
+        share = pool / (ram_kb * 1024) if pool and ram_kb else 0.0
+        db_sev, db_past = None, 1.0
+        if pool and (
+            pool >= HUGEPAGES_POOL_WARN_BYTES
+            or (pool >= HUGEPAGES_POOL_SHARE_MIN_BYTES and share >= HUGEPAGES_POOL_WARN_SHARE)
+        ):
+            db_sev = "warning"
+            db_past = max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
+        elif pool and pool >= HUGEPAGES_POOL_INFO_BYTES:
+            db_sev, db_past = "info", pool / HUGEPAGES_POOL_INFO_BYTES
+        if db_sev is not None:
+            db = host.database
+            ev.append(
+                evidence(
+                    host, "database.variables.innodb_buffer_pool_size", pool, db, "innodb_buffer_pool_size"
+                )
+            )
+            if severity is None or SEVERITIES.index(db_sev) < SEVERITIES.index(severity):
+                severity = db_sev
+            past = max(past, db_past)
+            share_en = f", {share:.0%} of its RAM" if share else ""
+            why_en = (why_en + " and " if why_en else "") + (
+                f"runs a database with a {pool / GIB:.1f} GiB buffer pool{share_en}"
+            )
+            why_zh = (why_zh + "，并" if why_zh else "") + f"运行缓冲池为 {pool / GIB:.1f} GiB 的数据库"
+    return severity, past, ev, why_en, why_zh
 
 
 @rule(
@@ -44,46 +137,68 @@ def _is_vm_host(host) -> bool:
     title="No static huge pages on a VM or database host",
     title_zh="虚拟化或数据库主机未配置静态大页",
     condition=(
-        "a VM host (domain XMLs or a virsh list) or a database host has 0 static huge pages "
-        "(HugePages_Total / vm.nr_hugepages) and no guest uses memoryBacking hugepages; MySQL hosts whose "
-        "large_pages variable is known are left to mysql.large_pages_off"
+        "0 static huge pages (HugePages_Total / vm.nr_hugepages) and no guest uses memoryBacking hugepages, "
+        f"on a VM host whose largest guest has >= {HUGEPAGES_GUEST_WARN_KB // 1024**2} GiB, or a database "
+        f"host whose buffer pool is >= {HUGEPAGES_POOL_WARN_BYTES // GIB} GiB or >= "
+        f"{HUGEPAGES_POOL_WARN_SHARE:.0%} of RAM (pools from {HUGEPAGES_POOL_SHARE_MIN_BYTES // GIB} GiB); "
+        f"info from a {HUGEPAGES_GUEST_INFO_KB // 1024**2} GiB guest or a "
+        f"{HUGEPAGES_POOL_INFO_BYTES // GIB} GiB pool; nothing below. Domains of libvirt's test driver are "
+        "not guests; MySQL hosts whose large_pages variable is known are left to mysql.large_pages_off"
     ),
     requires=("hugepages",),
     measures=("static-hugepages", "mysql-large-pages"),
     seeds=("zstack-mariadb-v2v", "percona-numa-interleave-startup"),
-    thresholds={"static_hugepages": 0},
+    thresholds={
+        "static_hugepages": 0,
+        "pool_warning_bytes": HUGEPAGES_POOL_WARN_BYTES,
+        "pool_warning_share_of_ram": HUGEPAGES_POOL_WARN_SHARE,
+        "pool_share_min_bytes": HUGEPAGES_POOL_SHARE_MIN_BYTES,
+        "pool_info_bytes": HUGEPAGES_POOL_INFO_BYTES,
+        "guest_warning_kb": HUGEPAGES_GUEST_WARN_KB,
+        "guest_info_kb": HUGEPAGES_GUEST_INFO_KB,
+    },
+    rationale=(
+        "With 4 KiB pages a second-level TLB (1.5-2k entries) maps 6-8 MiB; every access beyond that "
+        "may walk four page-table levels. Published large-page measurements for InnoDB, Oracle SGA and KVM "
+        "guests show 5-15 % throughput from a few GiB of hot memory on, and THP can be split or compacted at "
+        "any time. A 128 MiB default pool fits in the caches and gains nothing worth a reserved pool. "
+        "Warning from an 8 GiB pool (or a quarter of RAM, from 2 GiB) or a 16 GiB guest; info from 1 GiB / "
+        "4 GiB, where the gain is real but small. past = pool / 8 GiB, share / 25 % or guest / 16 GiB."
+    ),
+    relevant=_hugepages_relevant,
 )
 def hugepages_absent(ctx: RuleContext):
     for host in ctx.hosts:
-        db = host.database
-        vm_host = _is_vm_host(host)
-        db_host = db is not None and "large_pages" not in db.variables
-        if not (vm_host or db_host):
+        if not (is_vm_host(host) or _db_host(host)):
             continue
-        if any(d.hugepages for d in host.domains):
+        if any(d.hugepages for d in host_domains(host)):
             continue
         count, parsed, path = static_hugepages(host)
         if count is None or count > 0:
             continue
-        role_en = "runs virtual machines" if vm_host else "runs a database"
-        role_zh = "运行虚拟机" if vm_host else "运行数据库"
+        severity, past, sized_ev, why_en, why_zh = _hugepages_magnitude(host)
+        if severity is None:
+            continue
+        vm_host = is_vm_host(host)
+        count_ev = (
+            numa_evidence(
+                host, path, count, "NodeMeminfo", *(f"{n}.HugePages_Total" for n in host.numa.nodes)
+            )
+            if path.startswith("numa.")
+            else evidence(host, path, count, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages")
+        )
         yield finding(
             "memory.hugepages_absent",
             host,
-            f"{host_name(host)} {role_en} but has no static huge pages. Guest or buffer-pool memory is then "
-            "backed by 4 KiB pages (or transparent huge pages that can be split and compacted at any time): "
-            "more TLB misses and page-table walks, and no guarantee the memory stays on one node.",
-            f"{host_name(host)} {role_zh}，但没有配置静态大页。虚拟机或缓冲池内存只能用 4 KiB 页（或随时可"
-            "能被拆分、"
+            f"{host_name(host)} {why_en} but has no static huge pages. That memory is then backed by 4 KiB "
+            "pages (or transparent huge pages that can be split and compacted at any time): more TLB misses "
+            "and page-table walks, and no guarantee the memory stays on one node.",
+            f"{host_name(host)} {why_zh}，但没有配置静态大页。这些内存只能用 4 KiB 页（或随时可能被拆分、"
             "整理的透明大页），TLB 未命中和页表遍历更多，也无法保证内存固定在一个节点上。",
-            evidence=[
-                numa_evidence(
-                    host, path, count, "NodeMeminfo", *(f"{n}.HugePages_Total" for n in host.numa.nodes)
-                )
-                if path.startswith("numa.")
-                else evidence(host, path, count, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages")
-            ],
+            evidence=[count_ev, *sized_ev],
             measures=["static-hugepages"] if vm_host else ["mysql-large-pages", "static-hugepages"],
+            severity=severity,
+            past=past,
         )
 
 
@@ -100,6 +215,14 @@ def hugepages_absent(ctx: RuleContext):
     measures=("disable-numa-interleave", "mariadb-numactl-interleave", "shrink-buffer-pool"),
     seeds=("percona-numa-interleave-startup",),
     thresholds={"pool_over_node": DB_EXCEEDS_NODE_RATIO},
+    rationale=(
+        "A pool that fits in one node can be placed there and every access stays local; one byte more "
+        "and the default policy fills the local node to its watermark, after which that node swaps or "
+        "allocates remotely for everything else. past = pool / smallest node."
+    ),
+    relevant=lambda ctx, h: (
+        ("db_variables", "node_meminfo") if h.database is not None and is_multinode(h) else ()
+    ),
 )
 def db_exceeds_node(ctx: RuleContext):
     for host in ctx.hosts:
@@ -139,4 +262,172 @@ def db_exceeds_node(ctx: RuleContext):
                 ),
                 evidence(topo_host, "numa.smallest_node_kb", smallest // 1024, topo_host.numa),
             ],
+            past=pool / smallest,
+        )
+
+
+# memory.dimm_population_unbalanced
+DIMM_SOCKET_RATIO_WARN = 1.25  # one socket holds this much more memory than another
+DIMM_EMPTY_CHANNEL_SHARE_WARN = 0.25  # this share of a socket's channels hold no DIMM
+
+
+def _dimm_groups(dimms) -> tuple[dict[int, int], dict[int, dict[str, list[int]]]]:
+    """(socket -> populated MB, socket -> channel -> sizes of its populated DIMMs);
+    channels named by empty slots only are kept with no sizes."""
+    per_socket: dict[int, int] = defaultdict(int)
+    channels: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for d in dimms:
+        socket = d.socket if d.socket is not None else 0
+        if d.size_mb:
+            per_socket[socket] += d.size_mb
+        if d.channel:
+            sizes = channels[socket][d.channel]
+            if d.size_mb:
+                sizes.append(d.size_mb)
+        elif d.size_mb is None and d.socket is not None:
+            per_socket.setdefault(socket, 0)
+    return per_socket, channels
+
+
+def _dimm_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+    """The hardware cause matters when nodes differ in size or have no memory."""
+    if host.is_guest or not is_multinode(host) or not host.numa:
+        return ()
+    totals = [n.mem_total_kb() for n in host.numa.nodes.values() if n.cpus]
+    if any(t == 0 for t in totals):
+        return ("memory_devices",)
+    sized = [t for t in totals if t]
+    if len(sized) >= 2 and max(sized) >= DIMM_SOCKET_RATIO_WARN * min(sized):
+        return ("memory_devices",)
+    return ()
+
+
+def _dimm_problems(per_socket, channels) -> list[tuple[str, float, str, str]]:
+    """(severity, past, en, zh) for each unevenness found."""
+    out = []
+    if len(per_socket) >= 2:
+        sizes = sorted(per_socket.items())
+        big, small = max(v for _, v in sizes), min(v for _, v in sizes)
+        listing = ", ".join(f"socket {s}: {v // 1024} GiB" for s, v in sizes)
+        listing_zh = "，".join(f"插槽 {s}：{v // 1024} GiB" for s, v in sizes)
+        if small == 0 or big >= DIMM_SOCKET_RATIO_WARN * small:
+            past = big / small / DIMM_SOCKET_RATIO_WARN if small else 9.9
+            out.append(
+                (
+                    "warning",
+                    past,
+                    f"the sockets hold different amounts of memory ({listing})",
+                    f"各插槽内存容量不同（{listing_zh}）",
+                )
+            )
+        elif big != small:
+            out.append(
+                (
+                    "info",
+                    1.0,
+                    f"the sockets differ slightly ({listing})",
+                    f"各插槽内存容量略有差异（{listing_zh}）",
+                )
+            )
+    for socket, chans in sorted(channels.items()):
+        if len(chans) < 2 or not per_socket.get(socket):
+            continue
+        empty = sorted(c for c, sizes in chans.items() if not sizes)
+        totals = {c: sum(sizes) for c, sizes in chans.items() if sizes}
+        if empty:
+            share = len(empty) / len(chans)
+            out.append(
+                (
+                    "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info",
+                    share / DIMM_EMPTY_CHANNEL_SHARE_WARN,
+                    f"socket {socket} has {len(empty)} of {len(chans)} channels empty ({', '.join(empty)})",
+                    f"插槽 {socket} 的 {len(chans)} 个通道中有 {len(empty)} 个未装内存（{', '.join(empty)}）",
+                )
+            )
+        if len(set(totals.values())) > 1:
+            listing = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
+            out.append(
+                (
+                    "info",
+                    1.0,
+                    f"socket {socket}'s channels hold different sizes ({listing})",
+                    f"插槽 {socket} 各通道容量不同（{listing}）",
+                )
+            )
+    return out
+
+
+@rule(
+    "memory.dimm_population_unbalanced",
+    severity="warning",
+    title="Memory DIMMs are populated unevenly",
+    title_zh="内存条安装不均衡",
+    condition=(
+        "dmidecode -t memory: the sockets hold different amounts of memory (warning from "
+        f"{DIMM_SOCKET_RATIO_WARN}x, or a socket without any DIMM), or >= "
+        f"{DIMM_EMPTY_CHANNEL_SHARE_WARN:.0%} of a "
+        "socket's channels are empty while others are populated (warning); any other difference in DIMM "
+        "count or size between sockets or channels is info"
+    ),
+    requires=("memory_devices",),
+    measures=("rebalance-host-load", "numatune-memory-binding"),
+    thresholds={
+        "socket_ratio_warning": DIMM_SOCKET_RATIO_WARN,
+        "empty_channel_share_warning": DIMM_EMPTY_CHANNEL_SHARE_WARN,
+    },
+    rationale=(
+        "Each socket's memory is its NUMA node: a socket with 1.25x the memory of another makes the "
+        "nodes differ by a fifth, so an even workload fills the smaller node first and spills remote "
+        "(the hardware cause of numa.node_memory_imbalance), and a socket without DIMMs makes every "
+        "node it serves memoryless. Memory bandwidth scales with populated channels: a quarter of them "
+        "empty costs a quarter of the socket's bandwidth. Mixed DIMM sizes within balanced totals only "
+        "change interleaving (info). past = largest / smallest socket, or the empty share / 25 %."
+    ),
+    relevant=_dimm_relevant,
+)
+def dimm_population_unbalanced(ctx: RuleContext):
+    for host in ctx.hosts:
+        md = host.memory_devices
+        if not md or not md.dimms:
+            continue
+        per_socket, channels = _dimm_groups(md.dimms)
+        problems = _dimm_problems(per_socket, channels)
+        if not problems:
+            continue
+        severity = min((p[0] for p in problems), key=SEVERITIES.index)
+        past = max(p[1] for p in problems)
+        problems_en = [p[2] for p in problems]
+        problems_zh = [p[3] for p in problems]
+        if severity is None:
+            continue
+        populated = [d for d in md.dimms if d.size_mb]
+        first = populated[0] if populated else md.dimms[0]
+        yield finding(
+            "memory.dimm_population_unbalanced",
+            host,
+            f"On {host_name(host)} {'; '.join(problems_en)}. Each socket's DIMMs are its NUMA node's "
+            "memory and its channels its bandwidth: uneven population makes the nodes unequal (one fills "
+            "and spills to the other) or leaves bandwidth unused. Populate every socket and channel alike "
+            "(same count and size); until then, place the largest workloads on the node with most memory.",
+            f"{host_name(host)} 上{'；'.join(problems_zh)}。每个插槽的内存条就是其 NUMA 节点的内存，通道决定"
+            "带宽：安装不均会使节点大小不等（一个先占满再溢出到另一个）或浪费带宽。应让每个插槽、每个通道安装"
+            "相同数量和容量的内存条；在此之前，把最大的负载放在内存最多的节点上。",
+            evidence=[
+                evidence(
+                    host,
+                    "memory_devices.per_socket_mb",
+                    {str(s): v for s, v in sorted(per_socket.items())},
+                    md,
+                    line=first.line,
+                ),
+                *(
+                    evidence(
+                        host, f"memory_devices.channels[{s}]", {c: len(v) for c, v in sorted(ch.items())}, md
+                    )
+                    for s, ch in sorted(channels.items())
+                    if ch
+                ),
+            ],
+            severity=severity,
+            past=past,
         )

@@ -95,6 +95,12 @@ def _interleave_missing(db) -> bool:
     measures=("mariadb-numactl-interleave", "guest-numa-topology", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v",),
     thresholds={"full_variables_min": FULL_VARIABLES_MIN},
+    rationale=(
+        "Without the variable the only interleave is numactl around mysqld; on a multi-node host the pool "
+        "otherwise fills the node of the thread that allocates it (seed 000: MariaDB 10.4, MDEV-18860). A "
+        "yes/no property of the build; a variable list shorter than 20 is a LIKE query and proves nothing."
+    ),
+    relevant=lambda ctx, h: ("numa",) if h.database is not None and not h.is_guest else (),
 )
 def numa_interleave_unavailable(ctx: RuleContext):
     for host in ctx.hosts:
@@ -156,6 +162,11 @@ def _populate_events(db):
         "percona_since": {"5.6": "5.6.40-83.2", "5.7": "5.7.22-22"},
     },
     references=("https://jira.percona.com/browse/PS-3967",),
+    rationale=(
+        "PS-3967: MAP_POPULATE faults the whole pool in at start-up, about 1 s per GB (432 GB: ~440 s). 60 "
+        "s in the error log between MPOL_INTERLEAVE and MPOL_DEFAULT is where a restart or fail-over "
+        "becomes an outage of its own."
+    ),
 )
 def numa_interleave_populate_startup(ctx: RuleContext):
     for host in ctx.hosts:
@@ -225,6 +236,12 @@ def _large_pool(db) -> int | None:
     measures=("buffer-pool-dump-load",),
     seeds=("percona-numa-interleave-startup",),
     thresholds={"large_pool_bytes": LARGE_POOL_BYTES},
+    rationale=(
+        "A cold pool is refilled by reads at disk speed: from 16 GiB that is tens of minutes to hours of "
+        "slow queries after every restart, while dump/load costs seconds. Smaller pools warm within "
+        "minutes. past = pool / 16 GiB."
+    ),
+    relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )
 def buffer_pool_not_persisted(ctx: RuleContext):
     for host in ctx.hosts:
@@ -246,6 +263,7 @@ def buffer_pool_not_persisted(ctx: RuleContext):
             f"{_large_pool(db) // 1024**3} GiB 的缓冲池每次重启后都是冷的：{', '.join(off)} 为 OFF，重新预"
             "热需要数小时的慢查询。",
             evidence=[evidence(host, f"database.variables.{k}", "OFF", db, k) for k in off],
+            past=_large_pool(db) / LARGE_POOL_BYTES,
         )
 
 
@@ -259,6 +277,12 @@ def buffer_pool_not_persisted(ctx: RuleContext):
     measures=("mysql-large-pages", "static-hugepages"),
     seeds=("percona-numa-interleave-startup",),
     thresholds={"large_pool_bytes": LARGE_POOL_BYTES},
+    rationale=(
+        "From 16 GiB the pool's 4 KiB page tables alone are tens of MiB per process and TLB misses dominate "
+        "random access; with NUMA interleave the start-up also faults every page in (PS-3967). past = pool "
+        "/ 16 GiB."
+    ),
+    relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )
 def large_pages_off(ctx: RuleContext):
     for host in ctx.hosts:
@@ -275,4 +299,5 @@ def large_pages_off(ctx: RuleContext):
             "启 NUMA 交织时"
             "启动还要逐页缺页。",
             evidence=[evidence(host, "database.variables.large_pages", "OFF", db, "large_pages")],
+            past=_large_pool(db) / LARGE_POOL_BYTES,
         )

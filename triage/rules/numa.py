@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from collectors.cpulist import format_cpulist
 from triage.rules import (
     RuleContext,
     evidence,
@@ -9,9 +12,27 @@ from triage.rules import (
     guest_bound_to_one_node,
     host_name,
     host_of_guest,
+    is_multinode,
     numa_evidence,
     rule,
 )
+
+# numa.single_node_multi_socket: platforms whose sockets share one front-side bus
+# and memory controller (northbridge) have uniform memory: one node is the truth
+# there, not a firmware setting. Matched on lscpu's "Model name".
+UNIFORM_MEMORY_CPU_MODELS = (
+    # Xeon 5100/5200/5300/5400 (Woodcrest, Wolfdale-DP, Clovertown, Harpertown):
+    # "Intel(R) Xeon(R) CPU           E5410  @ 2.33GHz", "Xeon(R) CPU            5130"
+    r"Xeon\(R\) CPU\s+[EXL]?5[1-4]\d\d\b",
+    # Xeon 7200/7300/7400 (Tigerton, Dunnington): "Xeon(R) CPU           X7460"
+    r"Xeon\(R\) CPU\s+[EXL]?7[234]\d\d\b",
+    # NetBurst Xeons (Nocona, Irwindale, Paxville, Dempsey): "Intel(R) Xeon(TM) CPU 3.00GHz"
+    r"Xeon\(TM\)",
+    # Core 2 / Pentium D based boards
+    r"Core\(TM\)2",
+    r"Pentium\(R\) D\b",
+)
+_UNIFORM_MEMORY = re.compile("|".join(UNIFORM_MEMORY_CPU_MODELS), re.I)
 
 # numa.node_memory_imbalance
 IMBALANCE_RATIO = 1.5  # busier node's used memory / quieter node's
@@ -60,13 +81,23 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
     requires=("cpu",),
     measures=("enable-numa-in-firmware", "guest-numa-topology", "flavor-numa-topology"),
     seeds=("oceanbase-bmsql-tuning", "kunpeng-stream-zone-reclaim"),
-    thresholds={"min_sockets": 2},
+    thresholds={"min_sockets": 2, "uniform_memory_cpu_models": list(UNIFORM_MEMORY_CPU_MODELS)},
+    rationale=(
+        "With one node on a NUMA machine about half of all accesses cross the socket interconnect "
+        "(1.5-2x local latency, 30-50 % less bandwidth), whatever the placement: the loss is there from two "
+        "sockets on. Front-side-bus platforms (Xeon 5100-5400, 7200-7400, NetBurst Xeons, Core 2 / "
+        "Pentium D boards) have one memory controller for all sockets: memory is uniform, one node is "
+        "correct and there is nothing to enable, so they are exempt by CPU model name."
+    ),
+    relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
 )
 def single_node_multi_socket(ctx: RuleContext):
     for host in ctx.hosts:
         cpu = host.cpu
         if not cpu or not cpu.sockets or cpu.sockets < 2:
             continue
+        if cpu.model_name and _UNIFORM_MEMORY.search(cpu.model_name):
+            continue  # uniform memory: one node is the hardware's truth
         nodes = host.numa_node_count()
         if nodes != 1:
             continue
@@ -97,8 +128,9 @@ def single_node_multi_socket(ctx: RuleContext):
     title_zh="各 NUMA 节点内存使用不均衡",
     condition=(
         f"on a multi-node host the busiest node uses >= {IMBALANCE_RATIO}x the memory of the quietest node "
-        f"and the difference is >= {int(IMBALANCE_MIN_SHARE * 100)}% of a node's memory and >= "
-        f"{IMBALANCE_MIN_DIFF_KB // 1048576} GiB"
+        f"and the difference is >= {int(IMBALANCE_MIN_SHARE * 100)}% of the memory of the larger of the two "
+        f"nodes and >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB; nodes without memory are left out (they are "
+        "numa.memoryless_node's) and the others compared"
     ),
     requires=("node_meminfo",),
     measures=("rebalance-host-load", "pin-vcpus", "numatune-memory-binding"),
@@ -108,16 +140,22 @@ def single_node_multi_socket(ctx: RuleContext):
         "min_share_of_node": IMBALANCE_MIN_SHARE,
         "min_difference_kb": IMBALANCE_MIN_DIFF_KB,
     },
+    rationale=(
+        "1.5x used memory between two nodes means work placed on the busy node runs out of local memory "
+        "well before the other: new allocations spill remote at 1.5-2x latency. The difference must also be "
+        "a tenth of a node and 4 GiB, because a few GiB more on node 0 is kernel memory and cache on any "
+        "idle two-node box. past = ratio / 1.5."
+    ),
+    relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
 )
 def node_memory_imbalance(ctx: RuleContext):
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
-        used = {
-            n: node.mem_used_kb() for n, node in host.numa.nodes.items() if node.mem_used_kb() is not None
-        }
-        totals = [node.mem_total_kb() for node in host.numa.nodes.values() if node.mem_total_kb()]
-        if len(used) < 2 or not totals:
+        # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
+        with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
+        used = {n: node.mem_used_kb() for n, node in with_memory.items() if node.mem_used_kb() is not None}
+        if len(used) < 2:
             continue
         busy = max(used, key=used.get)
         quiet = min(used, key=used.get)
@@ -125,7 +163,8 @@ def node_memory_imbalance(ctx: RuleContext):
             continue
         ratio = used[busy] / used[quiet]
         diff = used[busy] - used[quiet]
-        if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * max(totals), IMBALANCE_MIN_DIFF_KB):
+        larger = max(with_memory[busy].mem_total_kb(), with_memory[quiet].mem_total_kb())
+        if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB):
             continue
         ev = [
             numa_evidence(
@@ -150,6 +189,7 @@ def node_memory_imbalance(ctx: RuleContext):
             f"（{ratio:.1f} 倍）。运行在节点 {busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端"
             "节点。",
             evidence=ev,
+            past=ratio / IMBALANCE_RATIO,
         )
 
 
@@ -173,6 +213,14 @@ def node_memory_imbalance(ctx: RuleContext):
         "free_share_without_zoneinfo": FREE_SHARE_WITHOUT_ZONEINFO,
         "zone_reclaim_mode": 0,
     },
+    rationale=(
+        "The low watermark is where kswapd starts; with zone_reclaim_mode = 0 an allocation that finds the "
+        "local node at its watermark is served remote instead of reclaiming clean cache. Page cache holding "
+        "half the node is what keeps it there (seed 001: STREAM 15000 -> 6000 MB/s at distance 32). 1.5x the "
+        "watermark catches a node that will hit it under the next burst; without zoneinfo 3 % free is about "
+        "the same point on common node sizes."
+    ),
+    relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
 )
 def local_node_pagecache_pressure(ctx: RuleContext):
     for host in ctx.hosts:
@@ -245,6 +293,12 @@ def local_node_pagecache_pressure(ctx: RuleContext):
     measures=("guest-numa-topology", "enable-numa-balancing", "numatune-memory-binding", "pin-vcpus"),
     seeds=("openstack-kvm-crm-cpu",),
     thresholds={"miss_over_hit": 1.0, "other_over_local": 1.0},
+    rationale=(
+        "numastat counts since boot: more misses than hits means most memory a task ever got came from a "
+        "remote node, so most accesses pay the interconnect (1.5-3x latency); below parity the local share "
+        "still dominates."
+    ),
+    relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
 )
 def remote_access_dominant(ctx: RuleContext):
     for host in ctx.hosts:
@@ -296,6 +350,12 @@ def remote_access_dominant(ctx: RuleContext):
         "min_kernel": "{}.{}".format(*NUMA_BALANCING_MIN_KERNEL),
         "full_sysctl_dump_min_keys": FULL_SYSCTL_DUMP_MIN_KEYS,
     },
+    rationale=(
+        "Without automatic balancing, pages and tasks that drift apart stay apart for the life of the "
+        "process; on any multi-node host that is a slow, permanent move towards remote access (seed 002: "
+        "numa_miss > numa_hit). It is a yes/no setting, so there is no magnitude beyond being multi-node."
+    ),
+    relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
 )
 def balancing_disabled(ctx: RuleContext):
     for host in ctx.hosts:
@@ -367,6 +427,11 @@ def balancing_disabled(ctx: RuleContext):
     measures=("numactl-local-alloc", "zone-reclaim-mode"),
     seeds=("kunpeng-stream-zone-reclaim",),
     thresholds={"remote_local_ratio": HIGH_REMOTE_DISTANCE_RATIO},
+    rationale=(
+        "SLIT distances approximate latency ratios: 21 (2.1x) is the ordinary cost of one hop on two-socket "
+        "x86; from 2.5x (Kunpeng 920: 32, multi-hop EPYC: 32) remote bandwidth collapses and placement "
+        "mistakes show as large differences. Context only (info)."
+    ),
 )
 def high_remote_distance(ctx: RuleContext):
     for host in ctx.hosts:
@@ -399,3 +464,108 @@ def high_remote_distance(ctx: RuleContext):
                 numa_evidence(host, f"numa.distances[{a}][{b}]", remote, "NumactlHardware", "distances")
             ],
         )
+
+
+# numa.memoryless_node
+MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
+
+
+def _memoryless_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+    return ("node_meminfo",) if is_multinode(host) else ()
+
+
+@rule(
+    "numa.memoryless_node",
+    severity="warning",
+    title="NUMA nodes without memory (or without CPUs)",
+    title_zh="存在没有内存（或没有 CPU）的 NUMA 节点",
+    condition=(
+        "a node with CPUs and 0 kB of memory (numactl -H size 0 MB, node meminfo MemTotal 0): warning when "
+        f">= {MEMORYLESS_CPU_SHARE_WARN:.0%} of the CPUs sit on such nodes, else info; a node with memory "
+        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info"
+    ),
+    requires=("node_meminfo",),
+    measures=("numatune-memory-binding", "pin-vcpus", "numactl-local-alloc"),
+    thresholds={"memoryless_cpu_share_warning": MEMORYLESS_CPU_SHARE_WARN},
+    rationale=(
+        "Every access from a CPU on a memoryless node is remote (one hop at best: 16 vs 10 within an EPYC "
+        "socket, 32 across sockets), and numactl --membind / libvirt numatune cannot name such a node. A "
+        "quarter of the CPUs in that state is a host-wide loss (an EPYC with DIMMs on 2 of 8 dies: 6 of 8 "
+        "nodes); one node of many is worth knowing (info). A CPU-less memory node is a slower tier that the "
+        "default policy uses only when the local nodes are full: context for placement (info). past = CPU "
+        "share / 25 %."
+    ),
+    relevant=_memoryless_relevant,
+)
+def memoryless_node(ctx: RuleContext):
+    for host in ctx.hosts:
+        if not host.numa or len(host.numa.nodes) < 2:
+            continue
+        nodes = host.numa.nodes
+        all_cpus = sum(len(n.cpus) for n in nodes.values()) or (host.logical_cpus() or 0)
+        cpu_only = sorted(n for n, node in nodes.items() if node.cpus and node.mem_total_kb() == 0)
+        mem_only = sorted(n for n, node in nodes.items() if not node.cpus and node.mem_total_kb())
+        with_both = sorted(n for n, node in nodes.items() if node.cpus and node.mem_total_kb())
+        if cpu_only and with_both:
+            stranded = sum(len(nodes[n].cpus) for n in cpu_only)
+            share = stranded / all_cpus if all_cpus else 0.0
+            severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
+            cpus = format_cpulist(sorted(c for n in cpu_only for c in nodes[n].cpus))
+            yield finding(
+                "numa.memoryless_node",
+                host,
+                f"{len(cpu_only)} of {len(nodes)} nodes of {host_name(host)} have CPUs but no memory (node "
+                f"{', '.join(map(str, cpu_only))}; CPUs {cpus}, {share:.0%} of the host): every access from "
+                f"those CPUs is remote, to node {', '.join(map(str, with_both))}. numactl --membind and "
+                "libvirt numatune cannot name a memoryless node, so pin memory-bound work (a database, large "
+                "guests) to CPUs of the nodes with memory and bind its memory there; populate DIMMs on every "
+                "socket and channel (dmidecode -t memory) to give each node its own memory.",
+                f"{host_name(host)} 的 {len(nodes)} 个节点中有 {len(cpu_only)} 个有 CPU 但没有内存（节点 "
+                f"{', '.join(map(str, cpu_only))}；CPU {cpus}，占全部 CPU 的 {share:.0%}）："
+                "这些 CPU 的每次访存"
+                f"都是远端访问（到节点 {', '.join(map(str, with_both))}）。numactl --membind 和 libvirt "
+                "numatune 无法指定无内存节点，应把内存密集型负载（数据库、大规格虚拟机）绑定到有内存节点"
+                "的 CPU "
+                "并把内存绑定在那里；并在每个插槽、每个通道安装内存条（见 dmidecode -t memory），让每个节点都"
+                "有本地内存。",
+                evidence=[
+                    numa_evidence(
+                        host,
+                        f"numa.nodes.{n}.mem_total_kb",
+                        0,
+                        "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
+                        f"{n}.MemTotal",
+                        f"node.{n}.size",
+                        f"node.{n}.cpus",
+                    )
+                    for n in cpu_only
+                ],
+                severity=severity,
+                past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+            )
+        if mem_only:
+            sizes = ", ".join(f"node {n}: {nodes[n].mem_total_kb() // 1048576} GiB" for n in mem_only)
+            yield finding(
+                "numa.memoryless_node",
+                host,
+                f"{host_name(host)} has memory-only nodes without CPUs ({sizes}): a CXL, PMEM or device "
+                "memory tier. The default policy uses it only when the CPU nodes are full, so a buffer pool "
+                "or guest that outgrows its node lands there at tier latency; bind latency-sensitive memory "
+                "to the CPU nodes (numatune / numactl --membind) and keep the tier for cold data.",
+                f"{host_name(host)} 有不带 CPU 的纯内存节点（{sizes}）：CXL、PMEM 或设备内存层。"
+                "默认策略只在 CPU "
+                "节点用尽时才使用它，缓冲池或虚拟机超出本节点后会落到这一层，延迟更高；应把延迟敏感的内存绑定"
+                "到 CPU 节点（numatune / numactl --membind），把这一层留给冷数据。",
+                evidence=[
+                    numa_evidence(
+                        host,
+                        f"numa.nodes.{n}.cpus",
+                        [],
+                        "NumactlHardware",
+                        f"node.{n}.cpus",
+                        f"{n}.MemTotal",
+                    )
+                    for n in mem_only
+                ],
+                severity="info",
+            )

@@ -35,6 +35,10 @@ def observer_cpus(host) -> tuple[int | None, str]:
     measures=("tune-cpu-quota-concurrency",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"min_value": CPU_QUOTA_CONCURRENCY_MAX, "small_observer_cpus": SMALL_OBSERVER_CPUS},
+    rationale=(
+        "cpu_quota_concurrency multiplies worker threads per CPU; on observers of 16 CPUs or fewer, 4 "
+        "threads per CPU make them wait and context-switch rather than work (seed 004: 4 -> 2)."
+    ),
 )
 def cpu_quota_concurrency_high(ctx: RuleContext):
     for host in ctx.hosts:
@@ -72,6 +76,10 @@ def cpu_quota_concurrency_high(ctx: RuleContext):
     measures=("tune-net-thread-count",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"max_share_of_cpus": NET_THREADS_SHARE},
+    rationale=(
+        "Network threads above half the observer's CPUs take CPUs away from SQL workers; on 16 CPUs, 32 net "
+        "threads is twice the CPUs (seed 004: 32 -> 6)."
+    ),
 )
 def net_thread_count_high(ctx: RuleContext):
     for host in ctx.hosts:
@@ -107,6 +115,10 @@ def net_thread_count_high(ctx: RuleContext):
     measures=("odp-routing-mode-oceanbase",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"expected": DEFAULT_ROUTING_MODE},
+    rationale=(
+        "Any mode other than 'oceanbase' routes statements without regard to the leader, producing remote "
+        "plans (seed 004: random -> ~47 % remote). A yes/no setting."
+    ),
 )
 def proxy_routing_not_default(ctx: RuleContext):
     for host in ctx.hosts:
@@ -137,6 +149,10 @@ def proxy_routing_not_default(ctx: RuleContext):
     measures=("odp-routing-mode-oceanbase", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"remote_share": REMOTE_PLAN_SHARE},
+    rationale=(
+        "A remote plan adds a network round trip and a second observer's work; from 20 % of plans it is a "
+        "routing problem rather than the occasional leader switch. past = share / 20 %."
+    ),
 )
 def remote_plans_high(ctx: RuleContext):
     for host in ctx.hosts:
@@ -160,4 +176,5 @@ def remote_plans_high(ctx: RuleContext):
                 evidence(host, "oceanbase.plan_type_counts.2", remote, ob, "plan_type.2", "2"),
                 evidence(host, "oceanbase.plan_type_counts.total", total, ob),
             ],
+            past=share / REMOTE_PLAN_SHARE,
         )
