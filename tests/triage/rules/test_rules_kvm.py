@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
+import pytest
+
 from tests.conftest import CORPUS
 
 ZSTACK = "zstack-mariadb-v2v"
@@ -272,3 +277,74 @@ def test_guest_numa_missing_fires_for_guest_with_more_memory_than_a_host_node(an
     assert "kvm.guest_numa_missing" in big.rule_ids
     small = analyze_texts(host, SMALL_BIG_GUEST.replace("{mem_kb}", "16777216"))  # 16 GiB, 8 vCPUs
     assert "kvm.guest_numa_missing" not in small.rule_ids
+
+
+def test_host_contention_from_one_top_sample_is_info(analyze_texts, seed_text):
+    replace = dict(ALONE)
+    replace[LAST_CPU_LINE] = LAST_CPU_LINE + PROCESSES
+    result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
+    finding = next(f for f in result.findings if f.rule == "kvm.host_contention")
+    assert finding.severity == "info" and "one top sample" in finding.explanation
+
+
+def test_host_contention_ignores_the_collecting_commands(analyze_texts, seed_text):
+    replace = dict(ALONE)
+    replace[LAST_CPU_LINE] = LAST_CPU_LINE + PROCESSES.replace(" java\n", " sosreport\n")
+    result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
+    assert "kvm.host_contention" not in result.rule_ids
+
+
+def test_host_contention_ignores_the_libvirt_test_driver_domain(analyze_texts):
+    virsh = shutil.which("virsh")
+    if virsh is None:
+        pytest.skip("virsh (libvirt-clients) is not installed")
+    done = subprocess.run(
+        [virsh, "-c", "test:///default", "dumpxml", "test"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    top = subprocess.run(["top", "-bn1"], capture_output=True, text=True, timeout=60).stdout
+    text = (
+        "```console\n$ virsh -c test:///default dumpxml test\n"
+        + done.stdout.rstrip()
+        + "\n$ top -bn1\n"
+        + top.rstrip()
+        + "\n```\n"
+    )
+    result = analyze_texts(text)
+    assert not result.rule_ids & {"kvm.host_contention", "memory.hugepages_absent", "kvm.guest_numa_missing"}
+    assert not [n for n in result.not_checked if n.rule.startswith("kvm.")]
+
+
+ONE_CELL_96 = {
+    "<vcpu placement='static' current='32'>128</vcpu>": "<vcpu placement='static'>96</vcpu>",
+    "<topology sockets='4' cores='32' threads='1'/>": (
+        "<topology sockets='2' cores='48' threads='1'/>\n"
+        "    <numa>\n"
+        "      <cell id='0' cpus='0-95' memory='33554432' unit='KiB'/>\n"
+        "    </numa>"
+    ),
+}
+
+
+def test_guest_numa_missing_fires_for_one_cell_spanning_96_vcpus_on_a_two_node_host(analyze_texts, seed_text):
+    # seed 000's guest resized to 96 vCPUs with the single NUMA cell libvirt requires
+    # for memory hot-plug: the guest sees one node, the host has two of 36 CPUs
+    result = analyze_texts(seed_text(ZSTACK, "before", HOST, ONE_CELL_96))
+    finding = next(f for f in result.findings if f.rule == "kvm.guest_numa_missing")
+    assert "single guest NUMA cell holding all 96 vCPUs" in finding.explanation
+    facts = {e.fact: e.value for e in finding.evidence}
+    assert facts["cpus_per_host_node"] == 36
+    assert facts["domains[8c1f5e2a0d9b4c6e9f3a7b2d1e4c6a80].numa_cells[0].cpus"] == 96
+
+
+def test_guest_numa_missing_quiet_for_one_cell_guest_smaller_than_a_host_node(analyze_texts, seed_text):
+    # the same guest at 32 vCPUs and 32 GiB fits one 36-CPU, 384 GiB host node: one cell is right
+    replace = dict(ONE_CELL_96)
+    replace["<vcpu placement='static' current='32'>128</vcpu>"] = "<vcpu placement='static'>32</vcpu>"
+    replace["<topology sockets='4' cores='32' threads='1'/>"] = (
+        ONE_CELL_96["<topology sockets='4' cores='32' threads='1'/>"]
+        .replace("0-95", "0-31")
+        .replace("cores='48'", "cores='16'")
+    )
+    result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
+    assert "kvm.guest_numa_missing" not in result.rule_ids

@@ -68,3 +68,18 @@ def test_softirq_hotspot_from_proc_softirqs(analyze_texts):
 def test_lan_rtt_quiet_for_a_public_internet_target(analyze_texts, seed_text):
     text = seed_text(OB, "before", HOST).replace("xx.xx.xx.196", "8.8.8.8")
     assert "net.lan_rtt_high" not in analyze_texts(text).rule_ids
+
+
+def test_netem_delay_from_tc_qdisc_show_dev_names_the_device_once(analyze_texts):
+    # a published transcript (tests/fixtures/published/README.md): "tc qdisc show dev
+    # enp5s0f0" prints no device on its lines, and the same qdisc is shown twice
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "published" / "cephci-netem-transcript.txt").read_text(encoding="utf-8")
+    result = analyze_texts("```console\n" + text + "```\n")
+    findings = [f for f in result.findings if f.rule == "net.netem_delay"]
+    assert len(findings) == 1
+    finding = findings[0]
+    assert finding.evidence[0].fact == "tc.qdiscs[enp5s0f0].delay_ms"
+    assert "Device enp5s0f0 " in finding.explanation
+    assert [e.line for e in finding.evidence] == [5, 7]  # both places it was read

@@ -184,3 +184,119 @@ def test_node_memory_imbalance_quiet_on_small_idle_differences(analyze_texts):
 def test_single_node_multi_socket_quiet_on_one_core_sockets(analyze_texts, corpus):
     text = (corpus / "lscpu" / "util-linux_lscpu-loongarch-kvm_on_loongson_3c6000.txt").read_text()
     assert "numa.single_node_multi_socket" not in analyze_texts(text, names=["lscpu"]).rule_ids
+
+
+# ------------------------------------------------------------ published outputs
+# tests/fixtures/published/README.md names the source of each file.
+
+from tests.conftest import FIXTURES  # noqa: E402
+
+PUBLISHED = FIXTURES / "published"
+
+
+def _published(name: str) -> str:
+    return (PUBLISHED / name).read_text(encoding="utf-8")
+
+
+def _console(command: str, output: str, host: str = "host") -> str:
+    return f"```console\n[root@{host} ~]# {command}\n{output.rstrip()}\n```\n"
+
+
+def test_single_node_multi_socket_quiet_on_a_front_side_bus_xeon_e5410(analyze_texts):
+    # 2 sockets x 4 cores, one node: Harpertown has one memory controller for both
+    # sockets (uniform memory), so there is no NUMA setting to enable
+    result = analyze_texts(_console("lscpu", _published("e5410-lscpu.txt"), "e5410"))
+    assert "numa.single_node_multi_socket" not in result.rule_ids
+    assert "numa.single_node_multi_socket" in result.checked
+
+
+def test_single_node_multi_socket_still_fires_on_a_numa_xeon_with_one_node(analyze_texts):
+    # the X5650 of the same report (Westmere-EP, integrated memory controllers) with
+    # its node lines folded into one, as with node interleaving on in the BIOS
+    text = _published("x5650-lscpu.txt").replace("NUMA node(s):          2", "NUMA node(s):          1")
+    text = text.split("NUMA node0 CPU(s):")[0] + "NUMA node0 CPU(s):     0-23\n"
+    result = analyze_texts(_console("lscpu", text, "x5650"))
+    assert "numa.single_node_multi_socket" in result.rule_ids
+
+
+# ------------------------------------------------------------ memoryless nodes
+
+
+def test_memoryless_node_fires_on_epyc_with_six_of_eight_nodes_empty(analyze_texts):
+    result = analyze_texts(_console("numactl -H", _published("epyc7551-numactl-H.txt"), "epyc"))
+    finding = next(f for f in result.findings if f.rule == "numa.memoryless_node")
+    assert finding.severity == "warning"
+    assert [e.fact for e in finding.evidence] == [f"numa.nodes.{n}.mem_total_kb" for n in (0, 2, 3, 4, 6, 7)]
+    assert all(e.line for e in finding.evidence)
+    assert "75%" in finding.explanation and "node 1, 5" in finding.explanation
+
+
+def test_memoryless_node_fires_on_threadripper_nps4(analyze_texts):
+    result = analyze_texts(_console("numactl -H", _published("threadripper3960x-numactl-H.txt"), "tr"))
+    finding = next(f for f in result.findings if f.rule == "numa.memoryless_node")
+    assert "2 of 4 nodes" in finding.explanation
+
+
+def test_memoryless_node_quiet_when_every_node_has_memory(analyze_texts, seed_text):
+    result = analyze_texts(seed_text(ZSTACK, "before", "zstack-9.txt"))
+    assert "numa.memoryless_node" not in result.rule_ids
+    assert "numa.memoryless_node" in result.checked
+
+
+def test_memoryless_node_reports_a_cpu_less_memory_tier_as_info():
+    from collectors.facts import HostFacts, NumaNode, NumaTopology, SnapshotFacts
+    from triage.engine import analyze
+
+    # numactl -H of a host with a CXL expander: node 2 has memory and no CPUs
+    numa = NumaTopology(
+        nodes={
+            0: NumaNode(node=0, cpus=list(range(0, 32)), size_mb=257578, free_mb=250013),
+            1: NumaNode(node=1, cpus=list(range(32, 64)), size_mb=258037, free_mb=251145),
+            2: NumaNode(node=2, cpus=[], size_mb=131072, free_mb=131072),
+        }
+    )
+    result = analyze(SnapshotFacts(hosts=[HostFacts(label="cxl", role="physical", numa=numa)]))
+    finding = next(f for f in result.findings if f.rule == "numa.memoryless_node")
+    assert finding.severity == "info" and "node 2: 128 GiB" in finding.explanation
+
+
+# ------------------------------------------------------------ imbalance without memoryless nodes
+
+MEMORYLESS_NODE_2 = {
+    "node 1 free: 334493 MB\n": (
+        "node 1 free: 334493 MB\nnode 2 cpus:\nnode 2 size: 0 MB\nnode 2 free: 0 MB\n"
+    ),
+}
+
+
+def test_node_memory_imbalance_ignores_memoryless_nodes_and_compares_the_rest(analyze_texts, seed_text):
+    # seed 000's host with an empty node as numactl prints one (size 0 MB): the two
+    # nodes with memory are still 110 vs 60 GiB used
+    result = analyze_texts(seed_text(ZSTACK, "before", "zstack-9.txt", MEMORYLESS_NODE_2))
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    assert [e.value for e in finding.evidence] == [110486100, 60132036]
+
+
+def test_node_memory_imbalance_quiet_on_epyc_whose_two_memory_nodes_match(analyze_texts):
+    result = analyze_texts(_console("numactl -H", _published("epyc7551-numactl-H.txt"), "epyc"))
+    assert "numa.node_memory_imbalance" not in result.rule_ids
+    assert "numa.node_memory_imbalance" in result.checked
+
+
+def test_node_memory_imbalance_share_is_of_the_compared_nodes_memory():
+    from collectors.facts import HostFacts, NumaNode, NumaTopology, SnapshotFacts
+    from triage.engine import analyze
+
+    # a large node 0 (512 GiB) must not set the bar for two 64 GiB nodes: 50 GiB of
+    # difference between nodes 1 and 2 is 78 % of their memory, under 10 % of node 0's
+    gib = 1024
+    numa = NumaTopology(
+        nodes={
+            0: NumaNode(node=0, cpus=[0, 1], size_mb=512 * gib, free_mb=482 * gib),
+            1: NumaNode(node=1, cpus=[2, 3], size_mb=64 * gib, free_mb=4 * gib),
+            2: NumaNode(node=2, cpus=[4, 5], size_mb=64 * gib, free_mb=54 * gib),
+        }
+    )
+    result = analyze(SnapshotFacts(hosts=[HostFacts(label="asym", role="physical", numa=numa)]))
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    assert [e.fact for e in finding.evidence] == ["numa.nodes.1.mem_used_kb", "numa.nodes.2.mem_used_kb"]
