@@ -6,10 +6,22 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from collectors.archive import load_snapshot
 from collectors.facts import ArtifactError, HostFacts, SnapshotFacts
 from tests.conftest import FIXTURES
-from triage.engine import ENGINE_VERSION, FACT_CHECKS, analyze, result_to_json
+from triage.engine import (
+    ENGINE_VERSION,
+    FACT_CHECKS,
+    FACT_SOURCES,
+    HOST_FACT_CHECKS,
+    analyze,
+    commands_for,
+    impact_of,
+    merge_identical,
+    result_to_json,
+)
 from triage.rules import REGISTRY, load_all
 
 ZSTACK_BEFORE = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before"
@@ -155,3 +167,140 @@ def test_rules_point_to_catalogued_measures_and_founding_cases():
     for spec in load_all().values():
         assert set(spec.measures) <= MEASURE_SLUGS, spec.id
         assert set(spec.seeds) <= CASE_SLUGS, spec.id
+
+
+# ------------------------------------------------------------ not checked, merge, impact
+
+SEEDS = FIXTURES / "seeds"
+
+
+def _seed_without(slug: str, name: str, start: str, end: str, tmp_path):
+    """The founding snapshot with one artifact cut out (from the line starting with
+    ``start`` up to the line starting with ``end``); the other hosts unchanged."""
+    folder = SEEDS / slug / "before"
+    paths = []
+    for path in sorted(folder.iterdir()):
+        text = path.read_text(encoding="utf-8")
+        if path.name == name:
+            head, rest = text.split(start, 1)
+            assert end in rest, (start, end)
+            text = head + end + rest.split(end, 1)[1]
+        copy = tmp_path / path.name
+        copy.write_text(text, encoding="utf-8")
+        paths.append(copy)
+    return analyze(load_snapshot(paths))
+
+
+REMOVED = [
+    # (seed, host file, artifact cut: first line .. next kept line, rule, host, a command it must offer)
+    (
+        "zstack-mariadb-v2v",
+        "zstack-9.txt",
+        "[root@zstack-9 ~]# virsh dumpxml",
+        "[root@zstack-9 ~]# cat /proc/cmdline",
+        "kvm.vcpus_unpinned",
+        "zstack-9",
+        "sudo virsh dumpxml <domain>",
+    ),
+    (
+        "kunpeng-stream-zone-reclaim",
+        "gp-sdw03.txt",
+        "[root@gp-sdw03 ~]# sysctl -a",
+        "```",
+        "numa.local_node_pagecache_pressure",
+        "gp-sdw03",
+        "sysctl -a",
+    ),
+    (
+        "openstack-kvm-crm-cpu",
+        "cmp-node07.txt",
+        "root@cmp-node07:~# numastat",
+        "root@cmp-node07:~#\n```",
+        "numa.remote_access_dominant",
+        "cmp-node07",
+        "numastat",
+    ),
+    (
+        "percona-numa-interleave-startup",
+        "db-3301.txt",
+        "[root@db-3301 ~]# mysql -S",
+        "```",
+        "mysql.large_pages_off",
+        "db-3301",
+        "mysql -e 'SHOW GLOBAL VARIABLES'",
+    ),
+    (
+        "oceanbase-bmsql-tuning",
+        "obs-197.txt",
+        "$tc qdisc list",
+        "$top",
+        "net.netem_delay",
+        "obs-197",
+        "tc -s qdisc show",
+    ),
+]
+
+
+@pytest.mark.parametrize(("slug", "name", "start", "end", "rule", "host", "command"), REMOVED)
+def test_a_founding_snapshot_missing_an_artifact_says_what_was_not_checked(
+    slug, name, start, end, rule, host, command, tmp_path
+):
+    result = _seed_without(slug, name, start, end, tmp_path)
+    assert (rule, host) not in {(f.rule, f.host) for f in result.findings}
+    entry = next(n for n in result.not_checked if n.rule == rule and n.host == host)
+    assert command in entry.commands
+    assert entry.reason and entry.reason_zh
+    payload = json.loads(json.dumps(result_to_json(load_snapshot([]), result, similar_cases=[])))
+    assert {"rule": rule, "host": host} in [
+        {"rule": n["rule"], "host": n["host"]} for n in payload["not_checked"]
+    ]
+
+
+def test_the_founding_snapshots_ask_for_nothing_they_already_have():
+    for slug in ("zstack-mariadb-v2v", "openstack-kvm-crm-cpu", "oceanbase-bmsql-tuning"):
+        result = analyze(load_snapshot(sorted((SEEDS / slug / "before").iterdir())))
+        fired = {(f.rule, f.host) for f in result.findings}
+        assert not [n for n in result.not_checked if (n.rule, n.host) in fired]
+        assert not [n for n in result.not_checked if n.rule in ("net.netem_delay", "kvm.vcpus_unpinned")]
+
+
+def test_missing_tools_come_with_the_package_per_distribution_family():
+    commands = commands_for(["numastat", "memory_devices"])
+    assert "sudo dmidecode -t memory" in commands
+    assert any(c.startswith("yum install -y numactl") and "openEuler" in c for c in commands)
+    assert any(c.startswith("apt-get install -y numactl") and "Debian/Ubuntu" in c for c in commands)
+    assert any(c.startswith("zypper install -y dmidecode") and "SUSE" in c for c in commands)
+    assert set(FACT_SOURCES) >= set(HOST_FACT_CHECKS)
+
+
+def test_findings_are_ordered_by_impact_largest_first():
+    result = analyze(load_snapshot(sorted((SEEDS / "oceanbase-bmsql-tuning" / "before").iterdir())))
+    impacts = [f.impact for f in result.findings]
+    assert impacts == sorted(impacts, reverse=True)
+    assert result.findings[0].rule == "net.netem_delay" and result.findings[0].impact >= 100
+    for f in result.findings:
+        assert f.impact == impact_of(f) and f.impact > 0
+    ties = [(f.rule, f.host) for f in result.findings if f.impact == result.findings[-1].impact]
+    assert ties == sorted(ties)
+    payload = result_to_json(load_snapshot([]), result, similar_cases=[])
+    assert [f["impact"] for f in payload["findings"]] == impacts
+
+
+def test_identical_findings_are_merged_with_every_citation():
+    from triage.rules import Evidence, Finding
+
+    def netem(line):
+        return Finding(
+            rule="net.netem_delay",
+            severity="critical",
+            title="t",
+            explanation="e",
+            evidence=[Evidence(fact="tc.qdiscs[bond0].delay_ms", value=1.0, artifact=f"a{line}", line=line)],
+            host="obs-197",
+        )
+
+    other = netem(9)
+    other.evidence[0].value = 2.0
+    merged = merge_identical([netem(42), netem(47), other])
+    assert len(merged) == 2
+    assert [e.line for e in merged[0].evidence] == [42, 47]

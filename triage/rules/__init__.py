@@ -485,9 +485,10 @@ def looks_like_kvm_host(host: HostFacts) -> bool:
     if is_vm_host(host):
         return True
     version = host.virsh_version
-    return bool(
-        not host.is_guest and version is not None and (version.hypervisor or version.hypervisor_version)
-    )
+    if version is None or host.is_guest or _from_test_driver(version):
+        return False
+    running = f"{version.hypervisor or ''} {version.hypervisor_version or ''}".upper()
+    return "QEMU" in running or "KVM" in running
 
 
 def db_pool_bytes(host: HostFacts) -> int | None:

@@ -255,7 +255,9 @@ def _single_spanning_cell(d) -> bool:
     condition=(
         f"a domain without <numa> cells that has >= {VNUMA_GUEST_VCPUS} vCPUs, or more vCPUs or memory "
         "than one "
-        "node of its host; or a guest's lscpu shows one NUMA node while its host (same snapshot) has "
+        "node of its host; a domain whose only <numa> cell holds all its vCPUs (the cell memory hot-plug "
+        "requires) while it has more vCPUs or memory than one host node; or a guest's lscpu shows one NUMA "
+        "node (and its XML, if any, no cells or one such cell) while its host (same snapshot) has "
         f"several and the guest has >= {VNUMA_GUEST_VCPUS} vCPUs, or more CPUs or memory (MemTotal) than a "
         "host node"
     ),
