@@ -166,15 +166,19 @@ FACT_SOURCES: dict[str, FactSource] = {
     "database": FactSource(
         "the database variables",
         "数据库参数",
-        ("mysql -e 'SHOW GLOBAL VARIABLES'",),
+        ("mysql -u root -p -e 'SHOW GLOBAL VARIABLES'", "sudo mysql -e 'SHOW GLOBAL VARIABLES'"),
     ),
     "db_variables": FactSource(
         "the database variables (SHOW GLOBAL VARIABLES)",
         "数据库参数（SHOW GLOBAL VARIABLES）",
-        ("mysql -e 'SHOW GLOBAL VARIABLES'", "mysqladmin variables"),
+        (
+            "mysql -u root -p -e 'SHOW GLOBAL VARIABLES'",
+            "sudo mysql -e 'SHOW GLOBAL VARIABLES'  # root through the unix socket (Debian/Ubuntu MariaDB)",
+            "mysqladmin -u root -p variables",
+        ),
     ),
     "db_version": FactSource(
-        "the database version", "数据库版本", ("mysql -e 'SELECT VERSION()'", "mysqld --version")
+        "the database version", "数据库版本", ("mysql -u root -p -e 'SELECT VERSION()'", "mysqld --version")
     ),
     "db_events": FactSource(
         "the database error log",
@@ -188,15 +192,20 @@ FACT_SOURCES: dict[str, FactSource] = {
     "oceanbase": FactSource(
         "OceanBase parameters",
         "OceanBase 参数",
-        ('obclient -e "SHOW PARAMETERS"',),
+        ("obclient -h <observer> -P 2881 -u root@sys -p -e 'SHOW PARAMETERS'",),
     ),
     "odp": FactSource(
-        "the ODP (obproxy) configuration", "ODP（obproxy）配置", ('obclient -e "SHOW PROXYCONFIG"',)
+        "the ODP (obproxy) configuration",
+        "ODP（obproxy）配置",
+        ("obclient -h <obproxy> -P 2883 -u root@proxysys -p -e 'SHOW PROXYCONFIG'",),
     ),
     "sql_audit": FactSource(
         "gv$sql_audit plan types",
         "gv$sql_audit 计划类型统计",
-        ("obclient -e 'SELECT plan_type, COUNT(*) FROM oceanbase.gv$sql_audit GROUP BY plan_type'",),
+        (
+            "obclient -h <observer> -P 2881 -u root@sys -p -e "
+            "'SELECT plan_type, COUNT(*) FROM oceanbase.gv$sql_audit GROUP BY plan_type'",
+        ),
     ),
     "tc": FactSource(
         "tc qdiscs", "tc 队列规则", ("tc -s qdisc show",), packages=_pkg("iproute", "iproute2", "iproute2")

@@ -227,7 +227,7 @@ REMOVED = [
         "```",
         "mysql.large_pages_off",
         "db-3301",
-        "mysql -e 'SHOW GLOBAL VARIABLES'",
+        "mysql -u root -p -e 'SHOW GLOBAL VARIABLES'",
     ),
     (
         "oceanbase-bmsql-tuning",

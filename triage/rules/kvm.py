@@ -292,13 +292,13 @@ def guest_numa_missing(ctx: RuleContext):
             larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
         reasons = []
         if one_cell:
-            # one cell is a deliberate layout unless the guest outgrows a host node
+            # one cell is the right layout for a guest that fits a host node (seed 000's
+            # fix: one cell, pinned to node 1); it is flat only once the guest outgrows one
             if not larger:
                 continue
+            cell_cpus = len(set(d.numa_cells[0].cpus))
             reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
-            reasons.append(
-                _dom_ev(host, d, "numa_cells[0].cpus", len(set(d.numa_cells[0].cpus)), "cpu", "numa")
-            )
+            reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
             what_en = (
                 f"has a single guest NUMA cell holding all {n} vCPUs while it is larger than a host node"
             )

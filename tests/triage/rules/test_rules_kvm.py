@@ -337,14 +337,21 @@ def test_guest_numa_missing_fires_for_one_cell_spanning_96_vcpus_on_a_two_node_h
     assert facts["domains[8c1f5e2a0d9b4c6e9f3a7b2d1e4c6a80].numa_cells[0].cpus"] == 96
 
 
-def test_guest_numa_missing_quiet_for_one_cell_guest_smaller_than_a_host_node(analyze_texts, seed_text):
-    # the same guest at 32 vCPUs and 32 GiB fits one 36-CPU, 384 GiB host node: one cell is right
+def test_guest_numa_missing_quiet_for_a_one_cell_guest_that_fits_a_host_node(analyze_texts, seed_text):
+    # 8 vCPUs and 8 GiB fit one 36-CPU, 384 GiB host node: one cell is right (seed 000's
+    # own fix gives its 32-vCPU guest one cell pinned to node 1)
     replace = dict(ONE_CELL_96)
-    replace["<vcpu placement='static' current='32'>128</vcpu>"] = "<vcpu placement='static'>32</vcpu>"
+    replace["<vcpu placement='static' current='32'>128</vcpu>"] = "<vcpu placement='static'>8</vcpu>"
+    replace["<memory unit='KiB'>33554432</memory>"] = "<memory unit='KiB'>8388608</memory>"
+    replace["<currentMemory unit='KiB'>33554432</currentMemory>"] = (
+        "<currentMemory unit='KiB'>8388608</currentMemory>"
+    )
     replace["<topology sockets='4' cores='32' threads='1'/>"] = (
         ONE_CELL_96["<topology sockets='4' cores='32' threads='1'/>"]
-        .replace("0-95", "0-31")
-        .replace("cores='48'", "cores='16'")
+        .replace("0-95", "0-7")
+        .replace("cores='48'", "cores='4'")
+        .replace("33554432", "8388608")
     )
     result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
     assert "kvm.guest_numa_missing" not in result.rule_ids
+    assert "kvm.guest_numa_missing" in result.checked
