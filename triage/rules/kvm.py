@@ -8,6 +8,9 @@ is used when no XML is available.
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
+from dataclasses import replace
+
 from collectors.cpulist import format_cpulist
 from triage.rules import (
     RuleContext,
@@ -577,25 +580,36 @@ def flat_socket_topology(ctx: RuleContext):
         )
 
 
-def _other_load(host, d) -> list:
-    """Processes of ``host`` above the busy threshold that are other load for
-    guest ``d``: not the guest's own QEMU, not another QEMU (counted as guests),
-    not the commands that collected the snapshot."""
-    procs = host.cpu_usage.processes if host.cpu_usage else []
-    return [
-        p
-        for p in procs
-        if (p.cpu_pct or 0) >= BUSY_PROCESS_CPU_PCT
-        and not (d.name and d.name in p.command)
-        and not is_qemu_process(p.command)
-        and not is_collector_process(p.command)
-    ]
-
-
-def _single_sample(host) -> bool:
-    """``top -bn1`` (or any one-shot process list): one instant, not a trend."""
+def _process_samples(host) -> int:
+    """How many samples the process list holds: ``top -bn3`` lists every process
+    once per iteration (``top -bn1``: one instant, not a trend)."""
     usage = host.cpu_usage
-    return usage is not None and len(usage.samples) <= 1
+    if usage is None or not usage.processes:
+        return 0
+    return max(Counter(p.pid for p in usage.processes).values())
+
+
+def _other_load(host, d) -> list:
+    """Processes of ``host`` whose mean %CPU over the samples is above the busy
+    threshold and that are other load for guest ``d``: not the guest's own QEMU,
+    not another QEMU (counted as guests), not the commands that collected the
+    snapshot. One entry per process (its last sample, with the mean)."""
+    procs = host.cpu_usage.processes if host.cpu_usage else []
+    by_pid: dict[int, list] = defaultdict(list)
+    for p in procs:
+        by_pid[p.pid].append(p)
+    out = []
+    for samples in by_pid.values():
+        last = samples[-1]
+        mean = sum(p.cpu_pct or 0 for p in samples) / len(samples)
+        if (
+            mean >= BUSY_PROCESS_CPU_PCT
+            and not (d.name and d.name in last.command)
+            and not is_qemu_process(last.command)
+            and not is_collector_process(last.command)
+        ):
+            out.append(replace(last, cpu_pct=round(mean, 1)))
+    return out
 
 
 @rule(
@@ -663,7 +677,7 @@ def host_contention(ctx: RuleContext):
                 continue
             # one top sample is one instant: busy processes alone are worth a look (info),
             # not a verdict; other running guests are there all the time (warning)
-            severity = "warning" if others or not _single_sample(host) else "info"
+            severity = "warning" if others or _process_samples(host) >= 2 else "info"
             busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
             ev = []
             if others:

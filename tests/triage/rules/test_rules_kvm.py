@@ -355,3 +355,13 @@ def test_guest_numa_missing_quiet_for_a_one_cell_guest_that_fits_a_host_node(ana
     result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
     assert "kvm.guest_numa_missing" not in result.rule_ids
     assert "kvm.guest_numa_missing" in result.checked
+
+
+def test_host_contention_from_a_process_busy_in_every_sample_is_a_warning(analyze_texts, seed_text):
+    # two iterations of the same process list (top -bn2): java stays busy in both
+    replace = dict(ALONE)
+    replace[LAST_CPU_LINE] = LAST_CPU_LINE + PROCESSES + "\n" + PROCESSES
+    result = analyze_texts(seed_text(ZSTACK, "before", HOST, replace))
+    finding = next(f for f in result.findings if f.rule == "kvm.host_contention")
+    assert finding.severity == "warning"
+    assert [e.value for e in finding.evidence] == [387.5]  # one entry per process, its mean

@@ -229,6 +229,9 @@ def test_memoryless_node_fires_on_epyc_with_six_of_eight_nodes_empty(analyze_tex
     assert [e.fact for e in finding.evidence] == [f"numa.nodes.{n}.mem_total_kb" for n in (0, 2, 3, 4, 6, 7)]
     assert all(e.line for e in finding.evidence)
     assert "75%" in finding.explanation and "node 1, 5" in finding.explanation
+    # the hardware cause is the DIMM population: the report asks for it
+    asked = next(n for n in result.not_checked if n.rule == "memory.dimm_population_unbalanced")
+    assert "sudo dmidecode -t memory" in asked.commands
 
 
 def test_memoryless_node_fires_on_threadripper_nps4(analyze_texts):
