@@ -26,3 +26,14 @@ def test_rules_doc_lists_every_rule_with_thresholds_and_cases():
 def test_rulesdoc_check_command(capsys):
     call_command("rulesdoc", "--check")
     assert "up to date" in capsys.readouterr().out
+
+
+def test_rules_doc_justifies_every_threshold_and_says_how_to_get_each_fact():
+    text = render_rules_doc()
+    for spec in load_all().values():
+        section = text.split(f"### `{spec.id}`", 1)[1].split("###", 1)[0]
+        assert spec.rationale and spec.rationale in section, spec.id
+    assert "impact = weight(severity) x min(past" in text
+    assert "`sudo dmidecode -t memory`" in text and "`grep -i huge /proc/meminfo`" in text
+    assert "`virsh -c qemu:///system dumpxml <domain>" in text
+    assert "Debian/Ubuntu: `apt-get install -y numactl`" in text
