@@ -6,6 +6,12 @@ with the reason (``missing <fact>``) instead of silently producing nothing, so
 a report tells "checked and fine" apart from "could not check". A rule that
 raises is reported in ``skipped`` with the exception type; one broken rule
 never stops the analysis.
+
+A rule may also declare when it is relevant to a host (``relevant``): a host
+it is relevant to that lacks a fact it needs is listed in ``not_checked`` with
+the commands that produce the fact (:data:`FACT_SOURCES`), so a thin snapshot
+says what to collect instead of looking healthy. Identical findings are merged
+and every finding gets its ``impact``; findings are ordered by it.
 """
 
 from __future__ import annotations
@@ -334,7 +340,7 @@ def merge_identical(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _missing_on_host(spec: RuleSpec, needs: tuple[str, ...], host: HostFacts) -> list[str]:
+def _missing_on_host(needs: tuple[str, ...], host: HostFacts) -> list[str]:
     return [name for name in needs if name in HOST_FACT_CHECKS and not HOST_FACT_CHECKS[name](host)]
 
 
@@ -358,7 +364,7 @@ def not_checked_for(
             except Exception:  # a broken declaration must not stop the analysis
                 logger.exception("relevance of %s failed", rule_id)
                 continue
-            missing = _missing_on_host(spec, needs, host)
+            missing = _missing_on_host(needs, host)
             if not missing:
                 continue
             sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
