@@ -24,12 +24,15 @@ run is split where the content starts to look like a different artifact.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from dataclasses import dataclass
 
 from collectors import parsers
 from collectors.facts import to_dict
+from collectors.normalise import STOPWORDS as _STOPWORDS
+from collectors.normalise import Normalised, normalise
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,32 @@ class Block:
     host: str | None = None  # hostname read from the prompt
     fenced: bool = False
     prose: bool = False  # a prose paragraph that detected as an artifact
+    # 1-based original line of each line of ``text`` when normalisation joined
+    # or split lines (None: line k of ``text`` is ``start_line + k``)
+    origins: list[int] | None = None
+
+
+# What each input line was read as (see :class:`Split`); a higher value wins
+# where normalisation put several pieces on one original line.
+PROSE, UNRECOGNISED, PROMPT, READ = 0, 1, 2, 3
+
+
+@dataclass
+class Split:
+    """The whole reading of a transcript: blocks, and for every ORIGINAL line
+    what it was read as (``roles``), the unrecognised runs, and the hosts the
+    prompts named (``segments``: ``(first original line, 0-based; host)``,
+    a new entry where a prompt names a different host)."""
+
+    blocks: list[Block]
+    roles: bytearray
+    unrecognised: list[tuple[int, int, str]]  # 1-based start, end, first line
+    segments: list[tuple[int, str | None]]
+    notes: list[str]
+
+    @property
+    def lines(self) -> int:
+        return len(self.roles)
 
 
 # ----------------------------------------------------------------- registry access
@@ -261,32 +290,14 @@ _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]
 _TABULAR = re.compile(r"\t|\S {3,}\S|[|=<>{}]")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
-_STOPWORDS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "be",
-        "in",
-        "for",
-        "with",
-        "on",
-        "that",
-        "this",
-        "it",
-        "as",
-        "by",
-        "from",
-    ]
-)
 _BRACKET_WORD = re.compile(r"\[[\w\-]+\]")
+# "name value" rows of a variables dump whose tabs became spaces: a snake_case
+# name, then a value of at most three words or after a gap of 2+ spaces
+# (or a lower-case name and one value with a digit or punctuation: "basedir /usr")
+_IDENTIFIER = re.compile(
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:(?: \S+){1,3}|  +\S.*)?"
+    r"|[a-z][a-z0-9]*(?: +[^\sA-Za-z]\S*| +[A-Za-z]+[^\sA-Za-z.,;:!?]\S*| {2,}\S.*)"
+)
 
 
 _SHAPE_CUT = re.compile(r"[.:=\[(,]")
@@ -357,6 +368,11 @@ def line_class(line: str) -> str:
     s = line.strip()
     if not s:
         return "blank"
+    if "\t" in line or _IDENTIFIER.fullmatch(s):
+        # a tab-separated row, even one whose last column is empty
+        # ("default_regex_flags<TAB>"), or a bare snake_case name (the same row
+        # with its tab turned into spaces, then trimmed)
+        return "data"
     if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _output_prose().fullmatch(s):
         return "data"
     if _CJK.search(s):
@@ -377,6 +393,8 @@ def line_class(line: str) -> str:
             return "data"  # column headers: PID USER PR NI ...
         if ":" in s and not s.endswith(":") and len(tokens) <= 6:
             return "data"  # "Byte Order: Little Endian", "policy: default"
+        if len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!":
+            return "data"  # "name value" rows: "license GPL", "Variable_name Value"
         return "prose"
     alpha = sum(1 for t in tokens if t.strip(".,:;!?()\"'").isalpha())
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
@@ -387,13 +405,39 @@ def line_class(line: str) -> str:
 # --------------------------------------------------------------------- splitting
 
 
+def same_host(a: str | None, b: str | None) -> bool:
+    """``db01`` and ``db01.example.com`` (or ``DB01``) name one host."""
+    if not a or not b:
+        return False
+    a, b = a.lower(), b.lower()
+    return a == b or a.split(".", 1)[0] == b.split(".", 1)[0]
+
+
 class _Splitter:
-    def __init__(self, text: str, detect_lines: int, detect_budget: int):
-        self.lines = text.split("\n")
+    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int):
+        self.lines = lines
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
         self._classes: dict[int, str] = {}
+        self.role = bytearray(len(lines))
+        self.host: str | None = None
+        self.segments: list[tuple[int, str | None]] = [(0, None)]
+
+    def mark(self, a: int, b: int, role: int) -> None:
+        if b > a:
+            self.role[a:b] = bytes([role]) * (b - a)
+
+    def prompt_host(self, line: int, host: str | None) -> None:
+        """A prompt naming ``host`` on (normalised) ``line``: a different host
+        than the current one starts a new segment."""
+        if not host or same_host(host, self.host):
+            return
+        if self.host is None and self.segments[-1][1] is None:
+            self.segments[-1] = (self.segments[-1][0], host)
+        else:
+            self.segments.append((line, host))
+        self.host = host
 
     def cls(self, i: int) -> str:
         c = self._classes.get(i)
@@ -435,15 +479,19 @@ class _Splitter:
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
         j = pending = a
-        host: str | None = None
         while j < b:
             prompt = match_prompt(self.lines[j])
             if prompt is None:
                 j += 1
                 continue
-            self.unprompted(pending, j, fenced=fenced, host=host)
+            self.unprompted(pending, j, fenced=fenced, host=self.host)
             kind_of_prompt, command, prompt_host = prompt
-            host = prompt_host or host
+            # Only a prompt that runs a command switches hosts: a bare prompt
+            # naming another host is usually the tail of a paste from another
+            # window, and what follows it is read with the current host.
+            if command or self.host is None:
+                self.prompt_host(j, prompt_host)
+            host = self.host
             first = j
             j += 1
             if kind_of_prompt == "sql":
@@ -454,6 +502,7 @@ class _Splitter:
                     command = f"{command} {cm.group('cont').strip()}".strip()
                     j += 1
             out_start = j
+            self.mark(first, out_start, PROMPT)
             while j < b and match_prompt(self.lines[j]) is None:
                 if not fenced and j > out_start and self.cls(j) == "prose":
                     break
@@ -473,7 +522,7 @@ class _Splitter:
                     j += 1
                 self.unprompted(pending, j, fenced=fenced, host=host)
                 pending = j
-        self.unprompted(pending, b, fenced=fenced, host=host)
+        self.unprompted(pending, b, fenced=fenced, host=self.host)
 
     def prompted(self, first, out_start, out_end, command, prompt, host, fenced) -> None:
         output = self.text(out_start, out_end)
@@ -490,6 +539,7 @@ class _Splitter:
                 while out_end > out_start and self.cls(out_end - 1) == "blank":
                     out_end -= 1
                 output = self.text(out_start, out_end)
+        self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
         if prompt == "sql":
             # The statement says what a result table is (plan_type counts,
             # proxy config, a timed CREATE INDEX), so SQL parsers get it too.
@@ -662,9 +712,11 @@ class _Splitter:
             if whole is not None and whole != kind and self.parses(whole, a, b):
                 kind = whole
         if kind is None:
+            self.mark(a, b, UNRECOGNISED)
             if not fenced and b - a <= MENTION_MAX_LINES:
                 self.mentions(a, b, host=host)
             return
+        self.mark(a, b, READ)
         self.blocks.append(
             Block(
                 command=None,
@@ -683,6 +735,7 @@ class _Splitter:
         if kind is None:
             self.mentions(a, b, host=host)
             return
+        self.mark(a, b, READ)
         self.blocks.append(
             Block(
                 command=None,
@@ -712,6 +765,7 @@ class _Splitter:
                     sub = " ".join(words[k:])
                     kind = detect_kind(sub)
                     if kind:
+                        self.role[i] = READ
                         self.blocks.append(
                             Block(
                                 command=None,
@@ -730,15 +784,69 @@ class _Splitter:
                 break
 
 
-def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
-    """Blocks of a transcript in order (see the module docstring).
+def _remap(block: Block, norm: Normalised) -> None:
+    """Normalised line numbers of ``block`` -> lines of the original text."""
+    a = block.start_line - 1
+    count = block.text.count("\n") + 1
+    first, last = norm.first, norm.last
+    n = len(first)
+    if a >= n:
+        return
+    end = max(min(block.end_line, n), a + 1)
+    block.start_line = first[a] + 1
+    block.end_line = max(last[end - 1] + 1, block.start_line)
+    origins = [first[k] + 1 for k in range(a, min(a + count, n))]
+    if origins and origins[-1] - origins[0] != len(origins) - 1:
+        block.origins = origins
+
+
+def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
+    """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
+    for every original line (see :class:`Split`).
 
     ``detect_lines`` bounds the per-line content detection on long runs of
     output without prompts (beyond it a run is recognised from its head only);
     ``detect_budget`` bounds the number of mid-run detections in the whole text.
     """
     ensure_parsers()
-    return _Splitter(text, detect_lines, detect_budget).run()
+    norm = normalise(text)
+    splitter = _Splitter(norm.lines, detect_lines, detect_budget)
+    blocks = splitter.run()
+    for block in blocks:
+        _remap(block, norm)
+    roles = bytearray(norm.original_lines)
+    first, last = norm.first, norm.last
+    for k, role in enumerate(splitter.role):
+        if role:
+            a, b = first[k], last[k]
+            if a == b:
+                if role > roles[a]:
+                    roles[a] = role
+            else:
+                for o in range(a, b + 1):
+                    if role > roles[o]:
+                        roles[o] = role
+    unrecognised: list[tuple[int, int, str]] = []
+    i, n = 0, len(roles)
+    while True:
+        i = roles.find(UNRECOGNISED, i)
+        if i < 0:
+            break
+        j = i
+        while j < n and roles[j] == UNRECOGNISED:
+            j += 1
+        k = bisect.bisect_left(first, i)
+        line = norm.lines[k] if k < len(norm.lines) else ""
+        unrecognised.append((i + 1, j, line.strip()[:200]))
+        i = j
+    segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
+    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=norm.notes)
+
+
+def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
+    """Blocks of a transcript in order (see the module docstring and
+    :func:`read_transcript`, which also accounts for every line)."""
+    return read_transcript(text, detect_lines=detect_lines, detect_budget=detect_budget).blocks
 
 
 def prompt_hosts(blocks: list[Block]) -> list[str]:
@@ -751,12 +859,19 @@ def prompt_hosts(blocks: list[Block]) -> list[str]:
 
 
 __all__ = [
+    "PROMPT",
+    "PROSE",
+    "READ",
+    "UNRECOGNISED",
     "Block",
+    "Split",
     "detect_kind",
     "kind_for_command",
     "kind_for_path",
     "line_class",
     "match_prompt",
     "prompt_hosts",
+    "read_transcript",
+    "same_host",
     "split_transcript",
 ]
