@@ -34,41 +34,25 @@ FENCE = "```"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\x1b]")
-_SPACES = {
-    0x00A0: " ",  # no-break space
-    0x1680: " ",
-    0x2000: " ",
-    0x2001: " ",
-    0x2002: " ",
-    0x2003: " ",
-    0x2004: " ",
-    0x2005: " ",
-    0x2006: " ",
-    0x2007: " ",
-    0x2008: " ",
-    0x2009: " ",
-    0x200A: " ",
-    0x202F: " ",  # narrow no-break space
-    0x205F: " ",
-    0x3000: " ",  # ideographic (full-width) space
-    0x200B: "",  # zero-width space
-    0x200C: "",
-    0x200D: "",
-    0x2060: "",
-    0xFEFF: "",  # BOM / zero-width no-break space
-}
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# no-break, en/em/thin, narrow no-break, ideographic (full-width) spaces -> " "
+_WIDE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# zero-width spaces and joiners, BOM -> ""
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+_QUOTED = re.compile(r"^[ \t]*>", re.M)
+_FENCE_LINE = re.compile(r"^\s*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)", re.I)
 # Terminal loggers: "2024-05-01 10:00:01 ", "[2024-05-01 10:00:01] ", "[10:00:01] ",
 # tmux/ts "May 01 10:00:01 " is a syslog line shape as well, so it is not stripped.
 _STAMP = re.compile(
     r"^(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
-    r"|\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\])(?: |$)"
+    r"|\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\])(?: |$)",
+    re.M,
 )
-_PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log .*=~=~=~=~=~=~=~=~=~=~=~=\s*$")
+_PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
 _HTML_OPEN = re.compile(r"^\s*(?:<(?:pre|code)\b[^>]{0,200}>\s*)+", re.I)
@@ -107,22 +91,11 @@ class Normalised:
         return "\n".join(self.lines)
 
 
-def _clean_line(line: str) -> str:
-    if line.endswith("\r"):
-        line = line.rstrip("\r")
-    if "\r" in line:
-        # a terminal redraws over the line; the last non-empty write is what it shows
-        parts = [p for p in line.split("\r") if p.strip()]
-        line = parts[-1] if parts else ""
-    if "\x1b" in line or "\x9b" in line:
-        line = _ANSI.sub("", line)
-    if not line.isascii():
-        line = line.translate(_SPACES)
-        if "\x9b" in line:
-            line = _ANSI.sub("", line)
-    if "\x1b" in line or "\x7f" in line or "\x08" in line:
-        line = _CONTROL.sub("", line)
-    return line
+def _redraw(line: str) -> str:
+    """A terminal redraws over a line at each carriage return; the last
+    non-empty write is what it showed."""
+    parts = [p for p in line.split("\r") if p.strip()]
+    return parts[-1] if parts else ""
 
 
 def _stamped(lines: list[str]) -> bool:
@@ -189,80 +162,92 @@ def _jira_lines(line: str) -> list[str]:
     return out or [FENCE]
 
 
+def _boundary(line: str) -> bool:
+    return not line.strip() or _FENCE_LINE.match(line) is not None
+
+
 def _dedent(lines: list[str]) -> None:
-    """Remove the leading whitespace shared by every line of a paragraph (in place)."""
+    """Remove the leading whitespace shared by every line of a paragraph (in
+    place). A paragraph is a run of indented lines between blank lines or
+    fences: a table whose rows alone are indented (numactl's distances,
+    dmidecode's tab-indented fields) keeps its shape."""
     n = len(lines)
     i = 0
     while i < n:
-        if not lines[i].strip():
+        line = lines[i]
+        if line[:1] not in (" ", "\t") or not line.strip() or (i > 0 and not _boundary(lines[i - 1])):
             i += 1
             continue
         j = i
-        indented = True
-        while j < n and lines[j].strip():
-            if indented and lines[j][:1] not in (" ", "\t"):
-                indented = False
+        prefix: str | None = None
+        while j < n and lines[j][:1] in (" ", "\t") and lines[j].strip():
+            cur = lines[j]
+            lead = cur[: len(cur) - len(cur.lstrip(" \t"))]
+            if prefix is None:
+                prefix = lead
+            elif not lead.startswith(prefix):
+                size = 0
+                for x, y in zip(prefix, lead, strict=False):
+                    if x != y:
+                        break
+                    size += 1
+                prefix = prefix[:size]
             j += 1
-        if indented:
-            prefix = None
+        if prefix and (j == n or _boundary(lines[j])):
+            cut = len(prefix)
             for k in range(i, j):
-                line = lines[k]
-                lead = line[: len(line) - len(line.lstrip(" \t"))]
-                if prefix is None:
-                    prefix = lead
-                elif not lead.startswith(prefix):
-                    size = 0
-                    for a, b in zip(prefix, lead, strict=False):
-                        if a != b:
-                            break
-                        size += 1
-                    prefix = prefix[:size]
-                if not prefix:
-                    break
-            if prefix:
-                cut = len(prefix)
-                for k in range(i, j):
-                    lines[k] = lines[k][cut:]
-        i = j
+                lines[k] = lines[k][cut:]
+        i = max(j, i + 1)
 
 
 def _joins(lines: list[str], first: list[int], last: list[int]) -> tuple[list[str], list[int], list[int]]:
     """Join lines a terminal wrapped at a fixed width, where the join is
     unambiguous: integers after ``node N cpus:``, a CPU list after lscpu's
-    ``NUMA nodeN CPU(s):``, flag words after a long ``Flags:`` line."""
-    out_l: list[str] = []
-    out_f: list[int] = []
-    out_t: list[int] = []
-    for line, a, b in zip(lines, first, last, strict=True):
-        if out_l and line.strip():
-            prev = out_l[-1]
-            head = prev[:5]
-            joined = None
+    ``NUMA nodeN CPU(s):`` ending in a comma, flag words after a long
+    ``Flags:`` line."""
+    heads = ("node ", "NUMA ", "Flags")
+    if not any(line[:5] in heads for line in lines):
+        return lines, first, last
+    drop: set[int] = set()
+    n = len(lines)
+    i = 0
+    while i < n:
+        prev = lines[i]
+        head = prev[:5]
+        if head not in heads:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and lines[j].strip() and len(prev) < 1_000_000:
+            line = lines[j]
             if head == "node " and _NODE_CPUS.match(prev) and _INTS.match(line):
-                joined = f"{prev.rstrip()} {line.strip()}"
+                prev = f"{prev.rstrip()} {line.strip()}"
             elif (
                 head == "NUMA "
                 and _NUMA_CPUS.match(prev)
                 and prev.rstrip().endswith(",")
                 and _CPULIST.match(line)
             ):
-                joined = f"{prev.rstrip()}{line.strip()}"
+                prev = f"{prev.rstrip()}{line.strip()}"
             elif (
                 head == "Flags"
                 and _FLAGS.match(prev)
-                and len(prev) >= WRAP_MIN_WIDTH
+                and len(lines[j - 1]) >= WRAP_MIN_WIDTH
                 and _FLAG_WORDS.match(line)
                 and not any(w in STOPWORDS for w in line.split())
             ):
-                joined = f"{prev.rstrip()} {line.strip()}"
-            if joined is not None and len(joined) < 1_000_000:
-                out_l[-1] = joined
-                out_t[-1] = b
-                continue
-        out_l.append(line)
-        out_f.append(a)
-        out_t.append(b)
-    return out_l, out_f, out_t
+                prev = f"{prev.rstrip()} {line.strip()}"
+            else:
+                break
+            drop.add(j)
+            last[i] = last[j]
+            j += 1
+        lines[i] = prev
+        i = j
+    if not drop:
+        return lines, first, last
+    keep = [k for k in range(n) if k not in drop]
+    return [lines[k] for k in keep], [first[k] for k in keep], [last[k] for k in keep]
 
 
 def normalise(text: str) -> Normalised:
@@ -272,22 +257,29 @@ def normalise(text: str) -> Normalised:
     >>> n.lines, n.first, n.last
     (['node 0 cpus: 0 2 4 6', ''], [0, 2], [1, 2])
     """
-    raw = text.split("\n")
-    count = len(raw)
-    lines = [_clean_line(line) for line in raw]
-    del raw
+    count = text.count("\n") + 1
     notes: list[str] = []
-    # e-mail quoting, line by line: replies mix quoted and unquoted lines
-    quoted = 0
-    for i, line in enumerate(lines):
-        if line[:1] in (">", " ", "\t") and (line[:1] == ">" or line.lstrip(" \t")[:1] == ">"):
-            m = _QUOTE.match(line)
-            if m:
-                lines[i] = line[m.end() :]
-                quoted += 1
-    if quoted:
+    # whole-text passes first (C speed), each only when its marker is present
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            text = "\n".join(_redraw(line) if "\r" in line else line for line in text.split("\n"))
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI.sub("", text)
+    if not text.isascii():
+        text = _ZERO_WIDTH.sub("", _WIDE_SPACE.sub(" ", text))
+        if "\x9b" in text:
+            text = _ANSI.sub("", text)
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+    if _QUOTED.search(text):
+        # e-mail quoting, line by line: replies mix quoted and unquoted lines
+        text, quoted = _QUOTE.subn("", text)
         notes.append(f"{quoted} e-mail quoted lines unquoted")
-    if _stamped(lines):
+    if "=~=~" in text:
+        text = _PUTTY_HEADER.sub("", text)
+    lines = text.split("\n")
+    if _STAMP.search(text) and _stamped(lines):
         for i, line in enumerate(lines):
             m = _STAMP.match(line)
             if m:
@@ -304,8 +296,6 @@ def normalise(text: str) -> Normalised:
         in_pre = False
         for i, line in enumerate(lines):
             pieces = [line]
-            if _PUTTY_HEADER.match(line):
-                pieces = [""]
             if jira and "{" in line and _JIRA.search(line):
                 pieces = _jira_lines(line)
             elif html_mode and ("<" in line or "&" in line):
@@ -315,10 +305,6 @@ def normalise(text: str) -> Normalised:
                 new_f.append(first[i])
                 new_t.append(last[i])
         lines, first, last = new_l, new_f, new_t
-    else:
-        for i, line in enumerate(lines):
-            if line[:4] == "=~=~" and _PUTTY_HEADER.match(line):
-                lines[i] = ""
     _dedent(lines)
     lines, first, last = _joins(lines, first, last)
     return Normalised(lines=lines, first=first, last=last, original_lines=count, notes=notes)

@@ -40,8 +40,10 @@ DETECT_HEAD_CHARS = 2048
 DETECT_HEAD_LINES = 40
 MENTION_MAX_LINES = 20  # undetected data runs longer than this are not searched for mentions
 MENTION_MAX_WORDS = 6
-MAX_DETECT_PER_RUN = 300
-MAX_TRAILING_DETECT = 60  # per prompted output
+MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
+MAX_TRAILING_DETECT = 4  # per prompted output
+PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
+PROBE_HEAD_CHARS = 600
 _UNSET = object()
 
 
@@ -116,6 +118,9 @@ def _output_prose() -> re.Pattern[str]:
     """One pattern of every parser's ``prose_lines``: output lines that read
     like prose but belong to the artifact (see ``ParserSpec.prose_lines``)."""
     global _prose
+    cached = _matchers.get("prose_lines")
+    if _prose is not None and cached and cached[0] == len(parsers.REGISTRY):
+        return _prose[1]
     compiled = _compiled("prose_lines")
     if _prose is None or _prose[0] != len(compiled):
         joined = "|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)"
@@ -193,6 +198,11 @@ _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
 _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
     r"(?:\s*\[(?P<db>[^\]]*)\])?(?:\s*\((?P<db2>[^)]*)\))?\s?>\s?(?P<cmd>.*)$"
+)
+# every prompt of match_prompt starts like this (a necessary condition only)
+_PROMPT_START = re.compile(
+    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]+@[\w.\-]+:"
+    r"|[A-Za-z][\w.\-]*:[~\"'/]"
 )
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
@@ -300,6 +310,7 @@ _IDENTIFIER = re.compile(
 )
 
 
+_DIGIT = re.compile(r"\d")
 _SHAPE_CUT = re.compile(r"[.:=\[(,]")
 
 
@@ -309,6 +320,27 @@ def _shape(line: str) -> str:
     token = line.split(None, 1)[0] if line.strip() else ""
     token = _SHAPE_CUT.split(token, 1)[0] or token[:1]
     return re.sub(r"\d+", "9", token.lower())[:16]
+
+
+_KEY_COLON = re.compile(r"[A-Za-z][\w ()./-]{0,40}:(?:\s|$)")
+
+
+def _form(line: str) -> str:
+    """A coarse class of a line's start: indented, digit, letter, markup or
+    table, punctuation. ``lscpu`` or ``sysctl -a`` keep one form throughout;
+    ``top -`` after numactl's ``  1:  21  10`` rows changes it."""
+    c = line[:1]
+    if c in (" ", "\t"):
+        return "s"
+    if c.isdigit():
+        return "d"
+    if c.isalpha():
+        return "k" if _KEY_COLON.match(line) else "a"
+    if c in "<":
+        return "x"
+    if c in "+|-=":
+        return "t"
+    return "p"
 
 
 def _command_words(cmd: str) -> str:
@@ -421,8 +453,28 @@ class _Splitter:
         self.blocks: list[Block] = []
         self._classes: dict[int, str] = {}
         self.role = bytearray(len(lines))
+        self._prompts: dict[int, object] = {}
+        self._detected: dict[str, str | None] = {}
         self.host: str | None = None
         self.segments: list[tuple[int, str | None]] = [(0, None)]
+
+    def detect(self, head: str) -> str | None:
+        """``detect_kind``, once per distinct head: a probe and the block it
+        starts often look at the same lines."""
+        if head in self._detected:
+            return self._detected[head]
+        kind = self._detected[head] = detect_kind(head)
+        return kind
+
+    def prompt(self, i: int) -> tuple[str, str, str | None] | None:
+        """``match_prompt`` of line ``i``, computed once; most lines fail the
+        cheap start test and never reach the prompt patterns."""
+        cached = self._prompts.get(i, _UNSET)
+        if cached is _UNSET:
+            line = self.lines[i]
+            cached = match_prompt(line) if _PROMPT_START.match(line) else None
+            self._prompts[i] = cached
+        return cached  # type: ignore[return-value]
 
     def mark(self, a: int, b: int, role: int) -> None:
         if b > a:
@@ -448,14 +500,16 @@ class _Splitter:
     def text(self, a: int, b: int) -> str:
         return "\n".join(self.lines[a:b])
 
-    def head(self, i: int, end: int) -> str:
+    def head(
+        self, i: int, end: int, max_lines: int = DETECT_HEAD_LINES, max_chars: int = DETECT_HEAD_CHARS
+    ) -> str:
         out, size = [], 0
-        for line in self.lines[i : min(end, i + DETECT_HEAD_LINES)]:
-            out.append(line[:DETECT_HEAD_CHARS])
+        for line in self.lines[i : min(end, i + max_lines)]:
+            out.append(line[:max_chars])
             size += len(out[-1]) + 1
-            if size >= DETECT_HEAD_CHARS:
+            if size >= max_chars:
                 break
-        return "\n".join(out)[:DETECT_HEAD_CHARS]
+        return "\n".join(out)[:max_chars]
 
     # -- top level: fences
     def run(self) -> list[Block]:
@@ -480,7 +534,7 @@ class _Splitter:
     def region(self, a: int, b: int, *, fenced: bool) -> None:
         j = pending = a
         while j < b:
-            prompt = match_prompt(self.lines[j])
+            prompt = self.prompt(j)
             if prompt is None:
                 j += 1
                 continue
@@ -503,7 +557,7 @@ class _Splitter:
                     j += 1
             out_start = j
             self.mark(first, out_start, PROMPT)
-            while j < b and match_prompt(self.lines[j]) is None:
+            while j < b and self.prompt(j) is None:
                 if not fenced and j > out_start and self.cls(j) == "prose":
                     break
                 j += 1
@@ -518,7 +572,7 @@ class _Splitter:
                 # output; what follows is recognised by content.
                 pending = out_start
                 j = out_start
-                while j < b and match_prompt(self.lines[j]) is None:
+                while j < b and self.prompt(j) is None:
                     j += 1
                 self.unprompted(pending, j, fenced=fenced, host=host)
                 pending = j
@@ -528,7 +582,7 @@ class _Splitter:
         output = self.text(out_start, out_end)
         kind = kind_for_command(command)
         if kind is None and output.strip():
-            kind = detect_kind(self.head(out_start, out_end) if out_end - out_start > 200 else output)
+            kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None and out_end - out_start > 2:
             # the output may run straight into another pasted artifact
@@ -555,20 +609,9 @@ class _Splitter:
         artifact (both sides must parse), or None."""
         budget = min(MAX_TRAILING_DETECT, self.detect_budget)
         whole: object = _UNSET
-        previous = _shape(self.lines[a])
-        for i in range(a + 1, b):
-            if budget <= 0:
-                return None
-            if self.cls(i) == "blank":
-                previous = None
-                continue
-            shape = _shape(self.lines[i])
-            if shape == previous:
-                continue
-            previous = shape
-            budget -= 1
+        for i in self.form_changes(a, b, budget):
             self.detect_budget -= 1
-            other = detect_kind(self.head(i, b))
+            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
             if other is None or other == kind or not self.parses(other, i, b):
                 continue
             # A detector reads ahead (from "node 0 cpus" it already sees the
@@ -579,6 +622,36 @@ class _Splitter:
             if whole is not None and self.parsed_facts(kind, a, i) == whole:
                 return i
         return None
+
+    def form_changes(self, a: int, b: int, cap: int) -> list[int]:
+        """Lines of ``a+1..b`` where another artifact may start: after a blank
+        line, or where the form of the lines changes (:func:`_form`), at most
+        ``cap`` of them. Detection runs on these only, so it is once per block
+        and a few times per long output, never once per line."""
+        out: list[int] = []
+        if cap <= 0:
+            return out
+        lines = self.lines
+        previous = _form(lines[a])
+        seen = {previous}
+        after_blank = False
+        for i in range(a + 1, b):
+            line = lines[i]
+            if not line.strip():
+                after_blank = True
+                continue
+            form = _form(line)
+            # a form seen before in this output is its own layout coming back
+            # (lscpu's "key:" lines around a cache table), unless a blank line
+            # separates it
+            if after_blank or (form != previous and form not in seen):
+                out.append(i)
+                if len(out) >= cap:
+                    break
+            seen.add(form)
+            previous = form
+            after_blank = False
+        return out
 
     def parsed_facts(self, kind: str, a: int, b: int) -> object:
         """The parse of lines ``a..b`` as ``kind`` without provenance, or None."""
@@ -655,20 +728,16 @@ class _Splitter:
         candidates = [a]
         if b - a <= self.detect_lines:
             budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
-            previous = _shape(self.lines[a])
-            for i in range(a + 1, b):
-                if self.cls(i) == "blank":
-                    previous = None
-                    continue
-                shape = _shape(self.lines[i])
-                if shape != previous and len(candidates) < budget:
-                    candidates.append(i)
-                previous = shape
+            candidates += self.form_changes(a, b, budget - 1)
         for index, i in enumerate(candidates):
             nxt = candidates[index + 1] if index + 1 < len(candidates) else b
-            kind = detect_kind(self.head(i, nxt))
-            if kind is None and nxt < b:
-                kind = detect_kind(self.head(i, b))
+            # the run's first line gets a full head, later candidates a probe
+            size = (
+                (DETECT_HEAD_LINES, DETECT_HEAD_CHARS) if index == 0 else (PROBE_HEAD_LINES, PROBE_HEAD_CHARS)
+            )
+            kind = self.detect(self.head(i, nxt, *size))
+            if kind is None and nxt < b and nxt - i < size[0]:
+                kind = self.detect(self.head(i, b, *size))
                 self.detect_budget -= 1
             self.detect_budget -= 1
             for j in range(i, nxt):
@@ -708,7 +777,7 @@ class _Splitter:
         if kind is not None and b - a > 1 and not self.parses(kind, a, b):
             # Recognised from its first lines only (a "CPU0 CPU1" header alone
             # reads as /proc/interrupts); the whole piece may say better.
-            whole = detect_kind(self.head(a, b))
+            whole = self.detect(self.head(a, b))
             if whole is not None and whole != kind and self.parses(whole, a, b):
                 kind = whole
         if kind is None:
@@ -731,7 +800,7 @@ class _Splitter:
         )
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
-        kind = detect_kind(self.head(a, b))
+        kind = self.detect(self.head(a, b))
         if kind is None:
             self.mentions(a, b, host=host)
             return
@@ -753,6 +822,25 @@ class _Splitter:
         """Artifacts quoted inside a sentence ("... mariadb server version:
         10.4.14-MariaDB-log ..."): each Latin-script stretch of a line with a
         digit is tried from each of its first few words."""
+        # One detection over every candidate (each suffix on its own line, so
+        # anchored detectors see it at a line start) rules most paragraphs out.
+        probes: list[str] = []
+        size = 0
+        for i in range(a, min(b, a + MENTION_MAX_LINES)):
+            line = self.lines[i]
+            if len(line) > 4096 or not _DIGIT.search(line):
+                continue
+            for segment in _CJK_SPLIT.split(line):
+                if len(segment) < 8 or not _DIGIT.search(segment):
+                    continue
+                words = segment.split()
+                for k in range(min(MENTION_MAX_WORDS, len(words))):
+                    probes.append(" ".join(words[k:]))
+                    size += len(probes[-1]) + 1
+            if size > 8000:
+                break
+        if not probes or self.detect("\n".join(probes)) is None:
+            return
         for i in range(a, b):
             line = self.lines[i]
             if not any(c.isdigit() for c in line) or len(line) > 4096:
@@ -763,7 +851,7 @@ class _Splitter:
                 words = segment.split()
                 for k in range(min(MENTION_MAX_WORDS, len(words))):
                     sub = " ".join(words[k:])
-                    kind = detect_kind(sub)
+                    kind = self.detect(sub)
                     if kind:
                         self.role[i] = READ
                         self.blocks.append(
