@@ -473,6 +473,8 @@ class _Loader:
             if not member:
                 self.error(name, "empty artifact")
             self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
+            self.asm.host.reading.lines += lines  # blank lines: nothing to read
+            self.asm.host.reading.prose_lines += lines
             return False
         if path_kind and _only_comments(decoded.text):
             self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
@@ -613,7 +615,7 @@ class _Loader:
                 command=block.command,
             )
         )
-        return 1 if err is None else 0
+        return 1 if err is None or results else 0  # a partial parse kept facts
 
 
 def _only_comments(text: str) -> bool:
