@@ -46,6 +46,7 @@ from collectors import facts as f
 from collectors.assemble import HostAssembler, run_parser
 from collectors.decoding import decode_bytes
 from collectors.limits import Limits, MiB
+from collectors.normalise import normalise
 from collectors.transcript import (
     PROMPT,
     PROSE,
@@ -623,11 +624,13 @@ def _only_comments(text: str) -> bool:
 
 
 def _looks_like_transcript(text: str) -> bool:
-    """Prompts or fences near the top: a pasted session, not one artifact."""
-    for i, line in enumerate(text.split("\n", 400)[:400]):
+    """Prompts or fences near the top, once the paste is cleaned (quoted,
+    indented, wrapped in a ticket): a pasted session, not one artifact."""
+    head = "\n".join(text.split("\n", 400)[:400])
+    for line in normalise(head).lines:
         if line.lstrip().startswith(("```", "~~~")):
             return True
-        if i < 400 and match_prompt(line):
+        if match_prompt(line):
             return True
     return False
 

@@ -43,11 +43,16 @@ _WIDE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _QUOTED = re.compile(r"^[ \t]*>", re.M)
+# a paragraph that starts indented (after a blank line, a fence or at the top)
+_INDENTED_PARAGRAPH = re.compile(
+    r"(?:\A|\n[ \t]*\n|\n[ \t]*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)[^\n]*\n)[ \t>]*[ \t]+\S", re.I
+)
+_WRAPPABLE = re.compile(r"^[ \t>]*(?:node \d+ cpus:|NUMA node\d+ CPU|Flags:)", re.M)
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)", re.I)
 # Terminal loggers: "2024-05-01 10:00:01 ", "[2024-05-01 10:00:01] ", "[10:00:01] ",
 # tmux/ts "May 01 10:00:01 " is a syslog line shape as well, so it is not stripped.
 _STAMP = re.compile(
-    r"^(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]"
+    r"^[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
     r"|\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\])(?: |$)",
     re.M,
@@ -85,6 +90,8 @@ class Normalised:
     last: list[int]  # 0-based last original line it covers (> first after a join)
     original_lines: int
     notes: list[str] = field(default_factory=list)
+    # True when line k is original line k (nothing joined or split)
+    identity: bool = False
 
     @property
     def text(self) -> str:
@@ -132,6 +139,8 @@ def _html_lines(line: str, in_pre: bool) -> tuple[list[str], bool]:
     if close:
         line = line[: close.start()]
     pieces = _HTML_BR.split(line) if "<" in line else [line]
+    if len(pieces) > 1 and not pieces[-1].strip():
+        pieces.pop()  # "text<br>" then a newline: one line break, not two
     for piece in pieces:
         if "<" in piece:
             piece = _HTML_WRAP.sub("", piece)
@@ -279,12 +288,6 @@ def normalise(text: str) -> Normalised:
     if "=~=~" in text:
         text = _PUTTY_HEADER.sub("", text)
     lines = text.split("\n")
-    if _STAMP.search(text) and _stamped(lines):
-        for i, line in enumerate(lines):
-            m = _STAMP.match(line)
-            if m:
-                lines[i] = line[m.end() :]
-        notes.append("terminal-logger timestamps removed")
     first = list(range(count))
     last = list(range(count))
     html_mode = _HTML_MODE.search(text) is not None
@@ -305,6 +308,18 @@ def normalise(text: str) -> Normalised:
                 new_f.append(first[i])
                 new_t.append(last[i])
         lines, first, last = new_l, new_f, new_t
-    _dedent(lines)
-    lines, first, last = _joins(lines, first, last)
-    return Normalised(lines=lines, first=first, last=last, original_lines=count, notes=notes)
+    # after the wrappers: "<pre><code>2024-05-01 10:00:01 [root@h ~]# ..." is stamped too
+    if _STAMP.search(text) and _stamped(lines):
+        for i, line in enumerate(lines):
+            m = _STAMP.match(line)
+            if m:
+                lines[i] = line[m.end() :]
+        notes.append("terminal-logger timestamps removed")
+    if _INDENTED_PARAGRAPH.search(text):
+        _dedent(lines)
+    if _WRAPPABLE.search(text):
+        lines, first, last = _joins(lines, first, last)
+    identity = len(lines) == count and first[-1] == count - 1 and first == last
+    return Normalised(
+        lines=lines, first=first, last=last, original_lines=count, notes=notes, identity=identity
+    )

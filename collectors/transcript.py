@@ -185,6 +185,7 @@ def detect_kind(text: str) -> str | None:
 # ------------------------------------------------------------------ line classes
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE_M = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})", re.M)
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -204,6 +205,7 @@ _PROMPT_START = re.compile(
     r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]+@[\w.\-]+:"
     r"|[A-Za-z][\w.\-]*:[~\"'/]"
 )
+_PROMPT_START_M = re.compile("^(?:" + _PROMPT_START.pattern + ")", re.M)
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -311,6 +313,8 @@ _IDENTIFIER = re.compile(
 
 
 _DIGIT = re.compile(r"\d")
+_ALNUM = re.compile(r"[^\W_]")
+LONG_LINE = 4096  # a longer line is data (a log or a dump pasted without newlines), never prose
 _SHAPE_CUT = re.compile(r"[.:=\[(,]")
 
 
@@ -400,6 +404,8 @@ def line_class(line: str) -> str:
     s = line.strip()
     if not s:
         return "blank"
+    if len(s) > LONG_LINE:
+        return "data"
     if "\t" in line or _IDENTIFIER.fullmatch(s):
         # a tab-separated row, even one whose last column is empty
         # ("default_regex_flags<TAB>"), or a bare snake_case name (the same row
@@ -412,9 +418,9 @@ def line_class(line: str) -> str:
     if _LOG_START.match(s):
         return "data"
     tokens = s.split()
-    if not any(c.isalnum() for c in s):
+    if not _ALNUM.search(s):
         return "data"  # table borders, separators
-    if not any(c.isdigit() for c in s):
+    if not _DIGIT.search(s):
         if (
             len(tokens) >= 5
             and not s.endswith((".", ":", "?", "!", ","))
@@ -451,10 +457,12 @@ class _Splitter:
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
-        self._classes: dict[int, str] = {}
+        self._classes: list[str | None] = [None] * len(lines)
         self.role = bytearray(len(lines))
-        self._prompts: dict[int, object] = {}
+        self._prompts: dict[int, tuple[str, str, str | None]] = {}
+        self._prompt_index: list[int] = []
         self._detected: dict[str, str | None] = {}
+        self._find_prompts()
         self.host: str | None = None
         self.segments: list[tuple[int, str | None]] = [(0, None)]
 
@@ -466,15 +474,29 @@ class _Splitter:
         kind = self._detected[head] = detect_kind(head)
         return kind
 
+    def _find_prompts(self) -> None:
+        """Every prompt line, found once: one multi-line search for lines that
+        start like a prompt, then ``match_prompt`` on those only."""
+        text = "\n".join(self.lines)
+        index: list[int] = []
+        line = pos = 0
+        for m in _PROMPT_START_M.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            prompt = match_prompt(self.lines[line])
+            if prompt is not None:
+                self._prompts[line] = prompt
+                index.append(line)
+        self._prompt_index = index
+
     def prompt(self, i: int) -> tuple[str, str, str | None] | None:
-        """``match_prompt`` of line ``i``, computed once; most lines fail the
-        cheap start test and never reach the prompt patterns."""
-        cached = self._prompts.get(i, _UNSET)
-        if cached is _UNSET:
-            line = self.lines[i]
-            cached = match_prompt(line) if _PROMPT_START.match(line) else None
-            self._prompts[i] = cached
-        return cached  # type: ignore[return-value]
+        return self._prompts.get(i)  # type: ignore[return-value]
+
+    def next_prompt(self, j: int, b: int) -> int:
+        """The first prompt line in ``j..b``, or ``b``."""
+        index = self._prompt_index
+        k = bisect.bisect_left(index, j)
+        return index[k] if k < len(index) and index[k] < b else b
 
     def mark(self, a: int, b: int, role: int) -> None:
         if b > a:
@@ -492,7 +514,7 @@ class _Splitter:
         self.host = host
 
     def cls(self, i: int) -> str:
-        c = self._classes.get(i)
+        c = self._classes[i]
         if c is None:
             c = self._classes[i] = line_class(self.lines[i])
         return c
@@ -514,30 +536,46 @@ class _Splitter:
     # -- top level: fences
     def run(self) -> list[Block]:
         n = len(self.lines)
+        fences = self._fence_lines()
         i = region_start = 0
-        while i < n:
-            m = _FENCE.match(self.lines[i])
-            if not m:
-                i += 1
+        k = 0
+        while k < len(fences):
+            i = fences[k]
+            if i < region_start:
+                k += 1
                 continue
+            m = _FENCE.match(self.lines[i])
+            assert m is not None
             self.region(region_start, i, fenced=False)
             marker = m.group(1)[0] * 3
-            j = i + 1
-            while j < n and not self.lines[j].lstrip().startswith(marker):
-                j += 1
+            j = next((f for f in fences[k + 1 :] if self.lines[f].lstrip().startswith(marker)), n)
             self.region(i + 1, j, fenced=True)
-            i = region_start = j + 1
+            region_start = j + 1
+            k += 1
         self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def _fence_lines(self) -> list[int]:
+        """Indexes of the lines that open or close a code fence, found with
+        one multi-line search."""
+        text = "\n".join(self.lines)
+        out: list[int] = []
+        line = pos = 0
+        for m in _FENCE_M.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            out.append(line)
+        return out
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
         j = pending = a
         while j < b:
+            j = self.next_prompt(j, b)
+            if j >= b:
+                break
             prompt = self.prompt(j)
-            if prompt is None:
-                j += 1
-                continue
+            assert prompt is not None
             self.unprompted(pending, j, fenced=fenced, host=self.host)
             kind_of_prompt, command, prompt_host = prompt
             # Only a prompt that runs a command switches hosts: a bare prompt
@@ -557,10 +595,14 @@ class _Splitter:
                     j += 1
             out_start = j
             self.mark(first, out_start, PROMPT)
-            while j < b and self.prompt(j) is None:
-                if not fenced and j > out_start and self.cls(j) == "prose":
-                    break
-                j += 1
+            nxt = self.next_prompt(j, b)
+            if fenced:
+                j = nxt
+            else:
+                cls = self.cls
+                j = out_start + 1 if out_start < nxt else out_start
+                while j < nxt and cls(j) != "prose":
+                    j += 1
             out_end = j
             while out_end > out_start and self.cls(out_end - 1) == "blank":
                 out_end -= 1
@@ -571,9 +613,7 @@ class _Splitter:
                 # An empty prompt ("[root@host ~]#" alone) ends the previous
                 # output; what follows is recognised by content.
                 pending = out_start
-                j = out_start
-                while j < b and self.prompt(j) is None:
-                    j += 1
+                j = self.next_prompt(out_start, b)
                 self.unprompted(pending, j, fenced=fenced, host=host)
                 pending = j
         self.unprompted(pending, b, fenced=fenced, host=self.host)
@@ -691,23 +731,28 @@ class _Splitter:
         if fenced:
             self.data_run(a, b, fenced=True, host=host)
             return
+        classes = self._classes
+        seg = classes[a:b]
+        if None in seg:  # classify the whole stretch at once
+            lines = self.lines
+            classes[a:b] = [c if c is not None else line_class(lines[a + k]) for k, c in enumerate(seg)]
         i = a
         while i < b:
-            c = self.cls(i)
+            c = classes[i]
             if c == "blank":
                 i += 1
                 continue
             j = i + 1
             if c == "data":
                 # blank lines inside a data run are kept when data follows
-                while j < b and self.cls(j) != "prose":
+                while j < b and classes[j] != "prose":
                     j += 1
                 end = j
-                while end > i and self.cls(end - 1) == "blank":
+                while end > i and classes[end - 1] == "blank":
                     end -= 1
                 self.data_run(i, end, fenced=False, host=host)
             else:
-                while j < b and self.cls(j) == "prose":
+                while j < b and classes[j] == "prose":
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
@@ -843,10 +888,10 @@ class _Splitter:
             return
         for i in range(a, b):
             line = self.lines[i]
-            if not any(c.isdigit() for c in line) or len(line) > 4096:
+            if len(line) > 4096 or not _DIGIT.search(line):
                 continue
             for segment in _CJK_SPLIT.split(line):
-                if len(segment) < 8 or not any(c.isdigit() for c in segment):
+                if len(segment) < 8 or not _DIGIT.search(segment):
                     continue
                 words = segment.split()
                 for k in range(min(MENTION_MAX_WORDS, len(words))):
@@ -888,6 +933,19 @@ def _remap(block: Block, norm: Normalised) -> None:
         block.origins = origins
 
 
+def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
+    """Roles of normalised lines -> roles of the original lines (the highest
+    role wins where several pieces share a line)."""
+    roles = bytearray(count)
+    for k, r in enumerate(role):
+        if r:
+            a, b = first[k], last[k]
+            for o in range(a, b + 1):
+                if r > roles[o]:
+                    roles[o] = r
+    return roles
+
+
 def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
     """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
     for every original line (see :class:`Split`).
@@ -902,18 +960,8 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     blocks = splitter.run()
     for block in blocks:
         _remap(block, norm)
-    roles = bytearray(norm.original_lines)
     first, last = norm.first, norm.last
-    for k, role in enumerate(splitter.role):
-        if role:
-            a, b = first[k], last[k]
-            if a == b:
-                if role > roles[a]:
-                    roles[a] = role
-            else:
-                for o in range(a, b + 1):
-                    if role > roles[o]:
-                        roles[o] = role
+    roles = splitter.role if norm.identity else _fold(splitter.role, first, last, norm.original_lines)
     unrecognised: list[tuple[int, int, str]] = []
     i, n = 0, len(roles)
     while True:
