@@ -25,6 +25,7 @@ a sosreport has thousands of files we skip without copying them.
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import gzip
 import io
@@ -45,19 +46,26 @@ from collectors import facts as f
 from collectors.assemble import HostAssembler, run_parser
 from collectors.decoding import decode_bytes
 from collectors.limits import Limits, MiB
+from collectors.normalise import normalise
 from collectors.transcript import (
+    PROMPT,
+    PROSE,
+    READ,
+    UNRECOGNISED,
     Block,
+    Split,
     detect_kind,
     ensure_parsers,
     kind_for_command,
     kind_for_path,
     match_prompt,
-    split_transcript,
+    read_transcript,
+    same_host,
 )
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "load_host", "load_host_bytes", "load_snapshot"]
+__all__ = ["Limits", "load_host", "load_host_bytes", "load_hosts", "load_hosts_bytes", "load_snapshot"]
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
 MAX_NAME = 1024
@@ -202,12 +210,17 @@ def _safe_label(name: str) -> str:
 
 
 class _Loader:
-    def __init__(self, *, label: str, limits: Limits | None):
+    def __init__(self, *, label: str, limits: Limits | None, split_hosts: bool = False):
         ensure_parsers()
         self.limits = limits or Limits.from_settings()
         self.asm = HostAssembler(label=label)
         self._errors_dropped = 0
         self._hostname: str | None = None
+        # with split_hosts, a transcript whose prompts name other hosts
+        # ("[root@guest ~]#" after "ssh guest") gives one more host each
+        self.split_hosts = split_hosts
+        self.main = self.asm
+        self.extra: list[tuple[str, HostAssembler]] = []
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -217,11 +230,59 @@ class _Loader:
         self.asm.error(_safe_label(artifact), message, line)
 
     def finish(self) -> f.HostFacts:
+        return self.finish_all()[0]
+
+    def finish_all(self) -> list[f.HostFacts]:
+        self.asm = self.main
         if self._errors_dropped:
             self.asm.host.errors.append(
                 f.ArtifactError("(upload)", f"{self._errors_dropped} more errors not listed")
             )
-        return self.asm.finish(hostname=self._hostname)
+        hosts = [self.main.finish(hostname=self._hostname)]
+        hosts.extend(asm.finish(hostname=name) for name, asm in self.extra)
+        return hosts
+
+    # ------------------------------------------------------------------ reading record
+    def read_whole(self, name: str, kind: str | None, lines: int, *, parsed: bool, member: bool) -> None:
+        """A file or member read as one artifact: all its lines are read."""
+        reading = self.asm.host.reading
+        reading.lines += lines
+        reading.read_lines += lines
+        reading.artifacts.append(
+            f.ReadArtifact(
+                kind=kind,
+                start_line=0 if member else 1,
+                end_line=0 if member else lines,
+                parsed=parsed,
+                name=name,
+            )
+        )
+
+    def read_unrecognised(self, name: str, text: str, lines: int, *, member: bool) -> None:
+        reading = self.asm.host.reading
+        reading.lines += lines
+        reading.unrecognised_lines += lines
+        first = next((line.strip() for line in text.split("\n", 50) if line.strip()), "")
+        reading.unrecognised.append(
+            f.UnrecognisedBlock(
+                start_line=0 if member else 1,
+                end_line=0 if member else lines,
+                first_line=first[:200],
+                name=name,
+            )
+        )
+
+    def host_for(self, host: str | None, first: str | None) -> HostAssembler:
+        """The assembler of the host a prompt named: the loaded host when it is
+        the transcript's first host (or splitting is off), else one per name."""
+        if not self.split_hosts or not host or first is None or same_host(host, first):
+            return self.main
+        for name, asm in self.extra:
+            if same_host(host, name):
+                return asm
+        asm = HostAssembler(label=host)
+        self.extra.append((host, asm))
+        return asm
 
     # ------------------------------------------------------------------ entry points
     def load_path(self, path: Path) -> None:
@@ -413,13 +474,19 @@ class _Loader:
             if not member:
                 self.error(name, "empty artifact")
             self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
+            self.asm.host.reading.lines += lines  # blank lines: nothing to read
+            self.asm.host.reading.prose_lines += lines
             return False
         if path_kind and _only_comments(decoded.text):
             self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
+            self.asm.host.reading.lines += lines
+            self.asm.host.reading.prose_lines += lines
             return False
         if path_kind:
-            return self.parse(name, path_kind, decoded.text, lines=lines, encoding=decoded.encoding, **kwargs)
-        return self.text_artifact(name, decoded.text, encoding=decoded.encoding)
+            ok = self.parse(name, path_kind, decoded.text, lines=lines, encoding=decoded.encoding, **kwargs)
+            self.read_whole(name, path_kind, lines, parsed=ok, member=member)
+            return ok
+        return self.text_artifact(name, decoded.text, encoding=decoded.encoding, member=member)
 
     def parse(
         self, name: str, kind: str, text: str, *, lines: int, encoding: str = "", **kwargs: Any
@@ -436,14 +503,16 @@ class _Loader:
         self.asm.artifact(name, kind, lines=lines, parsed=err is None, encoding=encoding or None)
         return err is None
 
-    def text_artifact(self, name: str, text: str, *, encoding: str = "") -> bool:
+    def text_artifact(self, name: str, text: str, *, encoding: str = "", member: bool = False) -> bool:
         lines = text.count("\n") + 1
         transcript_like = _looks_like_transcript(text)
         # Text without prompts or fences is a log or one command's output: it is
         # still split where an artifact starts, with a small detection budget.
-        blocks = self.split(name, text, detect_budget=2_000 if transcript_like else 150)
-        if blocks is None:
+        split = self.split(name, text, detect_budget=2_000 if transcript_like else 150)
+        if split is None:
+            self.read_unrecognised(name, text, lines, member=member)
             return False
+        blocks = split.blocks
         kind = detect_kind(text)
         fallback: f.ArtifactError | None = None
         kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
@@ -455,9 +524,10 @@ class _Loader:
                 for result in results:
                     self.asm.add(result, kind=kind)
                 self.asm.artifact(name, kind, lines=lines, parsed=True, encoding=encoding or None)
+                self.read_whole(name, kind, lines, parsed=True, member=member)
                 return True
             fallback = err
-        parsed = self.transcript(name, blocks)
+        parsed = self.transcript(name, split)
         if not parsed:
             if fallback:
                 self.error(fallback.artifact, fallback.message, fallback.line)
@@ -466,46 +536,87 @@ class _Loader:
             self.asm.artifact(name, kind, lines=lines, parsed=False, encoding=encoding or None)
         return parsed > 0
 
-    def split(self, name: str, text: str, *, detect_budget: int) -> list[Block] | None:
+    def split(self, name: str, text: str, *, detect_budget: int) -> Split | None:
         try:
-            return split_transcript(text, detect_lines=self.limits.detect_lines, detect_budget=detect_budget)
+            return read_transcript(text, detect_lines=self.limits.detect_lines, detect_budget=detect_budget)
         except Exception as exc:  # the splitter must not fail an upload either
             log.exception("transcript splitting failed on %s", name)
             self.error(name, f"internal transcript error: {type(exc).__name__}")
             return None
 
-    def transcript(self, name: str, blocks: list[Block]) -> int:
-        parsed = 0
-        for block in blocks:
-            if block.host:
-                self.asm.hostname(block.host)
-            source = f"transcript:{block.label}"
-            entry_name = f"{name}:{block.start_line}"
-            nlines = block.end_line - block.start_line + 1
-            if block.kind is None:
-                self.asm.artifact(
-                    entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
-                )
-                continue
-            results, err = run_parser(
-                block.kind, block.text, artifact=source, line_offset=block.start_line - 1
+    def transcript(self, name: str, split: Split) -> int:
+        """Parse the blocks of a split transcript and record what each line was
+        read as. With ``split_hosts``, each host the prompts name gets its own
+        blocks, lines and errors."""
+        starts = [start for start, _host in split.segments]
+        first_host = split.segments[0][1]
+        assemblers = [self.host_for(host, first_host) for _start, host in split.segments]
+        bounds = [*starts[1:], len(split.roles)]
+        roles = split.roles
+        for asm, a, b in zip(assemblers, starts, bounds, strict=True):
+            reading = asm.host.reading
+            reading.lines += b - a
+            chunk = roles[a:b]
+            reading.read_lines += chunk.count(READ)
+            reading.prompt_lines += chunk.count(PROMPT)
+            reading.prose_lines += chunk.count(PROSE)
+            reading.unrecognised_lines += chunk.count(UNRECOGNISED)
+        for start, end, first in split.unrecognised:
+            asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
+            asm.host.reading.unrecognised.append(
+                f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
             )
-            if err and not block.prose:
-                self.error(err.artifact, err.message, err.line)
-            for result in results:
-                self.asm.add(result, kind=block.kind)
-            if err is None:
-                parsed += 1
+        parsed = 0
+        try:
+            for block in split.blocks:
+                self.asm = assemblers[bisect.bisect_right(starts, block.start_line - 1) - 1]
+                parsed += self.block(name, block)
+        finally:
+            self.asm = self.main
+        return parsed
+
+    def block(self, name: str, block: Block) -> int:
+        if block.host:
+            self.asm.hostname(block.host)
+        source = f"transcript:{block.label}"
+        entry_name = f"{name}:{block.start_line}"
+        nlines = block.end_line - block.start_line + 1
+        if block.kind is None:
             self.asm.artifact(
-                entry_name,
-                block.kind,
-                lines=nlines,
-                parsed=err is None,
-                source=source,
+                entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
+            )
+            return 0
+        results, err = run_parser(
+            block.kind,
+            block.text,
+            artifact=source,
+            line_offset=block.start_line - 1,
+            line_map=block.origins,
+        )
+        if err and not block.prose:
+            self.error(err.artifact, err.message, err.line)
+        for result in results:
+            self.asm.add(result, kind=block.kind)
+        self.asm.artifact(
+            entry_name,
+            block.kind,
+            lines=nlines,
+            parsed=err is None,
+            source=source,
+            start_line=block.start_line,
+            command=block.command,
+        )
+        self.asm.host.reading.artifacts.append(
+            f.ReadArtifact(
+                kind=block.kind,
                 start_line=block.start_line,
+                end_line=block.end_line,
+                parsed=err is None,
+                name=block.label,
                 command=block.command,
             )
-        return parsed
+        )
+        return 1 if err is None or results else 0  # a partial parse kept facts
 
 
 def _only_comments(text: str) -> bool:
@@ -513,11 +624,13 @@ def _only_comments(text: str) -> bool:
 
 
 def _looks_like_transcript(text: str) -> bool:
-    """Prompts or fences near the top: a pasted session, not one artifact."""
-    for i, line in enumerate(text.split("\n", 400)[:400]):
+    """Prompts or fences near the top, once the paste is cleaned (quoted,
+    indented, wrapped in a ticket): a pasted session, not one artifact."""
+    head = "\n".join(text.split("\n", 400)[:400])
+    for line in normalise(head).lines:
         if line.lstrip().startswith(("```", "~~~")):
             return True
-        if i < 400 and match_prompt(line):
+        if match_prompt(line):
             return True
     return False
 
@@ -662,10 +775,13 @@ class _TarWalk:
             if decoded.binary or not decoded.text.strip():
                 continue
             kind = detect_kind(decoded.text)
+            lines = decoded.text.count("\n") + 1
             if kind:
-                self.loader.parse(name, kind, decoded.text, lines=decoded.text.count("\n") + 1)
+                ok = self.loader.parse(name, kind, decoded.text, lines=lines)
+                self.loader.read_whole(name, kind, lines, parsed=ok, member=True)
             else:
                 self.loader.asm.artifact(name, None, lines=None, parsed=False, note="not recognised")
+                self.loader.read_unrecognised(name, decoded.text, lines, member=True)
 
     def report_links(self) -> None:
         """Links are never followed. A sosreport links files it also stores
@@ -775,22 +891,22 @@ class _TarWalk:
 # ---------------------------------------------------------------------- public API
 
 
-def load_host(path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None) -> f.HostFacts:
-    """Facts of one host from a file (archive, transcript, single artifact) or a
-    directory (every file in it is an artifact of that host). Never raises on
-    content; errors are listed per artifact in ``HostFacts.errors``."""
-    loader = _Loader(label=label, limits=limits)
+def _load(
+    path: str | os.PathLike[str], label: str, limits: Limits | None, split_hosts: bool
+) -> list[f.HostFacts]:
+    loader = _Loader(label=label, limits=limits, split_hosts=split_hosts)
     try:
         loader.load_path(Path(path))
     except Exception as exc:  # last line of defence: an upload never raises
         log.exception("loading %s failed", path)
         loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
-    return loader.finish()
+    return loader.finish_all()
 
 
-def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits | None = None) -> f.HostFacts:
-    """Like :func:`load_host` for an upload held in memory."""
-    loader = _Loader(label=label, limits=limits)
+def _load_bytes(
+    data: bytes, name: str, label: str, limits: Limits | None, split_hosts: bool
+) -> list[f.HostFacts]:
+    loader = _Loader(label=label, limits=limits, split_hosts=split_hosts)
     name = _safe_label(PurePosixPath(name.replace("\\", "/")).name or "upload")
     try:
         if len(data) > loader.limits.upload_bytes:
@@ -802,7 +918,40 @@ def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits |
     except Exception as exc:
         log.exception("loading %s failed", name)
         loader.error(name, f"internal error: {type(exc).__name__}")
-    return loader.finish()
+    return loader.finish_all()
+
+
+def load_hosts(
+    path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None
+) -> list[f.HostFacts]:
+    """Facts of every host in a file (archive, transcript, single artifact) or a
+    directory. A transcript in which the prompts name another host
+    (``[root@guest ~]#`` after ``ssh guest``, ``user@other:~$``) gives one more
+    host per name, exactly as if each had been uploaded on its own; the first
+    host (named ``label``) is the one the upload is about. Never raises on
+    content; errors are listed per artifact in each ``HostFacts.errors``."""
+    return _load(path, label, limits, split_hosts=True)
+
+
+def load_hosts_bytes(
+    data: bytes, *, name: str, label: str = "", limits: Limits | None = None
+) -> list[f.HostFacts]:
+    """Like :func:`load_hosts` for an upload held in memory."""
+    return _load_bytes(data, name, label, limits, split_hosts=True)
+
+
+def load_host(path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None) -> f.HostFacts:
+    """Facts of one host from a file or a directory (every file in it is an
+    artifact of that host). Everything the upload holds is merged into this one
+    host, whatever hosts the prompts name (use :func:`load_hosts` to keep them
+    apart). Never raises on content; errors are listed per artifact in
+    ``HostFacts.errors``."""
+    return _load(path, label, limits, split_hosts=False)[0]
+
+
+def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits | None = None) -> f.HostFacts:
+    """Like :func:`load_host` for an upload held in memory."""
+    return _load_bytes(data, name, label, limits, split_hosts=False)[0]
 
 
 def load_snapshot(
@@ -811,10 +960,11 @@ def load_snapshot(
     limits: Limits | None = None,
     labels: Iterable[str] | None = None,
 ) -> f.SnapshotFacts:
-    """One host per path, analysed together."""
+    """Every host of every path (:func:`load_hosts`), analysed together."""
     paths = list(paths)
     names = list(labels) if labels is not None else [""] * len(paths)
     names += [""] * (len(paths) - len(names))
-    return f.SnapshotFacts(
-        hosts=[load_host(p, label=lbl, limits=limits) for p, lbl in zip(paths, names, strict=False)]
-    )
+    hosts: list[f.HostFacts] = []
+    for p, lbl in zip(paths, names, strict=False):
+        hosts.extend(load_hosts(p, label=lbl, limits=limits))
+    return f.SnapshotFacts(hosts=hosts)

@@ -62,35 +62,43 @@ KNOWN_HYPERVISORS = {
 # --------------------------------------------------------------------- provenance
 
 
-def _shift(obj: Any, offset: int, seen: set[int] | None = None) -> None:
-    """Add ``offset`` to every ``line``/``lines`` in a parser result (in place)."""
-    if offset == 0:
+def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[int] | None = None) -> None:
+    """Add ``offset`` to every ``line``/``lines`` in a parser result (in place);
+    with ``line_map`` (the original line of each line of the parsed text, when
+    normalisation joined or split lines), line k becomes ``line_map[k - 1]``."""
+    if offset == 0 and not line_map:
         return
     seen = seen if seen is not None else set()
     if id(obj) in seen:
         return
     seen.add(id(obj))
+
+    def moved(line: int) -> int:
+        if line_map and 1 <= line <= len(line_map):
+            return line_map[line - 1]
+        return line + offset
+
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         for fld in dataclasses.fields(obj):
             value = getattr(obj, fld.name)
             if fld.name == "line" and isinstance(value, int) and not isinstance(value, bool):
-                setattr(obj, fld.name, value + offset)
+                setattr(obj, fld.name, moved(value))
             elif fld.name == "lines" and isinstance(value, dict):
                 for key, line in list(value.items()):
                     if isinstance(line, int) and not isinstance(line, bool):
-                        value[key] = line + offset
+                        value[key] = moved(line)
             elif fld.name == "source":
                 continue
             elif isinstance(value, (list, tuple)):
                 for item in value:
                     if dataclasses.is_dataclass(item):
-                        _shift(item, offset, seen)
+                        _shift(item, offset, seen, line_map)
             elif isinstance(value, dict):
                 for item in value.values():
                     if dataclasses.is_dataclass(item):
-                        _shift(item, offset, seen)
+                        _shift(item, offset, seen, line_map)
             elif dataclasses.is_dataclass(value):
-                _shift(value, offset, seen)
+                _shift(value, offset, seen, line_map)
 
 
 def _as_results(value: Any) -> list[Any]:
@@ -107,21 +115,37 @@ def run_parser(
     *,
     artifact: str,
     line_offset: int = 0,
+    line_map: list[int] | None = None,
     **kwargs: Any,
 ) -> tuple[list[Any], f.ArtifactError | None]:
     """Parse ``text`` as ``kind``; never raises.
 
     ``line_offset`` is the number of lines before ``text`` in the uploaded file
-    (a transcript block starting on line 120 has offset 119).
+    (a transcript block starting on line 120 has offset 119); ``line_map``
+    gives the uploaded file's line of each line of ``text`` where they are not
+    consecutive. A parser that stops early raises ``ParseError`` with its
+    ``partial`` result: that result is kept, and the error says what is missing.
     """
     spec = parsers.REGISTRY.get(kind)
     if spec is None:
         return [], f.ArtifactError(artifact, f"no parser for kind {kind!r}")
+    error: f.ArtifactError | None = None
+
+    def where(line: int | None) -> int | None:
+        if not isinstance(line, int):
+            return None
+        if line_map and 1 <= line <= len(line_map):
+            return line_map[line - 1]
+        return line + line_offset
+
     try:
         results = _as_results(spec.func(text, **kwargs))
     except f.ParseError as exc:
-        line = exc.line + line_offset if isinstance(exc.line, int) else None
-        return [], f.ArtifactError(artifact, f"{kind}: {exc.message}", line)
+        error = f.ArtifactError(artifact, f"{kind}: {exc.message}", where(exc.line))
+        partial = getattr(exc, "partial", None)
+        if partial is None:
+            return [], error
+        results = _as_results(partial)
     except RecursionError:
         log.exception("parser %s recursed too deep on %s", kind, artifact)
         return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
@@ -132,12 +156,12 @@ def run_parser(
     for result in results:
         if isinstance(result, f.Parsed):
             try:
-                _shift(result, line_offset)
+                _shift(result, line_offset, line_map=line_map)
             except Exception:
                 log.exception("could not shift lines of %s result", kind)
-            result.source = f.Source(artifact=artifact, line=(result.source.line or 1) + line_offset)
+            result.source = f.Source(artifact=artifact, line=where(result.source.line or 1))
         out.append(result)
-    return out, None
+    return out, error
 
 
 # --------------------------------------------------------------------- assembling

@@ -29,13 +29,16 @@ from typing import Any
 class ParseError(ValueError):
     """Raised by a parser when the text is not the artifact it expects.
 
-    ``line`` is 1-based within the artifact text when known.
+    ``line`` is 1-based within the artifact text when known. A parser that
+    read part of its input (a table cut short) passes what is complete as
+    ``partial``: it is kept, and the message says what is missing.
     """
 
-    def __init__(self, message: str, *, line: int | None = None):
+    def __init__(self, message: str, *, line: int | None = None, partial: Any = None):
         super().__init__(message)
         self.message = message
         self.line = line
+        self.partial = partial
 
 
 @dataclass

@@ -24,12 +24,15 @@ run is split where the content starts to look like a different artifact.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from dataclasses import dataclass
 
 from collectors import parsers
 from collectors.facts import to_dict
+from collectors.normalise import STOPWORDS as _STOPWORDS
+from collectors.normalise import Normalised, normalise
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +40,10 @@ DETECT_HEAD_CHARS = 2048
 DETECT_HEAD_LINES = 40
 MENTION_MAX_LINES = 20  # undetected data runs longer than this are not searched for mentions
 MENTION_MAX_WORDS = 6
-MAX_DETECT_PER_RUN = 300
-MAX_TRAILING_DETECT = 60  # per prompted output
+MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
+MAX_TRAILING_DETECT = 4  # per prompted output
+PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
+PROBE_HEAD_CHARS = 600
 _UNSET = object()
 
 
@@ -54,6 +59,32 @@ class Block:
     host: str | None = None  # hostname read from the prompt
     fenced: bool = False
     prose: bool = False  # a prose paragraph that detected as an artifact
+    # 1-based original line of each line of ``text`` when normalisation joined
+    # or split lines (None: line k of ``text`` is ``start_line + k``)
+    origins: list[int] | None = None
+
+
+# What each input line was read as (see :class:`Split`); a higher value wins
+# where normalisation put several pieces on one original line.
+PROSE, UNRECOGNISED, PROMPT, READ = 0, 1, 2, 3
+
+
+@dataclass
+class Split:
+    """The whole reading of a transcript: blocks, and for every ORIGINAL line
+    what it was read as (``roles``), the unrecognised runs, and the hosts the
+    prompts named (``segments``: ``(first original line, 0-based; host)``,
+    a new entry where a prompt names a different host)."""
+
+    blocks: list[Block]
+    roles: bytearray
+    unrecognised: list[tuple[int, int, str]]  # 1-based start, end, first line
+    segments: list[tuple[int, str | None]]
+    notes: list[str]
+
+    @property
+    def lines(self) -> int:
+        return len(self.roles)
 
 
 # ----------------------------------------------------------------- registry access
@@ -87,6 +118,9 @@ def _output_prose() -> re.Pattern[str]:
     """One pattern of every parser's ``prose_lines``: output lines that read
     like prose but belong to the artifact (see ``ParserSpec.prose_lines``)."""
     global _prose
+    cached = _matchers.get("prose_lines")
+    if _prose is not None and cached and cached[0] == len(parsers.REGISTRY):
+        return _prose[1]
     compiled = _compiled("prose_lines")
     if _prose is None or _prose[0] != len(compiled):
         joined = "|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)"
@@ -151,6 +185,7 @@ def detect_kind(text: str) -> str | None:
 # ------------------------------------------------------------------ line classes
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_FENCE_M = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})", re.M)
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -165,6 +200,12 @@ _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
     r"(?:\s*\[(?P<db>[^\]]*)\])?(?:\s*\((?P<db2>[^)]*)\))?\s?>\s?(?P<cmd>.*)$"
 )
+# every prompt of match_prompt starts like this (a necessary condition only)
+_PROMPT_START = re.compile(
+    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]+@[\w.\-]+:"
+    r"|[A-Za-z][\w.\-]*:[~\"'/]"
+)
+_PROMPT_START_M = re.compile("^(?:" + _PROMPT_START.pattern + ")", re.M)
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -261,34 +302,19 @@ _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]
 _TABULAR = re.compile(r"\t|\S {3,}\S|[|=<>{}]")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
-_STOPWORDS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "be",
-        "in",
-        "for",
-        "with",
-        "on",
-        "that",
-        "this",
-        "it",
-        "as",
-        "by",
-        "from",
-    ]
-)
 _BRACKET_WORD = re.compile(r"\[[\w\-]+\]")
+# "name value" rows of a variables dump whose tabs became spaces: a snake_case
+# name, then a value of at most three words or after a gap of 2+ spaces
+# (or a lower-case name and one value with a digit or punctuation: "basedir /usr")
+_IDENTIFIER = re.compile(
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:(?: \S+){1,3}|  +\S.*)?"
+    r"|[a-z][a-z0-9]*(?: +[^\sA-Za-z]\S*| +[A-Za-z]+[^\sA-Za-z.,;:!?]\S*| {2,}\S.*)"
+)
 
 
+_DIGIT = re.compile(r"\d")
+_ALNUM = re.compile(r"[^\W_]")
+LONG_LINE = 4096  # a longer line is data (a log or a dump pasted without newlines), never prose
 _SHAPE_CUT = re.compile(r"[.:=\[(,]")
 
 
@@ -298,6 +324,27 @@ def _shape(line: str) -> str:
     token = line.split(None, 1)[0] if line.strip() else ""
     token = _SHAPE_CUT.split(token, 1)[0] or token[:1]
     return re.sub(r"\d+", "9", token.lower())[:16]
+
+
+_KEY_COLON = re.compile(r"[A-Za-z][\w ()./-]{0,40}:(?:\s|$)")
+
+
+def _form(line: str) -> str:
+    """A coarse class of a line's start: indented, digit, letter, markup or
+    table, punctuation. ``lscpu`` or ``sysctl -a`` keep one form throughout;
+    ``top -`` after numactl's ``  1:  21  10`` rows changes it."""
+    c = line[:1]
+    if c in (" ", "\t"):
+        return "s"
+    if c.isdigit():
+        return "d"
+    if c.isalpha():
+        return "k" if _KEY_COLON.match(line) else "a"
+    if c in "<":
+        return "x"
+    if c in "+|-=":
+        return "t"
+    return "p"
 
 
 def _command_words(cmd: str) -> str:
@@ -357,6 +404,13 @@ def line_class(line: str) -> str:
     s = line.strip()
     if not s:
         return "blank"
+    if len(s) > LONG_LINE:
+        return "data"
+    if "\t" in line or _IDENTIFIER.fullmatch(s):
+        # a tab-separated row, even one whose last column is empty
+        # ("default_regex_flags<TAB>"), or a bare snake_case name (the same row
+        # with its tab turned into spaces, then trimmed)
+        return "data"
     if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _output_prose().fullmatch(s):
         return "data"
     if _CJK.search(s):
@@ -364,9 +418,9 @@ def line_class(line: str) -> str:
     if _LOG_START.match(s):
         return "data"
     tokens = s.split()
-    if not any(c.isalnum() for c in s):
+    if not _ALNUM.search(s):
         return "data"  # table borders, separators
-    if not any(c.isdigit() for c in s):
+    if not _DIGIT.search(s):
         if (
             len(tokens) >= 5
             and not s.endswith((".", ":", "?", "!", ","))
@@ -377,6 +431,8 @@ def line_class(line: str) -> str:
             return "data"  # column headers: PID USER PR NI ...
         if ":" in s and not s.endswith(":") and len(tokens) <= 6:
             return "data"  # "Byte Order: Little Endian", "policy: default"
+        if len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!":
+            return "data"  # "name value" rows: "license GPL", "Variable_name Value"
         return "prose"
     alpha = sum(1 for t in tokens if t.strip(".,:;!?()\"'").isalpha())
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
@@ -387,16 +443,78 @@ def line_class(line: str) -> str:
 # --------------------------------------------------------------------- splitting
 
 
+def same_host(a: str | None, b: str | None) -> bool:
+    """``db01`` and ``db01.example.com`` (or ``DB01``) name one host."""
+    if not a or not b:
+        return False
+    a, b = a.lower(), b.lower()
+    return a == b or a.split(".", 1)[0] == b.split(".", 1)[0]
+
+
 class _Splitter:
-    def __init__(self, text: str, detect_lines: int, detect_budget: int):
-        self.lines = text.split("\n")
+    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int):
+        self.lines = lines
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
-        self._classes: dict[int, str] = {}
+        self._classes: list[str | None] = [None] * len(lines)
+        self.role = bytearray(len(lines))
+        self._prompts: dict[int, tuple[str, str, str | None]] = {}
+        self._prompt_index: list[int] = []
+        self._detected: dict[str, str | None] = {}
+        self._find_prompts()
+        self.host: str | None = None
+        self.segments: list[tuple[int, str | None]] = [(0, None)]
+
+    def detect(self, head: str) -> str | None:
+        """``detect_kind``, once per distinct head: a probe and the block it
+        starts often look at the same lines."""
+        if head in self._detected:
+            return self._detected[head]
+        kind = self._detected[head] = detect_kind(head)
+        return kind
+
+    def _find_prompts(self) -> None:
+        """Every prompt line, found once: one multi-line search for lines that
+        start like a prompt, then ``match_prompt`` on those only."""
+        text = "\n".join(self.lines)
+        index: list[int] = []
+        line = pos = 0
+        for m in _PROMPT_START_M.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            prompt = match_prompt(self.lines[line])
+            if prompt is not None:
+                self._prompts[line] = prompt
+                index.append(line)
+        self._prompt_index = index
+
+    def prompt(self, i: int) -> tuple[str, str, str | None] | None:
+        return self._prompts.get(i)  # type: ignore[return-value]
+
+    def next_prompt(self, j: int, b: int) -> int:
+        """The first prompt line in ``j..b``, or ``b``."""
+        index = self._prompt_index
+        k = bisect.bisect_left(index, j)
+        return index[k] if k < len(index) and index[k] < b else b
+
+    def mark(self, a: int, b: int, role: int) -> None:
+        if b > a:
+            self.role[a:b] = bytes([role]) * (b - a)
+
+    def prompt_host(self, line: int, host: str | None) -> None:
+        """A prompt naming ``host`` on (normalised) ``line``: a different host
+        than the current one starts a new segment."""
+        if not host or same_host(host, self.host):
+            return
+        if self.host is None and self.segments[-1][1] is None:
+            self.segments[-1] = (self.segments[-1][0], host)
+        else:
+            self.segments.append((line, host))
+        self.host = host
 
     def cls(self, i: int) -> str:
-        c = self._classes.get(i)
+        c = self._classes[i]
         if c is None:
             c = self._classes[i] = line_class(self.lines[i])
         return c
@@ -404,46 +522,68 @@ class _Splitter:
     def text(self, a: int, b: int) -> str:
         return "\n".join(self.lines[a:b])
 
-    def head(self, i: int, end: int) -> str:
+    def head(
+        self, i: int, end: int, max_lines: int = DETECT_HEAD_LINES, max_chars: int = DETECT_HEAD_CHARS
+    ) -> str:
         out, size = [], 0
-        for line in self.lines[i : min(end, i + DETECT_HEAD_LINES)]:
-            out.append(line[:DETECT_HEAD_CHARS])
+        for line in self.lines[i : min(end, i + max_lines)]:
+            out.append(line[:max_chars])
             size += len(out[-1]) + 1
-            if size >= DETECT_HEAD_CHARS:
+            if size >= max_chars:
                 break
-        return "\n".join(out)[:DETECT_HEAD_CHARS]
+        return "\n".join(out)[:max_chars]
 
     # -- top level: fences
     def run(self) -> list[Block]:
         n = len(self.lines)
+        fences = self._fence_lines()
         i = region_start = 0
-        while i < n:
-            m = _FENCE.match(self.lines[i])
-            if not m:
-                i += 1
+        k = 0
+        while k < len(fences):
+            i = fences[k]
+            if i < region_start:
+                k += 1
                 continue
+            m = _FENCE.match(self.lines[i])
+            assert m is not None
             self.region(region_start, i, fenced=False)
             marker = m.group(1)[0] * 3
-            j = i + 1
-            while j < n and not self.lines[j].lstrip().startswith(marker):
-                j += 1
+            j = next((f for f in fences[k + 1 :] if self.lines[f].lstrip().startswith(marker)), n)
             self.region(i + 1, j, fenced=True)
-            i = region_start = j + 1
+            region_start = j + 1
+            k += 1
         self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def _fence_lines(self) -> list[int]:
+        """Indexes of the lines that open or close a code fence, found with
+        one multi-line search."""
+        text = "\n".join(self.lines)
+        out: list[int] = []
+        line = pos = 0
+        for m in _FENCE_M.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            out.append(line)
+        return out
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
         j = pending = a
-        host: str | None = None
         while j < b:
-            prompt = match_prompt(self.lines[j])
-            if prompt is None:
-                j += 1
-                continue
-            self.unprompted(pending, j, fenced=fenced, host=host)
+            j = self.next_prompt(j, b)
+            if j >= b:
+                break
+            prompt = self.prompt(j)
+            assert prompt is not None
+            self.unprompted(pending, j, fenced=fenced, host=self.host)
             kind_of_prompt, command, prompt_host = prompt
-            host = prompt_host or host
+            # Only a prompt that runs a command switches hosts: a bare prompt
+            # naming another host is usually the tail of a paste from another
+            # window, and what follows it is read with the current host.
+            if command or self.host is None:
+                self.prompt_host(j, prompt_host)
+            host = self.host
             first = j
             j += 1
             if kind_of_prompt == "sql":
@@ -454,10 +594,15 @@ class _Splitter:
                     command = f"{command} {cm.group('cont').strip()}".strip()
                     j += 1
             out_start = j
-            while j < b and match_prompt(self.lines[j]) is None:
-                if not fenced and j > out_start and self.cls(j) == "prose":
-                    break
-                j += 1
+            self.mark(first, out_start, PROMPT)
+            nxt = self.next_prompt(j, b)
+            if fenced:
+                j = nxt
+            else:
+                cls = self.cls
+                j = out_start + 1 if out_start < nxt else out_start
+                while j < nxt and cls(j) != "prose":
+                    j += 1
             out_end = j
             while out_end > out_start and self.cls(out_end - 1) == "blank":
                 out_end -= 1
@@ -468,18 +613,16 @@ class _Splitter:
                 # An empty prompt ("[root@host ~]#" alone) ends the previous
                 # output; what follows is recognised by content.
                 pending = out_start
-                j = out_start
-                while j < b and match_prompt(self.lines[j]) is None:
-                    j += 1
+                j = self.next_prompt(out_start, b)
                 self.unprompted(pending, j, fenced=fenced, host=host)
                 pending = j
-        self.unprompted(pending, b, fenced=fenced, host=host)
+        self.unprompted(pending, b, fenced=fenced, host=self.host)
 
     def prompted(self, first, out_start, out_end, command, prompt, host, fenced) -> None:
         output = self.text(out_start, out_end)
         kind = kind_for_command(command)
         if kind is None and output.strip():
-            kind = detect_kind(self.head(out_start, out_end) if out_end - out_start > 200 else output)
+            kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None and out_end - out_start > 2:
             # the output may run straight into another pasted artifact
@@ -490,6 +633,7 @@ class _Splitter:
                 while out_end > out_start and self.cls(out_end - 1) == "blank":
                     out_end -= 1
                 output = self.text(out_start, out_end)
+        self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
         if prompt == "sql":
             # The statement says what a result table is (plan_type counts,
             # proxy config, a timed CREATE INDEX), so SQL parsers get it too.
@@ -505,20 +649,9 @@ class _Splitter:
         artifact (both sides must parse), or None."""
         budget = min(MAX_TRAILING_DETECT, self.detect_budget)
         whole: object = _UNSET
-        previous = _shape(self.lines[a])
-        for i in range(a + 1, b):
-            if budget <= 0:
-                return None
-            if self.cls(i) == "blank":
-                previous = None
-                continue
-            shape = _shape(self.lines[i])
-            if shape == previous:
-                continue
-            previous = shape
-            budget -= 1
+        for i in self.form_changes(a, b, budget):
             self.detect_budget -= 1
-            other = detect_kind(self.head(i, b))
+            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
             if other is None or other == kind or not self.parses(other, i, b):
                 continue
             # A detector reads ahead (from "node 0 cpus" it already sees the
@@ -529,6 +662,36 @@ class _Splitter:
             if whole is not None and self.parsed_facts(kind, a, i) == whole:
                 return i
         return None
+
+    def form_changes(self, a: int, b: int, cap: int) -> list[int]:
+        """Lines of ``a+1..b`` where another artifact may start: after a blank
+        line, or where the form of the lines changes (:func:`_form`), at most
+        ``cap`` of them. Detection runs on these only, so it is once per block
+        and a few times per long output, never once per line."""
+        out: list[int] = []
+        if cap <= 0:
+            return out
+        lines = self.lines
+        previous = _form(lines[a])
+        seen = {previous}
+        after_blank = False
+        for i in range(a + 1, b):
+            line = lines[i]
+            if not line.strip():
+                after_blank = True
+                continue
+            form = _form(line)
+            # a form seen before in this output is its own layout coming back
+            # (lscpu's "key:" lines around a cache table), unless a blank line
+            # separates it
+            if after_blank or (form != previous and form not in seen):
+                out.append(i)
+                if len(out) >= cap:
+                    break
+            seen.add(form)
+            previous = form
+            after_blank = False
+        return out
 
     def parsed_facts(self, kind: str, a: int, b: int) -> object:
         """The parse of lines ``a..b`` as ``kind`` without provenance, or None."""
@@ -568,23 +731,28 @@ class _Splitter:
         if fenced:
             self.data_run(a, b, fenced=True, host=host)
             return
+        classes = self._classes
+        seg = classes[a:b]
+        if None in seg:  # classify the whole stretch at once
+            lines = self.lines
+            classes[a:b] = [c if c is not None else line_class(lines[a + k]) for k, c in enumerate(seg)]
         i = a
         while i < b:
-            c = self.cls(i)
+            c = classes[i]
             if c == "blank":
                 i += 1
                 continue
             j = i + 1
             if c == "data":
                 # blank lines inside a data run are kept when data follows
-                while j < b and self.cls(j) != "prose":
+                while j < b and classes[j] != "prose":
                     j += 1
                 end = j
-                while end > i and self.cls(end - 1) == "blank":
+                while end > i and classes[end - 1] == "blank":
                     end -= 1
                 self.data_run(i, end, fenced=False, host=host)
             else:
-                while j < b and self.cls(j) == "prose":
+                while j < b and classes[j] == "prose":
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
@@ -605,20 +773,16 @@ class _Splitter:
         candidates = [a]
         if b - a <= self.detect_lines:
             budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
-            previous = _shape(self.lines[a])
-            for i in range(a + 1, b):
-                if self.cls(i) == "blank":
-                    previous = None
-                    continue
-                shape = _shape(self.lines[i])
-                if shape != previous and len(candidates) < budget:
-                    candidates.append(i)
-                previous = shape
+            candidates += self.form_changes(a, b, budget - 1)
         for index, i in enumerate(candidates):
             nxt = candidates[index + 1] if index + 1 < len(candidates) else b
-            kind = detect_kind(self.head(i, nxt))
-            if kind is None and nxt < b:
-                kind = detect_kind(self.head(i, b))
+            # the run's first line gets a full head, later candidates a probe
+            size = (
+                (DETECT_HEAD_LINES, DETECT_HEAD_CHARS) if index == 0 else (PROBE_HEAD_LINES, PROBE_HEAD_CHARS)
+            )
+            kind = self.detect(self.head(i, nxt, *size))
+            if kind is None and nxt < b and nxt - i < size[0]:
+                kind = self.detect(self.head(i, b, *size))
                 self.detect_budget -= 1
             self.detect_budget -= 1
             for j in range(i, nxt):
@@ -658,13 +822,15 @@ class _Splitter:
         if kind is not None and b - a > 1 and not self.parses(kind, a, b):
             # Recognised from its first lines only (a "CPU0 CPU1" header alone
             # reads as /proc/interrupts); the whole piece may say better.
-            whole = detect_kind(self.head(a, b))
+            whole = self.detect(self.head(a, b))
             if whole is not None and whole != kind and self.parses(whole, a, b):
                 kind = whole
         if kind is None:
+            self.mark(a, b, UNRECOGNISED)
             if not fenced and b - a <= MENTION_MAX_LINES:
                 self.mentions(a, b, host=host)
             return
+        self.mark(a, b, READ)
         self.blocks.append(
             Block(
                 command=None,
@@ -679,10 +845,11 @@ class _Splitter:
         )
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
-        kind = detect_kind(self.head(a, b))
+        kind = self.detect(self.head(a, b))
         if kind is None:
             self.mentions(a, b, host=host)
             return
+        self.mark(a, b, READ)
         self.blocks.append(
             Block(
                 command=None,
@@ -700,18 +867,38 @@ class _Splitter:
         """Artifacts quoted inside a sentence ("... mariadb server version:
         10.4.14-MariaDB-log ..."): each Latin-script stretch of a line with a
         digit is tried from each of its first few words."""
-        for i in range(a, b):
+        # One detection over every candidate (each suffix on its own line, so
+        # anchored detectors see it at a line start) rules most paragraphs out.
+        probes: list[str] = []
+        size = 0
+        for i in range(a, min(b, a + MENTION_MAX_LINES)):
             line = self.lines[i]
-            if not any(c.isdigit() for c in line) or len(line) > 4096:
+            if len(line) > 4096 or not _DIGIT.search(line):
                 continue
             for segment in _CJK_SPLIT.split(line):
-                if len(segment) < 8 or not any(c.isdigit() for c in segment):
+                if len(segment) < 8 or not _DIGIT.search(segment):
+                    continue
+                words = segment.split()
+                for k in range(min(MENTION_MAX_WORDS, len(words))):
+                    probes.append(" ".join(words[k:]))
+                    size += len(probes[-1]) + 1
+            if size > 8000:
+                break
+        if not probes or self.detect("\n".join(probes)) is None:
+            return
+        for i in range(a, b):
+            line = self.lines[i]
+            if len(line) > 4096 or not _DIGIT.search(line):
+                continue
+            for segment in _CJK_SPLIT.split(line):
+                if len(segment) < 8 or not _DIGIT.search(segment):
                     continue
                 words = segment.split()
                 for k in range(min(MENTION_MAX_WORDS, len(words))):
                     sub = " ".join(words[k:])
-                    kind = detect_kind(sub)
+                    kind = self.detect(sub)
                     if kind:
+                        self.role[i] = READ
                         self.blocks.append(
                             Block(
                                 command=None,
@@ -730,15 +917,72 @@ class _Splitter:
                 break
 
 
-def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
-    """Blocks of a transcript in order (see the module docstring).
+def _remap(block: Block, norm: Normalised) -> None:
+    """Normalised line numbers of ``block`` -> lines of the original text."""
+    a = block.start_line - 1
+    count = block.text.count("\n") + 1
+    first, last = norm.first, norm.last
+    n = len(first)
+    if a >= n:
+        return
+    end = max(min(block.end_line, n), a + 1)
+    block.start_line = first[a] + 1
+    block.end_line = max(last[end - 1] + 1, block.start_line)
+    origins = [first[k] + 1 for k in range(a, min(a + count, n))]
+    if origins and origins[-1] - origins[0] != len(origins) - 1:
+        block.origins = origins
+
+
+def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
+    """Roles of normalised lines -> roles of the original lines (the highest
+    role wins where several pieces share a line)."""
+    roles = bytearray(count)
+    for k, r in enumerate(role):
+        if r:
+            a, b = first[k], last[k]
+            for o in range(a, b + 1):
+                if r > roles[o]:
+                    roles[o] = r
+    return roles
+
+
+def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
+    """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
+    for every original line (see :class:`Split`).
 
     ``detect_lines`` bounds the per-line content detection on long runs of
     output without prompts (beyond it a run is recognised from its head only);
     ``detect_budget`` bounds the number of mid-run detections in the whole text.
     """
     ensure_parsers()
-    return _Splitter(text, detect_lines, detect_budget).run()
+    norm = normalise(text)
+    splitter = _Splitter(norm.lines, detect_lines, detect_budget)
+    blocks = splitter.run()
+    for block in blocks:
+        _remap(block, norm)
+    first, last = norm.first, norm.last
+    roles = splitter.role if norm.identity else _fold(splitter.role, first, last, norm.original_lines)
+    unrecognised: list[tuple[int, int, str]] = []
+    i, n = 0, len(roles)
+    while True:
+        i = roles.find(UNRECOGNISED, i)
+        if i < 0:
+            break
+        j = i
+        while j < n and roles[j] == UNRECOGNISED:
+            j += 1
+        k = bisect.bisect_left(first, i)
+        line = norm.lines[k] if k < len(norm.lines) else ""
+        unrecognised.append((i + 1, j, line.strip()[:200]))
+        i = j
+    segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
+    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=norm.notes)
+
+
+def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
+    """Blocks of a transcript in order (see the module docstring and
+    :func:`read_transcript`, which also accounts for every line)."""
+    return read_transcript(text, detect_lines=detect_lines, detect_budget=detect_budget).blocks
 
 
 def prompt_hosts(blocks: list[Block]) -> list[str]:
@@ -751,12 +995,19 @@ def prompt_hosts(blocks: list[Block]) -> list[str]:
 
 
 __all__ = [
+    "PROMPT",
+    "PROSE",
+    "READ",
+    "UNRECOGNISED",
     "Block",
+    "Split",
     "detect_kind",
     "kind_for_command",
     "kind_for_path",
     "line_class",
     "match_prompt",
     "prompt_hosts",
+    "read_transcript",
+    "same_host",
     "split_transcript",
 ]

@@ -298,6 +298,13 @@ def _analysis_delay() -> float:
 
 def _load_host_facts(snapshot: Snapshot, label: str):
     """Parse the stored upload into ``HostFacts`` with the archive loader."""
+    return _load_hosts_facts(snapshot, label, split=False)[0]
+
+
+def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> list:
+    """Every host of the stored upload (a transcript whose prompts name other
+    hosts gives several, see ``collectors.archive.load_hosts``); the first is
+    the snapshot's own host."""
     name = snapshot.file.name
     if not name or not default_storage.exists(name):
         raise FileNotFoundError(name)
@@ -305,10 +312,13 @@ def _load_host_facts(snapshot: Snapshot, label: str):
 
     path = _local_path(name)
     if path is not None:
-        return archive.load_host(path, label=label)
+        return archive.load_hosts(path, label=label) if split else [archive.load_host(path, label=label)]
     with default_storage.open(name, "rb") as fh:
         data = fh.read()
-    return archive.load_host_bytes(data, name=snapshot.original_filename or name, label=label)
+    upload = snapshot.original_filename or name
+    if split:
+        return archive.load_hosts_bytes(data, name=upload, label=label)
+    return [archive.load_host_bytes(data, name=upload, label=label)]
 
 
 def load_host_facts(snapshot: Snapshot):
@@ -534,6 +544,7 @@ class _Run:
     rules_seconds: float
     excerpts: dict = dataclasses.field(default_factory=dict)
     own_host: str | None = None
+    extra_hosts: list = dataclasses.field(default_factory=list)
 
 
 def _compute(snapshot: Snapshot) -> _Run:
@@ -543,12 +554,18 @@ def _compute(snapshot: Snapshot) -> _Run:
     from triage import engine
 
     t0 = time.monotonic()
-    host = _load_host_facts(snapshot, snapshot.host_label)
+    host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
     siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
     labels = unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
-    hosts = [host]
+    # other hosts of the same paste (a guest reached by ssh) are analysed with it
+    taken = set(labels.values())
+    for extra in extra_hosts:
+        while extra.label in taken:
+            extra.label = f"{extra.label}'"
+        taken.add(extra.label)
+    hosts = [host, *extra_hosts]
     loaded = []
     for sib in siblings:
         try:
@@ -573,9 +590,10 @@ def _compute(snapshot: Snapshot) -> _Run:
         own=own,
         by_sibling=by_sibling,
         facts=to_dict(host),
-        errors=[_jsonable(e) for e in host.errors],
+        extra_hosts=[to_dict(h) for h in extra_hosts],
+        errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
         skipped=[_skipped_entry(s) for s in result.skipped],
-        similar=_similar_cases(own, SnapshotFacts(hosts=[host])),
+        similar=_similar_cases(own, SnapshotFacts(hosts=[host, *extra_hosts])),
         version=result.engine_version or engine.ENGINE_VERSION,
         parse_seconds=parse_seconds,
         rules_seconds=rules_seconds,
@@ -705,6 +723,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         )
         snapshot.kind = _kind_after_load(snapshot)
         snapshot.facts = run.facts
+        snapshot.extra_hosts = run.extra_hosts
         snapshot.errors = run.errors
         snapshot.skipped = run.skipped
         snapshot.similar_cases = run.similar

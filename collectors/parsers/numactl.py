@@ -117,10 +117,24 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
         if "No NUMA available" in text:
             raise ParseError("numactl reports no NUMA support on this system")
         raise ParseError("not numactl --hardware output (no 'available:' line and no nodes)")
+    missing: list[str] = []
     if out.distances and len(out.distance_nodes) != len(out.distances):
         # keep the matrix square and labelled; a torn paste is better dropped than misread
         if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
             out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
         else:
+            if len(out.distances) < len(out.distance_nodes):
+                missing.append(
+                    f"distance table incomplete: {len(out.distances)} of {len(out.distance_nodes)} rows"
+                )
+            else:
+                missing.append("distance table unreadable: rows and header disagree")
             out.distance_nodes, out.distances = [], []
+    elif "distances" in out.lines and not out.distances:
+        missing.append("distance table incomplete: 0 rows")
+    if out.available and len(out.nodes) < out.available and out.nodes:
+        missing.append(f"nodes incomplete: {len(out.nodes)} of {out.available} nodes listed")
+    if missing:
+        # what is complete (nodes, sizes) is kept; the error says what is not
+        raise ParseError("; ".join(missing), partial=out)
     return out

@@ -1,0 +1,97 @@
+"""Hostile pastes (acceptance 7): each gives errors or unrecognised blocks on
+its own lines, never an exception, in bounded time (< 10 s) and memory.
+
+Each case runs in a fresh interpreter so that its peak resident memory is its
+own (``ru_maxrss``), and the paste is built inside it (a 50 MB argument would
+not fit a command line). The budget is the paste's size times a small factor
+plus the interpreter with Django and every parser loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+MiB = 1 << 20
+TIME_LIMIT = 10.0
+BASELINE_MIB = 150  # python + Django + parsers, measured with an empty paste
+
+CASES = {
+    # a 50 MB line (a log pasted without newlines), then a real output
+    "line_50mb": "('x' * (50 * MiB)) + '\\n[root@h ~]# numactl -H\\navailable: 1 nodes (0)\\n'",
+    # a million short lines
+    "million_lines": "'ab 12\\n' * 1_000_000",
+    # a million nested quote markers on one line, then quoted lines
+    "nested_quotes": "('> ' * 1_000_000) + 'x\\n' + ('> > node 0 cpus: 0 1\\n' * 1000)",
+    # a fence that never closes, over a transcript
+    "open_fence": "'```\\n' + ('[root@h ~]# lscpu\\nArchitecture: x86_64\\nCPU(s): 2\\n' * 100_000)",
+    # escape sequences without their final byte, and lone ESCs
+    "ansi_unterminated": (
+        "('\\x1b[' + '1;' * 2_000_000) + '\\n' + ('\\x1b[38;5;' * 200_000) + '\\n' + '\\x1b' * 100_000"
+    ),
+}
+
+SCRIPT = """
+import json, os, resource, sys, time
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+import django
+django.setup()
+from collectors.archive import load_hosts_bytes
+from collectors.parsers import load_all
+load_all()
+MiB = 1 << 20
+text = {expr}
+data = text.encode("utf-8")
+del text
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+hosts = load_hosts_bytes(data, name="paste.txt")
+seconds = time.perf_counter() - t0
+r = hosts[0].reading
+print(json.dumps({{
+    "seconds": seconds,
+    "size": len(data),
+    "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "before_mib": before / 1024,
+    "hosts": len(hosts),
+    "lines": sum(h.reading.lines for h in hosts),
+    "newlines": data.count(b"\\n") + 1,
+    "accounted": all(
+        h.reading.read_lines + h.reading.prompt_lines + h.reading.prose_lines + h.reading.unrecognised_lines
+        == h.reading.lines for h in hosts
+    ),
+    "errors": [e.message for h in hosts for e in h.errors][:5],
+    "unrecognised": len(r.unrecognised),
+    "artifacts": [a.kind for a in r.artifacts][:5],
+}}))
+"""
+
+
+def run_case(expr: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(expr=expr)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_paste_is_bounded(case):
+    result = run_case(CASES[case])
+    assert result["seconds"] < TIME_LIMIT, result
+    # memory: the paste held a few times over (bytes, text, lines), never more
+    assert result["maxrss_mib"] < BASELINE_MIB + 8 * result["size"] / MiB, result
+    assert result["accounted"], result
+    assert result["lines"] == result["newlines"], result
+    assert result["errors"] or result["unrecognised"] or result["artifacts"], result

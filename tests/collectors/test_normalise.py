@@ -1,0 +1,122 @@
+"""Pastes as people make them (acceptance 1): a real output quoted, indented,
+CRLF'd, stamped by a terminal logger, wrapped for Jira / Markdown / HTML, its
+tabs turned into spaces or its spaces into non-breaking ones, yields the same
+facts as the clean output; and line numbers still point at the original."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.archive import load_hosts_bytes
+from collectors.facts import to_dict
+from collectors.normalise import normalise
+from tests.collectors import local_outputs as local
+from tests.collectors import mangling
+from tests.conftest import CORPUS
+
+CORPUS_OUTPUTS = [
+    ("lscpu", "lscpu/util-linux_lscpu-x86_64-epyc_7451.txt"),
+    ("lscpu", "lscpu/util-linux_lscpu-s390-kvm.txt"),
+    ("lscpu", "lscpu/insights-core_test_lscpu_LSCPU_1.txt"),
+    ("numactl -H", "numactl/percona-toolkit_pt-summary_007_numactl.txt"),
+    ("cat /proc/meminfo", "meminfo/insights-core_test_meminfo_MEMINFO.txt"),
+    ("cat /sys/devices/system/node/node1/numastat", "numastat/node_exporter_node1_numastat.txt"),
+    ("sysctl -a", "sysctl/percona-toolkit_pt-summary_006_sysctl.txt"),
+    ("cat /proc/interrupts", "interrupts/insights-core_test_interrupts_INT_MULTI.txt"),
+    ("cat /proc/softirqs", "softirqs/" + sorted(p.name for p in (CORPUS / "softirqs").iterdir())[0]),
+    (
+        "mysql -e 'SHOW GLOBAL VARIABLES'",
+        "mysql/percona-toolkit_pt-mysql-summary_temp_enc008_mysql-variables.txt",
+    ),
+    ("virsh dumpxml guest", "libvirt/libvirt_cpu-topology5.xml"),
+    ("virsh dumpxml guest", "libvirt/libvirt_memory-hotplug-dimm.xml"),
+]
+LOCAL = ["lscpu", "numactl", "numastat", "meminfo", "variables", "dumpxml"]
+
+# One optional mangler per stage, in the order damage happens: the content is
+# copied (tabs, spaces), a logger records it, it is wrapped into a ticket or a
+# mail, indented, quoted in a reply, sent from Windows.
+STAGES = [
+    ["tabs_to_spaces", "nbsp", "fullwidth"],
+    ["ansi_timestamps", "bracket_timestamps"],
+    ["jira", "noformat", "markdown", "html_pre", "html_br"],
+    ["indent_spaces", "indent_tab"],
+    ["quote", "quote_nested"],
+    ["crlf"],
+]
+# facts that say where, not what
+WHERE = {"source", "sources", "lines", "line", "reading", "artifacts", "errors", "label", "start_line"}
+
+
+def facts(text: str) -> dict:
+    (host,) = load_hosts_bytes(text.encode("utf-8"), name="paste.txt")
+    return _strip(to_dict(host))
+
+
+def _strip(value):
+    """Facts without provenance; inside a value a run of whitespace is one
+    space (a tab turned into spaces cannot be told back, and means the same:
+    ``net.ipv4.tcp_rmem = 4096<TAB>87380``)."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in WHERE}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    if isinstance(value, str):
+        return " ".join(value.split())
+    return value
+
+
+def _output(source: tuple[str, str]) -> tuple[str, str]:
+    kind, ref = source
+    if kind == "local":
+        return local.command(ref), local.output(ref)
+    return kind, (CORPUS / ref).read_text().rstrip("\n")
+
+
+sources = st.sampled_from([("local", name) for name in LOCAL] + CORPUS_OUTPUTS)
+manglings = st.tuples(*(st.one_of(st.none(), st.sampled_from(stage)) for stage in STAGES))
+
+
+@settings(max_examples=45, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=sources, chosen=manglings)
+def test_mangled_pastes_give_the_same_facts(source, chosen):
+    command, output = _output(source)
+    clean = f"[root@db01 ~]# {command}\n{output}\n[root@db01 ~]# "
+    mangled = clean
+    for name in chosen:
+        if name is not None:
+            mangled = mangling.MANGLERS[name](mangled)
+    expected = facts(clean)
+    assert expected != facts("")  # the clean paste says something
+    assert facts(mangled) == expected, [n for n in chosen if n]
+
+
+def test_the_first_line_after_pre_code_is_kept():
+    output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    (host,) = load_hosts_bytes(mangling.html_pre(output).encode(), name="ticket.html")
+    assert host.numa is not None and len(host.numa.nodes) == 2
+    assert host.numa.lines["available"] == 1  # on the <pre><code> line itself
+
+
+def test_line_numbers_point_at_the_original_after_br_and_jira():
+    output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text().rstrip("\n")
+    text = "Hi,\n\nhere is the host:\n{code}\n[root@h ~]# numactl -H\n" + output + "\n{code}\nThanks"
+    (host,) = load_hosts_bytes(text.encode(), name="jira.txt")
+    assert host.numa.lines["available"] == 6
+    r = host.reading
+    assert r.prompt_lines == 1 and r.read_lines == len(output.split("\n"))
+    assert r.lines == len(text.split("\n"))
+
+
+def test_normalise_keeps_a_log_files_own_timestamps():
+    log = (CORPUS / "mysql" / "insights-core_test_mariadb_log_MARIADB_LOG.txt").read_text()
+    assert normalise(log).lines == log.split("\n")
+
+
+def test_normalise_maps_every_line_back():
+    n = normalise("> node 0 cpus: 0 2\r\n> 4 6\r\n>\r\n> <pre>a<br>b</pre>")
+    assert n.lines[0] == "node 0 cpus: 0 2 4 6"
+    assert len(n.first) == len(n.lines) == len(n.last)
+    assert n.first[0] == 0 and n.last[0] == 1
+    assert all(0 <= a <= b < n.original_lines for a, b in zip(n.first, n.last, strict=True))

@@ -1,0 +1,209 @@
+"""Every pasted line is accounted for (``HostFacts.reading``): read into an
+artifact, a prompt/command line, prose, or an unrecognised block -- never
+dropped silently -- and a parser that stops early says why."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from collectors.archive import load_host, load_hosts
+from collectors.parsers.mysql import parse_mysql_variables
+from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, read_transcript
+from tests.collectors import local_outputs as local
+from tests.conftest import CORPUS, FIXTURES, SEEDS
+
+SEED_FILES = sorted((FIXTURES / "seeds").glob("*/*/*.txt"))
+MYSQL8 = CORPUS / "mysql" / "percona-toolkit_pt-mysql-summary_temp_enc009_mysql-variables.txt"
+NUMACTL_4 = FIXTURES / "seeds" / "openstack-kvm-crm-cpu" / "before" / "cmp-node07.txt"
+
+
+def assert_accounted(reading, lines: int) -> None:
+    assert reading.lines == lines
+    assert (
+        reading.read_lines + reading.prompt_lines + reading.prose_lines + reading.unrecognised_lines == lines
+    )
+    spans = sorted(
+        [(a.start_line, a.end_line) for a in reading.artifacts if a.start_line]
+        + [(u.start_line, u.end_line) for u in reading.unrecognised if u.start_line]
+    )
+    for (_a1, e1), (a2, _e2) in itertools.pairwise(spans):
+        assert e1 < a2, spans  # artifacts and unrecognised blocks never overlap
+
+
+def line_count(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8", errors="replace").split("\n"))
+
+
+@pytest.mark.parametrize("path", SEED_FILES + sorted(SEEDS.glob("*.txt")), ids=lambda p: p.name)
+def test_every_line_of_the_seed_transcripts_is_accounted_for(path):
+    host = load_host(path)
+    assert_accounted(host.reading, line_count(path))
+    if path in SEED_FILES:  # the rebuilt snapshots; the write-ups may be all prose
+        assert host.reading.read_lines > 0
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix in (".txt", ".xml")), ids=str
+)
+def test_single_files_are_read_whole(path):
+    host = load_host(path)
+    assert_accounted(host.reading, line_count(path))
+
+
+def test_an_unknown_commands_output_is_an_unrecognised_block(tmp_path):
+    listing = subprocess.run(["ls", "-l", "/"], capture_output=True, text=True, check=True).stdout
+    numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    path = tmp_path / "t.txt"
+    path.write_text(f"[root@h ~]# ls -l /\n{listing}[root@h ~]# numactl -H\n{numactl}")
+    reading = load_host(path).reading
+    assert_accounted(reading, line_count(path))
+    (block,) = reading.unrecognised
+    assert block.start_line == 2 and block.first_line == listing.split("\n")[0]
+    assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
+    assert reading.prompt_lines == 2
+
+
+def test_mariadb_variables_after_a_prompt_keep_every_variable(tmp_path):
+    """Acceptance 3: the local server's own count, with and without its tabs."""
+    expected = local.mariadb_variable_count()
+    output = local.output("variables")
+    assert re.search(r"^\w+\t$", output, re.M), "the server has variables with empty values"
+    for name, text in (
+        ("tabs", output),
+        ("spaces", output.expandtabs(8)),
+        ("one space", output.replace("\t", " ")),
+    ):
+        path = tmp_path / f"{name}.txt"
+        path.write_text(
+            f"[root@db ~]# {local.command('variables')}\n{output if name == 'tabs' else text}\n[root@db ~]#"
+        )
+        host = load_host(path)
+        assert len(host.database.variables) == expected, name
+        assert host.reading.unrecognised == [], name
+
+
+def test_mysql8_variables_with_empty_values_keep_every_variable(tmp_path):
+    text = MYSQL8.read_text().rstrip("\n")
+    whole = parse_mysql_variables(text).variables
+    empty = [k for k, v in whole.items() if v == ""]
+    assert len(empty) > 20  # the list has many empty values (Percona Server 8.0.32)
+    path = tmp_path / "t.txt"
+    path.write_text(f"mysql> SHOW GLOBAL VARIABLES;\n$ mysql -e 'SHOW GLOBAL VARIABLES'\n{text}\n")
+    assert load_host(path).database.variables == whole
+
+
+def test_a_distance_table_cut_short_keeps_the_nodes_and_says_what_is_missing(tmp_path):
+    lines = NUMACTL_4.read_text().split("\n")
+    start = lines.index("root@cmp-node07:~# numactl -H")
+    cut = lines[start : start + 18]  # prompt, 13 lines, "node distances:", header, 2 of 4 rows
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(cut) + "\n")
+    host = load_host(path)
+    assert len(host.numa.nodes) == 4 and host.numa.nodes[3].size_mb == 65498
+    assert host.numa.distances == []
+    (err,) = host.errors
+    assert "distance table incomplete: 2 of 4 rows" in err.message
+    assert host.reading.artifacts[0].parsed is False
+
+
+def test_a_wrapped_cpu_list_is_joined_and_evidence_points_at_the_original_lines(tmp_path):
+    lines = NUMACTL_4.read_text().split("\n")
+    start = lines.index("root@cmp-node07:~# numactl -H")
+    block = lines[start : start + 20]
+    wrapped = []
+    for line in block:
+        if line.startswith("node 2 cpus:"):
+            wrapped += [line[:30], line[30:].strip()]  # a terminal cut it at 30 columns
+        else:
+            wrapped.append(line)
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(wrapped) + "\n")
+    host = load_host(path)
+    assert host.numa.nodes[2].cpus == [12, 13, 14, 15, 16, 17, 36, 37, 38, 39, 40, 41]
+    assert host.numa.lines["node.3.size"] == wrapped.index("node 3 size: 65498 MB") + 1
+    assert_accounted(host.reading, len(wrapped) + 1)
+
+
+# ------------------------------------------------------------------ property
+
+
+def _real_blocks() -> list[tuple[str, str]]:
+    pairs = [
+        ("numactl -H", CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt"),
+        ("cat /proc/meminfo", CORPUS / "meminfo" / "node_exporter_proc_meminfo.txt"),
+        ("lscpu", CORPUS / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt"),
+        ("sysctl -a", CORPUS / "sysctl" / "percona-toolkit_pt-summary_001_sysctl.txt"),
+        ("cat /proc/interrupts", CORPUS / "interrupts" / "insights-core_test_interrupts_INT_MULTI.txt"),
+        ("virsh dumpxml guest", CORPUS / "libvirt" / "libvirt_cpu-topology5.xml"),
+        ("cat numastat", CORPUS / "numastat" / "node_exporter_node0_numastat.txt"),
+    ]
+    return [(cmd, path.read_text().rstrip("\n")) for cmd, path in pairs]
+
+
+BLOCKS = _real_blocks()
+PROSE_LINES = [
+    line
+    for path in sorted(SEEDS.glob("*.txt"))
+    for line in path.read_text().split("\n")
+    if line.strip() and len(line) < 200
+][:400]
+JUNK = [
+    "",
+    "   ",
+    "}}}",
+    "\t\t",
+    "-" * 40,
+    "> > >",
+    "```",
+    "~~~",
+    "{code}",
+    "<pre>",
+    "\x1b[31m",
+    "[x@y ~]#",
+    "mysql>",
+]
+
+pieces = st.one_of(
+    st.sampled_from(BLOCKS).map(lambda b: f"[root@h ~]# {b[0]}\n{b[1]}"),
+    st.sampled_from(BLOCKS).map(lambda b: b[1]),
+    st.sampled_from(PROSE_LINES),
+    st.sampled_from(JUNK),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60),
+    st.sampled_from(["[root@guest ~]# lscpu", "admin@other:~$ free -m", "$ numastat -m"]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(pieces, min_size=1, max_size=12))
+def test_coverage_invariant_for_any_transcript(parts):
+    text = "\n".join(parts)
+    split = read_transcript(text)
+    lines = text.split("\n")
+    assert len(split.roles) == len(lines)
+    assert set(split.roles) <= {PROSE, UNRECOGNISED, PROMPT, READ}
+    for start, end, _first in split.unrecognised:
+        assert all(split.roles[i] == UNRECOGNISED for i in range(start - 1, end))
+    # through the loader, hosts included: the hosts' lines add up to the input
+    hosts = _load_text(text)
+    assert sum(h.reading.lines for h in hosts) == len(lines)
+    for host in hosts:
+        r = host.reading
+        assert r.read_lines + r.prompt_lines + r.prose_lines + r.unrecognised_lines == r.lines
+
+
+def _load_text(text: str):
+    from collectors.archive import load_hosts_bytes
+
+    return load_hosts_bytes(text.encode("utf-8"), name="paste.txt")
+
+
+def test_load_hosts_of_a_file_without_prompts_is_one_host():
+    hosts = load_hosts(CORPUS / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt")
+    assert len(hosts) == 1 and hosts[0].cpu is not None
