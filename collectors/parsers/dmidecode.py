@@ -143,7 +143,9 @@ def _finish(fields: dict[str, str], line: int) -> Dimm:
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^Memory Device\s*$", head, re.M) is not None and (
+    if re.search(r"^# dmidecode \d|^Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3}, \d{1,4} bytes", head, re.M):
+        return True  # dmidecode output; its Memory Device records may start past the head
+    return re.search(r"^[ \t]*Memory Device[ \t]*$", head, re.M) is not None and (
         re.search(r"^\s+(Locator|Size):", head, re.M) is not None
     )
 
@@ -211,5 +213,9 @@ def parse_dmidecode_memory(text: str) -> MemoryDevices:
             # a VM or container without SMBIOS: dmidecode ran and there is nothing to read
             out.lines["no_dmi"] = 1
             return out
+        if "DMI type" in text:
+            raise ParseError(
+                "dmidecode output without Memory Device (type 17) records: run dmidecode -t memory"
+            )
         raise ParseError("no 'Memory Device' records found")
     return out
