@@ -209,3 +209,51 @@ def test_numastat_n_counters_in_mb_stay_counters():
     node1 = asm.finish().numa.nodes[1]
     assert node1.numastat == {"numa_hit": 1983418, "numa_miss": 36211}
     assert "numa_hit" not in node1.meminfo
+
+
+# ----------------------------------------------------------------- parsers-mem
+
+
+def test_meminfo_origin_ranks_proc_over_subset_over_free():
+    from pathlib import Path
+
+    from collectors.parsers.free import parse_free_kb
+    from collectors.parsers.meminfo import parse_meminfo
+    from tests.collectors.parsers.machine import run
+
+    whole = parse_meminfo(Path("/proc/meminfo").read_text())
+    subset = parse_meminfo(run("grep -i huge /proc/meminfo", tool="grep"))
+    free = parse_free_kb(run("free", package="procps"))
+    for order in ((free, subset, whole), (subset, free, whole), (whole, free, subset)):
+        asm = HostAssembler("h")
+        for part in order:
+            asm.add(part)
+        host = asm.finish()
+        assert host.meminfo.origin == "proc"
+        assert host.meminfo.values["MemTotal"] == whole.values["MemTotal"]
+        assert "BuffCache" in host.meminfo.values  # only free had it: kept
+    asm = HostAssembler("h")
+    asm.add(free)
+    asm.add(subset)
+    assert asm.finish().meminfo.origin == "subset"
+
+
+def test_numastat_m_hugepages_become_pages_with_the_host_page_size():
+    from collectors.parsers.meminfo import parse_meminfo
+    from collectors.parsers.numastat import parse_numastat
+
+    # a constructed numastat -m table (this machine has no huge pages to show):
+    # numastat -m prints huge pages in MB, 2048 MB of 1 GiB pages are 2 pages
+    stat = parse_numastat(
+        "Per-node system memory usage (in MBs):\n"
+        "                          Node 0          Node 1           Total\n"
+        "                 --------------- --------------- ---------------\n"
+        "MemTotal                64000.00        64000.00       128000.00\n"
+        "HugePages_Total          2048.00         2048.00         4096.00\n"
+    )
+    asm = HostAssembler("h")
+    asm.add(stat)
+    asm.add(parse_meminfo("MemTotal: 131072000 kB\nHugePages_Total: 4\nHugepagesize: 1048576 kB\n"))
+    host = asm.finish()
+    assert host.numa.nodes[0].meminfo["HugePages_Total"] == 2
+    assert host.numa.nodes[1].meminfo["MemTotal"] == 64000 * 1024
