@@ -179,7 +179,7 @@ def parse_free_kb(text: str) -> Meminfo:
     return _parse(text, 1)
 
 
-@register("free", detect=_detect, priority=10)
+@register("free", detect=_detect, priority=9)
 def parse_free(text: str) -> Meminfo:
     """A ``free`` table without its command: the unit of plain numbers is guessed
     from their magnitude (module docstring).

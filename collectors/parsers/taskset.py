@@ -36,7 +36,7 @@ def _mask_cpus(mask: str) -> list[int] | None:
 
 @register(
     "taskset",
-    commands=(r"^taskset\s+(?:-\w*p\w*|--pid)\b",),
+    commands=(r"^taskset\s+(?:.*\s)?(?:-\w*p\w*|--pid)\b",),
     detect=lambda head: re.search(r"^pid \d+'s (current|new) affinity (list|mask): ", head, re.M) is not None,
     priority=10,
 )
