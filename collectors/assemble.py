@@ -260,11 +260,23 @@ class HostAssembler:
                 self.host.meminfo.lines.setdefault(key, r.lines[key])
 
     def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
-        known = {(p.pid, p.tool) for p in self.host.process_numa}
+        known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}
         for proc in r.processes:
-            if proc.pid is None or (proc.pid, proc.tool) not in known:
+            seen = known.get((proc.pid, proc.tool)) if proc.pid is not None else None
+            if seen is None:
                 self.host.process_numa.append(proc)
-                known.add((proc.pid, proc.tool))
+                if proc.pid is not None:
+                    known[(proc.pid, proc.tool)] = proc
+                continue
+            # the same process twice (numastat -c NAME, then -p PID): the per-PID table
+            # has the categories, and -c cuts names ("qemu-syste")
+            if proc.categories and not seen.categories:
+                seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
+                seen.categories, seen.line = proc.categories, proc.line
+            if proc.name and (
+                not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))
+            ):
+                seen.name = proc.name
 
     def _add_numa_boot(self, r: f.NumaBootMessages) -> None:
         target = self.host.numa_boot

@@ -89,7 +89,8 @@ def _header_nodes(line: str) -> tuple[list[int], bool] | None:
 
 
 _PROC_TITLE = re.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d{1,10}) \((.{0,200})\))?")
-_PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\((.{0,200}?)\)\s+(.*)$")
+# "4391 (qemu-syste   8373 ...": -c cuts the name, closing parenthesis included
+_PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\(([^)]{0,200}?)\)?\s+(-?\d[\d.\s-]*)$")
 
 
 def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:

@@ -182,3 +182,40 @@ def test_numastat_unprompted_forms_are_detected():
     for command in ("numastat -m", "numastat -n", "numastat -c", "numastat -p python"):
         text = run(command, tool="numastat", package="numactl")
         assert detect(text).kind == "numastat", command
+
+
+def test_published_two_node_qemu_compact_and_pid():
+    from collectors.facts import ProcessNumaUsage
+    from tests.collectors.parsers.machine import paste
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "commands" / "numastat_qemu_c_and_p.txt").read_text()
+    host = paste(prose=text)
+    assert not host.errors, host.errors
+    by_pid = {p.pid: p for p in host.process_numa}
+    # -c cut the name to "(qemu-syste" with no closing parenthesis; the row still counts
+    assert by_pid[4391].name == "qemu-system-x86"  # the -p title names it in full
+    assert by_pid[5891].node_mb == {0: 4.0, 1: 1.0}
+    assert by_pid[4391].node_mb == {0: 8372.73, 1: 0.16}
+    assert by_pid[4391].categories["Huge"] == {0: 8192.0, 1: 0.0}
+    compact = parse_numastat("\n".join(text.splitlines()[1:12]))
+    assert isinstance(compact, ProcessNumaUsage)
+    assert [(p.pid, p.name, p.total_mb) for p in compact.processes] == [
+        (4391, "qemu-syste", 8373.0),
+        (5891, "sudo", 5.0),
+    ]
+
+
+def test_published_two_node_pid_alone():
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "commands" / "numastat_p_two_nodes.txt").read_text()
+    table = "\n".join(text.splitlines()[1:])
+    assert detect(table).kind == "numastat"
+    (proc,) = parse_numastat(table).processes
+    assert (proc.pid, proc.name, proc.node_mb, proc.total_mb) == (
+        54261,
+        "numa",
+        {0: 100.53, 1: 51.58},
+        152.11,
+    )
