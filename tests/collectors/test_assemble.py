@@ -239,21 +239,18 @@ def test_meminfo_origin_ranks_proc_over_subset_over_free():
 
 
 def test_numastat_m_hugepages_become_pages_with_the_host_page_size():
-    from collectors.parsers.meminfo import parse_meminfo
-    from collectors.parsers.numastat import parse_numastat
+    from tests.collectors.parsers.machine import paste
+    from tests.conftest import FIXTURES
 
-    # a constructed numastat -m table (this machine has no huge pages to show):
-    # numastat -m prints huge pages in MB, 2048 MB of 1 GiB pages are 2 pages
-    stat = parse_numastat(
-        "Per-node system memory usage (in MBs):\n"
-        "                          Node 0          Node 1           Total\n"
-        "                 --------------- --------------- ---------------\n"
-        "MemTotal                64000.00        64000.00       128000.00\n"
-        "HugePages_Total          2048.00         2048.00         4096.00\n"
-    )
-    asm = HostAssembler("h")
-    asm.add(stat)
-    asm.add(parse_meminfo("MemTotal: 131072000 kB\nHugePages_Total: 4\nHugepagesize: 1048576 kB\n"))
-    host = asm.finish()
-    assert host.numa.nodes[0].meminfo["HugePages_Total"] == 2
-    assert host.numa.nodes[1].meminfo["MemTotal"] == 64000 * 1024
+    # published: numastat -m -p on a 2-node host with 400000 huge pages of 2 MB,
+    # then grep Huge /proc/meminfo; numastat prints the pool in MB (400190 + 399810)
+    host = paste(prose=(FIXTURES / "commands" / "numastat_m_p_hugepages_2node.txt").read_text())
+    assert not host.errors, host.errors
+    nodes = host.numa.nodes
+    assert nodes[0].meminfo["HugePages_Total"] == 200095 and nodes[1].meminfo["HugePages_Total"] == 199905
+    assert sum(n.meminfo["HugePages_Total"] for n in nodes.values()) == host.meminfo.values["HugePages_Total"]
+    assert nodes[1].meminfo["HugePages_Free"] == nodes[1].meminfo["HugePages_Total"]
+    assert nodes[0].meminfo["MemTotal"] == round(771710.76 * 1024)
+    assert nodes[0].meminfo["FilePages"] == round(357381.12 * 1024)
+    (proc,) = host.process_numa
+    assert (proc.pid, proc.name, proc.categories["Huge"]) == (3635, "llama-server", {0: 385692.0, 1: 0.0})
