@@ -130,7 +130,7 @@ def _option(letters: str, longs: str) -> str:
     return rf"^free\s+(?:.*\s)?(?:-[a-z]*[{letters}][a-z]*|--(?:{longs}))(?:\s|$)"
 
 
-@register("free_mb", commands=(_option("m", "mega|mebi"),))
+@register("free_mb", commands=(_option("m", "mega|mebi"),), paths=(r"sos_commands/memory/free_-m$",))
 def parse_free_mb(text: str) -> Meminfo:
     """``free -m``: plain numbers are MiB.
 
@@ -167,7 +167,7 @@ def parse_free_bytes(text: str) -> Meminfo:
     return _parse(text, 1 / 1024)
 
 
-@register("free_kb", commands=(r"^free(\s|$)",))
+@register("free_kb", commands=(r"^free(\s|$)",), paths=(r"sos_commands/memory/free$",))
 def parse_free_kb(text: str) -> Meminfo:
     """``free``, ``free -k``, ``free -h``: plain numbers are kB (``-h`` values carry suffixes).
 

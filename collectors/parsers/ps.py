@@ -32,7 +32,9 @@ def _detect(head: str) -> bool:
     )
 
 
-@register("ps", commands=(r"^ps(\s|$)",), detect=_detect, priority=8)
+@register(
+    "ps", commands=(r"^ps(\s|$)",), paths=(r"sos_commands/process/ps_auxwww$",), detect=_detect, priority=8
+)
 def parse_ps(text: str) -> ProcessList:
     """Parse a ``ps`` listing with a header line.
 
