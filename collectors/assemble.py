@@ -221,7 +221,7 @@ class HostAssembler:
             (f.DatabaseFacts, self._add_database),
             (f.OceanBaseFacts, self._add_oceanbase),
             (f.BenchmarkResults, lambda r: self.host.benchmarks.extend(r.results)),
-            (f.MemoryDevices, lambda r: self._first("memory_devices", r)),
+            (f.MemoryDevices, self._add_memory_devices),
             (f.ProcessNumaUsage, self._add_process_numa),
             (f.Vmstat, lambda r: self._first("vmstat", r)),
             (f.NumaBootMessages, self._add_numa_boot),
@@ -258,6 +258,22 @@ class HostAssembler:
             self.host.meminfo.values.setdefault(key, value)
             if key in r.lines:
                 self.host.meminfo.lines.setdefault(key, r.lines[key])
+
+    def _add_memory_devices(self, r: f.MemoryDevices) -> None:
+        """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
+        becomes the base over one without (a VM's "no SMBIOS", other record types)."""
+        current = self.host.memory_devices
+        if current is None or (not current.dimms and r.dimms):
+            self.host.memory_devices = r
+            if current is not None:
+                for key, line in current.lines.items():
+                    r.lines.setdefault(key, line)
+            return
+        seen = {(d.locator, d.bank, d.line) for d in current.dimms}
+        for dimm in r.dimms:
+            if (dimm.locator, dimm.bank, dimm.line) not in seen:
+                current.dimms.append(dimm)
+                seen.add((dimm.locator, dimm.bank, dimm.line))
 
     def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
         known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}

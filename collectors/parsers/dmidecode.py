@@ -32,7 +32,10 @@ A locator that names neither (``DIMM 1``, QEMU's ``DIMM 0``) leaves them None.
 Without an SMBIOS table (``/dev/mem: No such file or directory``, ``No SMBIOS nor
 DMI entry point found``: many VMs and containers) the result has no DIMMs and the
 ``lines`` key ``no_dmi``; rules must read that as "unknown", not "no memory".
-``lines`` keys: ``first_device``, ``no_dmi``.
+Other records of a full ``dmidecode`` (BIOS, processor ...), e.g. the pieces a
+pasted dump is cut into, give no DIMMs and the ``lines`` key
+``no_memory_records``; the assembler joins the DIMMs of every piece.
+``lines`` keys: ``first_device``, ``no_dmi``, ``no_memory_records``.
 """
 
 from __future__ import annotations
@@ -213,9 +216,9 @@ def parse_dmidecode_memory(text: str) -> MemoryDevices:
             # a VM or container without SMBIOS: dmidecode ran and there is nothing to read
             out.lines["no_dmi"] = 1
             return out
-        if "DMI type" in text:
-            raise ParseError(
-                "dmidecode output without Memory Device (type 17) records: run dmidecode -t memory"
-            )
+        if not text.strip() or re.search(r"^# dmidecode \d|DMI type \d", text, re.M):
+            # other records of a full dmidecode (a paste cut into pieces), or nothing printed
+            out.lines["no_memory_records"] = 1
+            return out
         raise ParseError("no 'Memory Device' records found")
     return out

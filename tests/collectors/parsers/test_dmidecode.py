@@ -92,3 +92,15 @@ def test_commands_and_transcript():
 def test_not_dmidecode():
     with pytest.raises(ParseError):
         parse_dmidecode_memory("Size: 16 GB\n")
+
+
+def test_full_dmidecode_pasted_after_a_prompt(corpus):
+    # a whole dump is cut into many pieces by its record titles ("BIOS Information"):
+    # the pieces without memory records give nothing, the DIMMs of all pieces are joined
+    text = (corpus / "pt-summary" / "007" / "dmidecode").read_text()
+    host = paste(("dmidecode", text))
+    assert not host.errors, host.errors[:3]
+    dimms = host.memory_devices.dimms
+    assert len(dimms) == 12 and {d.socket for d in dimms} == {1, 2}
+    lines = ("[root@db01 ~]# dmidecode\n" + text).splitlines()
+    assert all(lines[d.line - 1].strip() == "Memory Device" for d in dimms)
