@@ -245,6 +245,13 @@ class HostAssembler:
             (f.DatabaseFacts, self._add_database),
             (f.OceanBaseFacts, self._add_oceanbase),
             (f.BenchmarkResults, lambda r: self.host.benchmarks.extend(r.results)),
+            (f.MemoryDevices, self._add_memory_devices),
+            (f.ProcessNumaUsage, self._add_process_numa),
+            (f.Vmstat, lambda r: self._first("vmstat", r)),
+            (f.NumaBootMessages, self._add_numa_boot),
+            (f.NetDevStats, lambda r: self._first("net_dev", r)),
+            (f.ProcessList, self._add_processes),
+            (f.TaskAffinity, self.host.affinities.append),
         )
         for cls, handler in handlers:
             if isinstance(result, cls):
@@ -259,14 +266,77 @@ class HostAssembler:
         if getattr(self.host, attr) is None:
             setattr(self.host, attr, result)
 
+    # /proc/meminfo beats some of its lines (a grep), which beat free's rounded figures
+    _MEMINFO_RANK = {"proc": 0, "subset": 1, "free": 2}
+
     def _add_meminfo(self, r: f.Meminfo) -> None:
-        if self.host.meminfo is None:
+        current = self.host.meminfo
+        if current is None:
             self.host.meminfo = r
             return
+        rank = self._MEMINFO_RANK.get
+        if rank(r.origin, 1) < rank(current.origin, 1):
+            # the better source becomes the base; what only the other had is kept
+            self.host.meminfo, r = r, current
         for key, value in r.values.items():
             self.host.meminfo.values.setdefault(key, value)
             if key in r.lines:
                 self.host.meminfo.lines.setdefault(key, r.lines[key])
+
+    def _add_memory_devices(self, r: f.MemoryDevices) -> None:
+        """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
+        becomes the base over one without (a VM's "no SMBIOS", other record types)."""
+        current = self.host.memory_devices
+        if current is None or (not current.dimms and r.dimms):
+            self.host.memory_devices = r
+            if current is not None:
+                for key, line in current.lines.items():
+                    r.lines.setdefault(key, line)
+            return
+        seen = {(d.locator, d.bank, d.line) for d in current.dimms}
+        for dimm in r.dimms:
+            if (dimm.locator, dimm.bank, dimm.line) not in seen:
+                current.dimms.append(dimm)
+                seen.add((dimm.locator, dimm.bank, dimm.line))
+
+    def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
+        known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}
+        for proc in r.processes:
+            seen = known.get((proc.pid, proc.tool)) if proc.pid is not None else None
+            if seen is None:
+                self.host.process_numa.append(proc)
+                if proc.pid is not None:
+                    known[(proc.pid, proc.tool)] = proc
+                continue
+            # the same process twice (numastat -c NAME, then -p PID): the per-PID table
+            # has the categories, and -c cuts names ("qemu-syste")
+            if proc.categories and not seen.categories:
+                seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
+                seen.categories, seen.line = proc.categories, proc.line
+            if proc.name and (
+                not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))
+            ):
+                seen.name = proc.name
+
+    def _add_numa_boot(self, r: f.NumaBootMessages) -> None:
+        target = self.host.numa_boot
+        if target is None:
+            self.host.numa_boot = r
+            return
+        for name in ("no_numa_config", "numa_off", "fake_node"):
+            if getattr(r, name):
+                setattr(target, name, True)
+                if name in r.lines:
+                    target.lines.setdefault(name, r.lines[name])
+        if target.emulated_nodes is None:
+            target.emulated_nodes = r.emulated_nodes
+        target.nodes = sorted(set(target.nodes) | set(r.nodes))
+        target.srat_pxms = sorted(set(target.srat_pxms) | set(r.srat_pxms))
+        target.messages.extend(m for m in r.messages if m not in target.messages)
+
+    def _add_processes(self, r: f.ProcessList) -> None:
+        if self.host.processes is None or len(r.processes) > len(self.host.processes.processes):
+            self.host.processes = r
 
     def _add_hugepages(self, r: f.HugePages) -> None:
         if self.host.hugepages is None:
@@ -376,6 +446,25 @@ class HostAssembler:
         # other machines quoted for comparison, so they are not mixed in.
         best = max(enumerate(self._cpu_candidates), key=lambda p: (_filled(p[1]), -p[0]))[1]
         self.host.cpu = best
+        # ... except a CPU map (lscpu -e / -p) of the same machine (same CPU
+        # count), which fills what the summary lacks: node CPU lists, counts.
+        for cand in self._cpu_candidates:
+            if cand is best or "cpu_map_rows" not in cand.extra or cand.model_name or cand.architecture:
+                continue
+            if best.cpus is not None and cand.cpus is not None and best.cpus != cand.cpus:
+                continue
+            for name in ("cpus", "sockets", "cores_per_socket", "threads_per_core", "numa_nodes"):
+                if getattr(best, name) is None and getattr(cand, name) is not None:
+                    setattr(best, name, getattr(cand, name))
+                    if name in cand.lines:
+                        best.lines.setdefault(name, cand.lines[name])
+            if not best.online_cpus and cand.online_cpus:
+                best.online_cpus = list(cand.online_cpus)
+            if not best.numa_node_cpus and cand.numa_node_cpus:
+                best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
+                for key, line in cand.lines.items():
+                    if key.startswith("numa_node_cpus."):
+                        best.lines.setdefault(key, line)
 
     def _pick_usage(self) -> None:
         if not self._usage_candidates:
@@ -421,7 +510,10 @@ class HostAssembler:
                 for node_id, counters in part.nodes.items():
                     target = topo.node(node_id)
                     for key, value in counters.items():
-                        if part.unit == "MB" and key not in NUMASTAT_COUNTERS:
+                        if part.unit == "MB" and key.startswith("HugePages_"):
+                            # numastat -m prints huge pages in MB too; node meminfo counts pages
+                            target.meminfo.setdefault(key, round(float(value) * 1024 / self._hugepage_kb()))
+                        elif part.unit == "MB" and key not in NUMASTAT_COUNTERS:
                             # numastat -m: per-node meminfo in MB
                             target.meminfo.setdefault(key, round(float(value) * 1024))
                         else:
@@ -450,6 +542,14 @@ class HostAssembler:
                     topo.nodes[node_id].cpus = list(cpus)
         topo.nodes = dict(sorted(topo.nodes.items()))
         self.host.numa = topo
+
+    def _hugepage_kb(self) -> int:
+        """The default huge page size in kB: /proc/meminfo's Hugepagesize, else the
+        collected hugepages facts, else 2048 (x86_64 and 4K-page aarch64)."""
+        size = self.host.meminfo.values.get("Hugepagesize") if self.host.meminfo else None
+        if not size and self.host.hugepages:
+            size = self.host.hugepages.hugepagesize_kb
+        return size if isinstance(size, int) and size > 0 else 2048
 
     def _hugepages_from_meminfo(self) -> None:
         mem = self.host.meminfo

@@ -116,6 +116,26 @@ class ProcessInfo:
     mem_pct: float | None = None
     command: str = ""
     line: int | None = None
+    # added by parsers-mem: the CPU the task last ran on (``ps -o psr``)
+    psr: int | None = None
+
+
+@dataclass
+class ProcessList(Parsed):
+    """``ps -eo pid,psr,pcpu,comm`` (and variants with user, args, %mem): the
+    process list with the CPU each task last ran on."""
+
+    tool: str = "ps"
+    processes: list[ProcessInfo] = field(default_factory=list)
+
+
+@dataclass
+class TaskAffinity(Parsed):
+    """``taskset -cp PID`` (or ``taskset -p PID``, a hex mask): a task's CPU affinity."""
+
+    pid: int | None = None
+    cpus: list[int] = field(default_factory=list)
+    mask: str | None = None  # hex mask as printed by ``taskset -p`` without ``-c``
 
 
 @dataclass
@@ -227,6 +247,46 @@ class Numastat(Parsed):
 
 
 @dataclass
+class ProcessNuma:
+    """Memory of one process per NUMA node, in MiB."""
+
+    pid: int | None
+    name: str | None = None  # command name when printed ("mysqld")
+    node_mb: dict[int, float] = field(default_factory=dict)
+    total_mb: float | None = None
+    # per-category rows of ``numastat -p PID`` ("Huge", "Heap", "Stack", "Private") -> node -> MiB
+    categories: dict[str, dict[int, float]] = field(default_factory=dict)
+    tool: str = "numastat"  # "numastat" (numastat -p) or "numa_maps" (/proc/PID/numa_maps)
+    line: int | None = None
+
+
+@dataclass
+class ProcessNumaUsage(Parsed):
+    """``numastat -p PID|NAME`` or a summarised ``/proc/PID/numa_maps``."""
+
+    processes: list[ProcessNuma] = field(default_factory=list)
+
+
+@dataclass
+class NumaBootMessages(Parsed):
+    """NUMA lines of the kernel log (``dmesg | grep -i numa``, ``journalctl -k``)."""
+
+    # "No NUMA configuration found" (firmware gave no SRAT / NUMA off in the BIOS)
+    no_numa_config: bool = False
+    # "NUMA turned off" / "numa=off" on the command line
+    numa_off: bool = False
+    # "Faking a node at [mem ...]": the kernel made one node of all memory
+    fake_node: bool = False
+    # numa=fake=N / "Faking node N at" (emulated nodes)
+    emulated_nodes: int | None = None
+    # nodes named by SRAT / "NUMA: Node N" / "Initmem setup node N" lines
+    nodes: list[int] = field(default_factory=list)
+    # proximity domains of SRAT lines ("SRAT: PXM 1 -> APIC 0x20 -> Node 1")
+    srat_pxms: list[int] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # the matching lines, as printed
+
+
+@dataclass
 class ZoneWatermarks:
     node: int
     zone: str
@@ -249,6 +309,47 @@ class Meminfo(Parsed):
     """``/proc/meminfo``: keys as printed, kB (HugePages_* are page counts)."""
 
     values: dict[str, int] = field(default_factory=dict)
+    # added by parsers-mem: "proc" (the whole file), "subset" (some of its lines,
+    # e.g. ``grep -i huge /proc/meminfo``) or "free" (``free``: MemTotal, MemFree,
+    # Buffers, Cached, MemAvailable, SwapTotal, SwapFree, rounded to its unit)
+    origin: str = "proc"
+
+
+@dataclass
+class VmstatSample:
+    """One ``vmstat`` row. Memory in kB (``-S M`` rows are converted), swap and
+    block I/O per second as printed, CPU in percent."""
+
+    r: int | None = None  # run queue
+    b: int | None = None  # blocked (uninterruptible)
+    swpd_kb: int | None = None
+    free_kb: int | None = None
+    buff_kb: int | None = None
+    cache_kb: int | None = None
+    si: int | None = None  # swapped in from disk (per second, vmstat's unit)
+    so: int | None = None  # swapped out
+    bi: int | None = None
+    bo: int | None = None
+    interrupts: int | None = None  # "in"
+    cs: int | None = None
+    us: float | None = None
+    sy: float | None = None
+    id: float | None = None
+    wa: float | None = None
+    st: float | None = None
+    line: int | None = None
+
+
+@dataclass
+class Vmstat(Parsed):
+    """``vmstat [-w] [-t] [-S unit] [delay [count]]``. The first row reports
+    averages since boot; ``samples[1:]`` are the intervals (see ``interval_samples``)."""
+
+    samples: list[VmstatSample] = field(default_factory=list)
+
+    @property
+    def interval_samples(self) -> list[VmstatSample]:
+        return self.samples[1:] if len(self.samples) > 1 else list(self.samples)
 
 
 @dataclass
@@ -308,6 +409,29 @@ class Qdisc:
     loss_pct: float | None = None
     raw: str = ""
     line: int | None = None
+
+
+@dataclass
+class NetDevRate:
+    """One interface of ``sar -n DEV`` (the Average row, else the mean of the rows)."""
+
+    iface: str
+    rxpck_s: float | None = None
+    txpck_s: float | None = None
+    rxkb_s: float | None = None
+    txkb_s: float | None = None
+    rxcmp_s: float | None = None
+    txcmp_s: float | None = None
+    rxmcst_s: float | None = None
+    ifutil_pct: float | None = None
+    line: int | None = None
+
+
+@dataclass
+class NetDevStats(Parsed):
+    """``sar -n DEV``: per-interface packet and byte rates."""
+
+    interfaces: list[NetDevRate] = field(default_factory=list)
 
 
 @dataclass
@@ -520,6 +644,9 @@ class Benchmark:
     value: float
     unit: str  # "MB/s", "tpm", "s"
     line: int | None = None
+    # added by parsers-mem: the host the result is for when the report covers
+    # several hosts (gpcheckperf); None: the host of the snapshot
+    host: str | None = None
 
 
 @dataclass
@@ -632,6 +759,13 @@ class HostFacts:
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)
     memory_devices: MemoryDevices | None = None
+    # added by parsers-mem
+    vmstat: Vmstat | None = None
+    process_numa: list[ProcessNuma] = field(default_factory=list)
+    numa_boot: NumaBootMessages | None = None
+    net_dev: NetDevStats | None = None
+    processes: ProcessList | None = None
+    affinities: list[TaskAffinity] = field(default_factory=list)
     # how much of the input was read, line by line (DESIGN.md ``reading``)
     reading: Reading = field(default_factory=Reading)
     # artifacts that were read, in order, and what they were recognised as

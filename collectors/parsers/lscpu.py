@@ -399,33 +399,64 @@ def _parse_section(lines: list[str], start: int, builder: _Builder) -> None:
             # size unknown: the --parse output only numbers the cache instances
             topo.caches[col] = ""
             topo.lines.setdefault(f"caches.{col}", start + 1)
-    if "CPU" not in header:
+    upper = [c.upper() for c in header]
+    if "CPU" not in upper:
         return
-    cpu_idx = header.index("CPU")
-    node_idx = header.index("Node") if "Node" in header else None
-    nodes: dict[int, list[int]] = {}
-    rows = 0
+    rows: list[dict[str, str]] = []
     for line in lines[start + 1 :]:
         if not line.strip() or line.startswith("#"):
             break
-        cells = line.split(",")
-        if len(cells) <= cpu_idx:
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) <= upper.index("CPU") or _int(cells[upper.index("CPU")]) is None:
             continue
-        cpu = _int(cells[cpu_idx])
-        if cpu is None:
+        rows.append(dict(zip(upper, cells, strict=False)))
+    _apply_map(builder, rows, start + 1, total=len(rows))
+
+
+def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, total: int) -> None:
+    """Fill the topology from ``lscpu -e``/``-p`` rows (upper-case column -> cell):
+    CPU count, online CPUs, node CPU lists, sockets, cores per socket, threads per core."""
+    topo = builder.topo
+    cpus: list[int] = []
+    nodes: dict[int, list[int]] = {}
+    sockets: set[str] = set()
+    cores: set[tuple[str, str]] = set()
+    for row in rows:
+        cpu = _int(row.get("CPU", ""))
+        if cpu is None or row.get("ONLINE", "yes") not in ("yes", "Y", "y"):
             continue
-        rows += 1
-        if node_idx is not None and node_idx < len(cells):
-            node = _int(cells[node_idx])
-            if node is not None:
-                nodes.setdefault(node, []).append(cpu)
-    builder.recognised += 1
+        cpus.append(cpu)
+        node = _int(row.get("NODE", ""))
+        if node is not None:
+            nodes.setdefault(node, []).append(cpu)
+        socket = row.get("SOCKET", "")
+        if socket:
+            sockets.add(socket)
+            if row.get("CORE"):
+                cores.add((socket, row["CORE"]))
+    if not rows:
+        return
     builder.parse_section = True
-    if topo.cpus is None and rows:
-        topo.cpus = rows
-        topo.lines["cpus"] = start + 1
+    builder.recognised += 1
+    topo.extra.setdefault("cpu_map_rows", len(rows))
+    if topo.cpus is None:
+        topo.cpus = total  # CPU(s) counts offline CPUs too
+        topo.lines["cpus"] = line
+    if not topo.online_cpus and cpus:
+        topo.online_cpus = sorted(cpus)
     if nodes and not topo.numa_node_cpus:
         topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(nodes.items())}
+        for n in topo.numa_node_cpus:
+            topo.lines.setdefault(f"numa_node_cpus.{n}", line)
+    if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
+        topo.sockets = len(sockets)
+        topo.lines.setdefault("sockets", line)
+    if cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0:
+        topo.threads_per_core = len(cpus) // len(cores)
+        topo.lines.setdefault("threads_per_core", line)
+        if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
+            topo.cores_per_socket = len(cores) // len(sockets)
+            topo.lines.setdefault("cores_per_socket", line)
 
 
 def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:
@@ -485,45 +516,13 @@ def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
             if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
                 topo.caches[name] = ""  # sizes are not in this table
                 topo.lines.setdefault(f"caches.{name}", start + 1)
-    cpus: list[int] = []
-    total = 0
-    nodes: dict[int, list[int]] = {}
-    sockets: set[str] = set()
-    cores: set[tuple[str, str]] = set()
+    rows: list[dict[str, str]] = []
     for line in lines[start + 1 :]:
         cells = line.split()
         if len(cells) != len(header) or _int(cells[0]) is None:
             break
-        row = dict(zip(header, cells, strict=True))
-        cpu = int(cells[0])
-        total += 1  # CPU(s) counts offline CPUs too
-        if row.get("ONLINE", "yes") != "yes":
-            continue
-        cpus.append(cpu)
-        node = _int(row.get("NODE", ""))
-        if node is not None:
-            nodes.setdefault(node, []).append(cpu)
-        if "SOCKET" in row:
-            sockets.add(row["SOCKET"])
-            if "CORE" in row:
-                cores.add((row["SOCKET"], row["CORE"]))
-    if not cpus:
-        return
-    builder.parse_section = True
-    builder.recognised += 1
-    if topo.cpus is None:
-        topo.cpus = total
-        topo.lines["cpus"] = start + 1
-    if not topo.online_cpus:
-        topo.online_cpus = sorted(cpus)
-    if nodes and not topo.numa_node_cpus:
-        topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(nodes.items())}
-    if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
-        topo.sockets = len(sockets)
-    if cores and topo.threads_per_core is None and len(cpus) % len(cores) == 0:
-        topo.threads_per_core = len(cpus) // len(cores)
-        if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
-            topo.cores_per_socket = len(cores) // len(sockets)
+        rows.append(dict(zip(header, cells, strict=True)))
+    _apply_map(builder, rows, start + 1, total=len(rows))
 
 
 def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
@@ -572,9 +571,18 @@ def _pair_ocr(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -
         builder.add(key, tokens[pick][3], tokens[pick][1], ocr=True)
 
 
+_MAP_HEADER = re.compile(
+    r"^[ \t]*CPU(?:[ \t]+(?:NODE|SOCKET|CORE|BOOK|DRAWER|CLUSTER|ONLINE|CONFIGURED|POLARIZATION|ADDRESS"
+    r"|MAXMHZ|MINMHZ|MHZ|SCALMHZ%|L1d:[\w:]*|L\d[\w:]*))+[ \t]*\n[ \t]*\d",
+    re.M,
+)
+
+
 def _detect(head: str) -> bool:
     if '"lscpu"' in head[:200]:
         return True
+    if re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head):
+        return True  # lscpu -p / lscpu -e
     has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构)[:：]", head, re.M) is not None
     has_topo = (
         re.search(r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数)[:：]", head, re.M) is not None
@@ -588,6 +596,12 @@ def _detect(head: str) -> bool:
     paths=(r"sos_commands/processor/lscpu$", r"lscpu(\.txt)?$", r"lscpu\.json$"),
     detect=_detect,
     priority=10,
+    # lscpu -p's comment block
+    prose_lines=(
+        r"# The following is the parsable format, which can be fed to other",
+        r"# programs\. Each different item in every column has an unique ID",
+        r"# starting usually from zero\.",
+    ),
 )
 def parse_lscpu(text: str) -> CpuTopology:
     """Parse ``lscpu`` text or ``lscpu -J`` JSON into a CpuTopology.

@@ -1,4 +1,4 @@
-"""``/proc/meminfo`` -> :class:`Meminfo`.
+"""``/proc/meminfo``, whole or any subset of its lines -> :class:`Meminfo`.
 
 Sample input::
 
@@ -10,7 +10,15 @@ Sample input::
 
 Values are kB, except ``HugePages_*`` which are page counts, keys as printed.
 Anything else in the text is skipped, so pt-summary's ``memory`` file (``free -b``
-output followed by /proc/meminfo) parses too. ``lines`` keys: the meminfo keys.
+output followed by /proc/meminfo) parses too.
+
+A grep of the file is still the file: ``grep -i huge /proc/meminfo`` prints a few
+lines and no ``MemTotal``; they parse with ``origin="subset"`` (the whole file,
+``origin="proc"``, has ``MemTotal`` and at least :data:`FULL_MIN_KEYS` keys). The
+file-name prefix of ``grep KEY /proc/meminfo /other/file`` (``/proc/meminfo:MemTotal: ...``)
+is dropped. Content detection needs a line whose key is one the kernel prints
+(:data:`MEMINFO_KEYS`), so ``Key: 12 kB`` lines of other tools are not taken for
+meminfo. ``lines`` keys: the meminfo keys.
 """
 
 from __future__ import annotations
@@ -20,28 +28,110 @@ import re
 from collectors.facts import Meminfo, ParseError
 from collectors.parsers import register
 
-_LINE = re.compile(r"^([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$")
+_LINE = re.compile(r"^(?:\S{0,200}meminfo:)?([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$")
+
+# keys printed by /proc/meminfo (Linux 2.6 .. 6.x; fs/proc/meminfo.c and arch hooks)
+MEMINFO_KEYS = frozenset(
+    (
+        "MemTotal",
+        "MemFree",
+        "MemAvailable",
+        "Buffers",
+        "Cached",
+        "SwapCached",
+        "Active",
+        "Inactive",
+        "Active(anon)",
+        "Inactive(anon)",
+        "Active(file)",
+        "Inactive(file)",
+        "Unevictable",
+        "Mlocked",
+        "HighTotal",
+        "HighFree",
+        "LowTotal",
+        "LowFree",
+        "MmapCopy",
+        "SwapTotal",
+        "SwapFree",
+        "Zswap",
+        "Zswapped",
+        "Dirty",
+        "Writeback",
+        "AnonPages",
+        "Mapped",
+        "Shmem",
+        "KReclaimable",
+        "Slab",
+        "SReclaimable",
+        "SUnreclaim",
+        "KernelStack",
+        "ShadowCallStack",
+        "PageTables",
+        "SecPageTables",
+        "Quicklists",
+        "NFS_Unstable",
+        "Bounce",
+        "WritebackTmp",
+        "CommitLimit",
+        "Committed_AS",
+        "VmallocTotal",
+        "VmallocUsed",
+        "VmallocChunk",
+        "Percpu",
+        "HardwareCorrupted",
+        "AnonHugePages",
+        "ShmemHugePages",
+        "ShmemPmdMapped",
+        "FileHugePages",
+        "FilePmdMapped",
+        "CmaTotal",
+        "CmaFree",
+        "Unaccepted",
+        "Balloon",
+        "HugePages_Total",
+        "HugePages_Free",
+        "HugePages_Rsvd",
+        "HugePages_Surp",
+        "Hugepagesize",
+        "Hugetlb",
+        "DirectMap4k",
+        "DirectMap2M",
+        "DirectMap1G",
+        "DirectMap4M",
+        "DirectMap64k",
+        "DirectMap32M",
+    )
+)
+FULL_MIN_KEYS = 15
+_DETECT = re.compile(
+    r"^[ \t]*(?:/proc/meminfo:)?(?:"
+    + "|".join(re.escape(k) for k in sorted(MEMINFO_KEYS, key=len, reverse=True))
+    + r"):[ \t]+\d{1,20}(?:[ \t]*kB)?[ \t]*$",
+    re.M,
+)
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^MemTotal:\s+\d+\s*kB", head, re.M) is not None
+    return _DETECT.search(head) is not None
 
 
 @register(
     "meminfo",
-    commands=(r"cat\s+/proc/meminfo",),
+    # cat/grep/awk/head ... of /proc/meminfo, piped or not ("cat /proc/meminfo | grep -i huge")
+    commands=(r"(^|[\s|;<])/proc/meminfo\b(?!/)",),
     paths=(r"proc/meminfo$",),
     detect=_detect,
     priority=10,
 )
 def parse_meminfo(text: str) -> Meminfo:
-    """Parse ``/proc/meminfo``.
+    """Parse ``/proc/meminfo`` or some of its lines.
 
-    Sample input::
+    Sample input (``grep -i huge /proc/meminfo``)::
 
-        MemTotal:        8009912 kB
-        MemFree:          538760 kB
+        AnonHugePages:    751616 kB
         HugePages_Total:       0
+        Hugepagesize:       2048 kB
     """
     if not isinstance(text, str):
         raise ParseError("meminfo: not text")
@@ -51,10 +141,13 @@ def parse_meminfo(text: str) -> Meminfo:
         if not m:
             continue
         key = m.group(1)
-        if key in out.values:
+        if key in out.values or (key not in MEMINFO_KEYS and not out.values and "MemTotal" not in key):
+            # an unknown key before any known one is another tool's "Key: N" line
             continue
         out.values[key] = int(m.group(2))
         out.lines[key] = idx
-    if "MemTotal" not in out.values:
-        raise ParseError("no MemTotal line: not /proc/meminfo")
+    if not out.values:
+        raise ParseError("no /proc/meminfo lines (Key: N kB) found")
+    if "MemTotal" not in out.values or len(out.values) < FULL_MIN_KEYS:
+        out.origin = "subset"
     return out

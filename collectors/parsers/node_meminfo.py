@@ -9,8 +9,13 @@ Sample input (one or several nodes in one text, e.g. ``cat node*/meminfo``)::
     Node 1 HugePages_Total: 0
 
 Values are kB except ``HugePages_*`` (page counts), keys as printed. Other
-lines (shell prompts, ``cat`` commands) are ignored. ``lines`` keys:
-``N.Key`` (e.g. ``1.MemTotal``).
+lines (shell prompts, ``cat`` commands) are ignored. Any subset of the lines
+parses (``grep -i huge /sys/devices/system/node/node*/meminfo``), with or
+without grep's file-name prefix::
+
+    /sys/devices/system/node/node0/meminfo:Node 0 HugePages_Total:     0
+
+``lines`` keys: ``N.Key`` (e.g. ``1.MemTotal``).
 """
 
 from __future__ import annotations
@@ -20,16 +25,24 @@ import re
 from collectors.facts import NodeMeminfo, ParseError
 from collectors.parsers import register
 
-_LINE = re.compile(r"^\s*Node\s+(\d{1,6})\s+([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$")
+_LINE = re.compile(
+    r"^\s*(?:\S{0,200}meminfo:)?Node\s+(\d{1,6})\s+([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$"
+)
+_DETECT = re.compile(
+    r"^[ \t]*(?:\S{0,200}meminfo:)?Node[ \t]+\d{1,6}[ \t]+[A-Za-z][\w()]{0,40}:"
+    r"[ \t]*\d{1,20}(?:[ \t]*kB)?[ \t]*$",
+    re.M,
+)
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^\s*Node\s+\d+\s+MemTotal:\s+\d+", head, re.M) is not None
+    return _DETECT.search(head) is not None
 
 
 @register(
     "node_meminfo",
-    commands=(r"cat\s+/sys/devices/system/node/node\d+/meminfo",),
+    # cat/grep of node0/meminfo, node*/meminfo, node{0,1}/meminfo, from /sys/... or after cd
+    commands=(r"(^|[\s|;<])(/sys/devices/system/node/)?node[^/\s]{0,40}/meminfo\b",),
     paths=(r"node/node\d+/meminfo$",),
     detect=_detect,
     priority=20,

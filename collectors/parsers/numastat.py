@@ -17,6 +17,26 @@ Default table (counters in pages)::
                      --------------- --------------- ---------------
     MemTotal                 4826.20         4826.20         9652.40
 
+``numastat -p PID`` (one process: rows per kind of memory) and ``numastat -p NAME``
+(every matching process, one row each), MB -> :class:`ProcessNumaUsage`::
+
+    Per-node process memory usage (in MBs) for PID 14175 (bash)
+                               Node 0           Total
+                      --------------- ---------------
+    Huge                         0.00            0.00
+    Private                      3.70            3.70
+    ----------------  --------------- ---------------
+    Total                        3.91            3.91
+
+    Per-node process memory usage (in MBs)
+    PID                        Node 0           Total
+    ----------------  --------------- ---------------
+    4180 (bash)                  4.07            4.07
+
+``-c`` (compact: integers, narrow columns) parses like the wide forms. numastat
+also prints lines such as ``Token SwapCached not in hash table.`` on stderr
+(newer kernels' meminfo keys it does not know); they are skipped.
+
 sysfs ``/sys/devices/system/node/node0/numastat`` (pages, one node per file)::
 
     numa_hit 193460335812
@@ -38,7 +58,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import Numastat, ParseError
+from collectors.facts import Numastat, ParseError, ProcessNuma, ProcessNumaUsage
 from collectors.parsers import register
 
 _NUMBER = re.compile(r"^-?\d{1,20}(\.\d{1,6})?$")
@@ -50,40 +70,65 @@ def _num(token: str) -> float | None:
     return float(token) if _NUMBER.match(token) else None
 
 
-def _header_nodes(line: str) -> list[int] | None:
-    """Node ids of a table header (``node0 node1`` or ``Node 0 Node 1 Total``)."""
+def _header_nodes(line: str) -> tuple[list[int], bool] | None:
+    """Node ids of a table header (``node0 node1``, ``Node 0 Node 1 Total``,
+    ``PID Node 0 Total``) and whether it starts with ``PID`` (numastat -p NAME)."""
     tokens = line.split()
     if not tokens:
         return None
     if all(re.fullmatch(r"node\d{1,6}", t) for t in tokens):
-        return [int(t[4:]) for t in tokens]
+        return [int(t[4:]) for t in tokens], False
     found = re.findall(r"\bNode (\d{1,6})\b", line)
     rest = re.sub(r"\bNode \d{1,6}\b", "", line).split()
+    pid = rest[:1] == ["PID"]
+    if pid:
+        rest = rest[1:]
     if found and all(t == "Total" for t in rest):
-        return [int(n) for n in found]
+        return [int(n) for n in found], pid
     return None
 
 
-def _parse(text: str, node: int | None) -> Numastat:
+_PROC_TITLE = re.compile(r"Per-node process memory usage \(in MBs\)(?: for PID (\d{1,10}) \((.{0,200})\))?")
+# "4391 (qemu-syste   8373 ...": -c cuts the name, closing parenthesis included
+_PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\(([^)]{0,200}?)\)?\s+(-?\d[\d.\s-]*)$")
+
+
+def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     if not isinstance(text, str):
         raise ParseError("numastat: not text")
     out = Numastat()
+    procs = ProcessNumaUsage()
+    current: ProcessNuma | None = None  # numastat -p PID: the one process of the table
+    mode = "counters"  # "counters" or "process"
     header: list[int] | None = None
+    pid_table = False
     kv_seen = False
     for idx, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or set(stripped) <= set("- "):
             continue
+        title = _PROC_TITLE.search(stripped)
+        if title:
+            mode, header, current = "process", None, None
+            procs.lines.setdefault("header", idx)
+            if title.group(1):
+                current = ProcessNuma(pid=int(title.group(1)), name=title.group(2), line=idx)
+                procs.processes.append(current)
+            continue
         if "(in MBs)" in stripped:
             out.unit = "MB"
-            header = None
+            mode, header = "counters", None
             continue
-        nodes = _header_nodes(line)
-        if nodes is not None:
-            header = nodes
-            out.lines.setdefault("header", idx)
-            for n in nodes:
-                out.nodes.setdefault(n, {})
+        parsed_header = _header_nodes(line)
+        if parsed_header is not None:
+            header, pid_table = parsed_header
+            if mode == "counters":
+                out.lines.setdefault("header", idx)
+                for n in header:
+                    out.nodes.setdefault(n, {})
+            continue
+        if mode == "process":
+            _process_row(stripped, header, pid_table, current, procs, idx)
             continue
         tokens = stripped.split()
         if header is not None and len(tokens) >= len(header) + 1:
@@ -102,11 +147,60 @@ def _parse(text: str, node: int | None) -> Numastat:
             out.nodes.setdefault(target, {})[m.group(1)] = float(int(m.group(2)))
             out.lines[m.group(1)] = idx
             kv_seen = True
-    if not any(out.nodes.values()):
-        raise ParseError("no numastat counters found")
-    if kv_seen:
-        out.unit = "pages"
-    return out
+    results: list[Numastat | ProcessNumaUsage] = []
+    if any(out.nodes.values()):
+        if kv_seen:
+            out.unit = "pages"
+        results.append(out)
+    procs.processes = [p for p in procs.processes if p.node_mb or p.total_mb is not None]
+    if procs.processes:
+        results.append(procs)
+    if not results:
+        raise ParseError("no numastat counters or per-process rows found")
+    return results
+
+
+def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:
+    values = [_num(t) for t in cells]
+    if len(values) < len(header) or any(v is None for v in values[: len(header)]):
+        return None
+    per_node = {n: float(v) for n, v in zip(header, values, strict=False)}
+    total = values[len(header)] if len(values) > len(header) else None
+    return per_node, total
+
+
+def _process_row(
+    stripped: str,
+    header: list[int] | None,
+    pid_table: bool,
+    current: ProcessNuma | None,
+    procs: ProcessNumaUsage,
+    idx: int,
+) -> None:
+    if header is None:
+        return
+    if pid_table:
+        m = _PROC_ROW.match(stripped)
+        if m:
+            got = _values(m.group(3).split(), header)
+            if got:
+                procs.processes.append(
+                    ProcessNuma(
+                        pid=int(m.group(1)), name=m.group(2), node_mb=got[0], total_mb=got[1], line=idx
+                    )
+                )
+        return
+    tokens = stripped.split()
+    if current is None or len(tokens) < 2:
+        return
+    got = _values(tokens[1:], header)
+    if not got:
+        return
+    if tokens[0] == "Total":
+        current.node_mb, current.total_mb = got
+        current.line = idx
+    else:
+        current.categories[tokens[0]] = got[0]
 
 
 def _detect(head: str) -> bool:
@@ -114,7 +208,11 @@ def _detect(head: str) -> bool:
         return False  # /proc/zoneinfo repeats numa_hit/numa_miss in its per-node stats
     if re.search(r"^\s*numa_hit\s+\d", head, re.M) and re.search(r"^\s*numa_miss\s+\d", head, re.M):
         return True
-    return "Per-node numastat info" in head or "Per-node system memory usage" in head
+    return (
+        "Per-node numastat info" in head
+        or "Per-node system memory usage" in head
+        or "Per-node process memory usage" in head
+    )
 
 
 @register(
@@ -123,17 +221,27 @@ def _detect(head: str) -> bool:
     paths=(r"^(?!.*node\d+/numastat$).*numastat(_-?\w+)?(\.txt)?$",),
     detect=_detect,
     priority=10,
+    prose_lines=(
+        r"Per-node (?:system memory usage|numastat info|process memory usage) \(in MBs\).{0,300}",
+        r"Token \S{1,60} not in hash table\.",
+        r"Can't read /proc/\d+/numa_maps.{0,200}",
+    ),
 )
-def parse_numastat(text: str, *, node: int | None = None) -> Numastat:
+def parse_numastat(
+    text: str, *, node: int | None = None
+) -> Numastat | ProcessNumaUsage | list[Numastat | ProcessNumaUsage]:
     """Parse any numastat form; ``node`` names the node of a sysfs counters file.
+    Returns a :class:`Numastat` for counter and meminfo tables, a
+    :class:`ProcessNumaUsage` for ``-p`` tables, a list of both when the text holds both.
 
-    Sample input (default table; ``-m``/``-n`` and sysfs forms in the module docstring)::
+    Sample input (default table; ``-m``/``-n``/``-p`` and sysfs forms in the module docstring)::
 
                        node0       node1
         numa_hit    40995736    22924791
         numa_miss   53540664    10471137
     """
-    return _parse(text, node)
+    results = _parse(text, node)
+    return results[0] if len(results) == 1 else results
 
 
 @register("node_numastat", paths=(r"node/node(\d+)/numastat$",))
@@ -148,4 +256,7 @@ def parse_node_numastat(text: str, *, node: int | None = None) -> Numastat:
         local_node 193454780853
         other_node 18179487
     """
-    return _parse(text, node)
+    results = [r for r in _parse(text, node) if isinstance(r, Numastat)]
+    if not results:
+        raise ParseError("no numastat counters found")
+    return results[0]

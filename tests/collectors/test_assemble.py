@@ -209,3 +209,48 @@ def test_numastat_n_counters_in_mb_stay_counters():
     node1 = asm.finish().numa.nodes[1]
     assert node1.numastat == {"numa_hit": 1983418, "numa_miss": 36211}
     assert "numa_hit" not in node1.meminfo
+
+
+# ----------------------------------------------------------------- parsers-mem
+
+
+def test_meminfo_origin_ranks_proc_over_subset_over_free():
+    from pathlib import Path
+
+    from collectors.parsers.free import parse_free_kb
+    from collectors.parsers.meminfo import parse_meminfo
+    from tests.collectors.parsers.machine import run
+
+    whole = parse_meminfo(Path("/proc/meminfo").read_text())
+    subset = parse_meminfo(run("grep -i huge /proc/meminfo", tool="grep"))
+    free = parse_free_kb(run("free", package="procps"))
+    for order in ((free, subset, whole), (subset, free, whole), (whole, free, subset)):
+        asm = HostAssembler("h")
+        for part in order:
+            asm.add(part)
+        host = asm.finish()
+        assert host.meminfo.origin == "proc"
+        assert host.meminfo.values["MemTotal"] == whole.values["MemTotal"]
+        assert "BuffCache" in host.meminfo.values  # only free had it: kept
+    asm = HostAssembler("h")
+    asm.add(free)
+    asm.add(subset)
+    assert asm.finish().meminfo.origin == "subset"
+
+
+def test_numastat_m_hugepages_become_pages_with_the_host_page_size():
+    from tests.collectors.parsers.machine import paste
+    from tests.conftest import FIXTURES
+
+    # published: numastat -m -p on a 2-node host with 400000 huge pages of 2 MB,
+    # then grep Huge /proc/meminfo; numastat prints the pool in MB (400190 + 399810)
+    host = paste(prose=(FIXTURES / "commands" / "numastat_m_p_hugepages_2node.txt").read_text())
+    assert not host.errors, host.errors
+    nodes = host.numa.nodes
+    assert nodes[0].meminfo["HugePages_Total"] == 200095 and nodes[1].meminfo["HugePages_Total"] == 199905
+    assert sum(n.meminfo["HugePages_Total"] for n in nodes.values()) == host.meminfo.values["HugePages_Total"]
+    assert nodes[1].meminfo["HugePages_Free"] == nodes[1].meminfo["HugePages_Total"]
+    assert nodes[0].meminfo["MemTotal"] == round(771710.76 * 1024)
+    assert nodes[0].meminfo["FilePages"] == round(357381.12 * 1024)
+    (proc,) = host.process_numa
+    assert (proc.pid, proc.name, proc.categories["Huge"]) == (3635, "llama-server", {0: 385692.0, 1: 0.0})

@@ -4,6 +4,7 @@ over what a snapshot stored, without the upload: the cluster page relies on it."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,27 @@ def test_int_keys_and_nested_dataclasses_come_back_typed():
     host = from_dict(HostFacts, {"numa": {"nodes": {"1": {"node": 1, "size_mb": 512}}}, "unknown": 1})
     assert isinstance(host.numa.nodes[1], NumaNode) and host.numa.nodes[1].size_mb == 512
     assert host.numa_node_count() == 1 and host.benchmarks == []
+
+
+def test_parsers_mem_facts_round_trip():
+    """Facts of this machine's memory/CPU commands pasted after prompts come back typed."""
+    import os
+
+    from collectors.facts import ProcessNuma, VmstatSample
+    from tests.collectors.parsers.machine import paste, run
+
+    host = paste(
+        (f"numastat -p {os.getpid()}", run(f"numastat -p {os.getpid()}", tool="numastat", package="numactl")),
+        ("cat /proc/self/numa_maps", Path("/proc/self/numa_maps").read_text()),
+        ("vmstat 1 2", run("vmstat 1 2", package="procps")),
+        ("free -m", run("free -m", package="procps")),
+        ("ps -eo pid,psr,pcpu,comm", run("ps -eo pid,psr,pcpu,comm", package="procps")),
+        ("taskset -cp 1", run("taskset -cp 1", package="util-linux")),
+        ("sar -n DEV 1 1", run("sar -n DEV 1 1", tool="sar", package="sysstat")),
+    )
+    again = from_dict(HostFacts, _stored(host))
+    assert to_dict(again) == _stored(host)
+    assert isinstance(again.process_numa[0], ProcessNuma) and 0 in again.process_numa[0].node_mb
+    assert isinstance(again.vmstat.samples[0], VmstatSample)
+    assert again.processes.processes[0].psr is not None
+    assert again.affinities[0].cpus and again.net_dev.interfaces and again.meminfo.origin == "free"

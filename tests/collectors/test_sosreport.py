@@ -110,3 +110,12 @@ def test_sosreport_links_are_reported_not_followed(sos_host, sosreport):
     (reported,) = [e for e in sos_host.errors if LINK_SKIPPED in e.message]
     assert links and reported.message.startswith(f"{len(links)} symbolic link(s)")
     assert reported.artifact == sosreport.name
+
+
+def test_sosreport_memory_commands_are_read(sos_host):
+    """parsers-mem: sos's free, free -m, numastat -m and dmidecode are parsed."""
+    kinds = {a["kind"] for a in sos_host.artifacts if a["parsed"]}
+    assert {"free_kb", "free_mb", "numastat", "dmidecode_memory"} <= kinds
+    assert sos_host.meminfo.origin == "proc"  # /proc/meminfo wins over free's rounded figures
+    assert "BuffCache" in sos_host.meminfo.values  # what only free says is kept
+    assert "MemTotal" in sos_host.numa.nodes[0].meminfo  # from numastat -m (or node meminfo)

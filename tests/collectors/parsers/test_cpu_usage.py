@@ -222,3 +222,23 @@ def test_this_machine_sysstat_chinese_locale():
     # the "平均时间:" (Average) rows give per_cpu and overall
     lines = text.splitlines()
     assert all(lines[c.line - 1].startswith("平均时间") for c in [usage.overall, *usage.per_cpu])
+
+
+def test_mpstat_per_cpu_soft_reaches_si_this_machine():
+    """parsers-mem: ``mpstat -P ALL`` per-CPU %soft is CpuUtil.si (net.softirq_hotspot reads it)."""
+    import os
+
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run("mpstat -P ALL 1 1", tool="mpstat", package="sysstat")
+    usage = parse_mpstat(out)
+    assert [u.cpu for u in usage.per_cpu] == [str(c) for c in range(os.cpu_count())]
+    average = [line.split() for line in out.splitlines() if line.startswith("Average:")]
+    header = average[0]
+    soft = header.index("%soft")
+    for util in usage.per_cpu:
+        row = next(r for r in average if r[1] == util.cpu)
+        assert util.si == float(row[soft])
+    host = paste(("mpstat -P ALL 1 1", out))
+    assert len(host.cpu_usage.per_cpu) == os.cpu_count()
+    assert all(u.si is not None for u in host.cpu_usage.per_cpu)

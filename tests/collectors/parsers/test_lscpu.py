@@ -235,3 +235,66 @@ def test_this_machine_chinese_locale():
 def test_rhel6_socket_key():
     text = "Architecture:          x86_64\nCPU(s):                24\nCPU socket(s):         2\n"
     assert parse_lscpu(text).sockets == 2
+
+
+# ----------------------------------------------- parsers-mem: lscpu -e / -p CPU maps
+
+
+def _parse_section_only(path) -> str:
+    """The first ``lscpu --parse`` section of a util-linux expected output, alone."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("# CPU,"))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    return "\n".join(lines[start:end]) + "\n"
+
+
+def test_parse_section_alone_epyc_7451(corpus):
+    text = _parse_section_only(corpus / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt")
+    assert detect(text).kind == "lscpu"
+    topo = parse_lscpu(text)
+    # EPYC 7451: 2 sockets x 24 cores x 2 threads, 8 NUMA nodes (as its summary says)
+    assert topo.cpus == 96 and topo.sockets == 2
+    assert topo.cores_per_socket == 24 and topo.threads_per_core == 2
+    assert topo.numa_nodes == 8
+    assert topo.numa_node_cpus[0] == [0, 1, 2, 3, 4, 5, 48, 49, 50, 51, 52, 53]
+    assert topo.numa_node_cpus[7][-1] == 95
+
+
+def test_extended_and_parse_this_machine():
+    from tests.collectors.parsers.machine import run
+
+    summary = parse_lscpu(run("lscpu", package="util-linux"))
+    for command in ("lscpu -e", "lscpu --extended", "lscpu -p", "lscpu --parse=CPU,NODE,SOCKET,CORE"):
+        out = run(command, package="util-linux")
+        assert detect(out).kind == "lscpu", command
+        topo = parse_lscpu(out)
+        assert topo.cpus == summary.cpus, command
+        assert topo.sockets == summary.sockets, command
+        assert topo.threads_per_core == summary.threads_per_core, command
+        assert topo.cores_per_socket == summary.cores_per_socket, command
+        assert topo.numa_node_cpus == summary.numa_node_cpus, command
+
+
+def test_map_alone_fills_a_summary_without_node_lists(corpus):
+    from tests.collectors.parsers.machine import paste, run
+
+    # a summary whose node CPU lists were cut from the paste, then lscpu -e
+    summary = [
+        line
+        for line in run("lscpu", package="util-linux").splitlines()
+        if not line.strip().startswith("NUMA node")
+    ]
+    host = paste(("lscpu", "\n".join(summary)), ("lscpu -e", run("lscpu -e")), ("lscpu -p", run("lscpu -p")))
+    assert not host.errors, host.errors
+    assert host.cpu.model_name  # the summary is the base
+    assert host.cpu.numa_node_cpus == parse_lscpu(run("lscpu")).numa_node_cpus
+    assert host.cpu.numa_nodes == len(host.cpu.numa_node_cpus)
+
+
+def test_map_of_another_machine_is_not_merged(corpus):
+    from tests.collectors.parsers.machine import paste, run
+
+    epyc = _parse_section_only(corpus / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt")
+    host = paste(("lscpu", run("lscpu", package="util-linux")), ("lscpu -p", epyc))
+    assert host.cpu.cpus == parse_lscpu(run("lscpu")).cpus
+    assert len(host.cpu.numa_node_cpus) != 8

@@ -40,3 +40,56 @@ def test_this_machine():
     info = parse_meminfo(Path("/proc/meminfo").read_text())
     assert info.values["MemTotal"] > info.values["MemFree"] > 0
     assert "HugePages_Total" in info.values
+
+
+# ------------------------------------------- parsers-mem: subsets (a grep of the file)
+
+
+def test_grep_subset_this_machine():
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run("grep -i huge /proc/meminfo", tool="grep")
+    info = parse_meminfo(out)
+    assert info.origin == "subset"
+    assert "HugePages_Total" in info.values and "MemTotal" not in info.values
+    assert detect(out).kind == "meminfo"
+    for command in (
+        "grep -i huge /proc/meminfo",
+        "cat /proc/meminfo | grep -i huge",
+        "sudo egrep 'Huge|Mem' /proc/meminfo",
+    ):
+        assert for_command(command).kind == "meminfo", command
+    host = paste(("grep -i huge /proc/meminfo", out))
+    assert not host.errors
+    assert host.meminfo.values["HugePages_Total"] == info.values["HugePages_Total"]
+    assert host.hugepages.nr_hugepages == info.values["HugePages_Total"]
+
+
+def test_whole_file_is_origin_proc_and_wins_over_a_subset():
+    from tests.collectors.parsers.machine import paste, run
+
+    whole = Path("/proc/meminfo").read_text()
+    assert parse_meminfo(whole).origin == "proc"
+    host = paste(
+        ("grep MemFree /proc/meminfo", run("grep MemFree /proc/meminfo")), ("cat /proc/meminfo", whole)
+    )
+    assert host.meminfo.origin == "proc"
+    assert host.meminfo.values["MemTotal"] == parse_meminfo(whole).values["MemTotal"]
+
+
+def test_grep_with_file_name_prefix():
+    from tests.collectors.parsers.machine import run
+
+    out = run("grep -H -i hugepages_ /proc/meminfo", tool="grep")
+    assert out.startswith("/proc/meminfo:")
+    info = parse_meminfo(out)
+    assert set(info.values) >= {"HugePages_Total", "HugePages_Free"}
+
+
+def test_other_key_value_output_is_not_meminfo():
+    # lscpu-like "Key: N" lines are not /proc/meminfo
+    assert detect("CPU(s):              2\nOn-line CPU(s) list: 0,1\n") is None or (
+        detect("CPU(s):              2\nOn-line CPU(s) list: 0,1\n").kind != "meminfo"
+    )
+    with pytest.raises(ParseError):
+        parse_meminfo("Foo: 12 kB\nBar: 3\n")

@@ -50,3 +50,30 @@ def test_this_machine():
     info = parse_node_meminfo("".join(f.read_text() for f in files))
     assert len(info.nodes) == len(files)
     assert all(v["MemTotal"] >= v["MemFree"] for v in info.nodes.values())
+
+
+# ------------------------------------------- parsers-mem: subsets (a grep of the files)
+
+
+def test_grep_of_node_meminfo_files_this_machine():
+    from collectors.parsers import detect, for_command
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run("grep -H -i huge /sys/devices/system/node/node*/meminfo", tool="grep")
+    assert out.startswith("/sys/devices/system/node/node0/meminfo:Node 0 ")
+    info = parse_node_meminfo(out)
+    assert "HugePages_Total" in info.nodes[0] and "MemTotal" not in info.nodes[0]
+    assert detect(out).kind == "node_meminfo"
+    plain = run("cat /sys/devices/system/node/node*/meminfo | grep -i huge")
+    assert detect(plain).kind == "node_meminfo"
+    for command in (
+        "cat /sys/devices/system/node/node*/meminfo | grep -i huge",
+        "grep -i huge /sys/devices/system/node/node*/meminfo",
+        "cat /sys/devices/system/node/node{0,1}/meminfo",
+    ):
+        assert for_command(command).kind == "node_meminfo", command
+    host = paste(("cat /sys/devices/system/node/node*/meminfo | grep -i huge", plain))
+    assert not host.errors
+    assert (
+        host.numa.nodes[0].meminfo["HugePages_Total"] == parse_node_meminfo(plain).nodes[0]["HugePages_Total"]
+    )

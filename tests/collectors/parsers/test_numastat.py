@@ -110,3 +110,112 @@ def test_this_machine_sysfs():
     node = int(node_dirs[0].name[4:])
     stat = parse_node_numastat((node_dirs[0] / "numastat").read_text(), node=node)
     assert stat.nodes[node]["numa_hit"] > 0
+
+
+# ------------------------------------------------------------ parsers-mem: -m, -n, -c, -p
+
+
+def test_numastat_m_this_machine_feeds_node_meminfo():
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run("numastat -m 2>&1", tool="numastat", package="numactl")
+    stat = parse_numastat(out)
+    assert stat.unit == "MB"
+    assert {"MemTotal", "MemFree", "MemUsed", "FilePages", "HugePages_Total"} <= set(stat.nodes[0])
+    # pasted after a prompt, the "Per-node system memory usage" title and numastat's
+    # "Token X not in hash table." stderr lines no longer end the output early
+    host = paste(("numastat -m", out))
+    assert not host.errors, host.errors
+    node0 = host.numa.nodes[0]
+    assert node0.meminfo["MemTotal"] == round(stat.nodes[0]["MemTotal"] * 1024)
+    assert node0.meminfo["FilePages"] == round(stat.nodes[0]["FilePages"] * 1024)
+    # huge pages are counted in pages in node meminfo, not MB
+    assert node0.meminfo["HugePages_Total"] == round(stat.nodes[0]["HugePages_Total"] / 2)
+
+
+def test_numastat_n_and_c_this_machine():
+    from tests.collectors.parsers.machine import paste, run
+
+    wide = parse_numastat(run("numastat -n", tool="numastat", package="numactl"))
+    compact = parse_numastat(run("numastat -c", tool="numastat", package="numactl"))
+    for stat in (wide, compact):
+        assert stat.unit == "MB"
+        assert set(stat.nodes[0]) >= {"numa_hit", "numa_miss", "local_node", "other_node"}
+    assert compact.nodes[0]["numa_hit"] == pytest.approx(wide.nodes[0]["numa_hit"], rel=0.05, abs=2)
+    host = paste(("numastat -c", run("numastat -c")))
+    assert host.numa.nodes[0].numastat["numa_hit"] > 0
+
+
+def test_numastat_p_pid_this_machine():
+    import os
+
+    from collectors.facts import ProcessNumaUsage
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run(f"numastat -p {os.getpid()}", tool="numastat", package="numactl")
+    usage = parse_numastat(out)
+    assert isinstance(usage, ProcessNumaUsage)
+    (proc,) = usage.processes
+    assert proc.pid == os.getpid() and proc.name
+    assert proc.total_mb > 1 and proc.node_mb[0] == proc.total_mb
+    assert set(proc.categories) == {"Huge", "Heap", "Stack", "Private"}
+    host = paste((f"numastat -p {os.getpid()}", out))
+    assert not host.errors, host.errors
+    assert [p.pid for p in host.process_numa] == [os.getpid()]
+    assert host.process_numa[0].line == len(out.rstrip("\n").splitlines()) + 1  # the Total row, in the paste
+
+
+def test_numastat_p_name_lists_every_process():
+    from tests.collectors.parsers.machine import paste, run
+
+    out = run("numastat -p python", tool="numastat", package="numactl")
+    usage = parse_numastat(out)
+    assert len(usage.processes) >= 1
+    assert all(p.pid and p.name and p.total_mb > 0 for p in usage.processes)
+    host = paste(("sudo numastat -p python", out))
+    assert len(host.process_numa) == len(usage.processes)
+
+
+def test_numastat_unprompted_forms_are_detected():
+    from tests.collectors.parsers.machine import run
+
+    for command in ("numastat -m", "numastat -n", "numastat -c", "numastat -p python"):
+        text = run(command, tool="numastat", package="numactl")
+        assert detect(text).kind == "numastat", command
+
+
+def test_published_two_node_qemu_compact_and_pid():
+    from collectors.facts import ProcessNumaUsage
+    from tests.collectors.parsers.machine import paste
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "commands" / "numastat_qemu_c_and_p.txt").read_text()
+    host = paste(prose=text)
+    assert not host.errors, host.errors
+    by_pid = {p.pid: p for p in host.process_numa}
+    # -c cut the name to "(qemu-syste" with no closing parenthesis; the row still counts
+    assert by_pid[4391].name == "qemu-system-x86"  # the -p title names it in full
+    assert by_pid[5891].node_mb == {0: 4.0, 1: 1.0}
+    assert by_pid[4391].node_mb == {0: 8372.73, 1: 0.16}
+    assert by_pid[4391].categories["Huge"] == {0: 8192.0, 1: 0.0}
+    compact = parse_numastat("\n".join(text.splitlines()[1:12]))
+    assert isinstance(compact, ProcessNumaUsage)
+    assert [(p.pid, p.name, p.total_mb) for p in compact.processes] == [
+        (4391, "qemu-syste", 8373.0),
+        (5891, "sudo", 5.0),
+    ]
+
+
+def test_published_two_node_pid_alone():
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "commands" / "numastat_p_two_nodes.txt").read_text()
+    table = "\n".join(text.splitlines()[1:])
+    assert detect(table).kind == "numastat"
+    (proc,) = parse_numastat(table).processes
+    assert (proc.pid, proc.name, proc.node_mb, proc.total_mb) == (
+        54261,
+        "numa",
+        {0: 100.53, 1: 51.58},
+        152.11,
+    )

@@ -1,0 +1,114 @@
+"""NUMA lines of the kernel log (``dmesg | grep -i numa``) -> :class:`NumaBootMessages`.
+
+Sample input::
+
+    [    0.000000] No NUMA configuration found
+    [    0.000000] Faking a node at [mem 0x0000000000000000-0x000000107fffffff]
+    [    0.000000] SRAT: PXM 1 -> APIC 0x20 -> Node 1
+    [    0.000000] NUMA: Node 0 [mem 0x00000000-0x7fffffff] + [mem 0x100000000-0x107fffffff] -> ...
+    [    0.000000] Initmem setup node 1 [mem 0x0000001080000000-0x000000207fffffff]
+
+What the lines mean (arch/x86/mm/numa.c, drivers/base/arch_numa.c,
+mm/numa_emulation.c):
+
+* ``No NUMA configuration found`` -- the firmware gave no SRAT (node
+  interleaving on in the BIOS, a guest without vNUMA): ``no_numa_config``;
+* ``NUMA turned off`` -- ``numa=off`` on the kernel command line: ``numa_off``;
+* ``Faking a node at [mem ...]`` -- the kernel made one node of all memory
+  after either of the above: ``fake_node``;
+* ``Faking node N at ...`` -- ``numa=fake=`` emulation: ``emulated_nodes``;
+* ``SRAT: PXM p -> ... -> Node n``, ``ACPI: SRAT: Node n PXM p [mem ...]``,
+  ``NUMA: Node n ...``, ``Initmem setup node n``, ``NODE_DATA(n)``: the nodes
+  (``nodes``) and proximity domains (``srat_pxms``) the firmware described.
+
+The timestamp prefix (``[  0.000000]``, syslog ``kernel:``) is ignored.
+``lines`` keys: ``no_numa_config``, ``numa_off``, ``fake_node``, ``emulated_nodes``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import NumaBootMessages, ParseError
+from collectors.parsers import register
+
+_NODE_PATTERNS = (
+    re.compile(r"SRAT: PXM (\d{1,5}) -> \S{1,20} \S{1,30} -> Node (\d{1,5})"),
+    re.compile(r"SRAT: Node (\d{1,5}) PXM (\d{1,5})"),
+)
+_NODE_ONLY = re.compile(r"(?:NUMA: Node|Initmem setup node|NODE_DATA\(|node) ?(\d{1,5})\b")
+_EMULATED = re.compile(r"Faking node (\d{1,5}) at")
+_KEYS = re.compile(
+    r"No NUMA configuration found|NUMA turned off|Faking a node at|Faking node \d+ at|SRAT: PXM|"
+    r"SRAT: Node|NUMA: Node \d|Initmem setup node|NODE_DATA\(\d+\)|NUMA: Initialized distance table"
+)
+
+
+def _detect(head: str) -> bool:
+    return _KEYS.search(head) is not None
+
+
+@register(
+    "dmesg_numa",
+    commands=(
+        r"^(?:dmesg|journalctl)\b.*\|\s*(?:e?grep|rg)\b.*(?:numa|srat|node)",
+        r"^(?:e?grep)\b.*(?:numa|srat).*(?:/var/log/(?:messages|dmesg|kern\.log|syslog)\S*)",
+    ),
+    detect=_detect,
+    priority=5,
+)
+def parse_dmesg_numa(text: str) -> NumaBootMessages:
+    """Read what the kernel said about NUMA at boot.
+
+    Sample input::
+
+        [    0.001436] No NUMA configuration found
+        [    0.001437] Faking a node at [mem 0x0000000000000000-0x000000063fffffff]
+    """
+    if not isinstance(text, str):
+        raise ParseError("dmesg: not text")
+    out = NumaBootMessages()
+    nodes: set[int] = set()
+    pxms: set[int] = set()
+    emulated: set[int] = set()
+    for idx, line in enumerate(text.splitlines(), start=1):
+        if not _KEYS.search(line) and "numa" not in line.lower():
+            continue
+        found = False
+        if "No NUMA configuration found" in line:
+            out.no_numa_config = found = True
+            out.lines.setdefault("no_numa_config", idx)
+        if "NUMA turned off" in line:
+            out.numa_off = found = True
+            out.lines.setdefault("numa_off", idx)
+        if "Faking a node at" in line:
+            out.fake_node = found = True
+            out.lines.setdefault("fake_node", idx)
+        m = _EMULATED.search(line)
+        if m:
+            emulated.add(int(m.group(1)))
+            out.lines.setdefault("emulated_nodes", idx)
+            found = True
+        m = _NODE_PATTERNS[0].search(line)
+        if m:
+            pxms.add(int(m.group(1)))
+            nodes.add(int(m.group(2)))
+            found = True
+        m = _NODE_PATTERNS[1].search(line)
+        if m:
+            nodes.add(int(m.group(1)))
+            pxms.add(int(m.group(2)))
+            found = True
+        if not found and _KEYS.search(line):
+            m = _NODE_ONLY.search(line)
+            if m:
+                nodes.add(int(m.group(1)))
+            found = True
+        if found or "numa" in line.lower():
+            out.messages.append(line.strip()[:300])
+    if not out.messages:
+        raise ParseError("no NUMA kernel messages found")
+    out.nodes = sorted(nodes)
+    out.srat_pxms = sorted(pxms)
+    out.emulated_nodes = len(emulated) if emulated else None
+    return out

@@ -1,0 +1,82 @@
+"""``ps`` process lists -> :class:`ProcessList` (``ps -eo pid,psr,pcpu,comm`` and kin).
+
+Sample input::
+
+      PID PSR %CPU COMMAND
+        1   1  0.1 systemd
+     4180   0 94.2 mysqld
+
+Columns are read by their header, so any ``-o`` list works (``pid,user,psr,pcpu,pmem,args``,
+``-L`` with ``TID``/``LWP``, ``ps aux``, ``ps -ef``); the last column (``COMMAND``,
+``CMD``, ``ARGS``) takes the rest of the line, spaces included. ``PSR`` is the
+CPU the task last ran on, which places busy processes on NUMA nodes. Content
+detection needs a ``PID`` and a ``PSR`` column (a list without PSR says nothing
+``top`` does not); a prompted ``ps`` command is read whatever its columns.
+``lines`` keys: ``header``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import ParseError, ProcessInfo, ProcessList
+from collectors.parsers import register
+
+_NUM = re.compile(r"^\d{1,10}(?:\.\d{1,4})?$")
+_LAST = {"COMMAND", "CMD", "ARGS", "COMM", "CMDLINE"}
+
+
+def _detect(head: str) -> bool:
+    return re.search(r"^[ \t]*(?:\S+[ \t]+){0,6}PID\b[^\n]*\bPSR\b[^\n]*$", head, re.M) is not None or (
+        re.search(r"^[ \t]*(?:\S+[ \t]+){0,6}PSR\b[^\n]*\bPID\b", head, re.M) is not None
+    )
+
+
+@register(
+    "ps", commands=(r"^ps(\s|$)",), paths=(r"sos_commands/process/ps_auxwww$",), detect=_detect, priority=8
+)
+def parse_ps(text: str) -> ProcessList:
+    """Parse a ``ps`` listing with a header line.
+
+    Sample input::
+
+          PID USER     PSR %CPU %MEM COMMAND
+        12345 mysql      3 94.2 61.0 /usr/sbin/mysqld --basedir=/usr
+    """
+    if not isinstance(text, str):
+        raise ParseError("ps: not text")
+    out = ProcessList()
+    header: list[str] | None = None
+    for idx, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if "PID" in tokens and header is None:
+            header = tokens
+            out.lines.setdefault("header", idx)
+            continue
+        if header is None or not tokens:
+            continue
+        cells = line.split(None, len(header) - 1) if header[-1] in _LAST else tokens
+        if len(cells) < len(header):
+            continue
+        row = dict(zip(header, cells, strict=False))
+        pid = row.get("PID", "")
+        if not (pid.isascii() and pid.isdigit()):
+            continue
+        psr = row.get("PSR", "")
+        cpu = row.get("%CPU", "")
+        mem = row.get("%MEM", "")
+        command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
+        out.processes.append(
+            ProcessInfo(
+                pid=int(pid),
+                user=row.get("USER") or row.get("UID") or None,
+                cpu_pct=float(cpu) if _NUM.match(cpu) else None,
+                mem_pct=float(mem) if _NUM.match(mem) else None,
+                command=command.strip(),
+                line=idx,
+                psr=int(psr) if psr.isascii() and psr.isdigit() else None,
+            )
+        )
+    if not out.processes:
+        raise ParseError("no ps header (PID ...) with process rows found")
+    return out

@@ -1,0 +1,103 @@
+"""``sar -n DEV`` -> :class:`NetDevStats` (per-interface packet and byte rates).
+
+Sample input::
+
+    16:25:30        IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %ifutil
+    16:25:31         eth0   1520.00   1498.00    210.40    190.22      0.00      0.00      0.00      0.02
+    Average:         eth0   1520.00   1498.00    210.40    190.22      0.00      0.00      0.00      0.02
+
+Columns are read by their header (older sysstat has no ``%ifutil``; ``rxbyt/s``
+style headers of very old versions are converted to kB/s), and the values are
+taken from the end of each row, so 12-hour times (``04:25:31 PM``) parse too.
+``Average:`` rows win; without them each interface's rows are averaged.
+Other ``sar -n`` reports (``EDEV``, ``TCP`` ...) in the same text are skipped.
+``lines`` keys: ``header``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import NetDevRate, NetDevStats, ParseError
+from collectors.parsers import register
+
+_COLUMNS = {
+    "rxpck/s": "rxpck_s",
+    "txpck/s": "txpck_s",
+    "rxkb/s": "rxkb_s",
+    "txkb/s": "txkb_s",
+    "rxbyt/s": "rxkb_s",
+    "txbyt/s": "txkb_s",
+    "rxcmp/s": "rxcmp_s",
+    "txcmp/s": "txcmp_s",
+    "rxmcst/s": "rxmcst_s",
+    "%ifutil": "ifutil_pct",
+}
+_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
+
+
+def _num(token: str) -> float | None:
+    return float(token.replace(",", ".")) if _NUM.match(token) else None
+
+
+@register(
+    "sar_net_dev",
+    commands=(r"^sar\s+(?:.*\s)?-n\s*(?:\S*,)?DEV\b",),
+    paths=(r"(^|/)sar_-n_DEV\w*(\.txt)?$",),
+    detect=lambda head: re.search(r"\sIFACE\s+rxpck/s\s+txpck/s\s", head) is not None,
+    priority=10,
+)
+def parse_sar_net_dev(text: str) -> NetDevStats:
+    """Per-interface rates of ``sar -n DEV [interval count]``.
+
+    Sample input::
+
+        Average:        IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %ifutil
+        Average:         eth0   1520.00   1498.00    210.40    190.22      0.00      0.00      0.00      0.02
+    """
+    if not isinstance(text, str):
+        raise ParseError("sar: not text")
+    out = NetDevStats()
+    columns: list[str] | None = None
+    averages: dict[str, NetDevRate] = {}
+    series: dict[str, list[NetDevRate]] = {}
+    for idx, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if "IFACE" in tokens:
+            rest = tokens[tokens.index("IFACE") + 1 :]
+            columns = [t.lower() for t in rest] if any(t.lower() in _COLUMNS for t in rest) else None
+            if columns:
+                out.lines.setdefault("header", idx)
+            continue
+        if columns is None or len(tokens) < len(columns) + 2:
+            if tokens and columns is not None and all(_num(t) is None for t in tokens[1:]):
+                columns = None  # another report's header
+            continue
+        cells = tokens[-len(columns) :]
+        values = [_num(c) for c in cells]
+        if any(v is None for v in values):
+            continue
+        iface = tokens[-len(columns) - 1]
+        rate = NetDevRate(iface=iface, line=idx)
+        for name, value in zip(columns, values, strict=True):
+            attr = _COLUMNS.get(name)
+            if attr:
+                setattr(rate, attr, value / 1024 if name.endswith("byt/s") else value)
+        if tokens[0].lower().startswith(("average", "平均时间")):
+            averages[iface] = rate
+        else:
+            series.setdefault(iface, []).append(rate)
+    chosen = dict(averages)
+    for iface, rows in series.items():
+        if iface in chosen:
+            continue
+        mean = NetDevRate(iface=iface, line=rows[-1].line)
+        for attr in set(_COLUMNS.values()):
+            vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
+            if vals:
+                setattr(mean, attr, round(sum(vals) / len(vals), 2))
+        chosen[iface] = mean
+    if not chosen:
+        raise ParseError("no sar -n DEV table (IFACE rxpck/s txpck/s ...) found")
+    out.interfaces = sorted(chosen.values(), key=lambda r: r.line or 0)
+    return out

@@ -1,0 +1,79 @@
+"""``taskset -cp PID`` / ``taskset -p PID`` -> :class:`TaskAffinity` (one per pid line).
+
+Sample input::
+
+    pid 14175's current affinity list: 0,1
+    pid 14175's current affinity mask: 3
+    pid 2201's new affinity list: 8-15
+
+The ``current`` line is the affinity the process had; after ``taskset -cp LIST
+PID`` the ``new`` line is what it has now, and wins. A hex mask (``ff``,
+``ffffffff,ffffffff`` on many-CPU hosts) is expanded into CPU ids. A loop over
+threads (``for t in /proc/PID/task/*; do taskset -cp ${t##*/}; done``) gives one
+result per task. ``lines`` keys: ``cpus``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.cpulist import MAX_CPU_ID, parse_cpulist
+from collectors.facts import ParseError, TaskAffinity
+from collectors.parsers import register
+
+_LINE = re.compile(r"pid (\d{1,10})'s (current|new) affinity (list|mask): ([0-9a-fA-Fx,\-\s]{1,20000})$")
+
+
+def _mask_cpus(mask: str) -> list[int] | None:
+    digits = mask.replace(",", "").strip().lower().removeprefix("0x")
+    if not digits or not re.fullmatch(r"[0-9a-f]{1,16384}", digits):
+        return None
+    value = int(digits, 16)
+    if value.bit_length() > MAX_CPU_ID + 1:
+        return None
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
+@register(
+    "taskset",
+    commands=(r"^taskset\s+(?:.*\s)?(?:-\w*p\w*|--pid)\b",),
+    detect=lambda head: re.search(r"^pid \d+'s (current|new) affinity (list|mask): ", head, re.M) is not None,
+    priority=10,
+)
+def parse_taskset(text: str) -> list[TaskAffinity]:
+    """One :class:`TaskAffinity` per pid (the ``new`` line wins over ``current``).
+
+    Sample input::
+
+        pid 14175's current affinity list: 0,1
+    """
+    if not isinstance(text, str):
+        raise ParseError("taskset: not text")
+    found: dict[int, TaskAffinity] = {}
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _LINE.search(line.strip())
+        if not m:
+            continue
+        pid, state, form, value = int(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
+        if form == "list":
+            try:
+                cpus = parse_cpulist(value)
+            except ValueError:
+                continue
+            mask = None
+        else:
+            cpus, mask = _mask_cpus(value), value
+            if cpus is None:
+                continue
+        current = found.get(pid)
+        if current is None or state == "new" or (form == "list" and current.mask is not None):
+            affinity = TaskAffinity(pid=pid, cpus=cpus, mask=mask if form == "mask" else None)
+            if current is not None and current.mask and form == "list":
+                affinity.mask = current.mask
+            affinity.lines["cpus"] = idx
+            found[pid] = affinity
+        elif form == "mask" and current.mask is None:
+            current.mask = mask
+    if not found:
+        raise ParseError('no "pid N\'s current affinity list" lines found')
+    return list(found.values())

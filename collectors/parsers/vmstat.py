@@ -1,0 +1,111 @@
+"""``vmstat [-w] [-t] [-a] [delay [count]]`` -> :class:`Vmstat`.
+
+Sample input (``vmstat 1 3``)::
+
+    procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
+     r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+     4  0      0 23503412  14820 544272    0    0  1158  1591  463  915 43  4 52  1  0
+     4  0      0 23503412  14820 544272    0    0    16     0  681  593 100  1  0  0  0
+
+Columns are read by their header, so ``-w`` (wide), ``-t`` (a timestamp at the
+end), ``-a`` (``inact``/``active`` instead of ``buff``/``cache``) and newer
+kernels' ``gu`` column parse alike; the header may repeat every screenful.
+Memory columns are kB, or MiB with ``-S M`` (the ``vmstat_mb`` kind, chosen by
+the command; converted to kB). The first row reports averages since boot: rules
+should look at ``Vmstat.interval_samples``. ``vmstat -s``/``-d``/``-m`` print other
+reports and are not read here. ``lines`` keys: ``header``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import ParseError, Vmstat, VmstatSample
+from collectors.parsers import register
+
+_COLUMNS = {
+    "r": "r",
+    "b": "b",
+    "swpd": "swpd_kb",
+    "free": "free_kb",
+    "buff": "buff_kb",
+    "cache": "cache_kb",
+    "si": "si",
+    "so": "so",
+    "bi": "bi",
+    "bo": "bo",
+    "in": "interrupts",
+    "cs": "cs",
+    "us": "us",
+    "sy": "sy",
+    "id": "id",
+    "wa": "wa",
+    "st": "st",
+}
+_MEMORY = {"swpd_kb", "free_kb", "buff_kb", "cache_kb"}
+_PERCENT = {"us", "sy", "id", "wa", "st"}
+_HEADER = re.compile(r"^\s*r\s+b\s+swpd\s+free\s")
+_INT = re.compile(r"^\d{1,18}$")
+
+
+def _parse(text: str, memory_scale: int) -> Vmstat:
+    if not isinstance(text, str):
+        raise ParseError("vmstat: not text")
+    out = Vmstat()
+    header: list[str] | None = None
+    for idx, line in enumerate(text.splitlines(), start=1):
+        if _HEADER.match(line):
+            header = line.split()
+            out.lines.setdefault("header", idx)
+            continue
+        tokens = line.split()
+        if (
+            header is None
+            or len(tokens) < len(header) - 1
+            or not all(_INT.match(t) for t in tokens[: min(len(tokens), len(header), 17)])
+        ):
+            continue
+        sample = VmstatSample(line=idx)
+        for name, token in zip(header, tokens, strict=False):
+            attr = _COLUMNS.get(name)
+            if attr is None or not _INT.match(token):
+                continue
+            value = int(token)
+            if attr in _MEMORY:
+                value *= memory_scale
+            setattr(sample, attr, float(value) if attr in _PERCENT else value)
+        out.samples.append(sample)
+    if not out.samples:
+        raise ParseError("no vmstat header (r b swpd free ...) with rows found")
+    return out
+
+
+def _detect(head: str) -> bool:
+    return re.search(r"^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free[ \t]", head, re.M) is not None
+
+
+@register("vmstat_mb", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*[Mm]|--unit[= ][Mm])\b",))
+def parse_vmstat_mb(text: str) -> Vmstat:
+    """``vmstat -S M``: memory columns in MiB (converted to kB).
+
+    Sample input::
+
+         r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+         4  0      0  22366      9    558    0    0  1144  1288  424  794 43  4 52  1  0
+    """
+    return _parse(text, 1024)
+
+
+@register(
+    "vmstat", commands=(r"^vmstat(?!\s+(?:.*\s)?-[a-zA-Z]*[sdDmfp])(\s|$)",), detect=_detect, priority=10
+)
+def parse_vmstat(text: str) -> Vmstat:
+    """Parse ``vmstat [delay [count]]`` (see the module docstring for the variants).
+
+    Sample input::
+
+        procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
+         r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+         4  0      0 23503412  14820 544272    0    0  1158  1591  463  915 43  4 52  1  0
+    """
+    return _parse(text, 1)

@@ -1,0 +1,58 @@
+"""vmstat parser: this machine's vmstat in its layouts, pasted and alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.facts import ParseError
+from collectors.parsers import REGISTRY, detect
+from collectors.parsers.vmstat import parse_vmstat
+from collectors.transcript import kind_for_command
+from tests.collectors.parsers.machine import paste, run
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("vmstat 1 3", "vmstat"),
+        ("vmstat -w 1 2", "vmstat"),
+        ("vmstat -t 1 2", "vmstat"),
+        ("vmstat -a 1 2", "vmstat"),
+        ("vmstat -S M 1 2", "vmstat_mb"),
+    ],
+)
+def test_this_machine_layouts(command, kind):
+    out = run(command, package="procps")
+    assert kind_for_command(command) == kind
+    stat = REGISTRY[kind].func(out)
+    count = int(command.split()[-1])
+    assert len(stat.samples) == count
+    assert len(stat.interval_samples) == count - 1
+    for sample in stat.samples:
+        assert sample.r is not None and sample.b is not None
+        assert sample.si is not None and sample.so is not None
+        assert 95 <= sum(getattr(sample, c) or 0 for c in ("us", "sy", "id", "wa", "st")) <= 105
+        assert sample.free_kb > 0
+    assert detect(out).kind == "vmstat"
+
+
+def test_megabyte_rows_are_converted_to_kb():
+    kb = parse_vmstat(run("vmstat", package="procps")).samples[0].free_kb
+    mb = REGISTRY["vmstat_mb"].func(run("vmstat -S M", package="procps")).samples[0].free_kb
+    assert mb == pytest.approx(kb, rel=0.05)
+    assert mb % 1024 == 0
+
+
+def test_other_reports_are_not_this_parser():
+    assert kind_for_command("vmstat -s") is None
+    assert kind_for_command("vmstat -d") is None
+    with pytest.raises(ParseError):
+        parse_vmstat(run("vmstat -s", package="procps"))
+
+
+def test_pasted_after_prompt():
+    out = run("vmstat 1 2", package="procps")
+    host = paste(("vmstat 1 2", out))
+    assert not host.errors
+    assert len(host.vmstat.samples) == 2
+    assert host.vmstat.samples[0].line == 4  # prompt, procs banner, header, first row
