@@ -25,7 +25,7 @@ from typing import Any
 
 from collectors.facts import ParseError, VirshCapabilities, VirshDomainState, VirshList, VirshVersion
 from collectors.parsers import register
-from collectors.parsers.libvirt import _HOSTILE, line_of, safe_fromstring, to_kib
+from collectors.parsers.libvirt import _HOSTILE, line_of, lines_by_value, safe_fromstring, to_kib
 
 _VERSION_LINE = re.compile(
     r"^\s*(Compiled against library|Using library|Using API|Running hypervisor)\s*:\s*(\S+)\s+(\S+)\s*$"
@@ -177,13 +177,14 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
         if ln:
             out.lines["iommu"] = ln
     threads: set[tuple[str, str, str]] = set()
+    cell_lines = lines_by_value(text, r"<cell\s+id=['\"](\d+)['\"]")
     for index, cell in enumerate(host.findall("topology/cells/cell")):
         try:
             cell_id = int(cell.get("id", index))
         except ValueError:
             raise ParseError(f"bad cell id {cell.get('id')!r}") from None
         out.cells[cell_id] = _cell_entry(cell)
-        ln = line_of(text, rf"<cell\s+id=['\"]{cell_id}['\"]")
+        ln = cell_lines.get(str(cell_id))
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
         for c in cell.findall("cpus/cpu"):

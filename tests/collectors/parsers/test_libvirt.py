@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -219,3 +220,87 @@ def test_registration_routes():
     assert for_command("cat /etc/libvirt/qemu/db01.xml").kind == "libvirt_domain"
     assert for_path("sos_commands/virsh/virsh_-r_dumpxml_db01").kind == "libvirt_domain"
     assert for_path("etc/libvirt/qemu/db01.xml").kind == "libvirt_domain"
+
+
+# ---------------------------------------------------------------- bounded work (issue 15)
+
+_ISSUE15_HEAD = "<domain type='kvm'>\n<vcpu>32</vcpu>\n"
+
+
+def _cpu_seconds(func, *args):
+    """``(result or ParseError, CPU seconds)``; CPU time, not wall time, so a busy
+    shared machine does not make the bound flaky."""
+    start = time.process_time()
+    try:
+        result = func(*args)
+    except ParseError as exc:
+        result = exc
+    return result, time.process_time() - start
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # issue 15 defect 1: the 1,044-byte gzip upload, and its <!-- / CDATA variants
+        _ISSUE15_HEAD + "<?" * 500_000,
+        _ISSUE15_HEAD + "<!--" * 250_000,
+        _ISSUE15_HEAD + "<![CDATA[" * 100_000,
+        # below the tag cap, so fragment recovery itself runs (quadratic before: ~30 s)
+        _ISSUE15_HEAD + "<?" * 40_000,
+        _ISSUE15_HEAD + "<!--" * 40_000,
+        _ISSUE15_HEAD + "<![CDATA[" * 40_000,
+        # quotes never closed, tags cut short
+        _ISSUE15_HEAD + "<a b='" * 40_000,
+        _ISSUE15_HEAD + "<a b=\"'" * 40_000,
+        _ISSUE15_HEAD + "<cputune " * 40_000,
+        # deep nesting, open and closed, and 10 MB of <a>
+        "<domain>" + "<a>" * 40_000,
+        "<domain>" + "<a>" * 40_000 + "</a>" * 40_000 + "</domain>",
+        "<a>" * (10 * 1024 * 1024 // 3),
+        "<domain>" + "<a>" * (10 * 1024 * 1024 // 3),
+        # a few bytes of cpuset that would expand to gigabytes of CPU ids
+        "<domain><vcpu>1</vcpu><cputune>"
+        + "<vcpupin vcpu='1' cpuset='0-65535'/>" * 40_000
+        + "</cputune></domain>",
+    ],
+    ids=lambda t: f"{t[40:60]!r}x{len(t)}",
+)
+def test_hostile_fragments_end_quickly(text):
+    result, seconds = _cpu_seconds(parse_domain, text)
+    assert isinstance(result, ParseError)
+    assert seconds < 1.0
+
+
+def test_recovery_is_linear_in_the_fragment():
+    # thousands of <vcpupin> lines in a fragment left open: each line's evidence is
+    # found in one pass (one search per pin was quadratic)
+    text = "<cputune>\n" + "".join(f"  <vcpupin vcpu='{i}' cpuset='{i % 64}'/>\n" for i in range(4000))
+    d, seconds = _cpu_seconds(parse_domain, text)
+    assert d.recovered and len(d.vcpupin) == 4000
+    assert d.lines["vcpupin[3999]"] == 4001
+    assert seconds < 1.0
+
+
+def test_unterminated_comment_is_an_error_with_its_line():
+    with pytest.raises(ParseError, match="unterminated comment") as info:
+        parse_domain("<cputune>\n<vcpupin vcpu='0' cpuset='1'/>\n<!-- cut here\n<emulatorpin cpuset='2'/>\n")
+    assert info.value.line == 3
+
+
+def test_oversized_broken_text_is_not_recovered():
+    text = "<cputune>\n" + "<!-- padding -->\n" * 70_000
+    with pytest.raises(ParseError, match="too large to recover"):
+        parse_domain(text)
+
+
+def test_issue_15_upload_through_the_loader_is_an_artifact_error():
+    import gzip
+
+    from collectors.archive import load_host_bytes
+
+    data = gzip.compress((_ISSUE15_HEAD + "<?" * 500_000).encode())
+    assert len(data) < 1100
+    host, seconds = _cpu_seconds(lambda: load_host_bytes(data, name="domain.xml.gz"))
+    assert host.domains == []
+    assert any("libvirt_domain" in e.message for e in host.errors)
+    assert seconds < 5.0
