@@ -89,6 +89,27 @@ _DOMAIN_ELEMENTS = (
 )
 
 _FRAGMENT_HINT = re.compile(r"<(cputune|vcpupin|numatune|iothreadpin|emulatorpin|iothreads)\b")
+# The first element of a fragment quoted without its <domain> (prose before it is dropped)
+_FRAGMENT_START = re.compile(
+    r"<(vcpus?|cputune|numatune|cpu|memoryBacking|iothreads|iothreadids|memory|currentMemory|maxMemory|"
+    r"vcpupin|emulatorpin|iothreadpin|memnode|hugepages|disk|topology|numa)[\s>/]"
+)
+# Elements quoted without their parent: they are moved under it
+_ORPHAN_PARENT = {
+    "vcpupin": "cputune",
+    "emulatorpin": "cputune",
+    "iothreadpin": "cputune",
+    "vcpusched": "cputune",
+    "iothreadsched": "cputune",
+    "emulatorsched": "cputune",
+    "memnode": "numatune",
+    "hugepages": "memoryBacking",
+    "nosharepages": "memoryBacking",
+    "locked": "memoryBacking",
+    "topology": "cpu",
+    "numa": "cpu",
+}
+_STRAY_AMP = re.compile(r"&(?!(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);)")
 _HOSTILE = re.compile(r"<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST)", re.IGNORECASE)
 _ELLIPSIS_LINE = re.compile(r"^\s*(\.{3,}|…+|⋯+)\s*$")
 _TAG_HEAD = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)")
@@ -238,7 +259,7 @@ def _balance_fragment(text: str) -> str:
             # not a tag (or one cut short): keep it as text and go on from where
             # the scan stopped, so no character is scanned twice
             pos = max(-end, i + 1)
-            out.append(body[i:pos])
+            out.append(body[i:pos].replace("<", "&lt;"))
             continue
         pos = end
         closing, name = head.group(1), head.group(2)
@@ -289,7 +310,9 @@ def _document_slice(text: str) -> str:
     return text[start.start() : end + len(root) + 3] if end > start.start() else text[start.start() :]
 
 
-def _parse_tree(text: str) -> tuple[ET.Element, bool]:
+def _parse_tree(text: str) -> tuple[ET.Element, bool, bool]:
+    """``(root, recovered, fragment)``: the parsed document; whether it had to be
+    completed; whether it was only part of a domain (no ``<domain>`` root)."""
     if _HOSTILE.search(text):
         raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
     if "<" not in text:
@@ -297,24 +320,56 @@ def _parse_tree(text: str) -> tuple[ET.Element, bool]:
     tags = text.count("<")
     if tags > MAX_TAGS:
         raise ParseError(f"{tags} tags: more than a libvirt domain has ({MAX_TAGS}); not parsed")
-    doc = _document_slice(text)
+    if not re.search(r"<(domain|domstatus)\b", text):
+        start = _FRAGMENT_START.search(text)
+        if start is None:
+            return (*_parse_document(text, text, fragment_hint=False), False)
+        # from the first domain element to the last ">": prose around it is dropped,
+        # prose between elements stays as text (with its "&" and "<" escaped)
+        body = _STRAY_AMP.sub("&amp;", text[start.start() : text.rfind(">") + 1])
+        offset = text.count("\n", 0, start.start())
+        root, _ = _parse_document(f"<domain>{body}</domain>", body, fragment_hint=True, line_offset=offset)
+        return root, True, True
+    return (*_parse_document(_document_slice(text), text, fragment_hint=False), False)
+
+
+def _parse_document(
+    doc: str, text: str, *, fragment_hint: bool, line_offset: int = 0
+) -> tuple[ET.Element, bool]:
     try:
         return safe_fromstring(doc), False
     except ParseError as first:
-        looks_like_domain = re.search(r"<(domain|domstatus)\b", text) or _FRAGMENT_HINT.search(text)
+        if first.line is not None:
+            first.line += line_offset
+        looks_like_domain = (
+            fragment_hint or re.search(r"<(domain|domstatus)\b", text) or _FRAGMENT_HINT.search(text)
+        )
         if not looks_like_domain:
             raise
         try:
-            balanced = _balance_fragment(doc)
+            balanced = _balance_fragment(text if fragment_hint else doc)
         except ParseError as second:
             # the fragment itself is unusable (unterminated comment, too large, too deep)
-            raise ParseError(
-                f"{first.message}; not recovered: {second.message}", line=second.line or first.line
-            ) from None
+            line = second.line + line_offset if second.line is not None else first.line
+            raise ParseError(f"{first.message}; not recovered: {second.message}", line=line) from None
         try:
             return safe_fromstring(balanced), True
         except ParseError:
             raise first from None
+
+
+def _adopt_orphans(dom: ET.Element) -> None:
+    """Move elements quoted without their parent (``<vcpupin>`` lines, a bare
+    ``<topology>``) under it, creating the parent when the fragment lacks it."""
+    for child in list(dom):
+        parent_tag = _ORPHAN_PARENT.get(child.tag)
+        if parent_tag is None:
+            continue
+        parent = dom.find(parent_tag)
+        if parent is None:
+            parent = ET.SubElement(dom, parent_tag)
+        dom.remove(child)
+        parent.append(child)
 
 
 def _find_domain(root: ET.Element) -> ET.Element | None:
@@ -331,17 +386,29 @@ def _text(el: ET.Element | None) -> str | None:
     return el.text.strip() or None
 
 
+# line-anchored, so prose that mentions "<domstatus>" is not taken for XML
+_DETECT_LINE = re.compile(
+    r"^[ \t]*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|memoryBacking>|vcpupin\s|emulatorpin\s|"
+    r"vcpu[\s>]|iothreads>|cpu\s+(?:mode|match|check)=|cpu>\s*<(?:topology|numa|model|feature|cache)\b)",
+    re.M,
+)
+# <vcpu ...>16</vcpu> is distinctive enough to be found inside a prose line
+_DETECT_INLINE = re.compile(r"<vcpu\b[^<>\n]*>\s*\d+\s*</vcpu>")
+
+
+def _looks_like_domain(head: str) -> bool:
+    if "<capabilities" in head or "<domainCapabilities" in head:
+        return False
+    return bool(_DETECT_LINE.search(head) or _DETECT_INLINE.search(head))
+
+
 @register(
     "libvirt_domain",
     # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
     # taken for a domain; any other *.xml is recognised by its content instead.
     commands=(r"virsh\s+.*(?<![\w-])dumpxml\b", r"cat\s+\S*etc/libvirt/qemu/\S+\.xml"),
     paths=(r"sos_commands/virsh/virsh_-r_dumpxml_.*", r"etc/libvirt/qemu/[^/]+\.xml$"),
-    # line-anchored, so prose that mentions "<domstatus>" is not taken for XML
-    detect=lambda head: bool(
-        "<capabilities" not in head
-        and re.search(r"^[ \t]*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|vcpupin\s)", head, re.M)
-    ),
+    detect=lambda head: _looks_like_domain(head),
     priority=10,
 )
 def parse_domain(text: str) -> Domain:
@@ -351,14 +418,16 @@ def parse_domain(text: str) -> Domain:
     >>> (d.vcpus, d.vcpu_current, d.vcpu_placement, d.cpu_mode)
     (4, 2, 'static', None)
     """
-    root, recovered = _parse_tree(text)
+    root, recovered, fragment = _parse_tree(text)
     dom = _find_domain(root)
     if dom is None:
         raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
+    if fragment:
+        _adopt_orphans(dom)
     if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
         raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
 
-    d = Domain(xml_root=root.tag, recovered=recovered, raw_xml=text)
+    d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     lines: dict[str, int] = {}
     budget = [MAX_CPU_IDS]
 
