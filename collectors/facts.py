@@ -351,9 +351,13 @@ class NicChannels(Parsed):
 
 @dataclass
 class IrqAffinity(Parsed):
-    """``/proc/irq/N/smp_affinity_list`` of many IRQs (a loop or ``grep .``)."""
+    """``/proc/irq/N/smp_affinity_list`` (or ``smp_affinity`` masks) of many IRQs,
+    as a shell loop or ``grep . /proc/irq/*/smp_affinity_list`` prints them."""
 
-    cpus: dict[str, list[int]] = field(default_factory=dict)  # irq ("24") -> CPUs
+    cpus: dict[str, list[int]] = field(default_factory=dict)  # irq ("24") -> CPUs it may use
+    effective: dict[str, list[int]] = field(default_factory=dict)  # effective_affinity[_list]
+    # irq -> action name when the path names it (/proc/irq/68/idpf-eth1-TxRx-1/../)
+    names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
