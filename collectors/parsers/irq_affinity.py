@@ -28,7 +28,7 @@ _PATH_ROW = re.compile(
     r"^\s*/proc/irq/(\d+)/(?:([^\n]+?)/\.\./)?(smp_affinity_list|smp_affinity|effective_affinity_list|"
     r"effective_affinity):\s*(\S*)\s*$"
 )
-_LOOP_ROW = re.compile(r"^\s*(\d+)\s*:?\s+([0-9a-fA-F,\-]+)\s*$")
+_LOOP_ROW = re.compile(r"^\s*(\d+)(?:\s*:\s*|\s+)([0-9a-fA-F,\-]+)\s*$")
 _MASK = re.compile(r"^[0-9a-fA-F]{8}(,[0-9a-fA-F]{8})*$|^[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*$")
 
 
@@ -38,7 +38,10 @@ def mask_to_cpus(mask: str) -> list[int]:
     >>> mask_to_cpus("00000000,00000a03")
     [0, 1, 9, 11]
     """
-    value = int(mask.replace(",", ""), 16)
+    digits = mask.replace(",", "")
+    if len(digits.lstrip("0")) > (MAX_CPU_ID + 1) // 4:
+        raise ValueError(f"CPU mask too wide: {mask[:20]!r}")
+    value = int(digits, 16)
     if value.bit_length() > MAX_CPU_ID + 1:
         raise ValueError(f"CPU mask too wide: {mask[:20]!r}")
     return [i for i in range(value.bit_length()) if value >> i & 1]

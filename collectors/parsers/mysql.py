@@ -58,7 +58,8 @@ class ResultTable:
 
 _BORDER = re.compile(r"^\s*\+-[-+]*\s*$")
 _VERTICAL_SEP = re.compile(r"^\*{5,}\s*(\d+)\.\s*row\s*\*{5,}\s*$")
-_VERTICAL_FIELD = re.compile(r"^\s*([^:]+?):\s?(.*)$")
+# the name starts with a non-space so "\s*" and the name never compete for spaces
+_VERTICAL_FIELD = re.compile(r"^\s*([^:\s][^:]*?):\s?(.*)$")
 
 
 def _split_bordered(line: str) -> list[str]:
@@ -157,7 +158,6 @@ def classify(version: str | None, comment: str | None = None) -> str | None:
 # ------------------------------------------------------------------ variables
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-_SPACE_ROW = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?:\s+(.*?))?\s*$")
 # client chatter around a result set, never a variable
 _CLIENT_NOISE = re.compile(r"^\s*(\d+ rows? in set\b.*|Empty set\b.*|Query OK\b.*|Variable_name\s+Value)\s*$")
 _KNOWN_VARIABLE = re.compile(
@@ -234,11 +234,12 @@ def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int], _S
         if tabbed and "\t" in line:
             name, _, value = line.partition("\t")
         else:
-            m = _SPACE_ROW.match(line.strip())
-            if not m or (tabbed and m.group(2)):
+            # "name   value" (tabs turned into spaces) or a bare name (empty value)
+            parts = line.split(None, 1)
+            if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
                 skipped.add(number, line)
                 continue
-            name, value = m.group(1), m.group(2) or ""
+            name, value = parts[0], parts[1] if len(parts) > 1 else ""
         name = name.strip().lower()
         if not _NAME.match(name):
             skipped.add(number, line)

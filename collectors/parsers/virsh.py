@@ -220,10 +220,11 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
 
 # ------------------------------------------------------- live domain placement
 
-_KIB = re.compile(r"^\s*(\d+)\s*KiB\s*$")
-_FIELD = re.compile(r"^\s*([A-Za-z][\w ()]*?)\s*:\s*(.*?)\s*$")
+# "Label words: value"; words are separated by single spaces, so the patterns
+# stay linear on lines of hostile whitespace (values are stripped afterwards)
+_FIELD = re.compile(r"^\s*([A-Za-z][\w()]*(?: [\w()]+)*)\s*:(.*)$")
 # "yyyy----" (one character per host CPU), or "--pretty": "2,4-5 (out of 8)"
-_PRETTY_AFFINITY = re.compile(r"^([\d,\-\s^]*?)\s*\(out of (\d+)\)$")
+_PRETTY_AFFINITY = re.compile(r"^(.*)\(out of (\d+)\)$")
 _TUNING_COMMANDS = ("vcpuinfo", "vcpupin", "emulatorpin", "numatune")
 _VALUED_OPTIONS = {"--vcpu", "--cpulist", "--mode", "--nodeset", "-c", "--connect"}
 
@@ -297,7 +298,7 @@ def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
         m = _FIELD.match(line)
         if not m:
             continue
-        key, value = m.group(1).lower(), m.group(2)
+        key, value = m.group(1).lower(), m.group(2).strip()
         if key == "vcpu":
             try:
                 current = VcpuInfo(vcpu=int(value), line=number)
@@ -327,7 +328,7 @@ def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
 
 
 _PIN_HEADER = re.compile(r"^\s*VCPU:?\s+CPU Affinity\s*$")
-_PIN_ROW = re.compile(r"^\s*(\d+):?\s+([\d,\-^\s]+?)\s*$")
+_PIN_ROW = re.compile(r"^\s*(\d+)(?:\s*:\s*|\s+)(\d(?:[\d,\-^ ]*\d)?)\s*$")
 
 
 @register(
@@ -473,7 +474,7 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
         m = _FIELD.match(line)
         if not m or m.group(1).lower() not in _NODEINFO_KEYS:
             continue
-        name, value = _NODEINFO_KEYS[m.group(1).lower()], m.group(2)
+        name, value = _NODEINFO_KEYS[m.group(1).lower()], m.group(2).strip()
         if name == "cpu_model":
             out.cpu_model = value or None
         else:

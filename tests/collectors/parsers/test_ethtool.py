@@ -64,3 +64,18 @@ def test_unsupported_device_gives_no_facts_and_no_error():
 def test_commands():
     assert for_command("ethtool -l eth0").kind == "ethtool_channels"
     assert for_command("ethtool --show-channels ens1f0").kind == "ethtool_channels"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "Channel parameters for " + "a:" * n + "\n",
+        lambda n: "Pre-set maximums:\nRX:" + " " * n + "x\nCurrent hardware settings:\n",
+        lambda n: "Channel parameters for eth0:\nPre-set maximums:\nRX: 1\n" * (n // 50),
+    ],
+    ids=["colons", "spaces", "many-devices"],
+)
+def test_hostile_lines_cost_linear_time(make):
+    from tests.collectors.parsers.scaling import assert_linear
+
+    assert_linear(parse_ethtool_channels, make)

@@ -88,3 +88,20 @@ def test_commands():
     assert for_command(LOOP).kind == "irq_affinity"
     assert for_command(GREP).kind == "irq_affinity"
     assert for_command("grep -H . /proc/irq/*/smp_affinity").kind == "irq_affinity"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "1" + " " * n + "x\n2 1\n",
+        lambda n: "/proc/irq/1/smp_affinity_list:" + ",".join(["0-65535"] * (n // 8)) + "\n",
+        lambda n: "/proc/irq/1/smp_affinity:" + "f" * n + "\n",
+        lambda n: "/proc/irq/1/" + "a/" * n + "smp_affinity_list:1\n",
+        lambda n: "24 0-1\n" * (n // 7),
+    ],
+    ids=["loop-spaces", "overlapping-ranges", "wide-mask", "deep-path", "many-rows"],
+)
+def test_hostile_lines_cost_linear_time(make):
+    from tests.collectors.parsers.scaling import assert_linear
+
+    assert_linear(parse_irq_affinity, make)

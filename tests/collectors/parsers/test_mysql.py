@@ -481,3 +481,22 @@ def test_option_file_commands_and_paths():
         assert for_command(command).kind == "mysql_config", command
     for path in ("etc/my.cnf", "etc/my.cnf.d/server.cnf", "etc/mysql/conf.d/mysqld.cnf"):
         assert for_path(path).kind == "mysql_config", path
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "a" + " " * n + "x\n" + "b\t1\n",
+        lambda n: "*************************** 1. row ***************************\n" + " " * n + "\n",
+        lambda n: "Variable_name\tValue\n" + "x\n" * n,
+        lambda n: "[mysqld]\n" + "a = " + " " * n + "#x\n" + "b\n" * (n // 10),
+        lambda n: "innodb_a\t1\n" * (n // 10),
+    ],
+    ids=["space-run", "vertical-spaces", "many-bad-lines", "cnf-spaces", "many-variables"],
+)
+def test_hostile_variables_cost_linear_time(make):
+    from collectors.parsers.mysql import parse_mysql_config
+    from tests.collectors.parsers.scaling import assert_linear
+
+    assert_linear(parse_mysql_variables, make)
+    assert_linear(parse_mysql_config, make)

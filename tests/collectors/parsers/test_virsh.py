@@ -276,3 +276,56 @@ def test_old_layouts_and_partial_rows():
     assert t.affinity == {0: [2], 1: [3, 5]}
     (error,) = t.errors
     assert error.line == 5 and "junk" in error.message
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: " VCPU   CPU Affinity\n----\n 0" + " " * n + "x\n",
+        lambda n: "VCPU: 0\nCPU" + " " * n + "x\n",
+        lambda n: "VCPU: 0\nCPU Affinity: " + "1 " * n + "(out of x)\n",
+        lambda n: "CPU model: x\nCPU(s): 1\n" + "Memory size" + " " * n + "\n",
+        lambda n: "    0:" + " " * n + "KiB\nTotal: 1 KiB\n",
+        lambda n: "emulator: CPU Affinity\n---\n       *: " + ",".join(["0-65535"] * (n // 8)) + "\n",
+    ],
+    ids=[
+        "vcpupin-spaces",
+        "field-spaces",
+        "pretty-list",
+        "nodeinfo-spaces",
+        "freecell-spaces",
+        "overlapping-ranges",
+    ],
+)
+def test_hostile_lines_cost_linear_time(make):
+    from collectors.parsers import virsh
+    from tests.collectors.parsers.scaling import assert_linear
+
+    for func in (
+        virsh.parse_virsh_vcpupin,
+        virsh.parse_virsh_vcpuinfo,
+        virsh.parse_virsh_emulatorpin,
+        virsh.parse_virsh_nodeinfo,
+        virsh.parse_virsh_freecell,
+        virsh.parse_virsh_numatune,
+    ):
+        assert_linear(func, make)
+
+
+@pytest.mark.parametrize("command", ["vcpupin test", "vcpuinfo test", "emulatorpin test", "numatune test"])
+def test_live_placement_outputs_are_read_without_a_prompt(pinned, command):
+    from collectors.archive import load_host_bytes
+
+    host = load_host_bytes(pinned[command].encode(), name="out.txt")
+    (tuning,) = host.domain_tuning
+    assert tuning.command == command.split()[0] and tuning.domain is None
+    assert not host.errors
+
+
+@pytest.mark.parametrize("args", [("nodeinfo",), ("freecell", "--all")])
+def test_live_host_outputs_are_read_without_a_prompt(args):
+    from collectors.archive import load_host_bytes
+
+    host = load_host_bytes(virsh_test_driver(*args).encode(), name="out.txt")
+    assert (host.nodeinfo if args[0] == "nodeinfo" else host.freecell) is not None
+    assert not host.errors
