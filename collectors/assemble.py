@@ -564,6 +564,14 @@ class HostAssembler:
         for t in self.host.domain_tuning:
             dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
             if dom is None:
+                telling = (
+                    t.vcpus
+                    or (t.affinity and all(pinned(c) for c in t.affinity.values()))
+                    or (t.emulator_affinity is not None and pinned(t.emulator_affinity))
+                    or t.numa_nodeset is not None
+                )
+                if not telling:
+                    continue  # nothing a Domain could hold: the tuning fact alone stays
                 dom = f.Domain(name=t.domain, fragment=True, source=t.source)
                 self.host.domains.append(dom)
             # evidence lines only where the Domain's source is this artifact

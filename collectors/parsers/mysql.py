@@ -266,7 +266,7 @@ def _looks_like_variables(head: str) -> bool:
     if (
         re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
         or re.search(r"^Variable_name\tValue\s*$", head, re.M)
-        or re.search(r"^\s*Variable_name:\s*\w+\s*\n\s*Value:", head, re.M)
+        or re.search(r"^[ \t]*Variable_name:[ \t]*\w+[ \t]*\n[ \t]*Value:", head, re.M)
     ):
         return True
     # -N (no header) or tabs turned into spaces: many snake_case names first on
@@ -369,7 +369,7 @@ def _option_value(raw: str | None) -> str:
 
 
 def _config_groups_looking(head: str) -> bool:
-    groups = re.findall(r"^\s*\[\s*([\w.-]+)\s*\]\s*$", head, re.M)
+    groups = re.findall(r"^[ \t]*\[[ \t]*([\w.-]+)[ \t]*\][ \t]*$", head, re.M)
     return any(_SERVER_GROUP.match(g) or g.lower() in ("client", "client-server", "mysql") for g in groups)
 
 
@@ -649,7 +649,9 @@ def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEv
         r"var/lib/mysql/[^/]*\.err$",
     ),
     detect=lambda head: bool(
-        re.search(r"^\S*\s*\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
+        # one optional leading field ("2022-07-26 11:38:32 0 [Note]"); written so
+        # that a long line without spaces is not re-scanned from every position
+        re.search(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
         or re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
         or re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
     ),

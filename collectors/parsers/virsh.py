@@ -50,7 +50,9 @@ _VERSION_LINE = re.compile(
     "virsh_version",
     commands=(r"^virsh\b.*\bversion\b",),
     paths=(r"sos_commands/virsh/virsh_-r_version$",),
-    detect=lambda head: bool(re.search(r"^\s*Running hypervisor:|^\s*Using library: libvirt", head, re.M)),
+    detect=lambda head: bool(
+        re.search(r"^[ \t]*Running hypervisor:|^[ \t]*Using library: libvirt", head, re.M)
+    ),
     priority=10,
 )
 def parse_virsh_version(text: str) -> VirshVersion:
@@ -374,7 +376,7 @@ def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
 @register(
     "virsh_emulatorpin",
     commands=(r"\bvirsh\b.*\bemulatorpin\b",),
-    detect=lambda head: bool(re.search(r"^\s*emulator:\s+CPU Affinity\s*$", head, re.M)),
+    detect=lambda head: bool(re.search(r"^[ \t]*emulator:[ \t]+CPU Affinity[ \t]*$", head, re.M)),
     priority=10,
 )
 def parse_virsh_emulatorpin(text: str) -> VirshDomainTuning:
@@ -495,8 +497,8 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
     "virsh_freecell",
     commands=(r"\bvirsh\b.*\bfreecell\b",),
     detect=lambda head: bool(
-        re.search(r"^\s*\d+:\s+\d+\s+KiB\s*$", head, re.M)
-        and re.search(r"^\s*Total:\s+\d+\s+KiB", head, re.M)
+        re.search(r"^[ \t]*\d+:[ \t]+\d+[ \t]+KiB[ \t]*$", head, re.M)
+        and re.search(r"^[ \t]*Total:[ \t]+\d+[ \t]+KiB", head, re.M)
     ),
     priority=10,
 )

@@ -389,6 +389,8 @@ def test_live_option_file_is_read():
     from collectors.parsers.mysql import parse_mysql_config
 
     facts = parse_mysql_config(text)
+    if shutil.which("my_print_defaults") is None:
+        service_unavailable("my_print_defaults missing (apt-get install mariadb-client)")
     # my_print_defaults prints exactly the server's options of these files
     printed = subprocess.run(
         [

@@ -329,3 +329,17 @@ def test_live_host_outputs_are_read_without_a_prompt(args):
     host = load_host_bytes(virsh_test_driver(*args).encode(), name="out.txt")
     assert (host.nodeinfo if args[0] == "nodeinfo" else host.freecell) is not None
     assert not host.errors
+
+
+def test_rules_run_over_live_placement_fragments(pinned):
+    """Fragment Domains made from live output (named and nameless) do not break
+    any rule."""
+    from collectors.archive import load_host_bytes
+    from collectors.facts import SnapshotFacts
+    from triage.engine import analyze
+
+    text = "".join(f"[root@kvm01 ~]# virsh {c}\n{pinned[c]}" for c in ("vcpuinfo test", "numatune test"))
+    named = load_host_bytes(text.encode(), name="paste.txt")
+    nameless = load_host_bytes(pinned["vcpupin test"].encode(), name="vcpupin.txt")
+    result = analyze(SnapshotFacts(hosts=[named, nameless]))
+    assert result.checked  # the engine ran every rule it could
