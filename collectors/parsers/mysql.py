@@ -384,6 +384,9 @@ def _config_groups_looking(head: str) -> bool:
         r"(^|/)etc/my\.cnf$",
         r"(^|/)etc/my\.cnf\.d/[^/]+\.cnf$",
         r"(^|/)etc/mysql/(.+/)?[^/]+\.cnf$",
+        # an uploaded option file keeps only its base name ("server.cnf"); other
+        # .cnf files (openssl.cnf) have no server group and yield nothing
+        r"(^|/)[^/]+\.cnf$",
     ),
     detect=_config_groups_looking,
     priority=5,
