@@ -23,6 +23,7 @@ from typing import Any
 from collectors import facts as f
 from collectors import parsers
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
+from collectors.parsers.virsh import domain_from_command
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,10 @@ def run_parser(
             except Exception:
                 log.exception("could not shift lines of %s result", kind)
             result.source = f.Source(artifact=artifact, line=where(result.source.line or 1))
+            for err in result.errors:
+                err.artifact = artifact
+                if not err.message.startswith(f"{kind}:"):
+                    err.message = f"{kind}: {err.message}"
         out.append(result)
     return out, error
 
@@ -193,6 +198,17 @@ def normalise_hypervisor(vendor: str | None) -> str | None:
     return None
 
 
+def _config_only(db: f.DatabaseFacts) -> bool:
+    """Facts read from option files only (no live variables, version or log)."""
+    return (
+        bool(db.variables)
+        and all(src == "config" for src in db.variable_sources.values())
+        and len(db.variable_sources) == len(db.variables)
+        and not db.version
+        and not db.events
+    )
+
+
 class HostAssembler:
     """Collects parser results of one host, then :meth:`finish` builds HostFacts."""
 
@@ -219,6 +235,10 @@ class HostAssembler:
 
     # -- results
     def add(self, result: Any, *, kind: str | None = None, node: int | None = None) -> None:
+        if isinstance(result, f.Parsed) and result.errors:
+            # a partial parse: what it skipped is reported, what it read is kept
+            self.host.errors.extend(result.errors)
+            result.errors = []
         handlers = (
             (f.CpuTopology, self._cpu_candidates.append),
             (f.NumactlHardware, self._numa_parts.append),
@@ -242,6 +262,11 @@ class HostAssembler:
             (f.VirshVersion, lambda r: self._first("virsh_version", r)),
             (f.VirshList, lambda r: self._first("virsh_list", r)),
             (f.VirshCapabilities, lambda r: self._first("capabilities", r)),
+            (f.VirshNodeInfo, lambda r: self._first("nodeinfo", r)),
+            (f.VirshFreecell, self._add_freecell),
+            (f.VirshDomainTuning, self._add_tuning),
+            (f.NicChannels, self.host.nic_channels.append),
+            (f.IrqAffinity, self._add_irq_affinity),
             (f.DatabaseFacts, self._add_database),
             (f.OceanBaseFacts, self._add_oceanbase),
             (f.BenchmarkResults, lambda r: self.host.benchmarks.extend(r.results)),
@@ -404,10 +429,39 @@ class HostAssembler:
                 return
         self.host.domains.append(r)
 
+    def _add_freecell(self, r: f.VirshFreecell) -> None:
+        if self.host.freecell is None:
+            self.host.freecell = r
+            if r.free_kb:
+                self._numa_parts.append(r)
+
+    def _add_tuning(self, r: f.VirshDomainTuning) -> None:
+        if r.domain is None:
+            # the command line names the domain: "transcript:virsh vcpupin db01"
+            command = r.source.artifact.removeprefix("transcript:")
+            r.domain = domain_from_command(command)
+        self.host.domain_tuning.append(r)
+
+    def _add_irq_affinity(self, r: f.IrqAffinity) -> None:
+        if self.host.irq_affinity is None:
+            self.host.irq_affinity = r
+            return
+        for irq, cpus in r.cpus.items():
+            if irq not in self.host.irq_affinity.cpus:
+                self.host.irq_affinity.cpus[irq] = cpus
+                if irq in r.lines:
+                    self.host.irq_affinity.lines[irq] = r.lines[irq]
+
     def _add_database(self, r: f.DatabaseFacts) -> None:
         db = self.host.database
         if db is None:
             self.host.database = r
+            return
+        if _config_only(db) and not _config_only(r):
+            # live output becomes the base (its source is what evidence cites),
+            # the option file merges into it
+            self.host.database = r
+            self._add_database(db)
             return
         if db.kind is None or (db.kind == "mysql" and r.kind in ("mariadb", "percona")):
             db.kind = r.kind or db.kind
@@ -416,10 +470,17 @@ class HostAssembler:
             if "version" in r.lines:
                 db.lines["version"] = r.lines["version"]
         for key, value in r.variables.items():
-            if key not in db.variables:
+            source = r.variable_sources.get(key, "server")
+            held = db.variable_sources.get(key, "server") if key in db.variables else None
+            # the first value of a name wins, except that a live server value
+            # replaces one configured in my.cnf
+            if held is None or (held == "config" and source == "server"):
                 db.variables[key] = value
+                db.variable_sources[key] = source
                 if key in r.lines:
                     db.lines[key] = r.lines[key]
+        for key, value in r.config.items():
+            db.config.setdefault(key, value)
         db.events.extend(r.events)
         for level, count in r.log_counts.items():
             db.log_counts[level] = db.log_counts.get(level, 0) + count
@@ -520,6 +581,11 @@ class HostAssembler:
                             # pages, or MB for `numastat -n` (numa_hit... in MB):
                             # the rules only compare counters with each other.
                             target.numastat.setdefault(key, int(value))
+            elif isinstance(part, f.VirshFreecell):
+                for node_id, free_kb in part.free_kb.items():
+                    target = topo.node(node_id)
+                    if target.free_mb is None:
+                        target.free_mb = free_kb // 1024
             elif isinstance(part, f.Zoneinfo):
                 sums: dict[int, dict[str, int]] = {}
                 for zone in part.zones:
@@ -579,8 +645,89 @@ class HostAssembler:
         else:
             self.host.role = "physical"
 
+    def _cpu_from_nodeinfo(self) -> None:
+        """``virsh nodeinfo`` fills what lscpu did not say (or stands in for it)."""
+        info = self.host.nodeinfo
+        if info is None:
+            return
+        if self.host.cpu is None:
+            self.host.cpu = f.CpuTopology(source=info.source)
+        cpu = self.host.cpu
+        for name, value in (
+            ("architecture", info.cpu_model),
+            ("cpus", info.cpus),
+            ("sockets", info.sockets),
+            ("cores_per_socket", info.cores_per_socket),
+            ("threads_per_core", info.threads_per_core),
+            ("numa_nodes", info.numa_cells),
+        ):
+            if getattr(cpu, name) is None and value is not None:
+                setattr(cpu, name, value)
+                if cpu.source is info.source:
+                    key = {"architecture": "cpu_model", "numa_nodes": "numa_cells"}.get(name, name)
+                    if key in info.lines:
+                        cpu.lines[name] = info.lines[key]
+
+    def _host_cpu_count(self) -> int | None:
+        counts = [t.host_cpus for t in self.host.domain_tuning if t.host_cpus]
+        if counts:
+            return counts[0]
+        if self.host.cpu and self.host.cpu.cpus:
+            return self.host.cpu.cpus
+        caps = self.host.capabilities
+        if caps and caps.cells:
+            return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
+        return None
+
+    def _apply_tuning(self) -> None:
+        """Live placement onto the domain it names, or onto a ``fragment`` Domain.
+
+        An affinity covering every host CPU is libvirt's default, not a pin; when
+        the host's CPU count is unknown an affinity cannot be told from the
+        default and is left in ``domain_tuning`` only. Only what the XML left
+        unknown is filled in."""
+        host_cpus = self._host_cpu_count()
+        everything = set(range(host_cpus)) if host_cpus else None
+
+        def pinned(cpus: list[int]) -> bool:
+            return everything is not None and bool(cpus) and set(cpus) != everything
+
+        for t in self.host.domain_tuning:
+            dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
+            if dom is None:
+                telling = (
+                    t.vcpus
+                    or (t.affinity and all(pinned(c) for c in t.affinity.values()))
+                    or (t.emulator_affinity is not None and pinned(t.emulator_affinity))
+                    or t.numa_nodeset is not None
+                )
+                if not telling:
+                    continue  # nothing a Domain could hold: the tuning fact alone stays
+                dom = f.Domain(name=t.domain, fragment=True, source=t.source)
+                self.host.domains.append(dom)
+            # evidence lines only where the Domain's source is this artifact
+            own = dom.source is t.source
+            if t.vcpus and dom.vcpu_current is None:
+                dom.vcpu_current = len(t.vcpus)
+            if t.affinity and not dom.vcpupin and all(pinned(c) for c in t.affinity.values()):
+                dom.vcpupin = {v: list(c) for v, c in t.affinity.items()}
+                if own:
+                    dom.lines.update({f"vcpupin[{v}]": t.lines[f"affinity[{v}]"] for v in t.affinity})
+                    dom.lines["vcpupin"] = min(dom.lines[f"vcpupin[{v}]"] for v in t.affinity)
+            if t.emulator_affinity is not None and dom.emulatorpin is None and pinned(t.emulator_affinity):
+                dom.emulatorpin = list(t.emulator_affinity)
+                if own:
+                    dom.lines["emulatorpin"] = t.lines["emulator_affinity"]
+            if t.numa_nodeset is not None and dom.numatune_memory_mode is None:
+                dom.numatune_memory_mode = t.numa_mode or "strict"
+                dom.numatune_memory_nodeset = list(t.numa_nodeset)
+                if own:
+                    dom.lines["numatune"] = dom.lines["numatune_memory_mode"] = t.lines["numa_nodeset"]
+
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
         self._pick_cpu()
+        self._cpu_from_nodeinfo()
+        self._apply_tuning()
         self._pick_usage()
         self._build_numa()
         self._hugepages_from_meminfo()

@@ -16,6 +16,7 @@ def parse_cpulist(text: str) -> list[int]:
     text = (text or "").replace(" ", "")
     if not text:
         return []
+    budget = 4 * (MAX_CPU_ID + 1)  # ids expanded: overlapping ranges must not multiply the work
     for part in text.split(","):
         if not part:
             continue
@@ -27,6 +28,9 @@ def parse_cpulist(text: str) -> list[int]:
             lo, hi = int(lo_s), int(hi_s)
             if lo > hi or hi > MAX_CPU_ID:
                 raise ValueError(f"bad CPU range {part!r}")
+            budget -= hi - lo + 1
+            if budget < 0:
+                raise ValueError("CPU list expands to too many ids")
             target.update(range(lo, hi + 1))
         else:
             value = int(part)

@@ -57,6 +57,11 @@ class Parsed:
     source: Source = field(default_factory=Source)
     # field or key -> 1-based line within the artifact (for evidence)
     lines: dict[str, int] = field(default_factory=dict)
+    # A partial parse: what the parser skipped while keeping the rest ("variables:
+    # 3 lines not in NAME<TAB>VALUE form"). ``line`` is 1-based in the artifact;
+    # ``collectors.assemble`` stamps ``artifact`` and moves these into
+    # ``HostFacts.errors``.
+    errors: list[ArtifactError] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- CPU
@@ -462,6 +467,27 @@ class Softirqs(Parsed):
 
 
 @dataclass
+class NicChannels(Parsed):
+    """``ethtool -l DEV``: queue (channel) counts of one NIC."""
+
+    device: str | None = None
+    # "rx", "tx", "other", "combined" -> count (None when ethtool prints "n/a")
+    maximum: dict[str, int | None] = field(default_factory=dict)  # "Pre-set maximums"
+    current: dict[str, int | None] = field(default_factory=dict)  # "Current hardware settings"
+
+
+@dataclass
+class IrqAffinity(Parsed):
+    """``/proc/irq/N/smp_affinity_list`` (or ``smp_affinity`` masks) of many IRQs,
+    as a shell loop or ``grep . /proc/irq/*/smp_affinity_list`` prints them."""
+
+    cpus: dict[str, list[int]] = field(default_factory=dict)  # irq ("24") -> CPUs it may use
+    effective: dict[str, list[int]] = field(default_factory=dict)  # effective_affinity[_list]
+    # irq -> action name when the path names it (/proc/irq/68/idpf-eth1-TxRx-1/../)
+    names: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Interrupts(Parsed):
     """``/proc/interrupts``: irq -> per-CPU counts plus description."""
 
@@ -563,6 +589,11 @@ class Domain(Parsed):
     disks: list[DomainDisk] = field(default_factory=list)
     # the XML was a pasted fragment that we completed ("recovered") to parse it
     recovered: bool = False
+    # only part of a domain is known: elements quoted without their <domain>
+    # (``<vcpu current='4'>16</vcpu>``), or live ``virsh vcpupin``/``vcpuinfo``/
+    # ``emulatorpin``/``numatune`` output of a domain whose XML is not in the
+    # snapshot. An element missing from a fragment is unknown, not absent.
+    fragment: bool = False
     raw_xml: str = ""
 
 
@@ -587,6 +618,60 @@ class VirshList(Parsed):
 
     def running(self) -> list[VirshDomainState]:
         return [d for d in self.domains if d.state == "running"]
+
+
+@dataclass
+class VcpuInfo:
+    """One vCPU in ``virsh vcpuinfo``."""
+
+    vcpu: int
+    cpu: int | None = None  # host CPU it last ran on
+    state: str | None = None  # "running", "offline" ...
+    cpu_time_s: float | None = None
+    affinity: list[int] = field(default_factory=list)  # host CPUs it may run on
+    line: int | None = None
+
+
+@dataclass
+class VirshDomainTuning(Parsed):
+    """Live placement of one domain from ``virsh vcpuinfo``, ``vcpupin``,
+    ``emulatorpin`` or ``numatune`` (one command per result). ``collectors.assemble``
+    copies it onto the :class:`Domain` of the same name (or a ``fragment`` Domain)."""
+
+    command: str = ""  # "vcpuinfo", "vcpupin", "emulatorpin", "numatune"
+    domain: str | None = None  # the domain the command named; None when not known
+    vcpus: list[VcpuInfo] = field(default_factory=list)  # vcpuinfo
+    # vCPU -> host CPUs it may run on (vcpupin; vcpuinfo's CPU Affinity)
+    affinity: dict[int, list[int]] = field(default_factory=dict)
+    emulator_affinity: list[int] | None = None  # emulatorpin
+    numa_mode: str | None = None  # numatune numa_mode: strict, preferred, interleave, restrictive
+    numa_nodeset: list[int] | None = None  # numatune numa_nodeset (None when empty)
+    # host CPUs an affinity is out of ("yyyy----" length, "0-7 (out of 8)")
+    host_cpus: int | None = None
+
+
+@dataclass
+class VirshNodeInfo(Parsed):
+    """``virsh nodeinfo``: the hypervisor host's CPUs and memory as libvirt sees them."""
+
+    cpu_model: str | None = None  # as printed: the architecture ("x86_64", "aarch64")
+    cpus: int | None = None
+    mhz: int | None = None
+    # libvirt's "CPU socket(s)" is per NUMA cell when there are several cells
+    sockets_per_cell: int | None = None
+    sockets: int | None = None  # sockets_per_cell x numa_cells
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+    numa_cells: int | None = None
+    memory_kb: int | None = None
+
+
+@dataclass
+class VirshFreecell(Parsed):
+    """``virsh freecell --all`` (per NUMA cell) or ``virsh freecell [CELL]``."""
+
+    free_kb: dict[int, int] = field(default_factory=dict)  # cell -> free KiB
+    total_kb: int | None = None
 
 
 @dataclass
@@ -622,6 +707,12 @@ class DatabaseFacts(Parsed):
     kind: str | None = None  # "mysql", "mariadb", "percona"
     version: str | None = None  # "10.4.14-MariaDB-log"
     variables: dict[str, str] = field(default_factory=dict)  # lower-case names
+    # variable -> "server" (SHOW VARIABLES, mysqladmin variables, SELECT @@x) or
+    # "config" (my.cnf); a server value always wins over a configured one
+    variable_sources: dict[str, str] = field(default_factory=dict)
+    # settings of the server's option-file sections as written (names normalised:
+    # lower case, "_" for "-", no "loose-"); ``variables`` holds sizes in bytes
+    config: dict[str, str] = field(default_factory=dict)
     events: list[DbEvent] = field(default_factory=list)
     log_counts: dict[str, int] = field(default_factory=dict)  # "Warning"/"Note"/"ERROR" -> count
 
@@ -747,6 +838,8 @@ class HostFacts:
     cpu_usage: CpuUsage | None = None
     softirqs: Softirqs | None = None
     interrupts: Interrupts | None = None
+    irq_affinity: IrqAffinity | None = None
+    nic_channels: list[NicChannels] = field(default_factory=list)
     tc: TcQdiscs | None = None
     pings: list[PingResult] = field(default_factory=list)
     disks: DiskStats | None = None
@@ -755,6 +848,10 @@ class HostFacts:
     virsh_version: VirshVersion | None = None
     virsh_list: VirshList | None = None
     capabilities: VirshCapabilities | None = None
+    nodeinfo: VirshNodeInfo | None = None
+    freecell: VirshFreecell | None = None
+    # live placement read per domain (also copied onto ``domains``)
+    domain_tuning: list[VirshDomainTuning] = field(default_factory=list)
     database: DatabaseFacts | None = None
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)

@@ -89,13 +89,44 @@ _DOMAIN_ELEMENTS = (
 )
 
 _FRAGMENT_HINT = re.compile(r"<(cputune|vcpupin|numatune|iothreadpin|emulatorpin|iothreads)\b")
+# The first element of a fragment quoted without its <domain> (prose before it is dropped)
+_FRAGMENT_START = re.compile(
+    r"<(vcpus?|cputune|numatune|cpu|memoryBacking|iothreads|iothreadids|memory|currentMemory|maxMemory|"
+    r"vcpupin|emulatorpin|iothreadpin|memnode|hugepages|disk|topology|numa)[\s>/]"
+)
+# Elements quoted without their parent: they are moved under it
+_ORPHAN_PARENT = {
+    "vcpupin": "cputune",
+    "emulatorpin": "cputune",
+    "iothreadpin": "cputune",
+    "vcpusched": "cputune",
+    "iothreadsched": "cputune",
+    "emulatorsched": "cputune",
+    "memnode": "numatune",
+    "hugepages": "memoryBacking",
+    "nosharepages": "memoryBacking",
+    "locked": "memoryBacking",
+    "topology": "cpu",
+    "numa": "cpu",
+}
+_STRAY_AMP = re.compile(r"&(?!(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);)")
 _HOSTILE = re.compile(r"<!(DOCTYPE|ENTITY|ELEMENT|ATTLIST)", re.IGNORECASE)
 _ELLIPSIS_LINE = re.compile(r"^\s*(\.{3,}|…+|⋯+)\s*$")
-_TOKEN = re.compile(
-    r"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>|<(/?)([A-Za-z_][\w.:-]*)((?:[^<>\"']|\"[^\"]*\"|'[^']*')*?)(/?)>",
-    re.DOTALL,
-)
+_TAG_HEAD = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)")
+_ATTR_RUN = re.compile(r"[^<>\"']*")
+# (opener, closer) of the markup a fragment may carry besides elements
+_SPECIALS = (("<!--", "-->"), ("<![CDATA[", "]]>"), ("<?", "?>"))
 _MAX_RECOVERY_DEPTH = 256
+# A pasted fragment is a few KiB; a whole domain with hundreds of disks is well
+# under 1 MiB. Larger broken text is refused instead of being repaired.
+MAX_RECOVERY_BYTES = 1 << 20
+# CPU ids expanded from every cpuset of one domain (4096 vCPUs pinned to 256 CPUs
+# each is 1M): a few bytes of "0-65535" must not become gigabytes of lists.
+MAX_CPU_IDS = 1 << 20
+# Tags ("<") in one domain document. A 4096-vCPU guest with per-vCPU pins and
+# scheduler entries has ~30k; building an element costs ~2.5 us, so this caps the
+# tree at a fraction of a second however the text is shaped.
+MAX_TAGS = 100_000
 
 
 def safe_fromstring(text: str) -> ET.Element:
@@ -122,6 +153,18 @@ def line_of(text: str, pattern: str, start: int = 0) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
+def lines_by_value(text: str, pattern: str) -> dict[str, int]:
+    """1-based line of the first match of ``pattern`` for each value of its group 1,
+    in one pass (calling :func:`line_of` per element is quadratic in elements)."""
+    out: dict[str, int] = {}
+    line, last = 1, 0
+    for m in re.finditer(pattern, text):
+        line += text.count("\n", last, m.start())
+        last = m.start()
+        out.setdefault(m.group(1), line)
+    return out
+
+
 def to_kib(value: str | None, unit: str | None, *, default_unit: str = "KiB") -> int | None:
     if value is None or not value.strip():
         return None
@@ -144,11 +187,39 @@ def _int(value: str | None, what: str) -> int | None:
         raise ParseError(f"{what} is not an integer: {value!r}") from None
 
 
-def _cpus(value: str | None, what: str) -> list[int]:
+def _cpus(value: str | None, what: str, budget: list[int] | None = None) -> list[int]:
+    """``value`` as CPU ids; ``budget`` (a one-item list) counts down the ids one
+    domain may expand to, see ``MAX_CPU_IDS``."""
     try:
-        return parse_cpulist(value or "")
+        cpus = parse_cpulist(value or "")
     except ValueError:
         raise ParseError(f"{what} is not a CPU list: {value!r}") from None
+    if budget is not None:
+        budget[0] -= len(cpus)
+        if budget[0] < 0:
+            raise ParseError(f"more than {MAX_CPU_IDS} CPU ids in the domain's CPU lists")
+    return cpus
+
+
+def _tag_end(body: str, start: int) -> int:
+    """Index just past the ``>`` of the tag whose name ends at ``start``; when the
+    tag is cut short (another ``<``, an unclosed quote, the end of the text), minus
+    the index where scanning stopped. Every character is looked at once."""
+    k = start
+    n = len(body)
+    while True:
+        k = _ATTR_RUN.match(body, k).end()
+        if k >= n:
+            return -n
+        c = body[k]
+        if c == ">":
+            return k + 1
+        if c == "<":
+            return -k
+        close = body.find(c, k + 1)  # a quoted attribute value
+        if close < 0:
+            return -n
+        k = close + 1
 
 
 def _balance_fragment(text: str) -> str:
@@ -156,21 +227,43 @@ def _balance_fragment(text: str) -> str:
 
     A closing tag that matches an element further down the stack closes the ones
     opened after it (``</numa>`` with ``<cell>`` still open); a closing tag that
-    matches nothing open is dropped.
+    matches nothing open is dropped. Linear in the text: a single left-to-right
+    scan with ``str.find`` for comment/PI/CDATA ends and quoted values, so an
+    unterminated ``<?`` or ``<!--`` costs one search, not one per ``<``.
     """
-    lines = [ln for ln in text.splitlines() if not _ELLIPSIS_LINE.match(ln)]
-    body = "\n".join(lines)
+    if len(text) > MAX_RECOVERY_BYTES:
+        raise ParseError(f"XML fragment of {len(text)} characters is too large to recover")
+    body = "\n".join(ln for ln in text.splitlines() if not _ELLIPSIS_LINE.match(ln))
     out: list[str] = []
     stack: list[str] = []
     pos = 0
-    for m in _TOKEN.finditer(body):
-        out.append(body[pos : m.start()])
-        pos = m.end()
-        name = m.group(2)
-        if name is None:  # comment, processing instruction, CDATA
-            out.append(m.group(0))
+    while True:
+        i = body.find("<", pos)
+        if i < 0:
+            break
+        out.append(body[pos:i])
+        special = next(((o, c) for o, c in _SPECIALS if body.startswith(o, i)), None)
+        if special is not None:
+            opener, closer = special
+            j = body.find(closer, i + len(opener))
+            if j < 0:
+                what = {"<!--": "comment", "<?": "processing instruction"}.get(opener, "CDATA section")
+                line = body.count("\n", 0, i) + 1
+                raise ParseError(f"unterminated {what} in XML fragment", line=line)
+            pos = j + len(closer)
+            out.append(body[i:pos])
             continue
-        if m.group(1):  # closing tag
+        head = _TAG_HEAD.match(body, i)
+        end = _tag_end(body, head.end()) if head else -(i + 1)
+        if head is None or end < 0:
+            # not a tag (or one cut short): keep it as text and go on from where
+            # the scan stopped, so no character is scanned twice
+            pos = max(-end, i + 1)
+            out.append(body[i:pos].replace("<", "&lt;"))
+            continue
+        pos = end
+        closing, name = head.group(1), head.group(2)
+        if closing:
             if name in stack:
                 while stack:
                     top = stack.pop()
@@ -178,17 +271,31 @@ def _balance_fragment(text: str) -> str:
                     if top == name:
                         break
             continue
-        out.append(m.group(0))
-        if not m.group(4):
+        out.append(body[i:end])
+        if body[end - 2] != "/":
             stack.append(name)
             if len(stack) > _MAX_RECOVERY_DEPTH:
                 raise ParseError("XML fragment nests too deeply to recover")
     out.append(body[pos:])
     out.extend(f"</{name}>" for name in reversed(stack))
     balanced = "".join(out).strip()
-    if not re.match(r"<(domain|domstatus)\b", re.sub(r"^(\s*<!--.*?-->)*\s*", "", balanced, flags=re.DOTALL)):
+    if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
         balanced = f"<domain>\n{balanced}\n</domain>"
     return balanced
+
+
+def _skip_comments(text: str) -> str:
+    """``text`` without its leading whitespace and complete comments."""
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if not text.startswith("<!--", pos):
+            return text[pos:]
+        end = text.find("-->", pos + 4)
+        if end < 0:
+            return text[pos:]
+        pos = end + 3
 
 
 def _document_slice(text: str) -> str:
@@ -203,22 +310,66 @@ def _document_slice(text: str) -> str:
     return text[start.start() : end + len(root) + 3] if end > start.start() else text[start.start() :]
 
 
-def _parse_tree(text: str) -> tuple[ET.Element, bool]:
+def _parse_tree(text: str) -> tuple[ET.Element, bool, bool]:
+    """``(root, recovered, fragment)``: the parsed document; whether it had to be
+    completed; whether it was only part of a domain (no ``<domain>`` root)."""
     if _HOSTILE.search(text):
         raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
     if "<" not in text:
         raise ParseError("no XML in the text")
-    doc = _document_slice(text)
+    tags = text.count("<")
+    if tags > MAX_TAGS:
+        raise ParseError(f"{tags} tags: more than a libvirt domain has ({MAX_TAGS}); not parsed")
+    if not re.search(r"<(domain|domstatus)\b", text):
+        start = _FRAGMENT_START.search(text)
+        if start is None:
+            return (*_parse_document(text, text, fragment_hint=False), False)
+        # from the first domain element to the last ">": prose around it is dropped,
+        # prose between elements stays as text (with its "&" and "<" escaped)
+        body = _STRAY_AMP.sub("&amp;", text[start.start() : text.rfind(">") + 1])
+        offset = text.count("\n", 0, start.start())
+        root, _ = _parse_document(f"<domain>{body}</domain>", body, fragment_hint=True, line_offset=offset)
+        return root, True, True
+    return (*_parse_document(_document_slice(text), text, fragment_hint=False), False)
+
+
+def _parse_document(
+    doc: str, text: str, *, fragment_hint: bool, line_offset: int = 0
+) -> tuple[ET.Element, bool]:
     try:
         return safe_fromstring(doc), False
     except ParseError as first:
-        looks_like_domain = re.search(r"<(domain|domstatus)\b", text) or _FRAGMENT_HINT.search(text)
+        if first.line is not None:
+            first.line += line_offset
+        looks_like_domain = (
+            fragment_hint or re.search(r"<(domain|domstatus)\b", text) or _FRAGMENT_HINT.search(text)
+        )
         if not looks_like_domain:
             raise
         try:
-            return safe_fromstring(_balance_fragment(doc)), True
+            balanced = _balance_fragment(text if fragment_hint else doc)
+        except ParseError as second:
+            # the fragment itself is unusable (unterminated comment, too large, too deep)
+            line = second.line + line_offset if second.line is not None else first.line
+            raise ParseError(f"{first.message}; not recovered: {second.message}", line=line) from None
+        try:
+            return safe_fromstring(balanced), True
         except ParseError:
             raise first from None
+
+
+def _adopt_orphans(dom: ET.Element) -> None:
+    """Move elements quoted without their parent (``<vcpupin>`` lines, a bare
+    ``<topology>``) under it, creating the parent when the fragment lacks it."""
+    for child in list(dom):
+        parent_tag = _ORPHAN_PARENT.get(child.tag)
+        if parent_tag is None:
+            continue
+        parent = dom.find(parent_tag)
+        if parent is None:
+            parent = ET.SubElement(dom, parent_tag)
+        dom.remove(child)
+        parent.append(child)
 
 
 def _find_domain(root: ET.Element) -> ET.Element | None:
@@ -235,17 +386,29 @@ def _text(el: ET.Element | None) -> str | None:
     return el.text.strip() or None
 
 
+# line-anchored, so prose that mentions "<domstatus>" is not taken for XML
+_DETECT_LINE = re.compile(
+    r"^[ \t]*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|memoryBacking>|vcpupin\s|emulatorpin\s|"
+    r"vcpu[\s>]|iothreads>|cpu\s+(?:mode|match|check)=|cpu>\s*<(?:topology|numa|model|feature|cache)\b)",
+    re.M,
+)
+# <vcpu ...>16</vcpu> is distinctive enough to be found inside a prose line
+_DETECT_INLINE = re.compile(r"<vcpu\b[^<>\n]*>\s*\d+\s*</vcpu>")
+
+
+def _looks_like_domain(head: str) -> bool:
+    if "<capabilities" in head or "<domainCapabilities" in head:
+        return False
+    return bool(_DETECT_LINE.search(head) or _DETECT_INLINE.search(head))
+
+
 @register(
     "libvirt_domain",
     # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
     # taken for a domain; any other *.xml is recognised by its content instead.
     commands=(r"virsh\s+.*(?<![\w-])dumpxml\b", r"cat\s+\S*etc/libvirt/qemu/\S+\.xml"),
     paths=(r"sos_commands/virsh/virsh_-r_dumpxml_.*", r"etc/libvirt/qemu/[^/]+\.xml$"),
-    # line-anchored, so prose that mentions "<domstatus>" is not taken for XML
-    detect=lambda head: bool(
-        "<capabilities" not in head
-        and re.search(r"^\s*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|vcpupin\s)", head, re.M)
-    ),
+    detect=lambda head: _looks_like_domain(head),
     priority=10,
 )
 def parse_domain(text: str) -> Domain:
@@ -255,15 +418,25 @@ def parse_domain(text: str) -> Domain:
     >>> (d.vcpus, d.vcpu_current, d.vcpu_placement, d.cpu_mode)
     (4, 2, 'static', None)
     """
-    root, recovered = _parse_tree(text)
+    root, recovered, fragment = _parse_tree(text)
     dom = _find_domain(root)
     if dom is None:
         raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
+    if fragment:
+        _adopt_orphans(dom)
     if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
         raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
 
-    d = Domain(xml_root=root.tag, recovered=recovered, raw_xml=text)
+    d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     lines: dict[str, int] = {}
+    budget = [MAX_CPU_IDS]
+
+    def cpu_ids(value: str | None, what: str) -> list[int]:
+        return _cpus(value, what, budget)
+
+    def lines_of(tag: str, attr: str) -> dict[str, int]:
+        # [^<>]* keeps each match inside one tag, so a scan never runs past the next "<"
+        return lines_by_value(text, rf"<{tag}\b[^<>]*?\b{attr}=['\"](\d+)['\"]")
 
     def mark(key: str, pattern: str) -> None:
         ln = line_of(text, pattern)
@@ -282,7 +455,7 @@ def parse_domain(text: str) -> Domain:
         current = _int(vcpu.get("current"), "<vcpu current>")
         d.vcpu_current = current if current is not None else d.vcpus
         if vcpu.get("cpuset"):
-            d.vcpu_cpuset = _cpus(vcpu.get("cpuset"), "<vcpu cpuset>")
+            d.vcpu_cpuset = cpu_ids(vcpu.get("cpuset"), "<vcpu cpuset>")
         mark("vcpus", r"<vcpu[\s>]")
         mark("vcpu_current", r"<vcpu[\s>]")
 
@@ -310,11 +483,12 @@ def parse_domain(text: str) -> Domain:
         numa = cpu.find("numa")
         if numa is not None:
             mark("numa_cells", r"<numa[\s>]")
+            cell_lines = lines_of("cell", "id")
             for index, cell in enumerate(numa.findall("cell")):
                 cell_id = _int(cell.get("id"), "<cell id>")
                 gcell = GuestNumaCell(
                     id=cell_id if cell_id is not None else index,
-                    cpus=_cpus(cell.get("cpus"), "<cell cpus>"),
+                    cpus=cpu_ids(cell.get("cpus"), "<cell cpus>"),
                     memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
                     mem_access=cell.get("memAccess"),
                 )
@@ -324,33 +498,35 @@ def parse_domain(text: str) -> Domain:
                     if sid is not None and value is not None:
                         gcell.distances[sid] = value
                 d.numa_cells.append(gcell)
-                ln = line_of(text, rf"<cell\b[^>]*\bid=['\"]{gcell.id}['\"]") if cell_id is not None else None
+                ln = cell_lines.get(str(cell_id)) if cell_id is not None else None
                 if ln:
                     lines[f"numa_cells[{gcell.id}]"] = ln
 
     cputune = dom.find("cputune")
     if cputune is not None:
         mark("cputune", r"<cputune[\s>]")
+        vcpupin_lines = lines_of("vcpupin", "vcpu")
+        iothreadpin_lines = lines_of("iothreadpin", "iothread")
         for pin in cputune.findall("vcpupin"):
             vcpu_id = _int(pin.get("vcpu"), "<vcpupin vcpu>")
             if vcpu_id is None:
                 raise ParseError("<vcpupin> without a vcpu attribute")
-            d.vcpupin[vcpu_id] = _cpus(pin.get("cpuset"), "<vcpupin cpuset>")
-            ln = line_of(text, rf"<vcpupin\b[^>]*\bvcpu=['\"]{vcpu_id}['\"]")
+            d.vcpupin[vcpu_id] = cpu_ids(pin.get("cpuset"), "<vcpupin cpuset>")
+            ln = vcpupin_lines.get(str(vcpu_id))
             if ln:
                 lines[f"vcpupin[{vcpu_id}]"] = ln
         if d.vcpupin:
             mark("vcpupin", r"<vcpupin\b")
         emulator = cputune.find("emulatorpin")
         if emulator is not None:
-            d.emulatorpin = _cpus(emulator.get("cpuset"), "<emulatorpin cpuset>")
+            d.emulatorpin = cpu_ids(emulator.get("cpuset"), "<emulatorpin cpuset>")
             mark("emulatorpin", r"<emulatorpin\b")
         for pin in cputune.findall("iothreadpin"):
             io_id = _int(pin.get("iothread"), "<iothreadpin iothread>")
             if io_id is None:
                 raise ParseError("<iothreadpin> without an iothread attribute")
-            d.iothreadpin[io_id] = _cpus(pin.get("cpuset"), "<iothreadpin cpuset>")
-            ln = line_of(text, rf"<iothreadpin\b[^>]*\biothread=['\"]{io_id}['\"]")
+            d.iothreadpin[io_id] = cpu_ids(pin.get("cpuset"), "<iothreadpin cpuset>")
+            ln = iothreadpin_lines.get(str(io_id))
             if ln:
                 lines[f"iothreadpin[{io_id}]"] = ln
         if d.iothreadpin:
@@ -376,18 +552,19 @@ def parse_domain(text: str) -> Domain:
         if mem is not None:
             d.numatune_memory_mode = mem.get("mode") or "strict"
             if mem.get("nodeset") is not None:
-                d.numatune_memory_nodeset = _cpus(mem.get("nodeset"), "<numatune memory nodeset>")
+                d.numatune_memory_nodeset = cpu_ids(mem.get("nodeset"), "<numatune memory nodeset>")
             d.numatune_memory_placement = mem.get("placement")
             mark("numatune_memory_mode", r"<numatune[\s>][\s\S]*?<memory\b")
+        memnode_lines = lines_of("memnode", "cellid")
         for memnode in numatune.findall("memnode"):
             cell_id = _int(memnode.get("cellid"), "<memnode cellid>")
             if cell_id is None:
                 raise ParseError("<memnode> without a cellid attribute")
             entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
             if memnode.get("nodeset") is not None:
-                entry["nodeset"] = _cpus(memnode.get("nodeset"), "<memnode nodeset>")
+                entry["nodeset"] = cpu_ids(memnode.get("nodeset"), "<memnode nodeset>")
             d.memnodes[cell_id] = entry
-            ln = line_of(text, rf"<memnode\b[^>]*\bcellid=['\"]{cell_id}['\"]")
+            ln = memnode_lines.get(str(cell_id))
             if ln:
                 lines[f"memnodes[{cell_id}]"] = ln
 
@@ -406,7 +583,8 @@ def parse_domain(text: str) -> Domain:
             if size is not None and size not in d.hugepage_sizes_kb:
                 d.hugepage_sizes_kb.append(size)
 
-    search_from = 0
+    disk_starts = re.finditer(r"<disk\b", text)
+    disk_line, disk_last = 1, 0
     for disk in dom.iter("disk"):
         target = disk.find("target")
         source = disk.find("source")
@@ -429,11 +607,12 @@ def parse_domain(text: str) -> Domain:
             iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
         )
         d.disks.append(dd)
-        m = re.compile(r"<disk\b").search(text, search_from)
+        m = next(disk_starts, None)
         if m:
-            search_from = m.end()
+            disk_line += text.count("\n", disk_last, m.start())
+            disk_last = m.start()
             if dd.target:
-                lines[f"disks[{dd.target}]"] = text.count("\n", 0, m.start()) + 1
+                lines[f"disks[{dd.target}]"] = disk_line
 
     # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
     for alias, key in (

@@ -39,7 +39,7 @@ import calendar
 import re
 from dataclasses import dataclass, field
 
-from collectors.facts import DatabaseFacts, DbEvent, ParseError
+from collectors.facts import ArtifactError, DatabaseFacts, DbEvent, ParseError
 from collectors.parsers import register
 
 # ------------------------------------------------------------------ result tables
@@ -58,7 +58,8 @@ class ResultTable:
 
 _BORDER = re.compile(r"^\s*\+-[-+]*\s*$")
 _VERTICAL_SEP = re.compile(r"^\*{5,}\s*(\d+)\.\s*row\s*\*{5,}\s*$")
-_VERTICAL_FIELD = re.compile(r"^\s*([^:]+?):\s?(.*)$")
+# the name starts with a non-space so "\s*" and the name never compete for spaces
+_VERTICAL_FIELD = re.compile(r"^\s*([^:\s][^:]*?):\s?(.*)$")
 
 
 def _split_bordered(line: str) -> list[str]:
@@ -157,12 +158,45 @@ def classify(version: str | None, comment: str | None = None) -> str | None:
 # ------------------------------------------------------------------ variables
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-_SPACE_ROW = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)(?:\s+(.*?))?\s*$")
+# client chatter around a result set, never a variable
+_CLIENT_NOISE = re.compile(r"^\s*(\d+ rows? in set\b.*|Empty set\b.*|Query OK\b.*|Variable_name\s+Value)\s*$")
+_KNOWN_VARIABLE = re.compile(
+    r"^(innodb_|binlog_|character_set_|collation_|auto_increment_|aria_|max_connections|"
+    r"autocommit|datadir|basedir|large_pages|version)",
+    re.M,
+)
+_SNAKE_LINE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\t| {2,}|[ \t]*$)(?![ \t]*[=:])", re.M)
 
 
-def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int]]:
+class _Skipped:
+    """Lines a variables parse passed over, reported as one partial-parse error."""
+
+    def __init__(self, form: str):
+        self.form = form
+        self.count = 0
+        self.first: tuple[int, str] | None = None
+
+    def add(self, number: int, line: str) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = (number, line.strip()[:60])
+
+    def errors(self) -> list[ArtifactError]:
+        if not self.count or self.first is None:
+            return []
+        number, line = self.first
+        plural = "line" if self.count == 1 else "lines"
+        return [
+            ArtifactError(
+                "", f"variables: {self.count} {plural} not in {self.form} form (first: {line!r})", number
+            )
+        ]
+
+
+def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int], _Skipped]:
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
+    skipped = _Skipped("| Variable_name | Value |")
     for table in parse_result_tables(text):
         cols = table.columns
         if "variable_name" in cols and "value" in cols:
@@ -181,33 +215,38 @@ def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int]]:
             if _NAME.match(name):
                 values[name] = row[value_i]
                 lines[name] = ln
-    return values, lines
+            else:
+                skipped.add(ln, " | ".join(row))
+    return values, lines, skipped
 
 
-def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int]]:
+def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int], _Skipped]:
+    """``NAME<TAB>VALUE`` lines (``mysql -B``/``-e``), or the same with the tabs
+    turned into spaces. A variable with an empty value is its name alone once a
+    paste has trimmed the trailing tab (``init_connect``)."""
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
     tabbed = "\t" in text
+    skipped = _Skipped("NAME<TAB>VALUE" if tabbed else "NAME VALUE")
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or _CLIENT_NOISE.match(line):
             continue
-        if tabbed:
-            if "\t" not in line:
-                # a tab-separated dump has no other lines; a long value wrapped by a
-                # terminal continues the previous one
-                continue
+        if tabbed and "\t" in line:
             name, _, value = line.partition("\t")
         else:
-            m = _SPACE_ROW.match(line.strip())
-            if not m:
+            # "name   value" (tabs turned into spaces) or a bare name (empty value)
+            parts = line.split(None, 1)
+            if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
+                skipped.add(number, line)
                 continue
-            name, value = m.group(1), m.group(2) or ""
+            name, value = parts[0], parts[1] if len(parts) > 1 else ""
         name = name.strip().lower()
-        if name == "variable_name" or not _NAME.match(name):
+        if not _NAME.match(name):
+            skipped.add(number, line)
             continue
         values[name] = value.strip()
         lines[name] = number
-    return values, lines
+    return values, lines, skipped
 
 
 def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
@@ -216,38 +255,63 @@ def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
         kind=classify(version, values.get("version_comment")),
         version=version,
         variables=values,
+        variable_sources=dict.fromkeys(values, "server"),
         lines=dict(lines),
     )
     return facts
+
+
+def _looks_like_variables(head: str) -> bool:
+    """``SHOW VARIABLES`` in one of its forms, headers and tabs possibly lost."""
+    if (
+        re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
+        or re.search(r"^Variable_name\tValue\s*$", head, re.M)
+        or re.search(r"^[ \t]*Variable_name:[ \t]*\w+[ \t]*\n[ \t]*Value:", head, re.M)
+    ):
+        return True
+    # -N (no header) or tabs turned into spaces: many snake_case names first on
+    # their line, some of them names every server has
+    rows = _SNAKE_LINE.findall(head[:4096])
+    return len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2
 
 
 @register(
     "mysql_variables",
     commands=(
         r"(?i)\bshow\s+(global\s+|session\s+)?variables\b",
-        r"mysqladmin\b.*\bvariables\b",
+        r"(?i)\bselect\s+@@(?!(global\.)?version\b)",
+        r"\b(mysqladmin|mariadb-admin)\b.*\bvariables\b",
     ),
     paths=(
         r"mysql-variables$",
         r"(?i)show_global_variables[^/]*$",
         r"sos_commands/mysql/mysqladmin_-uroot_-pXXX_variables$",
     ),
-    detect=lambda head: bool(
-        re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
-        or re.search(r"^Variable_name\tValue\s*$", head, re.M)
-        or re.search(r"^\s*Variable_name:\s*\w+\s*\n\s*Value:", head, re.M)
-        or re.search(r"^(auto_increment_increment|autocommit|basedir|back_log)\t", head, re.M)
-    ),
+    detect=_looks_like_variables,
     priority=10,
+    prose_lines=(
+        # a variable with an empty value once its trailing tab is gone
+        # ("init_connect"), or any row once tabs became spaces ("version_comment
+        # mariadb.org binary distribution"): a snake_case name, then nothing or a
+        # column gap (prose separates words with single spaces)
+        r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+",
+        r"[a-z][a-z0-9_]*(?:\t| {2,}).*",
+        r"Variable_name\s+Value",
+        # an empty value in the vertical (\G) form
+        r"Value:",
+    ),
 )
 def parse_mysql_variables(text: str) -> DatabaseFacts:
     """Server variables (lower-case names), version and kind from SHOW GLOBAL VARIABLES.
+
+    Lines that are not variables are skipped and reported in ``errors`` ("variables:
+    3 lines not in NAME<TAB>VALUE form"); the variables read are kept.
 
     >>> f = parse_mysql_variables("version\\t10.4.14-MariaDB-log\\ninnodb_buffer_pool_size\\t134217728\\n")
     >>> (f.kind, f.version, f.variables["innodb_buffer_pool_size"])
     ('mariadb', '10.4.14-MariaDB-log', '134217728')
     """
-    values, lines = _variables_from_tables(text)
+    values, lines, skipped = _variables_from_tables(text)
     if not values:
         empty = re.search(r"^\s*Empty set \(", text, re.M)
         if empty:
@@ -255,7 +319,7 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
             # ("no such variable") and exactly the evidence that the server lacks it.
             # It says nothing about other variables, so the result is simply empty.
             return _finish({}, {"empty_set": text.count("\n", 0, empty.start()) + 1})
-        values, lines = _variables_from_plain(text)
+        values, lines, skipped = _variables_from_plain(text)
     if not values:
         raise ParseError("no server variables found")
     # A handful of names could be any "word value" prose; a variables dump has many
@@ -263,7 +327,137 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
     known = {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
     if len(values) < 3 and not (known & values.keys()) and not any(k.startswith("innodb_") for k in values):
         raise ParseError("text does not look like server variables")
-    return _finish(values, lines)
+    if skipped.count > len(values):
+        raise ParseError(
+            f"text does not look like server variables: {skipped.count} of "
+            f"{skipped.count + len(values)} lines are not"
+        )
+    facts = _finish(values, lines)
+    facts.errors = skipped.errors()
+    return facts
+
+
+# ------------------------------------------------------------------ option files
+
+# Option-file groups the server reads (MySQL, MariaDB, Percona), with an optional
+# version suffix ([mysqld-8.0], [mariadb-10.11])
+_SERVER_GROUP = re.compile(r"(?i)^(mysqld|server|mariadb|mariadbd|galera|client-server)(-[\d.]+)?$")
+_GROUP_LINE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*$")
+_OPTION = re.compile(r"^\s*(?:--)?([A-Za-z][\w.-]*)\s*(?:=\s*(.*?))?\s*$")
+_SIZE_SUFFIX = re.compile(r"^(\d+)([KMGTPE])$", re.IGNORECASE)
+
+
+def _option_name(raw: str) -> str:
+    name = raw.strip().lower().replace("-", "_")
+    return name.removeprefix("loose_")
+
+
+def _option_value(raw: str | None) -> str:
+    """Value as the server would hold it: quotes removed, a trailing ``# comment``
+    dropped, ``8G``-style sizes in bytes, a bare flag ``ON``."""
+    if raw is None:
+        return "ON"
+    value = raw.strip()
+    if value[:1] in ("'", '"'):
+        end = value.find(value[0], 1)
+        return value[1:end] if end > 0 else value[1:]
+    value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
+    m = _SIZE_SUFFIX.match(value)
+    if m:
+        return str(int(m.group(1)) * 1024 ** (" KMGTPE".index(m.group(2).upper())))
+    return value
+
+
+def _config_groups_looking(head: str) -> bool:
+    groups = re.findall(r"^[ \t]*\[[ \t]*([\w.-]+)[ \t]*\][ \t]*$", head, re.M)
+    return any(_SERVER_GROUP.match(g) or g.lower() in ("client", "client-server", "mysql") for g in groups)
+
+
+@register(
+    "mysql_config",
+    commands=(
+        r"\b(cat|more|less|head|tail|grep|egrep|sed|awk|tee|vi|vim)\b.*(my\.cnf|my\.cnf\.d/|mysql/\S*\.cnf|\.cnf\b)",
+        r"\bmy_print_defaults\b",
+        r"\b(mysqld|mariadbd)\b.*--print-defaults",
+    ),
+    paths=(
+        r"(^|/)etc/my\.cnf$",
+        r"(^|/)etc/my\.cnf\.d/[^/]+\.cnf$",
+        r"(^|/)etc/mysql/(.+/)?[^/]+\.cnf$",
+        # an uploaded option file keeps only its base name ("server.cnf"); other
+        # .cnf files (openssl.cnf) have no server group and yield nothing
+        r"(^|/)[^/]+\.cnf$",
+    ),
+    detect=_config_groups_looking,
+    priority=5,
+)
+def parse_mysql_config(text: str) -> DatabaseFacts | list:
+    """Settings of the server groups of a MySQL/MariaDB option file (``my.cnf``,
+    ``/etc/my.cnf.d/*.cnf``, ``/etc/mysql/**/*.cnf``), several files concatenated,
+    or ``my_print_defaults mysqld`` / ``mysqld --print-defaults`` output::
+
+        [mysqld]
+        innodb_buffer_pool_size = 8G
+        loose-innodb-numa-interleave = 1
+        large-pages
+        !includedir /etc/my.cnf.d
+
+    Groups read: ``[mysqld]``, ``[server]``, ``[mariadb]``, ``[mariadbd]``,
+    ``[galera]``, ``[client-server]`` and their ``-VERSION`` forms; ``[client]``, ``[mysqld_safe]`` and
+    the other programs' groups are skipped. Names are normalised (lower case, ``_`` for
+    ``-``, no ``loose-``); a bare option is ``ON``; ``8G`` becomes bytes in
+    ``variables`` and stays as written in ``config``; the last setting of a name
+    wins; ``!include``/``!includedir`` are not followed. Every variable's source
+    is ``config``: a live ``SHOW VARIABLES`` value replaces it when both are read.
+    A file with no server group yields no facts.
+
+    >>> f = parse_mysql_config("[mysqld]\\ninnodb-buffer-pool-size = 8G\\nlarge-pages\\n")
+    >>> (f.variables, f.config["innodb_buffer_pool_size"])
+    ({'innodb_buffer_pool_size': '8589934592', 'large_pages': 'ON'}, '8G')
+    """
+    facts = DatabaseFacts()
+    skipped = _Skipped("NAME = VALUE")
+    group: str | None = None
+    printed = False  # my_print_defaults / --print-defaults: "--name=value" options
+    seen_group = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip().lstrip("\ufeff")
+        if (
+            not line
+            or line[0] in "#;"
+            or line.startswith(("!include", "==>"))
+            or line.endswith("would have been started with the following arguments:")
+        ):
+            continue
+        m = _GROUP_LINE.match(line)
+        if m:
+            group, seen_group = m.group(1), True
+            continue
+        if line.startswith("--") and (group is None or _SERVER_GROUP.match(group)):
+            # one option per line (my_print_defaults) or all on one (--print-defaults)
+            printed = True
+            tokens = re.split(r"\s+(?=--)", line)
+        elif group is None or not _SERVER_GROUP.match(group):
+            continue
+        else:
+            tokens = [line]
+        for token in tokens:
+            om = _OPTION.match(token)
+            if not om:
+                skipped.add(number, line)
+                break
+            name = _option_name(om.group(1))
+            raw_value = om.group(2)
+            facts.config[name] = "ON" if raw_value is None else raw_value.strip().strip("'\"")
+            facts.variables[name] = _option_value(raw_value)
+            facts.variable_sources[name] = "config"
+            facts.lines[name] = number
+    if not facts.variables:
+        if not seen_group and not printed:
+            raise ParseError("no [group] header or --option lines: not a MySQL option file")
+        return []
+    facts.errors = skipped.errors()
+    return facts
 
 
 # ------------------------------------------------------------------ version
@@ -458,7 +652,9 @@ def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEv
         r"var/lib/mysql/[^/]*\.err$",
     ),
     detect=lambda head: bool(
-        re.search(r"^\S*\s*\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
+        # one optional leading field ("2022-07-26 11:38:32 0 [Note]"); written so
+        # that a long line without spaces is not re-scanned from every position
+        re.search(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
         or re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
         or re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
     ),

@@ -1,4 +1,6 @@
-"""``virsh version``, ``virsh list --all`` and ``virsh capabilities``.
+"""``virsh version``, ``list --all``, ``capabilities``, ``nodeinfo``, ``freecell`` and
+the live placement of a domain (``vcpuinfo``, ``vcpupin``, ``emulatorpin``,
+``numatune``; each function's docstring shows its output).
 
 ``virsh version``::
 
@@ -23,9 +25,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collectors.facts import ParseError, VirshCapabilities, VirshDomainState, VirshList, VirshVersion
+from collectors.cpulist import parse_cpulist
+from collectors.facts import (
+    ArtifactError,
+    ParseError,
+    VcpuInfo,
+    VirshCapabilities,
+    VirshDomainState,
+    VirshDomainTuning,
+    VirshFreecell,
+    VirshList,
+    VirshNodeInfo,
+    VirshVersion,
+)
 from collectors.parsers import register
-from collectors.parsers.libvirt import _HOSTILE, line_of, safe_fromstring, to_kib
+from collectors.parsers.libvirt import _HOSTILE, line_of, lines_by_value, safe_fromstring, to_kib
 
 _VERSION_LINE = re.compile(
     r"^\s*(Compiled against library|Using library|Using API|Running hypervisor)\s*:\s*(\S+)\s+(\S+)\s*$"
@@ -36,7 +50,9 @@ _VERSION_LINE = re.compile(
     "virsh_version",
     commands=(r"^virsh\b.*\bversion\b",),
     paths=(r"sos_commands/virsh/virsh_-r_version$",),
-    detect=lambda head: bool(re.search(r"^\s*Running hypervisor:|^\s*Using library: libvirt", head, re.M)),
+    detect=lambda head: bool(
+        re.search(r"^[ \t]*Running hypervisor:|^[ \t]*Using library: libvirt", head, re.M)
+    ),
     priority=10,
 )
 def parse_virsh_version(text: str) -> VirshVersion:
@@ -177,13 +193,14 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
         if ln:
             out.lines["iommu"] = ln
     threads: set[tuple[str, str, str]] = set()
+    cell_lines = lines_by_value(text, r"<cell\s+id=['\"](\d+)['\"]")
     for index, cell in enumerate(host.findall("topology/cells/cell")):
         try:
             cell_id = int(cell.get("id", index))
         except ValueError:
             raise ParseError(f"bad cell id {cell.get('id')!r}") from None
         out.cells[cell_id] = _cell_entry(cell)
-        ln = line_of(text, rf"<cell\s+id=['\"]{cell_id}['\"]")
+        ln = cell_lines.get(str(cell_id))
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
         for c in cell.findall("cpus/cpu"):
@@ -200,4 +217,314 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
             }
     if out.cpu_arch is None and not out.cells and out.iommu is None:
         raise ParseError("<capabilities> has no host CPU, NUMA cells or IOMMU information")
+    return out
+
+
+# ------------------------------------------------------- live domain placement
+
+# "Label words: value"; words are separated by single spaces, so the patterns
+# stay linear on lines of hostile whitespace (values are stripped afterwards)
+_FIELD = re.compile(r"^\s*([A-Za-z][\w()]*(?: [\w()]+)*)\s*:(.*)$")
+# "yyyy----" (one character per host CPU), or "--pretty": "2,4-5 (out of 8)"
+_PRETTY_AFFINITY = re.compile(r"^(.*)\(out of (\d+)\)$")
+_TUNING_COMMANDS = ("vcpuinfo", "vcpupin", "emulatorpin", "numatune")
+_VALUED_OPTIONS = {"--vcpu", "--cpulist", "--mode", "--nodeset", "-c", "--connect"}
+
+
+def domain_from_command(command: str) -> str | None:
+    """The domain a ``virsh vcpuinfo|vcpupin|emulatorpin|numatune`` command names.
+
+    >>> domain_from_command("sudo virsh -c qemu:///system vcpupin --live db01")
+    'db01'
+    """
+    m = re.search(rf"\bvirsh\b(.*?)\b({'|'.join(_TUNING_COMMANDS)})\b(.*)$", command)
+    if not m:
+        return None
+    args = m.group(3).split("|")[0].split()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("--domain", "-d") and i + 1 < len(args):
+            return args[i + 1].strip("'\"")
+        if arg.startswith("--domain="):
+            return arg.split("=", 1)[1].strip("'\"")
+        if arg.startswith("-"):
+            i += 2 if arg in _VALUED_OPTIONS else 1
+            continue
+        return arg.strip("'\"") or None
+    return None
+
+
+def _affinity(value: str, number: int) -> tuple[list[int], int | None]:
+    """CPU ids and the host CPU count from a vcpuinfo ``CPU Affinity`` value."""
+    value = value.strip()
+    if value and set(value) <= {"y", "-"}:
+        return [i for i, c in enumerate(value) if c == "y"], len(value)
+    m = _PRETTY_AFFINITY.match(value)
+    cpus_text, total = (m.group(1), int(m.group(2))) if m else (value, None)
+    try:
+        return parse_cpulist(cpus_text), total
+    except ValueError:
+        raise ParseError(f"CPU Affinity is not a CPU map or list: {value!r}", line=number) from None
+
+
+def _cpu_list(value: str, what: str, number: int) -> list[int]:
+    try:
+        return parse_cpulist(value.strip())
+    except ValueError:
+        raise ParseError(f"{what} is not a CPU list: {value.strip()!r}", line=number) from None
+
+
+@register(
+    "virsh_vcpuinfo",
+    commands=(r"\bvirsh\b.*\bvcpuinfo\b",),
+    detect=lambda head: bool(re.search(r"^VCPU:\s+\d+\s*\nCPU:\s+\S+", head, re.M)),
+    priority=10,
+)
+def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
+    """Per-vCPU placement from ``virsh vcpuinfo DOM`` (``--pretty`` too)::
+
+        VCPU:           0
+        CPU:            2
+        State:          running
+        CPU time:       179545.2s
+        CPU Affinity:   --y-----
+
+    >>> t = parse_virsh_vcpuinfo("VCPU: 0\\nCPU: 2\\nState: running\\nCPU Affinity: --y-----\\n")
+    >>> (t.affinity, t.host_cpus, t.vcpus[0].cpu)
+    ({0: [2]}, 8, 2)
+    """
+    out = VirshDomainTuning(command="vcpuinfo")
+    current: VcpuInfo | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _FIELD.match(line)
+        if not m:
+            continue
+        key, value = m.group(1).lower(), m.group(2).strip()
+        if key == "vcpu":
+            try:
+                current = VcpuInfo(vcpu=int(value), line=number)
+            except ValueError:
+                raise ParseError(f"VCPU is not a number: {value!r}", line=number) from None
+            out.vcpus.append(current)
+            out.lines[f"vcpus[{current.vcpu}]"] = number
+        elif current is None:
+            continue
+        elif key == "cpu":
+            current.cpu = int(value) if value.isdigit() else None
+        elif key == "state":
+            current.state = value or None
+        elif key == "cpu time":
+            try:
+                current.cpu_time_s = float(value.rstrip("s"))
+            except ValueError:
+                current.cpu_time_s = None
+        elif key == "cpu affinity":
+            current.affinity, total = _affinity(value, number)
+            out.affinity[current.vcpu] = current.affinity
+            out.lines[f"affinity[{current.vcpu}]"] = number
+            out.host_cpus = total if total is not None else out.host_cpus
+    if not out.vcpus:
+        raise ParseError("no 'VCPU:' records: not virsh vcpuinfo output")
+    return out
+
+
+_PIN_HEADER = re.compile(r"^\s*VCPU:?\s+CPU Affinity\s*$")
+_PIN_ROW = re.compile(r"^\s*(\d+)(?:\s*:\s*|\s+)(\d(?:[\d,\-^ ]*\d)?)\s*$")
+
+
+@register(
+    "virsh_vcpupin",
+    commands=(r"\bvirsh\b.*\bvcpupin\b",),
+    detect=lambda head: any(_PIN_HEADER.match(ln) for ln in head.lstrip("\n").split("\n", 3)[:3]),
+    priority=10,
+    prose_lines=(r"VCPU:?\s+CPU Affinity",),
+)
+def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
+    """vCPU -> host CPUs from ``virsh vcpupin DOM`` (either layout)::
+
+         VCPU   CPU Affinity
+        ----------------------
+         0      2
+         1      3,5
+
+    (older virsh: ``VCPU: CPU Affinity`` and rows ``   0: 2``).
+
+    >>> parse_virsh_vcpupin(" VCPU   CPU Affinity\\n------\\n 0      2\\n 1      3,5\\n").affinity
+    {0: [2], 1: [3, 5]}
+    """
+    out = VirshDomainTuning(command="vcpupin")
+    lines = text.splitlines()
+    header = next((i for i, ln in enumerate(lines) if _PIN_HEADER.match(ln)), None)
+    if header is None:
+        raise ParseError("no 'VCPU  CPU Affinity' header: not virsh vcpupin output")
+    for number, line in enumerate(lines[header + 1 :], header + 2):
+        if not line.strip() or set(line.strip()) <= {"-"}:
+            continue
+        m = _PIN_ROW.match(line)
+        if not m:
+            out.errors.append(ArtifactError("", f"vcpupin: row not read: {line.strip()[:60]!r}", number))
+            continue
+        vcpu = int(m.group(1))
+        out.affinity[vcpu] = _cpu_list(m.group(2), f"vCPU {vcpu} affinity", number)
+        out.lines[f"affinity[{vcpu}]"] = number
+    if not out.affinity:
+        raise ParseError("virsh vcpupin output without vCPU rows")
+    return out
+
+
+@register(
+    "virsh_emulatorpin",
+    commands=(r"\bvirsh\b.*\bemulatorpin\b",),
+    detect=lambda head: bool(re.search(r"^[ \t]*emulator:[ \t]+CPU Affinity[ \t]*$", head, re.M)),
+    priority=10,
+)
+def parse_virsh_emulatorpin(text: str) -> VirshDomainTuning:
+    """The emulator threads' host CPUs from ``virsh emulatorpin DOM``::
+
+        emulator: CPU Affinity
+        ----------------------------------
+               *: 4-5
+
+    >>> parse_virsh_emulatorpin("emulator: CPU Affinity\\n----\\n       *: 4-5\\n").emulator_affinity
+    [4, 5]
+    """
+    out = VirshDomainTuning(command="emulatorpin")
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*\*:\s*(\S.*?)\s*$", line)
+        if m:
+            out.emulator_affinity = _cpu_list(m.group(1), "emulator affinity", number)
+            out.lines["emulator_affinity"] = number
+            return out
+    raise ParseError("no '*: CPUS' row: not virsh emulatorpin output")
+
+
+@register(
+    "virsh_numatune",
+    commands=(r"\bvirsh\b.*\bnumatune\b",),
+    detect=lambda head: bool(re.search(r"^numa_mode\s*:\s*\w+\s*\nnuma_nodeset\s*:", head, re.M)),
+    priority=10,
+    prose_lines=(r"numa_nodeset\s*:",),
+)
+def parse_virsh_numatune(text: str) -> VirshDomainTuning:
+    """Memory policy of a domain from ``virsh numatune DOM``::
+
+        numa_mode      : interleave
+        numa_nodeset   : 1
+
+    An empty ``numa_nodeset`` (a domain without ``<numatune>``) is ``None``.
+
+    >>> t = parse_virsh_numatune("numa_mode      : strict\\nnuma_nodeset   : 0-1\\n")
+    >>> (t.numa_mode, t.numa_nodeset)
+    ('strict', [0, 1])
+    """
+    out = VirshDomainTuning(command="numatune")
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*(numa_mode|numa_nodeset)\s*:\s*(.*?)\s*$", line)
+        if not m:
+            continue
+        if m.group(1) == "numa_mode":
+            out.numa_mode = m.group(2) or None
+        elif m.group(2):
+            out.numa_nodeset = _cpu_list(m.group(2), "numa_nodeset", number)
+        out.lines[m.group(1)] = number
+    if "numa_mode" not in out.lines:
+        raise ParseError("no 'numa_mode :' line: not virsh numatune output")
+    return out
+
+
+_NODEINFO_KEYS = {
+    "cpu model": "cpu_model",
+    "cpu(s)": "cpus",
+    "cpu frequency": "mhz",
+    "cpu socket(s)": "sockets_per_cell",
+    "core(s) per socket": "cores_per_socket",
+    "thread(s) per core": "threads_per_core",
+    "numa cell(s)": "numa_cells",
+    "memory size": "memory_kb",
+}
+
+
+@register(
+    "virsh_nodeinfo",
+    commands=(r"\bvirsh\b.*\bnodeinfo\b",),
+    paths=(r"sos_commands/virsh/virsh_-r_nodeinfo$",),
+    detect=lambda head: bool(re.search(r"^CPU model:\s+\S+\s*\nCPU\(s\):\s+\d+", head, re.M)),
+    priority=10,
+)
+def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
+    """The host's CPUs and memory from ``virsh nodeinfo``::
+
+        CPU model:           x86_64
+        CPU(s):              16
+        CPU frequency:       1400 MHz
+        CPU socket(s):       2
+        Core(s) per socket:  2
+        Thread(s) per core:  2
+        NUMA cell(s):        2
+        Memory size:         3145728 KiB
+
+    libvirt's ``CPU socket(s)`` counts sockets per NUMA cell (virNodeInfo), so
+    ``sockets`` is that times the cells.
+
+    >>> n = parse_virsh_nodeinfo("CPU model: x86_64\\nCPU(s): 16\\nCPU socket(s): 2\\nNUMA cell(s): 2\\n")
+    >>> (n.cpus, n.sockets)
+    (16, 4)
+    """
+    out = VirshNodeInfo()
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _FIELD.match(line)
+        if not m or m.group(1).lower() not in _NODEINFO_KEYS:
+            continue
+        name, value = _NODEINFO_KEYS[m.group(1).lower()], m.group(2).strip()
+        if name == "cpu_model":
+            out.cpu_model = value or None
+        else:
+            digits = re.match(r"\d+", value)
+            if digits is None:
+                raise ParseError(f"{m.group(1)} is not a number: {value!r}", line=number)
+            setattr(out, name, int(digits.group(0)))
+        out.lines[name] = number
+    if out.cpus is None:
+        raise ParseError("no 'CPU(s):' line: not virsh nodeinfo output")
+    if out.sockets_per_cell is not None:
+        out.sockets = out.sockets_per_cell * (out.numa_cells or 1)
+        out.lines["sockets"] = out.lines["sockets_per_cell"]
+    return out
+
+
+@register(
+    "virsh_freecell",
+    commands=(r"\bvirsh\b.*\bfreecell\b",),
+    detect=lambda head: bool(
+        re.search(r"^[ \t]*\d+:[ \t]+\d+[ \t]+KiB[ \t]*$", head, re.M)
+        and re.search(r"^[ \t]*Total:[ \t]+\d+[ \t]+KiB", head, re.M)
+    ),
+    priority=10,
+)
+def parse_virsh_freecell(text: str) -> VirshFreecell:
+    """Free memory per NUMA cell from ``virsh freecell --all`` (or one cell, or
+    the total alone from ``virsh freecell``)::
+
+            0:       2048 KiB
+            1:       4096 KiB
+        --------------------
+        Total:       6144 KiB
+
+    >>> parse_virsh_freecell("    0:  2048 KiB\\n    1:  4096 KiB\\n---\\nTotal: 6144 KiB\\n").free_kb
+    {0: 2048, 1: 4096}
+    """
+    out = VirshFreecell()
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*(\d+|Total):\s+(\d+)\s*KiB\s*$", line)
+        if not m:
+            continue
+        if m.group(1) == "Total":
+            out.total_kb = int(m.group(2))
+            out.lines["total_kb"] = number
+        else:
+            out.free_kb[int(m.group(1))] = int(m.group(2))
+            out.lines[f"free_kb[{m.group(1)}]"] = number
+    if not out.free_kb and out.total_kb is None:
+        raise ParseError("no 'N: SIZE KiB' lines: not virsh freecell output")
     return out

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 
-from collectors.facts import ParseError
+from collectors.facts import Domain, ParseError
 from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.libvirt import parse_domain
 from tests.conftest import CORPUS, FIXTURES, IN_CI, SEEDS, service_unavailable
@@ -219,3 +220,175 @@ def test_registration_routes():
     assert for_command("cat /etc/libvirt/qemu/db01.xml").kind == "libvirt_domain"
     assert for_path("sos_commands/virsh/virsh_-r_dumpxml_db01").kind == "libvirt_domain"
     assert for_path("etc/libvirt/qemu/db01.xml").kind == "libvirt_domain"
+
+
+# ---------------------------------------------------------------- bounded work (issue 15)
+
+_ISSUE15_HEAD = "<domain type='kvm'>\n<vcpu>32</vcpu>\n"
+
+
+def _cpu_seconds(func, *args):
+    """``(result or ParseError, CPU seconds)``; CPU time, not wall time, so a busy
+    shared machine does not make the bound flaky."""
+    start = time.process_time()
+    try:
+        result = func(*args)
+    except ParseError as exc:
+        result = exc
+    return result, time.process_time() - start
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # issue 15 defect 1: the 1,044-byte gzip upload, and its <!-- / CDATA variants
+        _ISSUE15_HEAD + "<?" * 500_000,
+        _ISSUE15_HEAD + "<!--" * 250_000,
+        _ISSUE15_HEAD + "<![CDATA[" * 100_000,
+        # below the tag cap, so fragment recovery itself runs (quadratic before: ~30 s)
+        _ISSUE15_HEAD + "<?" * 40_000,
+        _ISSUE15_HEAD + "<!--" * 40_000,
+        _ISSUE15_HEAD + "<![CDATA[" * 40_000,
+        # quotes never closed, tags cut short
+        _ISSUE15_HEAD + "<a b='" * 40_000,
+        _ISSUE15_HEAD + "<a b=\"'" * 40_000,
+        _ISSUE15_HEAD + "<cputune " * 40_000,
+        # deep nesting, open and closed, and 10 MB of <a>
+        "<domain>" + "<a>" * 40_000,
+        "<domain>" + "<a>" * 40_000 + "</a>" * 40_000 + "</domain>",
+        "<a>" * (10 * 1024 * 1024 // 3),
+        "<domain>" + "<a>" * (10 * 1024 * 1024 // 3),
+        # a few bytes of cpuset that would expand to gigabytes of CPU ids
+        "<domain><vcpu>1</vcpu><cputune>"
+        + "<vcpupin vcpu='1' cpuset='0-65535'/>" * 40_000
+        + "</cputune></domain>",
+    ],
+    ids=lambda t: f"{t[40:60]!r}x{len(t)}",
+)
+def test_hostile_fragments_end_quickly(text):
+    result, seconds = _cpu_seconds(parse_domain, text)
+    # parsed (cut-short tags kept as text) or refused, never slow
+    assert isinstance(result, ParseError | Domain)
+    assert seconds < 1.0
+
+
+def test_recovery_is_linear_in_the_fragment():
+    # thousands of <vcpupin> lines in a fragment left open: each line's evidence is
+    # found in one pass (one search per pin was quadratic)
+    text = "<cputune>\n" + "".join(f"  <vcpupin vcpu='{i}' cpuset='{i % 64}'/>\n" for i in range(4000))
+    d, seconds = _cpu_seconds(parse_domain, text)
+    assert d.recovered and len(d.vcpupin) == 4000
+    assert d.lines["vcpupin[3999]"] == 4001
+    assert seconds < 1.0
+
+
+def test_unterminated_comment_is_an_error_with_its_line():
+    with pytest.raises(ParseError, match="unterminated comment") as info:
+        parse_domain("<cputune>\n<vcpupin vcpu='0' cpuset='1'/>\n<!-- cut here\n<emulatorpin cpuset='2'/>\n")
+    assert info.value.line == 3
+
+
+def test_oversized_broken_text_is_not_recovered():
+    text = "<cputune>\n" + "<!-- padding -->\n" * 70_000
+    with pytest.raises(ParseError, match="too large to recover"):
+        parse_domain(text)
+
+
+def test_issue_15_upload_through_the_loader_is_an_artifact_error():
+    import gzip
+
+    from collectors.archive import load_host_bytes
+
+    data = gzip.compress((_ISSUE15_HEAD + "<?" * 500_000).encode())
+    assert len(data) < 1100
+    host, seconds = _cpu_seconds(lambda: load_host_bytes(data, name="domain.xml.gz"))
+    assert host.domains == []
+    assert any("libvirt_domain" in e.message for e in host.errors)
+    assert seconds < 5.0
+
+
+# ------------------------------------------- fragments quoted without <domain> (issue 11)
+
+# element -> the Domain fields it carries
+FRAGMENT_FIELDS = {
+    "vcpu": ("vcpus", "vcpu_current", "vcpu_cpuset"),
+    "cputune": ("vcpupin", "emulatorpin", "iothreadpin"),
+    "numatune": ("numatune_memory_mode", "numatune_memory_nodeset", "numatune_memory_placement", "memnodes"),
+    "cpu": ("cpu_mode", "cpu_model", "topology", "numa_cells"),
+    "memoryBacking": ("hugepages", "hugepage_sizes_kb"),
+}
+
+
+def corpus_elements():
+    """(file, element, element text) of every top-level domain child of
+    FRAGMENT_FIELDS in the libvirt corpus: real XML, cut as engineers quote it."""
+    import re
+
+    out = []
+    for path in sorted((CORPUS / "libvirt").glob("*.xml")):
+        text = path.read_text()
+        for tag in FRAGMENT_FIELDS:
+            m = re.search(rf"^( *)<{tag}\b[^>]*?(/>|>.*?</{tag}>)", text, re.M | re.S)
+            if m:
+                out.append(pytest.param(path, tag, m.group(0), id=f"{path.stem}-{tag}"))
+    return out
+
+
+@pytest.mark.parametrize(("path", "tag", "element"), corpus_elements())
+def test_an_element_quoted_alone_gives_the_same_facts_as_its_document(path, tag, element):
+    whole = parse_domain(path.read_text())
+    part = parse_domain(element)
+    assert part.fragment and part.recovered and part.name is None
+    for name in FRAGMENT_FIELDS[tag]:
+        assert getattr(part, name) == getattr(whole, name), name
+    # the same quoted inside prose, after a prompt-less paste
+    prose = f"The guest was defined with\n{element}\nand nothing else changed.\n"
+    assert detect(prose).kind == "libvirt_domain"
+    inside = parse_domain(prose)
+    for name in FRAGMENT_FIELDS[tag]:
+        assert getattr(inside, name) == getattr(whole, name), name
+
+
+def test_inline_vcpu_fragment_in_a_prose_line():
+    line = "On the guest we found <vcpu placement='static' current='4'>16</vcpu> in the XML & nothing else."
+    assert detect(line).kind == "libvirt_domain"
+    d = parse_domain(line)
+    assert (d.vcpus, d.vcpu_current, d.vcpu_placement, d.fragment) == (16, 4, "static", True)
+    assert d.lines["vcpus"] == 1
+
+
+def test_pin_lines_quoted_without_cputune_are_adopted():
+    text = (
+        "  <vcpupin vcpu='0' cpuset='1'/>\n  <vcpupin vcpu='1' cpuset='3'/>\n  <emulatorpin cpuset='67'/>\n"
+    )
+    d = parse_domain(text)
+    assert d.vcpupin == {0: [1], 1: [3]} and d.emulatorpin == [67] and d.fragment
+    assert d.lines["vcpupin[1]"] == 2
+
+
+def test_fragment_in_a_transcript_reaches_the_host_and_rules():
+    from collectors.archive import load_host_bytes
+    from collectors.facts import SnapshotFacts
+    from triage.engine import analyze
+
+    text = (
+        "The customer's guest XML has CPU hot-plug on:\n\n"
+        "<vcpu placement='static' current='4'>16</vcpu>\n\n"
+        "[root@kvm01 ~]# virsh dumpxml other | grep -A3 cputune\n"
+        "  <cputune>\n    <vcpupin vcpu='0' cpuset='2'/>\n  </cputune>\n"
+    )
+    host = load_host_bytes(text.encode(), name="paste.txt")
+    fragments = [d for d in host.domains if d.fragment]
+    assert any(d.vcpus == 16 and d.vcpu_current == 4 for d in fragments), host.domains
+    assert any(d.vcpupin == {0: [2]} for d in fragments)
+    vcpu_fragment = next(d for d in fragments if d.vcpus == 16)
+    assert text.splitlines()[vcpu_fragment.lines["vcpus"] - 1].startswith("<vcpu ")
+    result = analyze(SnapshotFacts(hosts=[host]))  # no rule may crash on a nameless fragment
+    assert "kvm.vcpu_hotplug_enabled" in {f.rule for f in result.findings}
+
+
+def test_virsh_domcapabilities_is_not_a_domain_fragment():
+    # libvirt's own expected `virsh domcapabilities` output (the test driver has none)
+    caps = (FIXTURES / "libvirt" / "domcapabilities_bhyve_basic.x86_64.xml").read_text()
+    spec = detect(caps)
+    assert spec is None or spec.kind != "libvirt_domain"

@@ -130,3 +130,216 @@ def test_capabilities_distances_and_given_topology():
 def test_unusable_text_raises_parse_error(parser, text):
     with pytest.raises(ParseError):
         parser(text)
+
+
+# --------------------------------------------- live placement, nodeinfo, freecell (issue 11)
+
+# One virsh session (the test driver keeps state only within one connection): pin,
+# then print. Real output of libvirt's test driver.
+PIN_SESSION = (
+    "vcpupin test 0 2; vcpupin test 1 3,5; emulatorpin test 4-5; numatune test --mode interleave --nodeset 1"
+)
+SHOW = ("vcpupin test", "vcpuinfo test", "vcpuinfo test --pretty", "emulatorpin test", "numatune test")
+
+
+@pytest.fixture(scope="module")
+def pinned() -> dict[str, str]:
+    """Output of each SHOW command on the test domain after PIN_SESSION."""
+    out = virsh_test_driver(PIN_SESSION + "; " + "; ".join(f"echo @@; {c}" for c in SHOW))
+    parts = out.split("@@\n")[1:]
+    assert len(parts) == len(SHOW)
+    return dict(zip(SHOW, parts, strict=True))
+
+
+def test_live_vcpupin_vcpuinfo_emulatorpin_numatune(pinned):
+    from collectors.parsers.virsh import (
+        parse_virsh_emulatorpin,
+        parse_virsh_numatune,
+        parse_virsh_vcpuinfo,
+        parse_virsh_vcpupin,
+    )
+
+    assert parse_virsh_vcpupin(pinned["vcpupin test"]).affinity == {0: [2], 1: [3, 5]}
+    info = parse_virsh_vcpuinfo(pinned["vcpuinfo test"])
+    assert info.affinity == {0: [2], 1: [3, 5]} and info.host_cpus == 8
+    assert [(v.vcpu, v.state) for v in info.vcpus] == [(0, "running"), (1, "running")]
+    assert info.vcpus[0].cpu == 2 and info.vcpus[0].cpu_time_s > 0
+    pretty = parse_virsh_vcpuinfo(pinned["vcpuinfo test --pretty"])
+    assert (pretty.affinity, pretty.host_cpus) == (info.affinity, 8)
+    assert parse_virsh_emulatorpin(pinned["emulatorpin test"]).emulator_affinity == [4, 5]
+    tune = parse_virsh_numatune(pinned["numatune test"])
+    assert (tune.numa_mode, tune.numa_nodeset) == ("interleave", [1])
+    for command, text in pinned.items():
+        assert for_command(f"virsh {command}").kind == detect(text).kind, command
+
+
+def test_live_defaults_are_not_pins():
+    """An unpinned domain: every vCPU may run on every host CPU."""
+    from collectors.archive import load_host_bytes
+
+    text = "".join(
+        f"[root@kvm01 ~]# virsh {c}\n{virsh_test_driver(*c.split())}"
+        for c in ("vcpuinfo test", "vcpupin test", "emulatorpin test", "numatune test")
+    )
+    host = load_host_bytes(text.encode(), name="paste.txt")
+    assert not host.errors
+    assert [t.command for t in host.domain_tuning] == ["vcpuinfo", "vcpupin", "emulatorpin", "numatune"]
+    assert all(t.domain == "test" for t in host.domain_tuning)
+    (dom,) = host.domains
+    assert (dom.name, dom.fragment, dom.vcpu_current) == ("test", True, 2)
+    assert dom.vcpupin == {} and dom.emulatorpin is None and dom.numatune_memory_mode is None
+
+
+def test_live_pins_reach_the_domain_of_the_same_name(pinned):
+    from collectors.archive import load_host_bytes
+
+    xml = virsh_test_driver("dumpxml", "test")
+    text = f"[root@kvm01 ~]# virsh dumpxml test\n{xml}"
+    for command in ("vcpupin test", "vcpuinfo test", "emulatorpin test", "numatune test"):
+        text += f"[root@kvm01 ~]# sudo virsh {command}\n{pinned[command]}"
+    host = load_host_bytes(text.encode(), name="paste.txt")
+    (dom,) = host.domains
+    assert (dom.name, dom.fragment, dom.vcpus) == ("test", False, 2)
+    assert dom.vcpupin == {0: [2], 1: [3, 5]}
+    assert dom.emulatorpin == [4, 5]
+    assert (dom.numatune_memory_mode, dom.numatune_memory_nodeset) == ("interleave", [1])
+
+
+def test_unprompted_pins_become_a_nameless_fragment(pinned):
+    from collectors.archive import load_host_bytes
+
+    host = load_host_bytes(pinned["vcpuinfo test"].encode(), name="vcpuinfo.txt")
+    (dom,) = host.domains
+    assert (dom.name, dom.fragment, dom.vcpupin) == (None, True, {0: [2], 1: [3, 5]})
+    assert pinned["vcpuinfo test"].splitlines()[dom.lines["vcpupin[1]"] - 1].startswith("CPU Affinity:")
+
+
+def test_live_nodeinfo_is_the_host_cpu_topology():
+    from collectors.archive import load_host_bytes
+    from collectors.parsers.virsh import parse_virsh_nodeinfo
+
+    out = virsh_test_driver("nodeinfo")
+    info = parse_virsh_nodeinfo(out)
+    assert (info.cpu_model, info.cpus, info.mhz, info.numa_cells, info.memory_kb) == (
+        "i686",
+        16,
+        1400,
+        2,
+        3145728,
+    )
+    # "CPU socket(s)" is per NUMA cell: 2 cells x 2 sockets x 2 cores x 2 threads = 16
+    assert (info.sockets_per_cell, info.sockets, info.cores_per_socket, info.threads_per_core) == (2, 4, 2, 2)
+    assert detect(out).kind == "virsh_nodeinfo"
+    host = load_host_bytes(f"[root@kvm01 ~]# virsh nodeinfo\n{out}".encode(), name="paste.txt")
+    assert (host.cpu.cpus, host.cpu.sockets, host.cpu.numa_nodes, host.role) == (16, 4, 2, "physical")
+    assert out.splitlines()[host.cpu.lines["sockets"] - 2].startswith("CPU socket(s)")
+
+
+def test_live_freecell_is_per_node_free_memory():
+    from collectors.archive import load_host_bytes
+    from collectors.parsers.virsh import parse_virsh_freecell
+
+    out = virsh_test_driver("freecell", "--all")
+    cells = parse_virsh_freecell(out)
+    assert (cells.free_kb, cells.total_kb) == ({0: 2048, 1: 4096}, 6144)
+    assert parse_virsh_freecell(virsh_test_driver("freecell")).total_kb == 3072
+    assert parse_virsh_freecell(virsh_test_driver("freecell", "0")).free_kb == {0: 2048}
+    assert detect(out).kind == "virsh_freecell"
+    host = load_host_bytes(f"[root@kvm01 ~]# virsh freecell --all\n{out}".encode(), name="paste.txt")
+    assert {n: node.free_mb for n, node in host.numa.nodes.items()} == {0: 2, 1: 4}
+    assert host.numa.sources["VirshFreecell"].artifact == "transcript:virsh freecell --all"
+
+
+@pytest.mark.parametrize(
+    ("command", "domain"),
+    [
+        ("virsh vcpuinfo db01", "db01"),
+        ("sudo virsh -c qemu:///system vcpupin --live db01", "db01"),
+        ("virsh vcpupin --domain db01 --vcpu 3", "db01"),
+        ("virsh numatune db01 --config", "db01"),
+        ("virsh emulatorpin instance-00000009 | cat", "instance-00000009"),
+        ("virsh nodeinfo", None),
+    ],
+)
+def test_domain_from_command(command, domain):
+    from collectors.parsers.virsh import domain_from_command
+
+    assert domain_from_command(command) == domain
+
+
+def test_old_layouts_and_partial_rows():
+    from collectors.parsers.virsh import parse_virsh_vcpupin
+
+    # the layout virsh printed before the table rework (libvirt < 6.x): "VCPU: CPU Affinity"
+    old = "VCPU: CPU Affinity\n----------------------------------\n   0: 2\n   1: 3,5\n   2: junk\n"
+    t = parse_virsh_vcpupin(old)
+    assert t.affinity == {0: [2], 1: [3, 5]}
+    (error,) = t.errors
+    assert error.line == 5 and "junk" in error.message
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: " VCPU   CPU Affinity\n----\n 0" + " " * n + "x\n",
+        lambda n: "VCPU: 0\nCPU" + " " * n + "x\n",
+        lambda n: "VCPU: 0\nCPU Affinity: " + "1 " * n + "(out of x)\n",
+        lambda n: "CPU model: x\nCPU(s): 1\n" + "Memory size" + " " * n + "\n",
+        lambda n: "    0:" + " " * n + "KiB\nTotal: 1 KiB\n",
+        lambda n: "emulator: CPU Affinity\n---\n       *: " + ",".join(["0-65535"] * (n // 8)) + "\n",
+    ],
+    ids=[
+        "vcpupin-spaces",
+        "field-spaces",
+        "pretty-list",
+        "nodeinfo-spaces",
+        "freecell-spaces",
+        "overlapping-ranges",
+    ],
+)
+def test_hostile_lines_cost_linear_time(make):
+    from collectors.parsers import virsh
+    from tests.collectors.parsers.scaling import assert_linear
+
+    for func in (
+        virsh.parse_virsh_vcpupin,
+        virsh.parse_virsh_vcpuinfo,
+        virsh.parse_virsh_emulatorpin,
+        virsh.parse_virsh_nodeinfo,
+        virsh.parse_virsh_freecell,
+        virsh.parse_virsh_numatune,
+    ):
+        assert_linear(func, make)
+
+
+@pytest.mark.parametrize("command", ["vcpupin test", "vcpuinfo test", "emulatorpin test", "numatune test"])
+def test_live_placement_outputs_are_read_without_a_prompt(pinned, command):
+    from collectors.archive import load_host_bytes
+
+    host = load_host_bytes(pinned[command].encode(), name="out.txt")
+    (tuning,) = host.domain_tuning
+    assert tuning.command == command.split()[0] and tuning.domain is None
+    assert not host.errors
+
+
+@pytest.mark.parametrize("args", [("nodeinfo",), ("freecell", "--all")])
+def test_live_host_outputs_are_read_without_a_prompt(args):
+    from collectors.archive import load_host_bytes
+
+    host = load_host_bytes(virsh_test_driver(*args).encode(), name="out.txt")
+    assert (host.nodeinfo if args[0] == "nodeinfo" else host.freecell) is not None
+    assert not host.errors
+
+
+def test_rules_run_over_live_placement_fragments(pinned):
+    """Fragment Domains made from live output (named and nameless) do not break
+    any rule."""
+    from collectors.archive import load_host_bytes
+    from collectors.facts import SnapshotFacts
+    from triage.engine import analyze
+
+    text = "".join(f"[root@kvm01 ~]# virsh {c}\n{pinned[c]}" for c in ("vcpuinfo test", "numatune test"))
+    named = load_host_bytes(text.encode(), name="paste.txt")
+    nameless = load_host_bytes(pinned["vcpupin test"].encode(), name="vcpupin.txt")
+    result = analyze(SnapshotFacts(hosts=[named, nameless]))
+    assert result.checked  # the engine ran every rule it could

@@ -1,0 +1,102 @@
+"""``ethtool -l DEV`` (``--show-channels``): a NIC's queue (channel) counts.
+
+::
+
+    Channel parameters for eth0:
+    Pre-set maximums:
+    RX:             n/a
+    TX:             n/a
+    Other:          1
+    Combined:       8
+    Current hardware settings:
+    RX:             n/a
+    TX:             n/a
+    Other:          1
+    Combined:       2
+
+``ethtool -l '*'`` prints one such block per device. "n/a" is ``None``. A device
+that has no channels ("Operation not supported") yields no facts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import ArtifactError, NicChannels, ParseError
+from collectors.parsers import register
+
+_DEVICE = re.compile(r"^\s*Channel parameters for (\S+?):\s*$")
+_SECTION = re.compile(r"^\s*(Pre-set maximums|Current hardware settings):\s*$")
+_COUNT = re.compile(r"^\s*(RX|TX|Other|Combined):\s*(\d+|n/a)\s*$", re.IGNORECASE)
+_UNSUPPORTED = re.compile(
+    r"Operation not supported|Cannot get device channel parameters|no such device", re.I
+)
+
+
+@register(
+    "ethtool_channels",
+    commands=(r"\bethtool\s+(-l|--show-channels)\b",),
+    detect=lambda head: (
+        bool(_DEVICE.search(head.split("\n", 1)[0]) or re.search(r"^Pre-set maximums:", head, re.M))
+        and "Current hardware settings:" in head
+    ),
+    priority=10,
+    prose_lines=(r"Pre-set maximums:", r"Current hardware settings:", r"Channel parameters for \S+:"),
+)
+def parse_ethtool_channels(text: str) -> list[NicChannels]:
+    """One :class:`NicChannels` per device block.
+
+    >>> (nic,) = parse_ethtool_channels("Channel parameters for eth0:\\nPre-set maximums:\\n"
+    ...     "RX:\\tn/a\\nCombined:\\t8\\nCurrent hardware settings:\\nRX:\\tn/a\\nCombined:\\t2\\n")
+    >>> (nic.device, nic.maximum, nic.current)
+    ('eth0', {'rx': None, 'combined': 8}, {'rx': None, 'combined': 2})
+    """
+    out: list[NicChannels] = []
+    nic: NicChannels | None = None
+    section: dict[str, int | None] | None = None
+    skipped: list[int] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = _DEVICE.match(line)
+        if m:
+            nic = NicChannels(device=m.group(1))
+            nic.lines["device"] = number
+            out.append(nic)
+            section = None
+            continue
+        m = _SECTION.match(line)
+        if m:
+            if nic is None:  # "-l" output without its first line
+                nic = NicChannels()
+                out.append(nic)
+            section = nic.maximum if m.group(1).startswith("Pre-set") else nic.current
+            nic.lines["maximum" if section is nic.maximum else "current"] = number
+            continue
+        m = _COUNT.match(line)
+        if m and section is not None and nic is not None:
+            key = m.group(1).lower()
+            section[key] = None if m.group(2).lower() == "n/a" else int(m.group(2))
+            which = "maximum" if section is nic.maximum else "current"
+            nic.lines[f"{which}.{key}"] = number
+            continue
+        if _UNSUPPORTED.search(line):
+            if nic is not None and not nic.maximum and not nic.current:
+                out.remove(nic)
+                nic = None
+            continue
+        skipped.append(number)
+    out = [n for n in out if n.maximum or n.current]
+    if not out:
+        if _UNSUPPORTED.search(text):
+            return []
+        raise ParseError("no 'Pre-set maximums' / 'Current hardware settings' counts: not ethtool -l output")
+    if skipped:
+        out[0].errors.append(
+            ArtifactError(
+                "",
+                f"channels: {len(skipped)} line{'s' if len(skipped) > 1 else ''} not in 'NAME: COUNT' form",
+                skipped[0],
+            )
+        )
+    return out
