@@ -818,3 +818,19 @@ def load_snapshot(
     return f.SnapshotFacts(
         hosts=[load_host(p, label=lbl, limits=limits) for p, lbl in zip(paths, names, strict=False)]
     )
+
+
+def load_host_files(
+    paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
+) -> f.HostFacts:
+    """Facts of ONE host read from several files: a snapshot's upload and the
+    evidence added to it later (pasted outputs, files). One loader reads them
+    all, so their artifacts land in the same host and each keeps its own name."""
+    loader = _Loader(label=label, limits=limits)
+    for path in paths:
+        try:
+            loader.load_path(Path(path))
+        except Exception as exc:  # an upload never raises
+            log.exception("loading %s failed", path)
+            loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
+    return loader.finish()
