@@ -40,7 +40,7 @@ LABELS: dict[str, dict[str, str]] = {
         "summary": "Host summary",
         "findings": "Findings",
         "no_findings": "No problem found in what was checked.",
-        "checked": "Checked ({n} rules)",
+        "checked": "Rules checked: {n}",
         "not_checked": "Not checked — missing evidence",
         "not_checked_help": (
             "These rules matter here but could not be evaluated; "
@@ -81,7 +81,7 @@ LABELS: dict[str, dict[str, str]] = {
         "summary": "主机概况",
         "findings": "发现的问题",
         "no_findings": "在已检查的范围内未发现问题。",
-        "checked": "已检查（{n} 条规则）",
+        "checked": "已检查的规则：{n} 条",
         "not_checked": "未检查——缺少证据",
         "not_checked_help": (
             "这些规则与本主机相关，但因缺少所需证据而无法评估；请运行下列命令并把输出添加到此快照。"
@@ -136,6 +136,15 @@ def _md_inline(text: Any) -> str:
 def _code(text: Any) -> str:
     s = _md_inline(text).replace("`", "'")
     return f"`{s}`" if s else "—"
+
+
+def _command(text: Any) -> str:
+    """A command as inline code that copies back exactly (pipes and quotes
+    kept; a command with backticks gets a longer fence)."""
+    s = " ".join(str(text or "").split("\n")).strip()
+    if "`" not in s:
+        return f"`{s}`"
+    return f"`` {s} ``"
 
 
 def _value(value: Any) -> str:
@@ -332,7 +341,7 @@ def _not_checked_markdown(snapshot: Snapshot, t: dict[str, str], zh: bool, add) 
             line = f"- {_code(n['rule'])}" + (f" {_md_inline(title)}" if title else "")
             add(line + (f": {_md_inline(reason)}" if reason else ""))
             for command in n.get("commands") or []:
-                add(f"  - `{_md_inline(command).replace('`', chr(39))}`")
+                add(f"  - {_command(command)}")
         add("")
     checked = sorted(str(r) for r in snapshot.checked or [])
     if checked:
