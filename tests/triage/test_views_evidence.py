@@ -163,6 +163,21 @@ def test_a_snapshot_without_findings_says_what_was_and_was_not_checked(client_al
     assert "No rule fired on this snapshot." not in html
 
 
+def test_status_line_and_list_never_show_a_bare_done(client_alice, alice):
+    snap = make_done(alice)
+    status = client_alice.get(reverse("triage:snapshot_status", args=[snap.pk])).content.decode()
+    assert "No problem found in what was checked." in status and "2 rules not checked" in status
+    listing = client_alice.get(reverse("triage:snapshot_list")).content.decode()
+    assert "2 rules not checked" in listing
+    with_finding = make_done(
+        get_user_model().objects.create_user("carol", password="pw-carol-123"),
+        findings=[("numa.balancing_disabled", "warning", 1.0)],
+    )
+    client_alice.force_login(with_finding.owner)
+    status = client_alice.get(reverse("triage:snapshot_status", args=[with_finding.pk])).content.decode()
+    assert "No problem found" not in status
+
+
 def test_no_findings_in_chinese(client_alice, alice):
     html = page(client_alice, make_done(alice, not_checked=[]), "zh-hans")
     assert "在已检查的范围内未发现问题。" in html
