@@ -561,24 +561,26 @@ def _added_ids(snapshot: Snapshot) -> list[int]:
     )
 
 
-def _own_not_checked(items, *, others: set[str]) -> list[dict]:
-    """The engine's not-checked entries for this snapshot's own host(s): those
-    of the other hosts of a cluster run are on their own snapshots."""
-    out = []
+def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], dict[int, list[dict]]]:
+    """The engine's not-checked entries as stored: those naming another host of
+    the cluster run (``siblings``: label -> snapshot id) go to its snapshot;
+    the rest (this upload's hosts, the cluster as a whole) stay here."""
+    own: list[dict] = []
+    by_sibling: dict[int, list[dict]] = {pk: [] for pk in siblings.values()}
     for item in items:
         data = _jsonable(item)
-        if not isinstance(data, dict) or (data.get("host") or "") in others:
+        if not isinstance(data, dict):
             continue
-        out.append(
-            {
-                "rule": str(data.get("rule") or ""),
-                "reason": str(data.get("reason") or ""),
-                "reason_zh": str(data.get("reason_zh") or ""),
-                "commands": [str(c) for c in data.get("commands") or []],
-                "host": str(data.get("host") or ""),
-            }
-        )
-    return out
+        entry = {
+            "rule": str(data.get("rule") or ""),
+            "reason": str(data.get("reason") or ""),
+            "reason_zh": str(data.get("reason_zh") or ""),
+            "commands": [str(c) for c in data.get("commands") or []],
+            "host": str(data.get("host") or ""),
+        }
+        target = siblings.get(entry["host"])
+        (own if target is None else by_sibling[target]).append(entry)
+    return own, by_sibling
 
 
 def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot | None:
@@ -658,6 +660,7 @@ class _Run:
     own_host: str | None = None
     checked: list = dataclasses.field(default_factory=list)
     not_checked: list = dataclasses.field(default_factory=list)
+    sibling_not_checked: dict[int, list] = dataclasses.field(default_factory=dict)
     # the added artifacts the run read: one added meanwhile makes it run again
     artifact_ids: list[int] = dataclasses.field(default_factory=list)
 
@@ -692,12 +695,16 @@ def _compute(snapshot: Snapshot) -> _Run:
     rules_seconds = time.monotonic() - t1
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels)
+    not_checked, sibling_not_checked = _split_not_checked(
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
+    )
     excerpts = _excerpts(
         result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
     )
     return _Run(
         checked=sorted(set(result.checked)),
-        not_checked=_own_not_checked(result.not_checked, others={labels[s.pk] for s in loaded}),
+        not_checked=not_checked,
+        sibling_not_checked=sibling_not_checked,
         artifact_ids=artifact_ids,
         own_host=host.hostname or snapshot.label,
         excerpts=excerpts,
@@ -898,6 +905,10 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
             Finding.objects.bulk_create(
                 _finding_rows(findings, snapshot=sib, engine_version=run.version, excerpts=run.excerpts)
             )
+            if sib_id in run.sibling_not_checked:
+                # what the host misses, as seen with the whole cluster
+                sib.not_checked = run.sibling_not_checked[sib_id]
+                sib.save(update_fields=["not_checked"])
     return snapshot
 
 

@@ -274,3 +274,32 @@ def test_write_stores_checked_not_checked_and_impact(user, enqueued, monkeypatch
         "mysql.large_pages_off",
         "mysql.buffer_pool_not_persisted",
     ]
+
+
+def test_not_checked_of_a_cluster_run_goes_to_the_snapshot_of_its_host(user, enqueued, monkeypatch):
+    """Two hosts of one cluster: each snapshot keeps the not-checked entries of
+    its own host (and those naming no single host stay with the one analysed)."""
+    snaps = {}
+    for name in ("gp-sdw03.txt", "gp-sdw04.txt"):
+        path = GAPS[1].path.parent / name
+        snaps[name] = services.create_snapshot(
+            owner=user, data=path.read_bytes(), filename=name, label=path.stem, cluster="kunpeng"
+        )
+    first = services.analyze_snapshot_now(snapshot_id=snaps["gp-sdw03.txt"].pk)
+    real = engine.analyze
+
+    def with_not_checked(facts):
+        result = real(facts)
+        result.not_checked = [
+            engine.NotChecked(
+                rule="numa.node_memory_imbalance", reason=f"no node meminfo on {h.label}", host=h.label
+            )
+            for h in facts.hosts
+        ] + [engine.NotChecked(rule="fleet.numa_config_drift", reason="one sysctl missing", host="cluster")]
+        return result
+
+    monkeypatch.setattr(engine, "analyze", with_not_checked)
+    second = services.analyze_snapshot_now(snapshot_id=snaps["gp-sdw04.txt"].pk)
+    first.refresh_from_db()
+    assert [n["host"] for n in second.not_checked] == ["gp-sdw04", "cluster"]
+    assert [n["host"] for n in first.not_checked] == ["gp-sdw03"]
