@@ -286,18 +286,3 @@ def test_paste_of_the_missing_block_brings_the_finding_back_on_the_report(client
     assert "Earlier analyses" in html and "Added evidence" in html
     history = html[html.index('id="history-heading"') :]
     assert "oceanbase.cpu_quota_concurrency_high" in history and gap.rule not in history
-
-
-def test_wizard_findings_step_shows_the_same_not_checked_list(client_alice, alice):
-    from troubleshoot import services as sessions
-
-    snap = make_done(alice)
-    session = sessions.create_session(owner=alice, title="slow db", metric_name="qps")
-    sessions.attach_snapshot(session=session, user=alice, snapshot=snap)
-    response = client_alice.get(reverse("troubleshoot:step", args=[session.pk, "findings"]))
-    html = response.content.decode()
-    section = html[html.index('id="not-checked"') :]
-    assert "no /proc/meminfo or HugePages_Total was read" in section
-    assert 'data-copy-text="grep -i huge /proc/meminfo"' in section
-    assert f'href="{snap.get_absolute_url()}#not-checked"' in section
-    assert 'name="output"' not in section  # pasting happens on the snapshot's report
