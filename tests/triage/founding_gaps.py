@@ -43,7 +43,7 @@ GAPS = [
     ),
     Gap("openstack-kvm-crm-cpu", "cmp-node07.txt", "numastat", "numastat", "numa.remote_access_dominant"),
     Gap("percona-numa-interleave-startup", "db-3301.txt", "mysql -S", "mysql", "mysql.large_pages_off"),
-    Gap("oceanbase-bmsql-tuning", "obs-197.txt", "tc qdisc", "tc qdisc", "net.netem_delay"),
+    Gap("oceanbase-bmsql-tuning", "obs-197.txt", "tc qdisc", "qdisc", "net.netem_delay"),
 ]
 
 
