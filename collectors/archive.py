@@ -892,14 +892,16 @@ class _TarWalk:
 
 
 def _load(
-    path: str | os.PathLike[str], label: str, limits: Limits | None, split_hosts: bool
+    paths: Iterable[str | os.PathLike[str]], label: str, limits: Limits | None, split_hosts: bool
 ) -> list[f.HostFacts]:
+    """One loader over every path, so their artifacts land in the same host(s)."""
     loader = _Loader(label=label, limits=limits, split_hosts=split_hosts)
-    try:
-        loader.load_path(Path(path))
-    except Exception as exc:  # last line of defence: an upload never raises
-        log.exception("loading %s failed", path)
-        loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
+    for path in paths:
+        try:
+            loader.load_path(Path(path))
+        except Exception as exc:  # last line of defence: an upload never raises
+            log.exception("loading %s failed", path)
+            loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
     return loader.finish_all()
 
 
@@ -930,7 +932,7 @@ def load_hosts(
     host per name, exactly as if each had been uploaded on its own; the first
     host (named ``label``) is the one the upload is about. Never raises on
     content; errors are listed per artifact in each ``HostFacts.errors``."""
-    return _load(path, label, limits, split_hosts=True)
+    return _load([path], label, limits, split_hosts=True)
 
 
 def load_hosts_bytes(
@@ -946,7 +948,7 @@ def load_host(path: str | os.PathLike[str], *, label: str = "", limits: Limits |
     host, whatever hosts the prompts name (use :func:`load_hosts` to keep them
     apart). Never raises on content; errors are listed per artifact in
     ``HostFacts.errors``."""
-    return _load(path, label, limits, split_hosts=False)[0]
+    return _load([path], label, limits, split_hosts=False)[0]
 
 
 def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits | None = None) -> f.HostFacts:
@@ -968,3 +970,12 @@ def load_snapshot(
     for p, lbl in zip(paths, names, strict=False):
         hosts.extend(load_hosts(p, label=lbl, limits=limits))
     return f.SnapshotFacts(hosts=hosts)
+
+
+def load_host_files(
+    paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
+) -> list[f.HostFacts]:
+    """Like :func:`load_hosts` over several files read as one upload: a
+    snapshot's upload and the evidence added to it later (pasted outputs,
+    files). Their artifacts land in the same host(s) and each keeps its name."""
+    return _load(paths, label, limits, split_hosts=True)

@@ -51,6 +51,8 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "triage:snapshot_detail": ("GET", (W, 200, 404, 200, 200)),
     "triage:snapshot_status": ("GET", (W, 200, 404, 200, 200)),
     "triage:snapshot_reanalyze": ("POST", (W, 302, 404, 302, 302)),  # back to the report
+    # adding evidence with an empty form: back to the report with the form's error
+    "triage:snapshot_add_artifact": ("POST", (W, 302, 404, 302, 302)),
     # the world's OceanBase snapshot has no guest domain, so even its owners get 404;
     # owner 200 / other team 404 on a real guest: tests/triage/remedies/test_remedies_view.py
     "triage:snapshot_remedy": ("GET", (W, 404, 404, 404, 404)),
@@ -72,6 +74,8 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "api-snapshot-list": ("GET", (A, 200, 200, 200, 200)),
     "api-snapshot-detail": ("GET", (A, 200, 404, 200, 200)),
     "api-snapshot-reanalyze": ("POST", (A, 202, 404, 202, 202)),
+    # adding evidence with an empty body: 400 once the snapshot is found
+    "api-snapshot-artifacts": ("POST", (A, 400, 404, 400, 400)),
     "api-snapshot-similar": ("GET", (A, 200, 404, 200, 200)),
     "api-snapshot-report-md": ("GET", (A, 200, 404, 200, 200)),
     "api-rule-list": ("GET", (A, 200, 200, 200, 200)),

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from triage.models import Finding, Snapshot
+from triage.models import Finding, Snapshot, SnapshotArtifact
 
 
 class FindingInline(admin.TabularInline):
@@ -10,6 +10,16 @@ class FindingInline(admin.TabularInline):
     readonly_fields = fields
     can_delete = False
     show_change_link = True
+
+
+class SnapshotArtifactInline(admin.TabularInline):
+    """Evidence added after the upload (read-only: added through the report or the API)."""
+
+    model = SnapshotArtifact
+    extra = 0
+    fields = ("name", "size", "sha256", "added_by", "created_at")
+    readonly_fields = fields
+    can_delete = False
 
 
 @admin.register(Snapshot)
@@ -40,7 +50,7 @@ class SnapshotAdmin(admin.ModelAdmin):
         "attempts",
         "last_error",
     )
-    inlines = [FindingInline]
+    inlines = [FindingInline, SnapshotArtifactInline]
 
 
 @admin.register(Finding)

@@ -31,6 +31,8 @@ from triage.models import Snapshot
 from triage.reports import render_markdown, report_language
 from triage.rules import load_all as load_rules
 from triage.serializers import (
+    ArtifactAcceptedSerializer,
+    ArtifactUploadSerializer,
     RuleSerializer,
     SimilarCaseSerializer,
     SnapshotAcceptedSerializer,
@@ -136,6 +138,30 @@ class RawQuerySerializer(serializers.Serializer):
     phase = serializers.ChoiceField(choices=["before", "after"], required=False, default="before")
 
 
+def _body_type(request: Request) -> str:
+    """The request's media type, once its declared length is within the upload
+    limit: a body too large is refused before a byte of it is read."""
+    limit = upload_limit()
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise ParseError("Invalid Content-Length.") from None
+    if declared > limit + MULTIPART_SLACK:
+        raise _too_large()
+    content_type = (request.content_type or "").split(";")[0].strip().lower()
+    if content_type in RAW_TYPES and declared > limit:
+        raise _too_large()
+    return content_type
+
+
+def _raw_spool(request: Request):
+    body = request.data
+    spool = body.get("raw") if hasattr(body, "get") else None
+    if spool is None:
+        raise ParseError("Empty request body.")
+    return spool, body.get("raw_name") or "upload"
+
+
 def _visible(request: Request):
     return services.visible_snapshots(request.user)
 
@@ -222,18 +248,7 @@ class SnapshotListCreateView(generics.GenericAPIView):
         responses={202: SnapshotAcceptedSerializer, **UPLOAD_ERRORS},
     )
     def post(self, request: Request) -> Response:
-        limit = upload_limit()
-        try:
-            declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            raise ParseError("Invalid Content-Length.") from None
-        # Refuse before a byte of the body is read.
-        if declared > limit + MULTIPART_SLACK:
-            raise _too_large()
-        content_type = (request.content_type or "").split(";")[0].strip().lower()
-        if content_type in RAW_TYPES:
-            if declared > limit:
-                raise _too_large()
+        if _body_type(request) in RAW_TYPES:
             return self._create_raw(request)
         return self._create_multipart(request)
 
@@ -259,16 +274,13 @@ class SnapshotListCreateView(generics.GenericAPIView):
         query = RawQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        body = request.data
-        spool = body.get("raw") if hasattr(body, "get") else None
-        if spool is None:
-            raise ParseError("Empty request body.")
+        spool, raw_name = _raw_spool(request)
         try:
             session = _session_for_upload(request, params.get("session"))
             return self._create(
                 request,
-                uploaded_file=File(spool, name=params.get("filename") or body.get("raw_name") or "upload"),
-                filename=params.get("filename") or body.get("raw_name") or "upload",
+                uploaded_file=File(spool, name=params.get("filename") or raw_name),
+                filename=params.get("filename") or raw_name,
                 label=params.get("label", ""),
                 cluster=params.get("cluster", ""),
                 session=session,
@@ -309,6 +321,68 @@ class SnapshotDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         snapshot = get_visible_snapshot(request, pk)
         return Response(SnapshotDetailSerializer(snapshot, context={"request": request}).data)
+
+
+class ArtifactQuerySerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
+class SnapshotArtifactCreateView(APIView):
+    """Evidence added to an existing snapshot (issue 12, "Missing evidence")."""
+
+    parser_classes = [MultiPartParser, FormParser, *RAW_PARSERS]
+    throttle_classes = [UploadThrottle]
+    throttle_scope = "uploads"
+
+    @extend_schema(
+        summary="Add evidence to a snapshot",
+        description=(
+            "Adds a command's output (what the snapshot's `not_checked` list asks for) to the SAME "
+            "snapshot and queues it for analysis again; its earlier findings are kept in `history`. "
+            "The body is the raw output with Content-Type text/plain (or a gzip/xz/tar file; then the "
+            "optional `name` is a query parameter), or multipart with the field `file` and an "
+            "optional `name`. Limits as for uploads. Answers 202 at once with the snapshot and the "
+            "stored artifact; poll `api_url` until `status` is `done` or `failed`. The same content "
+            "added twice is stored once and not analysed again."
+        ),
+        parameters=[OpenApiParameter("name", str, description="raw bodies only: the artifact's name")],
+        request={"multipart/form-data": ArtifactUploadSerializer, **RAW_BODY},
+        responses={202: ArtifactAcceptedSerializer, **UPLOAD_ERRORS},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        if _body_type(request) in RAW_TYPES:
+            query = ArtifactQuerySerializer(data=request.query_params)
+            query.is_valid(raise_exception=True)
+            spool, raw_name = _raw_spool(request)
+            name = query.validated_data.get("name") or ""
+            try:
+                return self._add(
+                    request, snapshot, uploaded_file=File(spool, name=name or raw_name), name=name
+                )
+            finally:
+                spool.close()
+        form = ArtifactUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        upload = form.validated_data["file"]
+        if upload.size > upload_limit():
+            raise _too_large()
+        return self._add(request, snapshot, uploaded_file=upload, name=form.validated_data.get("name") or "")
+
+    def _add(self, request: Request, snapshot: Snapshot, *, uploaded_file, name: str) -> Response:
+        try:
+            artifact = services.add_artifact(
+                snapshot=snapshot, user=request.user, uploaded_file=uploaded_file, name=name
+            )
+        except services.UploadRejected as exc:
+            if "larger than" in str(exc):
+                raise _too_large() from None
+            raise ValidationError({"file": [str(exc)]}) from None
+        snapshot.refresh_from_db()
+        payload = ArtifactAcceptedSerializer(
+            snapshot, context={"request": request, "artifact": artifact}
+        ).data
+        return Response(payload, status=status.HTTP_202_ACCEPTED, headers={"Location": payload["api_url"]})
 
 
 class SnapshotReanalyzeView(APIView):

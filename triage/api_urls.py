@@ -5,6 +5,11 @@ from triage import api
 urlpatterns = [
     path("snapshots/", api.SnapshotListCreateView.as_view(), name="api-snapshot-list"),
     path("snapshots/<int:pk>/", api.SnapshotDetailView.as_view(), name="api-snapshot-detail"),
+    path(
+        "snapshots/<int:pk>/artifacts/",
+        api.SnapshotArtifactCreateView.as_view(),
+        name="api-snapshot-artifacts",
+    ),
     path("snapshots/<int:pk>/reanalyze/", api.SnapshotReanalyzeView.as_view(), name="api-snapshot-reanalyze"),
     path("snapshots/<int:pk>/similar/", api.SnapshotSimilarView.as_view(), name="api-snapshot-similar"),
     path(

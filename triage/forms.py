@@ -62,3 +62,23 @@ class SnapshotFilterForm(forms.Form):
     )
     cluster = forms.CharField(label=_("Cluster"), required=False, max_length=200)
     rule = forms.CharField(label=_("Rule"), required=False, max_length=100)
+
+
+class AddArtifactForm(forms.Form):
+    """Evidence pasted (or a file chosen) on the report's "Not checked" list."""
+
+    output = forms.CharField(
+        label=_("Paste the output"),
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+        help_text=_("The command line and its output, as the terminal shows them."),
+    )
+    file = forms.FileField(label=_("Or choose a file"), required=False)
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("file") and not (cleaned.get("output") or "").strip():
+            raise forms.ValidationError(_("Paste the output or choose a file."))
+        return cleaned

@@ -67,6 +67,9 @@ class Snapshot(models.Model):
     # further hosts of the same upload (a paste that ssh-es from a host to its
     # guest): HostFacts dicts like ``facts``
     extra_hosts = models.JSONField(default=list, blank=True)
+    # earlier analyses replaced after evidence was added, oldest first:
+    # [{"engine_version", "finished_at", "reason", "findings": [{rule, severity, host, title, title_zh}]}]
+    history = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
 
@@ -110,6 +113,27 @@ class Snapshot(models.Model):
         return self.findings.filter(engine_version=self.engine_version)
 
 
+class SnapshotArtifact(models.Model):
+    """Evidence added to a snapshot after its upload (a pasted command output or
+    a file), read into the same host as the original upload on every analysis."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="added_artifacts")
+    name = models.CharField(_("name"), max_length=200)
+    file = models.FileField(upload_to="snapshots/", max_length=500)
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="snapshot_artifacts"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["snapshot", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (+{self.snapshot_id})"
+
+
 class Finding(models.Model):
     class Severity(models.TextChoices):
         CRITICAL = "critical", _("Critical")
@@ -140,6 +164,21 @@ class Finding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rule} ({self.severity})"
+
+    @classmethod
+    def in_report_order(cls, findings) -> list[Finding]:
+        """Largest impact first (the report names the top findings first); the
+        severity, rule and host break ties so the order is stable."""
+        return sorted(
+            findings,
+            key=lambda f: (
+                -(f.impact or 0.0),
+                cls.SEVERITY_ORDER.get(f.severity, 9),
+                f.rule,
+                f.host,
+                f.pk or 0,
+            ),
+        )
 
     def localized_title(self, language: str | None = None) -> str:
         lang = (language or get_language() or "en").lower()

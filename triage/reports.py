@@ -39,7 +39,14 @@ LABELS: dict[str, dict[str, str]] = {
         "host": "Host",
         "summary": "Host summary",
         "findings": "Findings",
-        "no_findings": "No rule fired on this snapshot.",
+        "no_findings": "No problem found in what was checked.",
+        "checked": "Rules checked: {n}",
+        "not_checked": "Not checked — missing evidence",
+        "not_checked_help": (
+            "These rules matter here but could not be evaluated; "
+            "run the commands and add their output to the snapshot."
+        ),
+        "top": "Largest impact first",
         "not_done": "The analysis has not finished yet (status: {status}); findings follow when it is done.",
         "evidence": "Evidence",
         "measures": "Measures",
@@ -73,7 +80,13 @@ LABELS: dict[str, dict[str, str]] = {
         "host": "主机",
         "summary": "主机概况",
         "findings": "发现的问题",
-        "no_findings": "此快照未触发任何规则。",
+        "no_findings": "在已检查的范围内未发现问题。",
+        "checked": "已检查的规则：{n} 条",
+        "not_checked": "未检查——缺少证据",
+        "not_checked_help": (
+            "这些规则与本主机相关，但因缺少所需证据而无法评估；请运行下列命令并把输出添加到此快照。"
+        ),
+        "top": "影响最大的问题",
         "not_done": "分析尚未完成（状态：{status}）；完成后将列出发现的问题。",
         "evidence": "证据",
         "measures": "措施",
@@ -105,6 +118,7 @@ KIND_ZH = {
     "artifact": "单个文件",
 }
 MAX_EVIDENCE = 8
+TOP = 3  # findings named at the top of the report
 
 
 def report_language(value: str | None) -> str:
@@ -122,6 +136,15 @@ def _md_inline(text: Any) -> str:
 def _code(text: Any) -> str:
     s = _md_inline(text).replace("`", "'")
     return f"`{s}`" if s else "—"
+
+
+def _command(text: Any) -> str:
+    """A command as inline code that copies back exactly (pipes and quotes
+    kept; a command with backticks gets a longer fence)."""
+    s = " ".join(str(text or "").split("\n")).strip()
+    if "`" not in s:
+        return f"`{s}`"
+    return f"`` {s} ``"
 
 
 def _value(value: Any) -> str:
@@ -220,14 +243,14 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
             add("")
         return "\n".join(lines).rstrip() + "\n"
 
-    findings = sorted(
-        snapshot.current_findings(),
-        key=lambda f: (Finding.SEVERITY_ORDER.get(f.severity, 9), f.rule, f.host, f.pk),
-    )
+    findings = Finding.in_report_order(snapshot.current_findings())
     add(f"## {t['findings']} ({len(findings)})")
     add("")
     if not findings:
-        add(t["no_findings"])
+        add(f"**{t['no_findings']}**")
+        add("")
+    elif len(findings) > 1:
+        add(f"**{t['top']}**: " + ", ".join(_code(f.rule) for f in findings[:TOP]))
         add("")
     titles = _measure_titles({s for f in findings for s in f.measures or []}, lang)
     for f in findings:
@@ -267,6 +290,8 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
                 add(f"- {_code(slug)}" + (f" {_md_inline(name)}" if name else ""))
             add("")
 
+    _not_checked_markdown(snapshot, t, zh, add)
+
     add(f"## {t['similar']}")
     add("")
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
@@ -295,3 +320,34 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
             add(f"- {_code(e.get('artifact'))}: {_md_inline(e.get('message'))}")
         add("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _not_checked_markdown(snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
+    """What could not be checked (with the commands that produce the missing
+    evidence) and what was: a report with no finding is never a bare "done"."""
+    from triage.rules import load_all
+
+    specs = load_all()
+    items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
+    if items:
+        add(f"## {t['not_checked']} ({len(items)})")
+        add("")
+        add(t["not_checked_help"])
+        add("")
+        for n in items:
+            spec = specs.get(n["rule"])
+            title = ((spec.title_zh if zh else "") or spec.title) if spec else ""
+            reason = (n.get("reason_zh") if zh else None) or n.get("reason") or ""
+            line = f"- {_code(n['rule'])}" + (f" {_md_inline(title)}" if title else "")
+            add(line + (f": {_md_inline(reason)}" if reason else ""))
+            for command in n.get("commands") or []:
+                add(f"  - {_command(command)}")
+        add("")
+    checked = sorted(str(r) for r in snapshot.checked or [])
+    if checked:
+        add(f"<details><summary>{t['checked'].format(n=len(checked))}</summary>")
+        add("")
+        add(", ".join(_code(r) for r in checked))
+        add("")
+        add("</details>")
+        add("")

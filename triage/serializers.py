@@ -14,7 +14,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from triage.models import Finding, Snapshot
+from triage.models import Finding, Snapshot, SnapshotArtifact
 from triage.reports import facts_summary
 
 
@@ -35,7 +35,7 @@ class FindingSerializer(serializers.ModelSerializer):
         model = Finding
         fields = [
             "rule", "severity", "host", "title", "title_zh", "explanation", "explanation_zh",
-            "evidence", "measures", "engine_version",
+            "evidence", "measures", "impact", "engine_version",
         ]  # fmt: skip
 
     @extend_schema_field(EvidenceSerializer(many=True))
@@ -63,6 +63,70 @@ class ArtifactErrorSerializer(serializers.Serializer):
 class SkippedRuleSerializer(serializers.Serializer):
     rule = serializers.CharField()
     reason = serializers.CharField(allow_blank=True)
+
+
+class NotCheckedSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    reason_zh = serializers.CharField(allow_blank=True)
+    commands = serializers.ListField(
+        child=serializers.CharField(), help_text="the exact commands that produce the missing evidence"
+    )
+    host = serializers.CharField(allow_blank=True)
+
+
+class ReadArtifactSerializer(serializers.Serializer):
+    kind = serializers.CharField(allow_null=True)
+    start_line = serializers.IntegerField()
+    end_line = serializers.IntegerField()
+    parsed = serializers.BooleanField()
+    name = serializers.CharField(required=False, allow_blank=True)
+    command = serializers.CharField(required=False, allow_null=True)
+
+
+class UnrecognisedBlockSerializer(serializers.Serializer):
+    start_line = serializers.IntegerField()
+    end_line = serializers.IntegerField()
+    first_line = serializers.CharField(allow_blank=True)
+    name = serializers.CharField(required=False, allow_blank=True)
+
+
+class ReadingSerializer(serializers.Serializer):
+    lines = serializers.IntegerField()
+    read_lines = serializers.IntegerField()
+    prompt_lines = serializers.IntegerField(required=False)
+    prose_lines = serializers.IntegerField(required=False)
+    unrecognised_lines = serializers.IntegerField(required=False)
+    artifacts = ReadArtifactSerializer(many=True)
+    unrecognised = UnrecognisedBlockSerializer(many=True)
+
+
+class HostReadingSerializer(serializers.Serializer):
+    hostname = serializers.CharField(allow_null=True)
+    reading = ReadingSerializer()
+
+
+class EarlierFindingSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    severity = serializers.CharField()
+    host = serializers.CharField(allow_blank=True)
+    title = serializers.CharField(allow_blank=True)
+    title_zh = serializers.CharField(allow_blank=True)
+
+
+class EarlierAnalysisSerializer(serializers.Serializer):
+    engine_version = serializers.CharField(allow_blank=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    findings = EarlierFindingSerializer(many=True)
+
+
+class SnapshotArtifactSerializer(serializers.ModelSerializer):
+    added_by = serializers.CharField(source="added_by.username", read_only=True)
+
+    class Meta:
+        model = SnapshotArtifact
+        fields = ["id", "name", "sha256", "size", "created_at", "added_by"]
 
 
 class FactsSummarySerializer(serializers.Serializer):
@@ -105,6 +169,26 @@ class SnapshotAcceptedSerializer(SnapshotLinksMixin, serializers.ModelSerializer
         fields = ["id", "url", "api_url", "report_md_url", "status"]
 
 
+class ArtifactAcceptedSerializer(SnapshotAcceptedSerializer):
+    """The snapshot the evidence was added to (queued again) and the stored artifact."""
+
+    artifact = serializers.SerializerMethodField()
+
+    class Meta(SnapshotAcceptedSerializer.Meta):
+        fields = [*SnapshotAcceptedSerializer.Meta.fields, "artifact"]
+
+    @extend_schema_field(SnapshotArtifactSerializer)
+    def get_artifact(self, snap: Snapshot) -> dict:
+        return SnapshotArtifactSerializer(self.context["artifact"]).data
+
+
+class ArtifactUploadSerializer(serializers.Serializer):
+    """Evidence added as a multipart upload."""
+
+    file = serializers.FileField()
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
 class SnapshotListSerializer(SnapshotLinksMixin, serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     team = serializers.CharField(source="team.slug", read_only=True, allow_null=True, default=None)
@@ -124,6 +208,13 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     similar_cases = serializers.SerializerMethodField()
     errors = serializers.SerializerMethodField()
     skipped = serializers.SerializerMethodField()
+    checked = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text="rule IDs evaluated"
+    )
+    not_checked = serializers.SerializerMethodField()
+    hosts = serializers.SerializerMethodField()
+    history = serializers.SerializerMethodField()
+    added_artifacts = serializers.SerializerMethodField()
     last_error = serializers.CharField(read_only=True)
     parse_seconds = serializers.FloatField(read_only=True, allow_null=True)
     rules_seconds = serializers.FloatField(read_only=True, allow_null=True)
@@ -131,8 +222,8 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     class Meta(SnapshotListSerializer.Meta):
         fields = [
             *SnapshotListSerializer.Meta.fields,
-            "facts_summary", "findings", "similar_cases", "errors", "skipped", "last_error",
-            "parse_seconds", "rules_seconds",
+            "facts_summary", "findings", "checked", "not_checked", "hosts", "similar_cases", "errors",
+            "skipped", "history", "added_artifacts", "last_error", "parse_seconds", "rules_seconds",
         ]  # fmt: skip
 
     @extend_schema_field(FactsSummarySerializer)
@@ -143,11 +234,56 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     def get_findings(self, snap: Snapshot) -> list:
         if snap.status != Snapshot.Status.DONE:
             return []
-        findings = sorted(
-            snap.current_findings(),
-            key=lambda f: (Finding.SEVERITY_ORDER.get(f.severity, 9), f.rule, f.host, f.pk),
-        )
-        return FindingSerializer(findings, many=True).data
+        return FindingSerializer(Finding.in_report_order(snap.current_findings()), many=True).data
+
+    @extend_schema_field(NotCheckedSerializer(many=True))
+    def get_not_checked(self, snap: Snapshot) -> list:
+        if snap.status != Snapshot.Status.DONE:
+            return []
+        return [
+            {
+                "rule": str(n.get("rule") or ""),
+                "reason": str(n.get("reason") or ""),
+                "reason_zh": str(n.get("reason_zh") or ""),
+                "commands": [str(c) for c in n.get("commands") or []],
+                "host": str(n.get("host") or ""),
+            }
+            for n in snap.not_checked or []
+            if isinstance(n, dict)
+        ]
+
+    @extend_schema_field(HostReadingSerializer(many=True))
+    def get_hosts(self, snap: Snapshot) -> list:
+        """Each host the upload holds (usually one; a paste that ssh-es to a
+        guest holds two) with what Casebook read of it."""
+        out = []
+        for facts in [snap.facts or {}, *(snap.extra_hosts or [])]:
+            if not isinstance(facts, dict) or not facts:
+                continue
+            reading = facts.get("reading") if isinstance(facts.get("reading"), dict) else {}
+            out.append(
+                {
+                    "hostname": facts.get("hostname") or None,
+                    "reading": {
+                        "lines": int(reading.get("lines") or 0),
+                        "read_lines": int(reading.get("read_lines") or 0),
+                        "prompt_lines": int(reading.get("prompt_lines") or 0),
+                        "prose_lines": int(reading.get("prose_lines") or 0),
+                        "unrecognised_lines": int(reading.get("unrecognised_lines") or 0),
+                        "artifacts": [a for a in reading.get("artifacts") or [] if isinstance(a, dict)],
+                        "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
+                    },
+                }
+            )
+        return out
+
+    @extend_schema_field(EarlierAnalysisSerializer(many=True))
+    def get_history(self, snap: Snapshot) -> list:
+        return [h for h in snap.history or [] if isinstance(h, dict)]
+
+    @extend_schema_field(SnapshotArtifactSerializer(many=True))
+    def get_added_artifacts(self, snap: Snapshot) -> list:
+        return SnapshotArtifactSerializer(snap.added_artifacts.select_related("added_by"), many=True).data
 
     @extend_schema_field(SimilarCaseSerializer(many=True))
     def get_similar_cases(self, snap: Snapshot) -> list:

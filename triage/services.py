@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import tarfile
+import tempfile
 import time
 from collections.abc import Iterable
 from datetime import timedelta
@@ -41,7 +42,7 @@ from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from triage.models import Finding, Snapshot
+from triage.models import Finding, Snapshot, SnapshotArtifact
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +287,83 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
     return True
 
 
+# --------------------------------------------------------------------- added evidence
+
+MAX_HISTORY = 50  # earlier analyses kept on a snapshot
+PASTED_ARTIFACT = "pasted-output.txt"
+
+
+def _history_entry(snapshot: Snapshot, *, reason: str) -> dict:
+    """What the analysis being replaced had found, for the report's "Earlier analyses"."""
+    findings = Finding.in_report_order(snapshot.current_findings())
+    return {
+        "engine_version": snapshot.engine_version,
+        "finished_at": snapshot.finished_at.isoformat() if snapshot.finished_at else None,
+        "reason": reason,
+        "checked": len(snapshot.checked or []),
+        "not_checked": len(snapshot.not_checked or []),
+        "findings": [
+            {"rule": f.rule, "severity": f.severity, "host": f.host, "title": f.title, "title_zh": f.title_zh}
+            for f in findings
+        ],
+    }
+
+
+def add_artifact(
+    *, snapshot: Snapshot, user, data: bytes | None = None, uploaded_file=None, name: str = ""
+) -> SnapshotArtifact:
+    """Add evidence (a pasted command output or a file) to an existing snapshot
+    and queue its re-analysis: the same snapshot, its earlier findings kept in
+    ``history``. The content is checked against the upload limits, stored and
+    fsynced before the row exists; the analysis is enqueued once the
+    transaction commits. The same content added twice is stored once (the
+    existing artifact is returned and nothing is re-analysed)."""
+    if (uploaded_file is None) == (data is None):
+        raise TypeError("give exactly one of uploaded_file or data")
+    if data is not None:
+        content = File(io.BytesIO(data), name=name or PASTED_ARTIFACT)
+        sha256, size = hashlib.sha256(data).hexdigest(), len(data)
+    else:
+        content = uploaded_file if isinstance(uploaded_file, File) else File(uploaded_file)
+        name = name or os.path.basename(getattr(uploaded_file, "name", "") or "")
+        content.seek(0)
+        sha256, size = _hash_chunks(content.chunks(CHUNK))
+        content.seek(0)
+    if size == 0:
+        raise UploadRejected("the upload is empty")
+    limit = settings.CASEBOOK_LIMITS["upload_bytes"]
+    if size > limit:
+        raise UploadRejected(f"the upload is larger than {limit} bytes")
+    existing = SnapshotArtifact.objects.filter(snapshot=snapshot, sha256=sha256).first()
+    if existing is not None:
+        return existing
+
+    name = os.path.basename((name or PASTED_ARTIFACT).replace("\\", "/"))[:200] or PASTED_ARTIFACT
+    number = SnapshotArtifact.objects.filter(snapshot=snapshot).count() + 1
+    # A name of its own in the host's artifact list, never the upload's.
+    safe = f"added-{number}-{get_valid_filename(name) or 'artifact.txt'}"[:120]
+    base = f"snapshots/{snapshot.owner_id}/{snapshot.sha256[:2]}/{snapshot.sha256}/added/{sha256}/{safe}"
+    stored_name = default_storage.save(base, content)
+    _fsync_stored(stored_name)
+    with transaction.atomic():
+        locked = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        artifact = SnapshotArtifact.objects.create(
+            snapshot=locked, name=name, file=stored_name, sha256=sha256, size=size, added_by=user
+        )
+        if locked.status == Snapshot.Status.DONE:
+            history = list(locked.history or [])
+            history.append(_history_entry(locked, reason=f"added {name}"))
+            locked.history = history[-MAX_HISTORY:]
+        locked.status = Snapshot.Status.QUEUED
+        locked.queued_at = timezone.now()
+        locked.attempts = 0
+        locked.last_error = ""
+        locked.save(update_fields=["history", "status", "queued_at", "attempts", "last_error"])
+        transaction.on_commit(lambda: enqueue_analysis(snapshot_id=locked.pk))
+    snapshot.refresh_from_db()
+    return artifact
+
+
 # --------------------------------------------------------------------------- analysis
 
 
@@ -297,28 +375,47 @@ def _analysis_delay() -> float:
 
 
 def _load_host_facts(snapshot: Snapshot, label: str):
-    """Parse the stored upload into ``HostFacts`` with the archive loader."""
+    """The snapshot's own host: its stored upload and the evidence added to it
+    since, merged into one ``HostFacts`` (whatever hosts the prompts name)."""
     return _load_hosts_facts(snapshot, label, split=False)[0]
 
 
 def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> list:
-    """Every host of the stored upload (a transcript whose prompts name other
-    hosts gives several, see ``collectors.archive.load_hosts``); the first is
-    the snapshot's own host."""
+    """Every host of the stored upload and the evidence added to it since (a
+    transcript whose prompts name other hosts gives several, see
+    ``collectors.archive.load_hosts``); the first is the snapshot's own host."""
     name = snapshot.file.name
     if not name or not default_storage.exists(name):
         raise FileNotFoundError(name)
     from collectors import archive
 
+    added = [a.file.name for a in snapshot.added_artifacts.all() if default_storage.exists(a.file.name)]
     path = _local_path(name)
-    if path is not None:
-        return archive.load_hosts(path, label=label) if split else [archive.load_host(path, label=label)]
-    with default_storage.open(name, "rb") as fh:
-        data = fh.read()
-    upload = snapshot.original_filename or name
-    if split:
-        return archive.load_hosts_bytes(data, name=upload, label=label)
-    return [archive.load_host_bytes(data, name=upload, label=label)]
+    if not added:
+        if path is not None:
+            return archive.load_hosts(path, label=label) if split else [archive.load_host(path, label=label)]
+        with default_storage.open(name, "rb") as fh:
+            data = fh.read()
+        upload = snapshot.original_filename or name
+        if split:
+            return archive.load_hosts_bytes(data, name=upload, label=label)
+        return [archive.load_host_bytes(data, name=upload, label=label)]
+    paths = [_local_path(n) for n in [name, *added]]
+    if all(paths):
+        hosts = archive.load_host_files(paths, label=label)
+        return hosts if split else hosts[:1]
+    # A remote storage (S3): the files are copied under their stored names.
+    with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
+        copies = []
+        for n in [name, *added]:
+            target = os.path.join(tmp, str(len(copies)), os.path.basename(n))
+            os.makedirs(os.path.dirname(target))
+            with default_storage.open(n, "rb") as src, open(target, "wb") as dst:
+                for chunk in iter(lambda: src.read(CHUNK), b""):
+                    dst.write(chunk)
+            copies.append(target)
+        hosts = archive.load_host_files(copies, label=label)
+        return hosts if split else hosts[:1]
 
 
 def load_host_facts(snapshot: Snapshot):
@@ -429,6 +526,7 @@ def _finding_rows(
                 explanation_zh=f.explanation_zh or "",
                 evidence=_evidence_json(f, excerpts or {}),
                 measures=list(f.measures),
+                impact=float(getattr(f, "impact", 0.0) or 0.0),
                 engine_version=engine_version,
             )
         )
@@ -467,6 +565,34 @@ def _fail(snapshot_id: int, message: str) -> None:
     Snapshot.objects.filter(pk=snapshot_id).update(
         status=Snapshot.Status.FAILED, last_error=message[:4000], finished_at=timezone.now()
     )
+
+
+def _added_ids(snapshot: Snapshot) -> list[int]:
+    return list(
+        SnapshotArtifact.objects.filter(snapshot_id=snapshot.pk).order_by("pk").values_list("pk", flat=True)
+    )
+
+
+def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], dict[int, list[dict]]]:
+    """The engine's not-checked entries as stored: those naming another host of
+    the cluster run (``siblings``: label -> snapshot id) go to its snapshot;
+    the rest (this upload's hosts, the cluster as a whole) stay here."""
+    own: list[dict] = []
+    by_sibling: dict[int, list[dict]] = {pk: [] for pk in siblings.values()}
+    for item in items:
+        data = _jsonable(item)
+        if not isinstance(data, dict):
+            continue
+        entry = {
+            "rule": str(data.get("rule") or ""),
+            "reason": str(data.get("reason") or ""),
+            "reason_zh": str(data.get("reason_zh") or ""),
+            "commands": [str(c) for c in data.get("commands") or []],
+            "host": str(data.get("host") or ""),
+        }
+        target = siblings.get(entry["host"])
+        (own if target is None else by_sibling[target]).append(entry)
+    return own, by_sibling
 
 
 def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot | None:
@@ -519,8 +645,8 @@ def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot |
         written = _write(snapshot_id, run)
         if written is not _CLUSTER_CHANGED:
             return written
-        # Another host of the cluster finished while we analysed: run again so
-        # that the last analysis of a cluster always includes every host.
+        # Another host of the cluster finished, or evidence was added, while we
+        # analysed: run again so that the last analysis includes everything.
         log.info(
             "cluster %r changed while snapshot %s was analysed; running again", snapshot.cluster, snapshot_id
         )
@@ -545,6 +671,11 @@ class _Run:
     excerpts: dict = dataclasses.field(default_factory=dict)
     own_host: str | None = None
     extra_hosts: list = dataclasses.field(default_factory=list)
+    checked: list = dataclasses.field(default_factory=list)
+    not_checked: list = dataclasses.field(default_factory=list)
+    sibling_not_checked: dict[int, list] = dataclasses.field(default_factory=dict)
+    # the added artifacts the run read: one added meanwhile makes it run again
+    artifact_ids: list[int] = dataclasses.field(default_factory=list)
 
 
 def _compute(snapshot: Snapshot) -> _Run:
@@ -554,6 +685,7 @@ def _compute(snapshot: Snapshot) -> _Run:
     from triage import engine
 
     t0 = time.monotonic()
+    artifact_ids = _added_ids(snapshot)
     host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
@@ -582,8 +714,17 @@ def _compute(snapshot: Snapshot) -> _Run:
     rules_seconds = time.monotonic() - t1
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels)
-    excerpts = _excerpts(result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]})
+    not_checked, sibling_not_checked = _split_not_checked(
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
+    )
+    excerpts = _excerpts(
+        result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
+    )
     return _Run(
+        checked=sorted(set(result.checked)),
+        not_checked=not_checked,
+        sibling_not_checked=sibling_not_checked,
+        artifact_ids=artifact_ids,
         own_host=host.hostname or snapshot.label,
         excerpts=excerpts,
         sibling_ids=[s.pk for s in siblings],
@@ -604,10 +745,14 @@ EXCERPT_CONTEXT = 2  # lines shown before and after the cited line
 EXCERPT_LINE_CHARS = 300
 
 
-def _excerpts(findings, snapshots_by_label: dict[str, Snapshot]) -> dict[tuple[str, str, int], list[dict]]:
+def _excerpts(
+    findings, snapshots_by_label: dict[str, Snapshot], hosts: dict | None = None
+) -> dict[tuple[str, str, int], list[dict]]:
     """The raw lines around every cited (artifact, line), read back from the
     stored uploads, so the report can show them without re-opening archives.
-    Best effort: an unreadable source just has no excerpt."""
+    ``hosts`` (label -> HostFacts) tells which file of a snapshot with added
+    evidence an artifact was read from. Best effort: an unreadable source just
+    has no excerpt."""
     wanted: dict[str, set[tuple[str, int]]] = {}
     for f in findings:
         for e in f.evidence:
@@ -617,12 +762,12 @@ def _excerpts(findings, snapshots_by_label: dict[str, Snapshot]) -> dict[tuple[s
     out: dict[tuple[str, str, int], list[dict]] = {}
     for label, items in wanted.items():
         try:
-            texts = _artifact_lines(snapshots_by_label[label], {a for a, _ in items})
+            texts = _cited_lines(snapshots_by_label[label], items, (hosts or {}).get(label))
         except Exception:
             log.warning("could not read excerpts of %s", label, exc_info=True)
             continue
         for artifact, line in items:
-            lines = texts.get(artifact)
+            lines = texts.get((artifact, line))
             if not lines or line > len(lines):
                 continue
             first, last = max(1, line - EXCERPT_CONTEXT), min(len(lines), line + EXCERPT_CONTEXT)
@@ -630,6 +775,43 @@ def _excerpts(findings, snapshots_by_label: dict[str, Snapshot]) -> dict[tuple[s
                 {"line": n, "text": lines[n - 1][:EXCERPT_LINE_CHARS], "hit": n == line}
                 for n in range(first, last + 1)
             ]
+    return out
+
+
+def _source_file(host, artifact: str, line: int) -> str | None:
+    """The file (base name) the cited artifact of ``host`` was read from."""
+    from triage.rules import artifact_file
+
+    for item in getattr(host, "artifacts", None) or []:
+        if not isinstance(item, dict) or artifact not in (item.get("source"), item.get("name")):
+            continue
+        start, count = item.get("start_line"), item.get("lines")
+        if isinstance(start, int) and isinstance(count, int) and not start <= line <= start + count:
+            continue
+        return artifact_file(item)
+    return None
+
+
+def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[tuple[str, int], list[str]]:
+    """(artifact, line) -> the lines of the file it cites: the upload, or the
+    added artifact it was read from."""
+    added = {os.path.basename(a.file.name): a for a in snapshot.added_artifacts.all()}
+    in_added: dict[tuple[str, int], SnapshotArtifact] = {}
+    if added and host is not None:
+        for artifact, line in items:
+            source = _source_file(host, artifact, line)
+            if source in added:
+                in_added[(artifact, line)] = added[source]
+    main = _artifact_lines(snapshot, {a for (a, n) in items if (a, n) not in in_added})
+    out = {(a, n): main[a] for (a, n) in items if (a, n) not in in_added and a in main}
+    limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
+    for key, artifact in in_added.items():
+        from collectors.decoding import decode_bytes
+
+        with default_storage.open(artifact.file.name, "rb") as fh:
+            data = fh.read(limit + 1)
+        if len(data) <= limit:
+            out[key] = decode_bytes(data).text.split("\n")
     return out
 
 
@@ -715,7 +897,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         if snapshot is None:
             return None
         current = [s.pk for s in _cluster_siblings(snapshot, own_host=run.own_host)]
-        if not force_write and current != run.sibling_ids:
+        if not force_write and (current != run.sibling_ids or _added_ids(snapshot) != run.artifact_ids):
             return _CLUSTER_CHANGED
         snapshot.findings.filter(engine_version=run.version).delete()
         Finding.objects.bulk_create(
@@ -726,6 +908,8 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         snapshot.extra_hosts = run.extra_hosts
         snapshot.errors = run.errors
         snapshot.skipped = run.skipped
+        snapshot.checked = run.checked
+        snapshot.not_checked = run.not_checked
         snapshot.similar_cases = run.similar
         snapshot.engine_version = run.version
         snapshot.parse_seconds = run.parse_seconds
@@ -742,6 +926,10 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
             Finding.objects.bulk_create(
                 _finding_rows(findings, snapshot=sib, engine_version=run.version, excerpts=run.excerpts)
             )
+            if sib_id in run.sibling_not_checked:
+                # what the host misses, as seen with the whole cluster
+                sib.not_checked = run.sibling_not_checked[sib_id]
+                sib.save(update_fields=["not_checked"])
     return snapshot
 
 

@@ -8,6 +8,7 @@ from django.db.models import Count, F, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.dateparse import parse_datetime
 from django.utils.http import urlencode
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from collectors.facts import HostFacts, from_dict
 from triage import cluster as clusters
 from triage import engine, services
-from triage.forms import SnapshotFilterForm, SnapshotUploadForm
+from triage.forms import AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm
 from triage.models import Finding, Snapshot
 from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
@@ -27,6 +28,7 @@ from triage.rules import load_all as load_rules
 from troubleshoot import charts
 
 SEVERITIES = ("critical", "warning", "info")
+TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
 
 
@@ -134,12 +136,80 @@ def _finding_view(finding: Finding | RuleFinding, zh: bool) -> dict:
     }
 
 
+def _rule_title(rule_id: str, zh: bool) -> str:
+    spec = load_rules().get(rule_id)
+    if spec is None:
+        return rule_id
+    return (spec.title_zh if zh and spec.title_zh else spec.title) or rule_id
+
+
+def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
+    """What the finished ``snapshots`` could not check, as
+    ``triage/_not_checked.html`` shows it: the rule's title, the reason in the
+    reader's language and the commands that produce the missing evidence."""
+    zh = _zh() if zh is None else zh
+    out = []
+    for snap in snapshots:
+        if snap.status != Snapshot.Status.DONE:
+            continue
+        for item in snap.not_checked or []:
+            if not isinstance(item, dict) or not item.get("rule"):
+                continue
+            rule = str(item["rule"])
+            out.append(
+                {
+                    "rule": rule,
+                    "title": _rule_title(rule, zh),
+                    "reason": str((item.get("reason_zh") if zh else None) or item.get("reason") or ""),
+                    "commands": [str(c) for c in item.get("commands") or [] if c],
+                    "host": str(item.get("host") or ""),
+                    "snapshot": snap,
+                }
+            )
+    return out
+
+
+def _readings(snapshot: Snapshot) -> list[dict]:
+    """Per host of the snapshot (the upload's host and any further host of the
+    same paste): what Casebook read, for "What Casebook read"."""
+    out = []
+    for facts in [snapshot.facts or {}, *(snapshot.extra_hosts or [])]:
+        if not isinstance(facts, dict):
+            continue
+        reading = facts.get("reading") or {}
+        if not isinstance(reading, dict):
+            reading = {}
+        out.append(
+            {
+                "host": facts.get("hostname") or facts.get("label") or snapshot.host_label,
+                "lines": reading.get("lines") or 0,
+                "read_lines": reading.get("read_lines") or 0,
+                "artifacts": [a for a in reading.get("artifacts") or [] if isinstance(a, dict)],
+                "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
+            }
+        )
+    return out
+
+
+def _history(snapshot: Snapshot, zh: bool) -> list[dict]:
+    """Earlier analyses of the snapshot, newest first, with titles in the reader's language."""
+    out = []
+    for entry in reversed(snapshot.history or []):
+        if not isinstance(entry, dict):
+            continue
+        findings = [
+            {**f, "shown": (f.get("title_zh") if zh else None) or f.get("title") or f.get("rule")}
+            for f in entry.get("findings") or []
+            if isinstance(f, dict)
+        ]
+        finished = parse_datetime(str(entry.get("finished_at") or ""))
+        out.append({**entry, "finished": finished, "findings": findings})
+    return out
+
+
 def report_context(snapshot: Snapshot) -> dict:
     zh = _zh()
-    findings = sorted(
-        snapshot.current_findings(),
-        key=lambda f: (Finding.SEVERITY_ORDER.get(f.severity, 9), f.rule, f.host, f.pk),
-    )
+    findings = Finding.in_report_order(snapshot.current_findings())
     groups = []
     for severity in SEVERITIES:
         items = [_finding_view(f, zh) for f in findings if f.severity == severity]
@@ -171,6 +241,13 @@ def report_context(snapshot: Snapshot) -> dict:
         "hostname": facts.get("hostname") or "",
         "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
         "artifacts": facts.get("artifacts") or [],
+        # the findings with the largest impact, named first
+        "top_findings": [_finding_view(f, zh) for f in findings[:TOP_FINDINGS]] if len(findings) > 1 else [],
+        "checked": sorted((_rule_title(r, zh), r) for r in snapshot.checked or []),
+        "not_checked": not_checked_items([snapshot], zh),
+        "readings": _readings(snapshot),
+        "history": _history(snapshot, zh),
+        "added_artifacts": list(snapshot.added_artifacts.select_related("added_by")),
     }
 
 
@@ -178,6 +255,7 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     visible = services.visible_snapshots(request.user)
     snapshot = get_object_or_404(visible, pk=pk)
     context = report_context(snapshot)
+    context["paste_form"] = AddArtifactForm()
     context["can_reanalyze"] = snapshot.is_finished and (
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
@@ -241,6 +319,43 @@ def snapshot_reanalyze(request: HttpRequest, pk: int) -> HttpResponse:
         services.reanalyze(snapshots=[snapshot], enqueue=True)
         messages.info(request, _("The snapshot was queued for analysis again."))
     return redirect(snapshot.get_absolute_url())
+
+
+@require_POST
+def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add pasted output (or a file) to the snapshot as evidence and queue it
+    for analysis again: the same snapshot, its earlier findings kept in its
+    history. htmx posts get the form back when it is invalid, else a redirect
+    to the report (which then polls the new analysis)."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    form = AddArtifactForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data.get("file"):
+                services.add_artifact(
+                    snapshot=snapshot, user=request.user, uploaded_file=data["file"], name=data["name"]
+                )
+            else:
+                text = data["output"].strip("\n") + "\n"
+                services.add_artifact(
+                    snapshot=snapshot, user=request.user, data=text.encode("utf-8"), name=data["name"]
+                )
+        except services.UploadRejected as exc:
+            form.add_error(None, str(exc))
+    url = snapshot.get_absolute_url()
+    if form.errors:
+        if getattr(request, "htmx", False):
+            return render(request, "triage/_paste_form.html", {"snapshot": snapshot, "paste_form": form})
+        for error in form.non_field_errors() or [e for errors in form.errors.values() for e in errors]:
+            messages.error(request, error)
+        return redirect(url + "#not-checked")
+    messages.info(request, _("The output was added to this snapshot; it is being analysed again."))
+    if getattr(request, "htmx", False):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
 
 
 def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:

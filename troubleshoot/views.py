@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.access import is_support
 from kb.models import Case, Measure
 from triage.services import UploadRejected, visible_snapshots
+from triage.views import not_checked_items
 from troubleshoot import charts, services
 from troubleshoot.forms import (
     ApplyForm,
@@ -457,6 +458,8 @@ def _findings(request, session, ctx):
             "similar": cases,
             "founding": services.founding_measures(session, cases),
             "host_charts": _host_charts(session, "before"),
+            # the same "Not checked — missing evidence" list as the reports, each linked to its report
+            "not_checked": not_checked_items(services.snapshots_of(session, "before")),
         }
     )
 

@@ -1,5 +1,7 @@
 // "Copy as Markdown" (templates/triage/_copy_markdown.html): fetch the
 // snapshot's report.md with the page's session and put it on the clipboard.
+// "Copy" buttons with data-copy-text (templates/triage/_not_checked.html) put
+// that text (a command to run) on the clipboard.
 // navigator.clipboard exists only in secure contexts (HTTPS, localhost); on a
 // plain-HTTP intranet host the hidden-textarea copy is the one that works.
 (function () {
@@ -59,7 +61,18 @@
       });
   }
 
+  function onCopyText(event) {
+    var button = event.target.closest("[data-copy-text]");
+    if (!button) return;
+    var status = button.parentNode.querySelector(".copy-status");
+    copy(button.getAttribute("data-copy-text")).then(function (ok) {
+      if (status) status.textContent = button.getAttribute(ok ? "data-copied" : "data-failed");
+      if (ok) button.setAttribute("data-copied-ok", "1");
+    });
+  }
+
   if (!window.__casebookCopyMarkdown) {
+    document.addEventListener("click", onCopyText);
     window.__casebookCopyMarkdown = true;
     document.addEventListener("click", onClick);
   }

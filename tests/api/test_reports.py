@@ -63,3 +63,54 @@ def test_similar_cases_with_links_and_odd_slugs(world):
     assert "  - shared findings: `net.netem_delay`" in text
     assert "`not a slug/..`, score —)" in text
     assert "**OB 压测**" in render_markdown(world.snapshot, language="zh", base_url="http://h")
+
+
+def test_findings_by_impact_and_the_missing_evidence(world):
+    from triage.models import Finding, Snapshot
+
+    snap = world.snapshot
+    rows = list(snap.current_findings().order_by("rule"))
+    for i, f in enumerate(rows):
+        Finding.objects.filter(pk=f.pk).update(impact=float(i))
+    Snapshot.objects.filter(pk=snap.pk).update(
+        checked=["net.netem_delay", "numa.balancing_disabled"],
+        not_checked=[
+            {
+                "rule": "memory.hugepages_absent",
+                "reason": "no /proc/meminfo was read",
+                "reason_zh": "未读取到 /proc/meminfo",
+                "commands": ["grep -i huge /proc/meminfo", "echo `x` | cat"],
+                "host": "obs-197",
+            }
+        ],
+    )
+    snap.refresh_from_db()
+    text = render_markdown(snap, language="en")
+    order = [text.index(f"`{f.rule}` — ") for f in reversed(rows)]
+    assert order == sorted(order)  # largest impact first
+    top = next(line for line in text.splitlines() if line.startswith("**Largest impact first**"))
+    assert top.index(f"`{rows[-1].rule}`") < top.index(f"`{rows[-2].rule}`")
+    assert "## Not checked — missing evidence (1)" in text
+    assert (
+        "- `memory.hugepages_absent` No static huge pages on a VM or database host: no /proc/meminfo was read"
+        in text
+    )
+    assert "  - `grep -i huge /proc/meminfo`" in text and "  - `` echo `x` | cat ``" in text
+    assert "Rules checked: 2" in text
+    zh = render_markdown(snap, language="zh")
+    assert (
+        "## 未检查——缺少证据 (1)" in zh
+        and "未读取到 /proc/meminfo" in zh
+        and "虚拟化或数据库主机未配置静态大页" in zh
+    )
+
+
+def test_no_finding_is_never_a_bare_done(world):
+    from triage.models import Snapshot
+
+    snap = world.snapshot
+    snap.current_findings().delete()
+    Snapshot.objects.filter(pk=snap.pk).update(checked=["net.netem_delay"], not_checked=[])
+    snap.refresh_from_db()
+    text = render_markdown(snap, language="en")
+    assert "**No problem found in what was checked.**" in text and "Rules checked: 1" in text

@@ -264,3 +264,21 @@ def test_malformed_posts_are_rejected_not_500(zstack_session, alice_client):
     assert alice_client.post(close, {"action": "link", "case": "no-such-case"}).status_code == 302
     assert alice_client.post(close, {"action": "publish"}).status_code == 403  # alice is no reviewer
     assert alice_client.get(reverse("troubleshoot:step", args=[zstack_session.pk, "nope"])).status_code == 404
+
+
+def test_findings_step_shows_the_reports_not_checked_list(alice_client, teams, media):
+    """The same "Not checked — missing evidence" list as the snapshot's report,
+    each item linked to the report where the output is pasted."""
+    from tests.triage.test_views_evidence import make_done
+
+    alice = teams["alice"]
+    snap = make_done(alice)
+    session = services.create_session(owner=alice, title="slow db", metric_name="qps")
+    services.attach_snapshot(session=session, user=alice, snapshot=snap)
+    response = alice_client.get(reverse("troubleshoot:step", args=[session.pk, "findings"]))
+    html = response.content.decode()
+    section = html[html.index('id="not-checked"') :]
+    assert "no /proc/meminfo or HugePages_Total was read" in section
+    assert 'data-copy-text="grep -i huge /proc/meminfo"' in section
+    assert f'href="{snap.get_absolute_url()}#not-checked"' in section
+    assert 'name="output"' not in section  # pasting happens on the snapshot's report

@@ -194,11 +194,22 @@ def _covering_artifact(host: HostFacts, artifact: str, line: int | None) -> str:
     holds ``line`` is the precise artifact."""
     if not line or not artifact.startswith("transcript:"):
         return artifact
+    # A host read from several files (an upload and evidence added later):
+    # line numbers are those of the file the cited block came from.
+    files = {artifact_file(e) for e in host.artifacts if e.get("source") == artifact}
     for entry in host.artifacts:
         start, count = entry.get("start_line"), entry.get("lines")
+        if files and artifact_file(entry) not in files:
+            continue
         if start and count and start <= line < start + count and entry.get("source"):
             return entry["source"]
     return artifact
+
+
+def artifact_file(entry: dict) -> str:
+    """The file of a transcript block named ``<file>:<first line>``."""
+    head, sep, tail = str(entry.get("name") or "").rpartition(":")
+    return head if sep and tail.isdigit() else str(entry.get("name") or "")
 
 
 def finding(spec_id: str, host: HostFacts | None, explanation: str, explanation_zh: str, **kw) -> Finding:
