@@ -64,6 +64,13 @@ def _pinned_domains_need(*facts: str):
     return relevant
 
 
+def _says_nothing_of(domain, shown: bool) -> bool:
+    """A pasted fragment (``<vcpu>`` or ``<cputune>`` alone) says nothing of the
+    elements it does not show: rules that fire on a missing element skip it
+    unless ``shown`` (the element's part of the XML is there)."""
+    return domain.fragment and not shown
+
+
 def _large_or_pinned(domain) -> bool:
     return domain_vcpus(domain) >= LARGE_GUEST_VCPUS or bool(domain.vcpupin)
 
@@ -132,7 +139,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext):
 def vcpus_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
         n = domain_vcpus(d)
-        if n < LARGE_GUEST_VCPUS or domain_is_pinned(d):
+        if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False):
             continue
         yield finding(
             "kvm.vcpus_unpinned",
@@ -171,7 +178,7 @@ def vcpus_unpinned(ctx: RuleContext):
 )
 def emulator_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset:
+        if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset or _says_nothing_of(d, bool(d.vcpupin)):
             continue
         yield finding(
             "kvm.emulator_unpinned",
@@ -211,7 +218,7 @@ def _is_data_disk(disk, first_disk) -> bool:
 )
 def iothread_unpinned(ctx: RuleContext):
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d):
+        if not _large_or_pinned(d) or _says_nothing_of(d, bool(d.disks or d.iothreads)):
             continue
         disks = [disk for disk in d.disks if disk.device == "disk"]
         first = disks[0] if disks else None
@@ -280,7 +287,7 @@ def _single_spanning_cell(d) -> bool:
 def guest_numa_missing(ctx: RuleContext):
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
-        if d.numa_cells and not one_cell:
+        if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
             continue
         n = domain_vcpus(d)
         node_cpus = node_cpu_counts(host)
@@ -379,7 +386,7 @@ def guest_numa_missing(ctx: RuleContext):
 )
 def memory_not_bound(ctx: RuleContext):
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d) or domain_memory_bound(d):
+        if not _large_or_pinned(d) or domain_memory_bound(d) or _says_nothing_of(d, False):
             continue
         yield finding(
             "kvm.memory_not_bound",
@@ -469,7 +476,9 @@ def pinning_spans_nodes(ctx: RuleContext):
 )
 def cpu_model_hides_cache(ctx: RuleContext):
     for host, d in _domains(ctx):
-        if d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES:
+        if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
+            d, d.cpu_mode is not None
+        ):
             continue
         if d.cpu_mode is None and d.domain_type != "kvm":
             continue  # TCG guests (type='qemu') are emulated anyway
@@ -531,7 +540,7 @@ def flat_socket_topology(ctx: RuleContext):
     reported: set[int] = set()
     for host, d in _domains(ctx):
         n = d.vcpus or 0
-        if n < FLAT_TOPOLOGY_MIN_VCPUS:
+        if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology)):
             continue
         t = d.topology
         flat = (

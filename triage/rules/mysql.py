@@ -68,7 +68,9 @@ def _db_on_multinode(ctx: RuleContext, host) -> bool:
 def _interleave_missing(db) -> bool:
     if "innodb_numa_interleave" in db.variables:
         return False
-    if len(db.variables) >= FULL_VARIABLES_MIN:
+    # a full list of the server's own variables (a my.cnf names only what was configured)
+    live = [name for name in db.variables if db.variable_sources.get(name, "server") == "server"]
+    if len(live) >= FULL_VARIABLES_MIN:
         return True
     flavour = _flavour(db)
     if flavour == "mariadb":
