@@ -21,7 +21,7 @@ from triage.engine import analyze, result_to_json
 log = logging.getLogger(__name__)
 
 
-def _ensure_database() -> str | None:
+def ensure_database() -> str | None:
     """Make similar cases available on a fresh data directory: apply pending
     migrations quietly, then load the founding cases (``loadcases``, from the
     knowledge base app) when no case is stored yet. Returns a warning instead
@@ -71,7 +71,7 @@ class Command(BaseCommand):
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
             raise CommandError(f"no such file or directory: {', '.join(missing)}")
-        warning = None if no_similar else _ensure_database()
+        warning = None if no_similar else ensure_database()
         snapshot = load_snapshot([Path(p) for p in paths])
         result = analyze(snapshot)
         payload = result_to_json(snapshot, result, similar_cases=[] if no_similar else None)
