@@ -109,7 +109,7 @@ def snapshot_inputs(directory: Path) -> list[Path]:
     )
 
 
-SimilarFn = Callable[[list[Any], Any], list[dict]]
+SimilarFn = Callable[..., list[dict]]  # (findings, snapshot, *, symptom="") -> cases
 
 
 def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> SnapshotOutcome:
@@ -129,7 +129,12 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     for f in result.findings:
         if f.rule not in fired or rank.get(f.severity, 9) < rank.get(fired[f.rule], 9):
             fired[f.rule] = f.severity
-    cases = list(similar(result.findings, snapshot)) if similar is not None else []
+    if similar is not None:
+        from triage.management.commands.analyze import prose_symptom
+
+        cases = list(similar(result.findings, snapshot, symptom=prose_symptom(snapshot, inputs)))
+    else:
+        cases = []
     slugs = [c.get("slug") for c in cases if isinstance(c, dict) and c.get("slug")]
     false_alarms = [f"{r} ({fired[r]})" for r in expected.must_not_fire if fired.get(r) in SERIOUS]
     if expected.healthy:

@@ -94,7 +94,7 @@ def test_a_threshold_not_met_exits_non_zero(cases):
 
 
 def test_similar_case_on_a_healthy_snapshot_is_a_false_alarm():
-    def offers_a_case(findings, snapshot):
+    def offers_a_case(findings, snapshot, symptom=""):
         return [{"slug": "kunpeng-stream-zone-reclaim", "score": 0.4}]
 
     outcome = evaluation.evaluate_snapshot(SET / "19-core-i7-single-node", offers_a_case)

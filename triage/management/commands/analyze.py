@@ -47,6 +47,15 @@ def ensure_database() -> str | None:
     return None
 
 
+def prose_symptom(snapshot, paths) -> str:
+    """The input's text when the snapshot is prose only (nothing read into an
+    artifact): similar cases can then only be matched by what it says."""
+    from collectors.decoding import input_text
+    from kb.similarity import prose_only
+
+    return input_text(paths) if prose_only(snapshot) else ""
+
+
 class _Null:
     def write(self, *_args, **_kwargs) -> None:
         pass
@@ -74,7 +83,9 @@ class Command(BaseCommand):
         warning = None if no_similar else ensure_database()
         snapshot = load_snapshot([Path(p) for p in paths])
         result = analyze(snapshot)
-        payload = result_to_json(snapshot, result, similar_cases=[] if no_similar else None)
+        payload = result_to_json(
+            snapshot, result, similar_cases=[] if no_similar else None, symptom=prose_symptom(snapshot, paths)
+        )
         if warning:
             sys.stderr.write(warning + "\n")
         if json:
