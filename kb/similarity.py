@@ -435,13 +435,8 @@ def prose_only(snapshot_facts) -> bool:
     """Every host of the snapshot is prose: lines were read, none into an artifact.
     Such a snapshot has no finding; only its text can match a case."""
     hosts = list(getattr(snapshot_facts, "hosts", None) or [])
-    return (
-        bool(hosts)
-        and all(
-            not h.reading.artifacts and h.reading.prose_lines for h in hosts if getattr(h, "reading", None)
-        )
-        and all(getattr(h, "reading", None) for h in hosts)
-    )
+    readings = [getattr(h, "reading", None) for h in hosts]
+    return bool(hosts) and all(r is not None and r.prose_lines and not r.artifacts for r in readings)
 
 
 def similarity_report(

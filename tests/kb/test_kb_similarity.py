@@ -255,3 +255,20 @@ def test_prose_only_symptom_qualifies_a_case_by_its_distinctive_terms(founding):
 def test_format_score_is_the_api_scale():
     assert similarity.format_score(0.4) == "0.40"
     assert similarity.format_score(None) == "—"
+
+
+def test_prose_only_needs_every_host_read_as_prose():
+    from collectors.facts import ReadArtifact, Reading
+
+    prose = HostFacts(label="ticket", reading=Reading(lines=3, prose_lines=3))
+    read = HostFacts(
+        label="h",
+        reading=Reading(
+            lines=3,
+            read_lines=3,
+            artifacts=[ReadArtifact(kind="lscpu", start_line=1, end_line=3, parsed=True)],
+        ),
+    )
+    assert similarity.prose_only(SnapshotFacts(hosts=[prose])) is True
+    assert similarity.prose_only(SnapshotFacts(hosts=[prose, read])) is False
+    assert similarity.prose_only(SnapshotFacts(hosts=[HostFacts(label="empty")])) is False
