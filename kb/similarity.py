@@ -23,6 +23,7 @@ docs/kb.md for the threshold and its reasoning.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -36,7 +37,7 @@ FEATURE_WEIGHT = 0.3
 TEXT_WEIGHT = 0.2  # taken from the two above, proportionally, when a symptom is given
 NEW_PROBLEM_THRESHOLD = 0.1
 # A symptom text qualifies a case by itself when the case holds at least this
-# share of the text's technical terms (see ``_is_term``).
+# share of the identifiers the text names (see ``_identifier_terms``).
 TEXT_QUALIFY_THRESHOLD = 0.5
 # Findings of these severities qualify a case; ``info`` context rules only rank.
 QUALIFYING_SEVERITIES = ("critical", "warning")
@@ -203,11 +204,22 @@ def _text_score(symptom_tokens: set[str], case_tokens: set[str]) -> float:
     return len(symptom_tokens & case_tokens) / len(symptom_tokens)
 
 
-def _is_term(token: str) -> bool:
-    """A technical term of a symptom text: a Latin identifier or word of 5+
-    characters (``cpuquotaconcurrency``, ``netem``, ``hugepages``). Common
-    words of either language are not, and never qualify a case by text."""
-    return len(token) >= 5 and token.isascii() and token.isalnum() and not token.isdigit()
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*(?:[._:-][A-Za-z0-9]+)+")
+
+
+def _identifier_terms(text: str) -> set[str]:
+    """The identifiers a symptom text names (``cpu_quota_concurrency``,
+    ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
+    form (``cpuquotaconcurrency``). Plain words of either language are not
+    terms and never qualify a case by text."""
+    from kb import search
+
+    out = set()
+    for ident in _IDENTIFIER.findall(text or ""):
+        tokens = search.tokenize(ident)
+        if tokens:
+            out.add(max(tokens, key=len))
+    return out
 
 
 def _term_coverage(terms: set[str], case_tokens: set[str]) -> float:
@@ -276,7 +288,7 @@ def rank(
         case_tokens.setdefault(c.slug, set()).update(c.search_text.split(), c.search_title.split())
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
-    df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in symptom_tokens if _is_term(t)}
+    df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
     terms = {t for t, n in df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
     text_only = symptom_tokens and not rules and not features
     if text_only:  # a prose-only snapshot: its text is all there is to compare
