@@ -15,9 +15,9 @@ entries are several hosts analysed together. Entries whose name starts with
 Measures (``evaluate_set``):
 
 * must-fire recall: the share of expected rule IDs that fired (any severity);
-* false alarms: a ``must_not_fire`` rule firing at warning or critical, and any
-  similar case offered on a healthy snapshot (a healthy host has no problem to
-  match, issue 17);
+* false alarms: a ``must_not_fire`` rule firing at warning or critical (on a
+  healthy snapshot: any rule), and any similar case offered on a healthy
+  snapshot (a healthy host has no problem to match, issue 17);
 * top-1 case: over the snapshots with a ``top_case``, the share whose best
   similar case is that case;
 * lines read: ``read_lines + prompt_lines + prose_lines`` over ``lines`` of the
@@ -136,7 +136,10 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     else:
         cases = []
     slugs = [c.get("slug") for c in cases if isinstance(c, dict) and c.get("slug")]
-    false_alarms = [f"{r} ({fired[r]})" for r in expected.must_not_fire if fired.get(r) in SERIOUS]
+    forbidden = list(expected.must_not_fire)
+    if expected.healthy:  # a healthy snapshot forbids every warning/critical rule, listed or newer
+        forbidden += sorted(r for r in fired if r not in expected.must_not_fire)
+    false_alarms = [f"{r} ({fired[r]})" for r in forbidden if fired.get(r) in SERIOUS]
     if expected.healthy:
         false_alarms += [f"similar case {s} on a healthy snapshot" for s in slugs]
     lines = read = 0
