@@ -99,3 +99,25 @@ def _looks_binary(text: str, nul: int, size: int) -> bool:
     controls = len(_CONTROL.findall(head))
     replacement = head.count("\ufffd")
     return (controls + replacement) / len(head) > 0.05
+
+
+def input_text(paths, limit: int = 8000) -> str:
+    """The decoded text of the regular files among ``paths`` (directories are
+    walked), at most ``limit`` characters in all: what a prose-only snapshot
+    says, to match it against cases by text."""
+    from pathlib import Path
+
+    parts: list[str] = []
+    left = limit
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.is_file() else []
+    for path in files:
+        if left <= 0:
+            break
+        with open(path, "rb") as fh:
+            decoded = decode_bytes(fh.read(left * 4))
+        if not decoded.binary:
+            parts.append(decoded.text[:left])
+            left -= len(parts[-1])
+    return "\n".join(parts)

@@ -880,6 +880,8 @@ class HostFacts:
             return len(self.numa.nodes)
         if self.cpu and self.cpu.numa_nodes:
             return self.cpu.numa_nodes
+        if self.capabilities and self.capabilities.cells:  # only ``virsh capabilities`` was given
+            return len(self.capabilities.cells)
         return None
 
     def logical_cpus(self) -> int | None:

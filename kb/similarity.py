@@ -11,14 +11,19 @@ NUMA layout ...). A snapshot is compared with every published case group:
 * symptom text (when the caller has one): share of the symptom's tokens found
   in the case, through the search tokenizer.
 
-Every result lists the shared rules and matched features. A best score below
-:data:`NEW_PROBLEM_THRESHOLD` means no known case fits: the caller shows the
-snapshot as a possibly new problem instead of a weak match.
+A case qualifies only by sharing a warning or critical finding with the
+snapshot (or, for prose, by holding the text's distinctive terms): ``info``
+context rules and environment features rank cases but never qualify one
+(issue 17). Every result lists the shared rules, matched features and what each
+contributed to the score. An empty list means "no known problem matched" when
+nothing serious was found, and "possibly a new problem" otherwise; see
+docs/kb.md for the threshold and its reasoning.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -30,7 +35,12 @@ from django.db.models import Count
 RULE_WEIGHT = 0.7
 FEATURE_WEIGHT = 0.3
 TEXT_WEIGHT = 0.2  # taken from the two above, proportionally, when a symptom is given
-NEW_PROBLEM_THRESHOLD = 0.3
+NEW_PROBLEM_THRESHOLD = 0.1
+# A symptom text qualifies a case by itself when the case holds at least this
+# share of the identifiers the text names (see ``_identifier_terms``).
+TEXT_QUALIFY_THRESHOLD = 0.5
+# Findings of these severities qualify a case; ``info`` context rules only rank.
+QUALIFYING_SEVERITIES = ("critical", "warning")
 RELATED_THRESHOLD = 0.1
 CANDIDATES = 150
 CANDIDATE_ROWS = 6_000
@@ -194,6 +204,42 @@ def _text_score(symptom_tokens: set[str], case_tokens: set[str]) -> float:
     return len(symptom_tokens & case_tokens) / len(symptom_tokens)
 
 
+_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*(?:[._:-][A-Za-z0-9]+)+")
+
+
+def _identifier_terms(text: str) -> set[str]:
+    """The identifiers a symptom text names (``cpu_quota_concurrency``,
+    ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
+    form (``cpuquotaconcurrency``). Plain words of either language are not
+    terms and never qualify a case by text."""
+    from kb import search
+
+    out = set()
+    for ident in _IDENTIFIER.findall(text or ""):
+        tokens = search.tokenize(ident)
+        if tokens:
+            out.add(max(tokens, key=len))
+    return out
+
+
+def _term_coverage(terms: set[str], case_tokens: set[str]) -> float:
+    return len(terms & case_tokens) / len(terms) if terms else 0.0
+
+
+def format_score(score: Any) -> str:
+    """The one way a similarity score is shown to people (report, wizard,
+    ``report.md``): the 0..1 value of the API with two decimals."""
+    return f"{float(score):.2f}" if isinstance(score, (int, float)) else "—"
+
+
+def _text_candidate_ids(symptom: str, exclude_slug: str | None) -> list[int]:
+    """Published cases the search finds for a symptom text (prose-only snapshots)."""
+    from kb import search
+
+    hits = search.search(symptom[:2000], filters={"state": "published"}, page_size=CANDIDATES).hits
+    return [h.case.id for h in hits if getattr(h.case, "slug", None) != exclude_slug]
+
+
 def rank(
     rules: Iterable[str],
     features: Iterable[str],
@@ -203,16 +249,27 @@ def rank(
     limit: int = 5,
     exclude_slug: str | None = None,
     threshold: float = 0.0,
+    qualifying: Iterable[str] | None = None,
 ) -> list[dict]:
-    """Score published case groups against a signature; best first, at most ``limit``."""
+    """Score published case groups against a signature; best first, at most ``limit``.
+
+    With ``qualifying`` (the snapshot's warning and critical rules), a case is
+    kept only when it shares one of them, or when a symptom text is given and
+    matches it strongly (:data:`TEXT_QUALIFY_THRESHOLD`): ``info`` context rules
+    and environment features rank cases but never qualify one. Each result has
+    ``contributions``: what each shared rule, matched feature and the text added
+    to the score (they sum to it)."""
     from kb import search
     from kb.models import Case
 
     rules = sorted(set(rules))
     features = set(features)
+    qualifying_rules = set(qualifying) if qualifying is not None else None
     groups, df = rule_frequencies()
     weights = {r: idf(r, groups, df) for r in rules}
     ids = _candidate_ids(rules, weights, df, exclude_slug)
+    if not ids and symptom and qualifying_rules is not None:
+        ids = _text_candidate_ids(symptom, exclude_slug)
     if not ids:
         return []
     symptom_tokens = set(search.tokenize(symptom)) if symptom else set()
@@ -226,7 +283,17 @@ def rank(
         current = chosen.get(case.slug)
         if current is None or (case.language == language[:2] and current.language != language[:2]):
             chosen[case.slug] = case
-    if symptom_tokens:
+    case_tokens: dict[str, set[str]] = {}
+    for c in cases if symptom_tokens else ():
+        case_tokens.setdefault(c.slug, set()).update(c.search_text.split(), c.search_title.split())
+    # The symptom's distinctive technical terms: held by some candidate case
+    # group, but by at most a third of them. A strong text match shares them.
+    df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
+    terms = {t for t, n in df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
+    text_only = symptom_tokens and not rules and not features
+    if text_only:  # a prose-only snapshot: its text is all there is to compare
+        w_rule, w_feat, w_text = 0.0, 0.0, 1.0
+    elif symptom_tokens:
         w_rule = RULE_WEIGHT * (1 - TEXT_WEIGHT)
         w_feat = FEATURE_WEIGHT * (1 - TEXT_WEIGHT)
         w_text = TEXT_WEIGHT
@@ -238,26 +305,47 @@ def rank(
         case_rules = set(case.signature_rules)
         shared = sorted(case_rules & set(rules))
         case_weight = sum(idf(r, groups, df) for r in case_rules)
-        shared_weight = sum(weights[r] for r in shared)
-        rule_score = 2 * shared_weight / (snap_weight + case_weight) if snap_weight + case_weight else 0.0
+        denominator = snap_weight + case_weight
+        rule_points = {r: w_rule * 2 * weights[r] / denominator for r in shared} if denominator else {}
         case_features = set(case.signature_features)
         matched = sorted(case_features & features)
         union = case_features | features
-        feature_score = len(matched) / len(union) if union else 0.0
-        text_score = (
-            _text_score(symptom_tokens, set(case.search_text.split()) | set(case.search_title.split()))
-            if symptom_tokens
-            else 0.0
-        )
-        score = w_rule * rule_score + w_feat * feature_score + w_text * text_score
+        feature_points = w_feat / len(union) if union else 0.0
+        tokens = case_tokens.get(case.slug, set())
+        coverage = _term_coverage(terms, tokens)
+        text_score = coverage if text_only else _text_score(symptom_tokens, tokens)
+        if qualifying_rules is not None:
+            qualified_by = sorted(set(shared) & qualifying_rules)
+            if not qualified_by and coverage < TEXT_QUALIFY_THRESHOLD:
+                continue
+        score = sum(rule_points.values()) + feature_points * len(matched) + w_text * text_score
         if score < threshold:
             continue
+        contributions = [
+            {
+                "kind": "rule",
+                "name": r,
+                "points": round(rule_points[r], 3),
+                "qualifying": r in (qualifying_rules or ()),
+            }
+            for r in sorted(shared, key=lambda r: (-rule_points[r], r))
+        ]
+        contributions += [{"kind": "feature", "name": f, "points": round(feature_points, 3)} for f in matched]
+        if symptom_tokens:
+            contributions.append(
+                {
+                    "kind": "text",
+                    "name": ", ".join(sorted(terms & tokens)) or "symptom",
+                    "points": round(w_text * text_score, 3),
+                }
+            )
         results.append(
             {
                 "slug": case.slug,
                 "score": round(min(max(score, 0.0), 1.0), 3),
                 "shared_rules": shared,
                 "matched_features": matched,
+                "contributions": contributions,
                 "title": case.title,
                 "language": case.language,
             }
@@ -267,17 +355,82 @@ def rank(
 
     for r in results[:limit]:
         r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
+        r["why"] = explain(r, "en")
     return results[:limit]
+
+
+def serious_rules(findings: Iterable[Any]) -> list[str]:
+    """The warning and critical rules among ``findings`` (objects or dicts with a
+    severity; a bare rule ID, or a finding without a severity, counts with its
+    rule's registered severity)."""
+    registry = None
+    out = set()
+    for f in findings or []:
+        if isinstance(f, str):
+            rule, severity = f, ""
+        elif isinstance(f, dict):
+            rule, severity = f.get("rule") or f.get("rule_id") or "", f.get("severity") or ""
+        else:
+            rule = getattr(f, "rule", "") or getattr(f, "rule_id", "")
+            severity = getattr(f, "severity", "") or ""
+        if rule and not severity:
+            if registry is None:
+                from triage.rules import load_all
+
+                registry = load_all()
+            severity = getattr(registry.get(rule), "severity", "")
+        if rule and severity in QUALIFYING_SEVERITIES:
+            out.add(rule)
+    return sorted(out)
+
+
+def explain(case: dict, language: str = "en") -> str:
+    """Why ``case`` was offered, in words, from its ``contributions``:
+    e.g. "Shares kvm.vcpus_unpinned (+0.21), kvm.guest_numa_missing (+0.12);
+    same environment role:guest, arch:x86_64 (+0.06). Score 0.39 of 1."."""
+    from django.utils import translation
+    from django.utils.translation import gettext
+
+    contributions = case.get("contributions") or []
+    rules = [c for c in contributions if c.get("kind") == "rule"]
+    features = [c for c in contributions if c.get("kind") == "feature"]
+    text = [c for c in contributions if c.get("kind") == "text"]
+    with translation.override(language):
+        parts = []
+        if rules:
+            shared = ", ".join(f"{c['name']} (+{c['points']:.2f})" for c in rules)
+            parts.append(gettext("Shares the findings %(rules)s") % {"rules": shared})
+        if features:
+            names = ", ".join(c["name"] for c in features)
+            points = sum(c["points"] for c in features)
+            parts.append(
+                gettext("same environment %(features)s (+%(points)s)")
+                % {"features": names, "points": f"{points:.2f}"}
+            )
+        if text:
+            parts.append(
+                gettext("symptom text: %(terms)s (+%(points)s)")
+                % {"terms": text[0]["name"], "points": f"{text[0]['points']:.2f}"}
+            )
+        summary = gettext("Score %(score)s of 1.") % {"score": format_score(case.get("score"))}
+        return ("; ".join(parts) + ". " if parts else "") + summary
 
 
 def similar_cases_for(
     findings, snapshot_facts, *, limit: int = 5, language: str = "en", symptom: str = ""
 ) -> list[dict]:
-    """Published cases like this analysis, best first, each with ``slug``,
-    ``score`` (0..1), ``shared_rules``, ``matched_features`` and ``title``.
+    """Published cases that explain this analysis's problems, best first, each
+    with ``slug``, ``score`` (0..1), ``shared_rules``, ``matched_features``,
+    ``contributions``, ``why`` and ``title``.
 
-    Only matches scoring at least :data:`NEW_PROBLEM_THRESHOLD` are returned: an
-    empty list means the snapshot is possibly a new problem."""
+    A case qualifies only by sharing a warning or critical finding (or, with a
+    symptom text, by matching it strongly); an analysis without any such finding
+    and without a symptom gets no similar case at all. Matches below
+    :data:`NEW_PROBLEM_THRESHOLD` are dropped. Empty list with serious findings:
+    possibly a new problem; empty list without: no known problem matched."""
+    serious = serious_rules(findings)
+    if not serious and not symptom:
+        return []
     features = snapshot_features(snapshot_facts) if snapshot_facts is not None else []
     return rank(
         _rules_of(findings),
@@ -286,15 +439,32 @@ def similar_cases_for(
         language=language,
         limit=limit,
         threshold=NEW_PROBLEM_THRESHOLD,
+        qualifying=serious,
     )
+
+
+def prose_only(snapshot_facts) -> bool:
+    """Every host of the snapshot is prose: lines were read, none into an artifact.
+    Such a snapshot has no finding; only its text can match a case."""
+    hosts = list(getattr(snapshot_facts, "hosts", None) or [])
+    readings = [getattr(h, "reading", None) for h in hosts]
+    return bool(hosts) and all(r is not None and r.prose_lines and not r.artifacts for r in readings)
 
 
 def similarity_report(
     findings, snapshot_facts, *, limit: int = 5, language: str = "en", symptom: str = ""
 ) -> dict:
-    """``similar_cases`` plus ``possibly_new_problem`` for callers that show both."""
+    """``similar_cases`` plus what an empty list means: ``possibly_new_problem``
+    (warning/critical findings that no case explains) or ``no_known_problem``
+    (nothing serious was found)."""
     cases = similar_cases_for(findings, snapshot_facts, limit=limit, language=language, symptom=symptom)
-    return {"similar_cases": cases, "possibly_new_problem": not cases, "threshold": NEW_PROBLEM_THRESHOLD}
+    serious = bool(serious_rules(findings))
+    return {
+        "similar_cases": cases,
+        "possibly_new_problem": serious and not cases,
+        "no_known_problem": not serious and not cases,
+        "threshold": NEW_PROBLEM_THRESHOLD,
+    }
 
 
 def related_cases(case, *, limit: int = 5) -> list[dict]:

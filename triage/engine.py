@@ -435,7 +435,9 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _similar_cases(findings: list[Finding], snapshot: SnapshotFacts) -> list[dict[str, Any]]:
+def _similar_cases(
+    findings: list[Finding], snapshot: SnapshotFacts, symptom: str = ""
+) -> list[dict[str, Any]]:
     # The knowledge base fills this in once it exists; analysis must not
     # depend on it (no database, kb app not migrated yet, ...).
     try:
@@ -443,7 +445,7 @@ def _similar_cases(findings: list[Finding], snapshot: SnapshotFacts) -> list[dic
     except ImportError:
         return []
     try:
-        return list(similar_cases_for(findings, snapshot))
+        return list(similar_cases_for(findings, snapshot, symptom=symptom))
     except Exception:
         logger.exception("similar cases lookup failed")
         return []
@@ -455,14 +457,16 @@ def result_to_json(
     errors: list | None = None,
     *,
     similar_cases: list[dict[str, Any]] | None = None,
+    symptom: str = "",
 ) -> dict[str, Any]:
     """The ``--json`` object of DESIGN.md (also the API's findings shape).
     ``similar_cases`` defaults to the knowledge base's answer (hook
-    ``kb.similarity.similar_cases_for``); pass ``[]`` to keep the database out."""
+    ``kb.similarity.similar_cases_for``, given ``symptom`` as its text); pass
+    ``[]`` to keep the database out."""
     if errors is None:
         errors = snapshot.errors
     if similar_cases is None:
-        similar_cases = _similar_cases(result.findings, snapshot)
+        similar_cases = _similar_cases(result.findings, snapshot, symptom)
     return {
         "engine_version": result.engine_version,
         "facts": {"hosts": [to_dict(h) for h in snapshot.hosts]},

@@ -25,6 +25,7 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
+from kb.similarity import QUALIFYING_SEVERITIES, explain, format_score
 from triage.models import Finding, Snapshot
 
 LABELS: dict[str, dict[str, str]] = {
@@ -52,6 +53,7 @@ LABELS: dict[str, dict[str, str]] = {
         "measures": "Measures",
         "similar": "Similar cases",
         "no_similar": "No similar case in the knowledge base: possibly a new problem.",
+        "no_known_problem": "No known problem matched ({n} rules checked).",
         "shared": "shared findings",
         "score": "score",
         "errors": "Artifacts that could not be parsed",
@@ -92,6 +94,7 @@ LABELS: dict[str, dict[str, str]] = {
         "measures": "措施",
         "similar": "相似案例",
         "no_similar": "知识库中没有相似案例：可能是新问题。",
+        "no_known_problem": "未匹配到已知问题（已检查 {n} 条规则）。",
         "shared": "共同的发现",
         "score": "相似度",
         "errors": "无法解析的文件",
@@ -296,12 +299,12 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
     add("")
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
     if not cases:
-        add(t["no_similar"])
+        serious = any(f.severity in QUALIFYING_SEVERITIES for f in findings)
+        add(t["no_similar"] if serious else t["no_known_problem"].format(n=len(snapshot.checked or [])))
         add("")
     for case in cases:
         title = (case.get("title_zh") if zh else None) or case.get("title") or case.get("slug")
-        score = case.get("score")
-        score_text = f"{float(score):.2f}" if isinstance(score, (int, float)) else "—"
+        score_text = format_score(case.get("score"))
         shared = ", ".join(_code(r) for r in case.get("shared_rules") or []) or "—"
         link = ""
         if base_url and case.get("slug"):
@@ -309,6 +312,8 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
                 link = f" — {base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
         add(f"- **{_md_inline(title)}** ({_code(case.get('slug'))}, {t['score']} {score_text}){link}")
         add(f"  - {t['shared']}: {shared}")
+        if case.get("contributions"):
+            add(f"  - {_md_inline(explain(case, 'zh-hans' if zh else 'en'))}")
     if cases:
         add("")
 

@@ -43,6 +43,12 @@ class FindingSerializer(serializers.ModelSerializer):
         return [e if isinstance(e, dict) else {"value": e} for e in finding.evidence or []]
 
 
+class ScoreContributionSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="rule, feature or text")
+    name = serializers.CharField(allow_blank=True)
+    points = serializers.FloatField(min_value=0, max_value=1)
+
+
 class SimilarCaseSerializer(serializers.Serializer):
     slug = serializers.CharField()
     score = serializers.FloatField(min_value=0, max_value=1)
@@ -51,6 +57,8 @@ class SimilarCaseSerializer(serializers.Serializer):
     title_zh = serializers.CharField(required=False, allow_blank=True)
     language = serializers.CharField(required=False)
     matched_features = serializers.ListField(child=serializers.CharField(), required=False)
+    why = serializers.CharField(required=False, allow_blank=True)
+    contributions = ScoreContributionSerializer(many=True, required=False)
     url = serializers.CharField(required=False)
 
 
@@ -331,6 +339,17 @@ def similar_cases_data(snap: Snapshot, request=None) -> list[dict]:
         }
         if case.get("language"):
             item["language"] = str(case["language"])
+        if case.get("contributions"):  # why the case was offered (issue 17)
+            item["why"] = str(case.get("why") or "")
+            item["contributions"] = [
+                {
+                    "kind": str(c.get("kind") or ""),
+                    "name": str(c.get("name") or ""),
+                    "points": _score(c.get("points")),
+                }
+                for c in case["contributions"]
+                if isinstance(c, dict)
+            ]
         with contextlib.suppress(NoReverseMatch):
             # A slug the URL conf cannot express just has no link.
             item["url"] = _absolute(request, reverse("kb-api-case", args=[item["slug"]]))

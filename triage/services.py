@@ -537,7 +537,23 @@ def _is_fleet(finding) -> bool:
     return finding.rule.startswith("fleet.")
 
 
-def _similar_cases(findings, snapshot_facts) -> list[dict]:
+def _prose_symptom(snapshot: Snapshot, host) -> str:
+    """The upload's text when it was read as prose only: similar cases can then
+    be matched only by what it says (``kb.similarity.prose_only``)."""
+    from collectors.decoding import decode_bytes
+    from collectors.facts import SnapshotFacts
+    from kb.similarity import prose_only
+
+    if not prose_only(SnapshotFacts(hosts=[host])):
+        return ""
+    try:
+        with default_storage.open(snapshot.file.name, "rb") as fh:
+            return decode_bytes(fh.read(32_000)).text[:8000]
+    except OSError:
+        return ""
+
+
+def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
     """Similar past cases from the knowledge base. The knowledge base is an
     enrichment: if it fails, the analysis still completes without it."""
     try:
@@ -545,10 +561,10 @@ def _similar_cases(findings, snapshot_facts) -> list[dict]:
     except ImportError:
         return []
     try:
-        cases = _jsonable(list(similar_cases_for(findings, snapshot_facts, language="en")))
+        cases = _jsonable(list(similar_cases_for(findings, snapshot_facts, language="en", symptom=symptom)))
         if cases:
             # Titles in both UI languages, so the report follows the reader's.
-            chinese = similar_cases_for(findings, snapshot_facts, language="zh-hans")
+            chinese = similar_cases_for(findings, snapshot_facts, language="zh-hans", symptom=symptom)
             zh_titles = {c["slug"]: c.get("title") for c in chinese if c.get("language") == "zh"}
             for case in cases:
                 if zh_titles.get(case.get("slug")):
@@ -734,7 +750,9 @@ def _compute(snapshot: Snapshot) -> _Run:
         extra_hosts=[to_dict(h) for h in extra_hosts],
         errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
         skipped=[_skipped_entry(s) for s in result.skipped],
-        similar=_similar_cases(own, SnapshotFacts(hosts=[host, *extra_hosts])),
+        similar=_similar_cases(
+            own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
+        ),
         version=result.engine_version or engine.ENGINE_VERSION,
         parse_seconds=parse_seconds,
         rules_seconds=rules_seconds,

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collectors.facts import HostFacts, from_dict
+from kb.similarity import QUALIFYING_SEVERITIES, explain, format_score
 from triage import cluster as clusters
 from triage import engine, services
 from triage.forms import AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm
@@ -221,13 +222,13 @@ def report_context(snapshot: Snapshot) -> dict:
     for case in snapshot.similar_cases or []:
         if not isinstance(case, dict) or not case.get("slug"):
             continue
-        score = case.get("score")
         similar.append(
             {
                 **case,
                 "url": case_url(case["slug"]),
                 "title_shown": (case.get("title_zh") if zh else None) or case.get("title") or case["slug"],
-                "percent": round(float(score) * 100) if isinstance(score, (int, float)) else None,
+                "score_text": format_score(case.get("score")),
+                "why": explain(case, "zh-hans" if zh else "en") if case.get("contributions") else "",
             }
         )
     facts = snapshot.facts or {}
@@ -238,6 +239,8 @@ def report_context(snapshot: Snapshot) -> dict:
         "finding_count": len(findings),
         "counts": {g["severity"]: len(g["findings"]) for g in groups},
         "similar": similar,
+        # warning/critical findings: an empty ``similar`` means a possibly new problem
+        "serious_findings": sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES),
         "hostname": facts.get("hostname") or "",
         "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
         "artifacts": facts.get("artifacts") or [],

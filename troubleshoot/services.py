@@ -226,6 +226,26 @@ def attach_snapshot(
     return created
 
 
+def startable_snapshot(user, snapshot_id) -> Snapshot | None:
+    """The snapshot a new session starts from ("Start a case from this"), if the
+    user can see it; None for a missing, invisible or malformed id."""
+    from triage.services import visible_snapshots
+
+    try:
+        pk = int(snapshot_id)
+    except (TypeError, ValueError):
+        return None
+    return visible_snapshots(user).filter(pk=pk).first()
+
+
+def problem_from_snapshot(snapshot: Snapshot) -> dict:
+    """Initial problem fields of a session started from a snapshot's report:
+    its name and its warning/critical findings as the symptom to refine."""
+    findings = [f for f in snapshot.current_findings() if f.severity in ("critical", "warning")]
+    symptom = "\n".join(f"- {f.title} ({f.rule}, {f.host})" for f in findings[:10])
+    return {"title": snapshot.display_name[:200], "symptom": symptom}
+
+
 def upload_snapshot(*, session: Session, user, uploaded_file, phase: str) -> Snapshot:
     """Store an upload through triage (which queues its analysis) and attach it.
     Each file is one host; the files of a phase form one cluster."""
@@ -404,10 +424,13 @@ def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) ->
 
 def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> list[dict]:
     """Published cases like the before-snapshots, best first, each with why."""
-    from kb.similarity import NEW_PROBLEM_THRESHOLD, rank
+    from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules
 
     sig = signature_of(session)
-    if not sig["rules"]:
+    # Only warning/critical findings (or a strong match of the symptom text)
+    # qualify a case; a session whose snapshots are healthy gets none.
+    serious = serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE))
+    if not serious and not session.symptom:
         return []
     return rank(
         sig["rules"],
@@ -416,6 +439,7 @@ def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> 
         language="zh" if language.startswith("zh") else "en",
         limit=limit,
         threshold=NEW_PROBLEM_THRESHOLD,
+        qualifying=serious,
     )
 
 

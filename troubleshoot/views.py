@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.access import is_support
 from kb.models import Case, Measure
+from kb.similarity import QUALIFYING_SEVERITIES, explain
 from triage.services import UploadRejected, visible_snapshots
 from triage.views import not_checked_items
 from troubleshoot import charts, services
@@ -56,13 +57,20 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def session_new(request: HttpRequest) -> HttpResponse:
-    form = ProblemForm(request.POST or None)
+    # "Start a case from this" on a report: the snapshot comes along as a before-snapshot.
+    snapshot = services.startable_snapshot(
+        request.user, request.GET.get("snapshot") or request.POST.get("snapshot")
+    )
+    initial = services.problem_from_snapshot(snapshot) if snapshot is not None else None
+    form = ProblemForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         session = services.create_session(owner=request.user, title=data.pop("title"), **data)
+        if snapshot is not None:
+            services.attach_snapshot(session=session, user=request.user, snapshot=snapshot)
         services.set_step(session=session, user=request.user, step=Step.SNAPSHOTS)
         return redirect("troubleshoot:step", pk=session.pk, step=Step.SNAPSHOTS)
-    return render(request, "troubleshoot/session_new.html", {"form": form})
+    return render(request, "troubleshoot/session_new.html", {"form": form, "from_snapshot": snapshot})
 
 
 @require_GET
@@ -451,10 +459,13 @@ def _findings(request, session, ctx):
     lang = ctx["language"]
     findings = services.merged_findings(session)
     cases = services.similar_cases(session, language=lang)
+    for case in cases:
+        case["why"] = explain(case, lang)
     ctx.update(
         {
             "findings": [(sev, items) for sev, items in services.findings_by_severity(findings)],
             "finding_count": len(findings),
+            "serious_findings": sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES),
             "similar": cases,
             "founding": services.founding_measures(session, cases),
             "host_charts": _host_charts(session, "before"),

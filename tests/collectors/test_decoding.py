@@ -47,3 +47,14 @@ def test_binary_is_flagged():
     assert decode_bytes(random.Random(0).randbytes(4096)).binary
     assert decode_bytes(b"\x00" * 100 + b"x").binary
     assert not decode_bytes(b"").binary
+
+
+def test_input_text_reads_files_and_directories_up_to_the_limit(tmp_path):
+    from collectors.decoding import input_text
+
+    (tmp_path / "host").mkdir()
+    (tmp_path / "host" / "a.txt").write_bytes("节点22C，cpu_quota_concurrency 默认 4".encode("gb18030"))
+    (tmp_path / "b.txt").write_text("second file\n", encoding="utf-8")
+    text = input_text([tmp_path / "host", tmp_path / "b.txt", tmp_path / "missing"])
+    assert text == "节点22C，cpu_quota_concurrency 默认 4\nsecond file\n"
+    assert input_text([tmp_path / "b.txt"], limit=6) == "second"

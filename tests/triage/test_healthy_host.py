@@ -40,7 +40,8 @@ def test_collect_sh_archive_of_this_machine_has_no_warning(tmp_path):
     assert _serious(analyze(load_snapshot([archive]))) == []
 
 
-def test_transcript_of_this_machine_has_no_warning(tmp_path):
+def _this_machine_transcript(tmp_path) -> Path:
+    """This machine's outputs of COMMANDS pasted with a ``$`` prompt in a console fence."""
     parts = []
     for shown, argv in COMMANDS:
         if shutil.which(argv[0]) is None or (argv[0] == "cat" and not Path(argv[1]).exists()):
@@ -50,6 +51,23 @@ def test_transcript_of_this_machine_has_no_warning(tmp_path):
             parts.append(f"$ {shown}\n{done.stdout.rstrip()}")
     transcript = tmp_path / "this-host.txt"
     transcript.write_text("```console\n" + "\n".join(parts) + "\n```\n", encoding="utf-8")
-    snapshot = load_snapshot([transcript])
+    return transcript
+
+
+def test_transcript_of_this_machine_has_no_warning(tmp_path):
+    snapshot = load_snapshot([_this_machine_transcript(tmp_path)])
     assert snapshot.hosts[0].cpu is not None and snapshot.hosts[0].sysctl is not None
     assert _serious(analyze(snapshot)) == []
+
+
+def test_transcript_of_this_machine_gets_no_similar_case(tmp_path, db):
+    """Issue 17: a healthy host has no problem to match, whatever it shares with the cases."""
+    from kb import services as kb_services
+    from kb import similarity
+
+    kb_services.load_all()
+    similarity.invalidate()
+    snapshot = load_snapshot([_this_machine_transcript(tmp_path)])
+    result = analyze(snapshot)
+    assert similarity.similar_cases_for(result.findings, snapshot) == []
+    assert similarity.similarity_report(result.findings, snapshot)["no_known_problem"] is True

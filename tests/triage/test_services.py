@@ -589,3 +589,21 @@ def test_real_pipeline_on_a_storage_without_local_paths(user, enqueued, settings
     assert {"kvm.vcpu_hotplug_enabled", "kvm.vcpus_unpinned", "memory.hugepages_absent"} <= rules
     hotplug = done.findings.get(rule="kvm.vcpu_hotplug_enabled")
     assert any(row["hit"] for row in hotplug.evidence[0]["excerpt"])
+
+
+def test_prose_only_upload_is_matched_by_its_text(user, enqueued):
+    """Issue 17: a prose-only snapshot (OceanBase issue 818, Chinese) qualifies a case by text."""
+    from collectors.facts import HostFacts, Reading
+    from kb import services as kb_services
+    from kb import similarity
+    from tests.conftest import ROOT
+
+    kb_services.load_all()
+    similarity.invalidate()
+    text = (ROOT / "tests" / "evaluation" / "36-oceanbase-cpu-quota-prose-zh" / "question.txt").read_bytes()
+    snap = upload(user, text, name="question.txt")
+    prose = HostFacts(label="q", reading=Reading(lines=3, prose_lines=3))
+    assert services._prose_symptom(snap, prose).startswith("### Describe your question")
+    assert services._prose_symptom(snap, HostFacts(label="q")) == ""
+    cases = services._similar_cases([], None, services._prose_symptom(snap, prose))
+    assert [c["slug"] for c in cases] == ["oceanbase-bmsql-tuning"] and cases[0]["title_zh"]

@@ -189,7 +189,7 @@ def test_report_groups_findings_by_severity(client_alice, alice):
     assert "pin-vcpus" in html and "pin-emulator" in html
     assert "disk.latency_high" in html and "missing disks" in html  # skipped rules
     assert "not well-formed XML" in html  # parse errors
-    assert "zstack-mariadb-v2v" in html and "82%" in html  # similar cases
+    assert "zstack-mariadb-v2v" in html and "score 0.82" in html  # similar cases, on the API's 0..1 scale
 
 
 def test_report_in_chinese_uses_title_zh(client_alice, alice):
@@ -324,3 +324,52 @@ def test_done_report_offers_copy_as_markdown(client_alice, alice, enqueued):
     assert f'data-copy-markdown="/api/v1/snapshots/{done.pk}/report.md?lang=en"' in html
     queued = services.create_snapshot(owner=alice, data=b"$ uname -r\n6.1.0\n", filename="t.txt")
     assert "data-copy-markdown" not in client_alice.get(f"/snapshots/{queued.pk}/").content.decode()
+
+
+def test_report_without_serious_finding_says_no_known_problem_matched(client_alice, alice):
+    snap = make_done(
+        alice, findings=[("numa.high_remote_distance", "info", "Remote access is expensive", "")]
+    )
+    Snapshot.objects.filter(pk=snap.pk).update(similar_cases=[], checked=["numa.high_remote_distance", "x.y"])
+    html = client_alice.get(snap.get_absolute_url()).content.decode()
+    assert 'id="no-known-problem"' in html and "No known problem matched (2 rules checked)." in html
+    assert 'id="start-case"' not in html
+    with translation.override("zh-hans"):
+        html = client_alice.get(snap.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "未匹配到已知问题" in html
+
+
+def test_findings_without_a_case_offer_to_start_one(client_alice, alice):
+    snap = make_done(alice, findings=FINDINGS)
+    Snapshot.objects.filter(pk=snap.pk).update(similar_cases=[])
+    html = client_alice.get(snap.get_absolute_url()).content.decode()
+    assert 'id="possibly-new-problem"' in html
+    start = reverse("troubleshoot:session_new") + f"?snapshot={snap.pk}"
+    assert f'href="{start}"' in html
+    # The new session starts from the snapshot: name and findings prefilled, snapshot attached.
+    form = client_alice.get(start).content.decode()
+    assert f'name="snapshot" value="{snap.pk}"' in form and "vCPUs are not pinned (kvm.vcpus_unpinned" in form
+    response = client_alice.post(
+        reverse("troubleshoot:session_new"),
+        {
+            "snapshot": snap.pk,
+            "title": "zstack guest slow",
+            "symptom": "CREATE INDEX 120 s",
+            "metric_name": "CREATE INDEX",
+            "metric_unit": "s",
+            "metric_baseline": "120",
+            "metric_expected": "30-60 s",
+            "metric_direction": "lower",
+        },
+    )
+    assert response.status_code == 302
+    from troubleshoot.models import SessionSnapshot
+
+    assert SessionSnapshot.objects.filter(snapshot=snap, session__title="zstack guest slow").exists()
+
+
+def test_start_case_ignores_a_snapshot_the_user_cannot_see(client, alice, bob):
+    snap = make_done(alice, findings=FINDINGS)
+    client.force_login(bob)
+    form = client.get(reverse("troubleshoot:session_new") + f"?snapshot={snap.pk}").content.decode()
+    assert 'name="snapshot"' not in form

@@ -282,3 +282,26 @@ def test_findings_step_shows_the_reports_not_checked_list(alice_client, teams, m
     assert 'data-copy-text="grep -i huge /proc/meminfo"' in section
     assert f'href="{snap.get_absolute_url()}#not-checked"' in section
     assert 'name="output"' not in section  # pasting happens on the snapshot's report
+
+
+def test_findings_page_of_a_healthy_host_matches_no_known_problem(
+    teams, founding_cases, media, no_queue, alice_client
+):
+    """Issue 17: the Percona seed host with its problem fixed has no warning, so no case is offered
+    even though the session's symptom and environment resemble the Percona case."""
+    from tests.troubleshoot.conftest import SEEDS, upload_folder
+    from troubleshoot import services
+
+    session = services.create_session(
+        owner=teams["alice"],
+        title="Percona restart check",
+        symptom="Restart after enabling large pages",
+        metric_name="start-up time",
+        metric_unit="s",
+        metric_baseline=3.0,
+        metric_expected="< 10 s",
+    )
+    upload_folder(session, teams["alice"], SEEDS / "percona-numa-interleave-startup" / "after", "before")
+    assert services.similar_cases(session) == []
+    page = alice_client.get(step_url(session, "findings")).content.decode()
+    assert 'id="no-known-problem"' in page and 'id="similar-cases"' not in page

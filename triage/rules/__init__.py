@@ -270,7 +270,7 @@ def size_bytes(value: Any) -> int | None:
 
 
 def cpu_node_map(host: HostFacts) -> dict[int, int]:
-    """Host CPU id -> NUMA node id, from numactl/sysfs or lscpu."""
+    """Host CPU id -> NUMA node id, from numactl/sysfs, lscpu or ``virsh capabilities``."""
     out: dict[int, int] = {}
     if host.numa and host.numa.nodes:
         for node_id, node in host.numa.nodes.items():
@@ -279,6 +279,10 @@ def cpu_node_map(host: HostFacts) -> dict[int, int]:
     if not out and host.cpu and host.cpu.numa_node_cpus:
         for node_id, cpus in host.cpu.numa_node_cpus.items():
             for cpu in cpus:
+                out[cpu] = node_id
+    if not out and host.capabilities and host.capabilities.cells:
+        for node_id, cell in host.capabilities.cells.items():
+            for cpu in cell.get("cpus") or []:
                 out[cpu] = node_id
     return out
 
@@ -291,13 +295,16 @@ def node_cpu_counts(host: HostFacts) -> dict[int, int]:
 
 
 def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:
-    if not host.numa:
-        return {}
+    """Memory of each host NUMA node, from numactl/sysfs, else ``virsh capabilities``."""
     out = {}
-    for node_id, node in host.numa.nodes.items():
+    for node_id, node in (host.numa.nodes if host.numa else {}).items():
         total = node.mem_total_kb()
         if total:
             out[node_id] = total
+    if not out and host.capabilities and host.capabilities.cells:
+        for node_id, cell in host.capabilities.cells.items():
+            if cell.get("memory_kb"):
+                out[node_id] = cell["memory_kb"]
     return out
 
 

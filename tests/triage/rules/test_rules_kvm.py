@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 
 ZSTACK = "zstack-mariadb-v2v"
 OPENSTACK = "openstack-kvm-crm-cpu"
@@ -365,3 +365,28 @@ def test_host_contention_from_a_process_busy_in_every_sample_is_a_warning(analyz
     finding = next(f for f in result.findings if f.rule == "kvm.host_contention")
     assert finding.severity == "warning"
     assert [e.value for e in finding.evidence] == [387.5]  # one entry per process, its mean
+
+
+# Hosts known only through ``virsh capabilities`` (libvirt's test driver: 2 cells
+# of 8 CPUs with 2 and 4 GiB; tests/evaluation/_libvirt-definitions has the guests).
+_EVAL = ROOT / "tests" / "evaluation"
+
+
+def _eval_rules(name: str) -> set[str]:
+    from collectors.archive import load_snapshot
+    from triage.engine import analyze
+
+    return {f.rule for f in analyze(load_snapshot([_EVAL / name / "host"])).findings}
+
+
+def test_capabilities_cells_place_pinned_vcpus_on_host_nodes():
+    # 16 vCPUs pinned to host CPUs 0-15 = both cells, one guest node, memory bound to node 0
+    assert "kvm.pinning_spans_nodes" in _eval_rules("56-kvm-pins-span-host-nodes")
+    # the same host, a guest pinned inside cell 1 with memory on cell 1
+    assert "kvm.pinning_spans_nodes" not in _eval_rules("59-kvm-flat-sockets-pinned")
+
+
+def test_capabilities_cells_give_the_host_node_memory():
+    # a 6 GiB guest without guest NUMA on cells of 2 and 4 GiB
+    assert "kvm.guest_numa_missing" in _eval_rules("58-kvm-guest-larger-than-node")
+    assert "kvm.guest_numa_missing" not in _eval_rules("20-libvirt-tuned-guest")

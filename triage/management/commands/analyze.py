@@ -21,7 +21,7 @@ from triage.engine import analyze, result_to_json
 log = logging.getLogger(__name__)
 
 
-def _ensure_database() -> str | None:
+def ensure_database() -> str | None:
     """Make similar cases available on a fresh data directory: apply pending
     migrations quietly, then load the founding cases (``loadcases``, from the
     knowledge base app) when no case is stored yet. Returns a warning instead
@@ -45,6 +45,15 @@ def _ensure_database() -> str | None:
         log.debug("database not prepared", exc_info=True)
         return f"similar cases unavailable: {type(exc).__name__}: {exc}"
     return None
+
+
+def prose_symptom(snapshot, paths) -> str:
+    """The input's text when the snapshot is prose only (nothing read into an
+    artifact): similar cases can then only be matched by what it says."""
+    from collectors.decoding import input_text
+    from kb.similarity import prose_only
+
+    return input_text(paths) if prose_only(snapshot) else ""
 
 
 class _Null:
@@ -71,10 +80,12 @@ class Command(BaseCommand):
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
             raise CommandError(f"no such file or directory: {', '.join(missing)}")
-        warning = None if no_similar else _ensure_database()
+        warning = None if no_similar else ensure_database()
         snapshot = load_snapshot([Path(p) for p in paths])
         result = analyze(snapshot)
-        payload = result_to_json(snapshot, result, similar_cases=[] if no_similar else None)
+        payload = result_to_json(
+            snapshot, result, similar_cases=[] if no_similar else None, symptom=prose_symptom(snapshot, paths)
+        )
         if warning:
             sys.stderr.write(warning + "\n")
         if json:
