@@ -100,7 +100,6 @@ def test_pasting_the_missing_output_on_the_report_page(engineer, live_server, br
     page.screenshot(path=str(OUTPUT / f"pasted-{gap.slug}.png"), full_page=True)
 
 
-@pytest.mark.xfail(strict=False, reason="needs rules branch (engine computes not_checked)")
 @pytest.mark.parametrize("gap", GAPS, ids=lambda g: g.slug)
 def test_the_removed_artifact_is_listed_with_its_command(engineer, live_server, browser, gap):  # noqa: F811
     snap, _block = db(lambda: cut_snapshot(engineer["user"], gap))

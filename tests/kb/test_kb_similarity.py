@@ -195,9 +195,6 @@ def test_healthy_epyc_host_gets_no_case(founding):
     assert similarity.similar_cases_for(result.findings, snapshot) == []
 
 
-@pytest.mark.xfail(
-    strict=False, reason="numa.single_node_multi_socket exempts FSB Xeons on the rules branch (issue 12)"
-)
 def test_two_socket_xeon_e5410_gets_no_case(founding):
     """A 2-socket Xeon E5410 (front-side bus, uniform memory: one node is right)."""
     snapshot = _eval_snapshot("09-xeon-e5410-fsb")

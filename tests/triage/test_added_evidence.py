@@ -94,7 +94,6 @@ def test_pasting_the_missing_output_brings_the_finding_back(
     assert entry["reason"] == "added pasted.txt"
 
 
-@pytest.mark.xfail(strict=False, reason="needs rules branch (engine computes not_checked)")
 @pytest.mark.parametrize("gap", GAPS, ids=lambda g: g.slug)
 def test_the_removed_artifact_is_listed_as_not_checked_with_its_command(user, enqueued, gap):
     snap, _block = analysed_without(user, gap)

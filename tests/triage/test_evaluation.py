@@ -129,7 +129,6 @@ def test_expectation_contradictions_are_rejected(tmp_path):
         evaluation.load_expectation(tmp_path / "expected.json")
 
 
-@pytest.mark.xfail(strict=False, reason="thresholds met after merging parsers/rules branches")
 def test_acceptance_thresholds(cases):
     call_command(
         "evaluate",

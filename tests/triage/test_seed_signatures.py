@@ -42,6 +42,7 @@ EXPECTED_BEFORE = {
         "numa.balancing_disabled",
     },
     "percona-numa-interleave-startup": {
+        "memory.hugepages_absent",
         "mysql.numa_interleave_populate_startup",
         "mysql.buffer_pool_not_persisted",
         "mysql.large_pages_off",

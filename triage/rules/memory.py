@@ -68,9 +68,10 @@ def _largest_guest_kb(host) -> tuple[int, object] | None:
 
 
 def _db_host(host) -> bool:
-    """A database host whose huge-page question is this rule's (MySQL hosts whose
-    large_pages variable is known are left to mysql.large_pages_off)."""
-    return host.database is not None and "large_pages" not in host.database.variables
+    """A database host. Its huge pages are this rule's question whatever MySQL's
+    large_pages says: with no pages reserved, large_pages=ON falls back to 4 KiB
+    pages (mysql.large_pages_off covers the database's own setting)."""
+    return host.database is not None
 
 
 def _hugepages_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
@@ -143,7 +144,7 @@ def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
         f"{HUGEPAGES_POOL_WARN_SHARE:.0%} of RAM (pools from {HUGEPAGES_POOL_SHARE_MIN_BYTES // GIB} GiB); "
         f"info from a {HUGEPAGES_GUEST_INFO_KB // 1024**2} GiB guest or a "
         f"{HUGEPAGES_POOL_INFO_BYTES // GIB} GiB pool; nothing below. Domains of libvirt's test driver are "
-        "not guests; MySQL hosts whose large_pages variable is known are left to mysql.large_pages_off"
+        "not guests; the database's own large_pages setting is mysql.large_pages_off's"
     ),
     requires=("hugepages",),
     measures=("static-hugepages", "mysql-large-pages"),
