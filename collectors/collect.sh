@@ -443,6 +443,8 @@ fi
 run numactl_hardware numactl_hardware "numactl -H" numactl -H
 run numastat numastat "numastat" numastat
 run numastat_m numastat "numastat -m" numastat -m
+# CPU -> core/socket/node map (util-linux >= 2.17): fills what an old lscpu summary lacks
+run lscpu_parse lscpu "lscpu -p" lscpu -p
 
 # Node CPU lists and distances come with numactl -H; /proc/cpuinfo adds
 # nothing lscpu does not say. Every artifact here has a parser.
@@ -455,6 +457,10 @@ done
 # ------------------------------------------------------------ memory & kernel
 
 grab /proc/meminfo meminfo
+run free free_kb "free" free
+run vmstat vmstat "vmstat 1 3" vmstat 1 3
+# DIMMs per socket and channel (needs root; without SMBIOS, e.g. in most VMs, it prints nothing useful)
+run dmidecode_memory dmidecode_memory "dmidecode -t memory" dmidecode -t memory
 grab /proc/zoneinfo zoneinfo
 grab /proc/cmdline cmdline
 grab /sys/kernel/mm/transparent_hugepage/enabled thp_enabled

@@ -20,7 +20,8 @@ sum, or new procps' ``buff/cache`` column, which also counts reclaimable slab),
 
 The unit is not in the output unless ``-h`` added suffixes (``23Gi``, ``945Mi``,
 ``1.5G``, ``0B``), so a prompted command names it: the kinds ``free_mb``
-(``-m``/``--mega``/``--mebi``), ``free_gb`` (``-g``), ``free_bytes`` (``-b``) and
+(``-m``/``--mebi``), ``free_mb_si`` (``--mega``: 10^6 bytes), ``free_gb`` (``-g``),
+``free_bytes`` (``-b``) and
 ``free_kb`` (no option, ``-k``, ``-h``). Output without its command (kind ``free``)
 is read by magnitude: a ``Mem:`` total under 1,000 is GiB, under 1,000,000 MiB, over
 10,000,000,000 bytes, else kB (a host with less than 1 GB or more than 1 TB
@@ -130,7 +131,19 @@ def _option(letters: str, longs: str) -> str:
     return rf"^free\s+(?:.*\s)?(?:-[a-z]*[{letters}][a-z]*|--(?:{longs}))(?:\s|$)"
 
 
-@register("free_mb", commands=(_option("m", "mega|mebi"),), paths=(r"sos_commands/memory/free_-m$",))
+@register("free_mb_si", commands=(r"^free\s+(?:.*\s)?--mega(?:\s|$)",))
+def parse_free_mb_si(text: str) -> Meminfo:
+    """``free --mega``: plain numbers are units of 1,000,000 bytes.
+
+    Sample input::
+
+                      total        used        free      shared  buff/cache   available
+        Mem:          25275        1731       23902          72         614       24150
+    """
+    return _parse(text, 1_000_000 / 1024)
+
+
+@register("free_mb", commands=(_option("m", "mebi"),), paths=(r"sos_commands/memory/free_-m$",))
 def parse_free_mb(text: str) -> Meminfo:
     """``free -m``: plain numbers are MiB.
 

@@ -11,7 +11,8 @@ Columns are read by their header, so ``-w`` (wide), ``-t`` (a timestamp at the
 end), ``-a`` (``inact``/``active`` instead of ``buff``/``cache``) and newer
 kernels' ``gu`` column parse alike; the header may repeat every screenful.
 Memory columns are kB, or MiB with ``-S M`` (the ``vmstat_mb`` kind, chosen by
-the command; converted to kB). The first row reports averages since boot: rules
+the command) or units of 10^6 bytes with ``-S m`` (``vmstat_mb_si``); both are
+converted to kB. The first row reports averages since boot: rules
 should look at ``Vmstat.interval_samples``. ``vmstat -s``/``-d``/``-m`` print other
 reports and are not read here. ``lines`` keys: ``header``.
 """
@@ -48,7 +49,7 @@ _HEADER = re.compile(r"^\s*r\s+b\s+swpd\s+free\s")
 _INT = re.compile(r"^\d{1,18}$")
 
 
-def _parse(text: str, memory_scale: int) -> Vmstat:
+def _parse(text: str, memory_scale: float) -> Vmstat:
     if not isinstance(text, str):
         raise ParseError("vmstat: not text")
     out = Vmstat()
@@ -72,7 +73,7 @@ def _parse(text: str, memory_scale: int) -> Vmstat:
                 continue
             value = int(token)
             if attr in _MEMORY:
-                value *= memory_scale
+                value = round(value * memory_scale)
             setattr(sample, attr, float(value) if attr in _PERCENT else value)
         out.samples.append(sample)
     if not out.samples:
@@ -84,7 +85,7 @@ def _detect(head: str) -> bool:
     return re.search(r"^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free[ \t]", head, re.M) is not None
 
 
-@register("vmstat_mb", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*[Mm]|--unit[= ][Mm])\b",))
+@register("vmstat_mb", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*M|--unit[= ]M)\b",))
 def parse_vmstat_mb(text: str) -> Vmstat:
     """``vmstat -S M``: memory columns in MiB (converted to kB).
 
@@ -94,6 +95,18 @@ def parse_vmstat_mb(text: str) -> Vmstat:
          4  0      0  22366      9    558    0    0  1144  1288  424  794 43  4 52  1  0
     """
     return _parse(text, 1024)
+
+
+@register("vmstat_mb_si", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*m|--unit[= ]m)\b",))
+def parse_vmstat_mb_si(text: str) -> Vmstat:
+    """``vmstat -S m``: memory columns in units of 1,000,000 bytes (converted to kB).
+
+    Sample input::
+
+         r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+         1  0   2947    779    189  10160    0    0   658    37    3    7 21  8 69  2  0
+    """
+    return _parse(text, 1_000_000 / 1024)
 
 
 @register(

@@ -248,6 +248,12 @@ def test_archive_analyses_without_parse_errors(archive):
     assert host.numa is not None and sorted(host.numa.nodes) == nodes
     assert host.interrupts is not None and host.softirqs is not None
     assert host.cpu_usage is not None
+    # parsers-mem: free, vmstat, lscpu -p and dmidecode -t memory are collected and read
+    assert host.meminfo.origin == "proc" and "BuffCache" in host.meminfo.values
+    assert host.vmstat is not None and len(host.vmstat.samples) == 3
+    kinds = {a["kind"] for a in host.artifacts}
+    assert {"free_kb", "vmstat", "dmidecode_memory"} <= kinds
+    assert sum(1 for a in host.artifacts if a["kind"] == "lscpu") >= 2
 
 
 def test_unprivileged_run_records_exit_codes(unprivileged_archive):

@@ -239,6 +239,7 @@ def test_mpstat_per_cpu_soft_reaches_si_this_machine():
     for util in usage.per_cpu:
         row = next(r for r in average if r[1] == util.cpu)
         assert util.si == float(row[soft])
+    assert detect(out).kind == "mpstat"
     host = paste(("mpstat -P ALL 1 1", out))
     assert len(host.cpu_usage.per_cpu) == os.cpu_count()
     assert all(u.si is not None for u in host.cpu_usage.per_cpu)

@@ -35,6 +35,8 @@ def _meminfo() -> dict[str, int]:
         ("free -b", "free_bytes", 1),
         ("free -h", "free_kb", 0.06),  # -h rounds to 3 significant digits
         ("free -mt", "free_mb", 1024),
+        ("free --mebi", "free_mb", 1024),
+        ("free --mega", "free_mb_si", 1000),
     ],
 )
 def test_this_machine_every_unit(command, kind, tolerance_kb):

@@ -56,3 +56,18 @@ def test_pasted_after_prompt():
     assert not host.errors
     assert len(host.vmstat.samples) == 2
     assert host.vmstat.samples[0].line == 4  # prompt, procs banner, header, first row
+
+
+def test_published_vmstat_S_m_tab_indented():
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "commands" / "vmstat_S_m_5.txt").read_text()
+    host = paste(prose=text.replace("\t$ ", "$ ", 1))
+    assert kind_for_command("vmstat -S m 5") == "vmstat_mb_si"
+    samples = host.vmstat.samples
+    assert [s.r for s in samples] == [1, 6, 14, 2, 3]  # the "..." elision is skipped
+    assert samples[0].free_kb == round(779 * 1_000_000 / 1024)
+    assert all(s.si == 0 and s.so == 0 for s in samples)
+    assert samples[1].interrupts == 14335 and samples[1].cs == 5579
+    table = "\n".join(text.splitlines()[1:])
+    assert detect(table).kind == "vmstat"
