@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.conftest import FIXTURES
+
 KUNPENG = "kunpeng-stream-zone-reclaim"
 HOSTS = [f"gp-sdw{i:02d}.txt" for i in range(1, 5)]
 
@@ -24,9 +26,17 @@ def test_benchmark_spread_quiet_when_hosts_agree(analyze_texts, seed_text):
     assert "fleet.benchmark_spread" not in analyze_texts(*_cluster(seed_text, "after")).rule_ids
 
 
-def test_benchmark_spread_needs_a_cluster(analyze_texts, seed_text):
+def test_benchmark_spread_needs_results_of_two_hosts(analyze_texts, seed_text):
     result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw03.txt"))
-    assert ("fleet.benchmark_spread", "missing cluster") in result.skipped
+    assert "fleet.benchmark_spread" not in result.rule_ids
+
+
+def test_benchmark_spread_compares_the_hosts_of_one_gpcheckperf_report(analyze_texts):
+    # published gpcheckperf -v report (tests/fixtures/commands/README.md): three segment
+    # hosts tested from one, stream Copy 8890.95 MB/s on gpsdw2 against 18413.74 on gpsdw3
+    text = (FIXTURES / "commands" / "gpcheckperf_gpsdw_indented.txt").read_text(encoding="utf-8")
+    finding = next(f for f in analyze_texts(text).findings if f.rule == "fleet.benchmark_spread")
+    assert "on gpsdw2 to 18413.7 MB/s on gpsdw3 (2.1x)" in finding.explanation
 
 
 def test_numa_config_drift_fires_on_one_host_with_other_zone_reclaim(analyze_texts, seed_text):
