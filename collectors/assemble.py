@@ -7,6 +7,18 @@ raised. It also stamps provenance: ``source.artifact`` and, for transcript
 blocks, shifts every ``line``/``lines`` so evidence points at the line of the
 uploaded file.
 
+Every parse is bounded (``run_parser``): text over ``CASEBOOK_PARSE_MAX_BYTES``
+is skipped before parsing, and a parse running over ``CASEBOOK_PARSE_SECONDS``
+is stopped and becomes "parsing took longer than N s; skipped". The time budget
+uses ``SIGALRM`` (``signal.setitimer``): its handler raises :class:`ParseTimeout`
+between two bytecodes of the parser (CPython's regex engine checks for signals
+too), which is safe because parsers are pure functions whose partial state is
+simply dropped. Signals only reach the main thread, which is where Celery's
+prefork pool processes, ``manage.py analyze`` and the tests run parsers; in a
+web thread (tasks run in-process when ``REDIS_URL`` is unset) only the byte
+budget applies, and with workers the Celery time limits of the whole analysis
+(``CASEBOOK_ANALYSIS_SOFT_LIMIT``) remain the backstop.
+
 :class:`HostAssembler` merges results: several NUMA sources into one
 ``NumaTopology``, several sysctl dumps into one ``Sysctl``, the most detailed CPU
 usage, and so on (see each ``_add_*``).
@@ -14,10 +26,13 @@ usage, and so on (see each ``_add_*``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from collectors import facts as f
@@ -101,6 +116,56 @@ def _as_results(value: Any) -> list[Any]:
     return [value]
 
 
+# Defaults when Django is not configured (the settings of the same names win).
+PARSE_SECONDS = 30.0
+PARSE_MAX_BYTES = 64 << 20
+
+
+class ParseTimeout(BaseException):
+    """Raised inside a parser that ran past its time budget. A ``BaseException``
+    so that no ``except Exception`` in a parser can swallow it."""
+
+
+def parse_budget() -> tuple[float, int]:
+    """(seconds, bytes) one artifact may take to parse; 0 seconds: no limit."""
+    try:
+        from django.conf import settings
+
+        return (
+            float(getattr(settings, "CASEBOOK_PARSE_SECONDS", PARSE_SECONDS)),
+            int(getattr(settings, "CASEBOOK_PARSE_MAX_BYTES", PARSE_MAX_BYTES)),
+        )
+    except Exception:  # Django not installed or not configured
+        return PARSE_SECONDS, PARSE_MAX_BYTES
+
+
+@contextlib.contextmanager
+def _time_budget(seconds: float) -> Iterator[bool]:
+    """Raise :class:`ParseTimeout` in the block after ``seconds``. Yields False
+    (and limits nothing) off the main thread, or when a timer is already set
+    (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
+    usable = (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
+    if not usable:
+        yield False
+        return
+
+    def on_alarm(signum, frame):
+        raise ParseTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_parser(
     kind: str,
     text: str,
@@ -109,16 +174,27 @@ def run_parser(
     line_offset: int = 0,
     **kwargs: Any,
 ) -> tuple[list[Any], f.ArtifactError | None]:
-    """Parse ``text`` as ``kind``; never raises.
+    """Parse ``text`` as ``kind``; never raises (except the Celery time limit of
+    the whole analysis, which must reach the task).
 
     ``line_offset`` is the number of lines before ``text`` in the uploaded file
-    (a transcript block starting on line 120 has offset 119).
+    (a transcript block starting on line 120 has offset 119). Past the parse
+    budget (:func:`parse_budget`) the artifact is skipped with an error.
     """
     spec = parsers.REGISTRY.get(kind)
     if spec is None:
         return [], f.ArtifactError(artifact, f"no parser for kind {kind!r}")
+    seconds, max_bytes = parse_budget()
+    if max_bytes > 0 and len(text) > max_bytes:
+        return [], f.ArtifactError(
+            artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
+        )
     try:
-        results = _as_results(spec.func(text, **kwargs))
+        with _time_budget(seconds):
+            results = _as_results(spec.func(text, **kwargs))
+    except ParseTimeout:
+        log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
+        return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
     except f.ParseError as exc:
         line = exc.line + line_offset if isinstance(exc.line, int) else None
         return [], f.ArtifactError(artifact, f"{kind}: {exc.message}", line)
@@ -126,6 +202,8 @@ def run_parser(
         log.exception("parser %s recursed too deep on %s", kind, artifact)
         return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
     except Exception as exc:  # a parser bug must not fail the upload
+        if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
+            raise
         log.exception("parser %s failed on %s", kind, artifact)
         return [], f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
     out = []
