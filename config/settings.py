@@ -227,8 +227,10 @@ CASEBOOK_HEARTBEAT_STALE_SECONDS = env.float(
     "CASEBOOK_HEARTBEAT_STALE_SECONDS", default=max(60.0, 3 * CASEBOOK_HEARTBEAT_SECONDS)
 )
 CASEBOOK_HEALTHZ_STRICT = env.bool("CASEBOOK_HEALTHZ_STRICT", default=False)
-# Infrastructure errors (database or Redis unreachable) answer 503 with this Retry-After.
+# Infrastructure errors (database or Redis unreachable) answer 503 with this
+# Retry-After: JSON under /api/, a page elsewhere (config/unavailable.py).
 CASEBOOK_RETRY_AFTER_SECONDS = env.int("CASEBOOK_RETRY_AFTER_SECONDS", default=10)
+MIDDLEWARE = [*MIDDLEWARE, "config.unavailable.InfrastructureErrorMiddleware"]
 
 # --- REST framework ------------------------------------------------------------
 REST_FRAMEWORK = {
