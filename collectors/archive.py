@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from collectors import facts as f
-from collectors.assemble import HostAssembler, run_parser
+from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import decode_bytes
 from collectors.limits import Limits, MiB
 from collectors.transcript import (
@@ -437,6 +437,11 @@ class _Loader:
         return err is None
 
     def text_artifact(self, name: str, text: str, *, encoding: str = "") -> bool:
+        # Splitting and parsing one text share one time budget (run_parser).
+        with artifact_parse_budget():
+            return self._text_artifact(name, text, encoding=encoding)
+
+    def _text_artifact(self, name: str, text: str, *, encoding: str = "") -> bool:
         lines = text.count("\n") + 1
         transcript_like = _looks_like_transcript(text)
         # Text without prompts or fences is a log or one command's output: it is

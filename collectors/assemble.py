@@ -32,6 +32,7 @@ import logging
 import re
 import signal
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -139,11 +140,38 @@ def parse_budget() -> tuple[float, int]:
         return PARSE_SECONDS, PARSE_MAX_BYTES
 
 
+_artifact = threading.local()
+
+
 @contextlib.contextmanager
-def _time_budget(seconds: float) -> Iterator[bool]:
-    """Raise :class:`ParseTimeout` in the block after ``seconds``. Yields False
-    (and limits nothing) off the main thread, or when a timer is already set
-    (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
+def artifact_parse_budget(seconds: float | None = None) -> Iterator[None]:
+    """Every parse inside the block shares one time budget (default
+    ``CASEBOOK_PARSE_SECONDS``): one artifact's whole-text parse, the
+    transcript splitter's checks and its blocks. Nested blocks share the
+    outermost budget."""
+    seconds = parse_budget()[0] if seconds is None else seconds
+    if getattr(_artifact, "deadline", None) is not None or seconds <= 0:
+        yield
+        return
+    _artifact.deadline = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _artifact.deadline = None
+
+
+@contextlib.contextmanager
+def parse_time_budget(seconds: float) -> Iterator[bool]:
+    """Raise :class:`ParseTimeout` in the block after ``seconds`` (or when the
+    enclosing :func:`artifact_parse_budget` runs out, at once if it has). Yields
+    False (and limits nothing) off the main thread, or when a timer is already
+    set (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
+    deadline = getattr(_artifact, "deadline", None)
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ParseTimeout
+        seconds = min(seconds, remaining) if seconds > 0 else remaining
     usable = (
         seconds > 0
         and hasattr(signal, "setitimer")
@@ -190,7 +218,7 @@ def run_parser(
             artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
         )
     try:
-        with _time_budget(seconds):
+        with parse_time_budget(seconds):
             results = _as_results(spec.func(text, **kwargs))
     except ParseTimeout:
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
