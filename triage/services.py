@@ -280,6 +280,10 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
     try:
         analyze_snapshot.apply_async(
             args=[snapshot_id],
+            # No limits in the message: the worker's own settings
+            # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are.
+            time_limit=None,
+            soft_time_limit=None,
             retry=True,
             retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
         )

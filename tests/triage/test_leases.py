@@ -375,3 +375,13 @@ def test_beat_tasks_run_on_their_own_queue(settings):
         assert routes[entry["task"]] == {"queue": beat_queue}
         assert entry["schedule"] <= 20
     assert tasks.analyze_snapshot.name not in routes  # analyses: the default queue
+
+
+def test_enqueued_messages_carry_no_time_limits(monkeypatch):
+    """The worker's own limits apply: a web process with other settings must
+    not decide how long an analysis may run."""
+    sent = {}
+    monkeypatch.setattr(tasks.analyze_snapshot, "apply_async", lambda **kw: sent.update(kw))
+    assert services.enqueue_analysis(snapshot_id=5)
+    assert sent["args"] == [5]
+    assert sent["time_limit"] is None and sent["soft_time_limit"] is None
