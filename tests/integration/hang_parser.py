@@ -28,3 +28,22 @@ def parse_never_ends(text: str):
             n = (n + len(text)) % 1_000_003
         except Exception:  # a buggy parser's catch-all: the time limit must still stop it
             n = 0
+
+
+STUBBORN_MARKER = "casebook-test: this artifact ignores the soft time limit"
+
+
+def _detect_stubborn(head: str) -> bool:
+    return head.startswith(STUBBORN_MARKER)
+
+
+@register("test_ignores_soft_limit", detect=_detect_stubborn, priority=1000)
+def parse_ignoring_soft_limit(text: str):
+    """Stuck in one long C call (no bytecode boundary, so no Python signal
+    handler runs): only the hard time limit (the pool process killed) stops it.
+
+    Sample input::
+
+        casebook-test: this artifact ignores the soft time limit
+    """
+    return sum(range(10**13 + len(text)))

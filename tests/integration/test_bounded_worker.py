@@ -192,3 +192,33 @@ def test_analysis_longer_than_its_lease_is_never_started_twice(stack, web):
     assert received(worker) == 1, worker.text()[-3000:]
     assert "sweep_stale_snapshots" in beat.text()  # the sweeper did run meanwhile
     assert "sweeper re-enqueued" not in beat.text()
+
+
+def test_hard_time_limit_kills_a_stubborn_analysis_and_says_why(stack, web):
+    """A parse that swallows even the soft limit: the pool process is killed at
+    the hard limit and the worker's main process records the reason."""
+    client, _ = web
+    worker = stack.start_worker(
+        "w-hard",
+        CASEBOOK_PARSE_SECONDS="0",
+        CASEBOOK_ANALYSIS_SOFT_LIMIT="3",
+        CASEBOOK_ANALYSIS_HARD_LIMIT="6",
+        **HANG_ENV,
+    )
+    started = time.monotonic()
+    marker = "casebook-test: this artifact ignores the soft time limit\n"
+    snapshot_id = WebClient.snapshot_id(client.upload(marker.encode(), "stubborn.txt", label="stubborn"))
+    snap = wait_for(
+        lambda: Snapshot.objects.filter(pk=snapshot_id, status__in=["done", "failed"]).first(), 30
+    )
+    assert snap is not None, worker.text()[-4000:]
+    assert snap.status == "failed"
+    assert snap.last_error == "analysis took too long (limit 3 s)"
+    assert time.monotonic() - started < 6 + 5
+    assert "Hard time limit (6" in worker.text()
+    # The pool process was replaced: the next upload is analysed.
+    path = ZSTACK_BEFORE / "zstack-9.txt"
+    next_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="after"))
+    assert wait_for(lambda: Snapshot.objects.filter(pk=next_id, status="done").exists(), 60), worker.text()[
+        -3000:
+    ]
