@@ -89,8 +89,10 @@ messages: install
 	$(PY) manage.py makemessages -l zh_Hans --ignore=$(VENV) --ignore=data --ignore=tests --no-obsolete
 	$(PY) manage.py compilemessages -l zh_Hans --ignore=$(VENV) --ignore=data
 
+# One worker for both queues: analyses and the beat tasks (heartbeat, sweeper;
+# docker-compose.yml gives those their own worker).
 worker: install
-	$(VENV)/bin/celery -A config worker -l info
+	$(VENV)/bin/celery -A config worker -l info -Q $${CASEBOOK_QUEUE:-celery},$${CASEBOOK_BEAT_QUEUE:-casebook-beat}
 
 beat: install
 	$(VENV)/bin/celery -A config beat -l info --schedule $${CASEBOOK_DATA_DIR:-data}/celerybeat-schedule

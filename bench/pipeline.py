@@ -157,11 +157,23 @@ class Stack:
 
     # ----------------------------------------------------------------- worker
     def start_worker(
-        self, name: str = "worker", *, beat: bool = False, wait: bool = True, concurrency: int = 1, **env: str
+        self,
+        name: str = "worker",
+        *,
+        beat: bool = False,
+        wait: bool = True,
+        concurrency: int = 1,
+        queues: str = "",
+        **env: str,
     ) -> Proc:
         argv = [PY, "-m", "celery", "-A", "config", "worker", "-l", "info", "--pool=prefork"]
         argv += [f"--concurrency={concurrency}"]
         argv += ["-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        # ``queues``: "analysis", "beat" (heartbeat, sweeper) or "all"; default:
+        # all with an embedded beat, else analyses only (as docker-compose runs them).
+        queues = queues or ("all" if beat else "analysis")
+        names = {"analysis": ["celery"], "beat": ["casebook-beat"], "all": ["celery", "casebook-beat"]}
+        argv += ["-Q", ",".join(names[queues])]
         if beat:
             argv += ["-B", "--schedule", str(self.workdir / f"{name}-beat-schedule")]
         proc = self._spawn(name, argv, self.env(**env))

@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from collectors import facts as f
-from collectors.assemble import HostAssembler, run_parser
+from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import decode_bytes
 from collectors.limits import Limits, MiB
 from collectors.normalise import normalise
@@ -504,6 +504,11 @@ class _Loader:
         return err is None
 
     def text_artifact(self, name: str, text: str, *, encoding: str = "", member: bool = False) -> bool:
+        # Splitting and parsing one text share one time budget (run_parser).
+        with artifact_parse_budget():
+            return self._text_artifact(name, text, encoding=encoding, member=member)
+
+    def _text_artifact(self, name: str, text: str, *, encoding: str = "", member: bool = False) -> bool:
         lines = text.count("\n") + 1
         transcript_like = _looks_like_transcript(text)
         # Text without prompts or fences is a log or one command's output: it is

@@ -7,6 +7,18 @@ raised. It also stamps provenance: ``source.artifact`` and, for transcript
 blocks, shifts every ``line``/``lines`` so evidence points at the line of the
 uploaded file.
 
+Every parse is bounded (``run_parser``): text over ``CASEBOOK_PARSE_MAX_BYTES``
+is skipped before parsing, and a parse running over ``CASEBOOK_PARSE_SECONDS``
+is stopped and becomes "parsing took longer than N s; skipped". The time budget
+uses ``SIGALRM`` (``signal.setitimer``): its handler raises :class:`ParseTimeout`
+between two bytecodes of the parser (CPython's regex engine checks for signals
+too), which is safe because parsers are pure functions whose partial state is
+simply dropped. Signals only reach the main thread, which is where Celery's
+prefork pool processes, ``manage.py analyze`` and the tests run parsers; in a
+web thread (tasks run in-process when ``REDIS_URL`` is unset) only the byte
+budget applies, and with workers the Celery time limits of the whole analysis
+(``CASEBOOK_ANALYSIS_SOFT_LIMIT``) remain the backstop.
+
 :class:`HostAssembler` merges results: several NUMA sources into one
 ``NumaTopology``, several sysctl dumps into one ``Sysctl``, the most detailed CPU
 usage, and so on (see each ``_add_*``).
@@ -14,10 +26,14 @@ usage, and so on (see each ``_add_*``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import Iterable
+import signal
+import threading
+import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from collectors import facts as f
@@ -110,6 +126,83 @@ def _as_results(value: Any) -> list[Any]:
     return [value]
 
 
+# Defaults when Django is not configured (the settings of the same names win).
+PARSE_SECONDS = 30.0
+PARSE_MAX_BYTES = 64 << 20
+
+
+class ParseTimeout(BaseException):
+    """Raised inside a parser that ran past its time budget. A ``BaseException``
+    so that no ``except Exception`` in a parser can swallow it."""
+
+
+def parse_budget() -> tuple[float, int]:
+    """(seconds, bytes) one artifact may take to parse; 0 seconds: no limit."""
+    try:
+        from django.conf import settings
+
+        return (
+            float(getattr(settings, "CASEBOOK_PARSE_SECONDS", PARSE_SECONDS)),
+            int(getattr(settings, "CASEBOOK_PARSE_MAX_BYTES", PARSE_MAX_BYTES)),
+        )
+    except Exception:  # Django not installed or not configured
+        return PARSE_SECONDS, PARSE_MAX_BYTES
+
+
+_artifact = threading.local()
+
+
+@contextlib.contextmanager
+def artifact_parse_budget(seconds: float | None = None) -> Iterator[None]:
+    """Every parse inside the block shares one time budget (default
+    ``CASEBOOK_PARSE_SECONDS``): one artifact's whole-text parse, the
+    transcript splitter's checks and its blocks. Nested blocks share the
+    outermost budget."""
+    seconds = parse_budget()[0] if seconds is None else seconds
+    if getattr(_artifact, "deadline", None) is not None or seconds <= 0:
+        yield
+        return
+    _artifact.deadline = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _artifact.deadline = None
+
+
+@contextlib.contextmanager
+def parse_time_budget(seconds: float) -> Iterator[bool]:
+    """Raise :class:`ParseTimeout` in the block after ``seconds`` (or when the
+    enclosing :func:`artifact_parse_budget` runs out, at once if it has). Yields
+    False (and limits nothing) off the main thread, or when a timer is already
+    set (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
+    deadline = getattr(_artifact, "deadline", None)
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ParseTimeout
+        seconds = min(seconds, remaining) if seconds > 0 else remaining
+    usable = (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
+    if not usable:
+        yield False
+        return
+
+    def on_alarm(signum, frame):
+        raise ParseTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_parser(
     kind: str,
     text: str,
@@ -119,13 +212,15 @@ def run_parser(
     line_map: list[int] | None = None,
     **kwargs: Any,
 ) -> tuple[list[Any], f.ArtifactError | None]:
-    """Parse ``text`` as ``kind``; never raises.
+    """Parse ``text`` as ``kind``; never raises (except the Celery time limit of
+    the whole analysis, which must reach the task).
 
     ``line_offset`` is the number of lines before ``text`` in the uploaded file
     (a transcript block starting on line 120 has offset 119); ``line_map``
     gives the uploaded file's line of each line of ``text`` where they are not
     consecutive. A parser that stops early raises ``ParseError`` with its
     ``partial`` result: that result is kept, and the error says what is missing.
+    Past the parse budget (:func:`parse_budget`) the artifact is skipped with an error.
     """
     spec = parsers.REGISTRY.get(kind)
     if spec is None:
@@ -139,8 +234,17 @@ def run_parser(
             return line_map[line - 1]
         return line + line_offset
 
+    seconds, max_bytes = parse_budget()
+    if max_bytes > 0 and len(text) > max_bytes:
+        return [], f.ArtifactError(
+            artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
+        )
     try:
-        results = _as_results(spec.func(text, **kwargs))
+        with parse_time_budget(seconds):
+            results = _as_results(spec.func(text, **kwargs))
+    except ParseTimeout:
+        log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
+        return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
     except f.ParseError as exc:
         error = f.ArtifactError(artifact, f"{kind}: {exc.message}", where(exc.line))
         partial = getattr(exc, "partial", None)
@@ -151,6 +255,8 @@ def run_parser(
         log.exception("parser %s recursed too deep on %s", kind, artifact)
         return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
     except Exception as exc:  # a parser bug must not fail the upload
+        if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
+            raise
         log.exception("parser %s failed on %s", kind, artifact)
         return [], f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
     out = []

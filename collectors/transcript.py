@@ -808,9 +808,23 @@ class _Splitter:
         if spec is None or self.detect_budget <= 0:
             return False
         self.detect_budget -= 1
+        from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
+
+        seconds, max_bytes = parse_budget()
+        text = self.text(a, b)
+        if max_bytes > 0 and len(text) > max_bytes:
+            return False
         try:
-            spec.func(self.text(a, b))
-        except Exception:  # ParseError, or a parser bug: either way not a split
+            with parse_time_budget(seconds):
+                spec.func(text)
+        except ParseTimeout:
+            # Hostile input: check no further splits this way (run_parser then
+            # reports the artifact with its own budget).
+            self.detect_budget = 0
+            return False
+        except Exception as exc:  # ParseError, or a parser bug: either way not a split
+            if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the analysis is over
+                raise
             return False
         return True
 

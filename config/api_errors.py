@@ -113,6 +113,7 @@ COMMON_ERRORS = {
     "406": "Not acceptable",
     "415": "Unsupported media type",
     "429": "Too many requests",
+    "503": "Temporarily unavailable (database or queue unreachable); retry after Retry-After seconds",
 }
 
 

@@ -1,13 +1,21 @@
 """/healthz: is this instance able to do its job?
 
 Public (load balancers and compose healthchecks call it without a session).
-200 when the database answers and the broker is reachable, or when there is no
-broker because tasks run in-process (``"eager"``); 503 otherwise. The last
-worker heartbeat is reported for operators but does not change the status: a
-web instance is healthy even while its workers restart.
+``status`` is ``ok`` when the database answers, the broker is reachable (or there
+is no broker because tasks run in-process: ``"eager"``) and, with a broker, a
+worker heartbeat came within ``CASEBOOK_HEARTBEAT_STALE_SECONDS``; ``degraded``
+when only the heartbeat is missing (no worker runs tasks: uploads wait), which
+answers 200 unless ``CASEBOOK_HEALTHZ_STRICT`` is set (then 503); ``error``
+(503) when the database or the broker is down.
+
+Errors are named by their class only: exception texts carry host names, ports
+and user names, and this page is public.
 """
 
 from __future__ import annotations
+
+import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -18,11 +26,14 @@ from django.views.decorators.http import require_GET
 
 CHECK_TIMEOUT_SECONDS = 2
 
+log = logging.getLogger(__name__)
+
 
 def _error(exc: Exception) -> str:
-    # One line, bounded: the page is public and goes into monitoring systems.
-    text = " ".join(str(exc).split()) or exc.__class__.__name__
-    return f"error: {exc.__class__.__name__}: {text}"[:300]
+    # The class only: the message of a connection error names the server's
+    # host and port (logged for operators, never shown on this public page).
+    log.warning("health check failed: %s: %s", exc.__class__.__name__, exc)
+    return f"error: {exc.__class__.__name__}"
 
 
 def database_status() -> str:
@@ -55,30 +66,41 @@ def broker_status() -> str:
 
 
 def worker_status() -> dict:
+    """The last heartbeat answered by a worker and whether it is recent."""
+    from django.utils import timezone
+
     from accounts.services import last_worker_contact
 
     try:
         last = last_worker_contact()
     except Exception as exc:
-        return {"last_seen": None, "name": "", "error": _error(exc)}
+        return {"last_seen": None, "name": "", "recent": False, "error": _error(exc)}
     if last is None:
-        return {"last_seen": None, "name": ""}
-    return {"last_seen": last.completed_at.isoformat(), "name": last.worker}
+        return {"last_seen": None, "name": "", "recent": False}
+    window = timedelta(seconds=settings.CASEBOOK_HEARTBEAT_STALE_SECONDS)
+    recent = last.completed_at >= timezone.now() - window
+    return {"last_seen": last.completed_at.isoformat(), "name": last.worker, "recent": recent}
 
 
-def health() -> tuple[bool, dict]:
+def health() -> tuple[int, dict]:
+    """(HTTP status, body) of /healthz."""
     database = database_status()
     broker = broker_status()
-    body = {"database": database, "broker": broker}
+    body = {"status": "ok", "database": database, "broker": broker}
     if database == "ok":
         body["worker"] = worker_status()
-    healthy = database == "ok" and broker in ("ok", "eager")
-    return healthy, body
+    if database != "ok" or broker not in ("ok", "eager"):
+        body["status"] = "error"
+        return 503, body
+    if broker == "ok" and not body["worker"]["recent"]:
+        body["status"] = "degraded"
+        return (503 if settings.CASEBOOK_HEALTHZ_STRICT else 200), body
+    return 200, body
 
 
 @login_not_required
 @never_cache
 @require_GET
 def healthz(request):
-    healthy, body = health()
-    return JsonResponse(body, status=200 if healthy else 503)
+    status, body = health()
+    return JsonResponse(body, status=status)

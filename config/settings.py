@@ -104,6 +104,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"].setdefault("timeout", 20)
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    # A persistent connection the server dropped (restart, failover) is noticed
+    # before the request uses it, not as an error half-way through.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -173,18 +176,61 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # Several Casebook instances (or test runs) can share one Redis by using
 # different queue names.
 CELERY_TASK_DEFAULT_QUEUE = env("CASEBOOK_QUEUE", default="celery")
+# --- bounded work: time limits, leases, beat queue (issue 15) -------------------
+# Beat tasks (heartbeat, sweeper) have their own queue and their own worker
+# (docker-compose ``beat-worker``), so analyses filling every analysis worker
+# never stop the sweeper or the heartbeat.
+CASEBOOK_BEAT_QUEUE = env(
+    "CASEBOOK_BEAT_QUEUE",
+    default="casebook-beat" if CELERY_TASK_DEFAULT_QUEUE == "celery" else f"{CELERY_TASK_DEFAULT_QUEUE}-beat",
+)
+CELERY_TASK_ROUTES = {
+    "triage.tasks.sweep_stale_snapshots": {"queue": CASEBOOK_BEAT_QUEUE},
+    "accounts.tasks.record_heartbeat": {"queue": CASEBOOK_BEAT_QUEUE},
+}
+CASEBOOK_SWEEP_SECONDS = env.float("CASEBOOK_SWEEP_SECONDS", default=15)
+CASEBOOK_HEARTBEAT_SECONDS = env.float("CASEBOOK_HEARTBEAT_SECONDS", default=15)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-snapshots": {
         "task": "triage.tasks.sweep_stale_snapshots",
-        "schedule": env.int("CASEBOOK_SWEEP_SECONDS", default=60),
+        "schedule": CASEBOOK_SWEEP_SECONDS,
+        # A sweep nobody ran in time is replaced by the next one.
+        "options": {"expires": CASEBOOK_SWEEP_SECONDS},
     },
     # Lets /healthz and the dashboard tell when a worker last ran a task.
     "worker-heartbeat": {
         "task": "accounts.tasks.record_heartbeat",
-        "schedule": env.int("CASEBOOK_HEARTBEAT_SECONDS", default=60),
+        "schedule": CASEBOOK_HEARTBEAT_SECONDS,
+        "options": {"expires": CASEBOOK_HEARTBEAT_SECONDS},
     },
 }
-CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=300)
+# One analysis (parsing + rules + writing) may take this long: past the soft
+# limit the snapshot fails with "analysis took too long"; the hard limit (soft +
+# 30 s) kills the pool process if the soft one could not stop it.
+CASEBOOK_ANALYSIS_SOFT_LIMIT = env.int("CASEBOOK_ANALYSIS_SOFT_LIMIT", default=120)
+CASEBOOK_ANALYSIS_HARD_LIMIT = env.int(
+    "CASEBOOK_ANALYSIS_HARD_LIMIT", default=CASEBOOK_ANALYSIS_SOFT_LIMIT + 30
+)
+# One artifact may take this long / be this large to parse; past either it is
+# skipped with an artifact error (collectors.assemble.run_parser).
+CASEBOOK_PARSE_SECONDS = env.float("CASEBOOK_PARSE_SECONDS", default=30)
+CASEBOOK_PARSE_MAX_BYTES = env.int("CASEBOOK_PARSE_MAX_BYTES", default=64 << 20)
+# A running analysis holds a lease its worker renews every RENEW seconds; the
+# sweeper re-queues an analysis only when its lease has expired (worker gone).
+CASEBOOK_LEASE_SECONDS = env.float("CASEBOOK_LEASE_SECONDS", default=30)
+CASEBOOK_LEASE_RENEW_SECONDS = env.float("CASEBOOK_LEASE_RENEW_SECONDS", default=10)
+# Snapshots left ``queued`` this long (enqueue lost: broker down) are sent again.
+CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=60)
+# /healthz says "degraded" when no worker heartbeat is this recent; with
+# CASEBOOK_HEALTHZ_STRICT it then answers 503 instead of 200.
+CASEBOOK_HEARTBEAT_STALE_SECONDS = env.float(
+    "CASEBOOK_HEARTBEAT_STALE_SECONDS", default=max(60.0, 3 * CASEBOOK_HEARTBEAT_SECONDS)
+)
+CASEBOOK_HEALTHZ_STRICT = env.bool("CASEBOOK_HEALTHZ_STRICT", default=False)
+# Infrastructure errors (database or Redis unreachable) answer 503 with this
+# Retry-After: JSON under /api/, a page elsewhere (config/unavailable.py).
+CASEBOOK_RETRY_AFTER_SECONDS = env.int("CASEBOOK_RETRY_AFTER_SECONDS", default=10)
+MIDDLEWARE = [*MIDDLEWARE, "config.unavailable.InfrastructureErrorMiddleware"]
 
 # --- REST framework ------------------------------------------------------------
 REST_FRAMEWORK = {

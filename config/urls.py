@@ -33,3 +33,5 @@ if settings.DEBUG:
 
 # api: JSON error bodies for unmatched paths under /api/ (config/api_errors.py).
 handler404 = "config.api_errors.not_found"
+# Infrastructure errors raised before a view runs answer 503 (config/unavailable.py).
+handler500 = "config.unavailable.server_error"

@@ -15,7 +15,7 @@ import yaml
 
 from tests.conftest import ROOT, service_unavailable
 
-FIVE_SERVICES = {"postgres", "redis", "web", "worker", "beat"}
+SERVICES = {"postgres", "redis", "web", "worker", "beat-worker", "beat"}
 
 
 def clean_env(tmp_path: Path, **extra: str) -> dict:
@@ -35,13 +35,13 @@ def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
 
-def test_compose_names_the_five_services(compose):
-    assert set(compose["services"]) == FIVE_SERVICES
+def test_compose_names_the_services(compose):
+    assert set(compose["services"]) == SERVICES
 
 
 def test_compose_healthchecks(compose):
     services = compose["services"]
-    for name in ("postgres", "redis", "web", "worker"):
+    for name in ("postgres", "redis", "web", "worker", "beat-worker"):
         check = services[name]["healthcheck"]
         assert check.get("test"), name
         assert not check.get("disable"), name
@@ -50,7 +50,7 @@ def test_compose_healthchecks(compose):
 
 def test_app_services_share_one_image_and_the_data_volumes(compose):
     services = compose["services"]
-    app = [services[name] for name in ("web", "worker", "beat")]
+    app = [services[name] for name in ("web", "worker", "beat-worker", "beat")]
     assert {s["image"] for s in app} == {"casebook:latest"}
     assert all(s["build"] == "." for s in app)
     for service in app:
@@ -60,6 +60,10 @@ def test_app_services_share_one_image_and_the_data_volumes(compose):
         assert mounts == {"casebook-data": "/data", "casebook-uploads": "/data/uploads"}
     assert "celery" in services["worker"]["command"] and "worker" in services["worker"]["command"]
     assert "beat" in services["beat"]["command"]
+    # Beat tasks have their own queue and worker; analyses never hold them up.
+    assert services["worker"]["command"][services["worker"]["command"].index("-Q") + 1] == "celery"
+    beat_worker = services["beat-worker"]["command"]
+    assert "worker" in beat_worker and beat_worker[beat_worker.index("-Q") + 1] == "casebook-beat"
     assert "gunicorn config.wsgi" in services["web"]["command"]
     assert {"casebook-data", "casebook-uploads", "postgres-data", "redis-data"} <= set(compose["volumes"])
 

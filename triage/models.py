@@ -72,6 +72,11 @@ class Snapshot(models.Model):
     history = models.JSONField(default=list, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # The lease of a running analysis: who runs it (``host:pid:token``) and until
+    # when; the worker renews it while it works, and the sweeper re-queues an
+    # ``analyzing`` snapshot only once its lease has expired (worker gone).
+    lease_owner = models.CharField(max_length=255, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -9,7 +9,8 @@ Life of a snapshot::
                                ``analyze_snapshot`` enqueued on commit
     analyze_snapshot_now()     (worker) ``analyzing`` -> load facts -> engine ->
                                findings replaced atomically -> ``done``/``failed``
-    sweep_stale()              (beat) re-enqueues rows left ``queued``/``analyzing``
+    sweep_stale()              (beat) re-enqueues rows left ``queued`` and
+                               ``analyzing`` ones whose lease expired
 
 Test hook: when the environment variable ``CASEBOOK_TEST_ANALYSIS_DELAY`` holds a
 number of seconds, :func:`analyze_snapshot_now` sleeps that long after marking
@@ -25,14 +26,18 @@ import io
 import logging
 import os
 import re
+import socket
 import tarfile
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import PurePosixPath
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -276,6 +281,10 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
     try:
         analyze_snapshot.apply_async(
             args=[snapshot_id],
+            # No limits in the message: the worker's own settings
+            # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are.
+            time_limit=None,
+            soft_time_limit=None,
             retry=True,
             retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
         )
@@ -579,7 +588,11 @@ def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
 
 def _fail(snapshot_id: int, message: str) -> None:
     Snapshot.objects.filter(pk=snapshot_id).update(
-        status=Snapshot.Status.FAILED, last_error=message[:4000], finished_at=timezone.now()
+        status=Snapshot.Status.FAILED,
+        last_error=message[:4000],
+        finished_at=timezone.now(),
+        lease_owner="",
+        lease_expires_at=None,
     )
 
 
@@ -611,37 +624,58 @@ def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], 
     return own, by_sibling
 
 
-def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot | None:
+def analyze_snapshot_now(
+    *, snapshot_id: int, force: bool = False, renew_lease: bool | None = None
+) -> Snapshot | None:
     """Analyse one snapshot in this process (the Celery task calls this).
 
-    Idempotent: a snapshot already ``done`` by the current engine is left
-    alone unless ``force``; re-running replaces the findings of this engine
-    version in one transaction, so a reader never sees half a set. Transient
-    database errors propagate (the task retries); any other error marks the
-    snapshot ``failed`` with ``last_error``. Returns None when the snapshot
-    no longer exists.
+    Idempotent: a snapshot already ``done`` by the current engine, ``failed``,
+    or being analysed by a live worker (its lease holds) is left alone unless
+    ``force``; re-running replaces the findings of this engine version in one
+    transaction, so a reader never sees half a set. Transient database errors
+    propagate (the task retries); the Celery soft time limit fails the snapshot
+    with "analysis took too long"; any other error marks the snapshot
+    ``failed`` with ``last_error``. Returns None when the snapshot no longer
+    exists.
+
+    While it runs, the snapshot holds a lease (``lease_owner``,
+    ``lease_expires_at``) that a background thread renews every
+    ``CASEBOOK_LEASE_RENEW_SECONDS`` (``renew_lease``; default: when tasks run
+    on workers, not in-process), so the sweeper never starts a running
+    analysis a second time.
     """
-    from triage import engine
+    owner = new_lease_owner()
+    claimed = _claim(snapshot_id, owner=owner, force=force)
+    if not isinstance(claimed, _Claimed):
+        return claimed
+    snapshot = claimed.snapshot
+    if renew_lease is None:
+        renew_lease = not settings.CELERY_TASK_ALWAYS_EAGER
+    keeper = LeaseKeeper(snapshot_id, owner) if renew_lease else None
+    if keeper:
+        keeper.start()
+    released = False
+    try:
+        result = _run_analysis(snapshot)
+        released = True  # _fail / _write cleared or replaced the lease
+        return result
+    except (SoftTimeLimitExceeded, AnalysisTimeout):
+        log.warning("analysis of snapshot %s ran past its time limit", snapshot_id)
+        fail_timed_out(snapshot_id=snapshot_id)
+        released = True
+        return Snapshot.objects.filter(pk=snapshot_id).first()
+    finally:
+        if keeper:
+            keeper.stop()
+        _ACTIVE_LEASES.discard(owner)
+        if not released:
+            # A transient error: give the lease back so the retry (or the
+            # sweeper) can start again at once.
+            release_lease(snapshot_id=snapshot_id, owner=owner)
 
-    with transaction.atomic():
-        snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
-        if snapshot is None:
-            return None
-        current = snapshot.status == Snapshot.Status.DONE and snapshot.engine_version == engine.ENGINE_VERSION
-        if current and not force:
-            return snapshot
-        if snapshot.attempts >= MAX_ATTEMPTS and not force:
-            snapshot.status = Snapshot.Status.FAILED
-            snapshot.finished_at = timezone.now()
-            last = snapshot.last_error or "worker lost"
-            snapshot.last_error = f"gave up after {snapshot.attempts} attempts; last error: {last}"[:4000]
-            snapshot.save(update_fields=["status", "finished_at", "last_error"])
-            return snapshot
-        snapshot.status = Snapshot.Status.ANALYZING
-        snapshot.started_at = timezone.now()
-        snapshot.attempts += 1
-        snapshot.save(update_fields=["status", "started_at", "attempts"])
 
+def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
+    snapshot_id = snapshot.pk
     delay = _analysis_delay()
     if delay:
         time.sleep(delay)
@@ -649,8 +683,8 @@ def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot |
     for _round in range(CLUSTER_ROUNDS):
         try:
             run = _compute(snapshot)
-        except TRANSIENT_DB_ERRORS:
-            raise
+        except (*TRANSIENT_DB_ERRORS, SoftTimeLimitExceeded):
+            raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
             _fail(snapshot_id, "the stored upload is missing from storage")
             return Snapshot.objects.filter(pk=snapshot_id).first()
@@ -670,6 +704,202 @@ def analyze_snapshot_now(*, snapshot_id: int, force: bool = False) -> Snapshot |
         if snapshot is None:
             return None
     return _write(snapshot_id, run, force_write=True)
+
+
+# -------------------------------------------------------------------------- leases
+
+
+class AnalysisTimeout(BaseException):
+    """The analysis ran past its soft time limit (raised by the Celery task's
+    soft-limit signal handler, ``triage.tasks``). A ``BaseException`` so that
+    the ``except Exception`` safety nets of the loader and the engine let it
+    through to :func:`analyze_snapshot_now`."""
+
+
+GAVE_UP_PREFIX = "gave up after "
+LEASE_EXPIRED = "the worker analysing it stopped (its lease expired)"
+# Lease tokens of the analyses running in this process right now.
+_ACTIVE_LEASES: set[str] = set()
+
+
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "-"
+
+
+def new_lease_owner() -> str:
+    """``host:pid-namespace:pid:token``: which process holds a lease."""
+    return f"{socket.gethostname()}:{_pid_namespace()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _owner_gone(owner: str) -> bool:
+    """True when ``owner`` is a process of this machine (same host name and
+    PID namespace) that no longer runs this lease: the process is gone, or it
+    is this very process and the analysis that took the lease has ended. A
+    pool process killed mid-analysis is so detected when the broker
+    redelivers its message, without waiting for the lease to expire."""
+    try:
+        host, namespace, pid_text, _token = owner.rsplit(":", 3)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != socket.gethostname() or namespace != _pid_namespace():
+        return False
+    if pid == os.getpid():
+        return owner not in _ACTIVE_LEASES
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def lease_holds(snapshot: Snapshot, *, now=None) -> bool:
+    """An ``analyzing`` snapshot whose lease is unexpired and whose holder is
+    not known to be gone."""
+    now = now or timezone.now()
+    return (
+        snapshot.status == Snapshot.Status.ANALYZING
+        and snapshot.lease_expires_at is not None
+        and snapshot.lease_expires_at > now
+        and not _owner_gone(snapshot.lease_owner)
+    )
+
+
+@dataclasses.dataclass
+class _Claimed:
+    snapshot: Snapshot
+
+
+def _give_up_message(snapshot: Snapshot) -> str:
+    """ "gave up after N attempts; last error: ...", never nested: a previous
+    give-up message is replaced, not quoted."""
+    last = snapshot.last_error or ""
+    while last.startswith(GAVE_UP_PREFIX) and "; last error: " in last:
+        last = last.split("; last error: ", 1)[1]
+    last = last or "none recorded"
+    return f"{GAVE_UP_PREFIX}{snapshot.attempts} attempts; last error: {last}"[:4000]
+
+
+def _claim(snapshot_id: int, *, owner: str, force: bool):
+    """Take the snapshot's lease and mark it ``analyzing`` (one attempt more).
+    Returns ``_Claimed``, or the snapshot (or None) when there is nothing to
+    run: gone, finished, given up, or held by a live lease."""
+    from triage import engine
+
+    with transaction.atomic():
+        snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+        if not force:
+            current = (
+                snapshot.status == Snapshot.Status.DONE and snapshot.engine_version == engine.ENGINE_VERSION
+            )
+            # A failed analysis is final until someone asks again (reanalyze,
+            # the retry button), which sets it ``queued`` first.
+            if current or snapshot.status == Snapshot.Status.FAILED:
+                return snapshot
+            if lease_holds(snapshot):
+                log.info(
+                    "snapshot %s is being analysed by %s; not starting it twice",
+                    snapshot_id,
+                    snapshot.lease_owner,
+                )
+                return snapshot
+            if snapshot.attempts >= MAX_ATTEMPTS:
+                snapshot.status = Snapshot.Status.FAILED
+                snapshot.finished_at = timezone.now()
+                snapshot.last_error = _give_up_message(snapshot)
+                snapshot.lease_owner, snapshot.lease_expires_at = "", None
+                snapshot.save(
+                    update_fields=["status", "finished_at", "last_error", "lease_owner", "lease_expires_at"]
+                )
+                return snapshot
+        now = timezone.now()
+        snapshot.status = Snapshot.Status.ANALYZING
+        snapshot.started_at = now
+        snapshot.attempts += 1
+        snapshot.lease_owner = owner
+        snapshot.lease_expires_at = now + timedelta(seconds=settings.CASEBOOK_LEASE_SECONDS)
+        snapshot.save(update_fields=["status", "started_at", "attempts", "lease_owner", "lease_expires_at"])
+    _ACTIVE_LEASES.add(owner)
+    return _Claimed(snapshot)
+
+
+def renew_lease(*, snapshot_id: int, owner: str) -> bool:
+    """Extend the lease by ``CASEBOOK_LEASE_SECONDS``; False when ``owner``
+    no longer holds it (finished, or taken over after it expired)."""
+    expires = timezone.now() + timedelta(seconds=settings.CASEBOOK_LEASE_SECONDS)
+    return bool(
+        Snapshot.objects.filter(pk=snapshot_id, lease_owner=owner, status=Snapshot.Status.ANALYZING).update(
+            lease_expires_at=expires
+        )
+    )
+
+
+def release_lease(*, snapshot_id: int, owner: str) -> None:
+    """Give the lease up (best effort: the database may be the reason we stop)."""
+    _ACTIVE_LEASES.discard(owner)
+    try:
+        Snapshot.objects.filter(pk=snapshot_id, lease_owner=owner).update(lease_expires_at=timezone.now())
+    except DatabaseError:
+        log.warning("could not release the lease of snapshot %s", snapshot_id, exc_info=True)
+
+
+class LeaseKeeper:
+    """Renews a lease from a daemon thread every ``CASEBOOK_LEASE_RENEW_SECONDS``
+    while the analysis runs (parsing is pure Python: the thread gets the GIL
+    between bytecodes). If the process dies, renewals stop and the lease
+    expires ``CASEBOOK_LEASE_SECONDS`` later."""
+
+    def __init__(self, snapshot_id: int, owner: str):
+        self.snapshot_id = snapshot_id
+        self.owner = owner
+        self.renewals = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{snapshot_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        _ACTIVE_LEASES.discard(self.owner)
+
+    def _run(self) -> None:
+        from django.db import connections
+
+        interval = max(0.1, float(settings.CASEBOOK_LEASE_RENEW_SECONDS))
+        try:
+            while not self._stop.wait(interval):
+                try:
+                    held = renew_lease(snapshot_id=self.snapshot_id, owner=self.owner)
+                except DatabaseError:
+                    log.warning("could not renew the lease of snapshot %s", self.snapshot_id, exc_info=True)
+                    continue
+                if not held:
+                    return  # finished, or another worker took over an expired lease
+                self.renewals += 1
+        finally:
+            connections.close_all()  # this thread's connections only
+
+
+def fail_timed_out(*, snapshot_id: int, limit: float | None = None) -> None:
+    """Fail a snapshot whose analysis ran past the Celery time limit, unless it
+    finished meanwhile."""
+    limit = settings.CASEBOOK_ANALYSIS_SOFT_LIMIT if limit is None else limit
+    Snapshot.objects.filter(pk=snapshot_id).exclude(status=Snapshot.Status.DONE).update(
+        status=Snapshot.Status.FAILED,
+        last_error=f"analysis took too long (limit {limit:g} s)",
+        finished_at=timezone.now(),
+        lease_owner="",
+        lease_expires_at=None,
+    )
 
 
 @dataclasses.dataclass
@@ -977,35 +1207,44 @@ def _kind_after_load(snapshot: Snapshot) -> str:
 
 
 def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Snapshot]:
-    """Snapshots stuck ``queued`` (enqueue lost: broker down) or ``analyzing``
-    (worker killed) for longer than ``older_than`` seconds (default
-    ``settings.CASEBOOK_STALE_AFTER_SECONDS``)."""
+    """Snapshots to send to the workers again: ``queued`` for longer than
+    ``older_than`` seconds (default ``settings.CASEBOOK_STALE_AFTER_SECONDS``;
+    the enqueue was lost, e.g. the broker was down), and ``analyzing`` ones
+    whose lease has expired (the worker is gone). A running analysis renews
+    its lease, so however long it runs it is never started twice."""
+    now = now or timezone.now()
     seconds = settings.CASEBOOK_STALE_AFTER_SECONDS if older_than is None else older_than
-    cutoff = (now or timezone.now()) - timedelta(seconds=seconds)
+    cutoff = now - timedelta(seconds=seconds)
     return Snapshot.objects.filter(
         Q(status=Snapshot.Status.QUEUED, queued_at__lt=cutoff)
         | Q(status=Snapshot.Status.QUEUED, queued_at__isnull=True)
-        | Q(status=Snapshot.Status.ANALYZING, started_at__lt=cutoff)
+        | Q(status=Snapshot.Status.ANALYZING, lease_expires_at__lt=now)
+        # Rows analysed before leases existed (or by an in-process run) have none.
+        | Q(status=Snapshot.Status.ANALYZING, lease_expires_at__isnull=True, started_at__lt=cutoff)
     ).order_by("pk")
 
 
 def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[int]:
     """Re-queue stale snapshots and enqueue them again. The row's ``queued_at``
     is reset first so the next sweep does not enqueue it twice while it waits
-    in the broker. Returns the ids that were enqueued."""
+    in the broker; an expired lease is recorded as the last error (the give-up
+    message quotes it). Returns the ids that were enqueued."""
     ids = list(stale_snapshots(older_than=older_than).values_list("pk", flat=True)[:limit])
     enqueued = []
     for pk in ids:
         try:
-            updated = (
-                stale_snapshots(older_than=older_than)
-                .filter(pk=pk)
-                .update(status=Snapshot.Status.QUEUED, queued_at=timezone.now())
-            )
+            with transaction.atomic():
+                row = stale_snapshots(older_than=older_than).select_for_update().filter(pk=pk).first()
+                if row is None:
+                    continue
+                fields = {"status": Snapshot.Status.QUEUED, "queued_at": timezone.now()}
+                if row.status == Snapshot.Status.ANALYZING:
+                    fields.update(lease_owner="", lease_expires_at=None, last_error=LEASE_EXPIRED)
+                Snapshot.objects.filter(pk=pk).update(**fields)
         except DatabaseError:
             log.warning("could not re-queue snapshot %s", pk, exc_info=True)
             continue
-        if updated and enqueue_analysis(snapshot_id=pk):
+        if enqueue_analysis(snapshot_id=pk):
             enqueued.append(pk)
     if ids:
         log.info("sweeper re-enqueued %d of %d stale snapshots", len(enqueued), len(ids))

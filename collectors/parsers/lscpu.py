@@ -526,7 +526,9 @@ def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
 
 
 def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
-    pending: list[Any] | None = None  # [key, value, line, value_col]
+    # [key, value parts, line, value_col]: the parts of a wrapped value are
+    # joined once (appending to the string each line is quadratic).
+    pending: list[Any] | None = None
     for kind, line_no, key, value, col in tokens:
         if kind == "V":
             if pending is not None and pending[3]:
@@ -537,13 +539,13 @@ def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder)
                     if len(raw) > pending[3] and not raw[: pending[3]].strip()
                     else raw.strip()
                 )
-                pending[1] += cont
+                pending[1].append(cont)
             continue
         if pending is not None:
-            builder.add(pending[0], pending[1], pending[2])
-        pending = [key, value, line_no, col if value else 0]
+            builder.add(pending[0], "".join(pending[1]), pending[2])
+        pending = [key, [value], line_no, col if value else 0]
     if pending is not None:
-        builder.add(pending[0], pending[1], pending[2])
+        builder.add(pending[0], "".join(pending[1]), pending[2])
 
 
 def _pair_ocr(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:

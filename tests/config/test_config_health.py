@@ -1,6 +1,10 @@
+from datetime import timedelta
+
 import pytest
 from django.db import OperationalError
+from django.utils import timezone
 
+from accounts.models import WorkerHeartbeat
 from accounts.services import record_heartbeat
 
 pytestmark = pytest.mark.django_db
@@ -13,7 +17,8 @@ def test_healthz_is_public_and_healthy_without_a_broker(client, settings):
     body = response.json()
     assert body["database"] == "ok"
     assert body["broker"] == "eager"
-    assert body["worker"] == {"last_seen": None, "name": ""}
+    assert body["status"] == "ok"
+    assert body["worker"] == {"last_seen": None, "name": "", "recent": False}
     assert "no-cache" in response["Cache-Control"]
 
 
@@ -45,8 +50,67 @@ def test_database_failure_is_503(client, settings, monkeypatch):
     response = client.get("/healthz")
     assert response.status_code == 503
     body = response.json()
-    assert body["database"] == "error: OperationalError: could not connect to server: Connection refused"
+    assert body["database"] == "error: OperationalError"
+    assert body["status"] == "error"
     assert "worker" not in body
+
+
+def test_public_error_text_never_shows_connection_details(client, settings, monkeypatch):
+    """The message of a connection error names the server (host, port, user):
+    only the error's class reaches the public page."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+
+    def broken_cursor(*args, **kwargs):
+        raise OperationalError(
+            'connection to server at "db.internal.example" (10.1.2.3), port 5432 failed: '
+            'FATAL: password authentication failed for user "casebook"'
+        )
+
+    monkeypatch.setattr("config.health.connection.cursor", broken_cursor)
+    response = client.get("/healthz")
+    text = response.content.decode()
+    assert response.status_code == 503
+    for secret in ("db.internal.example", "10.1.2.3", "5432", "casebook", "127.0.0.1", ":1"):
+        assert secret not in text
+    assert response.json()["broker"].startswith("error: ")
+
+
+def test_healthz_is_degraded_without_a_recent_worker_heartbeat(client, settings, monkeypatch):
+    monkeypatch.setattr("config.health.broker_status", lambda: "ok")
+    settings.CASEBOOK_HEARTBEAT_STALE_SECONDS = 60
+    settings.CASEBOOK_HEALTHZ_STRICT = False
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "degraded"
+
+    settings.CASEBOOK_HEALTHZ_STRICT = True
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["status"] == "degraded"
+
+    heartbeat = record_heartbeat(heartbeat_id=None, worker="celery@beat")
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json()["status"] == "ok" and response.json()["worker"]["recent"] is True
+
+    # An old heartbeat is not a live worker.
+    WorkerHeartbeat.objects.filter(pk=heartbeat.pk).update(
+        completed_at=timezone.now() - timedelta(seconds=61)
+    )
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["worker"] == {
+        "last_seen": response.json()["worker"]["last_seen"],
+        "name": "celery@beat",
+        "recent": False,
+    }
+
+
+def test_eager_mode_needs_no_worker_heartbeat(client, settings):
+    settings.REDIS_URL = ""
+    settings.CASEBOOK_HEALTHZ_STRICT = True
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
 
 
 def test_healthz_only_answers_get(client):

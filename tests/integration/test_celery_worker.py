@@ -82,6 +82,8 @@ def test_worker_answers_a_heartbeat_and_commits_it_to_postgres(scratch_database,
             [
                 *(sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-n", node),
                 *("--concurrency", "1", "--without-gossip", "--without-mingle"),
+                # The heartbeat is routed to the beat queue (CASEBOOK_BEAT_QUEUE).
+                *("-Q", f"{queue},{queue}-beat"),
             ],
             cwd=ROOT,
             env=env,
@@ -119,7 +121,7 @@ def test_worker_answers_a_heartbeat_and_commits_it_to_postgres(scratch_database,
             worker.wait()
             pytest.fail("the Celery worker did not stop within 60 s of SIGTERM")
         client = redis.Redis.from_url(broker)
-        client.delete(queue)
+        client.delete(queue, f"{queue}-beat")
         client.close()
 
     worker_log = log_path.read_text()

@@ -143,7 +143,13 @@ def test_upload_through_the_web_form_reaches_done_with_findings(stack, web):
 
 def test_worker_killed_mid_analysis_completes_with_one_set_of_findings(stack, web):
     client, _ = web
-    slow = stack.start_worker("w-slow", CASEBOOK_TEST_ANALYSIS_DELAY="30")
+    # A short lease: the sweeper of the new worker takes over 3 s after the kill.
+    slow = stack.start_worker(
+        "w-slow",
+        CASEBOOK_TEST_ANALYSIS_DELAY="30",
+        CASEBOOK_LEASE_SECONDS="3",
+        CASEBOOK_LEASE_RENEW_SECONDS="1",
+    )
     path = _inputs()[0]
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="crash"))
 
