@@ -25,6 +25,7 @@ from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
 from triage.rules import Finding as RuleFinding
+from triage.rules import artifact_file
 from triage.rules import load_all as load_rules
 from troubleshoot import charts
 
@@ -180,12 +181,23 @@ def _readings(snapshot: Snapshot) -> list[dict]:
         reading = facts.get("reading") or {}
         if not isinstance(reading, dict):
             reading = {}
+        # the file each block came from (the upload or an added artifact):
+        # line numbers are per file
+        files = {
+            (entry.get("command"), entry.get("start_line")): artifact_file(entry)
+            for entry in facts.get("artifacts") or []
+            if isinstance(entry, dict) and entry.get("start_line")
+        }
         out.append(
             {
                 "host": facts.get("hostname") or facts.get("label") or snapshot.host_label,
                 "lines": reading.get("lines") or 0,
                 "read_lines": reading.get("read_lines") or 0,
-                "artifacts": [a for a in reading.get("artifacts") or [] if isinstance(a, dict)],
+                "artifacts": [
+                    {**a, "file": files.get((a.get("command"), a.get("start_line")), "")}
+                    for a in reading.get("artifacts") or []
+                    if isinstance(a, dict)
+                ],
                 "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
             }
         )

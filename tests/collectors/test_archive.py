@@ -322,3 +322,29 @@ def test_single_file_recognised_by_whole_content_when_its_header_misleads(corpus
     host = load_host(corpus / "softirqs" / "node_exporter_proc_softirqs.txt")
     assert host.errors == []
     assert "NET_RX" in host.softirqs.rows and host.interrupts is None
+
+
+def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_path):
+    """A snapshot's upload plus an output pasted later (the ZStack host's
+    transcript without its ``virsh dumpxml`` block, then that block): one host,
+    each block named after its own file, line numbers per file."""
+    from collectors.archive import load_host_files
+    from tests.triage.founding_gaps import GAPS
+    from triage.rules import evidence
+
+    text, block = GAPS[0].split()
+    upload, added = tmp_path / "zstack-9.txt", tmp_path / "added-1-dumpxml.txt"
+    upload.write_text(text, encoding="utf-8")
+    added.write_text(block, encoding="utf-8")
+    host = load_host_files([upload, added, tmp_path / "gone.txt"], label="zstack-9")
+    assert host.hostname == "zstack-9" and len(host.domains) == 1
+    assert host.cpu is not None and host.virsh_list is not None  # from the upload
+    names = [a["name"] for a in host.artifacts]
+    assert "added-1-dumpxml.txt:2" in names and "zstack-9.txt:3" in names
+    assert any(e.artifact == "gone.txt" for e in host.errors)  # reported, never raised
+
+    # Evidence cites the block of the file its line is in (line 14 of the
+    # paste, not line 14 of the upload's lscpu).
+    domain = host.domains[0]
+    cited = evidence(host, "domains[0].vcpus", 32, domain, line=14)
+    assert cited.artifact == domain.source.artifact and "virsh dumpxml" in cited.artifact

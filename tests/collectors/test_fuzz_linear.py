@@ -14,26 +14,17 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from bench import fuzz
 
 # Super-linear inputs known when this harness was written, each fixed on
 # another branch: remove the entry when the fix is merged (the strict xfail
 # below fails as soon as the input has become linear).
-KNOWN = {
-    # collectors/parsers/libvirt.py _balance_fragment: quadratic on an
-    # unterminated "<?" / "<!--" (issue 15, defect 1); fixed on branch parsers-dbvirt.
-    ("libvirt_domain", "unterminated <?"),
-    ("libvirt_domain", "unterminated <!--"),
-    ("libvirt_domain", "unterminated <![CDATA["),
-}
 SCREEN = 32 << 10
 
 
 def test_no_parser_nor_the_splitter_is_super_linear():
     started = time.monotonic()
-    results, cpu_seconds, out_of_time = fuzz.scan(screen=SCREEN, skip=frozenset(KNOWN))
+    results, cpu_seconds, out_of_time = fuzz.scan(screen=SCREEN, skip=frozenset())
     wall = time.monotonic() - started
     assert not out_of_time, f"the scan used its {fuzz.BUDGET_SECONDS:g} s CPU budget"
     targets = {r.target for r in results}
@@ -43,23 +34,6 @@ def test_no_parser_nor_the_splitter_is_super_linear():
     bad = [str(r) for r in results if r.super_linear]
     assert not bad, "super-linear (time per byte at 1 MB > 3x that at 1 KB):\n" + "\n".join(bad)
     print(f"{len(results)} hostile inputs, {cpu_seconds:.1f} CPU s, {wall:.1f} s wall")
-
-
-@pytest.mark.parametrize(
-    ("target", "pattern"),
-    sorted(KNOWN),
-    ids=[f"{t}-{p}" for t, p in sorted(KNOWN)],
-)
-@pytest.mark.xfail(strict=True, reason="known super-linear input, fixed on another branch (see KNOWN)")
-def test_known_super_linear_inputs(target, pattern):
-    from collectors import parsers
-
-    samples = fuzz.seeds()
-    func = parsers.load_all()[target].func
-    (pat,) = [p for p in fuzz.patterns(samples[target]) if p.name == pattern]
-    # 64 KB is enough to see a quadratic parser (and cheap to run).
-    result = fuzz.measure(target, func, pat, large=64 << 10, limit=2)
-    assert not result.super_linear, str(result)
 
 
 def test_the_harness_catches_a_quadratic_parser(monkeypatch):

@@ -99,7 +99,15 @@ def make_done(owner, *, findings=(), **fields) -> Snapshot:
     values = {
         "status": "done",
         "engine_version": "1",
-        "facts": {"hostname": "db-1", "reading": READING},
+        "facts": {
+            "hostname": "db-1",
+            "reading": READING,
+            # the older per-artifact list names each transcript block <file>:<first line>
+            "artifacts": [
+                {"name": "db-1.txt:2", "kind": "lscpu", "start_line": 2, "lines": 25, "command": "lscpu"},
+                {"name": "added-1-x.txt:40", "kind": None, "start_line": 40, "lines": 10, "command": "foo"},
+            ],
+        },
         "checked": ["numa.balancing_disabled", "mysql.large_pages_off"],
         "not_checked": NOT_CHECKED,
     }
@@ -215,7 +223,7 @@ def test_what_casebook_read_is_collapsed_with_the_unrecognised_count(client_alic
     block = html[html.index('class="reading"') :]
     block = block[: block.index("</details>")]
     assert "<summary>What Casebook read on db-1: 100 of 120 lines, 1 unrecognised block</summary>" in block
-    assert "lscpu" in block and "2–26" in block and "40–49" in block
+    assert "$ lscpu" in block and "db-1.txt:2–26" in block and "added-1-x.txt:40–49" in block
     assert "<strong>no</strong>" in block  # the unparsed artifact
     assert "60–69" in block and "&lt;b&gt;weird output&lt;/b&gt;" in block
     assert " open" not in block.split(">")[0]  # collapsed
