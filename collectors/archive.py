@@ -977,10 +977,17 @@ def load_snapshot(
     return f.SnapshotFacts(hosts=hosts)
 
 
-def load_host_files(
+def load_hosts_files(
     paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
 ) -> list[f.HostFacts]:
     """Like :func:`load_hosts` over several files read as one upload: a
     snapshot's upload and the evidence added to it later (pasted outputs,
     files). Their artifacts land in the same host(s) and each keeps its name."""
     return _load(paths, label, limits, split_hosts=True)
+
+
+def load_host_files(
+    paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
+) -> f.HostFacts:
+    """Like :func:`load_host` over several files: everything in one host."""
+    return _load(paths, label, limits, split_hosts=False)[0]

@@ -411,8 +411,9 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
         return [archive.load_host_bytes(data, name=upload, label=label)]
     paths = [_local_path(n) for n in [name, *added]]
     if all(paths):
-        hosts = archive.load_host_files(paths, label=label)
-        return hosts if split else hosts[:1]
+        if split:
+            return archive.load_hosts_files(paths, label=label)
+        return [archive.load_host_files(paths, label=label)]
     # A remote storage (S3): the files are copied under their stored names.
     with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
         copies = []
@@ -423,8 +424,9 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
                 for chunk in iter(lambda: src.read(CHUNK), b""):
                     dst.write(chunk)
             copies.append(target)
-        hosts = archive.load_host_files(copies, label=label)
-        return hosts if split else hosts[:1]
+        if split:
+            return archive.load_hosts_files(copies, label=label)
+        return [archive.load_host_files(copies, label=label)]
 
 
 def load_host_facts(snapshot: Snapshot):
