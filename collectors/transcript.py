@@ -548,7 +548,12 @@ class _Splitter:
             assert m is not None
             self.region(region_start, i, fenced=False)
             marker = m.group(1)[0] * 3
-            j = next((f for f in fences[k + 1 :] if self.lines[f].lstrip().startswith(marker)), n)
+            # the closing fence: the next fence line with the same marker (an
+            # index walk, not a slice per fence: a paste of fences stays linear)
+            close = k + 1
+            while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
+                close += 1
+            j = fences[close] if close < len(fences) else n
             self.region(i + 1, j, fenced=True)
             region_start = j + 1
             k += 1
