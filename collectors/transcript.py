@@ -185,7 +185,22 @@ def detect_kind(text: str) -> str | None:
 # ------------------------------------------------------------------ line classes
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_FENCE_M = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})", re.M)
+_FENCE_NEXT = re.compile(r"\n[ \t]{0,3}(?:`{3,}|~{3,})")
+
+
+def _line_indexes(first: re.Pattern[str], following: re.Pattern[str], lines: list[str]) -> list[int]:
+    """Indexes of the lines that start like ``first`` (``following`` is the
+    same pattern after a newline: one C-speed scan of the whole text)."""
+    out = [0] if lines and first.match(lines[0]) else []
+    text = "\n".join(lines)
+    line = pos = 0
+    for m in following.finditer(text):
+        line += text.count("\n", pos, m.start()) + (1 if pos == 0 and line == 0 else 0)
+        pos = m.start()
+        out.append(line)
+    return out
+
+
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -202,10 +217,10 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]+@[\w.\-]+:"
-    r"|[A-Za-z][\w.\-]*:[~\"'/]"
+    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
-_PROMPT_START_M = re.compile("^(?:" + _PROMPT_START.pattern + ")", re.M)
+_PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -477,12 +492,8 @@ class _Splitter:
     def _find_prompts(self) -> None:
         """Every prompt line, found once: one multi-line search for lines that
         start like a prompt, then ``match_prompt`` on those only."""
-        text = "\n".join(self.lines)
         index: list[int] = []
-        line = pos = 0
-        for m in _PROMPT_START_M.finditer(text):
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
+        for line in _line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.lines):
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
                 self._prompts[line] = prompt
@@ -558,14 +569,7 @@ class _Splitter:
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
         one multi-line search."""
-        text = "\n".join(self.lines)
-        out: list[int] = []
-        line = pos = 0
-        for m in _FENCE_M.finditer(text):
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
-            out.append(line)
-        return out
+        return _line_indexes(_FENCE, _FENCE_NEXT, self.lines)
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
