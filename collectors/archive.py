@@ -568,6 +568,9 @@ class _Loader:
             asm.host.reading.unrecognised.append(
                 f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
             )
+        for note in split.notes:
+            if note.startswith("more than"):
+                self.error(name, note)
         parsed = 0
         try:
             for count, block in enumerate(split.blocks):

@@ -25,6 +25,7 @@ run is split where the content starts to look like a different artifact.
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ DETECT_HEAD_CHARS = 2048
 DETECT_HEAD_LINES = 40
 MENTION_MAX_LINES = 20  # undetected data runs longer than this are not searched for mentions
 MENTION_MAX_WORDS = 6
+MAX_SPLIT_BLOCKS = 20_000  # blocks per transcript; the rest is reported, not split
 MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
 MAX_TRAILING_DETECT = 4  # per prompted output
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
@@ -136,6 +138,16 @@ _SUDO = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?)\s+")
 
 
 def kind_for_command(command: str) -> str | None:
+    """The parser kind of a command line (``sudo``/``time`` prefixes ignored).
+    Commands repeat (a session runs ``numastat`` every second), so answers
+    are cached per registry size."""
+    if len(command) > 4096:
+        return None
+    return _kind_for_command(command, len(parsers.REGISTRY))
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind_for_command(command: str, _registry_size: int) -> str | None:
     command = command.strip()
     while True:  # "sudo numactl -H", "time lscpu" name the same artifact
         stripped = _SUDO.sub("", command, count=1)
@@ -479,6 +491,7 @@ class _Splitter:
         self._detected: dict[str, str | None] = {}
         self._find_prompts()
         self.host: str | None = None
+        self.truncated = False
         self.segments: list[tuple[int, str | None]] = [(0, None)]
 
     def detect(self, head: str) -> str | None:
@@ -550,7 +563,7 @@ class _Splitter:
         fences = self._fence_lines()
         i = region_start = 0
         k = 0
-        while k < len(fences):
+        while k < len(fences) and not self.truncated:
             i = fences[k]
             if i < region_start:
                 k += 1
@@ -563,7 +576,10 @@ class _Splitter:
             self.region(i + 1, j, fenced=True)
             region_start = j + 1
             k += 1
-        self.region(region_start, n, fenced=False)
+        if self.truncated:
+            self.mark(region_start, n, UNRECOGNISED)
+        else:
+            self.region(region_start, n, fenced=False)
         return self.blocks
 
     def _fence_lines(self) -> list[int]:
@@ -578,6 +594,11 @@ class _Splitter:
             j = self.next_prompt(j, b)
             if j >= b:
                 break
+            if len(self.blocks) >= MAX_SPLIT_BLOCKS:
+                # a generated or hostile paste: the rest is one unrecognised block
+                self.truncated = True
+                self.mark(j, b, UNRECOGNISED)
+                return
             prompt = self.prompt(j)
             assert prompt is not None
             self.unprompted(pending, j, fenced=fenced, host=self.host)
@@ -980,7 +1001,10 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
         unrecognised.append((i + 1, j, line.strip()[:200]))
         i = j
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
-    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=norm.notes)
+    notes = list(norm.notes)
+    if splitter.truncated:
+        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
+    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=notes)
 
 
 def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:

@@ -3,7 +3,7 @@ its own lines, never an exception, in bounded time (< 10 s) and memory.
 
 Each case runs in a fresh interpreter so that its peak resident memory is its
 own (``ru_maxrss``), and the paste is built inside it (a 50 MB argument would
-not fit a command line). The budget is the paste's size times a small factor
+not fit a command line). Time is this process's CPU time. The budget is the paste's size times a small factor
 plus the interpreter with Django and every parser loaded.
 """
 
@@ -49,12 +49,13 @@ text = {expr}
 data = text.encode("utf-8")
 del text
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 hosts = load_hosts_bytes(data, name="paste.txt")
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 r = hosts[0].reading
 print(json.dumps({{
     "seconds": seconds,
+    "cpu": cpu,
     "size": len(data),
     "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "before_mib": before / 1024,
@@ -89,7 +90,9 @@ def run_case(expr: str) -> dict:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_paste_is_bounded(case):
     result = run_case(CASES[case])
-    assert result["seconds"] < TIME_LIMIT, result
+    # CPU time: on a machine shared with other jobs the wall clock is several
+    # times longer; on a quiet one (CI) the two are the same
+    assert result["cpu"] < TIME_LIMIT, result
     # memory: the paste held a few times over (bytes, text, lines), never more
     assert result["maxrss_mib"] < BASELINE_MIB + 8 * result["size"] / MiB, result
     assert result["accounted"], result
