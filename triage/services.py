@@ -297,14 +297,19 @@ def _analysis_delay() -> float:
 
 
 def _load_host_facts(snapshot: Snapshot, label: str):
-    """Parse the stored upload into ``HostFacts`` with the archive loader."""
-    return _load_hosts_facts(snapshot, label, split=False)[0]
+    """Parse the stored upload into one ``HostFacts`` with the archive loader
+    (everything the upload holds, merged)."""
+    return _load_upload(snapshot, label, split=False)[0]
 
 
-def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> list:
+def _load_hosts_facts(snapshot: Snapshot, label: str) -> list:
     """Every host of the stored upload (a transcript whose prompts name other
     hosts gives several, see ``collectors.archive.load_hosts``); the first is
     the snapshot's own host."""
+    return _load_upload(snapshot, label, split=True)
+
+
+def _load_upload(snapshot: Snapshot, label: str, *, split: bool) -> list:
     name = snapshot.file.name
     if not name or not default_storage.exists(name):
         raise FileNotFoundError(name)
