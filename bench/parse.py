@@ -3,6 +3,9 @@
 Usage::
 
     .venv/bin/python bench/parse.py [--runs 3] [--compression xz|gz] [--write docs/performance.md]
+    .venv/bin/python bench/parse.py --transcript [--size 5] [--write docs/performance.md]
+
+(``--transcript``: a large mixed pasted transcript, see ``bench/transcript.py``.)
 
 It generates, deterministically (fixed seed, fixed mtimes) and into a
 temporary directory, a sosreport of a 2-socket, 192-CPU, 4-node KVM host:
@@ -974,7 +977,15 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated archive formats to measure: xz (sos's default), gz (default: xz,gz)",
     )
     parser.add_argument("--write", type=Path, help="replace the '## Parsing' section of this Markdown file")
+    parser.add_argument(
+        "--transcript",
+        action="store_true",
+        help="measure the transcript section instead: a large mixed paste (see bench/transcript.py)",
+    )
+    parser.add_argument("--size", type=float, default=5.0, help="transcript size in MB (default 5)")
     args = parser.parse_args(argv)
+    if args.transcript:
+        return transcript_main(args)
     formats = [c.strip() for c in args.compression.split(",") if c.strip()]
     if not formats or set(formats) - {"xz", "gz"}:
         parser.error("--compression takes xz, gz or both (xz,gz)")
@@ -1032,6 +1043,51 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(r["ratio"] for r in results.values())
     problems = [p for r in results.values() for p in r["problems"]]
     return 0 if not problems and worst <= TARGET else 1
+
+
+def transcript_main(args) -> int:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from bench import transcript
+    from collectors.parsers import load_all
+
+    load_all()
+    runs = args.runs if args.runs != 5 else 3
+    load_before = os.getloadavg()[0]
+    r = transcript.measure(int(args.size * 1_000_000), runs)
+    load_after = os.getloadavg()[0]
+    for name in ("small", "full"):
+        x = r[name]
+        print(
+            f"{name}: {x['bytes'] / 1e6:.2f} MB, {x['hosts_found']} hosts, {x['lines']} lines: "
+            f"wall {_times(x['walls'])} s, CPU {_times(x['cpus'])} s, {x['read_share']:.0%} of lines read, "
+            f"{x['unrecognised_blocks']} unrecognised blocks, lines accounted: {x['lines_ok']}"
+        )
+    print(f"throughput: {r['cpu_mb_s']:.2f} MB/s CPU, {r['wall_mb_s']:.2f} MB/s wall")
+    print(
+        f"scaling: {r['size_ratio']:.1f}x input -> {r['cpu_scaling']:.1f}x CPU, {r['wall_scaling']:.1f}x wall"
+    )
+    command = ".venv/bin/python bench/parse.py --transcript"
+    if args.size != 5.0:
+        command += f" --size {args.size:g}"
+    if runs != 3:
+        command += f" --runs {runs}"
+    if args.write:
+        write_section(
+            args.write,
+            transcript.section(command + " --write docs/performance.md", r, (load_before, load_after)),
+            heading="## Transcript parsing",
+        )
+        print(f"wrote the Transcript parsing section of {args.write}")
+    ok = (
+        r["cpu_mb_s"] >= transcript.TARGET_MB_S
+        and r["cpu_scaling"] <= transcript.TARGET_SCALING
+        and r["full"]["lines_ok"]
+        and r["small"]["lines_ok"]
+    )
+    return 0 if ok else 1
 
 
 def _times(values: list[float]) -> str:
@@ -1094,10 +1150,10 @@ section belongs to one benchmark under `bench/` and is rewritten by it.
 """
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) the "## Parsing" section, leaving the others alone."""
+def write_section(path: Path, section: str, heading: str = "## Parsing") -> None:
+    """Replace (or append) the ``heading`` section, leaving the others alone."""
     text = path.read_text() if path.exists() else INTRO
-    pattern = re.compile(r"^## Parsing\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _m: section + "\n", text)
     else:

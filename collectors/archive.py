@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 __all__ = ["Limits", "load_host", "load_host_bytes", "load_hosts", "load_hosts_bytes", "load_snapshot"]
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
+MAX_BLOCKS = 5_000  # outputs parsed per transcript (a real session has tens)
 MAX_NAME = 1024
 MANIFEST_MAX = 4 * MiB
 PENDING_MEMBER_MAX = 8 * MiB
@@ -467,6 +468,7 @@ class _Loader:
         if decoded.binary:
             self.error(name, "binary content, not a text artifact")
             self.asm.artifact(name, None, lines=None, parsed=False, note="binary")
+            self.read_unrecognised(name, "(binary content)", lines, member=member)
             return False
         if decoded.nul_bytes:
             self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
@@ -571,14 +573,38 @@ class _Loader:
             asm.host.reading.unrecognised.append(
                 f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
             )
+        for note in split.notes:
+            if note.startswith("more than"):
+                self.error(name, note)
         parsed = 0
         try:
-            for block in split.blocks:
+            for count, block in enumerate(split.blocks):
                 self.asm = assemblers[bisect.bisect_right(starts, block.start_line - 1) - 1]
+                if count >= MAX_BLOCKS:
+                    self.skip_block(name, block, first=count == MAX_BLOCKS)
+                    continue
                 parsed += self.block(name, block)
         finally:
             self.asm = self.main
         return parsed
+
+    def skip_block(self, name: str, block: Block, *, first: bool) -> None:
+        """A paste of more than MAX_BLOCKS outputs is hostile or generated:
+        the rest is listed, not parsed, so that the time stays bounded."""
+        if first:
+            self.error(
+                name, f"more than {MAX_BLOCKS} command outputs; the rest was not parsed", block.start_line
+            )
+        self.asm.host.reading.artifacts.append(
+            f.ReadArtifact(
+                kind=block.kind,
+                start_line=block.start_line,
+                end_line=block.end_line,
+                parsed=False,
+                name=block.label,
+                command=block.command,
+            )
+        )
 
     def block(self, name: str, block: Block) -> int:
         if block.host:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import re
 import signal
@@ -79,6 +80,11 @@ KNOWN_HYPERVISORS = {
 # --------------------------------------------------------------------- provenance
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(fld.name for fld in dataclasses.fields(cls))
+
+
 def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[int] | None = None) -> None:
     """Add ``offset`` to every ``line``/``lines`` in a parser result (in place);
     with ``line_map`` (the original line of each line of the parsed text, when
@@ -96,23 +102,23 @@ def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[i
         return line + offset
 
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for fld in dataclasses.fields(obj):
-            value = getattr(obj, fld.name)
-            if fld.name == "line" and isinstance(value, int) and not isinstance(value, bool):
-                setattr(obj, fld.name, moved(value))
-            elif fld.name == "lines" and isinstance(value, dict):
+        for name in _field_names(type(obj)):
+            value = getattr(obj, name)
+            if name == "line" and isinstance(value, int) and not isinstance(value, bool):
+                setattr(obj, name, moved(value))
+            elif name == "lines" and isinstance(value, dict):
                 for key, line in list(value.items()):
                     if isinstance(line, int) and not isinstance(line, bool):
                         value[key] = moved(line)
-            elif fld.name == "source":
+            elif name == "source" or value is None or isinstance(value, (str, int, float)):
                 continue
             elif isinstance(value, (list, tuple)):
                 for item in value:
-                    if dataclasses.is_dataclass(item):
+                    if hasattr(item, "__dataclass_fields__"):
                         _shift(item, offset, seen, line_map)
             elif isinstance(value, dict):
                 for item in value.values():
-                    if dataclasses.is_dataclass(item):
+                    if hasattr(item, "__dataclass_fields__"):
                         _shift(item, offset, seen, line_map)
             elif dataclasses.is_dataclass(value):
                 _shift(value, offset, seen, line_map)

@@ -41,13 +41,23 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _WIDE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 # zero-width spaces and joiners, BOM -> ""
 _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
+# possessive: a million nested markers must not grow the regex engine's
+# backtracking stack (it would hold ~100 bytes per marker)
+_QUOTE = re.compile(r"^[ \t]*+(?:>[ \t]?+)++", re.M)
 _QUOTED = re.compile(r"^[ \t]*>", re.M)
-# a paragraph that starts indented (after a blank line, a fence or at the top)
+# Existence checks scan the whole paste, so each has a form that starts with
+# a literal newline (the regex engine then skips to newlines at C speed, ten
+# times faster than trying "^" at every position); the first line is matched
+# on its own (see _line_starts).
+# a paragraph that starts indented (after a blank line or a fence; the top is checked apart)
 _INDENTED_PARAGRAPH = re.compile(
-    r"(?:\A|\n[ \t]*\n|\n[ \t]*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)[^\n]*\n)[ \t>]*[ \t]+\S", re.I
+    r"\n[ \t]*(?:(?:```|~~~|\{code|\{noformat|</?pre|</code)[^\n]*)?\n[ \t>]*[ \t]+\S",
+    re.I,
 )
-_WRAPPABLE = re.compile(r"^[ \t>]*(?:node \d+ cpus:|NUMA node\d+ CPU|Flags:)", re.M)
+_WRAPPABLE = re.compile(r"[ \t>]{0,64}(?:node \d+ cpus:|NUMA node\d+ CPU|Flags:)")
+_WRAPPABLE_NEXT = re.compile(r"\n" + _WRAPPABLE.pattern)
+_QUOTED_NEXT = re.compile(r"\n[ \t]*>")
+_STAMP_NEXT = re.compile(r"\n[ \t]*(?:\[\d{4}-|\d{4}-\d\d-\d\d[ T]\d|\[\d\d:\d\d:)")
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)", re.I)
 # Terminal loggers: "2024-05-01 10:00:01 ", "[2024-05-01 10:00:01] ", "[10:00:01] ",
 # tmux/ts "May 01 10:00:01 " is a syslog line shape as well, so it is not stripped.
@@ -60,8 +70,8 @@ _STAMP = re.compile(
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
-_HTML_OPEN = re.compile(r"^\s*(?:<(?:pre|code)\b[^>]{0,200}>\s*)+", re.I)
-_HTML_CLOSE = re.compile(r"(?:\s*</(?:pre|code)\s*>)+\s*$", re.I)
+_HTML_OPEN = re.compile(r"^\s*+(?:<(?:pre|code)\b[^>]{0,200}>\s*+)++", re.I)
+_HTML_CLOSE = re.compile(r"(?:\s*</(?:pre|code)\s*>){1,8}\s*$", re.I)
 _HTML_BR = re.compile(r"<br\s*/?>", re.I)
 _HTML_WRAP = re.compile(r"</?(?:p|div|span|code|b|strong|i|em|tt|font)\b[^>]{0,200}>", re.I)
 _ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")
@@ -96,6 +106,12 @@ class Normalised:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+
+def _line_starts(first: re.Pattern[str], following: re.Pattern[str], text: str) -> bool:
+    """Does any line of ``text`` start like ``first`` (``following`` is the
+    same test after a newline)?"""
+    return first.match(text) is not None or following.search(text) is not None
 
 
 def _redraw(line: str) -> str:
@@ -281,7 +297,7 @@ def normalise(text: str) -> Normalised:
             text = _ANSI.sub("", text)
     if _CONTROL.search(text):
         text = _CONTROL.sub("", text)
-    if _QUOTED.search(text):
+    if _line_starts(_QUOTED, _QUOTED_NEXT, text):
         # e-mail quoting, line by line: replies mix quoted and unquoted lines
         text, quoted = _QUOTE.subn("", text)
         notes.append(f"{quoted} e-mail quoted lines unquoted")
@@ -309,15 +325,15 @@ def normalise(text: str) -> Normalised:
                 new_t.append(last[i])
         lines, first, last = new_l, new_f, new_t
     # after the wrappers: "<pre><code>2024-05-01 10:00:01 [root@h ~]# ..." is stamped too
-    if _STAMP.search(text) and _stamped(lines):
+    if _line_starts(_STAMP, _STAMP_NEXT, text) and _stamped(lines):
         for i, line in enumerate(lines):
             m = _STAMP.match(line)
             if m:
                 lines[i] = line[m.end() :]
         notes.append("terminal-logger timestamps removed")
-    if _INDENTED_PARAGRAPH.search(text):
+    if text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(text):
         _dedent(lines)
-    if _WRAPPABLE.search(text):
+    if _line_starts(_WRAPPABLE, _WRAPPABLE_NEXT, text):
         lines, first, last = _joins(lines, first, last)
     identity = len(lines) == count and first[-1] == count - 1 and first == last
     return Normalised(

@@ -25,6 +25,7 @@ run is split where the content starts to look like a different artifact.
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ DETECT_HEAD_CHARS = 2048
 DETECT_HEAD_LINES = 40
 MENTION_MAX_LINES = 20  # undetected data runs longer than this are not searched for mentions
 MENTION_MAX_WORDS = 6
+MAX_SPLIT_BLOCKS = 20_000  # blocks per transcript; the rest is reported, not split
 MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
 MAX_TRAILING_DETECT = 4  # per prompted output
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
@@ -136,6 +138,16 @@ _SUDO = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?)\s+")
 
 
 def kind_for_command(command: str) -> str | None:
+    """The parser kind of a command line (``sudo``/``time`` prefixes ignored).
+    Commands repeat (a session runs ``numastat`` every second), so answers
+    are cached per registry size."""
+    if len(command) > 4096:
+        return None
+    return _kind_for_command(command, len(parsers.REGISTRY))
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind_for_command(command: str, _registry_size: int) -> str | None:
     command = command.strip()
     while True:  # "sudo numactl -H", "time lscpu" name the same artifact
         stripped = _SUDO.sub("", command, count=1)
@@ -185,7 +197,22 @@ def detect_kind(text: str) -> str | None:
 # ------------------------------------------------------------------ line classes
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_FENCE_M = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})", re.M)
+_FENCE_NEXT = re.compile(r"\n[ \t]{0,3}(?:`{3,}|~{3,})")
+
+
+def _line_indexes(first: re.Pattern[str], following: re.Pattern[str], lines: list[str]) -> list[int]:
+    """Indexes of the lines that start like ``first`` (``following`` is the
+    same pattern after a newline: one C-speed scan of the whole text)."""
+    out = [0] if lines and first.match(lines[0]) else []
+    text = "\n".join(lines)
+    line = pos = 0
+    for m in following.finditer(text):
+        line += text.count("\n", pos, m.start()) + (1 if pos == 0 and line == 0 else 0)
+        pos = m.start()
+        out.append(line)
+    return out
+
+
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -202,10 +229,10 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]+@[\w.\-]+:"
-    r"|[A-Za-z][\w.\-]*:[~\"'/]"
+    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
-_PROMPT_START_M = re.compile("^(?:" + _PROMPT_START.pattern + ")", re.M)
+_PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -464,6 +491,7 @@ class _Splitter:
         self._detected: dict[str, str | None] = {}
         self._find_prompts()
         self.host: str | None = None
+        self.truncated = False
         self.segments: list[tuple[int, str | None]] = [(0, None)]
 
     def detect(self, head: str) -> str | None:
@@ -477,12 +505,8 @@ class _Splitter:
     def _find_prompts(self) -> None:
         """Every prompt line, found once: one multi-line search for lines that
         start like a prompt, then ``match_prompt`` on those only."""
-        text = "\n".join(self.lines)
         index: list[int] = []
-        line = pos = 0
-        for m in _PROMPT_START_M.finditer(text):
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
+        for line in _line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.lines):
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
                 self._prompts[line] = prompt
@@ -539,7 +563,7 @@ class _Splitter:
         fences = self._fence_lines()
         i = region_start = 0
         k = 0
-        while k < len(fences):
+        while k < len(fences) and not self.truncated:
             i = fences[k]
             if i < region_start:
                 k += 1
@@ -557,20 +581,16 @@ class _Splitter:
             self.region(i + 1, j, fenced=True)
             region_start = j + 1
             k += 1
-        self.region(region_start, n, fenced=False)
+        if self.truncated:
+            self.mark(region_start, n, UNRECOGNISED)
+        else:
+            self.region(region_start, n, fenced=False)
         return self.blocks
 
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
         one multi-line search."""
-        text = "\n".join(self.lines)
-        out: list[int] = []
-        line = pos = 0
-        for m in _FENCE_M.finditer(text):
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
-            out.append(line)
-        return out
+        return _line_indexes(_FENCE, _FENCE_NEXT, self.lines)
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
@@ -579,6 +599,11 @@ class _Splitter:
             j = self.next_prompt(j, b)
             if j >= b:
                 break
+            if len(self.blocks) >= MAX_SPLIT_BLOCKS:
+                # a generated or hostile paste: the rest is one unrecognised block
+                self.truncated = True
+                self.mark(j, b, UNRECOGNISED)
+                return
             prompt = self.prompt(j)
             assert prompt is not None
             self.unprompted(pending, j, fenced=fenced, host=self.host)
@@ -995,7 +1020,10 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
         unrecognised.append((i + 1, j, line.strip()[:200]))
         i = j
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
-    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=norm.notes)
+    notes = list(norm.notes)
+    if splitter.truncated:
+        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
+    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=notes)
 
 
 def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:

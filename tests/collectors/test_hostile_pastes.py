@@ -2,9 +2,10 @@
 its own lines, never an exception, in bounded time (< 10 s) and memory.
 
 Each case runs in a fresh interpreter so that its peak resident memory is its
-own (``ru_maxrss``), and the paste is built inside it (a 50 MB argument would
-not fit a command line). The budget is the paste's size times a small factor
-plus the interpreter with Django and every parser loaded.
+own (``VmHWM``), and the paste is built inside it (a 50 MB argument would
+not fit a command line). Time is this process's CPU time. The memory budget
+is linear: the paste's size times a small factor, plus a few hundred bytes
+per line, plus the interpreter with Django and every parser.
 """
 
 from __future__ import annotations
@@ -45,18 +46,34 @@ from collectors.archive import load_hosts_bytes
 from collectors.parsers import load_all
 load_all()
 MiB = 1 << 20
+
+
+def peak_kib():
+    # VmHWM: this process's own peak (ru_maxrss survives exec, so a child of a
+    # big pytest process would report its parent's peak)
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 text = {expr}
 data = text.encode("utf-8")
 del text
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
+before = peak_kib()
+t0, c0 = time.perf_counter(), time.process_time()
 hosts = load_hosts_bytes(data, name="paste.txt")
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 r = hosts[0].reading
 print(json.dumps({{
     "seconds": seconds,
+    "cpu": cpu,
     "size": len(data),
-    "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "maxrss_mib": peak_kib() / 1024,
     "before_mib": before / 1024,
     "hosts": len(hosts),
     "lines": sum(h.reading.lines for h in hosts),
@@ -89,9 +106,14 @@ def run_case(expr: str) -> dict:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_paste_is_bounded(case):
     result = run_case(CASES[case])
-    assert result["seconds"] < TIME_LIMIT, result
-    # memory: the paste held a few times over (bytes, text, lines), never more
-    assert result["maxrss_mib"] < BASELINE_MIB + 8 * result["size"] / MiB, result
+    # CPU time: on a machine shared with other jobs the wall clock is several
+    # times longer; on a quiet one (CI) the two are the same
+    assert result["cpu"] < TIME_LIMIT, result
+    # memory: linear -- the paste held a few times over (bytes, text, lines)
+    # plus a few hundred bytes of bookkeeping per line (the line's string,
+    # its class, its role, its original line number)
+    budget = BASELINE_MIB + (8 * result["size"] + 200 * result["newlines"]) / MiB
+    assert result["maxrss_mib"] < budget, result
     assert result["accounted"], result
     assert result["lines"] == result["newlines"], result
     assert result["errors"] or result["unrecognised"] or result["artifacts"], result

@@ -107,6 +107,7 @@ def fake_loader(monkeypatch):
         return HostFacts(label=label, hostname=snapshot.label or f"h{snapshot.pk}")
 
     monkeypatch.setattr(services, "_load_host_facts", load)
+    monkeypatch.setattr(services, "_load_hosts_facts", lambda snapshot, label: [load(snapshot, label)])
 
 
 def upload(owner, data: bytes, name="numa.xml", **kw) -> Snapshot:
@@ -526,6 +527,7 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 
 def test_host_without_hostname_is_known_by_its_label(user, enqueued, monkeypatch):
     monkeypatch.setattr(services, "_load_host_facts", lambda snapshot, label: HostFacts(label=label))
+    monkeypatch.setattr(services, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
     fake = RecordingEngine()
     monkeypatch.setattr(engine, "analyze", fake)
     for i, label in enumerate(["obs-197", "obs-197", "obs-198"]):

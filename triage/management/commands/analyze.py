@@ -1,8 +1,9 @@
 """``manage.py analyze PATH [PATH ...] [--json]``: offline analysis.
 
 Every PATH is one host (a collector archive, a sosreport, a transcript, a
-single artifact or a directory of artifacts); all of them are analysed together
-as one multi-host snapshot. Nothing is stored: no server, no Snapshot row. The
+single artifact or a directory of artifacts) -- or several, when a transcript's
+prompts name other hosts (``ssh guest``; ``collectors.archive.load_hosts``); all
+of them are analysed together as one multi-host snapshot. Nothing is stored: no server, no Snapshot row. The
 configured database is only read for similar cases.
 """
 
@@ -106,6 +107,17 @@ def render_text(payload: dict) -> str:
     for h in hosts:
         role = h.get("role") or "unknown role"
         out.append(f"  - {h.get('label') or h.get('hostname') or 'host'} ({role})")
+        reading = h.get("reading") or {}
+        if reading.get("lines"):
+            blocks = reading.get("unrecognised") or []
+            out.append(
+                f"    read {reading.get('read_lines', 0)} of {reading['lines']} lines into "
+                f"{len(reading.get('artifacts') or [])} artifacts; {len(blocks)} unrecognised block(s)"
+            )
+            for block in blocks[:10]:
+                out.append(
+                    f"      lines {block['start_line']}-{block['end_line']}: {block['first_line'][:80]}"
+                )
     findings = payload["findings"]
     out.append("")
     out.append(f"Findings: {len(findings)}")
