@@ -220,7 +220,10 @@ _USER_HOST_PROMPT = re.compile(
     r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+):(?P<path>[^\s#$]*)\s?[#$%]\s?(?P<cmd>.*)$"
 )
 # SUSE "host:~ # cmd"; the path class admits OCR damage such as `od01crmapp05:" # Iscpu`
-_HOST_PATH_PROMPT = re.compile(r"^(?P<host>[A-Za-z][\w.\-]*):(?P<path>[~\"'/][^\s#>]*)\s?[#>]\s?(?P<cmd>.*)$")
+# (a URL "https://host/path#anchor ..." is prose, not "host:path # cmd")
+_HOST_PATH_PROMPT = re.compile(
+    r"^(?!(?:https?|ftp|file|ssh|git|s3):/)(?P<host>[A-Za-z][\w.\-]*):(?P<path>[~\"'/][^\s#>]*)\s?[#>]\s?(?P<cmd>.*)$"
+)
 _DOLLAR_PROMPT = re.compile(r"^\$(?:\s?(?P<cmd>[A-Za-z./_~][^\n]*))?\s*$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
 _SQL_PROMPT = re.compile(
@@ -377,6 +380,19 @@ def _form(line: str) -> str:
 def _command_words(cmd: str) -> str:
     first = cmd.strip().split(None, 1)[0] if cmd.strip() else ""
     return first.rsplit("/", 1)[-1]
+
+
+_FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep", "zcat", "zgrep"])
+
+
+def _shows_a_file(command: str) -> bool:
+    """``cat /etc/my.cnf``, ``grep -v ^$ /etc/sysctl.conf``: a command printing a
+    file that a parser reads (its kind is known from the path)."""
+    return _command_words(command) in _FILE_READERS and kind_for_command(command) is not None
+
+
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith(("#", ";"))
 
 
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
@@ -630,8 +646,11 @@ class _Splitter:
                 j = nxt
             else:
                 cls = self.cls
+                # a file shown with cat/grep keeps its comment lines ("# clients
+                # (those using ...)." in a my.cnf reads like prose)
+                comments = kind_of_prompt == "shell" and _shows_a_file(command)
                 j = out_start + 1 if out_start < nxt else out_start
-                while j < nxt and cls(j) != "prose":
+                while j < nxt and (cls(j) != "prose" or (comments and _is_comment(self.lines[j]))):
                     j += 1
             out_end = j
             while out_end > out_start and self.cls(out_end - 1) == "blank":

@@ -530,11 +530,6 @@ def test_published_option_file():
     assert uploaded.database.variable_sources["server_id"] == "config"
 
 
-@pytest.mark.xfail(
-    reason="transcript splitter (collectors/transcript.py, another helper's area) takes the file's "
-    "comment '# clients (those using ...).' for a root prompt and ends the cat output there",
-    strict=False,
-)
 def test_published_option_file_after_a_prompt():
     from collectors.archive import load_host_bytes
     from tests.conftest import FIXTURES
