@@ -82,3 +82,13 @@ def _plain_static_file_names():
     }
     with override_settings(STORAGES=storages):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Every test starts with empty upload counters (config.ratelimit): test
+    databases reuse user ids, and the local-memory cache outlives a test."""
+    from django.core.cache import caches
+
+    caches["default"].clear()
+    yield

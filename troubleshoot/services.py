@@ -266,7 +266,9 @@ def detach_snapshot(*, session: Session, user, snapshot_id: int) -> None:
 
 
 def snapshots_of(session: Session, phase: str | None = None) -> list[Snapshot]:
-    links = session.attachments.select_related("snapshot")
+    links = session.attachments.select_related("snapshot").only(
+        "phase", "session", "snapshot", *(f"snapshot__{name}" for name in Snapshot.SUMMARY_FIELDS)
+    )
     if phase:
         links = links.filter(phase=phase)
     return [link.snapshot for link in links]
@@ -274,7 +276,9 @@ def snapshots_of(session: Session, phase: str | None = None) -> list[Snapshot]:
 
 def progress(session: Session, phase: str | None = None) -> dict:
     """Analysis progress of the attached snapshots (of one phase, or all)."""
-    links = session.attachments.select_related("snapshot")
+    links = session.attachments.select_related("snapshot").only(
+        "phase", "session", "snapshot", *(f"snapshot__{name}" for name in Snapshot.SUMMARY_FIELDS)
+    )
     if phase:
         links = links.filter(phase=phase)
     items = [(link.get_phase_display(), link.snapshot) for link in links]

@@ -1,9 +1,10 @@
+import hashlib
+
 import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 
-from accounts.models import WorkerHeartbeat
+from accounts.models import ApiToken, WorkerHeartbeat
 from accounts.services import (
     HEARTBEATS_KEPT,
     ensure_admin,
@@ -23,10 +24,11 @@ def test_rotate_replaces_the_token_and_revoke_deletes_it():
     first = rotate_api_token(user=user)
     second = rotate_api_token(user=user)
     assert first.key != second.key
-    assert list(Token.objects.filter(user=user).values_list("key", flat=True)) == [second.key]
+    stored = ApiToken.objects.get(user=user)
+    assert stored.pk == second.token.pk and stored.matches(second.key) and not stored.matches(first.key)
 
     assert revoke_api_token(user=user) is True
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
     assert revoke_api_token(user=user) is False
 
 
@@ -75,3 +77,13 @@ def test_periodic_heartbeat_creates_a_row_and_old_rows_are_pruned():
         record_heartbeat(heartbeat_id=None, worker="celery@test")
     assert WorkerHeartbeat.objects.count() == HEARTBEATS_KEPT
     assert last_worker_contact().worker == "celery@test"
+
+
+def test_token_is_stored_hashed_never_in_clear():
+    user = User.objects.create_user("hana", password="pw-hana-1234")
+    new = rotate_api_token(user=user)
+    assert len(new.key) == 40
+    row = ApiToken.objects.filter(user=user).values().get()
+    assert new.key not in {str(v) for v in row.values()}
+    assert row["key_hash"] == hashlib.sha256(new.key.encode()).hexdigest()
+    assert row["prefix"] == new.key[:8]
