@@ -135,7 +135,8 @@ def main() -> int:
         f"(real facts of a founding incident, padded); {args.rounds} timed requests per page "
         "after one warm-up, Django test client, SQLite"
         + (" (PostgreSQL)" if args.database_url else "")
-        + ". Targets: < 300 ms and < +20 MB.",
+        + f". Load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+        "(timings scale with it). Targets: < 300 ms and < +20 MB.",
         "",
         "| page | median | p95 | peak Python allocation |",
         "|---|---|---|---|",

@@ -85,6 +85,13 @@ def throttled(request: HttpRequest, decision: ratelimit.Decision) -> HttpRespons
     return response
 
 
+def _cross_origin(request: HttpRequest) -> bool:
+    origin = request.META.get("HTTP_ORIGIN")
+    if not origin:
+        return False
+    return origin not in (f"{request.scheme}://{request.get_host()}", *settings.CSRF_TRUSTED_ORIGINS)
+
+
 class UploadGuardMiddleware:
     """Content-Length and rate checks of upload views; place it before
     ``CsrfViewMiddleware`` (it needs ``request.user``, which
@@ -112,6 +119,8 @@ class UploadGuardMiddleware:
             declared = upload_limit() + MULTIPART_SLACK + 1  # unreadable: refuse, never guess
         if declared > upload_limit() + MULTIPART_SLACK:
             return too_large(request)
+        if _cross_origin(request):
+            return None  # the CSRF check refuses it; another site must not use up the user's uploads
         decision = ratelimit.hit_uploads(request.user, request.META.get("REMOTE_ADDR"))
         if not decision.allowed:
             return throttled(request, decision)

@@ -299,3 +299,5 @@ CASEBOOK_CSP = env(
 
 # Axes logs every sign-in at INFO; lockouts (WARNING) are what an operator needs.
 LOGGING.setdefault("loggers", {})["axes"] = {"level": env("AXES_LOG_LEVEL", default="WARNING")}
+# Transcripts and text of unknown kind: only their first bytes are read (collectors.limits).
+CASEBOOK_LIMITS["text_bytes"] = env.int("CASEBOOK_MAX_TEXT_BYTES", default=16 << 20)

@@ -127,3 +127,16 @@ def test_anonymous_upload_is_sent_to_sign_in_unread(client, settings):
     )
     assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     assert set(os.listdir(settings.FILE_UPLOAD_TEMP_DIR)) == temp_before
+
+
+def test_cross_site_posts_do_not_use_up_the_users_uploads(web, alice, settings):
+    from django.test import Client
+
+    rate(settings, "1/min")
+    url = reverse("triage:snapshot_new")
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    for _ in range(3):
+        forged = browser.post(url, {"transcript": "$ uptime\n"}, HTTP_ORIGIN="https://evil.example")
+        assert forged.status_code == 403  # refused by the CSRF check, not counted
+    assert web.post(url, {"transcript": "$ uptime\n"}, HTTP_ORIGIN="http://testserver").status_code == 302
