@@ -87,3 +87,38 @@ def test_token_is_stored_hashed_never_in_clear():
     assert new.key not in {str(v) for v in row.values()}
     assert row["key_hash"] == hashlib.sha256(new.key.encode()).hexdigest()
     assert row["prefix"] == new.key[:8]
+
+
+def test_migration_hashes_the_clear_tokens_of_earlier_versions():
+    """accounts/0002 turns rows of DRF's old token table into hashes and
+    deletes the clear keys."""
+    import importlib
+    import types
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("accounts.migrations.0002_api_token_hashed")
+    user = User.objects.create_user("olga", password="pw-olga-1234")
+    key = "0123456789abcdef0123456789abcdef01234567"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            'CREATE TABLE "authtoken_token" '
+            '("key" varchar(40) PRIMARY KEY, "created" datetime, "user_id" integer)'
+        )
+        cursor.execute(
+            'INSERT INTO "authtoken_token" ("key", "created", "user_id") VALUES (%s, %s, %s)',
+            [key, "2026-01-02 03:04:05", user.pk],
+        )
+    try:
+        # The function reads only the editor's connection (SQLite's real
+        # schema editor cannot open inside the test's transaction).
+        migration.hash_existing_tokens(apps, types.SimpleNamespace(connection=connection))
+        token = ApiToken.objects.get(user=user)
+        assert token.matches(key) and token.prefix == key[:8] and token.created.year == 2026
+        with connection.cursor() as cursor:
+            cursor.execute('SELECT COUNT(*) FROM "authtoken_token"')
+            assert cursor.fetchone()[0] == 0
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute('DROP TABLE "authtoken_token"')

@@ -324,3 +324,8 @@ def test_done_report_offers_copy_as_markdown(client_alice, alice, enqueued):
     assert f'data-copy-markdown="/api/v1/snapshots/{done.pk}/report.md?lang=en"' in html
     queued = services.create_snapshot(owner=alice, data=b"$ uname -r\n6.1.0\n", filename="t.txt")
     assert "data-copy-markdown" not in client_alice.get(f"/snapshots/{queued.pk}/").content.decode()
+
+
+def test_cluster_name_with_a_nul_is_not_found(client_alice):
+    assert client_alice.get("/snapshots/clusters/%00/").status_code == 404
+    assert client_alice.get("/snapshots/clusters/a%00b/").status_code == 404
