@@ -14,7 +14,6 @@ import lzma
 import os
 import random
 import subprocess
-import sys
 import tarfile
 import tracemalloc
 from collections.abc import Callable
@@ -26,7 +25,6 @@ import pytest
 from collectors.archive import load_host, load_host_bytes
 from collectors.facts import HostFacts, to_dict
 from collectors.limits import Limits
-from tests.conftest import ROOT
 
 MiB = 1 << 20
 PEAK_LIMIT = 200 * MiB
@@ -598,78 +596,26 @@ def test_hostile_bytes(data):
 
 # --------------------------------------------------------------------------- worker RSS
 
-RSS_LIMIT_MB = 128
-RSS_PROBE = """
-import resource, sys
-import collectors.parsers  # every parser imported before the baseline
-from collectors.archive import load_host
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-facts = load_host(sys.argv[1])
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((after - before) // 1024)
-for error in facts.errors[:3]:
-    print(error.message)
-"""
-
-
-def _random_binary(path: Path) -> None:
-    path.write_bytes(random.Random(15).randbytes(60 * MiB))
-
-
-def _single_line(path: Path) -> None:
-    # A minified JSON document of 60 MB: one line, no newline at all.
-    item = b'{"node":0,"cpus":"0-31","free_kb":24803,"size_kb":32722},'
-    path.write_bytes(b"[" + item * (60 * MiB // len(item)) + b"{}]")
-
-
-def _chinese_log(path: Path) -> None:
-    lines = [
-        "2026-11-23 10:00:{s:02d} [错误] 节点 {n} 内存不足，分配转向远端节点；页缓存占用 {p}%\n",
-        "2026-11-23 10:00:{s:02d} [警告] 数据库缓冲池 {p} GB 大于单个 NUMA 节点，建议开启交织\n",
-        "2026-11-23 10:00:{s:02d} [信息] vm.zone_reclaim_mode = 0，numa_balancing = {n}\n",
-    ]
-    with open(path, "w", encoding="utf-8") as fh:
-        written, i = 0, 0
-        while written < 60 * MiB:
-            line = lines[i % 3].format(s=i % 60, n=i % 4, p=i % 100)
-            written += fh.write(line) * 2  # about 2 bytes per character in UTF-8 here
-            i += 1
-
-
-def _many_members(path: Path) -> None:
-    with tarfile.open(path, "w:gz") as tar:
-        for i in range(100_000):
-            data = f"{i}\n".encode()
-            info = tarfile.TarInfo(f"snapshot/f{i:06d}.txt")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "make", "expected"),
+    ("name", "expected"),
     [
-        ("random.bin", _random_binary, "binary content"),
-        ("minified.json", _single_line, "only the first"),
-        ("app-zh.log", _chinese_log, "only the first"),
-        ("many-members.tar.gz", _many_members, "members"),
+        ("random.bin", "binary content"),
+        ("minified.json", "only the first"),
+        ("app-zh.log", "only the first"),
+        ("many-members.tar.gz", "members"),
     ],
 )
-def test_worker_rss_stays_bounded(name, make, expected, tmp_path):
+def test_worker_rss_stays_bounded(name, expected, tmp_path):
     """A real process loads the upload (as the Celery worker's task does) and
     reports its peak RSS growth: below +128 MB for each input of the
-    reliability test (it measured +834, +240, +193 and +92 MB)."""
+    reliability test (it measured +834, +240, +193 and +92 MB). The inputs
+    and the probe are bench/memory.py's."""
+    from bench import memory
+
     path = tmp_path / name
-    make(path)
-    out = subprocess.run(
-        [sys.executable, "-c", RSS_PROBE, str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    grew_mb, *messages = out.stdout.splitlines()
-    assert int(grew_mb) < RSS_LIMIT_MB, (name, grew_mb, messages)
+    memory.INPUTS[name](path)
+    grew_mb, messages = memory.measure(path)
+    assert grew_mb < 128, (name, grew_mb, messages)
     assert any(expected in m for m in messages), messages
