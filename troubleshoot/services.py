@@ -266,16 +266,15 @@ def detach_snapshot(*, session: Session, user, snapshot_id: int) -> None:
 
 
 def snapshots_of(session: Session, phase: str | None = None) -> list[Snapshot]:
-    links = session.attachments.select_related("snapshot").only(
-        "phase", "session", "snapshot", *(f"snapshot__{name}" for name in Snapshot.SUMMARY_FIELDS)
-    )
+    links = session.attachments.select_related("snapshot")
     if phase:
         links = links.filter(phase=phase)
     return [link.snapshot for link in links]
 
 
 def progress(session: Session, phase: str | None = None) -> dict:
-    """Analysis progress of the attached snapshots (of one phase, or all)."""
+    """Analysis progress of the attached snapshots (of one phase, or all):
+    their names and states, not their facts."""
     links = session.attachments.select_related("snapshot").only(
         "phase", "session", "snapshot", *(f"snapshot__{name}" for name in Snapshot.SUMMARY_FIELDS)
     )
