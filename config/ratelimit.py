@@ -17,6 +17,7 @@ around the local-memory cache.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -24,6 +25,9 @@ from dataclasses import dataclass
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 UPLOAD_SCOPE = "uploads"
 
@@ -71,7 +75,13 @@ def hit(scope: str, ident: str, rate: str) -> Decision:
     key = f"ratelimit:{scope}:{ident}"
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _hit_redis(backend, key, limit, seconds)
+        try:
+            return _hit_redis(backend, key, limit, seconds)
+        except RedisError as exc:
+            # Fail open: a cache outage must not turn every upload into an
+            # error of its own (the broker on the same Redis answers for that).
+            log.warning("upload rate limit not checked, the cache is unavailable: %s", exc)
+            return Decision(True, 0)
     return _hit_local(backend, key, limit, seconds)
 
 

@@ -87,3 +87,16 @@ def test_upload_ident_is_per_user_then_per_address(django_user_model, db):
     from django.contrib.auth.models import AnonymousUser
 
     assert ratelimit.upload_ident(AnonymousUser(), "10.0.0.1") == "addr:10.0.0.1"
+
+
+def test_a_cache_outage_does_not_refuse_uploads(settings, caplog):
+    from bench.pipeline import free_port
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+        }
+    }
+    assert ratelimit.hit("t", "u", "1/min") == ratelimit.Decision(True, 0)
+    assert "rate limit not checked" in caplog.text
