@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Membership, Team, WorkerHeartbeat
+from .models import ApiToken, Membership, Team, WorkerHeartbeat
 
 
 class MembershipInline(admin.TabularInline):
@@ -29,3 +29,19 @@ class MembershipAdmin(admin.ModelAdmin):
 class WorkerHeartbeatAdmin(admin.ModelAdmin):
     list_display = ["id", "requested_at", "completed_at", "worker"]
     readonly_fields = ["requested_at", "completed_at", "worker"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are made on the profile page (the key is shown there once); the
+    admin only lists and deletes them."""
+
+    list_display = ["prefix", "user", "created"]
+    search_fields = ["user__username", "prefix"]
+    readonly_fields = ["user", "prefix", "created"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -5,6 +5,9 @@ Support staff (role ``support`` or ``admin`` in any team, or a superuser) see
 every team: they are the ones who answer tickets across customers.
 """
 
+import hashlib
+import hmac
+
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -71,3 +74,31 @@ class WorkerHeartbeat(models.Model):
     def __str__(self) -> str:
         state = f"answered by {self.worker}" if self.completed_at else "pending"
         return f"heartbeat {self.pk} ({state})"
+
+
+class ApiToken(models.Model):
+    """A user's REST API key. Only its SHA-256 is stored: the key itself is
+    shown once, when it is made, and a copy of the database authenticates no
+    one. Keys are 160 random bits, so an unsalted hash is enough (nothing to
+    guess from it) and lets a request find its token by one indexed lookup."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_token", verbose_name=_("user")
+    )
+    key_hash = models.CharField(_("key hash"), max_length=64, unique=True, editable=False)
+    prefix = models.CharField(_("key prefix"), max_length=8, editable=False)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    def matches(self, key: str) -> bool:
+        return hmac.compare_digest(self.key_hash, self.hash_key(key))

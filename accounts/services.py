@@ -12,9 +12,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
-from rest_framework.authtoken.models import Token
 
-from .models import Membership, Team, WorkerHeartbeat
+from .models import ApiToken, Membership, Team, WorkerHeartbeat
 
 # Heartbeats are evidence, not history: keep enough to see a pattern.
 HEARTBEATS_KEPT = 200
@@ -32,17 +31,27 @@ def add_member(*, team: Team, user, role: str = Membership.Role.ENGINEER) -> Mem
     return membership
 
 
-def rotate_api_token(*, user) -> Token:
-    """Create the user's API token, replacing any previous one: DRF's token
-    model holds one key per user, so "new token" means the old key stops working."""
+@dataclass(frozen=True)
+class NewApiToken:
+    """A token just made: ``key`` exists only here, the database keeps its hash."""
+
+    key: str
+    token: ApiToken
+
+
+def rotate_api_token(*, user) -> NewApiToken:
+    """Create the user's API token, replacing any previous one: a user holds
+    one key, so "new token" means the old key stops working."""
+    key = secrets.token_hex(20)
     with transaction.atomic():
-        Token.objects.filter(user=user).delete()
-        return Token.objects.create(user=user)
+        ApiToken.objects.filter(user=user).delete()
+        token = ApiToken.objects.create(user=user, key_hash=ApiToken.hash_key(key), prefix=key[:8])
+    return NewApiToken(key=key, token=token)
 
 
 def revoke_api_token(*, user) -> bool:
     """Delete the user's API token. Returns whether there was one."""
-    deleted, _ = Token.objects.filter(user=user).delete()
+    deleted, _ = ApiToken.objects.filter(user=user).delete()
     return bool(deleted)
 
 

@@ -5,11 +5,10 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
-from rest_framework.authtoken.models import Token
 
 from . import services
 from .access import is_support, visible_teams
-from .models import Membership
+from .models import ApiToken, Membership
 
 NEW_TOKEN_SESSION_KEY = "accounts.new_api_token"  # noqa: S105 (a session key name, not a secret)
 
@@ -30,13 +29,13 @@ def dashboard(request):
 
 @require_GET
 def profile(request):
-    token = Token.objects.filter(user=request.user).first()
+    token = ApiToken.objects.filter(user=request.user).first()
     # A new key is shown in full once, right after it was made; afterwards only
     # its prefix, so a screen share of the profile page does not leak it.
     new_key = request.session.pop(NEW_TOKEN_SESSION_KEY, None)
     context = {
         "token": token,
-        "new_key": new_key if token and new_key == token.key else None,
+        "new_key": new_key if token and new_key and token.matches(new_key) else None,
         "memberships": Membership.objects.filter(user=request.user).select_related("team"),
         "is_support": is_support(request.user),
         "api_root": request.build_absolute_uri("/api/v1/"),
@@ -46,8 +45,9 @@ def profile(request):
 
 @require_POST
 def token_create(request):
-    token = services.rotate_api_token(user=request.user)
-    request.session[NEW_TOKEN_SESSION_KEY] = token.key
+    new = services.rotate_api_token(user=request.user)
+    # Kept in the session until the profile page shows it, once.
+    request.session[NEW_TOKEN_SESSION_KEY] = new.key
     messages.success(request, _("A new API token was created. Any previous token no longer works."))
     return redirect("accounts:profile")
 
@@ -59,3 +59,19 @@ def token_revoke(request):
     else:
         messages.info(request, _("You had no API token."))
     return redirect("accounts:profile")
+
+
+def locked_out(request, original_response=None, credentials=None):
+    """django-axes' answer once an account or address reached the failure
+    limit (settings.AXES_LOCKOUT_CALLABLE): a styled page saying for how long."""
+    cooloff = settings.AXES_COOLOFF_TIME
+    minutes = max(1, -(-int(cooloff.total_seconds()) // 60)) if cooloff else 0
+    response = render(
+        request,
+        "registration/locked_out.html",
+        {"failure_limit": settings.AXES_FAILURE_LIMIT, "minutes": minutes},
+        status=429,
+    )
+    if cooloff:
+        response["Retry-After"] = str(int(cooloff.total_seconds()))
+    return response

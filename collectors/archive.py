@@ -44,7 +44,7 @@ from typing import IO, Any
 
 from collectors import facts as f
 from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
-from collectors.decoding import decode_bytes
+from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.normalise import normalise
 from collectors.transcript import (
@@ -366,16 +366,10 @@ class _Loader:
             self.error(name, f"{kind} archives are not supported; upload a .tar.gz, .tar.xz or .tar")
             return
         if kind == "text":
-            try:
-                # re-read from the start rather than concatenating: one copy less
-                fh.seek(0)
-                data = fh.read(self.limits.artifact_bytes + 1)
-            except (OSError, ValueError):
-                data = head + fh.read(max(self.limits.artifact_bytes + 1 - len(head), 0))
-            if len(data) > self.limits.artifact_bytes:
-                self.error(name, f"artifact larger than {self.limits.artifact_bytes} bytes not read")
-                return
-            self.text_file(name, data, path_kind=kind_for_path(name))
+            path_kind = kind_for_path(name)
+            data = self._read_text(fh, name, head, known_kind=path_kind is not None)
+            if data is not None:
+                self.text_file(name, data, path_kind=path_kind)
             return
         budget = self.limits.unpacked_budget(size)
         if kind == "tar":
@@ -394,6 +388,44 @@ class _Loader:
             self.load_tar(reader, name)
         else:
             self.compressed_file(reader, name, kind)
+
+    def _read_text(self, fh: IO[bytes], name: str, head: bytes, *, known_kind: bool) -> bytearray | None:
+        """The rest of a text upload after ``head``, in one growing buffer
+        (``text_file`` frees it once decoded). Binary content is refused from
+        its first bytes, before the rest is read. Text of a kind its name
+        tells is read whole (up to the artifact limit); other text (a
+        transcript, a log) up to ``text_bytes``, cut at the last full line."""
+        limit = (
+            self.limits.artifact_bytes
+            if known_kind
+            else min(self.limits.text_bytes, self.limits.artifact_bytes)
+        )
+        try:
+            data = bytearray(head)
+            data += fh.read(max(BINARY_PROBE_BYTES - len(data), 0))
+            if looks_binary(data):
+                self.binary_artifact(name)
+                return None
+            while len(data) <= limit:
+                chunk = fh.read(min(MiB, limit + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as exc:
+            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return None
+        if len(data) > limit:
+            if known_kind:
+                self.error(name, f"artifact larger than {limit} bytes not read")
+                return None
+            del data[(data.rfind(b"\n", 0, limit) + 1) or limit :]  # a full line, unless there is none
+            self.error(name, f"only the first {limit >> 20} MiB read (the limit for a transcript or log)")
+        return data
+
+    def binary_artifact(self, name: str) -> None:
+        name = _safe_label(name)
+        self.error(name, "binary content, not a text artifact")
+        self.asm.artifact(name, None, lines=None, parsed=False, note="binary")
 
     @staticmethod
     def _decompressor(kind: str, fh: IO[bytes]) -> IO[bytes]:
@@ -463,15 +495,20 @@ class _Loader:
         comments says "nothing set", which is not an error."""
         name = _safe_label(name)
         decoded = decode_bytes(data)
+        if isinstance(data, bytearray):
+            data.clear()  # the caller's reference too: the raw bytes are not needed any more
         del data
         lines = decoded.text.count("\n") + 1
         if decoded.binary:
-            self.error(name, "binary content, not a text artifact")
-            self.asm.artifact(name, None, lines=None, parsed=False, note="binary")
+            self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
             return False
         if decoded.nul_bytes:
             self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
+        if decoded.long_lines:
+            self.error(
+                name, f"{decoded.long_lines} line(s) longer than {MAX_LINE_CHARS} characters cut there"
+            )
         if not decoded.text.strip():
             if not member:
                 self.error(name, "empty artifact")
@@ -686,6 +723,9 @@ class _TarWalk:
     def walk(self, tf: tarfile.TarFile) -> None:
         limits = self.loader.limits
         for member in tf:
+            # A streamed tar still keeps every TarInfo it has read: drop them,
+            # or 100,000 members cost ~100 MB.
+            tf.members.clear()
             self.members += 1
             if self.members > limits.members:
                 self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
@@ -717,7 +757,16 @@ class _TarWalk:
         fh = tf.extractfile(member)
         if fh is None:
             return None
-        data = fh.read(limit + 1)
+        data = bytearray(fh.read(min(limit + 1, BINARY_PROBE_BYTES)))
+        if len(data) == BINARY_PROBE_BYTES and _magic(bytes(data[:512])) == "text" and looks_binary(data):
+            # A large binary member is refused from its first bytes, unread.
+            self.loader.binary_artifact(name)
+            return None
+        while len(data) <= limit:
+            chunk = fh.read(min(MiB, limit + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
         if len(data) > limit:
             self.error(name, f"member larger than {limit} bytes; skipped")
             return None

@@ -6,6 +6,11 @@ UTF-8, then strict GB18030, then latin-1 (which maps every byte, so decoding nev
 fails). A file mixing UTF-8 and GB18030 lines is decoded line by line. Line ends
 are normalised to ``\\n`` and NUL bytes are stripped (and counted, so the caller can
 tell the user). Tabs are kept: parsers split on any whitespace.
+
+Bounded work: whether an upload is binary is known from its first
+``BINARY_PROBE_BYTES`` (:func:`looks_binary`), before the rest is read, and a
+line longer than ``MAX_LINE_CHARS`` is cut there (no command output has one;
+a 60 MB single line otherwise costs every regex that reads the text).
 """
 
 from __future__ import annotations
@@ -16,6 +21,11 @@ from dataclasses import dataclass
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+BINARY_PROBE_BYTES = 64 << 10
+MAX_LINE_CHARS = 1 << 20
+# Anchored at line starts, so each line is scanned once (linear, whatever
+# the line lengths).
+_LONG_LINE = re.compile(rb"^[^\n]{" + str(MAX_LINE_CHARS + 1).encode() + rb",}", re.MULTILINE)
 
 
 @dataclass
@@ -24,6 +34,7 @@ class Decoded:
     encoding: str  # "utf-8", "utf-8-sig", "utf-16", "gb18030", "mixed", "latin-1"
     nul_bytes: int = 0  # NUL bytes removed
     binary: bool = False  # looks like binary data rather than text
+    long_lines: int = 0  # lines cut at MAX_LINE_CHARS
 
 
 def _utf16_without_bom(data: bytes) -> str | None:
@@ -71,7 +82,9 @@ def decode_bytes(data: bytes) -> Decoded:
         guessed = _utf16_without_bom(data)
         if guessed:
             text, encoding = data.decode(guessed, errors="replace"), "utf-16"
+    long_lines = 0
     if text is None:
+        data, long_lines = _cut_long_lines(data)
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
@@ -87,7 +100,35 @@ def decode_bytes(data: bytes) -> Decoded:
         text = text.replace("\x00", "")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return Decoded(text=text, encoding=encoding, nul_bytes=nul, binary=_looks_binary(text, nul, len(data)))
+    binary = _looks_binary(text, nul, len(data))
+    return Decoded(text=text, encoding=encoding, nul_bytes=nul, binary=binary, long_lines=long_lines)
+
+
+def _cut_long_lines(data: bytes | bytearray) -> tuple[bytes | bytearray, int]:
+    """Lines longer than MAX_LINE_CHARS bytes cut to it, before decoding (so a
+    60 MB line is never a 60 MB string). A bytearray is cut in place; bytes
+    are copied only when there is a line to cut. (UTF-16 text, recognised
+    earlier, is not cut: its bytes are not lines.)"""
+    if len(data) <= MAX_LINE_CHARS:
+        return data, 0
+    spans = [m.span() for m in _LONG_LINE.finditer(data)]
+    if not spans:
+        return data, 0
+    buf = data if isinstance(data, bytearray) else bytearray(data)
+    for start, end in reversed(spans):
+        del buf[start + MAX_LINE_CHARS : end]
+    return buf, len(spans)
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether an upload whose first bytes are ``head`` is binary, by the same
+    test ``decode_bytes`` applies, on the first BINARY_PROBE_BYTES only: a
+    60 MB binary file is refused without being read, let alone decoded.
+
+    >>> looks_binary(b"node 0 size: 1 MB\\n"), looks_binary(bytes(range(256)) * 64)
+    (False, True)
+    """
+    return decode_bytes(bytes(head[:BINARY_PROBE_BYTES])).binary
 
 
 def _looks_binary(text: str, nul: int, size: int) -> bool:

@@ -20,6 +20,10 @@ class Limits:
     unpacked_bytes: int = 4 * GiB  # total decompressed bytes walked through
     ratio: int = 200  # decompressed / compressed, for archives above ratio_floor_bytes
     artifact_bytes: int = 64 * MiB  # one artifact read into memory
+    # Text whose kind its name does not tell (a transcript, a pasted log) is
+    # split and searched line by line, costing several times its size: only
+    # its first text_bytes are read.
+    text_bytes: int = 16 * MiB
     # Small archives legitimately compress far better than 200:1 (sparse /sys
     # files, zero-filled logs), so the ratio only applies past this many bytes.
     ratio_floor_bytes: int = 16 * MiB

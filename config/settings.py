@@ -1,6 +1,7 @@
 """Casebook settings: one file, everything that differs between machines comes
 from the environment (django-environ). See .env.example for the variables."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -47,7 +48,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
@@ -235,7 +235,7 @@ MIDDLEWARE = [*MIDDLEWARE, "config.unavailable.InfrastructureErrorMiddleware"]
 # --- REST framework ------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -293,3 +293,57 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+# --- one rate limit, sign-in lockout, request limits, CSP (issue 15) ----------
+# The default cache holds the upload rate counters (config.ratelimit) that the
+# API, the web form and the wizard share: Redis when REDIS_URL is set, so every
+# gunicorn worker sees the same counter; local memory for the embedded default.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CASEBOOK_CACHE_URL", default="") or REDIS_URL,
+        "KEY_PREFIX": env("CASEBOOK_CACHE_PREFIX", default="casebook"),
+    }
+    if REDIS_URL or env("CASEBOOK_CACHE_URL", default="")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "casebook"}
+}
+# Upload views answer 413 / 429 from the headers, before CSRF reads the body.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.csrf.CsrfViewMiddleware"),
+    "config.request_limits.UploadGuardMiddleware",
+)
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "config.csp.ContentSecurityPolicyMiddleware",
+)
+# Sign-in: django-axes counts wrong passwords per account and per address in
+# the database (shared by every worker); at the limit that account or address
+# is locked for the cool-off period, with a page that says so.
+INSTALLED_APPS.append("axes")
+AUTHENTICATION_BACKENDS = [
+    "accounts.backends.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
+AXES_FAILURE_LIMIT = env.int("CASEBOOK_LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("CASEBOOK_LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
+# Successful sign-ins are not recorded: the table would only grow.
+AXES_DISABLE_ACCESS_LOG = True
+# No start-up banner on every management command; lockouts are in the admin (Access attempts).
+AXES_VERBOSE = False
+# Content-Security-Policy (config.csp): scripts and styles from our own static
+# files only; no inline script, no inline style, nothing from other origins.
+CASEBOOK_CSP = env(
+    "CASEBOOK_CSP",
+    default="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
+
+# Axes logs every sign-in at INFO; lockouts (WARNING) are what an operator needs.
+LOGGING.setdefault("loggers", {})["axes"] = {"level": env("AXES_LOG_LEVEL", default="WARNING")}
+# Transcripts and text of unknown kind: only their first bytes are read (collectors.limits).
+CASEBOOK_LIMITS["text_bytes"] = env.int("CASEBOOK_MAX_TEXT_BYTES", default=16 << 20)

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.i18n import set_language
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts import views as accounts_views
 from collectors.views import collect_sh
@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/v1/", include("config.api_urls")),
     path("collect.sh", collect_sh, name="collect_sh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
     # Public so the language can be chosen on the sign-in page; it only sets a cookie.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("admin/", admin.site.urls),

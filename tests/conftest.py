@@ -82,3 +82,16 @@ def _plain_static_file_names():
     }
     with override_settings(STORAGES=storages):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Every test starts with empty upload counters (config.ratelimit): test
+    databases reuse user ids, and the local-memory cache outlives a test."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    cache = caches["default"]
+    if isinstance(cache, LocMemCache):  # never FLUSHDB a Redis shared with a broker
+        cache.clear()
+    yield

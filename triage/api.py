@@ -9,7 +9,6 @@ from __future__ import annotations
 import tempfile
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -22,10 +21,12 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
+from config import ratelimit
 from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
+from config.request_limits import MULTIPART_SLACK, upload_limit
 from triage import services
 from triage.models import Snapshot
 from triage.reports import render_markdown, report_language
@@ -42,10 +43,6 @@ from triage.serializers import (
     similar_cases_data,
 )
 
-# Multipart framing (boundaries, part headers, the small text fields) on top
-# of the file itself: a request this much over the limit may still carry a
-# file within it; the file's own size is checked once parsed.
-MULTIPART_SLACK = 64 << 10
 RAW_TYPES = ("application/gzip", "application/x-gzip", "application/x-xz", "application/x-tar", "text/plain")
 RAW_NAMES = {
     "application/gzip": "upload.tar.gz",
@@ -57,34 +54,26 @@ RAW_NAMES = {
 CHUNK = 1 << 20
 
 
-def upload_limit() -> int:
-    return int(settings.CASEBOOK_LIMITS["upload_bytes"])
-
-
 def _too_large() -> PayloadTooLarge:
     return PayloadTooLarge(f"The upload is larger than the limit of {upload_limit()} bytes.")
 
 
-class UploadThrottle(ScopedRateThrottle):
+class UploadThrottle(BaseThrottle):
     """The ``uploads`` rate (settings DEFAULT_THROTTLE_RATES) on POSTs only:
-    reading snapshots and polling their status stay unthrottled."""
+    reading snapshots and polling their status stay unthrottled. The counter
+    is the one the web upload form and the wizard use (config.ratelimit)."""
 
-    scope_attr = "throttle_scope"
-
-    def get_rate(self):
-        # DRF copies the rates once at import; read them per request so a
-        # settings change (tests, override_settings) applies.
-        from rest_framework.settings import api_settings
-
-        rates = api_settings.DEFAULT_THROTTLE_RATES or {}
-        if self.scope not in rates:
-            raise ImproperlyConfigured(f"no throttle rate for scope {self.scope!r}")
-        return rates[self.scope]
+    def __init__(self):
+        self.decision = ratelimit.Decision(True, 0)
 
     def allow_request(self, request, view) -> bool:
         if request.method != "POST":
             return True
-        return super().allow_request(request, view)
+        self.decision = ratelimit.hit_uploads(request.user, self.get_ident(request))
+        return self.decision.allowed
+
+    def wait(self) -> int | None:
+        return self.decision.retry_after or None
 
 
 class RawUploadParser(BaseParser):
@@ -193,7 +182,6 @@ UPLOAD_ERRORS = {
 class SnapshotListCreateView(generics.GenericAPIView):
     parser_classes = [MultiPartParser, FormParser, *RAW_PARSERS]
     throttle_classes = [UploadThrottle]
-    throttle_scope = "uploads"
     serializer_class = SnapshotListSerializer
 
     def get_queryset(self):
@@ -387,7 +375,6 @@ class SnapshotArtifactCreateView(APIView):
 
 class SnapshotReanalyzeView(APIView):
     throttle_classes = [UploadThrottle]
-    throttle_scope = "uploads"
 
     @extend_schema(request=None, responses={202: SnapshotAcceptedSerializer})
     def post(self, request: Request, pk: int) -> Response:

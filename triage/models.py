@@ -85,6 +85,22 @@ class Snapshot(models.Model):
         ]
         indexes = [models.Index(fields=["status", "queued_at"], name="snapshot_status_queued")]
 
+    # What lists show of a snapshot (the snapshot list, the dashboard, the
+    # wizard's tables and pickers): ``.only(*SUMMARY_FIELDS)`` keeps the facts
+    # and other JSON (megabytes per snapshot) out of those queries.
+    SUMMARY_FIELDS = (
+        "label",
+        "original_filename",
+        "status",
+        "cluster",
+        "kind",
+        "created_at",
+        "engine_version",
+        "last_error",
+        "owner",
+        "team",
+    )
+
     def __str__(self) -> str:
         return self.display_name
 

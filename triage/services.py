@@ -20,6 +20,7 @@ middle of an analysis; it is never set in production.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -1297,3 +1298,63 @@ def visible_snapshots(user) -> QuerySet[Snapshot]:
     if is_support(user):
         return Snapshot.objects.all()
     return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
+
+
+# --------------------------------------------------------------------------- temp files
+
+# Files younger than this are never removed by the periodic cleanup: an upload
+# being received keeps writing to its file, so its age stays near zero.
+TEMP_FILE_GRACE_SECONDS = 600
+
+
+def _files_held_open() -> set[str] | None:
+    """Paths any process we can see holds open (Linux ``/proc``); None where
+    that cannot be known."""
+    proc = "/proc/self/fd"
+    if not os.path.isdir(proc):
+        return None
+    held: set[str] = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with os.scandir(f"/proc/{pid}/fd") as fds:
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        held.add(os.readlink(fd.path))
+        except OSError:
+            continue  # gone, or another user's
+    return held
+
+
+def cleanup_temp_files(*, older_than: float = TEMP_FILE_GRACE_SECONDS) -> list[str]:
+    """Remove what uploads left in FILE_UPLOAD_TEMP_DIR: Django's spooled
+    request bodies and the API's raw-body spools are deleted when their
+    request ends, but not when the process dies (a ``kill -9``, an OOM kill).
+
+    A file is removed when it is older than ``older_than`` seconds and no
+    process holds it open. The web server calls this at start-up with 0
+    (config/wsgi.py); the periodic sweeper calls it with the default. Returns
+    the names removed."""
+    root = settings.FILE_UPLOAD_TEMP_DIR
+    if not root or not os.path.isdir(root):
+        return []
+    held = _files_held_open()
+    if held is None:  # cannot tell what is in use: only what is surely stale
+        older_than = max(older_than, 24 * 3600)
+    cutoff = time.time() - older_than
+    removed = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            try:
+                if not entry.is_file(follow_symlinks=False) or entry.stat().st_mtime > cutoff:
+                    continue
+                if held is not None and os.path.realpath(entry.path) in held:
+                    continue
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                continue
+            removed.append(entry.name)
+    if removed:
+        log.info("removed %d stale upload temp file(s) from %s", len(removed), root)
+    return removed

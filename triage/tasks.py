@@ -105,7 +105,8 @@ def _soft_limit_raises_analysis_timeout() -> Iterator[None]:
 def sweep_stale_snapshots() -> int:
     """Beat task: re-enqueue snapshots stuck ``queued`` longer than
     ``settings.CASEBOOK_STALE_AFTER_SECONDS`` and ``analyzing`` ones whose
-    lease expired."""
+    lease expired; also removes upload temp files nobody holds any more."""
+    services.cleanup_temp_files()
     return len(services.sweep_stale())
 
 

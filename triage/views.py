@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from collectors.facts import HostFacts, from_dict
+from config.request_limits import upload_view
 from kb.similarity import QUALIFYING_SEVERITIES, explain, format_score
 from triage import cluster as clusters
 from triage import engine, services
@@ -55,6 +56,7 @@ def _zh() -> bool:
     return (get_language() or "").lower().startswith("zh")
 
 
+@upload_view()
 @require_http_methods(["GET", "POST"])
 def snapshot_new(request: HttpRequest) -> HttpResponse:
     form = SnapshotUploadForm(request.POST or None, request.FILES or None)
@@ -385,7 +387,7 @@ def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 def snapshot_list(request: HttpRequest) -> HttpResponse:
     form = SnapshotFilterForm(request.GET or None)
-    qs = services.visible_snapshots(request.user).select_related("owner")
+    qs = services.visible_snapshots(request.user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
     cluster_filter = ""
     if form.is_valid():
         if form.cleaned_data["status"]:
@@ -429,6 +431,9 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     """The hosts of one cluster side by side; 404 when the user sees none."""
+    if "\x00" in name:
+        # No stored name holds a NUL, and PostgreSQL refuses one in a query.
+        raise Http404("no such cluster")
     view = clusters.load_cluster(services.visible_snapshots(request.user), name)
     if view is None:
         raise Http404("no such cluster")
@@ -469,6 +474,7 @@ def recent_snapshots_context(user, limit: int = 10) -> dict:
     qs = (
         services.visible_snapshots(user)
         .select_related("owner")
+        .only(*Snapshot.SUMMARY_FIELDS)
         .annotate(
             n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
             n_warning=Count("findings", filter=current & Q(findings__severity="warning")),

@@ -23,7 +23,7 @@ MEMORY_PARTS = (
 def _svg(width: int, height: int, title: str, body: list[str], css_class: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart {css_class}" role="img" '
-        f'viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px">'
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
         f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
     )
 

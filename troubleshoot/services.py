@@ -293,8 +293,11 @@ def snapshots_of(session: Session, phase: str | None = None) -> list[Snapshot]:
 
 
 def progress(session: Session, phase: str | None = None) -> dict:
-    """Analysis progress of the attached snapshots (of one phase, or all)."""
-    links = session.attachments.select_related("snapshot")
+    """Analysis progress of the attached snapshots (of one phase, or all):
+    their names and states, not their facts."""
+    links = session.attachments.select_related("snapshot").only(
+        "phase", "session", "snapshot", *(f"snapshot__{name}" for name in Snapshot.SUMMARY_FIELDS)
+    )
     if phase:
         links = links.filter(phase=phase)
     items = [(link.get_phase_display(), link.snapshot) for link in links]

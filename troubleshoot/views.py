@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.access import is_support
+from config.request_limits import upload_view
 from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, explain
 from triage.services import UploadRejected, visible_snapshots
@@ -114,6 +115,7 @@ def effectiveness(request: HttpRequest) -> HttpResponse:
 # --------------------------------------------------------------------------- steps
 
 
+@upload_view(multipart_only=True)
 @require_http_methods(["GET", "POST"])
 def step(request: HttpRequest, pk: int, step: str) -> HttpResponse:
     if step not in STEP_ORDER:
@@ -128,8 +130,7 @@ def step(request: HttpRequest, pk: int, step: str) -> HttpResponse:
         if isinstance(outcome, str):
             return _after_post(request, session, outcome)
         forms = outcome
-    elif editable and session.step != step:
-        services.set_step(session=session, user=request.user, step=step)
+    # A GET only shows a step: moving the session on (and its audit entry) is a POST.
     context = _context(request, session, step, editable, forms)
     template = "troubleshoot/_wizard.html" if request.htmx else "troubleshoot/session_detail.html"
     response = render(request, template, context)
@@ -414,7 +415,11 @@ def _snapshot_forms(request, session, ctx, phase):
     ctx.setdefault(
         "attach_form",
         AttachForm(
-            initial={"phase": phase}, snapshots=visible_snapshots(request.user).exclude(pk__in=attached)
+            initial={"phase": phase},
+            # The picker shows names only: no facts JSON for every visible snapshot.
+            snapshots=visible_snapshots(request.user)
+            .exclude(pk__in=attached)
+            .only("label", "original_filename"),
         ),
     )
     ctx["phase"] = phase

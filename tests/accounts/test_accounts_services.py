@@ -1,9 +1,10 @@
+import hashlib
+
 import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 
-from accounts.models import WorkerHeartbeat
+from accounts.models import ApiToken, WorkerHeartbeat
 from accounts.services import (
     HEARTBEATS_KEPT,
     ensure_admin,
@@ -23,10 +24,11 @@ def test_rotate_replaces_the_token_and_revoke_deletes_it():
     first = rotate_api_token(user=user)
     second = rotate_api_token(user=user)
     assert first.key != second.key
-    assert list(Token.objects.filter(user=user).values_list("key", flat=True)) == [second.key]
+    stored = ApiToken.objects.get(user=user)
+    assert stored.pk == second.token.pk and stored.matches(second.key) and not stored.matches(first.key)
 
     assert revoke_api_token(user=user) is True
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
     assert revoke_api_token(user=user) is False
 
 
@@ -75,3 +77,48 @@ def test_periodic_heartbeat_creates_a_row_and_old_rows_are_pruned():
         record_heartbeat(heartbeat_id=None, worker="celery@test")
     assert WorkerHeartbeat.objects.count() == HEARTBEATS_KEPT
     assert last_worker_contact().worker == "celery@test"
+
+
+def test_token_is_stored_hashed_never_in_clear():
+    user = User.objects.create_user("hana", password="pw-hana-1234")
+    new = rotate_api_token(user=user)
+    assert len(new.key) == 40
+    row = ApiToken.objects.filter(user=user).values().get()
+    assert new.key not in {str(v) for v in row.values()}
+    assert row["key_hash"] == hashlib.sha256(new.key.encode()).hexdigest()
+    assert row["prefix"] == new.key[:8]
+
+
+def test_migration_hashes_the_clear_tokens_of_earlier_versions():
+    """accounts/0002 turns rows of DRF's old token table into hashes and
+    deletes the clear keys."""
+    import importlib
+    import types
+
+    from django.apps import apps
+    from django.db import connection
+
+    migration = importlib.import_module("accounts.migrations.0002_api_token_hashed")
+    user = User.objects.create_user("olga", password="pw-olga-1234")
+    key = "0123456789abcdef0123456789abcdef01234567"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            'CREATE TABLE "authtoken_token" '
+            '("key" varchar(40) PRIMARY KEY, "created" datetime, "user_id" integer)'
+        )
+        cursor.execute(
+            'INSERT INTO "authtoken_token" ("key", "created", "user_id") VALUES (%s, %s, %s)',
+            [key, "2026-01-02 03:04:05", user.pk],
+        )
+    try:
+        # The function reads only the editor's connection (SQLite's real
+        # schema editor cannot open inside the test's transaction).
+        migration.hash_existing_tokens(apps, types.SimpleNamespace(connection=connection))
+        token = ApiToken.objects.get(user=user)
+        assert token.matches(key) and token.prefix == key[:8] and token.created.year == 2026
+        with connection.cursor() as cursor:
+            cursor.execute('SELECT COUNT(*) FROM "authtoken_token"')
+            assert cursor.fetchone()[0] == 0
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute('DROP TABLE "authtoken_token"')

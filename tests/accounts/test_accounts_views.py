@@ -3,8 +3,8 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
+from accounts.models import ApiToken
 from accounts.services import add_member, create_team
 
 pytestmark = pytest.mark.django_db
@@ -15,6 +15,11 @@ PASSWORD = "correct-horse-battery-staple"
 @pytest.fixture
 def user():
     return User.objects.create_user("engineer", password=PASSWORD)
+
+
+def shown_token(html: str) -> str:
+    """The new key as the profile page shows it, the one time it does."""
+    return re.search(r'data-testid="new-token">([0-9a-f]{40})<', html).group(1)
 
 
 def csrf_token_from(html: str) -> str:
@@ -81,7 +86,7 @@ def test_switch_to_chinese_on_login_page_and_after_login(client, user):
     assert '<html lang="zh-hans">' in html
     assert "登录" in html and "用户名" in html
 
-    client.login(username="engineer", password=PASSWORD)
+    client.force_login(User.objects.get(username="engineer"))
     html = client.get("/").content.decode()
     for word in ("概览", "快照", "案例", "排障会话", "退出登录"):
         assert word in html
@@ -115,28 +120,27 @@ def test_profile_token_create_show_once_replace_and_revoke(client, user):
     assert client.get("/profile/token/").status_code == 405
     response = client.post("/profile/token/")
     assert response.status_code == 302 and response["Location"] == "/profile/"
-    key = Token.objects.get(user=user).key
-
     first_view = client.get("/profile/").content.decode()
-    assert key in first_view
+    key = shown_token(first_view)
+    assert ApiToken.objects.get(user=user).matches(key)
     assert f"Authorization: Token {key}" in first_view
     second_view = client.get("/profile/").content.decode()
     assert key not in second_view
     assert key[:6] in second_view
 
     client.post("/profile/token/")
-    new_key = Token.objects.get(user=user).key
-    assert new_key != key
+    new_key = shown_token(client.get("/profile/").content.decode())
+    assert new_key != key and ApiToken.objects.get(user=user).matches(new_key)
 
     client.post("/profile/token/revoke/")
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
     assert "You have no API token." in client.get("/profile/").content.decode()
 
 
 def test_api_token_authenticates_api_requests(client, user):
     client.force_login(user)
     client.post("/profile/token/")
-    key = Token.objects.get(user=user).key
+    key = shown_token(client.get("/profile/").content.decode())
     api = Client()
     assert api.get("/api/schema/").status_code in (401, 403)
     assert api.get("/api/schema/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.conftest import FIXTURES
@@ -31,6 +30,7 @@ class World:
 
 def build_world(django_user_model, *, analyse: bool = True) -> World:
     from accounts.models import Membership, Team
+    from accounts.services import rotate_api_token
     from kb.services import load_all
     from triage import services as triage_services
     from troubleshoot import services as sessions
@@ -52,7 +52,7 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
             user = django_user_model.objects.create_user(name, password=f"{name}-pass-123")
         Membership.objects.create(user=user, team=w.teams[team], role=role)
         w.users[name] = user
-        w.tokens[name] = Token.objects.create(user=user).key
+        w.tokens[name] = rotate_api_token(user=user).key
 
     # Team B's own session first: team A's objects then have ids that differ
     # from each other on every database, so a URL filled with the wrong kind

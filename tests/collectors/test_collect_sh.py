@@ -36,8 +36,23 @@ FILE_KEYS = {"path", "kind"}
 RUN_TIMEOUT = 180
 
 
+def _readable_copy() -> Path:
+    """The script in a directory every user can read. The clone may live where
+    other users cannot (a 0700 home, ``mktemp -d``), and the unprivileged
+    account must still open the script and have a working directory."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="casebook-collect-script-"))
+    folder.chmod(0o755)
+    copy = folder / SCRIPT.name
+    shutil.copyfile(SCRIPT, copy)
+    copy.chmod(0o755)
+    return copy
+
+
 def _run(args, *, env=None, user=None, cwd=None, timeout=RUN_TIMEOUT, shell="dash"):
-    cmd = [shell, str(SCRIPT), *args]
+    script = _readable_copy() if user else SCRIPT
+    cmd = [shell, str(script), *args]
     if user:
         import pwd
 
@@ -50,7 +65,14 @@ def _run(args, *, env=None, user=None, cwd=None, timeout=RUN_TIMEOUT, shell="das
             "--",
             *cmd,
         ]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
+        cwd = cwd or script.parent
+    try:
+        return subprocess.run(
+            cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False
+        )
+    finally:
+        if user:
+            shutil.rmtree(script.parent, ignore_errors=True)
 
 
 def _collect(out_dir: Path, *args, user=None, env=None, shell="dash") -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import random
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +59,37 @@ def test_input_text_reads_files_and_directories_up_to_the_limit(tmp_path):
     text = input_text([tmp_path / "host", tmp_path / "b.txt", tmp_path / "missing"])
     assert text == "节点22C，cpu_quota_concurrency 默认 4\nsecond file\n"
     assert input_text([tmp_path / "b.txt"], limit=6) == "second"
+
+
+def test_binary_is_told_from_the_first_bytes():
+    from collectors.decoding import BINARY_PROBE_BYTES, looks_binary
+
+    elf = Path("/bin/ls").read_bytes()  # this machine's own binary
+    assert looks_binary(elf[:BINARY_PROBE_BYTES])
+    text = Path("/proc/meminfo").read_bytes()
+    assert not looks_binary(text)
+    assert not looks_binary("节点 0 内存不足\n".encode("gb18030") * 100)
+
+
+def test_long_lines_are_cut_before_decoding():
+    from collectors.decoding import MAX_LINE_CHARS
+
+    data = b"start\n" + b"x" * (3 * MAX_LINE_CHARS) + b"\nnode 0 size: 1 MB\n" + b"y" * (MAX_LINE_CHARS + 5)
+    decoded = decode_bytes(data)
+    assert decoded.long_lines == 2
+    lines = decoded.text.split("\n")
+    assert lines[0] == "start" and lines[2] == "node 0 size: 1 MB"
+    assert len(lines[1]) == MAX_LINE_CHARS and len(lines[3]) == MAX_LINE_CHARS
+    buffer = bytearray(data)
+    assert decode_bytes(buffer).long_lines == 2  # a bytearray is cut in place
+    assert len(buffer) == len(decoded.text.encode())
+
+
+def test_lines_just_under_the_cap_are_kept():
+    # The search for long lines is anchored at line starts: lines of a
+    # million characters are each scanned once (unanchored, this never ends).
+    from collectors.decoding import MAX_LINE_CHARS
+
+    data = (b"z" * MAX_LINE_CHARS + b"\n") * 8
+    decoded = decode_bytes(data)
+    assert decoded.long_lines == 0 and decoded.text.encode() == data

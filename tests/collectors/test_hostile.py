@@ -592,3 +592,30 @@ def test_hostile_bytes(data):
     assert isinstance(host, HostFacts)
     assert host.errors
     assert all(not e.artifact.startswith("..") for e in host.errors)
+
+
+# --------------------------------------------------------------------------- worker RSS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("random.bin", "binary content"),
+        ("minified.json", "only the first"),
+        ("app-zh.log", "only the first"),
+        ("many-members.tar.gz", "members"),
+    ],
+)
+def test_worker_rss_stays_bounded(name, expected, tmp_path):
+    """A real process loads the upload (as the Celery worker's task does) and
+    reports its peak RSS growth: below +128 MB for each input of the
+    reliability test (it measured +834, +240, +193 and +92 MB). The inputs
+    and the probe are bench/memory.py's."""
+    from bench import memory
+
+    path = tmp_path / name
+    memory.INPUTS[name](path)
+    grew_mb, messages = memory.measure(path)
+    assert grew_mb < 128, (name, grew_mb, messages)
+    assert any(expected in m for m in messages), messages

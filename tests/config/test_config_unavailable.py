@@ -14,8 +14,8 @@ import pytest
 from django.db import InterfaceError, OperationalError, connections
 from django.test import Client
 from redis.exceptions import ConnectionError as RedisConnectionError
-from rest_framework.authtoken.models import Token
 
+from accounts.services import rotate_api_token
 from tests.conftest import ROOT
 from triage import services
 
@@ -53,7 +53,7 @@ def assert_api_503(response):
 
 
 def test_api_answers_503_json_when_the_database_is_gone(user, database_down):
-    token = Token.objects.create(user=user)
+    token = rotate_api_token(user=user)
     database_down()
     client = Client(raise_request_exception=False)
     for path in ("/api/v1/rules/", "/api/v1/snapshots/", "/api/v1/cases/?q=numa"):
@@ -68,7 +68,7 @@ def test_api_answers_503_json_when_the_database_is_gone(user, database_down):
 def test_api_view_error_is_handled_by_the_middleware(user, monkeypatch):
     """Raised inside the view (after authentication): the middleware answers,
     nothing is reported as an unhandled exception."""
-    token = Token.objects.create(user=user)
+    token = rotate_api_token(user=user)
 
     def gone(*args, **kwargs):
         raise InterfaceError("connection already closed")

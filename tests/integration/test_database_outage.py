@@ -21,8 +21,8 @@ import pytest
 import requests
 from django.conf import settings
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
+from accounts.services import rotate_api_token
 from bench.pipeline import Stack, session_key_for
 from tests.conftest import port_open, service_unavailable
 
@@ -84,7 +84,7 @@ def web_stack(transactional_db, tmp_path):
 
 def test_database_outage_gives_503_never_500(web_stack, django_user_model):
     user = django_user_model.objects.create_user("outage", password="outage-pass-123")
-    token = Token.objects.create(user=user).key
+    token = rotate_api_token(user=user).key
     base = web_stack.base_url
     api = requests.Session()
     api.headers["Authorization"] = f"Token {token}"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import rotate_api_token
 from kb import services
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ def api(django_user_model):
     services.load_all()
     user = django_user_model.objects.create_user("api", password="x-api-password-1")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {rotate_api_token(user=user).key}")
     return client
 
 

@@ -373,3 +373,8 @@ def test_start_case_ignores_a_snapshot_the_user_cannot_see(client, alice, bob):
     client.force_login(bob)
     form = client.get(reverse("troubleshoot:session_new") + f"?snapshot={snap.pk}").content.decode()
     assert 'name="snapshot"' not in form
+
+
+def test_cluster_name_with_a_nul_is_not_found(client_alice):
+    assert client_alice.get("/snapshots/clusters/%00/").status_code == 404
+    assert client_alice.get("/snapshots/clusters/a%00b/").status_code == 404

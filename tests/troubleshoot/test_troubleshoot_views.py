@@ -49,6 +49,8 @@ def test_create_session_with_a_plain_form(alice_client, teams):
 
 
 def test_every_step_renders_as_page_and_fragment(zstack_session, alice_client):
+    zstack_session.refresh_from_db()
+    step_before, audit_before = zstack_session.step, AuditEntry.objects.filter(session=zstack_session).count()
     for name in ("problem", "snapshots", "findings", "constraints", "plan", "apply", "verify", "close"):
         page = alice_client.get(step_url(zstack_session, name))
         assert page.status_code == 200, name
@@ -57,9 +59,18 @@ def test_every_step_renders_as_page_and_fragment(zstack_session, alice_client):
         assert fragment.status_code == 200
         assert b"<html" not in fragment.content
         assert fragment["HX-Push-Url"] == step_url(zstack_session, name)
+    # Showing a step is a GET: it neither moves the session nor writes to its audit trail.
     zstack_session.refresh_from_db()
-    assert zstack_session.step == "close"
-    assert AuditEntry.objects.filter(session=zstack_session, action="step").count() >= 7
+    assert zstack_session.step == step_before
+    assert AuditEntry.objects.filter(session=zstack_session).count() == audit_before
+
+
+def test_next_moves_the_session_by_post(zstack_session, alice_client):
+    r = alice_client.post(step_url(zstack_session, "constraints"), {"next": "1"})
+    assert r.status_code == 302 and r["Location"] == step_url(zstack_session, "plan")
+    zstack_session.refresh_from_db()
+    assert zstack_session.step == "plan"
+    assert AuditEntry.objects.filter(session=zstack_session, action="step", new="plan").exists()
 
 
 def test_findings_page_shows_charts_and_top_case(zstack_session, alice_client):
