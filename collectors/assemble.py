@@ -626,6 +626,7 @@ class HostAssembler:
                 continue
             if best.cpus is not None and cand.cpus is not None and best.cpus != cand.cpus:
                 continue
+            best.extra.setdefault("cpu_map_rows", cand.extra["cpu_map_rows"])
             for name in ("cpus", "sockets", "cores_per_socket", "threads_per_core", "numa_nodes"):
                 if getattr(best, name) is None and getattr(cand, name) is not None:
                     setattr(best, name, getattr(cand, name))

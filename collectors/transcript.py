@@ -382,6 +382,7 @@ def _command_words(cmd: str) -> str:
     return first.rsplit("/", 1)[-1]
 
 
+COMMENT_LOOKAHEAD = 12  # lines looked at past a comment for the data it introduces
 _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep", "zcat", "zgrep"])
 
 
@@ -646,11 +647,18 @@ class _Splitter:
                 j = nxt
             else:
                 cls = self.cls
-                # a file shown with cat/grep keeps its comment lines ("# clients
-                # (those using ...)." in a my.cnf reads like prose)
-                comments = kind_of_prompt == "shell" and _shows_a_file(command)
+                # Comment lines ("# clients (those using ...)." in a my.cnf, the
+                # "# The following is the parsable format" header of lscpu -p)
+                # read like prose: they end the output only when prose, not
+                # data, follows them (a file shown with cat/grep keeps them all).
+                file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
                 j = out_start + 1 if out_start < nxt else out_start
-                while j < nxt and (cls(j) != "prose" or (comments and _is_comment(self.lines[j]))):
+                while j < nxt:
+                    if cls(j) == "prose":
+                        if not _is_comment(self.lines[j]):
+                            break
+                        if not file_shown and not self.data_after_comments(j, nxt):
+                            break
                     j += 1
             out_end = j
             while out_end > out_start and self.cls(out_end - 1) == "blank":
@@ -666,6 +674,15 @@ class _Splitter:
                 self.unprompted(pending, j, fenced=fenced, host=host)
                 pending = j
         self.unprompted(pending, b, fenced=fenced, host=self.host)
+
+    def data_after_comments(self, j: int, end: int) -> bool:
+        """Whether the comment lines from ``j`` are followed by data (within a
+        few lines) rather than prose or the end of the output."""
+        for i in range(j + 1, min(end, j + COMMENT_LOOKAHEAD)):
+            if self.cls(i) == "blank" or _is_comment(self.lines[i]):
+                continue
+            return self.cls(i) == "data"
+        return False
 
     def prompted(self, first, out_start, out_end, command, prompt, host, fenced) -> None:
         output = self.text(out_start, out_end)

@@ -104,7 +104,7 @@ def test_migration_hashes_the_clear_tokens_of_earlier_versions():
     with connection.cursor() as cursor:
         cursor.execute(
             'CREATE TABLE "authtoken_token" '
-            '("key" varchar(40) PRIMARY KEY, "created" datetime, "user_id" integer)'
+            '("key" varchar(40) PRIMARY KEY, "created" timestamp, "user_id" integer)'
         )
         cursor.execute(
             'INSERT INTO "authtoken_token" ("key", "created", "user_id") VALUES (%s, %s, %s)',

@@ -115,5 +115,10 @@ def test_hostile_paste_is_bounded(case):
     budget = BASELINE_MIB + (8 * result["size"] + 200 * result["newlines"]) / MiB
     assert result["maxrss_mib"] < budget, result
     assert result["accounted"], result
-    assert result["lines"] == result["newlines"], result
+    if any("only the first" in e for e in result["errors"]):
+        # past the transcript size limit (Limits.text_bytes) the rest is not
+        # read, and the artifact's error says so
+        assert result["lines"] <= result["newlines"], result
+    else:
+        assert result["lines"] == result["newlines"], result
     assert result["errors"] or result["unrecognised"] or result["artifacts"], result

@@ -4,6 +4,7 @@ it had been uploaded as its own file, and the host/guest rules pair them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from collectors.archive import load_host, load_hosts, load_snapshot
@@ -96,9 +97,15 @@ def test_this_machine_as_guest_of_a_kvm_host_is_paired(tmp_path):
     libvirt's test domain, then ``ssh`` to this machine (a KVM guest) and its
     lscpu and SHOW GLOBAL VARIABLES."""
     numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text().rstrip("\n")
+    # The test driver's domain as a KVM guest (its type and UUID otherwise mark it
+    # as the test driver's, which the rules do not count as a guest of the host).
+    kvm_domain = re.sub(
+        r"<uuid>[^<]*</uuid>", "<uuid>0f6c3a2e-5b1d-4c8e-9a7f-2d4e6b8c1a90</uuid>", local.output("dumpxml")
+    )
+    kvm_domain = kvm_domain.replace("type='test'", "type='kvm'").replace('type="test"', 'type="kvm"')
     text = (
         f"[root@kvm-host ~]# numactl -H\n{numactl}\n"
-        f"[root@kvm-host ~]# virsh dumpxml test\n{local.output('dumpxml')}\n"
+        f"[root@kvm-host ~]# virsh dumpxml test\n{kvm_domain}\n"
         "[root@kvm-host ~]# ssh test\n"
         f"[root@test ~]# lscpu\n{local.output('lscpu')}\n"
         f"[root@test ~]# {local.command('variables')}\n{local.output('variables')}\n"

@@ -49,7 +49,7 @@ def test_missing_facts_are_reported_as_skipped_with_the_reason():
     skipped = dict(result.skipped)
     assert set(skipped) == set(load_all())
     assert skipped["kvm.vcpus_unpinned"] == "missing domains"
-    assert skipped["fleet.benchmark_spread"] == "missing cluster, benchmarks"
+    assert skipped["fleet.benchmark_spread"] == "missing benchmarks"
     assert skipped["kvm.guest_numa_missing"] == "missing domains or guest"
 
 
