@@ -406,11 +406,7 @@ class _Loader:
             if looks_binary(data):
                 self.binary_artifact(name)
                 return None
-            while len(data) <= limit:
-                chunk = fh.read(min(MiB, limit + 1 - len(data)))
-                if not chunk:
-                    break
-                data += chunk
+            _read_up_to(fh, data, limit)
         except OSError as exc:
             self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
             return None
@@ -687,6 +683,16 @@ class _Loader:
         return 1 if err is None or results else 0  # a partial parse kept facts
 
 
+def _read_up_to(fh: IO[bytes], data: bytearray, limit: int) -> None:
+    """Append what ``fh`` still holds to ``data``, 1 MiB at a time, stopping one
+    byte past ``limit`` (so the caller can tell "over the limit")."""
+    while len(data) <= limit:
+        chunk = fh.read(min(MiB, limit + 1 - len(data)))
+        if not chunk:
+            break
+        data += chunk
+
+
 def _only_comments(text: str) -> bool:
     return all(not line.strip() or line.lstrip().startswith(("#", ";")) for line in text.split("\n"))
 
@@ -762,11 +768,7 @@ class _TarWalk:
             # A large binary member is refused from its first bytes, unread.
             self.loader.binary_artifact(name)
             return None
-        while len(data) <= limit:
-            chunk = fh.read(min(MiB, limit + 1 - len(data)))
-            if not chunk:
-                break
-            data += chunk
+        _read_up_to(fh, data, limit)
         if len(data) > limit:
             self.error(name, f"member larger than {limit} bytes; skipped")
             return None

@@ -952,49 +952,47 @@ class _Splitter:
         probes: list[str] = []
         size = 0
         for i in range(a, min(b, a + MENTION_MAX_LINES)):
-            line = self.lines[i]
-            if len(line) > 4096 or not _DIGIT.search(line):
-                continue
-            for segment in _CJK_SPLIT.split(line):
-                if len(segment) < 8 or not _DIGIT.search(segment):
-                    continue
-                words = segment.split()
-                for k in range(min(MENTION_MAX_WORDS, len(words))):
-                    probes.append(" ".join(words[k:]))
-                    size += len(probes[-1]) + 1
+            for candidates in _mention_candidates(self.lines[i]):
+                probes.extend(candidates)
+                size += sum(len(c) + 1 for c in candidates)
             if size > 8000:
                 break
         if not probes or self.detect("\n".join(probes)) is None:
             return
         for i in range(a, b):
-            line = self.lines[i]
-            if len(line) > 4096 or not _DIGIT.search(line):
-                continue
-            for segment in _CJK_SPLIT.split(line):
-                if len(segment) < 8 or not _DIGIT.search(segment):
+            for candidates in _mention_candidates(self.lines[i]):
+                hit = next(((sub, kind) for sub in candidates if (kind := self.detect(sub))), None)
+                if hit is None:
                     continue
-                words = segment.split()
-                for k in range(min(MENTION_MAX_WORDS, len(words))):
-                    sub = " ".join(words[k:])
-                    kind = self.detect(sub)
-                    if kind:
-                        self.role[i] = READ
-                        self.blocks.append(
-                            Block(
-                                command=None,
-                                text=sub,
-                                start_line=i + 1,
-                                end_line=i + 1,
-                                label=kind,
-                                kind=kind,
-                                host=host,
-                                prose=True,
-                            )
-                        )
-                        break
-                else:
-                    continue
-                break
+                sub, kind = hit
+                self.role[i] = READ
+                self.blocks.append(
+                    Block(
+                        command=None,
+                        text=sub,
+                        start_line=i + 1,
+                        end_line=i + 1,
+                        label=kind,
+                        kind=kind,
+                        host=host,
+                        prose=True,
+                    )
+                )
+                break  # one mention per line
+
+
+def _mention_candidates(line: str) -> list[list[str]]:
+    """Per Latin-script stretch of ``line`` with a digit, the stretch from each
+    of its first few words (what :meth:`_Splitter.mentions` tries)."""
+    if len(line) > 4096 or not _DIGIT.search(line):
+        return []
+    out = []
+    for segment in _CJK_SPLIT.split(line):
+        if len(segment) < 8 or not _DIGIT.search(segment):
+            continue
+        words = segment.split()
+        out.append([" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))])
+    return out
 
 
 def _remap(block: Block, norm: Normalised) -> None:

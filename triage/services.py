@@ -94,6 +94,28 @@ def _hash_chunks(chunks: Iterable[bytes]) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def _checked_content(*, uploaded_file, data: bytes | None, name: str) -> tuple[File, str, int]:
+    """(content rewound to its start, sha256, size) of an upload or a pasted
+    text, rejected when empty or over the upload limit. Exactly one of
+    ``uploaded_file`` and ``data`` is given; ``name`` names pasted data."""
+    if (uploaded_file is None) == (data is None):
+        raise TypeError("give exactly one of uploaded_file or data")
+    if data is not None:
+        content = File(io.BytesIO(data), name=name)
+        sha256, size = hashlib.sha256(data).hexdigest(), len(data)
+    else:
+        content = uploaded_file if isinstance(uploaded_file, File) else File(uploaded_file)
+        content.seek(0)
+        sha256, size = _hash_chunks(content.chunks(CHUNK))
+        content.seek(0)
+    if size == 0:
+        raise UploadRejected("the upload is empty")
+    limit = settings.CASEBOOK_LIMITS["upload_bytes"]
+    if size > limit:
+        raise UploadRejected(f"the upload is larger than {limit} bytes")
+    return content, sha256, size
+
+
 def _local_path(name: str) -> str | None:
     """The file's path when the storage keeps it on a local disk; None for
     remote storages (S3 has no ``path()``) and path-less in-memory ones."""
@@ -208,26 +230,15 @@ def create_snapshot(
     is enqueued once the transaction commits. A broker outage does not fail
     the upload: the sweeper enqueues it later.
     """
-    if (uploaded_file is None) == (data is None):
-        raise TypeError("give exactly one of uploaded_file or data")
+    content, sha256, size = _checked_content(
+        uploaded_file=uploaded_file, data=data, name=filename or "pasted.txt"
+    )
     if data is not None:
-        content = File(io.BytesIO(data), name=filename or "pasted.txt")
         filename = filename or "pasted.txt"
-        sha256, size = hashlib.sha256(data).hexdigest(), len(data)
-        head = data[:4096]
     else:
-        content = uploaded_file if isinstance(uploaded_file, File) else File(uploaded_file)
         filename = filename or os.path.basename(getattr(uploaded_file, "name", "") or "upload")
-        content.seek(0)
-        sha256, size = _hash_chunks(content.chunks(CHUNK))
-        content.seek(0)
-        head = content.read(4096)
-        content.seek(0)
-    if size == 0:
-        raise UploadRejected("the upload is empty")
-    limit = settings.CASEBOOK_LIMITS["upload_bytes"]
-    if size > limit:
-        raise UploadRejected(f"the upload is larger than {limit} bytes")
+    head = content.read(4096)
+    content.seek(0)
 
     existing = Snapshot.objects.filter(owner=owner, sha256=sha256).first()
     if existing is not None:
@@ -328,22 +339,11 @@ def add_artifact(
     fsynced before the row exists; the analysis is enqueued once the
     transaction commits. The same content added twice is stored once (the
     existing artifact is returned and nothing is re-analysed)."""
-    if (uploaded_file is None) == (data is None):
-        raise TypeError("give exactly one of uploaded_file or data")
-    if data is not None:
-        content = File(io.BytesIO(data), name=name or PASTED_ARTIFACT)
-        sha256, size = hashlib.sha256(data).hexdigest(), len(data)
-    else:
-        content = uploaded_file if isinstance(uploaded_file, File) else File(uploaded_file)
+    content, sha256, size = _checked_content(
+        uploaded_file=uploaded_file, data=data, name=name or PASTED_ARTIFACT
+    )
+    if data is None:
         name = name or os.path.basename(getattr(uploaded_file, "name", "") or "")
-        content.seek(0)
-        sha256, size = _hash_chunks(content.chunks(CHUNK))
-        content.seek(0)
-    if size == 0:
-        raise UploadRejected("the upload is empty")
-    limit = settings.CASEBOOK_LIMITS["upload_bytes"]
-    if size > limit:
-        raise UploadRejected(f"the upload is larger than {limit} bytes")
     existing = SnapshotArtifact.objects.filter(snapshot=snapshot, sha256=sha256).first()
     if existing is not None:
         return existing
