@@ -13,8 +13,21 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY requirements.txt ./
-RUN pip install -r requirements.txt
+COPY requirements.txt requirements-ldap.txt ./
+# python-ldap (directory sign-in, requirements-ldap.txt) is compiled against
+# libldap/libsasl: the build packages are removed afterwards, the shared
+# libraries the compiled modules link to are kept (marked manual by ldd).
+RUN apt-get update \
+    && saved="$(apt-mark showmanual)" \
+    && apt-get install -y --no-install-recommends gcc libc6-dev libldap2-dev libsasl2-dev \
+    && pip install -r requirements.txt -r requirements-ldap.txt \
+    && apt-mark auto '.*' >/dev/null && apt-mark manual $saved >/dev/null \
+    && find /usr/local -type f -name '*.so' -exec ldd '{}' ';' \
+        | awk '/=>/ { so = $(NF-1); if (index(so, "/usr/local/") == 1) next; gsub("^/(usr/)?", "", so); print so }' \
+        | sort -u | xargs -r dpkg-query --search | cut -d: -f1 | sort -u | xargs -r apt-mark manual \
+    && apt-get purge -y --auto-remove -o APT::AutoRemove::RecommendsImportant=false \
+    && rm -rf /var/lib/apt/lists/* \
+    && python -c "import ldap, django_auth_ldap"
 
 COPY . .
 

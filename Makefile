@@ -15,7 +15,7 @@ PYTEST_XDIST ?= -n auto --dist loadfile
 # Stamps named after the requirements' hash: re-running is instant, changing a
 # pin reinstalls.
 REQ_HASH := $(shell cat requirements.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
-DEV_HASH := $(shell cat requirements.txt requirements-dev.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
+DEV_HASH := $(shell cat requirements.txt requirements-ldap.txt requirements-dev.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
 RUN_STAMP := $(VENV)/.installed-run-$(REQ_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
@@ -39,7 +39,7 @@ $(RUN_STAMP): requirements.txt | $(PY)
 	rm -f $(VENV)/.installed-run-*
 	touch $@
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
+$(DEV_STAMP): requirements.txt requirements-ldap.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	rm -f $(VENV)/.installed-dev-*
 	touch $@

@@ -67,16 +67,40 @@ def generate_password(length: int = 20) -> str:
     return "".join(secrets.choice(alphabet) for _ in range(length))
 
 
-def ensure_admin(*, username: str = "admin", password: str = "", email: str = "") -> AdminResult:
-    """Create the first superuser once. An existing account is left untouched,
-    so running ``make run`` again never resets a password someone changed."""
+def ensure_user(
+    *, username: str, password: str = "", email: str = "", superuser: bool = False
+) -> AdminResult:
+    """Create an account once, with ``password`` or a generated one (returned
+    so it can be shown once). An existing account is left untouched, so
+    running a command again never resets a password someone changed."""
     user_model = get_user_model()
     if user_model.objects.filter(username=username).exists():
         return AdminResult(created=False, username=username, password=None)
     generated = not password
     password = password or generate_password()
-    user_model.objects.create_superuser(username=username, email=email, password=password)
+    create = user_model.objects.create_superuser if superuser else user_model.objects.create_user
+    create(username=username, email=email, password=password)
     return AdminResult(created=True, username=username, password=password if generated else None)
+
+
+def ensure_admin(*, username: str = "admin", password: str = "", email: str = "") -> AdminResult:
+    """Create the first superuser once (``make run``, the container entrypoint)."""
+    return ensure_user(username=username, password=password, email=email, superuser=True)
+
+
+def find_team(name_or_slug: str) -> Team | None:
+    return Team.objects.filter(name=name_or_slug).first() or Team.objects.filter(slug=name_or_slug).first()
+
+
+def ensure_team(*, name: str, description: str = "") -> tuple[Team, bool]:
+    """The team called ``name`` (or with that slug), created when missing."""
+    team = find_team(name)
+    if team is not None:
+        return team, False
+    slug = slugify(name) or "team"
+    if Team.objects.filter(slug=slug).exists():
+        raise ValueError(f"another team already has the slug {slug!r}")
+    return create_team(name=name, slug=slug, description=description), True
 
 
 def request_heartbeat() -> WorkerHeartbeat:
@@ -113,3 +137,32 @@ def last_worker_contact() -> WorkerHeartbeat | None:
 def worker_seen_within(*, seconds: int) -> bool:
     last = last_worker_contact()
     return bool(last and last.completed_at >= timezone.now() - timedelta(seconds=seconds))
+
+
+def sync_directory_teams(
+    *, user, group_dns, team_map: dict[str, tuple[str, str]], mirror: bool = True
+) -> list[Membership]:
+    """Give a directory user the teams and roles their groups map to
+    (``settings.CASEBOOK_LDAP_TEAM_MAP``, see ``config.ldap``), at each sign-in.
+
+    Several groups naming one team give the highest of their roles. With
+    ``mirror`` a membership of a *mapped* team whose group the user left is
+    removed; memberships of teams the map does not name (given by hand in the
+    admin) are never touched. A mapped team that does not exist yet is created.
+    """
+    from config.ldap import ROLES, normalise_dn
+
+    wanted: dict[str, str] = {}
+    for dn in group_dns:
+        slug, role = team_map.get(normalise_dn(dn), (None, None))
+        if slug and ROLES.index(role) >= ROLES.index(wanted.get(slug, ROLES[0])):
+            wanted[slug] = role
+    with transaction.atomic():
+        memberships = []
+        for slug, role in sorted(wanted.items()):
+            team, _ = Team.objects.get_or_create(slug=slug, defaults={"name": slug})
+            memberships.append(add_member(team=team, user=user, role=role))
+        if mirror:
+            gone = {slug for slug, _ in team_map.values()} - set(wanted)
+            Membership.objects.filter(user=user, team__slug__in=gone).delete()
+    return memberships

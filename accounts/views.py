@@ -28,6 +28,16 @@ def dashboard(request):
 
 
 @require_GET
+def teams_help(request):
+    """How an administrator creates teams and users (the dashboard links here)."""
+    return render(
+        request,
+        "accounts/teams_help.html",
+        {"roles": Membership.Role.choices, "is_admin_user": request.user.is_staff},
+    )
+
+
+@require_GET
 def profile(request):
     token = ApiToken.objects.filter(user=request.user).first()
     # A new key is shown in full once, right after it was made; afterwards only

@@ -8,7 +8,10 @@ It starts its own redis-server on a free port, a gunicorn web process and a
 Celery worker (prefork, concurrency 1) against a fresh database
 ``casebook_bench_pipeline``, then uploads each input through the web form
 ``--runs`` times and measures from the start of the HTTP upload to the moment
-the row is ``done`` (polled every 5 ms). Every run uploads distinct bytes (a
+the row is ``done`` (polled every 5 ms). After every run it scrapes ``/metrics``
+(with a bearer token) and checks that ``casebook_uploads_total`` and the count of
+``casebook_analysis_duration_seconds`` equal the uploads made and the analyses
+finished so far. Every run uploads distinct bytes (a
 trailing comment or an extra archive member), so deduplication never answers
 from an earlier run.
 
@@ -401,7 +404,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def wait_done(snapshot_id: int, timeout: float = 60) -> str:
+def wait_done(snapshot_id: int, timeout: float = 60, poll: float = 0.005) -> str:
     from triage.models import Snapshot
 
     deadline = time.monotonic() + timeout
@@ -409,7 +412,7 @@ def wait_done(snapshot_id: int, timeout: float = 60) -> str:
         status = Snapshot.objects.filter(pk=snapshot_id).values_list("status", flat=True).first()
         if status in ("done", "failed"):
             return status
-        time.sleep(0.005)
+        time.sleep(poll)
     return "timeout"
 
 
@@ -433,6 +436,8 @@ def run_bench(runs: int, database: str) -> dict:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    # The web process inherits the token (Stack.env copies this environment).
+    os.environ["CASEBOOK_METRICS_TOKEN"] = METRICS_TOKEN
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
     workdir = Path(tempfile.mkdtemp(prefix="casebook-bench-"))
     stack = Stack(database_url=database_url, workdir=workdir, secret_key=settings.SECRET_KEY, conn_max_age=60)
@@ -444,6 +449,7 @@ def run_bench(runs: int, database: str) -> dict:
         # Each founding snapshot is uploaded with its case as the cluster name,
         # so the hosts of one case are analysed together as they would be.
         inputs = [(p.parent.parent.name, p.read_bytes(), p.name) for p in seed_inputs()]
+        scrapes: list[dict] = []
         archive_sizes = []
         # The first upload after start-up pays for imports and connections in
         # the web and worker processes; it is reported apart, not in the runs.
@@ -458,6 +464,7 @@ def run_bench(runs: int, database: str) -> dict:
             archive = collector_archive(salt=f"-{run}")
             archive_sizes.append(len(archive))
             _measure(client, results, "collector-2MB.tar.gz", archive, "collector-2MB.tar.gz")
+            scrapes.append(scrape_check(stack.base_url, results))
         summary = {
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "runs": runs,
@@ -484,11 +491,51 @@ def run_bench(runs: int, database: str) -> dict:
         }
         summary["stages"] = stage_medians()
         summary["cold_start"] = {"seconds": cold_start, "status": cold_status}
+        summary["metrics"] = {
+            "scrapes": len(scrapes),
+            "all_match": all(s["match"] for s in scrapes),
+            "last": scrapes[-1] if scrapes else None,
+            "scrape_p50": percentile([s["seconds"] for s in scrapes], 0.5) if scrapes else None,
+        }
         summary["load_average_5min"] = round(os.getloadavg()[1], 1)
         return summary
     finally:
         stack.close()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+METRICS_TOKEN = "bench-metrics-token"
+
+
+def scrape_check(base_url: str, results: dict) -> dict:
+    """Scrape /metrics and compare it with what the bench did: every upload
+    (the warm-up included) counted once, every finished analysis in the
+    duration histogram."""
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    t0 = time.perf_counter()
+    response = requests.get(
+        f"{base_url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}, timeout=30
+    )
+    seconds = time.perf_counter() - t0
+    response.raise_for_status()
+    values = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            values[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    uploads = 1 + sum(len(r["latencies"]) + r["failed"] for r in results.values())
+    done = 1 + sum(len(r["latencies"]) for r in results.values())
+    got_uploads = values[("casebook_uploads_total", ())]
+    got_done = values[("casebook_analysis_duration_seconds_count", (("status", "done"),))]
+    return {
+        "uploads": uploads,
+        "uploads_scraped": got_uploads,
+        "done": done,
+        "histogram_done": got_done,
+        "match": got_uploads == uploads and got_done == done,
+        "seconds": seconds,
+    }
 
 
 def stage_medians() -> dict[str, float]:
@@ -574,6 +621,18 @@ def markdown(summary: dict) -> str:
             f"The first upload after the processes start (a one-line transcript, not counted above) took "
             f"{ms(cold['seconds'])}: imports and first connections in the web and worker processes.",
         ]
+    scraped = summary.get("metrics") or {}
+    if scraped.get("last"):
+        last = scraped["last"]
+        verdict = "matched" if scraped["all_match"] else "did NOT match"
+        lines += [
+            "",
+            f"`/metrics` was scraped after each of the {scraped['scrapes']} runs (median "
+            f"{ms(scraped['scrape_p50'])} per scrape) and {verdict} the bench every time: at the end "
+            f"`casebook_uploads_total` {last['uploads_scraped']:.0f} for {last['uploads']} uploads, "
+            f'`casebook_analysis_duration_seconds_count{{status="done"}}` {last["histogram_done"]:.0f} '
+            f"for {last['done']} analyses done (the warm-up included).",
+        ]
     lines += [
         "",
         f"The generated collector archive is {summary['archive_bytes'] / (1 << 20):.1f} MiB compressed "
@@ -584,10 +643,10 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) the "## Pipeline" section, leaving the others alone."""
+def write_section(path: Path, section: str, heading: str = "Pipeline") -> None:
+    """Replace (or append) the "## <heading>" section, leaving the others alone."""
     text = path.read_text() if path.exists() else "# Performance\n\n"
-    pattern = re.compile(r"^## Pipeline\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    pattern = re.compile(rf"^## {re.escape(heading)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _m: section.rstrip("\n") + "\n\n", text)
     else:

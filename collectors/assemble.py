@@ -284,6 +284,60 @@ def run_parser(
 # --------------------------------------------------------------------- assembling
 
 
+def _fill(target: dict, values: dict) -> None:
+    """Copy the keys ``target`` does not have yet (the first source wins)."""
+    for key, value in values.items():
+        target.setdefault(key, value)
+
+
+def _merge_topology(topo: f.NumaTopology, part: f.NumactlHardware | f.NumaTopology) -> None:
+    for node_id, node in part.nodes.items():
+        target = topo.node(node_id)
+        if not target.cpus and node.cpus:
+            target.cpus = list(node.cpus)
+        target.size_mb = target.size_mb if target.size_mb is not None else node.size_mb
+        target.free_mb = target.free_mb if target.free_mb is not None else node.free_mb
+        _fill(target.meminfo, node.meminfo)
+        _fill(target.numastat, node.numastat)
+    if not topo.distances and part.distances:
+        topo.distance_nodes = list(part.distance_nodes)
+        topo.distances = [list(row) for row in part.distances]
+
+
+def _merge_numastat(topo: f.NumaTopology, part: f.Numastat, *, hugepage_kb: int) -> None:
+    for node_id, counters in part.nodes.items():
+        target = topo.node(node_id)
+        for key, value in counters.items():
+            if part.unit == "MB" and key.startswith("HugePages_"):
+                # numastat -m prints huge pages in MB too; node meminfo counts pages
+                target.meminfo.setdefault(key, round(float(value) * 1024 / hugepage_kb))
+            elif part.unit == "MB" and key not in NUMASTAT_COUNTERS:
+                # numastat -m: per-node meminfo in MB
+                target.meminfo.setdefault(key, round(float(value) * 1024))
+            else:
+                # pages, or MB for `numastat -n` (numa_hit... in MB):
+                # the rules only compare counters with each other.
+                target.numastat.setdefault(key, int(value))
+
+
+def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
+    """Per-node sums of the zones' watermarks and free pages."""
+    sums: dict[int, dict[str, int]] = {}
+    for zone in part.zones:
+        acc = sums.setdefault(zone.node, {})
+        for name in ("min", "low", "high", "free_pages"):
+            value = getattr(zone, name)
+            if value is not None:
+                acc[name] = acc.get(name, 0) + value
+    for node_id, acc in sums.items():
+        target = topo.node(node_id)
+        if target.watermark_min is None:
+            target.watermark_min = acc.get("min")
+            target.watermark_low = acc.get("low")
+            target.watermark_high = acc.get("high")
+            target.free_pages = acc.get("free_pages")
+
+
 def _filled(obj: Any) -> int:
     """How many fields of a dataclass hold something (to pick the most complete)."""
     count = 0
@@ -652,68 +706,30 @@ class HostAssembler:
         self.host.cpu_usage = max(enumerate(self._usage_candidates), key=score)[1]
 
     def _build_numa(self) -> None:
+        """One NUMA topology from every NUMA-shaped part, the first part that
+        knows a value winning (see the ``_merge_*`` functions below)."""
         if not self._numa_parts:
             return
         topo = f.NumaTopology()
         topo.source = self._numa_parts[0].source
         for part in self._numa_parts:
-            part_kind = type(part).__name__
-            topo.sources.setdefault(part_kind, part.source)
+            topo.sources.setdefault(type(part).__name__, part.source)
             for key, line in part.lines.items():
                 topo.lines.setdefault(key, line)
             if isinstance(part, f.NumactlHardware | f.NumaTopology):
-                for node_id, node in part.nodes.items():
-                    target = topo.node(node_id)
-                    if not target.cpus and node.cpus:
-                        target.cpus = list(node.cpus)
-                    target.size_mb = target.size_mb if target.size_mb is not None else node.size_mb
-                    target.free_mb = target.free_mb if target.free_mb is not None else node.free_mb
-                    for key, value in node.meminfo.items():
-                        target.meminfo.setdefault(key, value)
-                    for key, value in node.numastat.items():
-                        target.numastat.setdefault(key, value)
-                if not topo.distances and part.distances:
-                    topo.distance_nodes = list(part.distance_nodes)
-                    topo.distances = [list(row) for row in part.distances]
+                _merge_topology(topo, part)
             elif isinstance(part, f.NodeMeminfo):
                 for node_id, values in part.nodes.items():
-                    target = topo.node(node_id)
-                    for key, value in values.items():
-                        target.meminfo.setdefault(key, value)
+                    _fill(topo.node(node_id).meminfo, values)
             elif isinstance(part, f.Numastat):
-                for node_id, counters in part.nodes.items():
-                    target = topo.node(node_id)
-                    for key, value in counters.items():
-                        if part.unit == "MB" and key.startswith("HugePages_"):
-                            # numastat -m prints huge pages in MB too; node meminfo counts pages
-                            target.meminfo.setdefault(key, round(float(value) * 1024 / self._hugepage_kb()))
-                        elif part.unit == "MB" and key not in NUMASTAT_COUNTERS:
-                            # numastat -m: per-node meminfo in MB
-                            target.meminfo.setdefault(key, round(float(value) * 1024))
-                        else:
-                            # pages, or MB for `numastat -n` (numa_hit... in MB):
-                            # the rules only compare counters with each other.
-                            target.numastat.setdefault(key, int(value))
+                _merge_numastat(topo, part, hugepage_kb=self._hugepage_kb())
             elif isinstance(part, f.VirshFreecell):
                 for node_id, free_kb in part.free_kb.items():
                     target = topo.node(node_id)
                     if target.free_mb is None:
                         target.free_mb = free_kb // 1024
             elif isinstance(part, f.Zoneinfo):
-                sums: dict[int, dict[str, int]] = {}
-                for zone in part.zones:
-                    acc = sums.setdefault(zone.node, {})
-                    for name in ("min", "low", "high", "free_pages"):
-                        value = getattr(zone, name)
-                        if value is not None:
-                            acc[name] = acc.get(name, 0) + value
-                for node_id, acc in sums.items():
-                    target = topo.node(node_id)
-                    if target.watermark_min is None:
-                        target.watermark_min = acc.get("min")
-                        target.watermark_low = acc.get("low")
-                        target.watermark_high = acc.get("high")
-                        target.free_pages = acc.get("free_pages")
+                _merge_zoneinfo(topo, part)
         cpu = self.host.cpu
         if cpu and cpu.numa_node_cpus:
             for node_id, cpus in cpu.numa_node_cpus.items():

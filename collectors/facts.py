@@ -20,6 +20,7 @@ rules must treat unknown as "cannot tell", never as "zero".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -900,6 +901,15 @@ class SnapshotFacts:
     """Several hosts analysed together: a guest and its host, or a cluster."""
 
     hosts: list[HostFacts] = field(default_factory=list)
+    # label -> ``collectors.derived.fleet.FleetProfile`` of the hosts given for
+    # the fleet rules only (the other members of a cluster, known by their
+    # stored profiles; their ``hosts`` entry holds only their identity): the
+    # per-host rules do not run on them
+    fleet_profiles: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fleet_only(self) -> frozenset[str]:
+        return frozenset(self.fleet_profiles)
 
     @property
     def errors(self) -> list[ArtifactError]:
@@ -915,10 +925,9 @@ class SnapshotFacts:
 def to_dict(obj: Any) -> Any:
     """JSON-ready form of any fact (dataclasses, dicts with int keys, tuples)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        if isinstance(obj, Domain):
-            out.pop("raw_xml", None)
-        return out
+        # everything, the domain XML included: stored facts are the one source
+        # of a host after its analysis (remedies edit the XML)
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -928,33 +937,54 @@ def to_dict(obj: Any) -> Any:
 
 def _decode(hint: Any, value: Any) -> Any:
     """``value`` (JSON as ``to_dict`` wrote it) converted back to ``hint``."""
-    if value is None:
-        return None
+    return _decoder(hint)(value)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _decoder(hint: Any) -> typing.Callable[[Any], Any]:
+    """The function that turns JSON written by ``to_dict`` back into ``hint``,
+    built once per type (resolving type hints per value is what made
+    ``from_dict`` slow)."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         # Every optional field of the model is ``X | None`` with a single X.
-        return _decode(options[0], value) if len(options) == 1 else value
+        inner = _decoder(options[0]) if len(options) == 1 else _identity
+        return lambda value: None if value is None else inner(value)
     if dataclasses.is_dataclass(hint):
-        return from_dict(hint, value) if isinstance(value, dict) else None
+        return lambda value: from_dict(hint, value) if isinstance(value, dict) else None
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
-        return [_decode(item, v) for v in value] if isinstance(value, list) else []
+        decode_item = _decoder(item)
+        return lambda value: (
+            None if value is None else [decode_item(v) for v in value] if isinstance(value, list) else []
+        )
     if origin is tuple:
-        return tuple(value) if isinstance(value, list) else value
+        return lambda value: tuple(value) if isinstance(value, list) else value
     if origin is dict:
         key_t, value_t = typing.get_args(hint) or (Any, Any)
-        if not isinstance(value, dict):
-            return {}
-        out = {}
-        for k, v in value.items():
-            try:
-                key = int(k) if key_t is int else k  # JSON made int keys (NUMA nodes) strings
-            except ValueError:
-                key = k
-            out[key] = _decode(value_t, v)
-        return out
-    return value
+        decode_value = _decoder(value_t)
+
+        def decode_dict(value: Any) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, dict):
+                return {}
+            out = {}
+            for k, v in value.items():
+                try:
+                    key = int(k) if key_t is int else k  # JSON made int keys (NUMA nodes) strings
+                except ValueError:
+                    key = k
+                out[key] = decode_value(v)
+            return out
+
+        return decode_dict
+    return _identity
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:
@@ -962,9 +992,17 @@ def from_dict(cls: type, data: dict[str, Any]) -> Any:
     snapshot), so rules can run again over stored facts without re-parsing the
     upload. Unknown keys are ignored and missing ones take their defaults, so
     facts stored by an older model still load."""
-    hints = typing.get_type_hints(cls)
     kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data and f.init:
-            kwargs[f.name] = _decode(hints[f.name], data[f.name])
+    for name, hint in _init_fields(cls):
+        if name in data:
+            kwargs[name] = _decode(hint, data[name])
     return cls(**kwargs)
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(name, resolved type) of the fields ``cls(...)`` takes: resolving the
+    annotations is most of the cost of :func:`from_dict`, and a cluster page
+    rebuilds thousands of hosts."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls) if f.init)

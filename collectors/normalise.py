@@ -147,7 +147,10 @@ def _html_lines(line: str, in_pre: bool) -> tuple[list[str], bool]:
     if m and re.search(r"<pre\b", m.group(0), re.I):
         out.append(FENCE)
         in_pre = True
-        line = line[m.end() :]
+        # The indentation before the tag stays: the lines after it carry the
+        # same (an indented ticket), and dedenting must see it on all of them.
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        line = indent + line[m.end() :]
         if not line.strip():
             return out, in_pre
     close = _HTML_CLOSE.search(line) if "</" in line else None

@@ -347,3 +347,64 @@ CASEBOOK_CSP = env(
 LOGGING.setdefault("loggers", {})["axes"] = {"level": env("AXES_LOG_LEVEL", default="WARNING")}
 # Transcripts and text of unknown kind: only their first bytes are read (collectors.limits).
 CASEBOOK_LIMITS["text_bytes"] = env.int("CASEBOOK_MAX_TEXT_BYTES", default=16 << 20)
+
+# --- directory sign-in (issue 16) ---------------------------------------------
+# LDAP through django-auth-ldap when LDAP_SERVER_URI is set (config/ldap.py
+# reads the LDAP_* variables); local accounts keep signing in through
+# ModelBackend, which stays after it.
+from config.ldap import ldap_settings  # noqa: E402
+
+_LDAP = ldap_settings(env)
+if _LDAP:
+    globals().update(_LDAP)
+    AUTHENTICATION_BACKENDS.insert(
+        AUTHENTICATION_BACKENDS.index("django.contrib.auth.backends.ModelBackend"),
+        "accounts.directory.DirectoryBackend",
+    )
+    LOGGING["loggers"]["django_auth_ldap"] = {"level": env("LDAP_LOG_LEVEL", default="WARNING")}
+# --- webhooks, e-mail notifications, metrics (issue 16; docs/integrations.md) ----
+INSTALLED_APPS.append("integrations")
+# Links in webhook payloads and e-mails: the public address, e.g.
+# https://casebook.example.com (unset: paths only).
+CASEBOOK_BASE_URL = env("CASEBOOK_BASE_URL", default="")
+# One POST may take this long (s); a failed one is retried RETRIES times, after
+# BACKOFF, 2xBACKOFF, 4xBACKOFF ... seconds, never more than BACKOFF_MAX apart.
+CASEBOOK_WEBHOOK_TIMEOUT = env.float("CASEBOOK_WEBHOOK_TIMEOUT", default=5)
+CASEBOOK_WEBHOOK_RETRIES = env.int("CASEBOOK_WEBHOOK_RETRIES", default=6)
+CASEBOOK_WEBHOOK_BACKOFF = env.int("CASEBOOK_WEBHOOK_BACKOFF", default=10)
+CASEBOOK_WEBHOOK_BACKOFF_MAX = env.int("CASEBOOK_WEBHOOK_BACKOFF_MAX", default=600)
+# SSRF: webhook URLs resolving to link-local (cloud metadata), unspecified or
+# multicast addresses, or to these networks, are refused; ALLOWED_NETWORKS
+# exempts networks from every block (e.g. a receiver on a link-local address).
+CASEBOOK_WEBHOOK_BLOCKED_NETWORKS = env.list(
+    "CASEBOOK_WEBHOOK_BLOCKED_NETWORKS",
+    default=["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32", "0.0.0.0/8"],
+)
+CASEBOOK_WEBHOOK_ALLOWED_NETWORKS = env.list("CASEBOOK_WEBHOOK_ALLOWED_NETWORKS", default=[])
+# E-mail through Django's mail settings; without EMAIL_HOST no e-mail is sent
+# (the messages go to the log instead).
+EMAIL_HOST = env("EMAIL_HOST", default="")
+EMAIL_BACKEND = env(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="casebook@localhost")
+EMAIL_SUBJECT_PREFIX = env("EMAIL_SUBJECT_PREFIX", default="[Casebook] ")
+CASEBOOK_EMAIL_LANGUAGE = env("CASEBOOK_EMAIL_LANGUAGE", default="en")
+# /metrics answers a request carrying "Authorization: Bearer <token>" or coming
+# from an address in the allow-list (CIDRs; the peer address, never
+# X-Forwarded-For); nobody else, so by default nobody.
+CASEBOOK_METRICS_TOKEN = env("CASEBOOK_METRICS_TOKEN", default="")
+CASEBOOK_METRICS_ALLOW = env.list("CASEBOOK_METRICS_ALLOW", default=[])
+# Request latency is measured in each web process; with several gunicorn
+# workers set PROMETHEUS_MULTIPROC_DIR (an empty directory, wiped at start)
+# so /metrics adds them up (prometheus_client multiprocess mode).
+MIDDLEWARE.insert(0, "integrations.metrics.RequestLatencyMiddleware")

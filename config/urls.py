@@ -8,10 +8,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from accounts import views as accounts_views
 from collectors.views import collect_sh
 from config.health import healthz
+from integrations.metrics import metrics_view
 
 urlpatterns = [
     path("", accounts_views.dashboard, name="dashboard"),
     path("healthz", healthz, name="healthz"),
+    # Prometheus: a bearer token or an allowed address, not a sign-in (integrations/metrics.py).
+    path("metrics", metrics_view, name="metrics"),
+    path("integrations/", include("integrations.urls")),
     path("accounts/", include("accounts.auth_urls")),
     path("", include("accounts.urls")),
     path("", include("triage.urls")),

@@ -12,6 +12,8 @@ from kb import search
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
 from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer
+from kb.services import reuse_counts
+from kb.views import reader_language
 
 SEARCH_PARAMETERS = [
     OpenApiParameter("q", str, description="words in English or Chinese, identifiers, rule IDs"),
@@ -38,7 +40,10 @@ class CaseSearchView(APIView):
         filters = {"state": data["state"] or Case.State.PUBLISHED}
         filters.update({k: data[k] for k in ("platform", "database", "rule", "language") if data[k]})
         results = search.search(
-            data["q"], filters=case_search_filters(request.user, filters), page=data["page"] or 1
+            data["q"],
+            filters=case_search_filters(request.user, filters),
+            page=data["page"] or 1,
+            language=reader_language(),
         )
         payload = {
             "count": results.total,
@@ -46,10 +51,12 @@ class CaseSearchView(APIView):
             "page": results.page,
             "pages": results.pages,
             "relaxed": results.relaxed,
+            "suggestion": results.suggestion,
             "terms": results.query.terms,
             "results": results.hits,
         }
-        return Response(CaseSearchResponseSerializer(payload).data)
+        counts = reuse_counts(hit.case.slug for hit in results.hits)
+        return Response(CaseSearchResponseSerializer(payload, context={"reuse_counts": counts}).data)
 
 
 class CaseDetailView(APIView):

@@ -19,3 +19,26 @@ class CaseSearchForm(forms.Form):
         label=_("Language"), required=False, choices=[("", _("any")), *list(Language.choices)]
     )
     page = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+
+class CaseEditForm(forms.ModelForm):
+    """The text of one language version of a draft case."""
+
+    class Meta:
+        model = Case
+        fields = ["title", "symptom", "cause", "resolution_summary", "environment_notes"]
+        widgets = {
+            "symptom": forms.Textarea(attrs={"rows": 4}),
+            "cause": forms.Textarea(attrs={"rows": 4}),
+            "resolution_summary": forms.Textarea(attrs={"rows": 4}),
+            "environment_notes": forms.Textarea(attrs={"rows": 3}),
+        }
+
+
+class ReviewForm(forms.Form):
+    ACTIONS = ("submit", "approve", "return")
+
+    action = forms.ChoiceField(choices=[(a, a) for a in ACTIONS])
+    comment = forms.CharField(
+        label=_("Comment"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
+    )

@@ -72,6 +72,7 @@ class Tag(models.Model):
 class Case(models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", _("draft")
+        IN_REVIEW = "review", _("in review")
         PUBLISHED = "published", _("published")
         ARCHIVED = "archived", _("archived")
 
@@ -84,11 +85,11 @@ class Case(models.Model):
     # The case group: both language versions of one case share it.
     slug = models.SlugField(max_length=100)
     language = models.CharField(max_length=5, choices=Language.choices, default=Language.EN)
-    title = models.CharField(max_length=250)
-    symptom = models.TextField()
-    cause = models.TextField(blank=True)
-    resolution_summary = models.TextField(blank=True)
-    environment_notes = models.TextField(blank=True)
+    title = models.CharField(_("title"), max_length=250)
+    symptom = models.TextField(_("symptom"))
+    cause = models.TextField(_("cause"), blank=True)
+    resolution_summary = models.TextField(_("resolution"), blank=True)
+    environment_notes = models.TextField(_("environment notes"), blank=True)
 
     platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.OTHER)
     hypervisor = models.CharField(max_length=80, blank=True)
@@ -108,6 +109,9 @@ class Case(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     published_at = models.DateTimeField(null=True, blank=True)
+    # A version pre-filled from the other language (promoted from a session):
+    # it must be edited before the case can be submitted for review.
+    translation_pending = models.BooleanField(default=False)
 
     # {"rules": [rule IDs], "features": [environment features]} computed by the engine.
     signature = models.JSONField(default=dict, blank=True)
@@ -232,3 +236,67 @@ class TermStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.term}: {self.ndoc}"
+
+
+class CaseRevision(models.Model):
+    """One step in the life of a case version: its text after the change and
+    what happened (created, edited, submitted, returned, approved). Diffs are
+    computed between consecutive revisions; rows are only ever added."""
+
+    class Action(models.TextChoices):
+        CREATED = "created", _("created")
+        EDITED = "edited", _("edited")
+        SUBMITTED = "submitted", _("submitted for review")
+        RETURNED = "returned", _("returned with comments")
+        APPROVED = "approved", _("approved and published")
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=12, choices=Action.choices)
+    comment = models.TextField(blank=True)
+    # The case's text fields after this step: {"title": ..., "symptom": ..., ...}
+    content = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["case", "-number"]
+        constraints = [models.UniqueConstraint(fields=["case", "number"], name="kb_caserevision_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.case} r{self.number} {self.action}"
+
+
+class CaseReuse(models.Model):
+    """ "This case helped": one mark per person and case group, from a
+    troubleshooting session's summary (once per session) or from the case page
+    reached through search. The reuse count of a case is the number of marks."""
+
+    class Source(models.TextChoices):
+        SESSION = "session", _("troubleshooting session")
+        SEARCH = "search", _("search")
+
+    slug = models.SlugField(max_length=100, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    source = models.CharField(max_length=10, choices=Source.choices)
+    session = models.ForeignKey(
+        "troubleshoot.Session", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["slug", "session"],
+                condition=models.Q(source="session"),
+                name="kb_casereuse_once_per_session",
+            ),
+            models.UniqueConstraint(
+                fields=["slug", "user"],
+                condition=models.Q(source="search"),
+                name="kb_casereuse_once_per_searcher",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} helped {self.user} ({self.source})"

@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import rjieba
+import snowballstemmer
 import yaml
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -41,63 +43,23 @@ DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
 GLOSSARY_PATH = DATA / "glossary.yaml"
 FTS_TABLE = "kb_case_fts"
+FTS_VOCAB = "kb_case_fts_vocab"  # fts5vocab: the term table of the SQLite index
 PAGE_SIZE = 20
-# On PostgreSQL, queries whose every term is this common are ranked within the
-# most recent matches only: scoring 100k rows for "numa" costs more than the
-# ranking is worth (see docs/performance.md, "Search").
-CANDIDATE_CAP = 100
-COUNT_CAP = 1000
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _RUN_RE = re.compile(rf"[{_CJK}]+|[a-z0-9_]+(?:[.:/\-$][a-z0-9_]+)*")
 _NON_STORAGE_RE = re.compile(rf"[^a-z0-9{_CJK}]+")
+# Words that carry no meaning in a support ticket: never indexed, never
+# searched, never highlighted. Negations ("no", "not") stay: "no L3 cache".
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "with",
-        "的",
-        "了",
-        "在",
-        "是",
-        "和",
-        "与",
-        "及",
-        "或",
-        "将",
-        "把",
-        "被",
-        "对",
-        "为",
-        "也",
-        "都",
-        "而",
-        "并",
-        "就",
-        "很",
-        "等",
-    ]
+    """a an and are as at be been being by can could did do does for from had has have
+    how i if in into is it its my of on or our should so such than that the their them
+    then there these they this those to was we were what when where which while who why
+    will with would you your after before also any very
+    的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
+    很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
 )
+_STEMMER = snowballstemmer.stemmer("english")
 
 
 # --- dictionary and glossary ---------------------------------------------------------
@@ -127,7 +89,7 @@ def dictionary() -> tuple[str, tuple[str, ...]]:
 
 def dictionary_version() -> str:
     """Version of the segmentation: cases indexed with another one are re-indexed."""
-    return f"d{dictionary()[0]}-g{glossary()[0]}"
+    return f"d{dictionary()[0]}-g{glossary()[0]}-t{TOKENIZER_VERSION}"
 
 
 @functools.cache
@@ -167,11 +129,17 @@ def storage_form(token: str) -> str:
     return _NON_STORAGE_RE.sub("", token)
 
 
+# Bump when the tokenizer itself changes (stemming, stop words, segmentation
+# rules): loadcases re-indexes cases tokenized by another version.
+TOKENIZER_VERSION = "2"
+
+
+@functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    # Plural folding only: enough for "pages"/"page", "softirqs"/"softirq"
-    # without a language-specific stemmer that would mangle identifiers.
-    if len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+    """English Snowball stem of a plain word ("migrating", "migration" ->
+    "migrat"); identifiers, numbers and mixed tokens stay as they are."""
+    if len(word) > 3 and word.isascii() and word.isalpha():
+        return _STEMMER.stemWord(word)
     return word
 
 
@@ -181,10 +149,13 @@ class Unit:
 
     primary: str
     parts: tuple[str, ...] = ()
+    surface: str = field(default="", compare=False)  # the word as written (lower case)
 
 
 @functools.lru_cache(maxsize=200_000)
 def _word_units(word: str) -> Unit | None:
+    if word in _STOP:
+        return None
     segments = [s for s in re.split(r"[.:/\-$]+", word) if s]
     parts: list[str] = []
     for seg in segments:
@@ -196,22 +167,33 @@ def _word_units(word: str) -> Unit | None:
     if not primary or primary in _STOP:
         return None
     sub = tuple(dict.fromkeys(p for p in parts if p and p != primary and p not in _STOP))
-    return Unit(primary, sub)
+    return Unit(primary, sub, word)
+
+
+_DEGREE = ("非常", "特别", "比较", "很", "太")
+
+
+def _degree_prefix(word: str) -> str:
+    return next((p for p in _DEGREE if word.startswith(p) and len(word) > len(p)), "")
 
 
 @functools.lru_cache(maxsize=100_000)
 def _cjk_units(run: str) -> tuple[Unit, ...]:
     dictionary()
+    words = [w.strip() for w in rjieba.cut(run) if w.strip()]
+    # Degree adverbs glued to a word (很慢, 非常高) are fillers too.
+    kept = [w[len(p) :] if (p := _degree_prefix(w)) else w for w in words if w not in _STOP]
+    if kept != words and len(kept) > 1:
+        # A filler word split a phrase ("启动很慢" -> 启动 / 很 / 慢): segment
+        # again without it, so the domain word (启动慢) is found.
+        kept = [w.strip() for w in rjieba.cut("".join(kept)) if w.strip() and w.strip() not in _STOP]
     units = []
-    for word in rjieba.cut(run):
-        word = word.strip()
-        if not word or word in _STOP:
-            continue
+    for word in kept:
         sub: tuple[str, ...] = ()
         if len(word) >= 3:
             # cut_for_search yields the shorter dictionary words inside a long one.
             sub = tuple(dict.fromkeys(w for w in rjieba.cut_for_search(word) if w != word and len(w) > 1))
-        units.append(Unit(word, sub))
+        units.append(Unit(word, sub, word))
     return tuple(units)
 
 
@@ -239,7 +221,7 @@ def _units(text: str) -> list[Unit]:
             if primaries[i] in firsts:
                 for key, word in mixed.items():
                     if tuple(primaries[i : i + len(key)]) == key:
-                        merged.append(Unit(word, key))
+                        merged.append(Unit(word, key, word))
                         i += len(key)
                         break
                 else:
@@ -265,6 +247,18 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+def surface_forms(text: str) -> dict[str, str]:
+    """Each index token of ``text`` -> the word it was read from, as written
+    (lower case; the first one): how a stem is shown to a reader
+    (``"migrat"`` -> ``"migrated"``)."""
+    forms: dict[str, str] = {}
+    for unit in _units(text):
+        forms.setdefault(unit.primary, unit.surface or unit.primary)
+        for part in unit.parts:
+            forms.setdefault(part, part)
+    return forms
+
+
 def index_text(text: str) -> str:
     return " ".join(tokenize(text))
 
@@ -278,7 +272,7 @@ class Query:
 
     text: str
     groups: list[list[tuple[str, ...]]] = field(default_factory=list)
-    surfaces: list[str] = field(default_factory=list)  # what to highlight
+    labels: list[str] = field(default_factory=list)  # each group as the reader wrote it
 
     @property
     def terms(self) -> list[str]:
@@ -307,7 +301,6 @@ def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
 def parse_query(text: str) -> Query:
     units = _units(text)
     query = Query(text=text)
-    query.surfaces = [w for w in re.split(r"\s+", unicodedata.normalize("NFKC", text or "").strip()) if w]
     index = _glossary_index()
     concepts = glossary()[1]
     longest = max((len(k) for k in index), default=1)
@@ -328,12 +321,13 @@ def parse_query(text: str) -> Query:
                         group.extend(_unit_alternatives(phrase_units[0]))
                     elif phrase_units:
                         group.append(tuple(u.primary for u in phrase_units))
-                    query.surfaces.append(phrase)
                 query.groups.append(list(dict.fromkeys(group)))
+                query.labels.append(" ".join(u.surface for u in units[i : i + size]))
                 i += size
                 break
         else:
             query.groups.append(_unit_alternatives(units[i]))
+            query.labels.append(units[i].surface)
             i += 1
     return query
 
@@ -442,23 +436,49 @@ def rebuild_term_stats() -> None:
 
 # --- searching ----------------------------------------------------------------------------
 
+# A search answers one hit per case (the reader's language first). When fewer
+# than THIN cases hold every query word, cases holding some of them are ranked
+# in too (``Results.relaxed``), by how much of the query they cover.
+THIN = 3
+# Partial matches are re-scored from the PARTIAL_CANDIDATES best by the backend's rank.
+PARTIAL_CANDIDATES = 200
+COUNT_CAP = 1000
+RANK_WORK_MEM = "32MB"
+
+
+@dataclass
+class Why:
+    """Why a case matched: shown with every hit."""
+
+    fields: list[str]  # title, symptom, cause, resolution, environment, measures, tags
+    matched: list[str]  # query words the case holds, as written
+    missing: list[str]  # query words it does not hold
+    rules: list[str]  # signature rules the query names
+    tags: list[str]  # tags the query names
+    solved: bool  # a measure was applied
+    verified: bool  # a metric was measured before and after
+
 
 @dataclass
 class Hit:
     case: object
     score: float
     snippet: SafeString
+    why: Why | None = None
+    other: object | None = None  # the same case in the other language
 
 
 @dataclass
 class Results:
     query: Query
     hits: list[Hit]
-    total: int
+    total: int  # matching cases (not language versions)
     total_capped: bool
     page: int
     pages: int
-    relaxed: bool = False  # no case had every term: any term matched
+    relaxed: bool = False  # few cases had every word: cases with some of them follow
+    suggestion: str = ""  # the query with unknown words respelled from the index vocabulary
+    corrections: dict[str, str] = field(default_factory=dict)  # typed word -> respelled word
 
     @property
     def has_next(self) -> bool:
@@ -497,96 +517,292 @@ def _filter_sql(filters: dict) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
-def _match_ids_sqlite(query: Query, base_sql: str, base_params, *, any_group: bool, offset: int, limit: int):
-    expr = _fts5_expr(query, any_group=any_group)
+# --- vocabulary: document frequencies and spelling --------------------------------------
+
+
+def _doc_freqs(terms: list[str]) -> dict[str, int]:
+    """Number of cases (language versions) holding each term."""
+    terms = list(dict.fromkeys(terms))
+    if not terms:
+        return {}
+    with connection.cursor() as cursor:
+        marks = ", ".join(["%s"] * len(terms))
+        if connection.vendor == "postgresql":
+            cursor.execute(f"SELECT term, ndoc FROM kb_termstat WHERE term IN ({marks})", terms)  # noqa: S608 -- only placeholders are interpolated
+        else:
+            cursor.execute(f"SELECT term, doc FROM {FTS_VOCAB} WHERE term IN ({marks})", terms)  # noqa: S608 -- only constants and placeholders are interpolated
+        return {term: int(n) for term, n in cursor.fetchall() if n and n > 0}
+
+
+def _case_total() -> int:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            # The planner's row estimate: exact enough for IDF, free at any size.
+            cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'kb_case'::regclass")
+            row = cursor.fetchone()
+        if row and row[0] and row[0] > 0:
+            return int(row[0])
+    from kb.models import Case
+
+    return max(Case.objects.count(), 1)
+
+
+def _max_edits(term: str) -> int:
+    return 0 if len(term) < 4 else (1 if len(term) < 8 else 2)
+
+
+def edit_distance(a: str, b: str, limit: int = 3) -> int:
+    """Optimal string alignment distance (a transposition is one edit),
+    ``limit + 1`` as soon as it is certain to exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cost = 0 if ca == cb else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _spelling_candidates(term: str) -> list[tuple[str, int]]:
+    """(vocabulary term, document count) pairs that may be ``term`` misspelt."""
+    edits = _max_edits(term)
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # pg_trgm: the trigram index on kb_termstat.term finds near terms
+            # without reading the vocabulary. A short word with one edit
+            # shares few trigrams ("dealy"/"delay": 0.2), hence the low bar.
+            cursor.execute("SET LOCAL pg_trgm.similarity_threshold = 0.15")
+            cursor.execute(
+                "SELECT term, ndoc FROM kb_termstat WHERE term %% %s AND ndoc > 0"
+                " AND length(term) BETWEEN %s AND %s ORDER BY similarity(term, %s) DESC LIMIT 100",
+                [term, len(term) - edits, len(term) + edits, term],
+            )
+        else:
+            cursor.execute(
+                f"SELECT term, doc FROM {FTS_VOCAB} WHERE length(term) BETWEEN %s AND %s",  # noqa: S608 -- only constants and placeholders are interpolated
+                [len(term) - edits, len(term) + edits],
+            )
+        return [(t, int(n)) for t, n in cursor.fetchall()]
+
+
+def correct_term(term: str) -> str | None:
+    """The indexed term closest to an unknown ``term`` (fewest edits, then the
+    most cases), or None. Chinese words and short tokens are not respelled."""
+    edits = _max_edits(term)
+    if not edits or re.search(rf"[{_CJK}]", term) or term.isdigit():
+        return None
+    best: tuple[int, int, str] | None = None
+    for candidate, ndoc in _spelling_candidates(term):
+        if candidate == term or re.search(rf"[{_CJK}]", candidate):
+            continue
+        distance = edit_distance(term, candidate, edits)
+        if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
+            best = (distance, -ndoc, candidate)
+    return best[2] if best else None
+
+
+def _respell(surface: str, typed: str, corrected: str) -> str:
+    """``surface`` with the edits that turn its token ``typed`` into
+    ``corrected``, keeping separators and the unstemmed ending:
+    ("zone_reclam_mode", "zonereclammode", "zonereclaimmode") -> "zone_reclaim_mode"."""
+    import difflib
+
+    positions = [i for i, ch in enumerate(surface) if storage_form(ch)]
+    stored = "".join(surface[i] for i in positions)
+    if not stored.startswith(typed):
+        return corrected
+    emit: dict[int, str] = {}  # storage index -> text that replaces the character
+    before: dict[int, str] = {}  # storage index -> text inserted before it
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, typed, corrected, autojunk=False).get_opcodes():
+        if op == "insert":
+            before[i1] = before.get(i1, "") + corrected[j1:j2]
+        elif op in ("replace", "delete"):
+            for k in range(i1, i2):
+                emit[k] = ""
+            if op == "replace":
+                emit[i1] = corrected[j1:j2]
+    out, k = [], 0
+    for index, ch in enumerate(surface):
+        if positions and k < len(positions) and positions[k] == index:
+            out.append(before.get(k, ""))
+            out.append(emit.get(k, ch))
+            k += 1
+        else:
+            out.append(ch)
+    if len(typed) >= len(positions):
+        out.append(before.get(len(typed), ""))
+    return "".join(out)
+
+
+def _correct(query: Query) -> dict[str, str]:
+    """Respell unknown words: a group none of whose alternatives is in the
+    index gains the nearest indexed term. Returns {typed word: respelled}."""
+    known = _doc_freqs(query.terms)
+    corrections: dict[str, str] = {}
+    for number, group in enumerate(query.groups):
+        if any(all(t in known for t in alt) for alt in group):
+            continue
+        typed = group[0][0]
+        fixed = correct_term(typed)
+        if fixed:
+            group.append((fixed,))
+            label = query.labels[number]
+            corrections[label] = _respell(label, typed, fixed)
+    return corrections
+
+
+def _suggestion(text: str, corrections: dict[str, str]) -> str:
+    if not corrections:
+        return ""
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(corrections, key=len, reverse=True)), re.I)
+    return pattern.sub(lambda m: corrections.get(m.group(0).lower(), m.group(0)), text)
+
+
+# --- ranking ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _has_rum(database: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'kb_case_search_rum'")
+        return cursor.fetchone() is not None
+
+
+def _ranked_postgres(tsq: str, base_sql: str, base_params, *, limit: int, ids=None):
+    """Best ``limit`` matches over all of them: the RUM index returns them in
+    rank order (cover density, title weighted); without it, ts_rank_cd sorts
+    every match."""
+    where = f"c.search_vector @@ %s::tsquery AND {base_sql}"
+    params = [tsq, *base_params]
+    if ids is not None:
+        where += " AND c.id = ANY(%s)"
+        params.append(list(ids))
+    if _has_rum(connection.settings_dict["NAME"]):
+        sql = (
+            f"SELECT c.id, c.slug, c.language, 1 / NULLIF(c.search_vector <=> %s::tsquery, 0) FROM kb_case c"  # noqa: S608 -- only constants and placeholders are interpolated
+            f" WHERE {where} ORDER BY c.search_vector <=> %s::tsquery LIMIT %s"
+        )
+        params = [tsq, *params, tsq, limit]
+    else:
+        sql = (
+            "SELECT c.id, c.slug, c.language,"  # noqa: S608 -- only constants and placeholders are interpolated
+            " ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search_vector, %s::tsquery) AS rank"
+            f" FROM kb_case c WHERE {where} ORDER BY rank DESC, c.id DESC LIMIT %s"
+        )
+        params = [tsq, *params, limit]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Ranking a common word sorts every match: keep that sort in memory.
+        cursor.execute(f"SET LOCAL work_mem = '{RANK_WORK_MEM}'")
+        cursor.execute(sql, params)
+        return [(i, slug, lang, float(rank or 0)) for i, slug, lang, rank in cursor.fetchall()]
+
+
+def _ranked_sqlite(expr: str, base_sql: str, base_params, *, limit: int, ids=None):
+    where = f"{FTS_TABLE} MATCH %s AND {base_sql}"
+    params = [expr, *base_params]
+    if ids is not None:
+        ids = list(ids)
+        where += " AND c.id IN (" + ", ".join(["%s"] * len(ids)) + ")"
+        params += ids
     sql = (
-        f"SELECT f.rowid, bm25({FTS_TABLE}, 4.0, 1.0) AS rank FROM {FTS_TABLE} f"  # noqa: S608 -- only constants and placeholders are interpolated
-        f" JOIN kb_case c ON c.id = f.rowid WHERE {FTS_TABLE} MATCH %s AND {base_sql}"
+        f"SELECT c.id, c.slug, c.language, bm25({FTS_TABLE}, 4.0, 1.0) AS rank FROM {FTS_TABLE} f"  # noqa: S608 -- only constants and placeholders are interpolated
+        f" JOIN kb_case c ON c.id = f.rowid WHERE {where} ORDER BY rank, c.id DESC LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM ({sql} LIMIT {COUNT_CAP + 1})", [expr, *base_params])  # noqa: S608 -- only constants and placeholders are interpolated
-        total = cursor.fetchone()[0]
-        cursor.execute(
-            sql + " ORDER BY rank, f.rowid LIMIT %s OFFSET %s", [expr, *base_params, limit, offset]
-        )
+        cursor.execute(sql, [*params, limit])
         # bm25 is negative, lower is better; report a positive score.
-        return [(row[0], -float(row[1])) for row in cursor.fetchall()], total
+        return [(i, slug, lang, -float(rank)) for i, slug, lang, rank in cursor.fetchall()]
 
 
-def _case_count_estimate() -> int:
-    """The planner's row estimate: exact enough for IDF, free at any size."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'kb_case'::regclass")
-        row = cursor.fetchone()
-    return int(row[0]) if row and row[0] and row[0] > 0 else 0
-
-
-def _group_weights(query: Query) -> tuple[list[float], list[int], int]:
-    """(IDF, document frequency) of each query group, from kb_termstat. A
-    group's frequency is the sum over its alternatives (an upper bound)."""
-    from kb.models import Case, TermStat
-
-    firsts = [alt[0] for g in query.groups for alt in g]
-    stats = dict(TermStat.objects.filter(term__in=firsts).values_list("term", "ndoc"))
-    n = _case_count_estimate() or Case.objects.count()
-    n = max(n, 1)
-    dfs = [min(n, sum(stats.get(alt[0], 0) for alt in g)) for g in query.groups]
-    return [math.log(1 + n / (df + 1)) for df in dfs], dfs, n
-
-
-def _match_ids_postgres(
-    query: Query, base_sql: str, base_params, *, any_group: bool, offset: int, limit: int
-):
-    tsq = _tsquery(query, any_group=any_group)
-    idf, dfs, n = _group_weights(query)
-    where = "c.search_vector @@ %s::tsquery AND " + base_sql
-    params = [tsq, *base_params]
-    # Rare terms first. With every group required (AND) each candidate holds
-    # every group, so the IDF sum is the same for all and ts_rank (title
-    # weighted 'A') orders them; when any group may match (the relaxed query)
-    # a case scores the IDF of each group it holds.
-    score_sql = "(1 + ts_rank('{0.1, 0.2, 0.4, 1.0}', c.search_vector, %s::tsquery))"
-    score_params: list = [tsq]
-    if any_group and len(query.groups) > 1:
-        parts = []
-        for group, weight in zip(query.groups, idf, strict=True):
-            parts.append(f"(CASE WHEN c.search_vector @@ %s::tsquery THEN {weight:.6f} ELSE 0 END)")
-            score_params.append(_tsquery(Query(text="", groups=[group])))
-        score_sql = "(" + " + ".join(parts) + ") * " + score_sql
-        score_params = [*score_params[1:], tsq]
-    # Expected matches, from the term statistics (groups taken as independent).
-    expected = min(n, sum(dfs)) if any_group else n * math.prod(df / n for df in dfs)
-    capped = expected > CANDIDATE_CAP
-    # A common query is ranked in windows of CANDIDATE_CAP matches, newest
-    # window first, so every page is cut from the same order; deeper pages
-    # read further back.
-    fetch = CANDIDATE_CAP * math.ceil((offset + limit) / CANDIDATE_CAP) if capped else COUNT_CAP + 1
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Every heap row read costs a page fetch and, to check the tsvector,
-        # a decompression (~20 us); the planner underrates the latter. Walking
-        # the primary key backwards reads about CAP / density rows, a bitmap
-        # scan on the GIN index reads every match: pick the smaller.
-        density = expected / n
-        if not capped or density * density < CANDIDATE_CAP / n:
-            cursor.execute("SET LOCAL enable_seqscan = off")
-            cursor.execute("SET LOCAL enable_indexscan = off")
-        # One pass: the newest matches with their scores. Common words rank
-        # only the CANDIDATE_CAP most recent matches; the count is then the
-        # estimate from the term statistics.
-        cursor.execute(
-            f"SELECT c.id, {score_sql} AS score FROM kb_case c WHERE {where}"  # noqa: S608 -- only constants and placeholders are interpolated
-            f" ORDER BY c.id DESC LIMIT {fetch}",
-            [*score_params, *params],
+def _ranked(query: Query, base_sql: str, base_params, *, any_group: bool, limit: int, ids=None):
+    """[(id, slug, language, rank)] best first, ranked over every match."""
+    if connection.vendor == "postgresql":
+        return _ranked_postgres(
+            _tsquery(query, any_group=any_group), base_sql, base_params, limit=limit, ids=ids
         )
-        rows = [(row[0], float(row[1])) for row in cursor.fetchall()]
-    total = len(rows) if len(rows) < fetch else max(len(rows), min(int(expected), COUNT_CAP + 1))
-    window = CANDIDATE_CAP if capped else len(rows) + 1
-    ranked = sorted(enumerate(rows), key=lambda item: (item[0] // window, -item[1][1], -item[1][0]))
-    return [row for _, row in ranked][offset : offset + limit], total
+    return _ranked_sqlite(_fts5_expr(query, any_group=any_group), base_sql, base_params, limit=limit, ids=ids)
 
 
-def search(text: str, *, filters: dict | None = None, page: int = 1, page_size: int = PAGE_SIZE) -> Results:
-    """Search cases. ``filters``: state, platform, database, language, rule,
+def _count_cases(query: Query, base_sql: str, base_params, *, any_group: bool) -> int:
+    """Matching cases (distinct slugs), counted up to COUNT_CAP + 1."""
+    if connection.vendor == "postgresql":
+        inner = f"SELECT c.slug FROM kb_case c WHERE c.search_vector @@ %s::tsquery AND {base_sql}"  # noqa: S608 -- only constants and placeholders are interpolated
+        params = [_tsquery(query, any_group=any_group), *base_params]
+    else:
+        inner = (
+            f"SELECT c.slug FROM {FTS_TABLE} f JOIN kb_case c ON c.id = f.rowid"  # noqa: S608 -- only constants and placeholders are interpolated
+            f" WHERE {FTS_TABLE} MATCH %s AND {base_sql}"
+        )
+        params = [_fts5_expr(query, any_group=any_group), *base_params]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(DISTINCT slug) FROM ({inner} LIMIT {2 * (COUNT_CAP + 1)}) AS m",  # noqa: S608 -- only constants and placeholders are interpolated
+            params,
+        )
+        return int(cursor.fetchone()[0])
+
+
+def _group_matches(group: list[tuple[str, ...]], tokens: set[str]) -> bool:
+    return any(all(t in tokens for t in alt) for alt in group)
+
+
+def _best_per_case(rows) -> list[tuple]:
+    seen: dict[str, tuple] = {}
+    for row in rows:
+        if row[1] not in seen or row[3] > seen[row[1]][3]:
+            seen[row[1]] = row
+    return sorted(seen.values(), key=lambda r: -r[3])
+
+
+def _partial(query: Query, full_rows, base_sql, base_params, *, limit: int):
+    """Full and partial matches ranked together: a case scores the share of
+    the query's weight (IDF of each word group) it holds, cubed, times its
+    rank among the candidates for any word. A case holding every word still
+    comes first unless another holds the rare words much better."""
+    from kb.models import Case
+
+    candidates = _ranked(query, base_sql, base_params, any_group=True, limit=max(PARTIAL_CANDIDATES, limit))
+    missing = {r[0] for r in full_rows} - {r[0] for r in candidates}
+    if missing:
+        candidates += _ranked(query, base_sql, base_params, any_group=True, limit=len(missing), ids=missing)
+    firsts = [alt[0] for g in query.groups for alt in g]
+    dfs = _doc_freqs(firsts)
+    n = _case_total()
+    weights = [math.log(1 + n / (1 + min(n, sum(dfs.get(alt[0], 0) for alt in g)))) for g in query.groups]
+    tokens = {
+        i: set((title + " " + text).split())
+        for i, title, text in Case.objects.filter(id__in=[r[0] for r in candidates]).values_list(
+            "id", "search_title", "search_text"
+        )
+    }
+    top = max((r[3] for r in candidates), default=1.0) or 1.0
+    scored = []
+    for case_id, slug, language, rank in candidates:
+        held = tokens.get(case_id, set())
+        share = sum(w for g, w in zip(query.groups, weights, strict=True) if _group_matches(g, held))
+        coverage = share / (sum(weights) or 1.0)
+        scored.append((case_id, slug, language, coverage**3 * (0.25 + 0.75 * rank / top)))
+    return scored
+
+
+def search(
+    text: str,
+    *,
+    filters: dict | None = None,
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+    language: str = "en",
+) -> Results:
+    """Search cases: one hit per case, in ``language`` (the reader's) when the
+    case has it. ``filters``: state, platform, database, language, rule,
     author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
     from kb.models import Case
 
@@ -595,26 +811,124 @@ def search(text: str, *, filters: dict | None = None, page: int = 1, page_size: 
     page = max(int(page or 1), 1)
     offset = (page - 1) * page_size
     base = _filtered(Case.objects.all(), filters)
-    relaxed = False
     if not query:
-        total = base.count()
-        cases = list(
-            base.order_by("-updated_at", "-id")[offset : offset + page_size].prefetch_related("tags")
-        )
-        hits = [Hit(c, 0.0, mark_safe(escape(_preview(c.symptom)))) for c in cases]  # noqa: S308
+        groups = base.values("slug").annotate(latest=Max("updated_at")).order_by("-latest", "slug")
+        total = base.values("slug").distinct().count()
+        slugs = [g["slug"] for g in groups[offset : offset + page_size]]
+        hits = [
+            Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other)  # noqa: S308
+            for case, other in _versions(base, slugs, {}, language)
+        ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
+    corrections = _correct(query)
     base_sql, base_params = _filter_sql(filters)
-    matcher = _match_ids_postgres if connection.vendor == "postgresql" else _match_ids_sqlite
-    rows, total = matcher(query, base_sql, base_params, any_group=False, offset=offset, limit=page_size)
-    if total == 0 and len(query.groups) > 1:
-        relaxed = True
-        rows, total = matcher(query, base_sql, base_params, any_group=True, offset=offset, limit=page_size)
-    by_id = Case.objects.in_bulk([r[0] for r in rows])
-    hits = [Hit(by_id[i], score, highlight(by_id[i], query)) for i, score in rows if i in by_id]
+    wanted = 2 * (offset + page_size)
+    full_rows = _ranked(query, base_sql, base_params, any_group=False, limit=max(wanted, 2 * THIN))
+    full_cases = {r[1] for r in full_rows}
+    relaxed = len(query.groups) > 1 and len(full_cases) < THIN
+    if relaxed:
+        rows = _best_per_case(_partial(query, full_rows, base_sql, base_params, limit=wanted))
+        total = _count_cases(query, base_sql, base_params, any_group=True)
+    else:
+        rows = _best_per_case(full_rows)
+        total = len(full_cases) if len(full_rows) < max(wanted, 2 * THIN) else None
+        if total is None:
+            total = _count_cases(query, base_sql, base_params, any_group=False)
+    rows = [r for r in rows if r[3] > 0][offset : offset + page_size]
+    matched = {r[1]: r for r in rows}
+    hits = []
+    for case, other in _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language):
+        hit = Hit(case, matched[case.slug][3], highlight(case, query), explain(case, query, filters), other)
+        hits.append(hit)
     capped = total > COUNT_CAP
     total = min(total, COUNT_CAP)
-    return Results(query, hits, total, capped, page, max(1, math.ceil(total / page_size)), relaxed)
+    return Results(
+        query,
+        hits,
+        total,
+        capped,
+        page,
+        max(1, math.ceil(total / page_size)),
+        relaxed,
+        _suggestion(text, corrections),
+        corrections,
+    )
+
+
+def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str):
+    """(case, other version) per slug, in order: the reader's language when the
+    case has it among ``base``, else the version that matched."""
+    by_slug: dict[str, dict[str, object]] = {}
+    for case in base.filter(slug__in=slugs).prefetch_related("tags", "steps__measure", "metrics"):
+        by_slug.setdefault(case.slug, {})[case.language] = case
+    out = []
+    for slug in slugs:
+        versions = by_slug.get(slug)
+        if not versions:
+            continue
+        matched = next((c for c in versions.values() if c.pk == matched_ids.get(slug)), None)
+        case = versions.get(language) or matched or next(iter(versions.values()))
+        other = next((c for lang, c in sorted(versions.items()) if c.pk != case.pk), None)
+        out.append((case, other))
+    return out
+
+
+_FIELDS = (
+    ("title", "title"),
+    ("symptom", "symptom"),
+    ("cause", "cause"),
+    ("resolution", "resolution_summary"),
+    ("environment", "environment_notes"),
+)
+
+
+def _held_terms(text: str, query: Query) -> set[str]:
+    """The query terms ``text`` holds, without segmenting it: each Latin word
+    through the (cached) word tokenizer, Chinese terms as substrings. Cheap
+    enough for every field of every hit of a page."""
+    terms = set(query.terms)
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    held = {t for t in terms if _CJK_START_RE.search(t) and t in text}
+    for m in _RUN_RE.finditer(text):
+        if not _CJK_START_RE.match(m.group(0)):
+            unit = _word_units(m.group(0))
+            if unit:
+                held.update(t for t in (unit.primary, *unit.parts) if t in terms)
+    return held
+
+
+def explain(case, query: Query, filters: dict | None = None) -> Why:
+    """Which fields, rules and tags of ``case`` hold the query words."""
+
+    def holds(tokens: set[str]) -> bool:
+        return any(_group_matches(g, tokens) for g in query.groups)
+
+    fields = [name for name, attr in _FIELDS if holds(_held_terms(getattr(case, attr), query))]
+    steps = list(case.steps.all())
+    step_text = " ".join(f"{s.measure.slug} {s.measure.title_for(case.language)} {s.outcome}" for s in steps)
+    if holds(_held_terms(step_text, query)):
+        fields.append("measures")
+    tags = [t.name for t in case.tags.all() if holds(_held_terms(t.name, query))]
+    if tags:
+        fields.append("tags")
+    wanted_rule = (filters or {}).get("rule")
+    rules = [
+        rule
+        for rule in case.signature_rules
+        if rule == wanted_rule or holds(_held_terms(rule.partition(".")[2] or rule, query))
+    ]
+    held = set((case.search_title + " " + case.search_text).split())
+    labelled = list(zip(query.groups, query.labels, strict=True))
+    return Why(
+        fields=fields,
+        matched=[label for g, label in labelled if _group_matches(g, held)],
+        missing=[label for g, label in labelled if not _group_matches(g, held)],
+        rules=rules,
+        tags=tags,
+        solved=any(s.status == "applied" for s in steps),
+        verified=any(m.before is not None and m.after is not None for m in case.metrics.all()),
+    )
 
 
 # --- snippets -------------------------------------------------------------------------------
@@ -625,28 +939,37 @@ def _preview(text: str, size: int = 220) -> str:
     return text if len(text) <= size else text[:size].rstrip() + "…"
 
 
-def _highlight_regex(query: Query) -> re.Pattern | None:
-    if "_pattern" not in query.__dict__:
-        query.__dict__["_pattern"] = _build_highlight_regex(query)
-    return query.__dict__["_pattern"]
+_WORD_RE = re.compile(rf"[{_CJK}]+|[A-Za-z0-9_]+(?:[.:/\-$][A-Za-z0-9_]+)*")
 
 
-def _build_highlight_regex(query: Query) -> re.Pattern | None:
-    surfaces = {s.strip() for s in query.surfaces if len(s.strip()) >= 2 or re.match(rf"[{_CJK}]", s)}
-    # Chinese terms are highlighted as they are; Latin ones only as typed (or as
-    # a glossary phrase), never as a fragment such as "net" inside "netem".
-    surfaces.update(t for t in query.terms if re.match(rf"[{_CJK}]", t))
-    if not surfaces:
-        return None
-    pieces = []
-    for s in sorted(surfaces, key=len, reverse=True):
-        escaped = re.escape(s)
-        if re.match(r"[A-Za-z0-9]", s):
-            escaped = r"(?<![A-Za-z0-9])" + escaped
-        if re.search(r"[A-Za-z0-9]$", s):
-            escaped += r"(?:e?s)?(?![A-Za-z0-9])"
-        pieces.append(escaped)
-    return re.compile("|".join(pieces), re.IGNORECASE)
+def _marks(text: str, query: Query) -> list[tuple[int, int]]:
+    """Spans of ``text`` that hold a query term: Latin words whose token (stem,
+    identifier or part) is a term, Chinese terms where they occur. Stop words
+    are never terms, so never marked."""
+    terms = set(query.terms)
+    cjk_terms = sorted((t for t in terms if re.match(rf"[{_CJK}]", t)), key=len, reverse=True)
+    cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
+    spans = []
+    for m in _WORD_RE.finditer(text):
+        word = m.group(0)
+        if _CJK_START_RE.match(word):
+            if cjk_re:
+                spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+            continue
+        unit = _word_units(unicodedata.normalize("NFKC", word).lower())
+        if unit and (unit.primary in terms or any(p in terms for p in unit.parts)):
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+    out, pos = [], 0
+    for start, end in spans:
+        out.append(escape(text[pos:start]))
+        out.append(f"<mark>{escape(text[start:end])}</mark>")
+        pos = end
+    out.append(escape(text[pos:]))
+    return "".join(out)
 
 
 def highlight(case, query: Query, *, size: int = 240) -> SafeString:
@@ -654,40 +977,23 @@ def highlight(case, query: Query, *, size: int = 240) -> SafeString:
 
     Text is escaped piece by piece and only our own <mark> tags are added, so
     case text can never inject markup."""
-    pattern = _highlight_regex(query)
     fields = [case.symptom, case.cause, case.resolution_summary, case.environment_notes]
-    text = ""
-    match = None
     for candidate in fields:
-        candidate = " ".join((candidate or "").split())
-        m = pattern.search(candidate) if pattern else None
-        if m:
-            text, match = candidate, m
+        text = " ".join((candidate or "").split())
+        spans = _marks(text, query)
+        if spans:
             break
-    if not match:
+    else:
         return mark_safe(escape(_preview(case.symptom, size)))  # noqa: S308
-    start = max(0, match.start() - size // 3)
+    start = max(0, spans[0][0] - size // 3)
     end = min(len(text), start + size)
     window = text[start:end]
-    out = ["…" if start > 0 else ""]
-    pos = 0
-    for m in pattern.finditer(window):
-        out.append(escape(window[pos : m.start()]))
-        out.append(f"<mark>{escape(m.group(0))}</mark>")
-        pos = m.end()
-    out.append(escape(window[pos:]))
-    out.append("…" if end < len(text) else "")
-    return mark_safe("".join(out))  # noqa: S308
+    inside = [(a - start, b - start) for a, b in spans if a >= start and b <= end]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    return mark_safe(prefix + _marked(window, inside) + suffix)  # noqa: S308
 
 
 def highlight_title(title: str, query: Query) -> SafeString:
-    pattern = _highlight_regex(query) if query else None
-    if not pattern:
-        return mark_safe(escape(title))  # noqa: S308
-    out, pos = [], 0
-    for m in pattern.finditer(title):
-        out.append(escape(title[pos : m.start()]))
-        out.append(f"<mark>{escape(m.group(0))}</mark>")
-        pos = m.end()
-    out.append(escape(title[pos:]))
-    return mark_safe("".join(out))  # noqa: S308
+    spans = _marks(title, query) if query else []
+    return mark_safe(_marked(title, spans))  # noqa: S308

@@ -43,6 +43,7 @@ class CaseSerializer(serializers.ModelSerializer):
     references = ReferenceSerializer(many=True, read_only=True)
     translations = serializers.SerializerMethodField()
     url = serializers.CharField(source="get_absolute_url", read_only=True)
+    reuse_count = serializers.SerializerMethodField()
 
     class Meta:
         model = Case
@@ -51,11 +52,36 @@ class CaseSerializer(serializers.ModelSerializer):
             "resolution_summary", "resolution", "metrics", "references", "tags",
             "platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version",
             "signature", "signature_engine_version", "translations", "url",
-            "created_at", "updated_at", "published_at",
+            "created_at", "updated_at", "published_at", "reuse_count",
         ]  # fmt: skip
+
+    def get_reuse_count(self, case) -> int:
+        from kb.services import reuse_counts
+
+        return reuse_counts([case.slug]).get(case.slug, 0)
 
     def get_translations(self, case) -> list[dict]:
         return [{"language": c.language, "title": c.title} for c in case.translations()]
+
+
+class WhySerializer(serializers.Serializer):
+    in_fields = serializers.ListField(
+        source="fields",
+        child=serializers.CharField(),
+        help_text="where the query words are: title, symptom, cause, resolution, environment, measures, tags",
+    )
+    matched = serializers.ListField(child=serializers.CharField(), help_text="query words the case holds")
+    missing = serializers.ListField(child=serializers.CharField(), help_text="query words it lacks")
+    rules = serializers.ListField(child=serializers.CharField(), help_text="signature rules the query names")
+    tags = serializers.ListField(child=serializers.CharField(), help_text="tags the query names")
+    solved = serializers.BooleanField(help_text="a measure of the resolution was applied")
+    verified = serializers.BooleanField(help_text="a metric was measured before and after")
+
+
+class OtherVersionSerializer(serializers.Serializer):
+    language = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField(source="get_absolute_url")
 
 
 class CaseHitSerializer(serializers.Serializer):
@@ -68,6 +94,16 @@ class CaseHitSerializer(serializers.Serializer):
     score = serializers.FloatField()
     snippet = serializers.CharField(help_text="HTML: escaped text with <mark> around matches")
     url = serializers.CharField(source="case.get_absolute_url")
+    why = WhySerializer(allow_null=True)
+    other = OtherVersionSerializer(
+        allow_null=True, help_text="the same case in the other language (one hit per case)"
+    )
+    reuse_count = serializers.SerializerMethodField(
+        help_text='how many times "this case helped" was recorded'
+    )
+
+    def get_reuse_count(self, hit) -> int:
+        return self.context.get("reuse_counts", {}).get(hit.case.slug, 0)
 
 
 class CaseSearchResponseSerializer(serializers.Serializer):
@@ -75,6 +111,11 @@ class CaseSearchResponseSerializer(serializers.Serializer):
     count_capped = serializers.BooleanField()
     page = serializers.IntegerField()
     pages = serializers.IntegerField()
-    relaxed = serializers.BooleanField(help_text="no case had every query word; any word matched")
+    relaxed = serializers.BooleanField(
+        help_text="fewer than 3 cases had every query word: cases with some of them are ranked in"
+    )
+    suggestion = serializers.CharField(
+        help_text="the query with unknown words respelled from the index vocabulary ('' when none)"
+    )
     terms = serializers.ListField(child=serializers.CharField())
     results = CaseHitSerializer(many=True)

@@ -19,11 +19,25 @@ from typing import Any
 
 import yaml
 from django.conf import settings
-from django.db import transaction
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import Count
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
+from integrations import services as integrations
 from kb import search
-from kb.models import Case, CaseMeasure, CaseRule, Measure, Metric, Reference, Tag
+from kb.models import (
+    Case,
+    CaseMeasure,
+    CaseReuse,
+    CaseRevision,
+    CaseRule,
+    Measure,
+    Metric,
+    Reference,
+    Tag,
+)
 
 log = logging.getLogger(__name__)
 
@@ -145,9 +159,13 @@ def save_case(
 ) -> Case:
     """Save a case and, when given, replace its tags, resolution steps
     (``{"measure": slug, "status", "outcome"}``), metrics and references."""
-    if case.state == Case.State.PUBLISHED and case.published_at is None:
+    newly_published = case.state == Case.State.PUBLISHED and case.published_at is None
+    if newly_published:
         case.published_at = timezone.now()
     case.save()
+    if newly_published:
+        # Webhooks and e-mails of the case's team, after commit (integrations).
+        integrations.case_published(case=case)
     if tags is not None:
         case.tags.set([Tag.objects.get_or_create(name=name)[0] for name in tags])
     if steps is not None:
@@ -336,8 +354,23 @@ def load_cases(
 def load_all(**kwargs) -> LoadReport:
     measures = load_catalogue()
     report = load_cases(**kwargs)
+    reindex_stale()
     report.measures = measures
     return report
+
+
+def reindex_stale() -> int:
+    """Re-index the cases tokenized by another dictionary, glossary or
+    tokenizer version (every case, not only the founding ones)."""
+    count = 0
+    for case in Case.objects.exclude(search_dictionary_version=search.dictionary_version()).prefetch_related(
+        "tags"
+    ):
+        index_case(case)
+        count += 1
+    if count:
+        search.rebuild_term_stats()
+    return count
 
 
 def reindex_all() -> int:
@@ -348,3 +381,149 @@ def reindex_all() -> int:
         count += 1
     search.rebuild_term_stats()
     return count
+
+
+# --- review: draft -> in review -> published -------------------------------------------------
+
+# The text of a case version that authors edit and revisions keep.
+TEXT_FIELDS = ("title", "symptom", "cause", "resolution_summary", "environment_notes")
+
+
+class ReviewError(ValueError):
+    """A review step that cannot happen now; the message is for the user."""
+
+
+def case_content(case: Case) -> dict[str, str]:
+    return {name: getattr(case, name) or "" for name in TEXT_FIELDS}
+
+
+def record_revision(*, case: Case, user, action: str, comment: str = "") -> CaseRevision:
+    last = case.revisions.order_by("-number").values_list("number", flat=True).first() or 0
+    return CaseRevision.objects.create(
+        case=case, number=last + 1, user=user, action=action, comment=comment, content=case_content(case)
+    )
+
+
+def case_group(slug: str) -> dict[str, Case]:
+    """Both language versions of a case, by language."""
+    return {c.language: c for c in Case.objects.filter(slug=slug).select_for_update()}
+
+
+@transaction.atomic
+def edit_case(*, case: Case, user, changes: dict[str, str]) -> Case:
+    """An author's or support's edit of a draft version's text; a pre-filled
+    translation counts as translated once edited."""
+    from accounts.access import can_edit_case
+
+    if not can_edit_case(user, case):
+        raise PermissionDenied("only the author or support staff edit a draft")
+    changed = False
+    for name in TEXT_FIELDS:
+        if name in changes and (changes[name] or "") != getattr(case, name):
+            setattr(case, name, changes[name] or "")
+            changed = True
+    if not (changed or case.translation_pending):
+        return case
+    case.translation_pending = False
+    save_case(case)
+    record_revision(case=case, user=user, action=CaseRevision.Action.EDITED)
+    return case
+
+
+def submission_problems(versions: dict[str, Case]) -> list[str]:
+    """Why a case group cannot be submitted yet (empty when it can)."""
+    names = {"en": _("English"), "zh": _("Chinese")}
+    problems = []
+    for language in LANGUAGES:
+        case = versions.get(language)
+        if case is None:
+            problems.append(_("The %(language)s version is missing.") % {"language": names[language]})
+        elif case.translation_pending:
+            problems.append(
+                _("The %(language)s version was pre-filled from the other language: edit it first.")
+                % {"language": names[language]}
+            )
+        elif not (case.title.strip() and case.symptom.strip() and case.cause.strip()):
+            problems.append(
+                _("The %(language)s version needs a title, a symptom and a cause.")
+                % {"language": names[language]}
+            )
+    return problems
+
+
+def _move_group(versions: dict[str, Case], *, user, state: str, action: str, comment: str = "") -> None:
+    for case in versions.values():
+        case.state = state
+        if state == Case.State.PUBLISHED:
+            case.reviewer = user
+        save_case(case)
+        record_revision(case=case, user=user, action=action, comment=comment)
+
+
+@transaction.atomic
+def submit_for_review(*, slug: str, user, comment: str = "") -> dict[str, Case]:
+    """Draft -> in review, both language versions at once."""
+    from accounts.access import can_edit_case
+
+    versions = case_group(slug)
+    if not versions or not all(can_edit_case(user, c) for c in versions.values()):
+        raise PermissionDenied("only the author or support staff submit a draft")
+    problems = submission_problems(versions)
+    if problems:
+        raise ReviewError(" ".join(problems))
+    _move_group(
+        versions, user=user, state=Case.State.IN_REVIEW, action=CaseRevision.Action.SUBMITTED, comment=comment
+    )
+    return versions
+
+
+@transaction.atomic
+def review_case(*, slug: str, user, approve: bool, comment: str = "") -> dict[str, Case]:
+    """A second person (support staff, not the author) approves the case,
+    which publishes both language versions, or returns it to draft with
+    comments (required)."""
+    from accounts.access import can_review_case
+
+    versions = case_group(slug)
+    if not versions or not all(can_review_case(user, c) for c in versions.values()):
+        raise PermissionDenied("only support staff other than the author review a case in review")
+    comment = (comment or "").strip()
+    if approve:
+        _move_group(
+            versions,
+            user=user,
+            state=Case.State.PUBLISHED,
+            action=CaseRevision.Action.APPROVED,
+            comment=comment,
+        )
+    else:
+        if not comment:
+            raise ReviewError(_("Say what needs to change when returning a case."))
+        _move_group(
+            versions, user=user, state=Case.State.DRAFT, action=CaseRevision.Action.RETURNED, comment=comment
+        )
+    return versions
+
+
+# --- "this case helped" ---------------------------------------------------------------------
+
+
+def record_reuse(*, slug: str, user, source: str, session=None) -> bool:
+    """Mark a case group as having helped. Returns False when this session
+    (or this searcher) had already marked it."""
+    if source not in CaseReuse.Source.values:
+        raise ValueError(f"unknown source {source!r}")
+    if not Case.objects.filter(slug=slug).exists():
+        raise Case.DoesNotExist(slug)
+    try:
+        with transaction.atomic():
+            CaseReuse.objects.create(slug=slug, user=user, source=source, session=session)
+    except IntegrityError:
+        return False
+    return True
+
+
+def reuse_counts(slugs: Iterable[str]) -> dict[str, int]:
+    """slug -> how many times the case was marked as having helped."""
+    rows = CaseReuse.objects.filter(slug__in=set(slugs)).values("slug").annotate(n=Count("id"))
+    return {row["slug"]: row["n"] for row in rows}

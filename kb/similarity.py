@@ -42,6 +42,15 @@ TEXT_QUALIFY_THRESHOLD = 0.5
 # Findings of these severities qualify a case; ``info`` context rules only rank.
 QUALIFYING_SEVERITIES = ("critical", "warning")
 RELATED_THRESHOLD = 0.1
+# "Cases that sound like this" (text that matched no rule, see ``sounds_like``):
+# the share of the text's term weight a case must hold, the terms it must
+# share at least, how many are shown, how many are listed, and how much text is read.
+SOUNDS_LIKE_THRESHOLD = 0.25
+SOUNDS_LIKE_RELATIVE = 0.5  # ... and at least this share of the best case's score
+SOUNDS_LIKE_MIN_TERMS = 2
+SOUNDS_LIKE_TERMS_SHOWN = 8
+SOUNDS_LIKE_LIMIT = 3
+SOUNDS_LIKE_TEXT_CHARS = 8000
 CANDIDATES = 150
 CANDIDATE_ROWS = 6_000
 SCORED_ROWS = 30_000
@@ -237,7 +246,36 @@ def _text_candidate_ids(symptom: str, exclude_slug: str | None) -> list[int]:
     from kb import search
 
     hits = search.search(symptom[:2000], filters={"state": "published"}, page_size=CANDIDATES).hits
-    return [h.case.id for h in hits if getattr(h.case, "slug", None) != exclude_slug]
+    # Both language versions: the comparison reads every version's tokens and
+    # then picks the reader's (``_case_groups``).
+    return [
+        version.id
+        for h in hits
+        if getattr(h.case, "slug", None) != exclude_slug
+        for version in (h.case, h.other)
+        if version is not None
+    ]
+
+
+def _case_groups(ids: list[int], language: str, *, with_text: bool) -> tuple[dict, dict[str, set[str]]]:
+    """The cases ``ids`` as one version per case group (the reader's language
+    preferred), and with ``with_text`` each group's index tokens (both
+    language versions): the text every symptom comparison reads."""
+    from kb.models import Case
+
+    columns = ["id", "slug", "language", "title", "signature"]
+    if with_text:
+        columns += ["search_text", "search_title"]
+    cases = Case.objects.filter(id__in=ids).only(*columns)
+    chosen: dict[str, Case] = {}
+    for case in cases:
+        current = chosen.get(case.slug)
+        if current is None or (case.language == language[:2] and current.language != language[:2]):
+            chosen[case.slug] = case
+    case_tokens: dict[str, set[str]] = {}
+    for c in cases if with_text else ():
+        case_tokens.setdefault(c.slug, set()).update(c.search_text.split(), c.search_title.split())
+    return chosen, case_tokens
 
 
 def rank(
@@ -260,7 +298,6 @@ def rank(
     ``contributions``: what each shared rule, matched feature and the text added
     to the score (they sum to it)."""
     from kb import search
-    from kb.models import Case
 
     rules = sorted(set(rules))
     features = set(features)
@@ -273,19 +310,7 @@ def rank(
     if not ids:
         return []
     symptom_tokens = set(search.tokenize(symptom)) if symptom else set()
-    columns = ["id", "slug", "language", "title", "signature"]
-    if symptom_tokens:
-        columns += ["search_text", "search_title"]
-    cases = Case.objects.filter(id__in=ids).only(*columns)
-    # One version per case group, preferring the reader's language.
-    chosen: dict[str, Case] = {}
-    for case in cases:
-        current = chosen.get(case.slug)
-        if current is None or (case.language == language[:2] and current.language != language[:2]):
-            chosen[case.slug] = case
-    case_tokens: dict[str, set[str]] = {}
-    for c in cases if symptom_tokens else ():
-        case_tokens.setdefault(c.slug, set()).update(c.search_text.split(), c.search_title.split())
+    chosen, case_tokens = _case_groups(ids, language, with_text=bool(symptom_tokens))
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
     df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
@@ -464,6 +489,111 @@ def similarity_report(
         "possibly_new_problem": serious and not cases,
         "no_known_problem": not serious and not cases,
         "threshold": NEW_PROBLEM_THRESHOLD,
+    }
+
+
+def _word_terms(text: str) -> set[str]:
+    """The words a text is compared by for "sounds like": its index tokens
+    (the search tokenizer's, so Chinese is cut into words and plurals fold),
+    without numbers and one-letter tokens, which match any write-up."""
+    from kb import search
+
+    return {t for t in search.tokenize(text) if not t.isdigit() and len(t) > 1}
+
+
+def sounds_like(
+    text: str, *, language: str = "en", limit: int = SOUNDS_LIKE_LIMIT, exclude: Iterable[str] = ()
+) -> list[dict]:
+    """Cases that *sound like* ``text`` (a pasted write-up, a customer ticket,
+    a session's symptom) when no rule matched it: the weaker, text-only
+    companion of :func:`rank`, on the same candidates (the case search), the
+    same case versions and index tokens (:func:`_case_groups`) and the same
+    result shape, so :func:`explain` words it.
+
+    A term weighs by how rare it is among the candidate case groups
+    (``log(1 + (G+1)/(df+1))``, as rules do in :func:`idf`); the score is the
+    share of the text's weight a case holds. A case is kept when it shares at
+    least :data:`SOUNDS_LIKE_MIN_TERMS` terms and scores at least
+    :data:`SOUNDS_LIKE_THRESHOLD` and half the best case's score; its ``shared_terms`` (rarest first) say why.
+    These are never "similar cases": they do not enter ``similar_cases``."""
+    from kb import search
+
+    text = (text or "")[:SOUNDS_LIKE_TEXT_CHARS]
+    words = _word_terms(text)
+    if not words:
+        return []
+    excluded = set(exclude)
+    ids = _text_candidate_ids(text, None)
+    chosen, case_tokens = _case_groups(ids, language, with_text=True)
+    groups = {slug: toks for slug, toks in case_tokens.items() if slug not in excluded}
+    df = {t: sum(1 for toks in groups.values() if t in toks) for t in words}
+    # Words no candidate holds weigh most and count too: a ticket about
+    # something else ("reset my password") shares only common words.
+    weights = {t: math.log(1 + (len(groups) + 1) / (n + 1)) for t, n in df.items()}
+    total = sum(weights.values())
+    written = search.surface_forms(text)  # terms are shown as the text wrote them
+    results = []
+    for slug, tokens in groups.items():
+        shared = sorted((t for t in weights if t in tokens), key=lambda t: (-weights[t], t))
+        score = sum(weights[t] for t in shared) / total if total else 0.0
+        if len(shared) < SOUNDS_LIKE_MIN_TERMS or score < SOUNDS_LIKE_THRESHOLD:
+            continue
+        case = chosen[slug]
+        results.append(
+            {
+                "slug": slug,
+                "score": round(min(score, 1.0), 3),
+                "shared_rules": [],
+                "matched_features": [],
+                "shared_terms": shared[:SOUNDS_LIKE_TERMS_SHOWN],
+                "contributions": [
+                    {
+                        "kind": "text",
+                        "name": ", ".join(written.get(t, t) for t in shared[:SOUNDS_LIKE_TERMS_SHOWN]),
+                        "points": round(min(score, 1.0), 3),
+                    }
+                ],
+                "title": case.title,
+                "language": case.language,
+            }
+        )
+    results.sort(key=lambda r: (-r["score"], r["slug"]))
+    # A runner-up far behind the best shares little more than common words.
+    results = [r for r in results if r["score"] >= SOUNDS_LIKE_RELATIVE * results[0]["score"]][:limit]
+    from django.urls import reverse
+
+    for r in results:
+        r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
+        r["why"] = explain(r, "en")
+    return results
+
+
+def case_digest(slug: str, language: str = "en") -> dict | None:
+    """What a report says first about its best matching case: the published
+    case (the reader's language when it exists), its cause, the measures that
+    fixed it (``applied`` resolution steps, in order, with their outcome) and
+    its metrics before/after with the change in percent. None when the case
+    is not published (any more)."""
+    from kb.models import Case, CaseMeasure
+
+    versions = {c.language: c for c in Case.objects.filter(slug=slug, state=Case.State.PUBLISHED)}
+    reader = "zh" if language.lower().startswith("zh") else "en"
+    case = versions.get(reader) or next(iter(versions.values()), None)
+    if case is None:
+        return None
+    steps = case.steps.select_related("measure").filter(status=CaseMeasure.Status.APPLIED)
+    metrics = []
+    for m in case.metrics.all():
+        change = None
+        if m.before not in (None, 0) and m.after is not None:
+            change = round((m.after - m.before) / m.before * 100)
+        metrics.append(
+            {"name": m.name, "before": m.before, "after": m.after, "unit": m.unit, "change": change}
+        )
+    return {
+        "case": case,
+        "fixed": [{"measure": s.measure, "outcome": s.outcome} for s in steps],
+        "metrics": metrics,
     }
 
 

@@ -3,16 +3,34 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
-from django.utils.http import urlencode
-from django.utils.translation import get_language
+from urllib.parse import urlsplit
 
-from accounts.access import case_search_filters, readable_cases
-from kb import search
-from kb.forms import CaseSearchForm
-from kb.models import Case, Measure
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.access import can_edit_case, can_review_case, case_search_filters, readable_cases
+from kb import history, search, services
+from kb.forms import CaseEditForm, CaseSearchForm, ReviewForm
+from kb.models import Case, CaseReuse, Measure
 from kb.similarity import related_cases
+
+# Display names of kb.search.Why.fields.
+FIELD_NAMES = {
+    "title": gettext_lazy("title"),
+    "symptom": gettext_lazy("symptom"),
+    "cause": gettext_lazy("cause"),
+    "resolution": gettext_lazy("resolution"),
+    "environment": gettext_lazy("environment"),
+    "measures": gettext_lazy("measures"),
+    "tags": gettext_lazy("tags"),
+}
 
 
 def reader_language() -> str:
@@ -31,7 +49,10 @@ def case_list(request: HttpRequest) -> HttpResponse:
         text = data["q"]
         page = data["page"] or 1
         filters.update({k: data[k] for k in ("state", "platform", "database", "rule", "language") if data[k]})
-    results = search.search(text, filters=case_search_filters(request.user, filters), page=page)
+    results = search.search(
+        text, filters=case_search_filters(request.user, filters), page=page, language=reader_language()
+    )
+    reused = services.reuse_counts(hit.case.slug for hit in results.hits)
     params = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "form": form,
@@ -40,10 +61,13 @@ def case_list(request: HttpRequest) -> HttpResponse:
             {
                 "hit": hit,
                 "title": search.highlight_title(hit.case.title, results.query),
+                "fields": [FIELD_NAMES[f] for f in hit.why.fields] if hit.why else [],
+                "reuse_count": reused.get(hit.case.slug, 0),
             }
             for hit in results.hits
         ],
         "query_string": urlencode(params),
+        "suggestion_string": urlencode({**params, "q": results.suggestion}) if results.suggestion else "",
         "q": text,
     }
     template = "kb/_results.html" if request.htmx else "kb/case_list.html"
@@ -52,19 +76,52 @@ def case_list(request: HttpRequest) -> HttpResponse:
 
 def _case_page(request: HttpRequest, case: Case) -> HttpResponse:
     steps = list(case.steps.select_related("measure"))
+    user = request.user
+    versions = list(
+        Case.objects.filter(slug=case.slug).only("slug", "language", "title", "state", "translation_pending")
+    )
+    from_search = _reached_from_search(request)
     context = {
         "case": case,
         "steps": steps,
         "metrics": list(case.metrics.all()),
         "references": list(case.references.all()),
         "tags": list(case.tags.all()),
-        "translations": list(case.translations().only("slug", "language", "title")),
+        "translations": [v for v in versions if v.pk != case.pk],
+        "versions": versions,
         "related": related_cases(case) if case.signature_rules else [],
         "language": case.language,
+        "can_edit": can_edit_case(user, case),
+        "can_review": can_review_case(user, case),
+        "submission_problems": services.submission_problems({v.language: v for v in versions})
+        if case.state == Case.State.DRAFT
+        else [],
+        "review_comments": history.review_comments(case),
+        "review_form": ReviewForm(),
+        "reuse_count": services.reuse_counts([case.slug]).get(case.slug, 0),
+        # "This case helped" is offered to a reader who came from search.
+        "offer_helped": from_search
+        and case.state == Case.State.PUBLISHED
+        and not CaseReuse.objects.filter(slug=case.slug, user=user, source=CaseReuse.Source.SEARCH).exists(),
     }
     return render(request, "kb/case_detail.html", context)
 
 
+def _reached_from_search(request: HttpRequest) -> bool:
+    """Whether the reader came from the search page: its results link here and
+    the browser names it in Referer (same-origin referrer policy), or a link
+    says ``?from=search``."""
+    if request.GET.get("from") == "search":
+        return True
+    referer = urlsplit(request.headers.get("Referer", ""))
+    return referer.netloc == request.get_host() and referer.path == reverse("kb:case_list")
+
+
+def _readable(request: HttpRequest, slug: str, language: str) -> Case:
+    return get_object_or_404(readable_cases(request.user), slug=slug, language=language)
+
+
+@require_GET
 def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """The case in the reader's language when it exists, else any version."""
     versions = {c.language: c for c in readable_cases(request.user).filter(slug=slug)}
@@ -74,8 +131,70 @@ def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return _case_page(request, case)
 
 
+@require_GET
 def case_detail_lang(request: HttpRequest, slug: str, language: str) -> HttpResponse:
-    return _case_page(request, get_object_or_404(readable_cases(request.user), slug=slug, language=language))
+    return _case_page(request, _readable(request, slug, language))
+
+
+@require_http_methods(["GET", "POST"])
+def case_edit(request: HttpRequest, slug: str, language: str) -> HttpResponse:
+    case = _readable(request, slug, language)
+    if not can_edit_case(request.user, case):
+        raise PermissionDenied("only drafts are edited, by their author or support staff")
+    form = CaseEditForm(request.POST or None, instance=Case.objects.get(pk=case.pk))
+    if request.method == "POST" and form.is_valid():
+        services.edit_case(case=case, user=request.user, changes=form.cleaned_data)
+        messages.success(request, _("Saved."))
+        return redirect(case.get_absolute_url())
+    other = case.translations().first()
+    return render(request, "kb/case_edit.html", {"case": case, "form": form, "other": other})
+
+
+@require_POST
+def case_review(request: HttpRequest, slug: str) -> HttpResponse:
+    """Submit a draft for review, or (a reviewer) approve or return it."""
+    versions = list(readable_cases(request.user).filter(slug=slug))
+    if not versions:
+        raise Http404("no such case")
+    form = ReviewForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Choose an action."))
+        return redirect(versions[0].get_absolute_url())
+    action, comment = form.cleaned_data["action"], form.cleaned_data["comment"]
+    try:
+        if action == "submit":
+            services.submit_for_review(slug=slug, user=request.user, comment=comment)
+            messages.success(request, _("Submitted for review."))
+        else:
+            services.review_case(slug=slug, user=request.user, approve=action == "approve", comment=comment)
+            if action == "approve":
+                messages.success(request, _("Approved: both language versions are published."))
+            else:
+                messages.success(request, _("Returned to the author with your comments."))
+    except services.ReviewError as exc:
+        messages.error(request, str(exc))
+    case = next((v for v in versions if v.language == reader_language()), versions[0])
+    return redirect(case.get_absolute_url())
+
+
+@require_GET
+def case_history(request: HttpRequest, slug: str, language: str) -> HttpResponse:
+    case = _readable(request, slug, language)
+    return render(request, "kb/case_history.html", {"case": case, "entries": history.history(case)})
+
+
+@require_POST
+def case_helped(request: HttpRequest, slug: str) -> HttpResponse:
+    """ "This case helped", from the case page reached through search."""
+    case = readable_cases(request.user).filter(slug=slug, state=Case.State.PUBLISHED).first()
+    if case is None:
+        raise Http404("no such case")
+    if services.record_reuse(slug=slug, user=request.user, source=CaseReuse.Source.SEARCH):
+        messages.success(request, _("Thank you: the case's reuse count went up."))
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = case.get_absolute_url()
+    return redirect(back)
 
 
 def measure_list(request: HttpRequest) -> HttpResponse:

@@ -27,21 +27,27 @@ from rest_framework.views import APIView
 from config import ratelimit
 from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
 from config.request_limits import MULTIPART_SLACK, upload_limit
-from triage import services
+from triage import fleetview, services
 from triage.models import Snapshot
-from triage.reports import render_markdown, report_language
+from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
+from triage.reports import MARKUPS, render_report, report_language
 from triage.rules import load_all as load_rules
 from triage.serializers import (
+    AcknowledgementSerializer,
+    AcknowledgeSerializer,
     ArtifactAcceptedSerializer,
     ArtifactUploadSerializer,
+    RuleDetailSerializer,
     RuleSerializer,
     SimilarCaseSerializer,
     SnapshotAcceptedSerializer,
     SnapshotDetailSerializer,
     SnapshotListSerializer,
     SnapshotUploadSerializer,
+    TicketSerializer,
     similar_cases_data,
 )
+from triage.views import playbook_response
 
 RAW_TYPES = ("application/gzip", "application/x-gzip", "application/x-xz", "application/x-tar", "text/plain")
 RAW_NAMES = {
@@ -392,40 +398,151 @@ class SnapshotSimilarView(APIView):
         return Response(similar_cases_data(snapshot, request))
 
 
+REPORT_LANGUAGE = OpenApiParameter(
+    "lang", str, enum=["en", "zh-hans"], description="default: the Accept-Language header"
+)
+
+
 class SnapshotReportMarkdownView(APIView):
     renderer_classes = [JSONRenderer]
     content_negotiation_class = FirstRendererNegotiation
+    markup = "markdown"
 
     @extend_schema(
         summary="Ticket-ready Markdown report",
-        parameters=[
-            OpenApiParameter(
-                "lang", str, enum=["en", "zh-hans"], description="default: the Accept-Language header"
-            )
-        ],
+        parameters=[REPORT_LANGUAGE],
         responses={(200, "text/markdown"): OpenApiTypes.STR},
     )
     def get(self, request: Request, pk: int) -> HttpResponse:
         snapshot = get_visible_snapshot(request, pk)
         language = report_language(request.query_params.get("lang") or get_language())
-        text = render_markdown(snapshot, language=language, base_url=request.build_absolute_uri("/"))
-        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+        markup = MARKUPS[self.markup]
+        text = render_report(
+            snapshot, language=language, base_url=request.build_absolute_uri("/"), markup=self.markup
+        )
+        response = HttpResponse(text, content_type=markup.content_type)
         response["Content-Language"] = "zh-Hans" if language == "zh" else "en"
-        response["Content-Disposition"] = f'inline; filename="snapshot-{snapshot.pk}.md"'
+        response["Content-Disposition"] = f'inline; filename="snapshot-{snapshot.pk}.{markup.extension}"'
         return response
 
 
+class SnapshotReportJiraView(SnapshotReportMarkdownView):
+    markup = "jira"
+
+    @extend_schema(
+        summary="The same report in Jira wiki markup",
+        parameters=[REPORT_LANGUAGE],
+        responses={(200, "text/plain"): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        return super().get(request, pk)
+
+
+class SnapshotPlaybookView(APIView):
+    """The snapshot's host-level remedies as an Ansible playbook (apply play,
+    and a rollback play run with ``--tags rollback``)."""
+
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        summary="Host-level remedies as an Ansible playbook",
+        responses={(200, PLAYBOOK_MEDIA_TYPE): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        snapshot = get_visible_snapshot(request, pk)
+        if snapshot.status != Snapshot.Status.DONE:
+            raise NotFound("The snapshot is not analysed yet.")
+        return playbook_response(services.host_remedies(snapshot), snapshot=snapshot)
+
+
+class SnapshotGuestPlaybookView(APIView):
+    """One guest's domain XML patch as an Ansible playbook."""
+
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        summary="A guest's domain patch as an Ansible playbook",
+        responses={(200, PLAYBOOK_MEDIA_TYPE): OpenApiTypes.STR},
+    )
+    def get(self, request: Request, pk: int, domain: str) -> HttpResponse:
+        snapshot = get_visible_snapshot(request, pk)
+        try:
+            result = services.guest_remedy(snapshot, domain)
+        except (FileNotFoundError, LookupError):
+            raise NotFound("No such guest in this snapshot.") from None
+        return playbook_response([result], snapshot=snapshot, suffix="-guest")
+
+
 class RuleListView(APIView):
-    @extend_schema(responses=RuleSerializer(many=True))
+    @extend_schema(
+        summary="The rule catalogue, the rules affecting the most hosts first",
+        responses=RuleSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
-        specs = sorted(load_rules().values(), key=lambda s: s.id)
-        return Response([RuleSerializer.from_spec(s) for s in specs])
+        counts = fleetview.affected_counts(_visible(request))
+        specs = sorted(load_rules().values(), key=lambda s: (-counts.get(s.id, 0), s.id))
+        return Response(
+            [{**RuleSerializer.from_spec(s), "hosts_affected": counts.get(s.id, 0)} for s in specs]
+        )
 
 
 class RuleDetailView(APIView):
-    @extend_schema(responses=RuleSerializer)
+    @extend_schema(
+        summary="One rule with every affected host, weekly counts and acknowledgements",
+        responses=RuleDetailSerializer,
+    )
     def get(self, request: Request, rule_id: str) -> Response:
         spec = load_rules().get(rule_id)
         if spec is None:
             raise NotFound("No such rule.")
-        return Response(RuleSerializer.from_spec(spec))
+        data = RuleDetailSerializer.build(spec, visible=_visible(request), user=request.user, request=request)
+        return Response(data)
+
+
+class SnapshotAcknowledgeView(APIView):
+    @extend_schema(
+        summary="Acknowledge one finding of the snapshot for its host or its cluster",
+        request=AcknowledgeSerializer,
+        responses={201: AcknowledgementSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        body = AcknowledgeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            ack = services.acknowledge(user=request.user, snapshot=snapshot, **body.validated_data)
+        except services.AcknowledgementRejected as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(AcknowledgementSerializer(ack).data, status=status.HTTP_201_CREATED)
+
+
+class AcknowledgementRevokeView(APIView):
+    @extend_schema(summary="Withdraw an acknowledgement", request=None, responses=AcknowledgementSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        ack = services.visible_acknowledgement(request.user, pk)
+        if ack is None:
+            raise NotFound("No such acknowledgement.")
+        services.revoke_acknowledgement(user=request.user, acknowledgement=ack)
+        return Response(AcknowledgementSerializer(ack).data)
+
+
+class SnapshotTicketView(APIView):
+    @extend_schema(
+        summary="Link the snapshot to an external ticket",
+        request=TicketSerializer,
+        responses={201: TicketSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        snapshot = get_visible_snapshot(request, pk)
+        try:
+            ticket = services.add_ticket(
+                user=request.user,
+                snapshot=snapshot,
+                key=str(request.data.get("key") or ""),
+                url=str(request.data.get("url") or ""),
+            )
+        except services.TicketRejected as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(TicketSerializer(ticket).data, status=status.HTTP_201_CREATED)

@@ -13,6 +13,8 @@ Nothing here writes to the database.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -20,15 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
-from django.db.models.fields.json import KT
 from django.utils.translation import gettext_lazy as _
 
-from collectors.facts import HostFacts, SnapshotFacts, from_dict
+from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
+from collectors.facts import HostFacts, SnapshotFacts
 from triage.models import Snapshot
 from triage.rules import Finding, load_all
 from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
-from triage.rules.memory import static_hugepages
-from triage.services import MAX_CLUSTER_HOSTS, host_key, unique_labels
+from triage.services import MAX_CLUSTER_HOSTS, host_key, hostname_expression, unique_labels
 
 # A numeric cell differs when it is this many times above or below the
 # column's median: memory per node (a NUMA-off host shows both sockets'
@@ -90,44 +91,6 @@ class Matrix:
 # ------------------------------------------------------------------ reading facts
 
 
-def _gib(kb: float) -> float:
-    return round(kb / 1024 / 1024, 1)
-
-
-def _node_totals_kb(host: HostFacts) -> list[int]:
-    if not host.numa:
-        return []
-    return [
-        total for _id, node in sorted(host.numa.nodes.items()) if (total := node.mem_total_kb()) is not None
-    ]
-
-
-def _memory_per_node(host: HostFacts) -> tuple[str, float | None]:
-    totals = _node_totals_kb(host)
-    if not totals:
-        return "—", None
-    shown = sorted({f"{_gib(t):g}" for t in totals})
-    return " / ".join(shown) + " GiB", _gib(statistics.median(totals))
-
-
-def _page_cache_share(host: HostFacts) -> tuple[str, float | None]:
-    """The largest share of a node's memory held by page cache (FilePages):
-    seed 001's slow hosts had it on the node STREAM allocated from."""
-    shares = []
-    if host.numa:
-        for node_id, node in sorted(host.numa.nodes.items()):
-            total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
-            if total and cache is not None:
-                shares.append((100.0 * cache / total, node_id))
-    if shares:
-        share, node_id = max(shares)
-        return f"{share:.0f}% (node {node_id})", share
-    if host.meminfo and host.meminfo.values.get("MemTotal") and "Cached" in host.meminfo.values:
-        share = 100.0 * host.meminfo.values["Cached"] / host.meminfo.values["MemTotal"]
-        return f"{share:.0f}%", share
-    return "—", None
-
-
 def _setting(value: Any) -> tuple[str, str | None]:
     if value is None or value == "":
         return "—", None
@@ -135,24 +98,24 @@ def _setting(value: Any) -> tuple[str, str | None]:
     return text, text
 
 
-SETTINGS: list[tuple[Column, Callable[[HostFacts], Any]]] = [
-    (Column("numa_nodes", _("NUMA nodes")), lambda h: h.numa_node_count()),
-    (Column("zone_reclaim_mode", "vm.zone_reclaim_mode"), lambda h: h.sysctl_value("vm.zone_reclaim_mode")),
-    (Column("numa_balancing", "kernel.numa_balancing"), lambda h: h.sysctl_value("kernel.numa_balancing")),
-    (Column("thp", _("THP")), lambda h: h.hugepages.thp_enabled if h.hugepages else None),
-    (Column("hugepages", _("Static huge pages")), lambda h: static_hugepages(h)[0]),
-    (Column("kernel", _("Kernel")), lambda h: h.kernel.release if h.kernel else None),
-    (Column("cpu_model", _("CPU model")), lambda h: h.cpu.model_name if h.cpu else None),
+# Setting columns: compared with the most common value; the values are those
+# of the hosts' fleet profiles (``collectors.derived.fleet``).
+SETTINGS: list[Column] = [
+    Column("numa_nodes", _("NUMA nodes")),
+    Column("zone_reclaim_mode", "vm.zone_reclaim_mode"),
+    Column("numa_balancing", "kernel.numa_balancing"),
+    Column("thp", _("THP")),
+    Column("hugepages", _("Static huge pages")),
+    Column("kernel", _("Kernel")),
+    Column("cpu_model", _("CPU model")),
 ]
-MEASURES: list[tuple[Column, Callable[[HostFacts], tuple[str, float | None]], Callable]] = [
+MEASURES: list[tuple[Column, Callable]] = [
     (
         Column("memory_per_node", _("Memory per node"), kind="measure", unit="GiB"),
-        _memory_per_node,
         lambda v, ref: spread(v, ref) >= MEMORY_RATIO if min(v, ref) > 0 else v != ref,
     ),
     (
         Column("page_cache_share", _("Page cache share"), kind="measure", unit="%"),
-        _page_cache_share,
         lambda v, ref: abs(v - ref) >= PAGE_CACHE_POINTS,
     ),
 ]
@@ -170,10 +133,10 @@ ORDER = (
 )
 
 
-def _benchmarks(host: HostFacts) -> dict[tuple[str, str, str], float]:
+def _benchmarks(profile: FleetProfile) -> dict[tuple[str, str, str], float]:
     """(kind, name, unit) -> the host's first result (as the fleet rule counts it)."""
     out: dict[tuple[str, str, str], float] = {}
-    for b in host.benchmarks:
+    for b in profile.benchmarks:
         out.setdefault((b.kind.lower(), b.name, b.unit), b.value)
     return out
 
@@ -218,18 +181,21 @@ def _mark_measures(cells: list[Cell], differs: Callable[[float, float], bool], u
     return reference
 
 
-def compare(hosts: list[HostFacts]) -> Matrix:
+def compare(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> Matrix:
     """The comparison matrix of ``hosts`` (rows in the order given): one column
-    per key fact and per benchmark any host reports."""
+    per key fact and per benchmark any host reports. ``profiles`` are the
+    hosts' stored fleet profiles (derived from ``hosts`` when not given)."""
+    if profiles is None:
+        profiles = [fleet_profile(h) for h in hosts]
     columns: dict[str, Column] = {}
     cells: dict[str, list[Cell]] = {}
-    for column, get in SETTINGS:
+    for column in SETTINGS:
         columns[column.key] = column
-        cells[column.key] = [Cell(*_setting(get(h))) for h in hosts]
-    for column, get, _differs in MEASURES:
+        cells[column.key] = [Cell(*_setting(p.settings.get(column.key))) for p in profiles]
+    for column, _differs in MEASURES:
         columns[column.key] = column
-        cells[column.key] = [Cell(*get(h)) for h in hosts]
-    per_host = [_benchmarks(h) for h in hosts]
+        cells[column.key] = [Cell(*(p.measures.get(column.key) or ("—", None))) for p in profiles]
+    per_host = [_benchmarks(p) for p in profiles]
     # in the order the tools print them (STREAM: Copy, Scale, Add, Triad)
     bench_keys = list(dict.fromkeys(k for b in per_host for k in b))
     for kind, name, unit in bench_keys:
@@ -245,7 +211,7 @@ def compare(hosts: list[HostFacts]) -> Matrix:
         if column.kind == "setting":
             references[key] = _mark_settings(cells[key])
         else:
-            measure = next((d for c, _g, d in MEASURES if c.key == key), _ratio_differs)
+            measure = next((d for c, d in MEASURES if c.key == key), _ratio_differs)
             references[key] = _mark_measures(cells[key], measure, column.unit)
 
     order = [k for k in ORDER if k in columns] + [k for k in columns if k not in ORDER]
@@ -295,16 +261,40 @@ class ClusterView:
     fleet_findings: list[Finding]
 
 
-def fleet_findings(hosts: list[HostFacts]) -> list[Finding]:
+def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[Finding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
-    each snapshot's own report)."""
+    each snapshot's own report); ``profiles``: their stored fleet profiles."""
     from triage import engine
 
-    fleet = {rule_id: spec for rule_id, spec in load_all().items() if rule_id.startswith("fleet.")}
-    return engine.analyze(SnapshotFacts(hosts=hosts), rules=fleet).findings
+    fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine.is_fleet_rule(rule_id)}
+    stored = {h.label: p for h, p in zip(hosts, profiles, strict=True)} if profiles is not None else {}
+    return engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles=stored), rules=fleet).findings
+
+
+@contextlib.contextmanager
+def _no_gc_pauses():
+    """Building the matrix of thousands of hosts allocates hundreds of
+    thousands of small objects that all live until the page is rendered; the
+    cyclic collector would walk the whole process heap again and again (about
+    a third of the page's time at 2,000 hosts). Reference counting still frees
+    everything; the collector runs again afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
+    """The comparison of cluster ``name`` among the ``visible`` snapshots (see
+    ``_load_cluster``)."""
+    with _no_gc_pauses():
+        return _load_cluster(visible, name)
+
+
+def _load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     """The comparison of cluster ``name`` among the ``visible`` snapshots
     (``services.visible_snapshots(user)``: a team never sees another team's
     hosts), or None when the user sees no snapshot of it.
@@ -316,15 +306,16 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     of that day. Re-running the two fleet rules over the stored facts of exactly
     the hosts in the matrix keeps findings and matrix about the same machines,
     never names a host this user cannot open, and follows the current engine.
-    It is cheap: stored facts are rebuilt with ``from_dict`` (no upload is
-    parsed again) and only the fleet rules run.
+    It is cheap: each host is rebuilt from its stored fleet summary
+    (``Snapshot.fleet_host``; no upload is parsed again) and only the fleet
+    rules run, so a cluster of thousands of hosts renders in about a second.
     """
     # Only the hostname of every member is read here; the full facts only of
     # the snapshots compared (a cluster keeps every before/after snapshot).
     members = list(
         visible.filter(cluster=name)
-        .defer("facts", "skipped", "similar_cases", "errors")
-        .annotate(facts_hostname=KT("facts__hostname"))
+        .only("pk", "label", "original_filename", "status", "cluster", "created_at", "owner", "team")
+        .annotate(facts_hostname=hostname_expression())
         .order_by("-created_at", "-pk")
     )
     if not members:
@@ -340,19 +331,32 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
         elif len(newest) < MAX_CLUSTER_HOSTS:  # the cluster analysis's limit too
             newest[host_key(snap)] = snap
     compared = sorted(newest.values(), key=lambda s: (s.host_label, s.pk))
-    facts = dict(Snapshot.objects.filter(pk__in=[s.pk for s in compared]).values_list("pk", "facts"))
+    profiles = {
+        pk: profile_from_json(data)
+        for pk, data in Snapshot.objects.filter(pk__in=[s.pk for s in compared])
+        .exclude(fleet_facts={})
+        .values_list("pk", "fleet_facts")
+    }
+    # analysed before fleet profiles were stored: derived from their stored facts
+    for row in Snapshot.objects.filter(pk__in=[s.pk for s in compared if s.pk not in profiles]).only(
+        "pk", "label", "original_filename", "cluster", "facts"
+    ):
+        profiles[row.pk] = row.fleet_profile()
     labels = unique_labels(compared)
-    hosts = []
+    hosts, ordered = [], []
     for snap in compared:
-        host = from_dict(HostFacts, facts.get(snap.pk) or {})
-        host.label, host.cluster = labels[snap.pk], name
+        profile = profiles.get(snap.pk) or FleetProfile()
+        profile.label = labels[snap.pk]
+        host = profile_host(profile)
+        host.cluster = name
         hosts.append(host)
+        ordered.append(profile)
     return ClusterView(
         name=name,
         snapshots=compared,
         pending=pending,
         superseded=superseded,
         hosts=hosts,
-        matrix=compare(hosts),
-        fleet_findings=fleet_findings(hosts),
+        matrix=compare(hosts, ordered),
+        fleet_findings=fleet_findings(hosts, ordered),
     )

@@ -23,7 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
-from triage.rules import SEVERITIES, Finding, RuleContext, RuleSpec, host_domains, host_name, load_all
+from triage.rules import (
+    SEVERITIES,
+    Evidence,
+    Finding,
+    RuleContext,
+    RuleSpec,
+    host_domains,
+    host_name,
+    load_all,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +93,10 @@ FACT_CHECKS: dict[str, Callable[[SnapshotFacts], bool]] = {
     "guest": lambda snap: bool(snap.guests()),
     # all hosts of a snapshot are one cluster once it holds two physical hosts
     "cluster": lambda snap: len(snap.physical_hosts()) >= 2,
+    # members known by their fleet profile carry their results there
+    "benchmarks": lambda snap: (
+        any(h.benchmarks for h in snap.hosts) or any(p.benchmarks for p in snap.fleet_profiles.values())
+    ),
 }
 
 
@@ -386,16 +399,25 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
     """Run ``rules`` (default: the whole registry) over ``snapshot``."""
     registry = rules if rules is not None else load_all()
     ctx = RuleContext(snapshot=snapshot)
+    # Hosts present for the fleet rules only (the other members of a large
+    # cluster, rebuilt from their stored summaries): every other rule, and the
+    # not-checked list, see the hosts analysed in full.
+    local = ctx
+    fleet_only = snapshot.fleet_only
+    if fleet_only:
+        full = [h for h in snapshot.hosts if h.label not in fleet_only]
+        local = RuleContext(snapshot=SnapshotFacts(hosts=full))
     result = AnalysisResult()
     for rule_id in sorted(registry):
         spec = registry[rule_id]
+        rule_ctx = ctx if is_fleet_rule(rule_id) else local
         try:
-            missing = missing_facts(spec, snapshot)
+            missing = missing_facts(spec, rule_ctx.snapshot)
             if missing:
                 joiner = " or " if spec.requires_mode == "any" else ", "
                 result.skipped.append((rule_id, "missing " + joiner.join(missing)))
                 continue
-            found = list(spec.func(ctx) or ())
+            found = list(spec.func(rule_ctx) or ())
         except Exception as exc:  # a broken rule must not lose the other findings
             logger.exception("rule %s failed", rule_id)
             result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
@@ -407,8 +429,25 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         finding.impact = impact_of(finding)
     # largest impact first; ties keep a stable (rule, host) order
     result.findings.sort(key=lambda f: (-f.impact, f.rule, f.host))
-    result.not_checked = not_checked_for(registry, ctx, result.findings)
+    if local is ctx:
+        result.not_checked = not_checked_for(registry, ctx, result.findings)
+    else:
+        fleet = {k: v for k, v in registry.items() if is_fleet_rule(k)}
+        others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
+        both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
+        result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
     return result
+
+
+def is_fleet_rule(rule_id: str) -> bool:
+    """Fleet rules compare the hosts of a cluster with each other."""
+    return rule_id.startswith("fleet.")
+
+
+def evidence_to_dict(e: Evidence) -> dict[str, Any]:
+    """One evidence item as the API, ``analyze --json`` and the stored
+    findings carry it."""
+    return {"fact": e.fact, "value": to_dict(e.value), "artifact": e.artifact, "line": e.line, "host": e.host}
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
@@ -419,16 +458,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "title_zh": finding.title_zh,
         "explanation": finding.explanation,
         "explanation_zh": finding.explanation_zh,
-        "evidence": [
-            {
-                "fact": e.fact,
-                "value": to_dict(e.value),
-                "artifact": e.artifact,
-                "line": e.line,
-                "host": e.host,
-            }
-            for e in finding.evidence
-        ],
+        "evidence": [evidence_to_dict(e) for e in finding.evidence],
         "measures": list(finding.measures),
         "host": finding.host,
         "impact": finding.impact,

@@ -116,7 +116,7 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     """Load, analyse and score one snapshot directory, as ``manage.py analyze`` would."""
     from collectors.archive import load_snapshot
     from triage.engine import analyze
-    from triage.rules import SEVERITIES
+    from triage.severity import SEVERITIES
 
     expected = load_expectation(directory / EXPECTED)
     inputs = snapshot_inputs(directory)

@@ -62,6 +62,7 @@ class SnapshotFilterForm(forms.Form):
     )
     cluster = forms.CharField(label=_("Cluster"), required=False, max_length=200)
     rule = forms.CharField(label=_("Rule"), required=False, max_length=100)
+    ticket = forms.CharField(label=_("Ticket"), required=False, max_length=64)
 
 
 class AddArtifactForm(forms.Form):
@@ -82,3 +83,31 @@ class AddArtifactForm(forms.Form):
         if not cleaned.get("file") and not (cleaned.get("output") or "").strip():
             raise forms.ValidationError(_("Paste the output or choose a file."))
         return cleaned
+
+
+class AcknowledgeForm(forms.Form):
+    """Acknowledge one finding of a report for its host or its cluster."""
+
+    SCOPES = [("host", _("this host")), ("cluster", _("every host of the cluster"))]
+
+    rule = forms.CharField(max_length=100, widget=forms.HiddenInput)
+    scope = forms.ChoiceField(label=_("For"), choices=SCOPES, initial="host", widget=forms.RadioSelect)
+    reason = forms.CharField(label=_("Reason"), max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    expires = forms.DateField(
+        label=_("Until (optional)"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+
+class TicketForm(forms.Form):
+    """An external ticket reference: its key and, optionally, its address."""
+
+    key = forms.CharField(
+        label=_("Ticket"), max_length=64, widget=forms.TextInput(attrs={"placeholder": "OPS-123"})
+    )
+    url = forms.URLField(
+        label=_("Address"),
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        widget=forms.URLInput(attrs={"placeholder": "https://jira.example.com/browse/OPS-123"}),
+    )

@@ -14,6 +14,8 @@ from django.db import models
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from triage.severity import SEVERITIES
+
 
 class Snapshot(models.Model):
     class Kind(models.TextChoices):
@@ -64,6 +66,10 @@ class Snapshot(models.Model):
     # rule IDs evaluated, and [{rule, reason, reason_zh, commands, host}] that could not be
     checked = models.JSONField(default=list, blank=True)
     not_checked = models.JSONField(default=list, blank=True)
+    # collectors.derived.fleet.FleetProfile of the host: what the fleet rules,
+    # the cluster page and the guest/host pairing read of it when it is another
+    # member of a cluster being analysed
+    fleet_facts = models.JSONField(default=dict, blank=True)
     # further hosts of the same upload (a paste that ssh-es from a host to its
     # guest): HostFacts dicts like ``facts``
     extra_hosts = models.JSONField(default=list, blank=True)
@@ -77,13 +83,21 @@ class Snapshot(models.Model):
     # ``analyzing`` snapshot only once its lease has expired (worker gone).
     lease_owner = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Which host this is (``triage.services.host_key``: the hostname, else the
+    # label), stored when the analysis finishes so that "the newest snapshot
+    # of every host" is one indexed query over a fleet (rule pages,
+    # acknowledgements) instead of a read of every snapshot's facts.
+    host_key = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["owner", "sha256"], name="snapshot_unique_owner_sha256"),
         ]
-        indexes = [models.Index(fields=["status", "queued_at"], name="snapshot_status_queued")]
+        indexes = [
+            models.Index(fields=["status", "queued_at"], name="snapshot_status_queued"),
+            models.Index(fields=["host_key", "team", "created_at"], name="snapshot_host_newest"),
+        ]
 
     # What lists show of a snapshot (the snapshot list, the dashboard, the
     # wizard's tables and pickers): ``.only(*SUMMARY_FIELDS)`` keeps the facts
@@ -129,6 +143,38 @@ class Snapshot(models.Model):
         if self.queued_at and self.finished_at:
             return (self.finished_at - self.queued_at).total_seconds()
         return None
+
+    def host_facts(self):
+        """The snapshot's host as its analysis stored it (typed ``HostFacts``,
+        labelled as the analysis labels it); the upload is never parsed again
+        after its analysis, except by ``reanalyze``."""
+        from collectors.facts import HostFacts, from_dict
+
+        host = from_dict(HostFacts, self.facts or {})
+        host.label = self.host_label
+        if self.cluster and not host.cluster:
+            host.cluster = self.cluster
+        return host
+
+    def extra_host_facts(self) -> list:
+        """The further hosts of the same upload (a guest reached by ssh), typed."""
+        from collectors.facts import HostFacts, from_dict
+
+        return [from_dict(HostFacts, data) for data in self.extra_hosts or [] if isinstance(data, dict)]
+
+    def fleet_profile(self):
+        """The host as the fleet rules and the cluster page compare it
+        (``FleetProfile``, labelled as ``host_facts``): its stored profile,
+        else (analysed before profiles were stored) derived from its stored
+        facts."""
+        from collectors.derived.fleet import fleet_profile, profile_from_json
+
+        if self.fleet_facts:
+            profile = profile_from_json(self.fleet_facts)
+        else:
+            profile = fleet_profile(self.host_facts())
+        profile.label = self.host_label
+        return profile
 
     def current_findings(self):
         """Findings of the engine version that last analysed this snapshot."""
@@ -178,7 +224,7 @@ class Finding(models.Model):
     impact = models.FloatField(default=0)
     engine_version = models.CharField(max_length=32)
 
-    SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+    SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
     class Meta:
         ordering = ["snapshot", "id"]
@@ -209,3 +255,87 @@ class Finding(models.Model):
     def localized_explanation(self, language: str | None = None) -> str:
         lang = (language or get_language() or "en").lower()
         return self.explanation_zh if lang.startswith("zh") and self.explanation_zh else self.explanation
+
+
+class Acknowledgement(models.Model):
+    """ "We know, and accept it": one rule's finding acknowledged for one host
+    (``host``, a :attr:`Snapshot.host_key`) or for every host of a cluster,
+    within the team (or, for team-less snapshots, the owner) whose snapshots
+    it applies to. Acknowledged findings are folded away, never deleted; an
+    acknowledgement ends when it expires or is withdrawn (``revoked_at``) and
+    its rows stay as the record. Every change is an audit trail entry
+    (``troubleshoot.AuditEntry.acknowledgement``)."""
+
+    rule = models.CharField(_("rule"), max_length=100, db_index=True)
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.CASCADE, null=True, blank=True, related_name="acknowledgements"
+    )
+    # the scope of a team-less acknowledgement: that owner's snapshots
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    host = models.CharField(_("host"), max_length=200, blank=True)
+    cluster = models.CharField(_("cluster"), max_length=200, blank=True)
+    reason = models.TextField(_("reason"))
+    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # the snapshot it was made on, for the rule page's link
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(host="") & ~models.Q(cluster=""))
+                | (~models.Q(host="") & models.Q(cluster="")),
+                name="acknowledgement_host_xor_cluster",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule} @ {self.host or self.cluster}"
+
+    @property
+    def scope_label(self) -> str:
+        return self.host or self.cluster
+
+    def is_active(self, now=None) -> bool:
+        from django.utils import timezone
+
+        now = now or timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class TicketRef(models.Model):
+    """An external ticket (a Jira issue, a ServiceNow incident...) a snapshot or
+    a troubleshooting session belongs to: its key and URL, shown as a link and
+    searchable on the snapshot and session lists."""
+
+    key = models.CharField(_("ticket"), max_length=64, db_index=True)
+    url = models.URLField(_("URL"), max_length=500, blank=True)
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.CASCADE, null=True, blank=True, related_name="tickets"
+    )
+    session = models.ForeignKey(
+        "troubleshoot.Session", on_delete=models.CASCADE, null=True, blank=True, related_name="tickets"
+    )
+    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["key", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(snapshot__isnull=False, session__isnull=True)
+                | models.Q(snapshot__isnull=True, session__isnull=False),
+                name="ticketref_one_owner",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key

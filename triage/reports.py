@@ -21,6 +21,7 @@ when the catalogue has not been compiled.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
@@ -70,6 +71,20 @@ LABELS: dict[str, dict[str, str]] = {
         "critical": "CRITICAL",
         "warning": "WARNING",
         "info": "INFO",
+        "answer": "Answer",
+        "best_case": "Best matching case",
+        "sounds_case": "Sounds like this known case",
+        "cause": "Cause",
+        "fixed": "What fixed it",
+        "effect": "Measured effect",
+        "why": "Why it matched",
+        "shared_terms": "shared terms",
+        "sounds_like": "Cases that sound like this",
+        "sounds_like_help": "No rule matched this text; these cases are compared by its words only.",
+        "start_session": "Start troubleshooting session",
+        "acknowledged": "Acknowledged",
+        "until": "until",
+        "ticket": "Ticket",
     },
     "zh": {
         "title": "快照分析报告",
@@ -111,6 +126,20 @@ LABELS: dict[str, dict[str, str]] = {
         "critical": "严重",
         "warning": "警告",
         "info": "提示",
+        "answer": "结论",
+        "best_case": "最匹配的案例",
+        "sounds_case": "听起来像这个已知案例",
+        "cause": "原因",
+        "fixed": "解决措施",
+        "effect": "实测效果",
+        "why": "匹配原因",
+        "shared_terms": "共同的词语",
+        "sounds_like": "描述相似的案例",
+        "sounds_like_help": "没有规则匹配这段文字；以下案例仅按其用词比较。",
+        "start_session": "开始排障会话",
+        "acknowledged": "已确认（不再提示）",
+        "until": "有效期至",
+        "ticket": "工单",
     },
 }
 STATUS_ZH = {"queued": "排队中", "analyzing": "分析中", "done": "已完成", "failed": "失败"}
@@ -162,6 +191,104 @@ def _value(value: Any) -> str:
     return str(value)
 
 
+class Markdown:
+    """How a report's structure is written in Markdown (``report.md``).
+    :class:`JiraWiki` writes the same structure in Jira wiki markup: the
+    renderers below only ever call these methods, so both formats carry the
+    same content."""
+
+    name = "markdown"
+    content_type = "text/markdown; charset=utf-8"
+    extension = "md"
+
+    inline = staticmethod(_md_inline)
+    code = staticmethod(_code)
+    command = staticmethod(_command)
+
+    def heading(self, level: int, text: str) -> str:
+        return f"{'#' * level} {text}"
+
+    def bullet(self, text: str, depth: int = 1) -> str:
+        return f"{'  ' * (depth - 1)}- {text}"
+
+    def bold(self, text: str) -> str:
+        return f"**{text}**"
+
+    def italic(self, text: str) -> str:
+        return f"*{text}*"
+
+    def quote(self, text: str, depth: int = 1) -> str:
+        return f"{'  ' * (depth - 1)}> {text}"
+
+    def paragraph(self, text: str) -> str:
+        """A block of free text (an explanation): kept as written."""
+        return text.strip()
+
+    def table(self, rows: list[tuple[str, str]]) -> list[str]:
+        """A two-column name/value table (cells already inline-safe)."""
+        return ["| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
+
+    def link(self, text: str, url: str) -> str:
+        return url if text == url else f"[{text}]({url})"
+
+    def fold(self, summary: str, body: list[str]) -> list[str]:
+        return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+_JIRA_SPECIAL = re.compile(r"([\\{}\[\]|*_^~!+?#-])")
+
+
+class JiraWiki(Markdown):
+    """Jira wiki markup (Jira Server/Data Center, and Cloud's wiki renderer)."""
+
+    name = "jira"
+    content_type = "text/plain; charset=utf-8"
+    extension = "jira"
+
+    @staticmethod
+    def inline(text: Any) -> str:
+        s = "" if text is None else str(text)
+        s = s.replace("\r", " ").replace("\n", " ").strip()
+        return _JIRA_SPECIAL.sub(r"\\\1", s)
+
+    def code(self, text: Any) -> str:
+        s = self.inline(text)
+        return f"{{{{{s}}}}}" if s else "—"
+
+    def command(self, text: Any) -> str:
+        return self.code(" ".join(str(text or "").split("\n")))
+
+    def heading(self, level: int, text: str) -> str:
+        return f"h{level}. {text}"
+
+    def bullet(self, text: str, depth: int = 1) -> str:
+        return f"{'*' * depth} {text}"
+
+    def bold(self, text: str) -> str:
+        return f"*{text}*"
+
+    def italic(self, text: str) -> str:
+        return f"_{text}_"
+
+    def quote(self, text: str, depth: int = 1) -> str:
+        return f"bq. {text}"
+
+    def paragraph(self, text: str) -> str:
+        return "\n".join(self.inline(line) for line in text.strip().splitlines())
+
+    def table(self, rows: list[tuple[str, str]]) -> list[str]:
+        return [f"|| {name} | {value} |" for name, value in rows]
+
+    def link(self, text: str, url: str) -> str:
+        return f"[{url}]" if text == url else f"[{text}|{url}]"
+
+    def fold(self, summary: str, body: list[str]) -> list[str]:
+        return [f"{{panel:title={summary}}}", *body, "{panel}"]
+
+
+MARKUPS = {"markdown": Markdown(), "jira": JiraWiki()}
+
+
 def facts_summary(facts: dict) -> dict[str, Any]:
     """The few facts a reader of a ticket wants first, from the stored facts JSON."""
     facts = facts or {}
@@ -192,35 +319,115 @@ def _measure_titles(slugs: set[str], lang: str) -> dict[str, str]:
     return {m.slug: m.title_for(lang) for m in Measure.objects.filter(slug__in=slugs)}
 
 
+def _link_text(w: Markdown, text: Any) -> str:
+    """Inline text that cannot close a link's brackets (Markdown or Jira)."""
+    return w.inline(text).replace("[", "(").replace("]", ")")
+
+
+def _link(w: Markdown, text: str, path: str, base_url: str) -> str:
+    """``text`` linked to the absolute URL when the report has a base URL, else the text."""
+    return w.link(text, f"{base_url.rstrip('/')}{path}") if base_url and path else text
+
+
+def _measure(w: Markdown, slug: str, title: str | None, base_url: str) -> str:
+    """A measure as the report names it everywhere: its title (linked to the
+    catalogue page), then its slug as code for those who search by it."""
+    path = ""
+    with contextlib.suppress(NoReverseMatch):
+        path = reverse("kb:measure_detail", args=[slug])
+    name = _link(w, _link_text(w, title or slug), path, base_url)
+    return f"{name} ({w.code(slug)})" if title else w.code(slug)
+
+
+def _answer_markdown(
+    w: Markdown, snapshot: Snapshot, findings, t: dict[str, str], lang: str, base_url: str, add
+) -> None:
+    """The report's header: the best matching case (or the case the text
+    sounds like), its cause, the measures that fixed it, their measured effect
+    and why it matched; the ticket's reader sees the answer first."""
+    from kb.similarity import case_digest
+
+    zh = lang == "zh"
+    cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict) and c.get("slug")]
+    sounds = False
+    if not cases and not any(f.severity in QUALIFYING_SEVERITIES for f in findings):
+        from triage.services import sounds_like_cases
+
+        cases, sounds = sounds_like_cases(snapshot, language=lang), True
+    match = cases[0] if cases else None
+    digest = case_digest(match["slug"], lang) if match else None
+    if digest is None:
+        return
+    case = digest["case"]
+    add(w.heading(2, t["answer"]))
+    add("")
+    title = _link(w, _link_text(w, case.title), case.get_absolute_url(), base_url)
+    label = t["sounds_case"] if sounds else t["best_case"]
+    add(f"{w.bold(label)}: {title} ({t['score']} {format_score(match.get('score'))})")
+    add("")
+    if case.cause:
+        add(w.bullet(f"{t['cause']}: {w.inline(case.cause)}"))
+    if digest["fixed"]:
+        names = [
+            _measure(w, s["measure"].slug, s["measure"].title_for(lang), base_url) for s in digest["fixed"]
+        ]
+        add(w.bullet(f"{t['fixed']}: " + "; ".join(names)))
+    for m in digest["metrics"]:
+        change = f" ({m['change']:+d} %)" if m["change"] is not None else ""
+        before, after = (f"{v:g}" if isinstance(v, float) else _value(v) for v in (m["before"], m["after"]))
+        add(
+            w.bullet(
+                f"{t['effect']}: {w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}"
+            )
+        )
+    if sounds:
+        terms = ", ".join(w.code(x) for x in match.get("shared_terms") or [])
+        add(w.bullet(f"{t['why']}: {t['shared_terms']}: {terms}"))
+    elif match.get("contributions"):
+        add(w.bullet(f"{t['why']}: {w.inline(explain(match, 'zh-hans' if zh else 'en'))}"))
+    add("")
+
+
 def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str = "") -> str:
     """The whole report as Markdown text in ``language`` (``en`` or ``zh``).
     ``base_url`` (scheme and host) makes the links absolute for the ticket."""
-    lang = report_language(language)
-    t = LABELS[lang]
-    zh = lang == "zh"
-    lines: list[str] = []
-    add = lines.append
+    return render_report(snapshot, language=language, base_url=base_url, markup="markdown")
 
-    add(f"# {t['title']}: {_md_inline(snapshot.display_name)}")
+
+def _header(
+    w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, base_url: str, lines: list[str]
+) -> str:
+    """The title, the upload's particulars and the host summary; returns the
+    status as shown."""
+    add = lines.append
+    add(w.heading(1, f"{t['title']}: {w.inline(snapshot.display_name)}"))
     add("")
     status = STATUS_ZH.get(snapshot.status, snapshot.status) if zh else snapshot.status
     kind = KIND_ZH.get(snapshot.kind, snapshot.kind) if zh else str(Snapshot.Kind(snapshot.kind).label)
-    add(f"- {t['status']}: **{status}**")
+    add(w.bullet(f"{t['status']}: {w.bold(status)}"))
     if snapshot.engine_version:
-        add(f"- {t['engine']}: {_md_inline(snapshot.engine_version)}")
-    add(f"- {t['kind']}: {kind}")
+        add(w.bullet(f"{t['engine']}: {w.inline(snapshot.engine_version)}"))
+    add(w.bullet(f"{t['kind']}: {kind}"))
     if snapshot.original_filename:
-        add(f"- {t['file']}: {_code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})")
+        add(w.bullet(f"{t['file']}: {w.code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})"))
     if snapshot.cluster:
-        add(f"- {t['cluster']}: {_code(snapshot.cluster)}")
-    add(f"- {t['uploaded']}: {snapshot.created_at:%Y-%m-%d %H:%M} UTC")
+        add(w.bullet(f"{t['cluster']}: {w.code(snapshot.cluster)}"))
+    add(w.bullet(f"{t['uploaded']}: {snapshot.created_at:%Y-%m-%d %H:%M} UTC"))
     if base_url:
-        add(f"- {t['link']}: {base_url.rstrip('/')}{snapshot.get_absolute_url()}")
+        url = f"{base_url.rstrip('/')}{snapshot.get_absolute_url()}"
+        add(w.bullet(f"{t['link']}: {w.link(url, url)}"))
+    for ticket in snapshot.tickets.all() if snapshot.pk else ():
+        add(
+            w.bullet(
+                f"{t['ticket']}: "
+                + (w.link(w.inline(ticket.key), ticket.url) if ticket.url else w.inline(ticket.key))
+            )
+        )
     add("")
 
     summary = facts_summary(snapshot.facts)
     if snapshot.status == Snapshot.Status.DONE and any(v for v in summary.values()):
-        add(f"## {t['summary']}")
+        add(w.heading(2, t["summary"]))
         add("")
         rows = [
             (t["host"], summary["hostname"]),
@@ -231,103 +438,179 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
             (t["kernel"], " · ".join(str(x) for x in (summary["kernel"], summary["os"]) if x)),
             (t["database"], summary["database"]),
         ]
-        add("| | |")
-        add("|---|---|")
-        for name, value in rows:
-            if value not in (None, ""):
-                add(f"| {name} | {_md_inline(value)} |")
+        lines.extend(w.table([(name, w.inline(value)) for name, value in rows if value not in (None, "")]))
         add("")
+
+    return status
+
+
+def _acknowledged(w: Markdown, acknowledged: list, t: dict[str, str], lang: str, add) -> None:
+    """Acknowledged findings: folded to one line each, with who, why and until when."""
+    if not acknowledged:
+        return
+    add(w.heading(2, f"{t['acknowledged']} ({len(acknowledged)})"))
+    add("")
+    for f, ack in acknowledged:
+        until = f", {t['until']} {ack.expires_at:%Y-%m-%d}" if ack.expires_at else ""
+        scope = f"{t['cluster']} {w.code(ack.cluster)}" if ack.cluster else f"{t['host']} {w.code(ack.host)}"
+        severity = t.get(f.severity, f.severity.upper())
+        add(w.bullet(f"[{severity}] {w.code(f.rule)} — {w.inline(f.localized_title(lang))}"))
+        add(
+            w.bullet(
+                f"{scope} · {w.inline(ack.created_by.get_username())} {ack.created_at:%Y-%m-%d}{until}: "
+                f"{w.inline(ack.reason)}",
+                2,
+            )
+        )
+    add("")
+
+
+def render_report(
+    snapshot: Snapshot, *, language: str = "en", base_url: str = "", markup: str = "markdown"
+) -> str:
+    """The whole report in ``markup`` (``markdown`` or ``jira``)."""
+    w = MARKUPS[markup]
+    lang = report_language(language)
+    t = LABELS[lang]
+    zh = lang == "zh"
+    lines: list[str] = []
+    add = lines.append
+
+    status = _header(w, snapshot, t, zh, base_url, lines)
 
     if snapshot.status != Snapshot.Status.DONE:
         add(t["not_done"].format(status=status))
         add("")
         if snapshot.last_error:
-            add(f"> {_md_inline(snapshot.last_error)}")
+            add(w.quote(w.inline(snapshot.last_error)))
             add("")
         return "\n".join(lines).rstrip() + "\n"
 
-    findings = Finding.in_report_order(snapshot.current_findings())
-    add(f"## {t['findings']} ({len(findings)})")
+    from triage.fleetview import split_acknowledged
+
+    findings, acknowledged = split_acknowledged(
+        snapshot, Finding.in_report_order(snapshot.current_findings())
+    )
+    _answer_markdown(w, snapshot, findings, t, lang, base_url, add)
+    add(w.heading(2, f"{t['findings']} ({len(findings)})"))
     add("")
     if not findings:
-        add(f"**{t['no_findings']}**")
+        add(w.bold(t["no_findings"]))
         add("")
     elif len(findings) > 1:
-        add(f"**{t['top']}**: " + ", ".join(_code(f.rule) for f in findings[:TOP]))
+        add(f"{w.bold(t['top'])}: " + ", ".join(w.code(f.rule) for f in findings[:TOP]))
         add("")
     titles = _measure_titles({s for f in findings for s in f.measures or []}, lang)
     for f in findings:
-        title = f.localized_title(lang)
-        add(f"### [{t.get(f.severity, f.severity.upper())}] {_code(f.rule)} — {_md_inline(title)}")
-        add("")
-        if f.host:
-            add(f"*{t['host']}: {_md_inline(f.host)}*")
-            add("")
-        explanation = f.localized_explanation(lang)
-        if explanation:
-            add(explanation.strip())
-            add("")
-        evidence = [e for e in f.evidence or [] if isinstance(e, dict)]
-        if evidence:
-            add(f"**{t['evidence']}**")
-            add("")
-            for e in evidence[:MAX_EVIDENCE]:
-                where = _md_inline(e.get("artifact") or "")
-                if e.get("line"):
-                    where += f" ({t['line']} {e['line']})"
-                item = f"- {_code(e.get('fact'))} = {_code(_value(e.get('value')))}"
-                if where:
-                    item += f" — {where}"
-                add(item)
-                hit = next((x for x in e.get("excerpt") or [] if x.get("hit")), None)
-                if hit:
-                    add(f"  > {_md_inline(hit.get('text'))}")
-            if len(evidence) > MAX_EVIDENCE:
-                add(f"- … (+{len(evidence) - MAX_EVIDENCE})")
-            add("")
-        if f.measures:
-            add(f"**{t['measures']}**")
-            add("")
-            for slug in f.measures:
-                name = titles.get(slug)
-                add(f"- {_code(slug)}" + (f" {_md_inline(name)}" if name else ""))
-            add("")
+        _finding(w, f, t, lang, titles, base_url, add)
 
-    _not_checked_markdown(snapshot, t, zh, add)
+    _acknowledged(w, acknowledged, t, lang, add)
 
-    add(f"## {t['similar']}")
+    _not_checked_markdown(w, snapshot, t, zh, add)
+
+    add(w.heading(2, t["similar"]))
     add("")
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
     if not cases:
         serious = any(f.severity in QUALIFYING_SEVERITIES for f in findings)
         add(t["no_similar"] if serious else t["no_known_problem"].format(n=len(snapshot.checked or [])))
         add("")
+        if not serious:
+            _sounds_like_markdown(w, snapshot, t, lang, base_url, add)
     for case in cases:
         title = (case.get("title_zh") if zh else None) or case.get("title") or case.get("slug")
         score_text = format_score(case.get("score"))
-        shared = ", ".join(_code(r) for r in case.get("shared_rules") or []) or "—"
+        shared = ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—"
         link = ""
         if base_url and case.get("slug"):
             with contextlib.suppress(NoReverseMatch):  # a slug the URL conf cannot express: no link
-                link = f" — {base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
-        add(f"- **{_md_inline(title)}** ({_code(case.get('slug'))}, {t['score']} {score_text}){link}")
-        add(f"  - {t['shared']}: {shared}")
+                url = f"{base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
+                link = f" — {w.link(url, url)}"
+        add(
+            w.bullet(
+                f"{w.bold(w.inline(title))} ({w.code(case.get('slug'))}, {t['score']} {score_text}){link}"
+            )
+        )
+        add(w.bullet(f"{t['shared']}: {shared}", 2))
         if case.get("contributions"):
-            add(f"  - {_md_inline(explain(case, 'zh-hans' if zh else 'en'))}")
+            add(w.bullet(w.inline(explain(case, "zh-hans" if zh else "en")), 2))
     if cases:
         add("")
 
     errors = [e for e in snapshot.errors or [] if isinstance(e, dict)]
     if errors:
-        add(f"## {t['errors']} ({len(errors)})")
+        add(w.heading(2, f"{t['errors']} ({len(errors)})"))
         add("")
         for e in errors[:20]:
-            add(f"- {_code(e.get('artifact'))}: {_md_inline(e.get('message'))}")
+            add(w.bullet(f"{w.code(e.get('artifact'))}: {w.inline(e.get('message'))}"))
         add("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _not_checked_markdown(snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
+def _sounds_like_markdown(
+    w: Markdown, snapshot: Snapshot, t: dict[str, str], lang: str, base_url: str, add
+) -> None:
+    from triage.services import sounds_like_cases
+
+    cases = sounds_like_cases(snapshot, language=lang)
+    if not cases:
+        return
+    add(w.heading(3, t["sounds_like"]))
+    add("")
+    add(t["sounds_like_help"])
+    add("")
+    for case in cases:
+        path = ""
+        with contextlib.suppress(NoReverseMatch):
+            path = reverse("kb:case_detail", args=[case["slug"]])
+        title = _link(w, _link_text(w, case.get("title") or case["slug"]), path, base_url)
+        terms = ", ".join(w.code(x) for x in case.get("shared_terms") or [])
+        score = format_score(case.get("score"))
+        add(w.bullet(f"{w.bold(title)} ({t['score']} {score}) — {t['shared_terms']}: {terms}"))
+    add("")
+
+
+def _finding(
+    w: Markdown, f: Finding, t: dict[str, str], lang: str, titles: dict[str, str], base_url: str, add
+) -> None:
+    """One finding: title, host, explanation, evidence (artifact and line) and measures."""
+    title = f.localized_title(lang)
+    add(w.heading(3, f"[{t.get(f.severity, f.severity.upper())}] {w.code(f.rule)} — {w.inline(title)}"))
+    add("")
+    if f.host:
+        add(w.italic(f"{t['host']}: {w.inline(f.host)}"))
+        add("")
+    explanation = f.localized_explanation(lang)
+    if explanation:
+        add(w.paragraph(explanation))
+        add("")
+    evidence = [e for e in f.evidence or [] if isinstance(e, dict)]
+    if evidence:
+        add(w.bold(t["evidence"]))
+        add("")
+        for e in evidence[:MAX_EVIDENCE]:
+            where = w.inline(e.get("artifact") or "")
+            if e.get("line"):
+                where += f" ({t['line']} {e['line']})"
+            item = f"{w.code(e.get('fact'))} = {w.code(_value(e.get('value')))}"
+            if where:
+                item += f" — {where}"
+            add(w.bullet(item))
+            hit = next((x for x in e.get("excerpt") or [] if x.get("hit")), None)
+            if hit:
+                add(w.quote(w.inline(hit.get("text")), 2))
+        if len(evidence) > MAX_EVIDENCE:
+            add(w.bullet(f"… (+{len(evidence) - MAX_EVIDENCE})"))
+        add("")
+    if f.measures:
+        add(w.bold(t["measures"]))
+        add("")
+        for slug in f.measures:
+            add(w.bullet(_measure(w, slug, titles.get(slug), base_url)))
+        add("")
+
+
+def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
     """What could not be checked (with the commands that produce the missing
     evidence) and what was: a report with no finding is never a bare "done"."""
     from triage.rules import load_all
@@ -335,7 +618,7 @@ def _not_checked_markdown(snapshot: Snapshot, t: dict[str, str], zh: bool, add) 
     specs = load_all()
     items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
     if items:
-        add(f"## {t['not_checked']} ({len(items)})")
+        add(w.heading(2, f"{t['not_checked']} ({len(items)})"))
         add("")
         add(t["not_checked_help"])
         add("")
@@ -343,16 +626,14 @@ def _not_checked_markdown(snapshot: Snapshot, t: dict[str, str], zh: bool, add) 
             spec = specs.get(n["rule"])
             title = ((spec.title_zh if zh else "") or spec.title) if spec else ""
             reason = (n.get("reason_zh") if zh else None) or n.get("reason") or ""
-            line = f"- {_code(n['rule'])}" + (f" {_md_inline(title)}" if title else "")
-            add(line + (f": {_md_inline(reason)}" if reason else ""))
+            line = w.code(n["rule"]) + (f" {w.inline(title)}" if title else "")
+            add(w.bullet(line + (f": {w.inline(reason)}" if reason else "")))
             for command in n.get("commands") or []:
-                add(f"  - {_command(command)}")
+                add(w.bullet(w.command(command), 2))
         add("")
     checked = sorted(str(r) for r in snapshot.checked or [])
     if checked:
-        add(f"<details><summary>{t['checked'].format(n=len(checked))}</summary>")
-        add("")
-        add(", ".join(_code(r) for r in checked))
-        add("")
-        add("</details>")
+        lines = w.fold(t["checked"].format(n=len(checked)), [", ".join(w.code(r) for r in checked)])
+        for line in lines:
+            add(line)
         add("")

@@ -14,8 +14,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from triage.models import Finding, Snapshot, SnapshotArtifact
+from triage.fleetview import acknowledgements_for
+from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.reports import facts_summary
+from triage.services import sounds_like_cases
 
 
 class EvidenceSerializer(serializers.Serializer):
@@ -27,16 +29,58 @@ class EvidenceSerializer(serializers.Serializer):
     excerpt = serializers.JSONField(required=False, help_text="[{line, text, hit}] around the cited line")
 
 
+class AcknowledgementSerializer(serializers.ModelSerializer):
+    by = serializers.CharField(source="created_by.username", read_only=True)
+    team = serializers.CharField(source="team.slug", read_only=True, allow_null=True, default=None)
+    revoked_by = serializers.CharField(
+        source="revoked_by.username", read_only=True, allow_null=True, default=None
+    )
+    active = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Acknowledgement
+        fields = [
+            "id", "rule", "host", "cluster", "team", "reason", "expires_at", "by", "created_at",
+            "revoked_at", "revoked_by", "active", "snapshot",
+        ]  # fmt: skip
+
+    def get_active(self, ack: Acknowledgement) -> bool:
+        return ack.is_active()
+
+
+class AcknowledgeSerializer(serializers.Serializer):
+    rule = serializers.CharField(max_length=100)
+    scope = serializers.ChoiceField(choices=["host", "cluster"], default="host")
+    reason = serializers.CharField(max_length=2000)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class TicketSerializer(serializers.ModelSerializer):
+    url = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = TicketRef
+        fields = ["key", "url", "added_at"]
+
+
 class FindingSerializer(serializers.ModelSerializer):
     evidence = serializers.SerializerMethodField()
     measures = serializers.ListField(child=serializers.CharField(), read_only=True)
+    acknowledged = serializers.SerializerMethodField(
+        help_text="the active acknowledgement that folds this finding away, or null"
+    )
 
     class Meta:
         model = Finding
         fields = [
             "rule", "severity", "host", "title", "title_zh", "explanation", "explanation_zh",
-            "evidence", "measures", "impact", "engine_version",
+            "evidence", "measures", "impact", "engine_version", "acknowledged",
         ]  # fmt: skip
+
+    @extend_schema_field(AcknowledgementSerializer(allow_null=True))
+    def get_acknowledged(self, finding: Finding) -> dict | None:
+        ack = (self.context.get("acknowledgements") or {}).get(finding.rule)
+        return AcknowledgementSerializer(ack).data if ack else None
 
     @extend_schema_field(EvidenceSerializer(many=True))
     def get_evidence(self, finding: Finding) -> list:
@@ -59,6 +103,18 @@ class SimilarCaseSerializer(serializers.Serializer):
     matched_features = serializers.ListField(child=serializers.CharField(), required=False)
     why = serializers.CharField(required=False, allow_blank=True)
     contributions = ScoreContributionSerializer(many=True, required=False)
+    url = serializers.CharField(required=False)
+
+
+class SoundsLikeCaseSerializer(serializers.Serializer):
+    """A case the text of a snapshot no rule explains sounds like (issue 13):
+    never a similar case, compared by words only."""
+
+    slug = serializers.CharField()
+    score = serializers.FloatField(min_value=0, max_value=1)
+    title = serializers.CharField(allow_blank=True)
+    language = serializers.CharField()
+    shared_terms = serializers.ListField(child=serializers.CharField(), help_text="rarest first")
     url = serializers.CharField(required=False)
 
 
@@ -214,6 +270,9 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     facts_summary = serializers.SerializerMethodField()
     findings = serializers.SerializerMethodField()
     similar_cases = serializers.SerializerMethodField()
+    sounds_like = serializers.SerializerMethodField(
+        help_text="a text upload no rule explains: cases that sound like it (not similar cases)"
+    )
     errors = serializers.SerializerMethodField()
     skipped = serializers.SerializerMethodField()
     checked = serializers.ListField(
@@ -223,6 +282,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     hosts = serializers.SerializerMethodField()
     history = serializers.SerializerMethodField()
     added_artifacts = serializers.SerializerMethodField()
+    tickets = serializers.SerializerMethodField()
     last_error = serializers.CharField(read_only=True)
     parse_seconds = serializers.FloatField(read_only=True, allow_null=True)
     rules_seconds = serializers.FloatField(read_only=True, allow_null=True)
@@ -231,7 +291,8 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
         fields = [
             *SnapshotListSerializer.Meta.fields,
             "facts_summary", "findings", "checked", "not_checked", "hosts", "similar_cases", "errors",
-            "skipped", "history", "added_artifacts", "last_error", "parse_seconds", "rules_seconds",
+            "skipped", "history", "added_artifacts", "tickets", "last_error", "parse_seconds",
+            "rules_seconds", "sounds_like",
         ]  # fmt: skip
 
     @extend_schema_field(FactsSummarySerializer)
@@ -242,7 +303,13 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     def get_findings(self, snap: Snapshot) -> list:
         if snap.status != Snapshot.Status.DONE:
             return []
-        return FindingSerializer(Finding.in_report_order(snap.current_findings()), many=True).data
+        acks = acknowledgements_for(snap)
+        findings = Finding.in_report_order(snap.current_findings())
+        return FindingSerializer(findings, many=True, context={"acknowledgements": acks}).data
+
+    @extend_schema_field(TicketSerializer(many=True))
+    def get_tickets(self, snap: Snapshot) -> list:
+        return TicketSerializer(snap.tickets.all(), many=True).data
 
     @extend_schema_field(NotCheckedSerializer(many=True))
     def get_not_checked(self, snap: Snapshot) -> list:
@@ -296,6 +363,23 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     @extend_schema_field(SimilarCaseSerializer(many=True))
     def get_similar_cases(self, snap: Snapshot) -> list:
         return similar_cases_data(snap, self.context.get("request"))
+
+    @extend_schema_field(SoundsLikeCaseSerializer(many=True))
+    def get_sounds_like(self, snap: Snapshot) -> list:
+        request = self.context.get("request")
+        out = []
+        for case in sounds_like_cases(snap):
+            item = {
+                "slug": str(case["slug"]),
+                "score": _score(case.get("score")),
+                "title": str(case.get("title") or ""),
+                "language": str(case.get("language") or ""),
+                "shared_terms": [str(t) for t in case.get("shared_terms") or []],
+            }
+            with contextlib.suppress(NoReverseMatch):
+                item["url"] = _absolute(request, reverse("kb-api-case", args=[item["slug"]]))
+            out.append(item)
+        return out
 
     @extend_schema_field(ArtifactErrorSerializer(many=True))
     def get_errors(self, snap: Snapshot) -> list:
@@ -380,6 +464,9 @@ class RuleSerializer(serializers.Serializer):
     seeds = serializers.ListField(child=serializers.CharField())
     thresholds = serializers.DictField(child=serializers.JSONField())
     references = serializers.ListField(child=serializers.CharField())
+    hosts_affected = serializers.IntegerField(
+        required=False, help_text="hosts of the reader's teams whose newest snapshot has the finding"
+    )
 
     @staticmethod
     def from_spec(spec) -> dict:
@@ -398,3 +485,60 @@ class RuleSerializer(serializers.Serializer):
 
 
 MARKDOWN = OpenApiTypes.STR
+
+
+class AffectedHostSerializer(serializers.Serializer):
+    host = serializers.CharField()
+    cluster = serializers.CharField(allow_blank=True)
+    team = serializers.CharField(allow_null=True)
+    snapshot = serializers.IntegerField()
+    url = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    acknowledged = AcknowledgementSerializer(allow_null=True)
+
+
+class WeekCountSerializer(serializers.Serializer):
+    week = serializers.DateTimeField()
+    hosts = serializers.IntegerField()
+
+
+class RuleDetailSerializer(RuleSerializer):
+    rationale = serializers.CharField(allow_blank=True)
+    hosts = AffectedHostSerializer(many=True)
+    hosts_truncated = serializers.BooleanField()
+    weeks = WeekCountSerializer(many=True)
+    acknowledgements = AcknowledgementSerializer(many=True)
+
+    @staticmethod
+    def build(spec, *, visible, user, request=None) -> dict:
+        """The rule with every affected host, the weekly counts and the
+        acknowledgements, as the rule page shows them."""
+        from triage import fleetview
+
+        affected = fleetview.affected_snapshots(visible, spec.id)
+        total = affected.count()
+        hosts = fleetview.with_acknowledgements(spec.id, list(affected[: fleetview.MAX_HOSTS]))
+        return {
+            **RuleSerializer.from_spec(spec),
+            "rationale": spec.rationale or "",
+            "hosts_affected": total,
+            "hosts_truncated": total > len(hosts),
+            "hosts": [
+                {
+                    "host": h.snapshot.host_key,
+                    "cluster": h.snapshot.cluster,
+                    "team": h.snapshot.team.slug if h.snapshot.team_id else None,
+                    "snapshot": h.snapshot.pk,
+                    "url": _absolute(request, h.snapshot.get_absolute_url()),
+                    "created_at": h.snapshot.created_at,
+                    "acknowledged": AcknowledgementSerializer(h.acknowledgement).data
+                    if h.acknowledgement
+                    else None,
+                }
+                for h in hosts
+            ],
+            "weeks": [{"week": week, "hosts": n} for week, n in fleetview.weekly_counts(visible, spec.id)],
+            "acknowledgements": AcknowledgementSerializer(
+                fleetview.visible_acknowledgements(user, spec.id)[:200], many=True
+            ).data,
+        }

@@ -48,7 +48,10 @@ from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from triage.models import Finding, Snapshot, SnapshotArtifact
+from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
+from triage.remedies import remedies_for_host
+from triage.remedies.libvirt import RULES as DOMAIN_RULES
+from triage.remedies.libvirt import domain_remedy
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,9 @@ CHUNK = 1 << 20
 # many analysis attempts rather than retried forever by the sweeper.
 MAX_ATTEMPTS = 5
 # Hosts of one cluster analysed together with a new snapshot (most recent first).
-MAX_CLUSTER_HOSTS = 64
+# The fleet rules compare them through their stored fleet summaries, so a
+# cluster's size costs a database read per analysis, never a parse.
+MAX_CLUSTER_HOSTS = 5000
 # Analyses of one cluster that finish concurrently re-run (at most this many
 # times) so that the last one to write has seen every host.
 CLUSTER_ROUNDS = 3
@@ -204,10 +209,9 @@ def refine_archive_kind(path_or_bytes: str | bytes, current: str) -> str:
 
 def _team_of(user):
     """The team a new snapshot of ``user`` belongs to (their first membership)."""
-    from accounts.models import Membership
+    from accounts.access import home_team
 
-    membership = Membership.objects.filter(user=user).select_related("team").order_by("pk").first()
-    return membership.team if membership else None
+    return home_team(user)
 
 
 def create_snapshot(
@@ -431,9 +435,31 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
 
 
 def load_host_facts(snapshot: Snapshot):
-    """The stored upload parsed again (the stored facts drop the raw domain
-    XML, which remedies need). Raises FileNotFoundError when it is gone."""
-    return _load_host_facts(snapshot, snapshot.host_label)
+    """The snapshot's host from its stored facts (``Snapshot.host_facts``):
+    the upload is not parsed again."""
+    return snapshot.host_facts()
+
+
+def host_remedies(snapshot: Snapshot, rules: set[str] | None = None) -> list:
+    """Host-level changes for the snapshot's current findings (sysctl.d files,
+    my.cnf lines, OceanBase statements, tc, IRQ affinity ...), filled from the
+    stored facts. Guests have their own patch (:func:`guest_remedy`)."""
+    if rules is None:
+        rules = set(snapshot.current_findings().values_list("rule", flat=True))
+    host_rules = set(rules) - set(DOMAIN_RULES)
+    if not host_rules or not snapshot.facts:
+        return []
+    return remedies_for_host(host=snapshot.host_facts(), rules=host_rules)
+
+
+def guest_remedy(snapshot: Snapshot, domain: str):
+    """The domain XML patch of guest ``domain`` (name or uuid), from the
+    stored facts (which keep the domain XML). Raises LookupError for no such guest."""
+    host = load_host_facts(snapshot)
+    match = next((d for d in host.domains if domain in (d.name, d.uuid)), None)
+    if match is None:
+        raise LookupError(domain)
+    return domain_remedy(domain_xml=match.raw_xml, host=host)
 
 
 def _cluster_members(snapshot: Snapshot) -> QuerySet[Snapshot]:
@@ -457,7 +483,7 @@ def _cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[S
         .filter(status=Snapshot.Status.DONE)
         .exclude(pk=snapshot.pk)
         .defer("facts", "skipped", "similar_cases", "errors")
-        .annotate(facts_hostname=KT("facts__hostname"))
+        .annotate(facts_hostname=hostname_expression())
         .order_by("-created_at", "-pk")[: MAX_CLUSTER_HOSTS * 4]
     )
     seen: set[str] = set()
@@ -473,13 +499,29 @@ def _cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[S
     return out
 
 
+def hostname_expression():
+    """The hostname of a snapshot's host for ``host_key`` (annotate it as
+    ``facts_hostname``): read from the small fleet profile, so listing the
+    members of a large cluster does not read (on PostgreSQL, de-TOAST) every
+    member's full facts; snapshots analysed before profiles were stored fall
+    back to their facts."""
+    from django.db.models.functions import Coalesce
+
+    return Coalesce(KT("fleet_facts__hostname"), KT("facts__hostname"))
+
+
 def host_key(snapshot: Snapshot) -> str:
     """Which host a snapshot is of: its hostname, else the label it was uploaded
     with, so a re-snapshot of a host replaces the older one. Needs the
     ``facts_hostname`` annotation (``KT("facts__hostname")``); SQLite renders a
     JSON null there as the text "null"."""
-    hostname = getattr(snapshot, "facts_hostname", None)
-    return hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}"
+    return host_key_of(getattr(snapshot, "facts_hostname", None), snapshot)
+
+
+def host_key_of(hostname: str | None, snapshot: Snapshot) -> str:
+    """The host key of ``snapshot`` given its facts' hostname (see :func:`host_key`)."""
+    key = hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}"
+    return str(key)[: Snapshot._meta.get_field("host_key").max_length]
 
 
 def unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
@@ -510,9 +552,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _evidence_json(finding, excerpts: dict) -> list[dict]:
+    from triage.engine import evidence_to_dict
+    from triage.rules import Evidence
+
     out = []
     for e in finding.evidence:
-        item = _jsonable(e)
+        item = evidence_to_dict(e) if isinstance(e, Evidence) else _jsonable(e)
         if isinstance(item, dict):
             key = (item.get("host") or finding.host or "", item.get("artifact") or "", item.get("line"))
             if key in excerpts:
@@ -546,23 +591,79 @@ def _finding_rows(
 
 
 def _is_fleet(finding) -> bool:
-    return finding.rule.startswith("fleet.")
+    from triage.engine import is_fleet_rule
+
+    return is_fleet_rule(finding.rule)
 
 
 def _prose_symptom(snapshot: Snapshot, host) -> str:
     """The upload's text when it was read as prose only: similar cases can then
     be matched only by what it says (``kb.similarity.prose_only``)."""
-    from collectors.decoding import decode_bytes
     from collectors.facts import SnapshotFacts
     from kb.similarity import prose_only
 
     if not prose_only(SnapshotFacts(hosts=[host])):
         return ""
+    return _upload_text(snapshot)
+
+
+def _upload_text(snapshot: Snapshot) -> str:
+    """The first 8,000 characters of a text upload, decoded as every upload is."""
+    from collectors.decoding import decode_bytes
+
     try:
         with default_storage.open(snapshot.file.name, "rb") as fh:
             return decode_bytes(fh.read(32_000)).text[:8000]
     except OSError:
         return ""
+
+
+def prose_text(text: str, reading: dict) -> str:
+    """The prose of an upload: its lines outside every artifact and
+    unrecognised block of ``reading`` (the stored ``facts.reading``), and
+    outside the prompt line before a command's output, so command output never
+    reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
+    with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
+    """
+    skip: set[int] = set()
+    for block in [*(reading.get("artifacts") or []), *(reading.get("unrecognised") or [])]:
+        if not isinstance(block, dict):
+            continue
+        start, end = block.get("start_line"), block.get("end_line")
+        if not isinstance(start, int) or not isinstance(end, int):
+            continue
+        skip.update(range(start - (1 if block.get("command") else 0), end + 1))
+    lines = text.splitlines()
+    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
+
+def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
+    """ "Cases that sound like this" for a finished text upload (a pasted
+    write-up or ticket) that no rule explains: no warning/critical finding and
+    no similar case, but prose was read. Compared by its words
+    (``kb.similarity.sounds_like``); empty for archives and for snapshots the
+    rules or the case signatures already explain."""
+    from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
+
+    if snapshot.status != Snapshot.Status.DONE or snapshot.similar_cases:
+        return []
+    if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT):
+        return []
+    reading = (snapshot.facts or {}).get("reading") or {}
+    if not isinstance(reading, dict) or not reading.get("prose_lines"):
+        return []
+    if snapshot.current_findings().filter(severity__in=QUALIFYING_SEVERITIES).exists():
+        return []
+    text = prose_text(_upload_text(snapshot), reading)
+    if not text.strip():
+        return []
+    try:
+        return sounds_like(text, language=language)
+    except TRANSIENT_DB_ERRORS:
+        raise
+    except Exception:
+        log.exception("sounds-like lookup failed")
+        return []
 
 
 def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
@@ -597,6 +698,14 @@ def _fail(snapshot_id: int, message: str) -> None:
         lease_owner="",
         lease_expires_at=None,
     )
+    _announce(snapshot_id)
+
+
+def _announce(snapshot_id: int) -> None:
+    """Webhooks and e-mails for a finished analysis (sent after commit)."""
+    from integrations import services as integrations
+
+    integrations.analysis_finished(snapshot_id=snapshot_id)
 
 
 def _added_ids(snapshot: Snapshot) -> list[int]:
@@ -821,6 +930,7 @@ def _claim(snapshot_id: int, *, owner: str, force: bool):
                 snapshot.save(
                     update_fields=["status", "finished_at", "last_error", "lease_owner", "lease_expires_at"]
                 )
+                _announce(snapshot.pk)
                 return snapshot
         now = timezone.now()
         snapshot.status = Snapshot.Status.ANALYZING
@@ -896,13 +1006,19 @@ def fail_timed_out(*, snapshot_id: int, limit: float | None = None) -> None:
     """Fail a snapshot whose analysis ran past the Celery time limit, unless it
     finished meanwhile."""
     limit = settings.CASEBOOK_ANALYSIS_SOFT_LIMIT if limit is None else limit
-    Snapshot.objects.filter(pk=snapshot_id).exclude(status=Snapshot.Status.DONE).update(
-        status=Snapshot.Status.FAILED,
-        last_error=f"analysis took too long (limit {limit:g} s)",
-        finished_at=timezone.now(),
-        lease_owner="",
-        lease_expires_at=None,
+    updated = (
+        Snapshot.objects.filter(pk=snapshot_id)
+        .exclude(status=Snapshot.Status.DONE)
+        .update(
+            status=Snapshot.Status.FAILED,
+            last_error=f"analysis took too long (limit {limit:g} s)",
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+        )
     )
+    if updated:
+        _announce(snapshot_id)
 
 
 @dataclasses.dataclass
@@ -925,11 +1041,88 @@ class _Run:
     sibling_not_checked: dict[int, list] = dataclasses.field(default_factory=dict)
     # the added artifacts the run read: one added meanwhile makes it run again
     artifact_ids: list[int] = dataclasses.field(default_factory=list)
+    fleet_facts: dict = dataclasses.field(default_factory=dict)
+    # members seen through their fleet summaries: only their fleet findings are replaced
+    fleet_siblings: list[int] = dataclasses.field(default_factory=list)
+
+
+def fleet_facts_of(host) -> dict:
+    """What ``Snapshot.fleet_facts`` stores: the host's fleet profile, which
+    says whether it is a guest or runs guests (which other members of its
+    cluster an analysis must see in full, for the guest/host rules)."""
+    from collectors.derived.fleet import fleet_profile, profile_to_json
+    from triage.rules import host_domains, running_domain_names
+
+    hypervisor = bool(host_domains(host) or running_domain_names(host))
+    return profile_to_json(fleet_profile(host, hypervisor=hypervisor))
+
+
+def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
+    """Whether a member of the cluster (its stored ``fleet_facts`` flags) is
+    analysed in full with ``own_hosts``: a guest with the hosts that may run
+    it, a host with the guests it may run (the hosts that run guests, else, as
+    ``triage.rules.hypervisor_hosts`` picks them, every physical host:
+    ``hypervisors`` says whether the cluster has any). A member without flags
+    (analysed before they were stored) is, as every member was then."""
+    if not flags or flags.get("guest") is None:
+        return True
+    if flags["guest"]:
+        return any(not h.is_guest for h in own_hosts)
+    own_guest = any(h.is_guest for h in own_hosts)
+    return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
+
+
+def _sibling_hosts(siblings: list[Snapshot], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
+    """The other members of the cluster from what their analyses stored: the
+    related ones (``_related``) as typed hosts from their facts, the others as
+    their fleet profiles: ([(snapshot, HostFacts)], [(snapshot, FleetProfile)]).
+    No upload is read."""
+    if not siblings:
+        return [], []
+    flags = {
+        pk: {"guest": guest, "hypervisor": hyper}
+        for pk, guest, hyper in Snapshot.objects.filter(pk__in=[s.pk for s in siblings])
+        .exclude(fleet_facts={})
+        .values_list("pk", "fleet_facts__guest", "fleet_facts__hypervisor")
+    }
+    hypervisors = any(f["hypervisor"] for f in flags.values())
+    related = {s.pk for s in siblings if _related(own_hosts, flags.get(s.pk), hypervisors=hypervisors)}
+    rows = {
+        s.pk: s
+        for s in Snapshot.objects.filter(pk__in=related).only(
+            "pk", "label", "original_filename", "cluster", "facts"
+        )
+    }
+    rows.update(
+        {
+            s.pk: s
+            for s in Snapshot.objects.filter(pk__in=[s.pk for s in siblings if s.pk not in related]).only(
+                "pk", "label", "original_filename", "cluster", "fleet_facts"
+            )
+        }
+    )
+    full, fleet_only = [], []
+    for sib in siblings:
+        row = rows.get(sib.pk)
+        if row is None:
+            continue
+        if sib.pk in related:
+            host = row.host_facts()
+            host.label = labels[sib.pk]
+            full.append((sib, host))
+        else:
+            profile = row.fleet_profile()
+            profile.label = labels[sib.pk]
+            fleet_only.append((sib, profile))
+    return full, fleet_only
 
 
 def _compute(snapshot: Snapshot) -> _Run:
-    """Load the snapshot (and the done hosts of its cluster), run the engine
-    and attribute each finding to the snapshot of its host. Touches no rows."""
+    """Parse the snapshot's upload (the only one read), rebuild the other done
+    hosts of its cluster from their stored facts (in full the guests/hosts it
+    may pair with, the others from their fleet summaries), run the engine and
+    attribute each finding to the snapshot of its host. Touches no rows."""
+    from collectors.derived.fleet import profile_host
     from collectors.facts import SnapshotFacts, to_dict
     from triage import engine
 
@@ -946,26 +1139,26 @@ def _compute(snapshot: Snapshot) -> _Run:
         while extra.label in taken:
             extra.label = f"{extra.label}'"
         taken.add(extra.label)
-    hosts = [host, *extra_hosts]
-    loaded = []
-    for sib in siblings:
-        try:
-            sib_host = _load_host_facts(sib, labels[sib.pk])
-        except FileNotFoundError:
-            continue
-        sib_host.cluster = sib_host.cluster or sib.cluster
-        hosts.append(sib_host)
-        loaded.append(sib)
+    own_hosts = [host, *extra_hosts]
+    full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
+    hosts = [*own_hosts, *(h for _s, h in full), *(profile_host(p) for _s, p in fleet_only)]
+    loaded = [s for s, _h in full]
+    summarised = [s for s, _p in fleet_only]
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(SnapshotFacts(hosts=hosts))
+    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p in fleet_only}))
     rules_seconds = time.monotonic() - t1
 
-    own, by_sibling = _attribute(result.findings, snapshot, loaded, labels)
+    own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
     not_checked, sibling_not_checked = _split_not_checked(
-        result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in [*loaded, *summarised]}
     )
+    # A member known by its profile keeps what its own analysis found missing
+    # (the per-host rules did not run on it here) unless the run names it.
+    for sib in summarised:
+        if not sibling_not_checked.get(sib.pk):
+            sibling_not_checked.pop(sib.pk, None)
     excerpts = _excerpts(
         result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
     )
@@ -979,7 +1172,9 @@ def _compute(snapshot: Snapshot) -> _Run:
         sibling_ids=[s.pk for s in siblings],
         own=own,
         by_sibling=by_sibling,
+        fleet_siblings=[s.pk for s in summarised],
         facts=to_dict(host),
+        fleet_facts=fleet_facts_of(host),
         extra_hosts=[to_dict(h) for h in extra_hosts],
         errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
         skipped=[_skipped_entry(s) for s in result.skipped],
@@ -1111,16 +1306,23 @@ def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]
         return out
 
 
-def _attribute(findings, snapshot: Snapshot, siblings: list[Snapshot], labels: dict[int, str]):
+def _attribute(
+    findings, snapshot: Snapshot, siblings: list[Snapshot], labels: dict[int, str], *, summarised=()
+):
     """A finding belongs to the snapshot whose host it names. Fleet findings
     (and any naming no single host, e.g. ``cluster``) concern every host of
-    the run and are stored on each; others without a known host stay with
-    the snapshot being analysed."""
+    the run and are stored on each (those of the ``summarised`` members are
+    written from the own list, see ``_write``); others without a known host
+    stay with the snapshot being analysed. A member seen only through its
+    fleet summary keeps the per-host findings of its own analysis."""
     by_label = {labels[s.pk]: s.pk for s in [snapshot, *siblings]}
+    summarised_labels = {labels[s.pk] for s in summarised}
     own: list = []
     by_sibling: dict[int, list] = {s.pk: [] for s in siblings}
     for f in findings:
         target = by_label.get(f.host or "")
+        if target is None and (f.host or "") in summarised_labels:
+            continue
         if target is None and _is_fleet(f):
             own.append(f)
             for items in by_sibling.values():
@@ -1156,6 +1358,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         )
         snapshot.kind = _kind_after_load(snapshot)
         snapshot.facts = run.facts
+        snapshot.fleet_facts = run.fleet_facts
         snapshot.extra_hosts = run.extra_hosts
         snapshot.errors = run.errors
         snapshot.skipped = run.skipped
@@ -1163,12 +1366,14 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         snapshot.not_checked = run.not_checked
         snapshot.similar_cases = run.similar
         snapshot.engine_version = run.version
+        snapshot.host_key = host_key_of((run.facts or {}).get("hostname"), snapshot)
         snapshot.parse_seconds = run.parse_seconds
         snapshot.rules_seconds = run.rules_seconds
         snapshot.status = Snapshot.Status.DONE
         snapshot.finished_at = timezone.now()
         snapshot.last_error = ""
         snapshot.save()
+        _announce(snapshot_id)
         for sib_id, findings in run.by_sibling.items():
             sib = locked.get(sib_id)
             if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != run.version:
@@ -1181,7 +1386,30 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
                 # what the host misses, as seen with the whole cluster
                 sib.not_checked = run.sibling_not_checked[sib_id]
                 sib.save(update_fields=["not_checked"])
+        for sib_id in run.fleet_siblings:
+            if sib_id in run.sibling_not_checked and sib_id in locked:
+                Snapshot.objects.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
+        _write_fleet_findings(run, [locked[pk] for pk in run.fleet_siblings if pk in locked])
     return snapshot
+
+
+def _write_fleet_findings(run: _Run, members: list[Snapshot]) -> None:
+    """Replace the fleet findings of this engine version on the members seen
+    through their fleet summaries: one delete and one insert for the whole
+    cluster, whatever its size."""
+    from triage.engine import is_fleet_rule
+
+    members = [m for m in members if m.status == Snapshot.Status.DONE and m.engine_version == run.version]
+    if not members:
+        return
+    fleet = [f for f in run.own if is_fleet_rule(f.rule)]
+    Finding.objects.filter(
+        snapshot_id__in=[m.pk for m in members], engine_version=run.version, rule__startswith="fleet."
+    ).delete()
+    rows = []
+    for member in members:
+        rows.extend(_finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts))
+    Finding.objects.bulk_create(rows, batch_size=1000)
 
 
 def _skipped_entry(item: Any) -> dict:
@@ -1251,7 +1479,19 @@ def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[in
             enqueued.append(pk)
     if ids:
         log.info("sweeper re-enqueued %d of %d stale snapshots", len(enqueued), len(ids))
+        _count_requeues(len(enqueued))
     return enqueued
+
+
+def _count_requeues(n: int) -> None:
+    """For /metrics (``casebook_sweeper_requeues_total``); never fails the sweep."""
+    from integrations import metrics
+    from integrations import services as integrations
+
+    try:
+        integrations.increment(name=metrics.SWEEPER_REQUEUES, by=n)
+    except DatabaseError:
+        log.warning("could not count the sweeper's re-queues", exc_info=True)
 
 
 def outdated_snapshots(*, include_current: bool = False) -> QuerySet[Snapshot]:
@@ -1298,6 +1538,148 @@ def visible_snapshots(user) -> QuerySet[Snapshot]:
     if is_support(user):
         return Snapshot.objects.all()
     return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
+
+
+# --------------------------------------------------------------------------- acknowledgements
+
+MAX_REASON = 2000
+
+
+class AcknowledgementRejected(ValueError):
+    """The request cannot become an acknowledgement (shown to the user)."""
+
+
+def _audit(*, acknowledgement, user, action: str, new: str = "", old: str = "") -> None:
+    from troubleshoot.services import record
+
+    record(
+        acknowledgement=acknowledgement,
+        user=user,
+        action=action,
+        target=acknowledgement.rule,
+        old=old,
+        new=new,
+    )
+
+
+@transaction.atomic
+def acknowledge(
+    *, user, snapshot: Snapshot, rule: str, scope: str, reason: str, expires_at=None
+) -> Acknowledgement:
+    """Acknowledge ``rule``'s finding on ``snapshot``'s host (``scope="host"``)
+    or on every host of its cluster (``scope="cluster"``), for the snapshot's
+    team. An active acknowledgement of the same rule and target is replaced
+    (withdrawn, then the new one made), each step in the audit trail."""
+    from triage.fleetview import scope_of
+
+    reason = (reason or "").strip()
+    if not reason:
+        raise AcknowledgementRejected("a reason is required")
+    if len(reason) > MAX_REASON:
+        raise AcknowledgementRejected(f"the reason is longer than {MAX_REASON} characters")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise AcknowledgementRejected("the expiry is in the past")
+    if not snapshot.current_findings().filter(rule=rule).exists():
+        raise AcknowledgementRejected("this snapshot has no such finding")
+    if scope == "cluster":
+        if not snapshot.cluster:
+            raise AcknowledgementRejected("this snapshot belongs to no cluster")
+        target = {"host": "", "cluster": snapshot.cluster}
+    elif scope == "host":
+        if not snapshot.host_key:
+            raise AcknowledgementRejected("this snapshot has not been analysed")
+        target = {"host": snapshot.host_key, "cluster": ""}
+    else:
+        raise AcknowledgementRejected("the scope is host or cluster")
+    owner_scope = scope_of(snapshot)
+    for old in Acknowledgement.objects.select_for_update().filter(
+        rule=rule, revoked_at__isnull=True, **target, **owner_scope
+    ):
+        if old.is_active():
+            revoke_acknowledgement(user=user, acknowledgement=old)
+    ack = Acknowledgement.objects.create(
+        rule=rule,
+        reason=reason,
+        expires_at=expires_at,
+        created_by=user,
+        snapshot=snapshot,
+        **target,
+        **owner_scope,
+    )
+    until = f" (until {expires_at:%Y-%m-%d %H:%M})" if expires_at else ""
+    _audit(
+        acknowledgement=ack,
+        user=user,
+        action="acknowledge",
+        new=f"{scope} {ack.scope_label}: {reason}{until}",
+    )
+    return ack
+
+
+@transaction.atomic
+def revoke_acknowledgement(*, user, acknowledgement: Acknowledgement) -> None:
+    """Withdraw an acknowledgement: the finding shows again; the row stays."""
+    if acknowledgement.revoked_at is not None:
+        return
+    acknowledgement.revoked_at = timezone.now()
+    acknowledgement.revoked_by = user
+    acknowledgement.save(update_fields=["revoked_at", "revoked_by"])
+    _audit(
+        acknowledgement=acknowledgement, user=user, action="acknowledge.revoke", old=acknowledgement.reason
+    )
+
+
+def visible_acknowledgement(user, pk: int) -> Acknowledgement | None:
+    """The acknowledgement ``pk`` when ``user`` may read (and so withdraw) it."""
+    from triage.fleetview import visible_acknowledgements
+
+    ack = Acknowledgement.objects.filter(pk=pk).only("rule").first()
+    if ack is None:
+        return None
+    return visible_acknowledgements(user, ack.rule).filter(pk=pk).first()
+
+
+# --------------------------------------------------------------------------- tickets
+
+TICKET_KEY = re.compile(r"^[A-Za-z0-9][\w.:#/-]{0,63}$")
+
+
+class TicketRejected(ValueError):
+    """Not a ticket reference Casebook accepts (shown to the user)."""
+
+
+def clean_ticket(key: str, url: str = "") -> tuple[str, str]:
+    """A ticket key (``OPS-123``, ``INC0012345``: no spaces, 64 characters at
+    most) and an optional http(s) URL, or :class:`TicketRejected`."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import URLValidator
+
+    key, url = (key or "").strip(), (url or "").strip()
+    if "\x00" in url:  # PostgreSQL refuses NUL in text; URLValidator lets it through a path
+        raise TicketRejected("the ticket URL must be an http(s) address")
+    if not TICKET_KEY.match(key):
+        raise TicketRejected("a ticket key is a word like OPS-123 (no spaces, at most 64 characters)")
+    if url:
+        try:
+            URLValidator(schemes=["http", "https"])(url)
+        except ValidationError as exc:
+            raise TicketRejected("the ticket URL must be an http(s) address") from exc
+        if len(url) > 500:
+            raise TicketRejected("the ticket URL is longer than 500 characters")
+    return key, url
+
+
+def add_ticket(*, user, key: str, url: str = "", snapshot: Snapshot | None = None, session=None) -> TicketRef:
+    """Link a snapshot or a session to an external ticket (idempotent per key)."""
+    key, url = clean_ticket(key, url)
+    owner = {"snapshot": snapshot} if snapshot is not None else {"session": session}
+    ticket, created = TicketRef.objects.get_or_create(
+        key=key, **owner, defaults={"url": url, "added_by": user}
+    )
+    if not created and url and ticket.url != url:
+        ticket.url = url
+        ticket.save(update_fields=["url"])
+    return ticket
 
 
 # --------------------------------------------------------------------------- temp files

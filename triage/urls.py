@@ -11,6 +11,17 @@ urlpatterns = [
     path("snapshots/<int:pk>/artifacts/", views.snapshot_add_artifact, name="snapshot_add_artifact"),
     path("snapshots/<int:pk>/reanalyze/", views.snapshot_reanalyze, name="snapshot_reanalyze"),
     path("snapshots/<int:pk>/remedy/<str:domain>/", views.snapshot_remedy, name="snapshot_remedy"),
+    path("snapshots/<int:pk>/acknowledge/", views.snapshot_acknowledge, name="snapshot_acknowledge"),
+    path("snapshots/<int:pk>/tickets/", views.snapshot_add_ticket, name="snapshot_add_ticket"),
+    path("acknowledgements/<int:pk>/revoke/", views.acknowledgement_revoke, name="acknowledgement_revoke"),
+    path("rules/", views.rule_list, name="rule_list"),
+    path("rules/<str:rule_id>/", views.rule_detail, name="rule_detail"),
+    path("snapshots/<int:pk>/playbook.yml", views.snapshot_playbook, name="snapshot_playbook"),
+    path(
+        "snapshots/<int:pk>/remedy/<str:domain>/playbook.yml",
+        views.snapshot_remedy_playbook,
+        name="snapshot_remedy_playbook",
+    ),
     # A cluster name is free text (slashes included): reverse() percent-encodes it.
     path("snapshots/clusters/<path:name>/", views.cluster_detail, name="cluster_detail"),
 ]

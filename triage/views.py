@@ -3,34 +3,37 @@ work is in ``triage.services``."""
 
 from __future__ import annotations
 
+from datetime import datetime, time
+
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.http import urlencode
-from django.utils.translation import get_language
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from collectors.facts import HostFacts, from_dict
+from config.pagination import paginate
 from config.request_limits import upload_view
-from kb.similarity import QUALIFYING_SEVERITIES, explain, format_score
+from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage import cluster as clusters
-from triage import engine, services
-from triage.forms import AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm
-from triage.models import Finding, Snapshot
-from triage.remedies import remedies_for_host
+from triage import engine, fleetview, services
+from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
+from triage.models import Finding, Snapshot, TicketRef
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
-from triage.remedies.libvirt import domain_remedy
+from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
+from triage.remedies.playbook import render_playbook
 from triage.rules import Finding as RuleFinding
 from triage.rules import artifact_file
 from triage.rules import load_all as load_rules
+from triage.severity import SEVERITIES
 from troubleshoot import charts
 
-SEVERITIES = ("critical", "warning", "info")
 TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
 
@@ -120,12 +123,13 @@ def _evidence_view(evidence: list) -> list[dict]:
     return out
 
 
-ROLES = {"physical": _lazy("physical host"), "guest": _lazy("virtual machine")}
+ROLES = {"physical": gettext_lazy("physical host"), "guest": gettext_lazy("virtual machine")}
 
 
-def _finding_view(finding: Finding | RuleFinding, zh: bool) -> dict:
+def _finding_view(finding: Finding | RuleFinding, zh: bool, ack=None) -> dict:
     """A stored finding (a row) or one the page computed (a rule ``Finding``,
-    e.g. the cluster page's fleet findings), as the templates show it."""
+    e.g. the cluster page's fleet findings), as the templates show it;
+    ``ack``: the acknowledgement that folds it away."""
     if isinstance(finding, RuleFinding):
         finding = Finding(**engine.finding_to_dict(finding))  # unsaved: evidence as stored
     return {
@@ -137,6 +141,7 @@ def _finding_view(finding: Finding | RuleFinding, zh: bool) -> dict:
         "explanation": finding.explanation_zh if zh and finding.explanation_zh else finding.explanation,
         "evidence": _evidence_view(finding.evidence),
         "measures": [{"slug": slug, "url": measure_url(slug)} for slug in finding.measures or []],
+        "ack": ack,
     }
 
 
@@ -222,21 +227,14 @@ def _history(snapshot: Snapshot, zh: bool) -> list[dict]:
     return out
 
 
-def report_context(snapshot: Snapshot) -> dict:
-    zh = _zh()
-    findings = Finding.in_report_order(snapshot.current_findings())
-    groups = []
-    for severity in SEVERITIES:
-        items = [_finding_view(f, zh) for f in findings if f.severity == severity]
-        if items:
-            groups.append(
-                {"severity": severity, "label": Finding.Severity(severity).label, "findings": items}
-            )
-    similar = []
-    for case in snapshot.similar_cases or []:
+def _case_views(cases, zh: bool) -> list[dict]:
+    """Similar (or sounds-like) cases as the report shows them: title in the
+    reader's language, link, score and why in words."""
+    out = []
+    for case in cases or []:
         if not isinstance(case, dict) or not case.get("slug"):
             continue
-        similar.append(
+        out.append(
             {
                 **case,
                 "url": case_url(case["slug"]),
@@ -245,16 +243,64 @@ def report_context(snapshot: Snapshot) -> dict:
                 "why": explain(case, "zh-hans" if zh else "en") if case.get("contributions") else "",
             }
         )
+    return out
+
+
+def _best_case(match: dict | None, zh: bool, sounds_like: bool = False) -> dict | None:
+    """The header's case: the match (similar or sounds-like) with the case's
+    cause, the measures that fixed it and their measured effect."""
+    if match is None:
+        return None
+    digest = case_digest(match["slug"], "zh" if zh else "en")
+    if digest is None:
+        return None
+    case = digest["case"]
+    return {
+        **digest,
+        "match": match,
+        "title": case.title,
+        "url": case.get_absolute_url(),
+        "sounds_like": sounds_like,
+    }
+
+
+def report_context(snapshot: Snapshot) -> dict:
+    zh = _zh()
+    all_findings = Finding.in_report_order(snapshot.current_findings())
+    # acknowledged findings stay in their group, folded; the counts and the
+    # top findings are about the others
+    findings, acknowledged = fleetview.split_acknowledged(snapshot, all_findings)
+    acks = {f.pk: ack for f, ack in acknowledged}
+    groups = []
+    for severity in SEVERITIES:
+        items = [_finding_view(f, zh, acks.get(f.pk)) for f in all_findings if f.severity == severity]
+        if items:
+            groups.append(
+                {"severity": severity, "label": Finding.Severity(severity).label, "findings": items}
+            )
+    similar = _case_views(snapshot.similar_cases, zh)
+    serious = sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES)
+    # A text upload no rule explains: cases that sound like what it says.
+    sounds = (
+        _case_views(services.sounds_like_cases(snapshot, language="zh" if zh else "en"), zh)
+        if not similar and not serious
+        else []
+    )
+    best = _best_case(similar[0], zh) if similar else _best_case(next(iter(sounds), None), zh, True)
     facts = snapshot.facts or {}
     return {
         "snapshot": snapshot,
-        "rules": {f.rule for f in findings},
+        "rules": {f.rule for f in all_findings},
         "groups": groups,
         "finding_count": len(findings),
+        "acknowledged_count": len(acknowledged),
         "counts": {g["severity"]: len(g["findings"]) for g in groups},
         "similar": similar,
+        "sounds_like": sounds,
+        # the report's header: the best matching case, what fixed it and why it matched
+        "best_case": best,
         # warning/critical findings: an empty ``similar`` means a possibly new problem
-        "serious_findings": sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES),
+        "serious_findings": serious,
         "hostname": facts.get("hostname") or "",
         "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
         "artifacts": facts.get("artifacts") or [],
@@ -265,6 +311,7 @@ def report_context(snapshot: Snapshot) -> dict:
         "readings": _readings(snapshot),
         "history": _history(snapshot, zh),
         "added_artifacts": list(snapshot.added_artifacts.select_related("added_by")),
+        "tickets": list(snapshot.tickets.all()),
     }
 
 
@@ -273,12 +320,16 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     snapshot = get_object_or_404(visible, pk=pk)
     context = report_context(snapshot)
     context["paste_form"] = AddArtifactForm()
+    context["ack_form"] = AcknowledgeForm()
+    context["ticket_form"] = TicketForm()
     context["can_reanalyze"] = snapshot.is_finished and (
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
     if snapshot.status == Snapshot.Status.DONE:
         context["remedy_domains"] = _remedy_domains(snapshot, context["rules"])
-        context["host_remedies"] = _host_remedies(snapshot, context["rules"])
+        context["host_remedies"] = services.host_remedies(snapshot, context["rules"])
+        if any(r.ok for r in context["host_remedies"]):
+            context["playbook_url"] = reverse("triage:snapshot_playbook", args=[snapshot.pk])
     if snapshot.cluster:
         context["cluster_members"] = (
             visible.filter(cluster=snapshot.cluster).exclude(pk=snapshot.pk).order_by("label", "pk")[:64]
@@ -298,33 +349,60 @@ def _remedy_domains(snapshot: Snapshot, rules: set[str]) -> list[dict]:
     return out
 
 
-def _host_remedies(snapshot: Snapshot, rules: set[str]) -> list:
-    """Host-level changes for the current findings (sysctl.d files, my.cnf lines,
-    OceanBase statements, tc, IRQ affinity ...), filled from the stored facts.
-    Guests have their own page (``snapshot_remedy``)."""
-    host_rules = rules - set(DOMAIN_RULES)
-    if not host_rules or not snapshot.facts:
-        return []
-    return remedies_for_host(host=from_dict(HostFacts, snapshot.facts), rules=host_rules)
+def _guest_remedy(request: HttpRequest, pk: int, domain: str):
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    try:
+        return snapshot, services.guest_remedy(snapshot, domain)
+    except FileNotFoundError:
+        raise Http404("the stored upload is missing") from None
+    except LookupError:
+        raise Http404("no such domain in this snapshot") from None
 
 
 def snapshot_remedy(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
-    """The generated patch of one guest: diff, virsh commands, rollback. The
-    upload is parsed again because the stored facts keep no raw XML."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
-    try:
-        host = services.load_host_facts(snapshot)
-    except FileNotFoundError:
-        raise Http404("the stored upload is missing") from None
-    match = next((d for d in host.domains if domain in (d.name, d.uuid)), None)
-    if match is None:
-        raise Http404("no such domain in this snapshot")
-    result = domain_remedy(domain_xml=match.raw_xml, host=host)
+    """The generated patch of one guest: diff, virsh commands, rollback."""
+    snapshot, result = _guest_remedy(request, pk, domain)
     return render(
         request,
         "triage/snapshot_remedy.html",
-        {"snapshot": snapshot, "domain": domain, "remedy": result},
+        {
+            "snapshot": snapshot,
+            "domain": domain,
+            "remedy": result,
+            "playbook_url": (
+                reverse("triage:snapshot_remedy_playbook", args=[pk, domain]) if result.ok else ""
+            ),
+        },
     )
+
+
+def playbook_response(results: list, *, snapshot: Snapshot, suffix: str = "") -> HttpResponse:
+    """The remedies as an Ansible playbook download (``triage.remedies.playbook``);
+    404 when none of them can be applied."""
+    if not any(r.ok for r in results):
+        raise Http404("nothing to apply")
+    filename = f"casebook-snapshot-{snapshot.pk}{suffix}.yml"
+    text = render_playbook(
+        results,
+        title=snapshot.display_name,
+        source=f"snapshot {snapshot.pk}",
+        filename=filename,
+    )
+    response = HttpResponse(text, content_type=f"{PLAYBOOK_MEDIA_TYPE}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def snapshot_playbook(request: HttpRequest, pk: int) -> HttpResponse:
+    """The host-level changes of the report as an Ansible playbook."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk, status=Snapshot.Status.DONE)
+    return playbook_response(services.host_remedies(snapshot), snapshot=snapshot)
+
+
+def snapshot_remedy_playbook(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
+    """One guest's patch as an Ansible playbook (backup, define, rollback)."""
+    snapshot, result = _guest_remedy(request, pk, domain)
+    return playbook_response([result], snapshot=snapshot, suffix="-guest")
 
 
 @require_POST
@@ -398,13 +476,11 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
         if form.cleaned_data["rule"]:
             rule = form.cleaned_data["rule"].strip()
             qs = qs.filter(pk__in=Finding.objects.filter(rule=rule).values("snapshot_id"))
-    current = Q(findings__engine_version=F("engine_version"))
-    qs = qs.annotate(
-        n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
-        n_warning=Count("findings", filter=current & Q(findings__severity="warning")),
-        n_info=Count("findings", filter=current & Q(findings__severity="info")),
-    )
-    snapshots = list(qs[:200])
+        if form.cleaned_data["ticket"]:
+            ticket = form.cleaned_data["ticket"].strip()
+            qs = qs.filter(pk__in=TicketRef.objects.filter(key__iexact=ticket).values("snapshot_id"))
+    pages = paginate(request, _with_counts(qs))
+    snapshots = list(pages["page_obj"])
     cluster_names = (
         services.visible_snapshots(request.user)
         .exclude(cluster="")
@@ -421,12 +497,16 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
             "clusters": list(cluster_names),
             # the comparison page of the cluster filtered on, when it has visible snapshots
             "cluster_filter": cluster_filter if snapshots and cluster_filter else "",
-            "truncated": len(snapshots) == 200,
+            **pages,
             # While some are queued or analysing, the table refreshes itself.
             "pending": any(not s.is_finished for s in snapshots),
             "rule_ids": sorted(load_rules()),
         },
     )
+
+
+# Hosts per page of the cluster comparison.
+CLUSTER_PAGE_HOSTS = 100
 
 
 def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -440,17 +520,23 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     rows = [
         {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
     ]
+    # Thousands of hosts: the matrix is compared whole (highlighting, fleet
+    # findings, medians), then shown a page at a time; the charts show the
+    # hosts of the page against the cluster's median.
+    page = Paginator(rows, CLUSTER_PAGE_HOSTS).get_page(request.GET.get("page"))
+    on_page = {item["row"].label for item in page.object_list}
     chart_list = [
         {
             "title": column.label,
             "svg": charts.host_bars(
-                points,
+                [p for p in points if p[0] in on_page],
                 unit=column.unit,
                 reference=median,
                 title=_("%(metric)s per host") % {"metric": column.label},
             ),
         }
         for column, points, median in clusters.benchmark_series(view.matrix)
+        if any(p[0] in on_page for p in points)
     ]
     zh = _zh()
     return render(
@@ -459,7 +545,9 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
         {
             "cluster": view,
             "columns": view.matrix.columns,
-            "rows": rows,
+            "rows": page.object_list,
+            "page": page,
+            "host_count": len(rows),
             "differing": view.matrix.differing_hosts(),
             "findings": [_finding_view(f, zh) for f in view.fleet_findings],
             "charts": chart_list,
@@ -467,18 +555,161 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
-def recent_snapshots_context(user, limit: int = 10) -> dict:
-    """Context of ``triage/_recent_snapshots.html`` (the dashboard includes it
-    through ``{% recent_snapshots %}``)."""
+def _with_counts(qs):
+    """Snapshots with their current findings counted per severity, newest
+    first. The ``order_by`` is explicit: a query with aggregates (GROUP BY)
+    does not use ``Meta.ordering``, which once listed them oldest first."""
     current = Q(findings__engine_version=F("engine_version"))
-    qs = (
-        services.visible_snapshots(user)
-        .select_related("owner")
-        .only(*Snapshot.SUMMARY_FIELDS)
-        .annotate(
-            n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
-            n_warning=Count("findings", filter=current & Q(findings__severity="warning")),
-            n_info=Count("findings", filter=current & Q(findings__severity="info")),
-        )
+    return qs.annotate(
+        n_critical=Count("findings", filter=current & Q(findings__severity="critical")),
+        n_warning=Count("findings", filter=current & Q(findings__severity="warning")),
+        n_info=Count("findings", filter=current & Q(findings__severity="info")),
+    ).order_by("-created_at", "-id")
+
+
+def recent_snapshots_context(request, user, limit: int = 10) -> dict:
+    """Context of ``triage/_recent_snapshots.html`` (the dashboard includes it
+    through ``{% recent_snapshots %}``): the newest visible snapshots, paged
+    by ``?recent=``."""
+    qs = services.visible_snapshots(user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
+    pages = paginate(request, _with_counts(qs), per_page=limit, param="recent")
+    return {"recent_snapshots": list(pages["page_obj"]), **pages}
+
+
+# --------------------------------------------------------------------------- acknowledgements, tickets
+
+
+@require_POST
+def snapshot_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
+    """Acknowledge one finding of the report; back to it, folded."""
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    form = AcknowledgeForm(request.POST)
+    anchor = ""
+    if not form.is_valid():
+        messages.error(request, _("The acknowledgement needs a reason (and a valid date, if any)."))
+    else:
+        data = form.cleaned_data
+        expires = None
+        if data["expires"]:
+            expires = timezone.make_aware(datetime.combine(data["expires"], time.max))
+        try:
+            services.acknowledge(
+                user=request.user,
+                snapshot=snapshot,
+                rule=data["rule"],
+                scope=data["scope"],
+                reason=data["reason"],
+                expires_at=expires,
+            )
+        except services.AcknowledgementRejected as exc:
+            messages.error(request, _("Not acknowledged: %(reason)s") % {"reason": exc})
+        else:
+            messages.success(request, _("Finding acknowledged."))
+            finding = snapshot.current_findings().filter(rule=data["rule"]).order_by("pk").first()
+            anchor = f"#finding-{finding.pk}" if finding else ""
+    return redirect(snapshot.get_absolute_url() + anchor)
+
+
+@require_POST
+def acknowledgement_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    """Withdraw an acknowledgement; back to where it was withdrawn from."""
+    ack = services.visible_acknowledgement(request.user, pk)
+    if ack is None:
+        raise Http404("no such acknowledgement")
+    services.revoke_acknowledgement(user=request.user, acknowledgement=ack)
+    messages.success(request, _("Acknowledgement withdrawn."))
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("triage:rule_detail", args=[ack.rule])
+    return redirect(target)
+
+
+@require_POST
+def snapshot_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
+    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    form = TicketForm(request.POST)
+    if form.is_valid():
+        try:
+            services.add_ticket(
+                user=request.user,
+                snapshot=snapshot,
+                key=form.cleaned_data["key"],
+                url=form.cleaned_data["url"],
+            )
+        except services.TicketRejected as exc:
+            messages.error(request, str(exc))
+    else:
+        messages.error(request, _("A ticket is a key like OPS-123 and an optional http(s) address."))
+    return redirect(snapshot.get_absolute_url() + "#tickets")
+
+
+# --------------------------------------------------------------------------- rule pages
+
+
+def rule_list(request: HttpRequest) -> HttpResponse:
+    """Every rule, those affecting the most hosts (of the reader's teams) first."""
+    zh = _zh()
+    counts = fleetview.affected_counts(services.visible_snapshots(request.user))
+    rows = [
+        {"spec": spec, "title": _rule_title(rule_id, zh), "hosts": counts.get(rule_id, 0)}
+        for rule_id, spec in load_rules().items()
+    ]
+    rows.sort(key=lambda r: (-r["hosts"], r["spec"].id))
+    return render(request, "triage/rule_list.html", {"rows": rows})
+
+
+def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
+    """One rule: its text, thresholds and measures, the founding cases, every
+    host whose newest snapshot has the finding, counts over time and the
+    acknowledgements."""
+    spec = load_rules().get(rule_id)
+    if spec is None:
+        raise Http404("no such rule")
+    zh = _zh()
+    visible = services.visible_snapshots(request.user)
+    affected = fleetview.affected_snapshots(visible, rule_id)
+    total = affected.count()
+    hosts = fleetview.with_acknowledgements(rule_id, list(affected[: fleetview.MAX_HOSTS]))
+    weeks = fleetview.weekly_counts(visible, rule_id)
+    chart = charts.metric_bars(
+        [(f"{week:%Y-%m-%d}", float(n)) for week, n in weeks],
+        title=_("Hosts with this finding, per week"),
     )
-    return {"recent_snapshots": list(qs[:limit])}
+    from accounts.access import readable_cases
+    from kb.models import Case, Measure
+
+    measures = {m.slug: m for m in Measure.objects.filter(slug__in=spec.measures)}
+    lang = "zh" if zh else "en"
+    cases: dict[str, Case] = {}
+    # the reader's language version of each founding case where there is one
+    for case in readable_cases(request.user).filter(slug__in=spec.seeds).only("slug", "language", "title"):
+        if case.slug not in cases or case.language.startswith(lang):
+            cases[case.slug] = case
+    return render(
+        request,
+        "triage/rule_detail.html",
+        {
+            "spec": spec,
+            "title": _rule_title(rule_id, zh),
+            "thresholds": sorted((k, _shown_value(v)) for k, v in spec.thresholds.items()),
+            "measures": [
+                {
+                    "slug": s,
+                    "url": measure_url(s),
+                    "title": measures[s].title_for(lang) if s in measures else "",
+                }
+                for s in spec.measures
+            ],
+            "cases": [
+                {"slug": s, "url": case_url(s), "title": getattr(cases.get(s), "title", "") or s}
+                for s in spec.seeds
+            ],
+            "hosts": hosts,
+            "total": total,
+            "truncated": total > len(hosts),
+            "acknowledged_hosts": sum(1 for h in hosts if h.acknowledgement),
+            "weeks": weeks,
+            "chart": chart,
+            "acknowledgements": list(fleetview.visible_acknowledgements(request.user, rule_id)[:200]),
+        },
+    )

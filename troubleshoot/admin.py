@@ -25,7 +25,7 @@ class SnapshotInline(ReadOnlyInline):
 
 class MeasureInline(ReadOnlyInline):
     model = PlannedMeasure
-    fields = ("measure", "tier", "position", "status", "metric_after", "applied_by", "applied_at")
+    fields = ("measure", "tier", "position", "status", "step", "metric_after", "applied_by", "applied_at")
     readonly_fields = fields
 
 

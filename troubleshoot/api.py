@@ -27,7 +27,11 @@ from troubleshoot.serializers import (
 
 
 def _sessions(request: Request):
-    return services.visible_sessions(request.user).select_related("owner", "team")
+    return (
+        services.visible_sessions(request.user)
+        .select_related("owner", "team", "assignee")
+        .prefetch_related("tickets", "comments__author")
+    )
 
 
 def _editable_session(request: Request, pk: int) -> Session:

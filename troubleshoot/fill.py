@@ -1,107 +1,142 @@
-"""Fill a catalogued measure in for the hosts of a session.
+"""The wizard's placement: the remediation planner's patch for the session's guests.
 
-Works on the stored facts JSON of the before-snapshots (``collectors.facts.to_dict``
-of ``HostFacts``). Only what the facts determine is filled in: for the pinning
-family, the ``<cputune>``/``<numatune>``/``<cpu><numa>`` block placing the largest
-guest on the free CPUs of the host node with the most free memory, checked
-against the other guests' pins. Anything else falls back to the catalogue text.
+The wizard has no planner of its own. For every before-snapshot of a KVM host
+whose guests have placement findings, it asks ``triage.remedies`` for the same
+patch the report's remediation page shows (``domain_remedy`` on the stored
+upload parsed again, because the stored facts keep no raw domain XML), and a
+planned pinning measure gets that patch's part for the measure
+(``Remedy.fragment``): vCPU pins, emulator and iothread pins, numatune, guest
+NUMA cells. When the planner cannot help, its reason is shown instead.
+
+Parsing an upload again costs a fraction of a second per host, so the results
+are cached per snapshot and analysis (``CACHE_SECONDS``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.urls import reverse
 
 from collectors.cpulist import format_cpulist
+from triage.models import Snapshot
+from triage.remedies import NoRemedy, RemedyResult
+from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
+from triage.remedies.libvirt import RULES as DOMAIN_RULES
+from triage.remedies.libvirt import domain_remedy
 
-PINNING = {"pin-vcpus", "pin-emulator", "pin-iothreads", "numatune-memory-binding", "guest-numa-topology"}
-
-
-def _vm_host(facts: list[dict]) -> dict | None:
-    hosts = [f for f in facts if f and f.get("domains") and (f.get("numa") or {}).get("nodes")]
-    return hosts[0] if hosts else None
-
-
-def _largest_domain(host: dict) -> dict | None:
-    domains = [d for d in host.get("domains") or [] if d.get("vcpus")]
-    return max(domains, key=lambda d: d.get("vcpu_current") or d.get("vcpus") or 0, default=None)
+# Measures whose configuration comes from the guest's patch.
+PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))
+CACHE_SECONDS = 3600
+_DOMAIN_IN_FACT = re.compile(r"^domains\[(.+?)\]")
 
 
-def placement(facts: list[dict]) -> dict | None:
-    """``{"domain", "node", "vcpus", "cpus", "emulator", "iothread", "memory_kb"}``
-    or None when the facts do not say enough (no VM host with NUMA nodes)."""
-    host = _vm_host(facts)
-    if host is None:
+@dataclass(frozen=True)
+class GuestPlan:
+    """The remediation planner's answer for one guest of one host snapshot."""
+
+    snapshot_id: int
+    host: str
+    domain: str
+    result: RemedyResult
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+    @property
+    def summary(self) -> dict[str, str] | None:
+        """Host node(s), vCPU CPUs, emulator and iothread CPUs of the patch."""
+        placement = getattr(self.result, "placement", None)
+        if placement is None:
+            return None
+        return {
+            "nodes": format_cpulist(placement.nodes),
+            "vcpus": format_cpulist(sorted(placement.vcpupin.values())),
+            "emulator": format_cpulist(placement.emulator_cpus),
+            "iothreads": "; ".join(
+                f"{i}: {format_cpulist(cpus)}" for i, cpus in sorted(placement.iothread_cpus.items())
+            ),
+        }
+
+    @property
+    def url(self) -> str:
+        """The report's remediation page of the same guest."""
+        return reverse("triage:snapshot_remedy", args=[self.snapshot_id, self.domain])
+
+
+def _placement_domains(snapshot: Snapshot) -> list[str] | None:
+    """Guests of ``snapshot`` named by its KVM placement findings; None when
+    the snapshot is not a host with such findings. An empty list means the
+    findings name no guest: every guest of the host is planned, as the report
+    links every guest."""
+    if not (snapshot.facts or {}).get("domains"):
         return None
-    domain = _largest_domain(host)
-    if domain is None:
+    findings = [f for f in snapshot.current_findings() if f.rule in DOMAIN_RULES]
+    if not findings:
         return None
-    vcpus = domain.get("vcpu_current") or domain.get("vcpus")
-    busy: set[int] = set()
-    for other in host.get("domains") or []:
-        if other is domain:
-            continue
-        for cpus in (other.get("vcpupin") or {}).values():
-            busy.update(cpus)
-        busy.update(other.get("emulatorpin") or [])
-    nodes: dict[str, Any] = host["numa"]["nodes"]
-
-    def free_kb(node: dict) -> int:
-        meminfo = node.get("meminfo") or {}
-        if "MemFree" in meminfo:
-            return meminfo["MemFree"]
-        return (node.get("free_mb") or 0) * 1024
-
-    # The node with the most free memory is the quieter one (seed 000 chose node 1).
-    ranked = sorted(nodes.values(), key=lambda n: (-free_kb(n), n.get("node", 0)))
-    for node in ranked:
-        free = [c for c in node.get("cpus") or [] if c not in busy]
-        if len(free) >= vcpus + 2:
-            return {
-                "domain": domain.get("name") or "guest",
-                "node": node.get("node"),
-                "vcpus": vcpus,
-                "cpus": free[:vcpus],
-                "iothread": free[vcpus],
-                "emulator": free[vcpus + 1],
-                "memory_kb": domain.get("memory_kb"),
-            }
-    return None
+    names: list[str] = []
+    for f in findings:
+        for ev in f.evidence or []:
+            m = _DOMAIN_IN_FACT.match(str((ev or {}).get("fact") or ""))
+            if m and m.group(1) not in names:
+                names.append(m.group(1))
+    return names
 
 
-def fill_commands(measure, *, facts: list[dict]) -> str:
-    """The measure's configuration for these hosts, or "" when not derivable."""
-    if measure.slug not in PINNING:
-        return ""
-    place = placement(facts)
-    if place is None:
-        return ""
-    node = place["node"]
-    lines = [f"<!-- virsh edit {place['domain']}: vCPUs on host node {node}, free CPUs only -->"]
-    if measure.slug in ("pin-vcpus", "pin-emulator", "pin-iothreads"):
-        lines.append("<cputune>")
-        if measure.slug == "pin-vcpus":
-            lines += [f"  <vcpupin vcpu='{i}' cpuset='{cpu}'/>" for i, cpu in enumerate(place["cpus"])]
-        if measure.slug in ("pin-iothreads",):
-            lines.append(f"  <iothreadpin iothread='1' cpuset='{place['iothread']}'/>")
-        if measure.slug in ("pin-emulator",):
-            lines.append(f"  <emulatorpin cpuset='{place['emulator']}'/>")
-        lines.append("</cputune>")
-        if measure.slug == "pin-iothreads":
-            lines += [
-                "<iothreads>1</iothreads>",
-                "<!-- data disk: <driver name='qemu' type='raw' iothread='1'/> -->",
-            ]
-    elif measure.slug == "numatune-memory-binding":
-        lines += ["<numatune>", f"  <memnode cellid='0' mode='preferred' nodeset='{node}'/>", "</numatune>"]
-    elif measure.slug == "guest-numa-topology":
-        memory = place["memory_kb"] or 0
-        lines += [
-            "<cpu mode='host-passthrough' check='none'>",
-            f"  <topology sockets='1' cores='{place['vcpus']}' threads='1'/>",
-            "  <numa>",
-            f"    <cell id='0' cpus='0-{place['vcpus'] - 1}' memory='{memory}' unit='KiB'/>",
-            "  </numa>",
-            "</cpu>",
+def _plans_of(snapshot: Snapshot, names: list[str]) -> list[GuestPlan]:
+    from triage.services import load_host_facts
+
+    try:
+        host = load_host_facts(snapshot)
+    except FileNotFoundError:
+        return [
+            GuestPlan(
+                snapshot.pk,
+                snapshot.host_label,
+                name,
+                NoRemedy(
+                    key=f"libvirt:{name}", reason="the stored upload is missing: upload the snapshot again"
+                ),
+            )
+            for name in names
         ]
-    lines.append(f"<!-- host CPUs used: {format_cpulist(sorted(place['cpus']))} -->")
-    return "\n".join(lines)
+    out = []
+    for d in host.domains:
+        label = d.name or d.uuid
+        if not d.raw_xml or not label or "/" in label or (names and not ({d.name, d.uuid} & set(names))):
+            continue
+        out.append(
+            GuestPlan(snapshot.pk, snapshot.host_label, label, domain_remedy(domain_xml=d.raw_xml, host=host))
+        )
+    return out
+
+
+def guest_plans(snapshots: list[Snapshot]) -> list[GuestPlan]:
+    """The patch (or the reason there is none) of every guest with placement
+    findings on the analysed host snapshots among ``snapshots``."""
+    out: list[GuestPlan] = []
+    for snapshot in snapshots:
+        if snapshot.status != Snapshot.Status.DONE:
+            continue
+        names = _placement_domains(snapshot)
+        if names is None:
+            continue
+        stamp = snapshot.finished_at.isoformat() if snapshot.finished_at else ""
+        key = f"troubleshoot:guest-plans:{snapshot.pk}:{snapshot.sha256}:{snapshot.engine_version}:{stamp}"
+        plans = cache.get(key)
+        if plans is None:
+            plans = _plans_of(snapshot, names)
+            cache.set(key, plans, CACHE_SECONDS)
+        out.extend(plans)
+    return out
+
+
+def fill_commands(slug: str, *, plans: list[GuestPlan]) -> str:
+    """The configuration of pinning measure ``slug`` for these guests, from
+    their patches; "" when it is not a pinning measure or no patch has it."""
+    if slug not in PINNING:
+        return ""
+    return "\n\n".join(text for p in plans if p.ok and (text := p.result.fragment(slug)))

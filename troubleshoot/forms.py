@@ -47,8 +47,19 @@ class UploadForm(forms.Form):
     )
 
 
+class SnapshotChoiceField(forms.ModelChoiceField):
+    """A snapshot by name, upload time and cluster: file names alone repeat
+    (every collector archive is called alike)."""
+
+    def label_from_instance(self, obj) -> str:
+        parts = [obj.display_name, f"{obj.created_at:%Y-%m-%d %H:%M}"]
+        if obj.cluster:
+            parts.append(obj.cluster)
+        return " · ".join(parts)
+
+
 class AttachForm(forms.Form):
-    snapshot = forms.ModelChoiceField(queryset=None, label=_("Existing snapshot"))
+    snapshot = SnapshotChoiceField(queryset=None, label=_("Existing snapshot"))
     phase = forms.ChoiceField(
         label=_("Phase"), choices=SessionSnapshot.Phase.choices, initial=SessionSnapshot.Phase.BEFORE
     )
@@ -70,6 +81,33 @@ class ApplyForm(forms.Form):
     )
     notes = forms.CharField(label=_("notes"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
     metric_after = forms.FloatField(label=_("metric after"), required=False)
+
+
+class ApplyTogetherForm(forms.Form):
+    """Several measures applied in one change and measured once: one step."""
+
+    measures = forms.ModelMultipleChoiceField(
+        queryset=PlannedMeasure.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        label=_("measures applied together"),
+    )
+    change_made = forms.CharField(
+        label=_("change actually made"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    notes = forms.CharField(label=_("notes"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    metric_after = forms.FloatField(label=_("metric after all of them"), required=False)
+
+    def __init__(self, *args, session=None, **kwargs):
+        super().__init__(*args, prefix="together", **kwargs)
+        field = self.fields["measures"]
+        field.queryset = session.measures.select_related("measure").order_by("tier", "position", "id")
+        field.label_from_instance = lambda pm: pm.measure.slug
+
+    def clean_measures(self):
+        chosen = self.cleaned_data["measures"]
+        if len(chosen) < 2:
+            raise forms.ValidationError(_("choose at least two measures"))
+        return chosen
 
 
 class VerifyForm(forms.Form):

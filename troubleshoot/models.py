@@ -101,6 +101,15 @@ class Session(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # who works the session now (the owner opened it)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_sessions",
+        verbose_name=_("assignee"),
+    )
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -159,6 +168,10 @@ class PlannedMeasure(models.Model):
     change_made = models.TextField(_("change actually made"), blank=True)
     notes = models.TextField(_("notes"), blank=True)
     metric_after = models.FloatField(_("metric after"), null=True, blank=True)
+    # Measures applied together share one step number (1, 2, ... in the order
+    # applied) and one metric_after, measured once after the whole step; the
+    # services keep the metric equal across a step. None until applied.
+    step = models.PositiveIntegerField(_("applied in step"), null=True, blank=True)
     applied_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -174,10 +187,32 @@ class PlannedMeasure(models.Model):
         return f"{self.session_id}: {self.measure.slug} ({self.status})"
 
 
-class AuditEntry(models.Model):
-    """One change: who, when, what, old -> new. Rows are only ever added."""
+class Comment(models.Model):
+    """A note on a session by anyone who may edit it; only ever added."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="audit")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    text = models.TextField(_("comment"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}: {self.author} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class AuditEntry(models.Model):
+    """One change: who, when, what, old -> new. Rows are only ever added.
+    An entry belongs to a session, or to a finding acknowledgement (made on a
+    report, outside any session)."""
+
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, null=True, blank=True, related_name="audit"
+    )
+    acknowledgement = models.ForeignKey(
+        "triage.Acknowledgement", on_delete=models.CASCADE, null=True, blank=True, related_name="audit"
+    )
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     # "created", "step", "field", "snapshot", "measure", "measure.status", "metric", "promote" ...

@@ -7,7 +7,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from troubleshoot.models import PlannedMeasure, Session, SessionSnapshot
+from triage.serializers import TicketSerializer
+from troubleshoot.models import Comment, PlannedMeasure, Session, SessionSnapshot
 from troubleshoot.services import PROBLEM_FIELDS
 
 
@@ -35,8 +36,16 @@ class PlannedMeasureSerializer(serializers.ModelSerializer):
         model = PlannedMeasure
         fields = [
             "measure", "tier", "position", "status", "commands", "change_made", "notes",
-            "metric_after", "applied_by", "applied_at",
+            "metric_after", "step", "applied_by", "applied_at",
         ]  # fmt: skip
+
+
+class CommentSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", read_only=True)
+
+    class Meta:
+        model = Comment
+        fields = ["author", "text", "created_at"]
 
 
 class SessionSerializer(serializers.ModelSerializer):
@@ -45,6 +54,11 @@ class SessionSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     snapshots = serializers.SerializerMethodField()
     measures = PlannedMeasureSerializer(many=True, read_only=True)
+    assignee = serializers.CharField(
+        source="assignee.username", read_only=True, allow_null=True, default=None
+    )
+    tickets = TicketSerializer(many=True, read_only=True)
+    comments = CommentSerializer(many=True, read_only=True)
 
     class Meta:
         model = Session
@@ -53,7 +67,8 @@ class SessionSerializer(serializers.ModelSerializer):
             "symptom", "workload", "platform", "database",
             "metric_name", "metric_unit", "metric_baseline", "metric_expected", "metric_direction",
             "metric_after", "outcome", "root_cause", "lessons",
-            "snapshots", "measures", "created_at", "updated_at", "closed_at",
+            "snapshots", "measures", "assignee", "tickets", "comments",
+            "created_at", "updated_at", "closed_at",
         ]  # fmt: skip
 
     def get_url(self, session: Session) -> str:

@@ -22,13 +22,25 @@ from django.utils.text import capfirst, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from accounts.access import can_view_team, is_support, visible_teams
+from accounts.access import can_view_team, home_team, is_support, visible_teams
 from accounts.models import Membership
+from integrations import services as integrations
 from kb.models import Case, CaseMeasure, Disruption, Measure
 from triage.models import Finding, Snapshot
-from troubleshoot.models import STEP_ORDER, AuditEntry, PlannedMeasure, Session, SessionSnapshot
+from triage.severity import SEVERITIES
+from troubleshoot import fill
+from troubleshoot.fill import PINNING, GuestPlan, fill_commands
+from troubleshoot.models import (
+    STEP_ORDER,
+    AuditEntry,
+    Comment,
+    PlannedMeasure,
+    Session,
+    SessionSnapshot,
+    Step,
+)
+from troubleshoot.stats import mean_interval
 
-SEVERITIES = ("critical", "warning", "info")
 # A promoted draft this similar to an existing case is probably the same problem.
 VERY_SIMILAR = 0.75
 
@@ -81,10 +93,24 @@ def _text(value: Any) -> str:
 
 
 def record(
-    *, session: Session, user, action: str, target: str = "", old: Any = None, new: Any = None
+    *,
+    session: Session | None = None,
+    acknowledgement=None,
+    user,
+    action: str,
+    target: str = "",
+    old: Any = None,
+    new: Any = None,
 ) -> AuditEntry:
+    """One audit trail entry, of a session or of a finding acknowledgement."""
     return AuditEntry.objects.create(
-        session=session, user=user, action=action, target=target, old=_text(old), new=_text(new)
+        session=session,
+        acknowledgement=acknowledgement,
+        user=user,
+        action=action,
+        target=target,
+        old=_text(old),
+        new=_text(new),
     )
 
 
@@ -122,8 +148,7 @@ METRIC_FIELDS = {"metric_baseline", "metric_after"}
 
 
 def _team_of(user):
-    membership = Membership.objects.filter(user=user).select_related("team").order_by("pk").first()
-    return membership.team if membership else None
+    return home_team(user)
 
 
 @transaction.atomic
@@ -181,6 +206,69 @@ def set_step(*, session: Session, user, step: str) -> None:
     session.save(update_fields=["step", "updated_at"])
 
 
+# --------------------------------------------------------------------------- people and tickets
+
+MAX_COMMENT = 10000
+
+
+def assignable_users(session: Session):
+    """Who a session can be assigned to: its owner and the members of its team."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model().objects.filter(is_active=True)
+    scope = Q(pk=session.owner_id)
+    if session.team_id:
+        scope |= Q(memberships__team_id=session.team_id)
+    return users.filter(scope).distinct().order_by("username")
+
+
+@transaction.atomic
+def assign_session(*, session: Session, user, assignee) -> None:
+    """Give the session to ``assignee`` (None: nobody), who must be able to
+    edit it; the trail records the change."""
+    _require_edit(user, session)
+    if assignee is not None and not assignable_users(session).filter(pk=assignee.pk).exists():
+        raise PermissionDenied("the assignee cannot work on this session")
+    if session.assignee_id == (assignee.pk if assignee else None):
+        return
+    old = session.assignee.get_username() if session.assignee_id else ""
+    record(
+        session=session,
+        user=user,
+        action="assignee",
+        target="assignee",
+        old=old,
+        new=assignee.get_username() if assignee else "",
+    )
+    session.assignee = assignee
+    session.save(update_fields=["assignee", "updated_at"])
+
+
+@transaction.atomic
+def add_comment(*, session: Session, user, text: str) -> Comment:
+    _require_edit(user, session)
+    text = (text or "").strip()
+    if not text:
+        raise ValueError("an empty comment")
+    comment = Comment.objects.create(session=session, author=user, text=text[:MAX_COMMENT])
+    record(
+        session=session, user=user, action="comment", target=f"comment-{comment.pk}", new=comment.text[:200]
+    )
+    _touch(session)
+    return comment
+
+
+@transaction.atomic
+def add_session_ticket(*, session: Session, user, key: str, url: str = ""):
+    """Link the session to an external ticket (``triage.services.add_ticket``)."""
+    from triage.services import add_ticket
+
+    _require_edit(user, session)
+    ticket = add_ticket(user=user, key=key, url=url, session=session)
+    record(session=session, user=user, action="ticket", target=ticket.key, new=ticket.url)
+    return ticket
+
+
 def next_step(step: str) -> str:
     i = STEP_ORDER.index(step)
     return STEP_ORDER[min(i + 1, len(STEP_ORDER) - 1)]
@@ -236,6 +324,37 @@ def startable_snapshot(user, snapshot_id) -> Snapshot | None:
     except (TypeError, ValueError):
         return None
     return visible_snapshots(user).filter(pk=pk).first()
+
+
+MAX_STARTING_SIBLINGS = 31  # with the snapshot itself: a 32-host cluster at most
+
+
+def starting_snapshots(user, snapshot: Snapshot) -> list[Snapshot]:
+    """What a session started from ``snapshot``'s report begins with: the
+    snapshot and the other hosts of its cluster the user can see (analysed
+    together, so the wizard sees the guest and its host side by side),
+    newest first after the snapshot itself."""
+    from triage.services import visible_snapshots
+
+    if not snapshot.cluster:
+        return [snapshot]
+    siblings = (
+        visible_snapshots(user)
+        .filter(cluster=snapshot.cluster)
+        .exclude(pk=snapshot.pk)
+        .only("pk", "label", "original_filename", "cluster", "status", "created_at")
+        .order_by("-created_at", "-id")[:MAX_STARTING_SIBLINGS]
+    )
+    return [snapshot, *siblings]
+
+
+@transaction.atomic
+def start_from_snapshots(*, session: Session, user, snapshots: list[Snapshot]) -> None:
+    """Attach the starting snapshots as before-snapshots and move the session
+    on to its snapshots step ("Start troubleshooting session" on a report)."""
+    for snap in snapshots:
+        attach_snapshot(session=session, user=user, snapshot=snap)
+    set_step(session=session, user=user, step=Step.SNAPSHOTS)
 
 
 def problem_from_snapshot(snapshot: Snapshot) -> dict:
@@ -371,49 +490,6 @@ def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[
     ]
 
 
-class _FactsView:
-    """Duck-typed ``HostFacts`` over the stored facts JSON: what
-    ``kb.similarity.snapshot_features`` reads, without re-parsing the upload."""
-
-    def __init__(self, data: dict):
-        self._d = data or {}
-        cpu = self._d.get("cpu") or None
-        self.cpu = _Attrs(cpu) if cpu else None
-        self.role = self._d.get("role")
-        self.domains = self._d.get("domains") or []
-        self.virsh_version = self._d.get("virsh_version")
-        self.capabilities = self._d.get("capabilities")
-        db = self._d.get("database")
-        self.database = _Attrs(db) if db else None
-        self.oceanbase = self._d.get("oceanbase")
-        self.benchmarks = [_Attrs(b) for b in self._d.get("benchmarks") or []]
-
-    @property
-    def is_guest(self) -> bool:
-        if self.role:
-            return self.role == "guest"
-        return bool(self.cpu and self.cpu.hypervisor_vendor)
-
-    def numa_node_count(self) -> int | None:
-        nodes = (self._d.get("numa") or {}).get("nodes") or {}
-        if nodes:
-            return len(nodes)
-        return (self._d.get("cpu") or {}).get("numa_nodes")
-
-
-class _Attrs:
-    def __init__(self, data: dict):
-        self._d = data
-
-    def __getattr__(self, name: str):
-        return self._d.get(name)
-
-
-class _SnapshotView:
-    def __init__(self, hosts):
-        self.hosts = hosts
-
-
 def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> dict:
     """Rules and environment features of the phase's snapshots, the shape of a
     case signature (``{"rules": [...], "features": [...]}``)."""
@@ -421,7 +497,9 @@ def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) ->
 
     snaps = [s for s in snapshots_of(session, phase) if s.status == Snapshot.Status.DONE]
     rules = sorted({f.rule for f in merged_findings(session, phase)})
-    features = snapshot_features(_SnapshotView([_FactsView(s.facts) for s in snaps]))
+    from collectors.facts import SnapshotFacts
+
+    features = snapshot_features(SnapshotFacts(hosts=[s.host_facts() for s in snaps]))
     return {"rules": rules, "features": features}
 
 
@@ -444,6 +522,19 @@ def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> 
         threshold=NEW_PROBLEM_THRESHOLD,
         qualifying=serious,
     )
+
+
+def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
+    """ "Cases that sound like this" for a session no case explains: compared
+    by the words of its title and symptom (``kb.similarity.sounds_like``, the
+    same comparison as a report's pasted write-up). Empty when a warning or
+    critical finding of its snapshots is there: the rules speak then."""
+    from kb.similarity import serious_rules, sounds_like
+
+    text = "\n".join(t for t in (session.title, session.symptom) if t)
+    if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
+        return []
+    return sounds_like(text, language="zh" if language.startswith("zh") else "en")
 
 
 def founding_measures(session: Session, cases: list[dict]) -> list[dict]:
@@ -582,13 +673,21 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
         )
 
     def key(c: Candidate):
-        eff = c.effectiveness["median_improvement"] if c.effectiveness else -1.0
+        # measured effectiveness reorders only from MIN_SESSIONS sessions on
+        eff = c.effectiveness["mean_improvement"] if c.effectiveness and c.effectiveness["ranks"] else -1.0
         return (c.blocked is not None, c.tier, -eff, SEVERITIES.index(c.severity), c.measure.slug)
 
     return sorted(out, key=key)
 
 
 # --------------------------------------------------------------------------- plan
+
+
+def guest_plans(session: Session) -> list[GuestPlan]:
+    """The remediation planner's patch (or its "cannot help" reason) for each
+    guest with placement findings on the session's before-snapshots: the
+    pinning the plan step shows and fills its pinning measures from."""
+    return fill.guest_plans(snapshots_of(session, SessionSnapshot.Phase.BEFORE))
 
 
 @transaction.atomic
@@ -603,13 +702,9 @@ def plan_measure(*, session: Session, user, slug: str, tier: int = 1, commands: 
     if existing is not None:
         return existing
     last = session.measures.filter(tier=tier).aggregate(m=Max("position"))["m"]
-    if not commands:
-        from troubleshoot.fill import fill_commands
-
-        commands = (
-            fill_commands(measure, facts=[s.facts for s in snapshots_of(session, "before")])
-            or measure.commands
-        )
+    if not commands and slug in PINNING:
+        commands = fill_commands(slug, plans=guest_plans(session))
+    commands = commands or measure.commands
     pm = PlannedMeasure.objects.create(
         session=session, measure=measure, tier=tier, position=(last or 0) + 1, commands=commands
     )
@@ -712,6 +807,13 @@ def record_application(
         pm.applied_by = user
         pm.applied_at = timezone.now()
         changed += ["status", "applied_by", "applied_at"]
+        if status == PlannedMeasure.Status.APPLIED and pm.step is None:
+            # applied on its own: a step of its own, measured on its own
+            pm.step = _next_step_number(session)
+            changed.append("step")
+        elif status != PlannedMeasure.Status.APPLIED and pm.step is not None:
+            pm.step = None
+            changed.append("step")
     for name, value in (("change_made", change_made), ("notes", notes)):
         if value is not None and value != getattr(pm, name):
             record(
@@ -725,15 +827,83 @@ def record_application(
             setattr(pm, name, value)
             changed.append(name)
     if (metric_after is not None or clear_metric) and metric_after != pm.metric_after:
-        record(
-            session=session, user=user, action="metric", target=slug, old=pm.metric_after, new=metric_after
-        )
-        pm.metric_after = metric_after
+        # one step, one metric: measured once after all the step's measures
+        step = session.measures.filter(step=pm.step).exclude(pk=pm.pk) if pm.step is not None else None
+        for member in [pm, *(step.select_related("measure") if step is not None else ())]:
+            if member.metric_after == metric_after:
+                continue
+            record(
+                session=session,
+                user=user,
+                action="metric",
+                target=member.measure.slug,
+                old=member.metric_after,
+                new=metric_after,
+            )
+            member.metric_after = metric_after
+            if member is not pm:
+                member.save(update_fields=["metric_after"])
         changed.append("metric_after")
     if changed:
         pm.save(update_fields=changed)
         _touch(session)
     return changed
+
+
+def _next_step_number(session: Session) -> int:
+    return (session.measures.aggregate(m=Max("step"))["m"] or 0) + 1
+
+
+@transaction.atomic
+def apply_together(
+    *,
+    session: Session,
+    user,
+    pms: list[PlannedMeasure],
+    metric_after: float | None = None,
+    change_made: str = "",
+    notes: str = "",
+) -> int:
+    """Record several planned measures as applied together, in one step with
+    one metric measured after all of them (effectiveness counts the step, not
+    each measure). Returns the step number."""
+    _require_edit(user, session)
+    pms = [PlannedMeasure.objects.select_related("measure").get(pk=pm.pk, session=session) for pm in pms]
+    if not pms:
+        raise ValueError(_("choose the measures that were applied together"))
+    number = _next_step_number(session)
+    slugs = " + ".join(pm.measure.slug for pm in pms)
+    record(session=session, user=user, action="measure.step", target=slugs, new=f"step {number}")
+    PlannedMeasure.objects.filter(pk__in=[pm.pk for pm in pms]).update(step=number)
+    for pm in pms:
+        pm.step = number
+        record_application(
+            session=session,
+            user=user,
+            pm=pm,
+            status=PlannedMeasure.Status.APPLIED,
+            change_made=change_made or None,
+            notes=notes or None,
+            metric_after=metric_after,
+        )
+    return number
+
+
+def applied_steps(session: Session, measures: list[PlannedMeasure] | None = None) -> list[dict]:
+    """The applied measures as steps, in the order applied:
+    ``{"number", "slugs": [...], "metric_after"}``; a group of measures
+    applied together is one step with one metric. ``measures``: the
+    session's planned measures when already fetched."""
+    if measures is None:
+        measures = list(session.measures.select_related("measure"))
+    applied = [pm for pm in measures if pm.status == PlannedMeasure.Status.APPLIED and pm.step is not None]
+    steps: dict[int, dict] = {}
+    for pm in sorted(applied, key=lambda pm: (pm.step, pm.tier, pm.position, pm.id)):
+        step = steps.setdefault(pm.step, {"number": pm.step, "slugs": [], "metric_after": None})
+        step["slugs"].append(pm.measure.slug)
+        if pm.metric_after is not None:
+            step["metric_after"] = pm.metric_after
+    return list(steps.values())
 
 
 # --------------------------------------------------------------------------- verify
@@ -762,9 +932,9 @@ def metric_series(session: Session) -> list[tuple[str, float]]:
     points: list[tuple[str, float]] = []
     if session.metric_baseline is not None:
         points.append((_("baseline"), session.metric_baseline))
-    for pm in session.measures.select_related("measure").order_by("tier", "position", "id"):
-        if pm.metric_after is not None:
-            points.append((pm.measure.slug, pm.metric_after))
+    for step in applied_steps(session):
+        if step["metric_after"] is not None:
+            points.append((" + ".join(step["slugs"]), step["metric_after"]))
     if session.metric_after is not None:
         points.append((_("verified"), session.metric_after))
     return points
@@ -773,18 +943,15 @@ def metric_series(session: Session) -> list[tuple[str, float]]:
 def final_metric(session: Session) -> float | None:
     if session.metric_after is not None:
         return session.metric_after
-    values = [
-        pm.metric_after
-        for pm in session.measures.order_by("tier", "position", "id")
-        if pm.metric_after is not None and pm.status == PlannedMeasure.Status.APPLIED
-    ]
+    values = [step["metric_after"] for step in applied_steps(session) if step["metric_after"] is not None]
     return values[-1] if values else None
 
 
-def improvement(session: Session, value: float | None) -> float | None:
-    """Relative improvement over the baseline (0.5 = half the time, or
-    1.5x the throughput -> 0.5), in the direction the metric improves."""
-    base = session.metric_baseline
+def improvement(session: Session, value: float | None, *, reference: float | None = None) -> float | None:
+    """Relative improvement over the baseline, or over ``reference`` (the
+    value before a step), in the direction the metric improves: 0.5 = half
+    the time, or 1.5x the throughput -> 0.5."""
+    base = session.metric_baseline if reference is None else reference
     if base in (None, 0) or value is None:
         return None
     if session.metric_direction == Session.Direction.HIGHER:
@@ -815,6 +982,7 @@ def close_session(*, session: Session, user, outcome: str, root_cause: str, less
         session.state = Session.State.CLOSED
         session.closed_at = timezone.now()
         session.save(update_fields=["state", "closed_at", "updated_at"])
+        integrations.session_closed(session=session)
 
 
 @transaction.atomic
@@ -903,7 +1071,7 @@ def _label(name: str) -> str:
 def _host_environment(session: Session) -> dict:
     """CPU architecture and model of the first physical host (else any host)."""
     snaps = [s for s in snapshots_of(session, "before") if s.status == Snapshot.Status.DONE]
-    views = [_FactsView(s.facts) for s in snaps]
+    views = [s.host_facts() for s in snaps]
     ordered = [v for v in views if not v.is_guest] + [v for v in views if v.is_guest]
     for view in ordered:
         if view.cpu is not None:
@@ -929,14 +1097,32 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     if session.promoted_case_id:
         return session.promoted_case
     lang = "zh" if language.startswith("zh") else "en"
-    with translation.override("zh-hans" if lang == "zh" else "en"):
-        return _promote(
-            session=session, user=user, lang=lang, engine_version=str(ENGINE_VERSION), save_case=save_case
-        )
+    # Both language versions: the other one pre-filled (its generated labels in
+    # its own language, the engineer's words as written) for the author to
+    # translate before submitting the case for review.
+    other = "en" if lang == "zh" else "zh"
+    cases = {}
+    for version in (lang, other):
+        with translation.override("zh-hans" if version == "zh" else "en"):
+            cases[version] = _draft_case(
+                session=session,
+                user=user,
+                lang=version,
+                engine_version=str(ENGINE_VERSION),
+                save_case=save_case,
+                pending=version != lang,
+            )
+    case = cases[lang]
+    record(session=session, user=user, action="promote", target=case.slug, new=f"draft case {case.slug}")
+    session.promoted_case = case
+    session.save(update_fields=["promoted_case", "updated_at"])
+    return case
 
 
-def _promote(*, session: Session, user, lang: str, engine_version: str, save_case) -> Case:
-    """The body of :func:`promote`, run in the case's language."""
+def _draft_case(*, session: Session, user, lang: str, engine_version: str, save_case, pending: bool) -> Case:
+    """One language version of the promoted draft, built in that language."""
+    from kb.services import record_revision
+
     slug = f"session-{session.pk}-{slugify(session.title)[:60]}".strip("-")
     snaps = snapshots_of(session, "before")
     hosts = ", ".join(s.host_label for s in snaps)
@@ -975,6 +1161,7 @@ def _promote(*, session: Session, user, lang: str, engine_version: str, save_cas
         platform=_platform(session.platform),
         database=(session.database or "").split()[0].lower()[:40] if session.database else "",
         state=Case.State.DRAFT,
+        translation_pending=pending,
         author=user,
         signature=signature_of(session),
         signature_engine_version=engine_version,
@@ -1004,9 +1191,7 @@ def _promote(*, session: Session, user, lang: str, engine_version: str, save_cas
         ],
         metrics=metrics,
     )
-    record(session=session, user=user, action="promote", target=case.slug, new=f"draft case {case.slug}")
-    session.promoted_case = case
-    session.save(update_fields=["promoted_case", "updated_at"])
+    record_revision(case=case, user=user, action="created")
     return case
 
 
@@ -1035,70 +1220,98 @@ def link_case(*, session: Session, user, case_slug: str, language: str = "en") -
 
 
 @transaction.atomic
-def publish_case(*, session: Session, user) -> Case:
-    """A reviewer (support staff) publishes the promoted draft."""
-    from kb.services import save_case
+def case_helped(*, session: Session, user, case_slug: str) -> bool:
+    """ "This case helped" from the session's summary: one reuse mark per
+    session and case, with an audit entry. False when already marked."""
+    from kb.services import record_reuse
 
-    if not is_support(user):
-        raise PermissionDenied("only support staff review and publish cases")
-    case = session.promoted_case
-    if case is None:
-        raise ValueError("nothing promoted yet")
-    if case.state != Case.State.PUBLISHED:
-        record(
-            session=session,
-            user=user,
-            action="publish",
-            target=case.slug,
-            old=case.state,
-            new=Case.State.PUBLISHED,
-        )
-        case.state = Case.State.PUBLISHED
-        case.reviewer = user
-        save_case(case)
-    return case
+    if not can_view(user, session):
+        raise PermissionDenied("not your session")
+    if not record_reuse(slug=case_slug, user=user, source="session", session=session):
+        return False
+    record(session=session, user=user, action="helped", target=case_slug, new=case_slug)
+    return True
 
 
 # --------------------------------------------------------------------------- effectiveness
 
 
+# A measure's effectiveness reorders plans only once this many closed
+# sessions have measured it: one session is an anecdote.
+MIN_SESSIONS = 3
+
+
+def _measured_steps(session: Session) -> list[tuple[tuple[str, ...], float | None]]:
+    """``(measures, relative improvement)`` per step of a closed session, the
+    improvement measured against the value before the step. Steps applied
+    without a metric are measured with the next step that has one (the metric
+    after it covers both), so every measure is credited once."""
+    out: list[tuple[tuple[str, ...], float | None]] = []
+    previous = session.metric_baseline
+    pending: list[str] = []
+    for step in applied_steps(session, list(session.measures.all())):
+        pending += step["slugs"]
+        value = step["metric_after"]
+        if value is None:
+            continue
+        out.append((tuple(sorted(pending)), improvement(session, value, reference=previous)))
+        previous, pending = value, []
+    if pending:
+        out.append((tuple(sorted(pending)), None))
+    return out
+
+
 def effectiveness() -> dict[str, dict]:
-    """Per measure across closed sessions where it was applied: the median
-    improvement of the metric measured right after it (relative to the
-    session's baseline, in the metric's good direction), how many sessions
-    applied it and how often such a session ended resolved."""
-    rows = (
-        PlannedMeasure.objects.filter(
-            session__state=Session.State.CLOSED, status=PlannedMeasure.Status.APPLIED
-        )
-        .select_related("session", "measure")
-        .order_by("measure__slug")
+    """Per step across closed sessions, keyed by its measures ("a + b" for
+    measures applied together): the relative improvement of the metric over
+    the step (against the value before it, in the metric's good direction),
+    its mean with a 95 % t interval (``troubleshoot.stats``), ``n`` sessions
+    that measured it, how many sessions applied it and how many of those
+    ended resolved."""
+    closed = (
+        Session.objects.filter(state=Session.State.CLOSED, measures__status=PlannedMeasure.Status.APPLIED)
+        .distinct()
+        .prefetch_related("measures__measure")
     )
-    gains: dict[str, list[float]] = defaultdict(list)
-    sessions: dict[str, set[int]] = defaultdict(set)
-    resolved: dict[str, set[int]] = defaultdict(set)
-    for pm in rows:
-        slug = pm.measure.slug
-        sessions[slug].add(pm.session_id)
-        if pm.session.outcome == Session.Outcome.RESOLVED:
-            resolved[slug].add(pm.session_id)
-        gain = improvement(pm.session, pm.metric_after)
-        if gain is not None:
-            gains[slug].append(gain)
+    gains: dict[tuple[str, ...], list[float]] = defaultdict(list)
+    sessions: dict[tuple[str, ...], int] = defaultdict(int)
+    resolved: dict[tuple[str, ...], int] = defaultdict(int)
+    for session in closed:
+        for slugs, gain in _measured_steps(session):
+            sessions[slugs] += 1
+            resolved[slugs] += int(session.outcome == Session.Outcome.RESOLVED)
+            if gain is not None:
+                gains[slugs].append(gain)
     out = {}
-    for slug, ids in sessions.items():
-        out[slug] = {
-            "slug": slug,
-            "sessions": len(ids),
-            "resolved": len(resolved[slug]),
-            "resolved_rate": len(resolved[slug]) / len(ids),
-            "median_improvement": statistics.median(gains[slug]) if gains[slug] else 0.0,
-            "measured": len(gains[slug]),
+    for slugs, count in sessions.items():
+        values = gains[slugs]
+        mean, low, high = mean_interval(values) if values else (None, None, None)
+        key = " + ".join(slugs)
+        out[key] = {
+            "key": key,
+            "slugs": list(slugs),
+            "together": len(slugs) > 1,
+            "sessions": count,
+            "resolved": resolved[slugs],
+            "resolved_rate": resolved[slugs] / count,
+            "n": len(values),
+            "mean_improvement": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "median_improvement": statistics.median(values) if values else None,
+            "ranks": len(values) >= MIN_SESSIONS,
         }
     return out
 
 
 def effectiveness_ranking() -> list[dict]:
+    """Every step, those measured in enough sessions to rank first, best mean first."""
     stats = list(effectiveness().values())
-    stats.sort(key=lambda s: (-s["median_improvement"], -s["resolved_rate"], s["slug"]))
+    stats.sort(
+        key=lambda s: (
+            not s["ranks"],
+            -(s["mean_improvement"] if s["mean_improvement"] is not None else -1e9),
+            s["key"],
+        )
+    )
     return stats

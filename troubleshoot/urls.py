@@ -10,4 +10,9 @@ urlpatterns = [
     path("<int:pk>/", views.session_detail, name="session_detail"),
     path("<int:pk>/progress/", views.snapshot_progress, name="progress"),
     path("<int:pk>/step/<str:step>/", views.step, name="step"),
+    path("<int:pk>/assign/", views.session_assign, name="assign"),
+    path("<int:pk>/comments/", views.session_comment, name="comment"),
+    path("<int:pk>/tickets/", views.session_add_ticket, name="ticket"),
+    path("<int:pk>/summary.md", views.session_summary, {"markup": "markdown"}, name="summary_md"),
+    path("<int:pk>/summary.jira", views.session_summary, {"markup": "jira"}, name="summary_jira"),
 ]

@@ -15,17 +15,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import is_support
+from config.pagination import paginate
 from config.request_limits import upload_view
-from kb.models import Case, Measure
+from kb.models import Case, CaseReuse, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, explain
 from triage.services import UploadRejected, visible_snapshots
 from triage.views import not_checked_items
 from troubleshoot import charts, services
 from troubleshoot.forms import (
     ApplyForm,
+    ApplyTogetherForm,
     AttachForm,
     CloseForm,
     ConstraintsForm,
@@ -35,6 +37,7 @@ from troubleshoot.forms import (
     VerifyForm,
 )
 from troubleshoot.models import STEP_ORDER, PlannedMeasure, Session, SessionSnapshot, Step
+from troubleshoot.summary import render_summary
 
 
 def _language() -> str:
@@ -52,26 +55,41 @@ def _session_for(request: HttpRequest, pk: int) -> Session:
 
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
-    sessions = services.visible_sessions(request.user).select_related("owner", "team")
-    return render(request, "troubleshoot/session_list.html", {"sessions": sessions[:200]})
+    sessions = services.visible_sessions(request.user).select_related("owner", "team", "assignee")
+    ticket = (request.GET.get("ticket") or "").strip()[:64]
+    if ticket:
+        sessions = sessions.filter(tickets__key__iexact=ticket).distinct()
+    mine = request.GET.get("assignee") == "me"
+    if mine:
+        sessions = sessions.filter(assignee=request.user)
+    pages = paginate(request, sessions.order_by("-updated_at", "-id"))
+    return render(
+        request,
+        "troubleshoot/session_list.html",
+        {"sessions": list(pages["page_obj"]), "ticket": ticket, "mine": mine, **pages},
+    )
 
 
 @require_http_methods(["GET", "POST"])
 def session_new(request: HttpRequest) -> HttpResponse:
-    # "Start a case from this" on a report: the snapshot comes along as a before-snapshot.
+    # "Start troubleshooting session" on a report: the snapshot and the other
+    # hosts of its cluster come along as before-snapshots.
     snapshot = services.startable_snapshot(
         request.user, request.GET.get("snapshot") or request.POST.get("snapshot")
     )
+    starting = services.starting_snapshots(request.user, snapshot) if snapshot is not None else []
     initial = services.problem_from_snapshot(snapshot) if snapshot is not None else None
     form = ProblemForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         session = services.create_session(owner=request.user, title=data.pop("title"), **data)
-        if snapshot is not None:
-            services.attach_snapshot(session=session, user=request.user, snapshot=snapshot)
-        services.set_step(session=session, user=request.user, step=Step.SNAPSHOTS)
+        services.start_from_snapshots(session=session, user=request.user, snapshots=starting)
         return redirect("troubleshoot:step", pk=session.pk, step=Step.SNAPSHOTS)
-    return render(request, "troubleshoot/session_new.html", {"form": form, "from_snapshot": snapshot})
+    return render(
+        request,
+        "troubleshoot/session_new.html",
+        {"form": form, "from_snapshot": snapshot, "starting": starting[1:]},
+    )
 
 
 @require_GET
@@ -104,12 +122,15 @@ def _progress(session: Session, phase: str) -> dict:
 @require_GET
 def effectiveness(request: HttpRequest) -> HttpResponse:
     stats = services.effectiveness_ranking()
-    titles = {
-        m.slug: m.title_for(_language()) for m in Measure.objects.filter(slug__in=[s["slug"] for s in stats])
-    }
+    slugs = {slug for s in stats for slug in s["slugs"]}
+    titles = {m.slug: m.title_for(_language()) for m in Measure.objects.filter(slug__in=slugs)}
     for s in stats:
-        s["title"] = titles.get(s["slug"], s["slug"])
-    return render(request, "troubleshoot/effectiveness.html", {"stats": stats})
+        s["titles"] = [(slug, titles.get(slug, slug)) for slug in s["slugs"]]
+    return render(
+        request,
+        "troubleshoot/effectiveness.html",
+        {"stats": stats, "min_sessions": services.MIN_SESSIONS},
+    )
 
 
 # --------------------------------------------------------------------------- steps
@@ -225,6 +246,19 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
                 metric_after=data["metric_after"],
                 clear_metric=data["metric_after"] is None,
             )
+        elif action == "together":
+            form = ApplyTogetherForm(request.POST, session=session)
+            if not form.is_valid():
+                return {"together_form": form}
+            data = form.cleaned_data
+            services.apply_together(
+                session=session,
+                user=user,
+                pms=list(data["measures"]),
+                metric_after=data["metric_after"],
+                change_made=data["change_made"],
+                notes=data["notes"],
+            )
         return forward
     if step == Step.CLOSE:
         return _close_post(request, session, action)
@@ -295,11 +329,11 @@ def _close_post(request, session: Session, action: str) -> str | dict:
             )
         except Case.DoesNotExist:
             messages.error(request, _("No such case."))
-    elif action == "publish":
+    elif action == "helped":
         try:
-            services.publish_case(session=session, user=user)
-        except ValueError as exc:
-            messages.error(request, str(exc))
+            services.case_helped(session=session, user=user, case_slug=request.POST.get("case", ""))
+        except Case.DoesNotExist:
+            messages.error(request, _("No such case."))
     return Step.CLOSE
 
 
@@ -322,6 +356,9 @@ def _context(request, session: Session, step: str, editable: bool, forms: dict) 
         "editable": editable,
         "is_support": is_support(request.user),
         "audit": _audit_rows(session.audit.select_related("user")[:300]),
+        "comments": list(session.comments.select_related("author")),
+        "tickets": list(session.tickets.all()),
+        "assignable": list(services.assignable_users(session)) if editable else [],
         "language": lang,
         "next_step": services.next_step(step) if step != Step.CLOSE else None,
     }
@@ -341,18 +378,24 @@ ACTION_LABELS = {
     "measure": pgettext_lazy("audit", "measure"),
     "measure.status": pgettext_lazy("audit", "measure status"),
     "measure.order": pgettext_lazy("audit", "plan order"),
+    "measure.step": pgettext_lazy("audit", "applied together"),
     "measure.change_made": pgettext_lazy("audit", "change made"),
     "measure.notes": pgettext_lazy("audit", "notes"),
     "state": pgettext_lazy("audit", "state"),
     "promote": pgettext_lazy("audit", "promoted"),
     "link": pgettext_lazy("audit", "linked case"),
     "publish": pgettext_lazy("audit", "published"),
+    "assignee": pgettext_lazy("audit", "assignee"),
+    "comment": pgettext_lazy("audit", "comment"),
+    "ticket": pgettext_lazy("audit", "ticket"),
+    "helped": pgettext_lazy("audit", "case helped"),
 }
 # Values the services write in English; shown in the reader's language.
 VALUE_PATTERNS = (
     (re.compile(r"^planned \(tier (?P<tier>\d)\)$"), pgettext_lazy("audit", "planned (tier %(tier)s)")),
     (re.compile(r"^tier (?P<tier>\d) #(?P<n>\d+)$"), pgettext_lazy("audit", "tier %(tier)s #%(n)s")),
     (re.compile(r"^tier (?P<tier>\d)$"), pgettext_lazy("audit", "tier %(tier)s")),
+    (re.compile(r"^step (?P<n>\d+)$"), pgettext_lazy("audit", "step %(n)s")),
     (re.compile(r"^draft case (?P<slug>\S+)$"), pgettext_lazy("audit", "draft case %(slug)s")),
 )
 
@@ -419,7 +462,8 @@ def _snapshot_forms(request, session, ctx, phase):
             # The picker shows names only: no facts JSON for every visible snapshot.
             snapshots=visible_snapshots(request.user)
             .exclude(pk__in=attached)
-            .only("label", "original_filename"),
+            .only("label", "original_filename", "created_at", "cluster")
+            .order_by("-created_at", "-id"),
         ),
     )
     ctx["phase"] = phase
@@ -466,12 +510,17 @@ def _findings(request, session, ctx):
     cases = services.similar_cases(session, language=lang)
     for case in cases:
         case["why"] = explain(case, lang)
+    serious = sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES)
+    sounds = services.sounds_like_cases(session, language=lang) if not cases and not serious else []
+    for case in sounds:
+        case["why"] = explain(case, lang)
     ctx.update(
         {
             "findings": [(sev, items) for sev, items in services.findings_by_severity(findings)],
             "finding_count": len(findings),
-            "serious_findings": sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES),
+            "serious_findings": serious,
             "similar": cases,
+            "sounds_like": sounds,
             "founding": services.founding_measures(session, cases),
             "host_charts": _host_charts(session, "before"),
             # the same "Not checked — missing evidence" list as the reports, each linked to its report
@@ -488,6 +537,8 @@ def _constraints(request, session, ctx):
 def _plan(request, session, ctx):
     ctx["candidates"] = [c for c in services.candidates(session, language=ctx["language"]) if not c.planned]
     ctx["tiers"] = _tiers(session)
+    ctx["guest_plans"] = services.guest_plans(session)
+    ctx["min_sessions"] = services.MIN_SESSIONS
 
 
 def _tiers(session):
@@ -517,6 +568,11 @@ def _apply(request, session, ctx):
             )
             rows.append({"tier": tier, "pm": pm, "form": form})
     ctx["rows"] = rows
+    steps = {step["number"]: step for step in services.applied_steps(session)}
+    for row in rows:
+        step = steps.get(row["pm"].step)
+        row["together_with"] = [s for s in step["slugs"] if s != row["pm"].measure.slug] if step else []
+    ctx.setdefault("together_form", ApplyTogetherForm(session=session))
     ctx["metric_chart"] = charts.metric_bars(
         services.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
     )
@@ -541,6 +597,21 @@ def _close(request, session, ctx):
     ctx["final_metric"] = services.final_metric(session)
     if session.is_closed and not session.promoted_case_id:
         ctx["very_similar"] = services.promotion_check(session, language=ctx["language"])
+    # The summary's "this case helped": the similar cases and the linked one.
+    helpful = [
+        {"slug": c["slug"], "title": c["title"], "url": c["url"]}
+        for c in services.similar_cases(session, language=ctx["language"])
+    ]
+    linked = session.linked_case
+    if linked and linked.slug not in {c["slug"] for c in helpful}:
+        helpful.insert(0, {"slug": linked.slug, "title": linked.title, "url": linked.get_absolute_url()})
+    marked = set(CaseReuse.objects.filter(session=session).values_list("slug", flat=True))
+    for c in helpful:
+        c["marked"] = c["slug"] in marked
+    ctx["helpful_cases"] = helpful
+    ctx["promoted_versions"] = (
+        list(Case.objects.filter(slug=session.promoted_case.slug)) if session.promoted_case_id else []
+    )
 
 
 STEP_CONTEXT = {
@@ -553,3 +624,70 @@ STEP_CONTEXT = {
     Step.VERIFY: _verify,
     Step.CLOSE: _close,
 }
+
+
+# --------------------------------------------------------------------------- people, tickets, exports
+
+
+def _back(session: Session) -> HttpResponse:
+    return redirect(reverse("troubleshoot:step", args=[session.pk, session.step]) + "#people")
+
+
+@require_POST
+def session_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session_for(request, pk)
+    assignee = None
+    raw = request.POST.get("assignee") or ""
+    if raw:
+        assignee = services.assignable_users(session).filter(pk=_posted_int(request, "assignee")).first()
+        if assignee is None:
+            raise BadRequest("no such assignee")
+    try:
+        services.assign_session(session=session, user=request.user, assignee=assignee)
+    except PermissionDenied:
+        raise Http404("no such session") from None
+    return _back(session)
+
+
+@require_POST
+def session_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _session_for(request, pk)
+    try:
+        services.add_comment(session=session, user=request.user, text=request.POST.get("text", ""))
+    except ValueError:
+        messages.error(request, _("A comment cannot be empty."))
+    return _back(session)
+
+
+@require_POST
+def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
+    from triage.forms import TicketForm
+    from triage.services import TicketRejected
+
+    session = _session_for(request, pk)
+    form = TicketForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("A ticket is a key like OPS-123 and an optional http(s) address."))
+        return _back(session)
+    try:
+        services.add_session_ticket(
+            session=session, user=request.user, key=form.cleaned_data["key"], url=form.cleaned_data["url"]
+        )
+    except TicketRejected as exc:
+        messages.error(request, str(exc))
+    return _back(session)
+
+
+@require_GET
+def session_summary(request: HttpRequest, pk: int, markup: str) -> HttpResponse:
+    """The session summed up for its ticket: ``summary.md`` or ``summary.jira``."""
+    from triage.reports import MARKUPS
+
+    session = _session_for(request, pk)
+    writer = MARKUPS[markup]
+    text = render_summary(
+        session, language=_language(), base_url=request.build_absolute_uri("/"), markup=markup
+    )
+    response = HttpResponse(text, content_type=writer.content_type)
+    response["Content-Disposition"] = f'inline; filename="session-{session.pk}.{writer.extension}"'
+    return response

@@ -402,6 +402,219 @@ def _looks_like_domain(head: str) -> bool:
     return bool(_DETECT_LINE.search(head) or _DETECT_INLINE.search(head))
 
 
+class _DomainReader:
+    """What the section readers of :func:`parse_domain` share: the source text
+    (for line numbers), the lines found so far and the CPU-id budget."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines: dict[str, int] = {}
+        self.budget = [MAX_CPU_IDS]
+
+    def cpu_ids(self, value: str | None, what: str) -> list[int]:
+        return _cpus(value, what, self.budget)
+
+    def lines_of(self, tag: str, attr: str) -> dict[str, int]:
+        # [^<>]* keeps each match inside one tag, so a scan never runs past the next "<"
+        return lines_by_value(self.text, rf"<{tag}\b[^<>]*?\b{attr}=['\"](\d+)['\"]")
+
+    def mark(self, key: str, pattern: str) -> None:
+        ln = line_of(self.text, pattern)
+        if ln is not None:
+            self.lines[key] = ln
+
+    def mark_id(self, key: str, found: dict[str, int], ident: int | None) -> None:
+        ln = found.get(str(ident)) if ident is not None else None
+        if ln:
+            self.lines[key] = ln
+
+
+def _read_vcpu_and_memory(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    vcpu = dom.find("vcpu")
+    if vcpu is not None:
+        d.vcpus = _int(vcpu.text, "<vcpu>")
+        current = _int(vcpu.get("current"), "<vcpu current>")
+        d.vcpu_current = current if current is not None else d.vcpus
+        if vcpu.get("cpuset"):
+            d.vcpu_cpuset = r.cpu_ids(vcpu.get("cpuset"), "<vcpu cpuset>")
+        r.mark("vcpus", r"<vcpu[\s>]")
+        r.mark("vcpu_current", r"<vcpu[\s>]")
+    for tag, attr in (("memory", "memory_kb"), ("currentMemory", "current_memory_kb")):
+        el = dom.find(tag)
+        if el is not None:
+            setattr(d, attr, to_kib(el.text, el.get("unit")))
+            r.mark(attr, rf"<{tag}[\s>]")
+    max_mem = dom.find("maxMemory")
+    if max_mem is not None:
+        d.max_memory_kb = to_kib(max_mem.text, max_mem.get("unit"))
+        d.max_memory_slots = _int(max_mem.get("slots"), "<maxMemory slots>")
+        r.mark("max_memory_kb", r"<maxMemory[\s>]")
+
+
+def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    cpu = dom.find("cpu")
+    if cpu is None:
+        return
+    d.cpu_mode = cpu.get("mode") or "custom"
+    d.cpu_check = cpu.get("check")
+    d.cpu_model = _text(cpu.find("model"))
+    r.mark("cpu_mode", r"<cpu[\s>/]")
+    topo = cpu.find("topology")
+    if topo is not None:
+        d.topology = {k: _int(v, f"<topology {k}>") for k, v in topo.attrib.items() if v.strip()}
+        r.mark("topology", r"<topology\b")
+    numa = cpu.find("numa")
+    if numa is None:
+        return
+    r.mark("numa_cells", r"<numa[\s>]")
+    cell_lines = r.lines_of("cell", "id")
+    for index, cell in enumerate(numa.findall("cell")):
+        cell_id = _int(cell.get("id"), "<cell id>")
+        gcell = GuestNumaCell(
+            id=cell_id if cell_id is not None else index,
+            cpus=r.cpu_ids(cell.get("cpus"), "<cell cpus>"),
+            memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
+            mem_access=cell.get("memAccess"),
+        )
+        for sibling in cell.findall("distances/sibling"):
+            sid = _int(sibling.get("id"), "<sibling id>")
+            value = _int(sibling.get("value"), "<sibling value>")
+            if sid is not None and value is not None:
+                gcell.distances[sid] = value
+        d.numa_cells.append(gcell)
+        r.mark_id(f"numa_cells[{gcell.id}]", cell_lines, cell_id)
+
+
+def _read_pins(
+    cputune: ET.Element, r: _DomainReader, *, tag: str, attr: str, key: str
+) -> dict[int, list[int]]:
+    """``<vcpupin vcpu=.. cpuset=..>`` / ``<iothreadpin iothread=.. ...>`` -> {id: cpus}."""
+    found = r.lines_of(tag, attr)
+    pins: dict[int, list[int]] = {}
+    for pin in cputune.findall(tag):
+        ident = _int(pin.get(attr), f"<{tag} {attr}>")
+        if ident is None:
+            raise ParseError(f"<{tag}> without the {attr} attribute")
+        pins[ident] = r.cpu_ids(pin.get("cpuset"), f"<{tag} cpuset>")
+        r.mark_id(f"{key}[{ident}]", found, ident)
+    if pins:
+        r.mark(key, rf"<{tag}\b")
+    return pins
+
+
+def _read_cputune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    cputune = dom.find("cputune")
+    if cputune is not None:
+        r.mark("cputune", r"<cputune[\s>]")
+        d.vcpupin.update(_read_pins(cputune, r, tag="vcpupin", attr="vcpu", key="vcpupin"))
+        emulator = cputune.find("emulatorpin")
+        if emulator is not None:
+            d.emulatorpin = r.cpu_ids(emulator.get("cpuset"), "<emulatorpin cpuset>")
+            r.mark("emulatorpin", r"<emulatorpin\b")
+        d.iothreadpin.update(_read_pins(cputune, r, tag="iothreadpin", attr="iothread", key="iothreadpin"))
+    d.iothread_ids = [
+        i
+        for i in (_int(t.get("id"), "<iothread id>") for t in dom.findall("iothreadids/iothread"))
+        if i is not None
+    ]
+    iothreads = dom.find("iothreads")
+    if iothreads is not None and _text(iothreads) is not None:
+        d.iothreads = _int(iothreads.text, "<iothreads>") or 0
+        r.mark("iothreads", r"<iothreads[\s>]")
+    elif d.iothread_ids:
+        d.iothreads = len(d.iothread_ids)
+        r.mark("iothreads", r"<iothreadids[\s>]")
+
+
+def _read_numatune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    numatune = dom.find("numatune")
+    if numatune is None:
+        return
+    r.mark("numatune", r"<numatune[\s>]")
+    mem = numatune.find("memory")
+    if mem is not None:
+        d.numatune_memory_mode = mem.get("mode") or "strict"
+        if mem.get("nodeset") is not None:
+            d.numatune_memory_nodeset = r.cpu_ids(mem.get("nodeset"), "<numatune memory nodeset>")
+        d.numatune_memory_placement = mem.get("placement")
+        r.mark("numatune_memory_mode", r"<numatune[\s>][\s\S]*?<memory\b")
+    memnode_lines = r.lines_of("memnode", "cellid")
+    for memnode in numatune.findall("memnode"):
+        cell_id = _int(memnode.get("cellid"), "<memnode cellid>")
+        if cell_id is None:
+            raise ParseError("<memnode> without a cellid attribute")
+        entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
+        if memnode.get("nodeset") is not None:
+            entry["nodeset"] = r.cpu_ids(memnode.get("nodeset"), "<memnode nodeset>")
+        d.memnodes[cell_id] = entry
+        r.mark_id(f"memnodes[{cell_id}]", memnode_lines, cell_id)
+
+
+def _read_hugepages(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    hugepages = dom.find("memoryBacking/hugepages")
+    if hugepages is None:
+        return
+    d.hugepages = True
+    r.mark("hugepages", r"<hugepages\b")
+    for page in hugepages.findall("page"):
+        size = to_kib(page.get("size"), page.get("unit"))
+        if size is not None and size not in d.hugepage_sizes_kb:
+            d.hugepage_sizes_kb.append(size)
+
+
+def _disk_source(source: ET.Element | None) -> str | None:
+    if source is None:
+        return None
+    src = next((source.get(k) for k in ("file", "dev", "name", "volume", "dir") if source.get(k)), None)
+    if source.get("pool") and source.get("volume"):
+        src = f"{source.get('pool')}/{source.get('volume')}"
+    if source.get("protocol") and src:
+        src = f"{source.get('protocol')}:{src}"
+    return src
+
+
+def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    disk_starts = re.finditer(r"<disk\b", r.text)
+    disk_line, disk_last = 1, 0
+    for disk in dom.iter("disk"):
+        target = disk.find("target")
+        driver = disk.find("driver")
+        dd = DomainDisk(
+            target=target.get("dev") if target is not None else None,
+            device=disk.get("device") or "disk",
+            bus=target.get("bus") if target is not None else None,
+            source=_disk_source(disk.find("source")),
+            iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
+        )
+        d.disks.append(dd)
+        m = next(disk_starts, None)
+        if m:
+            disk_line += r.text.count("\n", disk_last, m.start())
+            disk_last = m.start()
+            if dd.target:
+                r.lines[f"disks[{dd.target}]"] = disk_line
+
+
+# the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
+_LINE_ALIASES = (
+    ("vcpu", "vcpus"),
+    ("memory", "memory_kb"),
+    ("maxMemory", "max_memory_kb"),
+    ("cpu", "cpu_mode"),
+    ("numa", "numa_cells"),
+    ("iothreadids", "iothreads"),
+)
+
+
+def _aliased(lines: dict[str, int]) -> dict[str, int]:
+    for alias, key in _LINE_ALIASES:
+        if key in lines:
+            lines.setdefault(alias, lines[key])
+    for key in [k for k in lines if k.startswith("disks[")]:
+        lines.setdefault(f"disk.{key[6:-1]}", lines[key])
+    return lines
+
+
 @register(
     "libvirt_domain",
     # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
@@ -428,204 +641,26 @@ def parse_domain(text: str) -> Domain:
         raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
 
     d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
-    lines: dict[str, int] = {}
-    budget = [MAX_CPU_IDS]
-
-    def cpu_ids(value: str | None, what: str) -> list[int]:
-        return _cpus(value, what, budget)
-
-    def lines_of(tag: str, attr: str) -> dict[str, int]:
-        # [^<>]* keeps each match inside one tag, so a scan never runs past the next "<"
-        return lines_by_value(text, rf"<{tag}\b[^<>]*?\b{attr}=['\"](\d+)['\"]")
-
-    def mark(key: str, pattern: str) -> None:
-        ln = line_of(text, pattern)
-        if ln is not None:
-            lines[key] = ln
-
+    r = _DomainReader(text)
     d.domain_type = dom.get("type")
     d.name = _text(dom.find("name"))
     d.uuid = _text(dom.find("uuid"))
     if d.name:
-        mark("name", r"<name>")
-
+        r.mark("name", r"<name>")
+    for read in (
+        _read_vcpu_and_memory,
+        _read_cpu,
+        _read_cputune,
+        _read_numatune,
+        _read_hugepages,
+        _read_disks,
+    ):
+        read(dom, d, r)
     vcpu = dom.find("vcpu")
-    if vcpu is not None:
-        d.vcpus = _int(vcpu.text, "<vcpu>")
-        current = _int(vcpu.get("current"), "<vcpu current>")
-        d.vcpu_current = current if current is not None else d.vcpus
-        if vcpu.get("cpuset"):
-            d.vcpu_cpuset = cpu_ids(vcpu.get("cpuset"), "<vcpu cpuset>")
-        mark("vcpus", r"<vcpu[\s>]")
-        mark("vcpu_current", r"<vcpu[\s>]")
-
-    for tag, attr in (("memory", "memory_kb"), ("currentMemory", "current_memory_kb")):
-        el = dom.find(tag)
-        if el is not None:
-            setattr(d, attr, to_kib(el.text, el.get("unit")))
-            mark(attr, rf"<{tag}[\s>]")
-    max_mem = dom.find("maxMemory")
-    if max_mem is not None:
-        d.max_memory_kb = to_kib(max_mem.text, max_mem.get("unit"))
-        d.max_memory_slots = _int(max_mem.get("slots"), "<maxMemory slots>")
-        mark("max_memory_kb", r"<maxMemory[\s>]")
-
-    cpu = dom.find("cpu")
-    if cpu is not None:
-        d.cpu_mode = cpu.get("mode") or "custom"
-        d.cpu_check = cpu.get("check")
-        d.cpu_model = _text(cpu.find("model"))
-        mark("cpu_mode", r"<cpu[\s>/]")
-        topo = cpu.find("topology")
-        if topo is not None:
-            d.topology = {k: _int(v, f"<topology {k}>") for k, v in topo.attrib.items() if v.strip()}
-            mark("topology", r"<topology\b")
-        numa = cpu.find("numa")
-        if numa is not None:
-            mark("numa_cells", r"<numa[\s>]")
-            cell_lines = lines_of("cell", "id")
-            for index, cell in enumerate(numa.findall("cell")):
-                cell_id = _int(cell.get("id"), "<cell id>")
-                gcell = GuestNumaCell(
-                    id=cell_id if cell_id is not None else index,
-                    cpus=cpu_ids(cell.get("cpus"), "<cell cpus>"),
-                    memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
-                    mem_access=cell.get("memAccess"),
-                )
-                for sibling in cell.findall("distances/sibling"):
-                    sid = _int(sibling.get("id"), "<sibling id>")
-                    value = _int(sibling.get("value"), "<sibling value>")
-                    if sid is not None and value is not None:
-                        gcell.distances[sid] = value
-                d.numa_cells.append(gcell)
-                ln = cell_lines.get(str(cell_id)) if cell_id is not None else None
-                if ln:
-                    lines[f"numa_cells[{gcell.id}]"] = ln
-
-    cputune = dom.find("cputune")
-    if cputune is not None:
-        mark("cputune", r"<cputune[\s>]")
-        vcpupin_lines = lines_of("vcpupin", "vcpu")
-        iothreadpin_lines = lines_of("iothreadpin", "iothread")
-        for pin in cputune.findall("vcpupin"):
-            vcpu_id = _int(pin.get("vcpu"), "<vcpupin vcpu>")
-            if vcpu_id is None:
-                raise ParseError("<vcpupin> without a vcpu attribute")
-            d.vcpupin[vcpu_id] = cpu_ids(pin.get("cpuset"), "<vcpupin cpuset>")
-            ln = vcpupin_lines.get(str(vcpu_id))
-            if ln:
-                lines[f"vcpupin[{vcpu_id}]"] = ln
-        if d.vcpupin:
-            mark("vcpupin", r"<vcpupin\b")
-        emulator = cputune.find("emulatorpin")
-        if emulator is not None:
-            d.emulatorpin = cpu_ids(emulator.get("cpuset"), "<emulatorpin cpuset>")
-            mark("emulatorpin", r"<emulatorpin\b")
-        for pin in cputune.findall("iothreadpin"):
-            io_id = _int(pin.get("iothread"), "<iothreadpin iothread>")
-            if io_id is None:
-                raise ParseError("<iothreadpin> without an iothread attribute")
-            d.iothreadpin[io_id] = cpu_ids(pin.get("cpuset"), "<iothreadpin cpuset>")
-            ln = iothreadpin_lines.get(str(io_id))
-            if ln:
-                lines[f"iothreadpin[{io_id}]"] = ln
-        if d.iothreadpin:
-            mark("iothreadpin", r"<iothreadpin\b")
-
-    d.iothread_ids = [
-        i
-        for i in (_int(t.get("id"), "<iothread id>") for t in dom.findall("iothreadids/iothread"))
-        if i is not None
-    ]
-    iothreads = dom.find("iothreads")
-    if iothreads is not None and _text(iothreads) is not None:
-        d.iothreads = _int(iothreads.text, "<iothreads>") or 0
-        mark("iothreads", r"<iothreads[\s>]")
-    elif d.iothread_ids:
-        d.iothreads = len(d.iothread_ids)
-        mark("iothreads", r"<iothreadids[\s>]")
-
-    numatune = dom.find("numatune")
-    if numatune is not None:
-        mark("numatune", r"<numatune[\s>]")
-        mem = numatune.find("memory")
-        if mem is not None:
-            d.numatune_memory_mode = mem.get("mode") or "strict"
-            if mem.get("nodeset") is not None:
-                d.numatune_memory_nodeset = cpu_ids(mem.get("nodeset"), "<numatune memory nodeset>")
-            d.numatune_memory_placement = mem.get("placement")
-            mark("numatune_memory_mode", r"<numatune[\s>][\s\S]*?<memory\b")
-        memnode_lines = lines_of("memnode", "cellid")
-        for memnode in numatune.findall("memnode"):
-            cell_id = _int(memnode.get("cellid"), "<memnode cellid>")
-            if cell_id is None:
-                raise ParseError("<memnode> without a cellid attribute")
-            entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
-            if memnode.get("nodeset") is not None:
-                entry["nodeset"] = cpu_ids(memnode.get("nodeset"), "<memnode nodeset>")
-            d.memnodes[cell_id] = entry
-            ln = memnode_lines.get(str(cell_id))
-            if ln:
-                lines[f"memnodes[{cell_id}]"] = ln
-
     if vcpu is not None:
         # libvirt's default: the numatune placement when it is "auto", else static
         d.vcpu_placement = vcpu.get("placement") or (
             "auto" if d.numatune_memory_placement == "auto" else "static"
         )
-
-    hugepages = dom.find("memoryBacking/hugepages")
-    if hugepages is not None:
-        d.hugepages = True
-        mark("hugepages", r"<hugepages\b")
-        for page in hugepages.findall("page"):
-            size = to_kib(page.get("size"), page.get("unit"))
-            if size is not None and size not in d.hugepage_sizes_kb:
-                d.hugepage_sizes_kb.append(size)
-
-    disk_starts = re.finditer(r"<disk\b", text)
-    disk_line, disk_last = 1, 0
-    for disk in dom.iter("disk"):
-        target = disk.find("target")
-        source = disk.find("source")
-        driver = disk.find("driver")
-        src = None
-        if source is not None:
-            src = next(
-                (source.get(k) for k in ("file", "dev", "name", "volume", "dir") if source.get(k)),
-                None,
-            )
-            if source.get("pool") and source.get("volume"):
-                src = f"{source.get('pool')}/{source.get('volume')}"
-            if source.get("protocol") and src:
-                src = f"{source.get('protocol')}:{src}"
-        dd = DomainDisk(
-            target=target.get("dev") if target is not None else None,
-            device=disk.get("device") or "disk",
-            bus=target.get("bus") if target is not None else None,
-            source=src,
-            iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
-        )
-        d.disks.append(dd)
-        m = next(disk_starts, None)
-        if m:
-            disk_line += text.count("\n", disk_last, m.start())
-            disk_last = m.start()
-            if dd.target:
-                lines[f"disks[{dd.target}]"] = disk_line
-
-    # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
-    for alias, key in (
-        ("vcpu", "vcpus"),
-        ("memory", "memory_kb"),
-        ("maxMemory", "max_memory_kb"),
-        ("cpu", "cpu_mode"),
-        ("numa", "numa_cells"),
-        ("iothreadids", "iothreads"),
-    ):
-        if key in lines:
-            lines.setdefault(alias, lines[key])
-    for key in [k for k in lines if k.startswith("disks[")]:
-        lines.setdefault(f"disk.{key[6:-1]}", lines[key])
-    d.lines = lines
+    d.lines = _aliased(r.lines)
     return d

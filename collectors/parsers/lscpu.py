@@ -222,7 +222,6 @@ class _Builder:
         self.parse_section = False
 
     def add(self, key: str, value: str, line: int | None, *, ocr: bool = False) -> None:
-        topo = self.topo
         nkey = _norm_key(key)
         value = value.strip()
         if ocr:
@@ -231,25 +230,11 @@ class _Builder:
                 return
         m = _NODE_RE.match(nkey)
         if m:
-            node = int(m.group(1))
-            try:
-                cpus = expand_cpulist(value)
-            except ValueError:
-                return
-            topo.numa_node_cpus[node] = cpus
-            if line is not None:
-                topo.lines[f"numa_node_cpus.{node}"] = line
-            self.recognised += 1
+            self._add_node(int(m.group(1)), value, line)
             return
         m = _CACHE_RE.match(nkey)
         if m:
-            name = m.group(1)
-            name = name[0].upper() + name[1:]
-            if value and value != "-":
-                topo.caches[name] = value
-                if line is not None:
-                    topo.lines[f"caches.{name}"] = line
-                self.recognised += 1
+            self._add_cache(m.group(1), value, line)
             return
         name = _FIELDS.get(nkey)
         if name is None:
@@ -263,6 +248,31 @@ class _Builder:
         elif name in _CORE_TYPE_FIELDS and self.core_types:
             number = _int(value)
             self.core_types[-1][name] = number if number is not None else value
+        if self._set_field(name, value, ocr=ocr) and line is not None:
+            self.topo.lines.setdefault(name, line)
+
+    def _add_node(self, node: int, value: str, line: int | None) -> None:
+        try:
+            cpus = expand_cpulist(value)
+        except ValueError:
+            return
+        self.topo.numa_node_cpus[node] = cpus
+        if line is not None:
+            self.topo.lines[f"numa_node_cpus.{node}"] = line
+        self.recognised += 1
+
+    def _add_cache(self, name: str, value: str, line: int | None) -> None:
+        name = name[0].upper() + name[1:]
+        if value and value != "-":
+            self.topo.caches[name] = value
+            if line is not None:
+                self.topo.lines[f"caches.{name}"] = line
+            self.recognised += 1
+
+    def _set_field(self, name: str, value: str, *, ocr: bool) -> bool:
+        """Store one known field; False when the value was not taken (then its
+        line is not recorded either)."""
+        topo = self.topo
         if name in _INT_FIELDS:
             number = _int(value)
             if name in _TOP_FIELDS:
@@ -275,33 +285,38 @@ class _Builder:
             try:
                 topo.online_cpus = expand_cpulist(value)
             except ValueError:
-                return
+                return False
         elif name == "flags":
             if not topo.flags:
                 topo.flags = value.split()
         elif name in _TOP_FIELDS:
-            if getattr(topo, name) is None and value and value != "-":
-                if ocr and name == "hypervisor_vendor":
-                    value = value.replace(" ", "")
-                if name == "hypervisor_vendor" and value.lower() == "vertical":
-                    # Some util-linux releases print "vertical" (an s390 dispatching
-                    # mode string) as the hypervisor of bare-metal x86 hosts (seed 004's
-                    # physical server). It names no hypervisor; keep it out of the
-                    # guest test but remember what was printed.
-                    topo.extra["hypervisor_vendor_raw"] = value
-                    return
-                if name == "virtualization_type":
-                    value = _ZH_VALUES.get(value, value)
-                if ocr and name == "virtualization_type":
-                    close = difflib.get_close_matches(
-                        value.lower(), ["full", "para", "container", "none"], 1, 0.6
-                    )
-                    value = close[0] if close else value
-                setattr(topo, name, value)
+            return self._set_text(name, value, ocr=ocr)
         else:
             topo.extra.setdefault(name, value)
-        if line is not None:
-            topo.lines.setdefault(name, line)
+        return True
+
+    def _set_text(self, name: str, value: str, *, ocr: bool) -> bool:
+        topo = self.topo
+        if getattr(topo, name) is not None or not value or value == "-":
+            return True
+        if ocr and name == "hypervisor_vendor":
+            value = value.replace(" ", "")
+        if name == "hypervisor_vendor" and value.lower() == "vertical":
+            # Some util-linux releases print "vertical" (an s390 dispatching
+            # mode string) as the hypervisor of bare-metal x86 hosts (seed 004's
+            # physical server). It names no hypervisor; keep it out of the
+            # guest test but remember what was printed.
+            topo.extra["hypervisor_vendor_raw"] = value
+            return False
+        if name == "virtualization_type":
+            value = _ZH_VALUES.get(value, value)
+            if ocr:
+                close = difflib.get_close_matches(
+                    value.lower(), ["full", "para", "container", "none"], 1, 0.6
+                )
+                value = close[0] if close else value
+        setattr(topo, name, value)
+        return True
 
     def finish(self) -> CpuTopology:
         topo = self.topo

@@ -36,10 +36,11 @@
   }
 
   function onClick(event) {
-    var button = event.target.closest("[data-copy-markdown]");
+    // data-copy-url: another export of the same report ("Copy as Jira markup")
+    var button = event.target.closest("[data-copy-markdown], [data-copy-url]");
     if (!button) return;
     var status = button.parentNode.querySelector(".copy-markdown-status");
-    var url = button.getAttribute("data-copy-markdown");
+    var url = button.getAttribute("data-copy-markdown") || button.getAttribute("data-copy-url");
     button.disabled = true;
     fetch(url, { credentials: "same-origin", headers: { Accept: "text/markdown" } })
       .then(function (response) {

@@ -3,6 +3,7 @@ import re
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import translation
 
 from accounts.models import ApiToken
 from accounts.services import add_member, create_team
@@ -180,3 +181,15 @@ def test_dashboard_says_where_tasks_run(client, user, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     html = client.get("/").content.decode()
     assert "No worker has answered a heartbeat yet." in html
+
+
+def test_dashboard_without_team_links_to_how_teams_and_users_are_added(client, user):
+    client.force_login(user)
+    dashboard = client.get("/").content.decode()
+    assert 'href="/help/teams/" id="teams-help"' in dashboard
+    page = client.get("/help/teams/").content.decode()
+    assert "manage.py addteam" in page and "--role support" in page
+    assert "/admin/" not in page  # the admin site is mentioned to staff only
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "zh-hans"
+    with translation.override("en"):  # the middleware's activation must not outlive the test
+        assert "如何添加团队和用户" in client.get("/help/teams/").content.decode()

@@ -114,3 +114,26 @@ def test_no_finding_is_never_a_bare_done(world):
     snap.refresh_from_db()
     text = render_markdown(snap, language="en")
     assert "**No problem found in what was checked.**" in text and "Rules checked: 1" in text
+
+
+def test_jira_report_has_the_markdown_report_structure(world):
+    """report.jira is the same report written by the Jira wiki writer: the same
+    headings, findings, evidence and measures, with user text escaped."""
+    from triage.reports import render_report
+
+    snap = world.snapshot
+    snap.label = "evil | [label] {code}"
+    md = render_markdown(snap, language="en", base_url="https://casebook.example/")
+    jira = render_report(snap, language="en", base_url="https://casebook.example/", markup="jira")
+    assert jira.splitlines()[0] == "h1. Snapshot report: evil \\| \\[label\\] \\{code\\}"
+    md_headings = [line.lstrip("#").strip() for line in md.splitlines() if line.startswith("## ")]
+    jira_headings = [line[4:] for line in jira.splitlines() if line.startswith("h2. ")]
+    assert len(md_headings) == len(jira_headings) >= 3
+    assert [h.split(" (")[0] for h in md_headings] == [h.split(" (")[0] for h in jira_headings]
+    for finding in snap.current_findings():
+        assert "{{" + finding.rule.replace("_", "\\_") + "}}" in jira
+    assert f"[https://casebook.example/snapshots/{snap.pk}/]" in jira
+    response = world.api("engineer_a").get(f"/api/v1/snapshots/{snap.pk}/report.jira")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    assert response.content.decode().startswith("h1. ")
+    assert world.api("engineer_b").get(f"/api/v1/snapshots/{snap.pk}/report.jira").status_code == 404

@@ -56,10 +56,15 @@ def zstack(django_user_model, settings, tmp_path, monkeypatch):
 
     client = Client()
     client.force_login(user)
+    from kb.models import Measure
+
+    hotplug = Measure.objects.get(slug="disable-cpu-hotplug")
     return {
         "user": user,
         "host": host,
+        "guest": snaps["infoplus-db"],
         "findings": findings,
+        "hotplug_titles": {"en": hotplug.title_en, "zh-hans": hotplug.title_zh},
         "session": client.cookies["sessionid"].value,
     }
 
@@ -125,8 +130,10 @@ def test_zstack_report_is_readable(zstack, live_server, browser, language):
     assert excerpt.is_visible()
     assert "vcpu" in excerpt.inner_text()
 
-    # Measures each finding points to.
-    measure = hotplug.locator("ul.measures a", has_text="disable-cpu-hotplug")
+    # Measures each finding points to, by title in the reader's language, linked to the catalogue.
+    title = zstack["hotplug_titles"][language]
+    measure = hotplug.locator("ul.measures a[data-measure='disable-cpu-hotplug']")
+    assert measure.inner_text() == title
     assert measure.get_attribute("href") == "/cases/measures/disable-cpu-hotplug/"
 
     # The founding ZStack case is the most similar one, titled in the reader's language.

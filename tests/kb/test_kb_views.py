@@ -25,10 +25,16 @@ def test_pages_require_login(client):
 
 
 def test_search_page_highlights_and_links_both_languages(user_client):
-    response = user_client.get("/cases/", {"q": "大页"})
+    response = user_client.get("/cases/", {"q": "大页"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
     body = response.content.decode()
     assert response.status_code == 200
     assert "<mark>大页</mark>" in body
+    # the English UI answers the English versions, the glossary's words marked
+    with translation.override("en"):
+        english = user_client.get("/cases/", {"q": "大页"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert (
+        "<mark>huge</mark> <mark>pages</mark>" in english or "<mark>Huge</mark> <mark>pages</mark>" in english
+    )
     assert 'href="/cases/zstack-mariadb-v2v/zh/"' in body
     assert 'href="/cases/percona-numa-interleave-startup/en/"' in body
     # htmx asks for the results fragment only
@@ -38,6 +44,20 @@ def test_search_page_highlights_and_links_both_languages(user_client):
     filtered = user_client.get("/cases/", {"q": "numa", "platform": "openstack"}).content.decode()
     assert "openstack-kvm-crm-cpu" in filtered and "zstack-mariadb-v2v/" not in filtered
     assert "No case matches" in user_client.get("/cases/", {"q": "qwertyuiop"}).content.decode()
+
+
+def test_search_page_one_hit_per_case_with_why_and_suggestion(user_client):
+    body = user_client.get(
+        "/cases/", {"q": "zone_reclam_mode"}, HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
+    assert body.count('class="kb-hit card"') == 1
+    assert 'data-slug="kunpeng-stream-zone-reclaim" data-language="zh"' in body
+    assert 'href="/cases/kunpeng-stream-zone-reclaim/en/"' in body  # the other version, one click away
+    assert "zone_reclaim_mode</a>" in body and "q=zone_reclaim_mode" in body  # did you mean
+    with translation.override("en"):
+        english = user_client.get("/cases/", {"q": "netem delay"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Matched in" in english and "verified" in english
+    assert "<mark>on</mark>" not in english and "<mark>to</mark>" not in english
 
 
 def test_search_page_escapes_the_query(user_client):

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from config.pagination import PER_PAGE
 from tests.conftest import FIXTURES
 from triage import services
 from triage.models import Snapshot
@@ -88,7 +89,10 @@ def _selects_heavy_columns(sql_list):
 def test_snapshot_list_reads_no_facts(client, engineer, many_snapshots):
     client.force_login(engineer)
     response, sql, peak = _render(client, reverse("triage:snapshot_list"))
-    assert response.content.decode().count("<tr>") >= 200
+    html = response.content.decode()
+    # One full page (the list is paged now, not cut at 200) and the way to the others.
+    assert html.count("<tr>") == PER_PAGE + 1  # the header row and one row a snapshot
+    assert f"Page 1 of {-(-COUNT // PER_PAGE)} ({COUNT} in all)" in html
     assert not _selects_heavy_columns(sql)
     assert peak < 20 << 20, f"{peak / 2**20:.1f} MiB"
 

@@ -233,11 +233,25 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
     case = zstack_session.promoted_case
     assert case.state == "draft" and case.metrics.get().after == 58.0
     page = alice_client.get(step_url(zstack_session, "close")).content.decode()
-    assert 'id="publish"' not in page  # engineers do not review
+    # The wizard no longer publishes: it links both versions, the other one to translate.
+    assert 'id="publish"' not in page and 'id="promoted-versions"' in page
+    assert page.count('hreflang="zh"') >= 1 and "pre-filled from the other language" in page
 
+    # On the case page: alice translates the Chinese version and submits;
+    # support staff (sam) approves; then both versions are published.
+    review = reverse("kb:case_review", args=[case.slug])
+    alice_client.post(reverse("kb:case_edit", args=[case.slug, "zh"]), {
+        "title": "v2v 迁移后 MariaDB 慢一倍", "symptom": "CREATE INDEX 需要 120 秒。", "cause": "未绑核。",
+        "resolution_summary": "", "environment_notes": "",
+    })  # fmt: skip
+    alice_client.post(review, {"action": "submit"})
+    case.refresh_from_db()
+    assert case.state == "review"
+    assert alice_client.post(review, {"action": "approve"}).status_code == 403  # the author is no reviewer
     client.force_login(teams["sam"])
-    assert 'id="publish"' in client.get(step_url(zstack_session, "close")).content.decode()
-    client.post(step_url(zstack_session, "close"), {"action": "publish"})
+    page = client.get(case.get_absolute_url()).content.decode()
+    assert 'id="approve"' in page and 'id="return"' in page
+    client.post(review, {"action": "approve"})
     case.refresh_from_db()
     assert case.state == "published" and case.reviewer == teams["sam"]
 
@@ -273,7 +287,7 @@ def test_malformed_posts_are_rejected_not_500(zstack_session, alice_client):
     assert alice_client.post(snaps, {"action": "detach", "snapshot": "1; drop"}).status_code == 400
     close = step_url(zstack_session, "close")
     assert alice_client.post(close, {"action": "link", "case": "no-such-case"}).status_code == 302
-    assert alice_client.post(close, {"action": "publish"}).status_code == 403  # alice is no reviewer
+    assert alice_client.post(close, {"action": "helped", "case": "no-such-case"}).status_code == 302
     assert alice_client.get(reverse("troubleshoot:step", args=[zstack_session.pk, "nope"])).status_code == 404
 
 

@@ -20,6 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from django.utils.translation import gettext as _
+
+from collectors.derived.database import observer_cpus
 from collectors.facts import HostFacts
 from triage.remedies.base import NoRemedy, Remedy, RemedyResult
 from triage.remedies.database import mycnf_lines, numactl_dropin, oceanbase_parameters
@@ -27,7 +30,6 @@ from triage.remedies.host import irq_affinity, remove_netem, sysctl_file
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
 from triage.remedies.openstack import flavor_properties, nova_cpu_mode
-from triage.rules import as_int
 from triage.rules.oceanbase import SMALL_OBSERVER_CPUS
 
 __all__ = [
@@ -71,8 +73,7 @@ def domain_remedies(*, host: HostFacts) -> list[RemedyResult]:
 
 
 def _ob_cpus(host: HostFacts) -> int:
-    ob = host.oceanbase.parameters if host.oceanbase else {}
-    return as_int(ob.get("cpu_count")) or host.logical_cpus() or SMALL_OBSERVER_CPUS
+    return observer_cpus(host)[0] or SMALL_OBSERVER_CPUS
 
 
 def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyResult]:
@@ -111,7 +112,9 @@ def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyRe
             out.append(
                 NoRemedy(
                     key="irq",
-                    reason="the NIC interrupt numbers are unknown: /proc/interrupts is needed to spread them",
+                    reason=_(
+                        "the NIC interrupt numbers are unknown: /proc/interrupts is needed to spread them"
+                    ),
                 )
             )
     params: dict[str, str | int] = {}

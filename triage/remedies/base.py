@@ -9,6 +9,7 @@ instead of an error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,20 @@ class Remedy:
     commands: tuple[str, ...] = ()
     original: str = ""
     patched: str = ""
+    # libvirt domains: per measure slug, the part of the patch that measure
+    # makes (XML fragment and its virsh commands), so a plan step can show one
+    # measure at a time from the same placement; and the placement itself
+    fragments: tuple[tuple[str, str], ...] = ()
+    placement: Any = None
+
+    def fragment(self, slug: str) -> str:
+        """The part of this remedy that measure ``slug`` makes ("" if none)."""
+        return dict(self.fragments).get(slug, "")
+
+    # The generator's plan as values (settings, device, masks, unit ...), for
+    # renderings that need more than the text: the Ansible playbook
+    # (triage.remedies.playbook). Never shown as is.
+    data: dict = field(default_factory=dict, compare=False)
 
     ok = True
 

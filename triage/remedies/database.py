@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from django.utils.translation import gettext as _
+
 from triage.remedies.base import NoRemedy, Remedy
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -44,6 +46,7 @@ def numactl_dropin(
             f"grep -c interleave /proc/$(systemctl show -p MainPID --value {unit})/numa_maps",
         ),
         disruption="service restart",
+        data={"unit": unit},
         measures=("mariadb-numactl-interleave",),
         rules=("mysql.numa_interleave_unavailable", "memory.db_exceeds_node"),
     )
@@ -79,7 +82,8 @@ def mycnf_lines(
     if "large_pages" in settings:
         measures.append("mysql-large-pages")
     restore = [f"{k} = {v}" for k, v in (previous or {}).items() if v is not None]
-    rollback = f"rm -f {path}\nsystemctl restart mysqld"
+    service = "mysqld"
+    rollback = f"rm -f {path}\nsystemctl restart {service}"
     if restore:
         rollback += "\n# previous values: " + ", ".join(restore)
     notes = []
@@ -99,6 +103,7 @@ def mycnf_lines(
             "mysql.large_pages_off",
         ),
         notes=tuple(notes),
+        data={"service": service},
     )
 
 
@@ -123,6 +128,7 @@ def oceanbase_parameters(
     ALTER SYSTEM SET net_thread_count = '32';
     """
     verb = "ALTER PROXYCONFIG SET" if proxy else "ALTER SYSTEM SET"
+    port = 2883 if proxy else 2881  # ODP / observer SQL port
     key = "odp" if proxy else "oceanbase"
     if not parameters:
         return NoRemedy(key=key, reason="no parameter to change")
@@ -146,20 +152,19 @@ def oceanbase_parameters(
         "server_routing_mode": "oceanbase.proxy_routing_not_default",
     }
     notes = (
-        ("net_thread_count takes effect after the observer restarts",)
+        (_("net_thread_count takes effect after the observer restarts"),)
         if "net_thread_count" in parameters
         else ()
     )
     return Remedy(
         key=key,
-        title="OceanBase proxy configuration" if proxy else "OceanBase system parameters",
+        title=_("OceanBase proxy configuration") if proxy else _("OceanBase system parameters"),
         text=text,
         rollback=rollback,
         disruption="service restart" if "net_thread_count" in parameters else "online",
         measures=tuple(slugs[k] for k in parameters if k in slugs),
         rules=tuple(rules[k] for k in parameters if k in rules),
         notes=notes,
-        commands=(
-            f"obclient -h <host> -P {'2883' if proxy else '2881'} -uroot@sys -p -e {shlex.quote(text)}",
-        ),
+        commands=(f"obclient -h <host> -P {port} -uroot@sys -p -e {shlex.quote(text)}",),
+        data={"port": port, "sql": text, "rollback_sql": rollback},
     )

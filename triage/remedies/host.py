@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from django.utils.translation import gettext as _
+
 from collectors.cpulist import format_cpulist
 from triage.remedies.base import Remedy
 
@@ -65,6 +67,10 @@ def sysctl_file(
         rollback="\n".join([f"rm -f {path}", *restore]),
         commands=(f"cat > {path} <<'EOF'\n{text}EOF", f"sysctl -p {path}"),
         measures=tuple(measures),
+        data={
+            "settings": {k: str(v) for k, v in settings.items()},
+            "previous": {k: str(v) for k, v in (previous or {}).items() if v is not None},
+        },
         rules=("numa.local_node_pagecache_pressure", "numa.balancing_disabled", "fleet.numa_config_drift"),
     )
 
@@ -79,18 +85,21 @@ def remove_netem(*, device: str, qdisc_line: str = "") -> Remedy:
     if not _DEVICE.match(device):
         raise ValueError(f"not a network device name: {device!r}")
     # rebuild the add command from what `tc qdisc show` printed, so rollback restores the same delay
-    params = re.sub(r"^.*?\bnetem\s+\S+\s+root\s+(refcnt\s+\d+\s+)?", "", qdisc_line).strip()
-    add = f"tc qdisc add dev {device} root netem {params}".rstrip()
+    # (`tc qdisc show` without a device names it: "qdisc netem 8004: dev bond0 root refcnt 17 ...")
+    params = re.sub(r"^.*?\bnetem\s+\S+\s+(dev\s+\S+\s+)?root\s+(refcnt\s+\d+\s+)?", "", qdisc_line).split()
+    # the parameters come from the upload: quoted, so a pasted rollback runs only tc
+    add = f"tc qdisc add dev {device} root netem {' '.join(shlex.quote(p) for p in params)}".rstrip()
     if not params:
         add += "  # parameters unknown: re-enter the delay you had"
     return Remedy(
         key=f"tc:{device}",
-        title=f"Remove the netem delay on {device}",
+        title=_("Remove the netem delay on %(device)s") % {"device": device},
         text=f"tc qdisc del dev {device} root",
         rollback=add,
         commands=(f"tc qdisc del dev {device} root", f"tc qdisc show dev {device}"),
         measures=("remove-netem",),
         rules=("net.netem_delay",),
+        data={"device": device, "netem": params},
     )
 
 
@@ -113,15 +122,19 @@ def irq_affinity(
         raise ValueError("no CPUs to spread the interrupts over")
     if device is not None and not _DEVICE.match(device):
         raise ValueError(f"not a network device name: {device!r}")
-    lines = ["systemctl stop irqbalance"]
-    rollback = []
+    # file under /proc or /sys -> the mask written to it
+    writes: dict[str, str] = {}
+    restores: dict[str, str] = {}
     for i, irq in enumerate(irqs):
-        lines.append(f"echo {cpu_mask([cpus[i % len(cpus)]])} > /proc/irq/{int(irq)}/smp_affinity")
-        rollback.append(f"echo $(cat /proc/irq/default_smp_affinity) > /proc/irq/{int(irq)}/smp_affinity")
+        path = f"/proc/irq/{int(irq)}/smp_affinity"
+        writes[path] = cpu_mask([cpus[i % len(cpus)]])
+        restores[path] = "$(cat /proc/irq/default_smp_affinity)"
     for q in range(rx_queues if device else 0):
-        lines.append(f"echo {cpu_mask(cpus)} > /sys/class/net/{device}/queues/rx-{q}/rps_cpus")
-        rollback.append(f"echo 0 > /sys/class/net/{device}/queues/rx-{q}/rps_cpus")
-    rollback.append("systemctl start irqbalance")
+        path = f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus"
+        writes[path] = cpu_mask(cpus)
+        restores[path] = "0"
+    lines = ["systemctl stop irqbalance", *(f"echo {mask} > {path}" for path, mask in writes.items())]
+    rollback = [*(f"echo {mask} > {path}" for path, mask in restores.items()), "systemctl start irqbalance"]
     return Remedy(
         key=f"irq:{device or 'irqs'}",
         title=f"Spread {device or 'NIC'} interrupts over CPUs {format_cpulist(cpus)}",
@@ -130,5 +143,6 @@ def irq_affinity(
         commands=tuple(lines),
         measures=("irq-softirq-affinity",),
         rules=("net.softirq_hotspot",),
+        data={"writes": writes, "service": "irqbalance"},
         notes=("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified",),
     )

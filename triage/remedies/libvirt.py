@@ -36,13 +36,15 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 
+from django.utils.translation import gettext as _
+
 from collectors.cpulist import format_cpulist, parse_cpulist
+from collectors.derived.libvirt import domain_vcpus
 from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from triage.remedies import xmledit
 from triage.remedies.base import NoRemedy, Remedy
 from triage.remedies.topology import Placement, check_placement, host_topology, plan_placement
-from triage.rules import domain_vcpus
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -154,7 +156,10 @@ def _patch_iothreads(
         if driver is None:
             driver = xmledit.add_first(disk, _el("driver", name="qemu"), level=3)
         driver.set("iothread", str(new_id))
-    notes.append(f"iothread {new_id} added for data disk(s) {', '.join(thread_less)}")
+    notes.append(
+        _("iothread %(id)s added for data disk(s) %(disks)s")
+        % {"id": new_id, "disks": ", ".join(thread_less)}
+    )
 
 
 def _data_disks(d: Domain) -> list:
@@ -286,24 +291,37 @@ def _patch_hugepages(root: ET.Element) -> None:
         xmledit.add_child(backing, _el("hugepages"), level=2)
 
 
-def _commands(name: str, d: Domain, placement: Placement, new_iothread: int | None, n: int) -> list[str]:
+def _measure_commands(
+    name: str, d: Domain, placement: Placement, new_iothread: int | None, n: int
+) -> dict[str, list[str]]:
+    """The virsh commands of each measure, in the order they are run."""
+    dom = shlex.quote(name)
+    out: dict[str, list[str]] = {}
+    if (d.vcpus or 0) != n or (d.vcpu_current or n) != n:
+        out["disable-cpu-hotplug"] = [
+            f"virsh setvcpus {dom} {n} --maximum --config",
+            f"virsh setvcpus {dom} {n} --config",
+        ]
+    out["pin-vcpus"] = [f"virsh vcpupin {dom} {v} {c} --config" for v, c in sorted(placement.vcpupin.items())]
+    out["pin-emulator"] = [f"virsh emulatorpin {dom} {format_cpulist(placement.emulator_cpus)} --config"]
+    out["pin-iothreads"] = ([f"virsh iothreadadd {dom} {new_iothread} --config"] if new_iothread else []) + [
+        f"virsh iothreadpin {dom} {i} {format_cpulist(cpus)} --config"
+        for i, cpus in sorted(placement.iothread_cpus.items())
+    ]
+    out["numatune-memory-binding"] = [
+        f"virsh numatune {dom} --mode strict --nodeset {format_cpulist(placement.nodes)} --config"
+    ]
+    return out
+
+
+def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
     dom = shlex.quote(name)
     out = [
         f"virsh dumpxml --inactive --security-info {dom} > {shlex.quote(name + '.original.xml')}"
         "  # keep for rollback",
     ]
-    if (d.vcpus or 0) != n or (d.vcpu_current or n) != n:
-        out.append(f"virsh setvcpus {dom} {n} --maximum --config")
-        out.append(f"virsh setvcpus {dom} {n} --config")
-    out += [f"virsh vcpupin {dom} {v} {c} --config" for v, c in sorted(placement.vcpupin.items())]
-    out.append(f"virsh emulatorpin {dom} {format_cpulist(placement.emulator_cpus)} --config")
-    if new_iothread is not None:
-        out.append(f"virsh iothreadadd {dom} {new_iothread} --config")
-    out += [
-        f"virsh iothreadpin {dom} {i} {format_cpulist(cpus)} --config"
-        for i, cpus in sorted(placement.iothread_cpus.items())
-    ]
-    out.append(f"virsh numatune {dom} --mode strict --nodeset {format_cpulist(placement.nodes)} --config")
+    for commands in per_measure.values():
+        out += commands
     out.append(
         "# no virsh command for guest NUMA cells, <memnode>, CPU mode/topology, the disk's iothread, "
         "huge pages and removing maxMemory: define the patched XML (it also carries everything above)"
@@ -311,6 +329,64 @@ def _commands(name: str, d: Domain, placement: Placement, new_iothread: int | No
     out.append(f"virsh define {shlex.quote(name + '.patched.xml')}")
     out.append(f"virsh shutdown {dom}  # then, once it is off: virsh start {dom}")
     return out
+
+
+def _fragments(
+    doc: xmledit.Document,
+    name: str,
+    per_measure: dict[str, list[str]],
+    *,
+    hugepages: bool,
+    thread_less: list[str],
+) -> tuple[tuple[str, str], ...]:
+    """Per measure: the elements of the patched document it sets, then its
+    virsh commands (the same placement as the whole patch, one measure at a time)."""
+    root = doc.root
+    cputune = root.find("cputune")
+    pins = list(cputune) if cputune is not None else []
+
+    def tagged(*tags: str) -> list[ET.Element]:
+        return [e for e in pins if e.tag in tags]
+
+    header = f"<!-- virsh edit {name} -->"
+    disk_drivers = [
+        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
+        for disk in root.iter("disk")
+        if (target := disk.find("target")) is not None
+        and target.get("dev") in thread_less
+        and (driver := disk.find("driver")) is not None
+    ]
+    xml = {
+        "disable-cpu-hotplug": xmledit.fragment([e for e in (root.find("vcpu"),) if e is not None], doc),
+        "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
+        "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
+        "pin-iothreads": "\n".join(
+            part
+            for part in (
+                *disk_drivers,
+                xmledit.fragment(
+                    [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None], doc
+                ),
+                xmledit.fragment(tagged("iothreadpin"), doc, wrapper="cputune"),
+            )
+            if part
+        ),
+        "numatune-memory-binding": xmledit.fragment(
+            [e for e in (root.find("numatune"),) if e is not None], doc
+        ),
+        "guest-numa-topology": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+        "cpu-mode-host-passthrough": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+    }
+    if hugepages:
+        backing = root.find("memoryBacking")
+        xml["static-hugepages"] = xmledit.fragment([backing] if backing is not None else [], doc)
+    out = []
+    for slug, text in xml.items():
+        commands = per_measure.get(slug, [])
+        if not text and not commands:
+            continue
+        out.append((slug, "\n".join([header, *([text] if text else []), *commands])))
+    return tuple(out)
 
 
 def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoRemedy:
@@ -352,7 +428,10 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     vcpu = root.find("vcpu")
     assert vcpu is not None  # _refuse checked
     if d.vcpus and n < d.vcpus:
-        notes.append(f"CPU hot-plug removed: the guest keeps its {n} current vCPUs (maximum was {d.vcpus})")
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
     vcpu.text = str(n)
     vcpu.attrib.pop("current", None)
     vcpu.attrib.pop("cpuset", None)
@@ -373,9 +452,13 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     if skipped:
         notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
     notes.append(
-        "host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU"
+        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )
 
+    per_measure = _measure_commands(name, d, placement, new_iothread, n)
+    fragments = _fragments(
+        doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
+    )
     patched = xmledit.dump(doc)
     original = domain_xml
     if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
@@ -396,7 +479,8 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     measures = [*MEASURES, *(["static-hugepages"] if placement.hugepages else [])]
     return Remedy(
         key=key,
-        title=f"Pin guest {name} to host node(s) {format_cpulist(placement.nodes)}",
+        title=_("Pin guest %(name)s to host node(s) %(nodes)s")
+        % {"name": name, "nodes": format_cpulist(placement.nodes)},
         text=patched,
         path=f"{name}.patched.xml",
         rollback=(
@@ -408,7 +492,10 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         disruption="guest reboot",
         notes=tuple(notes),
         diff=diff,
-        commands=tuple(_commands(name, d, placement, new_iothread, n)),
+        commands=tuple(_commands(name, per_measure)),
         original=original,
         patched=patched,
+        fragments=fragments,
+        placement=placement,
+        data={"domain": name},
     )

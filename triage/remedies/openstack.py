@@ -46,6 +46,7 @@ def flavor_properties(
         disruption="guest reboot",
         measures=("flavor-numa-topology",),
         rules=("kvm.guest_numa_missing", "kvm.flat_socket_topology"),
+        data={"flavor": flavor, "properties": {k: str(v) for k, v in props.items()}},
         notes=("existing instances pick the properties up on resize/rebuild, not on reboot",),
     )
 
@@ -62,6 +63,7 @@ def nova_cpu_mode(*, previous_mode: str | None = "host-model") -> Remedy:
     """
     path = "/etc/nova/nova.conf"
     previous = previous_mode or "host-model"
+    service = "openstack-nova-compute"
     return Remedy(
         key="nova:cpu_mode",
         title="Pass the host CPU (and its L3 cache) through to instances",
@@ -75,6 +77,13 @@ def nova_cpu_mode(*, previous_mode: str | None = "host-model") -> Remedy:
             f"crudini --set {path} libvirt cpu_mode host-passthrough",
             "systemctl restart openstack-nova-compute",
         ),
+        data={
+            "section": "libvirt",
+            "option": "cpu_mode",
+            "value": "host-passthrough",
+            "previous": previous,
+            "service": service,
+        },
         disruption="guest reboot",
         measures=("cpu-mode-host-passthrough",),
         rules=("kvm.cpu_model_hides_cache",),

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from collectors.cpulist import format_cpulist
+from collectors.derived.topology import cpu_node_map
 from collectors.facts import Domain, HostFacts
 from triage.remedies.base import NoRemedy
-from triage.rules import cpu_node_map
 
 MIB_KB = 1024
 # The core holding CPU 0 runs host timers, housekeeping kthreads and most
@@ -379,7 +381,8 @@ def plan_placement(
         if not hugepages:
             pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
             notes.append(
-                "not enough free huge pages for the guest: reserve them first, e.g. "
+                _("not enough free huge pages for the guest: reserve them first, e.g.")
+                + " "
                 + "; ".join(
                     f"echo {p} > /sys/devices/system/node/node{n}/hugepages/"
                     f"hugepages-{size_kb}kB/nr_hugepages"
@@ -389,8 +392,11 @@ def plan_placement(
             )
     if topology.unknown_guests:
         notes.append(
-            f"{len(topology.unknown_guests)} other running guest(s) have no domain XML in the snapshot "
-            f"({', '.join(topology.unknown_guests[:6])}): their pins could not be checked"
+            _(
+                "%(n)s other running guest(s) have no domain XML in the snapshot (%(guests)s): "
+                "their pins could not be checked"
+            )
+            % {"n": len(topology.unknown_guests), "guests": ", ".join(topology.unknown_guests[:6])}
         )
     return Placement(
         cells=tuple(cells),

@@ -18,6 +18,7 @@ Parsing goes through ``defusedxml`` (no DTDs, entities or external references).
 
 from __future__ import annotations
 
+import copy
 import io
 import re
 import xml.etree.ElementTree as ET
@@ -155,6 +156,37 @@ def dump(doc: Document) -> str:
     _write(doc.root, doc, out)
     doc.root.tail = tail
     return doc.prefix + "".join(out) + doc.suffix
+
+
+def fragment(elements: list[ET.Element], doc: Document, *, wrapper: str | None = None) -> str:
+    """``elements`` printed on their own the way libvirt prints them (two-space
+    indentation, the document's quotes), inside ``<wrapper>`` when given: the
+    piece of a patched document that one measure changes.
+
+    >>> doc = load("<domain><cputune><vcpupin vcpu='0' cpuset='1'/></cputune></domain>")
+    >>> print(fragment(doc.root.find("cputune").findall("vcpupin"), doc, wrapper="cputune"))
+    <cputune>
+      <vcpupin vcpu='0' cpuset='1'/>
+    </cputune>
+    """
+    if wrapper:
+        outer = ET.Element(wrapper)
+        outer.extend(copy.deepcopy(e) for e in elements)
+        items = [outer]
+    else:
+        items = [copy.deepcopy(e) for e in elements]
+    texts = []
+    for item in items:
+        for el in item.iter():
+            if el.text is not None and not el.text.strip():
+                el.text = None
+            if el.tail is not None and not el.tail.strip():
+                el.tail = None
+        ET.indent(item, space="  ")
+        out: list[str] = []
+        _write(item, doc, out)
+        texts.append("".join(out))
+    return "\n".join(texts)
 
 
 def indent_of(parent: ET.Element, level: int) -> str:

@@ -11,40 +11,21 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from triage.rules import RuleContext, artifact_evidence, evidence, finding, host_name, rule
-from triage.rules.memory import static_hugepages
+from collectors.derived.fleet import DRIFT_KEYS, FleetProfile, fleet_profile
+from collectors.facts import HostFacts
+from triage.rules import Evidence, RuleContext, finding, host_name, rule
 
 BENCHMARK_SPREAD_RATIO = 1.5
 # Units of results where less is better (a timed statement).
 TIME_UNITS = ("s", "ms")
-DRIFT_KEYS = (
-    "numa_nodes",
-    "vm.zone_reclaim_mode",
-    "kernel.numa_balancing",
-    "static_hugepages",
-    "thp",
-    "kernel",
-)
 
 
-def _numa_config(host) -> dict[str, tuple[object, object]]:
-    """Comparable NUMA-related settings: name -> (value, parsed fact)."""
-    out: dict[str, tuple[object, object]] = {}
-    nodes = host.numa_node_count()
-    if nodes is not None:
-        out["numa_nodes"] = (nodes, host.numa or host.cpu)
-    for key in ("vm.zone_reclaim_mode", "kernel.numa_balancing"):
-        value = host.sysctl_value(key)
-        if value is not None:
-            out[key] = (value.strip(), host.sysctl)
-    count, parsed, _ = static_hugepages(host)
-    if count is not None:
-        out["static_hugepages"] = (count, parsed)
-    if host.hugepages and host.hugepages.thp_enabled:
-        out["thp"] = (host.hugepages.thp_enabled, host.hugepages)
-    if host.kernel and host.kernel.release:
-        out["kernel"] = (host.kernel.release, host.kernel)
-    return out
+def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
+    """The physical hosts with their fleet profiles: stored ones for the
+    members given by profile only (``SnapshotFacts.fleet_profiles``), derived
+    here for the hosts analysed in full."""
+    stored = ctx.snapshot.fleet_profiles
+    return [(h, stored.get(h.label) or fleet_profile(h)) for h in ctx.physical_hosts()]
 
 
 @rule(
@@ -69,23 +50,22 @@ def _numa_config(host) -> dict[str, tuple[object, object]]:
     ),
 )
 def numa_config_drift(ctx: RuleContext):
-    hosts = ctx.physical_hosts()
-    configs = [(h, _numa_config(h)) for h in hosts]
+    configs = [(h, p.drift) for h, p in profiles(ctx)]
     for key in DRIFT_KEYS:
         known = [(h, cfg[key]) for h, cfg in configs if key in cfg]
-        values = {str(v) for _, (v, _) in known}
+        values = {str(c.value) for _, c in known}
         if len(known) < 2 or len(values) < 2:
             continue
         by_value: dict[str, list] = defaultdict(list)
         for h, item in known:
-            by_value[str(item[0])].append((h, item))
+            by_value[str(item.value)].append((h, item))
         usual = majority({value: len(rows) for value, rows in by_value.items()})
         # Name the odd hosts out: on a large cluster a list of every host's
         # value hides the three that differ. Without a strict majority every
         # group is "odd" and every host is cited.
         odd = [row for value, rows in sorted(by_value.items()) if value != usual for row in rows]
         reference = by_value[usual][:1] if usual is not None else []
-        odd_text = ", ".join(f"{host_name(h)} ({v})" for h, (v, _) in odd)
+        odd_text = ", ".join(f"{host_name(h)} ({c.value})" for h, c in odd)
         if usual is not None:
             count = len(by_value[usual])
             summary = f"{count} of {len(known)} hosts have {usual}; different: {odd_text}"
@@ -101,7 +81,10 @@ def numa_config_drift(ctx: RuleContext):
             "differently under the same test, and results cannot be compared host to host.",
             f"集群内各主机的 {key} 不一致（{summary_zh}）。相同的硬件在同样的测试下表现不同，主机之间的结果无"
             "法比较。",
-            evidence=[evidence(h, key, v, parsed, key) for h, (v, parsed) in [*odd, *reference]],
+            evidence=[
+                Evidence(fact=key, value=c.value, artifact=c.artifact, line=c.line, host=host_name(h))
+                for h, c in [*odd, *reference]
+            ],
             host_label="cluster",
         )
 
@@ -145,8 +128,8 @@ def benchmark_spread(ctx: RuleContext):
     # gpcheckperf report uploaded from one host names every host it tested
     results: dict[tuple[str, str, str], list] = defaultdict(list)
     seen = set()
-    for h in ctx.physical_hosts():
-        for b in h.benchmarks:
+    for h, profile in profiles(ctx):
+        for b in profile.benchmarks:
             key = (b.kind.lower(), b.name.lower(), b.unit)
             tested = b.host or host_name(h)
             if (key, tested) in seen or b.value <= 0:
@@ -189,7 +172,13 @@ def benchmark_spread(ctx: RuleContext):
             "应查找运行时的差异（页缓存、内存放置），而不是硬件差异。",
             # the outliers, worst first, then the best host as the reference
             evidence=[
-                artifact_evidence(h, b.kind, f"benchmarks[{b.kind}:{b.name}]", b.value, b.line)
+                Evidence(
+                    fact=f"benchmarks[{b.kind}:{b.name}]",
+                    value=b.value,
+                    artifact=b.artifact,
+                    line=b.line,
+                    host=host_name(h),
+                )
                 for h, b, _tested in [*slow, best]
             ],
             host_label="cluster",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collectors.derived.database import observer_cpus
 from triage.rules import RuleContext, as_int, evidence, finding, host_name, rule
 
 SMALL_OBSERVER_CPUS = 16
@@ -9,16 +10,7 @@ CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
 NET_THREADS_SHARE = 0.5  # net_thread_count above this share of the observer's CPUs
 REMOTE_PLAN_SHARE = 0.20  # plan_type 2 / (1 + 2 + 3)
 DEFAULT_ROUTING_MODE = "oceanbase"
-
-
-def observer_cpus(host) -> tuple[int | None, str]:
-    """An observer's CPUs: its cpu_count parameter when set, else the host's
-    logical CPUs (the CPUs it is bound to are not in the facts yet)."""
-    ob = host.oceanbase
-    cpu_count = as_int(ob.parameters.get("cpu_count")) if ob else None
-    if cpu_count:
-        return cpu_count, "oceanbase.parameters.cpu_count"
-    return host.logical_cpus(), "cpu.cpus"
+__all__ = ["observer_cpus"]  # derived, re-exported
 
 
 @rule(

@@ -12,4 +12,4 @@ def recent_snapshots(context, limit: int = 10):
 
     request = context.get("request")
     user = getattr(request, "user", None) or context.get("user")
-    return recent_snapshots_context(user, limit=limit)
+    return recent_snapshots_context(request, user, limit=limit)

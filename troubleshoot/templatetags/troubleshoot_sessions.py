@@ -9,5 +9,6 @@ register = template.Library()
 def recent_sessions(context, limit: int = 8):
     """The dashboard's list of open sessions the reader may see, newest first."""
     user = context["request"].user
-    sessions = visible_sessions(user).filter(state="open").select_related("owner")[:limit]
+    sessions = visible_sessions(user).filter(state="open").select_related("owner")
+    sessions = sessions.order_by("-updated_at", "-id")[:limit]
     return {"sessions": sessions, "request": context["request"]}

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from accounts.services import rotate_api_token
 from tests.conftest import FIXTURES
 from triage import services
 
@@ -94,3 +95,43 @@ def test_report_of_a_host_without_findings_shows_no_host_changes(client, alice, 
     client.force_login(alice)
     analysed.findings.exclude(rule__startswith="kvm.").delete()
     assert 'id="host-remedies"' not in client.get(analysed.get_absolute_url()).content.decode()
+
+
+def test_host_changes_download_as_an_ansible_playbook(client, alice, monkeypatch):
+    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    path = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before" / "gp-sdw03.txt"
+    snap = services.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label="gp-sdw03")
+    snap = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    client.force_login(alice)
+    url = reverse("triage:snapshot_playbook", args=[snap.pk])
+    assert f'href="{url}"' in client.get(snap.get_absolute_url()).content.decode()
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/yaml")
+    assert response["Content-Disposition"] == f'attachment; filename="casebook-snapshot-{snap.pk}.yml"'
+    text = response.content.decode()
+    assert "dest: !unsafe '/etc/sysctl.d/90-numa.conf'" in text and "- rollback" in text
+    # the API serves the same file
+    token = rotate_api_token(user=alice).key
+    api = client.get(f"/api/v1/snapshots/{snap.pk}/playbook.yml", HTTP_AUTHORIZATION=f"Token {token}")
+    assert api.status_code == 200 and api.content.decode() == text
+    # another team's user does not see it
+    other = get_user_model().objects.create_user("bob", password="pw-bob-123")
+    client.force_login(other)
+    assert client.get(url).status_code == 404
+
+
+def test_guest_patch_downloads_as_an_ansible_playbook(client, alice, analysed):
+    client.force_login(alice)
+    url = reverse("triage:snapshot_remedy_playbook", args=[analysed.pk, GUEST])
+    assert (
+        f'href="{url}"'
+        in client.get(reverse("triage:snapshot_remedy", args=[analysed.pk, GUEST])).content.decode()
+    )
+    response = client.get(url)
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert f"Define {GUEST} from the patched XML" in text and f"Define {GUEST} from the backup" in text
+    assert (
+        client.get(reverse("triage:snapshot_remedy_playbook", args=[analysed.pk, "nope"])).status_code == 404
+    )

@@ -1,0 +1,116 @@
+"""Relevance of case search: does the right case come first?
+
+Usage::
+
+    # the founding cases only, on a scratch SQLite database (fast; the test
+    # tests/bench/test_relevance.py runs the same function)
+    .venv/bin/python bench/relevance.py
+
+    # the 100k-case benchmark set with the founding cases inside, on
+    # PostgreSQL, loaded by bench/search.py (same database URL)
+    .venv/bin/python bench/relevance.py --database-url postgres://postgres@127.0.0.1:5432/casebook_bench_search
+
+The queries are ``bench/relevance_queries.yaml``: support-ticket phrasings in
+English, Chinese and both, with typos and inflections, each with the founding
+case that must rank first. Every query is searched as the API does (published
+cases, one hit per case) in the reader's language: Chinese when the query has
+Chinese characters, else English. Reported: top-1 (share of queries whose case
+ranks first) and MRR (mean of 1 / rank of the case within the first page, 0
+when absent), overall and per kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES_PATH = ROOT / "bench" / "relevance_queries.yaml"
+TOP1_TARGET = 0.95
+
+
+def load_queries(path: Path = QUERIES_PATH) -> list[dict]:
+    import yaml
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def evaluate(queries: list[dict]) -> dict:
+    """Run every query through ``kb.search.search``; ranks, top-1 and MRR."""
+    from kb import search
+
+    rows = []
+    for entry in queries:
+        language = "zh" if re.search(r"[\u4e00-\u9fff]", entry["q"]) else "en"
+        results = search.search(entry["q"], filters={"state": "published"}, language=language)
+        slugs = [hit.case.slug for hit in results.hits]
+        rank = slugs.index(entry["expect"]) + 1 if entry["expect"] in slugs else 0
+        rows.append({**entry, "rank": rank, "top": slugs[:3], "suggestion": results.suggestion})
+    by_kind: dict[str, list[dict]] = {}
+    for row in rows:
+        by_kind.setdefault(row["kind"], []).append(row)
+
+    def summary(items: list[dict]) -> dict:
+        return {
+            "queries": len(items),
+            "top1": sum(r["rank"] == 1 for r in items) / len(items),
+            "mrr": sum(1 / r["rank"] for r in items if r["rank"]) / len(items),
+        }
+
+    return {
+        **summary(rows),
+        "kinds": {kind: summary(items) for kind, items in sorted(by_kind.items())},
+        "misses": [r for r in rows if r["rank"] != 1],
+    }
+
+
+def report(result: dict, label: str) -> str:
+    lines = [
+        f"{label}: {result['queries']} queries, top-1 {result['top1']:.1%}, MRR {result['mrr']:.3f}",
+        "  " + ", ".join(f"{k} {v['top1']:.0%} ({v['queries']})" for k, v in result["kinds"].items()),
+    ]
+    for miss in result["misses"]:
+        lines.append(f"  miss: {miss['q']!r} -> rank {miss['rank'] or '-'} (top {miss['top']})")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--database-url",
+        help="an already loaded database (bench/search.py); default: scratch SQLite, founding cases only",
+    )
+    args = parser.parse_args()
+    scratch = None
+    if args.database_url:
+        os.environ["DATABASE_URL"] = args.database_url
+    else:
+        scratch = tempfile.TemporaryDirectory(prefix="casebook-relevance-")
+        os.environ["DATABASE_URL"] = f"sqlite:///{scratch.name}/relevance.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("CASEBOOK_DATA_DIR", scratch.name if scratch else str(ROOT / "data"))
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    call_command("loadcases", verbosity=0)
+    from kb.models import Case
+
+    label = f"{connection.vendor}, {Case.objects.count()} case versions"
+    result = evaluate(load_queries())
+    print(report(result, label))
+    return 0 if result["top1"] >= TOP1_TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

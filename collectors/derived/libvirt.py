@@ -1,0 +1,118 @@
+"""What a host's libvirt and process facts say: its real guests (not the
+test driver's), their vCPUs and pins, whether it runs KVM."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from collectors.facts import HostFacts
+
+
+def domain_label(domain) -> str:
+    return domain.name or domain.uuid or (domain.source.artifact if domain.source else "") or "domain"
+
+
+def domain_vcpus(domain) -> int:
+    return domain.vcpu_current or domain.vcpus or 0
+
+
+def domain_pinned_cpus(domain) -> set[int]:
+    cpus: set[int] = set()
+    for pins in domain.vcpupin.values():
+        cpus.update(pins)
+    if not cpus and domain.vcpu_cpuset:
+        cpus.update(domain.vcpu_cpuset)
+    return cpus
+
+
+def domain_is_pinned(domain) -> bool:
+    """Every vCPU pinned (``vcpupin`` each, a ``<vcpu cpuset>``, or numad
+    placement ``auto``)."""
+    if domain.vcpu_cpuset or domain.vcpu_placement == "auto":
+        return True
+    n = domain_vcpus(domain)
+    return bool(domain.vcpupin) and all(v in domain.vcpupin for v in range(n))
+
+
+def domain_memory_bound(domain) -> bool:
+    return bool(
+        domain.numatune_memory_nodeset or domain.memnodes or domain.numatune_memory_placement == "auto"
+    )
+
+
+# libvirt's test driver (``virsh -c test:///default``) ships a fake running domain
+# named "test" with this UUID; domains read through a test:/// connection are not
+# guests of the host.
+TEST_DRIVER_UUID = "6695eb01-f6a4-8304-79aa-97f2502e193f"
+
+
+def _from_test_driver(parsed: Any) -> bool:
+    source = getattr(parsed, "source", None)
+    return bool(source is not None and "test:///" in (source.artifact or ""))
+
+
+def is_test_driver_domain(domain) -> bool:
+    return (
+        domain.domain_type == "test"
+        or (domain.uuid or "").lower() == TEST_DRIVER_UUID
+        or _from_test_driver(domain)
+    )
+
+
+def host_domains(host: HostFacts) -> list:
+    """The host's libvirt domains that are real guests (the test driver's are not)."""
+    return [d for d in host.domains if not is_test_driver_domain(d)]
+
+
+def running_domain_names(host: HostFacts) -> list[str]:
+    """Names of running domains from ``virsh list`` (not a test:/// connection's)."""
+    if host.virsh_list is None or _from_test_driver(host.virsh_list):
+        return []
+    fake = {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
+    return [s.name for s in host.virsh_list.running() if s.name not in fake]
+
+
+# The hypervisor's own processes in a process list: QEMU (one process per guest,
+# its vCPU threads show as "CPU n/KVM") and the kernel's KVM/vhost workers.
+_QEMU_PROCESS = re.compile(r"(^|/)(qemu(-kvm|-system-\S+)?|kvm(-\S+)?|vhost-\d+|CPU \d+/KVM)(\s|$)", re.I)
+
+
+# The commands that collect a snapshot show up in their own output (top lists
+# itself, sosreport runs everything); they are not load of the host.
+_COLLECTOR_PROCESS = re.compile(
+    r"^(\S*/)?(top|htop|ps|sos|sosreport|sos-collector|collect\.sh|mysql|mysqladmin|mariadb|virsh|numastat|"
+    r"numactl|lscpu|dmidecode|sar|sadc|mpstat|iostat|pidstat|vmstat|perf|tc|ping|sysctl|timeout|sudo)"
+    r"(\+|:|\s|$)",
+    re.I,
+)
+
+
+def is_qemu_process(command: str) -> bool:
+    return bool(_QEMU_PROCESS.search((command or "").strip()))
+
+
+def is_collector_process(command: str) -> bool:
+    return bool(_COLLECTOR_PROCESS.match((command or "").strip()))
+
+
+def is_vm_host(host: HostFacts) -> bool:
+    """The host runs KVM guests: real domain XMLs, a virsh list with domains, or
+    QEMU processes in its process list (not a guest; not the test driver)."""
+    if host.is_guest:
+        return False
+    if host_domains(host) or running_domain_names(host):
+        return True
+    return any(is_qemu_process(p.command) for p in (host.cpu_usage.processes if host.cpu_usage else []))
+
+
+def looks_like_kvm_host(host: HostFacts) -> bool:
+    """Signs of a hypervisor even without any guest fact: a virsh version that
+    reports a running QEMU, or QEMU processes."""
+    if is_vm_host(host):
+        return True
+    version = host.virsh_version
+    if version is None or host.is_guest or _from_test_driver(version):
+        return False
+    running = f"{version.hypervisor or ''} {version.hypervisor_version or ''}".upper()
+    return "QEMU" in running or "KVM" in running

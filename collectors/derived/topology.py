@@ -1,0 +1,61 @@
+"""NUMA topology derived from whichever artifacts a host has: CPU -> node,
+CPUs and memory per node, total RAM."""
+
+from __future__ import annotations
+
+from collectors.facts import HostFacts
+
+
+def cpu_node_map(host: HostFacts) -> dict[int, int]:
+    """Host CPU id -> NUMA node id, from numactl/sysfs, lscpu or ``virsh capabilities``."""
+    out: dict[int, int] = {}
+    if host.numa and host.numa.nodes:
+        for node_id, node in host.numa.nodes.items():
+            for cpu in node.cpus:
+                out[cpu] = node_id
+    if not out and host.cpu and host.cpu.numa_node_cpus:
+        for node_id, cpus in host.cpu.numa_node_cpus.items():
+            for cpu in cpus:
+                out[cpu] = node_id
+    if not out and host.capabilities and host.capabilities.cells:
+        for node_id, cell in host.capabilities.cells.items():
+            for cpu in cell.get("cpus") or []:
+                out[cpu] = node_id
+    return out
+
+
+def node_cpu_counts(host: HostFacts) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for node in cpu_node_map(host).values():
+        counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
+def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:
+    """Memory of each host NUMA node, from numactl/sysfs, else ``virsh capabilities``."""
+    out = {}
+    for node_id, node in (host.numa.nodes if host.numa else {}).items():
+        total = node.mem_total_kb()
+        if total:
+            out[node_id] = total
+    if not out and host.capabilities and host.capabilities.cells:
+        for node_id, cell in host.capabilities.cells.items():
+            if cell.get("memory_kb"):
+                out[node_id] = cell["memory_kb"]
+    return out
+
+
+def host_ram_kb(host: HostFacts) -> int | None:
+    """Total RAM of the host in kB: /proc/meminfo, else the nodes, else top."""
+    if host.meminfo and host.meminfo.values.get("MemTotal"):
+        return host.meminfo.values["MemTotal"]
+    totals = node_mem_totals_kb(host)
+    if totals:
+        return sum(totals.values())
+    if host.cpu_usage and host.cpu_usage.mem_total_kb:
+        return host.cpu_usage.mem_total_kb
+    return None
+
+
+def is_multinode(host: HostFacts) -> bool:
+    return (host.numa_node_count() or 0) >= 2

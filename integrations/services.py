@@ -1,0 +1,514 @@
+"""Writes and outbound calls of the integrations app: webhooks (signed JSON
+POSTs), opt-in e-mail notifications and the shared counters of ``/metrics``.
+
+The other apps call :func:`emit` (through :func:`analysis_finished`,
+:func:`session_closed`, :func:`case_published`) at the point where the event
+happens; nothing is sent before the surrounding transaction commits, and a
+receiver that is down never slows an analysis: each delivery is a Celery task
+(``integrations.tasks``) that POSTs once and is retried with exponential
+back-off. Payloads, the signature header and the retry policy are documented
+in docs/integrations.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import ipaddress
+import json
+import logging
+import secrets
+import socket
+import ssl
+import time
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.db.models import F
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, Webhook
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Casebook-Signature"
+USER_AGENT = "Casebook-Webhook/1"
+# What the delivery log keeps of a receiver's answer.
+RESPONSE_EXCERPT = 500
+# Answers worth trying again; any other 4xx is the receiver refusing the payload.
+RETRY_STATUSES = {408, 425, 429}
+
+
+class InvalidWebhookURL(ValueError):
+    """The URL is not http(s), does not resolve, or points at a blocked network."""
+
+
+class DeliveryRetry(Exception):
+    """Raised by the delivery task for an attempt worth retrying (Celery's
+    ``autoretry_for`` turns it into a retry with back-off)."""
+
+
+# ------------------------------------------------------------------ URL checks (SSRF)
+
+
+def _blocked_networks() -> list:
+    return [ipaddress.ip_network(n, strict=False) for n in settings.CASEBOOK_WEBHOOK_BLOCKED_NETWORKS]
+
+
+def _allowed_networks() -> list:
+    return [ipaddress.ip_network(n, strict=False) for n in settings.CASEBOOK_WEBHOOK_ALLOWED_NETWORKS]
+
+
+def address_blocked(address: str) -> bool:
+    """True for link-local (cloud metadata lives there), unspecified, multicast
+    and the networks of ``CASEBOOK_WEBHOOK_BLOCKED_NETWORKS``, unless the
+    address is in ``CASEBOOK_WEBHOOK_ALLOWED_NETWORKS``."""
+    ip = ipaddress.ip_address(address)
+    if getattr(ip, "ipv4_mapped", None):
+        ip = ip.ipv4_mapped
+    if any(ip in net for net in _allowed_networks()):
+        return False
+    return (
+        ip.is_link_local
+        or ip.is_unspecified
+        or ip.is_multicast
+        or any(ip.version == net.version and ip in net for net in _blocked_networks())
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    path: str
+    address: str  # the checked address the connection is made to
+
+
+def resolve_target(url: str) -> Target:
+    """Parse and resolve a webhook URL, refusing blocked addresses. Every
+    address the name resolves to must pass (a name resolving to one good and
+    one metadata address is refused), and the connection is then made to the
+    address that was checked, so a DNS answer that changes between the check
+    and the POST cannot redirect it."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidWebhookURL(_("The URL is not valid.")) from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidWebhookURL(_("Only http:// and https:// URLs can receive webhooks."))
+    if parts.username or parts.password:
+        raise InvalidWebhookURL(_("Put credentials in the secret, not in the URL."))
+    port = port or (443 if parts.scheme == "https" else 80)
+    try:
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InvalidWebhookURL(_("The host name does not resolve.")) from exc
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not addresses:
+        raise InvalidWebhookURL(_("The host name does not resolve."))
+    if any(address_blocked(a) for a in addresses):
+        raise InvalidWebhookURL(_("The URL points at a link-local, metadata or otherwise blocked address."))
+    path = parts.path or "/"
+    if parts.query:
+        path = f"{path}?{parts.query}"
+    return Target(parts.scheme, parts.hostname, port, path, addresses[0])
+
+
+# ---------------------------------------------------------------------- webhooks
+
+
+def new_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The value of ``X-Casebook-Signature``: ``sha256=`` and the hex HMAC-SHA256
+    of the raw request body keyed with the webhook's secret."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def create_webhook(*, team, url: str, events: list[str], user=None, secret: str = "") -> Webhook:
+    resolve_target(url)
+    unknown = sorted(set(events) - set(Event.values))
+    if unknown or not events:
+        raise ValueError(f"unknown or no events: {unknown}")
+    return Webhook.objects.create(
+        team=team,
+        url=url,
+        events=sorted(set(events)),
+        secret=secret or new_secret(),
+        created_by=user,
+    )
+
+
+def delete_webhook(*, webhook: Webhook) -> None:
+    webhook.delete()
+
+
+def _absolute(path: str) -> str:
+    base = settings.CASEBOOK_BASE_URL.rstrip("/")
+    return f"{base}{path}" if base else path
+
+
+def _envelope(*, event: str, team, data: dict) -> dict:
+    return {
+        "id": str(uuid.uuid4()),
+        "event": event,
+        "created_at": timezone.now().isoformat(),
+        "team": {"slug": team.slug, "name": team.name} if team is not None else None,
+        "data": data,
+    }
+
+
+def _enqueue_delivery(delivery_id: int) -> None:
+    from .tasks import deliver_webhook
+
+    try:
+        deliver_webhook.delay(delivery_id)
+    except Exception:
+        # The broker is down: the row stays ``pending`` and shows in the log.
+        log.warning("could not enqueue webhook delivery %s", delivery_id, exc_info=True)
+
+
+def _enqueue_email(event: str, team_id: int, payload: dict) -> None:
+    from .tasks import send_event_email
+
+    try:
+        send_event_email.delay(event, team_id, payload)
+    except Exception:
+        log.warning("could not enqueue the %s e-mail", event, exc_info=True)
+
+
+def emit(*, event: str, team, data: dict) -> list[Delivery]:
+    """Record one delivery per active webhook of ``team`` subscribed to
+    ``event`` and queue them, and the opt-in e-mails, once the current
+    transaction commits. Returns the deliveries (none without a team)."""
+    if team is None:
+        return []
+    payload = _envelope(event=event, team=team, data=data)
+    hooks = [h for h in Webhook.objects.filter(team=team, active=True) if event in (h.events or [])]
+    deliveries = [Delivery.objects.create(webhook=h, event=event, payload=payload) for h in hooks]
+    for delivery in deliveries:
+        transaction.on_commit(lambda pk=delivery.pk: _enqueue_delivery(pk))
+    if email_recipients(event=event, team_id=team.pk).exists():
+        transaction.on_commit(lambda: _enqueue_email(event, team.pk, payload))
+    return deliveries
+
+
+def send_test(*, webhook: Webhook, user=None) -> Delivery:
+    """Queue a ``webhook.test`` delivery to this webhook, whatever its events."""
+    data = {"message": "Test delivery from Casebook", "requested_by": getattr(user, "username", "")}
+    payload = _envelope(event=TEST_EVENT, team=webhook.team, data=data)
+    with transaction.atomic():
+        delivery = Delivery.objects.create(webhook=webhook, event=TEST_EVENT, payload=payload)
+        transaction.on_commit(lambda: _enqueue_delivery(delivery.pk))
+    return delivery
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to the checked address; the Host header keeps the name."""
+
+    def __init__(self, host: str, address: str, **kwargs):
+        super().__init__(host, **kwargs)
+        self._address = address
+
+    def connect(self):
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """Connects to the checked address; TLS verifies the certificate for the name."""
+
+    def __init__(self, host: str, address: str, **kwargs):
+        super().__init__(host, context=ssl.create_default_context(), **kwargs)
+        self._address = address
+
+    def connect(self):
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+def _post(url: str, body: bytes, headers: dict) -> tuple[int, str]:
+    """POST ``body`` once; (status code, start of the answer). Redirects are
+    not followed (a receiver answering 3xx is a failed delivery)."""
+    target = resolve_target(url)
+    cls = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
+    conn = cls(target.host, target.address, port=target.port, timeout=settings.CASEBOOK_WEBHOOK_TIMEOUT)
+    try:
+        conn.request("POST", target.path, body=body, headers=headers)
+        response = conn.getresponse()
+        excerpt = response.read(RESPONSE_EXCERPT).decode("utf-8", "replace")
+        return response.status, excerpt
+    finally:
+        conn.close()
+
+
+def max_attempts() -> int:
+    return settings.CASEBOOK_WEBHOOK_RETRIES + 1
+
+
+def attempt_delivery(*, delivery_id: int) -> Delivery | None:
+    """POST the delivery once and record the attempt: ``delivered`` on 2xx;
+    ``retrying`` on a connection error, a time-out, 5xx, 408, 425 or 429
+    while attempts remain; ``failed`` otherwise. None when the row is gone."""
+    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    if delivery is None or delivery.status in (Delivery.Status.DELIVERED, Delivery.Status.FAILED):
+        return delivery
+    webhook = delivery.webhook
+    body = json.dumps(delivery.payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Casebook-Event": delivery.event,
+        "X-Casebook-Delivery": str(delivery.pk),
+        SIGNATURE_HEADER: sign(webhook.secret, body),
+    }
+    started = time.monotonic()
+    code, error, retryable = None, "", True
+    try:
+        code, excerpt = _post(webhook.url, body, headers)
+        if 200 <= code < 300:
+            retryable = False
+        else:
+            error = f"HTTP {code}: {excerpt}".strip()[:2000]
+            retryable = code >= 500 or code in RETRY_STATUSES
+    except InvalidWebhookURL as exc:
+        error, retryable = str(exc), False
+    except (OSError, http.client.HTTPException) as exc:
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+    now = timezone.now()
+    delivery.attempts += 1
+    delivery.status_code = code
+    delivery.error = error
+    delivery.last_attempt_at = now
+    delivery.attempt_log = [
+        *delivery.attempt_log,
+        {"at": now.isoformat(), "status_code": code, "error": error[:300], "ms": _ms_since(started)},
+    ]
+    if not error:
+        delivery.status, delivery.delivered_at = Delivery.Status.DELIVERED, now
+    elif retryable and delivery.attempts < max_attempts():
+        delivery.status = Delivery.Status.RETRYING
+    else:
+        delivery.status = Delivery.Status.FAILED
+    delivery.save()
+    return delivery
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+# ----------------------------------------------------------------------- e-mail
+
+
+def set_notification_events(*, user, events: list[str], email: str | None = None) -> NotificationPreference:
+    unknown = sorted(set(events) - set(Event.values))
+    if unknown:
+        raise ValueError(f"unknown events: {unknown}")
+    with transaction.atomic():
+        if email is not None and email != user.email:
+            user.email = email
+            user.save(update_fields=["email"])
+        pref, _created = NotificationPreference.objects.update_or_create(
+            user=user, defaults={"events": sorted(set(events))}
+        )
+    return pref
+
+
+def email_recipients(*, event: str, team_id: int):
+    """Active members of the team with an e-mail address who opted in to ``event``."""
+    from django.contrib.auth import get_user_model
+
+    users = (
+        get_user_model()
+        .objects.filter(is_active=True, memberships__team_id=team_id, notification_preference__isnull=False)
+        .exclude(email="")
+    )
+    # JSON containment is not portable to SQLite; the opted-in users are few.
+    ids = [
+        pk
+        for pk, events in users.values_list("pk", "notification_preference__events")
+        if event in (events or [])
+    ]
+    return get_user_model().objects.filter(pk__in=ids).order_by("pk")
+
+
+def _email_text(event: str, payload: dict) -> tuple[str, str]:
+    data = payload.get("data") or {}
+    team = (payload.get("team") or {}).get("name", "")
+    if event in (Event.ANALYSIS_DONE, Event.ANALYSIS_FAILED):
+        snap = data.get("snapshot") or {}
+        name = snap.get("label") or snap.get("original_filename") or f"#{snap.get('id')}"
+        if event == Event.ANALYSIS_DONE:
+            subject = _("Analysis done: %(name)s") % {"name": name}
+            counts = data.get("findings") or {}
+            lines = [
+                _("Findings: %(critical)s critical, %(warning)s warning, %(info)s info.")
+                % {k: counts.get(k, 0) for k in ("critical", "warning", "info")}
+            ]
+        else:
+            subject = _("Analysis failed: %(name)s") % {"name": name}
+            lines = [_("Error: %(error)s") % {"error": data.get("error", "")}]
+        url = snap.get("url", "")
+    elif event == Event.SESSION_CLOSED:
+        session = data.get("session") or {}
+        subject = _("Session closed: %(title)s") % {"title": session.get("title", "")}
+        lines = [_("Outcome: %(outcome)s") % {"outcome": session.get("outcome", "")}]
+        url = session.get("url", "")
+    else:
+        case = data.get("case") or {}
+        subject = _("Case published: %(title)s") % {"title": case.get("title", "")}
+        lines = []
+        url = case.get("url", "")
+    lines += [
+        _("Team: %(team)s") % {"team": team},
+        url,
+        "",
+        _("You receive this because you opted in on %(url)s.")
+        % {"url": _absolute(reverse("integrations:index"))},
+    ]
+    # Subjects are one line whatever the label held.
+    return " ".join(subject.split())[:200], "\n".join(lines)
+
+
+def mail_event(*, event: str, team_id: int, payload: dict) -> int:
+    """Send the event's e-mail to every opted-in member of the team, one
+    message each (no one sees the other recipients). Returns how many were
+    sent; SMTP errors propagate so the task retries."""
+    recipients = [u.email for u in email_recipients(event=event, team_id=team_id)]
+    if not recipients:
+        return 0
+    with translation.override(settings.CASEBOOK_EMAIL_LANGUAGE):
+        subject, body = _email_text(event, payload)
+    prefix = settings.EMAIL_SUBJECT_PREFIX
+    messages = [EmailMessage(f"{prefix}{subject}", body, to=[address]) for address in recipients]
+    with get_connection() as connection:
+        return connection.send_messages(messages) or 0
+
+
+# ------------------------------------------------------------------- event points
+
+
+def analysis_payload(snapshot) -> dict:
+    from triage.models import Finding
+
+    findings = Finding.objects.filter(snapshot=snapshot, engine_version=snapshot.engine_version)
+    if snapshot.status != "done":
+        findings = findings.none()
+    counts = {"critical": 0, "warning": 0, "info": 0}
+    rules = set()
+    for rule, severity in findings.values_list("rule", "severity"):
+        counts[severity] = counts.get(severity, 0) + 1
+        rules.add(rule)
+    return {
+        "snapshot": {
+            "id": snapshot.pk,
+            "label": snapshot.label,
+            "cluster": snapshot.cluster,
+            "kind": snapshot.kind,
+            "original_filename": snapshot.original_filename,
+            "status": snapshot.status,
+            "engine_version": snapshot.engine_version,
+            "finished_at": snapshot.finished_at.isoformat() if snapshot.finished_at else None,
+            "url": _absolute(reverse("triage:snapshot_detail", args=[snapshot.pk])),
+            "api_url": _absolute(f"/api/v1/snapshots/{snapshot.pk}/"),
+        },
+        "findings": counts,
+        "rules": sorted(rules),
+        "error": snapshot.last_error if snapshot.status == "failed" else "",
+    }
+
+
+def analysis_finished(*, snapshot_id: int) -> None:
+    """Emit ``analysis.done`` or ``analysis.failed`` for the snapshot as it
+    is once the caller's transaction commits (the findings are then there)."""
+
+    def send():
+        from triage.models import Snapshot
+
+        snapshot = Snapshot.objects.select_related("team").filter(pk=snapshot_id).first()
+        if snapshot is None or snapshot.status not in (Snapshot.Status.DONE, Snapshot.Status.FAILED):
+            return
+        event = Event.ANALYSIS_DONE if snapshot.status == Snapshot.Status.DONE else Event.ANALYSIS_FAILED
+        _emit_safely(event=event, team=snapshot.team, data_of=lambda: analysis_payload(snapshot))
+
+    transaction.on_commit(send)
+
+
+def _emit_safely(*, event: str, team, data_of) -> None:
+    """A notification must never fail what it reports on: errors are logged."""
+    if team is None:
+        return
+    try:
+        with transaction.atomic():
+            emit(event=event, team=team, data=data_of())
+    except Exception:
+        log.exception("could not emit %s", event)
+
+
+def session_closed(*, session) -> None:
+    def data():
+        return {
+            "session": {
+                "id": session.pk,
+                "title": session.title,
+                "outcome": session.outcome,
+                "root_cause": session.root_cause,
+                "owner": session.owner.get_username(),
+                "closed_at": session.closed_at.isoformat() if session.closed_at else None,
+                "url": _absolute(reverse("troubleshoot:session_detail", args=[session.pk])),
+            }
+        }
+
+    transaction.on_commit(lambda: _emit_safely(event=Event.SESSION_CLOSED, team=session.team, data_of=data))
+
+
+def _case_team(case):
+    """The team of the session the case was promoted from, else its author's first team."""
+    from accounts.access import home_team
+    from troubleshoot.models import Session
+
+    session = Session.objects.filter(promoted_case=case).exclude(team=None).select_related("team").first()
+    if session is not None:
+        return session.team
+    return home_team(case.author) if case.author_id else None
+
+
+def case_published(*, case) -> None:
+    def data():
+        return {
+            "case": {
+                "slug": case.slug,
+                "language": case.language,
+                "title": case.title,
+                "published_at": case.published_at.isoformat() if case.published_at else None,
+                "reviewer": case.reviewer.get_username() if case.reviewer_id else "",
+                "url": _absolute(reverse("kb:case_detail_lang", args=[case.slug, case.language])),
+                "api_url": _absolute(f"/api/v1/cases/{case.slug}/"),
+            }
+        }
+
+    transaction.on_commit(
+        lambda: _emit_safely(event=Event.CASE_PUBLISHED, team=_case_team(case), data_of=data)
+    )
+
+
+# --------------------------------------------------------------------- counters
+
+
+def increment(*, name: str, by: int = 1) -> None:
+    """Add ``by`` to a shared counter (created at 0 on first use)."""
+    if by <= 0:
+        return
+    Counter.objects.get_or_create(name=name)
+    Counter.objects.filter(name=name).update(value=F("value") + by)

@@ -1,0 +1,128 @@
+"""Fleet scale (issue 14): a 2,000-host cluster is compared from stored fleet
+profiles. Three drifted hosts among 2,000 are named, by the cluster page and
+by the analysis of a new member, and no member's upload is parsed again.
+
+The hosts are seed 001's healthy Kunpeng host under 2,000 hostnames
+(``bench/cluster.py`` uploads the same hosts through the real stack); the
+members are stored as their analysis stores them (``Snapshot.fleet_facts``)
+rather than analysed one by one, which the benchmark does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from bench.cluster import drifted_indexes, host_name, host_transcript
+from collectors.archive import load_host_bytes
+from collectors.derived.fleet import fleet_profile, profile_to_json
+from triage import cluster, engine, services
+from triage.models import Finding, Snapshot
+
+HOSTS = 2000
+CLUSTER = "greenplum"
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
+    settings.MEDIA_ROOT = tmp_path / "media"
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def enqueued(monkeypatch):
+    """Record enqueues instead of running the (eager) task."""
+    calls: list[int] = []
+    monkeypatch.setattr(
+        services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
+    )
+    return calls
+
+
+def _profile_json(index: int, template, drifted_template) -> dict:
+    base = drifted_template if index in drifted_indexes(HOSTS) else template
+    name = host_name(index)
+    return profile_to_json(dataclasses.replace(base, label=name, hostname=name))
+
+
+@pytest.fixture
+def members(user):
+    """2,000 analysed members of one cluster, three with vm.zone_reclaim_mode = 1."""
+    parse = [
+        load_host_bytes(host_transcript(i, drifted=d).encode(), name="h.txt")
+        for i, d in ((1, False), (2, True))
+    ]
+    template, drifted = (fleet_profile(h) for h in parse)
+    rows = [
+        Snapshot(
+            owner=user,
+            label=host_name(i),
+            cluster=CLUSTER,
+            sha256=f"{i:064x}",
+            size=1,
+            file=f"snapshots/missing/{host_name(i)}.txt",  # never read: the upload is gone
+            status=Snapshot.Status.DONE,
+            engine_version=engine.ENGINE_VERSION,
+            facts={"hostname": host_name(i)},
+            fleet_facts=_profile_json(i, template, drifted),
+        )
+        for i in range(1, HOSTS + 1)
+    ]
+    Snapshot.objects.bulk_create(rows, batch_size=500)
+    return sorted(host_name(i) for i in drifted_indexes(HOSTS))
+
+
+@pytest.mark.django_db
+def test_the_cluster_page_names_the_three_drifted_hosts_among_2000(user, members):
+    view = cluster.load_cluster(services.visible_snapshots(user), CLUSTER)
+    assert len(view.snapshots) == HOSTS  # no cap below 5,000
+    assert view.matrix.differing_hosts() == members
+    drift = {f.rule: f for f in view.fleet_findings}["fleet.numa_config_drift"]
+    assert f"{HOSTS - 3} of {HOSTS} hosts have 0" in drift.explanation
+    # the odd hosts, then one host of the majority as the reference
+    assert sorted(e.host for e in drift.evidence[:3]) == members
+    assert [e.value for e in drift.evidence] == ["1", "1", "1", "0"]
+
+
+@pytest.mark.django_db
+def test_a_new_member_is_compared_with_2000_stored_profiles_without_parsing_them(
+    user, members, enqueued, monkeypatch
+):
+    parsed = []
+    real = services._load_hosts_facts
+
+    def spy(snapshot, label, **kw):
+        parsed.append(snapshot.pk)
+        return real(snapshot, label, **kw)
+
+    monkeypatch.setattr(services, "_load_hosts_facts", spy)
+    data = host_transcript(HOSTS + 1).encode()
+    name = host_name(HOSTS + 1)
+    snap = services.create_snapshot(
+        owner=user,
+        uploaded_file=SimpleUploadedFile(f"{name}.txt", data),
+        filename=f"{name}.txt",
+        label=name,
+        cluster=CLUSTER,
+    )
+    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert done.status == "done", done.last_error
+    assert parsed == [snap.pk]  # only the new upload was read
+    drift = done.current_findings().get(rule="fleet.numa_config_drift")
+    assert f"{HOSTS + 1 - 3} of {HOSTS + 1} hosts have 0" in drift.explanation
+    assert sorted(e["host"] for e in drift.evidence[:3]) == members
+    # every member carries the cluster's fleet finding, once
+    per_member = Finding.objects.filter(rule="fleet.numa_config_drift", engine_version=engine.ENGINE_VERSION)
+    assert per_member.count() == HOSTS + 1
+    assert per_member.values("snapshot").distinct().count() == HOSTS + 1
+    # the members' own analyses are untouched: no per-host rule ran on them
+    assert not Finding.objects.exclude(snapshot=snap).exclude(rule__startswith="fleet.").exists()
+    assert done.fleet_facts["drift"]["vm.zone_reclaim_mode"]["value"] == "0"
