@@ -12,13 +12,27 @@ from django.http import HttpRequest, QueryDict
 PER_PAGE = 50
 
 
-def paginate(request: HttpRequest | None, items, *, per_page: int = PER_PAGE, param: str = "page") -> dict:
-    """``{"page_obj", "page_param", "page_query"}`` for ``_pagination.html``;
-    ``page_obj`` iterates over the rows of the requested page (an out-of-range
-    or malformed number gives the last or the first page, never an error)."""
+def paginate(
+    request: HttpRequest | None,
+    items,
+    *,
+    per_page: int = PER_PAGE,
+    param: str = "page",
+    newest_first: bool = True,
+) -> dict:
+    """``{"page_obj", "page_param", "page_query", "page_newest_first"}`` for
+    ``_pagination.html``; ``page_obj`` iterates over the rows of the requested
+    page (an out-of-range or malformed number gives the last or the first
+    page, never an error). A list in another order (``newest_first=False``)
+    gets neutral link names (previous/next instead of newer/older)."""
     query_dict = request.GET if request is not None else QueryDict()
     page: Page = Paginator(items, per_page).get_page(query_dict.get(param))
     params = query_dict.copy()
     params.pop(param, None)
     query = params.urlencode()
-    return {"page_obj": page, "page_param": param, "page_query": f"{query}&" if query else ""}
+    return {
+        "page_obj": page,
+        "page_param": param,
+        "page_query": f"{query}&" if query else "",
+        "page_newest_first": newest_first,
+    }

@@ -23,7 +23,8 @@ from django.utils import timezone
 from triage.models import Acknowledgement, Finding, Snapshot
 
 WEEKS = 26  # the rule page's counts over time
-MAX_HOSTS = 200  # affected hosts listed on one page (the count is exact)
+MAX_HOSTS = 200  # affected hosts in one API answer (the count is exact; hosts_truncated says so)
+HOSTS_PER_PAGE = 100  # affected hosts per page of the rule page
 
 
 def newest_per_host(snapshots: QuerySet[Snapshot]) -> QuerySet[Snapshot]:

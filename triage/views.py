@@ -669,7 +669,9 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     visible = services.visible_snapshots(request.user)
     affected = fleetview.affected_snapshots(visible, rule_id)
     total = affected.count()
-    hosts = fleetview.with_acknowledgements(rule_id, list(affected[: fleetview.MAX_HOSTS]))
+    # Paged, not cut: every affected host is one click away.
+    pages = paginate(request, affected, per_page=fleetview.HOSTS_PER_PAGE, param="hosts", newest_first=False)
+    hosts = fleetview.with_acknowledgements(rule_id, list(pages["page_obj"]))
     weeks = fleetview.weekly_counts(visible, rule_id)
     chart = charts.metric_bars(
         [(f"{week:%Y-%m-%d}", float(n)) for week, n in weeks],
@@ -706,8 +708,8 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
             ],
             "hosts": hosts,
             "total": total,
-            "truncated": total > len(hosts),
             "acknowledged_hosts": sum(1 for h in hosts if h.acknowledgement),
+            **pages,
             "weeks": weeks,
             "chart": chart,
             "acknowledgements": list(fleetview.visible_acknowledgements(request.user, rule_id)[:200]),

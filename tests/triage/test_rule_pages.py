@@ -98,6 +98,19 @@ def test_rule_page_queries_do_not_grow_with_the_fleet(fleet, teams, client):
     assert page.context["total"] == 9  # gp-sdw01..09, each once: its newest snapshot
 
 
+def test_rule_page_pages_its_hosts(fleet, teams, client, monkeypatch):
+    """Every affected host is on some page: none drops off the end of the list."""
+    monkeypatch.setattr(fleetview, "HOSTS_PER_PAGE", 2)
+    c = _client(client, teams["alice"])
+    first = c.get(f"/rules/{RULE}/")
+    second = c.get(f"/rules/{RULE}/", {"hosts": 2})
+    listed = [h.snapshot.host_key for page in (first, second) for h in page.context["hosts"]]
+    assert listed == [host_name(i) for i in (1, 2, 3)]
+    assert first.context["total"] == 3
+    html = first.content.decode()
+    assert 'href="?hosts=2"' in html and 'class="page-next"' in html and "Older" not in html
+
+
 def test_rule_page_lists_text_measures_cases_hosts_and_weeks(fleet, teams, client):
     from kb.services import load_all
 
