@@ -84,7 +84,7 @@ def render_rules_doc() -> str:
                     [
                         f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
                         spec.severity,
-                        _cell(spec.condition),
+                        f"{_cell(spec.condition)}<br>{_cell(spec.condition_zh)}",
                         _thresholds(spec.thresholds),
                         ("needs one of " if spec.requires_mode == "any" else "") + needs,
                         ", ".join(f"`{m}`" for m in spec.measures) or "-",
@@ -98,6 +98,9 @@ def render_rules_doc() -> str:
             out += [f"### `{spec.id}`", ""]
             out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
             out.append("")
+            if spec.rationale_zh:
+                out.append(f"**阈值依据。** {spec.rationale_zh}")
+                out.append("")
             asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
             out.append(f"**Asks for missing evidence:** {asks}.")
             out.append("")

@@ -4,6 +4,7 @@ order, and the --json shape of DESIGN.md."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -40,7 +41,18 @@ def test_every_rule_of_the_catalogue_is_registered_with_known_facts():
         assert spec.requires, spec.id
         assert set(spec.requires) <= set(FACT_CHECKS), spec.id
         assert spec.measures and spec.title_zh and spec.condition and spec.rationale, spec.id
+        # the rule pages in 中文 show these instead of the English text
+        for text in (spec.title_zh, spec.condition_zh, spec.rationale_zh):
+            assert re.search(r"[\u4e00-\u9fff]", text), spec.id
         assert bool(spec.seeds) == (spec.id not in unseeded), spec.id
+
+
+def test_a_rule_text_is_shown_in_the_readers_language_with_english_as_fallback():
+    spec = load_all()["net.netem_delay"]
+    assert spec.text("condition", zh=True) == spec.condition_zh != spec.condition
+    assert spec.text("rationale", zh=False) == spec.rationale
+    assert spec.text("title", zh=True) == spec.title_zh
+    assert replace(spec, rationale_zh="").text("rationale", zh=True) == spec.rationale
 
 
 def test_missing_facts_are_reported_as_skipped_with_the_reason():

@@ -33,6 +33,7 @@ def test_rules_doc_justifies_every_threshold_and_says_how_to_get_each_fact():
     for spec in load_all().values():
         section = text.split(f"### `{spec.id}`", 1)[1].split("###", 1)[0]
         assert spec.rationale and spec.rationale in section, spec.id
+        assert spec.rationale_zh and spec.rationale_zh in section, spec.id
     assert "impact = weight(severity) x min(past" in text
     assert "`sudo dmidecode -t memory`" in text and "`grep -i huge /proc/meminfo`" in text
     assert "`virsh -c qemu:///system dumpxml <domain>" in text

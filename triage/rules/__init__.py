@@ -124,6 +124,7 @@ class RuleSpec:
     title: str
     title_zh: str
     condition: str  # one sentence: when it fires (docs/rules.md)
+    condition_zh: str  # the same in Simplified Chinese (the rule pages in 中文)
     # names of facts it needs; see triage.engine.FACT_CHECKS for their meaning
     requires: tuple[str, ...]
     measures: tuple[str, ...]
@@ -134,10 +135,16 @@ class RuleSpec:
     requires_mode: str = "all"
     # why the thresholds sit where they do: the magnitude at which it matters (docs/rules.md)
     rationale: str = ""
+    rationale_zh: str = ""
     # (ctx, host) -> the facts (keys of triage.engine.HOST_FACT_CHECKS) this host needs
     # for a verdict when the rule is relevant to it, else (): a relevant host that lacks
     # one of them is listed under ``not_checked`` with the commands that produce it
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None
+
+    def text(self, name: str, zh: bool) -> str:
+        """``title``, ``condition`` or ``rationale`` in the reader's language:
+        the ``_zh`` version for a Chinese reader where there is one."""
+        return (getattr(self, f"{name}_zh") if zh else "") or getattr(self, name)
 
 
 REGISTRY: dict[str, RuleSpec] = {}
@@ -150,6 +157,7 @@ def rule(
     title: str,
     title_zh: str,
     condition: str,
+    condition_zh: str,
     requires: tuple[str, ...],
     measures: tuple[str, ...] = (),
     seeds: tuple[str, ...] = (),
@@ -157,6 +165,7 @@ def rule(
     references: tuple[str, ...] = (),
     requires_mode: str = "all",
     rationale: str = "",
+    rationale_zh: str = "",
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None,
 ):
     """Register a rule function under a stable ``id``."""
@@ -173,6 +182,7 @@ def rule(
             title=title,
             title_zh=title_zh,
             condition=condition,
+            condition_zh=condition_zh,
             requires=requires,
             measures=measures,
             seeds=seeds,
@@ -180,6 +190,7 @@ def rule(
             references=references,
             requires_mode=requires_mode,
             rationale=rationale,
+            rationale_zh=rationale_zh,
             relevant=relevant,
         )
         return func

@@ -20,6 +20,9 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
     condition=(
         f"iostat/tsar: await >= {AWAIT_MS} ms or %util >= {UTIL_PCT} on a data device (not loop/ram/sr/zram)"
     ),
+    condition_zh=(
+        f"iostat/tsar：数据设备（不含 loop/ram/sr/zram）的 await >= {AWAIT_MS} ms 或 %util >= {UTIL_PCT}"
+    ),
     requires=("disks",),
     measures=("disk-io-review",),
     seeds=("oceanbase-bmsql-tuning",),
@@ -28,6 +31,10 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         "10 ms await is the latency of a seek on spinning disks and 50-100x an SSD's; 80 % utilisation is "
         "where queueing delay grows quickly. Either on a data device stalls commits and reads. past = await "
         "/ 10 ms or util / 80 %."
+    ),
+    rationale_zh=(
+        "10 ms 的 await 相当于机械盘一次寻道的延迟，是 SSD 的 50-100 倍；利用率达到 80 % 时排队延迟开始迅速"
+        "增长。数据设备出现其中任一情况都会拖慢提交和读取。past = await / 10 ms 或 util / 80 %。"
     ),
 )
 def latency_high(ctx: RuleContext):

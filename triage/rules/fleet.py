@@ -39,6 +39,11 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
         "count, vm.zone_reclaim_mode, kernel.numa_balancing, static huge pages, THP mode or kernel release; "
         "the finding names the hosts that differ from the majority value (every host when there is none)"
     ),
+    condition_zh=(
+        "同一快照中的物理主机（2 台及以上）之间，某项至少在两台主机上已知的设置不一致：NUMA 节点数、"
+        "vm.zone_reclaim_mode、kernel.numa_balancing、静态大页、THP 模式或内核版本；发现中列出与多数值不同的"
+        "主机（没有多数值时列出全部主机）"
+    ),
     requires=("cluster",),
     measures=("align-host-numa-config", "enable-numa-in-firmware"),
     seeds=("kunpeng-stream-zone-reclaim",),
@@ -47,6 +52,10 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
         "Hosts of one cluster are expected to behave alike; any differing NUMA setting is a reason for one "
         "host to be slower (seed 001: zone_reclaim_mode on some hosts only). A difference is a difference: "
         "no magnitude."
+    ),
+    rationale_zh=(
+        "同一集群的主机应当表现一致；任何一项 NUMA 设置不同，都可能是某台主机变慢的原因（奠基案例 001：只有"
+        "部分主机开启了 zone_reclaim_mode）。有差异即是问题：没有程度之分。"
     ),
 )
 def numa_config_drift(ctx: RuleContext):
@@ -113,6 +122,11 @@ def spread(a: float, b: float) -> float:
         "the best and the worst physical host of one cluster (for time-based results, the slowest over the "
         "fastest); the finding names the hosts >= that ratio worse than the best host"
     ),
+    condition_zh=(
+        "同一基准测试（类型和名称相同，例如 STREAM Triad）在同一集群中最好与最差的物理主机之间相差 >= "
+        f"{BENCHMARK_SPREAD_RATIO} 倍（以时间计的结果取最慢除以最快）；发现中列出比最好的主机差该倍数及以上的"
+        "主机"
+    ),
     # one host's upload may hold the results of several (a gpcheckperf report)
     requires=("benchmarks",),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "align-host-numa-config"),
@@ -121,6 +135,10 @@ def spread(a: float, b: float) -> float:
     rationale=(
         "Run-to-run noise of STREAM or tpmC on identical hardware is 5-10 %; 1.5x between identical hosts "
         "is a configuration or placement difference (seed 001: 15000 vs 6000 MB/s). past = spread / 1.5."
+    ),
+    rationale_zh=(
+        "在相同硬件上，STREAM 或 tpmC 多次运行之间的波动为 5-10 %；相同主机之间相差 1.5 倍，说明配置或放置存"
+        "在差异（奠基案例 001：15000 对 6000 MB/s）。past = 差距 / 1.5。"
     ),
 )
 def benchmark_spread(ctx: RuleContext):

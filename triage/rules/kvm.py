@@ -85,12 +85,17 @@ def _dom_ev(host, domain, fact: str, value, *keys: str):
     title="CPU/memory hot-plug is enabled on the guest",
     title_zh="虚拟机开启了 CPU/内存热插拔",
     condition="a domain's <vcpu current> is below its maximum, or <maxMemory> is set",
+    condition_zh="某个域的 <vcpu current> 小于其最大值，或设置了 <maxMemory>",
     requires=DOMAIN_FACTS,
     measures=("disable-cpu-hotplug",),
     seeds=("zstack-mariadb-v2v",),
     rationale=(
         "Hot-plug is a yes/no property: any spare vCPU slot or maxMemory forbids a fixed vNUMA layout and "
         "pinning in advance (seed 000). No magnitude applies."
+    ),
+    rationale_zh=(
+        "热插拔是一个是/否属性：只要有空闲的 vCPU 槽位或设置了 maxMemory，就无法预先设定固定的 vNUMA 布局和"
+        "绑核（奠基案例 000）。不涉及程度。"
     ),
     relevant=_needs_domains,
 )
@@ -125,6 +130,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext):
     condition=(
         f"a domain with >= {LARGE_GUEST_VCPUS} vCPUs where not every vCPU has a vcpupin (or <vcpu cpuset>)"
     ),
+    condition_zh=f"vCPU 数 >= {LARGE_GUEST_VCPUS} 的域中，并非每个 vCPU 都有 vcpupin（或 <vcpu cpuset>）",
     requires=DOMAIN_FACTS,
     measures=("pin-vcpus", "guest-numa-topology"),
     seeds=("zstack-mariadb-v2v",),
@@ -133,6 +139,10 @@ def vcpu_hotplug_enabled(ctx: RuleContext):
         "From 8 vCPUs a guest spans several host cores and L3 slices and, on common 2-socket hosts with "
         "8-32 cores per node, can straddle nodes; below that the scheduler keeps it together well enough. "
         "past = vCPUs / 8."
+    ),
+    rationale_zh=(
+        "从 8 个 vCPU 起，虚拟机会跨越多个宿主机核心和 L3 切片；在常见的每节点 8-32 核的 2 路宿主机上还可能"
+        "横跨多个节点。低于这个规模，调度器基本能把它放在一起。past = vCPU 数 / 8。"
     ),
     relevant=_needs_domains,
 )
@@ -165,6 +175,9 @@ def vcpus_unpinned(ctx: RuleContext):
     condition=(
         f"no <emulatorpin> (nor <vcpu cpuset>) on a pinned guest or one with >= {LARGE_GUEST_VCPUS} vCPUs"
     ),
+    condition_zh=(
+        f"已绑核或 vCPU 数 >= {LARGE_GUEST_VCPUS} 的虚拟机没有 <emulatorpin>（也没有 <vcpu cpuset>）"
+    ),
     requires=DOMAIN_FACTS,
     measures=("pin-emulator",),
     seeds=("zstack-mariadb-v2v",),
@@ -173,6 +186,10 @@ def vcpus_unpinned(ctx: RuleContext):
         "The emulator thread runs device emulation and the main loop; on a pinned or >= 8 vCPU guest it "
         "steals time from the pinned vCPUs and touches memory from any node. A yes/no setting once the "
         "guest is that size."
+    ),
+    rationale_zh=(
+        "模拟器线程负责设备模拟和主循环；在已绑核或 >= 8 个 vCPU 的虚拟机上，它会抢占已绑定 vCPU 的时间，并"
+        "从任意节点访问内存。虚拟机达到这一规模后，这是一个是/否设置。"
     ),
     relevant=_needs_domains,
 )
@@ -206,6 +223,10 @@ def _is_data_disk(disk, first_disk) -> bool:
         "data "
         "disk (any disk after the first) has no iothread; idle iothreads that no disk uses are ignored"
     ),
+    condition_zh=(
+        "在已绑核或 vCPU 数 >= 8 的虚拟机上：某个被磁盘使用的 iothread 没有 <iothreadpin>，或某块数据盘（第"
+        "一块之后的任何磁盘）没有 iothread；没有磁盘使用的空闲 iothread 不计"
+    ),
     requires=DOMAIN_FACTS,
     measures=("pin-iothreads",),
     seeds=("zstack-mariadb-v2v",),
@@ -213,6 +234,10 @@ def _is_data_disk(disk, first_disk) -> bool:
     rationale=(
         "Data disks served by the QEMU main loop or by floating iothreads add latency under I/O on guests "
         "large enough to be pinned (>= 8 vCPUs); the boot disk alone is not worth a dedicated thread."
+    ),
+    rationale_zh=(
+        "在大到需要绑核（>= 8 个 vCPU）的虚拟机上，由 QEMU 主循环或未绑定的 iothread 处理的数据盘会在 I/O 压"
+        "力下增加延迟；只有系统盘时不值得为它配专用线程。"
     ),
     relevant=_needs_domains,
 )
@@ -271,6 +296,13 @@ def _single_spanning_cell(d) -> bool:
         f"several and the guest has >= {VNUMA_GUEST_VCPUS} vCPUs, or more CPUs or memory (MemTotal) than a "
         "host node"
     ),
+    condition_zh=(
+        f"满足以下任一条件：没有 <numa> 单元的域，vCPU 数 >= {VNUMA_GUEST_VCPUS}，或 vCPU 数或内存多于其宿主"
+        "机的一个节点；域唯一的 <numa> 单元包含全部 vCPU（内存热插拔所要求的单元），而其 vCPU 数或内存多于宿"
+        "主机的一个节点；或虚拟机的 lscpu 显示一个 NUMA 节点（如有 XML，其中没有单元或只有一个这样的单元），"
+        f"而其宿主机（同一快照中）有多个节点，且虚拟机 vCPU 数 >= {VNUMA_GUEST_VCPUS}，或 CPU 数或内存（"
+        "MemTotal）多于宿主机的一个节点"
+    ),
     requires=("domains", "guest"),
     requires_mode="any",
     measures=("guest-numa-topology", "flavor-numa-topology", "numatune-memory-binding"),
@@ -281,6 +313,11 @@ def _single_spanning_cell(d) -> bool:
         "spreads over several host nodes; without guest NUMA cells, or with a single cell holding every "
         "vCPU (the cell libvirt requires for memory hot-plug), the guest kernel cannot keep threads next to "
         "their memory (seeds 000, 002). past = vCPUs / 16."
+    ),
+    rationale_zh=(
+        "从 16 个 vCPU 起，或只要虚拟机大于宿主机的一个节点（CPU 或内存），其内存就会分散在宿主机的多个节点"
+        "上；没有虚拟机 NUMA 单元，或只有一个包含全部 vCPU 的单元（libvirt 为内存热插拔要求的单元）时，虚拟"
+        "机内核无法让线程靠近其内存（奠基案例 000、002）。past = vCPU 数 / 16。"
     ),
     relevant=_needs_domains,
 )
@@ -374,6 +411,7 @@ def guest_numa_missing(ctx: RuleContext):
     title="Guest memory is not bound to host nodes",
     title_zh="虚拟机内存未绑定宿主机节点",
     condition=f"no <numatune> memory or memnode on a pinned guest or one with >= {LARGE_GUEST_VCPUS} vCPUs",
+    condition_zh=f"已绑核或 vCPU 数 >= {LARGE_GUEST_VCPUS} 的虚拟机没有 <numatune> memory 或 memnode",
     requires=DOMAIN_FACTS,
     measures=("numatune-memory-binding",),
     seeds=("zstack-mariadb-v2v",),
@@ -381,6 +419,10 @@ def guest_numa_missing(ctx: RuleContext):
     rationale=(
         "Without numatune the memory of a pinned or >= 8 vCPU guest lands wherever the faulting vCPU ran; "
         "once vCPUs are pinned this is the only thing keeping memory local."
+    ),
+    rationale_zh=(
+        "没有 numatune 时，已绑核或 >= 8 个 vCPU 的虚拟机的内存落在触发缺页的 vCPU 当时运行的节点上；vCPU 绑"
+        "定之后，这是唯一能让内存保持本地的手段。"
     ),
     relevant=_needs_domains,
 )
@@ -410,12 +452,19 @@ def memory_not_bound(ctx: RuleContext):
         "pinned vCPUs land on more host nodes than the guest has NUMA cells, or the numatune/memnode nodeset "
         "differs from the nodes of the pinned CPUs (needs the host's NUMA CPU lists)"
     ),
+    condition_zh=(
+        "已绑定的 vCPU 所在的宿主机节点多于虚拟机的 NUMA 单元数，或 numatune/memnode 的 nodeset 与所绑 CPU "
+        "所在的节点不同（需要宿主机的 NUMA CPU 列表）"
+    ),
     requires=("domains", "numa"),
     measures=("pin-vcpus", "guest-numa-topology", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v",),
     rationale=(
         "Any pin on a node the guest's memory is not bound to makes that vCPU's accesses remote: a mismatch "
         "of one node is already the whole effect."
+    ),
+    rationale_zh=(
+        "只要某个 vCPU 绑在虚拟机内存未绑定的节点上，它的访存就是远端访问：错开一个节点就已是全部影响。"
     ),
     relevant=_pinned_domains_need("numa"),
 )
@@ -463,6 +512,10 @@ def pinning_spans_nodes(ctx: RuleContext):
         "model), or "
         "a KVM guest's lscpu lists caches but no L3"
     ),
+    condition_zh=(
+        "域的 <cpu mode> 为 host-model 或 custom（或 KVM 域没有 <cpu>，即 QEMU 的默认型号），或 KVM 虚拟机的"
+        " lscpu 列出了缓存但没有 L3"
+    ),
     requires=("domains", "guest"),
     requires_mode="any",
     measures=("cpu-mode-host-passthrough",),
@@ -471,6 +524,10 @@ def pinning_spans_nodes(ctx: RuleContext):
     rationale=(
         "host-model and custom CPU models drop the L3 description; the guest scheduler then migrates tasks "
         "across all vCPUs (seed 002: 70 % vs 10 % CPU). A yes/no property of the model."
+    ),
+    rationale_zh=(
+        "host-model 和 custom CPU 型号去掉了 L3 的描述；虚拟机调度器随后会在所有 vCPU 之间迁移任务（奠基案例"
+        " 002：CPU 70 % 对 10 %）。这是 CPU 型号的是/否属性。"
     ),
     relevant=_needs_domains,
 )
@@ -525,6 +582,10 @@ def cpu_model_hides_cache(ctx: RuleContext):
         "(or "
         "has no <topology>, which QEMU presents the same way), or a guest's lscpu showing such a topology"
     ),
+    condition_zh=(
+        f"vCPU 数 >= {FLAT_TOPOLOGY_MIN_VCPUS} 的域，其 <topology> 为 sockets=N cores=1 threads=1（或没有 "
+        "<topology>，QEMU 以同样方式呈现），或虚拟机的 lscpu 显示这种拓扑"
+    ),
     requires=("domains", "guest"),
     requires_mode="any",
     measures=("flavor-numa-topology", "guest-numa-topology"),
@@ -533,6 +594,10 @@ def cpu_model_hides_cache(ctx: RuleContext):
     rationale=(
         "From 4 vCPUs the guest sees N unrelated packages: no shared cache, and per-socket licensed or "
         "NUMA-aware software sizes itself wrongly; 2 sockets x 1 core is a harmless small VM."
+    ),
+    rationale_zh=(
+        "从 4 个 vCPU 起，虚拟机看到 N 个互不相关的封装：没有共享缓存，按插槽授权或感知 NUMA 的软件会按错误"
+        "的规模配置自己；2 路 x 1 核是无害的小虚拟机。"
     ),
     relevant=_needs_domains,
 )
@@ -631,6 +696,11 @@ def _other_load(host, d) -> list:
         "XMLs) that are not provably pinned to CPUs disjoint from the guest's, or host processes above "
         f"{BUSY_PROCESS_CPU_PCT:.0f}% CPU in top; without any XML, a virsh list with 2+ running domains"
     ),
+    condition_zh=(
+        "在有目标虚拟机（有域 XML）的宿主机上：其他运行中的域（virsh list、其他域 XML）未被证明绑定在与该虚"
+        f"拟机不相交的 CPU 上，或 top 中有 CPU 占用高于 {BUSY_PROCESS_CPU_PCT:.0f}% 的宿主机进程；没有任何 "
+        "XML 时，virsh list 中有 2 个及以上运行中的域"
+    ),
     requires=("domains", "virsh_list"),
     requires_mode="any",
     measures=("isolate-host-cpus", "rebalance-host-load", "pin-vcpus"),
@@ -642,6 +712,12 @@ def _other_load(host, d) -> list:
         "sample or mpstat/sar confirms it); the collecting commands (top, ps, sos, collect.sh, the mysql "
         "client, virsh, numastat ...) and QEMU's own threads are not other load. past = busiest process / "
         "50 %."
+    ),
+    rationale_zh=(
+        "未被绑离该虚拟机 CPU 的其他运行中虚拟机与它共享 CPU（警告）。超过半个 CPU 的宿主机进程是负载，但单"
+        "次 top 采样只是一个瞬间（在第二次采样或 mpstat/sar 确认之前为提示）；采集用的命令（top、ps、sos、"
+        "collect.sh、mysql 客户端、virsh、numastat ……）和 QEMU 自身的线程不算其他负载。past = 最繁忙进程 / "
+        "50 %。"
     ),
     relevant=_needs_domains,
 )
@@ -725,12 +801,17 @@ def host_contention(ctx: RuleContext):
         "a host with pinned domains whose kernel command line lacks isolcpus/nohz_full covering the pinned "
         "CPUs"
     ),
+    condition_zh="宿主机上有已绑核的域，但其内核命令行中没有覆盖所绑 CPU 的 isolcpus/nohz_full",
     requires=("domains", "cmdline"),
     measures=("isolate-host-cpus",),
     seeds=("zstack-mariadb-v2v",),
     rationale=(
         "Pinned guests share their CPUs with host kthreads and interrupts unless those are isolated; the "
         "cost is jitter rather than throughput, so it is advice (info)."
+    ),
+    rationale_zh=(
+        "除非加以隔离，已绑核的虚拟机会与宿主机内核线程和中断共享 CPU；代价是抖动而非吞吐量，因此只作建议（"
+        "提示）。"
     ),
     relevant=_pinned_domains_need("cmdline"),
 )

@@ -134,6 +134,15 @@ def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
         f"{HUGEPAGES_POOL_INFO_BYTES // GIB} GiB pool; nothing below. Domains of libvirt's test driver are "
         "not guests; the database's own large_pages setting is mysql.large_pages_off's"
     ),
+    condition_zh=(
+        "静态大页为 0（HugePages_Total / vm.nr_hugepages）且没有虚拟机使用 memoryBacking hugepages，所在主机"
+        f"为最大虚拟机内存 >= {HUGEPAGES_GUEST_WARN_KB // 1024**2} GiB 的虚拟化主机，或缓冲池 >= "
+        f"{HUGEPAGES_POOL_WARN_BYTES // GIB} GiB 或 >= 内存 {HUGEPAGES_POOL_WARN_SHARE:.0%}（缓冲池 "
+        f"{HUGEPAGES_POOL_SHARE_MIN_BYTES // GIB} GiB 起）的数据库主机；虚拟机从 "
+        f"{HUGEPAGES_GUEST_INFO_KB // 1024**2} GiB、缓冲池从 {HUGEPAGES_POOL_INFO_BYTES // GIB} GiB 起为提示"
+        "；更小则不报。libvirt test 驱动的域不算虚拟机；数据库自身的 large_pages 设置由 "
+        "mysql.large_pages_off 检查"
+    ),
     requires=("hugepages",),
     measures=("static-hugepages", "mysql-large-pages"),
     seeds=("zstack-mariadb-v2v", "percona-numa-interleave-startup"),
@@ -153,6 +162,13 @@ def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
         "any time. A 128 MiB default pool fits in the caches and gains nothing worth a reserved pool. "
         "Warning from an 8 GiB pool (or a quarter of RAM, from 2 GiB) or a 16 GiB guest; info from 1 GiB / "
         "4 GiB, where the gain is real but small. past = pool / 8 GiB, share / 25 % or guest / 16 GiB."
+    ),
+    rationale_zh=(
+        "使用 4 KiB 页时，二级 TLB（1.5-2k 个条目）只能映射 6-8 MiB；超出部分的每次访问都可能要遍历四级页表"
+        "。已发表的 InnoDB、Oracle SGA 和 KVM 虚拟机大页测量显示，热内存从几 GiB 起可提升 5-15 % 吞吐量，而 "
+        "THP 随时可能被拆分或规整。128 MiB 的默认缓冲池放得进缓存，不值得为它预留大页池。缓冲池 8 GiB 起（或"
+        " 2 GiB 起占内存四分之一）或虚拟机 16 GiB 起为警告；1 GiB / 4 GiB 起为提示，此时收益真实但不大。past"
+        " = 缓冲池 / 8 GiB、占比 / 25 % 或虚拟机内存 / 16 GiB。"
     ),
     relevant=_hugepages_relevant,
 )
@@ -200,6 +216,10 @@ def hugepages_absent(ctx: RuleContext):
         "innodb_buffer_pool_size > the memory of the smallest NUMA node of the host it runs on (a guest: its "
         "own nodes, else its host's) and innodb_numa_interleave is not ON"
     ),
+    condition_zh=(
+        "innodb_buffer_pool_size 大于其所在主机最小 NUMA 节点的内存（虚拟机：其自身的节点，否则为其宿主机的"
+        "节点），且 innodb_numa_interleave 不为 ON"
+    ),
     requires=("db_variables", "node_meminfo"),
     measures=("disable-numa-interleave", "mariadb-numactl-interleave", "shrink-buffer-pool"),
     seeds=("percona-numa-interleave-startup",),
@@ -208,6 +228,10 @@ def hugepages_absent(ctx: RuleContext):
         "A pool that fits in one node can be placed there and every access stays local; one byte more "
         "and the default policy fills the local node to its watermark, after which that node swaps or "
         "allocates remotely for everything else. past = pool / smallest node."
+    ),
+    rationale_zh=(
+        "放得进一个节点的缓冲池可以整个放在该节点上，所有访问都保持本地；只要多出一个字节，默认策略就会把本"
+        "地节点填到水位，之后该节点对其他一切分配都要换出或远端分配。past = 缓冲池 / 最小节点。"
     ),
     relevant=lambda ctx, h: (
         ("db_variables", "node_meminfo") if h.database is not None and is_multinode(h) else ()
@@ -358,6 +382,11 @@ def _dimm_problems(per_socket, channels) -> list[tuple[str, float, str, str]]:
         "socket's channels are empty while others are populated (warning); any other difference in DIMM "
         "count or size between sockets or channels is info"
     ),
+    condition_zh=(
+        f"dmidecode -t memory：各插槽的内存容量不同（从 {DIMM_SOCKET_RATIO_WARN} 倍起，或某个插槽没有任何内存"
+        f"条，为警告），或某个插槽 >= {DIMM_EMPTY_CHANNEL_SHARE_WARN:.0%} 的通道为空而其他通道已安装（警告）"
+        "；插槽或通道之间内存条数量或容量的其他差异为提示"
+    ),
     requires=("memory_devices",),
     measures=("rebalance-host-load", "numatune-memory-binding"),
     thresholds={
@@ -371,6 +400,13 @@ def _dimm_problems(per_socket, channels) -> list[tuple[str, float, str, str]]:
         "node it serves memoryless. Memory bandwidth scales with populated channels: a quarter of them "
         "empty costs a quarter of the socket's bandwidth. Mixed DIMM sizes within balanced totals only "
         "change interleaving (info). past = largest / smallest socket, or the empty share / 25 %."
+    ),
+    rationale_zh=(
+        "每个插槽的内存就是它的 NUMA 节点：一个插槽的内存是另一个的 1.25 倍，节点之间就相差五分之一，均匀的"
+        "负载会先填满较小的节点并溢出到远端（numa.node_memory_imbalance 的硬件原因）；没有内存条的插槽会使它"
+        "服务的每个节点都成为无内存节点。内存带宽随已安装的通道数增长：四分之一的通道为空，就损失该插槽四分"
+        "之一的带宽。总量均衡时混用不同容量的内存条只改变交织方式（提示）。past = 最大 / 最小插槽，或空通道"
+        "占比 / 25 %。"
     ),
     relevant=_dimm_relevant,
 )

@@ -93,6 +93,11 @@ def _interleave_missing(db) -> bool:
         f"innodb_numa_interleave variable: absent from a full variable list (>= {FULL_VARIABLES_MIN}), or a "
         "MariaDB build (MDEV-18860), or MySQL older than 5.6.27 / 5.7.9"
     ),
+    condition_zh=(
+        "多节点主机上（或在这样的主机上、未绑定在单个节点内的虚拟机中）的 MySQL/MariaDB 没有 "
+        f"innodb_numa_interleave 变量：完整变量列表（>= {FULL_VARIABLES_MIN} 个）中没有该变量，或为 MariaDB "
+        "构建（MDEV-18860），或 MySQL 低于 5.6.27 / 5.7.9"
+    ),
     requires=("database",),
     measures=("mariadb-numactl-interleave", "guest-numa-topology", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v",),
@@ -101,6 +106,11 @@ def _interleave_missing(db) -> bool:
         "Without the variable the only interleave is numactl around mysqld; on a multi-node host the pool "
         "otherwise fills the node of the thread that allocates it (seed 000: MariaDB 10.4, MDEV-18860). A "
         "yes/no property of the build; a variable list shorter than 20 is a LIKE query and proves nothing."
+    ),
+    rationale_zh=(
+        "没有该变量时，唯一的交织方式是用 numactl 启动 mysqld；否则在多节点主机上，缓冲池会填满分配它的线程"
+        "所在的节点（奠基案例 000：MariaDB 10.4，MDEV-18860）。这是构建版本的是/否属性；少于 20 个变量的列表"
+        "来自 LIKE 查询，什么也证明不了。"
     ),
     relevant=lambda ctx, h: ("numa",) if h.database is not None and not h.is_guest else (),
 )
@@ -155,6 +165,11 @@ def _populate_events(db):
         "shows "
         f"MPOL_INTERLEAVE -> MPOL_DEFAULT taking >= {POPULATE_SLOW_SECONDS} s"
     ),
+    condition_zh=(
+        "Percona Server >= 5.6.40-83.2 / >= 5.7.22-22，innodb_numa_interleave = ON 且 large_pages 不为 ON（"
+        "PS-3967：缓冲池以 MAP_POPULATE 映射，启动时约每 GB 1 s）；或错误日志显示 MPOL_INTERLEAVE -> "
+        f"MPOL_DEFAULT 耗时 >= {POPULATE_SLOW_SECONDS} s"
+    ),
     requires=("db_variables", "db_events"),
     requires_mode="any",
     measures=("shrink-buffer-pool", "disable-numa-interleave", "buffer-pool-dump-load", "mysql-large-pages"),
@@ -168,6 +183,10 @@ def _populate_events(db):
         "PS-3967: MAP_POPULATE faults the whole pool in at start-up, about 1 s per GB (432 GB: ~440 s). 60 "
         "s in the error log between MPOL_INTERLEAVE and MPOL_DEFAULT is where a restart or fail-over "
         "becomes an outage of its own."
+    ),
+    rationale_zh=(
+        "PS-3967：MAP_POPULATE 在启动时通过缺页预先载入整个缓冲池，约每 GB 1 s（432 GB：约 440 s）。错误日志"
+        "中 MPOL_INTERLEAVE 与 MPOL_DEFAULT 之间相隔 60 s 时，重启或故障切换本身就会变成一次停机。"
     ),
 )
 def numa_interleave_populate_startup(ctx: RuleContext):
@@ -234,6 +253,10 @@ def _large_pool(db) -> int | None:
         "innodb_buffer_pool_dump_at_shutdown "
         "or innodb_buffer_pool_load_at_startup OFF"
     ),
+    condition_zh=(
+        f"innodb_buffer_pool_size >= {LARGE_POOL_BYTES // 1024**3} GiB，且 "
+        "innodb_buffer_pool_dump_at_shutdown 或 innodb_buffer_pool_load_at_startup 为 OFF"
+    ),
     requires=("db_variables",),
     measures=("buffer-pool-dump-load",),
     seeds=("percona-numa-interleave-startup",),
@@ -242,6 +265,10 @@ def _large_pool(db) -> int | None:
         "A cold pool is refilled by reads at disk speed: from 16 GiB that is tens of minutes to hours of "
         "slow queries after every restart, while dump/load costs seconds. Smaller pools warm within "
         "minutes. past = pool / 16 GiB."
+    ),
+    rationale_zh=(
+        "冷缓冲池要靠读取以磁盘速度重新填满：从 16 GiB 起，每次重启后会有几十分钟到几小时的慢查询，而导出/加"
+        "载只需几秒。更小的缓冲池几分钟内就能预热。past = 缓冲池 / 16 GiB。"
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )
@@ -275,6 +302,7 @@ def buffer_pool_not_persisted(ctx: RuleContext):
     title="Large buffer pool without large pages",
     title_zh="大缓冲池未使用大页",
     condition=f"innodb_buffer_pool_size >= {LARGE_POOL_BYTES // 1024**3} GiB and large_pages = OFF",
+    condition_zh=f"innodb_buffer_pool_size >= {LARGE_POOL_BYTES // 1024**3} GiB 且 large_pages = OFF",
     requires=("db_variables",),
     measures=("mysql-large-pages", "static-hugepages"),
     seeds=("percona-numa-interleave-startup",),
@@ -283,6 +311,10 @@ def buffer_pool_not_persisted(ctx: RuleContext):
         "From 16 GiB the pool's 4 KiB page tables alone are tens of MiB per process and TLB misses dominate "
         "random access; with NUMA interleave the start-up also faults every page in (PS-3967). past = pool "
         "/ 16 GiB."
+    ),
+    rationale_zh=(
+        "从 16 GiB 起，仅缓冲池的 4 KiB 页表每个进程就有几十 MiB，TLB 未命中主导随机访问；开启 NUMA 交织时，"
+        "启动过程还会对每一页触发缺页载入（PS-3967）。past = 缓冲池 / 16 GiB。"
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )

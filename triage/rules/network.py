@@ -21,6 +21,7 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
     title="A tc netem qdisc delays traffic",
     title_zh="tc netem 队列人为增加了网络延迟",
     condition="tc qdisc shows a netem qdisc with a delay on any device",
+    condition_zh="tc qdisc 显示任一设备上有带延迟的 netem qdisc",
     requires=("tc",),
     measures=("remove-netem",),
     seeds=("oceanbase-bmsql-tuning",),
@@ -29,6 +30,11 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
         "Any netem delay on a production device is a left-over test setting; 1 ms added to a 0.1-0.2 ms LAN "
         "round trip is 5-10x the latency every statement pays (seed 004). Critical because it is pure loss "
         "with a one-line fix. past = delay / 0.5 ms (a slow LAN round trip)."
+    ),
+    rationale_zh=(
+        "生产设备上的任何 netem 延迟都是遗留的测试设置；在 0.1-0.2 ms 的局域网往返上增加 1 ms，就是每条语句"
+        "都要承受的 5-10 倍延迟（奠基案例 004）。定为严重，因为它纯属损失且一行命令即可修复。past = 延迟 / "
+        "0.5 ms（较慢的局域网往返）。"
     ),
     relevant=lambda ctx, h: ("tc",) if any((p.rtt_avg_ms or 0) >= LAN_RTT_MS for p in h.pings) else (),
 )
@@ -81,6 +87,7 @@ def _avg_rtt(p) -> float | None:
         "that is "
         "not a public internet address"
     ),
+    condition_zh=f"到非公网地址对端的 ping RTT 平均值 >= {LAN_RTT_MS} ms（没有汇总行时取各次回复的平均值）",
     requires=("pings",),
     measures=("remove-netem", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
@@ -88,6 +95,10 @@ def _avg_rtt(p) -> float | None:
     rationale=(
         "Inside one data centre a round trip is 0.1-0.2 ms; from 0.5 ms an OLTP statement that makes "
         "several trips (client, proxy, observer, replica) loses milliseconds. past = RTT / 0.5 ms."
+    ),
+    rationale_zh=(
+        "同一数据中心内一次往返为 0.1-0.2 ms；从 0.5 ms 起，需要多次往返（客户端、代理、observer、副本）的 "
+        "OLTP 语句会损失数毫秒。past = RTT / 0.5 ms。"
     ),
 )
 def lan_rtt_high(ctx: RuleContext):
@@ -124,6 +135,12 @@ def lan_rtt_high(ctx: RuleContext):
         "CPUs: "
         f"{int(NET_RX_CONCENTRATION * 100)}% of NET_RX on at most {int(SOFTIRQ_MAX_HOT_SHARE * 100)}% of them"
     ),
+    condition_zh=(
+        f"top/mpstat：si >= {SOFTIRQ_HOT_PCT}% 的 CPU 至多占全部 CPU 的 {int(SOFTIRQ_MAX_HOT_SHARE * 100)}%，"
+        f"而其他 CPU <= {SOFTIRQ_QUIET_PCT}%；或在 >= {SOFTIRQS_MIN_CPUS} 个 CPU 上的 /proc/softirqs："
+        f"{int(NET_RX_CONCENTRATION * 100)}% 的 NET_RX 集中在至多 {int(SOFTIRQ_MAX_HOT_SHARE * 100)}% 的 CPU "
+        "上"
+    ),
     requires=("per_cpu_usage", "softirqs"),
     requires_mode="any",
     measures=("irq-softirq-affinity",),
@@ -138,6 +155,11 @@ def lan_rtt_high(ctx: RuleContext):
         "A CPU spending 20 % in softirq is a fifth of a core taken from the database threads it also runs; "
         "concentrated on a quarter of the CPUs or fewer while the rest are idle, it is placement (RPS/RSS, "
         "IRQ affinity), not load. Below 8 CPUs concentration on few CPUs is normal."
+    ),
+    rationale_zh=(
+        "一个 CPU 在软中断中花费 20 % 的时间，就是从同样运行在它上面的数据库线程那里拿走了五分之一个核；当软"
+        "中断集中在四分之一或更少的 CPU 上而其余 CPU 空闲时，这是放置问题（RPS/RSS、中断亲和性），而不是负载"
+        "问题。少于 8 个 CPU 时集中在少数 CPU 上是正常的。"
     ),
 )
 def softirq_hotspot(ctx: RuleContext):

@@ -78,6 +78,11 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "1 core are a virtual layout, reported by kvm.flat_socket_topology and kvm.guest_numa_missing "
         "instead)"
     ),
+    condition_zh=(
+        "lscpu 报告 2 个或更多各有多个核心的插槽，且恰好只有一个 NUMA 节点：物理机上表示 NUMA 被关闭或固件中"
+        "开启了节点交织；虚拟机中表示没有虚拟机 NUMA 拓扑（每个插槽 1 个核心是虚拟布局，改由 "
+        "kvm.flat_socket_topology 和 kvm.guest_numa_missing 报告）"
+    ),
     requires=("cpu",),
     measures=("enable-numa-in-firmware", "guest-numa-topology", "flavor-numa-topology"),
     seeds=("oceanbase-bmsql-tuning", "kunpeng-stream-zone-reclaim"),
@@ -88,6 +93,12 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "sockets on. Front-side-bus platforms (Xeon 5100-5400, 7200-7400, NetBurst Xeons, Core 2 / "
         "Pentium D boards) have one memory controller for all sockets: memory is uniform, one node is "
         "correct and there is nothing to enable, so they are exempt by CPU model name."
+    ),
+    rationale_zh=(
+        "在 NUMA 机器上只有一个节点时，无论怎样放置，约一半的访存都要跨越插槽互联（延迟为本地的 1.5-2 倍，带"
+        "宽少 30-50 %）：从两个插槽起就有这种损失。前端总线平台（Xeon 5100-5400、7200-7400、NetBurst 架构的 "
+        "Xeon、Core 2 / Pentium D 主板）所有插槽共用一个内存控制器：内存是均匀的，一个节点是正确的，也没有可"
+        "开启的设置，因此按 CPU 型号名豁免。"
     ),
     relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
 )
@@ -132,6 +143,11 @@ def single_node_multi_socket(ctx: RuleContext):
         f"nodes and >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB; nodes without memory are left out (they are "
         "numa.memoryless_node's) and the others compared"
     ),
+    condition_zh=(
+        f"在多节点主机上，最繁忙节点的内存用量 >= 最空闲节点的 {IMBALANCE_RATIO} 倍，且差值 >= 两者中较大节点"
+        f"内存的 {int(IMBALANCE_MIN_SHARE * 100)}% 并且 >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB；没有内存的"
+        "节点不参与比较（由 numa.memoryless_node 检查），只比较其他节点"
+    ),
     requires=("node_meminfo",),
     measures=("rebalance-host-load", "pin-vcpus", "numatune-memory-binding"),
     seeds=("zstack-mariadb-v2v",),
@@ -145,6 +161,11 @@ def single_node_multi_socket(ctx: RuleContext):
         "well before the other: new allocations spill remote at 1.5-2x latency. The difference must also be "
         "a tenth of a node and 4 GiB, because a few GiB more on node 0 is kernel memory and cache on any "
         "idle two-node box. past = ratio / 1.5."
+    ),
+    rationale_zh=(
+        "两个节点之间已用内存相差 1.5 倍，意味着放在繁忙节点上的工作会远早于另一个节点耗尽本地内存：新分配以"
+        " 1.5-2 倍的延迟溢出到远端。差值还必须达到节点的十分之一并且达到 4 GiB，因为在任何空闲的双节点机器上"
+        "，节点 0 多出几 GiB 都只是内核内存和缓存。past = 比值 / 1.5。"
     ),
     relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
 )
@@ -204,6 +225,12 @@ def node_memory_imbalance(ctx: RuleContext):
         f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}% of the node) while page cache (FilePages) holds >= "
         f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node"
     ),
+    condition_zh=(
+        "在 vm.zone_reclaim_mode = 0 的多节点主机上，某节点的空闲内存至多为其 low 水位的 "
+        f"{NEAR_LOW_WATERMARK_FACTOR} 倍（zoneinfo；没有 zoneinfo 时：低于节点的 "
+        f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}%），同时页缓存（FilePages）占节点的 >= "
+        f"{int(PAGECACHE_MIN_SHARE * 100)}%"
+    ),
     requires=("node_meminfo", "sysctl"),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "numactl-local-alloc"),
     seeds=("kunpeng-stream-zone-reclaim",),
@@ -219,6 +246,12 @@ def node_memory_imbalance(ctx: RuleContext):
         "half the node is what keeps it there (seed 001: STREAM 15000 -> 6000 MB/s at distance 32). 1.5x the "
         "watermark catches a node that will hit it under the next burst; without zoneinfo 3 % free is about "
         "the same point on common node sizes."
+    ),
+    rationale_zh=(
+        "low 水位是 kswapd 开始回收的位置；zone_reclaim_mode = 0 时，发现本地节点已到水位的分配会改从远端获"
+        "取内存，而不是回收干净的缓存。占据半个节点的页缓存正是让节点停在水位附近的原因（奠基案例 001：距离"
+        "为 32 时 STREAM 15000 -> 6000 MB/s）。水位的 1.5 倍能发现下一次突发就会触及水位的节点；没有 "
+        "zoneinfo 时，在常见的节点容量上 3 % 空闲大致是同一位置。"
     ),
     relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
 )
@@ -289,6 +322,7 @@ def local_node_pagecache_pressure(ctx: RuleContext):
     title="Most memory allocations land on a remote node",
     title_zh="多数内存分配落在远端节点",
     condition="numastat on any node: numa_miss > numa_hit, or other_node > local_node",
+    condition_zh="任一节点的 numastat：numa_miss > numa_hit，或 other_node > local_node",
     requires=("numastat",),
     measures=("guest-numa-topology", "enable-numa-balancing", "numatune-memory-binding", "pin-vcpus"),
     seeds=("openstack-kvm-crm-cpu",),
@@ -297,6 +331,10 @@ def local_node_pagecache_pressure(ctx: RuleContext):
         "numastat counts since boot: more misses than hits means most memory a task ever got came from a "
         "remote node, so most accesses pay the interconnect (1.5-3x latency); below parity the local share "
         "still dominates."
+    ),
+    rationale_zh=(
+        "numastat 是自开机以来的累计计数：未命中多于命中，意味着任务获得的内存大多来自远端节点，因此多数访存"
+        "要经过互联（延迟为 1.5-3 倍）；低于持平时本地访问仍占多数。"
     ),
     relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
 )
@@ -341,6 +379,12 @@ def remote_access_dominant(ctx: RuleContext):
         "dump "
         f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); guests pinned within one host node are exempt"
     ),
+    condition_zh=(
+        "多节点系统（或多节点宿主机上没有虚拟机 NUMA 的单节点虚拟机，一旦有了虚拟机 NUMA 就需要它）的 "
+        f"kernel.numa_balancing = 0，或没有该 sysctl（内核低于 {NUMA_BALANCING_MIN_KERNEL[0]}"
+        f".{NUMA_BALANCING_MIN_KERNEL[1]}，或在 >= {FULL_SYSCTL_DUMP_MIN_KEYS} 个键的完整 sysctl -a 输出中不"
+        "存在）；绑定在单个宿主机节点内的虚拟机除外"
+    ),
     requires=("sysctl", "kernel"),
     requires_mode="any",
     measures=("enable-numa-balancing",),
@@ -354,6 +398,11 @@ def remote_access_dominant(ctx: RuleContext):
         "Without automatic balancing, pages and tasks that drift apart stay apart for the life of the "
         "process; on any multi-node host that is a slow, permanent move towards remote access (seed 002: "
         "numa_miss > numa_hit). It is a yes/no setting, so there is no magnitude beyond being multi-node."
+    ),
+    rationale_zh=(
+        "没有自动平衡时，彼此分离的页面和任务在进程整个生命周期内都会保持分离；在任何多节点主机上，这都是缓"
+        "慢而持久地走向远端访问（奠基案例 002：numa_miss > numa_hit）。这是一个是/否设置，除了是否多节点之外"
+        "没有程度之分。"
     ),
     relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
 )
@@ -423,6 +472,10 @@ def balancing_disabled(ctx: RuleContext):
         f"the largest remote/local NUMA distance is >= {HIGH_REMOTE_DISTANCE_RATIO} (e.g. 32 vs 10); context "
         "for the placement rules"
     ),
+    condition_zh=(
+        f"最大的远端/本地 NUMA 距离比 >= {HIGH_REMOTE_DISTANCE_RATIO}（例如 32 对 10）；作为放置类规则的背景"
+        "信息"
+    ),
     requires=("numa_distances",),
     measures=("numactl-local-alloc", "zone-reclaim-mode"),
     seeds=("kunpeng-stream-zone-reclaim",),
@@ -431,6 +484,10 @@ def balancing_disabled(ctx: RuleContext):
         "SLIT distances approximate latency ratios: 21 (2.1x) is the ordinary cost of one hop on two-socket "
         "x86; from 2.5x (Kunpeng 920: 32, multi-hop EPYC: 32) remote bandwidth collapses and placement "
         "mistakes show as large differences. Context only (info)."
+    ),
+    rationale_zh=(
+        "SLIT 距离近似于延迟比：21（2.1 倍）是双路 x86 上一跳的常见代价；从 2.5 倍起（Kunpeng 920：32，多跳 "
+        "EPYC：32），远端带宽急剧下降，放置错误会表现为很大的差异。仅作背景信息（提示）。"
     ),
 )
 def high_remote_distance(ctx: RuleContext):
@@ -484,6 +541,11 @@ def _memoryless_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
         f">= {MEMORYLESS_CPU_SHARE_WARN:.0%} of the CPUs sit on such nodes, else info; a node with memory "
         "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info"
     ),
+    condition_zh=(
+        "有 CPU 但内存为 0 kB 的节点（numactl -H size 0 MB，节点 meminfo MemTotal 0）：当 >= "
+        f"{MEMORYLESS_CPU_SHARE_WARN:.0%} 的 CPU 位于此类节点时为警告，否则为提示；有内存但没有 CPU 的节点（"
+        "CXL 或 PMEM 层、GPU/HBM 内存）为提示"
+    ),
     requires=("node_meminfo",),
     measures=("numatune-memory-binding", "pin-vcpus", "numactl-local-alloc"),
     thresholds={"memoryless_cpu_share_warning": MEMORYLESS_CPU_SHARE_WARN},
@@ -494,6 +556,13 @@ def _memoryless_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
         "nodes); one node of many is worth knowing (info). A CPU-less memory node is a slower tier that the "
         "default policy uses only when the local nodes are full: context for placement (info). past = CPU "
         "share / 25 %."
+    ),
+    rationale_zh=(
+        "无内存节点上的 CPU 的每次访存都是远端访问（最好也要一跳：EPYC 插槽内 16 对 10，跨插槽 32），且 "
+        "numactl --membind / libvirt numatune 无法指定这样的节点。四分之一的 CPU 处于这种状态就是全机范围的"
+        "损失（8 个 die 中只有 2 个装了内存条的 EPYC：8 个节点中有 6 个）；多个节点中有一个则值得知道（提示"
+        "）。没有 CPU 的内存节点是较慢的一层，默认策略只在本地节点用满时才使用它：作为放置的背景信息（提示）"
+        "。past = CPU 占比 / 25 %。"
     ),
     relevant=_memoryless_relevant,
 )

@@ -23,6 +23,10 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         f"{SMALL_OBSERVER_CPUS} CPUs "
         "(its cpu_count parameter when set, else the host's logical CPUs)"
     ),
+    condition_zh=(
+        f"CPU 数 <= {SMALL_OBSERVER_CPUS} 的 observer 上 cpu_quota_concurrency >= {CPU_QUOTA_CONCURRENCY_MAX}"
+        "（CPU 数取其 cpu_count 参数，未设置时取主机的逻辑 CPU 数）"
+    ),
     requires=("oceanbase",),
     measures=("tune-cpu-quota-concurrency",),
     seeds=("oceanbase-bmsql-tuning",),
@@ -30,6 +34,10 @@ __all__ = ["observer_cpus"]  # derived, re-exported
     rationale=(
         "cpu_quota_concurrency multiplies worker threads per CPU; on observers of 16 CPUs or fewer, 4 "
         "threads per CPU make them wait and context-switch rather than work (seed 004: 4 -> 2)."
+    ),
+    rationale_zh=(
+        "cpu_quota_concurrency 是每个 CPU 的工作线程倍数；在 16 个及以下 CPU 的 observer 上，每个 CPU 4 个线"
+        "程会让它们忙于等待和上下文切换，而不是干活（奠基案例 004：4 -> 2）。"
     ),
 )
 def cpu_quota_concurrency_high(ctx: RuleContext):
@@ -64,6 +72,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext):
     title="Too many OceanBase network threads",
     title_zh="OceanBase 网络线程数过多",
     condition=f"net_thread_count > {NET_THREADS_SHARE} x the observer's CPUs",
+    condition_zh=f"net_thread_count > observer CPU 数的 {NET_THREADS_SHARE} 倍",
     requires=("oceanbase",),
     measures=("tune-net-thread-count",),
     seeds=("oceanbase-bmsql-tuning",),
@@ -71,6 +80,10 @@ def cpu_quota_concurrency_high(ctx: RuleContext):
     rationale=(
         "Network threads above half the observer's CPUs take CPUs away from SQL workers; on 16 CPUs, 32 net "
         "threads is twice the CPUs (seed 004: 32 -> 6)."
+    ),
+    rationale_zh=(
+        "网络线程超过 observer CPU 数的一半时，会占用 SQL 工作线程的 CPU；在 16 个 CPU 上，32 个网络线程是 "
+        "CPU 数的两倍（奠基案例 004：32 -> 6）。"
     ),
 )
 def net_thread_count_high(ctx: RuleContext):
@@ -103,6 +116,7 @@ def net_thread_count_high(ctx: RuleContext):
     title="ODP does not route to partition leaders",
     title_zh="ODP 未按分区主副本路由",
     condition=f"ODP server_routing_mode is not '{DEFAULT_ROUTING_MODE}'",
+    condition_zh=f"ODP 的 server_routing_mode 不是 '{DEFAULT_ROUTING_MODE}'",
     requires=("odp",),
     measures=("odp-routing-mode-oceanbase",),
     seeds=("oceanbase-bmsql-tuning",),
@@ -110,6 +124,10 @@ def net_thread_count_high(ctx: RuleContext):
     rationale=(
         "Any mode other than 'oceanbase' routes statements without regard to the leader, producing remote "
         "plans (seed 004: random -> ~47 % remote). A yes/no setting."
+    ),
+    rationale_zh=(
+        "除 'oceanbase' 以外的任何模式都不按主副本位置路由语句，从而产生远程计划（奠基案例 004：random -> 约"
+        " 47 % 远程）。这是一个是/否设置。"
     ),
 )
 def proxy_routing_not_default(ctx: RuleContext):
@@ -137,6 +155,7 @@ def proxy_routing_not_default(ctx: RuleContext):
     title="Many remote execution plans",
     title_zh="远程执行计划占比高",
     condition=f"gv$sql_audit: plan_type 2 (remote) >= {int(REMOTE_PLAN_SHARE * 100)}% of plan types 1+2+3",
+    condition_zh=f"gv$sql_audit：plan_type 2（远程）占 plan_type 1+2+3 的 >= {int(REMOTE_PLAN_SHARE * 100)}%",
     requires=("sql_audit",),
     measures=("odp-routing-mode-oceanbase", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
@@ -144,6 +163,10 @@ def proxy_routing_not_default(ctx: RuleContext):
     rationale=(
         "A remote plan adds a network round trip and a second observer's work; from 20 % of plans it is a "
         "routing problem rather than the occasional leader switch. past = share / 20 %."
+    ),
+    rationale_zh=(
+        "远程计划会增加一次网络往返和第二个 observer 的工作；占计划的 20 % 起，它就是路由问题，而不是偶尔的"
+        "主副本切换。past = 占比 / 20 %。"
     ),
 )
 def remote_plans_high(ctx: RuleContext):
