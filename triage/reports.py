@@ -624,7 +624,7 @@ def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh
         add("")
         for n in items:
             spec = specs.get(n["rule"])
-            title = ((spec.title_zh if zh else "") or spec.title) if spec else ""
+            title = spec.text("title", zh) if spec else ""
             reason = (n.get("reason_zh") if zh else None) or n.get("reason") or ""
             line = w.code(n["rule"]) + (f" {w.inline(title)}" if title else "")
             add(w.bullet(line + (f": {w.inline(reason)}" if reason else "")))

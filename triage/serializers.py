@@ -459,6 +459,7 @@ class RuleSerializer(serializers.Serializer):
     title = serializers.CharField()
     title_zh = serializers.CharField(allow_blank=True)
     condition = serializers.CharField(allow_blank=True)
+    condition_zh = serializers.CharField(allow_blank=True)
     requires = serializers.ListField(child=serializers.CharField())
     measures = serializers.ListField(child=serializers.CharField())
     seeds = serializers.ListField(child=serializers.CharField())
@@ -476,6 +477,7 @@ class RuleSerializer(serializers.Serializer):
             "title": spec.title,
             "title_zh": spec.title_zh or "",
             "condition": spec.condition or "",
+            "condition_zh": spec.condition_zh or "",
             "requires": list(spec.requires),
             "measures": list(spec.measures),
             "seeds": list(spec.seeds),
@@ -504,6 +506,7 @@ class WeekCountSerializer(serializers.Serializer):
 
 class RuleDetailSerializer(RuleSerializer):
     rationale = serializers.CharField(allow_blank=True)
+    rationale_zh = serializers.CharField(allow_blank=True)
     hosts = AffectedHostSerializer(many=True)
     hosts_truncated = serializers.BooleanField()
     weeks = WeekCountSerializer(many=True)
@@ -521,6 +524,7 @@ class RuleDetailSerializer(RuleSerializer):
         return {
             **RuleSerializer.from_spec(spec),
             "rationale": spec.rationale or "",
+            "rationale_zh": spec.rationale_zh or "",
             "hosts_affected": total,
             "hosts_truncated": total > len(hosts),
             "hosts": [

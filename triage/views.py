@@ -149,7 +149,7 @@ def _rule_title(rule_id: str, zh: bool) -> str:
     spec = load_rules().get(rule_id)
     if spec is None:
         return rule_id
-    return (spec.title_zh if zh and spec.title_zh else spec.title) or rule_id
+    return spec.text("title", zh) or rule_id
 
 
 def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
@@ -693,6 +693,8 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         {
             "spec": spec,
             "title": _rule_title(rule_id, zh),
+            "condition": spec.text("condition", zh),
+            "rationale": spec.text("rationale", zh),
             "thresholds": sorted((k, _shown_value(v)) for k, v in spec.thresholds.items()),
             "measures": [
                 {

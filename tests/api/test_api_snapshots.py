@@ -238,6 +238,7 @@ def test_rules_catalogue(world):
     assert ids == sorted(ids) and "kvm.vcpus_unpinned" in ids and "fleet.benchmark_spread" in ids
     one = api.get("/api/v1/rules/net.netem_delay/").json()
     assert one["id"] == "net.netem_delay" and "remove-netem" in one["measures"] and one["title_zh"]
+    assert one["condition_zh"] and one["rationale_zh"] and all(r["condition_zh"] for r in rules)
     assert api.get("/api/v1/rules/no.such/").status_code == 404
 
 

@@ -126,6 +126,25 @@ def test_rule_page_lists_text_measures_cases_hosts_and_weeks(fleet, teams, clien
     assert "<svg" in page.context["chart"]
 
 
+def test_rule_page_in_chinese_shows_the_chinese_condition_and_rationale(teams, client):
+    from django.utils import translation
+    from django.utils.html import escape
+
+    from triage.rules import load_all
+
+    spec = load_all()[RULE]
+    title_zh, condition, condition_zh, rationale, rationale_zh = map(
+        escape, (spec.title_zh, spec.condition, spec.condition_zh, spec.rationale, spec.rationale_zh)
+    )
+    c = _client(client, teams["alice"])
+    with translation.override("zh-hans"):
+        zh = c.get(f"/rules/{RULE}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    en = c.get(f"/rules/{RULE}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert title_zh in zh and condition_zh in zh and rationale_zh in zh
+    assert condition not in zh and rationale not in zh
+    assert condition in en and rationale in en and condition_zh not in en
+
+
 def test_rule_list_is_sorted_by_affected_hosts(fleet, teams, client):
     rows = _client(client, teams["alice"]).get("/rules/").context["rows"]
     assert rows[0]["spec"].id == RULE and rows[0]["hosts"] == 3
@@ -251,6 +270,7 @@ def test_api_acknowledge_and_rule_detail(fleet, teams):
         "gp-sdw03": True,
     }
     assert detail["weeks"][-1]["hosts"] == 3 and detail["acknowledgements"][0]["active"] is True
+    assert detail["condition_zh"] and detail["rationale_zh"]
     assert (
         api.post(
             f"/api/v1/snapshots/{fleet[2].pk}/acknowledgements/", {"rule": RULE}, format="json"
