@@ -514,7 +514,8 @@ def sounds_like(
     (``log(1 + (G+1)/(df+1))``, as rules do in :func:`idf`); the score is the
     share of the text's weight a case holds. A case is kept when it shares at
     least :data:`SOUNDS_LIKE_MIN_TERMS` terms and scores at least
-    :data:`SOUNDS_LIKE_THRESHOLD` and half the best case's score; its ``shared_terms`` (rarest first) say why.
+    :data:`SOUNDS_LIKE_THRESHOLD` and half the best case's score; its ``shared_terms``
+    (rarest first, each as the text wrote it) say why.
     These are never "similar cases": they do not enter ``similar_cases``."""
     from kb import search
 
@@ -539,17 +540,19 @@ def sounds_like(
         if len(shared) < SOUNDS_LIKE_MIN_TERMS or score < SOUNDS_LIKE_THRESHOLD:
             continue
         case = chosen[slug]
+        # the words as the text wrote them ("migrated", not the stem "migrat")
+        shown = list(dict.fromkeys(written.get(t, t) for t in shared[:SOUNDS_LIKE_TERMS_SHOWN]))
         results.append(
             {
                 "slug": slug,
                 "score": round(min(score, 1.0), 3),
                 "shared_rules": [],
                 "matched_features": [],
-                "shared_terms": shared[:SOUNDS_LIKE_TERMS_SHOWN],
+                "shared_terms": shown,
                 "contributions": [
                     {
                         "kind": "text",
-                        "name": ", ".join(written.get(t, t) for t in shared[:SOUNDS_LIKE_TERMS_SHOWN]),
+                        "name": ", ".join(shown),
                         "points": round(min(score, 1.0), 3),
                     }
                 ],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -169,15 +168,13 @@ def test_case_text_is_our_own_words(slug, seeds_dir):
 
 
 @pytest.mark.django_db
-def test_loadcases_command_is_fast_and_rerunnable(capsys):
-    started = time.monotonic()
+def test_loadcases_command_is_rerunnable(capsys):
+    # (its speed is measured by bench/, not asserted here)
     call_command("loadcases")
-    first = time.monotonic() - started
     call_command("loadcases")
     out = capsys.readouterr().out
     assert "10 unchanged" in out
     assert Case.objects.count() == 10
-    assert first < 10, f"loadcases took {first:.1f}s"
     if (FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before").is_dir():
         zstack = Case.objects.get(slug="zstack-mariadb-v2v", language="en")
         assert zstack.signature["rules"], "the real engine produced no rule for the ZStack fixtures"
