@@ -34,7 +34,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from collectors import facts as f
@@ -872,8 +872,3 @@ class HostAssembler:
         if not host.label:
             host.label = host.hostname or ""
         return host
-
-
-def add_all(assembler: HostAssembler, results: Iterable[Any], *, kind: str | None = None) -> None:
-    for result in results:
-        assembler.add(result, kind=kind)

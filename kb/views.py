@@ -210,8 +210,15 @@ def measure_detail(request: HttpRequest, slug: str) -> HttpResponse:
         .distinct()
         .only("slug", "language", "title")
     )
+    language = reader_language()
     return render(
         request,
         "kb/measure_detail.html",
-        {"measure": measure, "cases": cases, "language": reader_language()},
+        {
+            "measure": measure,
+            "cases": cases,
+            "language": language,
+            "title": measure.title_for(language),
+            "what_why": measure.what_why_for(language),
+        },
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -32,7 +32,6 @@ class ParserSpec:
     # that read like prose ("node distances:"): outside code fences a
     # transcript output ends at the first prose line, so these are declared
     prose_lines: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 REGISTRY: dict[str, ParserSpec] = {}

@@ -133,13 +133,6 @@ def parse_result_tables(text: str) -> list[ResultTable]:
     return tables
 
 
-def table_records(table: ResultTable) -> list[tuple[dict[str, str], int]]:
-    return [
-        (dict(zip(table.columns, row, strict=False)), ln)
-        for row, ln in zip(table.rows, table.row_lines, strict=True)
-    ]
-
-
 # ------------------------------------------------------------------ kind & version
 
 

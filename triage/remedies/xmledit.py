@@ -189,13 +189,6 @@ def fragment(elements: list[ET.Element], doc: Document, *, wrapper: str | None =
     return "\n".join(texts)
 
 
-def indent_of(parent: ET.Element, level: int) -> str:
-    """The indentation libvirt uses for children of ``parent`` at ``level``."""
-    if parent.text and parent.text.startswith("\n"):
-        return parent.text[1:] if parent.text.strip() == "" else "  " * level
-    return "  " * level
-
-
 def add_child(
     parent: ET.Element, child: ET.Element, *, level: int, after: tuple[str, ...] = ()
 ) -> ET.Element:
