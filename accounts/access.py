@@ -3,11 +3,21 @@ helpers instead of reading memberships themselves, so the policy lives here."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from .models import Membership, Team
 
 SUPPORT_ROLES = (Membership.Role.SUPPORT, Membership.Role.ADMIN)
+
+
+class SignedInRequest(HttpRequest):
+    """The request of a page: LoginRequiredMiddleware lets only signed-in users
+    through, so its ``user`` is a ``User`` (an annotation for type checkers;
+    Django passes an ``HttpRequest``)."""
+
+    user: User
 
 
 def is_support(user) -> bool:

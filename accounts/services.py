@@ -136,7 +136,9 @@ def last_worker_contact() -> WorkerHeartbeat | None:
 
 def worker_seen_within(*, seconds: int) -> bool:
     last = last_worker_contact()
-    return bool(last and last.completed_at >= timezone.now() - timedelta(seconds=seconds))
+    return bool(
+        last and last.completed_at and last.completed_at >= timezone.now() - timedelta(seconds=seconds)
+    )
 
 
 def sync_directory_teams(
@@ -154,7 +156,10 @@ def sync_directory_teams(
 
     wanted: dict[str, str] = {}
     for dn in group_dns:
-        slug, role = team_map.get(normalise_dn(dn), (None, None))
+        mapped = team_map.get(normalise_dn(dn))
+        if mapped is None:
+            continue
+        slug, role = mapped
         if slug and ROLES.index(role) >= ROLES.index(wanted.get(slug, ROLES[0])):
             wanted[slug] = role
     with transaction.atomic():

@@ -956,7 +956,8 @@ def _decoder(hint: Any) -> typing.Callable[[Any], Any]:
         inner = _decoder(options[0]) if len(options) == 1 else _identity
         return lambda value: None if value is None else inner(value)
     if dataclasses.is_dataclass(hint):
-        return lambda value: from_dict(hint, value) if isinstance(value, dict) else None
+        fact_type = typing.cast(type, hint)
+        return lambda value: from_dict(fact_type, value) if isinstance(value, dict) else None
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
         decode_item = _decoder(item)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions, serializers, status
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -150,7 +151,7 @@ def not_found(request, exception=None):
     return page_not_found(request, exception)
 
 
-class FirstRendererNegotiation:
+class FirstRendererNegotiation(BaseContentNegotiation):
     """Content negotiation for views whose success answer is not JSON (the
     Markdown report, the collector script): they build their own response, so
     DRF only renders errors, always as JSON whatever Accept or ``?format=``

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -75,7 +76,7 @@ def worker_status() -> dict:
         last = last_worker_contact()
     except Exception as exc:
         return {"last_seen": None, "name": "", "recent": False, "error": _error(exc)}
-    if last is None:
+    if last is None or last.completed_at is None:  # (only answered heartbeats are read)
         return {"last_seen": None, "name": "", "recent": False}
     window = timedelta(seconds=settings.CASEBOOK_HEARTBEAT_STALE_SECONDS)
     recent = last.completed_at >= timezone.now() - window
@@ -86,7 +87,7 @@ def health() -> tuple[int, dict]:
     """(HTTP status, body) of /healthz."""
     database = database_status()
     broker = broker_status()
-    body = {"status": "ok", "database": database, "broker": broker}
+    body: dict[str, Any] = {"status": "ok", "database": database, "broker": broker}
     if database == "ok":
         body["worker"] = worker_status()
     if database != "ok" or broker not in ("ok", "eager"):

@@ -3,6 +3,7 @@ from the environment (django-environ). See .env.example for the variables."""
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.utils.translation import gettext_lazy as _
@@ -287,7 +288,7 @@ if HTTPS:
 # Container healthchecks call /healthz over plain HTTP from inside the container.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},

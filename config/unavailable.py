@@ -66,7 +66,7 @@ def unavailable_response(request) -> HttpResponse:
                 "details": {"retry_after_seconds": retry_after},
             }
         }
-        response = JsonResponse(body, status=503)
+        response: HttpResponse = JsonResponse(body, status=503)
     else:
         html = loader.render_to_string(
             "503.html",

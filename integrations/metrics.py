@@ -19,7 +19,9 @@ import hmac
 import ipaddress
 import os
 import time
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -109,7 +111,7 @@ def _analysis_histogram() -> HistogramMetricFamily:
         f"le_{i}": Count("pk", filter=Q(duration__lte=timedelta(seconds=b)))
         for i, b in enumerate(ANALYSIS_BUCKETS)
     }
-    rows = {
+    rows: dict[str, Mapping[str, Any]] = {
         row["status"]: row
         for row in finished.values("status").annotate(n=Count("pk"), total=Sum("duration"), **aggregates)
     }

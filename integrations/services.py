@@ -12,6 +12,7 @@ in docs/integrations.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import http.client
@@ -70,9 +71,10 @@ def address_blocked(address: str) -> bool:
     """True for link-local (cloud metadata lives there), unspecified, multicast
     and the networks of ``CASEBOOK_WEBHOOK_BLOCKED_NETWORKS``, unless the
     address is in ``CASEBOOK_WEBHOOK_ALLOWED_NETWORKS``."""
-    ip = ipaddress.ip_address(address)
-    if getattr(ip, "ipv4_mapped", None):
-        ip = ip.ipv4_mapped
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped:
+        ip = mapped
     if any(ip in net for net in _allowed_networks()):
         return False
     return (
@@ -112,7 +114,7 @@ def resolve_target(url: str) -> Target:
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise InvalidWebhookURL(_("The host name does not resolve.")) from exc
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not addresses:
         raise InvalidWebhookURL(_("The host name does not resolve."))
     if any(address_blocked(a) for a in addresses):
@@ -198,7 +200,7 @@ def emit(*, event: str, team, data: dict) -> list[Delivery]:
     hooks = [h for h in Webhook.objects.filter(team=team, active=True) if event in (h.events or [])]
     deliveries = [Delivery.objects.create(webhook=h, event=event, payload=payload) for h in hooks]
     for delivery in deliveries:
-        transaction.on_commit(lambda pk=delivery.pk: _enqueue_delivery(pk))
+        transaction.on_commit(functools.partial(_enqueue_delivery, delivery.pk))
     if email_recipients(event=event, team_id=team.pk).exists():
         transaction.on_commit(lambda: _enqueue_email(event, team.pk, payload))
     return deliveries

@@ -1,6 +1,8 @@
+from __future__ import annotations
+
 from rest_framework import serializers
 
-from kb.models import Case, CaseMeasure, Measure, Metric, Reference
+from kb.models import Case, CaseMeasure, Measure, Metric, Reference, Tag
 
 
 class MeasureSerializer(serializers.ModelSerializer):
@@ -13,7 +15,9 @@ class MeasureSerializer(serializers.ModelSerializer):
 
 
 class CaseMeasureSerializer(serializers.ModelSerializer):
-    measure = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    measure: serializers.SlugRelatedField[Measure] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     title = serializers.SerializerMethodField()
 
     class Meta:
@@ -37,7 +41,9 @@ class ReferenceSerializer(serializers.ModelSerializer):
 
 
 class CaseSerializer(serializers.ModelSerializer):
-    tags = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    tags: serializers.SlugRelatedField[Tag] = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
     resolution = CaseMeasureSerializer(source="steps", many=True, read_only=True)
     metrics = MetricSerializer(many=True, read_only=True)
     references = ReferenceSerializer(many=True, read_only=True)

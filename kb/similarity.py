@@ -162,6 +162,7 @@ def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, in
     if not rules:
         return []
     by_rarity = sorted(rules, key=lambda r: (df.get(r, 0), r))
+    seeds: list[str]
     seeds, rows = [], 0
     for rule in by_rarity:
         # Each case group has two language versions, hence two rows per case.
@@ -172,6 +173,7 @@ def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, in
     # The pre-selection only orders candidates (the final score reads each
     # candidate's whole signature), so the most common rules are left out of
     # the SQL: they would add many rows and little information.
+    scored: list[str]
     scored, rows = [], 0
     for rule in by_rarity:
         if len(scored) >= len(seeds) and rows + 2 * df.get(rule, 0) > SCORED_ROWS:

@@ -7,6 +7,7 @@ another team's snapshot is a 404, never a 403 that would confirm it exists.
 from __future__ import annotations
 
 import tempfile
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -126,7 +127,10 @@ class SnapshotFilterSerializer(serializers.Serializer):
 
 
 class RawQuerySerializer(serializers.Serializer):
-    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    # a declared field (the metaclass moves it into ``_declared_fields``), not ``Field.label``
+    label = serializers.CharField(  # type: ignore[assignment]
+        required=False, allow_blank=True, max_length=200
+    )
     cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
     filename = serializers.CharField(required=False, allow_blank=True, max_length=200)
     session = serializers.IntegerField(required=False, min_value=1)
@@ -150,7 +154,7 @@ def _body_type(request: Request) -> str:
 
 
 def _raw_spool(request: Request):
-    body = request.data
+    body: Any = request.data  # a dict of the multipart parts, or what a JSON body held
     spool = body.get("raw") if hasattr(body, "get") else None
     if spool is None:
         raise ParseError("Empty request body.")
@@ -536,12 +540,13 @@ class SnapshotTicketView(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         snapshot = get_visible_snapshot(request, pk)
+        data: Any = request.data  # a form or a JSON object
         try:
             ticket = services.add_ticket(
                 user=request.user,
                 snapshot=snapshot,
-                key=str(request.data.get("key") or ""),
-                url=str(request.data.get("url") or ""),
+                key=str(data.get("key") or ""),
+                url=str(data.get("url") or ""),
             )
         except services.TicketRejected as exc:
             raise ValidationError({"detail": str(exc)}) from exc

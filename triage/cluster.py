@@ -344,9 +344,9 @@ def _load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
         profiles[row.pk] = row.fleet_profile()
     labels = unique_labels(compared)
     hosts, ordered = [], []
-    for snap in compared:
-        profile = profiles.get(snap.pk) or FleetProfile()
-        profile.label = labels[snap.pk]
+    for compared_snap in compared:
+        profile = profiles.get(compared_snap.pk) or FleetProfile()
+        profile.label = labels[compared_snap.pk]
         host = profile_host(profile)
         host.cluster = name
         hosts.append(host)

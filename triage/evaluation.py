@@ -135,7 +135,7 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
         cases = list(similar(result.findings, snapshot, symptom=prose_symptom(snapshot, inputs)))
     else:
         cases = []
-    slugs = [c.get("slug") for c in cases if isinstance(c, dict) and c.get("slug")]
+    slugs = [slug for c in cases if isinstance(c, dict) and (slug := c.get("slug"))]
     forbidden = list(expected.must_not_fire)
     if expected.healthy:  # a healthy snapshot forbids every warning/critical rule, listed or newer
         forbidden += sorted(r for r in fired if r not in expected.must_not_fire)

@@ -113,11 +113,12 @@ def acknowledgements_for(snapshot: Snapshot) -> dict[str, Acknowledgement]:
 
 
 def split_acknowledged(
-    snapshot: Snapshot, findings: list
-) -> tuple[list, list[tuple[object, Acknowledgement]]]:
+    snapshot: Snapshot, findings: list[Finding]
+) -> tuple[list[Finding], list[tuple[Finding, Acknowledgement]]]:
     """``findings`` (in their order) as (open ones, [(finding, its acknowledgement)])."""
     acks = acknowledgements_for(snapshot) if findings else {}
-    open_, acknowledged = [], []
+    open_: list[Finding] = []
+    acknowledged: list[tuple[Finding, Acknowledgement]] = []
     for f in findings:
         ack = acks.get(f.rule)
         if ack is None:
@@ -167,8 +168,8 @@ def with_acknowledgements(rule: str, snapshots: list[Snapshot]) -> list[Affected
     for snap in snapshots:
         scope = scope_of(snap)
         team, owner = scope["team_id"], scope["owner_id"]
-        ack = by_key.get((team, owner, "h", snap.host_key))
-        if ack is None and snap.cluster:
-            ack = by_key.get((team, owner, "c", snap.cluster))
-        out.append(AffectedHost(snapshot=snap, acknowledgement=ack))
+        found = by_key.get((team, owner, "h", snap.host_key))
+        if found is None and snap.cluster:
+            found = by_key.get((team, owner, "c", snap.cluster))
+        out.append(AffectedHost(snapshot=snap, acknowledgement=found))
     return out

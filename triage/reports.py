@@ -356,7 +356,7 @@ def _answer_markdown(
         cases, sounds = sounds_like_cases(snapshot, language=lang), True
     match = cases[0] if cases else None
     digest = case_digest(match["slug"], lang) if match else None
-    if digest is None:
+    if digest is None or match is None:
         return
     case = digest["case"]
     add(w.heading(2, t["answer"]))

@@ -44,6 +44,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Q, QuerySet
+from django.db.models.fields.files import FieldFile
 from django.db.models.fields.json import KT
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -119,6 +120,11 @@ def _checked_content(*, uploaded_file, data: bytes | None, name: str) -> tuple[F
     if size > limit:
         raise UploadRejected(f"the upload is larger than {limit} bytes")
     return content, sha256, size
+
+
+def _name(file: FieldFile) -> str:
+    """The storage name of a stored file (a saved row always has one)."""
+    return file.name or ""
 
 
 def _local_path(name: str) -> str | None:
@@ -296,11 +302,12 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
 
     try:
         analyze_snapshot.apply_async(
-            args=[snapshot_id],
+            args=[snapshot_id],  # type: ignore[arg-type]  # Celery takes any sequence
             # No limits in the message: the worker's own settings
             # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are.
-            time_limit=None,
-            soft_time_limit=None,
+            # (celery-types wants an int; Celery takes None as "no limit".)
+            time_limit=None,  # type: ignore[arg-type]
+            soft_time_limit=None,  # type: ignore[arg-type]
             retry=True,
             retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
         )
@@ -403,7 +410,7 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
         raise FileNotFoundError(name)
     from collectors import archive
 
-    added = [a.file.name for a in snapshot.added_artifacts.all() if default_storage.exists(a.file.name)]
+    added = [_name(a.file) for a in snapshot.added_artifacts.all() if default_storage.exists(_name(a.file))]
     path = _local_path(name)
     if not added:
         if path is not None:
@@ -414,14 +421,14 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
         if split:
             return archive.load_hosts_bytes(data, name=upload, label=label)
         return [archive.load_host_bytes(data, name=upload, label=label)]
-    paths = [_local_path(n) for n in [name, *added]]
-    if all(paths):
+    paths = [p for p in (_local_path(n) for n in [name, *added]) if p]
+    if len(paths) == len(added) + 1:
         if split:
             return archive.load_hosts_files(paths, label=label)
         return [archive.load_host_files(paths, label=label)]
     # A remote storage (S3): the files are copied under their stored names.
     with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
-        copies = []
+        copies: list[str] = []
         for n in [name, *added]:
             target = os.path.join(tmp, str(len(copies)), os.path.basename(n))
             os.makedirs(os.path.dirname(target))
@@ -612,7 +619,7 @@ def _upload_text(snapshot: Snapshot) -> str:
     from collectors.decoding import decode_bytes
 
     try:
-        with default_storage.open(snapshot.file.name, "rb") as fh:
+        with default_storage.open(_name(snapshot.file), "rb") as fh:
             return decode_bytes(fh.read(32_000)).text[:8000]
     except OSError:
         return ""
@@ -724,7 +731,7 @@ def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], 
         data = _jsonable(item)
         if not isinstance(data, dict):
             continue
-        entry = {
+        entry: dict[str, Any] = {
             "rule": str(data.get("rule") or ""),
             "reason": str(data.get("reason") or ""),
             "reason_zh": str(data.get("reason_zh") or ""),
@@ -812,9 +819,10 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
         log.info(
             "cluster %r changed while snapshot %s was analysed; running again", snapshot.cluster, snapshot_id
         )
-        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
-        if snapshot is None:
+        reloaded = Snapshot.objects.filter(pk=snapshot_id).first()
+        if reloaded is None:
             return None
+        snapshot = reloaded
     return _write(snapshot_id, run, force_write=True)
 
 
@@ -1241,7 +1249,7 @@ def _source_file(host, artifact: str, line: int) -> str | None:
 def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[tuple[str, int], list[str]]:
     """(artifact, line) -> the lines of the file it cites: the upload, or the
     added artifact it was read from."""
-    added = {os.path.basename(a.file.name): a for a in snapshot.added_artifacts.all()}
+    added = {os.path.basename(_name(a.file)): a for a in snapshot.added_artifacts.all()}
     in_added: dict[tuple[str, int], SnapshotArtifact] = {}
     if added and host is not None:
         for artifact, line in items:
@@ -1251,10 +1259,10 @@ def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[
     main = _artifact_lines(snapshot, {a for (a, n) in items if (a, n) not in in_added})
     out = {(a, n): main[a] for (a, n) in items if (a, n) not in in_added and a in main}
     limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
-    for key, artifact in in_added.items():
+    for key, added_artifact in in_added.items():
         from collectors.decoding import decode_bytes
 
-        with default_storage.open(artifact.file.name, "rb") as fh:
+        with default_storage.open(_name(added_artifact.file), "rb") as fh:
             data = fh.read(limit + 1)
         if len(data) <= limit:
             out[key] = decode_bytes(data).text.split("\n")
@@ -1268,7 +1276,7 @@ def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]
     from collectors.decoding import decode_bytes
 
     limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
-    with default_storage.open(snapshot.file.name, "rb") as fh:
+    with default_storage.open(_name(snapshot.file), "rb") as fh:
         head = fh.read(512)
         fh.seek(0)
         archived = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
@@ -1426,10 +1434,10 @@ def _skipped_entry(item: Any) -> dict:
 def _kind_after_load(snapshot: Snapshot) -> str:
     if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
         return snapshot.kind
-    path = _local_path(snapshot.file.name)
+    path = _local_path(_name(snapshot.file))
     if path is not None:
         return refine_archive_kind(path, snapshot.kind)
-    with default_storage.open(snapshot.file.name, "rb") as fh:
+    with default_storage.open(_name(snapshot.file), "rb") as fh:
         # Enough for the first members' headers, where the markers are.
         return refine_archive_kind(fh.read(4 << 20), snapshot.kind)
 

@@ -4,6 +4,7 @@ work is in ``triage.services``."""
 from __future__ import annotations
 
 from datetime import datetime, time
+from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -271,7 +272,7 @@ def report_context(snapshot: Snapshot) -> dict:
     # top findings are about the others
     findings, acknowledged = fleetview.split_acknowledged(snapshot, all_findings)
     acks = {f.pk: ack for f, ack in acknowledged}
-    groups = []
+    groups: list[dict[str, Any]] = []
     for severity in SEVERITIES:
         items = [_finding_view(f, zh, acks.get(f.pk)) for f in all_findings if f.severity == severity]
         if items:
@@ -443,7 +444,7 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
         if getattr(request, "htmx", False):
             return render(request, "triage/_paste_form.html", {"snapshot": snapshot, "paste_form": form})
         for error in form.non_field_errors() or [e for errors in form.errors.values() for e in errors]:
-            messages.error(request, error)
+            messages.error(request, str(error))
         return redirect(url + "#not-checked")
     messages.info(request, _("The output was added to this snapshot; it is being analysed again."))
     if getattr(request, "htmx", False):
@@ -517,7 +518,7 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     view = clusters.load_cluster(services.visible_snapshots(request.user), name)
     if view is None:
         raise Http404("no such cluster")
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
     ]
     # Thousands of hosts: the matrix is compared whole (highlighting, fleet
@@ -650,7 +651,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
     """Every rule, those affecting the most hosts (of the reader's teams) first."""
     zh = _zh()
     counts = fleetview.affected_counts(services.visible_snapshots(request.user))
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"spec": spec, "title": _rule_title(rule_id, zh), "hosts": counts.get(rule_id, 0)}
         for rule_id, spec in load_rules().items()
     ]

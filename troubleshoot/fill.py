@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from collectors.cpulist import format_cpulist
 from triage.models import Snapshot
-from triage.remedies import NoRemedy, RemedyResult
+from triage.remedies import NoRemedy, Remedy, RemedyResult
 from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
@@ -139,4 +139,6 @@ def fill_commands(slug: str, *, plans: list[GuestPlan]) -> str:
     their patches; "" when it is not a pinning measure or no patch has it."""
     if slug not in PINNING:
         return ""
-    return "\n\n".join(text for p in plans if p.ok and (text := p.result.fragment(slug)))
+    return "\n\n".join(
+        text for p in plans if isinstance(p.result, Remedy) and (text := p.result.fragment(slug))
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max, Q, QuerySet
+from django.db.models import Field, Max, Q, QuerySet
 from django.utils import timezone, translation
 from django.utils.text import capfirst, slugify
 from django.utils.translation import gettext as _
@@ -71,7 +71,9 @@ def can_edit(user, session: Session) -> bool:
         return False
     if session.owner_id == user.pk or is_support(user):
         return True
-    return Membership.objects.filter(user=user, team_id=session.team_id).exists()
+    return (
+        session.team_id is not None and Membership.objects.filter(user=user, team_id=session.team_id).exists()
+    )
 
 
 def _require_edit(user, session: Session) -> None:
@@ -231,7 +233,7 @@ def assign_session(*, session: Session, user, assignee) -> None:
         raise PermissionDenied("the assignee cannot work on this session")
     if session.assignee_id == (assignee.pk if assignee else None):
         return
-    old = session.assignee.get_username() if session.assignee_id else ""
+    old = session.assignee.get_username() if session.assignee is not None else ""
     record(
         session=session,
         user=user,
@@ -565,7 +567,7 @@ def founding_measures(session: Session, cases: list[dict]) -> list[dict]:
 # --------------------------------------------------------------------------- constraints
 
 
-DISRUPTION_RANK = {
+DISRUPTION_RANK: dict[str, int] = {
     Disruption.ONLINE: 0,
     Disruption.SERVICE_RESTART: 1,
     Disruption.GUEST_REBOOT: 2,
@@ -637,8 +639,8 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
             by_measure[slug].append(f)
     cases = similar_cases(session, language=language)
     founding = founding_measures(session, cases)
-    applied_in_cases = defaultdict(list)
-    recommended_in_cases = defaultdict(list)
+    applied_in_cases: defaultdict[str, list[str]] = defaultdict(list)
+    recommended_in_cases: defaultdict[str, list[str]] = defaultdict(list)
     for item in founding:
         target = applied_in_cases if item["status"] == CaseMeasure.Status.APPLIED else recommended_in_cases
         if item["case"] not in target[item["measure"]]:
@@ -899,6 +901,7 @@ def applied_steps(session: Session, measures: list[PlannedMeasure] | None = None
     applied = [pm for pm in measures if pm.status == PlannedMeasure.Status.APPLIED and pm.step is not None]
     steps: dict[int, dict] = {}
     for pm in sorted(applied, key=lambda pm: (pm.step, pm.tier, pm.position, pm.id)):
+        assert pm.step is not None  # applied measures with a step only
         step = steps.setdefault(pm.step, {"number": pm.step, "slugs": [], "metric_after": None})
         step["slugs"].append(pm.measure.slug)
         if pm.metric_after is not None:
@@ -1010,7 +1013,7 @@ def promotion_check(session: Session, *, language: str = "en") -> dict | None:
     return None
 
 
-CASE_STEP_STATUS = {
+CASE_STEP_STATUS: dict[str, str] = {
     PlannedMeasure.Status.APPLIED: CaseMeasure.Status.APPLIED,
     PlannedMeasure.Status.PLANNED: CaseMeasure.Status.RECOMMENDED,
     PlannedMeasure.Status.SKIPPED: CaseMeasure.Status.RECOMMENDED,
@@ -1058,14 +1061,20 @@ def _constraints_text(session: Session) -> str:
         return _text(value)
 
     return ", ".join(
-        f"{Session._meta.get_field(name).verbose_name}: {shown(getattr(session, name))}"
+        f"{_verbose_name(name)}: {shown(getattr(session, name))}"
         for name in CONSTRAINT_FIELDS
         if getattr(session, name) not in ("", None)
     )
 
 
+def _verbose_name(name: str) -> str:
+    field = Session._meta.get_field(name)
+    assert isinstance(field, Field)  # a column of the session, not a relation
+    return str(field.verbose_name)
+
+
 def _label(name: str) -> str:
-    return capfirst(str(Session._meta.get_field(name).verbose_name))
+    return capfirst(_verbose_name(name))
 
 
 def _host_environment(session: Session) -> dict:
@@ -1094,7 +1103,7 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     _require_edit(user, session)
     if not session.is_closed:
         raise ValueError(_("close the session before promoting it"))
-    if session.promoted_case_id:
+    if session.promoted_case is not None:
         return session.promoted_case
     lang = "zh" if language.startswith("zh") else "en"
     # Both language versions: the other one pre-filled (its generated labels in

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from triage.rules import RuleContext, evidence, finding, rule
+from triage.rules import Finding, RuleContext, evidence, finding, rule
 
 AWAIT_MS = 10.0
 UTIL_PCT = 80.0
@@ -30,7 +31,7 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         "/ 10 ms or util / 80 %."
     ),
 )
-def latency_high(ctx: RuleContext):
+def latency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.disks:
             continue

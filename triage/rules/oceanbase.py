@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from collectors.derived.database import observer_cpus
-from triage.rules import RuleContext, as_int, evidence, finding, host_name, rule
+from triage.rules import Finding, RuleContext, as_int, evidence, finding, host_name, rule
 
 SMALL_OBSERVER_CPUS = 16
 CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
@@ -32,7 +34,7 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         "threads per CPU make them wait and context-switch rather than work (seed 004: 4 -> 2)."
     ),
 )
-def cpu_quota_concurrency_high(ctx: RuleContext):
+def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("cpu_quota_concurrency")) if ob else None
@@ -73,7 +75,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext):
         "threads is twice the CPUs (seed 004: 32 -> 6)."
     ),
 )
-def net_thread_count_high(ctx: RuleContext):
+def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("net_thread_count")) if ob else None
@@ -112,7 +114,7 @@ def net_thread_count_high(ctx: RuleContext):
         "plans (seed 004: random -> ~47 % remote). A yes/no setting."
     ),
 )
-def proxy_routing_not_default(ctx: RuleContext):
+def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         mode = ob.proxy_config.get("server_routing_mode") if ob else None
@@ -146,7 +148,7 @@ def proxy_routing_not_default(ctx: RuleContext):
         "routing problem rather than the occasional leader switch. past = share / 20 %."
     ),
 )
-def remote_plans_high(ctx: RuleContext):
+def remote_plans_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         counts = ob.plan_type_counts if ob else {}

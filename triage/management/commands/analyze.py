@@ -14,9 +14,12 @@ import logging
 import sys
 from pathlib import Path
 
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
+from kb.models import Case
 from triage.engine import analyze, result_to_json
 
 log = logging.getLogger(__name__)
@@ -28,20 +31,11 @@ def ensure_database() -> str | None:
     knowledge base app) when no case is stored yet. Returns a warning instead
     of raising, because the analysis itself needs no database."""
     try:
-        from django.db import connection
-        from django.db.migrations.executor import MigrationExecutor
-
         executor = MigrationExecutor(connection)
         if executor.migration_plan(executor.loader.graph.leaf_nodes()):
             call_command("migrate", interactive=False, verbosity=0)
-        if "loadcases" in get_commands():
-            from django.apps import apps
-
-            case_model = next(
-                (m for m in apps.get_app_config("kb").get_models() if m.__name__ == "Case"), None
-            )
-            if case_model is None or not case_model.objects.exists():
-                call_command("loadcases", verbosity=0, stdout=_Null())
+        if not Case.objects.exists():
+            call_command("loadcases", verbosity=0, stdout=_Null())
     except Exception as exc:  # no database server, read-only volume ...
         log.debug("database not prepared", exc_info=True)
         return f"similar cases unavailable: {type(exc).__name__}: {exc}"
