@@ -43,6 +43,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from collectors import facts as f
+from collectors import parsers
 from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
@@ -975,8 +976,6 @@ class _TarWalk:
 
     @staticmethod
     def _kinds() -> set[str]:
-        from collectors import parsers
-
         return set(parsers.REGISTRY)
 
 

@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any, NoReturn
 
+from django.conf import settings
+
 from collectors import facts as f
 from collectors import parsers
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
@@ -146,8 +148,6 @@ class ParseTimeout(BaseException):
 def parse_budget() -> tuple[float, int]:
     """(seconds, bytes) one artifact may take to parse; 0 seconds: no limit."""
     try:
-        from django.conf import settings
-
         return (
             float(getattr(settings, "CASEBOOK_PARSE_SECONDS", PARSE_SECONDS)),
             int(getattr(settings, "CASEBOOK_PARSE_MAX_BYTES", PARSE_MAX_BYTES)),

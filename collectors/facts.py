@@ -26,6 +26,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.cpulist import parse_cpulist
+
 
 class ParseError(ValueError):
     """Raised by a parser when the text is not the artifact it expects.
@@ -385,8 +387,6 @@ class KernelCmdline(Parsed):
 
     def cpulist(self, name: str) -> list[int]:
         """CPUs named by ``isolcpus=``/``nohz_full=`` style parameters."""
-        from collectors.cpulist import parse_cpulist
-
         value = self.params.get(name) or ""
         parts = [p for p in value.split(",") if p and not p[0].isalpha()]
         try:

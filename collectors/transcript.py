@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from collectors import parsers
+from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 from collectors.facts import to_dict
 from collectors.normalise import STOPWORDS as _STOPWORDS
 from collectors.normalise import Normalised, normalise
@@ -893,7 +894,6 @@ class _Splitter:
         if spec is None or self.detect_budget <= 0:
             return False
         self.detect_budget -= 1
-        from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 
         seconds, max_bytes = parse_budget()
         text = self.text(a, b)

@@ -18,12 +18,16 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from accounts.services import last_worker_contact
 
 CHECK_TIMEOUT_SECONDS = 2
 
@@ -51,7 +55,6 @@ def broker_status() -> str:
     url = getattr(settings, "REDIS_URL", "")
     if not url:
         return "eager"
-    import redis
 
     try:
         client = redis.Redis.from_url(
@@ -68,10 +71,6 @@ def broker_status() -> str:
 
 def worker_status() -> dict:
     """The last heartbeat answered by a worker and whether it is recent."""
-    from django.utils import timezone
-
-    from accounts.services import last_worker_contact
-
     try:
         last = last_worker_contact()
     except Exception as exc:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.management.utils import get_random_secret_key
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -23,8 +24,6 @@ def _embedded_secret_key() -> str:
     """The embedded default keeps a random key in the data directory, so a fresh
     clone needs no configuration and sessions survive restarts. Production sets
     SECRET_KEY in the environment."""
-    from django.core.management.utils import get_random_secret_key
-
     path = DATA_DIR / "secret_key"
     if not path.exists():
         path.write_text(get_random_secret_key())

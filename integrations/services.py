@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.db.models import F
@@ -35,6 +36,11 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from accounts.access import home_team
+from triage.models import Finding, Snapshot
+from troubleshoot.models import Session
+
+from . import tasks
 from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, Webhook
 
 log = logging.getLogger(__name__)
@@ -49,11 +55,6 @@ RETRY_STATUSES = {408, 425, 429}
 
 class InvalidWebhookURL(ValueError):
     """The URL is not http(s), does not resolve, or points at a blocked network."""
-
-
-class DeliveryRetry(Exception):
-    """Raised by the delivery task for an attempt worth retrying (Celery's
-    ``autoretry_for`` turns it into a retry with back-off)."""
 
 
 # ------------------------------------------------------------------ URL checks (SSRF)
@@ -172,20 +173,16 @@ def _envelope(*, event: str, team, data: dict) -> dict:
 
 
 def _enqueue_delivery(delivery_id: int) -> None:
-    from .tasks import deliver_webhook
-
     try:
-        deliver_webhook.delay(delivery_id)
+        tasks.deliver_webhook.delay(delivery_id)
     except Exception:
         # The broker is down: the row stays ``pending`` and shows in the log.
         log.warning("could not enqueue webhook delivery %s", delivery_id, exc_info=True)
 
 
 def _enqueue_email(event: str, team_id: int, payload: dict) -> None:
-    from .tasks import send_event_email
-
     try:
-        send_event_email.delay(event, team_id, payload)
+        tasks.send_event_email.delay(event, team_id, payload)
     except Exception:
         log.warning("could not enqueue the %s e-mail", event, exc_info=True)
 
@@ -329,8 +326,6 @@ def set_notification_events(*, user, events: list[str], email: str | None = None
 
 def email_recipients(*, event: str, team_id: int):
     """Active members of the team with an e-mail address who opted in to ``event``."""
-    from django.contrib.auth import get_user_model
-
     users = (
         get_user_model()
         .objects.filter(is_active=True, memberships__team_id=team_id, notification_preference__isnull=False)
@@ -402,8 +397,6 @@ def mail_event(*, event: str, team_id: int, payload: dict) -> int:
 
 
 def analysis_payload(snapshot) -> dict:
-    from triage.models import Finding
-
     findings = Finding.objects.filter(snapshot=snapshot, engine_version=snapshot.engine_version)
     if snapshot.status != "done":
         findings = findings.none()
@@ -436,8 +429,6 @@ def analysis_finished(*, snapshot_id: int) -> None:
     is once the caller's transaction commits (the findings are then there)."""
 
     def send():
-        from triage.models import Snapshot
-
         snapshot = Snapshot.objects.select_related("team").filter(pk=snapshot_id).first()
         if snapshot is None or snapshot.status not in (Snapshot.Status.DONE, Snapshot.Status.FAILED):
             return
@@ -477,9 +468,6 @@ def session_closed(*, session) -> None:
 
 def _case_team(case):
     """The team of the session the case was promoted from, else its author's first team."""
-    from accounts.access import home_team
-    from troubleshoot.models import Session
-
     session = Session.objects.filter(promoted_case=case).exclude(team=None).select_related("team").first()
     if session is not None:
         return session.team

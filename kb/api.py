@@ -7,8 +7,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.access import case_search_filters, readable_cases
 from kb import search
+from kb.access import case_search_filters, readable_cases
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
 from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer

@@ -796,7 +796,7 @@ def search(
 ) -> Results:
     """Search cases: one hit per case, in ``language`` (the reader's) when the
     case has it. ``filters``: state, platform, database, language, rule,
-    author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
+    author_id (``kb.access.case_search_filters`` adds it for drafts)."""
     filters = dict(filters or {})
     query = parse_query(text)
     page = max(int(page or 1), 1)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from kb.models import Case, CaseMeasure, Measure, Metric, Reference, Tag
+from kb.services import reuse_counts
 
 
 class MeasureSerializer(serializers.ModelSerializer):
@@ -62,8 +63,6 @@ class CaseSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
     def get_reuse_count(self, case) -> int:
-        from kb.services import reuse_counts
-
         return reuse_counts([case.slug]).get(case.slug, 0)
 
     def get_translations(self, case) -> list[dict]:

@@ -16,14 +16,9 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import (
-    SignedInRequest,
-    can_edit_case,
-    can_review_case,
-    case_search_filters,
-    readable_cases,
-)
+from accounts.access import SignedInRequest
 from kb import history, search, services
+from kb.access import can_edit_case, can_review_case, case_search_filters, readable_cases
 from kb.forms import CaseEditForm, CaseSearchForm, ReviewForm
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import related_cases

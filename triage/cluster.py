@@ -26,6 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
 from collectors.facts import HostFacts, SnapshotFacts
+from triage import engine
 from triage.models import Snapshot
 from triage.rules import Finding, load_all
 from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
@@ -264,8 +265,6 @@ class ClusterView:
 def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[Finding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
     each snapshot's own report); ``profiles``: their stored fleet profiles."""
-    from triage import engine
-
     fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine.is_fleet_rule(rule_id)}
     stored = {h.label: p for h, p in zip(hosts, profiles, strict=True)} if profiles is not None else {}
     return engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles=stored), rules=fleet).findings

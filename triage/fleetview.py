@@ -20,6 +20,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
+from accounts.access import is_support, visible_teams
 from triage.models import Acknowledgement, Finding, Snapshot
 
 WEEKS = 26  # the rule page's counts over time
@@ -131,8 +132,6 @@ def split_acknowledged(
 def visible_acknowledgements(user, rule: str) -> QuerySet[Acknowledgement]:
     """Every acknowledgement of ``rule`` (active, expired or withdrawn) in a
     scope the user may read: their teams', and their own team-less ones."""
-    from accounts.access import is_support, visible_teams
-
     qs = Acknowledgement.objects.filter(rule=rule).select_related("created_by", "revoked_by", "team")
     if not is_support(user):
         qs = qs.filter(Q(team__in=visible_teams(user)) | Q(team__isnull=True, owner=user))

@@ -14,6 +14,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.reports import facts_summary
@@ -523,8 +524,6 @@ class RuleDetailSerializer(RuleSerializer):
     def build(spec, *, visible, user, request=None) -> dict:
         """The rule with every affected host, the weekly counts and the
         acknowledgements, as the rule page shows them."""
-        from triage import fleetview
-
         affected = fleetview.affected_snapshots(visible, spec.id)
         total = affected.count()
         hosts = fleetview.with_acknowledgements(spec.id, list(affected[: fleetview.MAX_HOSTS]))

@@ -21,9 +21,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from config.pagination import paginate
 from config.request_limits import upload_view
+from kb.access import readable_cases
+from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
+from triage import charts, engine, fleetview, services
 from triage import cluster as clusters
-from triage import engine, fleetview, services
 from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
 from triage.models import Finding, Snapshot, TicketRef
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
@@ -33,7 +35,6 @@ from triage.rules import Finding as RuleFinding
 from triage.rules import artifact_file
 from triage.rules import load_all as load_rules
 from triage.severity import SEVERITIES
-from troubleshoot import charts
 
 TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
@@ -678,8 +679,6 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         [(f"{week:%Y-%m-%d}", float(n)) for week, n in weeks],
         title=_("Hosts with this finding, per week"),
     )
-    from accounts.access import readable_cases
-    from kb.models import Case, Measure
 
     measures = {m.slug: m for m in Measure.objects.filter(slug__in=spec.measures)}
     lang = "zh" if zh else "en"

@@ -26,6 +26,7 @@ from triage.remedies import NoRemedy, Remedy, RemedyResult
 from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
+from triage.services import load_host_facts
 
 # Measures whose configuration comes from the guest's patch.
 PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))
@@ -87,8 +88,6 @@ def _placement_domains(snapshot: Snapshot) -> list[str] | None:
 
 
 def _plans_of(snapshot: Snapshot, names: list[str]) -> list[GuestPlan]:
-    from triage.services import load_host_facts
-
     try:
         host = load_host_facts(snapshot)
     except FileNotFoundError:

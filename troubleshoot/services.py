@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Field, Max, Q, QuerySet
@@ -24,11 +25,15 @@ from django.utils.translation import pgettext
 
 from accounts.access import can_view_team, home_team, is_support, visible_teams
 from accounts.models import Membership
-from integrations import services as integrations
+from collectors.facts import SnapshotFacts
 from kb.models import Case, CaseMeasure, Disruption, Measure
+from kb.services import record_reuse, record_revision, save_case
+from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
+from triage.engine import ENGINE_VERSION
 from triage.models import Finding, Snapshot
+from triage.services import add_ticket, create_snapshot, visible_snapshots
 from triage.severity import SEVERITIES
-from troubleshoot import fill
+from troubleshoot import fill, signals
 from troubleshoot.fill import PINNING, GuestPlan, fill_commands
 from troubleshoot.models import (
     STEP_ORDER,
@@ -215,8 +220,6 @@ MAX_COMMENT = 10000
 
 def assignable_users(session: Session):
     """Who a session can be assigned to: its owner and the members of its team."""
-    from django.contrib.auth import get_user_model
-
     users = get_user_model().objects.filter(is_active=True)
     scope = Q(pk=session.owner_id)
     if session.team_id:
@@ -263,8 +266,6 @@ def add_comment(*, session: Session, user, text: str) -> Comment:
 @transaction.atomic
 def add_session_ticket(*, session: Session, user, key: str, url: str = ""):
     """Link the session to an external ticket (``triage.services.add_ticket``)."""
-    from triage.services import add_ticket
-
     _require_edit(user, session)
     ticket = add_ticket(user=user, key=key, url=url, session=session)
     record(session=session, user=user, action="ticket", target=ticket.key, new=ticket.url)
@@ -291,7 +292,6 @@ def attach_snapshot(
 ) -> bool:
     """Attach an existing snapshot the user can see. False if already attached."""
     _require_edit(user, session)
-    from triage.services import visible_snapshots
 
     if not visible_snapshots(user).filter(pk=snapshot.pk).exists():
         raise PermissionDenied("snapshot not visible")
@@ -319,8 +319,6 @@ def attach_snapshot(
 def startable_snapshot(user, snapshot_id) -> Snapshot | None:
     """The snapshot a new session starts from ("Start a case from this"), if the
     user can see it; None for a missing, invisible or malformed id."""
-    from triage.services import visible_snapshots
-
     try:
         pk = int(snapshot_id)
     except (TypeError, ValueError):
@@ -336,8 +334,6 @@ def starting_snapshots(user, snapshot: Snapshot) -> list[Snapshot]:
     snapshot and the other hosts of its cluster the user can see (analysed
     together, so the wizard sees the guest and its host side by side),
     newest first after the snapshot itself."""
-    from triage.services import visible_snapshots
-
     if not snapshot.cluster:
         return [snapshot]
     siblings = (
@@ -370,8 +366,6 @@ def problem_from_snapshot(snapshot: Snapshot) -> dict:
 def upload_snapshot(*, session: Session, user, uploaded_file, phase: str) -> Snapshot:
     """Store an upload through triage (which queues its analysis) and attach it.
     Each file is one host; the files of a phase form one cluster."""
-    from triage.services import create_snapshot
-
     _require_edit(user, session)
     name = PurePath(getattr(uploaded_file, "name", "") or "upload").name
     snapshot = create_snapshot(
@@ -495,11 +489,8 @@ def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[
 def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> dict:
     """Rules and environment features of the phase's snapshots, the shape of a
     case signature (``{"rules": [...], "features": [...]}``)."""
-    from kb.similarity import snapshot_features
-
     snaps = [s for s in snapshots_of(session, phase) if s.status == Snapshot.Status.DONE]
     rules = sorted({f.rule for f in merged_findings(session, phase)})
-    from collectors.facts import SnapshotFacts
 
     features = snapshot_features(SnapshotFacts(hosts=[s.host_facts() for s in snaps]))
     return {"rules": rules, "features": features}
@@ -507,8 +498,6 @@ def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) ->
 
 def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> list[dict]:
     """Published cases like the before-snapshots, best first, each with why."""
-    from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules
-
     sig = signature_of(session)
     # Only warning/critical findings (or a strong match of the symptom text)
     # qualify a case; a session whose snapshots are healthy gets none.
@@ -531,8 +520,6 @@ def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
     by the words of its title and symptom (``kb.similarity.sounds_like``, the
     same comparison as a report's pasted write-up). Empty when a warning or
     critical finding of its snapshots is there: the rules speak then."""
-    from kb.similarity import serious_rules, sounds_like
-
     text = "\n".join(t for t in (session.title, session.symptom) if t)
     if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
         return []
@@ -985,7 +972,7 @@ def close_session(*, session: Session, user, outcome: str, root_cause: str, less
         session.state = Session.State.CLOSED
         session.closed_at = timezone.now()
         session.save(update_fields=["state", "closed_at", "updated_at"])
-        integrations.session_closed(session=session)
+        signals.session_closed.send(sender=Session, session=session)
 
 
 @transaction.atomic
@@ -1068,9 +1055,9 @@ def _constraints_text(session: Session) -> str:
 
 
 def _verbose_name(name: str) -> str:
-    field = Session._meta.get_field(name)
-    assert isinstance(field, Field)  # a column of the session, not a relation
-    return str(field.verbose_name)
+    column = Session._meta.get_field(name)
+    assert isinstance(column, Field)  # a column of the session, not a relation
+    return str(column.verbose_name)
 
 
 def _label(name: str) -> str:
@@ -1097,9 +1084,6 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     """Create a draft case from a closed session: environment, cause, measures
     with their outcomes, the metric before/after and the signature of the
     before-snapshots. A reviewer (support) publishes it."""
-    from kb.services import save_case
-    from triage.engine import ENGINE_VERSION
-
     _require_edit(user, session)
     if not session.is_closed:
         raise ValueError(_("close the session before promoting it"))
@@ -1130,8 +1114,6 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
 
 def _draft_case(*, session: Session, user, lang: str, engine_version: str, save_case, pending: bool) -> Case:
     """One language version of the promoted draft, built in that language."""
-    from kb.services import record_revision
-
     slug = f"session-{session.pk}-{slugify(session.title)[:60]}".strip("-")
     snaps = snapshots_of(session, "before")
     hosts = ", ".join(s.host_label for s in snaps)
@@ -1232,8 +1214,6 @@ def link_case(*, session: Session, user, case_slug: str, language: str = "en") -
 def case_helped(*, session: Session, user, case_slug: str) -> bool:
     """ "This case helped" from the session's summary: one reuse mark per
     session and case, with an audit entry. False when already marked."""
-    from kb.services import record_reuse
-
     if not can_view(user, session):
         raise PermissionDenied("not your session")
     if not record_reuse(slug=case_slug, user=user, source="session", session=session):

@@ -24,9 +24,12 @@ from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, explain
-from triage.services import UploadRejected, visible_snapshots
+from triage import charts
+from triage.forms import TicketForm
+from triage.reports import MARKUPS
+from triage.services import TicketRejected, UploadRejected, visible_snapshots
 from triage.views import not_checked_items
-from troubleshoot import charts, services
+from troubleshoot import services
 from troubleshoot.forms import (
     ApplyForm,
     ApplyTogetherForm,
@@ -666,9 +669,6 @@ def session_comment(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
-    from triage.forms import TicketForm
-    from triage.services import TicketRejected
-
     session = _session_for(request, pk)
     form = TicketForm(request.POST)
     if not form.is_valid():
@@ -686,8 +686,6 @@ def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def session_summary(request: HttpRequest, pk: int, markup: str) -> HttpResponse:
     """The session summed up for its ticket: ``summary.md`` or ``summary.jira``."""
-    from triage.reports import MARKUPS
-
     session = _session_for(request, pk)
     writer = MARKUPS[markup]
     text = render_summary(

@@ -19,7 +19,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from collectors.archive import load_snapshot
+from collectors.decoding import input_text
 from kb.models import Case
+from kb.similarity import prose_only
 from triage.engine import analyze, result_to_json
 
 log = logging.getLogger(__name__)
@@ -45,9 +48,6 @@ def ensure_database() -> str | None:
 def prose_symptom(snapshot, paths) -> str:
     """The input's text when the snapshot is prose only (nothing read into an
     artifact): similar cases can then only be matched by what it says."""
-    from collectors.decoding import input_text
-    from kb.similarity import prose_only
-
     return input_text(paths) if prose_only(snapshot) else ""
 
 
@@ -70,8 +70,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, paths, json=False, no_similar=False, **options):
-        from collectors.archive import load_snapshot
-
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
             raise CommandError(f"no such file or directory: {', '.join(missing)}")
