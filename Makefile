@@ -24,7 +24,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 help:
 	@echo "make run      create .venv, install, migrate, load cases, create admin, serve on http://$(HOST):$(PORT)/"
 	@echo "make test     install test dependencies and run the whole suite (pytest)"
-	@echo "make lint     ruff check + ruff format --check"
+	@echo "make lint     ruff check + ruff format --check + mypy + import-linter (the layers)"
 	@echo "make format   ruff format + ruff check --fix"
 	@echo "make messages extract UI strings into locale/zh_Hans and compile them"
 	@echo "make worker   run a Celery worker (needs REDIS_URL)"
@@ -80,6 +80,8 @@ test: install-dev
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: install-dev
 	$(VENV)/bin/ruff format .
@@ -98,4 +100,4 @@ beat: install
 	$(VENV)/bin/celery -A config beat -l info --schedule $${CASEBOOK_DATA_DIR:-data}/celerybeat-schedule
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache test-output
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache test-output

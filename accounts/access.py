@@ -3,11 +3,21 @@ helpers instead of reading memberships themselves, so the policy lives here."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from .models import Membership, Team
 
 SUPPORT_ROLES = (Membership.Role.SUPPORT, Membership.Role.ADMIN)
+
+
+class SignedInRequest(HttpRequest):
+    """The request of a page: LoginRequiredMiddleware lets only signed-in users
+    through, so its ``user`` is a ``User`` (an annotation for type checkers;
+    Django passes an ``HttpRequest``)."""
+
+    user: User
 
 
 def is_support(user) -> bool:
@@ -45,52 +55,6 @@ def can_view_team(user, team: Team | None) -> bool:
     if team is None:
         return True
     return visible_teams(user).filter(pk=team.pk).exists()
-
-
-def readable_cases(user):
-    """Cases the user may read: published and archived ones for every signed-in
-    user; drafts and cases in review (promoted from sessions, so they may still
-    name customer hosts) only for their author and for support staff, who
-    review and publish them."""
-    from django.db.models import Q
-
-    from kb.models import Case
-
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
-        return Case.objects.none()
-    if is_support(user):
-        return Case.objects.all()
-    return Case.objects.filter(Q(state__in=PUBLIC_CASE_STATES) | Q(author=user))
-
-
-PUBLIC_CASE_STATES = ("published", "archived")
-
-
-def can_edit_case(user, case) -> bool:
-    """A draft is edited by its author and by support staff; a case in review
-    or published is not edited in place (the reviewer returns it first)."""
-    from kb.models import Case
-
-    if case.state != Case.State.DRAFT or not getattr(user, "is_authenticated", False):
-        return False
-    return case.author_id == user.pk or is_support(user)
-
-
-def can_review_case(user, case) -> bool:
-    """Support staff review a case submitted for review, never their own: a
-    second person approves or returns it."""
-    from kb.models import Case
-
-    if case.state != Case.State.IN_REVIEW or not is_support(user):
-        return False
-    return case.author_id != user.pk
-
-
-def case_search_filters(user, filters: dict) -> dict:
-    """``filters`` for ``kb.search.search`` narrowed to what the user may read."""
-    if filters.get("state") not in (None, "", *PUBLIC_CASE_STATES) and not is_support(user):
-        return {**filters, "author_id": user.pk}
-    return filters
 
 
 def home_team(user) -> Team | None:

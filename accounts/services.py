@@ -13,6 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from config.ldap import ROLES, normalise_dn
+
+from . import tasks
 from .models import ApiToken, Membership, Team, WorkerHeartbeat
 
 # Heartbeats are evidence, not history: keep enough to see a pattern.
@@ -106,10 +109,8 @@ def ensure_team(*, name: str, description: str = "") -> tuple[Team, bool]:
 def request_heartbeat() -> WorkerHeartbeat:
     """Record a heartbeat request and queue it for a worker once the row is
     committed (a worker must never look for a row it cannot see yet)."""
-    from .tasks import record_heartbeat
-
     heartbeat = WorkerHeartbeat.objects.create()
-    transaction.on_commit(lambda: record_heartbeat.delay(heartbeat.pk))
+    transaction.on_commit(lambda: tasks.record_heartbeat.delay(heartbeat.pk))
     return heartbeat
 
 
@@ -136,7 +137,9 @@ def last_worker_contact() -> WorkerHeartbeat | None:
 
 def worker_seen_within(*, seconds: int) -> bool:
     last = last_worker_contact()
-    return bool(last and last.completed_at >= timezone.now() - timedelta(seconds=seconds))
+    return bool(
+        last and last.completed_at and last.completed_at >= timezone.now() - timedelta(seconds=seconds)
+    )
 
 
 def sync_directory_teams(
@@ -150,11 +153,12 @@ def sync_directory_teams(
     removed; memberships of teams the map does not name (given by hand in the
     admin) are never touched. A mapped team that does not exist yet is created.
     """
-    from config.ldap import ROLES, normalise_dn
-
     wanted: dict[str, str] = {}
     for dn in group_dns:
-        slug, role = team_map.get(normalise_dn(dn), (None, None))
+        mapped = team_map.get(normalise_dn(dn))
+        if mapped is None:
+            continue
+        slug, role = mapped
         if slug and ROLES.index(role) >= ROLES.index(wanted.get(slug, ROLES[0])):
             wanted[slug] = role
     with transaction.atomic():

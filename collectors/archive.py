@@ -43,6 +43,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from collectors import facts as f
+from collectors import parsers
 from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
@@ -100,7 +101,7 @@ class _LimitExceeded(Exception):
     pass
 
 
-def _magic(head: bytes) -> str:
+def _magic(head: bytes | bytearray) -> str:
     if head.startswith(b"\x1f\x8b"):
         return "gzip"
     if head.startswith(b"\xfd7zXZ\x00"):
@@ -120,7 +121,7 @@ def _magic(head: bytes) -> str:
     return "text"
 
 
-def _is_tar_header(block: bytes) -> bool:
+def _is_tar_header(block: bytes | bytearray) -> bool:
     if len(block) < 512:
         return False
     if block[257:262] == b"ustar":
@@ -137,7 +138,7 @@ class _CountingReader(io.RawIOBase):
     came out of it: this is what stops a zip bomb, whether we read a member or
     tarfile skips over one."""
 
-    def __init__(self, stream: IO[bytes], budget: int, prefix: bytes = b""):
+    def __init__(self, stream: IO[bytes] | io.BufferedIOBase, budget: int, prefix: bytes = b""):
         self.stream = stream
         self.budget = budget
         self.prefix = prefix
@@ -171,12 +172,12 @@ class _SafeTarInfo(tarfile.TarInfo):
     def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.size > MiB:
             raise tarfile.HeaderError(f"pax header of {self.size} bytes")
-        return super()._proc_pax(tarfile_)  # type: ignore[misc]
+        return super()._proc_pax(tarfile_)  # type: ignore[misc,no-any-return]  # private in typeshed
 
     def _proc_gnulong(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.size > 64 * 1024:
             raise tarfile.HeaderError(f"GNU long name of {self.size} bytes")
-        return super()._proc_gnulong(tarfile_)  # type: ignore[misc]
+        return super()._proc_gnulong(tarfile_)  # type: ignore[misc,no-any-return]  # private in typeshed
 
 
 @dataclass
@@ -424,7 +425,7 @@ class _Loader:
         self.asm.artifact(name, None, lines=None, parsed=False, note="binary")
 
     @staticmethod
-    def _decompressor(kind: str, fh: IO[bytes]) -> IO[bytes]:
+    def _decompressor(kind: str, fh: IO[bytes]) -> io.BufferedIOBase:
         if kind == "gzip":
             return gzip.GzipFile(fileobj=fh, mode="rb")
         if kind == "xz":
@@ -464,7 +465,7 @@ class _Loader:
     def load_tar(self, reader: _CountingReader, name: str) -> None:
         tar = _TarWalk(self, name)
         try:
-            with tarfile.open(fileobj=reader, mode="r|", tarinfo=_SafeTarInfo) as tf:  # type: ignore[call-overload]
+            with tarfile.open(fileobj=reader, mode="r|", tarinfo=_SafeTarInfo) as tf:
                 tar.walk(tf)
         except _LimitExceeded as exc:
             self.error(name, f"{exc}; stopped after {tar.members} members, kept what was read")
@@ -483,7 +484,13 @@ class _Loader:
 
     # ------------------------------------------------------------------ artifacts
     def text_file(
-        self, name: str, data: bytes, *, path_kind: str | None, member: bool = False, **kwargs: Any
+        self,
+        name: str,
+        data: bytes | bytearray,
+        *,
+        path_kind: str | None,
+        member: bool = False,
+        **kwargs: Any,
     ) -> bool:
         """A file or member whose kind may be known from its path; otherwise it is
         one artifact recognised by content, or a transcript. An empty archive
@@ -718,7 +725,7 @@ class _TarWalk:
         self.members = 0
         self.manifest: dict[str, _ManifestEntry] = {}
         self.manifest_seen = False
-        self.pending: list[tuple[str, bytes]] = []
+        self.pending: list[tuple[str, bytes | bytearray]] = []
         self.pending_bytes = 0
         self.is_sos = False
         self.links: list[str] = []
@@ -731,7 +738,7 @@ class _TarWalk:
         for member in tf:
             # A streamed tar still keeps every TarInfo it has read: drop them,
             # or 100,000 members cost ~100 MB.
-            tf.members.clear()
+            tf.members.clear()  # type: ignore[attr-defined]  # not in typeshed
             self.members += 1
             if self.members > limits.members:
                 self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
@@ -756,7 +763,9 @@ class _TarWalk:
                 self.is_sos = True
             self.member(tf, member, name)
 
-    def _read(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, limit: int) -> bytes | None:
+    def _read(
+        self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, limit: int
+    ) -> bytes | bytearray | None:
         if member.size > limit:
             self.error(name, f"member of {member.size} bytes exceeds the artifact limit ({limit}); skipped")
             return None
@@ -822,7 +831,9 @@ class _TarWalk:
         self.pending.append((name, data))
         self.pending_bytes += len(data)
 
-    def artifact(self, name: str, data: bytes, kind: str | None, entry: _ManifestEntry | None) -> None:
+    def artifact(
+        self, name: str, data: bytes | bytearray, kind: str | None, entry: _ManifestEntry | None
+    ) -> None:
         if _magic(data[:512]) not in ("text",):
             self.error(name, "nested archive or binary member not opened")
             return
@@ -883,7 +894,7 @@ class _TarWalk:
             self.error(name, "link member skipped")
 
     # -- manifests
-    def read_manifest(self, name: str, data: bytes, *, prefix: str) -> None:
+    def read_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:
         try:
             doc = json.loads(data.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError) as exc:
@@ -939,7 +950,7 @@ class _TarWalk:
             time=str(doc.get("time"))[:64] if doc.get("time") else None,
         )
 
-    def read_sos_manifest(self, name: str, data: bytes, *, prefix: str) -> None:
+    def read_sos_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:
         try:
             doc = json.loads(data.decode("utf-8", errors="replace"))
             plugins = doc["components"]["report"]["plugins"]
@@ -965,8 +976,6 @@ class _TarWalk:
 
     @staticmethod
     def _kinds() -> set[str]:
-        from collectors import parsers
-
         return set(parsers.REGISTRY)
 
 

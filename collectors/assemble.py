@@ -34,8 +34,11 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any, NoReturn
+
+from django.conf import settings
 
 from collectors import facts as f
 from collectors import parsers
@@ -145,8 +148,6 @@ class ParseTimeout(BaseException):
 def parse_budget() -> tuple[float, int]:
     """(seconds, bytes) one artifact may take to parse; 0 seconds: no limit."""
     try:
-        from django.conf import settings
-
         return (
             float(getattr(settings, "CASEBOOK_PARSE_SECONDS", PARSE_SECONDS)),
             int(getattr(settings, "CASEBOOK_PARSE_MAX_BYTES", PARSE_MAX_BYTES)),
@@ -197,7 +198,7 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
         yield False
         return
 
-    def on_alarm(signum, frame):
+    def on_alarm(signum: int, frame: FrameType | None) -> NoReturn:
         raise ParseTimeout
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
@@ -284,7 +285,7 @@ def run_parser(
 # --------------------------------------------------------------------- assembling
 
 
-def _fill(target: dict, values: dict) -> None:
+def _fill(target: dict[str, Any], values: dict[str, Any]) -> None:
     """Copy the keys ``target`` does not have yet (the first source wins)."""
     for key, value in values.items():
         target.setdefault(key, value)
@@ -405,7 +406,7 @@ class HostAssembler:
             # a partial parse: what it skipped is reported, what it read is kept
             self.host.errors.extend(result.errors)
             result.errors = []
-        handlers = (
+        handlers: tuple[tuple[type, Callable[[Any], object]], ...] = (
             (f.CpuTopology, self._cpu_candidates.append),
             (f.NumactlHardware, self._numa_parts.append),
             (f.NodeMeminfo, self._numa_parts.append),
@@ -466,13 +467,15 @@ class HostAssembler:
             self.host.meminfo = r
             return
         rank = self._MEMINFO_RANK.get
+        base = current
         if rank(r.origin, 1) < rank(current.origin, 1):
             # the better source becomes the base; what only the other had is kept
-            self.host.meminfo, r = r, current
+            base, r = r, current
+            self.host.meminfo = base
         for key, value in r.values.items():
-            self.host.meminfo.values.setdefault(key, value)
+            base.values.setdefault(key, value)
             if key in r.lines:
-                self.host.meminfo.lines.setdefault(key, r.lines[key])
+                base.lines.setdefault(key, r.lines[key])
 
     def _add_memory_devices(self, r: f.MemoryDevices) -> None:
         """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 MAX_CPU_ID = 65535
 
 
@@ -40,7 +42,7 @@ def parse_cpulist(text: str) -> list[int]:
     return sorted(include - exclude)
 
 
-def format_cpulist(cpus: list[int] | set[int]) -> str:
+def format_cpulist(cpus: Iterable[int]) -> str:
     """Compress ids to ``"0-3,8"``.
 
     >>> format_cpulist([0, 1, 2, 3, 8])
@@ -48,7 +50,8 @@ def format_cpulist(cpus: list[int] | set[int]) -> str:
     """
     ids = sorted(set(cpus))
     ranges: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0  # read only once ``start`` is set, and set with it
     for cpu in ids:
         if start is None:
             start = prev = cpu

@@ -16,8 +16,11 @@ a 60 MB single line otherwise costs every regex that reads the text).
 from __future__ import annotations
 
 import codecs
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
@@ -37,7 +40,7 @@ class Decoded:
     long_lines: int = 0  # lines cut at MAX_LINE_CHARS
 
 
-def _utf16_without_bom(data: bytes) -> str | None:
+def _utf16_without_bom(data: bytes | bytearray) -> str | None:
     """``utf-16-le``/``-be`` when every other byte of the head is NUL (Windows
     tools write UTF-16 without a BOM now and then)."""
     head = data[:4096]
@@ -52,7 +55,7 @@ def _utf16_without_bom(data: bytes) -> str | None:
     return None
 
 
-def _decode_lines(data: bytes) -> str:
+def _decode_lines(data: bytes | bytearray) -> str:
     out = []
     for line in data.split(b"\n"):
         for enc in ("utf-8", "gb18030"):
@@ -66,7 +69,7 @@ def _decode_lines(data: bytes) -> str:
     return "\n".join(out)
 
 
-def decode_bytes(data: bytes) -> Decoded:
+def decode_bytes(data: bytes | bytearray) -> Decoded:
     """Decode ``data`` (never raises).
 
     >>> decode_bytes(b"\\xef\\xbb\\xbfnode 0 size: 1 MB\\r\\n").text
@@ -120,7 +123,7 @@ def _cut_long_lines(data: bytes | bytearray) -> tuple[bytes | bytearray, int]:
     return buf, len(spans)
 
 
-def looks_binary(head: bytes) -> bool:
+def looks_binary(head: bytes | bytearray) -> bool:
     """Whether an upload whose first bytes are ``head`` is binary, by the same
     test ``decode_bytes`` applies, on the first BINARY_PROBE_BYTES only: a
     60 MB binary file is refused without being read, let alone decoded.
@@ -142,12 +145,10 @@ def _looks_binary(text: str, nul: int, size: int) -> bool:
     return (controls + replacement) / len(head) > 0.05
 
 
-def input_text(paths, limit: int = 8000) -> str:
+def input_text(paths: Iterable[str | os.PathLike[str]], limit: int = 8000) -> str:
     """The decoded text of the regular files among ``paths`` (directories are
     walked), at most ``limit`` characters in all: what a prose-only snapshot
     says, to match it against cases by text."""
-    from pathlib import Path
-
     parts: list[str] = []
     left = limit
     files: list[Path] = []

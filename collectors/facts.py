@@ -26,6 +26,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.cpulist import parse_cpulist
+
 
 class ParseError(ValueError):
     """Raised by a parser when the text is not the artifact it expects.
@@ -385,8 +387,6 @@ class KernelCmdline(Parsed):
 
     def cpulist(self, name: str) -> list[int]:
         """CPUs named by ``isolcpus=``/``nohz_full=`` style parameters."""
-        from collectors.cpulist import parse_cpulist
-
         value = self.params.get(name) or ""
         parts = [p for p in value.split(",") if p and not p[0].isalpha()]
         try:
@@ -956,7 +956,8 @@ def _decoder(hint: Any) -> typing.Callable[[Any], Any]:
         inner = _decoder(options[0]) if len(options) == 1 else _identity
         return lambda value: None if value is None else inner(value)
     if dataclasses.is_dataclass(hint):
-        return lambda value: from_dict(hint, value) if isinstance(value, dict) else None
+        fact_type = typing.cast(type, hint)
+        return lambda value: from_dict(fact_type, value) if isinstance(value, dict) else None
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
         decode_item = _decoder(item)

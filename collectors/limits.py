@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from django.conf import settings
+
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -33,8 +35,6 @@ class Limits:
     @classmethod
     def from_settings(cls) -> Limits:
         try:
-            from django.conf import settings
-
             configured = dict(getattr(settings, "CASEBOOK_LIMITS", {}) or {})
         except Exception:  # Django not installed or not configured
             configured = {}

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from collectors import parsers
+from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 from collectors.facts import to_dict
 from collectors.normalise import STOPWORDS as _STOPWORDS
 from collectors.normalise import Normalised, normalise
@@ -531,7 +532,7 @@ class _Splitter:
         self._prompt_index = index
 
     def prompt(self, i: int) -> tuple[str, str, str | None] | None:
-        return self._prompts.get(i)  # type: ignore[return-value]
+        return self._prompts.get(i)
 
     def next_prompt(self, j: int, b: int) -> int:
         """The first prompt line in ``j..b``, or ``b``."""
@@ -684,7 +685,16 @@ class _Splitter:
             return self.cls(i) == "data"
         return False
 
-    def prompted(self, first, out_start, out_end, command, prompt, host, fenced) -> None:
+    def prompted(
+        self,
+        first: int,
+        out_start: int,
+        out_end: int,
+        command: str,
+        prompt: str,
+        host: str | None,
+        fenced: bool,
+    ) -> None:
         output = self.text(out_start, out_end)
         kind = kind_for_command(command)
         if kind is None and output.strip():
@@ -775,7 +785,17 @@ class _Splitter:
             out.pop("lines", None)
         return out
 
-    def append_prompted(self, start, out_end, text, command, kind, prompt, host, fenced) -> None:
+    def append_prompted(
+        self,
+        start: int,
+        out_end: int,
+        text: str,
+        command: str,
+        kind: str | None,
+        prompt: str,
+        host: str | None,
+        fenced: bool,
+    ) -> None:
         self.blocks.append(
             Block(
                 command=command,
@@ -869,12 +889,11 @@ class _Splitter:
             piece_start, piece_kind = i, k
         self.emit_unprompted(piece_start, b, piece_kind, fenced, host)
 
-    def parses(self, kind: str, a: int, b: int) -> bool:
-        spec = parsers.REGISTRY.get(kind)
+    def parses(self, kind: str | None, a: int, b: int) -> bool:
+        spec = parsers.REGISTRY.get(kind) if kind is not None else None
         if spec is None or self.detect_budget <= 0:
             return False
         self.detect_budget -= 1
-        from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 
         seconds, max_bytes = parse_budget()
         text = self.text(a, b)

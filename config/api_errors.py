@@ -10,8 +10,10 @@ for every operation (:func:`add_error_responses`).
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, serializers, status
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -141,16 +143,13 @@ def not_found(request, exception=None):
     not a number, a slug with a ``#``) gets the API's error body; every other
     path gets Django's page."""
     if request.path.startswith("/api/"):
-        from django.http import JsonResponse
-
         body = {"error": {"code": "not_found", "message": "No such API endpoint or object.", "details": {}}}
         return JsonResponse(body, status=404)
-    from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
 
 
-class FirstRendererNegotiation:
+class FirstRendererNegotiation(BaseContentNegotiation):
     """Content negotiation for views whose success answer is not JSON (the
     Markdown report, the collector script): they build their own response, so
     DRF only renders errors, always as JSON whatever Accept or ``?format=``

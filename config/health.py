@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
+import redis
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from accounts.services import last_worker_contact
 
 CHECK_TIMEOUT_SECONDS = 2
 
@@ -50,7 +55,6 @@ def broker_status() -> str:
     url = getattr(settings, "REDIS_URL", "")
     if not url:
         return "eager"
-    import redis
 
     try:
         client = redis.Redis.from_url(
@@ -67,15 +71,11 @@ def broker_status() -> str:
 
 def worker_status() -> dict:
     """The last heartbeat answered by a worker and whether it is recent."""
-    from django.utils import timezone
-
-    from accounts.services import last_worker_contact
-
     try:
         last = last_worker_contact()
     except Exception as exc:
         return {"last_seen": None, "name": "", "recent": False, "error": _error(exc)}
-    if last is None:
+    if last is None or last.completed_at is None:  # (only answered heartbeats are read)
         return {"last_seen": None, "name": "", "recent": False}
     window = timedelta(seconds=settings.CASEBOOK_HEARTBEAT_STALE_SECONDS)
     recent = last.completed_at >= timezone.now() - window
@@ -86,7 +86,7 @@ def health() -> tuple[int, dict]:
     """(HTTP status, body) of /healthz."""
     database = database_status()
     broker = broker_status()
-    body = {"status": "ok", "database": database, "broker": broker}
+    body: dict[str, Any] = {"status": "ok", "database": database, "broker": broker}
     if database == "ok":
         body["worker"] = worker_status()
     if database != "ok" or broker not in ("ok", "eager"):

@@ -67,8 +67,8 @@ def ldap_settings(env) -> dict[str, Any]:
     if not uri:
         return {}
     try:
-        import django_auth_ldap.config as ldap_config
-        import ldap
+        import django_auth_ldap.config as ldap_config  # noqa: PLC0415 - optional (requirements-ldap.txt)
+        import ldap  # noqa: PLC0415 - optional (requirements-ldap.txt)
     except ImportError as exc:
         raise ImproperlyConfigured(
             "LDAP_SERVER_URI is set but django-auth-ldap/python-ldap are not installed: "

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
+from rest_framework.settings import api_settings
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +117,8 @@ def _hit_local(backend, key: str, limit: int, seconds: int) -> Decision:
 def upload_rate() -> str:
     """The configured upload rate (``CASEBOOK_UPLOAD_RATE``, DRF's ``uploads``
     scope), read per call so a settings change applies at once."""
-    from rest_framework.settings import api_settings
-
-    return (api_settings.DEFAULT_THROTTLE_RATES or {})[UPLOAD_SCOPE]
+    # the stubs type rates as numbers; DRF's are "N/period" strings
+    return (api_settings.DEFAULT_THROTTLE_RATES or {})[UPLOAD_SCOPE]  # type: ignore[return-value]
 
 
 def upload_ident(user, remote_addr: str | None) -> str:

@@ -3,8 +3,10 @@ from the environment (django-environ). See .env.example for the variables."""
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
+from django.core.management.utils import get_random_secret_key
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -22,8 +24,6 @@ def _embedded_secret_key() -> str:
     """The embedded default keeps a random key in the data directory, so a fresh
     clone needs no configuration and sessions survive restarts. Production sets
     SECRET_KEY in the environment."""
-    from django.core.management.utils import get_random_secret_key
-
     path = DATA_DIR / "secret_key"
     if not path.exists():
         path.write_text(get_random_secret_key())
@@ -287,7 +287,7 @@ if HTTPS:
 # Container healthchecks call /healthz over plain HTTP from inside the container.
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},

@@ -20,34 +20,26 @@ import logging
 import sys
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpResponse, JsonResponse
 from django.template import loader
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import requires_csrf_token
+from django.views.defaults import server_error as default_server_error
+from kombu.exceptions import OperationalError as BrokerError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
 
 
-def _infrastructure_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [OperationalError, InterfaceError]
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-
-        errors += [RedisConnectionError, RedisTimeoutError]
-    except ImportError:  # pragma: no cover - redis is a dependency
-        pass
-    try:
-        from kombu.exceptions import OperationalError as BrokerError
-
-        errors.append(BrokerError)
-    except ImportError:  # pragma: no cover - kombu comes with Celery
-        pass
-    return tuple(errors)
-
-
-INFRASTRUCTURE_ERRORS = _infrastructure_errors()
+INFRASTRUCTURE_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError,
+    InterfaceError,
+    RedisConnectionError,
+    RedisTimeoutError,
+    BrokerError,
+)
 
 
 def is_infrastructure_error(exc: BaseException | None) -> bool:
@@ -66,7 +58,7 @@ def unavailable_response(request) -> HttpResponse:
                 "details": {"retry_after_seconds": retry_after},
             }
         }
-        response = JsonResponse(body, status=503)
+        response: HttpResponse = JsonResponse(body, status=503)
     else:
         html = loader.render_to_string(
             "503.html",
@@ -104,8 +96,6 @@ class InfrastructureErrorMiddleware:
 def _discard_broken_connections() -> None:
     """Close connections the error left unusable, so the next request of this
     thread opens a fresh one instead of failing again."""
-    from django.db import connections
-
     for conn in connections.all(initialized_only=True):
         try:
             conn.close_if_unusable_or_obsolete()
@@ -121,6 +111,5 @@ def server_error(request, template_name: str = "500.html"):
     if is_infrastructure_error(sys.exc_info()[1]):
         _discard_broken_connections()
         return unavailable_response(request)
-    from django.views.defaults import server_error as default_server_error
 
     return default_server_error(request, template_name)

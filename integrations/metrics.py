@@ -19,8 +19,11 @@ import hmac
 import ipaddress
 import os
 import time
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
+import redis
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
@@ -28,9 +31,14 @@ from django.http import HttpResponse, HttpResponseForbidden
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest, multiprocess
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+
+from accounts.services import last_worker_contact
+from triage.models import Snapshot, SnapshotArtifact
+
+from .models import Counter, Delivery
 
 # Seconds from a worker starting an analysis to its result.
 ANALYSIS_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
@@ -73,7 +81,6 @@ def queue_lengths() -> dict[str, int]:
     without a broker."""
     if not settings.REDIS_URL:
         return {}
-    import redis
 
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
     try:
@@ -91,8 +98,6 @@ def queue_lengths() -> dict[str, int]:
 
 
 def _analysis_histogram() -> HistogramMetricFamily:
-    from triage.models import Snapshot
-
     duration = ExpressionWrapper(F("finished_at") - F("started_at"), output_field=DurationField())
     family = HistogramMetricFamily(
         "casebook_analysis_duration_seconds",
@@ -109,7 +114,7 @@ def _analysis_histogram() -> HistogramMetricFamily:
         f"le_{i}": Count("pk", filter=Q(duration__lte=timedelta(seconds=b)))
         for i, b in enumerate(ANALYSIS_BUCKETS)
     }
-    rows = {
+    rows: dict[str, Mapping[str, Any]] = {
         row["status"]: row
         for row in finished.values("status").annotate(n=Count("pk"), total=Sum("duration"), **aggregates)
     }
@@ -127,11 +132,6 @@ class CasebookCollector(Collector):
     """Reads the database (and Redis) at scrape time."""
 
     def collect(self):
-        from accounts.services import last_worker_contact
-        from triage.models import Snapshot, SnapshotArtifact
-
-        from .models import Counter, Delivery
-
         yield CounterMetricFamily(
             "casebook_uploads", "Snapshots uploaded (web, API, wizard).", value=Snapshot.objects.count()
         )
@@ -190,8 +190,6 @@ def registry() -> CollectorRegistry:
     """A fresh registry per scrape: request latency (this process, or every
     process in multiprocess mode) and the database-derived metrics."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
         reg = CollectorRegistry()
         multiprocess.MultiProcessCollector(reg)
     else:

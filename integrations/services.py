@@ -12,6 +12,7 @@ in docs/integrations.md.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import http.client
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.db.models import F
@@ -34,6 +36,11 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from accounts.access import home_team
+from triage.models import Finding, Snapshot
+from troubleshoot.models import Session
+
+from . import tasks
 from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, Webhook
 
 log = logging.getLogger(__name__)
@@ -48,11 +55,6 @@ RETRY_STATUSES = {408, 425, 429}
 
 class InvalidWebhookURL(ValueError):
     """The URL is not http(s), does not resolve, or points at a blocked network."""
-
-
-class DeliveryRetry(Exception):
-    """Raised by the delivery task for an attempt worth retrying (Celery's
-    ``autoretry_for`` turns it into a retry with back-off)."""
 
 
 # ------------------------------------------------------------------ URL checks (SSRF)
@@ -70,9 +72,10 @@ def address_blocked(address: str) -> bool:
     """True for link-local (cloud metadata lives there), unspecified, multicast
     and the networks of ``CASEBOOK_WEBHOOK_BLOCKED_NETWORKS``, unless the
     address is in ``CASEBOOK_WEBHOOK_ALLOWED_NETWORKS``."""
-    ip = ipaddress.ip_address(address)
-    if getattr(ip, "ipv4_mapped", None):
-        ip = ip.ipv4_mapped
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
+    mapped = getattr(ip, "ipv4_mapped", None)
+    if mapped:
+        ip = mapped
     if any(ip in net for net in _allowed_networks()):
         return False
     return (
@@ -112,7 +115,7 @@ def resolve_target(url: str) -> Target:
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise InvalidWebhookURL(_("The host name does not resolve.")) from exc
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not addresses:
         raise InvalidWebhookURL(_("The host name does not resolve."))
     if any(address_blocked(a) for a in addresses):
@@ -170,20 +173,16 @@ def _envelope(*, event: str, team, data: dict) -> dict:
 
 
 def _enqueue_delivery(delivery_id: int) -> None:
-    from .tasks import deliver_webhook
-
     try:
-        deliver_webhook.delay(delivery_id)
+        tasks.deliver_webhook.delay(delivery_id)
     except Exception:
         # The broker is down: the row stays ``pending`` and shows in the log.
         log.warning("could not enqueue webhook delivery %s", delivery_id, exc_info=True)
 
 
 def _enqueue_email(event: str, team_id: int, payload: dict) -> None:
-    from .tasks import send_event_email
-
     try:
-        send_event_email.delay(event, team_id, payload)
+        tasks.send_event_email.delay(event, team_id, payload)
     except Exception:
         log.warning("could not enqueue the %s e-mail", event, exc_info=True)
 
@@ -198,7 +197,7 @@ def emit(*, event: str, team, data: dict) -> list[Delivery]:
     hooks = [h for h in Webhook.objects.filter(team=team, active=True) if event in (h.events or [])]
     deliveries = [Delivery.objects.create(webhook=h, event=event, payload=payload) for h in hooks]
     for delivery in deliveries:
-        transaction.on_commit(lambda pk=delivery.pk: _enqueue_delivery(pk))
+        transaction.on_commit(functools.partial(_enqueue_delivery, delivery.pk))
     if email_recipients(event=event, team_id=team.pk).exists():
         transaction.on_commit(lambda: _enqueue_email(event, team.pk, payload))
     return deliveries
@@ -327,8 +326,6 @@ def set_notification_events(*, user, events: list[str], email: str | None = None
 
 def email_recipients(*, event: str, team_id: int):
     """Active members of the team with an e-mail address who opted in to ``event``."""
-    from django.contrib.auth import get_user_model
-
     users = (
         get_user_model()
         .objects.filter(is_active=True, memberships__team_id=team_id, notification_preference__isnull=False)
@@ -400,8 +397,6 @@ def mail_event(*, event: str, team_id: int, payload: dict) -> int:
 
 
 def analysis_payload(snapshot) -> dict:
-    from triage.models import Finding
-
     findings = Finding.objects.filter(snapshot=snapshot, engine_version=snapshot.engine_version)
     if snapshot.status != "done":
         findings = findings.none()
@@ -434,8 +429,6 @@ def analysis_finished(*, snapshot_id: int) -> None:
     is once the caller's transaction commits (the findings are then there)."""
 
     def send():
-        from triage.models import Snapshot
-
         snapshot = Snapshot.objects.select_related("team").filter(pk=snapshot_id).first()
         if snapshot is None or snapshot.status not in (Snapshot.Status.DONE, Snapshot.Status.FAILED):
             return
@@ -475,9 +468,6 @@ def session_closed(*, session) -> None:
 
 def _case_team(case):
     """The team of the session the case was promoted from, else its author's first team."""
-    from accounts.access import home_team
-    from troubleshoot.models import Session
-
     session = Session.objects.filter(promoted_case=case).exclude(team=None).select_related("team").first()
     if session is not None:
         return session.team

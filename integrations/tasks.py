@@ -12,10 +12,15 @@ from . import services
 from .models import Delivery
 
 
+class DeliveryRetry(Exception):
+    """Raised by the delivery task for an attempt worth retrying (Celery's
+    ``autoretry_for`` turns it into a retry with back-off)."""
+
+
 @shared_task(
     name="integrations.tasks.deliver_webhook",
     acks_late=True,
-    autoretry_for=(services.DeliveryRetry,),
+    autoretry_for=(DeliveryRetry,),
     retry_backoff=settings.CASEBOOK_WEBHOOK_BACKOFF,
     retry_backoff_max=settings.CASEBOOK_WEBHOOK_BACKOFF_MAX,
     retry_jitter=False,
@@ -25,7 +30,7 @@ from .models import Delivery
 def deliver_webhook(delivery_id: int) -> str | None:
     delivery = services.attempt_delivery(delivery_id=delivery_id)
     if delivery is not None and delivery.status == Delivery.Status.RETRYING:
-        raise services.DeliveryRetry(delivery.error)
+        raise DeliveryRetry(delivery.error)
     return delivery.status if delivery else None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 
@@ -142,8 +143,6 @@ class Case(models.Model):
         return f"{self.slug} [{self.language}]"
 
     def get_absolute_url(self) -> str:
-        from django.urls import reverse
-
         return reverse("kb:case_detail_lang", kwargs={"slug": self.slug, "language": self.language})
 
     @property

@@ -24,6 +24,7 @@ uses an FTS5 ``unicode61`` table over the same segmented text ranked by bm25.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import re
@@ -35,9 +36,11 @@ import rjieba
 import snowballstemmer
 import yaml
 from django.db import connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+
+from kb.models import Case, CaseRule, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
@@ -283,7 +286,7 @@ class Query:
 
 
 def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
-    alts = [(unit.primary,)]
+    alts: list[tuple[str, ...]] = [(unit.primary,)]
     # For an identifier, its parts together also match (vm.zone_reclaim_mode
     # vs zone_reclaim_mode); for Chinese, the shorter words of a long one.
     if unit.parts:
@@ -407,9 +410,6 @@ def update_term_stats(old_tokens: set[str], new_tokens: set[str]) -> None:
     """Keep per-term document counts (PostgreSQL ranking) in step with one case."""
     if connection.vendor != "postgresql":
         return
-    from django.db.models import F
-
-    from kb.models import TermStat
 
     for term in old_tokens - new_tokens:
         TermStat.objects.filter(term=term).update(ndoc=F("ndoc") - 1)
@@ -461,11 +461,11 @@ class Why:
 
 @dataclass
 class Hit:
-    case: object
+    case: Case
     score: float
     snippet: SafeString
     why: Why | None = None
-    other: object | None = None  # the same case in the other language
+    other: Case | None = None  # the same case in the other language
 
 
 @dataclass
@@ -486,8 +486,6 @@ class Results:
 
 
 def _filtered(qs, filters: dict):
-    from kb.models import CaseRule
-
     if filters.get("state"):
         qs = qs.filter(state=filters["state"])
     if filters.get("platform"):
@@ -542,7 +540,6 @@ def _case_total() -> int:
             row = cursor.fetchone()
         if row and row[0] and row[0] > 0:
             return int(row[0])
-    from kb.models import Case
 
     return max(Case.objects.count(), 1)
 
@@ -613,8 +610,6 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     """``surface`` with the edits that turn its token ``typed`` into
     ``corrected``, keeping separators and the unstemmed ending:
     ("zone_reclam_mode", "zonereclammode", "zonereclaimmode") -> "zone_reclaim_mode"."""
-    import difflib
-
     positions = [i for i, ch in enumerate(surface) if storage_form(ch)]
     stored = "".join(surface[i] for i in positions)
     if not stored.startswith(typed):
@@ -767,8 +762,6 @@ def _partial(query: Query, full_rows, base_sql, base_params, *, limit: int):
     the query's weight (IDF of each word group) it holds, cubed, times its
     rank among the candidates for any word. A case holding every word still
     comes first unless another holds the rare words much better."""
-    from kb.models import Case
-
     candidates = _ranked(query, base_sql, base_params, any_group=True, limit=max(PARTIAL_CANDIDATES, limit))
     missing = {r[0] for r in full_rows} - {r[0] for r in candidates}
     if missing:
@@ -803,9 +796,7 @@ def search(
 ) -> Results:
     """Search cases: one hit per case, in ``language`` (the reader's) when the
     case has it. ``filters``: state, platform, database, language, rule,
-    author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
-    from kb.models import Case
-
+    author_id (``kb.access.case_search_filters`` adds it for drafts)."""
     filters = dict(filters or {})
     query = parse_query(text)
     page = max(int(page or 1), 1)
@@ -859,7 +850,7 @@ def search(
 def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str):
     """(case, other version) per slug, in order: the reader's language when the
     case has it among ``base``, else the version that matched."""
-    by_slug: dict[str, dict[str, object]] = {}
+    by_slug: dict[str, dict[str, Case]] = {}
     for case in base.filter(slug__in=slugs).prefetch_related("tags", "steps__measure", "metrics"):
         by_slug.setdefault(case.slug, {})[case.language] = case
     out = []
@@ -949,7 +940,7 @@ def _marks(text: str, query: Query) -> list[tuple[int, int]]:
     terms = set(query.terms)
     cjk_terms = sorted((t for t in terms if re.match(rf"[{_CJK}]", t)), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
-    spans = []
+    spans: list[tuple[int, int]] = []
     for m in _WORD_RE.finditer(text):
         word = m.group(0)
         if _CJK_START_RE.match(word):
@@ -963,6 +954,7 @@ def _marks(text: str, query: Query) -> list[tuple[int, int]]:
 
 
 def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+    out: list[str]
     out, pos = [], 0
     for start, end in spans:
         out.append(escape(text[pos:start]))

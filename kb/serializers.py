@@ -1,6 +1,9 @@
+from __future__ import annotations
+
 from rest_framework import serializers
 
-from kb.models import Case, CaseMeasure, Measure, Metric, Reference
+from kb.models import Case, CaseMeasure, Measure, Metric, Reference, Tag
+from kb.services import reuse_counts
 
 
 class MeasureSerializer(serializers.ModelSerializer):
@@ -13,7 +16,9 @@ class MeasureSerializer(serializers.ModelSerializer):
 
 
 class CaseMeasureSerializer(serializers.ModelSerializer):
-    measure = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    measure: serializers.SlugRelatedField[Measure] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     title = serializers.SerializerMethodField()
 
     class Meta:
@@ -37,7 +42,9 @@ class ReferenceSerializer(serializers.ModelSerializer):
 
 
 class CaseSerializer(serializers.ModelSerializer):
-    tags = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    tags: serializers.SlugRelatedField[Tag] = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
     resolution = CaseMeasureSerializer(source="steps", many=True, read_only=True)
     metrics = MetricSerializer(many=True, read_only=True)
     references = ReferenceSerializer(many=True, read_only=True)
@@ -56,8 +63,6 @@ class CaseSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
     def get_reuse_count(self, case) -> int:
-        from kb.services import reuse_counts
-
         return reuse_counts([case.slug]).get(case.slug, 0)
 
     def get_translations(self, case) -> list[dict]:

@@ -25,8 +25,8 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from integrations import services as integrations
-from kb import search
+from kb import search, signals
+from kb.access import can_edit_case, can_review_case
 from kb.models import (
     Case,
     CaseMeasure,
@@ -38,6 +38,7 @@ from kb.models import (
     Reference,
     Tag,
 )
+from kb.similarity import invalidate, snapshot_features
 
 log = logging.getLogger(__name__)
 
@@ -60,21 +61,22 @@ class SignatureEngine:
     run: Callable[[list[Path]], tuple[list[str], Any]]
 
 
+# The analyser (triage) sits above the knowledge base: it registers its engine
+# here when its app is ready (``triage.apps``), so kb never imports it.
+_engine_factory: Callable[[], SignatureEngine] | None = None
+
+
+def register_engine(factory: Callable[[], SignatureEngine]) -> None:
+    global _engine_factory
+    _engine_factory = factory
+
+
 def real_engine() -> SignatureEngine | None:
     """The rule engine and archive loader, or None while they are not installed."""
-    try:
-        from collectors.archive import load_snapshot
-        from triage.engine import ENGINE_VERSION, analyze
-    except ImportError as exc:
-        log.warning("signature engine unavailable: %s", exc)
+    if _engine_factory is None:
+        log.warning("signature engine unavailable: no analyser registered (triage.apps)")
         return None
-
-    def run(paths: list[Path]) -> tuple[list[str], Any]:
-        snapshot = load_snapshot([str(p) for p in paths])
-        result = analyze(snapshot)
-        return sorted({f.rule for f in result.findings}), snapshot
-
-    return SignatureEngine(version=str(ENGINE_VERSION), run=run)
+    return _engine_factory()
 
 
 def snapshot_paths(folder: Path) -> list[Path]:
@@ -96,8 +98,6 @@ def compute_signature(
     *, slug: str, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT
 ) -> dict | None:
     """Run the engine on the case's "before" fixtures. None when they are absent."""
-    from kb.similarity import snapshot_features
-
     folder = fixtures_root / slug / "before"
     if not folder.is_dir():
         return None
@@ -164,8 +164,8 @@ def save_case(
         case.published_at = timezone.now()
     case.save()
     if newly_published:
-        # Webhooks and e-mails of the case's team, after commit (integrations).
-        integrations.case_published(case=case)
+        # Webhooks and e-mails of the case's team, after commit (integrations listens).
+        signals.case_published.send(sender=Case, case=case)
     if tags is not None:
         case.tags.set([Tag.objects.get_or_create(name=name)[0] for name in tags])
     if steps is not None:
@@ -192,7 +192,6 @@ def save_case(
         Reference.objects.bulk_create(Reference(case=case, **r) for r in references)
     sync_rule_rows(case)
     index_case(case)
-    from kb.similarity import invalidate
 
     invalidate()
     return case
@@ -205,7 +204,6 @@ def delete_case(case: Case) -> None:
     case.delete()
     search.delete_index(case_id)
     search.update_term_stats(old_tokens, set())
-    from kb.similarity import invalidate
 
     invalidate()
 
@@ -413,8 +411,6 @@ def case_group(slug: str) -> dict[str, Case]:
 def edit_case(*, case: Case, user, changes: dict[str, str]) -> Case:
     """An author's or support's edit of a draft version's text; a pre-filled
     translation counts as translated once edited."""
-    from accounts.access import can_edit_case
-
     if not can_edit_case(user, case):
         raise PermissionDenied("only the author or support staff edit a draft")
     changed = False
@@ -463,8 +459,6 @@ def _move_group(versions: dict[str, Case], *, user, state: str, action: str, com
 @transaction.atomic
 def submit_for_review(*, slug: str, user, comment: str = "") -> dict[str, Case]:
     """Draft -> in review, both language versions at once."""
-    from accounts.access import can_edit_case
-
     versions = case_group(slug)
     if not versions or not all(can_edit_case(user, c) for c in versions.values()):
         raise PermissionDenied("only the author or support staff submit a draft")
@@ -482,8 +476,6 @@ def review_case(*, slug: str, user, approve: bool, comment: str = "") -> dict[st
     """A second person (support staff, not the author) approves the case,
     which publishes both language versions, or returns it to draft with
     comments (required)."""
-    from accounts.access import can_review_case
-
     versions = case_group(slug)
     if not versions or not all(can_review_case(user, c) for c in versions.values()):
         raise PermissionDenied("only support staff other than the author review a case in review")

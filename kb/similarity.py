@@ -26,11 +26,17 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.db import connection
 from django.db.models import Count
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
+
+from kb import search
+from kb.models import Case, CaseMeasure, CaseRule
 
 RULE_WEIGHT = 0.7
 FEATURE_WEIGHT = 0.3
@@ -132,8 +138,6 @@ def _rules_of(findings: Iterable[Any]) -> list[str]:
 
 def rule_frequencies() -> tuple[int, dict[str, int]]:
     """(number of published case groups, groups per rule), cached."""
-    from kb.models import Case, CaseRule
-
     with _lock:
         cached = _df_cache.get("df")
         if cached and time.monotonic() - cached[0] < _DF_TTL_SECONDS:
@@ -162,6 +166,7 @@ def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, in
     if not rules:
         return []
     by_rarity = sorted(rules, key=lambda r: (df.get(r, 0), r))
+    seeds: list[str]
     seeds, rows = [], 0
     for rule in by_rarity:
         # Each case group has two language versions, hence two rows per case.
@@ -172,6 +177,7 @@ def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, in
     # The pre-selection only orders candidates (the final score reads each
     # candidate's whole signature), so the most common rules are left out of
     # the SQL: they would add many rows and little information.
+    scored: list[str]
     scored, rows = [], 0
     for rule in by_rarity:
         if len(scored) >= len(seeds) and rows + 2 * df.get(rule, 0) > SCORED_ROWS:
@@ -221,8 +227,6 @@ def _identifier_terms(text: str) -> set[str]:
     ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
     form (``cpuquotaconcurrency``). Plain words of either language are not
     terms and never qualify a case by text."""
-    from kb import search
-
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
         tokens = search.tokenize(ident)
@@ -243,8 +247,6 @@ def format_score(score: Any) -> str:
 
 def _text_candidate_ids(symptom: str, exclude_slug: str | None) -> list[int]:
     """Published cases the search finds for a symptom text (prose-only snapshots)."""
-    from kb import search
-
     hits = search.search(symptom[:2000], filters={"state": "published"}, page_size=CANDIDATES).hits
     # Both language versions: the comparison reads every version's tokens and
     # then picks the reader's (``_case_groups``).
@@ -261,8 +263,6 @@ def _case_groups(ids: list[int], language: str, *, with_text: bool) -> tuple[dic
     """The cases ``ids`` as one version per case group (the reader's language
     preferred), and with ``with_text`` each group's index tokens (both
     language versions): the text every symptom comparison reads."""
-    from kb.models import Case
-
     columns = ["id", "slug", "language", "title", "signature"]
     if with_text:
         columns += ["search_text", "search_title"]
@@ -297,8 +297,6 @@ def rank(
     and environment features rank cases but never qualify one. Each result has
     ``contributions``: what each shared rule, matched feature and the text added
     to the score (they sum to it)."""
-    from kb import search
-
     rules = sorted(set(rules))
     features = set(features)
     qualifying_rules = set(qualifying) if qualifying is not None else None
@@ -376,12 +374,21 @@ def rank(
             }
         )
     results.sort(key=lambda r: (-r["score"], r["slug"]))
-    from django.urls import reverse
 
     for r in results[:limit]:
         r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
         r["why"] = explain(r, "en")
     return results[:limit]
+
+
+# The rule catalogue (rule ID -> its registration, which has a ``severity``):
+# triage, above kb, registers ``triage.rules.load_all`` here (``triage.apps``).
+_rule_catalogue: Callable[[], Mapping[str, Any]] = dict
+
+
+def register_rule_catalogue(load: Callable[[], Mapping[str, Any]]) -> None:
+    global _rule_catalogue
+    _rule_catalogue = load
 
 
 def serious_rules(findings: Iterable[Any]) -> list[str]:
@@ -400,9 +407,7 @@ def serious_rules(findings: Iterable[Any]) -> list[str]:
             severity = getattr(f, "severity", "") or ""
         if rule and not severity:
             if registry is None:
-                from triage.rules import load_all
-
-                registry = load_all()
+                registry = _rule_catalogue()
             severity = getattr(registry.get(rule), "severity", "")
         if rule and severity in QUALIFYING_SEVERITIES:
             out.add(rule)
@@ -413,9 +418,6 @@ def explain(case: dict, language: str = "en") -> str:
     """Why ``case`` was offered, in words, from its ``contributions``:
     e.g. "Shares kvm.vcpus_unpinned (+0.21), kvm.guest_numa_missing (+0.12);
     same environment role:guest, arch:x86_64 (+0.06). Score 0.39 of 1."."""
-    from django.utils import translation
-    from django.utils.translation import gettext
-
     contributions = case.get("contributions") or []
     rules = [c for c in contributions if c.get("kind") == "rule"]
     features = [c for c in contributions if c.get("kind") == "feature"]
@@ -496,8 +498,6 @@ def _word_terms(text: str) -> set[str]:
     """The words a text is compared by for "sounds like": its index tokens
     (the search tokenizer's, so Chinese is cut into words and plurals fold),
     without numbers and one-letter tokens, which match any write-up."""
-    from kb import search
-
     return {t for t in search.tokenize(text) if not t.isdigit() and len(t) > 1}
 
 
@@ -517,8 +517,6 @@ def sounds_like(
     :data:`SOUNDS_LIKE_THRESHOLD` and half the best case's score; its ``shared_terms``
     (rarest first, each as the text wrote it) say why.
     These are never "similar cases": they do not enter ``similar_cases``."""
-    from kb import search
-
     text = (text or "")[:SOUNDS_LIKE_TEXT_CHARS]
     words = _word_terms(text)
     if not words:
@@ -563,7 +561,6 @@ def sounds_like(
     results.sort(key=lambda r: (-r["score"], r["slug"]))
     # A runner-up far behind the best shares little more than common words.
     results = [r for r in results if r["score"] >= SOUNDS_LIKE_RELATIVE * results[0]["score"]][:limit]
-    from django.urls import reverse
 
     for r in results:
         r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
@@ -577,8 +574,6 @@ def case_digest(slug: str, language: str = "en") -> dict | None:
     fixed it (``applied`` resolution steps, in order, with their outcome) and
     its metrics before/after with the change in percent. None when the case
     is not published (any more)."""
-    from kb.models import Case, CaseMeasure
-
     versions = {c.language: c for c in Case.objects.filter(slug=slug, state=Case.State.PUBLISHED)}
     reader = "zh" if language.lower().startswith("zh") else "en"
     case = versions.get(reader) or next(iter(versions.values()), None)

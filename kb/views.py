@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib import messages
@@ -15,8 +16,9 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import can_edit_case, can_review_case, case_search_filters, readable_cases
+from accounts.access import SignedInRequest
 from kb import history, search, services
+from kb.access import can_edit_case, can_review_case, case_search_filters, readable_cases
 from kb.forms import CaseEditForm, CaseSearchForm, ReviewForm
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import related_cases
@@ -45,15 +47,17 @@ def case_list(request: HttpRequest) -> HttpResponse:
     filters: dict = {"state": Case.State.PUBLISHED}
     text, page = "", 1
     if form.is_valid():
-        data = form.cleaned_data
-        text = data["q"]
-        page = data["page"] or 1
-        filters.update({k: data[k] for k in ("state", "platform", "database", "rule", "language") if data[k]})
+        cleaned = form.cleaned_data
+        text = cleaned["q"]
+        page = cleaned["page"] or 1
+        filters.update(
+            {k: cleaned[k] for k in ("state", "platform", "database", "rule", "language") if cleaned[k]}
+        )
     results = search.search(
         text, filters=case_search_filters(request.user, filters), page=page, language=reader_language()
     )
     reused = services.reuse_counts(hit.case.slug for hit in results.hits)
-    params = {k: v for k, v in request.GET.items() if k != "page" and v}
+    params: dict[str, Any] = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "form": form,
         "results": results,
@@ -70,11 +74,11 @@ def case_list(request: HttpRequest) -> HttpResponse:
         "suggestion_string": urlencode({**params, "q": results.suggestion}) if results.suggestion else "",
         "q": text,
     }
-    template = "kb/_results.html" if request.htmx else "kb/case_list.html"
+    template = "kb/_results.html" if getattr(request, "htmx", False) else "kb/case_list.html"
     return render(request, template, context)
 
 
-def _case_page(request: HttpRequest, case: Case) -> HttpResponse:
+def _case_page(request: SignedInRequest, case: Case) -> HttpResponse:
     steps = list(case.steps.select_related("measure"))
     user = request.user
     versions = list(
@@ -122,7 +126,7 @@ def _readable(request: HttpRequest, slug: str, language: str) -> Case:
 
 
 @require_GET
-def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def case_detail(request: SignedInRequest, slug: str) -> HttpResponse:
     """The case in the reader's language when it exists, else any version."""
     versions = {c.language: c for c in readable_cases(request.user).filter(slug=slug)}
     if not versions:
@@ -132,7 +136,7 @@ def case_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
-def case_detail_lang(request: HttpRequest, slug: str, language: str) -> HttpResponse:
+def case_detail_lang(request: SignedInRequest, slug: str, language: str) -> HttpResponse:
     return _case_page(request, _readable(request, slug, language))
 
 

@@ -7,9 +7,11 @@ another team's snapshot is a 404, never a 403 that would confirm it exists.
 from __future__ import annotations
 
 import tempfile
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.core.files import File
+from django.db.models import F, QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
@@ -126,7 +128,10 @@ class SnapshotFilterSerializer(serializers.Serializer):
 
 
 class RawQuerySerializer(serializers.Serializer):
-    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    # a declared field (the metaclass moves it into ``_declared_fields``), not ``Field.label``
+    label = serializers.CharField(  # type: ignore[assignment]
+        required=False, allow_blank=True, max_length=200
+    )
     cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
     filename = serializers.CharField(required=False, allow_blank=True, max_length=200)
     session = serializers.IntegerField(required=False, min_value=1)
@@ -150,7 +155,7 @@ def _body_type(request: Request) -> str:
 
 
 def _raw_spool(request: Request):
-    body = request.data
+    body: Any = request.data  # a dict of the multipart parts, or what a JSON body held
     spool = body.get("raw") if hasattr(body, "get") else None
     if spool is None:
         raise ParseError("Empty request body.")
@@ -165,14 +170,37 @@ def get_visible_snapshot(request: Request, pk: int) -> Snapshot:
     return get_object_or_404(_visible(request).select_related("owner", "team"), pk=pk)
 
 
+class SessionUploads(Protocol):
+    """What an upload to a troubleshooting session (``session``, ``phase``)
+    needs from the sessions app. That app sits above triage, so it registers
+    itself here (``troubleshoot.apps``); triage never imports it."""
+
+    def visible_sessions(self, user: Any) -> QuerySet[Any]: ...
+    def can_edit(self, user: Any, session: Any) -> bool: ...
+    def cluster_name(self, session: Any, phase: str) -> str: ...
+    def attach_snapshot(self, *, session: Any, user: Any, snapshot: Snapshot, phase: str) -> bool: ...
+
+
+_session_uploads: SessionUploads | None = None
+
+
+def register_session_uploads(sessions: SessionUploads) -> None:
+    global _session_uploads
+    _session_uploads = sessions
+
+
+def _sessions() -> SessionUploads:
+    if _session_uploads is None:
+        raise NotFound("No such troubleshooting session.")
+    return _session_uploads
+
+
 def _session_for_upload(request: Request, session_id: int | None):
     """The troubleshooting session an upload is attached to: one the user can
     see (404 otherwise; the sessions app decides who may edit it)."""
     if session_id is None:
         return None
-    from troubleshoot.services import visible_sessions
-
-    session = visible_sessions(request.user).filter(pk=session_id).first()
+    session = _sessions().visible_sessions(request.user).filter(pk=session_id).first()
     if session is None:
         raise NotFound("No such troubleshooting session.")
     return session
@@ -214,8 +242,6 @@ class SnapshotListCreateView(generics.GenericAPIView):
         if data.get("cluster"):
             qs = qs.filter(cluster=data["cluster"])
         if data.get("rule"):
-            from django.db.models import F
-
             qs = qs.filter(
                 findings__rule=data["rule"], findings__engine_version=F("engine_version")
             ).distinct()
@@ -284,11 +310,10 @@ class SnapshotListCreateView(generics.GenericAPIView):
             spool.close()
 
     def _create(self, request: Request, *, uploaded_file, filename, label, cluster, session, phase):
-        from troubleshoot import services as sessions
-
-        if session is not None and not sessions.can_edit(request.user, session):
+        sessions = _sessions() if session is not None else None
+        if sessions is not None and not sessions.can_edit(request.user, session):
             raise NotFound("No such troubleshooting session.")
-        if session is not None and not cluster:
+        if sessions is not None and not cluster:
             # The files of one phase of a session are analysed together.
             cluster = sessions.cluster_name(session, phase)
         try:
@@ -303,7 +328,7 @@ class SnapshotListCreateView(generics.GenericAPIView):
             if "larger than" in str(exc):
                 raise _too_large() from None
             raise ValidationError({"file": [str(exc)]}) from None
-        if session is not None:
+        if sessions is not None:
             sessions.attach_snapshot(session=session, user=request.user, snapshot=snapshot, phase=phase)
         payload = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
         headers = {"Location": payload["api_url"]}
@@ -536,12 +561,13 @@ class SnapshotTicketView(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         snapshot = get_visible_snapshot(request, pk)
+        data: Any = request.data  # a form or a JSON object
         try:
             ticket = services.add_ticket(
                 user=request.user,
                 snapshot=snapshot,
-                key=str(request.data.get("key") or ""),
-                url=str(request.data.get("url") or ""),
+                key=str(data.get("key") or ""),
+                url=str(data.get("url") or ""),
             )
         except services.TicketRejected as exc:
             raise ValidationError({"detail": str(exc)}) from exc

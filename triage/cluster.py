@@ -26,6 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
 from collectors.facts import HostFacts, SnapshotFacts
+from triage import engine
 from triage.models import Snapshot
 from triage.rules import Finding, load_all
 from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
@@ -264,8 +265,6 @@ class ClusterView:
 def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[Finding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
     each snapshot's own report); ``profiles``: their stored fleet profiles."""
-    from triage import engine
-
     fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine.is_fleet_rule(rule_id)}
     stored = {h.label: p for h, p in zip(hosts, profiles, strict=True)} if profiles is not None else {}
     return engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles=stored), rules=fleet).findings
@@ -344,9 +343,9 @@ def _load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
         profiles[row.pk] = row.fleet_profile()
     labels = unique_labels(compared)
     hosts, ordered = [], []
-    for snap in compared:
-        profile = profiles.get(snap.pk) or FleetProfile()
-        profile.label = labels[snap.pk]
+    for compared_snap in compared:
+        profile = profiles.get(compared_snap.pk) or FleetProfile()
+        profile.label = labels[compared_snap.pk]
         host = profile_host(profile)
         host.cluster = name
         hosts.append(host)

@@ -20,9 +20,13 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from collectors.archive import load_snapshot
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
+from kb.services import SignatureEngine
+from kb.similarity import similar_cases_for
 from triage.rules import (
     SEVERITIES,
     Evidence,
@@ -468,12 +472,8 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
 def _similar_cases(
     findings: list[Finding], snapshot: SnapshotFacts, symptom: str = ""
 ) -> list[dict[str, Any]]:
-    # The knowledge base fills this in once it exists; analysis must not
-    # depend on it (no database, kb app not migrated yet, ...).
-    try:
-        from kb.similarity import similar_cases_for
-    except ImportError:
-        return []
+    # The knowledge base fills this in; analysis must not depend on it (no
+    # database, kb app not migrated yet, ...).
     try:
         return list(similar_cases_for(findings, snapshot, symptom=symptom))
     except Exception:
@@ -514,3 +514,15 @@ def result_to_json(
             for e in errors
         ],
     }
+
+
+def signature_engine() -> SignatureEngine:
+    """What the knowledge base computes case signatures with (registered in
+    ``triage.apps``): the rules that fire on a case's "before" fixtures."""
+
+    def run(paths: list[Path]) -> tuple[list[str], Any]:
+        snapshot = load_snapshot([str(p) for p in paths])
+        result = analyze(snapshot)
+        return sorted({f.rule for f in result.findings}), snapshot
+
+    return SignatureEngine(version=str(ENGINE_VERSION), run=run)

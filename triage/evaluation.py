@@ -32,6 +32,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from collectors.archive import load_snapshot
+from triage.engine import analyze
+from triage.management.commands.analyze import prose_symptom
+from triage.severity import SEVERITIES
+
 SERIOUS = ("critical", "warning")
 EXPECTED = "expected.json"
 SKIPPED_FILES = {EXPECTED, "SOURCE.md", "README.md"}
@@ -114,10 +119,6 @@ SimilarFn = Callable[..., list[dict]]  # (findings, snapshot, *, symptom="") -> 
 
 def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> SnapshotOutcome:
     """Load, analyse and score one snapshot directory, as ``manage.py analyze`` would."""
-    from collectors.archive import load_snapshot
-    from triage.engine import analyze
-    from triage.severity import SEVERITIES
-
     expected = load_expectation(directory / EXPECTED)
     inputs = snapshot_inputs(directory)
     if not inputs:
@@ -130,12 +131,10 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
         if f.rule not in fired or rank.get(f.severity, 9) < rank.get(fired[f.rule], 9):
             fired[f.rule] = f.severity
     if similar is not None:
-        from triage.management.commands.analyze import prose_symptom
-
         cases = list(similar(result.findings, snapshot, symptom=prose_symptom(snapshot, inputs)))
     else:
         cases = []
-    slugs = [c.get("slug") for c in cases if isinstance(c, dict) and c.get("slug")]
+    slugs = [slug for c in cases if isinstance(c, dict) and (slug := c.get("slug"))]
     forbidden = list(expected.must_not_fire)
     if expected.healthy:  # a healthy snapshot forbids every warning/critical rule, listed or newer
         forbidden += sorted(r for r in fired if r not in expected.must_not_fire)

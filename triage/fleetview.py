@@ -20,6 +20,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncWeek
 from django.utils import timezone
 
+from accounts.access import is_support, visible_teams
 from triage.models import Acknowledgement, Finding, Snapshot
 
 WEEKS = 26  # the rule page's counts over time
@@ -113,11 +114,12 @@ def acknowledgements_for(snapshot: Snapshot) -> dict[str, Acknowledgement]:
 
 
 def split_acknowledged(
-    snapshot: Snapshot, findings: list
-) -> tuple[list, list[tuple[object, Acknowledgement]]]:
+    snapshot: Snapshot, findings: list[Finding]
+) -> tuple[list[Finding], list[tuple[Finding, Acknowledgement]]]:
     """``findings`` (in their order) as (open ones, [(finding, its acknowledgement)])."""
     acks = acknowledgements_for(snapshot) if findings else {}
-    open_, acknowledged = [], []
+    open_: list[Finding] = []
+    acknowledged: list[tuple[Finding, Acknowledgement]] = []
     for f in findings:
         ack = acks.get(f.rule)
         if ack is None:
@@ -130,8 +132,6 @@ def split_acknowledged(
 def visible_acknowledgements(user, rule: str) -> QuerySet[Acknowledgement]:
     """Every acknowledgement of ``rule`` (active, expired or withdrawn) in a
     scope the user may read: their teams', and their own team-less ones."""
-    from accounts.access import is_support, visible_teams
-
     qs = Acknowledgement.objects.filter(rule=rule).select_related("created_by", "revoked_by", "team")
     if not is_support(user):
         qs = qs.filter(Q(team__in=visible_teams(user)) | Q(team__isnull=True, owner=user))
@@ -167,8 +167,8 @@ def with_acknowledgements(rule: str, snapshots: list[Snapshot]) -> list[Affected
     for snap in snapshots:
         scope = scope_of(snap)
         team, owner = scope["team_id"], scope["owner_id"]
-        ack = by_key.get((team, owner, "h", snap.host_key))
-        if ack is None and snap.cluster:
-            ack = by_key.get((team, owner, "c", snap.cluster))
-        out.append(AffectedHost(snapshot=snap, acknowledgement=ack))
+        found = by_key.get((team, owner, "h", snap.host_key))
+        if found is None and snap.cluster:
+            found = by_key.get((team, owner, "c", snap.cluster))
+        out.append(AffectedHost(snapshot=snap, acknowledgement=found))
     return out

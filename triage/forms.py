@@ -27,7 +27,9 @@ class MultipleFileField(forms.FileField):
 
 
 class SnapshotUploadForm(forms.Form):
-    files = MultipleFileField(
+    # the metaclass moves declared fields into ``base_fields``: ``form.files`` stays
+    # the request's files whatever mypy reads here
+    files = MultipleFileField(  # type: ignore[assignment]
         label=_("Snapshot files"),
         required=False,
         help_text=_("Collector archive, sosreport, transcript or a single artifact. One file per host."),

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from collectors.derived.fleet import fleet_profile, profile_from_json
+from collectors.facts import HostFacts, from_dict
 from triage.severity import SEVERITIES
 
 
@@ -120,8 +124,6 @@ class Snapshot(models.Model):
         return self.display_name
 
     def get_absolute_url(self) -> str:
-        from django.urls import reverse
-
         return reverse("triage:snapshot_detail", args=[self.pk])
 
     @property
@@ -148,8 +150,6 @@ class Snapshot(models.Model):
         """The snapshot's host as its analysis stored it (typed ``HostFacts``,
         labelled as the analysis labels it); the upload is never parsed again
         after its analysis, except by ``reanalyze``."""
-        from collectors.facts import HostFacts, from_dict
-
         host = from_dict(HostFacts, self.facts or {})
         host.label = self.host_label
         if self.cluster and not host.cluster:
@@ -158,8 +158,6 @@ class Snapshot(models.Model):
 
     def extra_host_facts(self) -> list:
         """The further hosts of the same upload (a guest reached by ssh), typed."""
-        from collectors.facts import HostFacts, from_dict
-
         return [from_dict(HostFacts, data) for data in self.extra_hosts or [] if isinstance(data, dict)]
 
     def fleet_profile(self):
@@ -167,8 +165,6 @@ class Snapshot(models.Model):
         (``FleetProfile``, labelled as ``host_facts``): its stored profile,
         else (analysed before profiles were stored) derived from its stored
         facts."""
-        from collectors.derived.fleet import fleet_profile, profile_from_json
-
         if self.fleet_facts:
             profile = profile_from_json(self.fleet_facts)
         else:
@@ -305,8 +301,6 @@ class Acknowledgement(models.Model):
         return self.host or self.cluster
 
     def is_active(self, now=None) -> bool:
-        from django.utils import timezone
-
         now = now or timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 

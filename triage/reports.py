@@ -26,8 +26,12 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
-from kb.similarity import QUALIFYING_SEVERITIES, explain, format_score
+from kb.models import Measure
+from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
+from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
+from triage.rules import load_all
+from triage.services import sounds_like_cases
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -314,8 +318,6 @@ def facts_summary(facts: dict) -> dict[str, Any]:
 
 
 def _measure_titles(slugs: set[str], lang: str) -> dict[str, str]:
-    from kb.models import Measure
-
     return {m.slug: m.title_for(lang) for m in Measure.objects.filter(slug__in=slugs)}
 
 
@@ -345,18 +347,14 @@ def _answer_markdown(
     """The report's header: the best matching case (or the case the text
     sounds like), its cause, the measures that fixed it, their measured effect
     and why it matched; the ticket's reader sees the answer first."""
-    from kb.similarity import case_digest
-
     zh = lang == "zh"
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict) and c.get("slug")]
     sounds = False
     if not cases and not any(f.severity in QUALIFYING_SEVERITIES for f in findings):
-        from triage.services import sounds_like_cases
-
         cases, sounds = sounds_like_cases(snapshot, language=lang), True
     match = cases[0] if cases else None
     digest = case_digest(match["slug"], lang) if match else None
-    if digest is None:
+    if digest is None or match is None:
         return
     case = digest["case"]
     add(w.heading(2, t["answer"]))
@@ -486,8 +484,6 @@ def render_report(
             add("")
         return "\n".join(lines).rstrip() + "\n"
 
-    from triage.fleetview import split_acknowledged
-
     findings, acknowledged = split_acknowledged(
         snapshot, Finding.in_report_order(snapshot.current_findings())
     )
@@ -550,8 +546,6 @@ def render_report(
 def _sounds_like_markdown(
     w: Markdown, snapshot: Snapshot, t: dict[str, str], lang: str, base_url: str, add
 ) -> None:
-    from triage.services import sounds_like_cases
-
     cases = sounds_like_cases(snapshot, language=lang)
     if not cases:
         return
@@ -613,8 +607,6 @@ def _finding(
 def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
     """What could not be checked (with the commands that produce the missing
     evidence) and what was: a report with no finding is never a bare "done"."""
-    from triage.rules import load_all
-
     specs = load_all()
     items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
     if items:

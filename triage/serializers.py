@@ -14,6 +14,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.reports import facts_summary
@@ -273,7 +274,9 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     sounds_like = serializers.SerializerMethodField(
         help_text="a text upload no rule explains: cases that sound like it (not similar cases)"
     )
-    errors = serializers.SerializerMethodField()
+    # the metaclass moves declared fields into ``_declared_fields``: ``Serializer.errors``
+    # is untouched whatever mypy reads here
+    errors = serializers.SerializerMethodField()  # type: ignore[assignment]
     skipped = serializers.SerializerMethodField()
     checked = serializers.ListField(
         child=serializers.CharField(), read_only=True, help_text="rule IDs evaluated"
@@ -305,11 +308,13 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
             return []
         acks = acknowledgements_for(snap)
         findings = Finding.in_report_order(snap.current_findings())
-        return FindingSerializer(findings, many=True, context={"acknowledgements": acks}).data
+        # many=True makes a ListSerializer (the stubs type the single form)
+        data = FindingSerializer(findings, many=True, context={"acknowledgements": acks}).data
+        return data  # type: ignore[return-value]
 
     @extend_schema_field(TicketSerializer(many=True))
     def get_tickets(self, snap: Snapshot) -> list:
-        return TicketSerializer(snap.tickets.all(), many=True).data
+        return TicketSerializer(snap.tickets.all(), many=True).data  # type: ignore[return-value]
 
     @extend_schema_field(NotCheckedSerializer(many=True))
     def get_not_checked(self, snap: Snapshot) -> list:
@@ -335,7 +340,8 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
         for facts in [snap.facts or {}, *(snap.extra_hosts or [])]:
             if not isinstance(facts, dict) or not facts:
                 continue
-            reading = facts.get("reading") if isinstance(facts.get("reading"), dict) else {}
+            raw_reading = facts.get("reading")
+            reading = raw_reading if isinstance(raw_reading, dict) else {}
             out.append(
                 {
                     "hostname": facts.get("hostname") or None,
@@ -358,7 +364,9 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
 
     @extend_schema_field(SnapshotArtifactSerializer(many=True))
     def get_added_artifacts(self, snap: Snapshot) -> list:
-        return SnapshotArtifactSerializer(snap.added_artifacts.select_related("added_by"), many=True).data
+        return SnapshotArtifactSerializer(  # type: ignore[return-value]
+            snap.added_artifacts.select_related("added_by"), many=True
+        ).data
 
     @extend_schema_field(SimilarCaseSerializer(many=True))
     def get_similar_cases(self, snap: Snapshot) -> list:
@@ -445,7 +453,10 @@ class SnapshotUploadSerializer(serializers.Serializer):
     """The multipart upload (documentation and validation of the form fields)."""
 
     file = serializers.FileField()
-    label = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    # a declared field (see ``errors`` above), not ``Field.label``
+    label = serializers.CharField(  # type: ignore[assignment]
+        required=False, allow_blank=True, max_length=200
+    )
     cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
     session = serializers.IntegerField(required=False, min_value=1, help_text="troubleshooting session id")
     phase = serializers.ChoiceField(
@@ -516,8 +527,6 @@ class RuleDetailSerializer(RuleSerializer):
     def build(spec, *, visible, user, request=None) -> dict:
         """The rule with every affected host, the weekly counts and the
         acknowledgements, as the rule page shows them."""
-        from triage import fleetview
-
         affected = fleetview.affected_snapshots(visible, spec.id)
         total = affected.count()
         hosts = fleetview.with_acknowledgements(spec.id, list(affected[: fleetview.MAX_HOSTS]))
@@ -531,7 +540,7 @@ class RuleDetailSerializer(RuleSerializer):
                 {
                     "host": h.snapshot.host_key,
                     "cluster": h.snapshot.cluster,
-                    "team": h.snapshot.team.slug if h.snapshot.team_id else None,
+                    "team": h.snapshot.team.slug if h.snapshot.team is not None else None,
                     "snapshot": h.snapshot.pk,
                     "url": _absolute(request, h.snapshot.get_absolute_url()),
                     "created_at": h.snapshot.created_at,

@@ -40,18 +40,39 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
+from django.core.validators import URLValidator
+from django.db import (
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    transaction,
+)
 from django.db.models import Q, QuerySet
+from django.db.models.fields.files import FieldFile
 from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from accounts.access import home_team, is_support, visible_teams
+from collectors import archive
+from collectors.decoding import decode_bytes
+from collectors.derived.fleet import fleet_profile, profile_host, profile_to_json
+from collectors.facts import SnapshotFacts, to_dict
+from kb.similarity import QUALIFYING_SEVERITIES, prose_only, similar_cases_for, sounds_like
+from triage import engine, signals, tasks
+from triage.engine import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
+from triage.fleetview import scope_of, visible_acknowledgements
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
+from triage.rules import Evidence, artifact_file, host_domains, running_domain_names
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +140,11 @@ def _checked_content(*, uploaded_file, data: bytes | None, name: str) -> tuple[F
     if size > limit:
         raise UploadRejected(f"the upload is larger than {limit} bytes")
     return content, sha256, size
+
+
+def _name(file: FieldFile) -> str:
+    """The storage name of a stored file (a saved row always has one)."""
+    return file.name or ""
 
 
 def _local_path(name: str) -> str | None:
@@ -209,8 +235,6 @@ def refine_archive_kind(path_or_bytes: str | bytes, current: str) -> str:
 
 def _team_of(user):
     """The team a new snapshot of ``user`` belongs to (their first membership)."""
-    from accounts.access import home_team
-
     return home_team(user)
 
 
@@ -292,15 +316,14 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
     """Send ``analyze_snapshot`` to the broker. Returns False (and logs) when the
     broker cannot be reached; the snapshot stays ``queued`` and the sweeper
     re-enqueues it, so callers never fail because Redis is down."""
-    from triage.tasks import analyze_snapshot
-
     try:
-        analyze_snapshot.apply_async(
-            args=[snapshot_id],
+        tasks.analyze_snapshot.apply_async(
+            args=[snapshot_id],  # type: ignore[arg-type]  # Celery takes any sequence
             # No limits in the message: the worker's own settings
             # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are.
-            time_limit=None,
-            soft_time_limit=None,
+            # (celery-types wants an int; Celery takes None as "no limit".)
+            time_limit=None,  # type: ignore[arg-type]
+            soft_time_limit=None,  # type: ignore[arg-type]
             retry=True,
             retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
         )
@@ -401,9 +424,8 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
     name = snapshot.file.name
     if not name or not default_storage.exists(name):
         raise FileNotFoundError(name)
-    from collectors import archive
 
-    added = [a.file.name for a in snapshot.added_artifacts.all() if default_storage.exists(a.file.name)]
+    added = [_name(a.file) for a in snapshot.added_artifacts.all() if default_storage.exists(_name(a.file))]
     path = _local_path(name)
     if not added:
         if path is not None:
@@ -414,14 +436,14 @@ def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> 
         if split:
             return archive.load_hosts_bytes(data, name=upload, label=label)
         return [archive.load_host_bytes(data, name=upload, label=label)]
-    paths = [_local_path(n) for n in [name, *added]]
-    if all(paths):
+    paths = [p for p in (_local_path(n) for n in [name, *added]) if p]
+    if len(paths) == len(added) + 1:
         if split:
             return archive.load_hosts_files(paths, label=label)
         return [archive.load_host_files(paths, label=label)]
     # A remote storage (S3): the files are copied under their stored names.
     with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
-        copies = []
+        copies: list[str] = []
         for n in [name, *added]:
             target = os.path.join(tmp, str(len(copies)), os.path.basename(n))
             os.makedirs(os.path.dirname(target))
@@ -505,8 +527,6 @@ def hostname_expression():
     members of a large cluster does not read (on PostgreSQL, de-TOAST) every
     member's full facts; snapshots analysed before profiles were stored fall
     back to their facts."""
-    from django.db.models.functions import Coalesce
-
     return Coalesce(KT("fleet_facts__hostname"), KT("facts__hostname"))
 
 
@@ -538,8 +558,6 @@ def unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
 
 
 def _jsonable(value: Any) -> Any:
-    from collectors.facts import to_dict
-
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_dict(value)
     if isinstance(value, dict):
@@ -552,9 +570,6 @@ def _jsonable(value: Any) -> Any:
 
 
 def _evidence_json(finding, excerpts: dict) -> list[dict]:
-    from triage.engine import evidence_to_dict
-    from triage.rules import Evidence
-
     out = []
     for e in finding.evidence:
         item = evidence_to_dict(e) if isinstance(e, Evidence) else _jsonable(e)
@@ -591,17 +606,12 @@ def _finding_rows(
 
 
 def _is_fleet(finding) -> bool:
-    from triage.engine import is_fleet_rule
-
     return is_fleet_rule(finding.rule)
 
 
 def _prose_symptom(snapshot: Snapshot, host) -> str:
     """The upload's text when it was read as prose only: similar cases can then
     be matched only by what it says (``kb.similarity.prose_only``)."""
-    from collectors.facts import SnapshotFacts
-    from kb.similarity import prose_only
-
     if not prose_only(SnapshotFacts(hosts=[host])):
         return ""
     return _upload_text(snapshot)
@@ -609,10 +619,8 @@ def _prose_symptom(snapshot: Snapshot, host) -> str:
 
 def _upload_text(snapshot: Snapshot) -> str:
     """The first 8,000 characters of a text upload, decoded as every upload is."""
-    from collectors.decoding import decode_bytes
-
     try:
-        with default_storage.open(snapshot.file.name, "rb") as fh:
+        with default_storage.open(_name(snapshot.file), "rb") as fh:
             return decode_bytes(fh.read(32_000)).text[:8000]
     except OSError:
         return ""
@@ -643,8 +651,6 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
     no similar case, but prose was read. Compared by its words
     (``kb.similarity.sounds_like``); empty for archives and for snapshots the
     rules or the case signatures already explain."""
-    from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
-
     if snapshot.status != Snapshot.Status.DONE or snapshot.similar_cases:
         return []
     if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT):
@@ -669,10 +675,6 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
 def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
     """Similar past cases from the knowledge base. The knowledge base is an
     enrichment: if it fails, the analysis still completes without it."""
-    try:
-        from kb.similarity import similar_cases_for
-    except ImportError:
-        return []
     try:
         cases = _jsonable(list(similar_cases_for(findings, snapshot_facts, language="en", symptom=symptom)))
         if cases:
@@ -702,10 +704,9 @@ def _fail(snapshot_id: int, message: str) -> None:
 
 
 def _announce(snapshot_id: int) -> None:
-    """Webhooks and e-mails for a finished analysis (sent after commit)."""
-    from integrations import services as integrations
-
-    integrations.analysis_finished(snapshot_id=snapshot_id)
+    """Webhooks and e-mails for a finished analysis (integrations listens and
+    sends them after commit)."""
+    signals.analysis_finished.send(sender=Snapshot, snapshot_id=snapshot_id)
 
 
 def _added_ids(snapshot: Snapshot) -> list[int]:
@@ -724,7 +725,7 @@ def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], 
         data = _jsonable(item)
         if not isinstance(data, dict):
             continue
-        entry = {
+        entry: dict[str, Any] = {
             "rule": str(data.get("rule") or ""),
             "reason": str(data.get("reason") or ""),
             "reason_zh": str(data.get("reason_zh") or ""),
@@ -812,9 +813,10 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
         log.info(
             "cluster %r changed while snapshot %s was analysed; running again", snapshot.cluster, snapshot_id
         )
-        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
-        if snapshot is None:
+        reloaded = Snapshot.objects.filter(pk=snapshot_id).first()
+        if reloaded is None:
             return None
+        snapshot = reloaded
     return _write(snapshot_id, run, force_write=True)
 
 
@@ -901,8 +903,6 @@ def _claim(snapshot_id: int, *, owner: str, force: bool):
     """Take the snapshot's lease and mark it ``analyzing`` (one attempt more).
     Returns ``_Claimed``, or the snapshot (or None) when there is nothing to
     run: gone, finished, given up, or held by a live lease."""
-    from triage import engine
-
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
         if snapshot is None:
@@ -985,8 +985,6 @@ class LeaseKeeper:
         _ACTIVE_LEASES.discard(self.owner)
 
     def _run(self) -> None:
-        from django.db import connections
-
         interval = max(0.1, float(settings.CASEBOOK_LEASE_RENEW_SECONDS))
         try:
             while not self._stop.wait(interval):
@@ -1050,9 +1048,6 @@ def fleet_facts_of(host) -> dict:
     """What ``Snapshot.fleet_facts`` stores: the host's fleet profile, which
     says whether it is a guest or runs guests (which other members of its
     cluster an analysis must see in full, for the guest/host rules)."""
-    from collectors.derived.fleet import fleet_profile, profile_to_json
-    from triage.rules import host_domains, running_domain_names
-
     hypervisor = bool(host_domains(host) or running_domain_names(host))
     return profile_to_json(fleet_profile(host, hypervisor=hypervisor))
 
@@ -1122,10 +1117,6 @@ def _compute(snapshot: Snapshot) -> _Run:
     hosts of its cluster from their stored facts (in full the guests/hosts it
     may pair with, the others from their fleet summaries), run the engine and
     attribute each finding to the snapshot of its host. Touches no rows."""
-    from collectors.derived.fleet import profile_host
-    from collectors.facts import SnapshotFacts, to_dict
-    from triage import engine
-
     t0 = time.monotonic()
     artifact_ids = _added_ids(snapshot)
     host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
@@ -1226,8 +1217,6 @@ def _excerpts(
 
 def _source_file(host, artifact: str, line: int) -> str | None:
     """The file (base name) the cited artifact of ``host`` was read from."""
-    from triage.rules import artifact_file
-
     for item in getattr(host, "artifacts", None) or []:
         if not isinstance(item, dict) or artifact not in (item.get("source"), item.get("name")):
             continue
@@ -1241,7 +1230,7 @@ def _source_file(host, artifact: str, line: int) -> str | None:
 def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[tuple[str, int], list[str]]:
     """(artifact, line) -> the lines of the file it cites: the upload, or the
     added artifact it was read from."""
-    added = {os.path.basename(a.file.name): a for a in snapshot.added_artifacts.all()}
+    added = {os.path.basename(_name(a.file)): a for a in snapshot.added_artifacts.all()}
     in_added: dict[tuple[str, int], SnapshotArtifact] = {}
     if added and host is not None:
         for artifact, line in items:
@@ -1251,10 +1240,8 @@ def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[
     main = _artifact_lines(snapshot, {a for (a, n) in items if (a, n) not in in_added})
     out = {(a, n): main[a] for (a, n) in items if (a, n) not in in_added and a in main}
     limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
-    for key, artifact in in_added.items():
-        from collectors.decoding import decode_bytes
-
-        with default_storage.open(artifact.file.name, "rb") as fh:
+    for key, added_artifact in in_added.items():
+        with default_storage.open(_name(added_artifact.file), "rb") as fh:
             data = fh.read(limit + 1)
         if len(data) <= limit:
             out[key] = decode_bytes(data).text.split("\n")
@@ -1265,10 +1252,8 @@ def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]
     """Lines of the named artifacts of one stored upload: archive members by
     their path (one pass over the archive), anything else (transcripts, single
     artifacts, whose line numbers are lines of the file) from the file itself."""
-    from collectors.decoding import decode_bytes
-
     limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
-    with default_storage.open(snapshot.file.name, "rb") as fh:
+    with default_storage.open(_name(snapshot.file), "rb") as fh:
         head = fh.read(512)
         fh.seek(0)
         archived = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
@@ -1397,8 +1382,6 @@ def _write_fleet_findings(run: _Run, members: list[Snapshot]) -> None:
     """Replace the fleet findings of this engine version on the members seen
     through their fleet summaries: one delete and one insert for the whole
     cluster, whatever its size."""
-    from triage.engine import is_fleet_rule
-
     members = [m for m in members if m.status == Snapshot.Status.DONE and m.engine_version == run.version]
     if not members:
         return
@@ -1426,10 +1409,10 @@ def _skipped_entry(item: Any) -> dict:
 def _kind_after_load(snapshot: Snapshot) -> str:
     if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
         return snapshot.kind
-    path = _local_path(snapshot.file.name)
+    path = _local_path(_name(snapshot.file))
     if path is not None:
         return refine_archive_kind(path, snapshot.kind)
-    with default_storage.open(snapshot.file.name, "rb") as fh:
+    with default_storage.open(_name(snapshot.file), "rb") as fh:
         # Enough for the first members' headers, where the markers are.
         return refine_archive_kind(fh.read(4 << 20), snapshot.kind)
 
@@ -1484,20 +1467,16 @@ def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[in
 
 
 def _count_requeues(n: int) -> None:
-    """For /metrics (``casebook_sweeper_requeues_total``); never fails the sweep."""
-    from integrations import metrics
-    from integrations import services as integrations
-
+    """For /metrics (``casebook_sweeper_requeues_total``, counted by
+    integrations, which listens); never fails the sweep."""
     try:
-        integrations.increment(name=metrics.SWEEPER_REQUEUES, by=n)
+        signals.snapshots_requeued.send(sender=Snapshot, count=n)
     except DatabaseError:
         log.warning("could not count the sweeper's re-queues", exc_info=True)
 
 
 def outdated_snapshots(*, include_current: bool = False) -> QuerySet[Snapshot]:
     """Snapshots analysed by an engine other than the current one."""
-    from triage.engine import ENGINE_VERSION
-
     qs = Snapshot.objects.filter(status__in=[Snapshot.Status.DONE, Snapshot.Status.FAILED])
     if not include_current:
         qs = qs.exclude(engine_version=ENGINE_VERSION)
@@ -1531,8 +1510,6 @@ def visible_snapshots(user) -> QuerySet[Snapshot]:
     """Snapshots a user may see: their own, and those of the teams
     ``accounts.access.visible_teams`` lets them read; support staff see all,
     team-less uploads included (as with sessions)."""
-    from accounts.access import is_support, visible_teams
-
     if not getattr(user, "is_authenticated", False) or not user.is_active:
         return Snapshot.objects.none()
     if is_support(user):
@@ -1550,15 +1527,9 @@ class AcknowledgementRejected(ValueError):
 
 
 def _audit(*, acknowledgement, user, action: str, new: str = "", old: str = "") -> None:
-    from troubleshoot.services import record
-
-    record(
-        acknowledgement=acknowledgement,
-        user=user,
-        action=action,
-        target=acknowledgement.rule,
-        old=old,
-        new=new,
+    """Into the audit trail (kept by the sessions app, which listens)."""
+    signals.acknowledgement_changed.send(
+        sender=Acknowledgement, acknowledgement=acknowledgement, user=user, action=action, old=old, new=new
     )
 
 
@@ -1570,8 +1541,6 @@ def acknowledge(
     or on every host of its cluster (``scope="cluster"``), for the snapshot's
     team. An active acknowledgement of the same rule and target is replaced
     (withdrawn, then the new one made), each step in the audit trail."""
-    from triage.fleetview import scope_of
-
     reason = (reason or "").strip()
     if not reason:
         raise AcknowledgementRejected("a reason is required")
@@ -1631,8 +1600,6 @@ def revoke_acknowledgement(*, user, acknowledgement: Acknowledgement) -> None:
 
 def visible_acknowledgement(user, pk: int) -> Acknowledgement | None:
     """The acknowledgement ``pk`` when ``user`` may read (and so withdraw) it."""
-    from triage.fleetview import visible_acknowledgements
-
     ack = Acknowledgement.objects.filter(pk=pk).only("rule").first()
     if ack is None:
         return None
@@ -1651,9 +1618,6 @@ class TicketRejected(ValueError):
 def clean_ticket(key: str, url: str = "") -> tuple[str, str]:
     """A ticket key (``OPS-123``, ``INC0012345``: no spaces, 64 characters at
     most) and an optional http(s) URL, or :class:`TicketRejected`."""
-    from django.core.exceptions import ValidationError
-    from django.core.validators import URLValidator
-
     key, url = (key or "").strip(), (url or "").strip()
     if "\x00" in url:  # PostgreSQL refuses NUL in text; URLValidator lets it through a path
         raise TicketRejected("the ticket URL must be an http(s) address")

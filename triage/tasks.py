@@ -34,7 +34,9 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
+from collectors.parsers import load_all as load_parsers
 from triage import services
+from triage.rules import load_all as load_rules
 
 log = logging.getLogger(__name__)
 
@@ -112,12 +114,9 @@ def sweep_stale_snapshots() -> int:
 
 @worker_process_init.connect
 def _preload(**_kwargs) -> None:
-    """Import the parsers, rules and engine when a pool process starts, so the
-    first upload a fresh worker analyses is not slowed down by the imports."""
-    from collectors import archive  # noqa: F401
-    from collectors.parsers import load_all as load_parsers
-    from triage.rules import load_all as load_rules
-
+    """Import the parsers and rules when a pool process starts (the archive
+    loader and the engine come with ``triage.services``), so the first upload a
+    fresh worker analyses is not slowed down by the imports."""
     load_parsers()
     load_rules()
     for name in filter(None, os.environ.get("CASEBOOK_TEST_PARSER_MODULES", "").split(",")):

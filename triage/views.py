@@ -4,6 +4,7 @@ work is in ``triage.services``."""
 from __future__ import annotations
 
 from datetime import datetime, time
+from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -20,9 +21,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from config.pagination import paginate
 from config.request_limits import upload_view
+from kb.access import readable_cases
+from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
+from triage import charts, engine, fleetview, services
 from triage import cluster as clusters
-from triage import engine, fleetview, services
 from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
 from triage.models import Finding, Snapshot, TicketRef
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
@@ -32,7 +35,6 @@ from triage.rules import Finding as RuleFinding
 from triage.rules import artifact_file
 from triage.rules import load_all as load_rules
 from triage.severity import SEVERITIES
-from troubleshoot import charts
 
 TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
@@ -271,7 +273,7 @@ def report_context(snapshot: Snapshot) -> dict:
     # top findings are about the others
     findings, acknowledged = fleetview.split_acknowledged(snapshot, all_findings)
     acks = {f.pk: ack for f, ack in acknowledged}
-    groups = []
+    groups: list[dict[str, Any]] = []
     for severity in SEVERITIES:
         items = [_finding_view(f, zh, acks.get(f.pk)) for f in all_findings if f.severity == severity]
         if items:
@@ -443,7 +445,7 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
         if getattr(request, "htmx", False):
             return render(request, "triage/_paste_form.html", {"snapshot": snapshot, "paste_form": form})
         for error in form.non_field_errors() or [e for errors in form.errors.values() for e in errors]:
-            messages.error(request, error)
+            messages.error(request, str(error))
         return redirect(url + "#not-checked")
     messages.info(request, _("The output was added to this snapshot; it is being analysed again."))
     if getattr(request, "htmx", False):
@@ -517,7 +519,7 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     view = clusters.load_cluster(services.visible_snapshots(request.user), name)
     if view is None:
         raise Http404("no such cluster")
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
     ]
     # Thousands of hosts: the matrix is compared whole (highlighting, fleet
@@ -650,7 +652,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
     """Every rule, those affecting the most hosts (of the reader's teams) first."""
     zh = _zh()
     counts = fleetview.affected_counts(services.visible_snapshots(request.user))
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"spec": spec, "title": _rule_title(rule_id, zh), "hosts": counts.get(rule_id, 0)}
         for rule_id, spec in load_rules().items()
     ]
@@ -677,8 +679,6 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         [(f"{week:%Y-%m-%d}", float(n)) for week, n in weeks],
         title=_("Hosts with this finding, per week"),
     )
-    from accounts.access import readable_cases
-    from kb.models import Case, Measure
 
     measures = {m.slug: m for m in Measure.objects.filter(slug__in=spec.measures)}
     lang = "zh" if zh else "en"

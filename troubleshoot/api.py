@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb.models import Measure
+from triage.services import visible_snapshots
 from troubleshoot import services
 from troubleshoot.models import Session
 from troubleshoot.serializers import (
@@ -78,8 +79,6 @@ class SessionDetailView(APIView):
 class SessionAttachSnapshotView(APIView):
     @extend_schema(request=AttachSnapshotSerializer, responses={200: SessionSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        from triage.services import visible_snapshots
-
         session = _editable_session(request, pk)
         form = AttachSnapshotSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -22,10 +22,11 @@ from django.urls import reverse
 
 from collectors.cpulist import format_cpulist
 from triage.models import Snapshot
-from triage.remedies import NoRemedy, RemedyResult
+from triage.remedies import NoRemedy, Remedy, RemedyResult
 from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
+from triage.services import load_host_facts
 
 # Measures whose configuration comes from the guest's patch.
 PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))
@@ -87,8 +88,6 @@ def _placement_domains(snapshot: Snapshot) -> list[str] | None:
 
 
 def _plans_of(snapshot: Snapshot, names: list[str]) -> list[GuestPlan]:
-    from triage.services import load_host_facts
-
     try:
         host = load_host_facts(snapshot)
     except FileNotFoundError:
@@ -139,4 +138,6 @@ def fill_commands(slug: str, *, plans: list[GuestPlan]) -> str:
     their patches; "" when it is not a pinning measure or no patch has it."""
     if slug not in PINNING:
         return ""
-    return "\n\n".join(text for p in plans if p.ok and (text := p.result.fragment(slug)))
+    return "\n\n".join(
+        text for p in plans if isinstance(p.result, Remedy) and (text := p.result.fragment(slug))
+    )

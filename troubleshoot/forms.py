@@ -41,7 +41,9 @@ class MultipleFileField(forms.FileField):
 
 
 class UploadForm(forms.Form):
-    files = MultipleFileField(label=_("Snapshot files (one file per host)"))
+    # the metaclass moves declared fields into ``base_fields``: ``form.files`` stays
+    # the request's files whatever mypy reads here
+    files = MultipleFileField(label=_("Snapshot files (one file per host)"))  # type: ignore[assignment]
     phase = forms.ChoiceField(
         label=_("Phase"), choices=SessionSnapshot.Phase.choices, initial=SessionSnapshot.Phase.BEFORE
     )

@@ -7,6 +7,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from kb.models import Measure
 from triage.serializers import TicketSerializer
 from troubleshoot.models import Comment, PlannedMeasure, Session, SessionSnapshot
 from troubleshoot.services import PROBLEM_FIELDS
@@ -14,7 +15,8 @@ from troubleshoot.services import PROBLEM_FIELDS
 
 class SessionSnapshotSerializer(serializers.ModelSerializer):
     id = serializers.IntegerField(source="snapshot_id")
-    label = serializers.CharField(source="snapshot.display_name")
+    # a declared field (the metaclass moves it into ``_declared_fields``), not ``Field.label``
+    label = serializers.CharField(source="snapshot.display_name")  # type: ignore[assignment]
     status = serializers.CharField(source="snapshot.status")
     api_url = serializers.SerializerMethodField()
 
@@ -29,7 +31,9 @@ class SessionSnapshotSerializer(serializers.ModelSerializer):
 
 
 class PlannedMeasureSerializer(serializers.ModelSerializer):
-    measure = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    measure: serializers.SlugRelatedField[Measure] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     applied_by = serializers.CharField(source="applied_by.username", allow_null=True, default=None)
 
     class Meta:
@@ -79,7 +83,8 @@ class SessionSerializer(serializers.ModelSerializer):
     @extend_schema_field(SessionSnapshotSerializer(many=True))
     def get_snapshots(self, session: Session) -> list:
         links = session.attachments.select_related("snapshot")
-        return SessionSnapshotSerializer(links, many=True, context=self.context).data
+        # many=True makes a ListSerializer (the stubs type the single form)
+        return SessionSnapshotSerializer(links, many=True, context=self.context).data  # type: ignore[return-value]
 
 
 class SessionCreateSerializer(serializers.ModelSerializer):

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max, Q, QuerySet
+from django.db.models import Field, Max, Q, QuerySet
 from django.utils import timezone, translation
 from django.utils.text import capfirst, slugify
 from django.utils.translation import gettext as _
@@ -24,11 +25,15 @@ from django.utils.translation import pgettext
 
 from accounts.access import can_view_team, home_team, is_support, visible_teams
 from accounts.models import Membership
-from integrations import services as integrations
+from collectors.facts import SnapshotFacts
 from kb.models import Case, CaseMeasure, Disruption, Measure
+from kb.services import record_reuse, record_revision, save_case
+from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
+from triage.engine import ENGINE_VERSION
 from triage.models import Finding, Snapshot
+from triage.services import add_ticket, create_snapshot, visible_snapshots
 from triage.severity import SEVERITIES
-from troubleshoot import fill
+from troubleshoot import fill, signals
 from troubleshoot.fill import PINNING, GuestPlan, fill_commands
 from troubleshoot.models import (
     STEP_ORDER,
@@ -71,7 +76,9 @@ def can_edit(user, session: Session) -> bool:
         return False
     if session.owner_id == user.pk or is_support(user):
         return True
-    return Membership.objects.filter(user=user, team_id=session.team_id).exists()
+    return (
+        session.team_id is not None and Membership.objects.filter(user=user, team_id=session.team_id).exists()
+    )
 
 
 def _require_edit(user, session: Session) -> None:
@@ -213,8 +220,6 @@ MAX_COMMENT = 10000
 
 def assignable_users(session: Session):
     """Who a session can be assigned to: its owner and the members of its team."""
-    from django.contrib.auth import get_user_model
-
     users = get_user_model().objects.filter(is_active=True)
     scope = Q(pk=session.owner_id)
     if session.team_id:
@@ -231,7 +236,7 @@ def assign_session(*, session: Session, user, assignee) -> None:
         raise PermissionDenied("the assignee cannot work on this session")
     if session.assignee_id == (assignee.pk if assignee else None):
         return
-    old = session.assignee.get_username() if session.assignee_id else ""
+    old = session.assignee.get_username() if session.assignee is not None else ""
     record(
         session=session,
         user=user,
@@ -261,8 +266,6 @@ def add_comment(*, session: Session, user, text: str) -> Comment:
 @transaction.atomic
 def add_session_ticket(*, session: Session, user, key: str, url: str = ""):
     """Link the session to an external ticket (``triage.services.add_ticket``)."""
-    from triage.services import add_ticket
-
     _require_edit(user, session)
     ticket = add_ticket(user=user, key=key, url=url, session=session)
     record(session=session, user=user, action="ticket", target=ticket.key, new=ticket.url)
@@ -289,7 +292,6 @@ def attach_snapshot(
 ) -> bool:
     """Attach an existing snapshot the user can see. False if already attached."""
     _require_edit(user, session)
-    from triage.services import visible_snapshots
 
     if not visible_snapshots(user).filter(pk=snapshot.pk).exists():
         raise PermissionDenied("snapshot not visible")
@@ -317,8 +319,6 @@ def attach_snapshot(
 def startable_snapshot(user, snapshot_id) -> Snapshot | None:
     """The snapshot a new session starts from ("Start a case from this"), if the
     user can see it; None for a missing, invisible or malformed id."""
-    from triage.services import visible_snapshots
-
     try:
         pk = int(snapshot_id)
     except (TypeError, ValueError):
@@ -334,8 +334,6 @@ def starting_snapshots(user, snapshot: Snapshot) -> list[Snapshot]:
     snapshot and the other hosts of its cluster the user can see (analysed
     together, so the wizard sees the guest and its host side by side),
     newest first after the snapshot itself."""
-    from triage.services import visible_snapshots
-
     if not snapshot.cluster:
         return [snapshot]
     siblings = (
@@ -368,8 +366,6 @@ def problem_from_snapshot(snapshot: Snapshot) -> dict:
 def upload_snapshot(*, session: Session, user, uploaded_file, phase: str) -> Snapshot:
     """Store an upload through triage (which queues its analysis) and attach it.
     Each file is one host; the files of a phase form one cluster."""
-    from triage.services import create_snapshot
-
     _require_edit(user, session)
     name = PurePath(getattr(uploaded_file, "name", "") or "upload").name
     snapshot = create_snapshot(
@@ -493,11 +489,8 @@ def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[
 def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> dict:
     """Rules and environment features of the phase's snapshots, the shape of a
     case signature (``{"rules": [...], "features": [...]}``)."""
-    from kb.similarity import snapshot_features
-
     snaps = [s for s in snapshots_of(session, phase) if s.status == Snapshot.Status.DONE]
     rules = sorted({f.rule for f in merged_findings(session, phase)})
-    from collectors.facts import SnapshotFacts
 
     features = snapshot_features(SnapshotFacts(hosts=[s.host_facts() for s in snaps]))
     return {"rules": rules, "features": features}
@@ -505,8 +498,6 @@ def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) ->
 
 def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> list[dict]:
     """Published cases like the before-snapshots, best first, each with why."""
-    from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules
-
     sig = signature_of(session)
     # Only warning/critical findings (or a strong match of the symptom text)
     # qualify a case; a session whose snapshots are healthy gets none.
@@ -529,8 +520,6 @@ def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
     by the words of its title and symptom (``kb.similarity.sounds_like``, the
     same comparison as a report's pasted write-up). Empty when a warning or
     critical finding of its snapshots is there: the rules speak then."""
-    from kb.similarity import serious_rules, sounds_like
-
     text = "\n".join(t for t in (session.title, session.symptom) if t)
     if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
         return []
@@ -565,7 +554,7 @@ def founding_measures(session: Session, cases: list[dict]) -> list[dict]:
 # --------------------------------------------------------------------------- constraints
 
 
-DISRUPTION_RANK = {
+DISRUPTION_RANK: dict[str, int] = {
     Disruption.ONLINE: 0,
     Disruption.SERVICE_RESTART: 1,
     Disruption.GUEST_REBOOT: 2,
@@ -637,8 +626,8 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
             by_measure[slug].append(f)
     cases = similar_cases(session, language=language)
     founding = founding_measures(session, cases)
-    applied_in_cases = defaultdict(list)
-    recommended_in_cases = defaultdict(list)
+    applied_in_cases: defaultdict[str, list[str]] = defaultdict(list)
+    recommended_in_cases: defaultdict[str, list[str]] = defaultdict(list)
     for item in founding:
         target = applied_in_cases if item["status"] == CaseMeasure.Status.APPLIED else recommended_in_cases
         if item["case"] not in target[item["measure"]]:
@@ -899,6 +888,7 @@ def applied_steps(session: Session, measures: list[PlannedMeasure] | None = None
     applied = [pm for pm in measures if pm.status == PlannedMeasure.Status.APPLIED and pm.step is not None]
     steps: dict[int, dict] = {}
     for pm in sorted(applied, key=lambda pm: (pm.step, pm.tier, pm.position, pm.id)):
+        assert pm.step is not None  # applied measures with a step only
         step = steps.setdefault(pm.step, {"number": pm.step, "slugs": [], "metric_after": None})
         step["slugs"].append(pm.measure.slug)
         if pm.metric_after is not None:
@@ -982,7 +972,7 @@ def close_session(*, session: Session, user, outcome: str, root_cause: str, less
         session.state = Session.State.CLOSED
         session.closed_at = timezone.now()
         session.save(update_fields=["state", "closed_at", "updated_at"])
-        integrations.session_closed(session=session)
+        signals.session_closed.send(sender=Session, session=session)
 
 
 @transaction.atomic
@@ -1010,7 +1000,7 @@ def promotion_check(session: Session, *, language: str = "en") -> dict | None:
     return None
 
 
-CASE_STEP_STATUS = {
+CASE_STEP_STATUS: dict[str, str] = {
     PlannedMeasure.Status.APPLIED: CaseMeasure.Status.APPLIED,
     PlannedMeasure.Status.PLANNED: CaseMeasure.Status.RECOMMENDED,
     PlannedMeasure.Status.SKIPPED: CaseMeasure.Status.RECOMMENDED,
@@ -1058,14 +1048,20 @@ def _constraints_text(session: Session) -> str:
         return _text(value)
 
     return ", ".join(
-        f"{Session._meta.get_field(name).verbose_name}: {shown(getattr(session, name))}"
+        f"{_verbose_name(name)}: {shown(getattr(session, name))}"
         for name in CONSTRAINT_FIELDS
         if getattr(session, name) not in ("", None)
     )
 
 
+def _verbose_name(name: str) -> str:
+    column = Session._meta.get_field(name)
+    assert isinstance(column, Field)  # a column of the session, not a relation
+    return str(column.verbose_name)
+
+
 def _label(name: str) -> str:
-    return capfirst(str(Session._meta.get_field(name).verbose_name))
+    return capfirst(_verbose_name(name))
 
 
 def _host_environment(session: Session) -> dict:
@@ -1088,13 +1084,10 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     """Create a draft case from a closed session: environment, cause, measures
     with their outcomes, the metric before/after and the signature of the
     before-snapshots. A reviewer (support) publishes it."""
-    from kb.services import save_case
-    from triage.engine import ENGINE_VERSION
-
     _require_edit(user, session)
     if not session.is_closed:
         raise ValueError(_("close the session before promoting it"))
-    if session.promoted_case_id:
+    if session.promoted_case is not None:
         return session.promoted_case
     lang = "zh" if language.startswith("zh") else "en"
     # Both language versions: the other one pre-filled (its generated labels in
@@ -1121,8 +1114,6 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
 
 def _draft_case(*, session: Session, user, lang: str, engine_version: str, save_case, pending: bool) -> Case:
     """One language version of the promoted draft, built in that language."""
-    from kb.services import record_revision
-
     slug = f"session-{session.pk}-{slugify(session.title)[:60]}".strip("-")
     snaps = snapshots_of(session, "before")
     hosts = ", ".join(s.host_label for s in snaps)
@@ -1223,8 +1214,6 @@ def link_case(*, session: Session, user, case_slug: str, language: str = "en") -
 def case_helped(*, session: Session, user, case_slug: str) -> bool:
     """ "This case helped" from the session's summary: one reuse mark per
     session and case, with an audit entry. False when already marked."""
-    from kb.services import record_reuse
-
     if not can_view(user, session):
         raise PermissionDenied("not your session")
     if not record_reuse(slug=case_slug, user=user, source="session", session=session):

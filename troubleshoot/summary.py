@@ -47,9 +47,9 @@ def _summary(w: Markdown, session: Session, base: str, lang: str) -> list[str]:
     state = session.get_state_display() + (f" ({session.get_outcome_display()})" if session.outcome else "")
     add(w.bullet(f"{_('State')}: {w.bold(w.inline(state))}"))
     people = f"{_('Owner')}: {w.inline(session.owner.get_username())}"
-    if session.assignee_id:
+    if session.assignee is not None:
         people += f" · {_('Assignee')}: {w.inline(session.assignee.get_username())}"
-    if session.team_id:
+    if session.team is not None:
         people += f" · {_('Team')}: {w.inline(session.team.name)}"
     add(w.bullet(people))
     for ticket in session.tickets.all():

@@ -7,9 +7,11 @@ POST does one action through ``troubleshoot.services`` and then redirects
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.core.exceptions import BadRequest, PermissionDenied
+from django.forms import BaseForm
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,14 +19,17 @@ from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import is_support
+from accounts.access import SignedInRequest, is_support
 from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, explain
-from triage.services import UploadRejected, visible_snapshots
+from triage import charts
+from triage.forms import TicketForm
+from triage.reports import MARKUPS
+from triage.services import TicketRejected, UploadRejected, visible_snapshots
 from triage.views import not_checked_items
-from troubleshoot import charts, services
+from troubleshoot import services
 from troubleshoot.forms import (
     ApplyForm,
     ApplyTogetherForm,
@@ -54,7 +59,7 @@ def _session_for(request: HttpRequest, pk: int) -> Session:
 
 
 @require_GET
-def session_list(request: HttpRequest) -> HttpResponse:
+def session_list(request: SignedInRequest) -> HttpResponse:
     sessions = services.visible_sessions(request.user).select_related("owner", "team", "assignee")
     ticket = (request.GET.get("ticket") or "").strip()[:64]
     if ticket:
@@ -153,9 +158,10 @@ def step(request: HttpRequest, pk: int, step: str) -> HttpResponse:
         forms = outcome
     # A GET only shows a step: moving the session on (and its audit entry) is a POST.
     context = _context(request, session, step, editable, forms)
-    template = "troubleshoot/_wizard.html" if request.htmx else "troubleshoot/session_detail.html"
+    htmx = getattr(request, "htmx", False)
+    template = "troubleshoot/_wizard.html" if htmx else "troubleshoot/session_detail.html"
     response = render(request, template, context)
-    if request.htmx and request.method == "GET":
+    if htmx and request.method == "GET":
         response["HX-Push-Url"] = reverse("troubleshoot:step", args=[session.pk, step])
     return response
 
@@ -165,7 +171,7 @@ def _after_post(request: HttpRequest, session: Session, target_step: str) -> Htt
     session.refresh_from_db()
     if target_step != session.step:
         services.set_step(session=session, user=request.user, step=target_step)
-    if not request.htmx:
+    if not getattr(request, "htmx", False):
         return redirect(url)
     response = render(request, "troubleshoot/_wizard.html", _context(request, session, target_step, True, {}))
     response["HX-Push-Url"] = url
@@ -190,6 +196,7 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
     with errors to re-render the same step."""
     user, action = request.user, request.POST.get("action", "save")
     forward = services.next_step(step) if "next" in request.POST else step
+    form: BaseForm
     if step == Step.PROBLEM:
         form = ProblemForm(request.POST, instance=Session.objects.get(pk=session.pk))
         if not form.is_valid():
@@ -267,6 +274,7 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
 
 def _snapshot_post(request, session: Session, step: str, action: str, forward: str) -> str | dict:
     user = request.user
+    form: BaseForm
     if action == "upload":
         form = UploadForm(request.POST, request.FILES)
         if not form.is_valid():
@@ -614,7 +622,7 @@ def _close(request, session, ctx):
     )
 
 
-STEP_CONTEXT = {
+STEP_CONTEXT: dict[str, Callable[[HttpRequest, Session, dict], None]] = {
     Step.PROBLEM: _problem,
     Step.SNAPSHOTS: _snapshots,
     Step.FINDINGS: _findings,
@@ -661,9 +669,6 @@ def session_comment(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
-    from triage.forms import TicketForm
-    from triage.services import TicketRejected
-
     session = _session_for(request, pk)
     form = TicketForm(request.POST)
     if not form.is_valid():
@@ -681,8 +686,6 @@ def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def session_summary(request: HttpRequest, pk: int, markup: str) -> HttpResponse:
     """The session summed up for its ticket: ``summary.md`` or ``summary.jira``."""
-    from triage.reports import MARKUPS
-
     session = _session_for(request, pk)
     writer = MARKUPS[markup]
     text = render_summary(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, Source
 
 
 def host_name(host: HostFacts) -> str:
-    if host.label or host.hostname:
-        return host.label or host.hostname
+    name = host.label or host.hostname
+    if name:
+        return name
     # a transcript without hostnames in its prompts: name it after its file
     for entry in host.artifacts:
         name = str(entry.get("name") or "").rsplit("/", 1)[-1].split(":", 1)[0]
@@ -24,11 +25,11 @@ def line_of(parsed: Any, *keys: str) -> int | None:
     ``parsed.lines``, else the artifact's own line."""
     if parsed is None:
         return None
-    lines = getattr(parsed, "lines", None) or {}
+    lines: dict[str, int] = getattr(parsed, "lines", None) or {}
     for key in keys:
         if key in lines:
             return lines[key]
-    source = getattr(parsed, "source", None)
+    source: Source | None = getattr(parsed, "source", None)
     return source.line if source is not None else None
 
 
@@ -45,12 +46,13 @@ def covering_artifact(host: HostFacts, artifact: str, line: int | None) -> str:
         start, count = entry.get("start_line"), entry.get("lines")
         if files and artifact_file(entry) not in files:
             continue
-        if start and count and start <= line < start + count and entry.get("source"):
-            return entry["source"]
+        source: str = entry.get("source") or ""
+        if start and count and start <= line < start + count and source:
+            return source
     return artifact
 
 
-def artifact_file(entry: dict) -> str:
+def artifact_file(entry: dict[str, Any]) -> str:
     """The file of a transcript block named ``<file>:<first line>``."""
     head, sep, tail = str(entry.get("name") or "").rpartition(":")
     return head if sep and tail.isdigit() else str(entry.get("name") or "")

@@ -63,7 +63,7 @@ class FleetProfile:
     # the cluster page's settings columns -> raw value (None: unknown)
     settings: dict[str, Any] = field(default_factory=dict)
     # the cluster page's measure columns -> [shown, value]
-    measures: dict[str, list] = field(default_factory=dict)
+    measures: dict[str, list[Any]] = field(default_factory=dict)
     benchmarks: list[BenchmarkResult] = field(default_factory=list)
 
 
@@ -166,7 +166,8 @@ def fleet_profile(host: HostFacts, *, hypervisor: bool = False) -> FleetProfile:
 
 
 def profile_to_json(profile: FleetProfile) -> dict[str, Any]:
-    return to_dict(profile)
+    data: dict[str, Any] = to_dict(profile)
+    return data
 
 
 def profile_from_json(data: dict[str, Any]) -> FleetProfile:
@@ -187,7 +188,8 @@ def profile_from_json(data: dict[str, Any]) -> FleetProfile:
             benchmarks=[BenchmarkResult(**b) for b in data.get("benchmarks") or []],
         )
     except TypeError:  # stored by another version of the profile
-        return from_dict(FleetProfile, data)
+        profile: FleetProfile = from_dict(FleetProfile, data)
+        return profile
 
 
 def profile_host(profile: FleetProfile) -> HostFacts:

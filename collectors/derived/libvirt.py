@@ -6,18 +6,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from collectors.facts import HostFacts
+from collectors.facts import Domain, HostFacts
 
 
-def domain_label(domain) -> str:
+def domain_label(domain: Domain) -> str:
     return domain.name or domain.uuid or (domain.source.artifact if domain.source else "") or "domain"
 
 
-def domain_vcpus(domain) -> int:
+def domain_vcpus(domain: Domain) -> int:
     return domain.vcpu_current or domain.vcpus or 0
 
 
-def domain_pinned_cpus(domain) -> set[int]:
+def domain_pinned_cpus(domain: Domain) -> set[int]:
     cpus: set[int] = set()
     for pins in domain.vcpupin.values():
         cpus.update(pins)
@@ -26,7 +26,7 @@ def domain_pinned_cpus(domain) -> set[int]:
     return cpus
 
 
-def domain_is_pinned(domain) -> bool:
+def domain_is_pinned(domain: Domain) -> bool:
     """Every vCPU pinned (``vcpupin`` each, a ``<vcpu cpuset>``, or numad
     placement ``auto``)."""
     if domain.vcpu_cpuset or domain.vcpu_placement == "auto":
@@ -35,7 +35,7 @@ def domain_is_pinned(domain) -> bool:
     return bool(domain.vcpupin) and all(v in domain.vcpupin for v in range(n))
 
 
-def domain_memory_bound(domain) -> bool:
+def domain_memory_bound(domain: Domain) -> bool:
     return bool(
         domain.numatune_memory_nodeset or domain.memnodes or domain.numatune_memory_placement == "auto"
     )
@@ -52,7 +52,7 @@ def _from_test_driver(parsed: Any) -> bool:
     return bool(source is not None and "test:///" in (source.artifact or ""))
 
 
-def is_test_driver_domain(domain) -> bool:
+def is_test_driver_domain(domain: Domain) -> bool:
     return (
         domain.domain_type == "test"
         or (domain.uuid or "").lower() == TEST_DRIVER_UUID
@@ -60,7 +60,7 @@ def is_test_driver_domain(domain) -> bool:
     )
 
 
-def host_domains(host: HostFacts) -> list:
+def host_domains(host: HostFacts) -> list[Domain]:
     """The host's libvirt domains that are real guests (the test driver's are not)."""
     return [d for d in host.domains if not is_test_driver_domain(d)]
 

@@ -10,10 +10,14 @@ itself (``detect``). ``collectors.assemble`` merges the result into a
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+ParserFunc = TypeVar("ParserFunc", bound=Callable[[str], Any])
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,10 @@ def register(
     detect: Callable[[str], bool] | None = None,
     priority: int = 0,
     prose_lines: tuple[str, ...] = (),
-):
+) -> Callable[[ParserFunc], ParserFunc]:
     """Register ``func`` as the parser of artifacts of ``kind``."""
 
-    def decorator(func: Callable[[str], Any]) -> Callable[[str], Any]:
+    def decorator(func: ParserFunc) -> ParserFunc:
         if kind in REGISTRY and REGISTRY[kind].func is not func:
             raise RuntimeError(f"parser kind {kind!r} registered twice")
         REGISTRY[kind] = ParserSpec(
@@ -67,9 +71,6 @@ def register(
 
 def load_all() -> dict[str, ParserSpec]:
     """Import every parser module so that their ``register`` calls run."""
-    import importlib
-    import pkgutil
-
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY

@@ -96,8 +96,8 @@ def _parse_top(text: str) -> CpuUsage:
                 proc_header = None
         m = _LOAD.search(line)
         if m and out.load_average is None:
-            values = [_float(v.rstrip(",")) for v in m.groups()]
-            if all(v is not None for v in values):
+            values = [v for v in (_float(g.rstrip(",")) for g in m.groups()) if v is not None]
+            if len(values) == len(m.groups()):
                 out.load_average = (values[0], values[1], values[2])
                 out.lines["load_average"] = idx
             days = _UP_DAYS.search(line)

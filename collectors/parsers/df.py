@@ -35,7 +35,8 @@ def _kb(token: str, human: bool) -> int | None:
     if suffix is None:
         # plain numbers are 1K blocks (df, df -k) or, under -h, bytes
         return round(number / 1024) if human and number else int(number)
-    return round(number * 1024 ** (_POWER[suffix] - 1))
+    unit: float = 1024 ** (_POWER[suffix] - 1)
+    return round(number * unit)
 
 
 def _detect(head: str) -> bool:

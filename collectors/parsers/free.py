@@ -110,11 +110,11 @@ def _parse(text: str, scale: float | None) -> Meminfo:
         out.values["BuffCache"] = out.values["Buffers"] + out.values["Cached"]
         out.lines["BuffCache"] = mem_line
     if "swap" in rows:
-        cells, line = rows["swap"]
-        swap = [_kb(c, scale)[0] for c in cells[:3]]
-        if len(swap) == 3 and None not in swap:
+        cells, swap_line = rows["swap"]
+        swap = [kb for kb in (_kb(c, scale)[0] for c in cells[:3]) if kb is not None]
+        if len(swap) == 3:
             out.values["SwapTotal"], out.values["SwapFree"] = swap[0], swap[2]
-            out.lines["SwapTotal"] = out.lines["SwapFree"] = line
+            out.lines["SwapTotal"] = out.lines["SwapFree"] = swap_line
     if "MemTotal" not in out.values:
         raise ParseError("free: Mem: row without a readable total", line=mem_line)
     return out

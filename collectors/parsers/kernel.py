@@ -104,7 +104,7 @@ def parse_kernel(text: str) -> KernelVersion:
             m = (
                 _PT_RELEASE.match(stripped)
                 or _HOSTNAMECTL_OS.match(stripped)
-                or (len(stripped) <= 200 and _DISTRO.match(stripped))
+                or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
             )
             if m:
                 out.os_release = m.group(1)

@@ -208,7 +208,9 @@ def _tag_end(body: str, start: int) -> int:
     k = start
     n = len(body)
     while True:
-        k = _ATTR_RUN.match(body, k).end()
+        run = _ATTR_RUN.match(body, k)
+        assert run is not None  # "*": it matches the empty string too
+        k = run.end()
         if k >= n:
             return -n
         c = body[k]
@@ -461,7 +463,7 @@ def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     r.mark("cpu_mode", r"<cpu[\s>/]")
     topo = cpu.find("topology")
     if topo is not None:
-        d.topology = {k: _int(v, f"<topology {k}>") for k, v in topo.attrib.items() if v.strip()}
+        d.topology = {k: n for k, v in topo.attrib.items() if (n := _int(v, f"<topology {k}>")) is not None}
         r.mark("topology", r"<topology\b")
     numa = cpu.find("numa")
     if numa is None:

@@ -225,9 +225,10 @@ class _Builder:
         nkey = _norm_key(key)
         value = value.strip()
         if ocr:
-            nkey = _ocr_key(nkey)
-            if nkey is None:
+            ocr_key = _ocr_key(nkey)
+            if ocr_key is None:
                 return
+            nkey = ocr_key
         m = _NODE_RE.match(nkey)
         if m:
             self._add_node(int(m.group(1)), value, line)

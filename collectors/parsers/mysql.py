@@ -38,6 +38,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from collectors.facts import ArtifactError, DatabaseFacts, DbEvent, ParseError
 from collectors.parsers import register
@@ -125,8 +126,8 @@ def parse_result_tables(text: str) -> list[ResultTable]:
                 if i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
                     break
             # rows read before a later record introduced a column get padded
-            for row in table.rows:
-                row += [""] * (len(table.columns) - len(row))
+            for padded in table.rows:
+                padded += [""] * (len(table.columns) - len(padded))
             tables.append(table)
             continue
         i += 1
@@ -384,7 +385,7 @@ def _config_groups_looking(head: str) -> bool:
     detect=_config_groups_looking,
     priority=5,
 )
-def parse_mysql_config(text: str) -> DatabaseFacts | list:
+def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     """Settings of the server groups of a MySQL/MariaDB option file (``my.cnf``,
     ``/etc/my.cnf.d/*.cnf``, ``/etc/mysql/**/*.cnf``), several files concatenated,
     or ``my_print_defaults mysqld`` / ``mysqld --print-defaults`` output::
@@ -576,7 +577,8 @@ def size_to_bytes(text: str) -> int | None:
     except ValueError:
         return None
     power = " KMGTP".index(m.group(2).upper()) if m.group(2) else 0
-    return round(number * 1024**power)
+    unit: int = 1024**power
+    return round(number * unit)
 
 
 def _seconds_iso(date: str, time: str, frac: str | None) -> float:
@@ -587,11 +589,11 @@ def _seconds_iso(date: str, time: str, frac: str | None) -> float:
     return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + (float(frac) if frac else 0.0)
 
 
-def _classify_message(msg: str) -> tuple[str, dict] | None:
+def _classify_message(msg: str) -> tuple[str, dict[str, Any]] | None:
     m = _BP_INIT.search(msg)
     if m:
         size_text = m.group("size").replace(" ", "")
-        data: dict = {"size_text": size_text, "size_bytes": size_to_bytes(size_text)}
+        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_to_bytes(size_text)}
         if m.group("instances"):
             data["instances"] = int(m.group("instances"))
         if m.group("chunk"):

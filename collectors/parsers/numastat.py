@@ -132,8 +132,8 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
             continue
         tokens = stripped.split()
         if header is not None and len(tokens) >= len(header) + 1:
-            values = [_num(t) for t in tokens[1 : len(header) + 1]]
-            if all(v is not None for v in values):
+            values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
+            if len(values) == len(header):
                 name = tokens[0]
                 if name.lower() in NUMASTAT_COUNTERS:
                     name = name.lower()
@@ -162,9 +162,10 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
 
 def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:
     values = [_num(t) for t in cells]
-    if len(values) < len(header) or any(v is None for v in values[: len(header)]):
+    node_values = [v for v in values[: len(header)] if v is not None]
+    if len(node_values) < len(header):
         return None
-    per_node = {n: float(v) for n, v in zip(header, values, strict=False)}
+    per_node = {n: float(v) for n, v in zip(header, node_values, strict=True)}
     total = values[len(header)] if len(values) > len(header) else None
     return per_node, total
 

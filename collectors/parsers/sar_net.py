@@ -74,8 +74,8 @@ def parse_sar_net_dev(text: str) -> NetDevStats:
                 columns = None  # another report's header
             continue
         cells = tokens[-len(columns) :]
-        values = [_num(c) for c in cells]
-        if any(v is None for v in values):
+        values = [v for v in (_num(c) for c in cells) if v is not None]
+        if len(values) < len(cells):
             continue
         iface = tokens[-len(columns) - 1]
         rate = NetDevRate(iface=iface, line=idx)

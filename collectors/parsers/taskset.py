@@ -62,9 +62,10 @@ def parse_taskset(text: str) -> list[TaskAffinity]:
                 continue
             mask = None
         else:
-            cpus, mask = _mask_cpus(value), value
-            if cpus is None:
+            mask_cpus = _mask_cpus(value)
+            if mask_cpus is None:
                 continue
+            cpus, mask = mask_cpus, value
         current = found.get(pid)
         if current is None or state == "new" or (form == "list" and current.mask is not None):
             affinity = TaskAffinity(pid=pid, cpus=cpus, mask=mask if form == "mask" else None)

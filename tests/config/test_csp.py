@@ -45,7 +45,7 @@ def test_htmx_does_not_inject_styles_or_eval(client):
 
 
 def test_charts_carry_no_inline_style():
-    from troubleshoot.charts import host_bars
+    from triage.charts import host_bars
 
     svg = host_bars([("db-1", 12.0, False), ("db-2", 30.0, True)], unit="GB/s", title="STREAM")
     assert "style=" not in svg and 'viewBox="0 0' in svg

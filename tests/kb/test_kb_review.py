@@ -69,7 +69,7 @@ def test_submit_needs_both_languages_translated(draft, people):
         services.edit_case(
             case=Case.objects.get(pk=draft["en"].pk), user=people["alice"], changes={"title": "y"}
         )
-    from accounts.access import readable_cases
+    from kb.access import readable_cases
 
     assert not readable_cases(people["bob"]).filter(slug="session-9-slow-index").exists()
 
@@ -99,7 +99,7 @@ def test_reviewer_returns_with_comments_then_approves(draft, people):
     for case in Case.objects.filter(slug=slug):
         assert case.state == Case.State.PUBLISHED and case.reviewer == people["sam"] and case.published_at
     # bob now reads it, and search finds it
-    from accounts.access import readable_cases
+    from kb.access import readable_cases
 
     assert readable_cases(people["bob"]).filter(slug=slug).count() == 2
     actions = list(en.revisions.order_by("number").values_list("action", flat=True))

@@ -26,7 +26,7 @@ from collectors.archive import load_host_bytes
 from collectors.facts import HostFacts
 from tests.conftest import FIXTURES
 from triage import cluster, services
-from troubleshoot.charts import host_bars
+from triage.charts import host_bars
 
 BEFORE = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before"
 HOSTS = [f"gp-sdw{i:02d}" for i in range(1, 19)]

@@ -82,7 +82,7 @@ def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyRe
     out: list[RemedyResult] = []
     if rules & set(DOMAIN_RULES) and host.domains:
         out += domain_remedies(host=host)
-    sysctl = {}
+    sysctl: dict[str, str | int] = {}
     if "numa.local_node_pagecache_pressure" in rules:
         sysctl["vm.zone_reclaim_mode"] = 1
     if "numa.balancing_disabled" in rules:

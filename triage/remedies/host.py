@@ -24,7 +24,7 @@ def cpu_mask(cpus: list[int] | set[int] | tuple[int, ...]) -> str:
     for cpu in cpus:
         value |= 1 << cpu
     digits = f"{value:x}"
-    groups = []
+    groups: list[str] = []
     while digits:
         groups.insert(0, digits[-8:])
         digits = digits[:-8]

@@ -24,7 +24,7 @@ def flavor_properties(
             reason=f"{vcpus} vCPUs cannot be split into {numa_nodes} node(s) of whole {threads}-thread cores",
         )
     cores = vcpus // numa_nodes // threads
-    props = {
+    props: dict[str, int | str] = {
         "hw:numa_nodes": numa_nodes,
         "hw:cpu_sockets": numa_nodes,
         "hw:cpu_cores": cores,

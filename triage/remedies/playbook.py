@@ -96,6 +96,7 @@ def _command(name: str, argv: list, **extra) -> dict:
 
 
 def _write_file(r: Remedy, *, handler: str | None = None) -> list[dict]:
+    assert r.path is not None, f"{r.key}: a file remedy without a path"
     directory = r.path.rsplit("/", 1)[0]
     tasks: list[dict] = [
         {
@@ -362,7 +363,7 @@ def plays(results: Iterable[RemedyResult], *, title: str) -> list[dict]:
     skipped: list[str] = []
     for result in results:
         render = renderer(result)
-        if render is None:
+        if render is None or not isinstance(result, Remedy):
             reason = result.reason if isinstance(result, NoRemedy) else "no playbook rendering"
             skipped.append(f"{result.key}: {reason}")
             continue

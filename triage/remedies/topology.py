@@ -297,7 +297,7 @@ def plan_placement(
             n
             for n, cores in free.items()
             if len(cores) >= need_cores
-            and (need_mem is None or topology.free_kb.get(n) is None or topology.free_kb[n] >= need_mem)
+            and (need_mem is None or (free_kb := topology.free_kb.get(n)) is None or free_kb >= need_mem)
         ]
         if len(candidates) < k:
             continue

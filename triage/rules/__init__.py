@@ -9,9 +9,11 @@ IDs are a public contract (API, cases, tests): never rename one.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from collectors.derived.citing import artifact_file, first_artifact_of_kind, host_name, line_of
 from collectors.derived.citing import covering_artifact as _covering_artifact
@@ -39,7 +41,7 @@ from collectors.derived.topology import (
     node_mem_totals_kb,
 )
 from collectors.derived.values import as_bool, as_int, size_bytes
-from collectors.facts import HostFacts, SnapshotFacts
+from collectors.facts import Domain, HostFacts, SnapshotFacts
 from triage.severity import SEVERITIES
 
 # Derived helpers (``collectors.derived``), re-exported for the rule modules.
@@ -149,6 +151,8 @@ class RuleSpec:
 
 REGISTRY: dict[str, RuleSpec] = {}
 
+RuleFunc = TypeVar("RuleFunc", bound=Callable[[RuleContext], Iterable[Finding]])
+
 
 def rule(
     id: str,
@@ -167,12 +171,12 @@ def rule(
     rationale: str = "",
     rationale_zh: str = "",
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None,
-):
+) -> Callable[[RuleFunc], RuleFunc]:
     """Register a rule function under a stable ``id``."""
     if severity not in SEVERITIES:
         raise ValueError(f"bad severity {severity!r}")
 
-    def decorator(func):
+    def decorator(func: RuleFunc) -> RuleFunc:
         if id in REGISTRY and REGISTRY[id].func is not func:
             raise RuntimeError(f"rule {id!r} registered twice")
         REGISTRY[id] = RuleSpec(
@@ -199,9 +203,6 @@ def rule(
 
 
 def load_all() -> dict[str, RuleSpec]:
-    import importlib
-    import pkgutil
-
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY
@@ -229,7 +230,9 @@ def evidence(
     )
 
 
-def finding(spec_id: str, host: HostFacts | None, explanation: str, explanation_zh: str, **kw) -> Finding:
+def finding(
+    spec_id: str, host: HostFacts | None, explanation: str, explanation_zh: str, **kw: Any
+) -> Finding:
     """A finding of a registered rule, with title, severity and measures from
     its registration unless overridden."""
     spec = REGISTRY[spec_id]
@@ -265,7 +268,9 @@ def host_of_guest(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
     return matched[0] if len(matched) == 1 else None
 
 
-def domain_of_guest(ctx: RuleContext, guest: HostFacts, hosts: list[HostFacts] | None = None):
+def domain_of_guest(
+    ctx: RuleContext, guest: HostFacts, hosts: list[HostFacts] | None = None
+) -> Domain | None:
     """The libvirt domain that is ``guest``: by name/hostname, else the only
     domain with the guest's vCPU count."""
     hosts = hosts if hosts is not None else [h for h in ctx.hosts if h is not guest]
@@ -282,14 +287,14 @@ def domain_of_guest(ctx: RuleContext, guest: HostFacts, hosts: list[HostFacts] |
     return None
 
 
-def domain_host(ctx: RuleContext, domain) -> HostFacts | None:
+def domain_host(ctx: RuleContext, domain: Domain) -> HostFacts | None:
     for h in ctx.hosts:
         if any(d is domain for d in h.domains):
             return h
     return None
 
 
-def domain_host_nodes(domain, host: HostFacts | None) -> set[int] | None:
+def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None:
     """Host NUMA nodes the domain's pinned vCPUs run on (None: cannot tell)."""
     if host is None:
         return None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from triage.rules import RuleContext, evidence, finding, rule
+from triage.rules import Finding, RuleContext, evidence, finding, rule
 
 AWAIT_MS = 10.0
 UTIL_PCT = 80.0
@@ -37,7 +38,7 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         "增长。数据设备出现其中任一情况都会拖慢提交和读取。past = await / 10 ms 或 util / 80 %。"
     ),
 )
-def latency_high(ctx: RuleContext):
+def latency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.disks:
             continue

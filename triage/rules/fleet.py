@@ -8,12 +8,12 @@ engineer must know which three machines to look at without checking each one.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.derived.fleet import DRIFT_KEYS, FleetProfile, fleet_profile
+from collectors.derived.fleet import DRIFT_KEYS, BenchmarkResult, Cited, FleetProfile, fleet_profile
 from collectors.facts import HostFacts
-from triage.rules import Evidence, RuleContext, finding, host_name, rule
+from triage.rules import Evidence, Finding, RuleContext, finding, host_name, rule
 
 BENCHMARK_SPREAD_RATIO = 1.5
 # Units of results where less is better (a timed statement).
@@ -58,14 +58,14 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
         "部分主机开启了 zone_reclaim_mode）。有差异即是问题：没有程度之分。"
     ),
 )
-def numa_config_drift(ctx: RuleContext):
+def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
     configs = [(h, p.drift) for h, p in profiles(ctx)]
     for key in DRIFT_KEYS:
         known = [(h, cfg[key]) for h, cfg in configs if key in cfg]
         values = {str(c.value) for _, c in known}
         if len(known) < 2 or len(values) < 2:
             continue
-        by_value: dict[str, list] = defaultdict(list)
+        by_value: dict[str, list[tuple[HostFacts, Cited]]] = defaultdict(list)
         for h, item in known:
             by_value[str(item.value)].append((h, item))
         usual = majority({value: len(rows) for value, rows in by_value.items()})
@@ -141,10 +141,10 @@ def spread(a: float, b: float) -> float:
         "在差异（奠基案例 001：15000 对 6000 MB/s）。past = 差距 / 1.5。"
     ),
 )
-def benchmark_spread(ctx: RuleContext):
+def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
     # (kind, name, unit) -> [(uploaded host, result, tested host's name)]; a
     # gpcheckperf report uploaded from one host names every host it tested
-    results: dict[tuple[str, str, str], list] = defaultdict(list)
+    results: dict[tuple[str, str, str], list[tuple[HostFacts, BenchmarkResult, str]]] = defaultdict(list)
     seen = set()
     for h, profile in profiles(ctx):
         for b in profile.benchmarks:
@@ -155,7 +155,7 @@ def benchmark_spread(ctx: RuleContext):
             seen.add((key, tested))
             results[key].append((h, b, tested))
     # one finding per benchmark kind: the metric (e.g. Triad) with the widest spread
-    widest: dict[tuple[str, str], tuple[float, list]] = {}
+    widest: dict[tuple[str, str], tuple[float, list[tuple[HostFacts, BenchmarkResult, str]]]] = {}
     for (kind, _name, unit), rows in sorted(results.items()):
         if len(rows) < 2:
             continue

@@ -9,10 +9,15 @@ is used when no XML is available.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from collectors.cpulist import format_cpulist
+from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
 from triage.rules import (
+    Evidence,
+    Finding,
     RuleContext,
     cpu_node_map,
     domain_host_nodes,
@@ -45,37 +50,37 @@ HIDING_CPU_MODES = ("host-model", "custom")
 DOMAIN_FACTS = ("domains",)
 
 
-def _domains(ctx: RuleContext):
+def _domains(ctx: RuleContext) -> Iterator[tuple[HostFacts, Domain]]:
     """(host, domain) for every real guest (libvirt's test driver domains are not)."""
     for host in ctx.hosts:
         for domain in host_domains(host):
             yield host, domain
 
 
-def _needs_domains(ctx: RuleContext, host) -> tuple[str, ...]:
+def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
     return ("domains",) if looks_like_kvm_host(host) else ()
 
 
-def _pinned_domains_need(*facts: str):
-    def relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+def _pinned_domains_need(*facts: str) -> Callable[[RuleContext, HostFacts], tuple[str, ...]]:
+    def relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         return facts if any(d.vcpupin or d.vcpu_cpuset for d in host_domains(host)) else ()
 
     return relevant
 
 
-def _says_nothing_of(domain, shown: bool) -> bool:
+def _says_nothing_of(domain: Domain, shown: bool) -> bool:
     """A pasted fragment (``<vcpu>`` or ``<cputune>`` alone) says nothing of the
     elements it does not show: rules that fire on a missing element skip it
     unless ``shown`` (the element's part of the XML is there)."""
     return domain.fragment and not shown
 
 
-def _large_or_pinned(domain) -> bool:
+def _large_or_pinned(domain: Domain) -> bool:
     return domain_vcpus(domain) >= LARGE_GUEST_VCPUS or bool(domain.vcpupin)
 
 
-def _dom_ev(host, domain, fact: str, value, *keys: str):
+def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) -> Evidence:
     return evidence(host, f"domains[{domain_label(domain)}].{fact}", value, domain, *keys or (fact,))
 
 
@@ -99,7 +104,7 @@ def _dom_ev(host, domain, fact: str, value, *keys: str):
     ),
     relevant=_needs_domains,
 )
-def vcpu_hotplug_enabled(ctx: RuleContext):
+def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         ev = []
         if d.vcpus and d.vcpu_current and d.vcpu_current < d.vcpus:
@@ -146,7 +151,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext):
     ),
     relevant=_needs_domains,
 )
-def vcpus_unpinned(ctx: RuleContext):
+def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         n = domain_vcpus(d)
         if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False):
@@ -193,7 +198,7 @@ def vcpus_unpinned(ctx: RuleContext):
     ),
     relevant=_needs_domains,
 )
-def emulator_unpinned(ctx: RuleContext):
+def emulator_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset or _says_nothing_of(d, bool(d.vcpupin)):
             continue
@@ -209,7 +214,7 @@ def emulator_unpinned(ctx: RuleContext):
         )
 
 
-def _is_data_disk(disk, first_disk) -> bool:
+def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
     return disk.device == "disk" and disk is not first_disk
 
 
@@ -241,7 +246,7 @@ def _is_data_disk(disk, first_disk) -> bool:
     ),
     relevant=_needs_domains,
 )
-def iothread_unpinned(ctx: RuleContext):
+def iothread_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or _says_nothing_of(d, bool(d.disks or d.iothreads)):
             continue
@@ -274,7 +279,7 @@ def iothread_unpinned(ctx: RuleContext):
         )
 
 
-def _single_spanning_cell(d) -> bool:
+def _single_spanning_cell(d: Domain) -> bool:
     """One guest NUMA cell holding every vCPU: a flat guest in NUMA clothing
     (libvirt requires a cell for memory hot-plug, so hot-plug guests get one)."""
     if len(d.numa_cells) != 1:
@@ -321,7 +326,7 @@ def _single_spanning_cell(d) -> bool:
     ),
     relevant=_needs_domains,
 )
-def guest_numa_missing(ctx: RuleContext):
+def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
         if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
@@ -426,7 +431,7 @@ def guest_numa_missing(ctx: RuleContext):
     ),
     relevant=_needs_domains,
 )
-def memory_not_bound(ctx: RuleContext):
+def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or domain_memory_bound(d) or _says_nothing_of(d, False):
             continue
@@ -468,7 +473,7 @@ def memory_not_bound(ctx: RuleContext):
     ),
     relevant=_pinned_domains_need("numa"),
 )
-def pinning_spans_nodes(ctx: RuleContext):
+def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         if not d.vcpupin:
             continue
@@ -531,7 +536,7 @@ def pinning_spans_nodes(ctx: RuleContext):
     ),
     relevant=_needs_domains,
 )
-def cpu_model_hides_cache(ctx: RuleContext):
+def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
         if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
             d, d.cpu_mode is not None
@@ -601,7 +606,7 @@ def cpu_model_hides_cache(ctx: RuleContext):
     ),
     relevant=_needs_domains,
 )
-def flat_socket_topology(ctx: RuleContext):
+def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
     reported: set[int] = set()
     for host, d in _domains(ctx):
         n = d.vcpus or 0
@@ -654,7 +659,7 @@ def flat_socket_topology(ctx: RuleContext):
         )
 
 
-def _process_samples(host) -> int:
+def _process_samples(host: HostFacts) -> int:
     """How many samples the process list holds: ``top -bn3`` lists every process
     once per iteration (``top -bn1``: one instant, not a trend)."""
     usage = host.cpu_usage
@@ -663,13 +668,13 @@ def _process_samples(host) -> int:
     return max(Counter(p.pid for p in usage.processes).values())
 
 
-def _other_load(host, d) -> list:
+def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
     """Processes of ``host`` whose mean %CPU over the samples is above the busy
     threshold and that are other load for guest ``d``: not the guest's own QEMU,
     not another QEMU (counted as guests), not the commands that collected the
     snapshot. One entry per process (its last sample, with the mean)."""
     procs = host.cpu_usage.processes if host.cpu_usage else []
-    by_pid: dict[int, list] = defaultdict(list)
+    by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
     for p in procs:
         by_pid[p.pid].append(p)
     out = []
@@ -721,7 +726,7 @@ def _other_load(host, d) -> list:
     ),
     relevant=_needs_domains,
 )
-def host_contention(ctx: RuleContext):
+def host_contention(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         running = running_domain_names(host)
         domains = host_domains(host)
@@ -815,7 +820,7 @@ def host_contention(ctx: RuleContext):
     ),
     relevant=_pinned_domains_need("cmdline"),
 )
-def no_cpu_isolation(ctx: RuleContext):
+def no_cpu_isolation(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.cmdline or not host_domains(host):
             continue

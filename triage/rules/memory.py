@@ -4,10 +4,14 @@ DIMM population."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 
 from collectors.derived.memory import static_hugepages
+from collectors.facts import Dimm, Domain, HostFacts
 from triage.rules import (
     SEVERITIES,
+    Evidence,
+    Finding,
     RuleContext,
     as_bool,
     db_pool_bytes,
@@ -46,8 +50,8 @@ HUGEPAGES_GUEST_INFO_KB = 4 * 1024**2
 GIB = 1024**3
 
 
-def _largest_guest_kb(host) -> tuple[int, object] | None:
-    best = None
+def _largest_guest_kb(host: HostFacts) -> tuple[int, Domain] | None:
+    best: tuple[int, Domain] | None = None
     for d in host_domains(host):
         mem = d.current_memory_kb or d.memory_kb
         if mem and (best is None or mem > best[0]):
@@ -55,14 +59,14 @@ def _largest_guest_kb(host) -> tuple[int, object] | None:
     return best
 
 
-def _db_host(host) -> bool:
+def _db_host(host: HostFacts) -> bool:
     """A database host. Its huge pages are this rule's question whatever MySQL's
     large_pages says: with no pages reserved, large_pages=ON falls back to 4 KiB
     pages (mysql.large_pages_off covers the database's own setting)."""
     return host.database is not None
 
 
-def _hugepages_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+def _hugepages_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     if is_vm_host(host):
         return ("hugepages", "domains")
     if _db_host(host):
@@ -74,7 +78,7 @@ def _hugepages_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
     return ()
 
 
-def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
+def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evidence], str, str]:
     """(severity or None, how far past the threshold, evidence, why en, why zh)."""
     severity, past, ev, why_en, why_zh = None, 1.0, [], "", ""
     if is_vm_host(host):
@@ -102,7 +106,7 @@ def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
             db_past = max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
         elif pool and pool >= HUGEPAGES_POOL_INFO_BYTES:
             db_sev, db_past = "info", pool / HUGEPAGES_POOL_INFO_BYTES
-        if db_sev is not None:
+        if db_sev is not None and pool:
             db = host.database
             ev.append(
                 evidence(
@@ -172,7 +176,7 @@ def _hugepages_magnitude(host) -> tuple[str | None, float, list, str, str]:
     ),
     relevant=_hugepages_relevant,
 )
-def hugepages_absent(ctx: RuleContext):
+def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not (is_vm_host(host) or _db_host(host)):
             continue
@@ -187,7 +191,11 @@ def hugepages_absent(ctx: RuleContext):
         vm_host = is_vm_host(host)
         count_ev = (
             numa_evidence(
-                host, path, count, "NodeMeminfo", *(f"{n}.HugePages_Total" for n in host.numa.nodes)
+                host,
+                path,
+                count,
+                "NodeMeminfo",
+                *(f"{n}.HugePages_Total" for n in (host.numa.nodes if host.numa else ())),
             )
             if path.startswith("numa.")
             else evidence(host, path, count, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages")
@@ -237,7 +245,7 @@ def hugepages_absent(ctx: RuleContext):
         ("db_variables", "node_meminfo") if h.database is not None and is_multinode(h) else ()
     ),
 )
-def db_exceeds_node(ctx: RuleContext):
+def db_exceeds_node(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         db = host.database
         if not db:
@@ -284,7 +292,7 @@ DIMM_SOCKET_RATIO_WARN = 1.25  # one socket holds this much more memory than ano
 DIMM_EMPTY_CHANNEL_SHARE_WARN = 0.25  # this share of a socket's channels hold no DIMM
 
 
-def _dimm_groups(dimms) -> tuple[dict[int, int], dict[int, dict[str, list[int]]]]:
+def _dimm_groups(dimms: list[Dimm]) -> tuple[dict[int, int], dict[int, dict[str, list[int]]]]:
     """(socket -> populated MB, socket -> channel -> sizes of its populated DIMMs);
     channels named by empty slots only are kept with no sizes."""
     per_socket: dict[int, int] = defaultdict(int)
@@ -302,7 +310,7 @@ def _dimm_groups(dimms) -> tuple[dict[int, int], dict[int, dict[str, list[int]]]
     return per_socket, channels
 
 
-def _dimm_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+def _dimm_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     """The hardware cause matters when nodes differ in size or have no memory."""
     if host.is_guest or not is_multinode(host) or not host.numa:
         return ()
@@ -315,7 +323,9 @@ def _dimm_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
     return ()
 
 
-def _dimm_problems(per_socket, channels) -> list[tuple[str, float, str, str]]:
+def _dimm_problems(
+    per_socket: dict[int, int], channels: dict[int, dict[str, list[int]]]
+) -> list[tuple[str, float, str, str]]:
     """(severity, past, en, zh) for each unevenness found."""
     out = []
     if len(per_socket) >= 2:
@@ -410,7 +420,7 @@ def _dimm_problems(per_socket, channels) -> list[tuple[str, float, str, str]]:
     ),
     relevant=_dimm_relevant,
 )
-def dimm_population_unbalanced(ctx: RuleContext):
+def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         md = host.memory_devices
         if not md or not md.dimms:

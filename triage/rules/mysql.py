@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+from collectors.facts import DatabaseFacts, DbEvent, HostFacts
 from triage.rules import (
+    Finding,
     RuleContext,
     as_bool,
     evidence,
@@ -25,11 +28,11 @@ MYSQL_INTERLEAVE_SINCE = {(5, 6): (5, 6, 27), (5, 7): (5, 7, 9)}
 PERCONA_POPULATE_SINCE = {(5, 6): ((5, 6, 40), 83.2), (5, 7): ((5, 7, 22), 22.0)}
 
 
-def _version(db) -> str:
+def _version(db: DatabaseFacts) -> str:
     return db.version or db.variables.get("version") or ""
 
 
-def _flavour(db) -> str:
+def _flavour(db: DatabaseFacts) -> str:
     text = " ".join(
         [
             db.kind or "",
@@ -54,7 +57,7 @@ def _parse_version(text: str) -> tuple[tuple[int, int, int], float | None] | Non
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))), build
 
 
-def _db_on_multinode(ctx: RuleContext, host) -> bool:
+def _db_on_multinode(ctx: RuleContext, host: HostFacts) -> bool:
     """The database's memory can land on several host nodes."""
     nodes = host.numa_node_count()
     if nodes is not None and nodes >= 2:
@@ -65,7 +68,7 @@ def _db_on_multinode(ctx: RuleContext, host) -> bool:
     return hv is not None and (hv.numa_node_count() or 0) >= 2
 
 
-def _interleave_missing(db) -> bool:
+def _interleave_missing(db: DatabaseFacts) -> bool:
     if "innodb_numa_interleave" in db.variables:
         return False
     # a full list of the server's own variables (a my.cnf names only what was configured)
@@ -114,7 +117,7 @@ def _interleave_missing(db) -> bool:
     ),
     relevant=lambda ctx, h: ("numa",) if h.database is not None and not h.is_guest else (),
 )
-def numa_interleave_unavailable(ctx: RuleContext):
+def numa_interleave_unavailable(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         db = host.database
         if not db or not _interleave_missing(db) or not _db_on_multinode(ctx, host):
@@ -139,10 +142,10 @@ def numa_interleave_unavailable(ctx: RuleContext):
         )
 
 
-def _populate_events(db):
+def _populate_events(db: DatabaseFacts) -> list[tuple[DbEvent, DbEvent]]:
     """(interleave event, default event) pairs from the error log / syslog."""
     start = None
-    pairs = []
+    pairs: list[tuple[DbEvent, DbEvent]] = []
     for event in db.events:
         text = f"{event.data.get('policy', '')} {event.message}".upper()
         if "MPOL_INTERLEAVE" in text:
@@ -189,7 +192,7 @@ def _populate_events(db):
         "中 MPOL_INTERLEAVE 与 MPOL_DEFAULT 之间相隔 60 s 时，重启或故障切换本身就会变成一次停机。"
     ),
 )
-def numa_interleave_populate_startup(ctx: RuleContext):
+def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         db = host.database
         if not db:
@@ -238,7 +241,7 @@ def numa_interleave_populate_startup(ctx: RuleContext):
         )
 
 
-def _large_pool(db) -> int | None:
+def _large_pool(db: DatabaseFacts) -> int | None:
     pool = size_bytes(db.variables.get("innodb_buffer_pool_size"))
     return pool if pool and pool >= LARGE_POOL_BYTES else None
 
@@ -272,10 +275,11 @@ def _large_pool(db) -> int | None:
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )
-def buffer_pool_not_persisted(ctx: RuleContext):
+def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         db = host.database
-        if not db or not _large_pool(db):
+        pool = _large_pool(db) if db else None
+        if not db or not pool:
             continue
         off = [
             k
@@ -287,12 +291,12 @@ def buffer_pool_not_persisted(ctx: RuleContext):
         yield finding(
             "mysql.buffer_pool_not_persisted",
             host,
-            f"The {_large_pool(db) // 1024**3} GiB buffer pool starts cold after every restart: "
+            f"The {pool // 1024**3} GiB buffer pool starts cold after every restart: "
             f"{', '.join(off)} is OFF, so warming it up again takes hours of slow queries.",
-            f"{_large_pool(db) // 1024**3} GiB 的缓冲池每次重启后都是冷的：{', '.join(off)} 为 OFF，重新预"
+            f"{pool // 1024**3} GiB 的缓冲池每次重启后都是冷的：{', '.join(off)} 为 OFF，重新预"
             "热需要数小时的慢查询。",
             evidence=[evidence(host, f"database.variables.{k}", "OFF", db, k) for k in off],
-            past=_large_pool(db) / LARGE_POOL_BYTES,
+            past=pool / LARGE_POOL_BYTES,
         )
 
 
@@ -318,20 +322,21 @@ def buffer_pool_not_persisted(ctx: RuleContext):
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
 )
-def large_pages_off(ctx: RuleContext):
+def large_pages_off(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         db = host.database
-        if not db or not _large_pool(db) or as_bool(db.variables.get("large_pages")) is not False:
+        pool = _large_pool(db) if db else None
+        if not db or not pool or as_bool(db.variables.get("large_pages")) is not False:
             continue
         yield finding(
             "mysql.large_pages_off",
             host,
-            f"The {_large_pool(db) // 1024**3} GiB buffer pool uses 4 KiB pages: millions of page-table "
+            f"The {pool // 1024**3} GiB buffer pool uses 4 KiB pages: millions of page-table "
             "entries, "
             "frequent TLB misses, and with NUMA interleave a start-up that faults every page in.",
-            f"{_large_pool(db) // 1024**3} GiB 的缓冲池使用 4 KiB 页：页表项数以百万计，TLB 未命中频繁，开"
+            f"{pool // 1024**3} GiB 的缓冲池使用 4 KiB 页：页表项数以百万计，TLB 未命中频繁，开"
             "启 NUMA 交织时"
             "启动还要逐页缺页。",
             evidence=[evidence(host, "database.variables.large_pages", "OFF", db, "large_pages")],
-            past=_large_pool(db) / LARGE_POOL_BYTES,
+            past=pool / LARGE_POOL_BYTES,
         )

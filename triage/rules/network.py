@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 
-from triage.rules import RuleContext, evidence, finding, host_name, rule
+from collectors.facts import PingResult
+from triage.rules import Finding, RuleContext, evidence, finding, host_name, rule
 
 LAN_RTT_MS = 0.5
 SOFTIRQ_HOT_PCT = 20.0  # a CPU spending this much time in softirq is hot
@@ -38,7 +40,7 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
     ),
     relevant=lambda ctx, h: ("tc",) if any((p.rtt_avg_ms or 0) >= LAN_RTT_MS for p in h.pings) else (),
 )
-def netem_delay(ctx: RuleContext):
+def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.tc:
             continue
@@ -69,7 +71,7 @@ def _public_target(target: str | None) -> bool:
         return False
 
 
-def _avg_rtt(p) -> float | None:
+def _avg_rtt(p: PingResult) -> float | None:
     if p.rtt_avg_ms is not None:
         return p.rtt_avg_ms
     if p.replies_ms:
@@ -101,7 +103,7 @@ def _avg_rtt(p) -> float | None:
         "OLTP 语句会损失数毫秒。past = RTT / 0.5 ms。"
     ),
 )
-def lan_rtt_high(ctx: RuleContext):
+def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
@@ -162,17 +164,17 @@ def lan_rtt_high(ctx: RuleContext):
         "问题。少于 8 个 CPU 时集中在少数 CPU 上是正常的。"
     ),
 )
-def softirq_hotspot(ctx: RuleContext):
+def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         usage = host.cpu_usage
         cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
         if cpus:
-            hot = [c for c in cpus if c.si >= SOFTIRQ_HOT_PCT]
-            rest = [c for c in cpus if c.si < SOFTIRQ_HOT_PCT]
+            hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
+            rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
             if (
                 hot
                 and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-                and all(c.si <= SOFTIRQ_QUIET_PCT for c in rest)
+                and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
             ):
                 yield finding(
                     "net.softirq_hotspot",
@@ -193,7 +195,7 @@ def softirq_hotspot(ctx: RuleContext):
                 continue
         sirq = host.softirqs
         rx = sirq.rows.get("NET_RX") if sirq else None
-        if not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+        if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
             continue
         top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
         ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]

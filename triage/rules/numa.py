@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
+from collectors.facts import HostFacts
 from triage.rules import (
+    Finding,
     RuleContext,
     evidence,
     finding,
@@ -102,7 +105,7 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
     ),
     relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
 )
-def single_node_multi_socket(ctx: RuleContext):
+def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         cpu = host.cpu
         if not cpu or not cpu.sockets or cpu.sockets < 2:
@@ -169,22 +172,22 @@ def single_node_multi_socket(ctx: RuleContext):
     ),
     relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
 )
-def node_memory_imbalance(ctx: RuleContext):
+def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
         # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
         with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
-        used = {n: node.mem_used_kb() for n, node in with_memory.items() if node.mem_used_kb() is not None}
+        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None}
         if len(used) < 2:
             continue
-        busy = max(used, key=used.get)
-        quiet = min(used, key=used.get)
+        busy = max(used, key=used.__getitem__)
+        quiet = min(used, key=used.__getitem__)
         if used[quiet] <= 0:
             continue
         ratio = used[busy] / used[quiet]
         diff = used[busy] - used[quiet]
-        larger = max(with_memory[busy].mem_total_kb(), with_memory[quiet].mem_total_kb())
+        larger = max(with_memory[busy].mem_total_kb() or 0, with_memory[quiet].mem_total_kb() or 0)
         if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB):
             continue
         ev = [
@@ -255,7 +258,7 @@ def node_memory_imbalance(ctx: RuleContext):
     ),
     relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
 )
-def local_node_pagecache_pressure(ctx: RuleContext):
+def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -338,7 +341,7 @@ def local_node_pagecache_pressure(ctx: RuleContext):
     ),
     relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
 )
-def remote_access_dominant(ctx: RuleContext):
+def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.numa:
             continue
@@ -406,7 +409,7 @@ def remote_access_dominant(ctx: RuleContext):
     ),
     relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
 )
-def balancing_disabled(ctx: RuleContext):
+def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         nodes = host.numa_node_count()
         if nodes is None:
@@ -490,7 +493,7 @@ def balancing_disabled(ctx: RuleContext):
         "EPYC：32），远端带宽急剧下降，放置错误会表现为很大的差异。仅作背景信息（提示）。"
     ),
 )
-def high_remote_distance(ctx: RuleContext):
+def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         numa = host.numa
         if not numa or not numa.distances:
@@ -527,7 +530,7 @@ def high_remote_distance(ctx: RuleContext):
 MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
 
 
-def _memoryless_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
+def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("node_meminfo",) if is_multinode(host) else ()
 
 
@@ -566,7 +569,7 @@ def _memoryless_relevant(ctx: RuleContext, host) -> tuple[str, ...]:
     ),
     relevant=_memoryless_relevant,
 )
-def memoryless_node(ctx: RuleContext):
+def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -613,7 +616,7 @@ def memoryless_node(ctx: RuleContext):
                 past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
             )
         if mem_only:
-            sizes = ", ".join(f"node {n}: {nodes[n].mem_total_kb() // 1048576} GiB" for n in mem_only)
+            sizes = ", ".join(f"node {n}: {(nodes[n].mem_total_kb() or 0) // 1048576} GiB" for n in mem_only)
             yield finding(
                 "numa.memoryless_node",
                 host,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from collectors.derived.database import observer_cpus
-from triage.rules import RuleContext, as_int, evidence, finding, host_name, rule
+from triage.rules import Finding, RuleContext, as_int, evidence, finding, host_name, rule
 
 SMALL_OBSERVER_CPUS = 16
 CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
@@ -40,7 +42,7 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         "程会让它们忙于等待和上下文切换，而不是干活（奠基案例 004：4 -> 2）。"
     ),
 )
-def cpu_quota_concurrency_high(ctx: RuleContext):
+def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("cpu_quota_concurrency")) if ob else None
@@ -86,7 +88,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext):
         "CPU 数的两倍（奠基案例 004：32 -> 6）。"
     ),
 )
-def net_thread_count_high(ctx: RuleContext):
+def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("net_thread_count")) if ob else None
@@ -130,7 +132,7 @@ def net_thread_count_high(ctx: RuleContext):
         " 47 % 远程）。这是一个是/否设置。"
     ),
 )
-def proxy_routing_not_default(ctx: RuleContext):
+def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         mode = ob.proxy_config.get("server_routing_mode") if ob else None
@@ -169,7 +171,7 @@ def proxy_routing_not_default(ctx: RuleContext):
         "主副本切换。past = 占比 / 20 %。"
     ),
 )
-def remote_plans_high(ctx: RuleContext):
+def remote_plans_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         counts = ob.plan_type_counts if ob else {}

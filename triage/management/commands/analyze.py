@@ -14,9 +14,15 @@ import logging
 import sys
 from pathlib import Path
 
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
+from collectors.archive import load_snapshot
+from collectors.decoding import input_text
+from kb.models import Case
+from kb.similarity import prose_only
 from triage.engine import analyze, result_to_json
 
 log = logging.getLogger(__name__)
@@ -28,20 +34,11 @@ def ensure_database() -> str | None:
     knowledge base app) when no case is stored yet. Returns a warning instead
     of raising, because the analysis itself needs no database."""
     try:
-        from django.db import connection
-        from django.db.migrations.executor import MigrationExecutor
-
         executor = MigrationExecutor(connection)
         if executor.migration_plan(executor.loader.graph.leaf_nodes()):
             call_command("migrate", interactive=False, verbosity=0)
-        if "loadcases" in get_commands():
-            from django.apps import apps
-
-            case_model = next(
-                (m for m in apps.get_app_config("kb").get_models() if m.__name__ == "Case"), None
-            )
-            if case_model is None or not case_model.objects.exists():
-                call_command("loadcases", verbosity=0, stdout=_Null())
+        if not Case.objects.exists():
+            call_command("loadcases", verbosity=0, stdout=_Null())
     except Exception as exc:  # no database server, read-only volume ...
         log.debug("database not prepared", exc_info=True)
         return f"similar cases unavailable: {type(exc).__name__}: {exc}"
@@ -51,9 +48,6 @@ def ensure_database() -> str | None:
 def prose_symptom(snapshot, paths) -> str:
     """The input's text when the snapshot is prose only (nothing read into an
     artifact): similar cases can then only be matched by what it says."""
-    from collectors.decoding import input_text
-    from kb.similarity import prose_only
-
     return input_text(paths) if prose_only(snapshot) else ""
 
 
@@ -76,8 +70,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, paths, json=False, no_similar=False, **options):
-        from collectors.archive import load_snapshot
-
         missing = [p for p in paths if not Path(p).exists()]
         if missing:
             raise CommandError(f"no such file or directory: {', '.join(missing)}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from kb.similarity import similar_cases_for
 from triage.evaluation import EvaluationError, evaluate_set, render_text, thresholds_failed
 from triage.management.commands.analyze import ensure_database
 
@@ -44,8 +45,6 @@ class Command(BaseCommand):
             if warning:
                 sys.stderr.write(warning + "\n")
             else:
-                from kb.similarity import similar_cases_for
-
                 similar = similar_cases_for
         try:
             report = evaluate_set(Path(directory), similar)

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from collectors.archive import load_snapshot
+from triage.remedies import NoRemedy
 from triage.remedies.libvirt import domain_remedy
 
 
@@ -43,7 +44,7 @@ class Command(BaseCommand):
                 found += 1
                 result = domain_remedy(domain_xml=d.raw_xml, host=host)
                 self.stdout.write(f"# {result.key} (host {host.hostname or host.label})")
-                if not result.ok:
+                if isinstance(result, NoRemedy):
                     self.stdout.write(f"no patch: {result.reason}\n")
                     continue
                 self.stdout.write(result.diff)

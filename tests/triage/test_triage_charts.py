@@ -10,7 +10,7 @@ import pytest
 from collectors.archive import load_host
 from collectors.facts import to_dict
 from tests.conftest import FIXTURES
-from troubleshoot import charts
+from triage import charts
 
 SEEDS = FIXTURES / "seeds"
 

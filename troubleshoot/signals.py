@@ -1,0 +1,12 @@
+"""What the troubleshooting sessions announce to the apps above them
+(integrations).
+
+They connect their receivers in their ``AppConfig.ready()``; troubleshoot
+imports none of them (the layers are in CONTRIBUTING.md). Sent synchronously,
+inside the caller's transaction.
+"""
+
+from django.dispatch import Signal
+
+# A session was closed: ``session``.
+session_closed = Signal()
