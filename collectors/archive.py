@@ -1077,3 +1077,115 @@ def load_host_files(
 ) -> f.HostFacts:
     """Like :func:`load_host` over several files: everything in one host."""
     return _load(paths, label, limits, split_hosts=False)[0]
+
+
+# ------------------------------------------------------------- what an upload is
+
+# The kinds of upload the snapshot model knows (``triage.models.Snapshot.Kind``).
+COLLECTOR, SOSREPORT, TRANSCRIPT, ARTIFACT = "collector", "sosreport", "transcript", "artifact"
+TEXT_SUFFIXES = (".txt", ".md", ".log", ".text", ".out")
+# members looked at to tell a collector archive from a sosreport
+KIND_MEMBERS = 200
+
+
+def upload_kind(filename: str, head: bytes) -> str:
+    """What an upload is, from its name and first bytes (a few KiB).
+
+    Compressed or tar data is an archive: ``sosreport`` when named like one,
+    else ``collector`` until :func:`archive_kind` looks inside; text whose top
+    reads as a pasted session (prompts or fences, as the loader sees them) is
+    a ``transcript``; XML and anything else is a single ``artifact``.
+
+    >>> upload_kind("t.txt", b"[root@db1 ~]# lscpu\\nCPU(s): 4\\n")
+    'transcript'
+    >>> upload_kind("sosreport-db1.tar.xz", b"\\xfd7zXZ\\x00...")
+    'sosreport'
+    >>> upload_kind("mysqld.log", b"2020-01-01 [Note] InnoDB: started\\n")
+    'artifact'
+    """
+    name = filename.lower()
+    if _magic(head[:512]) != "text":
+        return SOSREPORT if "sosreport" in name else COLLECTOR
+    text = head.decode("utf-8", errors="replace")
+    if text.lstrip().startswith("<"):
+        return ARTIFACT
+    if _looks_like_transcript(text):
+        return TRANSCRIPT
+    if name.endswith(TEXT_SUFFIXES):
+        # A .log is usually a database error log (a single artifact) unless it
+        # has prompts, which were checked above.
+        return ARTIFACT if name.endswith(".log") else TRANSCRIPT
+    return ARTIFACT
+
+
+def _tar_members(fh: IO[bytes], limits: Limits) -> Iterable[tuple[tarfile.TarFile, tarfile.TarInfo]]:
+    """The regular file members of a (possibly compressed) tar stream, within
+    the loader's member limit and its guards on headers; nothing on error."""
+    try:
+        with tarfile.open(fileobj=fh, mode="r|*", tarinfo=_SafeTarInfo) as tar:
+            for count, member in enumerate(tar, start=1):
+                if count > limits.members:
+                    return
+                yield tar, member
+    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, zlib.error, ValueError):
+        return
+
+
+def archive_kind(fh: IO[bytes], current: str, *, limits: Limits | None = None) -> str:
+    """``sosreport`` or ``collector`` from the first :data:`KIND_MEMBERS`
+    members of an archive (``sos_commands/`` or the collector's
+    ``manifest.json``); ``current`` when neither shows."""
+    limits = limits or Limits.from_settings()
+    for seen, (_tar, member) in enumerate(_tar_members(fh, limits)):
+        if seen >= KIND_MEMBERS:
+            break
+        parts = PurePosixPath(member.name).parts
+        if "sos_commands" in parts:
+            return SOSREPORT
+        if parts and parts[-1] == "manifest.json":
+            return COLLECTOR
+    return current
+
+
+def _same_path(name: str, member: str) -> bool:
+    """Whether an artifact ``name`` (as evidence cites it) is archive ``member``:
+    equal, or one is the other below a leading directory."""
+    return member == name or member.endswith("/" + name) or name.endswith("/" + member)
+
+
+def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = None) -> dict[str, list[str]]:
+    """The lines of the named artifacts of one stored upload (evidence
+    excerpts): archive members by their path, in one pass, within the
+    loader's limits (members, one artifact's size, total unpacked bytes); a
+    transcript or single artifact, whose line numbers are lines of the file,
+    from the file itself. An artifact that cannot be read is left out."""
+    limits = limits or Limits.from_settings()
+    head = fh.read(512)
+    fh.seek(0)
+    if _magic(head) == "text":
+        data = fh.read(limits.artifact_bytes + 1)
+        if len(data) > limits.artifact_bytes:
+            return {}
+        return dict.fromkeys(names, decode_bytes(data).text.split("\n"))
+    out: dict[str, list[str]] = {}
+    remaining = set(names)
+    unpacked = 0
+    for tar, member in _tar_members(fh, limits):
+        if not remaining:
+            break
+        if not member.isfile() or member.size > limits.artifact_bytes:
+            continue
+        clean, _skip = _clean_member_name(member.name)
+        if clean is None:
+            continue
+        match = next((n for n in remaining if _same_path(n, clean)), None)
+        if match is None:
+            continue
+        unpacked += member.size
+        if unpacked > limits.unpacked_bytes:
+            break
+        extracted = tar.extractfile(member)
+        if extracted is not None:
+            out[match] = decode_bytes(extracted.read()).text.split("\n")
+            remaining.discard(match)
+    return out

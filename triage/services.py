@@ -28,14 +28,12 @@ import logging
 import os
 import re
 import socket
-import tarfile
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterable
 from datetime import timedelta
-from pathlib import PurePosixPath
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -90,18 +88,6 @@ CLUSTER_ROUNDS = 3
 _CLUSTER_CHANGED = object()
 # Database errors worth retrying: the connection dropped, a deadlock, a failover.
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
-
-TEXT_SUFFIXES = (".txt", ".md", ".log", ".text", ".out")
-PROMPT_RE = re.compile(
-    r"^\s*(?:"
-    r"\[[^\]\n]+@[^\]\n]+\]\s?[#$]"  # [root@host ~]#
-    r"|[\w.-]+@[\w.-]+:\S*\s?[#$]"  # user@host:~$
-    r"|[\w.-]+:\S*\s[#$]"  # host:~ #
-    r"|\$"  # $ cmd
-    r"|(?:MySQL|MariaDB|mysql|obclient)(?:\s*\[[^\]\n]*\])?>"  # MariaDB [db]>
-    r")\s+\S",
-    re.MULTILINE,
-)
 
 
 class UploadRejected(ValueError):
@@ -182,57 +168,6 @@ def _fsync_stored(name: str) -> None:
         directory = os.path.dirname(directory)
 
 
-def guess_kind(filename: str, head: bytes) -> str:
-    """Snapshot kind from the name and the first bytes of the upload.
-
-    Compressed or tar data is an archive: ``collector`` when it holds the
-    collector's ``manifest.json``, ``sosreport`` when it holds ``sos_commands/``
-    (or is named like one); text with shell/SQL prompts or code fences is a
-    ``transcript``; anything else is a single ``artifact``.
-    """
-    name = filename.lower()
-    compressed = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
-    is_tar = len(head) > 262 and head[257:262] == b"ustar"
-    if compressed or is_tar:
-        if "sosreport" in name:
-            return Snapshot.Kind.SOSREPORT
-        return Snapshot.Kind.COLLECTOR
-    text = head.decode("utf-8", errors="replace")
-    if text.lstrip().startswith("<"):
-        return Snapshot.Kind.ARTIFACT
-    if "```" in text or PROMPT_RE.search(text):
-        return Snapshot.Kind.TRANSCRIPT
-    if name.endswith(TEXT_SUFFIXES):
-        # A .log is usually a database error log (a single artifact) unless it
-        # has prompts, which were checked above.
-        return Snapshot.Kind.ARTIFACT if name.endswith(".log") else Snapshot.Kind.TRANSCRIPT
-    return Snapshot.Kind.ARTIFACT
-
-
-def refine_archive_kind(path_or_bytes: str | bytes, current: str) -> str:
-    """Look at the first members of an archive to tell a collector archive from
-    a sosreport. Bounded: reads at most 200 member headers."""
-    source = (
-        {"fileobj": io.BytesIO(path_or_bytes)}
-        if isinstance(path_or_bytes, bytes)
-        else {"name": path_or_bytes}
-    )
-    try:
-        with tarfile.open(mode="r:*", **source) as tar:
-            for _ in range(200):
-                member = tar.next()
-                if member is None:
-                    break
-                parts = PurePosixPath(member.name).parts
-                if "sos_commands" in parts:
-                    return Snapshot.Kind.SOSREPORT
-                if parts and parts[-1] == "manifest.json":
-                    return Snapshot.Kind.COLLECTOR
-    except (tarfile.TarError, OSError, EOFError):
-        pass
-    return current
-
-
 def _team_of(user):
     """The team a new snapshot of ``user`` belongs to (their first membership)."""
     return home_team(user)
@@ -282,7 +217,7 @@ def create_snapshot(
         "owner": owner,
         "label": label.strip()[:200],
         "cluster": cluster.strip()[:200],
-        "kind": guess_kind(filename, head),
+        "kind": archive.upload_kind(filename, head),
         "original_filename": filename,
         "sha256": sha256,
         "size": size,
@@ -1249,46 +1184,9 @@ def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[
 
 
 def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]:
-    """Lines of the named artifacts of one stored upload: archive members by
-    their path (one pass over the archive), anything else (transcripts, single
-    artifacts, whose line numbers are lines of the file) from the file itself."""
-    limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
+    """Lines of the named artifacts of one stored upload (``collectors.archive.artifact_lines``)."""
     with default_storage.open(_name(snapshot.file), "rb") as fh:
-        head = fh.read(512)
-        fh.seek(0)
-        archived = head[:2] == b"\x1f\x8b" or head[:6] == b"\xfd7zXZ\x00" or head[:3] == b"BZh"
-        archived = archived or (len(head) > 262 and head[257:262] == b"ustar")
-        if not archived:
-            data = fh.read(limit + 1)
-            if len(data) > limit:
-                return {}
-            lines = decode_bytes(data).text.split("\n")
-            return dict.fromkeys(names, lines)
-        out: dict[str, list[str]] = {}
-        remaining = set(names)
-        with tarfile.open(fileobj=fh, mode="r|*") as tar:
-            for member in tar:
-                if not remaining:
-                    break
-                if not member.isfile() or member.size > limit:
-                    continue
-                clean = "/".join(p for p in re.split(r"[\\/]+", member.name) if p not in ("", "."))
-                match = next(
-                    (
-                        n
-                        for n in remaining
-                        if clean == n or clean.endswith("/" + n) or n.endswith("/" + clean)
-                    ),
-                    None,
-                )
-                if match is None:
-                    continue
-                extracted = tar.extractfile(member)
-                if extracted is None:
-                    continue
-                out[match] = decode_bytes(extracted.read()).text.split("\n")
-                remaining.discard(match)
-        return out
+        return archive.artifact_lines(fh, names)
 
 
 def _attribute(
@@ -1409,12 +1307,8 @@ def _skipped_entry(item: Any) -> dict:
 def _kind_after_load(snapshot: Snapshot) -> str:
     if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
         return snapshot.kind
-    path = _local_path(_name(snapshot.file))
-    if path is not None:
-        return refine_archive_kind(path, snapshot.kind)
     with default_storage.open(_name(snapshot.file), "rb") as fh:
-        # Enough for the first members' headers, where the markers are.
-        return refine_archive_kind(fh.read(4 << 20), snapshot.kind)
+        return archive.archive_kind(fh, snapshot.kind)
 
 
 # ------------------------------------------------------------------ re-analysis, sweeping

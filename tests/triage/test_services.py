@@ -190,20 +190,6 @@ def _tar_gz(members: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def test_guess_kind():
-    collector = _tar_gz({"casebook-host/manifest.json": b"{}", "casebook-host/lscpu.txt": b"CPU(s): 4\n"})
-    sos = _tar_gz({"sosreport-db1/sos_commands/processor/lscpu": b"CPU(s): 4\n"})
-    assert services.guess_kind("host.tar.gz", collector[:4096]) == Snapshot.Kind.COLLECTOR
-    assert services.refine_archive_kind(sos, Snapshot.Kind.COLLECTOR) == Snapshot.Kind.SOSREPORT
-    assert services.refine_archive_kind(collector, Snapshot.Kind.COLLECTOR) == Snapshot.Kind.COLLECTOR
-    assert services.guess_kind("sosreport-db1.tar.xz", b"\xfd7zXZ\x00rest") == Snapshot.Kind.SOSREPORT
-    assert services.guess_kind("t.txt", b"$ lscpu\nCPU(s): 4\n") == Snapshot.Kind.TRANSCRIPT
-    assert services.guess_kind("t.md", b"```\nnumactl -H\n```\n") == Snapshot.Kind.TRANSCRIPT
-    assert services.guess_kind("q.txt", b"MariaDB [db]> show variables;\n") == Snapshot.Kind.TRANSCRIPT
-    assert services.guess_kind("vm.xml", NUMA_XML.read_bytes()[:4096]) == Snapshot.Kind.ARTIFACT
-    assert services.guess_kind("mysqld.log", b"2020-01-01 [Note] InnoDB: started\n") == Snapshot.Kind.ARTIFACT
-
-
 # ---------------------------------------------------------------------- analysis
 
 
