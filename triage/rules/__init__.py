@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+import string
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -101,6 +102,10 @@ class Finding:
     # how far past its threshold the finding is: observed / threshold (>= 1); 1 for
     # rules whose condition is a yes/no fact. The engine turns it into ``impact``.
     past: float = 1.0
+    # which of the rule's explanation templates was filled, and with what: the
+    # explanations above are ``RuleSpec.explain(template, values)``
+    template: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -142,6 +147,16 @@ class RuleSpec:
     # for a verdict when the rule is relevant to it, else (): a relevant host that lacks
     # one of them is listed under ``not_checked`` with the commands that produce it
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None
+    # name -> (English, Simplified Chinese) explanation templates, filled by
+    # :func:`finding` with ``str.format`` (the single template of a rule that has
+    # one is named "")
+    explanations: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def explain(self, template: str, values: Mapping[str, Any]) -> tuple[str, str]:
+        """The explanation ``template`` filled with ``values``, in English and
+        in Simplified Chinese."""
+        en, zh = self.explanations[template]
+        return en.format_map(values), zh.format_map(values)
 
     def text(self, name: str, zh: bool) -> str:
         """``title``, ``condition`` or ``rationale`` in the reader's language:
@@ -171,10 +186,20 @@ def rule(
     rationale: str = "",
     rationale_zh: str = "",
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None,
+    explanation: str = "",
+    explanation_zh: str = "",
+    explanations: Mapping[str, tuple[str, str]] | None = None,
 ) -> Callable[[RuleFunc], RuleFunc]:
-    """Register a rule function under a stable ``id``."""
+    """Register a rule function under a stable ``id``.
+
+    The prose of its findings is declared here, never built by the rule body:
+    ``explanation``/``explanation_zh`` for a rule with one sentence, or
+    ``explanations``, named (English, Chinese) pairs for a rule with several.
+    They are ``str.format`` templates that :func:`finding` fills.
+    """
     if severity not in SEVERITIES:
         raise ValueError(f"bad severity {severity!r}")
+    templates = _templates(id, explanation, explanation_zh, explanations)
 
     def decorator(func: RuleFunc) -> RuleFunc:
         if id in REGISTRY and REGISTRY[id].func is not func:
@@ -196,10 +221,34 @@ def rule(
             rationale=rationale,
             rationale_zh=rationale_zh,
             relevant=relevant,
+            explanations=templates,
         )
         return func
 
     return decorator
+
+
+def template_fields(template: str) -> set[str]:
+    """The names a ``str.format`` template fills (``{host}``, ``{avg:.2f}``)."""
+    return {name for _text, name, _spec, _conv in string.Formatter().parse(template) if name is not None}
+
+
+def _templates(
+    rule_id: str, en: str, zh: str, named: Mapping[str, tuple[str, str]] | None
+) -> dict[str, tuple[str, str]]:
+    """The explanation templates of a rule: one or several, each in both
+    languages, both filling the same names."""
+    if (en or zh) and named:
+        raise ValueError(f"rule {rule_id!r}: explanation and explanations both given")
+    if not (en or zh or named):  # TRANSITION
+        return {}
+    templates = dict(named) if named else {"": (en, zh)}
+    for name, (text_en, text_zh) in templates.items():
+        if not text_en or not text_zh:
+            raise ValueError(f"rule {rule_id!r}: explanation {name!r} needs English and Chinese")
+        if template_fields(text_en) != template_fields(text_zh):
+            raise ValueError(f"rule {rule_id!r}: explanation {name!r} fills other names in Chinese")
+    return templates
 
 
 def load_all() -> dict[str, RuleSpec]:
@@ -231,11 +280,24 @@ def evidence(
 
 
 def finding(
-    spec_id: str, host: HostFacts | None, explanation: str, explanation_zh: str, **kw: Any
+    spec_id: str,
+    host: HostFacts | None,
+    template: str = "",
+    *args: str,
+    values: Mapping[str, Any] | None = None,
+    **kw: Any,
 ) -> Finding:
-    """A finding of a registered rule, with title, severity and measures from
-    its registration unless overridden."""
+    """A finding of a registered rule, its explanation ``template`` (a name
+    declared with the rule) filled with ``values`` (``host`` defaults to the
+    host's name), with title, severity and measures from its registration
+    unless overridden."""
     spec = REGISTRY[spec_id]
+    if values is None:  # TRANSITION: ready-made sentences
+        explanation, explanation_zh = template, args[0]
+        template, filled = "", {}
+    else:
+        filled = {"host": host_name(host) if host is not None else "", **values}
+        explanation, explanation_zh = spec.explain(template, filled)
     return Finding(
         rule=spec_id,
         severity=kw.pop("severity", spec.severity),
@@ -243,6 +305,8 @@ def finding(
         title_zh=kw.pop("title_zh", spec.title_zh),
         explanation=explanation,
         explanation_zh=explanation_zh,
+        template=template,
+        values=filled,
         evidence=kw.pop("evidence", []),
         measures=list(kw.pop("measures", spec.measures)),
         host=host_name(host) if host is not None else kw.pop("host_label", ""),

@@ -37,6 +37,13 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         "10 ms 的 await 相当于机械盘一次寻道的延迟，是 SSD 的 50-100 倍；利用率达到 80 % 时排队延迟开始迅速"
         "增长。数据设备出现其中任一情况都会拖慢提交和读取。past = await / 10 ms 或 util / 80 %。"
     ),
+    explanation=(
+        "Device {device}: await {await_ms} ms, utilisation {util_pct}%. Commits and reads that reach this "
+        "device wait on it."
+    ),
+    explanation_zh=(
+        "设备 {device}：await {await_ms} ms，利用率 {util_pct}%。落到该设备上的提交和读取都要等待它。"
+    ),
 )
 def latency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -59,11 +66,7 @@ def latency_high(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "disk.latency_high",
                 host,
-                f"Device {d.device}: await {worst} ms, utilisation {d.util_pct}%. Commits and reads that "
-                "reach "
-                "this device wait on it.",
-                f"设备 {d.device}：await {worst} ms，利用率 {d.util_pct}%。落到该设备上的提交和读取都要等待"
-                "它。",
+                values={"device": d.device, "await_ms": worst, "util_pct": d.util_pct},
                 evidence=ev,
                 past=max((worst or 0) / AWAIT_MS, (d.util_pct or 0) / UTIL_PCT),
             )
