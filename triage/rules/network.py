@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from collectors.facts import PingResult
-from triage.rules import Finding, RuleContext, evidence, finding, host_name, rule
+from triage.rules import Finding, RuleContext, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
 SOFTIRQ_HOT_PCT = 20.0  # a CPU spending this much time in softirq is hot
@@ -39,6 +39,14 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
         "0.5 ms（较慢的局域网往返）。"
     ),
     relevant=lambda ctx, h: ("tc",) if any((p.rtt_avg_ms or 0) >= LAN_RTT_MS for p in h.pings) else (),
+    explanation=(
+        "Device {device} on {host} has a netem qdisc adding {delay_ms} ms to every packet, a test setting "
+        "that was left behind: every round trip through it is slower by that much."
+    ),
+    explanation_zh=(
+        "{host} 的网卡 {device} 上有 netem 队列，每个包增加 {delay_ms} ms 延迟，这是遗留的测试配置：经过它的"
+        "每次往返都会变慢。"
+    ),
 )
 def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -50,11 +58,7 @@ def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "net.netem_delay",
                 host,
-                f"Device {q.device} on {host_name(host)} has a netem qdisc adding {q.delay_ms} ms to every "
-                "packet, "
-                "a test setting that was left behind: every round trip through it is slower by that much.",
-                f"{host_name(host)} 的网卡 {q.device} 上有 netem 队列，每个包增加 {q.delay_ms} ms 延迟，"
-                "这是遗留的测试配置：经过它的每次往返都会变慢。",
+                values={"device": q.device, "delay_ms": q.delay_ms},
                 evidence=[
                     evidence(host, f"tc.qdiscs[{q.device}].delay_ms", q.delay_ms, host.tc, line=q.line)
                 ],
@@ -102,6 +106,14 @@ def _avg_rtt(p: PingResult) -> float | None:
         "同一数据中心内一次往返为 0.1-0.2 ms；从 0.5 ms 起，需要多次往返（客户端、代理、observer、副本）的 "
         "OLTP 语句会损失数毫秒。past = RTT / 0.5 ms。"
     ),
+    explanation=(
+        "Ping from {host} to {target} averages {avg_ms:.2f} ms; inside one data centre a round trip is "
+        "normally 0.1-0.2 ms, and OLTP statements pay it several times each."
+    ),
+    explanation_zh=(
+        "{host} 到 {target} 的 ping 平均 {avg_ms:.2f} ms；同一机房内往返通常为 0.1-0.2 ms，OLTP 语句每条都要"
+        "付出多次这样的延迟。"
+    ),
 )
 def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -112,12 +124,7 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "net.lan_rtt_high",
                 host,
-                f"Ping from {host_name(host)} to {p.target} averages {avg:.2f} ms; inside one data centre "
-                "a round "
-                "trip is normally 0.1-0.2 ms, and OLTP statements pay it several times each.",
-                f"{host_name(host)} 到 {p.target} 的 ping 平均 {avg:.2f} ms；同一机房内往返通常为 0.1-0.2 "
-                "ms，"
-                "OLTP 语句每条都要付出多次这样的延迟。",
+                values={"target": p.target, "avg_ms": avg},
                 evidence=[
                     evidence(host, f"pings[{p.target}].rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")
                 ],
@@ -163,6 +170,20 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
         "中断集中在四分之一或更少的 CPU 上而其余 CPU 空闲时，这是放置问题（RPS/RSS、中断亲和性），而不是负载"
         "问题。少于 8 个 CPU 时集中在少数 CPU 上是正常的。"
     ),
+    explanations={
+        "per_cpu": (
+            "{hot} of {cpus} CPUs spend >= {hot_pct:.0f}% in soft interrupts (CPU {hot_cpus}) while the "
+            "rest spend almost none: the NIC queues are served by those few CPUs, which also run the "
+            "database threads.",
+            "{cpus} 个 CPU 中有 {hot} 个在软中断上花费 >= {hot_pct:.0f}% 的时间（CPU {hot_cpus}），"
+            "其余几乎为 0：网卡队列只由这几个 CPU 处理，而它们同时还在运行数据库线程。",
+        ),
+        "net_rx": (
+            "{share:.0%} of NET_RX soft interrupts ran on {hot_cpus}: receive processing is not spread over "
+            "the CPUs.",
+            "{share:.0%} 的 NET_RX 软中断发生在 {hot_cpus} 上：收包处理没有分散到各 CPU。",
+        ),
+    },
 )
 def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -179,14 +200,13 @@ def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
                 yield finding(
                     "net.softirq_hotspot",
                     host,
-                    f"{len(hot)} of {len(cpus)} CPUs spend >= {SOFTIRQ_HOT_PCT:.0f}% in soft interrupts "
-                    f"(CPU {', '.join(c.cpu for c in hot)}) while the rest spend almost none: the NIC "
-                    "queues are "
-                    "served by those few CPUs, which also run the database threads.",
-                    f"{len(cpus)} 个 CPU 中有 {len(hot)} 个在软中断上花费 >= {SOFTIRQ_HOT_PCT:.0f}% 的时间"
-                    f"（CPU {', '.join(c.cpu for c in hot)}），其余几乎为 0：网卡队列只由这几个 CPU 处理，"
-                    "而它们同时还在运行"
-                    "数据库线程。",
+                    "per_cpu",
+                    values={
+                        "hot": len(hot),
+                        "cpus": len(cpus),
+                        "hot_pct": SOFTIRQ_HOT_PCT,
+                        "hot_cpus": ", ".join(c.cpu for c in hot),
+                    },
                     evidence=[
                         evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line)
                         for c in hot
@@ -206,10 +226,8 @@ def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "net.softirq_hotspot",
             host,
-            f"{share:.0%} of NET_RX soft interrupts ran on {', '.join(names)}: receive processing is not "
-            "spread "
-            "over the CPUs.",
-            f"{share:.0%} 的 NET_RX 软中断发生在 {', '.join(names)} 上：收包处理没有分散到各 CPU。",
+            "net_rx",
+            values={"share": share, "hot_cpus": ", ".join(names)},
             evidence=[
                 evidence(
                     host,
