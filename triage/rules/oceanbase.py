@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.database import observer_cpus
-from triage.rules import Finding, RuleContext, as_int, evidence, finding, host_name, rule
+from triage.rules import Finding, RuleContext, as_int, evidence, finding, rule
 
 SMALL_OBSERVER_CPUS = 16
 CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
@@ -41,6 +41,14 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         "cpu_quota_concurrency 是每个 CPU 的工作线程倍数；在 16 个及以下 CPU 的 observer 上，每个 CPU 4 个线"
         "程会让它们忙于等待和上下文切换，而不是干活（奠基案例 004：4 -> 2）。"
     ),
+    explanation=(
+        "cpu_quota_concurrency = {value} lets each tenant run {value} worker threads per CPU on a {cpus}-CPU "
+        "observer: under load the threads mostly wait and context-switch."
+    ),
+    explanation_zh=(
+        "cpu_quota_concurrency = {value} 允许每个租户在 {cpus} 核的 observer 上每个 CPU 运行 {value} 个工作"
+        "线程：压力下线程大多在等待和上下文切换。"
+    ),
 )
 def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -52,11 +60,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "oceanbase.cpu_quota_concurrency_high",
             host,
-            f"cpu_quota_concurrency = {value} lets each tenant run {value} worker threads per CPU on a "
-            f"{cpus}-CPU observer: under load the threads mostly wait and context-switch.",
-            f"cpu_quota_concurrency = {value} 允许每个租户在 {cpus} 核的 observer 上每个 CPU 运行 {value} "
-            "个工作线程："
-            "压力下线程大多在等待和上下文切换。",
+            values={"value": value, "cpus": cpus},
             evidence=[
                 evidence(
                     host, "oceanbase.parameters.cpu_quota_concurrency", value, ob, "cpu_quota_concurrency"
@@ -87,6 +91,14 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
         "网络线程超过 observer CPU 数的一半时，会占用 SQL 工作线程的 CPU；在 16 个 CPU 上，32 个网络线程是 "
         "CPU 数的两倍（奠基案例 004：32 -> 6）。"
     ),
+    explanation=(
+        "net_thread_count = {value} on a {cpus}-CPU observer: the RPC I/O threads alone outnumber half the "
+        "CPUs and compete with the tenant workers."
+    ),
+    explanation_zh=(
+        "{cpus} 核 observer 上 net_thread_count = {value}：仅 RPC I/O 线程就超过 CPU 数的一半，与租户工作线程"
+        "争抢 CPU。"
+    ),
 )
 def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -98,11 +110,7 @@ def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "oceanbase.net_thread_count_high",
             host,
-            f"net_thread_count = {value} on a {cpus}-CPU observer: the RPC I/O threads alone outnumber "
-            "half the "
-            "CPUs and compete with the tenant workers.",
-            f"{cpus} 核 observer 上 net_thread_count = {value}：仅 RPC I/O 线程就超过 CPU 数的一半，与租户"
-            "工作线程争抢 CPU。",
+            values={"value": value, "cpus": cpus},
             evidence=[
                 evidence(host, "oceanbase.parameters.net_thread_count", value, ob, "net_thread_count"),
                 evidence(
@@ -131,6 +139,14 @@ def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
         "除 'oceanbase' 以外的任何模式都不按主副本位置路由语句，从而产生远程计划（奠基案例 004：random -> 约"
         " 47 % 远程）。这是一个是/否设置。"
     ),
+    explanation=(
+        "ODP server_routing_mode = {mode}: requests are not sent to the observer holding the partition "
+        "leader, so statements run as remote or distributed plans."
+    ),
+    explanation_zh=(
+        "ODP server_routing_mode = {mode}：请求不会发往持有分区主副本的 observer，语句变成远程或分布式计划执"
+        "行。"
+    ),
 )
 def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -141,10 +157,7 @@ def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "oceanbase.proxy_routing_not_default",
             host,
-            f"ODP server_routing_mode = {mode}: requests are not sent to the observer holding the partition "
-            "leader, so statements run as remote or distributed plans.",
-            f"ODP server_routing_mode = {mode}：请求不会发往持有分区主副本的 observer，语句变成远程或分布式"
-            "计划执行。",
+            values={"mode": mode},
             evidence=[
                 evidence(host, "oceanbase.proxy_config.server_routing_mode", mode, ob, "server_routing_mode")
             ],
@@ -170,6 +183,14 @@ def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
         "远程计划会增加一次网络往返和第二个 observer 的工作；占计划的 20 % 起，它就是路由问题，而不是偶尔的"
         "主副本切换。past = 占比 / 20 %。"
     ),
+    explanation=(
+        "{share:.0%} of the audited statements on {host} ran as remote plans: each costs an extra network "
+        "round trip between observers, usually because the proxy routes to the wrong server."
+    ),
+    explanation_zh=(
+        "{host} 上 {share:.0%} 的审计语句以远程计划执行：每条都多一次 observer 之间的网络往返，通常是代理路由"
+        "到了错误的服务器。"
+    ),
 )
 def remote_plans_high(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -183,12 +204,7 @@ def remote_plans_high(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "oceanbase.remote_plans_high",
             host,
-            f"{share:.0%} of the audited statements on {host_name(host)} ran as remote plans: each costs "
-            "an extra "
-            "network round trip between observers, usually because the proxy routes to the wrong server.",
-            f"{host_name(host)} 上 {share:.0%} 的审计语句以远程计划执行：每条都多一次 observer 之间的网络往"
-            "返，"
-            "通常是代理路由到了错误的服务器。",
+            values={"share": share},
             evidence=[
                 evidence(host, "oceanbase.plan_type_counts.2", remote, ob, "plan_type.2", "2"),
                 evidence(host, "oceanbase.plan_type_counts.total", total, ob),
