@@ -57,6 +57,23 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
         "同一集群的主机应当表现一致；任何一项 NUMA 设置不同，都可能是某台主机变慢的原因（奠基案例 001：只有"
         "部分主机开启了 zone_reclaim_mode）。有差异即是问题：没有程度之分。"
     ),
+    explanations={
+        "majority": (
+            "{setting} differs between the hosts of this cluster ({count} of {hosts} hosts have {usual}; "
+            "different: {odd}). Identical hardware then behaves differently under the same test, and results "
+            "cannot be compared host to host.",
+            "集群内各主机的 {setting} 不一致（{hosts} 台主机中 {count} 台为 {usual}；不同的主机：{odd}）。相"
+            "同的"
+            "硬件在同样的测试下表现不同，主机之间的结果无法比较。",
+        ),
+        "no_majority": (
+            "{setting} differs between the hosts of this cluster ({groups}). Identical hardware then behaves "
+            "differently under the same test, and results cannot be compared host to host.",
+            "集群内各主机的 {setting} 不一致（{groups}）。相同的硬件在同样的测试下表现不同，主机之间的结果无"
+            "法"
+            "比较。",
+        ),
+    },
 )
 def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
     configs = [(h, p.drift) for h, p in profiles(ctx)]
@@ -74,22 +91,26 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
         # group is "odd" and every host is cited.
         odd = [row for value, rows in sorted(by_value.items()) if value != usual for row in rows]
         reference = by_value[usual][:1] if usual is not None else []
-        odd_text = ", ".join(f"{host_name(h)} ({c.value})" for h, c in odd)
         if usual is not None:
-            count = len(by_value[usual])
-            summary = f"{count} of {len(known)} hosts have {usual}; different: {odd_text}"
-            summary_zh = f"{len(known)} 台主机中 {count} 台为 {usual}；不同的主机：{odd_text}"
+            template = "majority"
+            values = {
+                "setting": key,
+                "count": len(by_value[usual]),
+                "hosts": len(known),
+                "usual": usual,
+                "odd": ", ".join(f"{host_name(h)} ({c.value})" for h, c in odd),
+            }
         else:
-            summary = summary_zh = "; ".join(
+            template = "no_majority"
+            groups = "; ".join(
                 f"{v}: {', '.join(host_name(h) for h, _ in rows)}" for v, rows in sorted(by_value.items())
             )
+            values = {"setting": key, "groups": groups}
         yield finding(
             "fleet.numa_config_drift",
             None,
-            f"{key} differs between the hosts of this cluster ({summary}). Identical hardware then behaves "
-            "differently under the same test, and results cannot be compared host to host.",
-            f"集群内各主机的 {key} 不一致（{summary_zh}）。相同的硬件在同样的测试下表现不同，主机之间的结果无"
-            "法比较。",
+            template,
+            values=values,
             evidence=[
                 Evidence(fact=key, value=c.value, artifact=c.artifact, line=c.line, host=host_name(h))
                 for h, c in [*odd, *reference]
@@ -140,6 +161,19 @@ def spread(a: float, b: float) -> float:
         "在相同硬件上，STREAM 或 tpmC 多次运行之间的波动为 5-10 %；相同主机之间相差 1.5 倍，说明配置或放置存"
         "在差异（奠基案例 001：15000 对 6000 MB/s）。past = 差距 / 1.5。"
     ),
+    explanation=(
+        "{kind} {name} ranges from {worst:g} {unit} on {worst_host} to {best:g} {unit} on {best_host} "
+        "({spread:.1f}x) on hosts that should be identical. {slow} of {hosts} hosts are {ratio:g}x or more "
+        "worse than the best: {slow_hosts}. Look for what differs at run time (page cache, memory placement) "
+        "rather than in the hardware."
+    ),
+    explanation_zh=(
+        "{kind} {name} 在 {worst_host} 上为 {worst:g} {unit}，在 {best_host} 上为 {best:g} {unit}"
+        "（{spread:.1f} "
+        "倍），而这些主机本应相同。{hosts} 台主机中有 {slow} 台比最好的主机差 {ratio:g} 倍或更多：{slow_hosts"
+        "}。"
+        "应查找运行时的差异（页缓存、内存放置），而不是硬件差异。"
+    ),
 )
 def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
     # (kind, name, unit) -> [(uploaded host, result, tested host's name)]; a
@@ -173,21 +207,23 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
         # worst first; hosts with the same result by name
         slow.sort(key=lambda r: (-r[1].value if lower_is_better else r[1].value, r[2]))
         worst = slow[0]
-        name = best[1].name
-        names = ", ".join(f"{tested} ({b.value:g})" for _h, b, tested in slow)
         yield finding(
             "fleet.benchmark_spread",
             None,
-            f"{kind} {name} ranges from {worst[1].value:g} {unit} on {worst[2]} to "
-            f"{best[1].value:g} {unit} on {best[2]} ({ratio:.1f}x) on hosts that should be "
-            f"identical. {len(slow)} of {len(rows)} hosts are {BENCHMARK_SPREAD_RATIO:g}x or more worse than "
-            f"the best: {names}. Look for what differs at run time (page cache, memory placement) rather "
-            "than in the hardware.",
-            f"{kind} {name} 在 {worst[2]} 上为 {worst[1].value:g} {unit}，在 "
-            f"{best[2]} 上为 {best[1].value:g} {unit}（{ratio:.1f} 倍），而这些主机本应相同。"
-            f"{len(rows)} 台主机中有 {len(slow)} 台比最好的主机差 {BENCHMARK_SPREAD_RATIO:g} 倍或更多："
-            f"{names}。"
-            "应查找运行时的差异（页缓存、内存放置），而不是硬件差异。",
+            values={
+                "kind": kind,
+                "name": best[1].name,
+                "unit": unit,
+                "worst": worst[1].value,
+                "worst_host": worst[2],
+                "best": best[1].value,
+                "best_host": best[2],
+                "spread": ratio,
+                "slow": len(slow),
+                "hosts": len(rows),
+                "ratio": BENCHMARK_SPREAD_RATIO,
+                "slow_hosts": ", ".join(f"{tested} ({b.value:g})" for _h, b, tested in slow),
+            },
             # the outliers, worst first, then the best host as the reference
             evidence=[
                 Evidence(
