@@ -13,7 +13,6 @@ from triage.rules import (
     evidence,
     finding,
     guest_bound_to_one_node,
-    host_name,
     host_of_guest,
     rule,
     size_bytes,
@@ -116,6 +115,16 @@ def _interleave_missing(db: DatabaseFacts) -> bool:
         "来自 LIKE 查询，什么也证明不了。"
     ),
     relevant=lambda ctx, h: ("numa",) if h.database is not None and not h.is_guest else (),
+    explanation=(
+        "{server} on {host} has no innodb_numa_interleave, and its memory can land on several NUMA nodes: "
+        "the buffer pool fills whichever node the allocating thread runs on. Start mysqld under numactl "
+        "--interleave=all, or bind the guest to one node."
+    ),
+    explanation_zh=(
+        "{host} 上的 {server} 没有 innodb_numa_interleave 参数，而其内存可能分布在多个 NUMA 节点：缓冲池会集"
+        "中"
+        "在分配线程所在的节点。可用 numactl --interleave=all 启动 mysqld，或把虚拟机绑定到一个节点。"
+    ),
 )
 def numa_interleave_unavailable(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -125,14 +134,7 @@ def numa_interleave_unavailable(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "mysql.numa_interleave_unavailable",
             host,
-            f"{_version(db) or _flavour(db)} on {host_name(host)} has no innodb_numa_interleave, and its "
-            "memory can "
-            "land on several NUMA nodes: the buffer pool fills whichever node the allocating thread runs on. "
-            "Start mysqld under numactl --interleave=all, or bind the guest to one node.",
-            f"{host_name(host)} 上的 {_version(db) or _flavour(db)} 没有 innodb_numa_interleave 参数，而其"
-            "内存可能分布在多个"
-            " NUMA 节点：缓冲池会集中在分配线程所在的节点。可用 numactl --interleave=all 启动 mysqld，或把"
-            "虚拟机绑定到一个节点。",
+            values={"server": _version(db) or _flavour(db)},
             evidence=[
                 evidence(host, "database.version", _version(db), db, "version"),
                 evidence(
@@ -191,6 +193,24 @@ def _populate_events(db: DatabaseFacts) -> list[tuple[DbEvent, DbEvent]]:
         "PS-3967：MAP_POPULATE 在启动时通过缺页预先载入整个缓冲池，约每 GB 1 s（432 GB：约 440 s）。错误日志"
         "中 MPOL_INTERLEAVE 与 MPOL_DEFAULT 之间相隔 60 s 时，重启或故障切换本身就会变成一次停机。"
     ),
+    explanations={
+        "sized": (
+            "With innodb_numa_interleave this Percona build touches every page of the {pool_gib} GiB buffer "
+            "pool while starting (MAP_POPULATE, PS-3967), roughly one second per GB: restarts and fail-overs "
+            "take minutes.",
+            "开启 innodb_numa_interleave 后，此 Percona 版本在启动时会逐页预分配 {pool_gib} GiB 缓冲池（"
+            "MAP_POPULATE，PS-3967），约每 GB 一秒：重启和切换要耗时数分钟。",
+        ),
+        "unsized": (
+            "With innodb_numa_interleave this Percona build touches every page of the buffer pool while "
+            "starting (MAP_POPULATE, PS-3967), roughly one second per GB: restarts and fail-overs take "
+            "minutes.",
+            "开启 innodb_numa_interleave 后，此 Percona 版本在启动时会逐页预分配 缓冲池（MAP_POPULATE，PS-396"
+            "7"
+            "），"
+            "约每 GB 一秒：重启和切换要耗时数分钟。",
+        ),
+    },
 )
 def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -226,17 +246,11 @@ def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[Finding]:
         if not ev:
             continue
         pool = size_bytes(db.variables.get("innodb_buffer_pool_size"))
-        size = f"{pool // 1024**3} GiB " if pool else ""
         yield finding(
             "mysql.numa_interleave_populate_startup",
             host,
-            f"With innodb_numa_interleave this Percona build touches every page of the {size}buffer pool "
-            "while "
-            "starting (MAP_POPULATE, PS-3967), roughly one second per GB: restarts and fail-overs take "
-            "minutes.",
-            f"开启 innodb_numa_interleave 后，此 Percona 版本在启动时会逐页预分配 {size}缓冲池（"
-            "MAP_POPULATE，PS-3967），"
-            "约每 GB 一秒：重启和切换要耗时数分钟。",
+            "sized" if pool else "unsized",
+            values={"pool_gib": pool // 1024**3} if pool else {},
             evidence=ev,
         )
 
@@ -274,6 +288,11 @@ def _large_pool(db: DatabaseFacts) -> int | None:
         "载只需几秒。更小的缓冲池几分钟内就能预热。past = 缓冲池 / 16 GiB。"
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
+    explanation=(
+        "The {pool_gib} GiB buffer pool starts cold after every restart: {off} is OFF, so warming it up "
+        "again takes hours of slow queries."
+    ),
+    explanation_zh="{pool_gib} GiB 的缓冲池每次重启后都是冷的：{off} 为 OFF，重新预热需要数小时的慢查询。",
 )
 def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -291,10 +310,7 @@ def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "mysql.buffer_pool_not_persisted",
             host,
-            f"The {pool // 1024**3} GiB buffer pool starts cold after every restart: "
-            f"{', '.join(off)} is OFF, so warming it up again takes hours of slow queries.",
-            f"{pool // 1024**3} GiB 的缓冲池每次重启后都是冷的：{', '.join(off)} 为 OFF，重新预"
-            "热需要数小时的慢查询。",
+            values={"pool_gib": pool // 1024**3, "off": ", ".join(off)},
             evidence=[evidence(host, f"database.variables.{k}", "OFF", db, k) for k in off],
             past=pool / LARGE_POOL_BYTES,
         )
@@ -321,6 +337,14 @@ def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
         "启动过程还会对每一页触发缺页载入（PS-3967）。past = 缓冲池 / 16 GiB。"
     ),
     relevant=lambda ctx, h: ("db_variables",) if h.database is not None else (),
+    explanation=(
+        "The {pool_gib} GiB buffer pool uses 4 KiB pages: millions of page-table entries, frequent TLB "
+        "misses, and with NUMA interleave a start-up that faults every page in."
+    ),
+    explanation_zh=(
+        "{pool_gib} GiB 的缓冲池使用 4 KiB 页：页表项数以百万计，TLB 未命中频繁，开启 NUMA 交织时启动还要逐页"
+        "缺页。"
+    ),
 )
 def large_pages_off(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -331,12 +355,7 @@ def large_pages_off(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "mysql.large_pages_off",
             host,
-            f"The {pool // 1024**3} GiB buffer pool uses 4 KiB pages: millions of page-table "
-            "entries, "
-            "frequent TLB misses, and with NUMA interleave a start-up that faults every page in.",
-            f"{pool // 1024**3} GiB 的缓冲池使用 4 KiB 页：页表项数以百万计，TLB 未命中频繁，开"
-            "启 NUMA 交织时"
-            "启动还要逐页缺页。",
+            values={"pool_gib": pool // 1024**3},
             evidence=[evidence(host, "database.variables.large_pages", "OFF", db, "large_pages")],
             past=pool / LARGE_POOL_BYTES,
         )
