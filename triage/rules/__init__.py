@@ -108,6 +108,24 @@ class Finding:
     values: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Phrase:
+    """A part of an explanation: the rule's template ``template`` filled with
+    ``values``, rendered in the language of the sentence it is a value of."""
+
+    template: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Values (phrases or data) joined by the rule's template ``separator``
+    (e.g. ``"; "`` in English, ``"；"`` in Chinese)."""
+
+    separator: str
+    items: tuple[Any, ...]
+
+
 @dataclass
 class RuleContext:
     snapshot: SnapshotFacts
@@ -155,8 +173,18 @@ class RuleSpec:
     def explain(self, template: str, values: Mapping[str, Any]) -> tuple[str, str]:
         """The explanation ``template`` filled with ``values``, in English and
         in Simplified Chinese."""
-        en, zh = self.explanations[template]
-        return en.format_map(values), zh.format_map(values)
+        return self._render(Phrase(template, values), 0), self._render(Phrase(template, values), 1)
+
+    def _render(self, value: Any, lang: int) -> Any:
+        """``value`` in language ``lang`` (0 English, 1 Chinese): phrases and
+        joined values become text, data stays as it is for its format spec."""
+        if isinstance(value, Phrase):
+            filled = {k: self._render(v, lang) for k, v in value.values.items()}
+            return self.explanations[value.template][lang].format_map(filled)
+        if isinstance(value, Joined):
+            separator = self.explanations[value.separator][lang]
+            return separator.join(str(self._render(v, lang)) for v in value.items)
+        return value
 
     def text(self, name: str, zh: bool) -> str:
         """``title``, ``condition`` or ``rationale`` in the reader's language:
@@ -237,7 +265,7 @@ def _templates(
     rule_id: str, en: str, zh: str, named: Mapping[str, tuple[str, str]] | None
 ) -> dict[str, tuple[str, str]]:
     """The explanation templates of a rule: one or several, each in both
-    languages, both filling the same names."""
+    languages."""
     if (en or zh) and named:
         raise ValueError(f"rule {rule_id!r}: explanation and explanations both given")
     if not (en or zh or named):  # TRANSITION
@@ -246,8 +274,8 @@ def _templates(
     for name, (text_en, text_zh) in templates.items():
         if not text_en or not text_zh:
             raise ValueError(f"rule {rule_id!r}: explanation {name!r} needs English and Chinese")
-        if template_fields(text_en) != template_fields(text_zh):
-            raise ValueError(f"rule {rule_id!r}: explanation {name!r} fills other names in Chinese")
+        for text in (text_en, text_zh):
+            template_fields(text)  # raises ValueError when malformed
     return templates
 
 

@@ -12,6 +12,8 @@ from triage.rules import (
     SEVERITIES,
     Evidence,
     Finding,
+    Joined,
+    Phrase,
     RuleContext,
     as_bool,
     db_pool_bytes,
@@ -19,7 +21,6 @@ from triage.rules import (
     evidence,
     finding,
     host_domains,
-    host_name,
     host_of_guest,
     host_ram_kb,
     is_multinode,
@@ -78,9 +79,10 @@ def _hugepages_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ()
 
 
-def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evidence], str, str]:
-    """(severity or None, how far past the threshold, evidence, why en, why zh)."""
-    severity, past, ev, why_en, why_zh = None, 1.0, [], "", ""
+def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evidence], Joined]:
+    """(severity or None, how far past the threshold, evidence, why: the
+    rule's phrases "vm" and "db" / "db_share")."""
+    severity, past, ev, why = None, 1.0, [], []
     if is_vm_host(host):
         largest = _largest_guest_kb(host)
         if largest is not None and largest[0] >= HUGEPAGES_GUEST_INFO_KB:
@@ -91,8 +93,7 @@ def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evide
             ev.append(
                 evidence(host, f"domains[{domain_label(d)}].memory_kb", mem, d, "currentMemory", "memory")
             )
-            why_en = f"runs virtual machines (the largest, {domain_label(d)}, has {mem / 1024**2:.0f} GiB)"
-            why_zh = f"运行虚拟机（最大的 {domain_label(d)} 有 {mem / 1024**2:.0f} GiB 内存）"
+            why.append(Phrase("vm", {"guest": domain_label(d), "guest_gib": mem / 1024**2}))
     if _db_host(host):
         pool = db_pool_bytes(host)
         ram_kb = host_ram_kb(host)
@@ -116,12 +117,8 @@ def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evide
             if severity is None or SEVERITIES.index(db_sev) < SEVERITIES.index(severity):
                 severity = db_sev
             past = max(past, db_past)
-            share_en = f", {share:.0%} of its RAM" if share else ""
-            why_en = (why_en + " and " if why_en else "") + (
-                f"runs a database with a {pool / GIB:.1f} GiB buffer pool{share_en}"
-            )
-            why_zh = (why_zh + "，并" if why_zh else "") + f"运行缓冲池为 {pool / GIB:.1f} GiB 的数据库"
-    return severity, past, ev, why_en, why_zh
+            why.append(Phrase("db_share" if share else "db", {"pool_gib": pool / GIB, "share": share}))
+    return severity, past, ev, Joined("and", tuple(why))
 
 
 @rule(
@@ -175,6 +172,28 @@ def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evide
         " = 缓冲池 / 8 GiB、占比 / 25 % 或虚拟机内存 / 16 GiB。"
     ),
     relevant=_hugepages_relevant,
+    explanations={
+        "": (
+            "{host} {why} but has no static huge pages. That memory is then backed by 4 KiB pages (or "
+            "transparent huge pages that can be split and compacted at any time): more TLB misses and "
+            "page-table walks, and no guarantee the memory stays on one node.",
+            "{host} {why}，但没有配置静态大页。这些内存只能用 4 KiB 页（或随时可能被拆分、整理的透明大页），"
+            "TLB 未命中和页表遍历更多，也无法保证内存固定在一个节点上。",
+        ),
+        "vm": (
+            "runs virtual machines (the largest, {guest}, has {guest_gib:.0f} GiB)",
+            "运行虚拟机（最大的 {guest} 有 {guest_gib:.0f} GiB 内存）",
+        ),
+        "db": (
+            "runs a database with a {pool_gib:.1f} GiB buffer pool",
+            "运行缓冲池为 {pool_gib:.1f} GiB 的数据库",
+        ),
+        "db_share": (
+            "runs a database with a {pool_gib:.1f} GiB buffer pool, {share:.0%} of its RAM",
+            "运行缓冲池为 {pool_gib:.1f} GiB 的数据库",
+        ),
+        "and": (" and ", "，并"),
+    },
 )
 def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -185,7 +204,7 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
         count, parsed, path = static_hugepages(host)
         if count is None or count > 0:
             continue
-        severity, past, sized_ev, why_en, why_zh = _hugepages_magnitude(host)
+        severity, past, sized_ev, why = _hugepages_magnitude(host)
         if severity is None:
             continue
         vm_host = is_vm_host(host)
@@ -203,11 +222,7 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "memory.hugepages_absent",
             host,
-            f"{host_name(host)} {why_en} but has no static huge pages. That memory is then backed by 4 KiB "
-            "pages (or transparent huge pages that can be split and compacted at any time): more TLB misses "
-            "and page-table walks, and no guarantee the memory stays on one node.",
-            f"{host_name(host)} {why_zh}，但没有配置静态大页。这些内存只能用 4 KiB 页（或随时可能被拆分、"
-            "整理的透明大页），TLB 未命中和页表遍历更多，也无法保证内存固定在一个节点上。",
+            values={"why": why},
             evidence=[count_ev, *sized_ev],
             measures=["static-hugepages"] if vm_host else ["mysql-large-pages", "static-hugepages"],
             severity=severity,
@@ -244,6 +259,16 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
     relevant=lambda ctx, h: (
         ("db_variables", "node_meminfo") if h.database is not None and is_multinode(h) else ()
     ),
+    explanation=(
+        "The buffer pool ({pool_gib} GiB) does not fit in one NUMA node ({node_gib} GiB) and is allocated "
+        "with the default policy: it fills the local node first, then spills, leaving one node exhausted "
+        "(swapping or remote allocations for everything else there)."
+    ),
+    explanation_zh=(
+        "缓冲池（{pool_gib} GiB）放不进单个 NUMA 节点（{node_gib} GiB），又按默认策略分配：先占满本地节点再溢"
+        "出，"
+        "使该节点内存耗尽，其他进程只能换页或远端分配。"
+    ),
 )
 def db_exceeds_node(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -269,14 +294,7 @@ def db_exceeds_node(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "memory.db_exceeds_node",
             host,
-            f"The buffer pool ({pool // 1024**3} GiB) does not fit in one NUMA node ({smallest // 1024**3} "
-            "GiB) "
-            "and is allocated with the default policy: it fills the local node first, then spills, leaving "
-            "one "
-            "node exhausted (swapping or remote allocations for everything else there).",
-            f"缓冲池（{pool // 1024**3} GiB）放不进单个 NUMA 节点（{smallest // 1024**3} GiB），又按默认策"
-            "略分配："
-            "先占满本地节点再溢出，使该节点内存耗尽，其他进程只能换页或远端分配。",
+            values={"pool_gib": pool // 1024**3, "node_gib": smallest // 1024**3},
             evidence=[
                 evidence(
                     host, "database.variables.innodb_buffer_pool_size", pool, db, "innodb_buffer_pool_size"
@@ -325,33 +343,20 @@ def _dimm_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 
 def _dimm_problems(
     per_socket: dict[int, int], channels: dict[int, dict[str, list[int]]]
-) -> list[tuple[str, float, str, str]]:
-    """(severity, past, en, zh) for each unevenness found."""
+) -> list[tuple[str, float, Phrase]]:
+    """(severity, past, the rule's phrase) for each unevenness found."""
     out = []
     if len(per_socket) >= 2:
         sizes = sorted(per_socket.items())
         big, small = max(v for _, v in sizes), min(v for _, v in sizes)
-        listing = ", ".join(f"socket {s}: {v // 1024} GiB" for s, v in sizes)
-        listing_zh = "，".join(f"插槽 {s}：{v // 1024} GiB" for s, v in sizes)
+        listing = Joined(
+            "socket_sep", tuple(Phrase("socket_size", {"socket": s, "gib": v // 1024}) for s, v in sizes)
+        )
         if small == 0 or big >= DIMM_SOCKET_RATIO_WARN * small:
             past = big / small / DIMM_SOCKET_RATIO_WARN if small else 9.9
-            out.append(
-                (
-                    "warning",
-                    past,
-                    f"the sockets hold different amounts of memory ({listing})",
-                    f"各插槽内存容量不同（{listing_zh}）",
-                )
-            )
+            out.append(("warning", past, Phrase("sockets_differ", {"listing": listing})))
         elif big != small:
-            out.append(
-                (
-                    "info",
-                    1.0,
-                    f"the sockets differ slightly ({listing})",
-                    f"各插槽内存容量略有差异（{listing_zh}）",
-                )
-            )
+            out.append(("info", 1.0, Phrase("sockets_differ_slightly", {"listing": listing})))
     for socket, chans in sorted(channels.items()):
         if len(chans) < 2 or not per_socket.get(socket):
             continue
@@ -359,24 +364,22 @@ def _dimm_problems(
         totals = {c: sum(sizes) for c, sizes in chans.items() if sizes}
         if empty:
             share = len(empty) / len(chans)
+            values = {
+                "socket": socket,
+                "empty": len(empty),
+                "channels": len(chans),
+                "names": ", ".join(empty),
+            }
             out.append(
                 (
                     "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info",
                     share / DIMM_EMPTY_CHANNEL_SHARE_WARN,
-                    f"socket {socket} has {len(empty)} of {len(chans)} channels empty ({', '.join(empty)})",
-                    f"插槽 {socket} 的 {len(chans)} 个通道中有 {len(empty)} 个未装内存（{', '.join(empty)}）",
+                    Phrase("channels_empty", values),
                 )
             )
         if len(set(totals.values())) > 1:
-            listing = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
-            out.append(
-                (
-                    "info",
-                    1.0,
-                    f"socket {socket}'s channels hold different sizes ({listing})",
-                    f"插槽 {socket} 各通道容量不同（{listing}）",
-                )
-            )
+            sizes_text = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
+            out.append(("info", 1.0, Phrase("channels_differ", {"socket": socket, "sizes": sizes_text})))
     return out
 
 
@@ -419,6 +422,37 @@ def _dimm_problems(
         "占比 / 25 %。"
     ),
     relevant=_dimm_relevant,
+    explanations={
+        "": (
+            "On {host} {problems}. Each socket's DIMMs are its NUMA node's memory and its channels its "
+            "bandwidth: uneven population makes the nodes unequal (one fills and spills to the other) or "
+            "leaves bandwidth unused. Populate every socket and channel alike (same count and size); until "
+            "then, place the largest workloads on the node with most memory.",
+            "{host} 上{problems}。每个插槽的内存条就是其 NUMA 节点的内存，通道决定带宽：安装不均会使节点大小"
+            "不等"
+            "（一个先占满再溢出到另一个）或浪费带宽。应让每个插槽、每个通道安装相同数量和容量的内存条；在此之"
+            "前，把最大的负载放在内存最多的节点上。",
+        ),
+        "problem_sep": ("; ", "；"),
+        "sockets_differ": (
+            "the sockets hold different amounts of memory ({listing})",
+            "各插槽内存容量不同（{listing}）",
+        ),
+        "sockets_differ_slightly": (
+            "the sockets differ slightly ({listing})",
+            "各插槽内存容量略有差异（{listing}）",
+        ),
+        "socket_size": ("socket {socket}: {gib} GiB", "插槽 {socket}：{gib} GiB"),
+        "socket_sep": (", ", "，"),
+        "channels_empty": (
+            "socket {socket} has {empty} of {channels} channels empty ({names})",
+            "插槽 {socket} 的 {channels} 个通道中有 {empty} 个未装内存（{names}）",
+        ),
+        "channels_differ": (
+            "socket {socket}'s channels hold different sizes ({sizes})",
+            "插槽 {socket} 各通道容量不同（{sizes}）",
+        ),
+    },
 )
 def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -431,8 +465,6 @@ def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[Finding]:
             continue
         severity = min((p[0] for p in problems), key=SEVERITIES.index)
         past = max(p[1] for p in problems)
-        problems_en = [p[2] for p in problems]
-        problems_zh = [p[3] for p in problems]
         if severity is None:
             continue
         populated = [d for d in md.dimms if d.size_mb]
@@ -440,13 +472,7 @@ def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "memory.dimm_population_unbalanced",
             host,
-            f"On {host_name(host)} {'; '.join(problems_en)}. Each socket's DIMMs are its NUMA node's "
-            "memory and its channels its bandwidth: uneven population makes the nodes unequal (one fills "
-            "and spills to the other) or leaves bandwidth unused. Populate every socket and channel alike "
-            "(same count and size); until then, place the largest workloads on the node with most memory.",
-            f"{host_name(host)} 上{'；'.join(problems_zh)}。每个插槽的内存条就是其 NUMA 节点的内存，通道决定"
-            "带宽：安装不均会使节点大小不等（一个先占满再溢出到另一个）或浪费带宽。应让每个插槽、每个通道安装"
-            "相同数量和容量的内存条；在此之前，把最大的负载放在内存最多的节点上。",
+            values={"problems": Joined("problem_sep", tuple(p[2] for p in problems))},
             evidence=[
                 evidence(
                     host,
