@@ -2,7 +2,8 @@
 
 ``analyze_texts(text, ...)`` writes each text as one host file and runs the
 whole engine over them as one snapshot, so a rule test exercises the real
-parsers and the assembler too. ``seed_text(slug, state, name, replace=...)``
+parsers and the assembler too; every finding's explanation must be its rule's
+declared template filled with the finding's values. ``seed_text(slug, state, name, replace=...)``
 reads a rebuilt founding snapshot file, optionally edited to flip one fact.
 """
 
@@ -13,6 +14,7 @@ import pytest
 from collectors.archive import load_snapshot
 from tests.conftest import FIXTURES
 from triage.engine import analyze
+from triage.rules import REGISTRY
 
 
 def _seed_text(slug: str, state: str, name: str, replace: dict[str, str] | None = None) -> str:
@@ -45,6 +47,9 @@ def analyze_texts(tmp_path):
         result = analyze(snapshot)
         errors = [s for s in result.skipped if s[1].startswith("error")]
         assert not errors, errors
+        for f in result.findings:  # the prose is the rule's declared templates, filled
+            if REGISTRY[f.rule].explanations:  # TRANSITION
+                assert REGISTRY[f.rule].explain(f.template, f.values) == (f.explanation, f.explanation_zh)
         return result
 
     return run
