@@ -93,7 +93,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
         reference = by_value[usual][:1] if usual is not None else []
         if usual is not None:
             template = "majority"
-            values = {
+            filled: dict[str, Any] = {
                 "setting": key,
                 "count": len(by_value[usual]),
                 "hosts": len(known),
@@ -105,12 +105,12 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
             groups = "; ".join(
                 f"{v}: {', '.join(host_name(h) for h, _ in rows)}" for v, rows in sorted(by_value.items())
             )
-            values = {"setting": key, "groups": groups}
+            filled = {"setting": key, "groups": groups}
         yield finding(
             "fleet.numa_config_drift",
             None,
             template,
-            values=values,
+            values=filled,
             evidence=[
                 Evidence(fact=key, value=c.value, artifact=c.artifact, line=c.line, host=host_name(h))
                 for h, c in [*odd, *reference]
