@@ -9,11 +9,12 @@ from collectors.cpulist import format_cpulist
 from collectors.facts import HostFacts
 from triage.rules import (
     Finding,
+    Joined,
+    Phrase,
     RuleContext,
     evidence,
     finding,
     guest_bound_to_one_node,
-    host_name,
     host_of_guest,
     is_multinode,
     numa_evidence,
@@ -104,6 +105,15 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "开启的设置，因此按 CPU 型号名豁免。"
     ),
     relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
+    explanation=(
+        "{host} has {sockets} sockets but the kernel sees one NUMA node, so it cannot keep memory next to "
+        "the CPU that uses it: about half of all accesses cross the socket interconnect. On bare metal check "
+        "the firmware's NUMA / node-interleaving setting."
+    ),
+    explanation_zh=(
+        "{host} 有 {sockets} 个 CPU 插槽，但内核只看到一个 NUMA 节点，无法把内存分配在使用它的 CPU 附近，约一"
+        "半的访存要跨插槽互联。物理机请检查 BIOS 中的 NUMA / 节点交织设置。"
+    ),
 )
 def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -124,13 +134,7 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "numa.single_node_multi_socket",
             host,
-            f"{host_name(host)} has {cpu.sockets} sockets but the kernel sees one NUMA node, so it cannot "
-            "keep "
-            "memory next to the CPU that uses it: about half of all accesses cross the socket interconnect. "
-            "On bare metal check the firmware's NUMA / node-interleaving setting.",
-            f"{host_name(host)} 有 {cpu.sockets} 个 CPU 插槽，但内核只看到一个 NUMA 节点，无法把内存分配在"
-            "使用它的 CPU "
-            "附近，约一半的访存要跨插槽互联。物理机请检查 BIOS 中的 NUMA / 节点交织设置。",
+            values={"sockets": cpu.sockets},
             evidence=ev,
         )
 
@@ -171,6 +175,15 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         "，节点 0 多出几 GiB 都只是内核内存和缓存。past = 比值 / 1.5。"
     ),
     relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
+    explanation=(
+        "Node {busy} uses {busy_gib} GiB against {quiet_gib} GiB on node {quiet} ({ratio:.1f}x). Workloads "
+        "placed on node {busy} compete harder for its CPUs and memory, and new allocations spill to the "
+        "remote node sooner."
+    ),
+    explanation_zh=(
+        "节点 {busy} 已用 {busy_gib} GiB，节点 {quiet} 只用 {quiet_gib} GiB（{ratio:.1f} 倍）。运行在节点 "
+        "{busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端节点。"
+    ),
 )
 def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -204,14 +217,13 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "numa.node_memory_imbalance",
             host,
-            f"Node {busy} uses {used[busy] // 1048576} GiB against {used[quiet] // 1048576} GiB on node "
-            f"{quiet} "
-            f"({ratio:.1f}x). Workloads placed on node {busy} compete harder for its CPUs and memory, and "
-            "new "
-            "allocations spill to the remote node sooner.",
-            f"节点 {busy} 已用 {used[busy] // 1048576} GiB，节点 {quiet} 只用 {used[quiet] // 1048576} GiB"
-            f"（{ratio:.1f} 倍）。运行在节点 {busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端"
-            "节点。",
+            values={
+                "busy": busy,
+                "quiet": quiet,
+                "busy_gib": used[busy] // 1048576,
+                "quiet_gib": used[quiet] // 1048576,
+                "ratio": ratio,
+            },
             evidence=ev,
             past=ratio / IMBALANCE_RATIO,
         )
@@ -257,6 +269,19 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         "zoneinfo 时，在常见的节点容量上 3 % 空闲大致是同一位置。"
     ),
     relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
+    explanations={
+        "": (
+            "Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
+            "vm.zone_reclaim_mode = 0 the kernel does not reclaim that cache for a new allocation: it takes "
+            "memory from the remote node instead, so memory-bound work (STREAM, a database buffer pool) runs "
+            "at remote bandwidth.",
+            "页缓存占满了{nodes}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新分配回"
+            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、数据库缓冲池）只能得到远端带宽"
+            "。",
+        ),
+        "node_share": ("node {node} ({pct}%)", "节点 {node}（{pct}%）"),
+        "node_sep": (", ", "、"),
+    },
 )
 def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -300,21 +325,11 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
         if not pressed:
             continue
         ev.append(evidence(host, "sysctl.vm.zone_reclaim_mode", zrm, host.sysctl, "vm.zone_reclaim_mode"))
-        nodes = ", ".join(f"node {n} ({pct}%)" for n, pct in pressed)
-        nodes_zh = "、".join(f"节点 {n}（{pct}%）" for n, pct in pressed)
+        nodes = Joined("node_sep", tuple(Phrase("node_share", {"node": n, "pct": pct}) for n, pct in pressed))
         yield finding(
             "numa.local_node_pagecache_pressure",
             host,
-            f"Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
-            "vm.zone_reclaim_mode = 0 the kernel does not reclaim that cache for a new allocation: it "
-            "takes memory "
-            "from the remote node instead, so memory-bound work (STREAM, a database buffer pool) runs at "
-            "remote "
-            "bandwidth.",
-            f"页缓存占满了{nodes_zh}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新"
-            "分配回收"
-            "本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、数据库缓冲池）只能得到远端带宽"
-            "。",
+            values={"nodes": nodes},
             evidence=ev,
         )
 
@@ -340,6 +355,14 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
         "要经过互联（延迟为 1.5-3 倍）；低于持平时本地访问仍占多数。"
     ),
     relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
+    explanation=(
+        "numastat counts more allocations served from a remote node than from the local one. Threads run far "
+        "from their memory, so every cache miss pays the interconnect latency."
+    ),
+    explanation_zh=(
+        "numastat 显示从远端节点分配的内存多于本地节点。线程运行的位置远离其内存，每次缓存未命中都要付出跨节"
+        "点互联的延迟。"
+    ),
 )
 def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -358,12 +381,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "numa.remote_access_dominant",
                 host,
-                "numastat counts more allocations served from a remote node than from the local one. "
-                "Threads run "
-                "far from their memory, so every cache miss pays the interconnect latency.",
-                "numastat 显示从远端节点分配的内存多于本地节点。线程运行的位置远离其内存，每次缓存未命中都"
-                "要付出跨节点"
-                "互联的延迟。",
+                values={},
                 evidence=ev,
             )
 
@@ -408,6 +426,16 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
         "没有程度之分。"
     ),
     relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
+    explanations={
+        "": (
+            "On {host} {reason}: nothing moves pages or tasks back together once they drift apart, so "
+            "long-running processes end up accessing remote memory.",
+            "{host} 上{reason}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进程会越来越多地访"
+            "问远端内存。",
+        ),
+        "balancing_off": ("kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"),
+        "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
+    },
 )
 def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -430,7 +458,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
             ev.append(
                 evidence(host, "sysctl.kernel.numa_balancing", value, host.sysctl, "kernel.numa_balancing")
             )
-            reason_en, reason_zh = "kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"
+            reason = Phrase("balancing_off")
         else:
             release = host.kernel.release if host.kernel else None
             kv = _kernel_tuple(release)
@@ -440,7 +468,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
                 ev.append(evidence(host, "sysctl.kernel.numa_balancing", None, host.sysctl))
             else:
                 continue
-            reason_en, reason_zh = "the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"
+            reason = Phrase("balancing_unsupported")
         ev.insert(
             0,
             (
@@ -456,12 +484,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "numa.balancing_disabled",
             host,
-            f"On {host_name(host)} {reason_en}: nothing moves pages or tasks back together once they drift "
-            "apart, "
-            "so long-running processes end up accessing remote memory.",
-            f"{host_name(host)} 上{reason_zh}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进"
-            "程会越来越多地"
-            "访问远端内存。",
+            values={"reason": reason},
             evidence=ev,
         )
 
@@ -492,6 +515,15 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
         "SLIT 距离近似于延迟比：21（2.1 倍）是双路 x86 上一跳的常见代价；从 2.5 倍起（Kunpeng 920：32，多跳 "
         "EPYC：32），远端带宽急剧下降，放置错误会表现为很大的差异。仅作背景信息（提示）。"
     ),
+    explanation=(
+        "The firmware reports distance {remote} from node {from_node} to node {to_node} against {local} "
+        "locally ({ratio:.1f}x): memory that ends up on the wrong node costs a lot here, so placement "
+        "problems show as large performance differences."
+    ),
+    explanation_zh=(
+        "固件报告节点 {from_node} 到节点 {to_node} 的距离为 {remote}，本地为 {local}（{ratio:.1f} 倍）：内存"
+        "落在错误节点上的代价很高，放置问题会表现为明显的性能差异。"
+    ),
 )
 def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -513,13 +545,7 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "numa.high_remote_distance",
             host,
-            f"The firmware reports distance {remote} from node {a} to node {b} against {local} locally "
-            f"({ratio:.1f}x): memory that ends up on the wrong node costs a lot here, so placement "
-            "problems show "
-            "as large performance differences.",
-            f"固件报告节点 {a} 到节点 {b} 的距离为 {remote}，本地为 {local}（{ratio:.1f} 倍）：内存落在错误"
-            "节点上的代价很高，"
-            "放置问题会表现为明显的性能差异。",
+            values={"remote": remote, "local": local, "from_node": a, "to_node": b, "ratio": ratio},
             evidence=[
                 numa_evidence(host, f"numa.distances[{a}][{b}]", remote, "NumactlHardware", "distances")
             ],
@@ -568,6 +594,32 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "。past = CPU 占比 / 25 %。"
     ),
     relevant=_memoryless_relevant,
+    explanations={
+        "cpus_without_memory": (
+            "{count} of {nodes} nodes of {host} have CPUs but no memory (node {cpu_only}; CPUs {cpus}, "
+            "{share:.0%} of the host): every access from those CPUs is remote, to node {with_memory}. "
+            "numactl --membind and libvirt numatune cannot name a memoryless node, so pin memory-bound work "
+            "(a database, large guests) to CPUs of the nodes with memory and bind its memory there; populate "
+            "DIMMs on every socket and channel (dmidecode -t memory) to give each node its own memory.",
+            "{host} 的 {nodes} 个节点中有 {count} 个有 CPU 但没有内存（节点 {cpu_only}；CPU {cpus}，占全部 "
+            "CPU 的 {share:.0%}）：这些 CPU 的每次访存都是远端访问（到节点 {with_memory}）。numactl "
+            "--membind 和 libvirt numatune 无法指定无内存节点，应把内存密集型负载（数据库、大规格虚拟机）绑定"
+            "到有内存节点的 CPU 并把内存绑定在那里；并在每个插槽、每个通道安装内存条（见 dmidecode -t memory"
+            "），让每个节点都有本地内存。",
+        ),
+        "memory_without_cpus": (
+            "{host} has memory-only nodes without CPUs ({sizes}): a CXL, PMEM or device memory tier. The "
+            "default policy uses it only when the CPU nodes are full, so a buffer pool or guest that "
+            "outgrows its node lands there at tier latency; bind latency-sensitive memory to the CPU nodes "
+            "(numatune / numactl --membind) and keep the tier for cold data.",
+            "{host} 有不带 CPU 的纯内存节点（{sizes}）：CXL、PMEM 或设备内存层。默认策略只在 CPU 节点用尽时才"
+            "使用它，缓冲池或虚拟机超出本节点后会落到这一层，延迟更高；应把延迟敏感的内存绑定到 CPU 节点（"
+            "numatune / numactl --membind），把这一层留给冷数据。",
+        ),
+        # the node lists read the same in both languages
+        "node_sep": (", ", ", "),
+        "node_size": ("node {node}: {gib} GiB", "node {node}: {gib} GiB"),
+    },
 )
 def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -586,20 +638,15 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "numa.memoryless_node",
                 host,
-                f"{len(cpu_only)} of {len(nodes)} nodes of {host_name(host)} have CPUs but no memory (node "
-                f"{', '.join(map(str, cpu_only))}; CPUs {cpus}, {share:.0%} of the host): every access from "
-                f"those CPUs is remote, to node {', '.join(map(str, with_both))}. numactl --membind and "
-                "libvirt numatune cannot name a memoryless node, so pin memory-bound work (a database, large "
-                "guests) to CPUs of the nodes with memory and bind its memory there; populate DIMMs on every "
-                "socket and channel (dmidecode -t memory) to give each node its own memory.",
-                f"{host_name(host)} 的 {len(nodes)} 个节点中有 {len(cpu_only)} 个有 CPU 但没有内存（节点 "
-                f"{', '.join(map(str, cpu_only))}；CPU {cpus}，占全部 CPU 的 {share:.0%}）："
-                "这些 CPU 的每次访存"
-                f"都是远端访问（到节点 {', '.join(map(str, with_both))}）。numactl --membind 和 libvirt "
-                "numatune 无法指定无内存节点，应把内存密集型负载（数据库、大规格虚拟机）绑定到有内存节点"
-                "的 CPU "
-                "并把内存绑定在那里；并在每个插槽、每个通道安装内存条（见 dmidecode -t memory），让每个节点都"
-                "有本地内存。",
+                "cpus_without_memory",
+                values={
+                    "count": len(cpu_only),
+                    "nodes": len(nodes),
+                    "cpu_only": Joined("node_sep", tuple(cpu_only)),
+                    "cpus": cpus,
+                    "share": share,
+                    "with_memory": Joined("node_sep", tuple(with_both)),
+                },
                 evidence=[
                     numa_evidence(
                         host,
@@ -616,18 +663,18 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
                 past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
             )
         if mem_only:
-            sizes = ", ".join(f"node {n}: {(nodes[n].mem_total_kb() or 0) // 1048576} GiB" for n in mem_only)
+            sizes = Joined(
+                "node_sep",
+                tuple(
+                    Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
+                    for n in mem_only
+                ),
+            )
             yield finding(
                 "numa.memoryless_node",
                 host,
-                f"{host_name(host)} has memory-only nodes without CPUs ({sizes}): a CXL, PMEM or device "
-                "memory tier. The default policy uses it only when the CPU nodes are full, so a buffer pool "
-                "or guest that outgrows its node lands there at tier latency; bind latency-sensitive memory "
-                "to the CPU nodes (numatune / numactl --membind) and keep the tier for cold data.",
-                f"{host_name(host)} 有不带 CPU 的纯内存节点（{sizes}）：CXL、PMEM 或设备内存层。"
-                "默认策略只在 CPU "
-                "节点用尽时才使用它，缓冲池或虚拟机超出本节点后会落到这一层，延迟更高；应把延迟敏感的内存绑定"
-                "到 CPU 节点（numatune / numactl --membind），把这一层留给冷数据。",
+                "memory_without_cpus",
+                values={"sizes": sizes},
                 evidence=[
                     numa_evidence(
                         host,
