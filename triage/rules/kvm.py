@@ -18,6 +18,7 @@ from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
 from triage.rules import (
     Evidence,
     Finding,
+    Phrase,
     RuleContext,
     cpu_node_map,
     domain_host_nodes,
@@ -103,6 +104,15 @@ def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) 
         "绑核（奠基案例 000）。不涉及程度。"
     ),
     relevant=_needs_domains,
+    explanation=(
+        "Guest {guest} is defined for hot-plug (spare vCPU slots or maxMemory). Hot-pluggable CPUs and "
+        "memory cannot be described in a fixed guest NUMA topology or pinned in advance, so hot-plug blocks "
+        "the NUMA measures; platforms such as ZStack call it online spec change."
+    ),
+    explanation_zh=(
+        "虚拟机 {guest} 按热插拔方式定义（预留 vCPU 槽位或 maxMemory）。可热插的 CPU 和内存无法写入固定的"
+        "虚拟 NUMA 拓扑，也无法预先绑核，因此会妨碍 NUMA 相关优化（ZStack 中称为规格热修改）。"
+    ),
 )
 def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -116,13 +126,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "kvm.vcpu_hotplug_enabled",
                 host,
-                f"Guest {domain_label(d)} is defined for hot-plug (spare vCPU slots or maxMemory). "
-                "Hot-pluggable "
-                "CPUs and memory cannot be described in a fixed guest NUMA topology or pinned in advance, so "
-                "hot-plug blocks the NUMA measures; platforms such as ZStack call it online spec change.",
-                f"虚拟机 {domain_label(d)} 按热插拔方式定义（预留 vCPU 槽位或 maxMemory）。可热插的 CPU 和"
-                "内存无法写入固定的"
-                "虚拟 NUMA 拓扑，也无法预先绑核，因此会妨碍 NUMA 相关优化（ZStack 中称为规格热修改）。",
+                values={"guest": domain_label(d)},
                 evidence=ev,
             )
 
@@ -150,6 +154,14 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
         "横跨多个节点。低于这个规模，调度器基本能把它放在一起。past = vCPU 数 / 8。"
     ),
     relevant=_needs_domains,
+    explanation=(
+        "Guest {guest} has {vcpus} vCPUs and {pinned} of them pinned: the host scheduler moves the vCPU "
+        "threads across all host CPUs and nodes, away from the guest's memory and its caches."
+    ),
+    explanation_zh=(
+        "虚拟机 {guest} 有 {vcpus} 个 vCPU，仅 {pinned} 个绑定：宿主机调度器会把 vCPU 线程调度到所有 CPU 和节"
+        "点上，远离虚拟机的内存和缓存。"
+    ),
 )
 def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -159,12 +171,7 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.vcpus_unpinned",
             host,
-            f"Guest {domain_label(d)} has {n} vCPUs and {len(d.vcpupin)} of them pinned: the host "
-            "scheduler moves "
-            "the vCPU threads across all host CPUs and nodes, away from the guest's memory and its caches.",
-            f"虚拟机 {domain_label(d)} 有 {n} 个 vCPU，仅 {len(d.vcpupin)} 个绑定：宿主机调度器会把 vCPU 线"
-            "程调度到所有 CPU "
-            "和节点上，远离虚拟机的内存和缓存。",
+            values={"guest": domain_label(d), "vcpus": n, "pinned": len(d.vcpupin)},
             evidence=[
                 _dom_ev(host, d, "vcpus", n, "vcpu"),
                 _dom_ev(host, d, "vcpupin", len(d.vcpupin), "cputune", "vcpupin"),
@@ -197,6 +204,14 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         "从任意节点访问内存。虚拟机达到这一规模后，这是一个是/否设置。"
     ),
     relevant=_needs_domains,
+    explanation=(
+        "Guest {guest} has no emulatorpin: QEMU's main loop and device emulation float over every host CPU, "
+        "steal time from pinned vCPUs and touch guest memory from remote nodes."
+    ),
+    explanation_zh=(
+        "虚拟机 {guest} 未配置 emulatorpin：QEMU 主循环和设备模拟线程在所有宿主机 CPU 上漂移，会抢占已绑定 "
+        "vCPU 的时间，并从远端节点访问虚拟机内存。"
+    ),
 )
 def emulator_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -205,11 +220,7 @@ def emulator_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.emulator_unpinned",
             host,
-            f"Guest {domain_label(d)} has no emulatorpin: QEMU's main loop and device emulation float over "
-            "every "
-            "host CPU, steal time from pinned vCPUs and touch guest memory from remote nodes.",
-            f"虚拟机 {domain_label(d)} 未配置 emulatorpin：QEMU 主循环和设备模拟线程在所有宿主机 CPU 上漂移，"
-            "会抢占已绑定 vCPU 的时间，并从远端节点访问虚拟机内存。",
+            values={"guest": domain_label(d)},
             evidence=[_dom_ev(host, d, "emulatorpin", None, "cputune", "emulatorpin")],
         )
 
@@ -245,6 +256,15 @@ def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
         "力下增加延迟；只有系统盘时不值得为它配专用线程。"
     ),
     relevant=_needs_domains,
+    explanation=(
+        "Guest {guest}: data disks without a dedicated iothread are served by the QEMU main loop, and "
+        "iothreads without iothreadpin run on any host CPU; both add latency and disturb pinned vCPUs under "
+        "I/O load."
+    ),
+    explanation_zh=(
+        "虚拟机 {guest}：没有专用 iothread 的数据盘由 QEMU 主循环处理，没有 iothreadpin 的 iothread 可在任意"
+        "宿主机 CPU 上运行；在 I/O 压力下两者都会增加延迟并干扰已绑定的 vCPU。"
+    ),
 )
 def iothread_unpinned(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -267,14 +287,7 @@ def iothread_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.iothread_unpinned",
             host,
-            f"Guest {domain_label(d)}: data disks without a dedicated iothread are served by the QEMU main "
-            "loop, "
-            "and iothreads without iothreadpin run on any host CPU; both add latency and disturb pinned "
-            "vCPUs "
-            "under I/O load.",
-            f"虚拟机 {domain_label(d)}：没有专用 iothread 的数据盘由 QEMU 主循环处理，没有 iothreadpin 的 "
-            "iothread 可在任意"
-            "宿主机 CPU 上运行；在 I/O 压力下两者都会增加延迟并干扰已绑定的 vCPU。",
+            values={"guest": domain_label(d)},
             evidence=ev,
         )
 
@@ -325,6 +338,25 @@ def _single_spanning_cell(d: Domain) -> bool:
         "机内核无法让线程靠近其内存（奠基案例 000、002）。past = vCPU 数 / 16。"
     ),
     relevant=_needs_domains,
+    explanations={
+        "": (
+            "Guest {guest} ({vcpus} vCPUs) {layout}, so its kernel and database see one flat node and cannot "
+            "keep threads next to their memory, while the host spreads it over nodes.",
+            "虚拟机 {guest}（{vcpus} 个 vCPU）{layout}，虚拟机内核和数据库只看到一个节点，无法让线程靠近其内"
+            "存，而宿主机却把它分散在多个节点上。",
+        ),
+        "single_cell": (
+            "has a single guest NUMA cell holding all {vcpus} vCPUs while it is larger than a host node",
+            "只有一个包含全部 {vcpus} 个 vCPU 的虚拟 NUMA 节点，而其规格大于宿主机的一个节点",
+        ),
+        "no_cells": ("has no guest NUMA cells", "没有虚拟 NUMA 节点"),
+        "guest_view": (
+            "The guest sees one NUMA node with {cpus} CPUs while its host {hypervisor} has {host_nodes} "
+            "nodes: the guest cannot place memory near its vCPUs.",
+            "虚拟机只看到一个 NUMA 节点（{cpus} 个 CPU），而宿主机 {hypervisor} 有 {host_nodes} 个节点：虚拟"
+            "机无法把内存放在其 vCPU 附近。",
+        ),
+    },
 )
 def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -351,10 +383,7 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
             cell_cpus = len(set(d.numa_cells[0].cpus))
             reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
             reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
-            what_en = (
-                f"has a single guest NUMA cell holding all {n} vCPUs while it is larger than a host node"
-            )
-            what_zh = f"只有一个包含全部 {n} 个 vCPU 的虚拟 NUMA 节点，而其规格大于宿主机的一个节点"
+            layout = Phrase("single_cell", {"vcpus": n})
         else:
             if n >= VNUMA_GUEST_VCPUS:
                 reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
@@ -362,15 +391,11 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
             if not reasons:
                 continue
             reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
-            what_en = "has no guest NUMA cells"
-            what_zh = "没有虚拟 NUMA 节点"
+            layout = Phrase("no_cells")
         yield finding(
             "kvm.guest_numa_missing",
             host,
-            f"Guest {domain_label(d)} ({n} vCPUs) {what_en}, so its kernel and database see one flat "
-            "node and cannot keep threads next to their memory, while the host spreads it over nodes.",
-            f"虚拟机 {domain_label(d)}（{n} 个 vCPU）{what_zh}，虚拟机内核和数据库只看到一个节点，"
-            "无法让线程靠近其内存，而宿主机却把它分散在多个节点上。",
+            values={"guest": domain_label(d), "vcpus": n, "layout": layout},
             evidence=reasons,
             past=n / VNUMA_GUEST_VCPUS,
         )
@@ -397,11 +422,8 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.guest_numa_missing",
             guest,
-            f"The guest sees one NUMA node with {cpus} CPUs while its host {host_name(hv)} has "
-            f"{hv.numa_node_count()} nodes: the guest cannot place memory near its vCPUs.",
-            f"虚拟机只看到一个 NUMA 节点（{cpus} 个 CPU），而宿主机 {host_name(hv)} 有 "
-            f"{hv.numa_node_count()} 个节点："
-            "虚拟机无法把内存放在其 vCPU 附近。",
+            "guest_view",
+            values={"cpus": cpus, "hypervisor": host_name(hv), "host_nodes": hv.numa_node_count()},
             evidence=[
                 evidence(guest, "cpu.numa_nodes", 1, cpu, "numa_nodes", "NUMA node(s)"),
                 evidence(guest, "cpu.cpus", cpus, cpu, "cpus", "CPU(s)"),
@@ -430,6 +452,14 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
         "定之后，这是唯一能让内存保持本地的手段。"
     ),
     relevant=_needs_domains,
+    explanation=(
+        "Guest {guest} has no numatune: its memory is allocated wherever the faulting vCPU happened to run, "
+        "so it ends up spread over all host nodes regardless of where the vCPUs are pinned."
+    ),
+    explanation_zh=(
+        "虚拟机 {guest} 没有 numatune：内存分配在触发缺页的 vCPU 当时所在的节点上，最终分散在宿主机所有节点，"
+        "与 vCPU 绑定在哪里无关。"
+    ),
 )
 def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -438,12 +468,7 @@ def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.memory_not_bound",
             host,
-            f"Guest {domain_label(d)} has no numatune: its memory is allocated wherever the faulting vCPU "
-            "happened "
-            "to run, so it ends up spread over all host nodes regardless of where the vCPUs are pinned.",
-            f"虚拟机 {domain_label(d)} 没有 numatune：内存分配在触发缺页的 vCPU 当时所在的节点上，最终分散"
-            "在宿主机所有节点，"
-            "与 vCPU 绑定在哪里无关。",
+            values={"guest": domain_label(d)},
             evidence=[_dom_ev(host, d, "numatune", None, "numatune")],
         )
 
@@ -472,6 +497,15 @@ def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
         "只要某个 vCPU 绑在虚拟机内存未绑定的节点上，它的访存就是远端访问：错开一个节点就已是全部影响。"
     ),
     relevant=_pinned_domains_need("numa"),
+    explanations={
+        "": (
+            "Guest {guest} is pinned to CPUs of host node(s) {nodes} but its guest NUMA cells / memory "
+            "binding ({binding}) do not match: vCPUs on one node use memory on another.",
+            "虚拟机 {guest} 的 vCPU 绑定在宿主机节点 {nodes} 上，但虚拟 NUMA 节点或内存绑定（{binding}）与之"
+            "不符：一个节点上的 vCPU 在使用另一个节点的内存。",
+        ),
+        "no_binding": ("none", "无"),
+    },
 )
 def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -495,14 +529,11 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "kvm.pinning_spans_nodes",
                 host,
-                f"Guest {domain_label(d)} is pinned to CPUs of host node(s) {sorted(nodes)} but its guest "
-                "NUMA "
-                f"cells / memory binding ({sorted(bound) or 'none'}) do not match: vCPUs on one node use "
-                "memory on "
-                "another.",
-                f"虚拟机 {domain_label(d)} 的 vCPU 绑定在宿主机节点 {sorted(nodes)} 上，但虚拟 NUMA 节点或"
-                "内存绑定"
-                f"（{sorted(bound) or '无'}）与之不符：一个节点上的 vCPU 在使用另一个节点的内存。",
+                values={
+                    "guest": domain_label(d),
+                    "nodes": sorted(nodes),
+                    "binding": sorted(bound) or Phrase("no_binding"),
+                },
                 evidence=ev,
             )
 
@@ -535,6 +566,23 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
         " 002：CPU 70 % 对 10 %）。这是 CPU 型号的是/否属性。"
     ),
     relevant=_needs_domains,
+    explanations={
+        "": (
+            "Guest {guest} uses CPU mode {mode}: the guest gets a generic CPU model without the host's L3 "
+            "cache description, so its scheduler treats every vCPU as cache-unrelated and migrates tasks "
+            "freely, which shows up as high CPU usage for the same load.",
+            "虚拟机 {guest} 使用 CPU 模式 {mode}：虚拟机得到一个通用 CPU 型号，看不到宿主机的 L3 缓存，调度器"
+            "认为各 vCPU 之间不共享缓存而随意迁移任务，同样的负载下 CPU 使用率更高。",
+        ),
+        # the mode is libvirt's term, left untranslated
+        "default_model": ("(none: QEMU default model)", "(none: QEMU default model)"),
+        "guest_view": (
+            "This KVM guest's lscpu shows no L3 cache: the virtual CPU model hides the host's cache "
+            "topology, so the guest scheduler migrates tasks between vCPUs as if they shared nothing.",
+            "此 KVM 虚拟机的 lscpu 中没有 L3 缓存：虚拟 CPU 模型隐藏了宿主机的缓存拓扑，虚拟机调度器会像 "
+            "vCPU 之间不共享任何缓存一样随意迁移任务。",
+        ),
+    },
 )
 def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
     for host, d in _domains(ctx):
@@ -544,17 +592,11 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
             continue
         if d.cpu_mode is None and d.domain_type != "kvm":
             continue  # TCG guests (type='qemu') are emulated anyway
-        mode = d.cpu_mode or "(none: QEMU default model)"
+        mode = d.cpu_mode or Phrase("default_model")
         yield finding(
             "kvm.cpu_model_hides_cache",
             host,
-            f"Guest {domain_label(d)} uses CPU mode {mode}: the guest gets a generic CPU model without the "
-            "host's "
-            "L3 cache description, so its scheduler treats every vCPU as cache-unrelated and migrates tasks "
-            "freely, which shows up as high CPU usage for the same load.",
-            f"虚拟机 {domain_label(d)} 使用 CPU 模式 {mode}：虚拟机得到一个通用 CPU 型号，看不到宿主机的 "
-            "L3 缓存，调度器"
-            "认为各 vCPU 之间不共享缓存而随意迁移任务，同样的负载下 CPU 使用率更高。",
+            values={"guest": domain_label(d), "mode": mode},
             evidence=[_dom_ev(host, d, "cpu_mode", d.cpu_mode, "cpu")],
         )
     for guest in ctx.guests():
@@ -567,12 +609,8 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.cpu_model_hides_cache",
             guest,
-            "This KVM guest's lscpu shows no L3 cache: the virtual CPU model hides the host's cache "
-            "topology, so "
-            "the guest scheduler migrates tasks between vCPUs as if they shared nothing.",
-            "此 KVM 虚拟机的 lscpu 中没有 L3 缓存：虚拟 CPU 模型隐藏了宿主机的缓存拓扑，虚拟机调度器会像 "
-            "vCPU 之间"
-            "不共享任何缓存一样随意迁移任务。",
+            "guest_view",
+            values={},
             evidence=[evidence(guest, "cpu.caches", dict(cpu.caches), cpu, "caches", "L2 cache")],
         )
 
@@ -605,6 +643,20 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
         "的规模配置自己；2 路 x 1 核是无害的小虚拟机。"
     ),
     relevant=_needs_domains,
+    explanations={
+        "": (
+            "Guest {guest} presents its {vcpus} vCPUs as {sockets} single-core sockets. The guest believes "
+            "no two vCPUs share a cache or a package, and per-socket licensed or NUMA-aware software sizes "
+            "itself wrongly.",
+            "虚拟机 {guest} 把 {vcpus} 个 vCPU 呈现为 {sockets} 个单核插槽。虚拟机认为任意两个 vCPU 都不共享"
+            "缓存或封装，按插槽授权或感知 NUMA 的软件会按错误的规模配置自己。",
+        ),
+        "guest_view": (
+            "The guest's lscpu shows {sockets} sockets x 1 core: the virtual topology does not resemble the "
+            "host and hides shared caches from the guest scheduler.",
+            "虚拟机 lscpu 显示 {sockets} 路 x 1 核：虚拟拓扑与宿主机不符，向虚拟机调度器隐藏了共享缓存。",
+        ),
+    },
 )
 def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
     reported: set[int] = set()
@@ -622,13 +674,7 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.flat_socket_topology",
             host,
-            f"Guest {domain_label(d)} presents its {n} vCPUs as {t.get('sockets', n)} single-core sockets. "
-            "The "
-            "guest believes no two vCPUs share a cache or a package, and per-socket licensed or NUMA-aware "
-            "software sizes itself wrongly.",
-            f"虚拟机 {domain_label(d)} 把 {n} 个 vCPU 呈现为 {t.get('sockets', n)} 个单核插槽。虚拟机认为任"
-            "意两个 vCPU "
-            "都不共享缓存或封装，按插槽授权或感知 NUMA 的软件会按错误的规模配置自己。",
+            values={"guest": domain_label(d), "vcpus": n, "sockets": t.get("sockets", n)},
             evidence=[_dom_ev(host, d, "topology", dict(t) or None, "topology", "cpu")],
         )
     for guest in ctx.guests():
@@ -647,11 +693,8 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.flat_socket_topology",
             guest,
-            f"The guest's lscpu shows {cpu.sockets} sockets x 1 core: the virtual topology does not "
-            "resemble the "
-            "host and hides shared caches from the guest scheduler.",
-            f"虚拟机 lscpu 显示 {cpu.sockets} 路 x 1 核：虚拟拓扑与宿主机不符，向虚拟机调度器隐藏了共享缓存"
-            "。",
+            "guest_view",
+            values={"sockets": cpu.sockets},
             evidence=[
                 evidence(guest, "cpu.sockets", cpu.sockets, cpu, "sockets", "Socket(s)"),
                 evidence(guest, "cpu.cores_per_socket", cpu.cores_per_socket, cpu, "cores_per_socket"),
@@ -725,6 +768,23 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
         "50 %。"
     ),
     relevant=_needs_domains,
+    explanations={
+        "": (
+            "Guest {guest} shares the CPUs of {host} with {others} other running guest(s) and {procs} busy "
+            "process(es){sample}. Their load shifts from node to node and makes the guest's performance "
+            "depend on what its neighbours do.",
+            "虚拟机 {guest} 与宿主机 {host} 上另外 {others} 台运行中的虚拟机和 {procs} 个繁忙进程共享 "
+            "CPU{sample}。邻居的负载在节点间变化，使该虚拟机的性能取决于邻居的行为。",
+        ),
+        "one_sample": (
+            " (one top sample: confirm with a few more before acting)",
+            "（仅一次 top 采样：请多采样几次确认）",
+        ),
+        "running_guests": (
+            "{guests} guests run on {host} without isolation from each other.",
+            "{host} 上运行着 {guests} 台虚拟机，彼此之间没有隔离。",
+        ),
+    },
 )
 def host_contention(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -735,8 +795,8 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
                 yield finding(
                     "kvm.host_contention",
                     host,
-                    f"{len(running)} guests run on {host_name(host)} without isolation from each other.",
-                    f"{host_name(host)} 上运行着 {len(running)} 台虚拟机，彼此之间没有隔离。",
+                    "running_guests",
+                    values={"guests": len(running)},
                     evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
                 )
             continue
@@ -778,19 +838,16 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
                         host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
                     )
                 )
-            sample_en = (
-                " (one top sample: confirm with a few more before acting)" if severity == "info" else ""
-            )
-            sample_zh = "（仅一次 top 采样：请多采样几次确认）" if severity == "info" else ""
+            sample = Phrase("one_sample") if severity == "info" else ""
             yield finding(
                 "kvm.host_contention",
                 host,
-                f"Guest {domain_label(d)} shares the CPUs of {host_name(host)} with {len(others)} other "
-                f"running guest(s) and {len(procs)} busy process(es){sample_en}. Their load shifts from node "
-                "to node and makes the guest's performance depend on what its neighbours do.",
-                f"虚拟机 {domain_label(d)} 与宿主机 {host_name(host)} 上另外 {len(others)} 台运行中的虚拟机"
-                f"和 {len(procs)} 个繁忙进程共享 CPU{sample_zh}。邻居的负载在节点间变化，"
-                "使该虚拟机的性能取决于邻居的行为。",
+                values={
+                    "guest": domain_label(d),
+                    "others": len(others),
+                    "procs": len(procs),
+                    "sample": sample,
+                },
                 evidence=ev,
                 severity=severity,
                 past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
@@ -819,6 +876,17 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
         "提示）。"
     ),
     relevant=_pinned_domains_need("cmdline"),
+    explanations={
+        "": (
+            "vCPUs are pinned to host CPUs {cpus}, but the host kernel still schedules its own threads, "
+            "kworkers and interrupts there. Isolating those CPUs gives the pinned guests the CPUs to "
+            "themselves.",
+            "vCPU 绑定在宿主机 CPU {cpus} 上，但宿主机内核仍会在这些 CPU 上调度自身线程、kworker 和中断。隔离"
+            "这些 CPU 可以让已绑核的虚拟机独占它们。",
+        ),
+        # the Chinese sentence names the CPUs only
+        "cpus_on_nodes": ("{cpus} (node {nodes})", "{cpus}"),
+    },
 )
 def no_cpu_isolation(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
@@ -839,13 +907,13 @@ def no_cpu_isolation(ctx: RuleContext) -> Iterator[Finding]:
         yield finding(
             "kvm.no_cpu_isolation",
             host,
-            f"vCPUs are pinned to host CPUs {format_cpulist(uncovered)}"
-            + (f" (node {nodes})" if nodes else "")
-            + ", but the host kernel still schedules its own threads, kworkers and interrupts there. "
-            "Isolating those CPUs gives the pinned guests the CPUs to themselves.",
-            f"vCPU 绑定在宿主机 CPU {format_cpulist(uncovered)} 上，但宿主机内核仍会在这些 CPU 上调度自身线"
-            "程、kworker "
-            "和中断。隔离这些 CPU 可以让已绑核的虚拟机独占它们。",
+            values={
+                "cpus": (
+                    Phrase("cpus_on_nodes", {"cpus": format_cpulist(uncovered), "nodes": nodes})
+                    if nodes
+                    else format_cpulist(uncovered)
+                )
+            },
             evidence=[
                 evidence(host, "cmdline.isolcpus", host.cmdline.params.get("isolcpus"), host.cmdline),
                 evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host_domains(host)[0]),
