@@ -268,8 +268,6 @@ def _templates(
     languages."""
     if (en or zh) and named:
         raise ValueError(f"rule {rule_id!r}: explanation and explanations both given")
-    if not (en or zh or named):  # TRANSITION
-        return {}
     templates = dict(named) if named else {"": (en, zh)}
     for name, (text_en, text_zh) in templates.items():
         if not text_en or not text_zh:
@@ -311,8 +309,8 @@ def finding(
     spec_id: str,
     host: HostFacts | None,
     template: str = "",
-    *args: str,
-    values: Mapping[str, Any] | None = None,
+    *,
+    values: Mapping[str, Any],
     **kw: Any,
 ) -> Finding:
     """A finding of a registered rule, its explanation ``template`` (a name
@@ -320,12 +318,8 @@ def finding(
     host's name), with title, severity and measures from its registration
     unless overridden."""
     spec = REGISTRY[spec_id]
-    if values is None:  # TRANSITION: ready-made sentences
-        explanation, explanation_zh = template, args[0]
-        template, filled = "", {}
-    else:
-        filled = {"host": host_name(host) if host is not None else "", **values}
-        explanation, explanation_zh = spec.explain(template, filled)
+    filled = {"host": host_name(host) if host is not None else "", **values}
+    explanation, explanation_zh = spec.explain(template, filled)
     return Finding(
         rule=spec_id,
         severity=kw.pop("severity", spec.severity),
