@@ -58,15 +58,15 @@ def populate(count: int):
     from django.contrib.auth import get_user_model
 
     from kb.services import load_all
-    from triage import services
+    from triage import analysis, uploads
     from triage.models import Snapshot
     from troubleshoot import services as sessions
 
     load_all()  # the founding cases: the report's header names the best matching one
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
     source = sorted(SEED.iterdir())[0]
-    first = services.create_snapshot(owner=user, data=source.read_bytes(), filename=source.name)
-    services.analyze_snapshot_now(snapshot_id=first.pk, force=True)
+    first = uploads.create_snapshot(owner=user, data=source.read_bytes(), filename=source.name)
+    analysis.analyze_snapshot_now(snapshot_id=first.pk, force=True)
     first.refresh_from_db()
     facts = {**first.facts, "padding": [first.facts] * 8}
     rows = [

@@ -40,14 +40,14 @@ def populate(hosts: int, history: int):
     from django.utils import timezone
 
     from accounts.models import Membership, Team
-    from triage import services
+    from triage import analysis, uploads
     from triage.models import Acknowledgement, Finding, Snapshot
 
     team = Team.objects.create(name="Fleet", slug="fleet")
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
     Membership.objects.create(user=user, team=team)
-    first = services.create_snapshot(owner=user, data=SOURCE.read_bytes(), filename=SOURCE.name)
-    services.analyze_snapshot_now(snapshot_id=first.pk, force=True)
+    first = uploads.create_snapshot(owner=user, data=SOURCE.read_bytes(), filename=SOURCE.name)
+    analysis.analyze_snapshot_now(snapshot_id=first.pk, force=True)
     first.refresh_from_db()
     template = list(first.current_findings())
     extra = Finding(rule="numa.balancing_disabled", severity="warning", title="x", measures=[], evidence=[])

@@ -49,16 +49,16 @@ def populate():
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from triage import services as triage_services
+    from triage import analysis, uploads
     from troubleshoot import services
 
-    triage_services.enqueue_analysis = lambda *, snapshot_id: True
+    uploads.enqueue_analysis = lambda *, snapshot_id: True
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
     session = services.create_session(owner=user, title="bench", metric_baseline=120.0)
     for path in sorted(SEED.iterdir()):
         upload = SimpleUploadedFile(path.name, path.read_bytes())
         snap = services.upload_snapshot(session=session, user=user, uploaded_file=upload, phase="before")
-        triage_services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     services.update_session(session=session, user=user, changes={"guest_reboot_allowed": True})
     return user, session
 

@@ -60,7 +60,7 @@ def build_page_world(django_user_model) -> PageWorld:
     session and the draft and review the case."""
     from kb import services as kb
     from kb.models import Case
-    from triage import services as triage
+    from triage import analysis, uploads
     from troubleshoot import services as sessions
 
     base = build_world(django_user_model)
@@ -69,10 +69,10 @@ def build_page_world(django_user_model) -> PageWorld:
 
     Snapshot.objects.filter(pk=w.snapshot.pk).update(cluster=CLUSTER)
     engineer = w.users["engineer_a"]
-    guest = triage.create_snapshot(
+    guest = uploads.create_snapshot(
         owner=engineer, data=ZSTACK_HOST.read_bytes(), filename=ZSTACK_HOST.name, label="zstack-9"
     )
-    w.guest_snapshot = triage.analyze_snapshot_now(snapshot_id=guest.pk, force=True)
+    w.guest_snapshot = analysis.analyze_snapshot_now(snapshot_id=guest.pk, force=True)
 
     s = w.session
     sessions.update_session(

@@ -24,7 +24,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from integrations import services as integrations_services
 from integrations.models import Webhook
 from tests.api.world import World, build_world
-from triage import services as triage_services
+from triage import acknowledgements, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -241,13 +241,13 @@ def client_for(world: World, role: str, api: bool):
 @pytest.fixture
 def world(db, django_user_model, settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     world = build_world(django_user_model)
     # Team A's snapshot belongs to a cluster, so the cluster page has a host.
     Snapshot.objects.filter(pk=world.snapshot.pk).update(cluster=CLUSTER)
     # ... and one of its findings is acknowledged (the withdraw URLs)
     world.snapshot.refresh_from_db()
-    world.acknowledgement = triage_services.acknowledge(
+    world.acknowledgement = acknowledgements.acknowledge(
         user=world.users["engineer_a"],
         snapshot=world.snapshot,
         rule="net.netem_delay",

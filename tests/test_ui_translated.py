@@ -165,10 +165,10 @@ def untranslated(en_html: str, zh_html: str, content: tuple[set[str], str]) -> l
 
 @pytest.fixture
 def pages_world(django_user_model, settings, tmp_path, monkeypatch):
-    from triage import services as triage_services
+    from triage import uploads
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     world = build_page_world(django_user_model)
     return world, every_page(world)
 

@@ -1,6 +1,7 @@
-"""REST API of snapshots and the rule catalogue (thin: triage.services does the work).
+"""REST API of snapshots and the rule catalogue (thin: the uploads, analysis,
+selectors, acknowledgements and tickets modules of the app do the work).
 
-Every snapshot lookup goes through ``services.visible_snapshots(user)``, so
+Every snapshot lookup goes through ``selectors.visible_snapshots(user)``, so
 another team's snapshot is a 404, never a 403 that would confirm it exists.
 """
 
@@ -29,7 +30,7 @@ from rest_framework.views import APIView
 from config import ratelimit
 from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
 from config.request_limits import MULTIPART_SLACK, upload_limit
-from triage import fleetview, services
+from triage import acknowledgements, analysis, fleetview, selectors, tickets, uploads
 from triage.models import Snapshot
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.reports import MARKUPS, render_report, report_language
@@ -163,7 +164,7 @@ def _raw_spool(request: Request):
 
 
 def _visible(request: Request):
-    return services.visible_snapshots(request.user)
+    return selectors.visible_snapshots(request.user)
 
 
 def get_visible_snapshot(request: Request, pk: int) -> Snapshot:
@@ -317,14 +318,14 @@ class SnapshotListCreateView(generics.GenericAPIView):
             # The files of one phase of a session are analysed together.
             cluster = sessions.cluster_name(session, phase)
         try:
-            snapshot = services.create_snapshot(
+            snapshot = uploads.create_snapshot(
                 owner=request.user,
                 uploaded_file=uploaded_file,
                 filename=filename,
                 label=label,
                 cluster=cluster,
             )
-        except services.UploadRejected as exc:
+        except uploads.UploadRejected as exc:
             if "larger than" in str(exc):
                 raise _too_large() from None
             raise ValidationError({"file": [str(exc)]}) from None
@@ -390,10 +391,10 @@ class SnapshotArtifactCreateView(APIView):
 
     def _add(self, request: Request, snapshot: Snapshot, *, uploaded_file, name: str) -> Response:
         try:
-            artifact = services.add_artifact(
+            artifact = uploads.add_artifact(
                 snapshot=snapshot, user=request.user, uploaded_file=uploaded_file, name=name
             )
-        except services.UploadRejected as exc:
+        except uploads.UploadRejected as exc:
             if "larger than" in str(exc):
                 raise _too_large() from None
             raise ValidationError({"file": [str(exc)]}) from None
@@ -410,7 +411,7 @@ class SnapshotReanalyzeView(APIView):
     @extend_schema(request=None, responses={202: SnapshotAcceptedSerializer})
     def post(self, request: Request, pk: int) -> Response:
         snapshot = get_visible_snapshot(request, pk)
-        services.reanalyze(snapshots=[snapshot], enqueue=True)
+        analysis.reanalyze(snapshots=[snapshot], enqueue=True)
         snapshot.refresh_from_db()
         data = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED)
@@ -478,7 +479,7 @@ class SnapshotPlaybookView(APIView):
         snapshot = get_visible_snapshot(request, pk)
         if snapshot.status != Snapshot.Status.DONE:
             raise NotFound("The snapshot is not analysed yet.")
-        return playbook_response(services.host_remedies(snapshot), snapshot=snapshot)
+        return playbook_response(selectors.host_remedies(snapshot), snapshot=snapshot)
 
 
 class SnapshotGuestPlaybookView(APIView):
@@ -494,7 +495,7 @@ class SnapshotGuestPlaybookView(APIView):
     def get(self, request: Request, pk: int, domain: str) -> HttpResponse:
         snapshot = get_visible_snapshot(request, pk)
         try:
-            result = services.guest_remedy(snapshot, domain)
+            result = selectors.guest_remedy(snapshot, domain)
         except (FileNotFoundError, LookupError):
             raise NotFound("No such guest in this snapshot.") from None
         return playbook_response([result], snapshot=snapshot, suffix="-guest")
@@ -537,8 +538,8 @@ class SnapshotAcknowledgeView(APIView):
         body = AcknowledgeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            ack = services.acknowledge(user=request.user, snapshot=snapshot, **body.validated_data)
-        except services.AcknowledgementRejected as exc:
+            ack = acknowledgements.acknowledge(user=request.user, snapshot=snapshot, **body.validated_data)
+        except acknowledgements.AcknowledgementRejected as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(AcknowledgementSerializer(ack).data, status=status.HTTP_201_CREATED)
 
@@ -546,10 +547,10 @@ class SnapshotAcknowledgeView(APIView):
 class AcknowledgementRevokeView(APIView):
     @extend_schema(summary="Withdraw an acknowledgement", request=None, responses=AcknowledgementSerializer)
     def post(self, request: Request, pk: int) -> Response:
-        ack = services.visible_acknowledgement(request.user, pk)
+        ack = acknowledgements.visible_acknowledgement(request.user, pk)
         if ack is None:
             raise NotFound("No such acknowledgement.")
-        services.revoke_acknowledgement(user=request.user, acknowledgement=ack)
+        acknowledgements.revoke_acknowledgement(user=request.user, acknowledgement=ack)
         return Response(AcknowledgementSerializer(ack).data)
 
 
@@ -563,12 +564,12 @@ class SnapshotTicketView(APIView):
         snapshot = get_visible_snapshot(request, pk)
         data: Any = request.data  # a form or a JSON object
         try:
-            ticket = services.add_ticket(
+            ticket = tickets.add_ticket(
                 user=request.user,
                 snapshot=snapshot,
                 key=str(data.get("key") or ""),
                 url=str(data.get("url") or ""),
             )
-        except services.TicketRejected as exc:
+        except tickets.TicketRejected as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TicketSerializer(ticket).data, status=status.HTTP_201_CREATED)

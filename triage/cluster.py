@@ -30,7 +30,7 @@ from triage import engine
 from triage.models import Snapshot
 from triage.rules import Finding, load_all
 from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
-from triage.services import MAX_CLUSTER_HOSTS, host_key, hostname_expression, unique_labels
+from triage.selectors import MAX_CLUSTER_HOSTS, host_key, hostname_expression, unique_labels
 
 # A numeric cell differs when it is this many times above or below the
 # column's median: memory per node (a NUMA-off host shows both sockets'
@@ -295,12 +295,12 @@ def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
 
 def _load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     """The comparison of cluster ``name`` among the ``visible`` snapshots
-    (``services.visible_snapshots(user)``: a team never sees another team's
+    (``selectors.visible_snapshots(user)``: a team never sees another team's
     hosts), or None when the user sees no snapshot of it.
 
     Fleet findings are computed here rather than read back. The analysis does
     store them (a cluster run writes them on every host, see
-    ``services._attribute``), but each stored set describes the hosts the
+    ``triage.analysis._attribute``), but each stored set describes the hosts the
     *uploader's* owner/team scope held when that run finished, under the engine
     of that day. Re-running the two fleet rules over the stored facts of exactly
     the hosts in the matrix keeps findings and matrix about the same machines,

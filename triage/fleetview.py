@@ -1,14 +1,14 @@
 """Rules across the fleet: which hosts a rule affects now, how that changed,
 and which findings are acknowledged.
 
-A *host* is what :func:`triage.services.host_key` says it is (the hostname
+A *host* is what :func:`triage.selectors.host_key` says it is (the hostname
 the facts carry, else the upload's label), within the team whose snapshots
 it is (a team-less snapshot: within its owner). The analysis stores that key
 on the snapshot (``Snapshot.host_key``), so "the newest analysed snapshot of
 each host" is a NOT EXISTS over the ``snapshot_host_newest`` index and every
 query here is a fixed number of statements whatever the fleet's size.
 Read-only: the writes (acknowledging, withdrawing) are in
-``triage.services``.
+``triage.acknowledgements``.
 """
 
 from __future__ import annotations

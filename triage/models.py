@@ -87,7 +87,7 @@ class Snapshot(models.Model):
     # ``analyzing`` snapshot only once its lease has expired (worker gone).
     lease_owner = models.CharField(max_length=255, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    # Which host this is (``triage.services.host_key``: the hostname, else the
+    # Which host this is (``triage.selectors.host_key``: the hostname, else the
     # label), stored when the analysis finishes so that "the newest snapshot
     # of every host" is one indexed query over a fleet (rule pages,
     # acknowledgements) instead of a read of every snapshot's facts.

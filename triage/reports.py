@@ -31,7 +31,7 @@ from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_sc
 from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
 from triage.rules import load_all
-from triage.services import sounds_like_cases
+from triage.selectors import sounds_like_cases
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {

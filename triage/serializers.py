@@ -18,7 +18,7 @@ from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.reports import facts_summary
-from triage.services import sounds_like_cases
+from triage.selectors import sounds_like_cases
 
 
 class EvidenceSerializer(serializers.Serializer):

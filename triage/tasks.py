@@ -1,4 +1,5 @@
-"""Celery tasks of the triage app: thin wrappers over ``triage.services``.
+"""Celery tasks of the triage app: thin wrappers over ``triage.analysis``
+and ``triage.uploads``.
 
 Every analysis is bounded in time: past ``CASEBOOK_ANALYSIS_SOFT_LIMIT`` seconds
 Celery raises ``SoftTimeLimitExceeded`` in the task and the service fails the
@@ -6,7 +7,7 @@ snapshot with "analysis took too long (limit N s)"; should the task not stop
 (the exception swallowed, or stuck in C code), the pool process is killed at
 ``CASEBOOK_ANALYSIS_HARD_LIMIT`` and :meth:`AnalysisTask.on_failure`, run by the
 worker's main process, records the same reason. Inside a pool process the soft
-limit raises :class:`triage.services.AnalysisTimeout` rather than Celery's
+limit raises :class:`triage.leases.AnalysisTimeout` rather than Celery's
 ``SoftTimeLimitExceeded`` (an ``Exception`` that the loader's safety nets would
 turn into one more artifact error). The sweeper and the heartbeat are routed to
 their own queue (``CASEBOOK_BEAT_QUEUE``, see config/settings.py).
@@ -35,7 +36,7 @@ from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from collectors.parsers import load_all as load_parsers
-from triage import services
+from triage import analysis, leases, uploads
 from triage.rules import load_all as load_rules
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class AnalysisTask(Task):
         why: record it on the snapshot from the worker's main process."""
         if isinstance(exc, TimeLimitExceeded) and args:
             try:
-                services.fail_timed_out(snapshot_id=int(args[0]))
+                analysis.fail_timed_out(snapshot_id=int(args[0]))
             except Exception:
                 log.exception("could not record the time-out of snapshot %s", args[0])
         super().on_failure(exc, task_id, args, kwargs, einfo)
@@ -73,9 +74,9 @@ def analyze_snapshot(snapshot_id: int) -> str | None:
     a running analysis holds a lease."""
     try:
         with _soft_limit_raises_analysis_timeout():
-            snapshot = services.analyze_snapshot_now(snapshot_id=snapshot_id)
-    except services.AnalysisTimeout:  # the limit struck outside the analysis proper
-        services.fail_timed_out(snapshot_id=snapshot_id)
+            snapshot = analysis.analyze_snapshot_now(snapshot_id=snapshot_id)
+    except leases.AnalysisTimeout:  # the limit struck outside the analysis proper
+        analysis.fail_timed_out(snapshot_id=snapshot_id)
         return "failed"
     return snapshot.status if snapshot else None
 
@@ -94,7 +95,7 @@ def _soft_limit_raises_analysis_timeout() -> Iterator[None]:
         return
 
     def on_soft_limit(signum, frame):
-        raise services.AnalysisTimeout
+        raise leases.AnalysisTimeout
 
     signal.signal(signal.SIGUSR1, on_soft_limit)
     try:
@@ -108,14 +109,14 @@ def sweep_stale_snapshots() -> int:
     """Beat task: re-enqueue snapshots stuck ``queued`` longer than
     ``settings.CASEBOOK_STALE_AFTER_SECONDS`` and ``analyzing`` ones whose
     lease expired; also removes upload temp files nobody holds any more."""
-    services.cleanup_temp_files()
-    return len(services.sweep_stale())
+    uploads.cleanup_temp_files()
+    return len(analysis.sweep_stale())
 
 
 @worker_process_init.connect
 def _preload(**_kwargs) -> None:
     """Import the parsers and rules when a pool process starts (the archive
-    loader and the engine come with ``triage.services``), so the first upload a
+    loader and the engine come with ``triage.analysis``), so the first upload a
     fresh worker analyses is not slowed down by the imports."""
     load_parsers()
     load_rules()

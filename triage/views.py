@@ -1,5 +1,6 @@
 """Snapshot pages: upload, live status, report, list, dashboard. Thin: the
-work is in ``triage.services``."""
+work is in ``triage.uploads``, ``triage.analysis``, ``triage.selectors``,
+``triage.acknowledgements`` and ``triage.tickets``."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from config.request_limits import upload_view
 from kb.access import readable_cases
 from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
-from triage import charts, engine, fleetview, services
+from triage import acknowledgements, analysis, charts, engine, fleetview, selectors, tickets, uploads
 from triage import cluster as clusters
 from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
 from triage.models import Finding, Snapshot, TicketRef
@@ -71,7 +72,7 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
         try:
             for upload in data["files"]:
                 created.append(
-                    services.create_snapshot(
+                    uploads.create_snapshot(
                         owner=request.user,
                         uploaded_file=upload,
                         filename=upload.name,
@@ -82,7 +83,7 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
             text = (data.get("transcript") or "").strip()
             if text:
                 created.append(
-                    services.create_snapshot(
+                    uploads.create_snapshot(
                         owner=request.user,
                         data=text.encode("utf-8") + b"\n",
                         filename=PASTED_NAME,
@@ -90,7 +91,7 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
                         cluster=data["cluster"],
                     )
                 )
-        except services.UploadRejected as exc:
+        except uploads.UploadRejected as exc:
             form.add_error(None, str(exc))
         else:
             if len(created) == 1:
@@ -284,7 +285,7 @@ def report_context(snapshot: Snapshot) -> dict:
     serious = sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES)
     # A text upload no rule explains: cases that sound like what it says.
     sounds = (
-        _case_views(services.sounds_like_cases(snapshot, language="zh" if zh else "en"), zh)
+        _case_views(selectors.sounds_like_cases(snapshot, language="zh" if zh else "en"), zh)
         if not similar and not serious
         else []
     )
@@ -318,7 +319,7 @@ def report_context(snapshot: Snapshot) -> dict:
 
 
 def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    visible = services.visible_snapshots(request.user)
+    visible = selectors.visible_snapshots(request.user)
     snapshot = get_object_or_404(visible, pk=pk)
     context = report_context(snapshot)
     context["paste_form"] = AddArtifactForm()
@@ -329,7 +330,7 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if snapshot.status == Snapshot.Status.DONE:
         context["remedy_domains"] = _remedy_domains(snapshot, context["rules"])
-        context["host_remedies"] = services.host_remedies(snapshot, context["rules"])
+        context["host_remedies"] = selectors.host_remedies(snapshot, context["rules"])
         if any(r.ok for r in context["host_remedies"]):
             context["playbook_url"] = reverse("triage:snapshot_playbook", args=[snapshot.pk])
     if snapshot.cluster:
@@ -352,9 +353,9 @@ def _remedy_domains(snapshot: Snapshot, rules: set[str]) -> list[dict]:
 
 
 def _guest_remedy(request: HttpRequest, pk: int, domain: str):
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     try:
-        return snapshot, services.guest_remedy(snapshot, domain)
+        return snapshot, selectors.guest_remedy(snapshot, domain)
     except FileNotFoundError:
         raise Http404("the stored upload is missing") from None
     except LookupError:
@@ -397,8 +398,10 @@ def playbook_response(results: list, *, snapshot: Snapshot, suffix: str = "") ->
 
 def snapshot_playbook(request: HttpRequest, pk: int) -> HttpResponse:
     """The host-level changes of the report as an Ansible playbook."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk, status=Snapshot.Status.DONE)
-    return playbook_response(services.host_remedies(snapshot), snapshot=snapshot)
+    snapshot = get_object_or_404(
+        selectors.visible_snapshots(request.user), pk=pk, status=Snapshot.Status.DONE
+    )
+    return playbook_response(selectors.host_remedies(snapshot), snapshot=snapshot)
 
 
 def snapshot_remedy_playbook(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
@@ -411,9 +414,9 @@ def snapshot_remedy_playbook(request: HttpRequest, pk: int, domain: str) -> Http
 def snapshot_reanalyze(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue a finished snapshot for analysis again (after a failure, or to
     apply a newer engine)."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     if snapshot.is_finished:
-        services.reanalyze(snapshots=[snapshot], enqueue=True)
+        analysis.reanalyze(snapshots=[snapshot], enqueue=True)
         messages.info(request, _("The snapshot was queued for analysis again."))
     return redirect(snapshot.get_absolute_url())
 
@@ -424,21 +427,21 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
     for analysis again: the same snapshot, its earlier findings kept in its
     history. htmx posts get the form back when it is invalid, else a redirect
     to the report (which then polls the new analysis)."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     form = AddArtifactForm(request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
         try:
             if data.get("file"):
-                services.add_artifact(
+                uploads.add_artifact(
                     snapshot=snapshot, user=request.user, uploaded_file=data["file"], name=data["name"]
                 )
             else:
                 text = data["output"].strip("\n") + "\n"
-                services.add_artifact(
+                uploads.add_artifact(
                     snapshot=snapshot, user=request.user, data=text.encode("utf-8"), name=data["name"]
                 )
-        except services.UploadRejected as exc:
+        except uploads.UploadRejected as exc:
             form.add_error(None, str(exc))
     url = snapshot.get_absolute_url()
     if form.errors:
@@ -458,7 +461,7 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
 def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The polled status partial. When the analysis finishes, htmx reloads the
     page so the report appears (polling only exists while unfinished)."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     response = render(request, "triage/_status.html", {"snapshot": snapshot})
     if snapshot.is_finished and getattr(request, "htmx", False):
         response["HX-Refresh"] = "true"
@@ -467,7 +470,7 @@ def snapshot_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 def snapshot_list(request: HttpRequest) -> HttpResponse:
     form = SnapshotFilterForm(request.GET or None)
-    qs = services.visible_snapshots(request.user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
+    qs = selectors.visible_snapshots(request.user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
     cluster_filter = ""
     if form.is_valid():
         if form.cleaned_data["status"]:
@@ -484,7 +487,7 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
     pages = paginate(request, _with_counts(qs))
     snapshots = list(pages["page_obj"])
     cluster_names = (
-        services.visible_snapshots(request.user)
+        selectors.visible_snapshots(request.user)
         .exclude(cluster="")
         .order_by("cluster")
         .values_list("cluster", flat=True)
@@ -516,7 +519,7 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
     if "\x00" in name:
         # No stored name holds a NUL, and PostgreSQL refuses one in a query.
         raise Http404("no such cluster")
-    view = clusters.load_cluster(services.visible_snapshots(request.user), name)
+    view = clusters.load_cluster(selectors.visible_snapshots(request.user), name)
     if view is None:
         raise Http404("no such cluster")
     rows: list[dict[str, Any]] = [
@@ -573,7 +576,7 @@ def recent_snapshots_context(request, user, limit: int = 10) -> dict:
     """Context of ``triage/_recent_snapshots.html`` (the dashboard includes it
     through ``{% recent_snapshots %}``): the newest visible snapshots, paged
     by ``?recent=``."""
-    qs = services.visible_snapshots(user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
+    qs = selectors.visible_snapshots(user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
     pages = paginate(request, _with_counts(qs), per_page=limit, param="recent")
     return {"recent_snapshots": list(pages["page_obj"]), **pages}
 
@@ -584,7 +587,7 @@ def recent_snapshots_context(request, user, limit: int = 10) -> dict:
 @require_POST
 def snapshot_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge one finding of the report; back to it, folded."""
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     form = AcknowledgeForm(request.POST)
     anchor = ""
     if not form.is_valid():
@@ -595,7 +598,7 @@ def snapshot_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
         if data["expires"]:
             expires = timezone.make_aware(datetime.combine(data["expires"], time.max))
         try:
-            services.acknowledge(
+            acknowledgements.acknowledge(
                 user=request.user,
                 snapshot=snapshot,
                 rule=data["rule"],
@@ -603,7 +606,7 @@ def snapshot_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
                 reason=data["reason"],
                 expires_at=expires,
             )
-        except services.AcknowledgementRejected as exc:
+        except acknowledgements.AcknowledgementRejected as exc:
             messages.error(request, _("Not acknowledged: %(reason)s") % {"reason": exc})
         else:
             messages.success(request, _("Finding acknowledged."))
@@ -615,10 +618,10 @@ def snapshot_acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def acknowledgement_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     """Withdraw an acknowledgement; back to where it was withdrawn from."""
-    ack = services.visible_acknowledgement(request.user, pk)
+    ack = acknowledgements.visible_acknowledgement(request.user, pk)
     if ack is None:
         raise Http404("no such acknowledgement")
-    services.revoke_acknowledgement(user=request.user, acknowledgement=ack)
+    acknowledgements.revoke_acknowledgement(user=request.user, acknowledgement=ack)
     messages.success(request, _("Acknowledgement withdrawn."))
     target = request.POST.get("next") or ""
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
@@ -628,17 +631,17 @@ def acknowledgement_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def snapshot_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
-    snapshot = get_object_or_404(services.visible_snapshots(request.user), pk=pk)
+    snapshot = get_object_or_404(selectors.visible_snapshots(request.user), pk=pk)
     form = TicketForm(request.POST)
     if form.is_valid():
         try:
-            services.add_ticket(
+            tickets.add_ticket(
                 user=request.user,
                 snapshot=snapshot,
                 key=form.cleaned_data["key"],
                 url=form.cleaned_data["url"],
             )
-        except services.TicketRejected as exc:
+        except tickets.TicketRejected as exc:
             messages.error(request, str(exc))
     else:
         messages.error(request, _("A ticket is a key like OPS-123 and an optional http(s) address."))
@@ -651,7 +654,7 @@ def snapshot_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
 def rule_list(request: HttpRequest) -> HttpResponse:
     """Every rule, those affecting the most hosts (of the reader's teams) first."""
     zh = _zh()
-    counts = fleetview.affected_counts(services.visible_snapshots(request.user))
+    counts = fleetview.affected_counts(selectors.visible_snapshots(request.user))
     rows: list[dict[str, Any]] = [
         {"spec": spec, "title": _rule_title(rule_id, zh), "hosts": counts.get(rule_id, 0)}
         for rule_id, spec in load_rules().items()
@@ -668,7 +671,7 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
     if spec is None:
         raise Http404("no such rule")
     zh = _zh()
-    visible = services.visible_snapshots(request.user)
+    visible = selectors.visible_snapshots(request.user)
     affected = fleetview.affected_snapshots(visible, rule_id)
     total = affected.count()
     # Paged, not cut: every affected host is one click away.

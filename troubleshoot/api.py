@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb.models import Measure
-from triage.services import visible_snapshots
+from triage.selectors import visible_snapshots
 from troubleshoot import services
 from troubleshoot.models import Session
 from troubleshoot.serializers import (

@@ -26,7 +26,7 @@ from triage.remedies import NoRemedy, Remedy, RemedyResult
 from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
-from triage.services import load_host_facts
+from triage.selectors import load_host_facts
 
 # Measures whose configuration comes from the guest's patch.
 PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))

@@ -136,7 +136,7 @@ class SessionSnapshot(models.Model):
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="attachments")
     snapshot = models.ForeignKey("triage.Snapshot", on_delete=models.CASCADE, related_name="+")
-    # The default lets triage.services.create_snapshot(session=...) attach through the M2M.
+    # The default lets triage.uploads.create_snapshot(session=...) attach through the M2M.
     phase = models.CharField(max_length=8, choices=Phase.choices, default=Phase.BEFORE)
     attached_at = models.DateTimeField(auto_now_add=True)
 

@@ -31,8 +31,10 @@ from kb.services import record_reuse, record_revision, save_case
 from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
 from triage.engine import ENGINE_VERSION
 from triage.models import Finding, Snapshot
-from triage.services import add_ticket, create_snapshot, visible_snapshots
+from triage.selectors import visible_snapshots
 from triage.severity import SEVERITIES
+from triage.tickets import add_ticket
+from triage.uploads import create_snapshot
 from troubleshoot import fill, signals
 from troubleshoot.fill import PINNING, GuestPlan, fill_commands
 from troubleshoot.models import (
@@ -265,7 +267,7 @@ def add_comment(*, session: Session, user, text: str) -> Comment:
 
 @transaction.atomic
 def add_session_ticket(*, session: Session, user, key: str, url: str = ""):
-    """Link the session to an external ticket (``triage.services.add_ticket``)."""
+    """Link the session to an external ticket (``triage.tickets.add_ticket``)."""
     _require_edit(user, session)
     ticket = add_ticket(user=user, key=key, url=url, session=session)
     record(session=session, user=user, action="ticket", target=ticket.key, new=ticket.url)

@@ -27,7 +27,9 @@ from kb.similarity import QUALIFYING_SEVERITIES, explain
 from triage import charts
 from triage.forms import TicketForm
 from triage.reports import MARKUPS
-from triage.services import TicketRejected, UploadRejected, visible_snapshots
+from triage.selectors import visible_snapshots
+from triage.tickets import TicketRejected
+from triage.uploads import UploadRejected
 from triage.views import not_checked_items
 from troubleshoot import services
 from troubleshoot.forms import (

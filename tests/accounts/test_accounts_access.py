@@ -73,7 +73,7 @@ def test_unknown_role_is_rejected(teams):
 
 def test_support_sees_team_less_snapshots_engineers_do_not(teams):
     from triage.models import Snapshot
-    from triage.services import visible_snapshots
+    from triage.selectors import visible_snapshots
 
     lone = User.objects.create_user("lone", password="pw-lone-1234")  # no team
     shot = Snapshot.objects.create(owner=lone, label="customer-db-01", sha256="0" * 64, size=1)

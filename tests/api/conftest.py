@@ -1,7 +1,7 @@
 import pytest
 
 from tests.api.world import build_world
-from triage import services as triage_services
+from triage import uploads
 
 
 @pytest.fixture
@@ -14,9 +14,7 @@ def media(settings, tmp_path):
 def no_queue(monkeypatch):
     """Uploads stay ``queued``: tests analyse in-process where they say so."""
     calls = []
-    monkeypatch.setattr(
-        triage_services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
-    )
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True)
     return calls
 
 

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from tests.triage.founding_gaps import GAPS
-from triage import services
+from triage import analysis, uploads
 from triage.models import Finding, Snapshot, SnapshotArtifact
 
 pytestmark = pytest.mark.django_db
@@ -102,14 +102,14 @@ def test_api_paste_brings_the_missing_finding_back(world, no_queue):
     gap = GAPS[4]
     text, block = gap.split()
     owner = world.users["engineer_a"]
-    snap = services.create_snapshot(owner=owner, data=text.encode(), filename="obs-197-cut.txt", label="cut")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    snap = uploads.create_snapshot(owner=owner, data=text.encode(), filename="obs-197-cut.txt", label="cut")
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     api = world.api("engineer_a")
     rules = [f["rule"] for f in api.get(f"/api/v1/snapshots/{snap.pk}/").json()["findings"]]
     assert gap.rule not in rules
     r = api.generic("POST", url(snap), block.encode(), content_type="text/plain")
     assert r.status_code == 202 and r.json()["id"] == snap.pk
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     data = api.get(f"/api/v1/snapshots/{snap.pk}/").json()
     assert gap.rule in [f["rule"] for f in data["findings"]]
     assert data["history"][0]["findings"] and gap.rule not in [

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from tests.api.world import TRANSCRIPT
-from triage import services
+from triage import uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -162,7 +162,7 @@ def test_detail_shape_when_done(world):
 
 
 def test_detail_while_queued_has_no_findings(world, django_user_model):
-    snap = services.create_snapshot(owner=world.users["engineer_a"], data=b"$ uptime\n", filename="u.txt")
+    snap = uploads.create_snapshot(owner=world.users["engineer_a"], data=b"$ uptime\n", filename="u.txt")
     data = world.api("engineer_a").get(f"/api/v1/snapshots/{snap.pk}/").json()
     assert data["status"] == "queued" and data["findings"] == []
 
@@ -171,7 +171,7 @@ def test_list_filters_and_pagination(world, monkeypatch):
     from rest_framework.pagination import PageNumberPagination
 
     monkeypatch.setattr(PageNumberPagination, "page_size", 1)
-    other = services.create_snapshot(
+    other = uploads.create_snapshot(
         owner=world.users["engineer_a"], data=b"$ uptime\n", filename="u.txt", cluster="c9"
     )
     api = world.api("engineer_a")

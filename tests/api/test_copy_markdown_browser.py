@@ -16,7 +16,7 @@ from django.utils import translation
 
 from tests.api.world import build_world
 from tests.conftest import service_unavailable
-from triage import services as triage_services
+from triage import uploads
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,7 +28,7 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-net
 def prepared(transactional_db, django_user_model, settings, tmp_path, monkeypatch):
     """Everything that needs the ORM, before Playwright's loop starts."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     world = build_world(django_user_model)
     client = Client()
     client.force_login(world.users["engineer_a"])

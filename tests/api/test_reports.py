@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from triage import services
+from triage import uploads
 from triage.reports import LABELS, facts_summary, render_markdown, report_language
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_report_of_an_analysed_transcript(world):
 
 
 def test_report_before_the_analysis(world):
-    snap = services.create_snapshot(owner=world.users["engineer_a"], data=b"$ uptime\n", filename="u.txt")
+    snap = uploads.create_snapshot(owner=world.users["engineer_a"], data=b"$ uptime\n", filename="u.txt")
     text = render_markdown(snap, language="en")
     assert "status: queued" in text and "## Findings" not in text
     assert "状态：排队中" in render_markdown(snap, language="zh")

@@ -43,13 +43,13 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture
 def api_world(db, django_user_model, settings, tmp_path, monkeypatch):
-    from triage import services as triage_services
+    from triage import uploads
 
     settings.ALLOWED_HOSTS = ["*"]
     settings.MEDIA_ROOT = tmp_path / "media"
     # A generous rate: throttling is tested on its own; here 429s would only hide other answers.
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"uploads": "10000/min"}}
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     # The WSGI handler closes "old" connections around each request; that
     # would close the test's transaction (Django's test Client does the same).
     from django.core.signals import request_finished, request_started

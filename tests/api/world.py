@@ -32,7 +32,7 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
     from accounts.models import Membership, Team
     from accounts.services import rotate_api_token
     from kb.services import load_all
-    from triage import services as triage_services
+    from triage import analysis, uploads
     from troubleshoot import services as sessions
 
     load_all(use_real_engine=False)
@@ -59,11 +59,11 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
     # of id cannot pass by accident.
     sessions.create_session(owner=w.users["engineer_b"], title="team B's own session")
     owner = w.users["engineer_a"]
-    w.snapshot = triage_services.create_snapshot(
+    w.snapshot = uploads.create_snapshot(
         owner=owner, data=TRANSCRIPT.read_bytes(), filename=TRANSCRIPT.name, label="obs-197"
     )
     if analyse:
-        triage_services.analyze_snapshot_now(snapshot_id=w.snapshot.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=w.snapshot.pk, force=True)
         w.snapshot.refresh_from_db()
     w.session = sessions.create_session(owner=owner, title="BMSQL below expectation", metric_name="tpmC")
     sessions.attach_snapshot(session=w.session, user=owner, snapshot=w.snapshot)

@@ -43,10 +43,10 @@ MEASURE = """() => {
 
 @pytest.fixture
 def pages_and_cookies(django_user_model, settings, tmp_path, monkeypatch, unhashed_static):  # noqa: F811
-    from triage import services as triage_services
+    from triage import uploads
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     world = build_page_world(django_user_model)
     pages = every_page(world)
     # Signed in as support staff, without going through the form for each language.

@@ -13,7 +13,7 @@ from django.db import connection
 
 from tests.browser.test_report_page import OUTPUT, browser, open_page  # noqa: F401 - fixture
 from tests.triage.founding_gaps import GAPS
-from triage import services
+from triage import analysis, uploads
 from triage.models import Snapshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,9 +24,9 @@ def engineer(django_user_model, settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
     # The re-analysis runs in the web process right after the paste commits.
     monkeypatch.setattr(
-        services,
+        uploads,
         "enqueue_analysis",
-        lambda *, snapshot_id: bool(services.analyze_snapshot_now(snapshot_id=snapshot_id)),
+        lambda *, snapshot_id: bool(analysis.analyze_snapshot_now(snapshot_id=snapshot_id)),
     )
     user = django_user_model.objects.create_user("paster", password="paste-page-pass-1")
     from django.test import Client
@@ -38,10 +38,10 @@ def engineer(django_user_model, settings, tmp_path, monkeypatch):
 
 def cut_snapshot(user, gap) -> tuple[Snapshot, str]:
     text, block = gap.split()
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=user, data=text.encode(), filename=gap.host_file, label=gap.path.stem
     )
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done", done.last_error
     assert not done.current_findings().filter(rule=gap.rule).exists()
     return done, block

@@ -19,7 +19,7 @@ from tests.browser.test_report_page import browser as browser
 from tests.browser.test_report_page import zstack as zstack
 from tests.conftest import FIXTURES
 from tests.triage.test_list_newest_first import add_snapshots
-from triage import services
+from triage import analysis, uploads
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -126,9 +126,9 @@ def test_lists_are_newest_first_with_250_snapshots(many, live_server, browser):
 
 def test_a_pasted_ticket_shows_cases_that_sound_like_it(zstack, live_server, browser, monkeypatch):
     monkeypatch.setattr(
-        services,
+        uploads,
         "enqueue_analysis",
-        lambda *, snapshot_id: bool(services.analyze_snapshot_now(snapshot_id=snapshot_id)),
+        lambda *, snapshot_id: bool(analysis.analyze_snapshot_now(snapshot_id=snapshot_id)),
     )
     page = open_page(browser, live_server, zstack["session"], "en")
     page.goto(f"{live_server.url}/snapshots/new/")

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from tests.conftest import FIXTURES, ROOT, service_unavailable
-from triage import services
+from triage import analysis, uploads
 from triage.models import Snapshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,7 +36,7 @@ def zstack(django_user_model, settings, tmp_path, monkeypatch):
     analysed by the real loader and engine. Created before the browser starts:
     Playwright's event loop in this thread makes Django refuse ORM calls."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     from kb.services import load_all
 
     load_all()  # the founding cases, so the report links similar cases
@@ -44,10 +44,10 @@ def zstack(django_user_model, settings, tmp_path, monkeypatch):
     snaps = {}
     for name in ("infoplus-db.txt", "zstack-9.txt"):
         path = ZSTACK_BEFORE / name
-        snap = services.create_snapshot(
+        snap = uploads.create_snapshot(
             owner=user, data=path.read_bytes(), filename=name, label=path.stem, cluster="zstack-v2v"
         )
-        assert services.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
+        assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
         snaps[path.stem] = Snapshot.objects.get(pk=snap.pk)
     host = snaps["zstack-9"]
     findings = list(host.current_findings())
@@ -186,9 +186,9 @@ def test_status_polls_and_the_report_appears_when_done(zstack, live_server, brow
 def test_upload_page_in_the_browser(zstack, live_server, browser, monkeypatch):
     # Analyse in the web process right after commit, whatever broker the environment names.
     monkeypatch.setattr(
-        services,
+        uploads,
         "enqueue_analysis",
-        lambda *, snapshot_id: bool(services.analyze_snapshot_now(snapshot_id=snapshot_id)),
+        lambda *, snapshot_id: bool(analysis.analyze_snapshot_now(snapshot_id=snapshot_id)),
     )
     OUTPUT.mkdir(exist_ok=True)
     page = open_page(browser, live_server, zstack["session"], "en")

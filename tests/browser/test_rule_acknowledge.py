@@ -10,7 +10,7 @@ import pytest
 
 from tests.browser.test_report_page import OUTPUT, browser, open_page  # noqa: F401  (fixture)
 from tests.triage.kunpeng_fleet import RULE, host_name, upload_fleet
-from triage import services
+from triage import uploads
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +26,7 @@ def fleet(django_user_model, settings, tmp_path, monkeypatch):
     from kb.services import load_all
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     load_all(use_real_engine=False)
     team = Team.objects.create(name="Kunpeng ops", slug="kunpeng-ops")
     user = django_user_model.objects.create_user("ops", password="ops-pass-12345")

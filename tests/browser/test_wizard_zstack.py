@@ -246,14 +246,14 @@ def test_zstack_incident_end_to_end(engineer, live_server, monkeypatch):
 def test_snapshot_progress_polls_until_analysed(engineer, live_server, monkeypatch):
     """With a real worker the upload returns before the analysis: the step polls
     the progress fragment and stops polling once every snapshot is done."""
-    from triage import services as triage_services
+    from triage import analysis, uploads
     from triage.models import Snapshot
     from troubleshoot import services
 
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     session = services.create_session(owner=engineer, title="polling")
     path = SEED / "before" / "zstack-9.txt"
-    snap = triage_services.create_snapshot(owner=engineer, data=path.read_bytes(), filename=path.name)
+    snap = uploads.create_snapshot(owner=engineer, data=path.read_bytes(), filename=path.name)
     services.attach_snapshot(session=session, user=engineer, snapshot=snap)
     Snapshot.objects.filter(pk=snap.pk).update(status="analyzing")
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test updates the row while the page polls
@@ -263,7 +263,7 @@ def test_snapshot_progress_polls_until_analysed(engineer, live_server, monkeypat
         progress = page.locator("#progress-all")
         assert progress.get_attribute("hx-trigger") == "every 1s"
         assert progress.get_attribute("data-done") == "0"
-        triage_services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
         page.wait_for_selector("#progress-all[data-done='1']", timeout=15_000)
         assert page.locator("#progress-all").get_attribute("hx-trigger") is None
         assert page.locator("#progress-all tr[data-status='done']").count() == 1

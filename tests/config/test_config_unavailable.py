@@ -17,7 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from accounts.services import rotate_api_token
 from tests.conftest import ROOT
-from triage import services
+from triage import selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_api_view_error_is_handled_by_the_middleware(user, monkeypatch):
     def gone(*args, **kwargs):
         raise InterfaceError("connection already closed")
 
-    monkeypatch.setattr(services, "visible_snapshots", gone)
+    monkeypatch.setattr(selectors, "visible_snapshots", gone)
     response = Client().get("/api/v1/snapshots/", HTTP_AUTHORIZATION=f"Token {token.key}")
     assert_api_503(response)
 
@@ -85,7 +85,7 @@ def test_web_page_answers_a_styled_503(user, monkeypatch):
     def gone(*args, **kwargs):
         raise OperationalError(GONE)
 
-    monkeypatch.setattr(services, "visible_snapshots", gone)
+    monkeypatch.setattr(selectors, "visible_snapshots", gone)
     response = client.get("/snapshots/")
     assert response.status_code == 503
     assert response["Retry-After"] == "10"
@@ -103,7 +103,7 @@ def test_web_503_page_is_translated(user, monkeypatch):
     def gone(*args, **kwargs):
         raise OperationalError(GONE)
 
-    monkeypatch.setattr(services, "visible_snapshots", gone)
+    monkeypatch.setattr(selectors, "visible_snapshots", gone)
     response = client.get("/snapshots/")
     assert response.status_code == 503
     html = response.content.decode()
@@ -130,7 +130,7 @@ def test_redis_outage_is_503(user, monkeypatch):
     def gone(*args, **kwargs):
         raise RedisConnectionError("Error 111 connecting to redis:6379. Connection refused.")
 
-    monkeypatch.setattr(services, "visible_snapshots", gone)
+    monkeypatch.setattr(selectors, "visible_snapshots", gone)
     response = client.get("/snapshots/")
     assert response.status_code == 503
     assert "redis:6379" not in response.content.decode()
@@ -143,7 +143,7 @@ def test_other_errors_are_still_500(user, monkeypatch):
     def bug(*args, **kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(services, "visible_snapshots", bug)
+    monkeypatch.setattr(selectors, "visible_snapshots", bug)
     assert client.get("/snapshots/").status_code == 500
 
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import rotate_api_token
-from triage import services
+from triage import uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ TWO_GIB = str(2 << 30)
 @pytest.fixture(autouse=True)
 def quiet(settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
 
 
 @pytest.fixture

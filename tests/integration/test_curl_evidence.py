@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import service_unavailable
 from tests.integration.test_curl_workflow import auth, curl, poll_done, stack, tokens  # noqa: F401 - fixtures
 from tests.triage.founding_gaps import GAPS
-from triage import services
+from triage import analysis, uploads
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -75,9 +75,9 @@ def live(live_server, django_user_model, monkeypatch, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     # No worker here: the analysis runs in the web thread once the row is committed.
     monkeypatch.setattr(
-        services,
+        uploads,
         "enqueue_analysis",
-        lambda *, snapshot_id: bool(services.analyze_snapshot_now(snapshot_id=snapshot_id)),
+        lambda *, snapshot_id: bool(analysis.analyze_snapshot_now(snapshot_id=snapshot_id)),
     )
     from accounts.services import rotate_api_token
 

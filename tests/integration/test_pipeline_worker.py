@@ -18,7 +18,7 @@ as a browser sends them.
     processes: every snapshot ends with one set of findings and the fleet finding.
 
 The analysis is slowed down for (b) and (d) with ``CASEBOOK_TEST_ANALYSIS_DELAY``
-(seconds, read by ``triage.services.analyze_snapshot_now``) in the first
+(seconds, read by ``triage.analysis.analyze_snapshot_now``) in the first
 worker's environment only.
 """
 

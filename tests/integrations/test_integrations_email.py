@@ -13,7 +13,7 @@ from accounts.models import Membership, Team
 from integrations import services
 from integrations.models import Event
 from tests.conftest import FIXTURES
-from triage import services as triage_services
+from triage import analysis, uploads
 from troubleshoot import services as sessions
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -84,7 +84,7 @@ def test_only_members_who_opted_in_are_mailed(smtp, people):
 def test_a_failed_analysis_is_mailed_one_message_per_recipient(smtp, people):
     for name in ("alice", "bob"):
         services.set_notification_events(user=people[name], events=[Event.ANALYSIS_FAILED])
-    snapshot = triage_services.create_snapshot(
+    snapshot = uploads.create_snapshot(
         owner=people["carol"],
         data=(FIXTURES / "seeds" / "oceanbase-bmsql-tuning" / "before" / "obs-197.txt").read_bytes(),
         filename="obs-197.txt",
@@ -94,7 +94,7 @@ def test_a_failed_analysis_is_mailed_one_message_per_recipient(smtp, people):
     assert snapshot.status == "done"
     assert smtp.messages == []  # done is not failed
     # Fail it the way a worker does when the stored upload vanished.
-    triage_services._fail(snapshot.pk, "the stored upload is missing from storage")
+    analysis._fail(snapshot.pk, "the stored upload is missing from storage")
     rcpts = sorted(tuple(r) for r, _m in smtp.messages)
     assert rcpts == [("alice@example.com",), ("bob@example.com",)]
     message = smtp.messages[0][1]

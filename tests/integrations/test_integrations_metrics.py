@@ -9,7 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from accounts.services import record_heartbeat
 from integrations import metrics
 from tests.api.world import build_world
-from triage import services as triage_services
+from triage import analysis, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -65,18 +65,18 @@ def test_counts_match_the_database(settings, django_user_model, monkeypatch, tmp
     settings.CASEBOOK_METRICS_ALLOW = ["127.0.0.1/32"]
     world = build_world(django_user_model)  # one analysed snapshot
     # One more upload that fails, one left queued.
-    failing = triage_services.create_snapshot(owner=world.users["engineer_a"], data=b"$ uname -r\n6.1\n")
+    failing = uploads.create_snapshot(owner=world.users["engineer_a"], data=b"$ uname -r\n6.1\n")
     Snapshot.objects.filter(pk=failing.pk).update(status="analyzing", started_at=failing.created_at)
-    triage_services._fail(failing.pk, "analysis failed: test")
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
-    triage_services.create_snapshot(owner=world.users["engineer_a"], data=b"$ uname -r\n6.2\n")
+    analysis._fail(failing.pk, "analysis failed: test")
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    uploads.create_snapshot(owner=world.users["engineer_a"], data=b"$ uname -r\n6.2\n")
     record_heartbeat(heartbeat_id=None, worker="celery@test")
 
     # Let the sweeper re-queue the queued one twice.
     Snapshot.objects.filter(status="queued").update(queued_at=None)
-    assert len(triage_services.sweep_stale()) == 1
+    assert len(analysis.sweep_stale()) == 1
     Snapshot.objects.filter(status="queued").update(queued_at=None)
-    assert len(triage_services.sweep_stale()) == 1
+    assert len(analysis.sweep_stale()) == 1
 
     client = Client()
     client.get("/healthz")

@@ -17,7 +17,7 @@ from integrations.models import Delivery, Event, Webhook
 from kb.models import Case
 from kb.services import save_case
 from tests.conftest import FIXTURES
-from triage import services as triage_services
+from triage import uploads
 from troubleshoot import services as sessions
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -45,9 +45,7 @@ def test_analysis_done_is_posted_signed(receiver, team_and_owner):
     hook = services.create_webhook(
         team=team, url=receiver.url, events=[Event.ANALYSIS_DONE, Event.ANALYSIS_FAILED], user=owner
     )
-    snapshot = triage_services.create_snapshot(
-        owner=owner, data=TRANSCRIPT.read_bytes(), filename=TRANSCRIPT.name
-    )
+    snapshot = uploads.create_snapshot(owner=owner, data=TRANSCRIPT.read_bytes(), filename=TRANSCRIPT.name)
     snapshot.refresh_from_db()
     assert snapshot.status == "done"
 

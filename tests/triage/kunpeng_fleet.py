@@ -20,14 +20,14 @@ def host_name(i: int) -> str:
 def upload_fleet(owner, n: int, *, cluster: str = "kunpeng-stream") -> list:
     """``n`` hosts uploaded to ``cluster``; every upload is analysed (the
     cluster analysis of the last one sees all of them)."""
-    from triage import services
+    from triage import analysis, uploads
     from triage.models import Snapshot
 
     text = SDW01.read_text(encoding="utf-8")
     snaps = []
     for i in range(1, n + 1):
         name = host_name(i)
-        snap = services.create_snapshot(
+        snap = uploads.create_snapshot(
             owner=owner,
             data=text.replace("gp-sdw01", name).encode(),
             filename=f"{name}.txt",
@@ -36,5 +36,5 @@ def upload_fleet(owner, n: int, *, cluster: str = "kunpeng-stream") -> list:
         )
         snaps.append(snap)
     for snap in snaps:
-        services.analyze_snapshot_now(snapshot_id=snap.pk)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     return list(Snapshot.objects.filter(pk__in=[s.pk for s in snaps]).order_by("pk"))

@@ -20,7 +20,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.triage.founding_gaps import GAPS, Gap
 from tests.triage.test_services import RemoteLikeStorage  # noqa: F401 - the settings name it
-from triage import engine, services
+from triage import analysis, engine, excerpts, uploads
 from triage.models import Snapshot, SnapshotArtifact
 from triage.rules import Evidence
 from triage.rules import Finding as RuleFinding
@@ -43,19 +43,17 @@ def user(db):
 @pytest.fixture
 def enqueued(monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(
-        services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
-    )
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True)
     return calls
 
 
 def analysed_without(user, gap: Gap) -> tuple[Snapshot, str]:
     """The founding host's transcript without the gap's block, analysed; and the block."""
     text, block = gap.split()
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=user, data=text.encode(), filename=gap.host_file, label=gap.path.stem
     )
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done", done.last_error
     return done, block
 
@@ -73,7 +71,7 @@ def test_pasting_the_missing_output_brings_the_finding_back(
     earlier = sorted(rules_of(before))
 
     with django_capture_on_commit_callbacks(execute=True):
-        artifact = services.add_artifact(snapshot=before, user=user, data=block.encode(), name="pasted.txt")
+        artifact = uploads.add_artifact(snapshot=before, user=user, data=block.encode(), name="pasted.txt")
     assert enqueued == [before.pk]  # queued once the row is committed
     snap = Snapshot.objects.get(pk=before.pk)
     assert snap.status == Snapshot.Status.QUEUED
@@ -84,7 +82,7 @@ def test_pasting_the_missing_output_brings_the_finding_back(
         assert fh.read() == block.encode()
     assert artifact.added_by == user and artifact.name == "pasted.txt"
 
-    after = services.analyze_snapshot_now(snapshot_id=before.pk)
+    after = analysis.analyze_snapshot_now(snapshot_id=before.pk)
     assert after.pk == before.pk and after.status == "done", after.last_error
     assert gap.rule in rules_of(after)
     assert rules_of(before) <= rules_of(after) | set()  # nothing read before is lost
@@ -109,17 +107,17 @@ def test_the_paste_without_its_prompt_is_read_too(user, enqueued):
     snap, block = analysed_without(user, gap)
     output = block.split("\n", 1)[1]
     assert output.lstrip().startswith("<domain")
-    services.add_artifact(snapshot=snap, user=user, data=output.encode())
-    after = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    uploads.add_artifact(snapshot=snap, user=user, data=output.encode())
+    after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert gap.rule in rules_of(after)
-    assert SnapshotArtifact.objects.get(snapshot=snap).name == services.PASTED_ARTIFACT
+    assert SnapshotArtifact.objects.get(snapshot=snap).name == uploads.PASTED_ARTIFACT
 
 
 def test_excerpts_of_a_pasted_artifact_come_from_the_paste(user, enqueued):
     gap = GAPS[0]
     snap, block = analysed_without(user, gap)
-    services.add_artifact(snapshot=snap, user=user, data=block.encode(), name="dumpxml.txt")
-    after = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    uploads.add_artifact(snapshot=snap, user=user, data=block.encode(), name="dumpxml.txt")
+    after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     pasted = block.split("\n")
     cited = [
         (e, row)
@@ -130,14 +128,14 @@ def test_excerpts_of_a_pasted_artifact_come_from_the_paste(user, enqueued):
     ]
     assert cited
     for e, row in cited:
-        assert row["text"] == pasted[e["line"] - 1][: services.EXCERPT_LINE_CHARS]
+        assert row["text"] == pasted[e["line"] - 1][: excerpts.EXCERPT_LINE_CHARS]
 
 
 def test_reading_lists_the_added_file(user, enqueued):
     gap = GAPS[4]  # oceanbase: tc qdisc
     snap, block = analysed_without(user, gap)
-    services.add_artifact(snapshot=snap, user=user, data=block.encode(), name="tc.txt")
-    after = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    uploads.add_artifact(snapshot=snap, user=user, data=block.encode(), name="tc.txt")
+    after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     names = [a.get("name", "") for a in after.facts["artifacts"]]
     assert any(n.startswith("added-1-tc.txt") for n in names), names
     assert any(n.startswith(gap.host_file) for n in names), names
@@ -147,9 +145,9 @@ def test_an_uploaded_file_is_added_like_a_paste(user, enqueued):
     gap = GAPS[2]
     snap, block = analysed_without(user, gap)
     upload = SimpleUploadedFile("numastat.out", block.encode())
-    artifact = services.add_artifact(snapshot=snap, user=user, uploaded_file=upload)
+    artifact = uploads.add_artifact(snapshot=snap, user=user, uploaded_file=upload)
     assert artifact.name == "numastat.out"
-    assert gap.rule in rules_of(services.analyze_snapshot_now(snapshot_id=snap.pk))
+    assert gap.rule in rules_of(analysis.analyze_snapshot_now(snapshot_id=snap.pk))
 
 
 def test_added_artifact_on_a_storage_without_local_paths(user, enqueued, settings):
@@ -159,33 +157,33 @@ def test_added_artifact_on_a_storage_without_local_paths(user, enqueued, setting
     }
     gap = GAPS[4]
     snap, block = analysed_without(user, gap)
-    services.add_artifact(snapshot=snap, user=user, data=block.encode())
-    after = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    uploads.add_artifact(snapshot=snap, user=user, data=block.encode())
+    after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert after.status == "done", after.last_error
     assert gap.rule in rules_of(after)
 
 
 def test_limits_and_duplicates(user, enqueued, settings, django_capture_on_commit_callbacks):
     snap, block = analysed_without(user, GAPS[4])
-    with pytest.raises(services.UploadRejected, match="empty"):
-        services.add_artifact(snapshot=snap, user=user, data=b"")
+    with pytest.raises(uploads.UploadRejected, match="empty"):
+        uploads.add_artifact(snapshot=snap, user=user, data=b"")
     settings.CASEBOOK_LIMITS = {**settings.CASEBOOK_LIMITS, "upload_bytes": 10}
-    with pytest.raises(services.UploadRejected, match="larger than 10 bytes"):
-        services.add_artifact(snapshot=snap, user=user, data=b"x" * 11)
+    with pytest.raises(uploads.UploadRejected, match="larger than 10 bytes"):
+        uploads.add_artifact(snapshot=snap, user=user, data=b"x" * 11)
     assert not SnapshotArtifact.objects.exists() and enqueued == []
     settings.CASEBOOK_LIMITS = {**settings.CASEBOOK_LIMITS, "upload_bytes": 1 << 20}
     with django_capture_on_commit_callbacks(execute=True):
-        first = services.add_artifact(snapshot=snap, user=user, data=block.encode())
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+        first = uploads.add_artifact(snapshot=snap, user=user, data=block.encode())
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     with django_capture_on_commit_callbacks(execute=True):
-        again = services.add_artifact(snapshot=snap, user=user, data=block.encode())
+        again = uploads.add_artifact(snapshot=snap, user=user, data=block.encode())
     assert again.pk == first.pk and enqueued == [snap.pk]
     assert Snapshot.objects.get(pk=snap.pk).status == "done"
 
 
 def test_unsafe_names_are_stored_under_the_snapshot(user, enqueued, media):
     snap, block = analysed_without(user, GAPS[4])
-    artifact = services.add_artifact(snapshot=snap, user=user, data=block.encode(), name="../../etc/passwd")
+    artifact = uploads.add_artifact(snapshot=snap, user=user, data=block.encode(), name="../../etc/passwd")
     assert artifact.name == "passwd"
     path = os.path.realpath(default_storage.path(artifact.file.name))
     assert path.startswith(os.path.realpath(media / "snapshots")) and "/added/" in path
@@ -200,12 +198,12 @@ def test_evidence_added_during_an_analysis_makes_it_run_again(user, enqueued, mo
     def analyze_and_paste(facts):
         runs.append(1)
         if len(runs) == 1:  # the engineer pastes while the worker analyses
-            services.add_artifact(snapshot=snap, user=user, data=block.encode())
+            uploads.add_artifact(snapshot=snap, user=user, data=block.encode())
         return real(facts)
 
     monkeypatch.setattr(engine, "analyze", analyze_and_paste)
     Snapshot.objects.filter(pk=snap.pk).update(status="queued")
-    after = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert len(runs) == 2
     assert gap.rule in rules_of(after)
 
@@ -249,7 +247,7 @@ def test_write_stores_checked_not_checked_and_impact(user, enqueued, monkeypatch
         )
 
     monkeypatch.setattr(engine, "analyze", fake)
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     assert done.status == "done", done.last_error
     assert done.checked == ["mysql.large_pages_off", "numa.high_remote_distance"]
     assert done.not_checked[0] == {
@@ -281,10 +279,10 @@ def test_not_checked_of_a_cluster_run_goes_to_the_snapshot_of_its_host(user, enq
     snaps = {}
     for name in ("gp-sdw03.txt", "gp-sdw04.txt"):
         path = GAPS[1].path.parent / name
-        snaps[name] = services.create_snapshot(
+        snaps[name] = uploads.create_snapshot(
             owner=user, data=path.read_bytes(), filename=name, label=path.stem, cluster="kunpeng"
         )
-    first = services.analyze_snapshot_now(snapshot_id=snaps["gp-sdw03.txt"].pk)
+    first = analysis.analyze_snapshot_now(snapshot_id=snaps["gp-sdw03.txt"].pk)
     real = engine.analyze
 
     def with_not_checked(facts):
@@ -298,7 +296,7 @@ def test_not_checked_of_a_cluster_run_goes_to_the_snapshot_of_its_host(user, enq
         return result
 
     monkeypatch.setattr(engine, "analyze", with_not_checked)
-    second = services.analyze_snapshot_now(snapshot_id=snaps["gp-sdw04.txt"].pk)
+    second = analysis.analyze_snapshot_now(snapshot_id=snaps["gp-sdw04.txt"].pk)
     first.refresh_from_db()
     assert [n["host"] for n in second.not_checked] == ["gp-sdw04", "cluster"]
     assert [n["host"] for n in first.not_checked] == ["gp-sdw03"]

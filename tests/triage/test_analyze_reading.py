@@ -58,15 +58,15 @@ def media(settings, tmp_path):
 def test_an_uploaded_paste_of_two_hosts_stores_the_second_in_extra_hosts(db, media, tmp_path, monkeypatch):
     from django.contrib.auth import get_user_model
 
-    from triage import services
+    from triage import analysis, uploads
     from triage.models import Snapshot
 
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     user = get_user_model().objects.create_user("carol", password="pw-carol-123")
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=user, data=_one_paste(tmp_path).read_bytes(), filename="session.txt", label="zstack-9"
     )
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     snap = Snapshot.objects.get(pk=snap.pk)
     assert snap.status == Snapshot.Status.DONE
     assert snap.facts["hostname"] == "zstack-9" and snap.facts["reading"]["lines"] > 0

@@ -25,7 +25,7 @@ from accounts.models import Membership, Team
 from collectors.archive import load_host_bytes
 from collectors.facts import HostFacts
 from tests.conftest import FIXTURES
-from triage import cluster, services
+from triage import analysis, cluster, selectors, uploads
 from triage.charts import host_bars
 
 BEFORE = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before"
@@ -187,7 +187,7 @@ def test_host_bars_colours_outliers_and_escapes_labels():
 def world(db, settings, tmp_path, monkeypatch):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     users = {}
     for name in ("alice", "bob"):
         users[name] = get_user_model().objects.create_user(name, password=f"{name}-pw-123")
@@ -197,7 +197,7 @@ def world(db, settings, tmp_path, monkeypatch):
 
 
 def _upload(owner, host: str, text: str, cluster_name: str):
-    return services.create_snapshot(
+    return uploads.create_snapshot(
         owner=owner,
         uploaded_file=SimpleUploadedFile(f"{host}.txt", text.encode()),
         filename=f"{host}.txt",
@@ -218,10 +218,10 @@ def test_cluster_page_of_18_hosts(world):
     snaps = {}
     for host in HOSTS:
         snaps[host] = _upload(alice, host, host_text(host), CLUSTER)
-        assert services.analyze_snapshot_now(snapshot_id=snaps[host].pk).status == "done"
+        assert analysis.analyze_snapshot_now(snapshot_id=snaps[host].pk).status == "done"
     # Bob's team uses the same cluster name for its own machine.
     bobs = _upload(bob, "bob-host", host_text("gp-sdw01").replace("gp-sdw01", "bob-host"), CLUSTER)
-    services.analyze_snapshot_now(snapshot_id=bobs.pk)
+    analysis.analyze_snapshot_now(snapshot_id=bobs.pk)
     assert time.monotonic() - t0 < 60
 
     url = reverse("triage:cluster_detail", args=[CLUSTER])
@@ -268,9 +268,9 @@ def test_cluster_page_of_18_hosts(world):
 def test_cluster_pages_link_to_the_comparison(world):
     alice = world["alice"]
     snap = _upload(alice, "gp-sdw01", host_text("gp-sdw01"), "k/1")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     other = _upload(alice, "gp-sdw02", host_text("gp-sdw02"), "k/1")
-    services.analyze_snapshot_now(snapshot_id=other.pk)
+    analysis.analyze_snapshot_now(snapshot_id=other.pk)
     client = _client(alice)
     compare = reverse("triage:cluster_detail", args=["k/1"])
     assert compare in client.get(snap.get_absolute_url()).content.decode()
@@ -283,7 +283,7 @@ def test_cluster_page_escapes_names_and_lists_pending_snapshots(world):
     alice = world["alice"]
     name = '<script>alert("x")</script>'
     done = _upload(alice, "gp-sdw01", host_text("gp-sdw01"), name)
-    services.analyze_snapshot_now(snapshot_id=done.pk)
+    analysis.analyze_snapshot_now(snapshot_id=done.pk)
     queued = _upload(alice, "gp-sdw02", host_text("gp-sdw02"), name)
     html = _client(alice).get(reverse("triage:cluster_detail", args=[name])).content.decode()
     assert name not in html and "&lt;script&gt;" in html
@@ -294,10 +294,10 @@ def test_a_re_snapshot_replaces_the_older_one_of_its_host(world):
     alice = world["alice"]
     after = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "after"
     for host in ("gp-sdw01", "gp-sdw03"):
-        services.analyze_snapshot_now(snapshot_id=_upload(alice, host, host_text(host), "k").pk)
+        analysis.analyze_snapshot_now(snapshot_id=_upload(alice, host, host_text(host), "k").pk)
     fixed = _upload(alice, "gp-sdw03", (after / "gp-sdw03.txt").read_text(), "k")
-    services.analyze_snapshot_now(snapshot_id=fixed.pk)
-    view = cluster.load_cluster(services.visible_snapshots(alice), "k")
+    analysis.analyze_snapshot_now(snapshot_id=fixed.pk)
+    view = cluster.load_cluster(selectors.visible_snapshots(alice), "k")
     assert [s.pk for s in view.snapshots if s.label == "gp-sdw03"] == [fixed.pk]
     assert view.superseded == 1
     triad = dict(

@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from bench.cluster import drifted_indexes, host_name, host_transcript
 from collectors.archive import load_host_bytes
 from collectors.derived.fleet import fleet_profile, profile_to_json
-from triage import cluster, engine, services
+from triage import analysis, cluster, engine, selectors, uploads
 from triage.models import Finding, Snapshot
 
 HOSTS = 2000
@@ -41,9 +41,7 @@ def user(db):
 def enqueued(monkeypatch):
     """Record enqueues instead of running the (eager) task."""
     calls: list[int] = []
-    monkeypatch.setattr(
-        services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
-    )
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True)
     return calls
 
 
@@ -82,7 +80,7 @@ def members(user):
 
 @pytest.mark.django_db
 def test_the_cluster_page_names_the_three_drifted_hosts_among_2000(user, members):
-    view = cluster.load_cluster(services.visible_snapshots(user), CLUSTER)
+    view = cluster.load_cluster(selectors.visible_snapshots(user), CLUSTER)
     assert len(view.snapshots) == HOSTS  # no cap below 5,000
     assert view.matrix.differing_hosts() == members
     drift = {f.rule: f for f in view.fleet_findings}["fleet.numa_config_drift"]
@@ -97,23 +95,23 @@ def test_a_new_member_is_compared_with_2000_stored_profiles_without_parsing_them
     user, members, enqueued, monkeypatch
 ):
     parsed = []
-    real = services._load_hosts_facts
+    real = analysis._load_hosts_facts
 
     def spy(snapshot, label, **kw):
         parsed.append(snapshot.pk)
         return real(snapshot, label, **kw)
 
-    monkeypatch.setattr(services, "_load_hosts_facts", spy)
+    monkeypatch.setattr(analysis, "_load_hosts_facts", spy)
     data = host_transcript(HOSTS + 1).encode()
     name = host_name(HOSTS + 1)
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=user,
         uploaded_file=SimpleUploadedFile(f"{name}.txt", data),
         filename=f"{name}.txt",
         label=name,
         cluster=CLUSTER,
     )
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done", done.last_error
     assert parsed == [snap.pk]  # only the new upload was read
     drift = done.current_findings().get(rule="fleet.numa_config_drift")

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from collectors.facts import HostFacts
 from tests.triage.test_services import RecordingEngine, upload
-from triage import engine, services, tasks
+from triage import analysis, engine, leases, tasks, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -49,14 +49,16 @@ def enqueued(monkeypatch):
         calls.append(snapshot_id)
         return True
 
-    monkeypatch.setattr(services, "enqueue_analysis", fake_enqueue)
+    monkeypatch.setattr(uploads, "enqueue_analysis", fake_enqueue)
     return calls
 
 
 @pytest.fixture
 def fake_loader(monkeypatch):
     monkeypatch.setattr(
-        services, "_load_host_facts", lambda snapshot, label: HostFacts(label=label, hostname=snapshot.label)
+        analysis,
+        "_load_hosts_facts",
+        lambda snapshot, label: [HostFacts(label=label, hostname=snapshot.label)],
     )
 
 
@@ -68,7 +70,7 @@ def dead_pid() -> int:
 
 
 def local_owner(pid: int) -> str:
-    host, namespace, _pid, token = services.new_lease_owner().rsplit(":", 3)
+    host, namespace, _pid, token = leases.new_lease_owner().rsplit(":", 3)
     return f"{host}:{namespace}:{pid}:{token}"
 
 
@@ -87,7 +89,7 @@ def test_analysis_takes_a_lease_and_counts_one_attempt(user, enqueued, fake_load
     monkeypatch.setattr(engine, "analyze", analyze)
     snap = upload(user, b"one")
     before = timezone.now()
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == Snapshot.Status.DONE and done.attempts == 1
     assert seen["status"] == "analyzing"
     host, _namespace, pid, _token = seen["owner"].rsplit(":", 3)
@@ -108,7 +110,7 @@ def test_live_lease_is_never_started_twice(user, enqueued, fake_loader, monkeypa
         lease_owner="worker-2:4026531836:4242:abcdef",  # another host: alive as far as we know
         lease_expires_at=timezone.now() + timedelta(seconds=25),
     )
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == "analyzing" and result.attempts == 1
     assert fake.calls == []
 
@@ -125,7 +127,7 @@ def test_sweeper_leaves_a_long_analysis_with_a_renewed_lease_alone(user, enqueue
         lease_expires_at=timezone.now() + timedelta(seconds=20),
     )
     enqueued.clear()
-    assert services.sweep_stale() == []
+    assert analysis.sweep_stale() == []
     assert enqueued == []
     assert Snapshot.objects.get(pk=snap.pk).status == "analyzing"
 
@@ -142,15 +144,15 @@ def test_sweeper_requeues_an_expired_lease_and_says_why(user, enqueued, fake_loa
         lease_expires_at=timezone.now() - timedelta(seconds=1),
     )
     enqueued.clear()
-    assert services.sweep_stale() == [snap.pk]
+    assert analysis.sweep_stale() == [snap.pk]
     assert enqueued == [snap.pk]
     row = Snapshot.objects.get(pk=snap.pk)
     assert (row.status, row.lease_owner, row.lease_expires_at) == ("queued", "", None)
-    assert row.last_error == services.LEASE_EXPIRED
+    assert row.last_error == leases.LEASE_EXPIRED
     # The next sweep does not send it again while it waits in the broker.
-    assert services.sweep_stale() == []
+    assert analysis.sweep_stale() == []
 
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done" and done.attempts == 2 and done.last_error == ""
     assert len(fake.calls) == 1
 
@@ -168,7 +170,7 @@ def test_lease_of_a_dead_local_process_is_taken_over_at_once(user, enqueued, fak
         lease_owner=local_owner(dead_pid()),
         lease_expires_at=timezone.now() + timedelta(seconds=28),
     )
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done" and done.attempts == 2
     assert len(fake.calls) == 1
 
@@ -185,7 +187,7 @@ def test_lease_of_a_live_local_process_holds(user, enqueued, fake_loader, monkey
             lease_owner=local_owner(sibling.pid),
             lease_expires_at=timezone.now() + timedelta(seconds=28),
         )
-        assert services.analyze_snapshot_now(snapshot_id=snap.pk).status == "analyzing"
+        assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "analyzing"
         assert fake.calls == []
     finally:
         sibling.kill()
@@ -200,12 +202,12 @@ def test_transient_error_gives_the_lease_back(user, enqueued, fake_loader, monke
     )
     snap = upload(user, b"db blip")
     with pytest.raises(OperationalError):
-        services.analyze_snapshot_now(snapshot_id=snap.pk)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     row = Snapshot.objects.get(pk=snap.pk)
     assert row.status == "analyzing" and row.lease_expires_at <= timezone.now()
     # The task's retry starts again at once instead of waiting for the lease.
     monkeypatch.setattr(engine, "analyze", RecordingEngine())
-    assert services.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
+    assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -222,12 +224,12 @@ def test_lease_keeper_renews_while_the_analysis_runs(user, enqueued, fake_loader
         for _ in range(8):  # 1.6 s: longer than the lease
             time.sleep(0.2)
             expiries.append(Snapshot.objects.get(pk=snap.pk).lease_expires_at)
-        swept.append(services.sweep_stale(older_than=0.5))
+        swept.append(analysis.sweep_stale(older_than=0.5))
         return real(snapshot_facts)
 
     monkeypatch.setattr(engine, "analyze", slow)
     snap = upload(user, b"slow but alive")
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk, renew_lease=True)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk, renew_lease=True)
     assert done.status == "done" and done.attempts == 1
     assert swept == [[]]
     assert len(set(expiries)) >= 3, expiries  # renewed several times
@@ -239,17 +241,17 @@ def test_lease_keeper_renews_while_the_analysis_runs(user, enqueued, fake_loader
 
 def test_soft_time_limit_fails_the_snapshot_with_a_clear_reason(user, enqueued, fake_loader, monkeypatch):
     def too_slow(snapshot_facts):
-        raise services.AnalysisTimeout
+        raise leases.AnalysisTimeout
 
     monkeypatch.setattr(engine, "analyze", too_slow)
     snap = upload(user, b"slow")
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     limit = django_settings.CASEBOOK_ANALYSIS_SOFT_LIMIT
     assert result.status == "failed"
     assert result.last_error == f"analysis took too long (limit {limit} s)"
     assert (result.lease_owner, result.lease_expires_at) == ("", None)
     # A redelivered message leaves the verdict alone.
-    assert services.analyze_snapshot_now(snapshot_id=snap.pk).last_error == result.last_error
+    assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).last_error == result.last_error
 
 
 def test_time_limit_passes_through_the_loaders_safety_nets(user, enqueued, monkeypatch):
@@ -258,11 +260,11 @@ def test_time_limit_passes_through_the_loaders_safety_nets(user, enqueued, monke
     from collectors import archive
 
     def stuck(self, path):
-        raise services.AnalysisTimeout
+        raise leases.AnalysisTimeout
 
     monkeypatch.setattr(archive._Loader, "load_path", stuck)
     snap = upload(user, b"$ lscpu\nCPU(s): 4\n", name="t.txt")
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == "failed" and "took too long" in result.last_error
 
 
@@ -271,7 +273,7 @@ def test_celery_soft_limit_exception_is_a_time_out_too(user, enqueued, fake_load
 
     monkeypatch.setattr(engine, "analyze", RecordingEngine(exc=SoftTimeLimitExceeded()))
     snap = upload(user, b"eager soft limit")
-    assert "took too long" in services.analyze_snapshot_now(snapshot_id=snap.pk).last_error
+    assert "took too long" in analysis.analyze_snapshot_now(snapshot_id=snap.pk).last_error
 
 
 def test_hard_time_limit_is_recorded_by_the_worker(user, enqueued):
@@ -306,7 +308,7 @@ def test_soft_limit_signal_raises_analysis_timeout_in_a_pool_process():
 
     previous = signal.signal(signal.SIGUSR1, soft_timeout_sighandler)
     try:
-        with pytest.raises(services.AnalysisTimeout), tasks._soft_limit_raises_analysis_timeout():
+        with pytest.raises(leases.AnalysisTimeout), tasks._soft_limit_raises_analysis_timeout():
             os.kill(os.getpid(), signal.SIGUSR1)
             time.sleep(1)
         assert signal.getsignal(signal.SIGUSR1) is soft_timeout_sighandler
@@ -332,21 +334,21 @@ def test_give_up_message_is_not_nested_and_keeps_the_real_cause(user, enqueued, 
         "analysis took too long (limit 120 s)"
     )
     Snapshot.objects.filter(pk=snap.pk).update(
-        status="queued", attempts=services.MAX_ATTEMPTS, last_error=nested
+        status="queued", attempts=analysis.MAX_ATTEMPTS, last_error=nested
     )
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == "failed"
     assert result.last_error == "gave up after 5 attempts; last error: analysis took too long (limit 120 s)"
     # Every later delivery of the message leaves it as it is.
     for _ in range(3):
-        assert services.analyze_snapshot_now(snapshot_id=snap.pk).last_error == result.last_error
+        assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).last_error == result.last_error
     assert fake.calls == []
 
 
 def test_give_up_does_not_blame_a_lost_worker_without_evidence(user, enqueued, fake_loader):
     snap = upload(user, b"no error recorded")
-    Snapshot.objects.filter(pk=snap.pk).update(status="queued", attempts=services.MAX_ATTEMPTS)
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    Snapshot.objects.filter(pk=snap.pk).update(status="queued", attempts=analysis.MAX_ATTEMPTS)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.last_error == "gave up after 5 attempts; last error: none recorded"
     assert "worker lost" not in result.last_error
 
@@ -355,13 +357,13 @@ def test_give_up_after_expired_leases_says_the_worker_stopped(user, enqueued, fa
     snap = upload(user, b"worker killed each time")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="analyzing",
-        attempts=services.MAX_ATTEMPTS,
+        attempts=analysis.MAX_ATTEMPTS,
         lease_owner="gone:1:1:x",
         lease_expires_at=timezone.now() - timedelta(seconds=1),
     )
-    services.sweep_stale()
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
-    assert result.last_error == f"gave up after 5 attempts; last error: {services.LEASE_EXPIRED}"
+    analysis.sweep_stale()
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert result.last_error == f"gave up after 5 attempts; last error: {leases.LEASE_EXPIRED}"
 
 
 # ------------------------------------------------------------------ beat queue
@@ -382,6 +384,6 @@ def test_enqueued_messages_carry_no_time_limits(monkeypatch):
     not decide how long an analysis may run."""
     sent = {}
     monkeypatch.setattr(tasks.analyze_snapshot, "apply_async", lambda **kw: sent.update(kw))
-    assert services.enqueue_analysis(snapshot_id=5)
+    assert uploads.enqueue_analysis(snapshot_id=5)
     assert sent["args"] == [5]
     assert sent["time_limit"] is None and sent["soft_time_limit"] is None

@@ -114,11 +114,11 @@ def test_dashboard_shows_the_newest_uploads(client, many):
 
 
 def test_a_new_upload_tops_the_lists(client, many, settings, tmp_path, monkeypatch):
-    from triage import services
+    from triage import uploads
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
-    services.create_snapshot(owner=many, data=b"$ uptime\n", filename="fresh.txt", label="host-new")
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    uploads.create_snapshot(owner=many, data=b"$ uptime\n", filename="fresh.txt", label="host-new")
     client.force_login(many)
     for url in (reverse("triage:snapshot_list"), reverse("dashboard")):
         html = client.get(url).content.decode()

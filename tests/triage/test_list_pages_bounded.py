@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from config.pagination import PER_PAGE
 from tests.conftest import FIXTURES
-from triage import services
+from triage import analysis, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -38,8 +38,8 @@ def many_snapshots(engineer):
     """512 snapshots carrying the facts of a real analysed host (a founding
     incident), each padded with the host's own facts repeated: ~200 KB of JSON."""
     source = sorted(TRANSCRIPT.iterdir())[0]
-    first = services.create_snapshot(owner=engineer, data=source.read_bytes(), filename=source.name)
-    services.analyze_snapshot_now(snapshot_id=first.pk, force=True)
+    first = uploads.create_snapshot(owner=engineer, data=source.read_bytes(), filename=source.name)
+    analysis.analyze_snapshot_now(snapshot_id=first.pk, force=True)
     first.refresh_from_db()
     assert first.status == Snapshot.Status.DONE and first.facts
     facts = {**first.facts, "padding": [first.facts] * 8}

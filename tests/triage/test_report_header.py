@@ -16,7 +16,7 @@ from django.utils import translation
 
 from kb.models import Case, Measure
 from tests.conftest import FIXTURES
-from triage import reports, services
+from triage import analysis, reports, selectors, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ TICKETS = FIXTURES / "tickets"
 def alice(settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     from kb.services import load_all
 
     load_all()
@@ -37,10 +37,10 @@ def alice(settings, tmp_path, monkeypatch):
 
 
 def upload(owner, path, *, cluster=""):
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=owner, data=path.read_bytes(), filename=path.name, label=path.stem, cluster=cluster
     )
-    assert services.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
+    assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
     return Snapshot.objects.get(pk=snap.pk)
 
 
@@ -195,6 +195,6 @@ def test_an_unrelated_ticket_sounds_like_nothing(client, alice):
 def test_command_output_is_not_prose():
     text = "MariaDB got slow after v2v\n$ uptime\n 10:00 up 1 day\n\nthanks"
     reading = {"artifacts": [{"start_line": 3, "end_line": 3, "command": "uptime"}], "unrecognised": []}
-    assert services.prose_text(text, reading) == "MariaDB got slow after v2v\nthanks"
+    assert selectors.prose_text(text, reading) == "MariaDB got slow after v2v\nthanks"
     hostile = {"artifacts": [None, {"start_line": "x"}], "unrecognised": [{"start_line": 1, "end_line": 1}]}
-    assert services.prose_text(text, hostile) == "$ uptime\n 10:00 up 1 day\nthanks"
+    assert selectors.prose_text(text, hostile) == "$ uptime\n 10:00 up 1 day\nthanks"

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.models import Membership, Team
 from tests.triage.kunpeng_fleet import RULE, host_name, upload_fleet
-from triage import fleetview, services
+from triage import acknowledgements, analysis, fleetview, selectors, tickets, uploads
 from triage.models import Acknowledgement, Snapshot
 from triage.reports import render_markdown
 from troubleshoot.models import AuditEntry
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
 
 
 @pytest.fixture
@@ -55,16 +55,16 @@ def test_the_analysis_stores_the_host_key(fleet):
 
 
 def test_only_the_newest_snapshot_of_a_host_counts(fleet, teams):
-    visible = services.visible_snapshots(teams["alice"])
+    visible = selectors.visible_snapshots(teams["alice"])
     assert fleetview.affected_counts(visible)[RULE] == 3
     # a newer snapshot of gp-sdw02 without the finding (a bare lscpu: no distances)
-    newer = services.create_snapshot(
+    newer = uploads.create_snapshot(
         owner=teams["alice"],
         data=b"Architecture: aarch64\nCPU(s): 4\n",
         filename="lscpu.txt",
         label="gp-sdw02",
     )
-    services.analyze_snapshot_now(snapshot_id=newer.pk)
+    analysis.analyze_snapshot_now(snapshot_id=newer.pk)
     newer.refresh_from_db()
     assert newer.host_key == "gp-sdw02" and not newer.current_findings().filter(rule=RULE).exists()
     hosts = [s.host_key for s in fleetview.affected_snapshots(visible, RULE)]
@@ -73,7 +73,7 @@ def test_only_the_newest_snapshot_of_a_host_counts(fleet, teams):
 
 
 def test_another_team_sees_none_of_the_hosts(fleet, teams):
-    visible = services.visible_snapshots(teams["bob"])
+    visible = selectors.visible_snapshots(teams["bob"])
     assert fleetview.affected_counts(visible) == {}
     assert not fleetview.affected_snapshots(visible, RULE).exists()
 
@@ -84,13 +84,13 @@ def test_rule_page_queries_do_not_grow_with_the_fleet(fleet, teams, client):
         assert c.get(f"/rules/{RULE}/").status_code == 200
     upload_fleet(teams["alice"], 6, cluster="kunpeng-2")  # gp-sdw01..06 of another... same host keys
     for i in range(7, 10):
-        s = services.create_snapshot(
+        s = uploads.create_snapshot(
             owner=teams["alice"],
             data=fleet[0].file.open("rb").read().replace(b"gp-sdw01", host_name(i).encode()),
             filename=f"{host_name(i)}.txt",
             label=host_name(i),
         )
-        services.analyze_snapshot_now(snapshot_id=s.pk)
+        analysis.analyze_snapshot_now(snapshot_id=s.pk)
     with CaptureQueriesContext(connection) as large:
         page = c.get(f"/rules/{RULE}/")
     assert page.status_code == 200
@@ -201,7 +201,7 @@ def test_acknowledge_on_the_report_folds_the_finding(fleet, teams, client):
 
 def test_cluster_acknowledgement_covers_every_host_and_can_expire(fleet, teams):
     snap = fleet[1]
-    ack = services.acknowledge(
+    ack = acknowledgements.acknowledge(
         user=teams["alice"], snapshot=snap, rule=RULE, scope="cluster", reason="whole cluster: accepted"
     )
     for s in fleet:
@@ -212,7 +212,9 @@ def test_cluster_acknowledgement_covers_every_host_and_can_expire(fleet, teams):
 
 def test_withdrawing_shows_the_finding_again_and_keeps_the_record(fleet, teams, client):
     snap = fleet[0]
-    ack = services.acknowledge(user=teams["alice"], snapshot=snap, rule=RULE, scope="host", reason="known")
+    ack = acknowledgements.acknowledge(
+        user=teams["alice"], snapshot=snap, rule=RULE, scope="host", reason="known"
+    )
     # team B cannot withdraw team A's acknowledgement, nor see it
     assert _client(client, teams["bob"]).post(f"/acknowledgements/{ack.pk}/revoke/").status_code == 404
     c = _client(client, teams["alice"])
@@ -246,8 +248,8 @@ def test_acknowledgements_are_refused_when_they_make_no_sense(fleet, teams, kwar
         Snapshot.objects.filter(pk=snap.pk).update(cluster="")
         snap.refresh_from_db()
     args = {"user": teams["alice"], "snapshot": snap, "rule": RULE, "scope": "host", "reason": "ok", **kwargs}
-    with pytest.raises(services.AcknowledgementRejected, match=message):
-        services.acknowledge(**args)
+    with pytest.raises(acknowledgements.AcknowledgementRejected, match=message):
+        acknowledgements.acknowledge(**args)
     assert not Acknowledgement.objects.exists()
 
 
@@ -317,5 +319,5 @@ def test_tickets_are_links_and_filter_the_snapshot_list(fleet, teams, client):
     ],
 )
 def test_hostile_ticket_references_are_refused(key, url):
-    with pytest.raises(services.TicketRejected):
-        services.clean_ticket(key, url)
+    with pytest.raises(tickets.TicketRejected):
+        tickets.clean_ticket(key, url)

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from collectors.facts import HostFacts
 from tests.conftest import CORPUS, FIXTURES
-from triage import engine, services
+from triage import analysis, engine, selectors, uploads
 from triage.models import Finding, Snapshot
 from triage.rules import Evidence
 from triage.rules import Finding as RuleFinding
@@ -62,7 +62,7 @@ def enqueued(monkeypatch):
         calls.append(snapshot_id)
         return True
 
-    monkeypatch.setattr(services, "enqueue_analysis", fake_enqueue)
+    monkeypatch.setattr(uploads, "enqueue_analysis", fake_enqueue)
     return calls
 
 
@@ -106,12 +106,11 @@ def fake_loader(monkeypatch):
     def load(snapshot, label):
         return HostFacts(label=label, hostname=snapshot.label or f"h{snapshot.pk}")
 
-    monkeypatch.setattr(services, "_load_host_facts", load)
-    monkeypatch.setattr(services, "_load_hosts_facts", lambda snapshot, label: [load(snapshot, label)])
+    monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [load(snapshot, label)])
 
 
 def upload(owner, data: bytes, name="numa.xml", **kw) -> Snapshot:
-    return services.create_snapshot(
+    return uploads.create_snapshot(
         owner=owner, uploaded_file=SimpleUploadedFile(name, data), filename=name, **kw
     )
 
@@ -152,7 +151,7 @@ def test_identical_reupload_by_same_owner_returns_existing(user, other, enqueued
 
 
 def test_pasted_data_becomes_a_transcript(user, enqueued):
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=user,
         data=b"[root@db1 ~]# numactl -H\navailable: 2 nodes (0-1)\n",
         filename="pasted-transcript.txt",
@@ -162,7 +161,7 @@ def test_pasted_data_becomes_a_transcript(user, enqueued):
 
 
 def test_empty_upload_is_rejected(user, enqueued):
-    with pytest.raises(services.UploadRejected):
+    with pytest.raises(uploads.UploadRejected):
         upload(user, b"")
     assert not Snapshot.objects.exists()
 
@@ -197,7 +196,7 @@ def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader,
     fake = RecordingEngine()
     monkeypatch.setattr(engine, "analyze", fake)
     snap = upload(user, b"one", label="h1")
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == Snapshot.Status.DONE
     assert done.engine_version == engine.ENGINE_VERSION
     assert done.attempts == 1 and done.finished_at and done.parse_seconds is not None
@@ -210,10 +209,10 @@ def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader,
     assert finding.measures == ["enable-numa-balancing"]
 
     # A second delivery of the same task is a no-op ...
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert len(fake.calls) == 1
     # ... and a forced re-run replaces the set instead of adding to it.
-    services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     assert len(fake.calls) == 2
     assert Finding.objects.filter(snapshot=snap).count() == 1
 
@@ -221,7 +220,7 @@ def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader,
 def test_engine_error_marks_failed_without_findings(user, enqueued, fake_loader, monkeypatch):
     monkeypatch.setattr(engine, "analyze", RecordingEngine(exc=KeyError("numa")))
     snap = upload(user, b"two")
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == Snapshot.Status.FAILED
     assert "KeyError" in result.last_error and "numa" in result.last_error
     assert not Finding.objects.filter(snapshot=snap).exists()
@@ -234,7 +233,7 @@ def test_failed_write_leaves_no_half_written_findings(user, enqueued, fake_loade
     ]
     monkeypatch.setattr(engine, "analyze", RecordingEngine(findings=two))
     snap = upload(user, b"three")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert snap.findings.count() == 2
 
     original = Finding.objects.bulk_create
@@ -245,7 +244,7 @@ def test_failed_write_leaves_no_half_written_findings(user, enqueued, fake_loade
 
     monkeypatch.setattr(Finding.objects, "bulk_create", explode)
     with pytest.raises(OperationalError):
-        services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     # The transaction rolled back: the previous complete set is intact.
     assert sorted(snap.findings.values_list("rule", flat=True)) == ["a.one", "a.two"]
     snap.refresh_from_db()
@@ -255,7 +254,7 @@ def test_failed_write_leaves_no_half_written_findings(user, enqueued, fake_loade
 def test_missing_stored_file_fails_clearly(user, enqueued):
     snap = upload(user, b"four")
     Path(snap.file.path).unlink()
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == Snapshot.Status.FAILED
     assert "missing" in result.last_error
 
@@ -263,14 +262,14 @@ def test_missing_stored_file_fails_clearly(user, enqueued):
 def test_gives_up_after_max_attempts(user, enqueued, fake_loader, monkeypatch):
     monkeypatch.setattr(engine, "analyze", RecordingEngine())
     snap = upload(user, b"five")
-    Snapshot.objects.filter(pk=snap.pk).update(attempts=services.MAX_ATTEMPTS, status="analyzing")
-    result = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    Snapshot.objects.filter(pk=snap.pk).update(attempts=analysis.MAX_ATTEMPTS, status="analyzing")
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == Snapshot.Status.FAILED
     assert "gave up after" in result.last_error
 
 
 def test_deleted_snapshot_is_ignored():
-    assert services.analyze_snapshot_now(snapshot_id=987654) is None
+    assert analysis.analyze_snapshot_now(snapshot_id=987654) is None
 
 
 def test_cluster_snapshots_are_analysed_together(user, enqueued, fake_loader, monkeypatch):
@@ -278,11 +277,11 @@ def test_cluster_snapshots_are_analysed_together(user, enqueued, fake_loader, mo
     fake = RecordingEngine(findings=[spread])
     monkeypatch.setattr(engine, "analyze", fake)
     first = upload(user, b"host a", label="a", cluster="kunpeng")
-    services.analyze_snapshot_now(snapshot_id=first.pk)
+    analysis.analyze_snapshot_now(snapshot_id=first.pk)
     second = upload(user, b"host b", label="b", cluster="kunpeng")
-    services.analyze_snapshot_now(snapshot_id=second.pk)
+    analysis.analyze_snapshot_now(snapshot_id=second.pk)
     lone = upload(user, b"host c", label="c")
-    services.analyze_snapshot_now(snapshot_id=lone.pk)
+    analysis.analyze_snapshot_now(snapshot_id=lone.pk)
     assert fake.calls == [["a"], ["b", "a"], ["c"]]
     # The fleet finding concerns both hosts: stored on each, once.
     assert first.findings.filter(rule="fleet.benchmark_spread").count() == 1
@@ -292,9 +291,9 @@ def test_cluster_snapshots_are_analysed_together(user, enqueued, fake_loader, mo
 def test_findings_of_a_cluster_run_go_to_the_snapshot_of_their_host(user, enqueued, fake_loader, monkeypatch):
     monkeypatch.setattr(engine, "analyze", RecordingEngine())  # one finding per host, host=label
     guest = upload(user, b"guest", label="infoplus-db", cluster="zstack")
-    services.analyze_snapshot_now(snapshot_id=guest.pk)
+    analysis.analyze_snapshot_now(snapshot_id=guest.pk)
     host = upload(user, b"host", label="zstack-9", cluster="zstack")
-    services.analyze_snapshot_now(snapshot_id=host.pk)
+    analysis.analyze_snapshot_now(snapshot_id=host.pk)
     assert list(guest.findings.values_list("host", flat=True)) == ["infoplus-db"]
     assert list(host.findings.values_list("host", flat=True)) == ["zstack-9"]
 
@@ -313,7 +312,7 @@ def test_sibling_finishing_during_analysis_triggers_a_second_round(user, enqueue
         return real(snapshot)
 
     monkeypatch.setattr(engine, "analyze", analyze)
-    services.analyze_snapshot_now(snapshot_id=b.pk)
+    analysis.analyze_snapshot_now(snapshot_id=b.pk)
     assert calls == [["b"], ["b", "a"]]
     assert a.findings.count() == 1 and b.findings.count() == 1
 
@@ -331,15 +330,15 @@ def test_stale_snapshots_and_sweep(user, enqueued, settings):
     Snapshot.objects.filter(pk=lost.pk).update(queued_at=old)
     Snapshot.objects.filter(pk=killed.pk).update(status="analyzing", started_at=old, queued_at=old)
     Snapshot.objects.filter(pk=done.pk).update(status="done", queued_at=old)
-    assert set(services.stale_snapshots().values_list("pk", flat=True)) == {lost.pk, killed.pk}
+    assert set(analysis.stale_snapshots().values_list("pk", flat=True)) == {lost.pk, killed.pk}
 
     enqueued.clear()
-    assert services.sweep_stale() == [lost.pk, killed.pk]
+    assert analysis.sweep_stale() == [lost.pk, killed.pk]
     assert enqueued == [lost.pk, killed.pk]
     killed.refresh_from_db()
     assert killed.status == Snapshot.Status.QUEUED
     # Re-queued rows are fresh again: the next sweep leaves them alone.
-    assert services.sweep_stale() == []
+    assert analysis.sweep_stale() == []
     assert fresh.pk not in enqueued
 
 
@@ -356,20 +355,20 @@ def test_reanalyze_outdated(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
     monkeypatch.setattr(engine, "analyze", fake)
     snap = upload(user, b"old engine", label="h")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     Snapshot.objects.filter(pk=snap.pk).update(engine_version="0")
     Finding.objects.filter(snapshot=snap).update(engine_version="0")
     current = upload(user, b"current engine", label="k")
-    services.analyze_snapshot_now(snapshot_id=current.pk)
+    analysis.analyze_snapshot_now(snapshot_id=current.pk)
 
-    assert list(services.outdated_snapshots()) == [snap]
-    assert services.reanalyze() == 1
+    assert list(analysis.outdated_snapshots()) == [snap]
+    assert analysis.reanalyze() == 1
     snap.refresh_from_db()
     assert snap.engine_version == engine.ENGINE_VERSION and snap.status == "done"
     # The old engine's findings are kept as history; the report shows the current set.
     assert snap.findings.filter(engine_version="0").count() == 1
     assert snap.current_findings().count() == 1
-    assert services.reanalyze(everything=True) == 2
+    assert analysis.reanalyze(everything=True) == 2
 
 
 def test_visible_snapshots_owner_and_team(user, other, enqueued):
@@ -377,20 +376,20 @@ def test_visible_snapshots_owner_and_team(user, other, enqueued):
 
     mine = upload(user, b"mine")
     theirs = upload(other, b"theirs")
-    assert list(services.visible_snapshots(user)) == [mine]
+    assert list(selectors.visible_snapshots(user)) == [mine]
     team = Team.objects.create(name="DB support", slug="db")
     Membership.objects.create(user=user, team=team)
     Membership.objects.create(user=other, team=team)
     shared = upload(other, b"shared with team")
     assert shared.team == team
-    assert set(services.visible_snapshots(user)) == {mine, shared}
-    assert theirs not in services.visible_snapshots(user)
+    assert set(selectors.visible_snapshots(user)) == {mine, shared}
+    assert theirs not in selectors.visible_snapshots(user)
 
 
 def test_facts_json_is_serialisable(user, enqueued, fake_loader, monkeypatch):
     monkeypatch.setattr(engine, "analyze", RecordingEngine())
     snap = upload(user, b"json", label="j")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     snap.refresh_from_db()
     json.dumps(snap.facts)
     assert snap.facts["label"] == "j"
@@ -421,7 +420,7 @@ def test_real_zstack_host_and_guest_as_one_cluster(user, enqueued, order):
     snaps = {}
     for name in order:
         snap = upload_path(user, ZSTACK_BEFORE / name, cluster="zstack")
-        done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+        done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
         assert done.status == "done", done.last_error
         snaps[name] = snap
     host, guest = snaps["zstack-9.txt"], snaps["infoplus-db.txt"]
@@ -449,7 +448,7 @@ def test_real_kunpeng_cluster_stores_fleet_findings_on_every_host(user, enqueued
     snaps = []
     for path in paths:
         snap = upload_path(user, path, cluster="kunpeng-920")
-        assert services.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
+        assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
         snaps.append(snap)
     for snap in snaps:
         snap.refresh_from_db()
@@ -469,7 +468,7 @@ def test_real_collector_archive(user, enqueued):
     )
     snap = upload(user, archive, name="db1.tar.gz")
     assert snap.kind == Snapshot.Kind.COLLECTOR
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done", done.last_error
     assert done.facts["numa"] is not None
 
@@ -479,11 +478,11 @@ def test_real_resnapshot_of_a_host_is_not_its_own_sibling(user, enqueued, monkey
     monkeypatch.setattr(engine, "analyze", fake)
     data = (ZSTACK_BEFORE / "zstack-9.txt").read_bytes()
     before = upload(user, data, name="zstack-9.txt", label="before", cluster="zstack")
-    services.analyze_snapshot_now(snapshot_id=before.pk)
+    analysis.analyze_snapshot_now(snapshot_id=before.pk)
     guest = upload_path(user, ZSTACK_BEFORE / "infoplus-db.txt", cluster="zstack")
-    services.analyze_snapshot_now(snapshot_id=guest.pk)
+    analysis.analyze_snapshot_now(snapshot_id=guest.pk)
     after = upload(user, data + b"\n", name="zstack-9.txt", label="after", cluster="zstack")
-    services.analyze_snapshot_now(snapshot_id=after.pk)
+    analysis.analyze_snapshot_now(snapshot_id=after.pk)
     # The later snapshot of host zstack-9 is analysed with the guest, not with its own earlier snapshot.
     assert fake.calls == [["before"], ["infoplus-db", "before"], ["after", "infoplus-db"]]
 
@@ -495,7 +494,7 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
     old = upload(user, b"analysed by engine 0", label="old")
     new = upload(user, b"analysed by the current engine", label="new")
     for snap in (old, new):
-        services.analyze_snapshot_now(snapshot_id=snap.pk)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     Snapshot.objects.filter(pk=old.pk).update(engine_version="0")
 
     out = io.StringIO()
@@ -512,13 +511,12 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 
 
 def test_host_without_hostname_is_known_by_its_label(user, enqueued, monkeypatch):
-    monkeypatch.setattr(services, "_load_host_facts", lambda snapshot, label: HostFacts(label=label))
-    monkeypatch.setattr(services, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
+    monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
     fake = RecordingEngine()
     monkeypatch.setattr(engine, "analyze", fake)
     for i, label in enumerate(["obs-197", "obs-197", "obs-198"]):
         snap = upload(user, f"run {i}".encode(), label=label, cluster="ob")
-        services.analyze_snapshot_now(snapshot_id=snap.pk)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert fake.calls == [["obs-197"], ["obs-197"], ["obs-198", "obs-197"]]
 
 
@@ -532,7 +530,7 @@ def test_upload_is_fsynced_before_the_row_exists(user, enqueued, monkeypatch):
         synced.append((fd, Snapshot.objects.exists()))
         return real_fsync(fd)
 
-    monkeypatch.setattr(services.os, "fsync", recording_fsync)
+    monkeypatch.setattr(uploads.os, "fsync", recording_fsync)
     snap = upload(user, NUMA_XML.read_bytes())
     assert len(synced) >= 2  # the file, then its directories up to the storage root
     assert not any(row_existed for _fd, row_existed in synced)
@@ -571,7 +569,7 @@ def test_real_pipeline_on_a_storage_without_local_paths(user, enqueued, settings
     with pytest.raises(NotImplementedError):
         default_storage.path("x")
     snap = upload_path(user, ZSTACK_BEFORE / "zstack-9.txt")
-    done = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done", done.last_error
     rules = set(done.current_findings().values_list("rule", flat=True))
     assert {"kvm.vcpu_hotplug_enabled", "kvm.vcpus_unpinned", "memory.hugepages_absent"} <= rules
@@ -591,7 +589,7 @@ def test_prose_only_upload_is_matched_by_its_text(user, enqueued):
     text = (ROOT / "tests" / "evaluation" / "36-oceanbase-cpu-quota-prose-zh" / "question.txt").read_bytes()
     snap = upload(user, text, name="question.txt")
     prose = HostFacts(label="q", reading=Reading(lines=3, prose_lines=3))
-    assert services._prose_symptom(snap, prose).startswith("### Describe your question")
-    assert services._prose_symptom(snap, HostFacts(label="q")) == ""
-    cases = services._similar_cases([], None, services._prose_symptom(snap, prose))
+    assert analysis._prose_symptom(snap, prose).startswith("### Describe your question")
+    assert analysis._prose_symptom(snap, HostFacts(label="q")) == ""
+    cases = analysis._similar_cases([], None, analysis._prose_symptom(snap, prose))
     assert [c["slug"] for c in cases] == ["oceanbase-bmsql-tuning"] and cases[0]["title_zh"]

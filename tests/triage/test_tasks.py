@@ -7,7 +7,7 @@ import pytest
 from django.db import OperationalError
 from kombu.exceptions import OperationalError as BrokerError
 
-from triage import services, tasks
+from triage import analysis, tasks
 
 
 def test_analyze_task_options():
@@ -36,7 +36,7 @@ def test_task_retries_transient_database_errors(monkeypatch):
             raise OperationalError("server closed the connection unexpectedly")
         return Done()
 
-    monkeypatch.setattr(services, "analyze_snapshot_now", flaky)
+    monkeypatch.setattr(analysis, "analyze_snapshot_now", flaky)
     result = tasks.analyze_snapshot.apply(args=[7])
     assert result.get() == "done"
     assert calls == [7, 7, 7]
@@ -49,7 +49,7 @@ def test_task_does_not_retry_other_errors(monkeypatch):
         calls.append(snapshot_id)
         raise ValueError("bug")
 
-    monkeypatch.setattr(services, "analyze_snapshot_now", broken)
+    monkeypatch.setattr(analysis, "analyze_snapshot_now", broken)
     result = tasks.analyze_snapshot.apply(args=[8])
     with pytest.raises(ValueError):
         result.get()

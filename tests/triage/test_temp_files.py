@@ -1,4 +1,4 @@
-"""triage.services.cleanup_temp_files: stale upload temp files go, files in
+"""triage.uploads.cleanup_temp_files: stale upload temp files go, files in
 use or still being written stay."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from triage.services import cleanup_temp_files
+from triage.uploads import cleanup_temp_files
 
 
 @pytest.fixture

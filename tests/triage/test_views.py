@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from tests.conftest import CORPUS
-from triage import services
+from triage import analysis, uploads
 from triage.models import Finding, Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -26,9 +26,7 @@ def media(settings, tmp_path):
 @pytest.fixture
 def enqueued(monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(
-        services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
-    )
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True)
     return calls
 
 
@@ -49,7 +47,7 @@ def client_alice(client, alice):
 
 
 def make_done(owner, *, label="zstack-guest", cluster="", findings=()):
-    snap = services.create_snapshot(
+    snap = uploads.create_snapshot(
         owner=owner, data=label.encode() + b" data", filename=f"{label}.txt", label=label
     )
     Snapshot.objects.filter(pk=snap.pk).update(
@@ -156,7 +154,7 @@ def test_upload_requires_csrf(alice):
 
 
 def test_status_partial_polls_until_done(client_alice, alice, enqueued):
-    snap = services.create_snapshot(owner=alice, data=b"$ lscpu\nCPU(s): 2\n", filename="t.txt")
+    snap = uploads.create_snapshot(owner=alice, data=b"$ lscpu\nCPU(s): 2\n", filename="t.txt")
     url = reverse("triage:snapshot_status", args=[snap.pk])
     html = client_alice.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'hx-trigger="every 1s"' in html and f'hx-get="{url}"' in html
@@ -170,7 +168,7 @@ def test_status_partial_polls_until_done(client_alice, alice, enqueued):
 
 
 def test_failed_status_shows_last_error(client_alice, alice, enqueued):
-    snap = services.create_snapshot(owner=alice, data=b"junk", filename="junk.bin")
+    snap = uploads.create_snapshot(owner=alice, data=b"junk", filename="junk.bin")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="failed", last_error="analysis failed: ValueError: boom"
     )
@@ -224,7 +222,7 @@ def test_team_member_sees_team_snapshot(client, alice, bob):
 def test_list_filters(client_alice, alice, enqueued):
     a = make_done(alice, label="host-a", cluster="kunpeng", findings=FINDINGS[:1])
     b = make_done(alice, label="host-b", cluster="zstack", findings=FINDINGS[1:])
-    queued = services.create_snapshot(owner=alice, data=b"queued one", filename="q.txt", label="host-q")
+    queued = uploads.create_snapshot(owner=alice, data=b"queued one", filename="q.txt", label="host-q")
     url = reverse("triage:snapshot_list")
 
     def names(params):
@@ -272,7 +270,7 @@ def test_hostile_upload_gets_a_report_not_a_500(client_alice, alice, enqueued, n
     response = client_alice.post(reverse("triage:snapshot_new"), {"files": SimpleUploadedFile(name, data)})
     assert response.status_code == 302
     snap = Snapshot.objects.get(owner=alice)
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     snap.refresh_from_db()
     assert snap.status in ("done", "failed")
     page = client_alice.get(snap.get_absolute_url())
@@ -283,7 +281,7 @@ def test_hostile_upload_gets_a_report_not_a_500(client_alice, alice, enqueued, n
 
 
 def test_failed_snapshot_can_be_analysed_again(client_alice, alice, enqueued):
-    snap = services.create_snapshot(owner=alice, data=b"junk", filename="junk.bin")
+    snap = uploads.create_snapshot(owner=alice, data=b"junk", filename="junk.bin")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="failed", last_error="analysis failed: boom", attempts=5
     )
@@ -311,7 +309,7 @@ def test_current_done_snapshot_offers_no_reanalysis(client_alice, alice, bob, cl
 
 
 def test_list_polls_while_snapshots_are_pending(client_alice, alice, enqueued):
-    snap = services.create_snapshot(owner=alice, data=b"$ lscpu\n", filename="t.txt")
+    snap = uploads.create_snapshot(owner=alice, data=b"$ lscpu\n", filename="t.txt")
     html = client_alice.get(reverse("triage:snapshot_list")).content.decode()
     assert 'hx-trigger="every 2s"' in html and 'hx-select="#snapshot-table"' in html
     Snapshot.objects.filter(pk=snap.pk).update(status="done")
@@ -322,7 +320,7 @@ def test_done_report_offers_copy_as_markdown(client_alice, alice, enqueued):
     done = make_done(alice)
     html = client_alice.get(f"/snapshots/{done.pk}/").content.decode()
     assert f'data-copy-markdown="/api/v1/snapshots/{done.pk}/report.md?lang=en"' in html
-    queued = services.create_snapshot(owner=alice, data=b"$ uname -r\n6.1.0\n", filename="t.txt")
+    queued = uploads.create_snapshot(owner=alice, data=b"$ uname -r\n6.1.0\n", filename="t.txt")
     assert "data-copy-markdown" not in client_alice.get(f"/snapshots/{queued.pk}/").content.decode()
 
 

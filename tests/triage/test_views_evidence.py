@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from tests.triage.founding_gaps import GAPS
-from triage import services
+from triage import analysis, uploads
 from triage.models import Finding, Snapshot, SnapshotArtifact
 
 pytestmark = pytest.mark.django_db
@@ -77,9 +77,7 @@ def media(settings, tmp_path):
 @pytest.fixture
 def enqueued(monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(
-        services, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True
-    )
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: calls.append(snapshot_id) or True)
     return calls
 
 
@@ -95,7 +93,7 @@ def client_alice(client, alice):
 
 
 def make_done(owner, *, findings=(), **fields) -> Snapshot:
-    snap = services.create_snapshot(owner=owner, data=b"db-1 data", filename="db-1.txt", label="db-1")
+    snap = uploads.create_snapshot(owner=owner, data=b"db-1 data", filename="db-1.txt", label="db-1")
     values = {
         "status": "done",
         "engine_version": "1",
@@ -247,7 +245,7 @@ def test_paste_form_adds_an_artifact_and_queues_the_same_snapshot(
         )
     assert response.status_code == 302 and response["Location"] == snap.get_absolute_url()
     artifact = SnapshotArtifact.objects.get(snapshot=snap)
-    assert artifact.name == services.PASTED_ARTIFACT and artifact.added_by == alice
+    assert artifact.name == uploads.PASTED_ARTIFACT and artifact.added_by == alice
     snap.refresh_from_db()
     assert snap.status == "queued" and enqueued == [snap.pk]
     assert [f["rule"] for f in snap.history[0]["findings"]] == ["numa.balancing_disabled"]
@@ -286,14 +284,14 @@ def test_paste_of_the_missing_block_brings_the_finding_back_on_the_report(client
     lists the earlier analysis."""
     gap = GAPS[4]
     text, block = gap.split()
-    snap = services.create_snapshot(owner=alice, data=text.encode(), filename=gap.host_file, label="obs")
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    snap = uploads.create_snapshot(owner=alice, data=text.encode(), filename=gap.host_file, label="obs")
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     before = page(client_alice, Snapshot.objects.get(pk=snap.pk))
     finding_of_gap = re.compile(rf'<article class="finding[^"]*"[^>]*data-rule="{re.escape(gap.rule)}"')
     assert not finding_of_gap.search(before)
     assert f'class="not-checked-item" data-rule="{gap.rule}"' in before
     client_alice.post(reverse("triage:snapshot_add_artifact", args=[snap.pk]), {"output": block})
-    services.analyze_snapshot_now(snapshot_id=snap.pk)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     html = page(client_alice, Snapshot.objects.get(pk=snap.pk))
     assert finding_of_gap.search(html)
     assert f'class="not-checked-item" data-rule="{gap.rule}"' not in html

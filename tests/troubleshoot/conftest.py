@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from tests.conftest import FIXTURES
-from triage import services as triage_services
+from triage import analysis, uploads
 
 SEEDS = FIXTURES / "seeds"
 
@@ -58,14 +58,14 @@ def upload_folder(session, user, folder: Path, phase: str):
         upload = SimpleUploadedFile(path.name, path.read_bytes())
         snaps.append(services.upload_snapshot(session=session, user=user, uploaded_file=upload, phase=phase))
     for snap in snaps:
-        triage_services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     return snaps
 
 
 @pytest.fixture
 def no_queue(monkeypatch):
     """Analysis runs where the test says, not on commit."""
-    monkeypatch.setattr(triage_services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from tests.troubleshoot.conftest import SEEDS
-from triage import services as triage_services
+from triage import analysis
 from troubleshoot import services
 from troubleshoot.fill import PINNING, fill_commands
 
@@ -95,7 +95,7 @@ def test_the_planners_cannot_help_reason_is_shown(teams, founding_cases, media, 
         uploaded_file=SimpleUploadedFile("zstack-9.txt", text.encode()),
         phase="before",
     )
-    triage_services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+    analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
 
     [plan] = services.guest_plans(session)
     assert not plan.ok and "domain type is qemu, not kvm" in plan.result.reason

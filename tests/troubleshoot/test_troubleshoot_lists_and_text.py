@@ -77,13 +77,13 @@ def test_wizard_names_measures_by_title(client, zstack_session):
 
 
 def test_attach_picker_is_newest_first_with_time_and_cluster(client, teams, media, no_queue):
-    from triage import services as triage_services
+    from triage import uploads
     from triage.models import Snapshot
 
     alice = teams["alice"]
     base = timezone.now() - dt.timedelta(hours=3)
     for i, name in enumerate(["collect.tar.gz", "collect.tar.gz", "zstack-9.txt"]):
-        snap = triage_services.create_snapshot(
+        snap = uploads.create_snapshot(
             owner=alice, data=f"$ uptime {i}\n".encode(), filename=name, cluster="rack-1" if i else ""
         )
         Snapshot.objects.filter(pk=snap.pk).update(created_at=base + dt.timedelta(hours=i))

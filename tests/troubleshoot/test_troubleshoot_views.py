@@ -190,7 +190,7 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
 ):
     """The later steps by plain multipart and form posts, as a browser without JS sends them."""
     from tests.troubleshoot.conftest import SEEDS
-    from triage import services as triage_services
+    from triage import analysis
 
     services.update_session(
         session=zstack_session, user=teams["alice"], changes={"guest_reboot_allowed": True}
@@ -208,7 +208,7 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
     after = services.snapshots_of(zstack_session, "after")
     assert len(after) == 2
     for snap in after:
-        triage_services.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     page = alice_client.get(step_url(zstack_session, "verify")).content.decode()
     cleared = page[page.index('id="cleared"') : page.index('id="remaining"')]
     assert 'data-rule="kvm.vcpus_unpinned"' in cleared

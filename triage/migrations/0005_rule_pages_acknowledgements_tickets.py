@@ -9,7 +9,7 @@ def fill_host_keys(apps, schema_editor):
     """Existing analysed snapshots get the host key the analysis now stores."""
     from django.db.models.fields.json import KT
 
-    from triage.services import host_key_of
+    from triage.selectors import host_key_of
 
     Snapshot = apps.get_model("triage", "Snapshot")
     rows = Snapshot.objects.filter(status="done").annotate(facts_hostname=KT("facts__hostname"))

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from accounts.services import rotate_api_token
 from tests.conftest import FIXTURES
-from triage import services
+from triage import analysis, uploads
 
 pytestmark = pytest.mark.django_db
 
@@ -29,11 +29,11 @@ def alice(db):
 
 @pytest.fixture
 def analysed(alice, monkeypatch):
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
-    snap = services.create_snapshot(
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    snap = uploads.create_snapshot(
         owner=alice, data=ZSTACK_HOST.read_bytes(), filename="zstack-9.txt", label="zstack-9"
     )
-    return services.analyze_snapshot_now(snapshot_id=snap.pk)
+    return analysis.analyze_snapshot_now(snapshot_id=snap.pk)
 
 
 def test_report_links_the_guest_remediation(client, alice, analysed):
@@ -79,10 +79,10 @@ def test_remediation_page_is_private_and_404s_unknown_domains(client, alice, ana
     ],
 )
 def test_report_shows_host_changes_with_rollback(client, alice, monkeypatch, seed, expected):
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     path = FIXTURES / "seeds" / seed
-    snap = services.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label=path.stem)
-    snap = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    snap = uploads.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label=path.stem)
+    snap = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     client.force_login(alice)
     page = client.get(snap.get_absolute_url()).content.decode()
     section = page[page.index('id="host-remedies"') :]
@@ -98,10 +98,10 @@ def test_report_of_a_host_without_findings_shows_no_host_changes(client, alice, 
 
 
 def test_host_changes_download_as_an_ansible_playbook(client, alice, monkeypatch):
-    monkeypatch.setattr(services, "enqueue_analysis", lambda *, snapshot_id: True)
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     path = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before" / "gp-sdw03.txt"
-    snap = services.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label="gp-sdw03")
-    snap = services.analyze_snapshot_now(snapshot_id=snap.pk)
+    snap = uploads.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label="gp-sdw03")
+    snap = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     client.force_login(alice)
     url = reverse("triage:snapshot_playbook", args=[snap.pk])
     assert f'href="{url}"' in client.get(snap.get_absolute_url()).content.decode()

@@ -4,7 +4,7 @@ snapshot)."""
 
 from django.core.management.base import BaseCommand
 
-from triage import services
+from triage import analysis
 from triage.engine import ENGINE_VERSION
 from triage.models import Snapshot
 
@@ -27,8 +27,8 @@ class Command(BaseCommand):
         if ids:
             targets = list(Snapshot.objects.filter(pk__in=ids).order_by("pk"))
         else:
-            targets = list(services.outdated_snapshots(include_current=all))
-        count = services.reanalyze(snapshots=targets, enqueue=enqueue)
+            targets = list(analysis.outdated_snapshots(include_current=all))
+        count = analysis.reanalyze(snapshots=targets, enqueue=enqueue)
         verb = "enqueued" if enqueue else "re-analysed"
         self.stdout.write(f"{verb} {count} snapshot(s) with engine {ENGINE_VERSION}")
         if not enqueue and targets:

@@ -1,0 +1,777 @@
+"""Analysis: running the engine on a snapshot and writing what it found.
+
+:func:`analyze_snapshot_now` (the Celery task calls it) claims the snapshot
+(a lease, :mod:`triage.leases`), parses its upload, rebuilds the other hosts
+of its cluster from their stored facts, runs the engine, attributes each
+finding to the snapshot of its host and replaces the findings in one
+transaction. :func:`sweep_stale` (beat) re-enqueues rows left ``queued`` and
+``analyzing`` ones whose lease expired; :func:`reanalyze` re-runs finished ones.
+
+Test hook: when the environment variable ``CASEBOOK_TEST_ANALYSIS_DELAY`` holds a
+number of seconds, :func:`analyze_snapshot_now` sleeps that long after marking
+the snapshot ``analyzing``. The integration tests use it to kill a worker in the
+middle of an analysis; it is never set in production.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import DatabaseError, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from collectors import archive
+from collectors.derived.fleet import fleet_profile, profile_host, profile_to_json
+from collectors.facts import SnapshotFacts, to_dict
+from kb.similarity import prose_only, similar_cases_for
+from triage import engine, signals, uploads
+from triage.engine import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
+from triage.excerpts import cited_excerpts
+from triage.leases import (
+    ACTIVE_LEASES,
+    LEASE_EXPIRED,
+    AnalysisTimeout,
+    LeaseKeeper,
+    lease_holds,
+    new_lease_owner,
+    release_lease,
+)
+from triage.models import Finding, Snapshot, SnapshotArtifact
+from triage.rules import Evidence, host_domains, running_domain_names
+from triage.selectors import (
+    TRANSIENT_DB_ERRORS,
+    cluster_members,
+    cluster_siblings,
+    host_key_of,
+    unique_labels,
+)
+from triage.storage import CHUNK, local_path, stored_name, upload_text
+
+log = logging.getLogger(__name__)
+
+
+# A snapshot that keeps killing or failing its worker is given up after this
+# many analysis attempts rather than retried forever by the sweeper.
+MAX_ATTEMPTS = 5
+
+
+# Analyses of one cluster that finish concurrently re-run (at most this many
+# times) so that the last one to write has seen every host.
+CLUSTER_ROUNDS = 3
+
+
+_CLUSTER_CHANGED = object()
+
+
+def _analysis_delay() -> float:
+    try:
+        return max(0.0, float(os.environ.get("CASEBOOK_TEST_ANALYSIS_DELAY", "") or 0))
+    except ValueError:
+        return 0.0
+
+
+def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> list:
+    """Every host of the stored upload and the evidence added to it since (a
+    transcript whose prompts name other hosts gives several, see
+    ``collectors.archive.load_hosts``); the first is the snapshot's own host."""
+    name = snapshot.file.name
+    if not name or not default_storage.exists(name):
+        raise FileNotFoundError(name)
+
+    added = [
+        stored_name(a.file)
+        for a in snapshot.added_artifacts.all()
+        if default_storage.exists(stored_name(a.file))
+    ]
+    path = local_path(name)
+    if not added:
+        if path is not None:
+            return archive.load_hosts(path, label=label) if split else [archive.load_host(path, label=label)]
+        with default_storage.open(name, "rb") as fh:
+            data = fh.read()
+        upload = snapshot.original_filename or name
+        if split:
+            return archive.load_hosts_bytes(data, name=upload, label=label)
+        return [archive.load_host_bytes(data, name=upload, label=label)]
+    paths = [p for p in (local_path(n) for n in [name, *added]) if p]
+    if len(paths) == len(added) + 1:
+        if split:
+            return archive.load_hosts_files(paths, label=label)
+        return [archive.load_host_files(paths, label=label)]
+    # A remote storage (S3): the files are copied under their stored names.
+    with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
+        copies: list[str] = []
+        for n in [name, *added]:
+            target = os.path.join(tmp, str(len(copies)), os.path.basename(n))
+            os.makedirs(os.path.dirname(target))
+            with default_storage.open(n, "rb") as src, open(target, "wb") as dst:
+                for chunk in iter(lambda: src.read(CHUNK), b""):
+                    dst.write(chunk)
+            copies.append(target)
+        if split:
+            return archive.load_hosts_files(copies, label=label)
+        return [archive.load_host_files(copies, label=label)]
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_dict(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _evidence_json(finding, excerpts: dict) -> list[dict]:
+    out = []
+    for e in finding.evidence:
+        item = evidence_to_dict(e) if isinstance(e, Evidence) else _jsonable(e)
+        if isinstance(item, dict):
+            key = (item.get("host") or finding.host or "", item.get("artifact") or "", item.get("line"))
+            if key in excerpts:
+                item["excerpt"] = excerpts[key]
+        out.append(item)
+    return out
+
+
+def _finding_rows(
+    findings, *, snapshot: Snapshot, engine_version: str, excerpts: dict | None = None
+) -> list[Finding]:
+    rows = []
+    for f in findings:
+        rows.append(
+            Finding(
+                snapshot=snapshot,
+                rule=f.rule,
+                severity=f.severity,
+                host=(f.host or "")[:200],
+                title=(f.title or f.rule)[:300],
+                title_zh=(f.title_zh or "")[:300],
+                explanation=f.explanation or "",
+                explanation_zh=f.explanation_zh or "",
+                evidence=_evidence_json(f, excerpts or {}),
+                measures=list(f.measures),
+                impact=float(getattr(f, "impact", 0.0) or 0.0),
+                engine_version=engine_version,
+            )
+        )
+    return rows
+
+
+def _is_fleet(finding) -> bool:
+    return is_fleet_rule(finding.rule)
+
+
+def _prose_symptom(snapshot: Snapshot, host) -> str:
+    """The upload's text when it was read as prose only: similar cases can then
+    be matched only by what it says (``kb.similarity.prose_only``)."""
+    if not prose_only(SnapshotFacts(hosts=[host])):
+        return ""
+    return upload_text(snapshot)
+
+
+def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
+    """Similar past cases from the knowledge base. The knowledge base is an
+    enrichment: if it fails, the analysis still completes without it."""
+    try:
+        cases = _jsonable(list(similar_cases_for(findings, snapshot_facts, language="en", symptom=symptom)))
+        if cases:
+            # Titles in both UI languages, so the report follows the reader's.
+            chinese = similar_cases_for(findings, snapshot_facts, language="zh-hans", symptom=symptom)
+            zh_titles = {c["slug"]: c.get("title") for c in chinese if c.get("language") == "zh"}
+            for case in cases:
+                if zh_titles.get(case.get("slug")):
+                    case["title_zh"] = zh_titles[case["slug"]]
+        return cases
+    except TRANSIENT_DB_ERRORS:
+        raise
+    except Exception:
+        log.exception("similar cases lookup failed")
+        return []
+
+
+def _fail(snapshot_id: int, message: str) -> None:
+    Snapshot.objects.filter(pk=snapshot_id).update(
+        status=Snapshot.Status.FAILED,
+        last_error=message[:4000],
+        finished_at=timezone.now(),
+        lease_owner="",
+        lease_expires_at=None,
+    )
+    _announce(snapshot_id)
+
+
+def _announce(snapshot_id: int) -> None:
+    """Webhooks and e-mails for a finished analysis (integrations listens and
+    sends them after commit)."""
+    signals.analysis_finished.send(sender=Snapshot, snapshot_id=snapshot_id)
+
+
+def _added_ids(snapshot: Snapshot) -> list[int]:
+    return list(
+        SnapshotArtifact.objects.filter(snapshot_id=snapshot.pk).order_by("pk").values_list("pk", flat=True)
+    )
+
+
+def _split_not_checked(items, *, siblings: dict[str, int]) -> tuple[list[dict], dict[int, list[dict]]]:
+    """The engine's not-checked entries as stored: those naming another host of
+    the cluster run (``siblings``: label -> snapshot id) go to its snapshot;
+    the rest (this upload's hosts, the cluster as a whole) stay here."""
+    own: list[dict] = []
+    by_sibling: dict[int, list[dict]] = {pk: [] for pk in siblings.values()}
+    for item in items:
+        data = _jsonable(item)
+        if not isinstance(data, dict):
+            continue
+        entry: dict[str, Any] = {
+            "rule": str(data.get("rule") or ""),
+            "reason": str(data.get("reason") or ""),
+            "reason_zh": str(data.get("reason_zh") or ""),
+            "commands": [str(c) for c in data.get("commands") or []],
+            "host": str(data.get("host") or ""),
+        }
+        target = siblings.get(entry["host"])
+        (own if target is None else by_sibling[target]).append(entry)
+    return own, by_sibling
+
+
+def analyze_snapshot_now(
+    *, snapshot_id: int, force: bool = False, renew_lease: bool | None = None
+) -> Snapshot | None:
+    """Analyse one snapshot in this process (the Celery task calls this).
+
+    Idempotent: a snapshot already ``done`` by the current engine, ``failed``,
+    or being analysed by a live worker (its lease holds) is left alone unless
+    ``force``; re-running replaces the findings of this engine version in one
+    transaction, so a reader never sees half a set. Transient database errors
+    propagate (the task retries); the Celery soft time limit fails the snapshot
+    with "analysis took too long"; any other error marks the snapshot
+    ``failed`` with ``last_error``. Returns None when the snapshot no longer
+    exists.
+
+    While it runs, the snapshot holds a lease (``lease_owner``,
+    ``lease_expires_at``) that a background thread renews every
+    ``CASEBOOK_LEASE_RENEW_SECONDS`` (``renew_lease``; default: when tasks run
+    on workers, not in-process), so the sweeper never starts a running
+    analysis a second time.
+    """
+    owner = new_lease_owner()
+    claimed = _claim(snapshot_id, owner=owner, force=force)
+    if not isinstance(claimed, _Claimed):
+        return claimed
+    snapshot = claimed.snapshot
+    if renew_lease is None:
+        renew_lease = not settings.CELERY_TASK_ALWAYS_EAGER
+    keeper = LeaseKeeper(snapshot_id, owner) if renew_lease else None
+    if keeper:
+        keeper.start()
+    released = False
+    try:
+        result = _run_analysis(snapshot)
+        released = True  # _fail / _write cleared or replaced the lease
+        return result
+    except (SoftTimeLimitExceeded, AnalysisTimeout):
+        log.warning("analysis of snapshot %s ran past its time limit", snapshot_id)
+        fail_timed_out(snapshot_id=snapshot_id)
+        released = True
+        return Snapshot.objects.filter(pk=snapshot_id).first()
+    finally:
+        if keeper:
+            keeper.stop()
+        ACTIVE_LEASES.discard(owner)
+        if not released:
+            # A transient error: give the lease back so the retry (or the
+            # sweeper) can start again at once.
+            release_lease(snapshot_id=snapshot_id, owner=owner)
+
+
+def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
+    snapshot_id = snapshot.pk
+    delay = _analysis_delay()
+    if delay:
+        time.sleep(delay)
+
+    for _round in range(CLUSTER_ROUNDS):
+        try:
+            run = _compute(snapshot)
+        except (*TRANSIENT_DB_ERRORS, SoftTimeLimitExceeded):
+            raise  # AnalysisTimeout is a BaseException: no handler here catches it
+        except FileNotFoundError:
+            _fail(snapshot_id, "the stored upload is missing from storage")
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        except Exception as exc:
+            log.exception("analysis of snapshot %s failed", snapshot_id)
+            _fail(snapshot_id, f"analysis failed: {type(exc).__name__}: {exc}")
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        written = _write(snapshot_id, run)
+        if written is not _CLUSTER_CHANGED:
+            return written
+        # Another host of the cluster finished, or evidence was added, while we
+        # analysed: run again so that the last analysis includes everything.
+        log.info(
+            "cluster %r changed while snapshot %s was analysed; running again", snapshot.cluster, snapshot_id
+        )
+        reloaded = Snapshot.objects.filter(pk=snapshot_id).first()
+        if reloaded is None:
+            return None
+        snapshot = reloaded
+    return _write(snapshot_id, run, force_write=True)
+
+
+GAVE_UP_PREFIX = "gave up after "
+
+
+@dataclasses.dataclass
+class _Claimed:
+    snapshot: Snapshot
+
+
+def _give_up_message(snapshot: Snapshot) -> str:
+    """ "gave up after N attempts; last error: ...", never nested: a previous
+    give-up message is replaced, not quoted."""
+    last = snapshot.last_error or ""
+    while last.startswith(GAVE_UP_PREFIX) and "; last error: " in last:
+        last = last.split("; last error: ", 1)[1]
+    last = last or "none recorded"
+    return f"{GAVE_UP_PREFIX}{snapshot.attempts} attempts; last error: {last}"[:4000]
+
+
+def _claim(snapshot_id: int, *, owner: str, force: bool):
+    """Take the snapshot's lease and mark it ``analyzing`` (one attempt more).
+    Returns ``_Claimed``, or the snapshot (or None) when there is nothing to
+    run: gone, finished, given up, or held by a live lease."""
+    with transaction.atomic():
+        snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+        if not force:
+            current = (
+                snapshot.status == Snapshot.Status.DONE and snapshot.engine_version == engine.ENGINE_VERSION
+            )
+            # A failed analysis is final until someone asks again (reanalyze,
+            # the retry button), which sets it ``queued`` first.
+            if current or snapshot.status == Snapshot.Status.FAILED:
+                return snapshot
+            if lease_holds(snapshot):
+                log.info(
+                    "snapshot %s is being analysed by %s; not starting it twice",
+                    snapshot_id,
+                    snapshot.lease_owner,
+                )
+                return snapshot
+            if snapshot.attempts >= MAX_ATTEMPTS:
+                snapshot.status = Snapshot.Status.FAILED
+                snapshot.finished_at = timezone.now()
+                snapshot.last_error = _give_up_message(snapshot)
+                snapshot.lease_owner, snapshot.lease_expires_at = "", None
+                snapshot.save(
+                    update_fields=["status", "finished_at", "last_error", "lease_owner", "lease_expires_at"]
+                )
+                _announce(snapshot.pk)
+                return snapshot
+        now = timezone.now()
+        snapshot.status = Snapshot.Status.ANALYZING
+        snapshot.started_at = now
+        snapshot.attempts += 1
+        snapshot.lease_owner = owner
+        snapshot.lease_expires_at = now + timedelta(seconds=settings.CASEBOOK_LEASE_SECONDS)
+        snapshot.save(update_fields=["status", "started_at", "attempts", "lease_owner", "lease_expires_at"])
+    ACTIVE_LEASES.add(owner)
+    return _Claimed(snapshot)
+
+
+def fail_timed_out(*, snapshot_id: int, limit: float | None = None) -> None:
+    """Fail a snapshot whose analysis ran past the Celery time limit, unless it
+    finished meanwhile."""
+    limit = settings.CASEBOOK_ANALYSIS_SOFT_LIMIT if limit is None else limit
+    updated = (
+        Snapshot.objects.filter(pk=snapshot_id)
+        .exclude(status=Snapshot.Status.DONE)
+        .update(
+            status=Snapshot.Status.FAILED,
+            last_error=f"analysis took too long (limit {limit:g} s)",
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+        )
+    )
+    if updated:
+        _announce(snapshot_id)
+
+
+@dataclasses.dataclass
+class _Run:
+    sibling_ids: list[int]
+    own: list
+    by_sibling: dict[int, list]
+    facts: dict
+    errors: list
+    skipped: list
+    similar: list
+    version: str
+    parse_seconds: float
+    rules_seconds: float
+    excerpts: dict = dataclasses.field(default_factory=dict)
+    own_host: str | None = None
+    extra_hosts: list = dataclasses.field(default_factory=list)
+    checked: list = dataclasses.field(default_factory=list)
+    not_checked: list = dataclasses.field(default_factory=list)
+    sibling_not_checked: dict[int, list] = dataclasses.field(default_factory=dict)
+    # the added artifacts the run read: one added meanwhile makes it run again
+    artifact_ids: list[int] = dataclasses.field(default_factory=list)
+    fleet_facts: dict = dataclasses.field(default_factory=dict)
+    # members seen through their fleet summaries: only their fleet findings are replaced
+    fleet_siblings: list[int] = dataclasses.field(default_factory=list)
+
+
+def fleet_facts_of(host) -> dict:
+    """What ``Snapshot.fleet_facts`` stores: the host's fleet profile, which
+    says whether it is a guest or runs guests (which other members of its
+    cluster an analysis must see in full, for the guest/host rules)."""
+    hypervisor = bool(host_domains(host) or running_domain_names(host))
+    return profile_to_json(fleet_profile(host, hypervisor=hypervisor))
+
+
+def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
+    """Whether a member of the cluster (its stored ``fleet_facts`` flags) is
+    analysed in full with ``own_hosts``: a guest with the hosts that may run
+    it, a host with the guests it may run (the hosts that run guests, else, as
+    ``triage.rules.hypervisor_hosts`` picks them, every physical host:
+    ``hypervisors`` says whether the cluster has any). A member without flags
+    (analysed before they were stored) is, as every member was then."""
+    if not flags or flags.get("guest") is None:
+        return True
+    if flags["guest"]:
+        return any(not h.is_guest for h in own_hosts)
+    own_guest = any(h.is_guest for h in own_hosts)
+    return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
+
+
+def _sibling_hosts(siblings: list[Snapshot], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
+    """The other members of the cluster from what their analyses stored: the
+    related ones (``_related``) as typed hosts from their facts, the others as
+    their fleet profiles: ([(snapshot, HostFacts)], [(snapshot, FleetProfile)]).
+    No upload is read."""
+    if not siblings:
+        return [], []
+    flags = {
+        pk: {"guest": guest, "hypervisor": hyper}
+        for pk, guest, hyper in Snapshot.objects.filter(pk__in=[s.pk for s in siblings])
+        .exclude(fleet_facts={})
+        .values_list("pk", "fleet_facts__guest", "fleet_facts__hypervisor")
+    }
+    hypervisors = any(f["hypervisor"] for f in flags.values())
+    related = {s.pk for s in siblings if _related(own_hosts, flags.get(s.pk), hypervisors=hypervisors)}
+    rows = {
+        s.pk: s
+        for s in Snapshot.objects.filter(pk__in=related).only(
+            "pk", "label", "original_filename", "cluster", "facts"
+        )
+    }
+    rows.update(
+        {
+            s.pk: s
+            for s in Snapshot.objects.filter(pk__in=[s.pk for s in siblings if s.pk not in related]).only(
+                "pk", "label", "original_filename", "cluster", "fleet_facts"
+            )
+        }
+    )
+    full, fleet_only = [], []
+    for sib in siblings:
+        row = rows.get(sib.pk)
+        if row is None:
+            continue
+        if sib.pk in related:
+            host = row.host_facts()
+            host.label = labels[sib.pk]
+            full.append((sib, host))
+        else:
+            profile = row.fleet_profile()
+            profile.label = labels[sib.pk]
+            fleet_only.append((sib, profile))
+    return full, fleet_only
+
+
+def _compute(snapshot: Snapshot) -> _Run:
+    """Parse the snapshot's upload (the only one read), rebuild the other done
+    hosts of its cluster from their stored facts (in full the guests/hosts it
+    may pair with, the others from their fleet summaries), run the engine and
+    attribute each finding to the snapshot of its host. Touches no rows."""
+    t0 = time.monotonic()
+    artifact_ids = _added_ids(snapshot)
+    host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
+    if snapshot.cluster and not host.cluster:
+        host.cluster = snapshot.cluster
+    siblings = cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
+    labels = unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
+    # other hosts of the same paste (a guest reached by ssh) are analysed with it
+    taken = set(labels.values())
+    for extra in extra_hosts:
+        while extra.label in taken:
+            extra.label = f"{extra.label}'"
+        taken.add(extra.label)
+    own_hosts = [host, *extra_hosts]
+    full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
+    hosts = [*own_hosts, *(h for _s, h in full), *(profile_host(p) for _s, p in fleet_only)]
+    loaded = [s for s, _h in full]
+    summarised = [s for s, _p in fleet_only]
+    parse_seconds = time.monotonic() - t0
+
+    t1 = time.monotonic()
+    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p in fleet_only}))
+    rules_seconds = time.monotonic() - t1
+
+    own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
+    not_checked, sibling_not_checked = _split_not_checked(
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in [*loaded, *summarised]}
+    )
+    # A member known by its profile keeps what its own analysis found missing
+    # (the per-host rules did not run on it here) unless the run names it.
+    for sib in summarised:
+        if not sibling_not_checked.get(sib.pk):
+            sibling_not_checked.pop(sib.pk, None)
+    excerpts = cited_excerpts(
+        result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
+    )
+    return _Run(
+        checked=sorted(set(result.checked)),
+        not_checked=not_checked,
+        sibling_not_checked=sibling_not_checked,
+        artifact_ids=artifact_ids,
+        own_host=host.hostname or snapshot.label,
+        excerpts=excerpts,
+        sibling_ids=[s.pk for s in siblings],
+        own=own,
+        by_sibling=by_sibling,
+        fleet_siblings=[s.pk for s in summarised],
+        facts=to_dict(host),
+        fleet_facts=fleet_facts_of(host),
+        extra_hosts=[to_dict(h) for h in extra_hosts],
+        errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
+        skipped=[_skipped_entry(s) for s in result.skipped],
+        similar=_similar_cases(
+            own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
+        ),
+        version=result.engine_version or engine.ENGINE_VERSION,
+        parse_seconds=parse_seconds,
+        rules_seconds=rules_seconds,
+    )
+
+
+def _attribute(
+    findings, snapshot: Snapshot, siblings: list[Snapshot], labels: dict[int, str], *, summarised=()
+):
+    """A finding belongs to the snapshot whose host it names. Fleet findings
+    (and any naming no single host, e.g. ``cluster``) concern every host of
+    the run and are stored on each (those of the ``summarised`` members are
+    written from the own list, see ``_write``); others without a known host
+    stay with the snapshot being analysed. A member seen only through its
+    fleet summary keeps the per-host findings of its own analysis."""
+    by_label = {labels[s.pk]: s.pk for s in [snapshot, *siblings]}
+    summarised_labels = {labels[s.pk] for s in summarised}
+    own: list = []
+    by_sibling: dict[int, list] = {s.pk: [] for s in siblings}
+    for f in findings:
+        target = by_label.get(f.host or "")
+        if target is None and (f.host or "") in summarised_labels:
+            continue
+        if target is None and _is_fleet(f):
+            own.append(f)
+            for items in by_sibling.values():
+                items.append(f)
+        elif target is None or target == snapshot.pk:
+            own.append(f)
+        else:
+            by_sibling[target].append(f)
+    return own, by_sibling
+
+
+def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
+    """Replace the findings of this engine version on the snapshot and on the
+    other hosts of its cluster run, in one transaction."""
+    with transaction.atomic():
+        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+        if snapshot is None:
+            return None
+        # Lock the whole cluster in id order: two analyses of one cluster then
+        # write one after the other (no deadlock), and the second one sees
+        # the first as a sibling and runs again with it.
+        members = cluster_members(snapshot) if snapshot.cluster else Snapshot.objects.filter(pk=snapshot_id)
+        locked = {s.pk: s for s in members.select_for_update().order_by("pk")}
+        snapshot = locked.get(snapshot_id)
+        if snapshot is None:
+            return None
+        current = [s.pk for s in cluster_siblings(snapshot, own_host=run.own_host)]
+        if not force_write and (current != run.sibling_ids or _added_ids(snapshot) != run.artifact_ids):
+            return _CLUSTER_CHANGED
+        snapshot.findings.filter(engine_version=run.version).delete()
+        Finding.objects.bulk_create(
+            _finding_rows(run.own, snapshot=snapshot, engine_version=run.version, excerpts=run.excerpts)
+        )
+        snapshot.kind = _kind_after_load(snapshot)
+        snapshot.facts = run.facts
+        snapshot.fleet_facts = run.fleet_facts
+        snapshot.extra_hosts = run.extra_hosts
+        snapshot.errors = run.errors
+        snapshot.skipped = run.skipped
+        snapshot.checked = run.checked
+        snapshot.not_checked = run.not_checked
+        snapshot.similar_cases = run.similar
+        snapshot.engine_version = run.version
+        snapshot.host_key = host_key_of((run.facts or {}).get("hostname"), snapshot)
+        snapshot.parse_seconds = run.parse_seconds
+        snapshot.rules_seconds = run.rules_seconds
+        snapshot.status = Snapshot.Status.DONE
+        snapshot.finished_at = timezone.now()
+        snapshot.last_error = ""
+        snapshot.save()
+        _announce(snapshot_id)
+        for sib_id, findings in run.by_sibling.items():
+            sib = locked.get(sib_id)
+            if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != run.version:
+                continue
+            sib.findings.filter(engine_version=run.version).delete()
+            Finding.objects.bulk_create(
+                _finding_rows(findings, snapshot=sib, engine_version=run.version, excerpts=run.excerpts)
+            )
+            if sib_id in run.sibling_not_checked:
+                # what the host misses, as seen with the whole cluster
+                sib.not_checked = run.sibling_not_checked[sib_id]
+                sib.save(update_fields=["not_checked"])
+        for sib_id in run.fleet_siblings:
+            if sib_id in run.sibling_not_checked and sib_id in locked:
+                Snapshot.objects.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
+        _write_fleet_findings(run, [locked[pk] for pk in run.fleet_siblings if pk in locked])
+    return snapshot
+
+
+def _write_fleet_findings(run: _Run, members: list[Snapshot]) -> None:
+    """Replace the fleet findings of this engine version on the members seen
+    through their fleet summaries: one delete and one insert for the whole
+    cluster, whatever its size."""
+    members = [m for m in members if m.status == Snapshot.Status.DONE and m.engine_version == run.version]
+    if not members:
+        return
+    fleet = [f for f in run.own if is_fleet_rule(f.rule)]
+    Finding.objects.filter(
+        snapshot_id__in=[m.pk for m in members], engine_version=run.version, rule__startswith="fleet."
+    ).delete()
+    rows = []
+    for member in members:
+        rows.extend(_finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts))
+    Finding.objects.bulk_create(rows, batch_size=1000)
+
+
+def _skipped_entry(item: Any) -> dict:
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        return {"rule": str(item[0]), "reason": str(item[1])}
+    if isinstance(item, dict):
+        return {"rule": str(item.get("rule", "")), "reason": str(item.get("reason", ""))}
+    data = _jsonable(item)
+    if isinstance(data, dict):
+        return {"rule": str(data.get("rule", "")), "reason": str(data.get("reason", ""))}
+    return {"rule": str(item), "reason": ""}
+
+
+def _kind_after_load(snapshot: Snapshot) -> str:
+    if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
+        return snapshot.kind
+    with default_storage.open(stored_name(snapshot.file), "rb") as fh:
+        return archive.archive_kind(fh, snapshot.kind)
+
+
+def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Snapshot]:
+    """Snapshots to send to the workers again: ``queued`` for longer than
+    ``older_than`` seconds (default ``settings.CASEBOOK_STALE_AFTER_SECONDS``;
+    the enqueue was lost, e.g. the broker was down), and ``analyzing`` ones
+    whose lease has expired (the worker is gone). A running analysis renews
+    its lease, so however long it runs it is never started twice."""
+    now = now or timezone.now()
+    seconds = settings.CASEBOOK_STALE_AFTER_SECONDS if older_than is None else older_than
+    cutoff = now - timedelta(seconds=seconds)
+    return Snapshot.objects.filter(
+        Q(status=Snapshot.Status.QUEUED, queued_at__lt=cutoff)
+        | Q(status=Snapshot.Status.QUEUED, queued_at__isnull=True)
+        | Q(status=Snapshot.Status.ANALYZING, lease_expires_at__lt=now)
+        # Rows analysed before leases existed (or by an in-process run) have none.
+        | Q(status=Snapshot.Status.ANALYZING, lease_expires_at__isnull=True, started_at__lt=cutoff)
+    ).order_by("pk")
+
+
+def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[int]:
+    """Re-queue stale snapshots and enqueue them again. The row's ``queued_at``
+    is reset first so the next sweep does not enqueue it twice while it waits
+    in the broker; an expired lease is recorded as the last error (the give-up
+    message quotes it). Returns the ids that were enqueued."""
+    ids = list(stale_snapshots(older_than=older_than).values_list("pk", flat=True)[:limit])
+    enqueued = []
+    for pk in ids:
+        try:
+            with transaction.atomic():
+                row = stale_snapshots(older_than=older_than).select_for_update().filter(pk=pk).first()
+                if row is None:
+                    continue
+                fields = {"status": Snapshot.Status.QUEUED, "queued_at": timezone.now()}
+                if row.status == Snapshot.Status.ANALYZING:
+                    fields.update(lease_owner="", lease_expires_at=None, last_error=LEASE_EXPIRED)
+                Snapshot.objects.filter(pk=pk).update(**fields)
+        except DatabaseError:
+            log.warning("could not re-queue snapshot %s", pk, exc_info=True)
+            continue
+        if uploads.enqueue_analysis(snapshot_id=pk):
+            enqueued.append(pk)
+    if ids:
+        log.info("sweeper re-enqueued %d of %d stale snapshots", len(enqueued), len(ids))
+        _count_requeues(len(enqueued))
+    return enqueued
+
+
+def _count_requeues(n: int) -> None:
+    """For /metrics (``casebook_sweeper_requeues_total``, counted by
+    integrations, which listens); never fails the sweep."""
+    try:
+        signals.snapshots_requeued.send(sender=Snapshot, count=n)
+    except DatabaseError:
+        log.warning("could not count the sweeper's re-queues", exc_info=True)
+
+
+def outdated_snapshots(*, include_current: bool = False) -> QuerySet[Snapshot]:
+    """Snapshots analysed by an engine other than the current one."""
+    qs = Snapshot.objects.filter(status__in=[Snapshot.Status.DONE, Snapshot.Status.FAILED])
+    if not include_current:
+        qs = qs.exclude(engine_version=ENGINE_VERSION)
+    return qs.order_by("pk")
+
+
+def reanalyze(
+    *, snapshots: Iterable[Snapshot] | None = None, everything: bool = False, enqueue: bool = False
+) -> int:
+    """Re-run the analysis of ``snapshots`` (default: those analysed by an older
+    engine; ``everything``: all finished snapshots). In-process by default;
+    with ``enqueue`` the workers do it. Returns the number handled."""
+    targets = (
+        list(snapshots) if snapshots is not None else list(outdated_snapshots(include_current=everything))
+    )
+    for snap in targets:
+        Snapshot.objects.filter(pk=snap.pk).update(
+            status=Snapshot.Status.QUEUED, queued_at=timezone.now(), attempts=0, last_error=""
+        )
+        if enqueue:
+            uploads.enqueue_analysis(snapshot_id=snap.pk)
+        else:
+            analyze_snapshot_now(snapshot_id=snap.pk, force=True)
+    return len(targets)

@@ -1,0 +1,191 @@
+"""Reading snapshots: which ones a user may see, which host a snapshot is of,
+the members of its cluster, the remedies and "sounds like" cases filled from
+its stored facts. Nothing here writes; nothing re-parses an upload.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import InterfaceError, OperationalError
+from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
+
+from accounts.access import is_support, visible_teams
+from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
+from triage.models import Snapshot
+from triage.remedies import remedies_for_host
+from triage.remedies.libvirt import RULES as DOMAIN_RULES
+from triage.remedies.libvirt import domain_remedy
+from triage.storage import upload_text
+
+log = logging.getLogger(__name__)
+
+
+# Hosts of one cluster analysed together with a new snapshot (most recent first).
+# The fleet rules compare them through their stored fleet summaries, so a
+# cluster's size costs a database read per analysis, never a parse.
+MAX_CLUSTER_HOSTS = 5000
+
+
+# Database errors worth retrying: the connection dropped, a deadlock, a failover.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+
+def visible_snapshots(user) -> QuerySet[Snapshot]:
+    """Snapshots a user may see: their own, and those of the teams
+    ``accounts.access.visible_teams`` lets them read; support staff see all,
+    team-less uploads included (as with sessions)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Snapshot.objects.none()
+    if is_support(user):
+        return Snapshot.objects.all()
+    return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
+
+
+def load_host_facts(snapshot: Snapshot):
+    """The snapshot's host from its stored facts (``Snapshot.host_facts``):
+    the upload is not parsed again."""
+    return snapshot.host_facts()
+
+
+def host_remedies(snapshot: Snapshot, rules: set[str] | None = None) -> list:
+    """Host-level changes for the snapshot's current findings (sysctl.d files,
+    my.cnf lines, OceanBase statements, tc, IRQ affinity ...), filled from the
+    stored facts. Guests have their own patch (:func:`guest_remedy`)."""
+    if rules is None:
+        rules = set(snapshot.current_findings().values_list("rule", flat=True))
+    host_rules = set(rules) - set(DOMAIN_RULES)
+    if not host_rules or not snapshot.facts:
+        return []
+    return remedies_for_host(host=snapshot.host_facts(), rules=host_rules)
+
+
+def guest_remedy(snapshot: Snapshot, domain: str):
+    """The domain XML patch of guest ``domain`` (name or uuid), from the
+    stored facts (which keep the domain XML). Raises LookupError for no such guest."""
+    host = load_host_facts(snapshot)
+    match = next((d for d in host.domains if domain in (d.name, d.uuid)), None)
+    if match is None:
+        raise LookupError(domain)
+    return domain_remedy(domain_xml=match.raw_xml, host=host)
+
+
+def cluster_members(snapshot: Snapshot) -> QuerySet[Snapshot]:
+    """Every snapshot (any status) of the snapshot's cluster that the same
+    owner or team uploaded."""
+    scope = Q(owner_id=snapshot.owner_id)
+    team_id = getattr(snapshot, "team_id", None)
+    if team_id:
+        scope |= Q(team_id=team_id)
+    return Snapshot.objects.filter(scope, cluster=snapshot.cluster)
+
+
+def cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Snapshot]:
+    """The other analysed snapshots of the same cluster, visible to the same
+    owner (or team), newest first, one per host: older snapshots of a host
+    (before/after a fix) and snapshots of ``own_host`` itself are left out."""
+    if not snapshot.cluster:
+        return []
+    siblings = (
+        cluster_members(snapshot)
+        .filter(status=Snapshot.Status.DONE)
+        .exclude(pk=snapshot.pk)
+        .defer("facts", "skipped", "similar_cases", "errors")
+        .annotate(facts_hostname=hostname_expression())
+        .order_by("-created_at", "-pk")[: MAX_CLUSTER_HOSTS * 4]
+    )
+    seen: set[str] = set()
+    out: list[Snapshot] = []
+    for sib in siblings:
+        key = host_key(sib)
+        if key in seen or (own_host and key == own_host):
+            continue
+        seen.add(key)
+        out.append(sib)
+        if len(out) >= MAX_CLUSTER_HOSTS - 1:
+            break
+    return out
+
+
+def hostname_expression():
+    """The hostname of a snapshot's host for ``host_key`` (annotate it as
+    ``facts_hostname``): read from the small fleet profile, so listing the
+    members of a large cluster does not read (on PostgreSQL, de-TOAST) every
+    member's full facts; snapshots analysed before profiles were stored fall
+    back to their facts."""
+    return Coalesce(KT("fleet_facts__hostname"), KT("facts__hostname"))
+
+
+def host_key(snapshot: Snapshot) -> str:
+    """Which host a snapshot is of: its hostname, else the label it was uploaded
+    with, so a re-snapshot of a host replaces the older one. Needs the
+    ``facts_hostname`` annotation (``KT("facts__hostname")``); SQLite renders a
+    JSON null there as the text "null"."""
+    return host_key_of(getattr(snapshot, "facts_hostname", None), snapshot)
+
+
+def host_key_of(hostname: str | None, snapshot: Snapshot) -> str:
+    """The host key of ``snapshot`` given its facts' hostname (see :func:`host_key`)."""
+    key = hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}"
+    return str(key)[: Snapshot._meta.get_field("host_key").max_length]
+
+
+def unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
+    """Snapshot pk -> its host label, made unique with ``#pk`` where two clash."""
+    labels: dict[int, str] = {}
+    used: set[str] = set()
+    for snap in snapshots:
+        label = snap.host_label
+        if label in used:
+            label = f"{label}#{snap.pk}"
+        used.add(label)
+        labels[snap.pk] = label
+    return labels
+
+
+def prose_text(text: str, reading: dict) -> str:
+    """The prose of an upload: its lines outside every artifact and
+    unrecognised block of ``reading`` (the stored ``facts.reading``), and
+    outside the prompt line before a command's output, so command output never
+    reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
+    with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
+    """
+    skip: set[int] = set()
+    for block in [*(reading.get("artifacts") or []), *(reading.get("unrecognised") or [])]:
+        if not isinstance(block, dict):
+            continue
+        start, end = block.get("start_line"), block.get("end_line")
+        if not isinstance(start, int) or not isinstance(end, int):
+            continue
+        skip.update(range(start - (1 if block.get("command") else 0), end + 1))
+    lines = text.splitlines()
+    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
+
+def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
+    """ "Cases that sound like this" for a finished text upload (a pasted
+    write-up or ticket) that no rule explains: no warning/critical finding and
+    no similar case, but prose was read. Compared by its words
+    (``kb.similarity.sounds_like``); empty for archives and for snapshots the
+    rules or the case signatures already explain."""
+    if snapshot.status != Snapshot.Status.DONE or snapshot.similar_cases:
+        return []
+    if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT):
+        return []
+    reading = (snapshot.facts or {}).get("reading") or {}
+    if not isinstance(reading, dict) or not reading.get("prose_lines"):
+        return []
+    if snapshot.current_findings().filter(severity__in=QUALIFYING_SEVERITIES).exists():
+        return []
+    text = prose_text(upload_text(snapshot), reading)
+    if not text.strip():
+        return []
+    try:
+        return sounds_like(text, language=language)
+    except TRANSIENT_DB_ERRORS:
+        raise
+    except Exception:
+        log.exception("sounds-like lookup failed")
+        return []
