@@ -56,6 +56,7 @@ from collectors.transcript import (
     Split,
     detect_kind,
     ensure_parsers,
+    host_key,
     kind_for_command,
     kind_for_path,
     match_prompt,
@@ -222,6 +223,7 @@ class _Loader:
         self.split_hosts = split_hosts
         self.main = self.asm
         self.extra: list[tuple[str, HostAssembler]] = []
+        self._extra_by_name: dict[str, HostAssembler] = {}  # host_key -> the first such host
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -278,11 +280,11 @@ class _Loader:
         the transcript's first host (or splitting is off), else one per name."""
         if not self.split_hosts or not host or first is None or same_host(host, first):
             return self.main
-        for name, asm in self.extra:
-            if same_host(host, name):
-                return asm
-        asm = HostAssembler(label=host)
-        self.extra.append((host, asm))
+        key = host_key(host)
+        asm = self._extra_by_name.get(key)
+        if asm is None:
+            asm = self._extra_by_name[key] = HostAssembler(label=host)
+            self.extra.append((host, asm))
         return asm
 
     # ------------------------------------------------------------------ entry points

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import logging
 import re
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from collectors import parsers
 from collectors.facts import to_dict
 from collectors.normalise import STOPWORDS as _STOPWORDS
-from collectors.normalise import Normalised, normalise
+from collectors.normalise import Normalised, line_indexes, normalise
 
 log = logging.getLogger(__name__)
 
@@ -200,19 +201,6 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _FENCE_NEXT = re.compile(r"\n[ \t]{0,3}(?:`{3,}|~{3,})")
 
 
-def _line_indexes(first: re.Pattern[str], following: re.Pattern[str], lines: list[str]) -> list[int]:
-    """Indexes of the lines that start like ``first`` (``following`` is the
-    same pattern after a newline: one C-speed scan of the whole text)."""
-    out = [0] if lines and first.match(lines[0]) else []
-    text = "\n".join(lines)
-    line = pos = 0
-    for m in following.finditer(text):
-        line += text.count("\n", pos, m.start()) + (1 if pos == 0 and line == 0 else 0)
-        pos = m.start()
-        out.append(line)
-    return out
-
-
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -342,6 +330,11 @@ _IDENTIFIER = re.compile(
 )
 
 
+# A line holding one of these is data whatever else it holds (the first tests
+# of line_class): the lines after a newline that hold none and are not blank
+# are the only ones a prose search has to classify.
+_DATA_MARK = r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]"
+_MAYBE_PROSE_NEXT = re.compile(r"\n(?=[^\n]*?\S)(?![^\n]*?(?:" + _DATA_MARK + "))")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 LONG_LINE = 4096  # a longer line is data (a log or a dump pasted without newlines), never prose
@@ -487,21 +480,33 @@ def line_class(line: str) -> str:
 # --------------------------------------------------------------------- splitting
 
 
+def host_key(name: str) -> str:
+    """What :func:`same_host` compares: the first label, lower-case."""
+    return name.lower().split(".", 1)[0]
+
+
 def same_host(a: str | None, b: str | None) -> bool:
     """``db01`` and ``db01.example.com`` (or ``DB01``) name one host."""
     if not a or not b:
         return False
-    a, b = a.lower(), b.lower()
-    return a == b or a.split(".", 1)[0] == b.split(".", 1)[0]
+    return host_key(a) == host_key(b)
 
 
 class _Splitter:
-    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int):
+    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int, body: str | None = None):
         self.lines = lines
+        # the lines joined, and where each starts in it (offsets[k] - 1 is the
+        # newline before line k): whole-text searches find lines at C speed
+        self.body = "\n".join(lines) if body is None else body
+        # False when a line holds a newline (an unescaped "&#10;"): each line is tested then
+        self.searchable = body is not None or self.body.count("\n") == len(lines) - 1
+        self.offsets = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
-        self._classes: list[str | None] = [None] * len(lines)
+        # line_class and _form of each distinct line (outputs repeat lines)
+        self._classes: dict[str, str] = {}
+        self._forms: dict[str, str] = {}
         self.role = bytearray(len(lines))
         self._prompts: dict[int, tuple[str, str, str | None]] = {}
         self._prompt_index: list[int] = []
@@ -523,7 +528,7 @@ class _Splitter:
         """Every prompt line, found once: one multi-line search for lines that
         start like a prompt, then ``match_prompt`` on those only."""
         index: list[int] = []
-        for line in _line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.lines):
+        for line in line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.body):
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
                 self._prompts[line] = prompt
@@ -555,13 +560,49 @@ class _Splitter:
         self.host = host
 
     def cls(self, i: int) -> str:
-        c = self._classes[i]
+        line = self.lines[i]
+        c = self._classes.get(line)
         if c is None:
-            c = self._classes[i] = line_class(self.lines[i])
+            c = self._classes[line] = line_class(line)
         return c
 
+    def blank(self, i: int) -> bool:
+        return not self.lines[i].strip()
+
+    def next_prose(self, j: int, end: int) -> int:
+        """The first line of ``j..end`` that reads like prose, or ``end``. One
+        search of the text skips the lines that are data by their marks."""
+        offsets = self.offsets
+        if j == 0 and end > 0:
+            if self.cls(0) == "prose":
+                return 0
+            j = 1
+        search = _MAYBE_PROSE_NEXT.search
+        while j < end and not self.searchable:
+            if self.cls(j) == "prose":
+                return j
+            j += 1
+        while j < end:
+            m = search(self.body, offsets[j] - 1, offsets[end] - 1)
+            if m is None:
+                return end
+            j = bisect.bisect_left(offsets, m.start() + 1)
+            if self.cls(j) == "prose":
+                return j
+            j += 1
+        return end
+
+    def form(self, line: str) -> str:
+        f = self._forms.get(line)
+        if f is None:
+            f = self._forms[line] = _form(line)
+        return f
+
     def text(self, a: int, b: int) -> str:
-        return "\n".join(self.lines[a:b])
+        """Lines ``a..b`` (exclusive) joined: a slice of the joined text."""
+        if a >= b:
+            return ""
+        return self.body[self.offsets[a] : self.offsets[b] - 1]
 
     def head(
         self, i: int, end: int, max_lines: int = DETECT_HEAD_LINES, max_chars: int = DETECT_HEAD_CHARS
@@ -607,7 +648,7 @@ class _Splitter:
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
         one multi-line search."""
-        return _line_indexes(_FENCE, _FENCE_NEXT, self.lines)
+        return line_indexes(_FENCE, _FENCE_NEXT, self.body)
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
@@ -646,22 +687,20 @@ class _Splitter:
             if fenced:
                 j = nxt
             else:
-                cls = self.cls
                 # Comment lines ("# clients (those using ...)." in a my.cnf, the
                 # "# The following is the parsable format" header of lscpu -p)
                 # read like prose: they end the output only when prose, not
                 # data, follows them (a file shown with cat/grep keeps them all).
                 file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
                 j = out_start + 1 if out_start < nxt else out_start
-                while j < nxt:
-                    if cls(j) == "prose":
-                        if not _is_comment(self.lines[j]):
-                            break
-                        if not file_shown and not self.data_after_comments(j, nxt):
-                            break
+                while (j := self.next_prose(j, nxt)) < nxt:
+                    if not _is_comment(self.lines[j]):
+                        break
+                    if not file_shown and not self.data_after_comments(j, nxt):
+                        break
                     j += 1
             out_end = j
-            while out_end > out_start and self.cls(out_end - 1) == "blank":
+            while out_end > out_start and self.blank(out_end - 1):
                 out_end -= 1
             if command:
                 self.prompted(first, out_start, out_end, command, kind_of_prompt, host, fenced)
@@ -696,7 +735,7 @@ class _Splitter:
             if cut is not None:
                 rest = (cut, out_end)
                 out_end = cut
-                while out_end > out_start and self.cls(out_end - 1) == "blank":
+                while out_end > out_start and self.blank(out_end - 1):
                     out_end -= 1
                 output = self.text(out_start, out_end)
         self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
@@ -738,7 +777,8 @@ class _Splitter:
         if cap <= 0:
             return out
         lines = self.lines
-        previous = _form(lines[a])
+        form_of = self.form
+        previous = form_of(lines[a])
         seen = {previous}
         after_blank = False
         for i in range(a + 1, b):
@@ -746,7 +786,7 @@ class _Splitter:
             if not line.strip():
                 after_blank = True
                 continue
-            form = _form(line)
+            form = form_of(line)
             # a form seen before in this output is its own layout coming back
             # (lscpu's "key:" lines around a cache table), unless a blank line
             # separates it
@@ -797,36 +837,30 @@ class _Splitter:
         if fenced:
             self.data_run(a, b, fenced=True, host=host)
             return
-        classes = self._classes
-        seg = classes[a:b]
-        if None in seg:  # classify the whole stretch at once
-            lines = self.lines
-            classes[a:b] = [c if c is not None else line_class(lines[a + k]) for k, c in enumerate(seg)]
         i = a
         while i < b:
-            c = classes[i]
+            c = self.cls(i)
             if c == "blank":
                 i += 1
                 continue
-            j = i + 1
             if c == "data":
                 # blank lines inside a data run are kept when data follows
-                while j < b and classes[j] != "prose":
-                    j += 1
+                j = self.next_prose(i + 1, b)
                 end = j
-                while end > i and classes[end - 1] == "blank":
+                while end > i and self.blank(end - 1):
                     end -= 1
                 self.data_run(i, end, fenced=False, host=host)
             else:
-                while j < b and classes[j] == "prose":
+                j = i + 1
+                while j < b and self.cls(j) == "prose":
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
 
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
-        while a < b and self.cls(a) == "blank":
+        while a < b and self.blank(a):
             a += 1
-        while b > a and self.cls(b - 1) == "blank":
+        while b > a and self.blank(b - 1):
             b -= 1
         if a >= b:
             return
@@ -895,7 +929,7 @@ class _Splitter:
         return True
 
     def emit_unprompted(self, a: int, b: int, kind: str | None, fenced: bool, host: str | None) -> None:
-        while b > a and self.cls(b - 1) == "blank":
+        while b > a and self.blank(b - 1):
             b -= 1
         if a >= b:
             return
@@ -1006,9 +1040,9 @@ def _remap(block: Block, norm: Normalised) -> None:
     end = max(min(block.end_line, n), a + 1)
     block.start_line = first[a] + 1
     block.end_line = max(last[end - 1] + 1, block.start_line)
-    origins = [first[k] + 1 for k in range(a, min(a + count, n))]
-    if origins and origins[-1] - origins[0] != len(origins) - 1:
-        block.origins = origins
+    span = first[a : a + count]
+    if span and span[-1] - span[0] != len(span) - 1:
+        block.origins = [k + 1 for k in span]
 
 
 def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
@@ -1034,7 +1068,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     """
     ensure_parsers()
     norm = normalise(text)
-    splitter = _Splitter(norm.lines, detect_lines, detect_budget)
+    splitter = _Splitter(norm.lines, detect_lines, detect_budget, norm.joined)
     blocks = splitter.run()
     for block in blocks:
         _remap(block, norm)
@@ -1083,6 +1117,7 @@ __all__ = [
     "Block",
     "Split",
     "detect_kind",
+    "host_key",
     "kind_for_command",
     "kind_for_path",
     "line_class",
