@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from collectors import facts as f
-from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
+from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.normalise import normalise
@@ -618,7 +618,7 @@ class _Loader:
                 if count >= MAX_BLOCKS:
                     self.skip_block(name, block, first=count == MAX_BLOCKS)
                     continue
-                parsed += self.block(name, block)
+                parsed += self.block(name, block, split.parsed.get(count, NOT_PARSED))
         finally:
             self.asm = self.main
         return parsed
@@ -641,7 +641,7 @@ class _Loader:
             )
         )
 
-    def block(self, name: str, block: Block) -> int:
+    def block(self, name: str, block: Block, result: Any = NOT_PARSED) -> int:
         if block.host:
             self.asm.hostname(block.host)
         source = f"transcript:{block.label}"
@@ -658,6 +658,7 @@ class _Loader:
             artifact=source,
             line_offset=block.start_line - 1,
             line_map=block.origins,
+            parsed=result,
         )
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)

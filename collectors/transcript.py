@@ -29,7 +29,8 @@ import functools
 import itertools
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from collectors import parsers
 from collectors.facts import to_dict
@@ -84,6 +85,9 @@ class Split:
     unrecognised: list[tuple[int, int, str]]  # 1-based start, end, first line
     segments: list[tuple[int, str | None]]
     notes: list[str]
+    # index in ``blocks`` -> what the block's parser returned when the splitter
+    # already parsed exactly that text (checking a split): not parsed again
+    parsed: dict[int, Any] = field(default_factory=dict, repr=False)
 
     @property
     def lines(self) -> int:
@@ -317,10 +321,8 @@ COMMON_COMMANDS = frozenset(
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
-_TABULAR = re.compile(r"\t|\S {3,}\S|[|=<>{}]")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
-_BRACKET_WORD = re.compile(r"\[[\w\-]+\]")
 # "name value" rows of a variables dump whose tabs became spaces: a snake_case
 # name, then a value of at most three words or after a gap of 2+ spaces
 # (or a lower-case name and one value with a digit or punctuation: "basedir /usr")
@@ -330,11 +332,9 @@ _IDENTIFIER = re.compile(
 )
 
 
-# A line holding one of these is data whatever else it holds (the first tests
-# of line_class): the lines after a newline that hold none and are not blank
-# are the only ones a prose search has to classify.
-_DATA_MARK = r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]"
-_MAYBE_PROSE_NEXT = re.compile(r"\n(?=[^\n]*?\S)(?![^\n]*?(?:" + _DATA_MARK + "))")
+# A line holding one of these is data whatever else it holds: a tab, a gap of
+# 3+ spaces, table or markup characters, a [bracketed-word]
+_DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 LONG_LINE = 4096  # a longer line is data (a log or a dump pasted without newlines), never prose
@@ -443,12 +443,10 @@ def line_class(line: str) -> str:
         return "blank"
     if len(s) > LONG_LINE:
         return "data"
-    if "\t" in line or _IDENTIFIER.fullmatch(s):
+    if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
-        # ("default_regex_flags<TAB>"), or a bare snake_case name (the same row
-        # with its tab turned into spaces, then trimmed)
-        return "data"
-    if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _output_prose().fullmatch(s):
+        # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the
+        # same row with its tab turned into spaces, then trimmed)
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
@@ -498,8 +496,6 @@ class _Splitter:
         # the lines joined, and where each starts in it (offsets[k] - 1 is the
         # newline before line k): whole-text searches find lines at C speed
         self.body = "\n".join(lines) if body is None else body
-        # False when a line holds a newline (an unescaped "&#10;"): each line is tested then
-        self.searchable = body is not None or self.body.count("\n") == len(lines) - 1
         self.offsets = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
@@ -507,6 +503,9 @@ class _Splitter:
         # line_class and _form of each distinct line (outputs repeat lines)
         self._classes: dict[str, str] = {}
         self._forms: dict[str, str] = {}
+        # (kind, a, b) -> the parser's result on lines a..b, when it parsed
+        self._results: dict[tuple[str, int, int], Any] = {}
+        self.parsed: dict[int, Any] = {}  # see Split.parsed
         self.role = bytearray(len(lines))
         self._prompts: dict[int, tuple[str, str, str | None]] = {}
         self._prompt_index: list[int] = []
@@ -570,26 +569,15 @@ class _Splitter:
         return not self.lines[i].strip()
 
     def next_prose(self, j: int, end: int) -> int:
-        """The first line of ``j..end`` that reads like prose, or ``end``. One
-        search of the text skips the lines that are data by their marks."""
-        offsets = self.offsets
-        if j == 0 and end > 0:
-            if self.cls(0) == "prose":
-                return 0
-            j = 1
-        search = _MAYBE_PROSE_NEXT.search
-        while j < end and not self.searchable:
-            if self.cls(j) == "prose":
-                return j
-            j += 1
-        while j < end:
-            m = search(self.body, offsets[j] - 1, offsets[end] - 1)
-            if m is None:
-                return end
-            j = bisect.bisect_left(offsets, m.start() + 1)
-            if self.cls(j) == "prose":
-                return j
-            j += 1
+        """The first line of ``j..end`` that reads like prose, or ``end``."""
+        classes, lines = self._classes, self.lines
+        for k in range(j, end):
+            line = lines[k]
+            c = classes.get(line)
+            if c is None:
+                c = classes[line] = line_class(line)
+            if c == "prose":
+                return k
         return end
 
     def form(self, line: str) -> str:
@@ -805,18 +793,27 @@ class _Splitter:
         if spec is None:
             return None
         self.detect_budget -= 1
-        try:
-            result = spec.func(self.text(a, b))
-        except Exception:
-            return None
+        result = self._results.get((kind, a, b), _UNSET)
+        if result is _UNSET:
+            try:
+                result = spec.func(self.text(a, b))
+            except Exception:
+                return None
+            self._results[kind, a, b] = result
         out = to_dict(result)
         if isinstance(out, dict):
             out.pop("source", None)
             out.pop("lines", None)
         return out
 
+    def add_block(self, block: Block, a: int, b: int) -> None:
+        """Append ``block`` (lines ``a..b``), with its parse when the splitter made it."""
+        if block.kind is not None and (result := self._results.get((block.kind, a, b), _UNSET)) is not _UNSET:
+            self.parsed[len(self.blocks)] = result
+        self.blocks.append(block)
+
     def append_prompted(self, start, out_end, text, command, kind, prompt, host, fenced) -> None:
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=command,
                 text=text,
@@ -827,7 +824,9 @@ class _Splitter:
                 prompt=prompt,
                 host=host,
                 fenced=fenced,
-            )
+            ),
+            start,
+            out_end,
         )
 
     # -- text without a prompt
@@ -914,9 +913,11 @@ class _Splitter:
         text = self.text(a, b)
         if max_bytes > 0 and len(text) > max_bytes:
             return False
+        if (kind, a, b) in self._results:
+            return True
         try:
             with parse_time_budget(seconds):
-                spec.func(text)
+                self._results[kind, a, b] = spec.func(text)
         except ParseTimeout:
             # Hostile input: check no further splits this way (run_parser then
             # reports the artifact with its own budget).
@@ -945,7 +946,7 @@ class _Splitter:
                 self.mentions(a, b, host=host)
             return
         self.mark(a, b, READ)
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=None,
                 text=self.text(a, b),
@@ -955,7 +956,9 @@ class _Splitter:
                 kind=kind,
                 host=host,
                 fenced=fenced,
-            )
+            ),
+            a,
+            b,
         )
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
@@ -964,7 +967,7 @@ class _Splitter:
             self.mentions(a, b, host=host)
             return
         self.mark(a, b, READ)
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=None,
                 text=self.text(a, b),
@@ -974,7 +977,9 @@ class _Splitter:
                 kind=kind,
                 host=host,
                 prose=True,
-            )
+            ),
+            a,
+            b,
         )
 
     def mentions(self, a: int, b: int, *, host: str | None) -> None:
@@ -1091,7 +1096,14 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     notes = list(norm.notes)
     if splitter.truncated:
         notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
-    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=notes)
+    return Split(
+        blocks=blocks,
+        roles=roles,
+        unrecognised=unrecognised,
+        segments=segments,
+        notes=notes,
+        parsed=splitter.parsed,
+    )
 
 
 def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
