@@ -370,6 +370,26 @@ def _form(line: str) -> str:
     return "p"
 
 
+# The starts of the lines that may have each form (a superset, at C speed;
+# the form is then taken with _form): anything not ASCII may be a digit or a letter.
+_FORM_STARTS = {
+    "s": r"[ \t]",
+    "d": r"[0-9]|[^\x00-\x7f]",
+    "k": _KEY_COLON.pattern.replace("$", "\\Z"),
+    "a": "(?!" + _KEY_COLON.pattern.replace("$", "\\Z") + r")[A-Za-z]|[^\x00-\x7f]",
+    "x": r"<",
+    "t": r"[+|\-=]",
+    "p": r"[^ \t0-9A-Za-z<+|\-=]",
+}
+
+
+@functools.lru_cache(maxsize=128)
+def _new_form_or_blank(seen: frozenset[str]) -> re.Pattern[str]:
+    """A newline before a blank line or a line whose form may not be in ``seen``."""
+    starts = [_FORM_STARTS[form] for form in sorted(_FORM_STARTS) if form not in seen]
+    return re.compile(r"\n(?=[^\S\n]*(?:\n|\Z)" + "".join(f"|{x}" for x in starts) + ")")
+
+
 def _command_words(cmd: str) -> str:
     first = cmd.strip().split(None, 1)[0] if cmd.strip() else ""
     return first.rsplit("/", 1)[-1]
@@ -497,6 +517,9 @@ class _Splitter:
         # newline before line k): whole-text searches find lines at C speed
         self.body = "\n".join(lines) if body is None else body
         self.offsets = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
+        # False when a line holds a newline (an unescaped "&#10;"): searches of
+        # the text cannot tell lines then, and each line is looked at
+        self.searchable = body is not None or self.body.count("\n") == len(lines) - 1
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
@@ -766,26 +789,40 @@ class _Splitter:
             return out
         lines = self.lines
         form_of = self.form
-        previous = form_of(lines[a])
-        seen = {previous}
+        seen = {form_of(lines[a])}
         after_blank = False
-        for i in range(a + 1, b):
+        i = a + 1
+        while i < b:
+            if not after_blank:
+                # skip the lines that are neither blank nor of a new form
+                i = self.next_form_or_blank(i, b, seen)
+                if i >= b:
+                    break
             line = lines[i]
             if not line.strip():
                 after_blank = True
+                i += 1
                 continue
             form = form_of(line)
             # a form seen before in this output is its own layout coming back
             # (lscpu's "key:" lines around a cache table), unless a blank line
             # separates it
-            if after_blank or (form != previous and form not in seen):
+            if after_blank or form not in seen:
                 out.append(i)
                 if len(out) >= cap:
                     break
             seen.add(form)
-            previous = form
             after_blank = False
+            i += 1
         return out
+
+    def next_form_or_blank(self, i: int, b: int, seen: set[str]) -> int:
+        """The first line of ``i..b`` that may be blank or of a form not in
+        ``seen`` (a line that is neither is skipped by a search of the text), or ``b``."""
+        if not self.searchable:
+            return i
+        m = _new_form_or_blank(frozenset(seen)).search(self.body, self.offsets[i] - 1, self.offsets[b] - 1)
+        return b if m is None else bisect.bisect_left(self.offsets, m.start() + 1)
 
     def parsed_facts(self, kind: str, a: int, b: int) -> object:
         """The parse of lines ``a..b`` as ``kind`` without provenance, or None."""
