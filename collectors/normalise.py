@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Normalised", "line_indexes", "normalise"]
+__all__ = ["Normalised", "line_indexes", "lines_holding", "normalise"]
 
 FENCE = "```"
 
@@ -159,7 +159,7 @@ def line_indexes(first: re.Pattern[str], following: re.Pattern[str], text: str) 
     return out
 
 
-def _lines_holding(rx: re.Pattern[str], text: str) -> list[int]:
+def lines_holding(rx: re.Pattern[str], text: str) -> list[int]:
     """Indexes of the lines of ``text`` in which ``rx`` finds a match (one
     search per such line; ``rx`` must not match a newline first)."""
     out: list[int] = []
@@ -267,10 +267,10 @@ def _unwrap(
     value is False when a line now holds a newline (an ``&#10;``)."""
     found: set[int] = set()
     if jira:
-        found.update(_lines_holding(_JIRA, text))
+        found.update(lines_holding(_JIRA, text))
     if html_mode:
-        found.update(_lines_holding(_HTML_TAG, text))
-        found.update(_lines_holding(_AMPERSAND, text))
+        found.update(lines_holding(_HTML_TAG, text))
+        found.update(lines_holding(_AMPERSAND, text))
     new_l: list[str] = []
     new_f: list[int] = []
     new_t: list[int] = []

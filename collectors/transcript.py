@@ -28,6 +28,7 @@ import bisect
 import functools
 import itertools
 import logging
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +36,7 @@ from typing import Any
 from collectors import parsers
 from collectors.facts import to_dict
 from collectors.normalise import STOPWORDS as _STOPWORDS
-from collectors.normalise import Normalised, line_indexes, normalise
+from collectors.normalise import Normalised, line_indexes, lines_holding, normalise
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +229,11 @@ _PROMPT_START = re.compile(
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
+# the same lines found by three searches that skip most of the text at C speed:
+# a line starting with a prompt character or an SQL client, or holding "@" or ":/"
+_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
+_AT = re.compile("@")
+_HOST_PATH = re.compile(r":[~\"'/]")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -547,10 +553,18 @@ class _Splitter:
         return kind
 
     def _find_prompts(self) -> None:
-        """Every prompt line, found once: one multi-line search for lines that
+        """Every prompt line, found once: whole-text searches for lines that
         start like a prompt, then ``match_prompt`` on those only."""
         index: list[int] = []
-        for line in line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.body):
+        body, lines = self.body, self.lines
+        if self.searchable:
+            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body))
+            found.update(lines_holding(_AT, body))
+            found.update(lines_holding(_HOST_PATH, body))
+            candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
+        else:
+            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body)
+        for line in candidates:
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
                 self._prompts[line] = prompt
@@ -1089,14 +1103,28 @@ def _remap(block: Block, norm: Normalised) -> None:
 
 def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
     """Roles of normalised lines -> roles of the original lines (the highest
-    role wins where several pieces share a line)."""
+    role wins where several pieces share a line). Normalised lines that are
+    consecutive original lines are copied as one slice; only the lines at
+    the edges of such runs (which pieces may share) and joined lines are
+    compared one by one."""
     roles = bytearray(count)
-    for k, r in enumerate(role):
-        if r:
-            a, b = first[k], last[k]
-            for o in range(a, b + 1):
-                if r > roles[o]:
-                    roles[o] = r
+    k = 0
+    shifts = map(operator.sub, first, itertools.count())
+    spans = map(operator.sub, last, first)
+    for (_shift, span), run in itertools.groupby(zip(shifts, spans, strict=True)):
+        size = len(list(run))
+        if span == 0:
+            a = first[k]
+            edge = roles[a]
+            roles[a : a + size] = role[k : k + size]
+            roles[a] = max(edge, role[k])
+        else:
+            for j in range(k, k + size):
+                r = role[j]
+                for o in range(first[j], last[j] + 1):
+                    if r > roles[o]:
+                        roles[o] = r
+        k += size
     return roles
 
 
