@@ -403,7 +403,7 @@ _DETECT_INLINE = re.compile(r"<vcpu\b[^<>\n]*>\s*\d+\s*</vcpu>")
 
 
 def _looks_like_domain(head: str) -> bool:
-    if "<capabilities" in head or "<domainCapabilities" in head:
+    if "<" not in head or "<capabilities" in head or "<domainCapabilities" in head:
         return False
     return bool(_DETECT_LINE.search(head) or _DETECT_INLINE.search(head))
 

@@ -598,8 +598,10 @@ _MAP_HEADER = re.compile(
 def _detect(head: str) -> bool:
     if '"lscpu"' in head[:200]:
         return True
-    if re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head):
+    if "CPU" in head and (re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head)):
         return True  # lscpu -p / lscpu -e
+    if not any(word in head for word in ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数")):
+        return False
     has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构)[:：]", head, re.M) is not None
     has_topo = (
         re.search(r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数)[:：]", head, re.M) is not None

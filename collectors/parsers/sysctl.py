@@ -33,6 +33,8 @@ _SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\
 def _detect(head: str) -> bool:
     """Three settings, or a short file (a /etc/sysctl.d/ drop-in such as
     ``vm.zone_reclaim_mode = 1``) made only of settings and comments."""
+    if "=" not in head:
+        return False  # no setting
     lines = [line for line in head.splitlines() if line.strip()]
     hits = sum(1 for line in lines if _SETTING.match(line))
     if hits >= 3:
