@@ -28,7 +28,6 @@ import bisect
 import functools
 import itertools
 import logging
-import operator
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -606,15 +605,23 @@ class _Splitter:
         return not self.lines[i].strip()
 
     def next_prose(self, j: int, end: int) -> int:
-        """The first line of ``j..end`` that reads like prose, or ``end``."""
+        """The first line of ``j..end`` that reads like prose, or ``end``. The
+        classes of lines seen before are looked up a chunk at a time (at C
+        speed); only new lines are classified."""
         classes, lines = self._classes, self.lines
-        for k in range(j, end):
-            line = lines[k]
-            c = classes.get(line)
-            if c is None:
-                c = classes[line] = line_class(line)
-            if c == "prose":
-                return k
+        while j < end:
+            stop = min(end, j + 256)
+            found = list(map(classes.get, lines[j:stop]))
+            if None in found:
+                for k, c in enumerate(found):
+                    if c is None:
+                        line = lines[j + k]
+                        c = found[k] = classes[line] = line_class(line)
+                    if c == "prose":
+                        return j + k
+            elif "prose" in found:
+                return j + found.index("prose")
+            j = stop
         return end
 
     def form(self, line: str) -> str:
@@ -1101,6 +1108,35 @@ def _remap(block: Block, norm: Normalised) -> None:
         block.origins = [k + 1 for k in span]
 
 
+def _run_length(first: list[int], last: list[int], k: int) -> int:
+    """How many lines from ``k`` are consecutive original lines, none joined
+    (0 when line ``k`` is a join). Slices are compared, growing then halving,
+    so the run is measured at C speed."""
+    a = first[k]
+    if last[k] != a:
+        return 0
+    n = len(first) - k
+
+    def kept(lo: int, hi: int) -> bool:  # are lines k+lo .. k+hi-1 in the run?
+        part = first[k + lo : k + hi]
+        return part == list(range(a + lo, a + hi)) and last[k + lo : k + hi] == part
+
+    good, step = 1, 1
+    while good < n:
+        bad = min(n, good + step)
+        if kept(good, bad):
+            good, step = bad, step * 2
+            continue
+        while bad - good > 1:  # a line of good..bad is not in the run
+            mid = (good + bad) // 2
+            if kept(good, mid):
+                good = mid
+            else:
+                bad = mid
+        break
+    return good
+
+
 def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
     """Roles of normalised lines -> roles of the original lines (the highest
     role wins where several pieces share a line). Normalised lines that are
@@ -1108,23 +1144,21 @@ def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> byt
     the edges of such runs (which pieces may share) and joined lines are
     compared one by one."""
     roles = bytearray(count)
-    k = 0
-    shifts = map(operator.sub, first, itertools.count())
-    spans = map(operator.sub, last, first)
-    for (_shift, span), run in itertools.groupby(zip(shifts, spans, strict=True)):
-        size = len(list(run))
-        if span == 0:
+    k, n = 0, len(first)
+    while k < n:
+        size = _run_length(first, last, k)
+        if size:
             a = first[k]
             edge = roles[a]
             roles[a : a + size] = role[k : k + size]
             roles[a] = max(edge, role[k])
-        else:
-            for j in range(k, k + size):
-                r = role[j]
-                for o in range(first[j], last[j] + 1):
-                    if r > roles[o]:
-                        roles[o] = r
-        k += size
+            k += size
+            continue
+        r = role[k]
+        for o in range(first[k], last[k] + 1):
+            if r > roles[o]:
+                roles[o] = r
+        k += 1
     return roles
 
 
