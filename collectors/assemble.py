@@ -34,7 +34,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from collectors import facts as f
@@ -401,6 +401,58 @@ def _config_only(db: f.DatabaseFacts) -> bool:
     )
 
 
+# What each parser result type adds to a host (the first class the result is
+# an instance of wins).
+_HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
+    (f.CpuTopology, lambda a, r: a._cpu_candidates.append(r)),
+    (f.NumactlHardware, lambda a, r: a._numa_parts.append(r)),
+    (f.NodeMeminfo, lambda a, r: a._numa_parts.append(r)),
+    (f.Numastat, lambda a, r: a._numa_parts.append(r)),
+    (f.Zoneinfo, lambda a, r: a._numa_parts.append(r)),
+    (f.NumaTopology, lambda a, r: a._numa_parts.append(r)),
+    (f.Meminfo, lambda a, r: a._add_meminfo(r)),
+    (f.HugePages, lambda a, r: a._add_hugepages(r)),
+    (f.Sysctl, lambda a, r: a._add_sysctl(r)),
+    (f.KernelCmdline, lambda a, r: a._first("cmdline", r)),
+    (f.KernelVersion, lambda a, r: a._add_kernel(r)),
+    (f.CpuUsage, lambda a, r: a._usage_candidates.append(r)),
+    (f.Softirqs, lambda a, r: a._first("softirqs", r)),
+    (f.Interrupts, lambda a, r: a._first("interrupts", r)),
+    (f.TcQdiscs, lambda a, r: a._add_tc(r)),
+    (f.PingResult, lambda a, r: a.host.pings.append(r)),
+    (f.DiskStats, lambda a, r: a._add_disks(r)),
+    (f.DiskFree, lambda a, r: a._add_df(r)),
+    (f.Domain, lambda a, r: a._add_domain(r)),
+    (f.VirshVersion, lambda a, r: a._first("virsh_version", r)),
+    (f.VirshList, lambda a, r: a._first("virsh_list", r)),
+    (f.VirshCapabilities, lambda a, r: a._first("capabilities", r)),
+    (f.VirshNodeInfo, lambda a, r: a._first("nodeinfo", r)),
+    (f.VirshFreecell, lambda a, r: a._add_freecell(r)),
+    (f.VirshDomainTuning, lambda a, r: a._add_tuning(r)),
+    (f.NicChannels, lambda a, r: a.host.nic_channels.append(r)),
+    (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
+    (f.DatabaseFacts, lambda a, r: a._add_database(r)),
+    (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
+    (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
+    (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
+    (f.Vmstat, lambda a, r: a._first("vmstat", r)),
+    (f.NumaBootMessages, lambda a, r: a._add_numa_boot(r)),
+    (f.NetDevStats, lambda a, r: a._first("net_dev", r)),
+    (f.ProcessList, lambda a, r: a._add_processes(r)),
+    (f.TaskAffinity, lambda a, r: a.host.affinities.append(r)),
+)
+
+
+@functools.cache
+def _handler_for(kind: type) -> Callable[[HostAssembler, Any], Any] | None:
+    """The handler of results of type ``kind`` (looked up once per type)."""
+    for cls, handler in _HANDLERS:
+        if issubclass(kind, cls):
+            return handler
+    return None
+
+
 class HostAssembler:
     """Collects parser results of one host, then :meth:`finish` builds HostFacts."""
 
@@ -431,49 +483,10 @@ class HostAssembler:
             # a partial parse: what it skipped is reported, what it read is kept
             self.host.errors.extend(result.errors)
             result.errors = []
-        handlers = (
-            (f.CpuTopology, self._cpu_candidates.append),
-            (f.NumactlHardware, self._numa_parts.append),
-            (f.NodeMeminfo, self._numa_parts.append),
-            (f.Numastat, self._numa_parts.append),
-            (f.Zoneinfo, self._numa_parts.append),
-            (f.NumaTopology, self._numa_parts.append),
-            (f.Meminfo, self._add_meminfo),
-            (f.HugePages, self._add_hugepages),
-            (f.Sysctl, self._add_sysctl),
-            (f.KernelCmdline, lambda r: self._first("cmdline", r)),
-            (f.KernelVersion, self._add_kernel),
-            (f.CpuUsage, self._usage_candidates.append),
-            (f.Softirqs, lambda r: self._first("softirqs", r)),
-            (f.Interrupts, lambda r: self._first("interrupts", r)),
-            (f.TcQdiscs, self._add_tc),
-            (f.PingResult, self.host.pings.append),
-            (f.DiskStats, self._add_disks),
-            (f.DiskFree, self._add_df),
-            (f.Domain, self._add_domain),
-            (f.VirshVersion, lambda r: self._first("virsh_version", r)),
-            (f.VirshList, lambda r: self._first("virsh_list", r)),
-            (f.VirshCapabilities, lambda r: self._first("capabilities", r)),
-            (f.VirshNodeInfo, lambda r: self._first("nodeinfo", r)),
-            (f.VirshFreecell, self._add_freecell),
-            (f.VirshDomainTuning, self._add_tuning),
-            (f.NicChannels, self.host.nic_channels.append),
-            (f.IrqAffinity, self._add_irq_affinity),
-            (f.DatabaseFacts, self._add_database),
-            (f.OceanBaseFacts, self._add_oceanbase),
-            (f.BenchmarkResults, lambda r: self.host.benchmarks.extend(r.results)),
-            (f.MemoryDevices, self._add_memory_devices),
-            (f.ProcessNumaUsage, self._add_process_numa),
-            (f.Vmstat, lambda r: self._first("vmstat", r)),
-            (f.NumaBootMessages, self._add_numa_boot),
-            (f.NetDevStats, lambda r: self._first("net_dev", r)),
-            (f.ProcessList, self._add_processes),
-            (f.TaskAffinity, self.host.affinities.append),
-        )
-        for cls, handler in handlers:
-            if isinstance(result, cls):
-                handler(result)
-                return
+        handler = _handler_for(type(result))
+        if handler is not None:
+            handler(self, result)
+            return
         self.error(
             getattr(getattr(result, "source", None), "artifact", "") or "?",
             f"internal parser error: {kind or '?'} returned {type(result).__name__}",
