@@ -395,6 +395,14 @@ def _new_form_or_blank(seen: frozenset[str]) -> re.Pattern[str]:
     return re.compile(r"\n(?=[^\S\n]*(?:\n|\Z)" + "".join(f"|{x}" for x in starts) + ")")
 
 
+def _index(items: list[Any], value: Any, start: int) -> int:
+    """``items.index(value, start)`` (a search at C speed), or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
+
+
 def _command_words(cmd: str) -> str:
     first = cmd.strip().split(None, 1)[0] if cmd.strip() else ""
     return first.rsplit("/", 1)[-1]
@@ -612,15 +620,13 @@ class _Splitter:
         while j < end:
             stop = min(end, j + 256)
             found = list(map(classes.get, lines[j:stop]))
-            if None in found:
-                for k, c in enumerate(found):
-                    if c is None:
-                        line = lines[j + k]
-                        c = found[k] = classes[line] = line_class(line)
-                    if c == "prose":
-                        return j + k
-            elif "prose" in found:
-                return j + found.index("prose")
+            k = -1
+            while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
+                line = lines[j + k]
+                found[k] = classes[line] = line_class(line)
+            k = _index(found, "prose", 0)
+            if k >= 0:
+                return j + k
             j = stop
         return end
 
