@@ -141,15 +141,22 @@ def _line_starts(first: re.Pattern[str], following: re.Pattern[str], text: str) 
     return first.match(text) is not None or following.search(text) is not None
 
 
-def line_indexes(first: re.Pattern[str], following: re.Pattern[str], text: str) -> list[int]:
+def line_indexes(
+    first: re.Pattern[str], following: re.Pattern[str], text: str, first_line: str | None = None
+) -> list[int]:
     """Indexes of the lines of ``text`` that start like ``first``. ``following``
     is the same pattern after a literal newline (the regex engine skips to
     newlines at C speed); it must not consume the newline that ends its line.
+    ``first`` is matched against the first line alone (``first_line`` when
+    given: a line of a list may hold a newline of its own).
 
     >>> line_indexes(re.compile("b"), re.compile(r"\\nb"), "b1\\na\\nb2\\nb3")
     [0, 2, 3]
     """
-    out = [0] if first.match(text) else []
+    if first_line is None:
+        end = text.find("\n")
+        first_line = text[: end if end >= 0 else len(text)]
+    out = [0] if first.match(first_line) else []
     newlines = pos = 0
     count = text.count
     for m in following.finditer(text):
@@ -196,7 +203,8 @@ def _stamped(lines: list[str], body: str | None) -> list[tuple[int, int]]:
             if m := _STAMP.match(line):
                 stamps.append((i, m.end()))
     else:  # the same matches, found by one search of the text
-        if m := _STAMP.match(body):
+        end = body.find("\n")
+        if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
             stamps.append((0, m.end()))
         newlines = pos = 0
         for m in _STAMP_LINE.finditer(body):

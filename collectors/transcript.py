@@ -565,12 +565,12 @@ class _Splitter:
         index: list[int] = []
         body, lines = self.body, self.lines
         if self.searchable:
-            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body))
+            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
             found.update(lines_holding(_AT, body))
             found.update(lines_holding(_HOST_PATH, body))
             candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
         else:
-            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body)
+            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
         for line in candidates:
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
@@ -686,7 +686,7 @@ class _Splitter:
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
         one multi-line search."""
-        return line_indexes(_FENCE, _FENCE_NEXT, self.body)
+        return line_indexes(_FENCE, _FENCE_NEXT, self.body, self.lines[0])
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
