@@ -50,7 +50,9 @@ from collectors.cpulist import MAX_CPU_ID
 from collectors.facts import CpuTopology, ParseError
 from collectors.parsers import register
 
-_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}?):(?:\s+(.*?)|\s*)$")
+# (greedy key and value: the key cannot pass a ":" and the value runs to the end,
+# so they match what lazy ones would, without a try at every character)
+_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}):(?:\s+(.*)|\s*)$")
 _INT_RE = re.compile(r"^\d{1,12}$")
 _NODE_RE = re.compile(r"^numa ?node ?(\d{1,5}) ?cpu\(?s\)?$")
 _CACHE_RE = re.compile(r"^(l\d[a-z]?)(?: cache)?$")

@@ -24,7 +24,8 @@ from collectors.facts import ParseError, Sysctl
 from collectors.parsers import register
 
 # the value is trimmed in code: a lazy group before "\s*$" backtracks quadratically on long blank runs
-_LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200}?)\s*=(.*)$")
+# (the key is greedy: its characters are neither spaces nor "=", so it ends where a lazy one would)
+_LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200})\s*=(.*)$")
 
 
 _SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=")
