@@ -1067,6 +1067,10 @@ def transcript_main(args) -> int:
         )
     print(f"throughput: {r['cpu_mb_s']:.2f} MB/s CPU, {r['wall_mb_s']:.2f} MB/s wall")
     print(
+        f"full paste, CPU: normalise {r['normalise_cpu_s']:.3f} s, "
+        f"normalise + split {r['split_cpu_s']:.3f} s, all {r['full']['cpu_s']:.3f} s"
+    )
+    print(
         f"scaling: {r['size_ratio']:.1f}x input -> {r['cpu_scaling']:.1f}x CPU, {r['wall_scaling']:.1f}x wall"
     )
     command = ".venv/bin/python bench/parse.py --transcript"

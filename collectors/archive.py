@@ -44,7 +44,7 @@ from typing import IO, Any
 
 from collectors import facts as f
 from collectors import parsers
-from collectors.assemble import HostAssembler, artifact_parse_budget, run_parser
+from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.normalise import normalise
@@ -57,6 +57,7 @@ from collectors.transcript import (
     Split,
     detect_kind,
     ensure_parsers,
+    host_key,
     kind_for_command,
     kind_for_path,
     match_prompt,
@@ -223,6 +224,7 @@ class _Loader:
         self.split_hosts = split_hosts
         self.main = self.asm
         self.extra: list[tuple[str, HostAssembler]] = []
+        self._extra_by_name: dict[str, HostAssembler] = {}  # host_key -> the first such host
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -279,11 +281,11 @@ class _Loader:
         the transcript's first host (or splitting is off), else one per name."""
         if not self.split_hosts or not host or first is None or same_host(host, first):
             return self.main
-        for name, asm in self.extra:
-            if same_host(host, name):
-                return asm
-        asm = HostAssembler(label=host)
-        self.extra.append((host, asm))
+        key = host_key(host)
+        asm = self._extra_by_name.get(key)
+        if asm is None:
+            asm = self._extra_by_name[key] = HostAssembler(label=host)
+            self.extra.append((host, asm))
         return asm
 
     # ------------------------------------------------------------------ entry points
@@ -623,7 +625,7 @@ class _Loader:
                 if count >= MAX_BLOCKS:
                     self.skip_block(name, block, first=count == MAX_BLOCKS)
                     continue
-                parsed += self.block(name, block)
+                parsed += self.block(name, block, split.parsed.get(count, NOT_PARSED))
         finally:
             self.asm = self.main
         return parsed
@@ -646,7 +648,7 @@ class _Loader:
             )
         )
 
-    def block(self, name: str, block: Block) -> int:
+    def block(self, name: str, block: Block, result: Any = NOT_PARSED) -> int:
         if block.host:
             self.asm.hostname(block.host)
         source = f"transcript:{block.label}"
@@ -663,6 +665,7 @@ class _Loader:
             artifact=source,
             line_offset=block.start_line - 1,
             line_map=block.origins,
+            parsed=result,
         )
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)

@@ -34,7 +34,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -88,6 +88,28 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(fld.name for fld in dataclasses.fields(cls))
 
 
+def _holds_dataclasses(items: Iterable[Any]) -> bool:
+    """Whether any of ``items`` is a dataclass (one look per distinct type:
+    a dict of thousands of sysctl strings is not walked in Python)."""
+    return any(hasattr(kind, "__dataclass_fields__") for kind in set(map(type, items)))
+
+
+def _moved(line: int, offset: int, line_map: list[int] | None) -> int:
+    if line_map and 1 <= line <= len(line_map):
+        return line_map[line - 1]
+    return line + offset
+
+
+def _shift_lines(lines: dict[Any, Any], offset: int, line_map: list[int] | None) -> None:
+    if not line_map and set(map(type, lines.values())) <= {int}:
+        # plain ints moved by one offset: at C speed
+        lines.update(zip(list(lines), map(offset.__add__, list(lines.values())), strict=True))
+        return
+    for key, line in list(lines.items()):
+        if isinstance(line, int) and not isinstance(line, bool):
+            lines[key] = _moved(line, offset, line_map)
+
+
 def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[int] | None = None) -> None:
     """Add ``offset`` to every ``line``/``lines`` in a parser result (in place);
     with ``line_map`` (the original line of each line of the parsed text, when
@@ -98,33 +120,28 @@ def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[i
     if id(obj) in seen:
         return
     seen.add(id(obj))
-
-    def moved(line: int) -> int:
-        if line_map and 1 <= line <= len(line_map):
-            return line_map[line - 1]
-        return line + offset
-
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for name in _field_names(type(obj)):
-            value = getattr(obj, name)
-            if name == "line" and isinstance(value, int) and not isinstance(value, bool):
-                setattr(obj, name, moved(value))
-            elif name == "lines" and isinstance(value, dict):
-                for key, line in list(value.items()):
-                    if isinstance(line, int) and not isinstance(line, bool):
-                        value[key] = moved(line)
-            elif name == "source" or value is None or isinstance(value, (str, int, float)):
-                continue
-            elif isinstance(value, (list, tuple)):
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return
+    for name in _field_names(type(obj)):
+        value = getattr(obj, name)
+        if name == "line" and isinstance(value, int) and not isinstance(value, bool):
+            setattr(obj, name, _moved(value, offset, line_map))
+        elif name == "lines" and isinstance(value, dict):
+            _shift_lines(value, offset, line_map)
+        elif name == "source" or value is None or isinstance(value, (str, int, float)):
+            continue
+        elif isinstance(value, (list, tuple)):
+            if _holds_dataclasses(value):
                 for item in value:
                     if hasattr(item, "__dataclass_fields__"):
                         _shift(item, offset, seen, line_map)
-            elif isinstance(value, dict):
+        elif isinstance(value, dict):
+            if _holds_dataclasses(value.values()):
                 for item in value.values():
                     if hasattr(item, "__dataclass_fields__"):
                         _shift(item, offset, seen, line_map)
-            elif dataclasses.is_dataclass(value):
-                _shift(value, offset, seen, line_map)
+        elif dataclasses.is_dataclass(value):
+            _shift(value, offset, seen, line_map)
 
 
 def _as_results(value: Any) -> list[Any]:
@@ -210,6 +227,9 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
         signal.signal(signal.SIGALRM, previous)
 
 
+NOT_PARSED: Any = object()
+
+
 def run_parser(
     kind: str,
     text: str,
@@ -217,6 +237,7 @@ def run_parser(
     artifact: str,
     line_offset: int = 0,
     line_map: list[int] | None = None,
+    parsed: Any = NOT_PARSED,
     **kwargs: Any,
 ) -> tuple[list[Any], f.ArtifactError | None]:
     """Parse ``text`` as ``kind``; never raises (except the Celery time limit of
@@ -228,6 +249,8 @@ def run_parser(
     consecutive. A parser that stops early raises ``ParseError`` with its
     ``partial`` result: that result is kept, and the error says what is missing.
     Past the parse budget (:func:`parse_budget`) the artifact is skipped with an error.
+    ``parsed`` is what the parser already returned on this very ``text`` (the
+    transcript splitter parses to check a split): it is not parsed again.
     """
     spec = parsers.REGISTRY.get(kind)
     if spec is None:
@@ -247,8 +270,11 @@ def run_parser(
             artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
         )
     try:
-        with parse_time_budget(seconds):
-            results = _as_results(spec.func(text, **kwargs))
+        if parsed is not NOT_PARSED:
+            results = _as_results(parsed)
+        else:
+            with parse_time_budget(seconds):
+                results = _as_results(spec.func(text, **kwargs))
     except ParseTimeout:
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
         return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
@@ -406,49 +432,10 @@ class HostAssembler:
             # a partial parse: what it skipped is reported, what it read is kept
             self.host.errors.extend(result.errors)
             result.errors = []
-        handlers: tuple[tuple[type, Callable[[Any], object]], ...] = (
-            (f.CpuTopology, self._cpu_candidates.append),
-            (f.NumactlHardware, self._numa_parts.append),
-            (f.NodeMeminfo, self._numa_parts.append),
-            (f.Numastat, self._numa_parts.append),
-            (f.Zoneinfo, self._numa_parts.append),
-            (f.NumaTopology, self._numa_parts.append),
-            (f.Meminfo, self._add_meminfo),
-            (f.HugePages, self._add_hugepages),
-            (f.Sysctl, self._add_sysctl),
-            (f.KernelCmdline, lambda r: self._first("cmdline", r)),
-            (f.KernelVersion, self._add_kernel),
-            (f.CpuUsage, self._usage_candidates.append),
-            (f.Softirqs, lambda r: self._first("softirqs", r)),
-            (f.Interrupts, lambda r: self._first("interrupts", r)),
-            (f.TcQdiscs, self._add_tc),
-            (f.PingResult, self.host.pings.append),
-            (f.DiskStats, self._add_disks),
-            (f.DiskFree, self._add_df),
-            (f.Domain, self._add_domain),
-            (f.VirshVersion, lambda r: self._first("virsh_version", r)),
-            (f.VirshList, lambda r: self._first("virsh_list", r)),
-            (f.VirshCapabilities, lambda r: self._first("capabilities", r)),
-            (f.VirshNodeInfo, lambda r: self._first("nodeinfo", r)),
-            (f.VirshFreecell, self._add_freecell),
-            (f.VirshDomainTuning, self._add_tuning),
-            (f.NicChannels, self.host.nic_channels.append),
-            (f.IrqAffinity, self._add_irq_affinity),
-            (f.DatabaseFacts, self._add_database),
-            (f.OceanBaseFacts, self._add_oceanbase),
-            (f.BenchmarkResults, lambda r: self.host.benchmarks.extend(r.results)),
-            (f.MemoryDevices, self._add_memory_devices),
-            (f.ProcessNumaUsage, self._add_process_numa),
-            (f.Vmstat, lambda r: self._first("vmstat", r)),
-            (f.NumaBootMessages, self._add_numa_boot),
-            (f.NetDevStats, lambda r: self._first("net_dev", r)),
-            (f.ProcessList, self._add_processes),
-            (f.TaskAffinity, self.host.affinities.append),
-        )
-        for cls, handler in handlers:
-            if isinstance(result, cls):
-                handler(result)
-                return
+        handler = _handler_for(type(result))
+        if handler is not None:
+            handler(self, result)
+            return
         self.error(
             getattr(getattr(result, "source", None), "artifact", "") or "?",
             f"internal parser error: {kind or '?'} returned {type(result).__name__}",
@@ -875,3 +862,56 @@ class HostAssembler:
         if not host.label:
             host.label = host.hostname or ""
         return host
+
+
+# What each parser result type adds to a host (the first class the result is
+# an instance of wins).
+_HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
+    (f.CpuTopology, lambda a, r: a._cpu_candidates.append(r)),
+    (f.NumactlHardware, lambda a, r: a._numa_parts.append(r)),
+    (f.NodeMeminfo, lambda a, r: a._numa_parts.append(r)),
+    (f.Numastat, lambda a, r: a._numa_parts.append(r)),
+    (f.Zoneinfo, lambda a, r: a._numa_parts.append(r)),
+    (f.NumaTopology, lambda a, r: a._numa_parts.append(r)),
+    (f.Meminfo, lambda a, r: a._add_meminfo(r)),
+    (f.HugePages, lambda a, r: a._add_hugepages(r)),
+    (f.Sysctl, lambda a, r: a._add_sysctl(r)),
+    (f.KernelCmdline, lambda a, r: a._first("cmdline", r)),
+    (f.KernelVersion, lambda a, r: a._add_kernel(r)),
+    (f.CpuUsage, lambda a, r: a._usage_candidates.append(r)),
+    (f.Softirqs, lambda a, r: a._first("softirqs", r)),
+    (f.Interrupts, lambda a, r: a._first("interrupts", r)),
+    (f.TcQdiscs, lambda a, r: a._add_tc(r)),
+    (f.PingResult, lambda a, r: a.host.pings.append(r)),
+    (f.DiskStats, lambda a, r: a._add_disks(r)),
+    (f.DiskFree, lambda a, r: a._add_df(r)),
+    (f.Domain, lambda a, r: a._add_domain(r)),
+    (f.VirshVersion, lambda a, r: a._first("virsh_version", r)),
+    (f.VirshList, lambda a, r: a._first("virsh_list", r)),
+    (f.VirshCapabilities, lambda a, r: a._first("capabilities", r)),
+    (f.VirshNodeInfo, lambda a, r: a._first("nodeinfo", r)),
+    (f.VirshFreecell, lambda a, r: a._add_freecell(r)),
+    (f.VirshDomainTuning, lambda a, r: a._add_tuning(r)),
+    (f.NicChannels, lambda a, r: a.host.nic_channels.append(r)),
+    (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
+    (f.DatabaseFacts, lambda a, r: a._add_database(r)),
+    (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
+    (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
+    (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
+    (f.Vmstat, lambda a, r: a._first("vmstat", r)),
+    (f.NumaBootMessages, lambda a, r: a._add_numa_boot(r)),
+    (f.NetDevStats, lambda a, r: a._first("net_dev", r)),
+    (f.ProcessList, lambda a, r: a._add_processes(r)),
+    (f.TaskAffinity, lambda a, r: a.host.affinities.append(r)),
+)
+
+
+_HANDLER_OF: dict[type, Callable[[HostAssembler, Any], Any] | None] = {}
+
+
+def _handler_for(kind: type) -> Callable[[HostAssembler, Any], Any] | None:
+    """The handler of results of type ``kind`` (looked up once per type)."""
+    if kind not in _HANDLER_OF:
+        _HANDLER_OF[kind] = next((handler for cls, handler in _HANDLERS if issubclass(kind, cls)), None)
+    return _HANDLER_OF[kind]

@@ -922,15 +922,39 @@ class SnapshotFacts:
         return [h for h in self.hosts if h.is_guest]
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+_FIELDS_OF: dict[type, tuple[str, ...] | None] = {}
+
+
+def _fields_of(cls: type) -> tuple[str, ...] | None:
+    """Field names of a dataclass type (None for any other type), looked up once per type."""
+    if cls not in _FIELDS_OF:
+        _FIELDS_OF[cls] = (
+            tuple(fld.name for fld in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+        )
+    return _FIELDS_OF[cls]
+
+
 def to_dict(obj: Any) -> Any:
     """JSON-ready form of any fact (dataclasses, dicts with int keys, tuples)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+    cls = type(obj)
+    if cls in _SCALARS:
+        return obj
+    names = _fields_of(cls)
+    if names is not None:
         # everything, the domain XML included: stored facts are the one source
         # of a host after its analysis (remedies edit the XML)
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, dict):
+        # a dict of strings to scalars (sysctl, variables) is copied at C speed
+        if set(map(type, obj)) <= {str} and set(map(type, obj.values())) <= _SCALARS:
+            return dict(obj)
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
+        if set(map(type, obj)) <= _SCALARS:
+            return list(obj)
         return [to_dict(v) for v in obj]
     return obj
 

@@ -26,24 +26,28 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Normalised", "normalise"]
+__all__ = ["Normalised", "line_indexes", "lines_holding", "normalise"]
 
 FENCE = "```"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
-)
+_ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
+_ANSI = re.compile(_ESCAPES + r"|\x9b[0-?]*[ -/]*[@-~]")
+# the same without the 8-bit CSI: a pattern that starts with one literal is
+# searched for at C speed, ten times faster than an alternation
+_ANSI_ESC = re.compile(_ESCAPES)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # no-break, en/em/thin, narrow no-break, ideographic (full-width) spaces -> " "
-_WIDE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+_WIDE_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
 # zero-width spaces and joiners, BOM -> ""
-_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
+_ZERO_WIDTHS = "\u200b\u200c\u200d\u2060\ufeff"
 # possessive: a million nested markers must not grow the regex engine's
 # backtracking stack (it would hold ~100 bytes per marker)
-_QUOTE = re.compile(r"^[ \t]*+(?:>[ \t]?+)++", re.M)
+_QUOTE = re.compile(r"[ \t]*+(?:>[ \t]?+)++")
+_QUOTE_NEXT = re.compile(r"\n" + _QUOTE.pattern)
 _QUOTED = re.compile(r"^[ \t]*>", re.M)
 # Existence checks scan the whole paste, so each has a form that starts with
 # a literal newline (the regex engine then skips to newlines at C speed, ten
@@ -59,17 +63,29 @@ _WRAPPABLE_NEXT = re.compile(r"\n" + _WRAPPABLE.pattern)
 _QUOTED_NEXT = re.compile(r"\n[ \t]*>")
 _STAMP_NEXT = re.compile(r"\n[ \t]*(?:\[\d{4}-|\d{4}-\d\d-\d\d[ T]\d|\[\d\d:\d\d:)")
 _FENCE_LINE = re.compile(r"^\s*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)", re.I)
+# a line after a blank or a fence line, indented (where _dedent may start)
+_AFTER_BOUNDARY = re.compile(
+    r"\n(?:[^\S\n]*|[^\S\n]*(?:```|~~~|\{code|\{noformat|<pre|</pre|</code)[^\n]*)(?=\n[ \t][^\n]*?\S)", re.I
+)
+# consecutive indented lines that are not blank
+_INDENTED_RUN = re.compile(r"(?:[ \t][^\n]*?\S[^\n]*(?:\n|\Z))*")
+_BLANK_NEXT = re.compile(r"\n[^\S\n]*(?![^\n])")
+_REDRAWN = re.compile(r"^[^\n\r]*\r[^\n]*", re.M)
 # Terminal loggers: "2024-05-01 10:00:01 ", "[2024-05-01 10:00:01] ", "[10:00:01] ",
 # tmux/ts "May 01 10:00:01 " is a syslog line shape as well, so it is not stripped.
 _STAMP = re.compile(
-    r"^[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]"
+    r"[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
     r"|\[\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\])(?: |$)",
-    re.M,
+    re.M,  # "$": the end of the line
 )
+_STAMP_LINE = re.compile(r"\n" + _STAMP.pattern, re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
+# every tag _html_lines acts on starts like this (a necessary condition only)
+_HTML_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|b|strong|i|em|tt|font)\b", re.I)
+_AMPERSAND = re.compile("&")
 _HTML_OPEN = re.compile(r"^\s*+(?:<(?:pre|code)\b[^>]{0,200}>\s*+)++", re.I)
 _HTML_CLOSE = re.compile(r"(?:\s*</(?:pre|code)\s*>){1,8}\s*$", re.I)
 _HTML_BR = re.compile(r"<br\s*/?>", re.I)
@@ -82,6 +98,8 @@ _PROMPTISH = re.compile(
 _NODE_CPUS = re.compile(r"^node \d+ cpus:")
 _NUMA_CPUS = re.compile(r"^NUMA node\d+ CPU\(s\):")
 _FLAGS = re.compile(r"^Flags:\s")
+_JOIN_HEAD = re.compile("node |NUMA |Flags")
+_JOIN_HEAD_NEXT = re.compile(r"\n(?:node |NUMA |Flags)")
 _INTS = re.compile(r"^\s*\d+(?: +\d+)*\s*$")
 _CPULIST = re.compile(r"^\s*\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*,?\s*$")
 _FLAG_WORDS = re.compile(r"^\s*[a-z0-9_]+(?: +[a-z0-9_]+)*\s*$")
@@ -102,16 +120,68 @@ class Normalised:
     notes: list[str] = field(default_factory=list)
     # True when line k is original line k (nothing joined or split)
     identity: bool = False
+    # "\n".join(lines) when normalise had it at hand (the lines must not change)
+    joined: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def text(self) -> str:
-        return "\n".join(self.lines)
+        if self.joined is None:
+            self.joined = "\n".join(self.lines)
+        return self.joined
+
+
+# Whole-text line finders. A test per line costs a Python call on every line
+# of a 5 MB paste; a search of the whole text runs at C speed and leaves only
+# the lines it finds (candidates, tested exactly afterwards) to Python.
 
 
 def _line_starts(first: re.Pattern[str], following: re.Pattern[str], text: str) -> bool:
     """Does any line of ``text`` start like ``first`` (``following`` is the
     same test after a newline)?"""
     return first.match(text) is not None or following.search(text) is not None
+
+
+def line_indexes(
+    first: re.Pattern[str], following: re.Pattern[str], text: str, first_line: str | None = None
+) -> list[int]:
+    """Indexes of the lines of ``text`` that start like ``first``. ``following``
+    is the same pattern after a literal newline (the regex engine skips to
+    newlines at C speed); it must not consume the newline that ends its line.
+    ``first`` is matched against the first line alone (``first_line`` when
+    given: a line of a list may hold a newline of its own).
+
+    >>> line_indexes(re.compile("b"), re.compile(r"\\nb"), "b1\\na\\nb2\\nb3")
+    [0, 2, 3]
+    """
+    if first_line is None:
+        end = text.find("\n")
+        first_line = text[: end if end >= 0 else len(text)]
+    out = [0] if first.match(first_line) else []
+    newlines = pos = 0
+    count = text.count
+    for m in following.finditer(text):
+        start = m.start()
+        newlines += count("\n", pos, start)
+        out.append(newlines + 1)
+        pos = start
+    return out
+
+
+def lines_holding(rx: re.Pattern[str], text: str) -> list[int]:
+    """Indexes of the lines of ``text`` in which ``rx`` finds a match (one
+    search per such line; ``rx`` must not match a newline first)."""
+    out: list[int] = []
+    search, count, find = rx.search, text.count, text.find
+    line = pos = 0
+    while (m := search(text, pos)) is not None:
+        start = m.start()
+        line += count("\n", pos, start)
+        out.append(line)
+        pos = find("\n", start) + 1
+        if not pos:
+            break
+        line += 1
+    return out
 
 
 def _redraw(line: str) -> str:
@@ -121,38 +191,49 @@ def _redraw(line: str) -> str:
     return parts[-1] if parts else ""
 
 
-def _stamped(lines: list[str]) -> bool:
-    """Are the lines stamped by a terminal logger? A logger stamps every line it
+def _stamped(lines: list[str], body: str | None) -> list[tuple[int, int]]:
+    """``(line, end of the stamp)`` of each line stamped by a terminal logger,
+    or ``[]`` when the lines are not a logger's. A logger stamps every line it
     writes, prompts and empty lines included; a log file (MariaDB's error log
-    starts each line with the same shape) has neither, so it keeps its times."""
-    stamped = evidence = nonblank = 0
-    for line in lines:
-        if not line.strip():
-            continue
-        nonblank += 1
-        m = _STAMP.match(line)
-        if not m:
-            continue
-        stamped += 1
-        rest = line[m.end() :]
-        if not rest.strip() or _PROMPTISH.match(rest):
-            evidence += 1
-    return evidence > 0 and stamped * 2 >= nonblank
+    starts each line with the same shape) has neither, so it keeps its times.
+    ``body`` is ``"\\n".join(lines)`` (None: not known, every line is tested)."""
+    stamps: list[tuple[int, int]] = []
+    if body is None:
+        for i, line in enumerate(lines):
+            if m := _STAMP.match(line):
+                stamps.append((i, m.end()))
+    else:  # the same matches, found by one search of the text
+        end = body.find("\n")
+        if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
+            stamps.append((0, m.end()))
+        newlines = pos = 0
+        for m in _STAMP_LINE.finditer(body):
+            start = m.start()
+            newlines += body.count("\n", pos, start)
+            pos = start
+            stamps.append((newlines + 1, m.end() - start - 1))
+    if not any(not (rest := lines[i][end:]).strip() or _PROMPTISH.match(rest) for i, end in stamps):
+        return []
+    if body is None:
+        nonblank = sum(1 for line in lines if line.strip())
+    else:
+        blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
+        nonblank = len(lines) - blank
+    return stamps if len(stamps) * 2 >= nonblank else []
 
 
-def _html_lines(line: str, in_pre: bool) -> tuple[list[str], bool]:
+def _html_lines(line: str) -> list[str]:
     """One HTML line -> cleaned lines (``<pre>`` becomes a fence)."""
     out: list[str] = []
     m = _HTML_OPEN.match(line)
     if m and re.search(r"<pre\b", m.group(0), re.I):
         out.append(FENCE)
-        in_pre = True
         # The indentation before the tag stays: the lines after it carry the
         # same (an indented ticket), and dedenting must see it on all of them.
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         line = indent + line[m.end() :]
         if not line.strip():
-            return out, in_pre
+            return out
     close = _HTML_CLOSE.search(line) if "</" in line else None
     closing = bool(close and re.search(r"</pre", close.group(0), re.I))
     if close:
@@ -170,8 +251,7 @@ def _html_lines(line: str, in_pre: bool) -> tuple[list[str], bool]:
         if out and not out[-1].strip():
             out.pop()
         out.append(FENCE)
-        in_pre = False
-    return out, in_pre
+    return out
 
 
 def _jira_lines(line: str) -> list[str]:
@@ -190,60 +270,148 @@ def _jira_lines(line: str) -> list[str]:
     return out or [FENCE]
 
 
+def _unwrap(
+    lines: list[str], first: list[int], last: list[int], text: str, *, jira: bool, html_mode: bool
+) -> tuple[list[str], list[int], list[int], bool]:
+    """Jira and HTML wrappers -> fences and plain lines (``text`` is
+    ``"\\n".join(lines)``). A line without a marker or an ``&`` stays as it is,
+    so only the lines the whole-text searches find are looked at. The last
+    value is False when a line now holds a newline (an ``&#10;``)."""
+    found: set[int] = set()
+    if jira:
+        found.update(lines_holding(_JIRA, text))
+    if html_mode:
+        found.update(lines_holding(_HTML_TAG, text))
+        found.update(lines_holding(_AMPERSAND, text))
+    new_l: list[str] = []
+    new_f: list[int] = []
+    new_t: list[int] = []
+    done = 0
+    clean = True
+    for i in sorted(found):
+        line = lines[i]
+        if jira and "{" in line and _JIRA.search(line):
+            pieces = _jira_lines(line)
+        elif html_mode and ("<" in line or "&" in line):
+            pieces = _html_lines(line)
+        else:
+            continue
+        if len(pieces) == 1 and pieces[0] == line:
+            continue
+        new_l += lines[done:i]
+        new_f += first[done:i]
+        new_t += last[done:i]
+        for piece in pieces:
+            new_l.append(piece)
+            new_f.append(first[i])
+            new_t.append(last[i])
+            clean = clean and "\n" not in piece
+        done = i + 1
+    if not done:
+        return lines, first, last, True
+    new_l += lines[done:]
+    new_f += first[done:]
+    new_t += last[done:]
+    return new_l, new_f, new_t, clean
+
+
 def _boundary(line: str) -> bool:
     return not line.strip() or _FENCE_LINE.match(line) is not None
 
 
-def _dedent(lines: list[str]) -> None:
+def _paragraph(lines: list[str], i: int, body: str | None, pos: int) -> tuple[int, str | None, str | None]:
+    """``(end, prefix, text)`` of the paragraph of indented lines from line
+    ``i``: the leading whitespace every line shares, and the lines joined when
+    ``body`` (``"\\n".join(lines)``, line ``i`` at ``pos``) gave them at C speed
+    because they all start like the first."""
+    if body is not None:
+        match = _INDENTED_RUN.match(body, pos)
+        run = match.group() if match else ""
+        if run.endswith("\n"):
+            run = run[:-1]
+        count = run.count("\n") + 1
+        first = lines[i]
+        lead = first[: len(first) - len(first.lstrip(" \t"))]
+        if run.count("\n" + lead) == count - 1:
+            return i + count, lead, run
+    n = len(lines)
+    j = i
+    prefix: str | None = None
+    while j < n and lines[j][:1] in (" ", "\t") and lines[j].strip():
+        cur = lines[j]
+        lead = cur[: len(cur) - len(cur.lstrip(" \t"))]
+        if prefix is None:
+            prefix = lead
+        elif not lead.startswith(prefix):
+            size = 0
+            for x, y in zip(prefix, lead, strict=False):
+                if x != y:
+                    break
+                size += 1
+            prefix = prefix[:size]
+        j += 1
+    return j, prefix, None
+
+
+def _dedent(lines: list[str], body: str | None) -> bool:
     """Remove the leading whitespace shared by every line of a paragraph (in
     place). A paragraph is a run of indented lines between blank lines or
     fences: a table whose rows alone are indented (numactl's distances,
-    dmidecode's tab-indented fields) keeps its shape."""
+    dmidecode's tab-indented fields) keeps its shape. ``body`` is
+    ``"\\n".join(lines)`` (None: every line is a candidate start). True when a
+    line changed."""
     n = len(lines)
-    i = 0
-    while i < n:
+    starts: Iterable[tuple[int, int]]
+    if body is None:
+        starts = ((i, 0) for i in range(n))
+    else:  # the top two lines, then each indented line after a blank or fence line
+        second = body.find("\n") + 1
+        starts = [(0, 0), *([(1, second)] if second else [])]
+        newlines = pos = 0
+        for m in _AFTER_BOUNDARY.finditer(body):
+            newlines += body.count("\n", pos, m.start())
+            pos = m.start()
+            starts.append((newlines + 2, m.end() + 1))
+    changed = False
+    done = 0
+    for i, pos in starts:
+        if i < done or i >= n:
+            continue
         line = lines[i]
         if line[:1] not in (" ", "\t") or not line.strip() or (i > 0 and not _boundary(lines[i - 1])):
-            i += 1
             continue
-        j = i
-        prefix: str | None = None
-        while j < n and lines[j][:1] in (" ", "\t") and lines[j].strip():
-            cur = lines[j]
-            lead = cur[: len(cur) - len(cur.lstrip(" \t"))]
-            if prefix is None:
-                prefix = lead
-            elif not lead.startswith(prefix):
-                size = 0
-                for x, y in zip(prefix, lead, strict=False):
-                    if x != y:
-                        break
-                    size += 1
-                prefix = prefix[:size]
-            j += 1
+        j, prefix, run = _paragraph(lines, i, body, pos)
         if prefix and (j == n or _boundary(lines[j])):
             cut = len(prefix)
-            for k in range(i, j):
-                lines[k] = lines[k][cut:]
-        i = max(j, i + 1)
+            if run is not None:
+                lines[i:j] = run[cut:].replace("\n" + prefix, "\n").split("\n")
+            else:
+                for k in range(i, j):
+                    lines[k] = lines[k][cut:]
+            changed = True
+        done = max(j, i + 1)
+    return changed
 
 
-def _joins(lines: list[str], first: list[int], last: list[int]) -> tuple[list[str], list[int], list[int]]:
+def _joins(
+    lines: list[str], first: list[int], last: list[int], body: str | None
+) -> tuple[list[str], list[int], list[int]]:
     """Join lines a terminal wrapped at a fixed width, where the join is
     unambiguous: integers after ``node N cpus:``, a CPU list after lscpu's
     ``NUMA nodeN CPU(s):`` ending in a comma, flag words after a long
-    ``Flags:`` line."""
+    ``Flags:`` line. ``body`` is ``"\\n".join(lines)`` (None: every line is
+    looked at)."""
     heads = ("node ", "NUMA ", "Flags")
-    if not any(line[:5] in heads for line in lines):
-        return lines, first, last
-    drop: set[int] = set()
     n = len(lines)
-    i = 0
-    while i < n:
+    starts = range(n) if body is None else line_indexes(_JOIN_HEAD, _JOIN_HEAD_NEXT, body)
+    dropped: list[tuple[int, int]] = []  # [start, end) of the lines joined into the one before
+    done = 0
+    for i in starts:
+        if i < done:
+            continue
         prev = lines[i]
         head = prev[:5]
         if head not in heads:
-            i += 1
             continue
         j = i + 1
         while j < n and lines[j].strip() and len(prev) < 1_000_000:
@@ -267,15 +435,56 @@ def _joins(lines: list[str], first: list[int], last: list[int]) -> tuple[list[st
                 prev = f"{prev.rstrip()} {line.strip()}"
             else:
                 break
-            drop.add(j)
             last[i] = last[j]
             j += 1
+        if j > i + 1:
+            dropped.append((i + 1, j))
         lines[i] = prev
-        i = j
-    if not drop:
+        done = j
+    if not dropped:
         return lines, first, last
-    keep = [k for k in range(n) if k not in drop]
-    return [lines[k] for k in keep], [first[k] for k in keep], [last[k] for k in keep]
+    out_l: list[str] = []
+    out_f: list[int] = []
+    out_t: list[int] = []
+    pos = 0
+    for a, b in dropped:
+        out_l += lines[pos:a]
+        out_f += first[pos:a]
+        out_t += last[pos:a]
+        pos = b
+    return out_l + lines[pos:], out_f + first[pos:], out_t + last[pos:]
+
+
+def _clean(text: str, notes: list[str]) -> str:
+    """The whole-text passes (C speed), each only when its marker is present;
+    none of them adds or removes a newline."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        if "\r" in text:
+            text = _REDRAWN.sub(lambda m: _redraw(m.group()), text)
+    if "\x1b" in text or "\x9b" in text:
+        text = (_ANSI if "\x9b" in text else _ANSI_ESC).sub("", text)
+    if not text.isascii():
+        for space in _WIDE_SPACES:
+            if space in text:
+                text = text.replace(space, " ")
+        for space in _ZERO_WIDTHS:
+            if space in text:
+                text = text.replace(space, "")
+        if "\x9b" in text:
+            text = _ANSI.sub("", text)
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+    if _line_starts(_QUOTED, _QUOTED_NEXT, text):
+        # e-mail quoting, line by line: replies mix quoted and unquoted lines
+        m = _QUOTE.match(text)
+        if m:
+            text = text[m.end() :]
+        text, quoted = _QUOTE_NEXT.subn("\n", text)
+        notes.append(f"{quoted + (m is not None)} e-mail quoted lines unquoted")
+    if "=~=~" in text:
+        text = _PUTTY_HEADER.sub("", text)
+    return text
 
 
 def normalise(text: str) -> Normalised:
@@ -287,58 +496,42 @@ def normalise(text: str) -> Normalised:
     """
     count = text.count("\n") + 1
     notes: list[str] = []
-    # whole-text passes first (C speed), each only when its marker is present
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:
-            text = "\n".join(_redraw(line) if "\r" in line else line for line in text.split("\n"))
-    if "\x1b" in text or "\x9b" in text:
-        text = _ANSI.sub("", text)
-    if not text.isascii():
-        text = _ZERO_WIDTH.sub("", _WIDE_SPACE.sub(" ", text))
-        if "\x9b" in text:
-            text = _ANSI.sub("", text)
-    if _CONTROL.search(text):
-        text = _CONTROL.sub("", text)
-    if _line_starts(_QUOTED, _QUOTED_NEXT, text):
-        # e-mail quoting, line by line: replies mix quoted and unquoted lines
-        text, quoted = _QUOTE.subn("", text)
-        notes.append(f"{quoted} e-mail quoted lines unquoted")
-    if "=~=~" in text:
-        text = _PUTTY_HEADER.sub("", text)
+    text = _clean(text, notes)
     lines = text.split("\n")
     first = list(range(count))
     last = list(range(count))
+    # "\n".join(lines) while it is known (None once a line holds a newline)
+    body: str | None = text
     html_mode = _HTML_MODE.search(text) is not None
     jira = "{code" in text or "{noformat" in text or "{CODE" in text or "{NOFORMAT" in text
     if html_mode or jira:
-        new_l: list[str] = []
-        new_f: list[int] = []
-        new_t: list[int] = []
-        in_pre = False
-        for i, line in enumerate(lines):
-            pieces = [line]
-            if jira and "{" in line and _JIRA.search(line):
-                pieces = _jira_lines(line)
-            elif html_mode and ("<" in line or "&" in line):
-                pieces, in_pre = _html_lines(line, in_pre)
-            for piece in pieces:
-                new_l.append(piece)
-                new_f.append(first[i])
-                new_t.append(last[i])
-        lines, first, last = new_l, new_f, new_t
+        before = lines
+        lines, first, last, clean = _unwrap(lines, first, last, text, jira=jira, html_mode=html_mode)
+        if lines is not before:
+            body = "\n".join(lines) if clean else None
     # after the wrappers: "<pre><code>2024-05-01 10:00:01 [root@h ~]# ..." is stamped too
-    if _line_starts(_STAMP, _STAMP_NEXT, text) and _stamped(lines):
-        for i, line in enumerate(lines):
-            m = _STAMP.match(line)
-            if m:
-                lines[i] = line[m.end() :]
-        notes.append("terminal-logger timestamps removed")
-    if text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(text):
-        _dedent(lines)
+    if _line_starts(_STAMP, _STAMP_NEXT, text):
+        stamps = _stamped(lines, body)
+        for i, end in stamps:
+            lines[i] = lines[i][end:]
+        if stamps:
+            notes.append("terminal-logger timestamps removed")
+            body = "\n".join(lines) if body is not None else None
+    indented = text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(text)
+    if indented and _dedent(lines, body) and body is not None:
+        body = "\n".join(lines)
     if _line_starts(_WRAPPABLE, _WRAPPABLE_NEXT, text):
-        lines, first, last = _joins(lines, first, last)
+        before = lines
+        lines, first, last = _joins(lines, first, last, body)
+        if lines is not before:
+            body = None
     identity = len(lines) == count and first[-1] == count - 1 and first == last
     return Normalised(
-        lines=lines, first=first, last=last, original_lines=count, notes=notes, identity=identity
+        lines=lines,
+        first=first,
+        last=last,
+        original_lines=count,
+        notes=notes,
+        identity=identity,
+        joined=body,
     )

@@ -26,15 +26,17 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from collectors import parsers
 from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 from collectors.facts import to_dict
 from collectors.normalise import STOPWORDS as _STOPWORDS
-from collectors.normalise import Normalised, normalise
+from collectors.normalise import Normalised, line_indexes, lines_holding, normalise
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,9 @@ class Split:
     unrecognised: list[tuple[int, int, str]]  # 1-based start, end, first line
     segments: list[tuple[int, str | None]]
     notes: list[str]
+    # index in ``blocks`` -> what the block's parser returned when the splitter
+    # already parsed exactly that text (checking a split): not parsed again
+    parsed: dict[int, Any] = field(default_factory=dict, repr=False)
 
     @property
     def lines(self) -> int:
@@ -201,19 +206,6 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _FENCE_NEXT = re.compile(r"\n[ \t]{0,3}(?:`{3,}|~{3,})")
 
 
-def _line_indexes(first: re.Pattern[str], following: re.Pattern[str], lines: list[str]) -> list[int]:
-    """Indexes of the lines that start like ``first`` (``following`` is the
-    same pattern after a newline: one C-speed scan of the whole text)."""
-    out = [0] if lines and first.match(lines[0]) else []
-    text = "\n".join(lines)
-    line = pos = 0
-    for m in following.finditer(text):
-        line += text.count("\n", pos, m.start()) + (1 if pos == 0 and line == 0 else 0)
-        pos = m.start()
-        out.append(line)
-    return out
-
-
 _BRACKET_PROMPT = re.compile(
     r"^\[(?P<user>[\w.\-]+)@(?P<host>[^\]\s]+)(?:\s[^\]]*)?\]\s*(?:(?P<sym>[#$%>])\s?(?P<cmd>.*))?$"
 )
@@ -237,6 +229,11 @@ _PROMPT_START = re.compile(
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
+# the same lines found by three searches that skip most of the text at C speed:
+# a line starting with a prompt character or an SQL client, or holding "@" or ":/"
+_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
+_AT = re.compile("@")
+_HOST_PATH = re.compile(r":[~\"'/]")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -330,10 +327,8 @@ COMMON_COMMANDS = frozenset(
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
-_TABULAR = re.compile(r"\t|\S {3,}\S|[|=<>{}]")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
-_BRACKET_WORD = re.compile(r"\[[\w\-]+\]")
 # "name value" rows of a variables dump whose tabs became spaces: a snake_case
 # name, then a value of at most three words or after a gap of 2+ spaces
 # (or a lower-case name and one value with a digit or punctuation: "basedir /usr")
@@ -343,6 +338,9 @@ _IDENTIFIER = re.compile(
 )
 
 
+# A line holding one of these is data whatever else it holds: a tab, a gap of
+# 3+ spaces, table or markup characters, a [bracketed-word]
+_DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
 LONG_LINE = 4096  # a longer line is data (a log or a dump pasted without newlines), never prose
@@ -376,6 +374,34 @@ def _form(line: str) -> str:
     if c in "+|-=":
         return "t"
     return "p"
+
+
+# The starts of the lines that may have each form (a superset, at C speed;
+# the form is then taken with _form): anything not ASCII may be a digit or a letter.
+_FORM_STARTS = {
+    "s": r"[ \t]",
+    "d": r"[0-9]|[^\x00-\x7f]",
+    "k": _KEY_COLON.pattern.replace("$", "\\Z"),
+    "a": "(?!" + _KEY_COLON.pattern.replace("$", "\\Z") + r")[A-Za-z]|[^\x00-\x7f]",
+    "x": r"<",
+    "t": r"[+|\-=]",
+    "p": r"[^ \t0-9A-Za-z<+|\-=]",
+}
+
+
+@functools.lru_cache(maxsize=128)
+def _new_form_or_blank(seen: frozenset[str]) -> re.Pattern[str]:
+    """A newline before a blank line or a line whose form may not be in ``seen``."""
+    starts = [_FORM_STARTS[form] for form in sorted(_FORM_STARTS) if form not in seen]
+    return re.compile(r"\n(?=[^\S\n]*(?:\n|\Z)" + "".join(f"|{x}" for x in starts) + ")")
+
+
+def _index(items: list[Any], value: Any, start: int) -> int:
+    """``items.index(value, start)`` (a search at C speed), or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
 
 
 def _command_words(cmd: str) -> str:
@@ -451,12 +477,10 @@ def line_class(line: str) -> str:
         return "blank"
     if len(s) > LONG_LINE:
         return "data"
-    if "\t" in line or _IDENTIFIER.fullmatch(s):
+    if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
-        # ("default_regex_flags<TAB>"), or a bare snake_case name (the same row
-        # with its tab turned into spaces, then trimmed)
-        return "data"
-    if _TABULAR.search(line.rstrip()) or _BRACKET_WORD.search(s) or _output_prose().fullmatch(s):
+        # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the
+        # same row with its tab turned into spaces, then trimmed)
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
@@ -488,21 +512,37 @@ def line_class(line: str) -> str:
 # --------------------------------------------------------------------- splitting
 
 
+def host_key(name: str) -> str:
+    """What :func:`same_host` compares: the first label, lower-case."""
+    return name.lower().split(".", 1)[0]
+
+
 def same_host(a: str | None, b: str | None) -> bool:
     """``db01`` and ``db01.example.com`` (or ``DB01``) name one host."""
     if not a or not b:
         return False
-    a, b = a.lower(), b.lower()
-    return a == b or a.split(".", 1)[0] == b.split(".", 1)[0]
+    return host_key(a) == host_key(b)
 
 
 class _Splitter:
-    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int):
+    def __init__(self, lines: list[str], detect_lines: int, detect_budget: int, body: str | None = None):
         self.lines = lines
+        # the lines joined, and where each starts in it (offsets[k] - 1 is the
+        # newline before line k): whole-text searches find lines at C speed
+        self.body = "\n".join(lines) if body is None else body
+        self.offsets = list(itertools.accumulate(map((1).__add__, map(len, lines)), initial=0))
+        # False when a line holds a newline (an unescaped "&#10;"): searches of
+        # the text cannot tell lines then, and each line is looked at
+        self.searchable = body is not None or self.body.count("\n") == len(lines) - 1
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
-        self._classes: list[str | None] = [None] * len(lines)
+        # line_class and _form of each distinct line (outputs repeat lines)
+        self._classes: dict[str, str] = {}
+        self._forms: dict[str, str] = {}
+        # (kind, a, b) -> the parser's result on lines a..b, when it parsed
+        self._results: dict[tuple[str, int, int], Any] = {}
+        self.parsed: dict[int, Any] = {}  # see Split.parsed
         self.role = bytearray(len(lines))
         self._prompts: dict[int, tuple[str, str, str | None]] = {}
         self._prompt_index: list[int] = []
@@ -521,10 +561,18 @@ class _Splitter:
         return kind
 
     def _find_prompts(self) -> None:
-        """Every prompt line, found once: one multi-line search for lines that
+        """Every prompt line, found once: whole-text searches for lines that
         start like a prompt, then ``match_prompt`` on those only."""
         index: list[int] = []
-        for line in _line_indexes(_PROMPT_START, _PROMPT_START_NEXT, self.lines):
+        body, lines = self.body, self.lines
+        if self.searchable:
+            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
+            found.update(lines_holding(_AT, body))
+            found.update(lines_holding(_HOST_PATH, body))
+            candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
+        else:
+            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
+        for line in candidates:
             prompt = match_prompt(self.lines[line])
             if prompt is not None:
                 self._prompts[line] = prompt
@@ -556,13 +604,44 @@ class _Splitter:
         self.host = host
 
     def cls(self, i: int) -> str:
-        c = self._classes[i]
+        line = self.lines[i]
+        c = self._classes.get(line)
         if c is None:
-            c = self._classes[i] = line_class(self.lines[i])
+            c = self._classes[line] = line_class(line)
         return c
 
+    def blank(self, i: int) -> bool:
+        return not self.lines[i].strip()
+
+    def next_prose(self, j: int, end: int) -> int:
+        """The first line of ``j..end`` that reads like prose, or ``end``. The
+        classes of lines seen before are looked up a chunk at a time (at C
+        speed); only new lines are classified."""
+        classes, lines = self._classes, self.lines
+        while j < end:
+            stop = min(end, j + 256)
+            found = list(map(classes.get, lines[j:stop]))
+            k = -1
+            while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
+                line = lines[j + k]
+                found[k] = classes[line] = line_class(line)
+            k = _index(found, "prose", 0)
+            if k >= 0:
+                return j + k
+            j = stop
+        return end
+
+    def form(self, line: str) -> str:
+        f = self._forms.get(line)
+        if f is None:
+            f = self._forms[line] = _form(line)
+        return f
+
     def text(self, a: int, b: int) -> str:
-        return "\n".join(self.lines[a:b])
+        """Lines ``a..b`` (exclusive) joined: a slice of the joined text."""
+        if a >= b:
+            return ""
+        return self.body[self.offsets[a] : self.offsets[b] - 1]
 
     def head(
         self, i: int, end: int, max_lines: int = DETECT_HEAD_LINES, max_chars: int = DETECT_HEAD_CHARS
@@ -608,7 +687,7 @@ class _Splitter:
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
         one multi-line search."""
-        return _line_indexes(_FENCE, _FENCE_NEXT, self.lines)
+        return line_indexes(_FENCE, _FENCE_NEXT, self.body, self.lines[0])
 
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
@@ -647,22 +726,20 @@ class _Splitter:
             if fenced:
                 j = nxt
             else:
-                cls = self.cls
                 # Comment lines ("# clients (those using ...)." in a my.cnf, the
                 # "# The following is the parsable format" header of lscpu -p)
                 # read like prose: they end the output only when prose, not
                 # data, follows them (a file shown with cat/grep keeps them all).
                 file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
                 j = out_start + 1 if out_start < nxt else out_start
-                while j < nxt:
-                    if cls(j) == "prose":
-                        if not _is_comment(self.lines[j]):
-                            break
-                        if not file_shown and not self.data_after_comments(j, nxt):
-                            break
+                while (j := self.next_prose(j, nxt)) < nxt:
+                    if not _is_comment(self.lines[j]):
+                        break
+                    if not file_shown and not self.data_after_comments(j, nxt):
+                        break
                     j += 1
             out_end = j
-            while out_end > out_start and self.cls(out_end - 1) == "blank":
+            while out_end > out_start and self.blank(out_end - 1):
                 out_end -= 1
             if command:
                 self.prompted(first, out_start, out_end, command, kind_of_prompt, host, fenced)
@@ -706,7 +783,7 @@ class _Splitter:
             if cut is not None:
                 rest = (cut, out_end)
                 out_end = cut
-                while out_end > out_start and self.cls(out_end - 1) == "blank":
+                while out_end > out_start and self.blank(out_end - 1):
                     out_end -= 1
                 output = self.text(out_start, out_end)
         self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
@@ -748,26 +825,41 @@ class _Splitter:
         if cap <= 0:
             return out
         lines = self.lines
-        previous = _form(lines[a])
-        seen = {previous}
+        form_of = self.form
+        seen = {form_of(lines[a])}
         after_blank = False
-        for i in range(a + 1, b):
+        i = a + 1
+        while i < b:
+            if not after_blank:
+                # skip the lines that are neither blank nor of a new form
+                i = self.next_form_or_blank(i, b, seen)
+                if i >= b:
+                    break
             line = lines[i]
             if not line.strip():
                 after_blank = True
+                i += 1
                 continue
-            form = _form(line)
+            form = form_of(line)
             # a form seen before in this output is its own layout coming back
             # (lscpu's "key:" lines around a cache table), unless a blank line
             # separates it
-            if after_blank or (form != previous and form not in seen):
+            if after_blank or form not in seen:
                 out.append(i)
                 if len(out) >= cap:
                     break
             seen.add(form)
-            previous = form
             after_blank = False
+            i += 1
         return out
+
+    def next_form_or_blank(self, i: int, b: int, seen: set[str]) -> int:
+        """The first line of ``i..b`` that may be blank or of a form not in
+        ``seen`` (a line that is neither is skipped by a search of the text), or ``b``."""
+        if not self.searchable:
+            return i
+        m = _new_form_or_blank(frozenset(seen)).search(self.body, self.offsets[i] - 1, self.offsets[b] - 1)
+        return b if m is None else bisect.bisect_left(self.offsets, m.start() + 1)
 
     def parsed_facts(self, kind: str, a: int, b: int) -> object:
         """The parse of lines ``a..b`` as ``kind`` without provenance, or None."""
@@ -775,15 +867,24 @@ class _Splitter:
         if spec is None:
             return None
         self.detect_budget -= 1
-        try:
-            result = spec.func(self.text(a, b))
-        except Exception:
-            return None
+        result = self._results.get((kind, a, b), _UNSET)
+        if result is _UNSET:
+            try:
+                result = spec.func(self.text(a, b))
+            except Exception:
+                return None
+            self._results[kind, a, b] = result
         out = to_dict(result)
         if isinstance(out, dict):
             out.pop("source", None)
             out.pop("lines", None)
         return out
+
+    def add_block(self, block: Block, a: int, b: int) -> None:
+        """Append ``block`` (lines ``a..b``), with its parse when the splitter made it."""
+        if block.kind is not None and (result := self._results.get((block.kind, a, b), _UNSET)) is not _UNSET:
+            self.parsed[len(self.blocks)] = result
+        self.blocks.append(block)
 
     def append_prompted(
         self,
@@ -796,7 +897,7 @@ class _Splitter:
         host: str | None,
         fenced: bool,
     ) -> None:
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=command,
                 text=text,
@@ -807,7 +908,9 @@ class _Splitter:
                 prompt=prompt,
                 host=host,
                 fenced=fenced,
-            )
+            ),
+            start,
+            out_end,
         )
 
     # -- text without a prompt
@@ -817,36 +920,30 @@ class _Splitter:
         if fenced:
             self.data_run(a, b, fenced=True, host=host)
             return
-        classes = self._classes
-        seg = classes[a:b]
-        if None in seg:  # classify the whole stretch at once
-            lines = self.lines
-            classes[a:b] = [c if c is not None else line_class(lines[a + k]) for k, c in enumerate(seg)]
         i = a
         while i < b:
-            c = classes[i]
+            c = self.cls(i)
             if c == "blank":
                 i += 1
                 continue
-            j = i + 1
             if c == "data":
                 # blank lines inside a data run are kept when data follows
-                while j < b and classes[j] != "prose":
-                    j += 1
+                j = self.next_prose(i + 1, b)
                 end = j
-                while end > i and classes[end - 1] == "blank":
+                while end > i and self.blank(end - 1):
                     end -= 1
                 self.data_run(i, end, fenced=False, host=host)
             else:
-                while j < b and classes[j] == "prose":
+                j = i + 1
+                while j < b and self.cls(j) == "prose":
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
 
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
-        while a < b and self.cls(a) == "blank":
+        while a < b and self.blank(a):
             a += 1
-        while b > a and self.cls(b - 1) == "blank":
+        while b > a and self.blank(b - 1):
             b -= 1
         if a >= b:
             return
@@ -890,7 +987,9 @@ class _Splitter:
         self.emit_unprompted(piece_start, b, piece_kind, fenced, host)
 
     def parses(self, kind: str | None, a: int, b: int) -> bool:
-        spec = parsers.REGISTRY.get(kind) if kind is not None else None
+        if kind is None:
+            return False
+        spec = parsers.REGISTRY.get(kind)
         if spec is None or self.detect_budget <= 0:
             return False
         self.detect_budget -= 1
@@ -899,9 +998,11 @@ class _Splitter:
         text = self.text(a, b)
         if max_bytes > 0 and len(text) > max_bytes:
             return False
+        if (kind, a, b) in self._results:
+            return True
         try:
             with parse_time_budget(seconds):
-                spec.func(text)
+                self._results[kind, a, b] = spec.func(text)
         except ParseTimeout:
             # Hostile input: check no further splits this way (run_parser then
             # reports the artifact with its own budget).
@@ -914,7 +1015,7 @@ class _Splitter:
         return True
 
     def emit_unprompted(self, a: int, b: int, kind: str | None, fenced: bool, host: str | None) -> None:
-        while b > a and self.cls(b - 1) == "blank":
+        while b > a and self.blank(b - 1):
             b -= 1
         if a >= b:
             return
@@ -930,7 +1031,7 @@ class _Splitter:
                 self.mentions(a, b, host=host)
             return
         self.mark(a, b, READ)
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=None,
                 text=self.text(a, b),
@@ -940,7 +1041,9 @@ class _Splitter:
                 kind=kind,
                 host=host,
                 fenced=fenced,
-            )
+            ),
+            a,
+            b,
         )
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
@@ -949,7 +1052,7 @@ class _Splitter:
             self.mentions(a, b, host=host)
             return
         self.mark(a, b, READ)
-        self.blocks.append(
+        self.add_block(
             Block(
                 command=None,
                 text=self.text(a, b),
@@ -959,7 +1062,9 @@ class _Splitter:
                 kind=kind,
                 host=host,
                 prose=True,
-            )
+            ),
+            a,
+            b,
         )
 
     def mentions(self, a: int, b: int, *, host: str | None) -> None:
@@ -1025,21 +1130,62 @@ def _remap(block: Block, norm: Normalised) -> None:
     end = max(min(block.end_line, n), a + 1)
     block.start_line = first[a] + 1
     block.end_line = max(last[end - 1] + 1, block.start_line)
-    origins = [first[k] + 1 for k in range(a, min(a + count, n))]
-    if origins and origins[-1] - origins[0] != len(origins) - 1:
-        block.origins = origins
+    span = first[a : a + count]
+    if span and span[-1] - span[0] != len(span) - 1:
+        block.origins = [k + 1 for k in span]
+
+
+def _run_length(first: list[int], last: list[int], k: int) -> int:
+    """How many lines from ``k`` are consecutive original lines, none joined
+    (0 when line ``k`` is a join). Slices are compared, growing then halving,
+    so the run is measured at C speed."""
+    a = first[k]
+    if last[k] != a:
+        return 0
+    n = len(first) - k
+
+    def kept(lo: int, hi: int) -> bool:  # are lines k+lo .. k+hi-1 in the run?
+        part = first[k + lo : k + hi]
+        return part == list(range(a + lo, a + hi)) and last[k + lo : k + hi] == part
+
+    good, step = 1, 1
+    while good < n:
+        bad = min(n, good + step)
+        if kept(good, bad):
+            good, step = bad, step * 2
+            continue
+        while bad - good > 1:  # a line of good..bad is not in the run
+            mid = (good + bad) // 2
+            if kept(good, mid):
+                good = mid
+            else:
+                bad = mid
+        break
+    return good
 
 
 def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> bytearray:
     """Roles of normalised lines -> roles of the original lines (the highest
-    role wins where several pieces share a line)."""
+    role wins where several pieces share a line). Normalised lines that are
+    consecutive original lines are copied as one slice; only the lines at
+    the edges of such runs (which pieces may share) and joined lines are
+    compared one by one."""
     roles = bytearray(count)
-    for k, r in enumerate(role):
-        if r:
-            a, b = first[k], last[k]
-            for o in range(a, b + 1):
-                if r > roles[o]:
-                    roles[o] = r
+    k, n = 0, len(first)
+    while k < n:
+        size = _run_length(first, last, k)
+        if size:
+            a = first[k]
+            edge = roles[a]
+            roles[a : a + size] = role[k : k + size]
+            roles[a] = max(edge, role[k])
+            k += size
+            continue
+        r = role[k]
+        for o in range(first[k], last[k] + 1):
+            if r > roles[o]:
+                roles[o] = r
+        k += 1
     return roles
 
 
@@ -1053,7 +1199,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     """
     ensure_parsers()
     norm = normalise(text)
-    splitter = _Splitter(norm.lines, detect_lines, detect_budget)
+    splitter = _Splitter(norm.lines, detect_lines, detect_budget, norm.joined)
     blocks = splitter.run()
     for block in blocks:
         _remap(block, norm)
@@ -1076,7 +1222,14 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     notes = list(norm.notes)
     if splitter.truncated:
         notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
-    return Split(blocks=blocks, roles=roles, unrecognised=unrecognised, segments=segments, notes=notes)
+    return Split(
+        blocks=blocks,
+        roles=roles,
+        unrecognised=unrecognised,
+        segments=segments,
+        notes=notes,
+        parsed=splitter.parsed,
+    )
 
 
 def split_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> list[Block]:
@@ -1102,6 +1255,7 @@ __all__ = [
     "Block",
     "Split",
     "detect_kind",
+    "host_key",
     "kind_for_command",
     "kind_for_path",
     "line_class",

@@ -61,7 +61,9 @@ def _finite(text: str, number: int) -> float:
         r"precision of your system timer\.",
         r"Solution Validates: .*",
     ),
-    detect=lambda head: bool(_STREAM_HEADER.search(head) and re.search(r"^\s*Triad:", head, re.M)),
+    detect=lambda head: bool(
+        "Triad:" in head and _STREAM_HEADER.search(head) and re.search(r"^\s*Triad:", head, re.M)
+    ),
     priority=10,
 )
 def parse_stream(text: str) -> BenchmarkResults:
@@ -99,7 +101,7 @@ _TPM_MEASURED = re.compile(
 @register(
     "jtpcc",
     commands=(r"runBenchmark\.sh\b", r"\bjTPCC\b"),
-    detect=lambda head: bool(re.search(r"Running Average tpmTOTAL:|Measured tpmC", head)),
+    detect=lambda head: bool("tpm" in head and re.search(r"Running Average tpmTOTAL:|Measured tpmC", head)),
     priority=10,
 )
 def parse_jtpcc(text: str) -> BenchmarkResults:
@@ -140,7 +142,9 @@ _TIMING = re.compile(
 @register(
     "sql_timing",
     commands=(r"(?i)^\s*(create|alter|insert|update|delete|replace|optimize|truncate|drop|load|call)\b",),
-    detect=lambda head: bool(re.search(r"^\s*Query OK, \d+ rows? affected \(", head, re.M)),
+    detect=lambda head: bool(
+        "Query OK" in head and re.search(r"^\s*Query OK, \d+ rows? affected \(", head, re.M)
+    ),
     priority=1,
 )
 def parse_sql_timing(text: str) -> BenchmarkResults:

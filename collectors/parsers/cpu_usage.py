@@ -294,17 +294,19 @@ def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:
 
 
 def _detect_top(head: str) -> bool:
+    if "top - " not in head and "%Cpu" not in head:
+        return False
     return re.search(r"^top - \d", head, re.M) is not None or (
         re.search(r"^%Cpu(\d+|\(s\))\s*:", head, re.M) is not None
     )
 
 
 def _detect_mpstat(head: str) -> bool:
-    return re.search(r"\sCPU\s+%usr\s+%nice\s+%sys", head) is not None
+    return "%usr" in head and re.search(r"\sCPU\s+%usr\s+%nice\s+%sys", head) is not None
 
 
 def _detect_sar(head: str) -> bool:
-    return re.search(r"\sCPU\s+%user\s+%nice\s+%system", head) is not None
+    return "%system" in head and re.search(r"\sCPU\s+%user\s+%nice\s+%system", head) is not None
 
 
 def _text(text: str) -> str:

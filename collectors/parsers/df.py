@@ -40,6 +40,8 @@ def _kb(token: str, human: bool) -> int | None:
 
 
 def _detect(head: str) -> bool:
+    if "Filesystem" not in head and "文件系统" not in head:
+        return False
     return (
         re.search(r"^Filesystem\s+(Type\s+)?(1K-blocks|1024-blocks|Size)\s+Used\s+Avail", head, re.M)
         is not None

@@ -146,6 +146,8 @@ def _finish(fields: dict[str, str], line: int) -> Dimm:
 
 
 def _detect(head: str) -> bool:
+    if "dmidecode" not in head and "Handle 0x" not in head and "Memory Device" not in head:
+        return False
     if re.search(r"^# dmidecode \d|^Handle 0x[0-9A-Fa-f]{4}, DMI type \d{1,3}, \d{1,4} bytes", head, re.M):
         return True  # dmidecode output; its Memory Device records may start past the head
     return re.search(r"^[ \t]*Memory Device[ \t]*$", head, re.M) is not None and (

@@ -37,8 +37,8 @@ _UNSUPPORTED = re.compile(
     "ethtool_channels",
     commands=(r"\bethtool\s+(-l|--show-channels)\b",),
     detect=lambda head: (
-        bool(_DEVICE.search(head.split("\n", 1)[0]) or re.search(r"^Pre-set maximums:", head, re.M))
-        and "Current hardware settings:" in head
+        "Current hardware settings:" in head
+        and bool(_DEVICE.search(head.split("\n", 1)[0]) or re.search(r"^Pre-set maximums:", head, re.M))
     ),
     priority=10,
     prose_lines=(r"Pre-set maximums:", r"Current hardware settings:", r"Channel parameters for \S+:"),

@@ -124,7 +124,7 @@ _DETECT = re.compile(r"^[ \t]*total[ \t]+used[ \t]+free\b[^\n]*\n[ \t]*Mem:[ \t]
 
 
 def _detect(head: str) -> bool:
-    return _DETECT.search(head) is not None
+    return "Mem:" in head and _DETECT.search(head) is not None
 
 
 def _option(letters: str, longs: str) -> str:

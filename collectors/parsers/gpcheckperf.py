@@ -59,7 +59,8 @@ def _value(token: str, line: int) -> float:
     commands=(r"(^|/)gpcheckperf(\s|$)",),
     paths=(r"(^|/)gpcheckperf[\w.\-]*\.(out|txt|log)$",),
     detect=lambda head: (
-        re.search(r"^\s*(stream|disk write|disk read) (tot|min|max) bandwidth \(MB/s\):", head, re.M)
+        "bandwidth (MB/s):" in head
+        and re.search(r"^\s*(stream|disk write|disk read) (tot|min|max) bandwidth \(MB/s\):", head, re.M)
         is not None
     ),
     priority=15,

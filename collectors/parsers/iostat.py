@@ -143,9 +143,9 @@ def _parse_tsar(lines: list[str]) -> DiskStats:
 
 
 def _detect(head: str) -> bool:
-    if any(_tsar_device(line) for line in head.splitlines()):
+    if "Time" in head and any(_tsar_device(line) for line in head.splitlines()):
         return True
-    return re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+    return "Device" in head and re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
 
 
 @register(

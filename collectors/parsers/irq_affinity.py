@@ -54,7 +54,10 @@ def _cpus(value: str, *, mask: bool) -> list[int]:
 @register(
     "irq_affinity",
     commands=(r"/proc/irq/\S*(smp|effective)_affinity",),
-    detect=lambda head: len(re.findall(r"^[ \t]*/proc/irq/\d+/\S*affinity(?:_list)?:", head, re.M)) >= 2,
+    detect=lambda head: (
+        "/proc/irq/" in head
+        and len(re.findall(r"^[ \t]*/proc/irq/\d+/\S*affinity(?:_list)?:", head, re.M)) >= 2
+    ),
     priority=10,
 )
 def parse_irq_affinity(text: str) -> IrqAffinity:

@@ -42,10 +42,9 @@ _DISTRO = re.compile(r"^(\S.{1,60}? release \d[\w.]{0,40}(?: \(.{1,40}\))?)$")
 
 
 def _detect(head: str) -> bool:
-    return (
-        re.search(r"^PRETTY_NAME=", head, re.M) is not None
-        or _UNAME_A.match(head.strip().splitlines()[0] if head.strip() else "") is not None
-    )
+    return ("PRETTY_NAME=" in head and re.search(r"^PRETTY_NAME=", head, re.M) is not None) or _UNAME_A.match(
+        head.strip().splitlines()[0] if head.strip() else ""
+    ) is not None
 
 
 @register(

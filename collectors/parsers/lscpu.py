@@ -50,7 +50,9 @@ from collectors.cpulist import MAX_CPU_ID
 from collectors.facts import CpuTopology, ParseError
 from collectors.parsers import register
 
-_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}?):(?:\s+(.*?)|\s*)$")
+# (greedy key and value: the key cannot pass a ":" and the value runs to the end,
+# so they match what lazy ones would, without a try at every character)
+_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}):(?:\s+(.*)|\s*)$")
 _INT_RE = re.compile(r"^\d{1,12}$")
 _NODE_RE = re.compile(r"^numa ?node ?(\d{1,5}) ?cpu\(?s\)?$")
 _CACHE_RE = re.compile(r"^(l\d[a-z]?)(?: cache)?$")
@@ -599,8 +601,10 @@ _MAP_HEADER = re.compile(
 def _detect(head: str) -> bool:
     if '"lscpu"' in head[:200]:
         return True
-    if re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head):
+    if "CPU" in head and (re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head)):
         return True  # lscpu -p / lscpu -e
+    if not any(word in head for word in ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数")):
+        return False
     has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构)[:：]", head, re.M) is not None
     has_topo = (
         re.search(r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数)[:：]", head, re.M) is not None

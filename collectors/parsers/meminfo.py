@@ -104,16 +104,19 @@ MEMINFO_KEYS = frozenset(
     )
 )
 FULL_MIN_KEYS = 15
-_DETECT = re.compile(
-    r"^[ \t]*(?:/proc/meminfo:)?(?:"
+_KEY_LINE = (
+    r"[ \t]*(?:/proc/meminfo:)?(?:"
     + "|".join(re.escape(k) for k in sorted(MEMINFO_KEYS, key=len, reverse=True))
-    + r"):[ \t]+\d{1,20}(?:[ \t]*kB)?[ \t]*$",
-    re.M,
+    + r"):[ \t]+\d{1,20}(?:[ \t]*kB)?[ \t]*$"
 )
+# the first line, or a newline and a line (searched for at C speed, where "^"
+# would be tried at every character)
+_DETECT_FIRST = re.compile(_KEY_LINE, re.M)
+_DETECT_NEXT = re.compile(r"\n" + _KEY_LINE, re.M)
 
 
 def _detect(head: str) -> bool:
-    return _DETECT.search(head) is not None
+    return _DETECT_FIRST.match(head) is not None or _DETECT_NEXT.search(head) is not None
 
 
 @register(

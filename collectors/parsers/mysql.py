@@ -78,6 +78,8 @@ def parse_result_tables(text: str) -> list[ResultTable]:
     ``|``) keep the header's first columns and join the rest into the last one.
     """
     tables: list[ResultTable] = []
+    if "*****" not in text and ("+-" not in text or "|" not in text):
+        return tables  # neither a border nor a vertical record separator
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -257,7 +259,7 @@ def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
 
 def _looks_like_variables(head: str) -> bool:
     """``SHOW VARIABLES`` in one of its forms, headers and tabs possibly lost."""
-    if (
+    if "Variable_name" in head and (
         re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
         or re.search(r"^Variable_name\tValue\s*$", head, re.M)
         or re.search(r"^[ \t]*Variable_name:[ \t]*\w+[ \t]*\n[ \t]*Value:", head, re.M)
@@ -265,6 +267,8 @@ def _looks_like_variables(head: str) -> bool:
         return True
     # -N (no header) or tabs turned into spaces: many snake_case names first on
     # their line, some of them names every server has
+    if head.count("_", 0, 4096) < 8:
+        return False  # fewer than 8 snake_case names
     rows = _SNAKE_LINE.findall(head[:4096])
     return len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2
 
@@ -333,8 +337,31 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
 
 # ------------------------------------------------------------------ option files
 
+
 # Option-file groups the server reads (MySQL, MariaDB, Percona), with an optional
 # version suffix ([mysqld-8.0], [mariadb-10.11])
+def _looks_like_error_log(head: str) -> bool:
+    # (each search only when the words it needs are in the head)
+    level = "[Note]" in head or "[Warning]" in head or "[ERROR]" in head
+    return bool(
+        # one optional leading field ("2022-07-26 11:38:32 0 [Note]"); written so
+        # that a long line without spaces is not re-scanned from every position
+        (
+            (level or "[System]" in head)
+            and re.search(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
+        )
+        or (
+            (level or "InnoDB:" in head)
+            and re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
+        )
+        or (
+            ("mysqld" in head or "mariadbd" in head)
+            and re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
+        )
+    )
+
+
+_SERVER_VERSION = re.compile(r"(?i)^\s*Server version:\s*\d", re.M)
 _SERVER_GROUP = re.compile(r"(?i)^(mysqld|server|mariadb|mariadbd|galera|client-server)(-[\d.]+)?$")
 _GROUP_LINE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*$")
 _OPTION = re.compile(r"^\s*(?:--)?([A-Za-z][\w.-]*)\s*(?:=\s*(.*?))?\s*$")
@@ -363,6 +390,8 @@ def _option_value(raw: str | None) -> str:
 
 
 def _config_groups_looking(head: str) -> bool:
+    if "[" not in head:
+        return False
     groups = re.findall(r"^[ \t]*\[[ \t]*([\w.-]+)[ \t]*\][ \t]*$", head, re.M)
     return any(_SERVER_GROUP.match(g) or g.lower() in ("client", "client-server", "mysql") for g in groups)
 
@@ -497,9 +526,10 @@ def _find_version(text: str) -> tuple[str, str, int] | None:
     detect=lambda head: bool(
         len(head) < 2000
         and (
-            re.search(r"(?i)^\s*Server version:\s*\d", head, re.M)
-            or re.search(r"\b(mysqld|mariadbd)\s+Ver\s+\d", head)
-            or re.search(r"^\|\s*(VERSION\(\)|@@version)\s*\|", head, re.M)
+            # a case-blind search is slow: an ASCII head holds the words in some case first
+            ((not head.isascii() or "server version:" in head.lower()) and _SERVER_VERSION.search(head))
+            or (" Ver" in head and re.search(r"\b(mysqld|mariadbd)\s+Ver\s+\d", head))
+            or ("|" in head and re.search(r"^\|\s*(VERSION\(\)|@@version)\s*\|", head, re.M))
         )
     ),
     priority=5,
@@ -646,13 +676,7 @@ def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEv
         r"var/log/mysqld?\.log$",
         r"var/lib/mysql/[^/]*\.err$",
     ),
-    detect=lambda head: bool(
-        # one optional leading field ("2022-07-26 11:38:32 0 [Note]"); written so
-        # that a long line without spaces is not re-scanned from every position
-        re.search(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
-        or re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
-        or re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
-    ),
+    detect=_looks_like_error_log,
     priority=5,
 )
 def parse_mysql_error_log(text: str) -> DatabaseFacts:

@@ -36,7 +36,7 @@ _DETECT = re.compile(
 
 
 def _detect(head: str) -> bool:
-    return _DETECT.search(head) is not None
+    return "Node" in head and _DETECT.search(head) is not None
 
 
 @register(

@@ -30,6 +30,10 @@ _PID = re.compile(r"/proc/(\d{1,10})/numa_maps")
 
 
 def _detect(head: str) -> bool:
+    if "=" not in head or not any(
+        p in head for p in ("default", "interleave", "bind", "prefer", "local", "weighted")
+    ):
+        return False  # a policy word and a "N0=" or "kernelpagesize_kB=" count
     return (
         re.search(
             r"^(?:\S{0,200}numa_maps:)?[0-9a-f]{6,16}[ \t]+(?:default|interleave|bind|prefer|preferred|"

@@ -47,7 +47,7 @@ def _mb(value: str) -> int | None:
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None
+    return "available:" in head and re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None
 
 
 @register(

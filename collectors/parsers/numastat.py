@@ -205,6 +205,8 @@ def _process_row(
 
 
 def _detect(head: str) -> bool:
+    if "numa_hit" not in head and "Per-node" not in head:
+        return False
     if re.search(r"^Node\s+\d+,\s*zone\s", head, re.M):
         return False  # /proc/zoneinfo repeats numa_hit/numa_miss in its per-node stats
     if re.search(r"^\s*numa_hit\s+\d", head, re.M) and re.search(r"^\s*numa_miss\s+\d", head, re.M):

@@ -106,7 +106,8 @@ def _looks_like_parameters(head: str) -> bool:
     if "|" in head:
         return False  # some other result table
     # observer settings quoted inline ("cpu_quota_concurrency = 4"), outside ALTER SYSTEM
-    return any(
+    # (most heads hold no parameter name: a substring test per name rules them out)
+    return any(name in head for name in KNOWN_OBSERVER_PARAMETERS) and any(
         _INLINE.search(line) and not re.match(r"(?i)\s*(\S+>\s*)?alter\s+system\b", line)
         for line in head.splitlines()
     )

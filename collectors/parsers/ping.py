@@ -55,7 +55,9 @@ def _float(text: str, number: int) -> float:
     "ping",
     commands=(r"^ping6?\b",),
     detect=lambda head: bool(
-        re.search(r"^PING\s+\S+", head, re.M) and re.search(r"bytes from|packets transmitted", head)
+        "PING" in head
+        and re.search(r"^PING\s+\S+", head, re.M)
+        and re.search(r"bytes from|packets transmitted", head)
     ),
     priority=10,
 )

@@ -27,6 +27,8 @@ _LAST = {"COMMAND", "CMD", "ARGS", "COMM", "CMDLINE"}
 
 
 def _detect(head: str) -> bool:
+    if "PID" not in head or "PSR" not in head:
+        return False
     return re.search(r"^[ \t]*(?:\S+[ \t]+){0,6}PID\b[^\n]*\bPSR\b[^\n]*$", head, re.M) is not None or (
         re.search(r"^[ \t]*(?:\S+[ \t]+){0,6}PSR\b[^\n]*\bPID\b", head, re.M) is not None
     )

@@ -44,7 +44,7 @@ def _num(token: str) -> float | None:
     "sar_net_dev",
     commands=(r"^sar\s+(?:.*\s)?-n\s*(?:\S*,)?DEV\b",),
     paths=(r"(^|/)sar_-n_DEV\w*(\.txt)?$",),
-    detect=lambda head: re.search(r"\sIFACE\s+rxpck/s\s+txpck/s\s", head) is not None,
+    detect=lambda head: "IFACE" in head and re.search(r"\sIFACE\s+rxpck/s\s+txpck/s\s", head) is not None,
     priority=10,
 )
 def parse_sar_net_dev(text: str) -> NetDevStats:

@@ -37,6 +37,8 @@ SOFTIRQ_NAMES = {
 
 
 def _detect(head: str) -> bool:
+    if "NET_RX:" not in head or "CPU0" not in head:
+        return False
     return (
         re.search(r"^\s*CPU0\b", head, re.M) is not None and re.search(r"^\s*NET_RX:", head, re.M) is not None
     )

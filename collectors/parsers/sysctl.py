@@ -24,7 +24,8 @@ from collectors.facts import ParseError, Sysctl
 from collectors.parsers import register
 
 # the value is trimmed in code: a lazy group before "\s*$" backtracks quadratically on long blank runs
-_LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200}?)\s*=(.*)$")
+# (the key is greedy: its characters are neither spaces nor "=", so it ends where a lazy one would)
+_LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200})\s*=(.*)$")
 
 
 _SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=")
@@ -33,6 +34,8 @@ _SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\
 def _detect(head: str) -> bool:
     """Three settings, or a short file (a /etc/sysctl.d/ drop-in such as
     ``vm.zone_reclaim_mode = 1``) made only of settings and comments."""
+    if "=" not in head:
+        return False  # no setting
     lines = [line for line in head.splitlines() if line.strip()]
     hits = sum(1 for line in lines if _SETTING.match(line))
     if hits >= 3:

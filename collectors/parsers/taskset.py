@@ -37,7 +37,10 @@ def _mask_cpus(mask: str) -> list[int] | None:
 @register(
     "taskset",
     commands=(r"^taskset\s+(?:.*\s)?(?:-\w*p\w*|--pid)\b",),
-    detect=lambda head: re.search(r"^pid \d+'s (current|new) affinity (list|mask): ", head, re.M) is not None,
+    detect=lambda head: (
+        "affinity" in head
+        and re.search(r"^pid \d+'s (current|new) affinity (list|mask): ", head, re.M) is not None
+    ),
     priority=10,
 )
 def parse_taskset(text: str) -> list[TaskAffinity]:

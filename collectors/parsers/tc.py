@@ -145,7 +145,9 @@ def _parse_json(text: str) -> TcQdiscs:
     "tc_qdisc",
     commands=(r"^tc\s+(-\S+\s+)*qdisc(\s+(show|list|ls))?\b",),
     paths=(r"sos_commands/networking/tc_-s_qdisc_show$", r"(^|/)tc_qdisc[^/]*$"),
-    detect=lambda head: bool(re.search(r"^qdisc\s+\S+\s+\S+:\S*\s+dev\s+\S+", head, re.M)),
+    detect=lambda head: bool(
+        "qdisc" in head and re.search(r"^qdisc\s+\S+\s+\S+:\S*\s+dev\s+\S+", head, re.M)
+    ),
     priority=10,
 )
 def parse_tc_qdisc(text: str) -> TcQdiscs:

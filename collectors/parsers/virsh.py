@@ -51,7 +51,8 @@ _VERSION_LINE = re.compile(
     commands=(r"^virsh\b.*\bversion\b",),
     paths=(r"sos_commands/virsh/virsh_-r_version$",),
     detect=lambda head: bool(
-        re.search(r"^[ \t]*Running hypervisor:|^[ \t]*Using library: libvirt", head, re.M)
+        ("Running hypervisor:" in head or "Using library: libvirt" in head)
+        and re.search(r"^[ \t]*Running hypervisor:|^[ \t]*Using library: libvirt", head, re.M)
     ),
     priority=10,
 )
@@ -278,7 +279,7 @@ def _cpu_list(value: str, what: str, number: int) -> list[int]:
 @register(
     "virsh_vcpuinfo",
     commands=(r"\bvirsh\b.*\bvcpuinfo\b",),
-    detect=lambda head: bool(re.search(r"^VCPU:\s+\d+\s*\nCPU:\s+\S+", head, re.M)),
+    detect=lambda head: bool("VCPU:" in head and re.search(r"^VCPU:\s+\d+\s*\nCPU:\s+\S+", head, re.M)),
     priority=10,
 )
 def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
@@ -376,7 +377,9 @@ def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
 @register(
     "virsh_emulatorpin",
     commands=(r"\bvirsh\b.*\bemulatorpin\b",),
-    detect=lambda head: bool(re.search(r"^[ \t]*emulator:[ \t]+CPU Affinity[ \t]*$", head, re.M)),
+    detect=lambda head: bool(
+        "emulator:" in head and re.search(r"^[ \t]*emulator:[ \t]+CPU Affinity[ \t]*$", head, re.M)
+    ),
     priority=10,
 )
 def parse_virsh_emulatorpin(text: str) -> VirshDomainTuning:
@@ -402,7 +405,9 @@ def parse_virsh_emulatorpin(text: str) -> VirshDomainTuning:
 @register(
     "virsh_numatune",
     commands=(r"\bvirsh\b.*\bnumatune\b",),
-    detect=lambda head: bool(re.search(r"^numa_mode\s*:\s*\w+\s*\nnuma_nodeset\s*:", head, re.M)),
+    detect=lambda head: bool(
+        "numa_mode" in head and re.search(r"^numa_mode\s*:\s*\w+\s*\nnuma_nodeset\s*:", head, re.M)
+    ),
     priority=10,
     prose_lines=(r"numa_nodeset\s*:",),
 )
@@ -449,7 +454,9 @@ _NODEINFO_KEYS = {
     "virsh_nodeinfo",
     commands=(r"\bvirsh\b.*\bnodeinfo\b",),
     paths=(r"sos_commands/virsh/virsh_-r_nodeinfo$",),
-    detect=lambda head: bool(re.search(r"^CPU model:\s+\S+\s*\nCPU\(s\):\s+\d+", head, re.M)),
+    detect=lambda head: bool(
+        "CPU model:" in head and re.search(r"^CPU model:\s+\S+\s*\nCPU\(s\):\s+\d+", head, re.M)
+    ),
     priority=10,
 )
 def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
@@ -497,7 +504,8 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
     "virsh_freecell",
     commands=(r"\bvirsh\b.*\bfreecell\b",),
     detect=lambda head: bool(
-        re.search(r"^[ \t]*\d+:[ \t]+\d+[ \t]+KiB[ \t]*$", head, re.M)
+        "Total:" in head
+        and re.search(r"^[ \t]*\d+:[ \t]+\d+[ \t]+KiB[ \t]*$", head, re.M)
         and re.search(r"^[ \t]*Total:[ \t]+\d+[ \t]+KiB", head, re.M)
     ),
     priority=10,

@@ -82,7 +82,7 @@ def _parse(text: str, memory_scale: float) -> Vmstat:
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free[ \t]", head, re.M) is not None
+    return "swpd" in head and re.search(r"^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free[ \t]", head, re.M) is not None
 
 
 @register("vmstat_mb", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*M|--unit[= ]M)\b",))

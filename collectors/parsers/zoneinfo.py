@@ -28,7 +28,7 @@ _MARK = re.compile(r"^\s*(min|low|high)\s+(\d{1,20})\s*$")
 
 
 def _detect(head: str) -> bool:
-    return re.search(r"^Node\s+\d+,\s*zone\s+\S+", head, re.M) is not None
+    return "zone" in head and re.search(r"^Node\s+\d+,\s*zone\s+\S+", head, re.M) is not None
 
 
 @register(
