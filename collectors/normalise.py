@@ -246,6 +246,10 @@ def _html_lines(line: str) -> list[str]:
             piece = _HTML_WRAP.sub("", piece)
         if "&" in piece:
             piece = html.unescape(piece)
+            if "\n" in piece or "\r" in piece:
+                # "&#10;" is a line break written as an entity: lines of their own
+                out.extend(piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+                continue
         out.append(piece)
     if closing:
         if out and not out[-1].strip():

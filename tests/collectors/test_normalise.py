@@ -120,3 +120,13 @@ def test_normalise_maps_every_line_back():
     assert len(n.first) == len(n.lines) == len(n.last)
     assert n.first[0] == 0 and n.last[0] == 1
     assert all(0 <= a <= b < n.original_lines for a, b in zip(n.first, n.last, strict=True))
+
+
+def test_a_line_break_written_as_an_entity_is_a_line_break():
+    # a ticket system that stored the paste as one line with "&#10;" between lines
+    output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text().rstrip("\n")
+    text = "<pre>[root@h ~]# numactl -H&#10;" + output.replace("\n", "&#10;") + "</pre>"
+    assert normalise(text).lines[1:3] == ["[root@h ~]# numactl -H", output.split("\n")[0]]
+    (host,) = load_hosts_bytes(text.encode(), name="ticket.html")
+    assert host.numa is not None and len(host.numa.nodes) == 2
+    assert host.reading.lines == 1  # every cleaned line still points at the one original line
