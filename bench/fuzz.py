@@ -272,6 +272,7 @@ def measure(
     screen: int | None = None,
     screen_ratio: float = 1.3,
     limit: float = LARGE_SECONDS,
+    max_ratio: float = MAX_RATIO,
 ) -> Result:
     """Time per byte at 1 KB and at ``large``. With ``screen`` (a size between
     the two), an input whose time per byte at ``screen`` is within
@@ -285,9 +286,9 @@ def measure(
         if mid is not None and mid / max(small, 1e-3) <= screen_ratio:
             return Result(target, pattern.name, small, mid)
     large_text = pattern.build(large)
-    # Past MAX_RATIO times the small input's time per byte the verdict is in:
-    # stop there (never later than ``limit``).
-    limit = min(limit, max(0.05, MAX_RATIO * small * len(large_text) * 1e-9 * 1.1))
+    # Past ``max_ratio`` times the small input's time per byte the verdict is
+    # in: stop there (never later than ``limit``).
+    limit = min(limit, max(0.05, max_ratio * small * len(large_text) * 1e-9 * 1.1))
     first = _per_byte(func, large_text, repeats=1, limit=limit)
     if first is None:
         # Stopped: as for a suspicious ratio below, measure once more (both
@@ -296,12 +297,12 @@ def measure(
         small = min(
             small, _cpu_seconds(func, small_text, min_seconds=0.01, repeats=3) / len(small_text) * 1e9
         )
-        limit = max(limit, MAX_RATIO * small * len(large_text) * 1e-9 * 1.1)
+        limit = max(limit, max_ratio * small * len(large_text) * 1e-9 * 1.1)
         first = _per_byte(func, large_text, repeats=1, limit=limit)
     if first is None:
         return Result(target, pattern.name, small, float("inf"), stopped=True)
     result = Result(target, pattern.name, small, first)
-    if result.ratio > MAX_RATIO / 2:
+    if result.ratio > max_ratio / 2:
         # Suspicious: measure again (both sizes) and keep the minimum.
         small = min(
             small, _cpu_seconds(func, small_text, min_seconds=0.01, repeats=3) / len(small_text) * 1e9
@@ -329,6 +330,7 @@ def scan(
     budget: float = BUDGET_SECONDS,
     skip: frozenset[tuple[str, str]] = frozenset(),
     progress: Callable[[Result], None] | None = None,
+    max_ratio: float = MAX_RATIO,
 ) -> tuple[list[Result], float, bool]:
     """Every (target, pattern) measured but those in ``skip`` (see
     :func:`measure` for ``screen``).
@@ -345,7 +347,9 @@ def scan(
                 continue
             if time.process_time() - started > budget:
                 return results, time.process_time() - started, True
-            result = measure(target, func, pattern, large=large, screen=screen, limit=limit)
+            result = measure(
+                target, func, pattern, large=large, screen=screen, limit=limit, max_ratio=max_ratio
+            )
             results.append(result)
             if progress:
                 progress(result)
