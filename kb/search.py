@@ -55,7 +55,7 @@ _STOP = frozenset(
     """a an and are as at be been being by can could did do does for from had has have
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
-    will with would you your after before also any very
+    will with would you your after before also any very vs versus
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
     很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
 )
@@ -458,9 +458,10 @@ def rebuild_term_stats() -> None:
 
 # --- searching ----------------------------------------------------------------------------
 
-# A search answers one hit per case (the reader's language first). When fewer
-# than THIN cases hold every query word, cases holding some of them are ranked
-# in too (``Results.relaxed``), by how much of the query they cover.
+# A search answers one hit per case (the reader's language first). Cases
+# holding only some of the query words are ranked too, by how much of the
+# query they cover (``_Scorer``); when fewer than THIN cases hold every word,
+# the result says so (``Results.relaxed``) and counts the cases holding any.
 THIN = 3
 COUNT_CAP = 1000
 
@@ -495,7 +496,7 @@ class Results:
     total_capped: bool
     page: int
     pages: int
-    relaxed: bool = False  # few cases had every word: cases with some of them follow
+    relaxed: bool = False  # fewer than THIN cases have every word: ``total`` counts those with any
     suggestion: str = ""  # the query with unknown words respelled from the index vocabulary
     corrections: dict[str, str] = field(default_factory=dict)  # typed word -> respelled word
     exact: bool = True  # the order is exact (False: the search stopped at MAX_DEPTH rows per term)
@@ -694,8 +695,9 @@ def _suggestion(text: str, corrections: dict[str, str]) -> str:
 # reads deeper (x4) otherwise, up to MAX_DEPTH rows per term (then the best
 # found so far is answered, ``Results.exact`` false).
 FIRST_DEPTH = 64
-MAX_DEPTH = 4096
-COMPLETE_BATCH = 200  # cases whose missing weights are looked up in one statement
+MAX_DEPTH = 256
+COMPLETE_BATCH = 100  # versions whose missing weights are looked up in one statement
+COMPLETE_LIMIT = 300  # versions looked up at most per search (then the order is the best found)
 COUNT_EXACT_LIMIT = 1000  # versions of the rarest word group: up to this many, the count is exact
 
 
@@ -780,28 +782,34 @@ def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
 @dataclass
 class _Ranking:
     rows: list[tuple[int, str, str, float]]  # (id, slug, language, score), one per case, best first
-    full_cases: int  # cases found holding every word (all of them when ``exhaustive``)
-    exhaustive: bool  # every matching version was seen
-    exact: bool  # the order is exact (the search was not cut at MAX_DEPTH)
-    relaxed: bool
+    exact: bool  # the order is exact (the search was not cut at MAX_DEPTH or COMPLETE_LIMIT)
 
 
 class _Scorer:
-    """Scores of case versions for a query from the weights read so far."""
+    """Scores of case versions for a query from the weights read so far.
 
-    def __init__(self, query: Query, idf: dict[str, float]):
-        self.query = query
-        # Per word group, its alternatives as ((term, idf), ...).
-        self.groups = [[tuple((t, idf[t]) for t in alt) for alt in g] for g in query.groups]
-        self.weights = [min(idf[a[0]] for a in g) for g in query.groups]  # each group's share of the query
+    A word group is one concept (a word, an identifier and its parts, a
+    glossary entry in both languages): like a synonym query in BM25, its IDF
+    is the concept's (the document frequency of its commonest alternative) and a
+    version's weight for it that of its best alternative (the mean of an
+    alternative's tokens: an identifier's parts or a phrase are one word). A
+    version scores the sum over groups of IDF x weight, times the cube of the
+    share of the query's IDF it holds: a case lacking one common word of the
+    query can still come first, one lacking the rare word cannot."""
+
+    def __init__(self, query: Query, df: dict[str, int], total: int):
+        self.groups = [[tuple(alt) for alt in g] for g in query.groups]
+        # The concept's document frequency: its commonest alternative's (as
+        # Lucene's SynonymQuery does; the alternatives mostly share cases).
+        self.idf = [_idf(max(min(df.get(t, 0) for t in alt) for alt in g), total) for g in query.groups]
+        self.whole = sum(self.idf) or 1.0
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
         self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
 
-    def scores(self, case_id: int | None, *, upper: bool) -> list[float]:
-        """Per word group, its best alternative's score in the case (0: not
-        held). ``upper``: unknown weights at their bound; ``case_id`` None: a
-        case not read at all."""
+    def weights(self, case_id: int | None, *, upper: bool) -> list[float]:
+        """Per word group, the case's weight for it (0: not held). ``upper``:
+        unknown weights at their bound; ``case_id`` None: a case not read at all."""
         known = self.known.get(case_id, {}) if case_id is not None else {}
         bound = self.bound
         out = []
@@ -809,23 +817,42 @@ class _Scorer:
             best = 0.0
             for alt in group:
                 total = 0.0
-                for term, idf in alt:
+                for term in alt:
                     w = known.get(term)
                     if w is None:
                         w = bound.get(term, 0.0) if upper else 0.0
                     if not w:
                         total = 0.0
                         break
-                    total += idf * w
-                # An alternative of several tokens (an identifier's parts, a
-                # glossary phrase) stands for one word: its mean, not its sum.
+                    total += w
                 best = max(best, total / len(alt))
             out.append(best)
         return out
 
+    def score(self, weights: list[float]) -> float:
+        held = sum(i for i, w in zip(self.idf, weights, strict=True) if w)
+        return sum(i * w for i, w in zip(self.idf, weights, strict=True)) * (held / self.whole) ** 3
+
     def missing(self, case_id: int) -> list[str]:
+        """Terms whose weight in the case could still change its score: the
+        unknown tokens of alternatives that could beat the group's best known one."""
         known = self.known.get(case_id, {})
-        return [t for t in self.terms if t not in known and self.bound.get(t, 0.0) > 0]
+        bound = self.bound
+        out: dict[str, None] = {}
+        for group in self.groups:
+            floor = 0.0
+            open_alts = []
+            for alt in group:
+                unknown = [t for t in alt if t not in known]
+                if not unknown:
+                    if all(known[t] for t in alt):
+                        floor = max(floor, sum(known[t] for t in alt) / len(alt))
+                elif all(known.get(t, bound.get(t, 0.0)) for t in alt):
+                    open_alts.append((sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt), unknown))
+            for upper, unknown in open_alts:
+                if upper > floor:
+                    out.update(dict.fromkeys(unknown))
+        return list(out)
 
     def learn(self, pairs: set[tuple[int, str]], found: dict[tuple[int, str], float]) -> None:
         for case_id, term in pairs:
@@ -833,58 +860,51 @@ class _Scorer:
 
 
 def _rank(query: Query, filters: dict, wanted: int) -> _Ranking:
-    """The ``wanted`` best cases (one row per case) for ``query``.
-
-    A case version scores the sum over word groups of its best alternative's
-    BM25 (IDF x stored weight). Cases holding every group come first; when
-    fewer than THIN cases do, cases holding some of them are ranked by that
-    sum times the cube of the query's IDF share they cover (``relaxed``)."""
+    """The ``wanted`` best cases (one row per case, its best version) for ``query``."""
     terms = query.terms
     df = _doc_freqs(terms)
-    total = _case_total()
-    scorer = _Scorer(query, {t: _idf(df.get(t, 0), total) for t in terms})
+    scorer = _Scorer(query, df, _case_total())
     states = _states(filters)
     live_terms = [t for t in terms if df.get(t)]
     depth = max(FIRST_DEPTH, 2 * wanted)
     passing: dict[int, tuple[str, str] | None] = {}  # case id -> (slug, language), None when filtered out
+    completed = 0
     while True:
         heads, scorer.bound = _heads(live_terms, states, depth)
         for term, rows in heads.items():
             for case_id, w in rows:
                 scorer.known.setdefault(case_id, {})[term] = w
         final = depth >= MAX_DEPTH
-        full_ranked, exact = _settle(scorer, filters, passing, wanted, final=final)
-        if exact or final:
+        ranked, exact, capped = _settle(scorer, filters, passing, wanted, final=final, completed=completed)
+        completed = COMPLETE_LIMIT if capped else completed
+        if exact or final or capped:
             break
         depth *= 4
-    # Every version holding every group was seen when some group's lists were all read to the end.
-    complete = not all(scorer.scores(None, upper=True))
-    full_cases = len(full_ranked)
-    if len(query.groups) > 1 and full_cases < THIN:
-        return _Ranking(_relaxed(scorer, filters, passing), full_cases, complete, exact, True)
-    return _Ranking(full_ranked, full_cases, complete, exact, False)
+    return _Ranking(ranked, exact)
 
 
-def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final: bool):
-    """Score the versions read that may hold every group, looking their
-    missing weights up best-first; returns (ranked full matches, exact)."""
+def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final: bool, completed: int):
+    """Score the versions read, looking their missing weights up best-first,
+    at most COMPLETE_LIMIT in a search (``completed`` so far); returns
+    (ranked cases, exact, limit reached)."""
     exact_scores: dict[int, float] = {}
     pending: list[tuple[float, int]] = []
+    open_terms = [t for t in scorer.terms if scorer.bound.get(t, 0.0) > 0]
 
     def classify(case_id: int) -> None:
-        upper = scorer.scores(case_id, upper=True)
-        if not all(upper):
-            return  # lacks a group for certain
-        if scorer.missing(case_id):
-            pending.append((sum(upper), case_id))
+        upper = scorer.score(scorer.weights(case_id, upper=True))
+        if not upper:
+            return
+        known = scorer.known[case_id]
+        if any(t not in known for t in open_terms):
+            pending.append((upper, case_id))
         else:
-            exact_scores[case_id] = sum(scorer.scores(case_id, upper=False))
+            exact_scores[case_id] = upper
 
     for case_id in scorer.known:
         if passing.get(case_id, ()) is not None:
             classify(case_id)
-    unseen = scorer.scores(None, upper=True)
-    bound_unseen = sum(unseen) if all(unseen) else 0.0
+    bound_unseen = scorer.score(scorer.weights(None, upper=True))
     while True:
         # Filters (platform, language, rule, author ...) on the versions scored.
         unknown = [i for i in exact_scores if i not in passing]
@@ -904,46 +924,28 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
         kth = ranked[wanted - 1][3] if len(ranked) >= wanted else 0.0
         pending.sort(reverse=True)
         bound_pending = pending[0][0] if pending else 0.0
-        if bound_pending and bound_pending > kth and (final or bound_pending >= bound_unseen):
+        capped = completed >= COMPLETE_LIMIT
+        if bound_pending and bound_pending > kth and (final or bound_pending >= bound_unseen) and not capped:
             batch = [i for _, i in pending[:COMPLETE_BATCH]]
             del pending[:COMPLETE_BATCH]
+            completed += len(batch)
             pairs = {(i, t) for i in batch for t in scorer.missing(i)}
             scorer.learn(pairs, _lookup(pairs))
             for i in batch:
+                # The other unknown terms cannot change the score (missing()).
+                known = scorer.known[i]
+                for t in open_terms:
+                    known.setdefault(t, 0.0)
                 classify(i)
             continue
         exact = max(bound_unseen, bound_pending) <= kth if kth else (bound_unseen == 0 and not pending)
-        return ranked, exact
+        return ranked, exact, capped
 
 
-def _relaxed(scorer: _Scorer, filters: dict, passing: dict) -> list[tuple[int, str, str, float]]:
-    """Versions holding some of the words, among those read: the sum of their
-    group scores times the cube of the query's IDF share they hold."""
-    candidates = sorted(scorer.known, key=lambda i: -sum(scorer.scores(i, upper=True)))[: 4 * COMPLETE_BATCH]
-    pairs = {(i, t) for i in candidates for t in scorer.missing(i)}
-    scorer.learn(pairs, _lookup(pairs))
-    unknown = [i for i in candidates if i not in passing]
-    rows = _case_rows(unknown, filters)
-    for i in unknown:
-        passing[i] = rows.get(i)
-    whole = sum(scorer.weights) or 1.0
-    best: dict[str, tuple[int, str, str, float]] = {}
-    for case_id in candidates:
-        meta = passing.get(case_id)
-        if meta is None:
-            continue
-        groups = scorer.scores(case_id, upper=False)
-        coverage = sum(w for w, s in zip(scorer.weights, groups, strict=True) if s) / whole
-        score = sum(groups) * coverage**3
-        slug, language = meta
-        if score > 0 and (slug not in best or score > best[slug][3]):
-            best[slug] = (case_id, slug, language, score)
-    return sorted(best.values(), key=lambda r: (-r[3], r[1]))
-
-
-def _count(query: Query, filters: dict, ranking: _Ranking, *, any_group: bool) -> tuple[int, bool]:
-    """(matching cases, exact): counted in SQL when the rarest word group's
-    lists are short, else estimated from the document frequencies."""
+def _count(query: Query, filters: dict, *, any_group: bool, found: int = 0) -> tuple[int, bool]:
+    """(cases holding every word group, or any with ``any_group``; exact):
+    counted in SQL when the rarest group's lists are short, else estimated
+    from the document frequencies, at least ``found``."""
     df = _doc_freqs(query.terms)
     total = _case_total()
 
@@ -982,15 +984,13 @@ def _count(query: Query, filters: dict, ranking: _Ranking, *, any_group: bool) -
                 [*lead_params, *states, *params, *base_params],
             )
             return int(cursor.fetchone()[0]), True
-    if ranking.exhaustive and not any_group:
-        return ranking.full_cases, True
     # Independent words: the share of versions holding all of them (or any).
     shares = [min(1.0, s / max(total, 1)) for s in sizes]
     if any_group:
         estimate = total * (1 - math.prod(1 - s for s in shares))
     else:
         estimate = total * math.prod(shares)
-    return max(int(estimate), len(ranking.rows)), False
+    return max(int(estimate), found), False
 
 
 def search(
@@ -1023,7 +1023,10 @@ def search(
 
     corrections = _correct(query)
     ranking = _rank(query, filters, offset + page_size)
-    total, exact_count = _count(query, filters, ranking, any_group=ranking.relaxed)
+    total, exact_count = _count(query, filters, any_group=False)
+    relaxed = len(query.groups) > 1 and total < THIN
+    if relaxed:
+        total, exact_count = _count(query, filters, any_group=True, found=len(ranking.rows))
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
     hits = []
@@ -1039,7 +1042,7 @@ def search(
         capped,
         page,
         max(1, math.ceil(total / page_size)),
-        ranking.relaxed,
+        relaxed,
         _suggestion(text, corrections),
         corrections,
         ranking.exact,
@@ -1073,18 +1076,22 @@ _FIELDS = (
 )
 
 
+_LATIN_RUN_RE = re.compile(r"[a-z0-9_]+(?:[.:/\-$][a-z0-9_]+)*")
+
+
 def _held_terms(text: str, query: Query) -> set[str]:
-    """The query terms ``text`` holds, without segmenting it: each Latin word
-    through the (cached) word tokenizer, Chinese terms as substrings. Cheap
-    enough for every field of every hit of a page."""
+    """The query terms ``text`` holds, without segmenting it: each distinct
+    Latin word through the (cached) word tokenizer, Chinese terms as
+    substrings. Cheap enough for every field of every hit of a page."""
+    if not text:
+        return set()
     terms = query._term_set()
-    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
     held = {t for t in query.cjk_terms() if t in text}
-    for m in _RUN_RE.finditer(text):
-        if not _CJK_START_RE.match(m.group(0)):
-            unit = _word_units(m.group(0))
-            if unit:
-                held.update(t for t in (unit.primary, *unit.parts) if t in terms)
+    for word in set(_LATIN_RUN_RE.findall(text)):
+        unit = _word_units(word)
+        if unit:
+            held.update(t for t in (unit.primary, *unit.parts) if t in terms)
     return held
 
 
@@ -1132,21 +1139,24 @@ def _preview(text: str, size: int = 220) -> str:
 _WORD_RE = re.compile(rf"[{_CJK}]+|[A-Za-z0-9_]+(?:[.:/\-$][A-Za-z0-9_]+)*")
 
 
-def _marks(text: str, query: Query) -> list[tuple[int, int]]:
+def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[int, int]]:
     """Spans of ``text`` that hold a query term: Latin words whose token (stem,
     identifier or part) is a term, Chinese terms where they occur. Stop words
-    are never terms, so never marked."""
+    are never terms, so never marked. ``within``: only the spans that start
+    less than this many characters after the first one."""
     terms = query._term_set()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
-    spans = []
+    spans: list[tuple[int, int]] = []
     for m in _WORD_RE.finditer(text):
+        if within is not None and spans and m.start() >= spans[0][0] + within:
+            break
         word = m.group(0)
         if _CJK_START_RE.match(word):
             if cjk_re:
                 spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
             continue
-        unit = _word_units(unicodedata.normalize("NFKC", word).lower())
+        unit = _word_units((word if word.isascii() else unicodedata.normalize("NFKC", word)).lower())
         if unit and (unit.primary in terms or any(p in terms for p in unit.parts)):
             spans.append((m.start(), m.end()))
     return spans
@@ -1170,7 +1180,7 @@ def highlight(case, query: Query, *, size: int = 240) -> SafeString:
     fields = [case.symptom, case.cause, case.resolution_summary, case.environment_notes]
     for candidate in fields:
         text = " ".join((candidate or "").split())
-        spans = _marks(text, query)
+        spans = _marks(text, query, within=size)
         if spans:
             break
     else:
