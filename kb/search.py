@@ -273,15 +273,18 @@ class Query:
     text: str
     groups: list[list[tuple[str, ...]]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # each group as the reader wrote it
+    # The parts of an identifier or long Chinese word (parts -> the word): a
+    # fallback for when the index does not know the word (:func:`_drop_fallbacks`).
+    fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
 
     @property
     def terms(self) -> list[str]:
         return list(self._term_set())
 
     def _term_set(self) -> dict[str, None]:
-        """The query's terms in order, cached until a group gains an alternative
-        (a spelling correction)."""
-        key = sum(len(g) for g in self.groups)
+        """The query's terms in order, cached until the groups change (a
+        spelling correction, a dropped fallback)."""
+        key = tuple(tuple(g) for g in self.groups)
         cached = self.__dict__.get("_terms")
         if cached is None or cached[0] != key:
             cached = (key, dict.fromkeys(t for g in self.groups for alt in g for t in alt))
@@ -291,11 +294,24 @@ class Query:
     def cjk_terms(self) -> list[str]:
         return [t for t in self._term_set() if _CJK_START_RE.match(t)]
 
+    def word_terms(self) -> dict[str, tuple[str, ...]]:
+        """Latin word (lower case) -> the query terms it stands for, filled as
+        words are met (:func:`_terms_of`) and kept for the query: the hits of
+        one page share most of their words."""
+        terms = self._term_set()
+        memo = self.__dict__.get("_word_memo")
+        if memo is None or memo[0] is not terms:
+            memo = (terms, {})
+            self.__dict__["_word_memo"] = memo
+        return memo[1]
+
     def __bool__(self) -> bool:
         return bool(self.groups)
 
 
-def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
+def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[str, ...]]:
+    """The word itself, and for an identifier or a long Chinese word its parts
+    (noted in ``fallbacks``: parts alternative -> the word)."""
     alts = [(unit.primary,)]
     # For an identifier, its parts together also match (vm.zone_reclaim_mode
     # vs zone_reclaim_mode); for Chinese, the shorter words of a long one.
@@ -308,6 +324,8 @@ def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
         else:
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
+    if fallbacks is not None and len(alts) > 1:
+        fallbacks[alts[1]] = unit.primary
     return alts
 
 
@@ -325,13 +343,13 @@ def parse_query(text: str) -> Query:
                 concept = concepts[index[key]]
                 group: list[tuple[str, ...]] = []
                 if size == 1:
-                    group.extend(_unit_alternatives(units[i]))
+                    group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.append(key)
                 for phrase in concept:
                     phrase_units = _units(phrase)
                     if len(phrase_units) == 1:
-                        group.extend(_unit_alternatives(phrase_units[0]))
+                        group.extend(_unit_alternatives(phrase_units[0], query.fallbacks))
                     elif phrase_units:
                         group.append(tuple(u.primary for u in phrase_units))
                 query.groups.append(list(dict.fromkeys(group)))
@@ -339,7 +357,7 @@ def parse_query(text: str) -> Query:
                 i += size
                 break
         else:
-            query.groups.append(_unit_alternatives(units[i]))
+            query.groups.append(_unit_alternatives(units[i], query.fallbacks))
             query.labels.append(units[i].surface)
             i += 1
     return query
@@ -660,10 +678,13 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     return "".join(out)
 
 
-def _correct(query: Query) -> dict[str, str]:
+def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str]:
     """Respell unknown words: a group none of whose alternatives is in the
-    index gains the nearest indexed term. Returns {typed word: respelled}."""
-    known = _doc_freqs(query.terms)
+    index gains the nearest indexed term. Returns {typed word: respelled};
+    ``known`` (the document frequencies of the query's terms) gains those of
+    the respelled terms."""
+    if known is None:
+        known = _doc_freqs(query.terms)
     corrections: dict[str, str] = {}
     for number, group in enumerate(query.groups):
         if any(all(t in known for t in alt) for alt in group):
@@ -674,7 +695,18 @@ def _correct(query: Query) -> dict[str, str]:
             group.append((fixed,))
             label = query.labels[number]
             corrections[label] = _respell(label, typed, fixed)
+    if corrections:
+        known.update(_doc_freqs([t for t in query.terms if t not in known]))
     return corrections
+
+
+def _drop_fallbacks(query: Query, df: dict[str, int]) -> None:
+    """An identifier or long word the index knows means itself: its parts
+    scattered over a case (``net``, ``thread``, ``count`` for
+    ``net_thread_count``) are no match for it then, only when no case holds
+    the word whole."""
+    for group in query.groups:
+        group[:] = [alt for alt in group if not df.get(query.fallbacks.get(alt, ""))] or group
 
 
 def _suggestion(text: str, corrections: dict[str, str]) -> str:
@@ -728,9 +760,8 @@ def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[
     for term in terms:
         for state in states:
             parts.append(
-                "SELECT * FROM (SELECT term, state, case_id, impact FROM kb_posting"
-                " WHERE term = %s AND state = %s ORDER BY impact DESC, case_id LIMIT %s) AS h"
-                + str(len(parts))
+                "SELECT * FROM (SELECT term, state, case_id, impact FROM kb_posting"  # noqa: S608 -- only placeholders and a counter are interpolated
+                f" WHERE term = %s AND state = %s ORDER BY impact DESC, case_id LIMIT %s) AS h{len(parts)}"
             )
             params += [term, state, depth]
     rows: dict[str, list[tuple[int, float]]] = {t: [] for t in terms}
@@ -758,7 +789,8 @@ def _lookup(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], float]:
     terms_sql, terms = _in(sorted({p[1] for p in pairs}))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT case_id, term, impact FROM kb_posting WHERE case_id IN {ids_sql} AND term IN {terms_sql}",  # noqa: S608 -- only placeholders are interpolated
+            "SELECT case_id, term, impact FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
             [*ids, *terms],
         )
         return {(i, t): w for i, t, w in cursor.fetchall() if (i, t) in pairs}
@@ -859,11 +891,11 @@ class _Scorer:
             self.known.setdefault(case_id, {})[term] = found.get((case_id, term), 0.0)
 
 
-def _rank(query: Query, filters: dict, wanted: int) -> _Ranking:
-    """The ``wanted`` best cases (one row per case, its best version) for ``query``."""
+def _rank(query: Query, filters: dict, wanted: int, df: dict[str, int], total: int) -> _Ranking:
+    """The ``wanted`` best cases (one row per case, its best version) for
+    ``query``; ``df``: document frequencies of its terms, ``total``: versions."""
     terms = query.terms
-    df = _doc_freqs(terms)
-    scorer = _Scorer(query, df, _case_total())
+    scorer = _Scorer(query, df, total)
     states = _states(filters)
     live_terms = [t for t in terms if df.get(t)]
     depth = max(FIRST_DEPTH, 2 * wanted)
@@ -942,12 +974,12 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
         return ranked, exact, capped
 
 
-def _count(query: Query, filters: dict, *, any_group: bool, found: int = 0) -> tuple[int, bool]:
+def _count(
+    query: Query, filters: dict, df: dict[str, int], total: int, *, any_group: bool, found: int = 0
+) -> tuple[int, bool]:
     """(cases holding every word group, or any with ``any_group``; exact):
     counted in SQL when the rarest group's lists are short, else estimated
     from the document frequencies, at least ``found``."""
-    df = _doc_freqs(query.terms)
-    total = _case_total()
 
     def group_df(group) -> int:
         return sum(min(df.get(t, 0) for t in alt) for alt in group)
@@ -964,14 +996,8 @@ def _count(query: Query, filters: dict, *, any_group: bool, found: int = 0) -> t
         for group in query.groups:
             alts = []
             for alt in group:
-                alts.append(
-                    "("
-                    + " AND ".join(
-                        "EXISTS (SELECT 1 FROM kb_posting q WHERE q.case_id = c.id AND q.term = %s)"
-                        for _ in alt
-                    )
-                    + ")"
-                )
+                exists = "EXISTS (SELECT 1 FROM kb_posting q WHERE q.case_id = c.id AND q.term = %s)"
+                alts.append("(" + " AND ".join([exists] * len(alt)) + ")")
                 params += list(alt)
             conds.append("(" + " OR ".join(alts) + ")")
         match_sql = (" OR " if any_group else " AND ").join(conds)
@@ -986,10 +1012,8 @@ def _count(query: Query, filters: dict, *, any_group: bool, found: int = 0) -> t
             return int(cursor.fetchone()[0]), True
     # Independent words: the share of versions holding all of them (or any).
     shares = [min(1.0, s / max(total, 1)) for s in sizes]
-    if any_group:
-        estimate = total * (1 - math.prod(1 - s for s in shares))
-    else:
-        estimate = total * math.prod(shares)
+    held = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)
+    estimate = total * held
     return max(int(estimate), found), False
 
 
@@ -1021,18 +1045,21 @@ def search(
         ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
-    corrections = _correct(query)
-    ranking = _rank(query, filters, offset + page_size)
-    total, exact_count = _count(query, filters, any_group=False)
+    df = _doc_freqs(query.terms)
+    corrections = _correct(query, df)
+    _drop_fallbacks(query, df)
+    versions = _case_total()
+    ranking = _rank(query, filters, offset + page_size, df, versions)
+    total, exact_count = _count(query, filters, df, versions, any_group=False)
     relaxed = len(query.groups) > 1 and total < THIN
     if relaxed:
-        total, exact_count = _count(query, filters, any_group=True, found=len(ranking.rows))
+        total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
     hits = []
     for case, other in _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language):
-        hit = Hit(case, matched[case.slug][3], highlight(case, query), explain(case, query, filters), other)
-        hits.append(hit)
+        why = explain(case, query, filters)
+        hits.append(Hit(case, matched[case.slug][3], highlight(case, query, fields=why.fields), why, other))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
     return Results(
@@ -1085,14 +1112,23 @@ def _held_terms(text: str, query: Query) -> set[str]:
     substrings. Cheap enough for every field of every hit of a page."""
     if not text:
         return set()
-    terms = query._term_set()
     text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
     held = {t for t in query.cjk_terms() if t in text}
+    memo = query.word_terms()
     for word in set(_LATIN_RUN_RE.findall(text)):
-        unit = _word_units(word)
-        if unit:
-            held.update(t for t in (unit.primary, *unit.parts) if t in terms)
+        got = memo.get(word)
+        if got is None:
+            got = _terms_of(word, query, memo)
+        held.update(got)
     return held
+
+
+def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    terms = query._term_set()
+    unit = _word_units(word)
+    got = tuple(t for t in (unit.primary, *unit.parts) if t in terms) if unit else ()
+    memo[word] = got
+    return got
 
 
 def explain(case, query: Query, filters: dict | None = None) -> Why:
@@ -1144,7 +1180,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     identifier or part) is a term, Chinese terms where they occur. Stop words
     are never terms, so never marked. ``within``: only the spans that start
     less than this many characters after the first one."""
-    terms = query._term_set()
+    memo = query.word_terms()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
     spans: list[tuple[int, int]] = []
@@ -1156,8 +1192,11 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
             if cjk_re:
                 spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
             continue
-        unit = _word_units((word if word.isascii() else unicodedata.normalize("NFKC", word)).lower())
-        if unit and (unit.primary in terms or any(p in terms for p in unit.parts)):
+        key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
+        got = memo.get(key)
+        if got is None:
+            got = _terms_of(key, query, memo)
+        if got:
             spans.append((m.start(), m.end()))
     return spans
 
@@ -1172,13 +1211,19 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def highlight(case, query: Query, *, size: int = 240) -> SafeString:
+_SNIPPET_FIELDS = ("symptom", "cause", "resolution", "environment")
+
+
+def highlight(case, query: Query, *, size: int = 240, fields: list[str] | None = None) -> SafeString:
     """An HTML snippet of the case around the first match, matches in <mark>.
+    ``fields``: the fields known to hold query words (``Why.fields``), so the
+    others are not read.
 
     Text is escaped piece by piece and only our own <mark> tags are added, so
     case text can never inject markup."""
-    fields = [case.symptom, case.cause, case.resolution_summary, case.environment_notes]
-    for candidate in fields:
+    attrs = dict(_FIELDS)
+    names = [f for f in _SNIPPET_FIELDS if fields is None or f in fields]
+    for candidate in (getattr(case, attrs[name]) for name in names):
         text = " ".join((candidate or "").split())
         spans = _marks(text, query, within=size)
         if spans:
