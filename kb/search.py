@@ -821,33 +821,39 @@ class _Scorer:
     """Scores of case versions for a query from the weights read so far.
 
     A word group is one concept (a word, an identifier and its parts, a
-    glossary entry in both languages): like a synonym query in BM25, its IDF
-    is the concept's (the document frequency of its commonest alternative) and a
-    version's weight for it that of its best alternative (the mean of an
-    alternative's tokens: an identifier's parts or a phrase are one word). A
-    version scores the sum over groups of IDF x weight, times the cube of the
-    share of the query's IDF it holds: a case lacking one common word of the
-    query can still come first, one lacking the rare word cannot."""
+    glossary entry in both languages). Each alternative counts with its own
+    IDF, but at most the IDF of the word typed: a synonym is never more
+    telling than the word the reader chose (a rare Chinese synonym of a common
+    English word does not outrank it), while a common synonym of a rare word
+    typed counts as common. A version's score for the group is that of its best
+    alternative (the mean weight of an alternative's tokens: an identifier's
+    parts or a phrase are one word); its score for the query the sum over
+    groups times the cube of the share of the query's IDF it holds: a case
+    lacking one common word of the query can still come first, one lacking
+    the rare word cannot."""
 
     def __init__(self, query: Query, df: dict[str, int], total: int):
-        self.groups = [[tuple(alt) for alt in g] for g in query.groups]
-        # The concept's document frequency: its commonest alternative's (as
-        # Lucene's SynonymQuery does; the alternatives mostly share cases).
-        self.idf = [_idf(max(min(df.get(t, 0) for t in alt) for alt in g), total) for g in query.groups]
+        self.groups = []
+        self.idf = []  # per group, its weight in the query: the IDF of the word typed
+        for group in query.groups:
+            alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
+            typed = alt_idf[0]
+            self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
+            self.idf.append(max(min(i, typed) for i in alt_idf))
         self.whole = sum(self.idf) or 1.0
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
         self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
 
     def weights(self, case_id: int | None, *, upper: bool) -> list[float]:
-        """Per word group, the case's weight for it (0: not held). ``upper``:
+        """Per word group, the case's score for it (0: not held). ``upper``:
         unknown weights at their bound; ``case_id`` None: a case not read at all."""
         known = self.known.get(case_id, {}) if case_id is not None else {}
         bound = self.bound
         out = []
         for group in self.groups:
             best = 0.0
-            for alt in group:
+            for alt, idf in group:
                 total = 0.0
                 for term in alt:
                     w = known.get(term)
@@ -857,13 +863,13 @@ class _Scorer:
                         total = 0.0
                         break
                     total += w
-                best = max(best, total / len(alt))
+                best = max(best, idf * total / len(alt))
             out.append(best)
         return out
 
     def score(self, weights: list[float]) -> float:
         held = sum(i for i, w in zip(self.idf, weights, strict=True) if w)
-        return sum(i * w for i, w in zip(self.idf, weights, strict=True)) * (held / self.whole) ** 3
+        return sum(weights) * (held / self.whole) ** 3
 
     def missing(self, case_id: int) -> list[str]:
         """Terms whose weight in the case could still change its score: the
@@ -874,13 +880,14 @@ class _Scorer:
         for group in self.groups:
             floor = 0.0
             open_alts = []
-            for alt in group:
+            for alt, idf in group:
                 unknown = [t for t in alt if t not in known]
                 if not unknown:
                     if all(known[t] for t in alt):
-                        floor = max(floor, sum(known[t] for t in alt) / len(alt))
+                        floor = max(floor, idf * sum(known[t] for t in alt) / len(alt))
                 elif all(known.get(t, bound.get(t, 0.0)) for t in alt):
-                    open_alts.append((sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt), unknown))
+                    upper = idf * sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt)
+                    open_alts.append((upper, unknown))
             for upper, unknown in open_alts:
                 if upper > floor:
                     out.update(dict.fromkeys(unknown))
