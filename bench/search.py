@@ -498,6 +498,7 @@ def bench_similarity(runs: int = 50) -> dict:
 def write_section(path: Path, section: str) -> None:
     """Replace (or append) the section with ``section``'s heading, leaving the others alone."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
+    section = section.rstrip("\n") + "\n\n"
     heading = section.splitlines()[0]
     pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
     if pattern.search(text):
@@ -585,6 +586,8 @@ def main() -> int:
         command += f" --database-url {args.database_url}"
     if args.write:
         command += f" --write {args.write}"
+    from kb import search as kb_search
+
     ok_search = search_result["p95_ms"] <= 30
     ok_similar = similar["p95_ms"] <= 100
     if "replicate_s" in load:
@@ -639,10 +642,11 @@ def main() -> int:
         "length normalisation) over every case, read from the posting table `kb_posting` by the "
         "threshold algorithm: the best postings of each query term first (index on term, state, "
         "weight), missing weights looked up by key for the most promising versions, stop as soon as "
-        "no unread version can beat the last hit of the page (or after 256 rows per term and 300 "
-        f"look-ups: {search_result['inexact']} of the 50 queries ended there, their order the best "
-        "found). The count is of cases: exact up to 1000 when the rarest word group is held by at "
-        "most 1000 versions, else estimated (`count_capped`). "
+        f"no unread version can beat the last hit of the page (or after {kb_search.MAX_DEPTH} rows per "
+        f"term and {kb_search.COMPLETE_LIMIT} versions looked up: {search_result['inexact']} of the 50 "
+        "queries ended there, their order the best found). The count is of cases: exact up to 1000 "
+        "when the rarest word group is held by at most 1000 versions, else estimated "
+        "(`count_capped`). "
         "Similar cases are pre-selected from `kb_caserule` alone (rule, slug and state copied there), "
         "starting from the rarest rules of the snapshot.",
         "",

@@ -517,7 +517,7 @@ class Results:
     relaxed: bool = False  # fewer than THIN cases have every word: ``total`` counts those with any
     suggestion: str = ""  # the query with unknown words respelled from the index vocabulary
     corrections: dict[str, str] = field(default_factory=dict)  # typed word -> respelled word
-    exact: bool = True  # the order is exact (False: the search stopped at MAX_DEPTH rows per term)
+    exact: bool = True  # the order is exact (False: the search stopped at MAX_DEPTH or COMPLETE_LIMIT)
 
     @property
     def has_next(self) -> bool:
@@ -724,12 +724,13 @@ def _suggestion(text: str, corrections: dict[str, str]) -> str:
 # read (or is absent, once a list is read to its end). A case's missing weights
 # are looked up by key for the most promising cases only; the search stops as
 # soon as no case left unread or unscored could beat the last of the page, and
-# reads deeper (x4) otherwise, up to MAX_DEPTH rows per term (then the best
-# found so far is answered, ``Results.exact`` false).
+# reads deeper (x4) otherwise, up to MAX_DEPTH rows per term and COMPLETE_LIMIT
+# versions looked up (then the best order found is answered, ``Results.exact``
+# false): the bounds keep a page's cost to a few milliseconds of SQL.
 FIRST_DEPTH = 64
 MAX_DEPTH = 256
 COMPLETE_BATCH = 100  # versions whose missing weights are looked up in one statement
-COMPLETE_LIMIT = 300  # versions looked up at most per search (then the order is the best found)
+COMPLETE_LIMIT = 100  # versions looked up at most per search (then the order is the best found)
 COUNT_EXACT_LIMIT = 1000  # versions of the rarest word group: up to this many, the count is exact
 
 
