@@ -2,14 +2,13 @@
 
 A case exists once per language; the English and Chinese versions of one case
 share ``slug`` (the case group) and differ by ``language``. Writes go through
-``kb.services`` so the search index (tsvector on PostgreSQL, FTS5 on SQLite)
+``kb.services`` so the search index (:class:`Posting`, :class:`TermStat`)
 stays in sync.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -125,7 +124,6 @@ class Case(models.Model):
     # Output of kb.search.index_text(): the one tokenizer's tokens, space-separated.
     search_title = models.TextField(blank=True, editable=False)
     search_text = models.TextField(blank=True, editable=False)
-    search_vector = SearchVectorField(null=True, editable=False)
     search_dictionary_version = models.CharField(max_length=20, blank=True, editable=False)
 
     class Meta:
@@ -228,13 +226,38 @@ class Reference(models.Model):
 
 
 class TermStat(models.Model):
-    """Number of cases holding each index term; PostgreSQL ranks rare terms first with it."""
+    """Number of case versions holding each index term: the inverse document
+    frequency of the ranking and the vocabulary of "did you mean"."""
 
     term = models.CharField(max_length=200, primary_key=True)
     ndoc = models.IntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.term}: {self.ndoc}"
+
+
+class Posting(models.Model):
+    """The inverted index of case search: one row per term of a case version,
+    with the term's BM25 weight in that version (``kb.search.impacts``) and
+    the version's state, copied here like ``CaseRule.state``. The index on
+    (term, state, impact) hands out a term's best cases first, so the ranking
+    reads the head of each query term's list, never every match."""
+
+    pk = models.CompositePrimaryKey("case_id", "term")
+    # A plain column, no foreign key: kb.services deletes a version's rows by
+    # this key prefix when it re-indexes or deletes the version.
+    case_id = models.IntegerField()
+    term = models.CharField(max_length=200)
+    state = models.CharField(max_length=10)
+    impact = models.FloatField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["term", "state", "-impact", "case_id"], name="kb_posting_term_impact")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.term} in {self.case_id}: {self.impact:.3f}"
 
 
 class CaseRevision(models.Model):

@@ -16,10 +16,12 @@ Queries are expanded with the glossary ``kb/data/glossary.yaml`` (大页 <->
 huge pages ...): a query is an AND of groups, a group an OR of alternatives, an
 alternative an AND of tokens.
 
-Backends: PostgreSQL matches ``search_vector`` (``to_tsvector('simple', ...)``
-of the segmented text, GIN index) and ranks by the inverse document frequency of
-the matched terms (rare terms first) from :class:`kb.models.TermStat`; SQLite
-uses an FTS5 ``unicode61`` table over the same segmented text ranked by bm25.
+The index is the project's own, the same on SQLite and PostgreSQL: each
+term of each case version with its BM25 weight there (:class:`kb.models.Posting`,
+:func:`impacts`) and each term's document frequency (:class:`kb.models.TermStat`).
+A search reads the best postings of each query term first and stops as soon
+as the page's hits are certain (:func:`_rank`), so its cost follows the page,
+not the number of matches.
 """
 
 from __future__ import annotations
@@ -40,13 +42,11 @@ from django.db.models import F, Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from kb.models import Case, CaseRule, TermStat
+from kb.models import Case, CaseRule, Posting, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
 GLOSSARY_PATH = DATA / "glossary.yaml"
-FTS_TABLE = "kb_case_fts"
-FTS_VOCAB = "kb_case_fts_vocab"  # fts5vocab: the term table of the SQLite index
 PAGE_SIZE = 20
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -58,7 +58,7 @@ _STOP = frozenset(
     """a an and are as at be been being by can could did do does for from had has have
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
-    will with would you your after before also any very
+    will with would you your after before also any very vs versus
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
     很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
 )
@@ -134,7 +134,7 @@ def storage_form(token: str) -> str:
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
 # rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "2"
+TOKENIZER_VERSION = "3"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -276,16 +276,45 @@ class Query:
     text: str
     groups: list[list[tuple[str, ...]]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # each group as the reader wrote it
+    # The parts of an identifier or long Chinese word (parts -> the word): a
+    # fallback for when the index does not know the word (:func:`_drop_fallbacks`).
+    fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
 
     @property
     def terms(self) -> list[str]:
-        return list(dict.fromkeys(t for g in self.groups for alt in g for t in alt))
+        return list(self._term_set())
+
+    def _term_set(self) -> dict[str, None]:
+        """The query's terms in order, cached until the groups change (a
+        spelling correction, a dropped fallback)."""
+        key = tuple(tuple(g) for g in self.groups)
+        cached = self.__dict__.get("_terms")
+        if cached is None or cached[0] != key:
+            cached = (key, dict.fromkeys(t for g in self.groups for alt in g for t in alt))
+            self.__dict__["_terms"] = cached
+        return cached[1]
+
+    def cjk_terms(self) -> list[str]:
+        return [t for t in self._term_set() if _CJK_START_RE.match(t)]
+
+    def word_terms(self) -> dict[str, tuple[str, ...]]:
+        """Latin word (lower case) -> the query terms it stands for, filled as
+        words are met (:func:`_terms_of`) and kept for the query: the hits of
+        one page share most of their words."""
+        terms = self._term_set()
+        memo = self.__dict__.get("_word_memo")
+        if memo is None or memo[0] is not terms:
+            memo = (terms, {})
+            self.__dict__["_word_memo"] = memo
+        return memo[1]
 
     def __bool__(self) -> bool:
         return bool(self.groups)
 
 
-def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
+def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[str, ...]]:
+    """The word itself, and for an identifier or a long Chinese word its parts
+    (noted in ``fallbacks``: parts alternative -> the word)."""
     alts: list[tuple[str, ...]] = [(unit.primary,)]
     # For an identifier, its parts together also match (vm.zone_reclaim_mode
     # vs zone_reclaim_mode); for Chinese, the shorter words of a long one.
@@ -298,6 +327,8 @@ def _unit_alternatives(unit: Unit) -> list[tuple[str, ...]]:
         else:
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
+    if fallbacks is not None and len(alts) > 1:
+        fallbacks[alts[1]] = unit.primary
     return alts
 
 
@@ -315,13 +346,13 @@ def parse_query(text: str) -> Query:
                 concept = concepts[index[key]]
                 group: list[tuple[str, ...]] = []
                 if size == 1:
-                    group.extend(_unit_alternatives(units[i]))
+                    group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.append(key)
                 for phrase in concept:
                     phrase_units = _units(phrase)
                     if len(phrase_units) == 1:
-                        group.extend(_unit_alternatives(phrase_units[0]))
+                        group.extend(_unit_alternatives(phrase_units[0], query.fallbacks))
                     elif phrase_units:
                         group.append(tuple(u.primary for u in phrase_units))
                 query.groups.append(list(dict.fromkeys(group)))
@@ -329,90 +360,100 @@ def parse_query(text: str) -> Query:
                 i += size
                 break
         else:
-            query.groups.append(_unit_alternatives(units[i]))
+            query.groups.append(_unit_alternatives(units[i], query.fallbacks))
             query.labels.append(units[i].surface)
             i += 1
     return query
 
 
-def _fts5_expr(query: Query, *, any_group: bool = False) -> str:
-    def alt(tokens):
-        return "(" + " AND ".join(f'"{t}"' for t in tokens) + ")"
-
-    groups = ["(" + " OR ".join(alt(a) for a in g) + ")" for g in query.groups]
-    return (" OR " if any_group else " AND ").join(groups)
-
-
-def _tsquery(query: Query, *, any_group: bool = False) -> str:
-    def lexeme(t):
-        return "'" + t.replace("'", "''").replace("\\", "\\\\") + "'"
-
-    def alt(tokens):
-        return "(" + " & ".join(lexeme(t) for t in tokens) + ")"
-
-    groups = ["(" + " | ".join(alt(a) for a in g) + ")" for g in query.groups]
-    return (" | " if any_group else " & ").join(groups)
-
-
 # --- index maintenance ----------------------------------------------------------------
 
+# BM25 with field weights. A term's frequency in a case version is the sum of
+# its occurrences weighted by field (a word of the title counts as three of
+# the rest, one of the symptom or cause as one and a half), saturated by K1
+# and normalised by the version's length: a short case that names a term
+# twice outranks a long one that names it twice in passing. The pivot of the
+# length normalisation is a constant, a typical case write-up, not the
+# collection's average: then a version's weights never change when other
+# cases are saved, and each is computed once, at save time.
+K1 = 1.2
+B = 0.75
+PIVOT_LENGTH = 400  # tokens
+FIELD_WEIGHTS = (3.0, 1.5, 1.0)  # title, symptom + cause, the rest
 
-def case_index_fields(case) -> tuple[str, str]:
-    """(title tokens, body tokens) of a case, as stored in the index."""
+
+@dataclass(frozen=True)
+class IndexFields:
+    """The tokens of a case version by ranking field (space-separated)."""
+
+    title: str
+    main: str  # symptom and cause
+    rest: str  # resolution, environment, tags, rules, measures, references
+
+    @property
+    def body(self) -> str:
+        return f"{self.main} {self.rest}".strip()
+
+
+def case_index_fields(case) -> IndexFields:
+    """The tokens of a case version, as stored in the index."""
     tags = " ".join(t.name for t in case.tags.all()) if case.pk else ""
-    body = "\n".join(
-        [
-            case.symptom,
-            case.cause,
-            case.resolution_summary,
-            case.environment_notes,
-            case.hypervisor,
-            case.cpu_model,
-            case.database,
-            case.database_version,
-            case.get_platform_display(),
-            tags,
-            " ".join(case.signature_rules),
-        ]
-    )
-    steps = []
+    rest = [
+        case.resolution_summary,
+        case.environment_notes,
+        case.hypervisor,
+        case.cpu_model,
+        case.database,
+        case.database_version,
+        case.get_platform_display(),
+        tags,
+        " ".join(case.signature_rules),
+    ]
     if case.pk:
         for step in case.steps.select_related("measure"):
-            steps.append(f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}")
+            rest.append(f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}")
         for ref in case.references.all():
-            steps.append(f"{ref.key} {ref.title}")
-    return index_text(case.title), index_text(body + "\n" + "\n".join(steps))
+            rest.append(f"{ref.key} {ref.title}")
+    return IndexFields(
+        index_text(case.title), index_text(f"{case.symptom}\n{case.cause}"), index_text("\n".join(rest))
+    )
 
 
-def write_index(case_id: int, title_tokens: str, body_tokens: str) -> None:
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "UPDATE kb_case SET search_vector = setweight(to_tsvector('simple', %s), 'A')"
-                " || setweight(to_tsvector('simple', %s), 'D') WHERE id = %s",
-                [title_tokens, body_tokens, case_id],
-            )
-        elif connection.vendor == "sqlite":
-            cursor.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid = %s", [case_id])  # noqa: S608 -- only constants and placeholders are interpolated
-            cursor.execute(
-                f"INSERT INTO {FTS_TABLE}(rowid, title, body) VALUES (%s, %s, %s)",  # noqa: S608 -- only constants and placeholders are interpolated
-                [case_id, title_tokens, body_tokens],
-            )
+def impacts(fields: IndexFields) -> dict[str, float]:
+    """Each term of a case version -> its BM25 weight there (without the IDF,
+    which is the query's): ``tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / PIVOT_LENGTH))``."""
+    tf: dict[str, float] = {}
+    length = 0
+    for weight, text in zip(FIELD_WEIGHTS, (fields.title, fields.main, fields.rest), strict=True):
+        tokens = text.split()
+        length += len(tokens)
+        for token in tokens:
+            tf[token] = tf.get(token, 0.0) + weight
+    norm = K1 * (1 - B + B * length / PIVOT_LENGTH)
+    return {t: round(f * (K1 + 1) / (f + norm), 5) for t, f in tf.items()}
+
+
+def write_index(case_id: int, state: str, fields: IndexFields) -> None:
+    """Replace the postings of one case version."""
+
+    delete_index(case_id)
+    Posting.objects.bulk_create(
+        Posting(case_id=case_id, term=term, state=state, impact=impact)
+        for term, impact in impacts(fields).items()
+    )
 
 
 def delete_index(case_id: int) -> None:
-    if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid = %s", [case_id])  # noqa: S608 -- only constants and placeholders are interpolated
+
+    Posting.objects.filter(case_id=case_id).delete()
 
 
 def update_term_stats(old_tokens: set[str], new_tokens: set[str]) -> None:
-    """Keep per-term document counts (PostgreSQL ranking) in step with one case."""
-    if connection.vendor != "postgresql":
-        return
+    """Keep per-term document counts in step with one case version."""
 
-    for term in old_tokens - new_tokens:
-        TermStat.objects.filter(term=term).update(ndoc=F("ndoc") - 1)
+    removed = old_tokens - new_tokens
+    if removed:
+        TermStat.objects.filter(term__in=removed).update(ndoc=F("ndoc") - 1)
     added = new_tokens - old_tokens
     if added:
         existing = set(TermStat.objects.filter(term__in=added).values_list("term", flat=True))
@@ -423,27 +464,22 @@ def update_term_stats(old_tokens: set[str], new_tokens: set[str]) -> None:
 
 
 def rebuild_term_stats() -> None:
-    """Recount every term from the stored vectors (PostgreSQL only)."""
-    if connection.vendor != "postgresql":
-        return
+    """Recount every term from the postings."""
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE kb_termstat")
+        cursor.execute("DELETE FROM kb_termstat")
         cursor.execute(
-            "INSERT INTO kb_termstat(term, ndoc) SELECT word, ndoc FROM ts_stat("
-            "'SELECT search_vector FROM kb_case WHERE search_vector IS NOT NULL')"
+            "INSERT INTO kb_termstat(term, ndoc) SELECT term, count(*) FROM kb_posting GROUP BY term"
         )
 
 
 # --- searching ----------------------------------------------------------------------------
 
-# A search answers one hit per case (the reader's language first). When fewer
-# than THIN cases hold every query word, cases holding some of them are ranked
-# in too (``Results.relaxed``), by how much of the query they cover.
+# A search answers one hit per case (the reader's language first). Cases
+# holding only some of the query words are ranked too, by how much of the
+# query they cover (``_Scorer``); when fewer than THIN cases hold every word,
+# the result says so (``Results.relaxed``) and counts the cases holding any.
 THIN = 3
-# Partial matches are re-scored from the PARTIAL_CANDIDATES best by the backend's rank.
-PARTIAL_CANDIDATES = 200
 COUNT_CAP = 1000
-RANK_WORK_MEM = "32MB"
 
 
 @dataclass
@@ -476,9 +512,10 @@ class Results:
     total_capped: bool
     page: int
     pages: int
-    relaxed: bool = False  # few cases had every word: cases with some of them follow
+    relaxed: bool = False  # fewer than THIN cases have every word: ``total`` counts those with any
     suggestion: str = ""  # the query with unknown words respelled from the index vocabulary
     corrections: dict[str, str] = field(default_factory=dict)  # typed word -> respelled word
+    exact: bool = True  # the order is exact (False: the search stopped at MAX_DEPTH or COMPLETE_LIMIT)
 
     @property
     def has_next(self) -> bool:
@@ -486,6 +523,7 @@ class Results:
 
 
 def _filtered(qs, filters: dict):
+
     if filters.get("state"):
         qs = qs.filter(state=filters["state"])
     if filters.get("platform"):
@@ -525,10 +563,7 @@ def _doc_freqs(terms: list[str]) -> dict[str, int]:
         return {}
     with connection.cursor() as cursor:
         marks = ", ".join(["%s"] * len(terms))
-        if connection.vendor == "postgresql":
-            cursor.execute(f"SELECT term, ndoc FROM kb_termstat WHERE term IN ({marks})", terms)  # noqa: S608 -- only placeholders are interpolated
-        else:
-            cursor.execute(f"SELECT term, doc FROM {FTS_VOCAB} WHERE term IN ({marks})", terms)  # noqa: S608 -- only constants and placeholders are interpolated
+        cursor.execute(f"SELECT term, ndoc FROM kb_termstat WHERE term IN ({marks})", terms)  # noqa: S608 -- only placeholders are interpolated
         return {term: int(n) for term, n in cursor.fetchall() if n and n > 0}
 
 
@@ -584,7 +619,7 @@ def _spelling_candidates(term: str) -> list[tuple[str, int]]:
             )
         else:
             cursor.execute(
-                f"SELECT term, doc FROM {FTS_VOCAB} WHERE length(term) BETWEEN %s AND %s",  # noqa: S608 -- only constants and placeholders are interpolated
+                "SELECT term, ndoc FROM kb_termstat WHERE ndoc > 0 AND length(term) BETWEEN %s AND %s",
                 [len(term) - edits, len(term) + edits],
             )
         return [(t, int(n)) for t, n in cursor.fetchall()]
@@ -610,6 +645,7 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     """``surface`` with the edits that turn its token ``typed`` into
     ``corrected``, keeping separators and the unstemmed ending:
     ("zone_reclam_mode", "zonereclammode", "zonereclaimmode") -> "zone_reclaim_mode"."""
+
     positions = [i for i, ch in enumerate(surface) if storage_form(ch)]
     stored = "".join(surface[i] for i in positions)
     if not stored.startswith(typed):
@@ -637,10 +673,13 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     return "".join(out)
 
 
-def _correct(query: Query) -> dict[str, str]:
+def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str]:
     """Respell unknown words: a group none of whose alternatives is in the
-    index gains the nearest indexed term. Returns {typed word: respelled}."""
-    known = _doc_freqs(query.terms)
+    index gains the nearest indexed term. Returns {typed word: respelled};
+    ``known`` (the document frequencies of the query's terms) gains those of
+    the respelled terms."""
+    if known is None:
+        known = _doc_freqs(query.terms)
     corrections: dict[str, str] = {}
     for number, group in enumerate(query.groups):
         if any(all(t in known for t in alt) for alt in group):
@@ -651,7 +690,18 @@ def _correct(query: Query) -> dict[str, str]:
             group.append((fixed,))
             label = query.labels[number]
             corrections[label] = _respell(label, typed, fixed)
+    if corrections:
+        known.update(_doc_freqs([t for t in query.terms if t not in known]))
     return corrections
+
+
+def _drop_fallbacks(query: Query, df: dict[str, int]) -> None:
+    """An identifier or long word the index knows means itself: its parts
+    scattered over a case (``net``, ``thread``, ``count`` for
+    ``net_thread_count``) are no match for it then, only when no case holds
+    the word whole."""
+    for group in query.groups:
+        group[:] = [alt for alt in group if not df.get(query.fallbacks.get(alt, ""))] or group
 
 
 def _suggestion(text: str, corrections: dict[str, str]) -> str:
@@ -663,127 +713,313 @@ def _suggestion(text: str, corrections: dict[str, str]) -> str:
 
 # --- ranking ---------------------------------------------------------------------------------
 
-
-@functools.cache
-def _has_rum(database: str) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'kb_case_search_rum'")
-        return cursor.fetchone() is not None
-
-
-def _ranked_postgres(tsq: str, base_sql: str, base_params, *, limit: int, ids=None):
-    """Best ``limit`` matches over all of them: the RUM index returns them in
-    rank order (cover density, title weighted); without it, ts_rank_cd sorts
-    every match."""
-    where = f"c.search_vector @@ %s::tsquery AND {base_sql}"
-    params = [tsq, *base_params]
-    if ids is not None:
-        where += " AND c.id = ANY(%s)"
-        params.append(list(ids))
-    if _has_rum(connection.settings_dict["NAME"]):
-        sql = (
-            f"SELECT c.id, c.slug, c.language, 1 / NULLIF(c.search_vector <=> %s::tsquery, 0) FROM kb_case c"  # noqa: S608 -- only constants and placeholders are interpolated
-            f" WHERE {where} ORDER BY c.search_vector <=> %s::tsquery LIMIT %s"
-        )
-        params = [tsq, *params, tsq, limit]
-    else:
-        sql = (
-            "SELECT c.id, c.slug, c.language,"  # noqa: S608 -- only constants and placeholders are interpolated
-            " ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search_vector, %s::tsquery) AS rank"
-            f" FROM kb_case c WHERE {where} ORDER BY rank DESC, c.id DESC LIMIT %s"
-        )
-        params = [tsq, *params, limit]
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Ranking a common word sorts every match: keep that sort in memory.
-        cursor.execute(f"SET LOCAL work_mem = '{RANK_WORK_MEM}'")
-        cursor.execute(sql, params)
-        return [(i, slug, lang, float(rank or 0)) for i, slug, lang, rank in cursor.fetchall()]
+# Top-k retrieval over the postings (the threshold algorithm: Fagin, Lotem and
+# Naor 2003). Each query term's list is read from its best case down, FIRST_DEPTH
+# rows at first; what is read is exact, what is not is bounded by the last weight
+# read (or is absent, once a list is read to its end). A case's missing weights
+# are looked up by key for the most promising cases only; the search stops as
+# soon as no case left unread or unscored could beat the last of the page, and
+# reads deeper (x4) otherwise, up to MAX_DEPTH rows per term and COMPLETE_LIMIT
+# versions looked up (then the best order found is answered, ``Results.exact``
+# false): the bounds keep a page's cost to a few milliseconds of SQL.
+FIRST_DEPTH = 64
+MAX_DEPTH = 256
+COMPLETE_BATCH = 100  # versions whose missing weights are looked up in one statement
+COMPLETE_LIMIT = 100  # versions looked up at most per search (then the order is the best found)
+COUNT_EXACT_LIMIT = 1000  # versions of the rarest word group: up to this many, the count is exact
 
 
-def _ranked_sqlite(expr: str, base_sql: str, base_params, *, limit: int, ids=None):
-    where = f"{FTS_TABLE} MATCH %s AND {base_sql}"
-    params = [expr, *base_params]
-    if ids is not None:
-        ids = list(ids)
-        where += " AND c.id IN (" + ", ".join(["%s"] * len(ids)) + ")"
-        params += ids
-    sql = (
-        f"SELECT c.id, c.slug, c.language, bm25({FTS_TABLE}, 4.0, 1.0) AS rank FROM {FTS_TABLE} f"  # noqa: S608 -- only constants and placeholders are interpolated
-        f" JOIN kb_case c ON c.id = f.rowid WHERE {where} ORDER BY rank, c.id DESC LIMIT %s"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
-        # bm25 is negative, lower is better; report a positive score.
-        return [(i, slug, lang, -float(rank)) for i, slug, lang, rank in cursor.fetchall()]
-
-
-def _ranked(query: Query, base_sql: str, base_params, *, any_group: bool, limit: int, ids=None):
-    """[(id, slug, language, rank)] best first, ranked over every match."""
-    if connection.vendor == "postgresql":
-        return _ranked_postgres(
-            _tsquery(query, any_group=any_group), base_sql, base_params, limit=limit, ids=ids
-        )
-    return _ranked_sqlite(_fts5_expr(query, any_group=any_group), base_sql, base_params, limit=limit, ids=ids)
-
-
-def _count_cases(query: Query, base_sql: str, base_params, *, any_group: bool) -> int:
-    """Matching cases (distinct slugs), counted up to COUNT_CAP + 1."""
-    if connection.vendor == "postgresql":
-        inner = f"SELECT c.slug FROM kb_case c WHERE c.search_vector @@ %s::tsquery AND {base_sql}"  # noqa: S608 -- only constants and placeholders are interpolated
-        params = [_tsquery(query, any_group=any_group), *base_params]
-    else:
-        inner = (
-            f"SELECT c.slug FROM {FTS_TABLE} f JOIN kb_case c ON c.id = f.rowid"  # noqa: S608 -- only constants and placeholders are interpolated
-            f" WHERE {FTS_TABLE} MATCH %s AND {base_sql}"
-        )
-        params = [_fts5_expr(query, any_group=any_group), *base_params]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(DISTINCT slug) FROM ({inner} LIMIT {2 * (COUNT_CAP + 1)}) AS m",  # noqa: S608 -- only constants and placeholders are interpolated
-            params,
-        )
-        return int(cursor.fetchone()[0])
+def _idf(df: int, total: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
 
 
 def _group_matches(group: list[tuple[str, ...]], tokens: set[str]) -> bool:
     return any(all(t in tokens for t in alt) for alt in group)
 
 
-def _best_per_case(rows) -> list[tuple]:
-    seen: dict[str, tuple] = {}
-    for row in rows:
-        if row[1] not in seen or row[3] > seen[row[1]][3]:
-            seen[row[1]] = row
-    return sorted(seen.values(), key=lambda r: -r[3])
+def _states(filters: dict) -> list[str]:
+
+    return [filters["state"]] if filters.get("state") else list(Case.State.values)
 
 
-def _partial(query: Query, full_rows, base_sql, base_params, *, limit: int):
-    """Full and partial matches ranked together: a case scores the share of
-    the query's weight (IDF of each word group) it holds, cubed, times its
-    rank among the candidates for any word. A case holding every word still
-    comes first unless another holds the rare words much better."""
-    candidates = _ranked(query, base_sql, base_params, any_group=True, limit=max(PARTIAL_CANDIDATES, limit))
-    missing = {r[0] for r in full_rows} - {r[0] for r in candidates}
-    if missing:
-        candidates += _ranked(query, base_sql, base_params, any_group=True, limit=len(missing), ids=missing)
-    firsts = [alt[0] for g in query.groups for alt in g]
-    dfs = _doc_freqs(firsts)
-    n = _case_total()
-    weights = [math.log(1 + n / (1 + min(n, sum(dfs.get(alt[0], 0) for alt in g)))) for g in query.groups]
-    tokens = {
-        i: set((title + " " + text).split())
-        for i, title, text in Case.objects.filter(id__in=[r[0] for r in candidates]).values_list(
-            "id", "search_title", "search_text"
+def _in(values) -> tuple[str, list]:
+    """``IN (%s, ...)`` and its parameters (SQLite has no arrays)."""
+    values = list(values)
+    return "(" + ", ".join(["%s"] * len(values)) + ")", values
+
+
+def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[str, float]]:
+    """The ``depth`` best (case id, weight) of each term in each state, best
+    first, and per term the most an unread posting can weigh (0: none left)."""
+    parts: list[str] = []
+    params: list[str | int] = []
+    for term in terms:
+        for state in states:
+            parts.append(
+                "SELECT * FROM (SELECT term, state, case_id, impact FROM kb_posting"  # noqa: S608 -- only placeholders and a counter are interpolated
+                f" WHERE term = %s AND state = %s ORDER BY impact DESC, case_id LIMIT %s) AS h{len(parts)}"
+            )
+            params += [term, state, depth]
+    rows: dict[str, list[tuple[int, float]]] = {t: [] for t in terms}
+    per_state: dict[tuple[str, str], list[float]] = {}
+    if parts:
+        with connection.cursor() as cursor:
+            cursor.execute(" UNION ALL ".join(parts), params)
+            for term, state, case_id, impact in cursor.fetchall():
+                rows[term].append((case_id, impact))
+                per_state.setdefault((term, state), []).append(impact)
+    bounds = {
+        t: max(
+            (min(ws) for (term, _), ws in per_state.items() if term == t and len(ws) >= depth), default=0.0
         )
+        for t in terms
     }
-    top = max((r[3] for r in candidates), default=1.0) or 1.0
-    scored = []
-    for case_id, slug, language, rank in candidates:
-        held = tokens.get(case_id, set())
-        share = sum(w for g, w in zip(query.groups, weights, strict=True) if _group_matches(g, held))
-        coverage = share / (sum(weights) or 1.0)
-        scored.append((case_id, slug, language, coverage**3 * (0.25 + 0.75 * rank / top)))
-    return scored
+    return rows, bounds
+
+
+def _lookup(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], float]:
+    """The weights of (case id, term) pairs, by key; absent pairs are left out."""
+    if not pairs:
+        return {}
+    ids_sql, ids = _in(sorted({p[0] for p in pairs}))
+    terms_sql, terms = _in(sorted({p[1] for p in pairs}))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT case_id, term, impact FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+            [*ids, *terms],
+        )
+        return {(i, t): w for i, t, w in cursor.fetchall() if (i, t) in pairs}
+
+
+def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
+    """id -> (slug, language) of the versions among ``ids`` that pass ``filters``."""
+    ids = list(ids)
+    if not ids:
+        return {}
+    base_sql, base_params = _filter_sql(filters)
+    ids_sql, ids = _in(ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id IN {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
+            [*ids, *base_params],
+        )
+        return {i: (slug, lang) for i, slug, lang in cursor.fetchall()}
+
+
+@dataclass
+class _Ranking:
+    rows: list[tuple[int, str, str, float]]  # (id, slug, language, score), one per case, best first
+    exact: bool  # the order is exact (the search was not cut at MAX_DEPTH or COMPLETE_LIMIT)
+
+
+class _Scorer:
+    """Scores of case versions for a query from the weights read so far.
+
+    A word group is one concept (a word, an identifier and its parts, a
+    glossary entry in both languages). Each alternative counts with its own
+    IDF, but at most the IDF of the word typed: a synonym is never more
+    telling than the word the reader chose (a rare Chinese synonym of a common
+    English word does not outrank it), while a common synonym of a rare word
+    typed counts as common. A version's score for the group is that of its best
+    alternative (the mean weight of an alternative's tokens: an identifier's
+    parts or a phrase are one word); its score for the query the sum over
+    groups times the cube of the share of the query's IDF it holds: a case
+    lacking one common word of the query can still come first, one lacking
+    the rare word cannot."""
+
+    def __init__(self, query: Query, df: dict[str, int], total: int):
+        self.groups = []
+        self.idf = []  # per group, its weight in the query: the IDF of the word typed
+        for group in query.groups:
+            alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
+            typed = alt_idf[0]
+            self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
+            self.idf.append(max(min(i, typed) for i in alt_idf))
+        self.whole = sum(self.idf) or 1.0
+        self.terms = query.terms
+        self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
+        self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
+
+    def weights(self, case_id: int | None, *, upper: bool) -> list[float]:
+        """Per word group, the case's score for it (0: not held). ``upper``:
+        unknown weights at their bound; ``case_id`` None: a case not read at all."""
+        known = self.known.get(case_id, {}) if case_id is not None else {}
+        bound = self.bound
+        out = []
+        for group in self.groups:
+            best = 0.0
+            for alt, idf in group:
+                total = 0.0
+                for term in alt:
+                    w = known.get(term)
+                    if w is None:
+                        w = bound.get(term, 0.0) if upper else 0.0
+                    if not w:
+                        total = 0.0
+                        break
+                    total += w
+                best = max(best, idf * total / len(alt))
+            out.append(best)
+        return out
+
+    def score(self, weights: list[float]) -> float:
+        held = sum(i for i, w in zip(self.idf, weights, strict=True) if w)
+        return sum(weights) * (held / self.whole) ** 3
+
+    def missing(self, case_id: int) -> list[str]:
+        """Terms whose weight in the case could still change its score: the
+        unknown tokens of alternatives that could beat the group's best known one."""
+        known = self.known.get(case_id, {})
+        bound = self.bound
+        out: dict[str, None] = {}
+        for group in self.groups:
+            floor = 0.0
+            open_alts = []
+            for alt, idf in group:
+                unknown = [t for t in alt if t not in known]
+                if not unknown:
+                    if all(known[t] for t in alt):
+                        floor = max(floor, idf * sum(known[t] for t in alt) / len(alt))
+                elif all(known.get(t, bound.get(t, 0.0)) for t in alt):
+                    upper = idf * sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt)
+                    open_alts.append((upper, unknown))
+            for upper, unknown in open_alts:
+                if upper > floor:
+                    out.update(dict.fromkeys(unknown))
+        return list(out)
+
+    def learn(self, pairs: set[tuple[int, str]], found: dict[tuple[int, str], float]) -> None:
+        for case_id, term in pairs:
+            self.known.setdefault(case_id, {})[term] = found.get((case_id, term), 0.0)
+
+
+def _rank(query: Query, filters: dict, wanted: int, df: dict[str, int], total: int) -> _Ranking:
+    """The ``wanted`` best cases (one row per case, its best version) for
+    ``query``; ``df``: document frequencies of its terms, ``total``: versions."""
+    terms = query.terms
+    scorer = _Scorer(query, df, total)
+    states = _states(filters)
+    live_terms = [t for t in terms if df.get(t)]
+    depth = max(FIRST_DEPTH, 2 * wanted)
+    passing: dict[int, tuple[str, str] | None] = {}  # case id -> (slug, language), None when filtered out
+    completed = 0
+    while True:
+        heads, scorer.bound = _heads(live_terms, states, depth)
+        for term, rows in heads.items():
+            for case_id, w in rows:
+                scorer.known.setdefault(case_id, {})[term] = w
+        final = depth >= MAX_DEPTH
+        ranked, exact, capped = _settle(scorer, filters, passing, wanted, final=final, completed=completed)
+        completed = COMPLETE_LIMIT if capped else completed
+        if exact or final or capped:
+            break
+        depth *= 4
+    return _Ranking(ranked, exact)
+
+
+def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final: bool, completed: int):
+    """Score the versions read, looking their missing weights up best-first,
+    at most COMPLETE_LIMIT in a search (``completed`` so far); returns
+    (ranked cases, exact, limit reached)."""
+    exact_scores: dict[int, float] = {}
+    pending: list[tuple[float, int]] = []
+    open_terms = [t for t in scorer.terms if scorer.bound.get(t, 0.0) > 0]
+
+    def classify(case_id: int) -> None:
+        upper = scorer.score(scorer.weights(case_id, upper=True))
+        if not upper:
+            return
+        known = scorer.known[case_id]
+        if any(t not in known for t in open_terms):
+            pending.append((upper, case_id))
+        else:
+            exact_scores[case_id] = upper
+
+    for case_id in scorer.known:
+        if passing.get(case_id, ()) is not None:
+            classify(case_id)
+    bound_unseen = scorer.score(scorer.weights(None, upper=True))
+    while True:
+        # Filters (platform, language, rule, author ...) on the versions scored.
+        unknown = [i for i in exact_scores if i not in passing]
+        if unknown:
+            rows = _case_rows(unknown, filters)
+            for i in unknown:
+                passing[i] = rows.get(i)
+        best: dict[str, tuple[int, str, str, float]] = {}
+        for case_id, score in exact_scores.items():
+            meta = passing.get(case_id)
+            if meta is None or score <= 0:
+                continue
+            slug, language = meta
+            if slug not in best or score > best[slug][3]:
+                best[slug] = (case_id, slug, language, score)
+        ranked = sorted(best.values(), key=lambda r: (-r[3], r[1]))
+        kth = ranked[wanted - 1][3] if len(ranked) >= wanted else 0.0
+        pending.sort(reverse=True)
+        bound_pending = pending[0][0] if pending else 0.0
+        capped = completed >= COMPLETE_LIMIT
+        if bound_pending and bound_pending > kth and (final or bound_pending >= bound_unseen) and not capped:
+            batch = [i for _, i in pending[:COMPLETE_BATCH]]
+            del pending[:COMPLETE_BATCH]
+            completed += len(batch)
+            pairs = {(i, t) for i in batch for t in scorer.missing(i)}
+            scorer.learn(pairs, _lookup(pairs))
+            for i in batch:
+                # The other unknown terms cannot change the score (missing()).
+                known = scorer.known[i]
+                for t in open_terms:
+                    known.setdefault(t, 0.0)
+                classify(i)
+            continue
+        exact = max(bound_unseen, bound_pending) <= kth if kth else (bound_unseen == 0 and not pending)
+        return ranked, exact, capped
+
+
+def _count(
+    query: Query, filters: dict, df: dict[str, int], total: int, *, any_group: bool, found: int = 0
+) -> tuple[int, bool]:
+    """(cases holding every word group, or any with ``any_group``; exact):
+    counted in SQL when the rarest group's lists are short, else estimated
+    from the document frequencies, at least ``found``."""
+
+    def group_df(group) -> int:
+        return sum(min(df.get(t, 0) for t in alt) for alt in group)
+
+    sizes = [group_df(g) for g in query.groups]
+    if not sizes:
+        return found, True
+    driving = min(range(len(sizes)), key=sizes.__getitem__)
+    versions = sum(sizes) if any_group else sizes[driving]
+    if versions <= COUNT_EXACT_LIMIT:
+        groups = query.groups if any_group else [query.groups[driving]]
+        lead = [min(alt, key=lambda t: df.get(t, 0)) for g in groups for alt in g]
+        lead_sql, lead_params = _in(lead)
+        states_sql, states = _in(_states(filters))
+        conds, params = [], []
+        for group in query.groups:
+            alts = []
+            for alt in group:
+                exists = "EXISTS (SELECT 1 FROM kb_posting q WHERE q.case_id = c.id AND q.term = %s)"
+                alts.append("(" + " AND ".join([exists] * len(alt)) + ")")
+                params += list(alt)
+            conds.append("(" + " OR ".join(alts) + ")")
+        match_sql = (" OR " if any_group else " AND ").join(conds)
+        base_sql, base_params = _filter_sql(filters)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
+                f" (SELECT case_id FROM kb_posting WHERE term IN {lead_sql} AND state IN {states_sql})"
+                f" AND ({match_sql}) AND {base_sql} LIMIT {COUNT_CAP + 1}) AS m",
+                [*lead_params, *states, *params, *base_params],
+            )
+            return int(cursor.fetchone()[0]), True
+    # Independent words: the share of versions holding all of them (or any).
+    shares = [min(1.0, s / max(total, 1)) for s in sizes]
+    held = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)
+    estimate = total * held
+    return max(int(estimate), found), False
 
 
 def search(
@@ -796,7 +1032,8 @@ def search(
 ) -> Results:
     """Search cases: one hit per case, in ``language`` (the reader's) when the
     case has it. ``filters``: state, platform, database, language, rule,
-    author_id (``kb.access.case_search_filters`` adds it for drafts)."""
+    author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
+
     filters = dict(filters or {})
     query = parse_query(text)
     page = max(int(page or 1), 1)
@@ -812,27 +1049,22 @@ def search(
         ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
-    corrections = _correct(query)
-    base_sql, base_params = _filter_sql(filters)
-    wanted = 2 * (offset + page_size)
-    full_rows = _ranked(query, base_sql, base_params, any_group=False, limit=max(wanted, 2 * THIN))
-    full_cases = {r[1] for r in full_rows}
-    relaxed = len(query.groups) > 1 and len(full_cases) < THIN
+    df = _doc_freqs(query.terms)
+    corrections = _correct(query, df)
+    _drop_fallbacks(query, df)
+    versions = _case_total()
+    ranking = _rank(query, filters, offset + page_size, df, versions)
+    total, exact_count = _count(query, filters, df, versions, any_group=False)
+    relaxed = len(query.groups) > 1 and total < THIN
     if relaxed:
-        rows = _best_per_case(_partial(query, full_rows, base_sql, base_params, limit=wanted))
-        total = _count_cases(query, base_sql, base_params, any_group=True)
-    else:
-        rows = _best_per_case(full_rows)
-        total = len(full_cases) if len(full_rows) < max(wanted, 2 * THIN) else None
-        if total is None:
-            total = _count_cases(query, base_sql, base_params, any_group=False)
-    rows = [r for r in rows if r[3] > 0][offset : offset + page_size]
+        total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
+    rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
     hits = []
     for case, other in _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language):
-        hit = Hit(case, matched[case.slug][3], highlight(case, query), explain(case, query, filters), other)
-        hits.append(hit)
-    capped = total > COUNT_CAP
+        why = explain(case, query, filters)
+        hits.append(Hit(case, matched[case.slug][3], highlight(case, query, fields=why.fields), why, other))
+    capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
     return Results(
         query,
@@ -844,6 +1076,7 @@ def search(
         relaxed,
         _suggestion(text, corrections),
         corrections,
+        ranking.exact,
     )
 
 
@@ -874,19 +1107,32 @@ _FIELDS = (
 )
 
 
+_LATIN_RUN_RE = re.compile(r"[a-z0-9_]+(?:[.:/\-$][a-z0-9_]+)*")
+
+
 def _held_terms(text: str, query: Query) -> set[str]:
-    """The query terms ``text`` holds, without segmenting it: each Latin word
-    through the (cached) word tokenizer, Chinese terms as substrings. Cheap
-    enough for every field of every hit of a page."""
-    terms = set(query.terms)
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    held = {t for t in terms if _CJK_START_RE.search(t) and t in text}
-    for m in _RUN_RE.finditer(text):
-        if not _CJK_START_RE.match(m.group(0)):
-            unit = _word_units(m.group(0))
-            if unit:
-                held.update(t for t in (unit.primary, *unit.parts) if t in terms)
+    """The query terms ``text`` holds, without segmenting it: each distinct
+    Latin word through the (cached) word tokenizer, Chinese terms as
+    substrings. Cheap enough for every field of every hit of a page."""
+    if not text:
+        return set()
+    text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
+    held = {t for t in query.cjk_terms() if t in text}
+    memo = query.word_terms()
+    for word in set(_LATIN_RUN_RE.findall(text)):
+        got = memo.get(word)
+        if got is None:
+            got = _terms_of(word, query, memo)
+        held.update(got)
     return held
+
+
+def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    terms = query._term_set()
+    unit = _word_units(word)
+    got = tuple(t for t in (unit.primary, *unit.parts) if t in terms) if unit else ()
+    memo[word] = got
+    return got
 
 
 def explain(case, query: Query, filters: dict | None = None) -> Why:
@@ -933,29 +1179,35 @@ def _preview(text: str, size: int = 220) -> str:
 _WORD_RE = re.compile(rf"[{_CJK}]+|[A-Za-z0-9_]+(?:[.:/\-$][A-Za-z0-9_]+)*")
 
 
-def _marks(text: str, query: Query) -> list[tuple[int, int]]:
+def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[int, int]]:
     """Spans of ``text`` that hold a query term: Latin words whose token (stem,
     identifier or part) is a term, Chinese terms where they occur. Stop words
-    are never terms, so never marked."""
-    terms = set(query.terms)
-    cjk_terms = sorted((t for t in terms if re.match(rf"[{_CJK}]", t)), key=len, reverse=True)
+    are never terms, so never marked. ``within``: only the spans that start
+    less than this many characters after the first one."""
+    memo = query.word_terms()
+    cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
     spans: list[tuple[int, int]] = []
     for m in _WORD_RE.finditer(text):
+        if within is not None and spans and m.start() >= spans[0][0] + within:
+            break
         word = m.group(0)
         if _CJK_START_RE.match(word):
             if cjk_re:
                 spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
             continue
-        unit = _word_units(unicodedata.normalize("NFKC", word).lower())
-        if unit and (unit.primary in terms or any(p in terms for p in unit.parts)):
+        key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
+        got = memo.get(key)
+        if got is None:
+            got = _terms_of(key, query, memo)
+        if got:
             spans.append((m.start(), m.end()))
     return spans
 
 
 def _marked(text: str, spans: list[tuple[int, int]]) -> str:
-    out: list[str]
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for start, end in spans:
         out.append(escape(text[pos:start]))
         out.append(f"<mark>{escape(text[start:end])}</mark>")
@@ -964,15 +1216,21 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def highlight(case, query: Query, *, size: int = 240) -> SafeString:
+_SNIPPET_FIELDS = ("symptom", "cause", "resolution", "environment")
+
+
+def highlight(case, query: Query, *, size: int = 240, fields: list[str] | None = None) -> SafeString:
     """An HTML snippet of the case around the first match, matches in <mark>.
+    ``fields``: the fields known to hold query words (``Why.fields``), so the
+    others are not read.
 
     Text is escaped piece by piece and only our own <mark> tags are added, so
     case text can never inject markup."""
-    fields = [case.symptom, case.cause, case.resolution_summary, case.environment_notes]
-    for candidate in fields:
+    attrs = dict(_FIELDS)
+    names = [f for f in _SNIPPET_FIELDS if fields is None or f in fields]
+    for candidate in (getattr(case, attrs[name]) for name in names):
         text = " ".join((candidate or "").split())
-        spans = _marks(text, query)
+        spans = _marks(text, query, within=size)
         if spans:
             break
     else:

@@ -126,16 +126,16 @@ def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: 
 def index_case(case: Case) -> None:
     """Re-tokenize a saved case and write the search backend."""
     old_tokens = set((case.search_title + " " + case.search_text).split())
-    title_tokens, body_tokens = search.case_index_fields(case)
+    fields = search.case_index_fields(case)
     Case.objects.filter(pk=case.pk).update(
-        search_title=title_tokens,
-        search_text=body_tokens,
+        search_title=fields.title,
+        search_text=fields.body,
         search_dictionary_version=search.dictionary_version(),
     )
-    case.search_title, case.search_text = title_tokens, body_tokens
+    case.search_title, case.search_text = fields.title, fields.body
     case.search_dictionary_version = search.dictionary_version()
-    search.write_index(case.pk, title_tokens, body_tokens)
-    search.update_term_stats(old_tokens, set((title_tokens + " " + body_tokens).split()))
+    search.write_index(case.pk, case.state, fields)
+    search.update_term_stats(old_tokens, set((fields.title + " " + fields.body).split()))
 
 
 def sync_rule_rows(case: Case) -> None:
