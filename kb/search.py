@@ -993,28 +993,42 @@ def _count(
     driving = min(range(len(sizes)), key=sizes.__getitem__)
     versions = sum(sizes) if any_group else sizes[driving]
     if versions <= COUNT_EXACT_LIMIT:
+        # The candidates are the versions holding the rarest word of the driving
+        # group (or of any group): at most COUNT_EXACT_LIMIT. Which of them hold
+        # every group is decided here, over one read of their postings: a
+        # condition per word in SQL makes PostgreSQL's planner explode on a long
+        # pasted text (minutes for a 60-word symptom).
         groups = query.groups if any_group else [query.groups[driving]]
         lead = [min(alt, key=lambda t: df.get(t, 0)) for g in groups for alt in g]
         lead_sql, lead_params = _in(lead)
         states_sql, states = _in(_states(filters))
-        conds, params = [], []
-        for group in query.groups:
-            alts = []
-            for alt in group:
-                exists = "EXISTS (SELECT 1 FROM kb_posting q WHERE q.case_id = c.id AND q.term = %s)"
-                alts.append("(" + " AND ".join([exists] * len(alt)) + ")")
-                params += list(alt)
-            conds.append("(" + " OR ".join(alts) + ")")
-        match_sql = (" OR " if any_group else " AND ").join(conds)
         base_sql, base_params = _filter_sql(filters)
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM (SELECT DISTINCT c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
+                "SELECT c.id, c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
                 f" (SELECT case_id FROM kb_posting WHERE term IN {lead_sql} AND state IN {states_sql})"
-                f" AND ({match_sql}) AND {base_sql} LIMIT {COUNT_CAP + 1}) AS m",
-                [*lead_params, *states, *params, *base_params],
+                f" AND {base_sql}",
+                [*lead_params, *states, *base_params],
             )
-            return int(cursor.fetchone()[0]), True
+            slugs = dict(cursor.fetchall())
+            held: dict[int, set[str]] = {pk: set() for pk in slugs}
+            if slugs:
+                ids_sql, ids = _in(slugs)
+                terms_sql, terms = _in(query.terms)
+                cursor.execute(
+                    "SELECT case_id, term FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+                    f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+                    [*ids, *terms],
+                )
+                for pk, term in cursor.fetchall():
+                    held[pk].add(term)
+        combine = any if any_group else all
+        matched = {
+            slugs[pk]
+            for pk, tokens in held.items()
+            if combine(_group_matches(g, tokens) for g in query.groups)
+        }
+        return len(matched), True
     # Independent words: the share of versions holding all of them (or any).
     shares = [min(1.0, s / max(total, 1)) for s in sizes]
     held = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from kb import search, services
-from kb.models import Case
+from kb.models import Case, Posting
 from tests.conftest import ROOT, port_open, service_unavailable
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -357,3 +357,30 @@ def test_ranking_covers_every_match_not_the_newest(backend, request, tmp_path_fa
     assert results.total == 151 and results.pages == 31
     last = search.search("zone_reclaim_mode", filters=PUBLISHED, page=31, page_size=5)
     assert len(last.hits) == 1 and last.hits[0].case.slug != KUNPENG
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_long_pasted_text_is_counted_exactly(backend, request, tmp_path_factory):
+    """A whole symptom pasted as the query (what prose-only snapshots search
+    with): 60-odd words, counted exactly over the rarest word's cases. A
+    condition per word in SQL once kept PostgreSQL's planner busy for minutes."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    text = " ".join(Case.objects.filter(language="zh").order_by("slug").values_list("symptom", flat=True))[
+        :2000
+    ]
+    results = search.search(text, filters=PUBLISHED)
+    query = results.query
+    assert len(query.groups) > 20
+    held: dict[int, set[str]] = {}
+    for case_id, term in Posting.objects.values_list("case_id", "term"):
+        held.setdefault(case_id, set()).add(term)
+    combine = any if results.relaxed else all
+    slugs = dict(Case.objects.filter(state="published").values_list("pk", "slug"))
+    expected = {
+        slugs[pk]
+        for pk, terms in held.items()
+        if pk in slugs and combine(search._group_matches(g, terms) for g in query.groups)
+    }
+    assert results.total == len(expected) > 0
