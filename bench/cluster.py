@@ -129,7 +129,8 @@ def run_bench(hosts: int, database: str) -> dict:
                 recent = latencies[-WINDOW:]
                 print(
                     f"{index} hosts, last {len(recent)}: p50 {percentile(recent, 0.5) * 1000:.0f} ms "
-                    f"p95 {percentile(recent, 0.95) * 1000:.0f} ms",
+                    f"p95 {percentile(recent, 0.95) * 1000:.0f} ms, failed {failed}, "
+                    f"load average {os.getloadavg()[1]:.1f}, {time.strftime('%H:%M:%S', time.gmtime())} UTC",
                     file=sys.stderr,
                     flush=True,
                 )
