@@ -55,10 +55,12 @@ from triage.rules import Evidence, host_domains, running_domain_names
 from triage.selectors import (
     TRANSIENT_DB_ERRORS,
     Member,
+    cluster_member_rows,
     cluster_members,
-    cluster_siblings,
     cluster_state,
     host_key_of,
+    siblings_among,
+    state_of,
     unique_labels,
 )
 from triage.storage import CHUNK, local_path, stored_name, upload_text
@@ -472,6 +474,39 @@ def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
     return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
 
 
+# The analysed members of the clusters this worker process analysed last: scope
+# -> (``selectors.state_of`` them, {pk: (member, host key)}). The next analysis
+# of the cluster reads only the members that finished since.
+_CLUSTER_ROWS: dict[tuple, tuple[tuple, dict[int, tuple[Member, str]]]] = {}
+CLUSTER_ROWS_CACHED = 64
+
+
+def _cluster_siblings(snapshot: Snapshot, *, own_host: str | None) -> tuple[tuple, list[Member]]:
+    """(``selectors.cluster_state``, ``selectors.cluster_siblings``) of the
+    snapshot, the members listed again only when what this process knows of
+    the cluster plus those finished since does not add up to its state (one
+    left ``done`` or was deleted, or another process listed them)."""
+    state = cluster_state(snapshot)
+    if not snapshot.cluster:
+        return state, []
+    key = (snapshot.cluster, snapshot.owner_id, getattr(snapshot, "team_id", None))
+    rows: dict[int, tuple[Member, str]] | None = None
+    cached = _CLUSTER_ROWS.get(key)
+    if cached is not None and cached[0][2] is not None:
+        rows = dict(cached[1])
+        if cached[0] != state:
+            rows.update((m.pk, (m, k)) for m, k in cluster_member_rows(snapshot, finished_since=cached[0][2]))
+        rows.pop(snapshot.pk, None)
+        if state_of(rows.values()) != state:
+            rows = None
+    if rows is None:
+        rows = {m.pk: (m, k) for m, k in cluster_member_rows(snapshot)}
+    if len(_CLUSTER_ROWS) >= CLUSTER_ROWS_CACHED:
+        _CLUSTER_ROWS.clear()
+    _CLUSTER_ROWS[key] = (state_of(rows.values()), rows)
+    return state, siblings_among(rows.values(), own_host)
+
+
 def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
     """The other members of the cluster from what their analyses stored: the
     related ones (``_related``) as typed hosts from their facts, the others as
@@ -561,8 +596,7 @@ def _compute(snapshot: Snapshot) -> _Run:
     host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
-    state = cluster_state(snapshot)
-    siblings = cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
+    state, siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
     labels = unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
     # other hosts of the same paste (a guest reached by ssh) are analysed with it
     taken = set(labels.values())

@@ -6,7 +6,7 @@ its stored facts. Nothing here writes; nothing re-parses an upload.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -116,25 +116,36 @@ _MEMBER_COLUMNS = (
 )
 
 
-def cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Member]:
-    """The other analysed snapshots of the same cluster, visible to the same
-    owner (or team), newest first, one per host: older snapshots of a host
-    (before/after a fix) and snapshots of ``own_host`` itself are left out."""
+def cluster_member_rows(
+    snapshot: Snapshot, *, finished_since: datetime | None = None
+) -> list[tuple[Member, str]]:
+    """(member, its ``host_key``) of every analysed snapshot of the snapshot's
+    cluster other than itself, visible to the same owner (or team); with
+    ``finished_since``, only those whose analysis finished then or later."""
     if not snapshot.cluster:
         return []
+    members = cluster_members(snapshot).filter(status=Snapshot.Status.DONE).exclude(pk=snapshot.pk)
+    if finished_since is not None:
+        members = members.filter(finished_at__gte=finished_since)
     rows = (
-        cluster_members(snapshot)
-        .filter(status=Snapshot.Status.DONE)
-        .exclude(pk=snapshot.pk)
-        .annotate(facts_hostname=hostname_expression())
+        members.annotate(facts_hostname=hostname_expression())
         .order_by("-created_at", "-pk")
         .values_list(*_MEMBER_COLUMNS, "facts_hostname")[: MAX_CLUSTER_HOSTS * 4]
     )
+    out = []
+    for *columns, hostname in rows:
+        member = Member(*columns)
+        out.append((member, host_key_of(hostname, member)))
+    return out
+
+
+def siblings_among(rows: Iterable[tuple[Member, str]], own_host: str | None = None) -> list[Member]:
+    """Of ``rows`` (:func:`cluster_member_rows`), newest first, one per host:
+    older snapshots of a host (before/after a fix) and snapshots of
+    ``own_host`` itself are left out."""
     seen: set[str] = set()
     out: list[Member] = []
-    for *columns, hostname in rows:
-        sib = Member(*columns)
-        key = host_key_of(hostname, sib)
+    for sib, key in sorted(rows, key=lambda r: (r[0].created_at, r[0].pk), reverse=True):
         if key in seen or (own_host and key == own_host):
             continue
         seen.add(key)
@@ -142,6 +153,13 @@ def cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Me
         if len(out) >= MAX_CLUSTER_HOSTS - 1:
             break
     return out
+
+
+def state_of(rows: Iterable[tuple[Member, str]]) -> tuple:
+    """:func:`cluster_state` of the members ``rows`` list."""
+    members = [m for m, _key in rows]
+    finished = [m.finished_at for m in members if m.finished_at is not None]
+    return (len(members), sum(m.pk for m in members) if members else None, max(finished, default=None))
 
 
 def cluster_state(snapshot: Snapshot) -> tuple:
