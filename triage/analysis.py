@@ -510,12 +510,13 @@ def _cluster_siblings(snapshot: Snapshot, *, own_host: str | None) -> tuple[tupl
 def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
     """The other members of the cluster from what their analyses stored: the
     related ones (``_related``) as typed hosts from their facts, the others as
-    their fleet profiles: ([(snapshot, HostFacts)], [(member, FleetProfile)]).
-    No upload is read."""
+    their fleet profiles with the stand-in host the engine places
+    (``profile_host``): ([(snapshot, HostFacts)], [(member, FleetProfile,
+    HostFacts)]). No upload is read."""
     if not siblings:
         return [], []
     profiles = _stored_profiles(siblings)
-    hypervisors = any(p.hypervisor for p in profiles.values() if p is not None)
+    hypervisors = any(p[0].hypervisor for p in profiles.values() if p is not None)
     related = {
         s.pk
         for s in siblings
@@ -536,20 +537,22 @@ def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: li
             host = row.host_facts()
             host.label = labels[sib.pk]
             full.append((row, host))
-        elif (profile := profiles.get(sib.pk)) is not None:
-            profile.label = labels[sib.pk]
-            fleet_only.append((sib, profile))
+        elif (entry := profiles.get(sib.pk)) is not None:
+            profile, stand_in = entry
+            profile.label = stand_in.label = labels[sib.pk]
+            fleet_only.append((sib, profile, stand_in))
     return full, fleet_only
 
 
-def _flags(profile) -> dict | None:
-    """The flags ``_related`` reads: None for a member without a stored
-    profile (analysed before profiles were stored)."""
-    return None if profile is None else {"guest": profile.guest, "hypervisor": profile.hypervisor}
+def _flags(entry) -> dict | None:
+    """The flags ``_related`` reads of a ``_stored_profiles`` entry: None for
+    a member without a stored profile (analysed before profiles were stored)."""
+    return None if entry is None else {"guest": entry[0].guest, "hypervisor": entry[0].hypervisor}
 
 
 # Decoded fleet profiles of cluster members, kept by the worker process between
-# analyses: pk -> (version, profile, or None when the member stored none). A
+# analyses: pk -> (version, (profile, stand-in host), or None when the member
+# stored none). A
 # member's profile changes only when its analysis writes it, which sets
 # ``finished_at``; so an analysis decodes the profiles of the members that
 # finished since the previous one, not those of the whole cluster.
@@ -562,9 +565,10 @@ def _profile_version(member: Member) -> tuple:
 
 
 def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
-    """pk -> the stored fleet profile of each of ``siblings`` (None for one
-    that stored none), read and decoded only for those not already decoded at
-    their current version. A member gone meanwhile is left out."""
+    """pk -> (the stored fleet profile, its stand-in host) of each of
+    ``siblings`` (None for one that stored none), read and decoded only for
+    those not already decoded at their current version. A member gone
+    meanwhile is left out."""
     out: dict[int, Any] = {}
     missing: dict[int, Member] = {}
     for sib in siblings:
@@ -581,8 +585,9 @@ def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
         "pk", "label", "original_filename", "cluster", "fleet_facts"
     ):
         profile = row.fleet_profile() if row.fleet_facts else None
-        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), profile)
-        out[row.pk] = profile
+        entry = None if profile is None else (profile, profile_host(profile))
+        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), entry)
+        out[row.pk] = entry
     return out
 
 
@@ -606,13 +611,15 @@ def _compute(snapshot: Snapshot) -> _Run:
         taken.add(extra.label)
     own_hosts = [host, *extra_hosts]
     full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
-    hosts = [*own_hosts, *(h for _s, h in full), *(profile_host(p) for _s, p in fleet_only)]
+    hosts = [*own_hosts, *(h for _s, h in full), *(h for _s, _p, h in fleet_only)]
     loaded = [s for s, _h in full]
-    summarised = [s for s, _p in fleet_only]
+    summarised = [s for s, _p, _h in fleet_only]
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p in fleet_only}))
+    result = engine.analyze(
+        SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p, _h in fleet_only})
+    )
     rules_seconds = time.monotonic() - t1
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
