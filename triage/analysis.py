@@ -16,10 +16,12 @@ middle of an analysis; it is never set in production.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
@@ -27,8 +29,8 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, transaction
-from django.db.models import Q, QuerySet
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q, QuerySet, Subquery
 from django.utils import timezone
 
 from collectors import archive
@@ -36,6 +38,7 @@ from collectors.derived.fleet import fleet_profile, profile_host, profile_to_jso
 from collectors.facts import SnapshotFacts, to_dict
 from kb.similarity import prose_only, similar_cases_for
 from triage import engine, signals, uploads
+from triage.cluster import no_gc_pauses
 from triage.engine import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
 from triage.excerpts import cited_excerpts
 from triage.leases import (
@@ -51,9 +54,13 @@ from triage.models import Finding, Snapshot, SnapshotArtifact
 from triage.rules import Evidence, host_domains, running_domain_names
 from triage.selectors import (
     TRANSIENT_DB_ERRORS,
+    Member,
+    cluster_member_rows,
     cluster_members,
-    cluster_siblings,
+    cluster_state,
     host_key_of,
+    siblings_among,
+    state_of,
     unique_labels,
 )
 from triage.storage import CHUNK, local_path, stored_name, upload_text
@@ -307,7 +314,10 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
 
     for _round in range(CLUSTER_ROUNDS):
         try:
-            run = _compute(snapshot)
+            # thousands of members' profiles and stand-in hosts live until the
+            # rules have run: no cyclic collection walking them all meanwhile
+            with no_gc_pauses():
+                run = _compute(snapshot)
         except (*TRANSIENT_DB_ERRORS, SoftTimeLimitExceeded):
             raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
@@ -436,6 +446,9 @@ class _Run:
     fleet_facts: dict = dataclasses.field(default_factory=dict)
     # members seen through their fleet summaries: only their fleet findings are replaced
     fleet_siblings: list[int] = dataclasses.field(default_factory=list)
+    # ``selectors.cluster_state`` when the run listed its siblings: a different
+    # state at write time means the cluster changed meanwhile
+    cluster_state: tuple = ()
 
 
 def fleet_facts_of(host) -> dict:
@@ -461,49 +474,121 @@ def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
     return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
 
 
-def _sibling_hosts(siblings: list[Snapshot], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
+# The analysed members of the clusters this worker process analysed last: scope
+# -> (``selectors.state_of`` them, {pk: (member, host key)}). The next analysis
+# of the cluster reads only the members that finished since.
+_CLUSTER_ROWS: dict[tuple, tuple[tuple, dict[int, tuple[Member, str]]]] = {}
+CLUSTER_ROWS_CACHED = 64
+
+
+def _cluster_siblings(snapshot: Snapshot, *, own_host: str | None) -> tuple[tuple, list[Member]]:
+    """(``selectors.cluster_state``, ``selectors.cluster_siblings``) of the
+    snapshot, the members listed again only when what this process knows of
+    the cluster plus those finished since does not add up to its state (one
+    left ``done`` or was deleted, or another process listed them)."""
+    state = cluster_state(snapshot)
+    if not snapshot.cluster:
+        return state, []
+    key = (snapshot.cluster, snapshot.owner_id, getattr(snapshot, "team_id", None))
+    rows: dict[int, tuple[Member, str]] | None = None
+    cached = _CLUSTER_ROWS.get(key)
+    if cached is not None and cached[0][2] is not None:
+        rows = dict(cached[1])
+        if cached[0] != state:
+            rows.update((m.pk, (m, k)) for m, k in cluster_member_rows(snapshot, finished_since=cached[0][2]))
+        rows.pop(snapshot.pk, None)
+        if state_of(rows.values()) != state:
+            rows = None
+    if rows is None:
+        rows = {m.pk: (m, k) for m, k in cluster_member_rows(snapshot)}
+    if len(_CLUSTER_ROWS) >= CLUSTER_ROWS_CACHED:
+        _CLUSTER_ROWS.clear()
+    _CLUSTER_ROWS[key] = (state_of(rows.values()), rows)
+    return state, siblings_among(rows.values(), own_host)
+
+
+def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
     """The other members of the cluster from what their analyses stored: the
     related ones (``_related``) as typed hosts from their facts, the others as
-    their fleet profiles: ([(snapshot, HostFacts)], [(snapshot, FleetProfile)]).
-    No upload is read."""
+    their fleet profiles with the stand-in host the engine places
+    (``profile_host``): ([(snapshot, HostFacts)], [(member, FleetProfile,
+    HostFacts)]). No upload is read."""
     if not siblings:
         return [], []
-    flags = {
-        pk: {"guest": guest, "hypervisor": hyper}
-        for pk, guest, hyper in Snapshot.objects.filter(pk__in=[s.pk for s in siblings])
-        .exclude(fleet_facts={})
-        .values_list("pk", "fleet_facts__guest", "fleet_facts__hypervisor")
+    profiles = _stored_profiles(siblings)
+    hypervisors = any(p[0].hypervisor for p in profiles.values() if p is not None)
+    related = {
+        s.pk
+        for s in siblings
+        if s.pk in profiles and _related(own_hosts, _flags(profiles[s.pk]), hypervisors=hypervisors)
     }
-    hypervisors = any(f["hypervisor"] for f in flags.values())
-    related = {s.pk for s in siblings if _related(own_hosts, flags.get(s.pk), hypervisors=hypervisors)}
     rows = {
         s.pk: s
         for s in Snapshot.objects.filter(pk__in=related).only(
             "pk", "label", "original_filename", "cluster", "facts"
         )
     }
-    rows.update(
-        {
-            s.pk: s
-            for s in Snapshot.objects.filter(pk__in=[s.pk for s in siblings if s.pk not in related]).only(
-                "pk", "label", "original_filename", "cluster", "fleet_facts"
-            )
-        }
-    )
     full, fleet_only = [], []
     for sib in siblings:
-        row = rows.get(sib.pk)
-        if row is None:
-            continue
         if sib.pk in related:
+            row = rows.get(sib.pk)
+            if row is None:
+                continue
             host = row.host_facts()
             host.label = labels[sib.pk]
-            full.append((sib, host))
-        else:
-            profile = row.fleet_profile()
-            profile.label = labels[sib.pk]
-            fleet_only.append((sib, profile))
+            full.append((row, host))
+        elif (entry := profiles.get(sib.pk)) is not None:
+            profile, stand_in = entry
+            profile.label = stand_in.label = labels[sib.pk]
+            fleet_only.append((sib, profile, stand_in))
     return full, fleet_only
+
+
+def _flags(entry) -> dict | None:
+    """The flags ``_related`` reads of a ``_stored_profiles`` entry: None for
+    a member without a stored profile (analysed before profiles were stored)."""
+    return None if entry is None else {"guest": entry[0].guest, "hypervisor": entry[0].hypervisor}
+
+
+# Decoded fleet profiles of cluster members, kept by the worker process between
+# analyses: pk -> (version, (profile, stand-in host), or None when the member
+# stored none). A
+# member's profile changes only when its analysis writes it, which sets
+# ``finished_at``; so an analysis decodes the profiles of the members that
+# finished since the previous one, not those of the whole cluster.
+_PROFILE_CACHE: dict[int, tuple[tuple, Any]] = {}
+PROFILE_CACHE_SIZE = 20_000
+
+
+def _profile_version(member: Member) -> tuple:
+    return (member.created_at, member.finished_at, member.engine_version)
+
+
+def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
+    """pk -> (the stored fleet profile, its stand-in host) of each of
+    ``siblings`` (None for one that stored none), read and decoded only for
+    those not already decoded at their current version. A member gone
+    meanwhile is left out."""
+    out: dict[int, Any] = {}
+    missing: dict[int, Member] = {}
+    for sib in siblings:
+        cached = _PROFILE_CACHE.get(sib.pk)
+        if cached is not None and cached[0] == _profile_version(sib):
+            out[sib.pk] = cached[1]
+        else:
+            missing[sib.pk] = sib
+    if not missing:
+        return out
+    if len(_PROFILE_CACHE) + len(missing) > PROFILE_CACHE_SIZE:
+        _PROFILE_CACHE.clear()
+    for row in Snapshot.objects.filter(pk__in=list(missing)).only(
+        "pk", "label", "original_filename", "cluster", "fleet_facts"
+    ):
+        profile = row.fleet_profile() if row.fleet_facts else None
+        entry = None if profile is None else (profile, profile_host(profile))
+        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), entry)
+        out[row.pk] = entry
+    return out
 
 
 def _compute(snapshot: Snapshot) -> _Run:
@@ -516,7 +601,7 @@ def _compute(snapshot: Snapshot) -> _Run:
     host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
-    siblings = cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
+    state, siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
     labels = unique_labels([snapshot, *siblings])  # the snapshot's own label is kept as is
     # other hosts of the same paste (a guest reached by ssh) are analysed with it
     taken = set(labels.values())
@@ -526,13 +611,15 @@ def _compute(snapshot: Snapshot) -> _Run:
         taken.add(extra.label)
     own_hosts = [host, *extra_hosts]
     full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
-    hosts = [*own_hosts, *(h for _s, h in full), *(profile_host(p) for _s, p in fleet_only)]
+    hosts = [*own_hosts, *(h for _s, h in full), *(h for _s, _p, h in fleet_only)]
     loaded = [s for s, _h in full]
-    summarised = [s for s, _p in fleet_only]
+    summarised = [s for s, _p, _h in fleet_only]
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p in fleet_only}))
+    result = engine.analyze(
+        SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p, _h in fleet_only})
+    )
     rules_seconds = time.monotonic() - t1
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
@@ -558,6 +645,7 @@ def _compute(snapshot: Snapshot) -> _Run:
         own=own,
         by_sibling=by_sibling,
         fleet_siblings=[s.pk for s in summarised],
+        cluster_state=state,
         facts=to_dict(host),
         fleet_facts=fleet_facts_of(host),
         extra_hosts=[to_dict(h) for h in extra_hosts],
@@ -604,20 +692,20 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
     """Replace the findings of this engine version on the snapshot and on the
     other hosts of its cluster run, in one transaction."""
     with transaction.atomic():
-        snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+        snapshot = Snapshot.objects.filter(pk=snapshot_id).only("pk", "cluster").first()
         if snapshot is None:
             return None
-        # Lock the whole cluster in id order: two analyses of one cluster then
-        # write one after the other (no deadlock), and the second one sees
-        # the first as a sibling and runs again with it.
-        members = cluster_members(snapshot) if snapshot.cluster else Snapshot.objects.filter(pk=snapshot_id)
-        locked = {s.pk: s for s in members.select_for_update().order_by("pk")}
-        snapshot = locked.get(snapshot_id)
+        # One lock per cluster, whatever its size: two analyses of one cluster
+        # write one after the other, and the second one sees that the cluster
+        # changed (the first one finished) and runs again with it.
+        _lock_cluster(snapshot.cluster)
+        snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
         if snapshot is None:
             return None
-        current = [s.pk for s in cluster_siblings(snapshot, own_host=run.own_host)]
-        if not force_write and (current != run.sibling_ids or _added_ids(snapshot) != run.artifact_ids):
+        changed = cluster_state(snapshot) != run.cluster_state
+        if not force_write and (changed or _added_ids(snapshot) != run.artifact_ids):
             return _CLUSTER_CHANGED
+        previous = _fleet_rules_of_cluster(snapshot, run.version) if run.fleet_siblings else Counter()
         snapshot.findings.filter(engine_version=run.version).delete()
         Finding.objects.bulk_create(
             _finding_rows(run.own, snapshot=snapshot, engine_version=run.version, excerpts=run.excerpts)
@@ -640,8 +728,10 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         snapshot.last_error = ""
         snapshot.save()
         _announce(snapshot_id)
+        members = cluster_members(snapshot) if snapshot.cluster else Snapshot.objects.none()
+        loaded = {s.pk: s for s in members.filter(pk__in=list(run.by_sibling))}
         for sib_id, findings in run.by_sibling.items():
-            sib = locked.get(sib_id)
+            sib = loaded.get(sib_id)
             if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != run.version:
                 continue
             sib.findings.filter(engine_version=run.version).delete()
@@ -653,27 +743,61 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
                 sib.not_checked = run.sibling_not_checked[sib_id]
                 sib.save(update_fields=["not_checked"])
         for sib_id in run.fleet_siblings:
-            if sib_id in run.sibling_not_checked and sib_id in locked:
-                Snapshot.objects.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
-        _write_fleet_findings(run, [locked[pk] for pk in run.fleet_siblings if pk in locked])
+            if sib_id in run.sibling_not_checked:
+                members.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
+        if run.fleet_siblings:
+            _write_fleet_findings(run, members.filter(pk__in=run.fleet_siblings), previous=previous)
     return snapshot
 
 
-def _write_fleet_findings(run: _Run, members: list[Snapshot]) -> None:
-    """Replace the fleet findings of this engine version on the members seen
-    through their fleet summaries: one delete and one insert for the whole
-    cluster, whatever its size."""
-    members = [m for m in members if m.status == Snapshot.Status.DONE and m.engine_version == run.version]
-    if not members:
+def _lock_cluster(cluster: str) -> None:
+    """Serialise the writes of one cluster's analyses until the transaction
+    ends: a PostgreSQL advisory lock on the cluster's name (one lock, not a
+    row lock per member). SQLite serialises every write transaction anyway."""
+    if not cluster or connection.vendor != "postgresql":
         return
+    digest = hashlib.blake2b(f"casebook.cluster:{cluster}".encode(), digest_size=8).digest()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
+
+
+def _fleet_rules_of_cluster(snapshot: Snapshot, version: str) -> Counter:
+    """The fleet rules (with how many findings each) the cluster's latest
+    analysis found (``Snapshot.fleet_findings_source``): what every member's
+    rows say it has."""
+    source = snapshot.fleet_findings_source(engine_version=version)
+    return Counter(
+        Finding.objects.filter(
+            snapshot_id=Subquery(source), engine_version=version, rule__startswith="fleet."
+        ).values_list("rule", flat=True)
+    )
+
+
+def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: Counter) -> None:
+    """Give the ``members`` seen through their fleet summaries (those ``done``
+    by this engine) this run's fleet findings.
+
+    What a fleet finding says changes with every member that joins ("1997 of
+    2000 hosts"); readers take it from the cluster's latest analysis
+    (``Snapshot.current_findings``), whose own rows the caller just wrote. A
+    member's own rows say that it has the finding, and are rewritten (one
+    delete, one insert for the whole cluster) only when the cluster's set of
+    fleet findings changes (``previous``: the set before this run), e.g. when a
+    drift appears or goes away. Every member joining writes its own rows, so
+    otherwise every member holds them already and nothing is written."""
     fleet = [f for f in run.own if is_fleet_rule(f.rule)]
+    if Counter(f.rule for f in fleet) == previous:
+        return
+    members = members.filter(status=Snapshot.Status.DONE, engine_version=run.version)
     Finding.objects.filter(
-        snapshot_id__in=[m.pk for m in members], engine_version=run.version, rule__startswith="fleet."
+        snapshot__in=members, engine_version=run.version, rule__startswith="fleet."
     ).delete()
-    rows = []
-    for member in members:
-        rows.extend(_finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts))
-    Finding.objects.bulk_create(rows, batch_size=1000)
+    copies = []
+    for member in members.only("pk"):
+        copies.extend(
+            _finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts)
+        )
+    Finding.objects.bulk_create(copies, batch_size=1000)
 
 
 def _skipped_entry(item: Any) -> dict:

@@ -271,7 +271,7 @@ def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None =
 
 
 @contextlib.contextmanager
-def _no_gc_pauses():
+def no_gc_pauses():
     """Building the matrix of thousands of hosts allocates hundreds of
     thousands of small objects that all live until the page is rendered; the
     cyclic collector would walk the whole process heap again and again (about
@@ -289,7 +289,7 @@ def _no_gc_pauses():
 def load_cluster(visible: QuerySet[Snapshot], name: str) -> ClusterView | None:
     """The comparison of cluster ``name`` among the ``visible`` snapshots (see
     ``_load_cluster``)."""
-    with _no_gc_pauses():
+    with no_gc_pauses():
         return _load_cluster(visible, name)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -19,6 +20,15 @@ from django.utils.translation import gettext_lazy as _
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
 from triage.severity import SEVERITIES
+
+# Rule ids of the fleet rules (``triage.engine.is_fleet_rule``): findings about a
+# whole cluster.
+FLEET_PREFIX = "fleet."
+
+
+def host_label_of(label: str, original_filename: str, pk: int | None) -> str:
+    """:attr:`Snapshot.host_label` of a snapshot with these columns."""
+    return label or original_filename or f"snapshot-{pk}"
 
 
 class Snapshot(models.Model):
@@ -134,7 +144,7 @@ class Snapshot(models.Model):
     def host_label(self) -> str:
         """The label the analysis gives this snapshot's host; unique per snapshot
         so findings of a cluster run can be attributed back."""
-        return self.label or self.original_filename or f"snapshot-{self.pk}"
+        return host_label_of(self.label, self.original_filename, self.pk)
 
     @property
     def is_finished(self) -> bool:
@@ -173,8 +183,49 @@ class Snapshot(models.Model):
         return profile
 
     def current_findings(self):
-        """Findings of the engine version that last analysed this snapshot."""
-        return self.findings.filter(engine_version=self.engine_version)
+        """Findings of the engine version that last analysed this snapshot.
+
+        A member of a cluster holds one row per fleet finding of its cluster
+        (so counts, rule pages and filters find it), written when the finding
+        appears; what the finding says ("1997 of 2000 hosts ...") changes with
+        every member that joins, and is read from the cluster's latest
+        analysis (:meth:`fleet_findings_source`) rather than rewritten on every
+        member each time."""
+        own = self.findings.filter(engine_version=self.engine_version)
+        if not self.cluster:
+            return own
+        fleet = Q(rule__startswith=FLEET_PREFIX)
+        return Finding.objects.filter(
+            (Q(snapshot_id=self.pk) & ~fleet)
+            | (
+                fleet
+                & Q(snapshot_id=Subquery(self.fleet_findings_source()))
+                & Q(rule__in=own.filter(fleet).values("rule"))
+            ),
+            engine_version=self.engine_version,
+        )
+
+    def fleet_findings_source(self, engine_version: str | None = None) -> QuerySet:
+        """The snapshot whose fleet findings are the cluster's current ones (as
+        a one-row subquery of its id): of this snapshot's cluster, as its
+        owner or team sees it, the member analysed last by this engine that
+        found any (``engine_version``: by that engine instead). Each analysis
+        of a member writes its own fleet findings anew, so the last one's are
+        the latest word on the cluster."""
+        version = engine_version or self.engine_version
+        scope = Q(owner_id=self.owner_id)
+        if self.team_id:
+            scope |= Q(team_id=self.team_id)
+        found = Finding.objects.filter(
+            snapshot_id=OuterRef("pk"), engine_version=version, rule__startswith=FLEET_PREFIX
+        )
+        return (
+            Snapshot.objects.filter(
+                scope, Exists(found), cluster=self.cluster, status=self.Status.DONE, engine_version=version
+            )
+            .order_by(F("finished_at").desc(nulls_last=True), "-pk")
+            .values("pk")[:1]
+        )
 
 
 class SnapshotArtifact(models.Model):

@@ -6,15 +6,18 @@ its stored facts. Nothing here writes; nothing re-parses an upload.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import InterfaceError, OperationalError
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
 from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
-from triage.models import Snapshot
+from triage.models import Snapshot, host_label_of
 from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
@@ -82,24 +85,67 @@ def cluster_members(snapshot: Snapshot) -> QuerySet[Snapshot]:
     return Snapshot.objects.filter(scope, cluster=snapshot.cluster)
 
 
-def cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Snapshot]:
-    """The other analysed snapshots of the same cluster, visible to the same
-    owner (or team), newest first, one per host: older snapshots of a host
-    (before/after a fix) and snapshots of ``own_host`` itself are left out."""
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A member of a cluster as an analysis lists it (:func:`cluster_siblings`):
+    the few columns it needs, read as values; thousands of them cost a
+    fraction of as many model instances."""
+
+    pk: int
+    label: str
+    original_filename: str
+    status: str
+    engine_version: str
+    created_at: datetime
+    # set by every analysis: whether the member's stored profile changed
+    finished_at: datetime | None
+
+    @property
+    def host_label(self) -> str:
+        return host_label_of(self.label, self.original_filename, self.pk)
+
+
+_MEMBER_COLUMNS = (
+    "pk",
+    "label",
+    "original_filename",
+    "status",
+    "engine_version",
+    "created_at",
+    "finished_at",
+)
+
+
+def cluster_member_rows(
+    snapshot: Snapshot, *, finished_since: datetime | None = None
+) -> list[tuple[Member, str]]:
+    """(member, its ``host_key``) of every analysed snapshot of the snapshot's
+    cluster other than itself, visible to the same owner (or team); with
+    ``finished_since``, only those whose analysis finished then or later."""
     if not snapshot.cluster:
         return []
-    siblings = (
-        cluster_members(snapshot)
-        .filter(status=Snapshot.Status.DONE)
-        .exclude(pk=snapshot.pk)
-        .defer("facts", "skipped", "similar_cases", "errors")
-        .annotate(facts_hostname=hostname_expression())
-        .order_by("-created_at", "-pk")[: MAX_CLUSTER_HOSTS * 4]
+    members = cluster_members(snapshot).filter(status=Snapshot.Status.DONE).exclude(pk=snapshot.pk)
+    if finished_since is not None:
+        members = members.filter(finished_at__gte=finished_since)
+    rows = (
+        members.annotate(facts_hostname=hostname_expression())
+        .order_by("-created_at", "-pk")
+        .values_list(*_MEMBER_COLUMNS, "facts_hostname")[: MAX_CLUSTER_HOSTS * 4]
     )
+    out = []
+    for *columns, hostname in rows:
+        member = Member(*columns)
+        out.append((member, host_key_of(hostname, member)))
+    return out
+
+
+def siblings_among(rows: Iterable[tuple[Member, str]], own_host: str | None = None) -> list[Member]:
+    """Of ``rows`` (:func:`cluster_member_rows`), newest first, one per host:
+    older snapshots of a host (before/after a fix) and snapshots of
+    ``own_host`` itself are left out."""
     seen: set[str] = set()
-    out: list[Snapshot] = []
-    for sib in siblings:
-        key = host_key(sib)
+    out: list[Member] = []
+    for sib, key in sorted(rows, key=lambda r: (r[0].created_at, r[0].pk), reverse=True):
         if key in seen or (own_host and key == own_host):
             continue
         seen.add(key)
@@ -107,6 +153,30 @@ def cluster_siblings(snapshot: Snapshot, own_host: str | None = None) -> list[Sn
         if len(out) >= MAX_CLUSTER_HOSTS - 1:
             break
     return out
+
+
+def state_of(rows: Iterable[tuple[Member, str]]) -> tuple:
+    """:func:`cluster_state` of the members ``rows`` list."""
+    members = [m for m, _key in rows]
+    finished = [m.finished_at for m in members if m.finished_at is not None]
+    return (len(members), sum(m.pk for m in members) if members else None, max(finished, default=None))
+
+
+def cluster_state(snapshot: Snapshot) -> tuple:
+    """What changes when the analysed hosts of the snapshot's cluster (other
+    than itself) change: one aggregate row, however large the cluster, so an
+    analysis can tell whether the cluster it compared is still the cluster it
+    writes into without listing the members again. A member finishing (its
+    ``finished_at``), appearing, leaving ``done`` or being deleted changes it."""
+    if not snapshot.cluster:
+        return ()
+    state = (
+        cluster_members(snapshot)
+        .filter(status=Snapshot.Status.DONE)
+        .exclude(pk=snapshot.pk)
+        .aggregate(n=Count("pk"), ids=Sum("pk"), last=Max("finished_at"))
+    )
+    return (state["n"], state["ids"], state["last"])
 
 
 def hostname_expression():
@@ -126,13 +196,13 @@ def host_key(snapshot: Snapshot) -> str:
     return host_key_of(getattr(snapshot, "facts_hostname", None), snapshot)
 
 
-def host_key_of(hostname: str | None, snapshot: Snapshot) -> str:
+def host_key_of(hostname: str | None, snapshot: Snapshot | Member) -> str:
     """The host key of ``snapshot`` given its facts' hostname (see :func:`host_key`)."""
     key = hostname if hostname not in (None, "", "null") else snapshot.label or f"#{snapshot.pk}"
     return str(key)[: Snapshot._meta.get_field("host_key").max_length]
 
 
-def unique_labels(snapshots: list[Snapshot]) -> dict[int, str]:
+def unique_labels(snapshots: Sequence[Snapshot | Member]) -> dict[int, str]:
     """Snapshot pk -> its host label, made unique with ``#pk`` where two clash."""
     labels: dict[int, str] = {}
     used: set[str] = set()

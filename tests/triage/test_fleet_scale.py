@@ -124,3 +124,37 @@ def test_a_new_member_is_compared_with_2000_stored_profiles_without_parsing_them
     # the members' own analyses are untouched: no per-host rule ran on them
     assert not Finding.objects.exclude(snapshot=snap).exclude(rule__startswith="fleet.").exists()
     assert done.fleet_facts["drift"]["vm.zone_reclaim_mode"]["value"] == "0"
+
+
+def _analyse_new_member(user, index: int) -> Snapshot:
+    name = host_name(index)
+    snap = uploads.create_snapshot(
+        owner=user,
+        uploaded_file=SimpleUploadedFile(f"{name}.txt", host_transcript(index).encode()),
+        filename=f"{name}.txt",
+        label=name,
+        cluster=CLUSTER,
+    )
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert done.status == "done", done.last_error
+    return done
+
+
+@pytest.mark.django_db
+def test_members_read_the_clusters_latest_fleet_finding_without_it_being_rewritten_on_each(
+    user, members, enqueued
+):
+    _analyse_new_member(user, HOSTS + 1)  # the drift finding appears on every member
+    rows = Finding.objects.filter(rule="fleet.numa_config_drift")
+    before = dict(rows.values_list("snapshot_id", "pk"))
+    newest = _analyse_new_member(user, HOSTS + 2)
+    # the other members' rows were not written again: only the new member's is new
+    after = dict(rows.values_list("snapshot_id", "pk"))
+    assert {k: v for k, v in after.items() if k != newest.pk} == before
+    assert len(after) == HOSTS + 2
+    # ... and yet each member's report says what the latest analysis found
+    member = Snapshot.objects.get(label=host_name(1))
+    drift = member.current_findings().get(rule="fleet.numa_config_drift")
+    assert f"{HOSTS + 2 - 3} of {HOSTS + 2} hosts have 0" in drift.explanation
+    assert sorted(e["host"] for e in drift.evidence[:3]) == members
+    assert member.current_findings().count() == 1  # its own fleet finding, once
