@@ -18,7 +18,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from triage.reports import MARKUPS, Markdown
-from troubleshoot import services
+from troubleshoot import findings as session_findings
+from troubleshoot import verify
 from troubleshoot.models import Session, SessionSnapshot
 
 
@@ -67,7 +68,7 @@ def _summary(w: Markdown, session: Session, base: str, lang: str) -> list[str]:
         add("")
     metric = ""
     if session.metric_baseline is not None:
-        after = _number(services.final_metric(session))
+        after = _number(verify.final_metric(session))
         metric = f"{_number(session.metric_baseline)} → {after} {session.metric_unit}".strip()
     rows = [
         (_("Workload"), session.workload),
@@ -88,7 +89,7 @@ def _summary(w: Markdown, session: Session, base: str, lang: str) -> list[str]:
         snaps.append(w.bullet(f"{shown} ({phases.get(link.phase, link.phase)})"))
     _section(w, out, _("Snapshots"), snaps)
 
-    findings = services.merged_findings(session)
+    findings = session_findings.merged_findings(session)
     _section(
         w,
         out,
