@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
+from triage.rules import in_language, reads_chinese
 from triage.severity import SEVERITIES
 
 
@@ -245,12 +246,10 @@ class Finding(models.Model):
         )
 
     def localized_title(self, language: str | None = None) -> str:
-        lang = (language or get_language() or "en").lower()
-        return self.title_zh if lang.startswith("zh") and self.title_zh else self.title
+        return in_language(self.title, self.title_zh, reads_chinese(language or get_language()))
 
     def localized_explanation(self, language: str | None = None) -> str:
-        lang = (language or get_language() or "en").lower()
-        return self.explanation_zh if lang.startswith("zh") and self.explanation_zh else self.explanation
+        return in_language(self.explanation, self.explanation_zh, reads_chinese(language or get_language()))
 
 
 class Acknowledgement(models.Model):

@@ -30,7 +30,7 @@ from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
-from triage.rules import load_all
+from triage.rules import in_language, reads_chinese, rule_title
 from triage.selectors import sounds_like_cases
 
 LABELS: dict[str, dict[str, str]] = {
@@ -159,7 +159,7 @@ TOP = 3  # findings named at the top of the report
 
 def report_language(value: str | None) -> str:
     """``zh`` for any Chinese language tag (``zh-hans``, ``zh-CN``, ``zh``), else ``en``."""
-    return "zh" if (value or "").strip().lower().startswith("zh") else "en"
+    return "zh" if reads_chinese(value) else "en"
 
 
 def _md_inline(text: Any) -> str:
@@ -607,7 +607,6 @@ def _finding(
 def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
     """What could not be checked (with the commands that produce the missing
     evidence) and what was: a report with no finding is never a bare "done"."""
-    specs = load_all()
     items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
     if items:
         add(w.heading(2, f"{t['not_checked']} ({len(items)})"))
@@ -615,9 +614,8 @@ def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh
         add(t["not_checked_help"])
         add("")
         for n in items:
-            spec = specs.get(n["rule"])
-            title = spec.text("title", zh) if spec else ""
-            reason = (n.get("reason_zh") if zh else None) or n.get("reason") or ""
+            title = rule_title(n["rule"], zh)
+            reason = in_language(n.get("reason") or "", n.get("reason_zh") or "", zh)
             line = w.code(n["rule"]) + (f" {w.inline(title)}" if title else "")
             add(w.bullet(line + (f": {w.inline(reason)}" if reason else "")))
             for command in n.get("commands") or []:

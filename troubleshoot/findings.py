@@ -9,6 +9,8 @@ from collectors.facts import SnapshotFacts
 from kb.models import CaseMeasure
 from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
 from triage.models import Finding, Snapshot
+from triage.reports import report_language
+from triage.rules import in_language, reads_chinese
 from triage.severity import SEVERITIES
 from troubleshoot.models import Session, SessionSnapshot
 from troubleshoot.snapshots import snapshots_of
@@ -27,10 +29,10 @@ class MergedFinding:
     snapshot_ids: list[int] = field(default_factory=list)
 
     def localized_title(self, language: str) -> str:
-        return self.title_zh if language.startswith("zh") and self.title_zh else self.title
+        return in_language(self.title, self.title_zh, reads_chinese(language))
 
     def localized_explanation(self, language: str) -> str:
-        return self.explanation_zh if language.startswith("zh") and self.explanation_zh else self.explanation
+        return in_language(self.explanation, self.explanation_zh, reads_chinese(language))
 
 
 def _current_findings(snaps: list[Snapshot]) -> list[Finding]:
@@ -99,7 +101,7 @@ def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> 
         sig["rules"],
         sig["features"],
         symptom=session.symptom,
-        language="zh" if language.startswith("zh") else "en",
+        language=report_language(language),
         limit=limit,
         threshold=NEW_PROBLEM_THRESHOLD,
         qualifying=serious,
@@ -114,7 +116,7 @@ def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
     text = "\n".join(t for t in (session.title, session.symptom) if t)
     if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
         return []
-    return sounds_like(text, language="zh" if language.startswith("zh") else "en")
+    return sounds_like(text, language=report_language(language))
 
 
 def founding_measures(session: Session, cases: list[dict]) -> list[dict]:

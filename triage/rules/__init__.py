@@ -187,9 +187,31 @@ class RuleSpec:
         return value
 
     def text(self, name: str, zh: bool) -> str:
-        """``title``, ``condition`` or ``rationale`` in the reader's language:
-        the ``_zh`` version for a Chinese reader where there is one."""
-        return (getattr(self, f"{name}_zh") if zh else "") or getattr(self, name)
+        """``title``, ``condition`` or ``rationale`` in the reader's language
+        (:func:`in_language`)."""
+        return in_language(getattr(self, name), getattr(self, f"{name}_zh"), zh)
+
+
+def reads_chinese(language: str | None) -> bool:
+    """Whether a reader of the language tag ``language`` gets the Chinese text
+    of a rule: any Chinese tag (``zh-hans``, ``zh-CN``, ``zh``); None is English.
+
+    >>> reads_chinese("zh-Hans"), reads_chinese("en-us"), reads_chinese(None)
+    (True, False, False)
+    """
+    return (language or "").strip().lower().startswith("zh")
+
+
+def in_language(text: str, text_zh: str, zh: bool) -> str:
+    """A rule's text (a title, explanation, condition, rationale, or why it
+    could not be checked) in the reader's language: the Chinese version
+    ``text_zh`` for a Chinese reader (``zh``) where there is one, else ``text``.
+    Every page, report and summary chooses rule and finding text through this.
+
+    >>> in_language("Swap in use", "使用了交换空间", True), in_language("Swap in use", "", True)
+    ('使用了交换空间', 'Swap in use')
+    """
+    return (text_zh if zh else "") or text
 
 
 REGISTRY: dict[str, RuleSpec] = {}
@@ -281,6 +303,13 @@ def load_all() -> dict[str, RuleSpec]:
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY
+
+
+def rule_title(rule_id: str, zh: bool) -> str:
+    """The registered rule's title in the reader's language; "" for a rule
+    that is not registered (any more)."""
+    spec = load_all().get(rule_id)
+    return spec.text("title", zh) if spec is not None else ""
 
 
 # ----------------------------------------------------------------------------
