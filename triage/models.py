@@ -9,6 +9,8 @@ re-analysis by a newer engine replaces only its own set.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -244,6 +246,21 @@ class Finding(models.Model):
                 f.pk or 0,
             ),
         )
+
+    @classmethod
+    def current_of(cls, snapshots: Iterable[Snapshot]) -> list[Finding]:
+        """The current findings (:meth:`Snapshot.current_findings`) of several
+        snapshots in one query: snapshot by snapshot in the order given, each
+        finding with its snapshot already set."""
+        given = {snap.pk: snap for snap in snapshots}
+        by_snapshot: dict[int, list[Finding]] = {pk: [] for pk in given}
+        rows = cls.objects.filter(
+            snapshot__in=list(given), engine_version=models.F("snapshot__engine_version")
+        )
+        for finding in rows.order_by("id"):
+            finding.snapshot = given[finding.snapshot_id]
+            by_snapshot[finding.snapshot_id].append(finding)
+        return [finding for found in by_snapshot.values() for finding in found]
 
     def localized_title(self, language: str | None = None) -> str:
         return in_language(self.title, self.title_zh, reads_chinese(language or get_language()))

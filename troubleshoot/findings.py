@@ -36,11 +36,7 @@ class MergedFinding:
 
 
 def _current_findings(snaps: list[Snapshot]) -> list[Finding]:
-    out: list[Finding] = []
-    for snap in snaps:
-        if snap.status == Snapshot.Status.DONE:
-            out.extend(snap.current_findings())
-    return out
+    return Finding.current_of(snap for snap in snaps if snap.status == Snapshot.Status.DONE)
 
 
 def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> list[MergedFinding]:
