@@ -514,7 +514,7 @@ def render_report(
         if not serious:
             _sounds_like_markdown(w, snapshot, t, lang, base_url, add)
     for case in cases:
-        title = (case.get("title_zh") if zh else None) or case.get("title") or case.get("slug")
+        title = in_language(case.get("title") or "", case.get("title_zh") or "", zh) or case.get("slug")
         score_text = format_score(case.get("score"))
         shared = ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—"
         link = ""

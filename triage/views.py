@@ -216,7 +216,7 @@ def _history(snapshot: Snapshot, zh: bool) -> list[dict]:
         if not isinstance(entry, dict):
             continue
         findings = [
-            {**f, "shown": (f.get("title_zh") if zh else None) or f.get("title") or f.get("rule")}
+            {**f, "shown": in_language(f.get("title") or "", f.get("title_zh") or "", zh) or f.get("rule")}
             for f in entry.get("findings") or []
             if isinstance(f, dict)
         ]
@@ -236,7 +236,8 @@ def _case_views(cases, zh: bool) -> list[dict]:
             {
                 **case,
                 "url": case_url(case["slug"]),
-                "title_shown": (case.get("title_zh") if zh else None) or case.get("title") or case["slug"],
+                "title_shown": in_language(case.get("title") or "", case.get("title_zh") or "", zh)
+                or case["slug"],
                 "score_text": format_score(case.get("score")),
                 "why": explain(case, "zh-hans" if zh else "en") if case.get("contributions") else "",
             }

@@ -204,9 +204,10 @@ def reads_chinese(language: str | None) -> bool:
 
 def in_language(text: str, text_zh: str, zh: bool) -> str:
     """A rule's text (a title, explanation, condition, rationale, or why it
-    could not be checked) in the reader's language: the Chinese version
-    ``text_zh`` for a Chinese reader (``zh``) where there is one, else ``text``.
-    Every page, report and summary chooses rule and finding text through this.
+    could not be checked; also a similar case's title stored with an analysis)
+    in the reader's language: the Chinese version ``text_zh`` for a Chinese
+    reader (``zh``) where there is one, else ``text``. Every page, report and
+    summary chooses rule and finding text through this.
 
     >>> in_language("Swap in use", "使用了交换空间", True), in_language("Swap in use", "", True)
     ('使用了交换空间', 'Swap in use')

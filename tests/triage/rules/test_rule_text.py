@@ -11,7 +11,7 @@ from django.template import Context, Template
 from triage.models import Finding, Snapshot
 from triage.reports import MARKUPS, _not_checked_markdown, report_language
 from triage.rules import in_language, load_all, reads_chinese, rule_title
-from triage.views import not_checked_items
+from triage.views import _case_views, _history, not_checked_items
 from troubleshoot.findings import MergedFinding
 
 RULE = "kvm.vcpu_hotplug_enabled"
@@ -79,3 +79,28 @@ def test_not_checked_title_and_reason_on_the_page_and_in_the_report():
     text = "\n".join(lines)
     assert f"`{RULE}` {spec.title_zh}: no domain XML" in text
     assert "`retired.rule`: 已移除" in text
+
+
+def test_earlier_analyses_and_similar_cases_in_the_readers_language():
+    snapshot = Snapshot(
+        history=[
+            {
+                "finished_at": "2026-11-01T10:00:00+00:00",
+                "findings": [
+                    {"rule": RULE, "title": "Hotplug on", "title_zh": "开启了热插拔"},
+                    {"rule": "swap.in_use", "title": "Swap in use", "title_zh": ""},
+                    {"rule": "numa.single_node"},
+                ],
+            }
+        ]
+    )
+    [entry] = _history(snapshot, zh=True)
+    assert [f["shown"] for f in entry["findings"]] == ["开启了热插拔", "Swap in use", "numa.single_node"]
+    [entry] = _history(snapshot, zh=False)
+    assert [f["shown"] for f in entry["findings"]] == ["Hotplug on", "Swap in use", "numa.single_node"]
+    cases = [
+        {"slug": "numa-a", "title": "NUMA A", "title_zh": "NUMA 甲"},
+        {"slug": "numa-b", "title": "NUMA B"},
+    ]
+    assert [c["title_shown"] for c in _case_views(cases, zh=True)] == ["NUMA 甲", "NUMA B"]
+    assert [c["title_shown"] for c in _case_views(cases, zh=False)] == ["NUMA A", "NUMA B"]
