@@ -58,6 +58,7 @@ def test_analysis_done_is_posted_signed(receiver, team_and_owner):
     assert body["team"] == {"slug": "team-a", "name": "Team A"}
     assert body["data"]["snapshot"]["id"] == snapshot.pk
     assert body["data"]["snapshot"]["url"] == f"/snapshots/{snapshot.pk}/"
+    assert body["data"]["snapshot"]["api_url"] == f"/api/v1/snapshots/{snapshot.pk}/"
     # The counts are those of the report.
     findings = list(snapshot.current_findings())
     assert sum(body["data"]["findings"].values()) == len(findings)
@@ -158,6 +159,7 @@ def test_session_closed_and_case_published(receiver, team_and_owner):
     assert events[0]["data"]["session"]["outcome"] == "resolved"
     assert events[0]["data"]["session"]["url"] == f"/sessions/{session.pk}/"
     assert events[1]["data"]["case"]["slug"] == "bmsql-netem"
+    assert events[1]["data"]["case"]["api_url"] == "/api/v1/cases/bmsql-netem/"
     assert all(e["team"]["slug"] == "team-a" for e in events)  # team B's hook got nothing
     assert Delivery.objects.filter(webhook__team=other).count() == 0
 
