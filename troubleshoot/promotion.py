@@ -133,14 +133,7 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     cases = {}
     for version in (lang, other):
         with translation.override("zh-hans" if version == "zh" else "en"):
-            cases[version] = _draft_case(
-                session=session,
-                user=user,
-                lang=version,
-                engine_version=str(ENGINE_VERSION),
-                save_case=save_case,
-                pending=version != lang,
-            )
+            cases[version] = _draft_case(session=session, user=user, lang=version, pending=version != lang)
     case = cases[lang]
     record(session=session, user=user, action="promote", target=case.slug, new=f"draft case {case.slug}")
     session.promoted_case = case
@@ -148,7 +141,7 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     return case
 
 
-def _draft_case(*, session: Session, user, lang: str, engine_version: str, save_case, pending: bool) -> Case:
+def _draft_case(*, session: Session, user, lang: str, pending: bool) -> Case:
     """One language version of the promoted draft, built in that language."""
     slug = f"session-{session.pk}-{slugify(session.title)[:60]}".strip("-")
     snaps = snapshots_of(session, "before")
@@ -191,7 +184,7 @@ def _draft_case(*, session: Session, user, lang: str, engine_version: str, save_
         translation_pending=pending,
         author=user,
         signature=signature_of(session),
-        signature_engine_version=engine_version,
+        signature_engine_version=str(ENGINE_VERSION),
         signature_source=f"session {session.pk}",
     )
     metrics = []
