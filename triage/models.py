@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
 from triage.rules import in_language, reads_chinese
-from triage.severity import SEVERITIES
+from triage.severity import severity_rank
 
 
 class Snapshot(models.Model):
@@ -223,8 +223,6 @@ class Finding(models.Model):
     impact = models.FloatField(default=0)
     engine_version = models.CharField(max_length=32)
 
-    SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
-
     class Meta:
         ordering = ["snapshot", "id"]
         indexes = [models.Index(fields=["snapshot", "engine_version"], name="finding_snapshot_version")]
@@ -240,7 +238,7 @@ class Finding(models.Model):
             findings,
             key=lambda f: (
                 -(f.impact or 0.0),
-                cls.SEVERITY_ORDER.get(f.severity, 9),
+                severity_rank(f.severity),
                 f.rule,
                 f.host,
                 f.pk or 0,

@@ -11,7 +11,7 @@ from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_f
 from triage.models import Finding, Snapshot
 from triage.reports import report_language
 from triage.rules import in_language, reads_chinese
-from triage.severity import SEVERITIES
+from triage.severity import SEVERITIES, severity_rank
 from troubleshoot.models import Session, SessionSnapshot
 from troubleshoot.snapshots import snapshots_of
 
@@ -54,7 +54,7 @@ def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE)
                 explanation=f.explanation,
                 explanation_zh=f.explanation_zh,
             )
-        elif SEVERITIES.index(f.severity) < SEVERITIES.index(item.severity):
+        elif severity_rank(f.severity) < severity_rank(item.severity):
             item.severity = f.severity
         host = f.host or f.snapshot.host_label
         if host not in item.hosts:
@@ -64,7 +64,7 @@ def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE)
                 item.measures.append(slug)
         if f.snapshot_id not in item.snapshot_ids:
             item.snapshot_ids.append(f.snapshot_id)
-    return sorted(merged.values(), key=lambda m: (SEVERITIES.index(m.severity), m.rule))
+    return sorted(merged.values(), key=lambda m: (severity_rank(m.severity), m.rule))
 
 
 def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[MergedFinding]]]:

@@ -12,7 +12,7 @@ from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from kb.models import CaseMeasure, Disruption, Measure
-from triage.severity import SEVERITIES
+from triage.severity import SEVERITIES, severity_rank
 from troubleshoot import fill
 from troubleshoot.access import require_edit
 from troubleshoot.audit import record, touch
@@ -108,7 +108,7 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
         measure = measures.get(slug)
         if measure is None:
             continue
-        worst = min(SEVERITIES.index(f.severity) for f in fs)
+        worst = min(severity_rank(f.severity) for f in fs)
         if applied_in_cases.get(slug):
             tier = 1
         elif recommended_in_cases.get(slug):
@@ -132,7 +132,7 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
     def key(c: Candidate):
         # measured effectiveness reorders only from MIN_SESSIONS sessions on
         eff = c.effectiveness["mean_improvement"] if c.effectiveness and c.effectiveness["ranks"] else -1.0
-        return (c.blocked is not None, c.tier, -eff, SEVERITIES.index(c.severity), c.measure.slug)
+        return (c.blocked is not None, c.tier, -eff, severity_rank(c.severity), c.measure.slug)
 
     return sorted(out, key=key)
 

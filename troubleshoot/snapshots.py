@@ -9,6 +9,7 @@ from pathlib import PurePath
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from kb.similarity import QUALIFYING_SEVERITIES
 from triage.models import Snapshot
 from triage.selectors import visible_snapshots
 from triage.uploads import create_snapshot
@@ -96,7 +97,7 @@ def start_from_snapshots(*, session: Session, user, snapshots: list[Snapshot]) -
 def problem_from_snapshot(snapshot: Snapshot) -> dict:
     """Initial problem fields of a session started from a snapshot's report:
     its name and its warning/critical findings as the symptom to refine."""
-    findings = [f for f in snapshot.current_findings() if f.severity in ("critical", "warning")]
+    findings = [f for f in snapshot.current_findings() if f.severity in QUALIFYING_SEVERITIES]
     symptom = "\n".join(f"- {f.title} ({f.rule}, {f.host})" for f in findings[:10])
     return {"title": snapshot.display_name[:200], "symptom": symptom}
 
