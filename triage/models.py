@@ -20,7 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
-from triage.rules import in_language, reads_chinese
+from config.language import in_language, reads_chinese
 from triage.severity import severity_rank
 
 

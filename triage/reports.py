@@ -26,11 +26,12 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
+from config.language import content_language, in_language
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
-from triage.rules import in_language, reads_chinese, rule_title
+from triage.rules import rule_title
 from triage.selectors import sounds_like_cases
 
 LABELS: dict[str, dict[str, str]] = {
@@ -159,7 +160,7 @@ TOP = 3  # findings named at the top of the report
 
 def report_language(value: str | None) -> str:
     """``zh`` for any Chinese language tag (``zh-hans``, ``zh-CN``, ``zh``), else ``en``."""
-    return "zh" if reads_chinese(value) else "en"
+    return content_language(value)
 
 
 def _md_inline(text: Any) -> str:

@@ -20,6 +20,7 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.language import in_language, reads_chinese
 from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.access import readable_cases
@@ -33,7 +34,7 @@ from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.remedies.playbook import render_playbook
 from triage.rules import Finding as RuleFinding
-from triage.rules import artifact_file, in_language, reads_chinese, rule_title
+from triage.rules import artifact_file, rule_title
 from triage.rules import load_all as load_rules
 from triage.severity import SEVERITIES
 

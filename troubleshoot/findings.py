@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collectors.facts import SnapshotFacts
+from config.language import content_language, in_language, reads_chinese
 from kb.models import CaseMeasure
 from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
 from triage.models import Finding, Snapshot
-from triage.reports import report_language
-from triage.rules import in_language, reads_chinese
 from triage.severity import SEVERITIES, severity_rank
 from troubleshoot.models import Session, SessionSnapshot
 from troubleshoot.snapshots import snapshots_of
@@ -97,7 +96,7 @@ def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> 
         sig["rules"],
         sig["features"],
         symptom=session.symptom,
-        language=report_language(language),
+        language=content_language(language),
         limit=limit,
         threshold=NEW_PROBLEM_THRESHOLD,
         qualifying=serious,
@@ -112,7 +111,7 @@ def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
     text = "\n".join(t for t in (session.title, session.symptom) if t)
     if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
         return []
-    return sounds_like(text, language=report_language(language))
+    return sounds_like(text, language=content_language(language))
 
 
 def founding_measures(session: Session, cases: list[dict]) -> list[dict]:

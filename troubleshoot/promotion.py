@@ -11,11 +11,11 @@ from django.utils.text import capfirst, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
+from config.language import content_language
 from kb.models import Case, CaseMeasure
 from kb.services import record_reuse, record_revision, save_case
 from triage.engine import ENGINE_VERSION
 from triage.models import Snapshot
-from triage.reports import report_language
 from troubleshoot.access import can_view, require_edit
 from troubleshoot.audit import as_text, record
 from troubleshoot.findings import signature_of, similar_cases
@@ -125,7 +125,7 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
         raise ValueError(_("close the session before promoting it"))
     if session.promoted_case is not None:
         return session.promoted_case
-    lang = report_language(language)
+    lang = content_language(language)
     # Both language versions: the other one pre-filled (its generated labels in
     # its own language, the engineer's words as written) for the author to
     # translate before submitting the case for review.
@@ -219,7 +219,7 @@ def _draft_case(*, session: Session, user, lang: str, pending: bool) -> Case:
 def link_case(*, session: Session, user, case_slug: str, language: str = "en") -> Case:
     """Link the session to an existing case instead of promoting a new one."""
     require_edit(user, session)
-    lang = report_language(language)
+    lang = content_language(language)
     case = (
         Case.objects.filter(slug=case_slug, language=lang).first()
         or Case.objects.filter(slug=case_slug).first()

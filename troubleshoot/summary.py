@@ -17,7 +17,8 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from triage.reports import MARKUPS, Markdown, report_language
+from config.language import content_language
+from triage.reports import MARKUPS, Markdown
 from troubleshoot import findings as session_findings
 from troubleshoot import verify
 from troubleshoot.models import Session, SessionSnapshot
@@ -33,7 +34,7 @@ def render_summary(
     """The session's problem, tickets, people, snapshots, findings, measures
     with their outcome, the close-out and the comments."""
     w = MARKUPS[markup]
-    lang = report_language(language)
+    lang = content_language(language)
     with translation.override("zh-hans" if lang == "zh" else "en"):
         lines = _summary(w, session, base_url.rstrip("/"), lang)
     return "\n".join(lines).rstrip() + "\n"

@@ -43,6 +43,7 @@ from collectors.derived.topology import (
 )
 from collectors.derived.values import as_bool, as_int, size_bytes
 from collectors.facts import Domain, HostFacts, SnapshotFacts
+from config.language import in_language
 from triage.severity import SEVERITIES
 
 # Derived helpers (``collectors.derived``), re-exported for the rule modules.
@@ -188,31 +189,8 @@ class RuleSpec:
 
     def text(self, name: str, zh: bool) -> str:
         """``title``, ``condition`` or ``rationale`` in the reader's language
-        (:func:`in_language`)."""
+        (``config.language.in_language``)."""
         return in_language(getattr(self, name), getattr(self, f"{name}_zh"), zh)
-
-
-def reads_chinese(language: str | None) -> bool:
-    """Whether a reader of the language tag ``language`` gets the Chinese text
-    of a rule: any Chinese tag (``zh-hans``, ``zh-CN``, ``zh``); None is English.
-
-    >>> reads_chinese("zh-Hans"), reads_chinese("en-us"), reads_chinese(None)
-    (True, False, False)
-    """
-    return (language or "").strip().lower().startswith("zh")
-
-
-def in_language(text: str, text_zh: str, zh: bool) -> str:
-    """A rule's text (a title, explanation, condition, rationale, or why it
-    could not be checked; also a similar case's title stored with an analysis)
-    in the reader's language: the Chinese version ``text_zh`` for a Chinese
-    reader (``zh``) where there is one, else ``text``. Every page, report and
-    summary chooses rule and finding text through this.
-
-    >>> in_language("Swap in use", "使用了交换空间", True), in_language("Swap in use", "", True)
-    ('使用了交换空间', 'Swap in use')
-    """
-    return (text_zh if zh else "") or text
 
 
 REGISTRY: dict[str, RuleSpec] = {}

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 from django.template import Context, Template
 
+from config.language import in_language, reads_chinese
 from triage.models import Finding, Snapshot
 from triage.reports import MARKUPS, _not_checked_markdown, report_language
-from triage.rules import in_language, load_all, reads_chinese, rule_title
+from triage.rules import load_all, rule_title
 from triage.views import _case_views, _history, not_checked_items
 from troubleshoot.findings import MergedFinding
 
