@@ -36,3 +36,14 @@ def in_language(text: str, text_zh: str, zh: bool) -> str:
     ('使用了交换空间', 'Swap in use')
     """
     return (text_zh if zh else "") or text
+
+
+def ui_language(zh: bool) -> str:
+    """The Django language code whose gettext catalogue writes the generated
+    words around such content (``translation.override``), for a Chinese
+    reader (``zh``) or an English one.
+
+    >>> ui_language(True), ui_language(False)
+    ('zh-hans', 'en')
+    """
+    return "zh-hans" if zh else "en"

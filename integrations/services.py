@@ -38,6 +38,7 @@ from django.utils.translation import gettext as _
 
 from accounts.access import home_team
 from triage.models import Snapshot
+from triage.severity import SEVERITIES
 from troubleshoot.models import Session
 
 from . import tasks
@@ -351,7 +352,7 @@ def _email_text(event: str, payload: dict) -> tuple[str, str]:
             counts = data.get("findings") or {}
             lines = [
                 _("Findings: %(critical)s critical, %(warning)s warning, %(info)s info.")
-                % {k: counts.get(k, 0) for k in ("critical", "warning", "info")}
+                % {k: counts.get(k, 0) for k in SEVERITIES}
             ]
         else:
             subject = _("Analysis failed: %(name)s") % {"name": name}
@@ -400,7 +401,7 @@ def analysis_payload(snapshot) -> dict:
     findings = snapshot.current_findings()
     if snapshot.status != Snapshot.Status.DONE:
         findings = findings.none()
-    counts = {"critical": 0, "warning": 0, "info": 0}
+    counts = dict.fromkeys(SEVERITIES, 0)
     rules = set()
     for rule, severity in findings.values_list("rule", "severity"):
         counts[severity] = counts.get(severity, 0) + 1

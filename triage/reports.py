@@ -26,7 +26,7 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
-from config.language import content_language, in_language
+from config.language import content_language, in_language, ui_language
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage.fleetview import split_acknowledged
@@ -383,7 +383,7 @@ def _answer_markdown(
         terms = ", ".join(w.code(x) for x in match.get("shared_terms") or [])
         add(w.bullet(f"{t['why']}: {t['shared_terms']}: {terms}"))
     elif match.get("contributions"):
-        add(w.bullet(f"{t['why']}: {w.inline(explain(match, 'zh-hans' if zh else 'en'))}"))
+        add(w.bullet(f"{t['why']}: {w.inline(explain(match, ui_language(zh)))}"))
     add("")
 
 
@@ -530,7 +530,7 @@ def render_report(
         )
         add(w.bullet(f"{t['shared']}: {shared}", 2))
         if case.get("contributions"):
-            add(w.bullet(w.inline(explain(case, "zh-hans" if zh else "en")), 2))
+            add(w.bullet(w.inline(explain(case, ui_language(zh))), 2))
     if cases:
         add("")
 

@@ -20,7 +20,7 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from config.language import in_language, reads_chinese
+from config.language import in_language, reads_chinese, ui_language
 from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.access import readable_cases
@@ -240,7 +240,7 @@ def _case_views(cases, zh: bool) -> list[dict]:
                 "title_shown": in_language(case.get("title") or "", case.get("title_zh") or "", zh)
                 or case["slug"],
                 "score_text": format_score(case.get("score")),
-                "why": explain(case, "zh-hans" if zh else "en") if case.get("contributions") else "",
+                "why": explain(case, ui_language(zh)) if case.get("contributions") else "",
             }
         )
     return out

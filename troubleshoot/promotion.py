@@ -11,7 +11,7 @@ from django.utils.text import capfirst, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from config.language import content_language
+from config.language import content_language, ui_language
 from kb.models import Case, CaseMeasure
 from kb.services import record_reuse, record_revision, save_case
 from triage.engine import ENGINE_VERSION
@@ -132,7 +132,7 @@ def promote(*, session: Session, user, language: str = "en") -> Case:
     other = "en" if lang == "zh" else "zh"
     cases = {}
     for version in (lang, other):
-        with translation.override("zh-hans" if version == "zh" else "en"):
+        with translation.override(ui_language(version == "zh")):
             cases[version] = _draft_case(session=session, user=user, lang=version, pending=version != lang)
     case = cases[lang]
     record(session=session, user=user, action="promote", target=case.slug, new=f"draft case {case.slug}")

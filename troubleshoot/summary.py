@@ -17,7 +17,7 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from config.language import content_language
+from config.language import content_language, ui_language
 from triage.reports import MARKUPS, Markdown
 from troubleshoot import findings as session_findings
 from troubleshoot import verify
@@ -35,7 +35,7 @@ def render_summary(
     with their outcome, the close-out and the comments."""
     w = MARKUPS[markup]
     lang = content_language(language)
-    with translation.override("zh-hans" if lang == "zh" else "en"):
+    with translation.override(ui_language(lang == "zh")):
         lines = _summary(w, session, base_url.rstrip("/"), lang)
     return "\n".join(lines).rstrip() + "\n"
 
