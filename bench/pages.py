@@ -60,7 +60,7 @@ def populate(count: int):
     from kb.services import load_all
     from triage import analysis, uploads
     from triage.models import Snapshot
-    from troubleshoot import services as sessions
+    from troubleshoot import lifecycle, snapshots
 
     load_all()  # the founding cases: the report's header names the best matching one
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
@@ -86,9 +86,9 @@ def populate(count: int):
         for i in range(1, count)
     ]
     Snapshot.objects.bulk_create(rows, batch_size=64)
-    session = sessions.create_session(owner=user, title="bench")
+    session = lifecycle.create_session(owner=user, title="bench")
     for snap in Snapshot.objects.order_by("pk")[:24]:
-        sessions.attach_snapshot(session=session, user=user, snapshot=snap)
+        snapshots.attach_snapshot(session=session, user=user, snapshot=snap)
     import json
 
     return user, session, len(json.dumps(facts)), first

@@ -50,16 +50,16 @@ def populate():
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from triage import analysis, uploads
-    from troubleshoot import services
+    from troubleshoot import lifecycle, snapshots
 
     uploads.enqueue_analysis = lambda *, snapshot_id: True
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
-    session = services.create_session(owner=user, title="bench", metric_baseline=120.0)
+    session = lifecycle.create_session(owner=user, title="bench", metric_baseline=120.0)
     for path in sorted(SEED.iterdir()):
         upload = SimpleUploadedFile(path.name, path.read_bytes())
-        snap = services.upload_snapshot(session=session, user=user, uploaded_file=upload, phase="before")
+        snap = snapshots.upload_snapshot(session=session, user=user, uploaded_file=upload, phase="before")
         analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
-    services.update_session(session=session, user=user, changes={"guest_reboot_allowed": True})
+    lifecycle.update_session(session=session, user=user, changes={"guest_reboot_allowed": True})
     return user, session
 
 

@@ -37,7 +37,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.access import home_team
-from triage.models import Finding, Snapshot
+from triage.models import Snapshot
+from triage.severity import SEVERITIES
 from troubleshoot.models import Session
 
 from . import tasks
@@ -351,7 +352,7 @@ def _email_text(event: str, payload: dict) -> tuple[str, str]:
             counts = data.get("findings") or {}
             lines = [
                 _("Findings: %(critical)s critical, %(warning)s warning, %(info)s info.")
-                % {k: counts.get(k, 0) for k in ("critical", "warning", "info")}
+                % {k: counts.get(k, 0) for k in SEVERITIES}
             ]
         else:
             subject = _("Analysis failed: %(name)s") % {"name": name}
@@ -397,10 +398,10 @@ def mail_event(*, event: str, team_id: int, payload: dict) -> int:
 
 
 def analysis_payload(snapshot) -> dict:
-    findings = Finding.objects.filter(snapshot=snapshot, engine_version=snapshot.engine_version)
-    if snapshot.status != "done":
+    findings = snapshot.current_findings()
+    if snapshot.status != Snapshot.Status.DONE:
         findings = findings.none()
-    counts = {"critical": 0, "warning": 0, "info": 0}
+    counts = dict.fromkeys(SEVERITIES, 0)
     rules = set()
     for rule, severity in findings.values_list("rule", "severity"):
         counts[severity] = counts.get(severity, 0) + 1
@@ -416,11 +417,11 @@ def analysis_payload(snapshot) -> dict:
             "engine_version": snapshot.engine_version,
             "finished_at": snapshot.finished_at.isoformat() if snapshot.finished_at else None,
             "url": _absolute(reverse("triage:snapshot_detail", args=[snapshot.pk])),
-            "api_url": _absolute(f"/api/v1/snapshots/{snapshot.pk}/"),
+            "api_url": _absolute(reverse("api-snapshot-detail", args=[snapshot.pk])),
         },
         "findings": counts,
         "rules": sorted(rules),
-        "error": snapshot.last_error if snapshot.status == "failed" else "",
+        "error": snapshot.last_error if snapshot.status == Snapshot.Status.FAILED else "",
     }
 
 
@@ -484,7 +485,7 @@ def case_published(*, case) -> None:
                 "published_at": case.published_at.isoformat() if case.published_at else None,
                 "reviewer": case.reviewer.get_username() if case.reviewer_id else "",
                 "url": _absolute(reverse("kb:case_detail_lang", args=[case.slug, case.language])),
-                "api_url": _absolute(f"/api/v1/cases/{case.slug}/"),
+                "api_url": _absolute(reverse("kb-api-case", args=[case.slug])),
             }
         }
 

@@ -13,6 +13,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from config.language import in_language, reads_chinese
+
 
 class Language(models.TextChoices):
     EN = "en", _("English")
@@ -53,10 +55,10 @@ class Measure(models.Model):
         return self.slug
 
     def title_for(self, language: str) -> str:
-        return self.title_zh if language.startswith("zh") and self.title_zh else self.title_en
+        return in_language(self.title_en, self.title_zh, reads_chinese(language))
 
     def what_why_for(self, language: str) -> str:
-        return self.what_why_zh if language.startswith("zh") and self.what_why_zh else self.what_why_en
+        return in_language(self.what_why_en, self.what_why_zh, reads_chinese(language))
 
 
 class Tag(models.Model):

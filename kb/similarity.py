@@ -35,6 +35,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 
+from config.language import content_language
 from kb import search
 from kb.models import Case, CaseMeasure, CaseRule
 
@@ -575,7 +576,7 @@ def case_digest(slug: str, language: str = "en") -> dict | None:
     its metrics before/after with the change in percent. None when the case
     is not published (any more)."""
     versions = {c.language: c for c in Case.objects.filter(slug=slug, state=Case.State.PUBLISHED)}
-    reader = "zh" if language.lower().startswith("zh") else "en"
+    reader = content_language(language)
     case = versions.get(reader) or next(iter(versions.values()), None)
     if case is None:
         return None

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import SignedInRequest
+from config.language import content_language
 from kb import history, search, services
 from kb.access import can_edit_case, can_review_case, case_search_filters, readable_cases
 from kb.forms import CaseEditForm, CaseSearchForm, ReviewForm
@@ -36,7 +37,7 @@ FIELD_NAMES = {
 
 
 def reader_language() -> str:
-    return "zh" if (get_language() or "").lower().startswith("zh") else "en"
+    return content_language(get_language())
 
 
 def case_list(request: HttpRequest) -> HttpResponse:

@@ -61,7 +61,7 @@ def build_page_world(django_user_model) -> PageWorld:
     from kb import services as kb
     from kb.models import Case
     from triage import analysis, uploads
-    from troubleshoot import services as sessions
+    from troubleshoot import apply, lifecycle, planning, promotion
 
     base = build_world(django_user_model)
     w = PageWorld(**{k: getattr(base, k) for k in ("users", "tokens", "teams", "snapshot", "session")})
@@ -75,7 +75,7 @@ def build_page_world(django_user_model) -> PageWorld:
     w.guest_snapshot = analysis.analyze_snapshot_now(snapshot_id=guest.pk, force=True)
 
     s = w.session
-    sessions.update_session(
+    lifecycle.update_session(
         session=s,
         user=engineer,
         changes={"metric_unit": "tpmC", "metric_baseline": 41000.0, "symptom": "slow"},
@@ -85,14 +85,16 @@ def build_page_world(django_user_model) -> PageWorld:
         ("tune-cpu-quota-concurrency", 1),
         ("odp-routing-mode-oceanbase", 2),
     ):
-        sessions.plan_measure(session=s, user=engineer, slug=slug, tier=tier)
+        planning.plan_measure(session=s, user=engineer, slug=slug, tier=tier)
     pm = s.measures.get(measure__slug="remove-netem")
-    sessions.record_application(
+    apply.record_application(
         session=s, user=engineer, pm=pm, status="applied", change_made="tc qdisc del dev eth0 root",
         notes="netem removed on all three observers", metric_after=52000.0,
     )  # fmt: skip
-    sessions.close_session(session=s, user=engineer, outcome="resolved", root_cause="netem delay", lessons="")
-    w.draft_slug = sessions.promote(session=s, user=engineer, language="en").slug
+    lifecycle.close_session(
+        session=s, user=engineer, outcome="resolved", root_cause="netem delay", lessons=""
+    )
+    w.draft_slug = promotion.promote(session=s, user=engineer, language="en").slug
 
     review = {}
     for language, title in (("en", "Guest slow after migration"), ("zh", "迁移后虚拟机变慢")):

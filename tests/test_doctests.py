@@ -37,7 +37,7 @@ def _with_examples(name: str) -> bool:
 
 # config's entry points (settings, wsgi, asgi, celery, urls) build the app when
 # imported; of config only its helpers are searched.
-CONFIG_HELPERS = {"config.pagination", "config.ldap"}
+CONFIG_HELPERS = {"config.pagination", "config.ldap", "config.language"}
 MODULES = [name for name in _modules() if not name.startswith("config.") or name in CONFIG_HELPERS]
 
 

@@ -8,7 +8,9 @@ another team's snapshot is a 404, never a 403 that would confirm it exists.
 from __future__ import annotations
 
 import tempfile
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -171,15 +173,18 @@ def get_visible_snapshot(request: Request, pk: int) -> Snapshot:
     return get_object_or_404(_visible(request).select_related("owner", "team"), pk=pk)
 
 
-class SessionUploads(Protocol):
+@dataclass(frozen=True)
+class SessionUploads:
     """What an upload to a troubleshooting session (``session``, ``phase``)
     needs from the sessions app. That app sits above triage, so it registers
-    itself here (``troubleshoot.apps``); triage never imports it."""
+    its functions here (``troubleshoot.apps``); triage never imports it.
+    ``attach_snapshot`` is called with the keywords ``session``, ``user``,
+    ``snapshot`` and ``phase``."""
 
-    def visible_sessions(self, user: Any) -> QuerySet[Any]: ...
-    def can_edit(self, user: Any, session: Any) -> bool: ...
-    def cluster_name(self, session: Any, phase: str) -> str: ...
-    def attach_snapshot(self, *, session: Any, user: Any, snapshot: Snapshot, phase: str) -> bool: ...
+    visible_sessions: Callable[[Any], QuerySet[Any]]
+    can_edit: Callable[[Any, Any], bool]
+    cluster_name: Callable[[Any, str], str]
+    attach_snapshot: Callable[..., bool]
 
 
 _session_uploads: SessionUploads | None = None

@@ -28,7 +28,6 @@ from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from kb.services import SignatureEngine
 from kb.similarity import similar_cases_for
 from triage.rules import (
-    SEVERITIES,
     Evidence,
     Finding,
     RuleContext,
@@ -37,6 +36,7 @@ from triage.rules import (
     host_name,
     load_all,
 )
+from triage.severity import severity_rank
 
 logger = logging.getLogger(__name__)
 
@@ -352,7 +352,7 @@ def merge_identical(findings: list[Finding]) -> list[Finding]:
             if (e.fact, e.artifact, e.line) not in seen:
                 first.evidence.append(e)
         first.past = max(first.past, finding.past)
-        if SEVERITIES.index(finding.severity) < SEVERITIES.index(first.severity):
+        if severity_rank(finding.severity) < severity_rank(first.severity):
             first.severity = finding.severity
     return out
 

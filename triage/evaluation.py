@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from collectors.archive import load_snapshot
+from kb.similarity import QUALIFYING_SEVERITIES
 from triage.engine import analyze
 from triage.management.commands.analyze import prose_symptom
-from triage.severity import SEVERITIES
+from triage.severity import severity_rank
 
-SERIOUS = ("critical", "warning")
 EXPECTED = "expected.json"
 SKIPPED_FILES = {EXPECTED, "SOURCE.md", "README.md"}
 
@@ -126,9 +126,8 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     snapshot = load_snapshot(inputs)
     result = analyze(snapshot)
     fired: dict[str, str] = {}
-    rank = {severity: i for i, severity in enumerate(SEVERITIES)}
     for f in result.findings:
-        if f.rule not in fired or rank.get(f.severity, 9) < rank.get(fired[f.rule], 9):
+        if f.rule not in fired or severity_rank(f.severity) < severity_rank(fired[f.rule]):
             fired[f.rule] = f.severity
     if similar is not None:
         cases = list(similar(result.findings, snapshot, symptom=prose_symptom(snapshot, inputs)))
@@ -138,7 +137,7 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     forbidden = list(expected.must_not_fire)
     if expected.healthy:  # a healthy snapshot forbids every warning/critical rule, listed or newer
         forbidden += sorted(r for r in fired if r not in expected.must_not_fire)
-    false_alarms = [f"{r} ({fired[r]})" for r in forbidden if fired.get(r) in SERIOUS]
+    false_alarms = [f"{r} ({fired[r]})" for r in forbidden if fired.get(r) in QUALIFYING_SEVERITIES]
     if expected.healthy:
         false_alarms += [f"similar case {s} on a healthy snapshot" for s in slugs]
     lines = read = 0

@@ -9,6 +9,8 @@ re-analysis by a newer engine replaces only its own set.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -19,7 +21,8 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
-from triage.severity import SEVERITIES
+from config.language import in_language, reads_chinese
+from triage.severity import severity_rank
 
 # Rule ids of the fleet rules (``triage.engine.is_fleet_rule``): findings about a
 # whole cluster.
@@ -271,8 +274,6 @@ class Finding(models.Model):
     impact = models.FloatField(default=0)
     engine_version = models.CharField(max_length=32)
 
-    SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
-
     class Meta:
         ordering = ["snapshot", "id"]
         indexes = [models.Index(fields=["snapshot", "engine_version"], name="finding_snapshot_version")]
@@ -288,20 +289,33 @@ class Finding(models.Model):
             findings,
             key=lambda f: (
                 -(f.impact or 0.0),
-                cls.SEVERITY_ORDER.get(f.severity, 9),
+                severity_rank(f.severity),
                 f.rule,
                 f.host,
                 f.pk or 0,
             ),
         )
 
+    @classmethod
+    def current_of(cls, snapshots: Iterable[Snapshot]) -> list[Finding]:
+        """The current findings (:meth:`Snapshot.current_findings`) of several
+        snapshots in one query: snapshot by snapshot in the order given, each
+        finding with its snapshot already set."""
+        given = {snap.pk: snap for snap in snapshots}
+        by_snapshot: dict[int, list[Finding]] = {pk: [] for pk in given}
+        rows = cls.objects.filter(
+            snapshot__in=list(given), engine_version=models.F("snapshot__engine_version")
+        )
+        for finding in rows.order_by("id"):
+            finding.snapshot = given[finding.snapshot_id]
+            by_snapshot[finding.snapshot_id].append(finding)
+        return [finding for found in by_snapshot.values() for finding in found]
+
     def localized_title(self, language: str | None = None) -> str:
-        lang = (language or get_language() or "en").lower()
-        return self.title_zh if lang.startswith("zh") and self.title_zh else self.title
+        return in_language(self.title, self.title_zh, reads_chinese(language or get_language()))
 
     def localized_explanation(self, language: str | None = None) -> str:
-        lang = (language or get_language() or "en").lower()
-        return self.explanation_zh if lang.startswith("zh") and self.explanation_zh else self.explanation
+        return in_language(self.explanation, self.explanation_zh, reads_chinese(language or get_language()))
 
 
 class Acknowledgement(models.Model):

@@ -26,11 +26,12 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
+from config.language import content_language, in_language, ui_language
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
-from triage.rules import load_all
+from triage.rules import rule_title
 from triage.selectors import sounds_like_cases
 
 LABELS: dict[str, dict[str, str]] = {
@@ -159,7 +160,7 @@ TOP = 3  # findings named at the top of the report
 
 def report_language(value: str | None) -> str:
     """``zh`` for any Chinese language tag (``zh-hans``, ``zh-CN``, ``zh``), else ``en``."""
-    return "zh" if (value or "").strip().lower().startswith("zh") else "en"
+    return content_language(value)
 
 
 def _md_inline(text: Any) -> str:
@@ -382,7 +383,7 @@ def _answer_markdown(
         terms = ", ".join(w.code(x) for x in match.get("shared_terms") or [])
         add(w.bullet(f"{t['why']}: {t['shared_terms']}: {terms}"))
     elif match.get("contributions"):
-        add(w.bullet(f"{t['why']}: {w.inline(explain(match, 'zh-hans' if zh else 'en'))}"))
+        add(w.bullet(f"{t['why']}: {w.inline(explain(match, ui_language(zh)))}"))
     add("")
 
 
@@ -514,7 +515,7 @@ def render_report(
         if not serious:
             _sounds_like_markdown(w, snapshot, t, lang, base_url, add)
     for case in cases:
-        title = (case.get("title_zh") if zh else None) or case.get("title") or case.get("slug")
+        title = in_language(case.get("title") or "", case.get("title_zh") or "", zh) or case.get("slug")
         score_text = format_score(case.get("score"))
         shared = ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—"
         link = ""
@@ -529,7 +530,7 @@ def render_report(
         )
         add(w.bullet(f"{t['shared']}: {shared}", 2))
         if case.get("contributions"):
-            add(w.bullet(w.inline(explain(case, "zh-hans" if zh else "en")), 2))
+            add(w.bullet(w.inline(explain(case, ui_language(zh))), 2))
     if cases:
         add("")
 
@@ -607,7 +608,6 @@ def _finding(
 def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
     """What could not be checked (with the commands that produce the missing
     evidence) and what was: a report with no finding is never a bare "done"."""
-    specs = load_all()
     items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
     if items:
         add(w.heading(2, f"{t['not_checked']} ({len(items)})"))
@@ -615,9 +615,8 @@ def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh
         add(t["not_checked_help"])
         add("")
         for n in items:
-            spec = specs.get(n["rule"])
-            title = spec.text("title", zh) if spec else ""
-            reason = (n.get("reason_zh") if zh else None) or n.get("reason") or ""
+            title = rule_title(n["rule"], zh)
+            reason = in_language(n.get("reason") or "", n.get("reason_zh") or "", zh)
             line = w.code(n["rule"]) + (f" {w.inline(title)}" if title else "")
             add(w.bullet(line + (f": {w.inline(reason)}" if reason else "")))
             for command in n.get("commands") or []:

@@ -20,6 +20,7 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.language import in_language, reads_chinese, ui_language
 from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.access import readable_cases
@@ -33,7 +34,7 @@ from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.remedies.playbook import render_playbook
 from triage.rules import Finding as RuleFinding
-from triage.rules import artifact_file
+from triage.rules import artifact_file, rule_title
 from triage.rules import load_all as load_rules
 from triage.severity import SEVERITIES
 
@@ -59,7 +60,7 @@ def case_url(slug: str) -> str | None:
 
 
 def _zh() -> bool:
-    return (get_language() or "").lower().startswith("zh")
+    return reads_chinese(get_language())
 
 
 @upload_view()
@@ -140,19 +141,12 @@ def _finding_view(finding: Finding | RuleFinding, zh: bool, ack=None) -> dict:
         "rule": finding.rule,
         "severity": finding.severity,
         "host": finding.host,
-        "title": (finding.title_zh if zh and finding.title_zh else finding.title) or finding.rule,
-        "explanation": finding.explanation_zh if zh and finding.explanation_zh else finding.explanation,
+        "title": in_language(finding.title, finding.title_zh, zh) or finding.rule,
+        "explanation": in_language(finding.explanation, finding.explanation_zh, zh),
         "evidence": _evidence_view(finding.evidence),
         "measures": [{"slug": slug, "url": measure_url(slug)} for slug in finding.measures or []],
         "ack": ack,
     }
-
-
-def _rule_title(rule_id: str, zh: bool) -> str:
-    spec = load_rules().get(rule_id)
-    if spec is None:
-        return rule_id
-    return spec.text("title", zh) or rule_id
 
 
 def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
@@ -171,8 +165,10 @@ def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
             out.append(
                 {
                     "rule": rule,
-                    "title": _rule_title(rule, zh),
-                    "reason": str((item.get("reason_zh") if zh else None) or item.get("reason") or ""),
+                    "title": rule_title(rule, zh) or rule,
+                    "reason": in_language(
+                        str(item.get("reason") or ""), str(item.get("reason_zh") or ""), zh
+                    ),
                     "commands": [str(c) for c in item.get("commands") or [] if c],
                     "host": str(item.get("host") or ""),
                     "snapshot": snap,
@@ -221,7 +217,7 @@ def _history(snapshot: Snapshot, zh: bool) -> list[dict]:
         if not isinstance(entry, dict):
             continue
         findings = [
-            {**f, "shown": (f.get("title_zh") if zh else None) or f.get("title") or f.get("rule")}
+            {**f, "shown": in_language(f.get("title") or "", f.get("title_zh") or "", zh) or f.get("rule")}
             for f in entry.get("findings") or []
             if isinstance(f, dict)
         ]
@@ -241,9 +237,10 @@ def _case_views(cases, zh: bool) -> list[dict]:
             {
                 **case,
                 "url": case_url(case["slug"]),
-                "title_shown": (case.get("title_zh") if zh else None) or case.get("title") or case["slug"],
+                "title_shown": in_language(case.get("title") or "", case.get("title_zh") or "", zh)
+                or case["slug"],
                 "score_text": format_score(case.get("score")),
-                "why": explain(case, "zh-hans" if zh else "en") if case.get("contributions") else "",
+                "why": explain(case, ui_language(zh)) if case.get("contributions") else "",
             }
         )
     return out
@@ -309,7 +306,7 @@ def report_context(snapshot: Snapshot) -> dict:
         "artifacts": facts.get("artifacts") or [],
         # the findings with the largest impact, named first
         "top_findings": [_finding_view(f, zh) for f in findings[:TOP_FINDINGS]] if len(findings) > 1 else [],
-        "checked": sorted((_rule_title(r, zh), r) for r in snapshot.checked or []),
+        "checked": sorted((rule_title(r, zh) or r, r) for r in snapshot.checked or []),
         "not_checked": not_checked_items([snapshot], zh),
         "readings": _readings(snapshot),
         "history": _history(snapshot, zh),
@@ -656,7 +653,7 @@ def rule_list(request: HttpRequest) -> HttpResponse:
     zh = _zh()
     counts = fleetview.affected_counts(selectors.visible_snapshots(request.user))
     rows: list[dict[str, Any]] = [
-        {"spec": spec, "title": _rule_title(rule_id, zh), "hosts": counts.get(rule_id, 0)}
+        {"spec": spec, "title": rule_title(rule_id, zh) or rule_id, "hosts": counts.get(rule_id, 0)}
         for rule_id, spec in load_rules().items()
     ]
     rows.sort(key=lambda r: (-r["hosts"], r["spec"].id))
@@ -695,7 +692,7 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
         "triage/rule_detail.html",
         {
             "spec": spec,
-            "title": _rule_title(rule_id, zh),
+            "title": rule_title(rule_id, zh) or rule_id,
             "condition": spec.text("condition", zh),
             "rationale": spec.text("rationale", zh),
             "thresholds": sorted((k, _shown_value(v)) for k, v in spec.thresholds.items()),

@@ -1,6 +1,7 @@
 """REST API of troubleshooting sessions: create, attach a snapshot, record a
-measure and its metric, close. Thin: ``troubleshoot.services`` does the work
-(and writes the audit trail); sessions the user cannot see are 404."""
+measure and its metric, close. Thin: the services (``troubleshoot.lifecycle``,
+``snapshots``, ``planning``, ``apply``) do the work (and write the audit trail);
+sessions the user cannot see are 404."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rest_framework.views import APIView
 
 from kb.models import Measure
 from triage.selectors import visible_snapshots
-from troubleshoot import services
+from troubleshoot import access, apply, lifecycle, planning, snapshots
 from troubleshoot.models import Session
 from troubleshoot.serializers import (
     AttachSnapshotSerializer,
@@ -29,7 +30,7 @@ from troubleshoot.serializers import (
 
 def _sessions(request: Request):
     return (
-        services.visible_sessions(request.user)
+        access.visible_sessions(request.user)
         .select_related("owner", "team", "assignee")
         .prefetch_related("tickets", "comments__author")
     )
@@ -37,7 +38,7 @@ def _sessions(request: Request):
 
 def _editable_session(request: Request, pk: int) -> Session:
     session = get_object_or_404(_sessions(request), pk=pk)
-    if not services.can_edit(request.user, session):
+    if not access.can_edit(request.user, session):
         raise PermissionDenied("you may not change this session")
     return session
 
@@ -66,7 +67,7 @@ class SessionListCreateView(generics.GenericAPIView):
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         title = data.pop("title")
-        session = services.create_session(owner=request.user, title=title, **data)
+        session = lifecycle.create_session(owner=request.user, title=title, **data)
         return _detail(request, session, status.HTTP_201_CREATED)
 
 
@@ -85,7 +86,7 @@ class SessionAttachSnapshotView(APIView):
         snapshot = visible_snapshots(request.user).filter(pk=form.validated_data["snapshot"]).first()
         if snapshot is None:
             raise NotFound("No such snapshot.")
-        services.attach_snapshot(
+        snapshots.attach_snapshot(
             session=session, user=request.user, snapshot=snapshot, phase=form.validated_data["phase"]
         )
         return _detail(request, session)
@@ -111,10 +112,10 @@ class SessionRecordMeasureView(APIView):
             raise ValidationError({"measure": ["unknown measure"]})
         try:
             with transaction.atomic():
-                pm = services.plan_measure(
+                pm = planning.plan_measure(
                     session=session, user=request.user, slug=data["measure"], tier=data["tier"]
                 )
-                services.record_application(
+                apply.record_application(
                     session=session,
                     user=request.user,
                     pm=pm,
@@ -139,10 +140,10 @@ class SessionCloseView(APIView):
         try:
             with transaction.atomic():
                 if data.get("metric_after") is not None:
-                    services.update_session(
+                    lifecycle.update_session(
                         session=session, user=request.user, changes={"metric_after": data["metric_after"]}
                     )
-                services.close_session(
+                lifecycle.close_session(
                     session=session,
                     user=request.user,
                     outcome=data["outcome"],

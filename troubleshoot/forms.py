@@ -3,8 +3,8 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from troubleshoot.lifecycle import CONSTRAINT_FIELDS, PROBLEM_FIELDS
 from troubleshoot.models import PlannedMeasure, Session, SessionSnapshot
-from troubleshoot.services import CONSTRAINT_FIELDS, PROBLEM_FIELDS
 
 
 class ProblemForm(forms.ModelForm):

@@ -5,7 +5,9 @@ by an engineer and readable by the engineer's team. It links the snapshots
 taken before and after the fix, the measures planned and applied (a ledger:
 applying is recorded, never executed by the app) and an append-only
 :class:`AuditEntry` trail of every change. Writes go through
-``troubleshoot.services`` so that nothing changes without a trail entry.
+the service modules (``troubleshoot.lifecycle``, ``people``, ``snapshots``,
+``planning``, ``apply``, ``promotion``), each writing ``troubleshoot.audit``, so that
+nothing changes without a trail entry.
 """
 
 from __future__ import annotations

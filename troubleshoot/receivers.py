@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from troubleshoot.services import record
+from troubleshoot.audit import record
 
 
 def acknowledgement_changed(

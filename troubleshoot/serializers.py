@@ -1,5 +1,6 @@
 """API shapes of troubleshooting sessions (the wizard's models, read-only here:
-every write goes through ``troubleshoot.services``)."""
+every write goes through the services: ``troubleshoot.lifecycle``, ``snapshots``,
+``planning``, ``apply`` ...)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from rest_framework import serializers
 
 from kb.models import Measure
 from triage.serializers import TicketSerializer
+from troubleshoot.lifecycle import PROBLEM_FIELDS
 from troubleshoot.models import Comment, PlannedMeasure, Session, SessionSnapshot
-from troubleshoot.services import PROBLEM_FIELDS
 
 
 class SessionSnapshotSerializer(serializers.ModelSerializer):

@@ -17,8 +17,10 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from config.language import content_language, ui_language
 from triage.reports import MARKUPS, Markdown
-from troubleshoot import services
+from troubleshoot import findings as session_findings
+from troubleshoot import verify
 from troubleshoot.models import Session, SessionSnapshot
 
 
@@ -32,10 +34,9 @@ def render_summary(
     """The session's problem, tickets, people, snapshots, findings, measures
     with their outcome, the close-out and the comments."""
     w = MARKUPS[markup]
-    with translation.override("zh-hans" if language.lower().startswith("zh") else "en"):
-        lines = _summary(
-            w, session, base_url.rstrip("/"), "zh" if language.lower().startswith("zh") else "en"
-        )
+    lang = content_language(language)
+    with translation.override(ui_language(lang == "zh")):
+        lines = _summary(w, session, base_url.rstrip("/"), lang)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -67,7 +68,7 @@ def _summary(w: Markdown, session: Session, base: str, lang: str) -> list[str]:
         add("")
     metric = ""
     if session.metric_baseline is not None:
-        after = _number(services.final_metric(session))
+        after = _number(verify.final_metric(session))
         metric = f"{_number(session.metric_baseline)} → {after} {session.metric_unit}".strip()
     rows = [
         (_("Workload"), session.workload),
@@ -88,7 +89,7 @@ def _summary(w: Markdown, session: Session, base: str, lang: str) -> list[str]:
         snaps.append(w.bullet(f"{shown} ({phases.get(link.phase, link.phase)})"))
     _section(w, out, _("Snapshots"), snaps)
 
-    findings = services.merged_findings(session)
+    findings = session_findings.merged_findings(session)
     _section(
         w,
         out,

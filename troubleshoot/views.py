@@ -1,6 +1,7 @@
 """Thin views of the wizard. Every step is one URL (``/sessions/<id>/step/<name>/``):
 a plain GET renders the whole page, an htmx GET only the wizard fragment; a
-POST does one action through ``troubleshoot.services`` and then redirects
+POST does one action through a service module (``troubleshoot.lifecycle``,
+``snapshots``, ``planning``, ``apply`` ...) and then redirects
 (plain form) or answers with the fragment of the resulting step (htmx, with
 ``HX-Push-Url`` so the address bar follows)."""
 
@@ -31,7 +32,9 @@ from triage.selectors import visible_snapshots
 from triage.tickets import TicketRejected
 from triage.uploads import UploadRejected
 from triage.views import not_checked_items
-from troubleshoot import services
+from troubleshoot import access, apply, lifecycle, people, planning, promotion, snapshots, verify
+from troubleshoot import effectiveness as measure_effectiveness
+from troubleshoot import findings as session_findings
 from troubleshoot.forms import (
     ApplyForm,
     ApplyTogetherForm,
@@ -55,14 +58,14 @@ def _session_for(request: HttpRequest, pk: int) -> Session:
     session = get_object_or_404(
         Session.objects.select_related("owner", "team", "promoted_case", "linked_case"), pk=pk
     )
-    if not services.can_view(request.user, session):
+    if not access.can_view(request.user, session):
         raise Http404("no such session")  # do not reveal that it exists
     return session
 
 
 @require_GET
 def session_list(request: SignedInRequest) -> HttpResponse:
-    sessions = services.visible_sessions(request.user).select_related("owner", "team", "assignee")
+    sessions = access.visible_sessions(request.user).select_related("owner", "team", "assignee")
     ticket = (request.GET.get("ticket") or "").strip()[:64]
     if ticket:
         sessions = sessions.filter(tickets__key__iexact=ticket).distinct()
@@ -81,16 +84,16 @@ def session_list(request: SignedInRequest) -> HttpResponse:
 def session_new(request: HttpRequest) -> HttpResponse:
     # "Start troubleshooting session" on a report: the snapshot and the other
     # hosts of its cluster come along as before-snapshots.
-    snapshot = services.startable_snapshot(
+    snapshot = snapshots.startable_snapshot(
         request.user, request.GET.get("snapshot") or request.POST.get("snapshot")
     )
-    starting = services.starting_snapshots(request.user, snapshot) if snapshot is not None else []
-    initial = services.problem_from_snapshot(snapshot) if snapshot is not None else None
+    starting = snapshots.starting_snapshots(request.user, snapshot) if snapshot is not None else []
+    initial = snapshots.problem_from_snapshot(snapshot) if snapshot is not None else None
     form = ProblemForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
-        session = services.create_session(owner=request.user, title=data.pop("title"), **data)
-        services.start_from_snapshots(session=session, user=request.user, snapshots=starting)
+        session = lifecycle.create_session(owner=request.user, title=data.pop("title"), **data)
+        snapshots.start_from_snapshots(session=session, user=request.user, snapshots=starting)
         return redirect("troubleshoot:step", pk=session.pk, step=Step.SNAPSHOTS)
     return render(
         request,
@@ -117,18 +120,18 @@ def snapshot_progress(request: HttpRequest, pk: int) -> HttpResponse:
             "progress": _progress(session, phase),
             "phase": phase,
             "step": Step.VERIFY if phase == SessionSnapshot.Phase.AFTER else Step.SNAPSHOTS,
-            "editable": services.can_edit(request.user, session),
+            "editable": access.can_edit(request.user, session),
         },
     )
 
 
 def _progress(session: Session, phase: str) -> dict:
-    return services.progress(session, phase or None)
+    return snapshots.progress(session, phase or None)
 
 
 @require_GET
 def effectiveness(request: HttpRequest) -> HttpResponse:
-    stats = services.effectiveness_ranking()
+    stats = measure_effectiveness.effectiveness_ranking()
     slugs = {slug for s in stats for slug in s["slugs"]}
     titles = {m.slug: m.title_for(_language()) for m in Measure.objects.filter(slug__in=slugs)}
     for s in stats:
@@ -136,7 +139,7 @@ def effectiveness(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "troubleshoot/effectiveness.html",
-        {"stats": stats, "min_sessions": services.MIN_SESSIONS},
+        {"stats": stats, "min_sessions": measure_effectiveness.MIN_SESSIONS},
     )
 
 
@@ -149,7 +152,7 @@ def step(request: HttpRequest, pk: int, step: str) -> HttpResponse:
     if step not in STEP_ORDER:
         raise Http404("no such step")
     session = _session_for(request, pk)
-    editable = services.can_edit(request.user, session)
+    editable = access.can_edit(request.user, session)
     forms: dict = {}
     if request.method == "POST":
         if not editable:
@@ -172,7 +175,7 @@ def _after_post(request: HttpRequest, session: Session, target_step: str) -> Htt
     url = reverse("troubleshoot:step", args=[session.pk, target_step])
     session.refresh_from_db()
     if target_step != session.step:
-        services.set_step(session=session, user=request.user, step=target_step)
+        lifecycle.set_step(session=session, user=request.user, step=target_step)
     if not getattr(request, "htmx", False):
         return redirect(url)
     response = render(request, "troubleshoot/_wizard.html", _context(request, session, target_step, True, {}))
@@ -197,13 +200,13 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
     """Do the posted action. Returns the step to show next, or the bound forms
     with errors to re-render the same step."""
     user, action = request.user, request.POST.get("action", "save")
-    forward = services.next_step(step) if "next" in request.POST else step
+    forward = lifecycle.next_step(step) if "next" in request.POST else step
     form: BaseForm
     if step == Step.PROBLEM:
         form = ProblemForm(request.POST, instance=Session.objects.get(pk=session.pk))
         if not form.is_valid():
             return {"problem_form": form}
-        services.update_session(session=session, user=user, changes=form.cleaned_data)
+        lifecycle.update_session(session=session, user=user, changes=form.cleaned_data)
         return forward
     if step in (Step.SNAPSHOTS, Step.VERIFY):
         return _snapshot_post(request, session, step, action, forward)
@@ -211,14 +214,14 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
         form = ConstraintsForm(request.POST, instance=Session.objects.get(pk=session.pk))
         if not form.is_valid():
             return {"constraints_form": form}
-        services.update_session(session=session, user=user, changes=form.cleaned_data)
+        lifecycle.update_session(session=session, user=user, changes=form.cleaned_data)
         return forward
     if step == Step.PLAN:
         if action == "add":
             form = PlanAddForm(request.POST)
             if form.is_valid():
                 try:
-                    services.plan_measure(
+                    planning.plan_measure(
                         session=session,
                         user=user,
                         slug=form.cleaned_data["measure"],
@@ -227,14 +230,14 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
                 except (ValueError, Measure.DoesNotExist) as exc:
                     messages.error(request, str(exc))
         elif action in ("up", "down"):
-            services.move_measure(session=session, user=user, pm=_pm(session, request), direction=action)
+            planning.move_measure(session=session, user=user, pm=_pm(session, request), direction=action)
         elif action == "tier":
-            services.set_tier(
+            planning.set_tier(
                 session=session, user=user, pm=_pm(session, request), tier=_posted_int(request, "tier")
             )
         elif action == "remove":
             try:
-                services.unplan_measure(session=session, user=user, pm=_pm(session, request))
+                planning.unplan_measure(session=session, user=user, pm=_pm(session, request))
             except ValueError as exc:
                 messages.error(request, str(exc))
         return forward
@@ -245,7 +248,7 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
             if not form.is_valid():
                 return {"apply_errors": {pm.pk: form}}
             data = form.cleaned_data
-            services.record_application(
+            apply.record_application(
                 session=session,
                 user=user,
                 pm=pm,
@@ -260,7 +263,7 @@ def _handle_post(request: HttpRequest, session: Session, step: str) -> str | dic
             if not form.is_valid():
                 return {"together_form": form}
             data = form.cleaned_data
-            services.apply_together(
+            apply.apply_together(
                 session=session,
                 user=user,
                 pms=list(data["measures"]),
@@ -283,7 +286,7 @@ def _snapshot_post(request, session: Session, step: str, action: str, forward: s
             return {"upload_form": form}
         for f in form.cleaned_data["files"]:
             try:
-                services.upload_snapshot(
+                snapshots.upload_snapshot(
                     session=session, user=user, uploaded_file=f, phase=form.cleaned_data["phase"]
                 )
             except UploadRejected as exc:
@@ -293,7 +296,7 @@ def _snapshot_post(request, session: Session, step: str, action: str, forward: s
         form = AttachForm(request.POST, snapshots=visible_snapshots(user))
         if not form.is_valid():
             return {"attach_form": form}
-        services.attach_snapshot(
+        snapshots.attach_snapshot(
             session=session,
             user=user,
             snapshot=form.cleaned_data["snapshot"],
@@ -301,13 +304,13 @@ def _snapshot_post(request, session: Session, step: str, action: str, forward: s
         )
         return step
     if action == "detach":
-        services.detach_snapshot(session=session, user=user, snapshot_id=_posted_int(request, "snapshot"))
+        snapshots.detach_snapshot(session=session, user=user, snapshot_id=_posted_int(request, "snapshot"))
         return step
     if action == "metric":
         form = VerifyForm(request.POST)
         if not form.is_valid():
             return {"verify_form": form}
-        services.update_session(
+        lifecycle.update_session(
             session=session, user=user, changes={"metric_after": form.cleaned_data["metric_after"]}
         )
         return forward
@@ -320,28 +323,28 @@ def _close_post(request, session: Session, action: str) -> str | dict:
         form = CloseForm(request.POST, instance=Session.objects.get(pk=session.pk))
         if not form.is_valid():
             return {"close_form": form}
-        services.close_session(session=session, user=user, **form.cleaned_data)
+        lifecycle.close_session(session=session, user=user, **form.cleaned_data)
     elif action == "reopen":
-        services.reopen_session(session=session, user=user)
+        lifecycle.reopen_session(session=session, user=user)
     elif action == "promote":
-        similar = services.promotion_check(session, language=lang)
+        similar = promotion.promotion_check(session, language=lang)
         if similar and "confirm" not in request.POST:
             messages.warning(request, _("A very similar case already exists; link to it or promote anyway."))
         else:
             try:
-                services.promote(session=session, user=user, language=lang)
+                promotion.promote(session=session, user=user, language=lang)
             except ValueError as exc:
                 messages.error(request, str(exc))
     elif action == "link":
         try:
-            services.link_case(
+            promotion.link_case(
                 session=session, user=user, case_slug=request.POST.get("case", ""), language=lang
             )
         except Case.DoesNotExist:
             messages.error(request, _("No such case."))
     elif action == "helped":
         try:
-            services.case_helped(session=session, user=user, case_slug=request.POST.get("case", ""))
+            promotion.case_helped(session=session, user=user, case_slug=request.POST.get("case", ""))
         except Case.DoesNotExist:
             messages.error(request, _("No such case."))
     return Step.CLOSE
@@ -368,9 +371,9 @@ def _context(request, session: Session, step: str, editable: bool, forms: dict) 
         "audit": _audit_rows(session.audit.select_related("user")[:300]),
         "comments": list(session.comments.select_related("author")),
         "tickets": list(session.tickets.all()),
-        "assignable": list(services.assignable_users(session)) if editable else [],
+        "assignable": list(people.assignable_users(session)) if editable else [],
         "language": lang,
-        "next_step": services.next_step(step) if step != Step.CLOSE else None,
+        "next_step": lifecycle.next_step(step) if step != Step.CLOSE else None,
     }
     ctx.update(forms)
     builder = STEP_CONTEXT.get(step)
@@ -487,7 +490,7 @@ def _snapshots(request, session, ctx):
 
 def _host_charts(session, phase) -> list[dict]:
     out = []
-    for snap in services.snapshots_of(session, phase):
+    for snap in snapshots.snapshots_of(session, phase):
         if snap.status != "done":
             continue
         facts = snap.facts or {}
@@ -516,45 +519,45 @@ def _host_charts(session, phase) -> list[dict]:
 
 def _findings(request, session, ctx):
     lang = ctx["language"]
-    findings = services.merged_findings(session)
-    cases = services.similar_cases(session, language=lang)
+    findings = session_findings.merged_findings(session)
+    cases = session_findings.similar_cases(session, language=lang)
     for case in cases:
         case["why"] = explain(case, lang)
     serious = sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES)
-    sounds = services.sounds_like_cases(session, language=lang) if not cases and not serious else []
+    sounds = session_findings.sounds_like_cases(session, language=lang) if not cases and not serious else []
     for case in sounds:
         case["why"] = explain(case, lang)
     ctx.update(
         {
-            "findings": [(sev, items) for sev, items in services.findings_by_severity(findings)],
+            "findings": [(sev, items) for sev, items in session_findings.findings_by_severity(findings)],
             "finding_count": len(findings),
             "serious_findings": serious,
             "similar": cases,
             "sounds_like": sounds,
-            "founding": services.founding_measures(session, cases),
+            "founding": session_findings.founding_measures(session, cases),
             "host_charts": _host_charts(session, "before"),
             # the same "Not checked — missing evidence" list as the reports, each linked to its report
-            "not_checked": not_checked_items(services.snapshots_of(session, "before")),
+            "not_checked": not_checked_items(snapshots.snapshots_of(session, "before")),
         }
     )
 
 
 def _constraints(request, session, ctx):
     ctx.setdefault("constraints_form", ConstraintsForm(instance=session))
-    ctx["candidates"] = services.candidates(session, language=ctx["language"])
+    ctx["candidates"] = planning.candidates(session, language=ctx["language"])
 
 
 def _plan(request, session, ctx):
-    ctx["candidates"] = [c for c in services.candidates(session, language=ctx["language"]) if not c.planned]
+    ctx["candidates"] = [c for c in planning.candidates(session, language=ctx["language"]) if not c.planned]
     ctx["tiers"] = _tiers(session)
-    ctx["guest_plans"] = services.guest_plans(session)
-    ctx["min_sessions"] = services.MIN_SESSIONS
+    ctx["guest_plans"] = planning.guest_plans(session)
+    ctx["min_sessions"] = measure_effectiveness.MIN_SESSIONS
 
 
 def _tiers(session):
     pms = list(session.measures.select_related("measure", "applied_by").order_by("tier", "position", "id"))
     for pm in pms:
-        pm.blocked = services.blocked_reason(session, pm.measure)
+        pm.blocked = planning.blocked_reason(session, pm.measure)
     return [
         (tier, [pm for pm in pms if pm.tier == tier])
         for tier in (1, 2, 3)
@@ -578,39 +581,39 @@ def _apply(request, session, ctx):
             )
             rows.append({"tier": tier, "pm": pm, "form": form})
     ctx["rows"] = rows
-    steps = {step["number"]: step for step in services.applied_steps(session)}
+    steps = {step["number"]: step for step in apply.applied_steps(session)}
     for row in rows:
         step = steps.get(row["pm"].step)
         row["together_with"] = [s for s in step["slugs"] if s != row["pm"].measure.slug] if step else []
     ctx.setdefault("together_form", ApplyTogetherForm(session=session))
     ctx["metric_chart"] = charts.metric_bars(
-        services.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
+        verify.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
     )
 
 
 def _verify(request, session, ctx):
     _snapshot_forms(request, session, ctx, SessionSnapshot.Phase.AFTER)
-    ctx["verification"] = services.verification(session)
-    final = services.final_metric(session)
+    ctx["verification"] = verify.verification(session)
+    final = verify.final_metric(session)
     ctx.setdefault("verify_form", VerifyForm(initial={"metric_after": final}))
     ctx["final_metric"] = final
-    gain = services.improvement(session, final)
+    gain = verify.improvement(session, final)
     ctx["gain_pct"] = round(gain * 100) if gain is not None else None
     ctx["metric_chart"] = charts.metric_bars(
-        services.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
+        verify.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
     )
     ctx["host_charts"] = _host_charts(session, "after")
 
 
 def _close(request, session, ctx):
     ctx.setdefault("close_form", CloseForm(instance=session))
-    ctx["final_metric"] = services.final_metric(session)
+    ctx["final_metric"] = verify.final_metric(session)
     if session.is_closed and not session.promoted_case_id:
-        ctx["very_similar"] = services.promotion_check(session, language=ctx["language"])
+        ctx["very_similar"] = promotion.promotion_check(session, language=ctx["language"])
     # The summary's "this case helped": the similar cases and the linked one.
     helpful = [
         {"slug": c["slug"], "title": c["title"], "url": c["url"]}
-        for c in services.similar_cases(session, language=ctx["language"])
+        for c in session_findings.similar_cases(session, language=ctx["language"])
     ]
     linked = session.linked_case
     if linked and linked.slug not in {c["slug"] for c in helpful}:
@@ -649,11 +652,11 @@ def session_assign(request: HttpRequest, pk: int) -> HttpResponse:
     assignee = None
     raw = request.POST.get("assignee") or ""
     if raw:
-        assignee = services.assignable_users(session).filter(pk=_posted_int(request, "assignee")).first()
+        assignee = people.assignable_users(session).filter(pk=_posted_int(request, "assignee")).first()
         if assignee is None:
             raise BadRequest("no such assignee")
     try:
-        services.assign_session(session=session, user=request.user, assignee=assignee)
+        people.assign_session(session=session, user=request.user, assignee=assignee)
     except PermissionDenied:
         raise Http404("no such session") from None
     return _back(session)
@@ -663,7 +666,7 @@ def session_assign(request: HttpRequest, pk: int) -> HttpResponse:
 def session_comment(request: HttpRequest, pk: int) -> HttpResponse:
     session = _session_for(request, pk)
     try:
-        services.add_comment(session=session, user=request.user, text=request.POST.get("text", ""))
+        people.add_comment(session=session, user=request.user, text=request.POST.get("text", ""))
     except ValueError:
         messages.error(request, _("A comment cannot be empty."))
     return _back(session)
@@ -677,7 +680,7 @@ def session_add_ticket(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, _("A ticket is a key like OPS-123 and an optional http(s) address."))
         return _back(session)
     try:
-        services.add_session_ticket(
+        people.add_session_ticket(
             session=session, user=request.user, key=form.cleaned_data["key"], url=form.cleaned_data["url"]
         )
     except TicketRejected as exc:

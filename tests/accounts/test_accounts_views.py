@@ -163,7 +163,7 @@ def test_password_change_page(client, user):
 
 
 def test_dashboard_lists_open_sessions(client, user):
-    from troubleshoot.services import close_session, create_session
+    from troubleshoot.lifecycle import close_session, create_session
 
     create_session(owner=user, title="Slow <CREATE INDEX> on guest")
     closed = create_session(owner=user, title="Old closed session")

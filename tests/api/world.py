@@ -33,7 +33,7 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
     from accounts.services import rotate_api_token
     from kb.services import load_all
     from triage import analysis, uploads
-    from troubleshoot import services as sessions
+    from troubleshoot import lifecycle, snapshots
 
     load_all(use_real_engine=False)
     w = World()
@@ -57,7 +57,7 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
     # Team B's own session first: team A's objects then have ids that differ
     # from each other on every database, so a URL filled with the wrong kind
     # of id cannot pass by accident.
-    sessions.create_session(owner=w.users["engineer_b"], title="team B's own session")
+    lifecycle.create_session(owner=w.users["engineer_b"], title="team B's own session")
     owner = w.users["engineer_a"]
     w.snapshot = uploads.create_snapshot(
         owner=owner, data=TRANSCRIPT.read_bytes(), filename=TRANSCRIPT.name, label="obs-197"
@@ -65,6 +65,6 @@ def build_world(django_user_model, *, analyse: bool = True) -> World:
     if analyse:
         analysis.analyze_snapshot_now(snapshot_id=w.snapshot.pk, force=True)
         w.snapshot.refresh_from_db()
-    w.session = sessions.create_session(owner=owner, title="BMSQL below expectation", metric_name="tpmC")
-    sessions.attach_snapshot(session=w.session, user=owner, snapshot=w.snapshot)
+    w.session = lifecycle.create_session(owner=owner, title="BMSQL below expectation", metric_name="tpmC")
+    snapshots.attach_snapshot(session=w.session, user=owner, snapshot=w.snapshot)
     return w

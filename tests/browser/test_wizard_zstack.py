@@ -248,13 +248,13 @@ def test_snapshot_progress_polls_until_analysed(engineer, live_server, monkeypat
     the progress fragment and stops polling once every snapshot is done."""
     from triage import analysis, uploads
     from triage.models import Snapshot
-    from troubleshoot import services
+    from troubleshoot import lifecycle, snapshots
 
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
-    session = services.create_session(owner=engineer, title="polling")
+    session = lifecycle.create_session(owner=engineer, title="polling")
     path = SEED / "before" / "zstack-9.txt"
     snap = uploads.create_snapshot(owner=engineer, data=path.read_bytes(), filename=path.name)
-    services.attach_snapshot(session=session, user=engineer, snapshot=snap)
+    snapshots.attach_snapshot(session=session, user=engineer, snapshot=snap)
     Snapshot.objects.filter(pk=snap.pk).update(status="analyzing")
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # the test updates the row while the page polls
     with chromium_page() as page:

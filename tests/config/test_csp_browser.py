@@ -21,7 +21,7 @@ PASSWORD = "csp-browser-password-1"
 def world(django_user_model, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     user = django_user_model.objects.create_user("csp", password=PASSWORD)
-    from troubleshoot.services import create_session
+    from troubleshoot.lifecycle import create_session
 
     return user, create_session(owner=user, title="CSP check")
 

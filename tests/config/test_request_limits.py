@@ -71,7 +71,7 @@ def test_upload_form_is_throttled_with_a_styled_page(web, settings):
 
 
 def test_api_web_form_and_wizard_share_one_counter(web, alice, settings):
-    from troubleshoot.services import create_session
+    from troubleshoot.lifecycle import create_session
 
     rate(settings, "3/min")
     api = APIClient()
@@ -102,7 +102,7 @@ def test_api_web_form_and_wizard_share_one_counter(web, alice, settings):
 
 
 def test_wizard_oversized_upload_is_refused_before_it_is_read(web, alice):
-    from troubleshoot.services import create_session
+    from troubleshoot.lifecycle import create_session
 
     session = create_session(owner=alice, title="slow database")
     response = web.generic(

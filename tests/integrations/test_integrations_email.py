@@ -14,7 +14,7 @@ from integrations import services
 from integrations.models import Event
 from tests.conftest import FIXTURES
 from triage import analysis, uploads
-from troubleshoot import services as sessions
+from troubleshoot import lifecycle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -66,8 +66,8 @@ def test_only_members_who_opted_in_are_mailed(smtp, people):
     services.set_notification_events(user=people["bob"], events=[Event.CASE_PUBLISHED])
     services.set_notification_events(user=people["dave"], events=list(Event.values))  # other team
     # carol never opted in
-    session = sessions.create_session(owner=people["carol"], title="BMSQL below expectation")
-    sessions.close_session(
+    session = lifecycle.create_session(owner=people["carol"], title="BMSQL below expectation")
+    lifecycle.close_session(
         session=session, user=people["carol"], outcome="resolved", root_cause="", lessons=""
     )
 
@@ -106,8 +106,8 @@ def test_no_address_no_mail(smtp, people):
     people["alice"].email = ""
     people["alice"].save()
     services.set_notification_events(user=people["alice"], events=[Event.SESSION_CLOSED])
-    session = sessions.create_session(owner=people["alice"], title="t")
-    sessions.close_session(
+    session = lifecycle.create_session(owner=people["alice"], title="t")
+    lifecycle.close_session(
         session=session, user=people["alice"], outcome="resolved", root_cause="", lessons=""
     )
     assert smtp.messages == []

@@ -18,7 +18,7 @@ from kb.models import Case
 from kb.services import save_case
 from tests.conftest import FIXTURES
 from triage import uploads
-from troubleshoot import services as sessions
+from troubleshoot import lifecycle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,6 +58,7 @@ def test_analysis_done_is_posted_signed(receiver, team_and_owner):
     assert body["team"] == {"slug": "team-a", "name": "Team A"}
     assert body["data"]["snapshot"]["id"] == snapshot.pk
     assert body["data"]["snapshot"]["url"] == f"/snapshots/{snapshot.pk}/"
+    assert body["data"]["snapshot"]["api_url"] == f"/api/v1/snapshots/{snapshot.pk}/"
     # The counts are those of the report.
     findings = list(snapshot.current_findings())
     assert sum(body["data"]["findings"].values()) == len(findings)
@@ -144,10 +145,10 @@ def test_session_closed_and_case_published(receiver, team_and_owner):
     other = Team.objects.create(name="Team B", slug="team-b")
     services.create_webhook(team=other, url=receiver.url, events=list(Event.values))
 
-    session = sessions.create_session(owner=owner, title="BMSQL below expectation")
-    sessions.close_session(session=session, user=owner, outcome="resolved", root_cause="netem", lessons="")
+    session = lifecycle.create_session(owner=owner, title="BMSQL below expectation")
+    lifecycle.close_session(session=session, user=owner, outcome="resolved", root_cause="netem", lessons="")
     # Closing again is no new event.
-    sessions.close_session(session=session, user=owner, outcome="resolved", root_cause="netem", lessons="")
+    lifecycle.close_session(session=session, user=owner, outcome="resolved", root_cause="netem", lessons="")
     case = Case.objects.create(slug="bmsql-netem", title="BMSQL slow: netem", symptom="slow", author=owner)
     case.state = Case.State.PUBLISHED
     save_case(case)
@@ -158,6 +159,7 @@ def test_session_closed_and_case_published(receiver, team_and_owner):
     assert events[0]["data"]["session"]["outcome"] == "resolved"
     assert events[0]["data"]["session"]["url"] == f"/sessions/{session.pk}/"
     assert events[1]["data"]["case"]["slug"] == "bmsql-netem"
+    assert events[1]["data"]["case"]["api_url"] == "/api/v1/cases/bmsql-netem/"
     assert all(e["team"]["slug"] == "team-a" for e in events)  # team B's hook got nothing
     assert Delivery.objects.filter(webhook__team=other).count() == 0
 
@@ -167,8 +169,8 @@ def test_unsubscribed_and_inactive_hooks_get_nothing(receiver, team_and_owner):
     services.create_webhook(team=team, url=receiver.url, events=[Event.CASE_PUBLISHED])
     inactive = services.create_webhook(team=team, url=receiver.url, events=[Event.SESSION_CLOSED])
     Webhook.objects.filter(pk=inactive.pk).update(active=False)
-    session = sessions.create_session(owner=owner, title="t")
-    sessions.close_session(session=session, user=owner, outcome="resolved", root_cause="", lessons="")
+    session = lifecycle.create_session(owner=owner, title="t")
+    lifecycle.close_session(session=session, user=owner, outcome="resolved", root_cause="", lessons="")
     assert receiver.received == []
 
 

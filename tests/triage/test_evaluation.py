@@ -40,7 +40,7 @@ def report(cases):
 def test_set_layout_sources_and_expectations():
     dirs = evaluation.snapshot_dirs(SET)
     assert len(dirs) >= 40
-    serious = {rid for rid, spec in load_all().items() if spec.severity in evaluation.SERIOUS}
+    serious = {rid for rid, spec in load_all().items() if spec.severity in similarity.QUALIFYING_SEVERITIES}
     healthy = 0
     for d in dirs:
         exp = evaluation.load_expectation(d / "expected.json")
@@ -108,7 +108,7 @@ def test_any_serious_rule_on_a_healthy_snapshot_is_a_false_alarm(tmp_path):
     (snap / "expected.json").write_text(json.dumps({"must_not_fire": [], "healthy": True}))
     (snap / "lscpu.txt").write_bytes((SET / "09-xeon-e5410-fsb" / "issue.txt").read_bytes())
     outcome = evaluation.evaluate_snapshot(snap)
-    serious = [r for r, sev in outcome.fired.items() if sev in evaluation.SERIOUS]
+    serious = [r for r, sev in outcome.fired.items() if sev in similarity.QUALIFYING_SEVERITIES]
     assert [a.split(" ")[0] for a in outcome.false_alarms] == serious
 
 

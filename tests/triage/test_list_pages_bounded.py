@@ -105,11 +105,11 @@ def test_dashboard_reads_no_facts(client, engineer, many_snapshots):
 
 
 def test_wizard_snapshots_step_reads_no_facts(client, engineer, many_snapshots):
-    from troubleshoot import services as sessions
+    from troubleshoot import lifecycle, snapshots
 
-    session = sessions.create_session(owner=engineer, title="512 hosts")
+    session = lifecycle.create_session(owner=engineer, title="512 hosts")
     for snap in many_snapshots.order_by("pk")[:24]:
-        sessions.attach_snapshot(session=session, user=engineer, snapshot=snap)
+        snapshots.attach_snapshot(session=session, user=engineer, snapshot=snap)
     client.force_login(engineer)
     url = reverse("troubleshoot:step", args=[session.pk, "snapshots"])
     response, sql, peak = _render(client, url)

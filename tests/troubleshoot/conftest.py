@@ -51,12 +51,12 @@ def teams(db, django_user_model):
 def upload_folder(session, user, folder: Path, phase: str):
     """Upload every host file of a fixture folder into the session and analyse
     them in this process, the way the eager Celery task would."""
-    from troubleshoot import services
+    from troubleshoot import snapshots
 
     snaps = []
     for path in sorted(folder.iterdir()):
         upload = SimpleUploadedFile(path.name, path.read_bytes())
-        snaps.append(services.upload_snapshot(session=session, user=user, uploaded_file=upload, phase=phase))
+        snaps.append(snapshots.upload_snapshot(session=session, user=user, uploaded_file=upload, phase=phase))
     for snap in snaps:
         analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     return snaps
@@ -70,10 +70,10 @@ def no_queue(monkeypatch):
 
 @pytest.fixture
 def zstack_session(teams, founding_cases, media, no_queue):
-    from troubleshoot import services
+    from troubleshoot import lifecycle
 
     alice = teams["alice"]
-    session = services.create_session(
+    session = lifecycle.create_session(
         owner=alice,
         title="MariaDB slow after v2v migration",
         symptom="CREATE INDEX takes about 120 s in the migrated guest, expected 30-60 s",

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from tests.troubleshoot.conftest import SEEDS
 from triage import analysis
-from troubleshoot import services
+from troubleshoot import lifecycle, planning, snapshots
 from troubleshoot.fill import PINNING, fill_commands
 
 pytestmark = pytest.mark.django_db
@@ -44,14 +44,14 @@ def pins(text: str) -> dict:
 
 
 def host_snapshot(session):
-    return next(s for s in services.snapshots_of(session, "before") if (s.facts or {}).get("domains"))
+    return next(s for s in snapshots.snapshots_of(session, "before") if (s.facts or {}).get("domains"))
 
 
 def test_wizard_pinning_equals_the_remediation_page(zstack_session, teams, alice_client):
     alice = teams["alice"]
-    services.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": True})
+    lifecycle.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": True})
     planned = {
-        slug: services.plan_measure(session=zstack_session, user=alice, slug=slug).commands
+        slug: planning.plan_measure(session=zstack_session, user=alice, slug=slug).commands
         for slug in ("pin-vcpus", "pin-emulator", "pin-iothreads", "numatune-memory-binding")
     }
     wizard = pins("\n".join(planned.values()))
@@ -87,9 +87,9 @@ def test_the_planners_cannot_help_reason_is_shown(teams, founding_cases, media, 
     """The same host with its guest defined as plain QEMU emulation: the
     planner refuses, the plan step says why and the catalogue text is used."""
     alice = teams["alice"]
-    session = services.create_session(owner=alice, title="emulated guest")
+    session = lifecycle.create_session(owner=alice, title="emulated guest")
     text = ZSTACK_HOST.read_text().replace("<domain type='kvm' id='1'>", "<domain type='qemu' id='1'>")
-    snap = services.upload_snapshot(
+    snap = snapshots.upload_snapshot(
         session=session,
         user=alice,
         uploaded_file=SimpleUploadedFile("zstack-9.txt", text.encode()),
@@ -97,17 +97,17 @@ def test_the_planners_cannot_help_reason_is_shown(teams, founding_cases, media, 
     )
     analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
 
-    [plan] = services.guest_plans(session)
+    [plan] = planning.guest_plans(session)
     assert not plan.ok and "domain type is qemu, not kvm" in plan.result.reason
     page = alice_client.get(reverse("troubleshoot:step", args=[session.pk, "plan"])).content.decode()
     assert 'data-ok="no"' in page and "domain type is qemu, not kvm" in page
     assert fill_commands("pin-vcpus", plans=[plan]) == ""
-    pm = services.plan_measure(session=session, user=alice, slug="pin-vcpus")
+    pm = planning.plan_measure(session=session, user=alice, slug="pin-vcpus")
     assert pm.commands == pm.measure.commands  # the catalogue's text, not a made-up placement
 
 
 def test_only_pinning_measures_are_filled(zstack_session):
-    plans = services.guest_plans(zstack_session)
+    plans = planning.guest_plans(zstack_session)
     assert fill_commands("zone-reclaim-mode", plans=plans) == ""
     assert "zone-reclaim-mode" not in PINNING
     vnuma = fill_commands("guest-numa-topology", plans=plans)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from config.pagination import PER_PAGE
 from tests.conftest import FIXTURES
-from troubleshoot import services
+from troubleshoot import findings, lifecycle
 from troubleshoot.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_session_list_is_newest_first_and_paged(client, teams):
     alice = teams["alice"]
     base = timezone.now() - dt.timedelta(days=1)
     for i in range(PER_PAGE + 5):
-        session = services.create_session(owner=alice, title=f"session-{i:03d}")
+        session = lifecycle.create_session(owner=alice, title=f"session-{i:03d}")
         Session.objects.filter(pk=session.pk).update(updated_at=base + dt.timedelta(minutes=(i * 7) % 55))
     client.force_login(alice)
     first = client.get(reverse("troubleshoot:session_list")).content.decode()
@@ -41,9 +41,11 @@ def test_session_list_is_newest_first_and_paged(client, teams):
 def test_a_session_no_rule_explains_sounds_like_its_case(client, teams, founding_cases):
     alice = teams["alice"]
     ticket = (TICKETS / "v2v-mariadb-slow.txt").read_text()
-    session = services.create_session(owner=alice, title="Database VM slower after migration", symptom=ticket)
-    assert services.similar_cases(session) == []
-    cases = services.sounds_like_cases(session)
+    session = lifecycle.create_session(
+        owner=alice, title="Database VM slower after migration", symptom=ticket
+    )
+    assert findings.similar_cases(session) == []
+    cases = findings.sounds_like_cases(session)
     assert [c["slug"] for c in cases] == ["zstack-mariadb-v2v"]
     client.force_login(alice)
     html = client.get(reverse("troubleshoot:step", args=[session.pk, "findings"])).content.decode()
@@ -54,8 +56,8 @@ def test_a_session_no_rule_explains_sounds_like_its_case(client, teams, founding
 def test_an_unrelated_session_sounds_like_nothing(client, teams, founding_cases):
     alice = teams["alice"]
     text = (TICKETS / "password-reset.txt").read_text()
-    session = services.create_session(owner=alice, title="Cannot log in", symptom=text)
-    assert services.sounds_like_cases(session) == []
+    session = lifecycle.create_session(owner=alice, title="Cannot log in", symptom=text)
+    assert findings.sounds_like_cases(session) == []
     client.force_login(alice)
     html = client.get(reverse("troubleshoot:step", args=[session.pk, "findings"])).content.decode()
     assert 'id="sounds-like"' not in html
@@ -63,7 +65,7 @@ def test_an_unrelated_session_sounds_like_nothing(client, teams, founding_cases)
 
 def test_serious_findings_leave_it_to_the_rules(zstack_session):
     # The ZStack snapshots have warning/critical findings: no text-only guess.
-    assert services.sounds_like_cases(zstack_session) == []
+    assert findings.sounds_like_cases(zstack_session) == []
 
 
 def test_wizard_names_measures_by_title(client, zstack_session):
@@ -87,7 +89,7 @@ def test_attach_picker_is_newest_first_with_time_and_cluster(client, teams, medi
             owner=alice, data=f"$ uptime {i}\n".encode(), filename=name, cluster="rack-1" if i else ""
         )
         Snapshot.objects.filter(pk=snap.pk).update(created_at=base + dt.timedelta(hours=i))
-    session = services.create_session(owner=alice, title="picker")
+    session = lifecycle.create_session(owner=alice, title="picker")
     client.force_login(alice)
     html = client.get(reverse("troubleshoot:step", args=[session.pk, "snapshots"])).content.decode()
     # the snapshot picker's options (the page also has the assignee picker)

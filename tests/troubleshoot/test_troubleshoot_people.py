@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from troubleshoot import services
+from troubleshoot import people
 from troubleshoot.models import AuditEntry, Session
 
 pytestmark = pytest.mark.django_db
@@ -20,14 +20,14 @@ def _client(client, user):
 
 def test_assign_to_a_team_member_and_back_to_nobody(zstack_session, teams):
     alice, bob, carol = teams["alice"], teams["bob"], teams["carol"]
-    services.assign_session(session=zstack_session, user=alice, assignee=bob)
+    people.assign_session(session=zstack_session, user=alice, assignee=bob)
     assert Session.objects.get(pk=zstack_session.pk).assignee == bob
     # carol is in another team: she can neither be assigned nor assign
     with pytest.raises(PermissionDenied):
-        services.assign_session(session=zstack_session, user=alice, assignee=carol)
+        people.assign_session(session=zstack_session, user=alice, assignee=carol)
     with pytest.raises(PermissionDenied):
-        services.assign_session(session=zstack_session, user=carol, assignee=alice)
-    services.assign_session(session=zstack_session, user=bob, assignee=None)
+        people.assign_session(session=zstack_session, user=carol, assignee=alice)
+    people.assign_session(session=zstack_session, user=bob, assignee=None)
     trail = list(
         AuditEntry.objects.filter(session=zstack_session, action="assignee")
         .order_by("id")
@@ -57,12 +57,12 @@ def test_the_wizard_assigns_comments_and_links_tickets(zstack_session, teams, cl
 
 
 def test_session_list_filters_by_ticket_and_assignee(zstack_session, teams, client):
-    services.add_session_ticket(session=zstack_session, user=teams["alice"], key="OPS-4711")
+    people.add_session_ticket(session=zstack_session, user=teams["alice"], key="OPS-4711")
     c = _client(client, teams["bob"])
     assert [s.pk for s in c.get("/sessions/?ticket=ops-4711").context["sessions"]] == [zstack_session.pk]
     assert list(c.get("/sessions/?ticket=OPS-1").context["sessions"]) == []
     assert list(c.get("/sessions/?assignee=me").context["sessions"]) == []
-    services.assign_session(session=zstack_session, user=teams["alice"], assignee=teams["bob"])
+    people.assign_session(session=zstack_session, user=teams["alice"], assignee=teams["bob"])
     assert [s.pk for s in c.get("/sessions/?assignee=me").context["sessions"]] == [zstack_session.pk]
     assert list(_client(client, teams["carol"]).get("/sessions/?ticket=OPS-4711").context["sessions"]) == []
 
@@ -71,11 +71,11 @@ def test_summary_in_markdown_and_jira_carries_the_same_content(zstack_session, t
     from troubleshoot.summary import render_summary
 
     alice = teams["alice"]
-    services.add_session_ticket(
+    people.add_session_ticket(
         session=zstack_session, user=alice, key="OPS-4711", url="https://jira.example.com/browse/OPS-4711"
     )
-    services.assign_session(session=zstack_session, user=alice, assignee=teams["bob"])
-    services.add_comment(session=zstack_session, user=alice, text="pinning planned for Friday [night] | *ok*")
+    people.assign_session(session=zstack_session, user=alice, assignee=teams["bob"])
+    people.add_comment(session=zstack_session, user=alice, text="pinning planned for Friday [night] | *ok*")
     md = render_summary(zstack_session, markup="markdown", base_url="https://casebook.example/")
     jira = render_summary(zstack_session, markup="jira", base_url="https://casebook.example/")
     assert md.startswith("# Session: MariaDB slow after v2v migration\n")

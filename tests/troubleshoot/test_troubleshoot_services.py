@@ -11,7 +11,9 @@ from django.core.exceptions import PermissionDenied
 from kb import services as kb_services
 from kb.models import Case
 from tests.troubleshoot.conftest import SEEDS, upload_folder
-from troubleshoot import services
+from triage.severity import SEVERITIES
+from troubleshoot import access, apply, lifecycle, planning, promotion, verify
+from troubleshoot import findings as session_findings
 from troubleshoot.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +29,7 @@ PINNING = [
 
 
 def test_merged_findings_cover_guest_and_host(zstack_session):
-    findings = services.merged_findings(zstack_session)
+    findings = session_findings.merged_findings(zstack_session)
     rules = [f.rule for f in findings]
     for rule in (
         "kvm.vcpu_hotplug_enabled",
@@ -37,7 +39,7 @@ def test_merged_findings_cover_guest_and_host(zstack_session):
     ):
         assert rule in rules
     # Worst severity first, one entry per rule.
-    order = [services.SEVERITIES.index(f.severity) for f in findings]
+    order = [SEVERITIES.index(f.severity) for f in findings]
     assert order == sorted(order)
     assert len(rules) == len(set(rules))
     hotplug = next(f for f in findings if f.rule == "kvm.vcpu_hotplug_enabled")
@@ -45,82 +47,82 @@ def test_merged_findings_cover_guest_and_host(zstack_session):
 
 
 def test_zstack_is_the_top_similar_case_with_why(zstack_session):
-    cases = services.similar_cases(zstack_session)
+    cases = session_findings.similar_cases(zstack_session)
     assert cases[0]["slug"] == "zstack-mariadb-v2v"
     assert "kvm.vcpu_hotplug_enabled" in cases[0]["shared_rules"]
     assert "hypervisor:kvm" in cases[0]["matched_features"]
-    founding = services.founding_measures(zstack_session, cases[:1])
+    founding = session_findings.founding_measures(zstack_session, cases[:1])
     applied = {m["measure"] for m in founding if m["status"] == "applied"}
     assert {"disable-cpu-hotplug", "pin-vcpus", "pin-emulator"} <= applied
 
 
 def test_host_reboot_measures_are_blocked_with_the_constraint(zstack_session, teams):
     alice = teams["alice"]
-    services.update_session(
+    lifecycle.update_session(
         session=zstack_session,
         user=alice,
         changes={"guest_reboot_allowed": True, "host_reboot_allowed": False},
     )
-    by_slug = {c.measure.slug: c for c in services.candidates(zstack_session)}
+    by_slug = {c.measure.slug: c for c in planning.candidates(zstack_session)}
     for slug in ("isolate-host-cpus", "static-hugepages"):
         assert slug in by_slug, slug
         assert "host reboot not allowed" in by_slug[slug].blocked
     for slug in PINNING:
         assert by_slug[slug].blocked is None, slug
-    services.update_session(
+    lifecycle.update_session(
         session=zstack_session,
         user=alice,
         changes={"other_workloads": True, "change_approval": True, "maintenance_window": "Wed 22:00"},
     )
-    by_slug = {c.measure.slug: c for c in services.candidates(zstack_session)}
+    by_slug = {c.measure.slug: c for c in planning.candidates(zstack_session)}
     assert "other workloads" in by_slug["rebalance-host-load"].caution
     assert by_slug["disable-cpu-hotplug"].caution == "change approval needed; maintenance window: Wed 22:00"
     assert by_slug["pin-vcpus"].caution is None  # online, and only the guest
     with pytest.raises(ValueError, match="host reboot"):
-        services.plan_measure(session=zstack_session, user=alice, slug="static-hugepages")
+        planning.plan_measure(session=zstack_session, user=alice, slug="static-hugepages")
     # Without a guest reboot, the guest-reboot measures are blocked too.
-    services.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": False})
-    by_slug = {c.measure.slug: c for c in services.candidates(zstack_session)}
+    lifecycle.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": False})
+    by_slug = {c.measure.slug: c for c in planning.candidates(zstack_session)}
     assert "guest reboot not allowed" in by_slug["disable-cpu-hotplug"].blocked
     assert by_slug["pin-vcpus"].blocked is None  # online
 
 
 def test_pinning_is_filled_in_for_node_1(zstack_session, teams):
-    services.update_session(
+    lifecycle.update_session(
         session=zstack_session, user=teams["alice"], changes={"guest_reboot_allowed": True}
     )
-    pm = services.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-vcpus")
+    pm = planning.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-vcpus")
     # The remediation planner's placement (tests/troubleshoot/test_troubleshoot_fill.py
     # checks it equals the remediation page): node 1, the node with more free
     # memory, as in the write-up; vCPU pairs on SMT siblings (1/37, 3/39 ...).
     assert "<vcpupin vcpu='0' cpuset='1'/>" in pm.commands
     assert "<vcpupin vcpu='1' cpuset='37'/>" in pm.commands
     assert "<vcpupin vcpu='31' cpuset='67'/>" in pm.commands
-    emulator = services.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-emulator")
+    emulator = planning.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-emulator")
     assert "<emulatorpin cpuset='33,69'/>" in emulator.commands
 
 
 def _apply_zstack_fix(session, user):
-    services.update_session(
+    lifecycle.update_session(
         session=session, user=user, changes={"guest_reboot_allowed": True, "host_reboot_allowed": False}
     )
     for slug in PINNING:
-        services.plan_measure(session=session, user=user, slug=slug, tier=1)
+        planning.plan_measure(session=session, user=user, slug=slug, tier=1)
     for pm in session.measures.all():
-        services.record_application(
+        apply.record_application(
             session=session, user=user, pm=pm, status="applied", change_made="virsh edit"
         )
     last = session.measures.get(measure__slug="pin-emulator")
-    services.record_application(session=session, user=user, pm=last, metric_after=58.0)
+    apply.record_application(session=session, user=user, pm=last, metric_after=58.0)
     iothread = session.measures.get(measure__slug="pin-iothreads")
-    services.record_application(session=session, user=user, pm=iothread, metric_after=58.4, notes="no change")
+    apply.record_application(session=session, user=user, pm=iothread, metric_after=58.4, notes="no change")
 
 
 def test_verify_promote_and_publish(zstack_session, teams):
     alice, sam = teams["alice"], teams["sam"]
     _apply_zstack_fix(zstack_session, alice)
     upload_folder(zstack_session, alice, SEEDS / "zstack-mariadb-v2v" / "after", "after")
-    result = services.verification(zstack_session)
+    result = verify.verification(zstack_session)
     cleared = {f.rule for f in result["cleared"]}
     assert {
         "kvm.vcpu_hotplug_enabled",
@@ -130,13 +132,13 @@ def test_verify_promote_and_publish(zstack_session, teams):
     } <= cleared
     remaining = {f.rule for f in result["remaining"]}
     assert not remaining & cleared
-    assert services.final_metric(zstack_session) == 58.4  # the last measured applied measure
-    services.update_session(session=zstack_session, user=alice, changes={"metric_after": 58.0})
-    assert services.final_metric(zstack_session) == 58.0
+    assert verify.final_metric(zstack_session) == 58.4  # the last measured applied measure
+    lifecycle.update_session(session=zstack_session, user=alice, changes={"metric_after": 58.0})
+    assert verify.final_metric(zstack_session) == 58.0
 
     with pytest.raises(ValueError):
-        services.promote(session=zstack_session, user=alice)
-    services.close_session(
+        promotion.promote(session=zstack_session, user=alice)
+    lifecycle.close_session(
         session=zstack_session,
         user=alice,
         outcome="resolved",
@@ -144,9 +146,9 @@ def test_verify_promote_and_publish(zstack_session, teams):
         lessons="Check pinning and vNUMA after every v2v migration.",
     )
     # The ZStack founding case is the same problem: the wizard warns before promoting.
-    warning = services.promotion_check(zstack_session)
+    warning = promotion.promotion_check(zstack_session)
     assert warning and warning["slug"] == "zstack-mariadb-v2v"
-    case = services.promote(session=zstack_session, user=alice)
+    case = promotion.promote(session=zstack_session, user=alice)
     assert case.state == Case.State.DRAFT
     metric = case.metrics.get()
     assert (metric.before, metric.after, metric.unit) == (120.0, 58.0, "s")
@@ -176,10 +178,10 @@ def test_verify_promote_and_publish(zstack_session, teams):
 
 
 def test_link_instead_of_promote(zstack_session, teams):
-    services.close_session(
+    lifecycle.close_session(
         session=zstack_session, user=teams["alice"], outcome="resolved", root_cause="x", lessons=""
     )
-    case = services.link_case(session=zstack_session, user=teams["alice"], case_slug="zstack-mariadb-v2v")
+    case = promotion.link_case(session=zstack_session, user=teams["alice"], case_slug="zstack-mariadb-v2v")
     zstack_session.refresh_from_db()
     assert zstack_session.linked_case == case
     assert zstack_session.promoted_case is None
@@ -187,16 +189,14 @@ def test_link_instead_of_promote(zstack_session, teams):
 
 def test_audit_trail_records_every_change_with_user_and_time(zstack_session, teams):
     alice, bob = teams["alice"], teams["bob"]
-    services.set_step(session=zstack_session, user=alice, step="findings")
-    services.set_step(session=zstack_session, user=bob, step="plan")
-    services.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": True})
-    pm = services.plan_measure(session=zstack_session, user=alice, slug="pin-vcpus")
-    services.record_application(
-        session=zstack_session, user=alice, pm=pm, status="applied", metric_after=61.0
-    )
-    services.record_application(session=zstack_session, user=bob, pm=pm, metric_after=58.0)  # corrected
-    services.record_application(session=zstack_session, user=bob, pm=pm, status="rolled back")
-    services.update_session(session=zstack_session, user=bob, changes={"metric_baseline": 118.0})
+    lifecycle.set_step(session=zstack_session, user=alice, step="findings")
+    lifecycle.set_step(session=zstack_session, user=bob, step="plan")
+    lifecycle.update_session(session=zstack_session, user=alice, changes={"guest_reboot_allowed": True})
+    pm = planning.plan_measure(session=zstack_session, user=alice, slug="pin-vcpus")
+    apply.record_application(session=zstack_session, user=alice, pm=pm, status="applied", metric_after=61.0)
+    apply.record_application(session=zstack_session, user=bob, pm=pm, metric_after=58.0)  # corrected
+    apply.record_application(session=zstack_session, user=bob, pm=pm, status="rolled back")
+    lifecycle.update_session(session=zstack_session, user=bob, changes={"metric_baseline": 118.0})
 
     trail = list(AuditEntry.objects.filter(session=zstack_session).order_by("at", "id"))
     assert all(e.at is not None for e in trail)
@@ -218,21 +218,21 @@ def test_audit_trail_records_every_change_with_user_and_time(zstack_session, tea
     assert pm.metric_after == 58.0 and pm.applied_by == bob
     # A change that changes nothing leaves no entry.
     before = AuditEntry.objects.count()
-    services.record_application(session=zstack_session, user=bob, pm=pm, metric_after=58.0)
+    apply.record_application(session=zstack_session, user=bob, pm=pm, metric_after=58.0)
     assert AuditEntry.objects.count() == before
 
 
 def test_sessions_are_team_scoped(teams, db):
     alice, bob, carol, sam = teams["alice"], teams["bob"], teams["carol"], teams["sam"]
-    session = services.create_session(owner=alice, title="alice's incident")
-    assert set(services.visible_sessions(bob)) == {session}
-    assert not services.visible_sessions(carol).exists()
-    assert set(services.visible_sessions(sam)) == {session}
-    assert services.can_edit(bob, session)
-    assert not services.can_view(carol, session) and not services.can_edit(carol, session)
+    session = lifecycle.create_session(owner=alice, title="alice's incident")
+    assert set(access.visible_sessions(bob)) == {session}
+    assert not access.visible_sessions(carol).exists()
+    assert set(access.visible_sessions(sam)) == {session}
+    assert access.can_edit(bob, session)
+    assert not access.can_view(carol, session) and not access.can_edit(carol, session)
     with pytest.raises(PermissionDenied):
-        services.update_session(session=session, user=carol, changes={"symptom": "hijacked"})
+        lifecycle.update_session(session=session, user=carol, changes={"symptom": "hijacked"})
     with pytest.raises(PermissionDenied):
-        services.set_step(session=session, user=carol, step="plan")
+        lifecycle.set_step(session=session, user=carol, step="plan")
     session.refresh_from_db()
     assert session.symptom == "" and session.step == "problem"

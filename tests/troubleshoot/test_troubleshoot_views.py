@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from troubleshoot import services
+from troubleshoot import lifecycle, planning, snapshots
 from troubleshoot.models import AuditEntry, Session
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_progress_polls_until_done(zstack_session, alice_client):
     url = reverse("troubleshoot:progress", args=[zstack_session.pk])
     done = alice_client.get(url).content.decode()
     assert "hx-trigger" not in done and 'data-done="2"' in done
-    snap = services.snapshots_of(zstack_session)[0]
+    snap = snapshots.snapshots_of(zstack_session)[0]
     type(snap).objects.filter(pk=snap.pk).update(status="analyzing")
     polling = alice_client.get(url).content.decode()
     assert 'hx-trigger="every 1s"' in polling and 'data-done="1"' in polling
@@ -192,10 +192,10 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
     from tests.troubleshoot.conftest import SEEDS
     from triage import analysis
 
-    services.update_session(
+    lifecycle.update_session(
         session=zstack_session, user=teams["alice"], changes={"guest_reboot_allowed": True}
     )
-    services.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-vcpus")
+    planning.plan_measure(session=zstack_session, user=teams["alice"], slug="pin-vcpus")
     files = [open(p, "rb") for p in sorted((SEEDS / "zstack-mariadb-v2v" / "after").iterdir())]  # noqa: SIM115
     try:
         r = alice_client.post(
@@ -205,7 +205,7 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
         for f in files:
             f.close()
     assert r.status_code == 302 and r["Location"] == step_url(zstack_session, "verify")
-    after = services.snapshots_of(zstack_session, "after")
+    after = snapshots.snapshots_of(zstack_session, "after")
     assert len(after) == 2
     for snap in after:
         analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
@@ -258,7 +258,7 @@ def test_snapshots_verify_close_promote_publish_without_javascript(
 
 def test_support_sees_a_session_without_team(client, teams, django_user_model):
     loner = django_user_model.objects.create_user("loner", password="loner-password-1")
-    session = services.create_session(owner=loner, title="no team")
+    session = lifecycle.create_session(owner=loner, title="no team")
     assert session.team is None
     client.force_login(teams["sam"])
     assert client.get(step_url(session, "problem")).status_code == 200
@@ -298,8 +298,8 @@ def test_findings_step_shows_the_reports_not_checked_list(alice_client, teams, m
 
     alice = teams["alice"]
     snap = make_done(alice)
-    session = services.create_session(owner=alice, title="slow db", metric_name="qps")
-    services.attach_snapshot(session=session, user=alice, snapshot=snap)
+    session = lifecycle.create_session(owner=alice, title="slow db", metric_name="qps")
+    snapshots.attach_snapshot(session=session, user=alice, snapshot=snap)
     response = alice_client.get(reverse("troubleshoot:step", args=[session.pk, "findings"]))
     html = response.content.decode()
     section = html[html.index('id="not-checked"') :]
@@ -315,9 +315,9 @@ def test_findings_page_of_a_healthy_host_matches_no_known_problem(
     """Issue 17: the Percona seed host with its problem fixed has no warning, so no case is offered
     even though the session's symptom and environment resemble the Percona case."""
     from tests.troubleshoot.conftest import SEEDS, upload_folder
-    from troubleshoot import services
+    from troubleshoot import findings, lifecycle
 
-    session = services.create_session(
+    session = lifecycle.create_session(
         owner=teams["alice"],
         title="Percona restart check",
         symptom="Restart after enabling large pages",
@@ -327,6 +327,6 @@ def test_findings_page_of_a_healthy_host_matches_no_known_problem(
         metric_expected="< 10 s",
     )
     upload_folder(session, teams["alice"], SEEDS / "percona-numa-interleave-startup" / "after", "before")
-    assert services.similar_cases(session) == []
+    assert findings.similar_cases(session) == []
     page = alice_client.get(step_url(session, "findings")).content.decode()
     assert 'id="no-known-problem"' in page and 'id="similar-cases"' not in page

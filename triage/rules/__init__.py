@@ -43,6 +43,7 @@ from collectors.derived.topology import (
 )
 from collectors.derived.values import as_bool, as_int, size_bytes
 from collectors.facts import Domain, HostFacts, SnapshotFacts
+from config.language import in_language
 from triage.severity import SEVERITIES
 
 # Derived helpers (``collectors.derived``), re-exported for the rule modules.
@@ -187,9 +188,9 @@ class RuleSpec:
         return value
 
     def text(self, name: str, zh: bool) -> str:
-        """``title``, ``condition`` or ``rationale`` in the reader's language:
-        the ``_zh`` version for a Chinese reader where there is one."""
-        return (getattr(self, f"{name}_zh") if zh else "") or getattr(self, name)
+        """``title``, ``condition`` or ``rationale`` in the reader's language
+        (``config.language.in_language``)."""
+        return in_language(getattr(self, name), getattr(self, f"{name}_zh"), zh)
 
 
 REGISTRY: dict[str, RuleSpec] = {}
@@ -281,6 +282,13 @@ def load_all() -> dict[str, RuleSpec]:
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY
+
+
+def rule_title(rule_id: str, zh: bool) -> str:
+    """The registered rule's title in the reader's language; "" for a rule
+    that is not registered (any more)."""
+    spec = load_all().get(rule_id)
+    return spec.text("title", zh) if spec is not None else ""
 
 
 # ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 from django import template
 
-from troubleshoot.services import visible_sessions
+from troubleshoot.access import visible_sessions
 
 register = template.Library()
 
