@@ -1031,8 +1031,8 @@ def _count(
         return len(matched), True
     # Independent words: the share of versions holding all of them (or any).
     shares = [min(1.0, s / max(total, 1)) for s in sizes]
-    held = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)
-    estimate = total * held
+    share = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)
+    estimate = total * share
     return max(int(estimate), found), False
 
 
