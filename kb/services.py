@@ -211,9 +211,15 @@ def delete_case(case: Case) -> None:
 # --- loading the data files ------------------------------------------------------------------
 
 
+def _read_yaml(path: Path) -> Any:
+    """A data file through libyaml (PyYAML's C loader): ten times faster than
+    the pure-Python one, which every loadcases and test fixture paid."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+
+
 def load_catalogue(*, path: Path = MEASURES_PATH) -> dict[str, int]:
     """Create or update every measure of ``measures.yaml``."""
-    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    entries = _read_yaml(path) or []
     created = updated = 0
     fields = ("title_en", "title_zh", "what_why_en", "what_why_zh", "config_kind", "commands", "rollback",
               "disruption", "remeasure", "rules")  # fmt: skip
@@ -306,7 +312,7 @@ def load_cases(
         engine = real_engine()
     reindex = search.dictionary_version()
     for path in sorted(directory.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = _read_yaml(path)
         slug = data["slug"]
         versions = {c.language: c for c in Case.objects.filter(slug=slug)}
         signature = None
