@@ -236,12 +236,23 @@ class TermStat(models.Model):
         return f"{self.term}: {self.ndoc}"
 
 
+class RealField(models.FloatField):
+    """A single-precision float (4 bytes) on PostgreSQL: half the size of
+    ``double precision`` in the table and its indexes, for values that need
+    no more than 6 digits."""
+
+    def db_type(self, connection) -> str | None:
+        return "real" if connection.vendor == "postgresql" else super().db_type(connection)
+
+
 class Posting(models.Model):
     """The inverted index of case search: one row per term of a case version,
-    with the term's BM25 weight in that version (``kb.search.impacts``) and
-    the version's state, copied here like ``CaseRule.state``. The index on
-    (term, state, impact) hands out a term's best cases first, so the ranking
-    reads the head of each query term's list, never every match."""
+    with the term's BM25 weight in that version (``kb.search.impacts``), the
+    fields it occurs in (``kb.search.WHERE_BIT`` flags: why a hit matched is
+    read from here) and the version's state, copied here like
+    ``CaseRule.state``. The index on (term, state, impact) hands out a term's
+    best cases first, so the ranking reads the head of each query term's list,
+    never every match."""
 
     pk = models.CompositePrimaryKey("case_id", "term")
     # A plain column, no foreign key: kb.services deletes a version's rows by
@@ -249,7 +260,8 @@ class Posting(models.Model):
     case_id = models.IntegerField()
     term = models.CharField(max_length=200)
     state = models.CharField(max_length=10)
-    impact = models.FloatField()
+    fields = models.SmallIntegerField(default=0)
+    impact = RealField()
 
     class Meta:
         indexes = [

@@ -38,11 +38,11 @@ import rjieba
 import snowballstemmer
 import yaml
 from django.db import connection, transaction
-from django.db.models import F, Max
+from django.db.models import Exists, F, Max, OuterRef
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from kb.models import Case, CaseRule, Posting, TermStat
+from kb.models import Case, CaseMeasure, CaseRule, Metric, Posting, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
@@ -58,7 +58,7 @@ _STOP = frozenset(
     """a an and are as at be been being by can could did do does for from had has have
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
-    will with would you your after before also any very vs versus
+    will with would you your after before also any very vs versus many much lot lots several really quite
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
     很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
 )
@@ -134,7 +134,7 @@ def storage_form(token: str) -> str:
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
 # rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "4"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -155,6 +155,15 @@ class Unit:
     surface: str = field(default="", compare=False)  # the word as written (lower case)
 
 
+_HYPHENATED_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def _compound_stem(segments: list[str]) -> str:
+    """A hyphenated compound as one word with its last part stemmed
+    (pre-faulted -> prefault, zone-reclaim-mode -> zonereclaimmode)."""
+    return "".join(segments[:-1]) + _stem(segments[-1])
+
+
 @functools.lru_cache(maxsize=200_000)
 def _word_units(word: str) -> Unit | None:
     if word in _STOP:
@@ -167,6 +176,10 @@ def _word_units(word: str) -> Unit | None:
             parts.append(storage_form(seg))
         parts.extend(_stem(p) for p in pieces)
     primary = storage_form(word) if (len(segments) > 1 or "_" in word) else _stem(word)
+    if _HYPHENATED_RE.fullmatch(word):
+        # A compound of words (pre-faulted, multi-threaded) is also one word,
+        # its ending stemmed: it meets its spelling without the hyphen (prefault).
+        parts.insert(0, _compound_stem(segments))
     if not primary or primary in _STOP:
         return None
     sub = tuple(dict.fromkeys(p for p in parts if p and p != primary and p not in _STOP))
@@ -279,6 +292,8 @@ class Query:
     # The parts of an identifier or long Chinese word (parts -> the word): a
     # fallback for when the index does not know the word (:func:`_drop_fallbacks`).
     fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # An unknown word -> the indexed term searched for it (:func:`_correct`).
+    respelled: dict[str, str] = field(default_factory=dict)
 
     @property
     def terms(self) -> list[str]:
@@ -325,10 +340,16 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
             if unit.primary not in dictionary()[1]:
                 alts.append(unit.parts)
         else:
+            if (
+                _HYPHENATED_RE.fullmatch(unit.surface)
+                and (stem := _compound_stem(unit.surface.split("-"))) != unit.primary
+            ):
+                # The compound stemmed whole (pre-faulted -> prefault): the same word.
+                alts.append((stem,))
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
     if fallbacks is not None and len(alts) > 1:
-        fallbacks[alts[1]] = unit.primary
+        fallbacks[alts[-1]] = unit.primary
     return alts
 
 
@@ -382,41 +403,68 @@ PIVOT_LENGTH = 400  # tokens
 FIELD_WEIGHTS = (3.0, 1.5, 1.0)  # title, symptom + cause, the rest
 
 
+# Where a term occurs in a case version: a bit per field, kept with its
+# posting (``Posting.fields``), so a hit's :class:`Why` is read off the index
+# instead of re-reading and re-tokenising its texts. "measures" are the
+# resolution steps and the metrics measured; "other" the environment columns
+# (hypervisor, CPU, database, platform) and the references.
+WHERE = ("title", "symptom", "cause", "resolution", "environment", "measures", "tags", "rules", "other")
+WHERE_BIT = {name: 1 << n for n, name in enumerate(WHERE)}
+_MAIN = ("symptom", "cause")  # ranked with their own field weight (FIELD_WEIGHTS)
+
+
 @dataclass(frozen=True)
 class IndexFields:
-    """The tokens of a case version by ranking field (space-separated)."""
+    """The tokens of a case version by ranking field (space-separated), and
+    where each term occurs (``WHERE_BIT`` flags)."""
 
     title: str
     main: str  # symptom and cause
     rest: str  # resolution, environment, tags, rules, measures, references
+    where: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def body(self) -> str:
         return f"{self.main} {self.rest}".strip()
 
 
+def index_fields(texts: dict[str, str]) -> IndexFields:
+    """Tokenise the texts of a case version by field (names of ``WHERE``)."""
+    tokens = {name: tokenize(texts.get(name, "")) for name in WHERE}
+    where: dict[str, int] = {}
+    for name, terms in tokens.items():
+        bit = WHERE_BIT[name]
+        for term in terms:
+            where[term] = where.get(term, 0) | bit
+    rest = [t for name in WHERE if name != "title" and name not in _MAIN for t in tokens[name]]
+    return IndexFields(
+        " ".join(tokens["title"]), " ".join(t for name in _MAIN for t in tokens[name]), " ".join(rest), where
+    )
+
+
 def case_index_fields(case) -> IndexFields:
     """The tokens of a case version, as stored in the index."""
-    tags = " ".join(t.name for t in case.tags.all()) if case.pk else ""
-    rest = [
-        case.resolution_summary,
-        case.environment_notes,
-        case.hypervisor,
-        case.cpu_model,
-        case.database,
-        case.database_version,
-        case.get_platform_display(),
-        tags,
-        " ".join(case.signature_rules),
-    ]
+    texts = {
+        "title": case.title,
+        "symptom": case.symptom,
+        "cause": case.cause,
+        "resolution": case.resolution_summary,
+        "environment": case.environment_notes,
+        "rules": " ".join(case.signature_rules),
+    }
+    other = [case.hypervisor, case.cpu_model, case.database, case.database_version]
+    other.append(case.get_platform_display())
     if case.pk:
-        for step in case.steps.select_related("measure"):
-            rest.append(f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}")
-        for ref in case.references.all():
-            rest.append(f"{ref.key} {ref.title}")
-    return IndexFields(
-        index_text(case.title), index_text(f"{case.symptom}\n{case.cause}"), index_text("\n".join(rest))
-    )
+        texts["tags"] = " ".join(t.name for t in case.tags.all())
+        measures = [
+            f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}"
+            for step in case.steps.select_related("measure")
+        ]
+        measures += [f"{metric.name} {metric.note}" for metric in case.metrics.all()]
+        texts["measures"] = "\n".join(measures)
+        other += [f"{ref.key} {ref.title}" for ref in case.references.all()]
+    texts["other"] = "\n".join(other)
+    return index_fields(texts)
 
 
 def impacts(fields: IndexFields) -> dict[str, float]:
@@ -438,7 +486,7 @@ def write_index(case_id: int, state: str, fields: IndexFields) -> None:
 
     delete_index(case_id)
     Posting.objects.bulk_create(
-        Posting(case_id=case_id, term=term, state=state, impact=impact)
+        Posting(case_id=case_id, term=term, state=state, impact=impact, fields=fields.where.get(term, 0))
         for term, impact in impacts(fields).items()
     )
 
@@ -583,24 +631,57 @@ def _max_edits(term: str) -> int:
     return 0 if len(term) < 4 else (1 if len(term) < 8 else 2)
 
 
-def edit_distance(a: str, b: str, limit: int = 3) -> int:
-    """Optimal string alignment distance (a transposition is one edit),
-    ``limit + 1`` as soon as it is certain to exceed ``limit``."""
-    if abs(len(a) - len(b)) > limit:
+# What a slip of the fingers does to a word: a letter dropped, doubled or
+# swapped with its neighbour, a key next to the right one, one vowel for
+# another (emulater), one sound-alike for another (zstak). Any other
+# substitution changes the word (prevent -> present, cpu1 -> cpu2): two edits.
+_KEY_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEY_AT = {ch: (row, col) for row, keys in enumerate(_KEY_ROWS) for col, ch in enumerate(keys)}
+_VOWELS = frozenset("aeiouy")
+_SOUND_ALIKE = frozenset(frozenset(pair) for pair in ("ck", "cs", "sz", "kq", "fv"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _substitution_cost(a: str, b: str) -> int:
+    """1 for a likely typo (neighbouring keys, vowels, sound-alikes), else 2."""
+    if a.isdigit() or b.isdigit():
+        return 2
+    if (a in _VOWELS and b in _VOWELS) or frozenset((a, b)) in _SOUND_ALIKE:
+        return 1
+    ra, ca = _KEY_AT.get(a, (-9, -9))
+    rb, cb = _KEY_AT.get(b, (9, 9))
+    # Rows are staggered: a key touches its row neighbours, the two keys
+    # above it (same column and one to the right) and the two below.
+    near = (
+        (ra == rb and abs(ca - cb) == 1)
+        or (rb == ra + 1 and cb in (ca - 1, ca))
+        or (rb == ra - 1 and cb in (ca, ca + 1))
+    )
+    return 1 if near else 2
+
+
+def edit_distance(a: str, b: str, limit: int = 3, *, prefix: bool = False) -> int:
+    """Typing distance of ``a`` from ``b``: optimal string alignment where a
+    dropped or added letter, a transposition and a likely substitution
+    (:func:`_substitution_cost`) are one edit, any other substitution two;
+    ``limit + 1`` as soon as it is certain to exceed ``limit``. ``prefix``:
+    the distance of ``a`` from the closest beginning of ``b`` (``a`` typed
+    short: ``passthru`` for ``passthrough``)."""
+    if abs(len(a) - len(b)) > limit and not (prefix and len(b) > len(a)):
         return limit + 1
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i] + [0] * len(b)
         for j, cb in enumerate(b, 1):
-            cost = 0 if ca == cb else 1
+            cost = 0 if ca == cb else _substitution_cost(ca, cb)
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
             if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
                 cur[j] = min(cur[j], prev2[j - 2] + 1)
         if min(cur) > limit:
             return limit + 1
         prev2, prev = prev, cur
-    return prev[-1]
+    return min(min(prev) if prefix else prev[-1], limit + 1)
 
 
 def _spelling_candidates(term: str) -> list[tuple[str, int]]:
@@ -625,9 +706,30 @@ def _spelling_candidates(term: str) -> list[tuple[str, int]]:
         return [(t, int(n)) for t, n in cursor.fetchall()]
 
 
-def correct_term(term: str) -> str | None:
-    """The indexed term closest to an unknown ``term`` (fewest edits, then the
-    most cases), or None. Chinese words and short tokens are not respelled."""
+def _prefix_candidates(term: str) -> list[tuple[str, int]]:
+    """(vocabulary term, document count) pairs longer than ``term`` that begin
+    with its first half: what ``term`` may be the beginning of."""
+    head = term[: max(4, len(term) // 2)]
+    # A range of the term's primary key (any backend, any collation of ASCII).
+    after = head[:-1] + chr(ord(head[-1]) + 1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT term, ndoc FROM kb_termstat WHERE term >= %s AND term < %s AND ndoc > 0"
+            " AND length(term) > %s ORDER BY ndoc DESC LIMIT 200",
+            [head, after, len(term)],
+        )
+        return [(t, int(n)) for t, n in cursor.fetchall()]
+
+
+PREFIX_MIN = 6  # an identifier typed short is completed from this length on
+
+
+def correct_term(term: str, *, identifier: bool = False) -> str | None:
+    """The indexed term closest to an unknown ``term`` (fewest typing edits,
+    :func:`edit_distance`, then the most cases), or None. Chinese words and
+    short tokens are not respelled. An ``identifier`` (``host-passthru``)
+    nothing is near may be typed short: the most common term it begins,
+    give or take the same typos, completes it."""
     edits = _max_edits(term)
     if not edits or re.search(rf"[{_CJK}]", term) or term.isdigit():
         return None
@@ -638,6 +740,11 @@ def correct_term(term: str) -> str | None:
         distance = edit_distance(term, candidate, edits)
         if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
             best = (distance, -ndoc, candidate)
+    if best is None and identifier and len(term) >= PREFIX_MIN and term.isascii():
+        for candidate, ndoc in _prefix_candidates(term):
+            distance = edit_distance(term, candidate, edits, prefix=True)
+            if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
+                best = (distance, -ndoc, candidate)
     return best[2] if best else None
 
 
@@ -673,6 +780,9 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     return "".join(out)
 
 
+_IDENTIFIER_MARK_RE = re.compile(r"[a-z0-9][._:/$-][a-z0-9]|_")
+
+
 def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str]:
     """Respell unknown words: a group none of whose alternatives is in the
     index gains the nearest indexed term. Returns {typed word: respelled};
@@ -682,13 +792,16 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
         known = _doc_freqs(query.terms)
     corrections: dict[str, str] = {}
     for number, group in enumerate(query.groups):
-        if any(all(t in known for t in alt) for alt in group):
+        # An identifier's parts are a fallback: known parts of an unknown
+        # identifier (zone, reclaim, mod) do not stop its respelling.
+        if any(all(t in known for t in alt) for alt in group if alt not in query.fallbacks):
             continue
         typed = group[0][0]
-        fixed = correct_term(typed)
+        label = query.labels[number]
+        fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)))
         if fixed:
             group.append((fixed,))
-            label = query.labels[number]
+            query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
     if corrections:
         known.update(_doc_freqs([t for t in query.terms if t not in known]))
@@ -699,9 +812,14 @@ def _drop_fallbacks(query: Query, df: dict[str, int]) -> None:
     """An identifier or long word the index knows means itself: its parts
     scattered over a case (``net``, ``thread``, ``count`` for
     ``net_thread_count``) are no match for it then, only when no case holds
-    the word whole."""
+    the word whole (or its respelling)."""
+
+    def known(word: str) -> bool:
+        return bool(df.get(word) or df.get(query.respelled.get(word, "")))
+
     for group in query.groups:
-        group[:] = [alt for alt in group if not df.get(query.fallbacks.get(alt, ""))] or group
+        kept = [alt for alt in group if alt not in query.fallbacks or not known(query.fallbacks[alt])]
+        group[:] = kept or group
 
 
 def _suggestion(text: str, corrections: dict[str, str]) -> str:
@@ -813,6 +931,17 @@ class _Ranking:
     exact: bool  # the order is exact (the search was not cut at MAX_DEPTH or COMPLETE_LIMIT)
 
 
+# A one-character Chinese word (高, 长, 慢) is seldom a word of its own in a
+# text: the segmenter glues it to its neighbours (很高, 较长), so the few
+# versions holding it alone make it look rare. It counts at most as a word
+# held by WEAK_SHARE of the versions.
+WEAK_SHARE = 0.1
+
+
+def _is_weak(alt: tuple[str, ...]) -> bool:
+    return len(alt) == 1 and len(alt[0]) == 1 and bool(_CJK_START_RE.match(alt[0]))
+
+
 class _Scorer:
     """Scores of case versions for a query from the weights read so far.
 
@@ -831,9 +960,10 @@ class _Scorer:
     def __init__(self, query: Query, df: dict[str, int], total: int):
         self.groups = []
         self.idf = []  # per group, its weight in the query: the IDF of the word typed
+        weak = _idf(int(total * WEAK_SHARE), total)
         for group in query.groups:
             alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
-            typed = alt_idf[0]
+            typed = min(alt_idf[0], weak) if _is_weak(group[0]) else alt_idf[0]
             self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
             self.idf.append(max(min(i, typed) for i in alt_idf))
         self.whole = sum(self.idf) or 1.0
@@ -1060,9 +1190,12 @@ def search(
         total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
+    versions = _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language)
+    where = _where([case.pk for case, _ in versions], query.terms)
+    tags = _tags_naming(query, [case.pk for case, _ in versions], where)
     hits = []
-    for case, other in _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language):
-        why = explain(case, query, filters)
+    for case, other in versions:
+        why = explain(case, query, filters, where=where.get(case.pk, {}), tags=tags.get(case.pk, []))
         hits.append(Hit(case, matched[case.slug][3], highlight(case, query, fields=why.fields), why, other))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
@@ -1080,11 +1213,24 @@ def search(
     )
 
 
+# What a hit needs of its case: neither the index columns nor where the
+# signature came from (the largest columns of a case row).
+_HIT_DEFERRED = ("search_title", "search_text", "signature_source", "source_digest")
+
+
 def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str):
     """(case, other version) per slug, in order: the reader's language when the
-    case has it among ``base``, else the version that matched."""
+    case has it among ``base``, else the version that matched. One query: each
+    version is annotated ``solved`` and ``verified`` (:class:`Why`)."""
     by_slug: dict[str, dict[str, Case]] = {}
-    for case in base.filter(slug__in=slugs).prefetch_related("tags", "steps__measure", "metrics"):
+    applied = CaseMeasure.objects.filter(case=OuterRef("pk"), status=CaseMeasure.Status.APPLIED)
+    measured = Metric.objects.filter(case=OuterRef("pk"), before__isnull=False, after__isnull=False)
+    versions = (
+        base.filter(slug__in=slugs)
+        .defer(*_HIT_DEFERRED)
+        .annotate(solved=Exists(applied), verified=Exists(measured))
+    )
+    for case in versions:
         by_slug.setdefault(case.slug, {})[case.language] = case
     out = []
     for slug in slugs:
@@ -1095,6 +1241,40 @@ def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str
         case = versions.get(language) or matched or next(iter(versions.values()))
         other = next((c for lang, c in sorted(versions.items()) if c.pk != case.pk), None)
         out.append((case, other))
+    return out
+
+
+def _where(case_ids: list[int], terms: list[str]) -> dict[int, dict[str, int]]:
+    """case id -> query term -> the fields of the case holding it (``WHERE_BIT``
+    flags), read from the postings: the terms a case does not hold are absent."""
+    if not case_ids or not terms:
+        return {}
+    ids_sql, ids = _in(case_ids)
+    terms_sql, term_params = _in(terms)
+    out: dict[int, dict[str, int]] = {i: {} for i in case_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT case_id, term, fields FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+            [*ids, *term_params],
+        )
+        for case_id, term, bits in cursor.fetchall():
+            out[case_id][term] = bits
+    return out
+
+
+def _tags_naming(query: Query, case_ids: list[int], where: dict[int, dict[str, int]]) -> dict[int, list[str]]:
+    """case id -> its tags that hold a query word, looked up only for the cases
+    whose tags the index says hold one."""
+    bit = WHERE_BIT["tags"]
+    wanted = [i for i in case_ids if any(b & bit for b in where.get(i, {}).values())]
+    if not wanted:
+        return {}
+    out: dict[int, list[str]] = {}
+    rows = Case.tags.through.objects.filter(case_id__in=wanted).values_list("case_id", "tag__name")
+    for case_id, name in rows.order_by("tag__name"):
+        if any(_group_matches(g, _held_terms(name, query)) for g in query.groups):
+            out.setdefault(case_id, []).append(name)
     return out
 
 
@@ -1135,36 +1315,49 @@ def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tupl
     return got
 
 
-def explain(case, query: Query, filters: dict | None = None) -> Why:
-    """Which fields, rules and tags of ``case`` hold the query words."""
+_WHY_FIELDS = ("title", "symptom", "cause", "resolution", "environment", "measures", "tags")
 
-    def holds(tokens: set[str]) -> bool:
+
+def explain(
+    case, query: Query, filters: dict | None = None, *, where: dict[str, int] | None = None, tags=None
+) -> Why:
+    """Which fields, rules and tags of ``case`` hold the query words, read off
+    the index: ``where`` (query term -> ``WHERE_BIT`` flags of the fields
+    holding it, :func:`_where`), ``tags`` (its tags naming a query word,
+    :func:`_tags_naming`); both looked up when not given. ``solved`` and
+    ``verified`` come from the annotations of :func:`_versions` when present."""
+    if where is None:
+        where = _where([case.pk], query.terms).get(case.pk, {})
+    if tags is None:
+        tags = _tags_naming(query, [case.pk], {case.pk: where}).get(case.pk, [])
+
+    def holds(bit: int) -> bool:
+        tokens = {t for t, b in where.items() if b & bit}
         return any(_group_matches(g, tokens) for g in query.groups)
 
-    fields = [name for name, attr in _FIELDS if holds(_held_terms(getattr(case, attr), query))]
-    steps = list(case.steps.all())
-    step_text = " ".join(f"{s.measure.slug} {s.measure.title_for(case.language)} {s.outcome}" for s in steps)
-    if holds(_held_terms(step_text, query)):
-        fields.append("measures")
-    tags = [t.name for t in case.tags.all() if holds(_held_terms(t.name, query))]
-    if tags:
-        fields.append("tags")
+    fields = [name for name in _WHY_FIELDS if holds(WHERE_BIT[name])]
     wanted_rule = (filters or {}).get("rule")
-    rules = [
-        rule
-        for rule in case.signature_rules
-        if rule == wanted_rule or holds(_held_terms(rule.partition(".")[2] or rule, query))
-    ]
-    held = set((case.search_title + " " + case.search_text).split())
+    in_rules = holds(WHERE_BIT["rules"])
+
+    def names(rule: str) -> bool:
+        held = _held_terms(rule.partition(".")[2] or rule, query)
+        return any(_group_matches(g, held) for g in query.groups)
+
+    rules = [rule for rule in case.signature_rules if rule == wanted_rule or (in_rules and names(rule))]
+    held = set(where)
     labelled = list(zip(query.groups, query.labels, strict=True))
+    solved, verified = getattr(case, "solved", None), getattr(case, "verified", None)
+    if solved is None or verified is None:
+        solved = case.steps.filter(status=CaseMeasure.Status.APPLIED).exists()
+        verified = case.metrics.filter(before__isnull=False, after__isnull=False).exists()
     return Why(
         fields=fields,
         matched=[label for g, label in labelled if _group_matches(g, held)],
         missing=[label for g, label in labelled if not _group_matches(g, held)],
         rules=rules,
-        tags=tags,
-        solved=any(s.status == "applied" for s in steps),
-        verified=any(m.before is not None and m.after is not None for m in case.metrics.all()),
+        tags=list(tags),
+        solved=bool(solved),
+        verified=bool(verified),
     )
 
 

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from kb import search, services
-from kb.models import Case
+from kb.models import Case, Posting
 from tests.conftest import ROOT, port_open, service_unavailable
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -357,3 +357,95 @@ def test_ranking_covers_every_match_not_the_newest(backend, request, tmp_path_fa
     assert results.total == 151 and results.pages == 31
     last = search.search("zone_reclaim_mode", filters=PUBLISHED, page=31, page_size=5)
     assert len(last.hits) == 1 and last.hits[0].case.slug != KUNPENG
+
+
+def test_typing_distance_counts_likely_slips_as_one_edit():
+    # a letter dropped or doubled, two letters swapped, a neighbouring key,
+    # one vowel for another: one edit each
+    assert search.edit_distance("maridb", "mariadb", 2) == 1
+    assert search.edit_distance("dealy", "delay", 1) == 1
+    assert search.edit_distance("numq", "numa", 1) == 1  # q is above a
+    assert search.edit_distance("emulater", "emulator", 2) == 1
+    # any other substitution makes another word: two edits
+    assert search.edit_distance("prevent", "present", 1) > 1
+    assert search.edit_distance("cpu1", "cpu2", 2) == 2
+    # typed short: the distance to the closest beginning
+    assert search.edit_distance("hostpassthru", "hostpassthrough", 2, prefix=True) == 1
+    assert search.edit_distance("hostpassthru", "hostpassthrough", 2) > 2
+
+
+def test_hyphenated_compounds_meet_their_closed_spelling():
+    """pre-faulted, pre-faults and prefault are one word; an identifier written
+    with hyphens or underscores stays one token either way."""
+    assert search.tokenize("pre-faulted")[:2] == ["prefaulted", "prefault"]
+    assert "prefault" in search.tokenize("the pool is pre-faults")
+    assert search.tokenize("prefaulting")[0] == "prefault"
+    assert search.tokenize("zone-reclaim-mode")[0] == search.tokenize("zone_reclaim_mode")[0]
+    assert ("prefault",) in search.parse_query("pre-faulting").groups[0]
+
+
+def test_quantifiers_are_stop_words():
+    assert search.parse_query("many remote plans").labels == ["remote plans"]
+    assert search.parse_query("too much memory").terms == ["too", "memori"]
+
+
+def test_one_character_chinese_words_weigh_as_common_words():
+    """高 alone is rare in the index (the segmenter glues it: 很高, 较高), so
+    it would outweigh every other word of ``CPU 高``: it counts at most as a
+    word one version in ten holds."""
+    scorer = search._Scorer(search.parse_query("CPU 高"), {"cpu": 500, "高": 2}, 1000)
+    assert scorer.idf[1] <= search._idf(100, 1000) < scorer.idf[0] * 10
+    assert scorer.idf[1] < search._idf(2, 1000)
+    rare = search._Scorer(search.parse_query("CPU 大页"), {"cpu": 500, "大页": 2}, 1000)
+    assert rare.idf[1] == search._idf(2, 1000)
+
+
+def test_postings_say_where_their_term_is(founding_cases):
+    percona = Case.objects.get(slug=PERCONA, language="en")
+    where = dict(Posting.objects.filter(case_id=percona.pk).values_list("term", "fields"))
+    assert where["innodbnumainterleave"] & search.WHERE_BIT["title"]
+    assert where["ps3967"] & search.WHERE_BIT["title"] and where["ps3967"] & search.WHERE_BIT["other"]
+    assert where["bufferpool"] & search.WHERE_BIT["tags"]
+    assert not where["bufferpool"] & search.WHERE_BIT["title"]  # "buffer pool" in the title is two words
+    oceanbase = Case.objects.get(slug=OCEANBASE, language="en")
+    # metrics are indexed with the measures: what was measured names the problem
+    where = dict(Posting.objects.filter(case_id=oceanbase.pk).values_list("term", "fields"))
+    assert where["gvsqlaudit"] == search.WHERE_BIT["measures"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_respelling_is_of_typos_and_of_identifiers_typed_short(backend, request, tmp_path_factory):
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    # prevents -> present is no slip of the fingers: nothing is suggested
+    results = search.search("cpu hotplug prevents vnuma configuration", filters=PUBLISHED)
+    assert results.suggestion == "" and results.hits[0].case.slug == ZSTACK
+    # an identifier typed short is completed, its known parts do not stop it
+    results = search.search("host-passthru cpu mode", filters=PUBLISHED)
+    assert results.suggestion == "host-passthrough cpu mode"
+    assert results.hits[0].case.slug == OPENSTACK
+    assert search.correct_term("hostpassthru") is None  # a plain word is not completed
+    # the parts of an unknown identifier are known words: it is respelled all the same
+    results = search.search("zone_reclaim_mod", filters=PUBLISHED)
+    assert results.suggestion == "zone_reclaim_mode" and results.hits[0].case.slug == KUNPENG
+    # hyphenated and closed spellings, and metrics
+    assert search.search("prefault", filters=PUBLISHED).hits[0].case.slug == PERCONA
+    hit = search.search("gv$sql_audit", filters=PUBLISHED).hits[0]
+    assert hit.case.slug == OCEANBASE and hit.why.fields == ["measures"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_why_is_read_off_the_index(backend, request, tmp_path_factory, django_assert_max_num_queries):
+    """A page costs the same few queries however many hits it has: the hits
+    and their other versions in one, where the query words are from the
+    postings in one, not each hit's texts, tags, steps and metrics."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    search.search("numa", filters=PUBLISHED)  # vocabulary and counts warm
+    with django_assert_max_num_queries(9):
+        results = search.search("numa memory", filters=PUBLISHED)
+    assert len(results.hits) == 5 and all(h.other is not None for h in results.hits)
+    assert all(h.why.fields and h.why.matched for h in results.hits)
+    assert not results.hits[0].why.missing and results.hits[0].why.tags == ["numa"]
