@@ -8,9 +8,11 @@ stays in sync.
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.translation import gettext_lazy as _
 
 
@@ -67,6 +69,14 @@ class Tag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+@functools.lru_cache(maxsize=16)
+def _case_url_pattern(prefix: str, urlconf: str | None) -> str:
+    """The URL of a case version with ``{slug}`` and ``{language}`` to fill in."""
+    url = reverse("kb:case_detail_lang", kwargs={"slug": "SLUG", "language": "LANGUAGE"})
+    escaped = url.replace("{", "{{").replace("}", "}}")
+    return escaped.replace("SLUG", "{slug}").replace("LANGUAGE", "{language}")
 
 
 class Case(models.Model):
@@ -141,7 +151,10 @@ class Case(models.Model):
         return f"{self.slug} [{self.language}]"
 
     def get_absolute_url(self) -> str:
-        return reverse("kb:case_detail_lang", kwargs={"slug": self.slug, "language": self.language})
+        # Slugs and language codes need no quoting: the reversed pattern is
+        # filled in (a page of search hits asks for forty of these).
+        pattern = _case_url_pattern(get_script_prefix(), get_urlconf())
+        return pattern.format(slug=self.slug, language=self.language)
 
     @property
     def signature_rules(self) -> list[str]:

@@ -38,11 +38,11 @@ import rjieba
 import snowballstemmer
 import yaml
 from django.db import connection, transaction
-from django.db.models import Exists, F, Max, OuterRef
+from django.db.models import F, Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from kb.models import Case, CaseMeasure, CaseRule, Metric, Posting, TermStat
+from kb.models import Case, CaseMeasure, CaseRule, Metric, Posting, Tag, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
@@ -353,31 +353,47 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
     return alts
 
 
+def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:
+    """The alternatives of glossary concept ``number``: each phrase's tokens."""
+    group: list[tuple[str, ...]] = []
+    for phrase in glossary()[1][number]:
+        phrase_units = _units(phrase)
+        if len(phrase_units) == 1:
+            group.extend(_unit_alternatives(phrase_units[0], fallbacks))
+        elif phrase_units:
+            group.append(tuple(u.primary for u in phrase_units))
+    return group
+
+
 def parse_query(text: str) -> Query:
+    """The groups of ``text``: each word or glossary phrase, with its
+    alternatives. A concept named twice (``MAP_POPULATE prefault``,
+    ``大页 huge pages``) is one group: one thing the reader looks for."""
     units = _units(text)
     query = Query(text=text)
     index = _glossary_index()
-    concepts = glossary()[1]
     longest = max((len(k) for k in index), default=1)
+    concept_group: dict[int, int] = {}  # concept number -> its group
     i = 0
     while i < len(units):
         for size in range(min(longest, len(units) - i), 0, -1):
             key = tuple(u.primary for u in units[i : i + size])
             if key in index:
-                concept = concepts[index[key]]
+                label = " ".join(u.surface for u in units[i : i + size])
+                number = index[key]
+                if number in concept_group:
+                    query.labels[concept_group[number]] += f" / {label}"
+                    i += size
+                    break
                 group: list[tuple[str, ...]] = []
                 if size == 1:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.append(key)
-                for phrase in concept:
-                    phrase_units = _units(phrase)
-                    if len(phrase_units) == 1:
-                        group.extend(_unit_alternatives(phrase_units[0], query.fallbacks))
-                    elif phrase_units:
-                        group.append(tuple(u.primary for u in phrase_units))
+                group.extend(_concept_alternatives(number, query.fallbacks))
+                concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
-                query.labels.append(" ".join(u.surface for u in units[i : i + size]))
+                query.labels.append(label)
                 i += size
                 break
         else:
@@ -800,7 +816,11 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
         label = query.labels[number]
         fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)))
         if fixed:
-            group.append((fixed,))
+            # The respelled word is searched as if typed: first, with its
+            # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
+            concept = _glossary_index().get((fixed,))
+            extra = _concept_alternatives(concept, query.fallbacks) if concept is not None else []
+            group[:] = list(dict.fromkeys([(fixed,), *extra, *group]))
             query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
     if corrections:
@@ -861,9 +881,13 @@ def _states(filters: dict) -> list[str]:
 
 
 def _in(values) -> tuple[str, list]:
-    """``IN (%s, ...)`` and its parameters (SQLite has no arrays)."""
+    """A membership test and its parameters: ``= ANY(%s)`` with one array on
+    PostgreSQL (one placeholder, whatever the number of values: nothing for
+    the driver to parse), ``IN (%s, ...)`` on SQLite (no arrays)."""
     values = list(values)
-    return "(" + ", ".join(["%s"] * len(values)) + ")", values
+    if connection.vendor == "postgresql":
+        return "= ANY(%s)", [values]
+    return "IN (" + ", ".join(["%s"] * len(values)) + ")", values
 
 
 def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[str, float]]:
@@ -904,7 +928,7 @@ def _lookup(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], float]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT case_id, term, impact FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+            f" WHERE case_id {ids_sql} AND term {terms_sql}",
             [*ids, *terms],
         )
         return {(i, t): w for i, t, w in cursor.fetchall() if (i, t) in pairs}
@@ -919,7 +943,7 @@ def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
     ids_sql, ids = _in(ids)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id IN {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
+            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
             [*ids, *base_params],
         )
         return {i: (slug, lang) for i, slug, lang in cursor.fetchall()}
@@ -967,6 +991,8 @@ class _Scorer:
             self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
             self.idf.append(max(min(i, typed) for i in alt_idf))
         self.whole = sum(self.idf) or 1.0
+        # Per group, (alternative, IDF / its length): an alternative's tokens average.
+        self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
         self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
@@ -975,21 +1001,28 @@ class _Scorer:
         """Per word group, the case's score for it (0: not held). ``upper``:
         unknown weights at their bound; ``case_id`` None: a case not read at all."""
         known = self.known.get(case_id, {}) if case_id is not None else {}
-        bound = self.bound
+        if upper:
+            view = self.bound.copy()
+            view.update(known)
+        else:
+            view = known
         out = []
-        for group in self.groups:
+        for group in self._factors:
             best = 0.0
-            for alt, idf in group:
-                total = 0.0
-                for term in alt:
-                    w = known.get(term)
-                    if w is None:
-                        w = bound.get(term, 0.0) if upper else 0.0
-                    if not w:
-                        total = 0.0
-                        break
-                    total += w
-                best = max(best, idf * total / len(alt))
+            for alt, factor in group:
+                if len(alt) == 1:
+                    w = view.get(alt[0], 0.0) * factor
+                else:
+                    total = 0.0
+                    for term in alt:
+                        w = view.get(term, 0.0)
+                        if not w:
+                            total = 0.0
+                            break
+                        total += w
+                    w = total * factor
+                if w > best:
+                    best = w
             out.append(best)
         return out
 
@@ -1001,19 +1034,22 @@ class _Scorer:
         """Terms whose weight in the case could still change its score: the
         unknown tokens of alternatives that could beat the group's best known one."""
         known = self.known.get(case_id, {})
-        bound = self.bound
+        view = self.bound.copy()
+        view.update(known)
         out: dict[str, None] = {}
-        for group in self.groups:
+        for group in self._factors:
             floor = 0.0
             open_alts = []
-            for alt, idf in group:
+            for alt, factor in group:
                 unknown = [t for t in alt if t not in known]
+                weights = [view.get(t, 0.0) for t in alt]
+                if not all(weights):
+                    continue
+                value = factor * sum(weights)
                 if not unknown:
-                    if all(known[t] for t in alt):
-                        floor = max(floor, idf * sum(known[t] for t in alt) / len(alt))
-                elif all(known.get(t, bound.get(t, 0.0)) for t in alt):
-                    upper = idf * sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt)
-                    open_alts.append((upper, unknown))
+                    floor = max(floor, value)
+                else:
+                    open_alts.append((value, unknown))
             for upper, unknown in open_alts:
                 if upper > floor:
                     out.update(dict.fromkeys(unknown))
@@ -1140,7 +1176,7 @@ def _count(
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM (SELECT DISTINCT c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
-                f" (SELECT case_id FROM kb_posting WHERE term IN {lead_sql} AND state IN {states_sql})"
+                f" (SELECT case_id FROM kb_posting WHERE term {lead_sql} AND state {states_sql})"
                 f" AND ({match_sql}) AND {base_sql} LIMIT {COUNT_CAP + 1}) AS m",
                 [*lead_params, *states, *params, *base_params],
             )
@@ -1168,14 +1204,14 @@ def search(
     query = parse_query(text)
     page = max(int(page or 1), 1)
     offset = (page - 1) * page_size
-    base = _filtered(Case.objects.all(), filters)
     if not query:
+        base = _filtered(Case.objects.all(), filters)
         groups = base.values("slug").annotate(latest=Max("updated_at")).order_by("-latest", "slug")
         total = base.values("slug").distinct().count()
         slugs = [g["slug"] for g in groups[offset : offset + page_size]]
         hits = [
             Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other)  # noqa: S308
-            for case, other in _versions(base, slugs, {}, language)
+            for case, other in _versions(filters, slugs, {}, language)
         ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
@@ -1190,7 +1226,7 @@ def search(
         total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
-    versions = _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language)
+    versions = _versions(filters, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language)
     where = _where([case.pk for case, _ in versions], query.terms)
     tags = _tags_naming(query, [case.pk for case, _ in versions], where)
     hits = []
@@ -1213,24 +1249,34 @@ def search(
     )
 
 
-# What a hit needs of its case: neither the index columns nor where the
-# signature came from (the largest columns of a case row).
-_HIT_DEFERRED = ("search_title", "search_text", "signature_source", "source_digest")
+# The columns a hit reads (the API, the results page, explain and the
+# snippet); the others are deferred (loaded on first use).
+_HIT_COLUMNS = (
+    "id", "slug", "language", "title", "state", "platform", "database", "database_version",
+    "symptom", "cause", "resolution_summary", "environment_notes", "signature",
+)  # fmt: skip
 
 
-def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str):
+def _versions(filters: dict, slugs: list[str], matched_ids: dict[str, int], language: str):
     """(case, other version) per slug, in order: the reader's language when the
-    case has it among ``base``, else the version that matched. One query: each
-    version is annotated ``solved`` and ``verified`` (:class:`Why`)."""
-    by_slug: dict[str, dict[str, Case]] = {}
-    applied = CaseMeasure.objects.filter(case=OuterRef("pk"), status=CaseMeasure.Status.APPLIED)
-    measured = Metric.objects.filter(case=OuterRef("pk"), before__isnull=False, after__isnull=False)
-    versions = (
-        base.filter(slug__in=slugs)
-        .defer(*_HIT_DEFERRED)
-        .annotate(solved=Exists(applied), verified=Exists(measured))
+    case has it among the versions passing ``filters``, else the version that
+    matched. One statement, written out (no ORM query to compile): each version
+    is annotated ``solved`` and ``verified`` (:class:`Why`)."""
+    if not slugs:
+        return []
+    base_sql, base_params = _filter_sql(filters)
+    slugs_sql, slug_params = _in(slugs)
+    columns = ", ".join(f"c.{name}" for name in _HIT_COLUMNS)
+    sql = (
+        f"SELECT {columns},"  # noqa: S608 -- only placeholders, table and column names are interpolated
+        f" EXISTS (SELECT 1 FROM {CaseMeasure._meta.db_table} s"
+        " WHERE s.case_id = c.id AND s.status = %s) AS solved,"
+        f" EXISTS (SELECT 1 FROM {Metric._meta.db_table} m WHERE m.case_id = c.id"
+        " AND m.before IS NOT NULL AND m.after IS NOT NULL) AS verified"
+        f" FROM {Case._meta.db_table} c WHERE c.slug {slugs_sql} AND {base_sql}"
     )
-    for case in versions:
+    by_slug: dict[str, dict[str, Case]] = {}
+    for case in Case.objects.raw(sql, [CaseMeasure.Status.APPLIED, *slug_params, *base_params]):
         by_slug.setdefault(case.slug, {})[case.language] = case
     out = []
     for slug in slugs:
@@ -1255,7 +1301,7 @@ def _where(case_ids: list[int], terms: list[str]) -> dict[int, dict[str, int]]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT case_id, term, fields FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+            f" WHERE case_id {ids_sql} AND term {terms_sql}",
             [*ids, *term_params],
         )
         for case_id, term, bits in cursor.fetchall():
@@ -1271,10 +1317,17 @@ def _tags_naming(query: Query, case_ids: list[int], where: dict[int, dict[str, i
     if not wanted:
         return {}
     out: dict[int, list[str]] = {}
-    rows = Case.tags.through.objects.filter(case_id__in=wanted).values_list("case_id", "tag__name")
-    for case_id, name in rows.order_by("tag__name"):
-        if any(_group_matches(g, _held_terms(name, query)) for g in query.groups):
-            out.setdefault(case_id, []).append(name)
+    through = Case.tags.through._meta.db_table
+    ids_sql, ids = _in(wanted)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT ct.case_id, t.name FROM {through} ct JOIN {Tag._meta.db_table} t ON t.id = ct.tag_id"  # noqa: S608 -- only placeholders and table names are interpolated
+            f" WHERE ct.case_id {ids_sql} ORDER BY t.name",
+            ids,
+        )
+        for case_id, name in cursor.fetchall():
+            if any(_group_matches(g, _held_terms(name, query)) for g in query.groups):
+                out.setdefault(case_id, []).append(name)
     return out
 
 

@@ -384,6 +384,14 @@ def test_hyphenated_compounds_meet_their_closed_spelling():
     assert ("prefault",) in search.parse_query("pre-faulting").groups[0]
 
 
+def test_a_concept_named_twice_is_one_group():
+    """A case holding the concept's one word does not count twice."""
+    query = search.parse_query("MAP_POPULATE buffer pool prefault")
+    assert query.labels == ["map_populate / prefault", "buffer pool"]
+    assert len(query.groups) == 2 and ("prefault",) in query.groups[0]
+    assert len(search.parse_query("大页 huge pages").groups) == 1
+
+
 def test_quantifiers_are_stop_words():
     assert search.parse_query("many remote plans").labels == ["remote plans"]
     assert search.parse_query("too much memory").terms == ["too", "memori"]
@@ -426,9 +434,13 @@ def test_respelling_is_of_typos_and_of_identifiers_typed_short(backend, request,
     assert results.suggestion == "host-passthrough cpu mode"
     assert results.hits[0].case.slug == OPENSTACK
     assert search.correct_term("hostpassthru") is None  # a plain word is not completed
-    # the parts of an unknown identifier are known words: it is respelled all the same
+    # the parts of an unknown identifier are known words: it is respelled all the same,
+    # and searched as if typed so: with its glossary concept
     results = search.search("zone_reclaim_mod", filters=PUBLISHED)
     assert results.suggestion == "zone_reclaim_mode" and results.hits[0].case.slug == KUNPENG
+    typed_right = search.search("zone_reclaim_mode", filters=PUBLISHED).query.groups[0]
+    assert results.query.groups[0][0] == ("zonereclaimmode",)
+    assert set(typed_right) <= set(results.query.groups[0])
     # hyphenated and closed spellings, and metrics
     assert search.search("prefault", filters=PUBLISHED).hits[0].case.slug == PERCONA
     hit = search.search("gv$sql_audit", filters=PUBLISHED).hits[0]
