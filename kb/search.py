@@ -59,8 +59,9 @@ _STOP = frozenset(
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
     will with would you your after before also any very vs versus many much lot lots several really quite
+    because due
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
-    很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
+    很多 比 后 之后 以后 时 一下 怎么 如何 为什么 导致 造成 引起 因为 由于 所以""".split()  # noqa: SIM905 -- a word list reads better as text
 )
 _STEMMER = snowballstemmer.stemmer("english")
 
@@ -134,7 +135,7 @@ def storage_form(token: str) -> str:
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
 # rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "4"
+TOKENIZER_VERSION = "5"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -256,11 +257,44 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("开启大页, vm.zone_reclaim_mode=1")
     ['开启', '大页', 'vmzonereclaimmode', 'vm', 'zonereclaimmode', 'zone', 'reclaim', 'mode', '1']
     """
+    units = _units(text)
     tokens: list[str] = []
-    for unit in _units(text):
+    for unit in units:
         tokens.append(unit.primary)
         tokens.extend(unit.parts)
+        if len(unit.parts) > 1:
+            tokens.extend(_phrases(unit.parts))  # innodb_buffer_pool_size: buffer pool
+    tokens.extend(_phrases([u.primary for u in units]))
     return tokens
+
+
+@functools.cache
+def _phrase_keys() -> dict[str, frozenset[tuple[str, ...]]]:
+    """First word -> the glossary phrases of several words starting with it."""
+    keys: dict[str, set[tuple[str, ...]]] = {}
+    for key in _glossary_index():
+        if len(key) > 1:
+            keys.setdefault(key[0], set()).add(key)
+    return {first: frozenset(group) for first, group in keys.items()}
+
+
+def phrase_token(words: tuple[str, ...]) -> str:
+    """The one token of a glossary phrase of several words (buffer pool ->
+    ``bufferpool``, the token of ``buffer-pool`` and ``buffer_pool`` too)."""
+    return "".join(words)
+
+
+def _phrases(words) -> list[str]:
+    """The tokens of the glossary phrases of several words found, words
+    adjacent, in ``words``: a phrase in a text is indexed as one term as well,
+    so a query phrase matches the phrase, not its words scattered over a case."""
+    keys = _phrase_keys()
+    found = []
+    for i, word in enumerate(words):
+        for key in keys.get(word, ()):
+            if tuple(words[i : i + len(key)]) == key:
+                found.append(phrase_token(key))
+    return found
 
 
 def surface_forms(text: str) -> dict[str, str]:
@@ -307,6 +341,22 @@ class Query:
         if cached is None or cached[0] != key:
             cached = (key, dict.fromkeys(t for g in self.groups for alt in g for t in alt))
             self.__dict__["_terms"] = cached
+        return cached[1]
+
+    def phrase_words(self) -> frozenset[str]:
+        """The words of the query's phrase terms (:func:`phrase_token`): a
+        snippet marks them too."""
+        terms = self._term_set()
+        cached = self.__dict__.get("_phrase_words")
+        if cached is None or cached[0] is not terms:
+            words = frozenset(
+                w
+                for ws, token in self.fallbacks.items()
+                if token in terms and phrase_token(ws) == token
+                for w in ws
+            )
+            cached = (terms, words)
+            self.__dict__["_phrase_words"] = cached
         return cached[1]
 
     def cjk_terms(self) -> list[str]:
@@ -361,8 +411,16 @@ def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]
         if len(phrase_units) == 1:
             group.extend(_unit_alternatives(phrase_units[0], fallbacks))
         elif phrase_units:
-            group.append(tuple(u.primary for u in phrase_units))
+            group.extend(_phrase_alternatives(tuple(u.primary for u in phrase_units), fallbacks))
     return group
+
+
+def _phrase_alternatives(words: tuple[str, ...], fallbacks: dict) -> list[tuple[str, ...]]:
+    """A glossary phrase of several words: its token (:func:`_phrases`), and
+    its words anywhere in a case as a fallback for an index without it."""
+    token = phrase_token(words)
+    fallbacks[words] = token
+    return [(token,), words]
 
 
 def parse_query(text: str) -> Query:
@@ -389,7 +447,7 @@ def parse_query(text: str) -> Query:
                 if size == 1:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
-                    group.append(key)
+                    group.extend(_phrase_alternatives(key, query.fallbacks))
                 group.extend(_concept_alternatives(number, query.fallbacks))
                 concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
@@ -814,6 +872,8 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
             continue
         typed = group[0][0]
         label = query.labels[number]
+        if " " in label:
+            continue  # a phrase: its words are known, or respelled one by one when typed alone
         fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)))
         if fixed:
             # The respelled word is searched as if typed: first, with its
@@ -1361,9 +1421,11 @@ def _held_terms(text: str, query: Query) -> set[str]:
 
 
 def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The query terms ``word`` holds (an identifier: the phrases of its parts too)."""
     terms = query._term_set()
     unit = _word_units(word)
-    got = tuple(t for t in (unit.primary, *unit.parts) if t in terms) if unit else ()
+    tokens = (unit.primary, *unit.parts, *_phrases(unit.parts)) if unit else ()
+    got = tuple(t for t in tokens if t in terms)
     memo[word] = got
     return got
 
@@ -1431,6 +1493,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     are never terms, so never marked. ``within``: only the spans that start
     less than this many characters after the first one."""
     memo = query.word_terms()
+    phrase_words = query.phrase_words()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
     spans: list[tuple[int, int]] = []
@@ -1446,7 +1509,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         got = memo.get(key)
         if got is None:
             got = _terms_of(key, query, memo)
-        if got:
+        if got or (phrase_words and (unit := _word_units(key)) is not None and unit.primary in phrase_words):
             spans.append((m.start(), m.end()))
     return spans
 
