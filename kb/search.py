@@ -1446,13 +1446,18 @@ def explain(
     if tags is None:
         tags = _tags_naming(query, [case.pk], {case.pk: where}).get(case.pk, [])
 
-    def holds(bit: int) -> bool:
-        tokens = {t for t, b in where.items() if b & bit}
-        return any(_group_matches(g, tokens) for g in query.groups)
-
-    fields = [name for name in _WHY_FIELDS if holds(WHERE_BIT[name])]
+    # The fields holding each group: those holding every token of one of
+    # its alternatives.
+    in_fields = 0
+    for group in query.groups:
+        for alt in group:
+            bits = -1
+            for term in alt:
+                bits &= where.get(term, 0)
+            in_fields |= bits if bits != -1 else 0
+    fields = [name for name in _WHY_FIELDS if in_fields & WHERE_BIT[name]]
     wanted_rule = (filters or {}).get("rule")
-    in_rules = holds(WHERE_BIT["rules"])
+    in_rules = bool(in_fields & WHERE_BIT["rules"])
 
     def names(rule: str) -> bool:
         held = _held_terms(rule.partition(".")[2] or rule, query)
