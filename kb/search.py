@@ -1501,20 +1501,31 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     phrase_words = query.phrase_words()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
-    spans: list[tuple[int, int]] = []
-    for m in _WORD_RE.finditer(text):
-        if within is not None and spans and m.start() >= spans[0][0] + within:
-            break
-        word = m.group(0)
+    # Each distinct word is looked at once; then only the words found are placed.
+    found: set[str] = set()
+    for word in set(_WORD_RE.findall(text)):
         if _CJK_START_RE.match(word):
-            if cjk_re:
-                spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+            if cjk_re and cjk_re.search(word):
+                found.add(word)
             continue
         key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
         got = memo.get(key)
         if got is None:
             got = _terms_of(key, query, memo)
         if got or (phrase_words and (unit := _word_units(key)) is not None and unit.primary in phrase_words):
+            found.add(word)
+    spans: list[tuple[int, int]] = []
+    if not found:
+        return spans
+    for m in _WORD_RE.finditer(text):
+        if within is not None and spans and m.start() >= spans[0][0] + within:
+            break
+        word = m.group(0)
+        if word not in found:
+            continue
+        if cjk_re and _CJK_START_RE.match(word):
+            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+        else:
             spans.append((m.start(), m.end()))
     return spans
 
