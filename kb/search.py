@@ -1412,17 +1412,22 @@ def _held_terms(text: str, query: Query) -> set[str]:
     text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
     held = {t for t in query.cjk_terms() if t in text}
     memo = query.word_terms()
+    terms = query._term_set()
     for word in set(_LATIN_RUN_RE.findall(text)):
         got = memo.get(word)
         if got is None:
-            got = _terms_of(word, query, memo)
+            got = _terms_of(word, query, memo, terms)
         held.update(got)
     return held
 
 
-def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The query terms ``word`` holds (an identifier: the phrases of its parts too)."""
-    terms = query._term_set()
+def _terms_of(
+    word: str, query: Query, memo: dict[str, tuple[str, ...]], terms: dict[str, None] | None = None
+) -> tuple[str, ...]:
+    """The query terms ``word`` holds (an identifier: the phrases of its parts
+    too); ``terms``: the query's (``Query._term_set``), when at hand."""
+    if terms is None:
+        terms = query._term_set()
     unit = _word_units(word)
     tokens = (unit.primary, *unit.parts, *_phrases(unit.parts)) if unit else ()
     got = tuple(t for t in tokens if t in terms)
@@ -1498,6 +1503,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     are never terms, so never marked. ``within``: only the spans that start
     less than this many characters after the first one."""
     memo = query.word_terms()
+    terms = query._term_set()
     phrase_words = query.phrase_words()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
@@ -1511,7 +1517,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
         got = memo.get(key)
         if got is None:
-            got = _terms_of(key, query, memo)
+            got = _terms_of(key, query, memo, terms)
         if got or (phrase_words and (unit := _word_units(key)) is not None and unit.primary in phrase_words):
             found.add(word)
     spans: list[tuple[int, int]] = []
