@@ -225,11 +225,8 @@ def _index_batch(batch: list[tuple]) -> list[tuple]:
     out = []
     for row in batch:
         _slug, _language, title, symptom, cause, resolution, sig = row
-        fields = search.IndexFields(
-            search.index_text(title),
-            search.index_text(f"{symptom}\n{cause}"),
-            search.index_text(f"{resolution}\n{' '.join(sig)}"),
-        )
+        texts = {"title": title, "symptom": symptom, "cause": cause, "resolution": resolution}
+        fields = search.index_fields({**texts, "rules": " ".join(sig)})
         out.append((row, fields))
     return out
 
@@ -333,11 +330,14 @@ def load_generated(n: int, seed: int, workers: int, *, specifics_in_head: bool =
                         )
                     )
                 )  # fmt: skip
-                posting_rows.extend(f"{last_id}\t{term}\tpublished\t{w}" for term, w in weights.items())
+                where = fields.where
+                posting_rows.extend(
+                    f"{last_id}\t{term}\tpublished\t{where.get(term, 0)}\t{w}" for term, w in weights.items()
+                )
             t = time.monotonic()
             with cur.copy(f"COPY kb_case (id, {COLUMNS}) FROM STDIN") as copy:
                 copy.write("\n".join(case_rows) + "\n")
-            with cur.copy("COPY kb_posting (case_id, term, state, impact) FROM STDIN") as copy:
+            with cur.copy("COPY kb_posting (case_id, term, state, fields, impact) FROM STDIN") as copy:
                 copy.write("\n".join(posting_rows) + "\n")
             copy_s += time.monotonic() - t
             count += len(case_rows)
@@ -375,8 +375,9 @@ def replicate(n: int) -> dict:
                 [copy * span, first + rows],
             )
             cursor.execute(
-                "INSERT INTO kb_posting (case_id, term, state, impact)"
-                " SELECT case_id + %s, term, state, impact FROM kb_posting WHERE case_id BETWEEN %s AND %s",
+                "INSERT INTO kb_posting (case_id, term, state, fields, impact)"
+                " SELECT case_id + %s, term, state, fields, impact FROM kb_posting"
+                " WHERE case_id BETWEEN %s AND %s",
                 [copy * span, first, first + rows - 1],
             )
             total += rows

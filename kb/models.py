@@ -8,9 +8,11 @@ stays in sync.
 
 from __future__ import annotations
 
+import functools
+
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.translation import gettext_lazy as _
 
 from config.language import in_language, reads_chinese
@@ -69,6 +71,14 @@ class Tag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+@functools.lru_cache(maxsize=16)
+def _case_url_pattern(prefix: str, urlconf: str | None) -> str:
+    """The URL of a case version with ``{slug}`` and ``{language}`` to fill in."""
+    url = reverse("kb:case_detail_lang", kwargs={"slug": "SLUG", "language": "LANGUAGE"})
+    escaped = url.replace("{", "{{").replace("}", "}}")
+    return escaped.replace("SLUG", "{slug}").replace("LANGUAGE", "{language}")
 
 
 class Case(models.Model):
@@ -143,7 +153,10 @@ class Case(models.Model):
         return f"{self.slug} [{self.language}]"
 
     def get_absolute_url(self) -> str:
-        return reverse("kb:case_detail_lang", kwargs={"slug": self.slug, "language": self.language})
+        # Slugs and language codes need no quoting: the reversed pattern is
+        # filled in (a page of search hits asks for forty of these).
+        pattern = _case_url_pattern(get_script_prefix(), get_urlconf())
+        return pattern.format(slug=self.slug, language=self.language)
 
     @property
     def signature_rules(self) -> list[str]:
@@ -238,12 +251,23 @@ class TermStat(models.Model):
         return f"{self.term}: {self.ndoc}"
 
 
+class RealField(models.FloatField):
+    """A single-precision float (4 bytes) on PostgreSQL: half the size of
+    ``double precision`` in the table and its indexes, for values that need
+    no more than 6 digits."""
+
+    def db_type(self, connection) -> str | None:
+        return "real" if connection.vendor == "postgresql" else super().db_type(connection)
+
+
 class Posting(models.Model):
     """The inverted index of case search: one row per term of a case version,
-    with the term's BM25 weight in that version (``kb.search.impacts``) and
-    the version's state, copied here like ``CaseRule.state``. The index on
-    (term, state, impact) hands out a term's best cases first, so the ranking
-    reads the head of each query term's list, never every match."""
+    with the term's BM25 weight in that version (``kb.search.impacts``), the
+    fields it occurs in (``kb.search.WHERE_BIT`` flags: why a hit matched is
+    read from here) and the version's state, copied here like
+    ``CaseRule.state``. The index on (term, state, impact) hands out a term's
+    best cases first, so the ranking reads the head of each query term's list,
+    never every match."""
 
     pk = models.CompositePrimaryKey("case_id", "term")
     # A plain column, no foreign key: kb.services deletes a version's rows by
@@ -251,7 +275,8 @@ class Posting(models.Model):
     case_id = models.IntegerField()
     term = models.CharField(max_length=200)
     state = models.CharField(max_length=10)
-    impact = models.FloatField()
+    fields = models.SmallIntegerField(default=0)
+    impact = RealField()
 
     class Meta:
         indexes = [

@@ -42,7 +42,7 @@ from django.db.models import F, Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from kb.models import Case, CaseRule, Posting, TermStat
+from kb.models import Case, CaseMeasure, CaseRule, Metric, Posting, Tag, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
@@ -58,9 +58,10 @@ _STOP = frozenset(
     """a an and are as at be been being by can could did do does for from had has have
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
-    will with would you your after before also any very vs versus
+    will with would you your after before also any very vs versus many much lot lots several really quite
+    because due
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
-    很多 比 后 之后 以后 时 一下 怎么 如何 为什么""".split()  # noqa: SIM905 -- a word list reads better as text
+    很多 比 后 之后 以后 时 一下 怎么 如何 为什么 导致 造成 引起 因为 由于 所以""".split()  # noqa: SIM905 -- a word list reads better as text
 )
 _STEMMER = snowballstemmer.stemmer("english")
 
@@ -134,7 +135,7 @@ def storage_form(token: str) -> str:
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
 # rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "5"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -155,6 +156,15 @@ class Unit:
     surface: str = field(default="", compare=False)  # the word as written (lower case)
 
 
+_HYPHENATED_RE = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def _compound_stem(segments: list[str]) -> str:
+    """A hyphenated compound as one word with its last part stemmed
+    (pre-faulted -> prefault, zone-reclaim-mode -> zonereclaimmode)."""
+    return "".join(segments[:-1]) + _stem(segments[-1])
+
+
 @functools.lru_cache(maxsize=200_000)
 def _word_units(word: str) -> Unit | None:
     if word in _STOP:
@@ -167,6 +177,10 @@ def _word_units(word: str) -> Unit | None:
             parts.append(storage_form(seg))
         parts.extend(_stem(p) for p in pieces)
     primary = storage_form(word) if (len(segments) > 1 or "_" in word) else _stem(word)
+    if _HYPHENATED_RE.fullmatch(word):
+        # A compound of words (pre-faulted, multi-threaded) is also one word,
+        # its ending stemmed: it meets its spelling without the hyphen (prefault).
+        parts.insert(0, _compound_stem(segments))
     if not primary or primary in _STOP:
         return None
     sub = tuple(dict.fromkeys(p for p in parts if p and p != primary and p not in _STOP))
@@ -243,11 +257,44 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize("开启大页, vm.zone_reclaim_mode=1")
     ['开启', '大页', 'vmzonereclaimmode', 'vm', 'zonereclaimmode', 'zone', 'reclaim', 'mode', '1']
     """
+    units = _units(text)
     tokens: list[str] = []
-    for unit in _units(text):
+    for unit in units:
         tokens.append(unit.primary)
         tokens.extend(unit.parts)
+        if len(unit.parts) > 1:
+            tokens.extend(_phrases(unit.parts))  # innodb_buffer_pool_size: buffer pool
+    tokens.extend(_phrases([u.primary for u in units]))
     return tokens
+
+
+@functools.cache
+def _phrase_keys() -> dict[str, frozenset[tuple[str, ...]]]:
+    """First word -> the glossary phrases of several words starting with it."""
+    keys: dict[str, set[tuple[str, ...]]] = {}
+    for key in _glossary_index():
+        if len(key) > 1:
+            keys.setdefault(key[0], set()).add(key)
+    return {first: frozenset(group) for first, group in keys.items()}
+
+
+def phrase_token(words: tuple[str, ...]) -> str:
+    """The one token of a glossary phrase of several words (buffer pool ->
+    ``bufferpool``, the token of ``buffer-pool`` and ``buffer_pool`` too)."""
+    return "".join(words)
+
+
+def _phrases(words) -> list[str]:
+    """The tokens of the glossary phrases of several words found, words
+    adjacent, in ``words``: a phrase in a text is indexed as one term as well,
+    so a query phrase matches the phrase, not its words scattered over a case."""
+    keys = _phrase_keys()
+    found = []
+    for i, word in enumerate(words):
+        for key in keys.get(word, ()):
+            if tuple(words[i : i + len(key)]) == key:
+                found.append(phrase_token(key))
+    return found
 
 
 def surface_forms(text: str) -> dict[str, str]:
@@ -279,6 +326,8 @@ class Query:
     # The parts of an identifier or long Chinese word (parts -> the word): a
     # fallback for when the index does not know the word (:func:`_drop_fallbacks`).
     fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # An unknown word -> the indexed term searched for it (:func:`_correct`).
+    respelled: dict[str, str] = field(default_factory=dict)
 
     @property
     def terms(self) -> list[str]:
@@ -292,6 +341,22 @@ class Query:
         if cached is None or cached[0] != key:
             cached = (key, dict.fromkeys(t for g in self.groups for alt in g for t in alt))
             self.__dict__["_terms"] = cached
+        return cached[1]
+
+    def phrase_words(self) -> frozenset[str]:
+        """The words of the query's phrase terms (:func:`phrase_token`): a
+        snippet marks them too."""
+        terms = self._term_set()
+        cached = self.__dict__.get("_phrase_words")
+        if cached is None or cached[0] is not terms:
+            words = frozenset(
+                w
+                for ws, token in self.fallbacks.items()
+                if token in terms and phrase_token(ws) == token
+                for w in ws
+            )
+            cached = (terms, words)
+            self.__dict__["_phrase_words"] = cached
         return cached[1]
 
     def cjk_terms(self) -> list[str]:
@@ -325,38 +390,68 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
             if unit.primary not in dictionary()[1]:
                 alts.append(unit.parts)
         else:
+            if (
+                _HYPHENATED_RE.fullmatch(unit.surface)
+                and (stem := _compound_stem(unit.surface.split("-"))) != unit.primary
+            ):
+                # The compound stemmed whole (pre-faulted -> prefault): the same word.
+                alts.append((stem,))
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
     if fallbacks is not None and len(alts) > 1:
-        fallbacks[alts[1]] = unit.primary
+        fallbacks[alts[-1]] = unit.primary
     return alts
 
 
+def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:
+    """The alternatives of glossary concept ``number``: each phrase's tokens."""
+    group: list[tuple[str, ...]] = []
+    for phrase in glossary()[1][number]:
+        phrase_units = _units(phrase)
+        if len(phrase_units) == 1:
+            group.extend(_unit_alternatives(phrase_units[0], fallbacks))
+        elif phrase_units:
+            group.extend(_phrase_alternatives(tuple(u.primary for u in phrase_units), fallbacks))
+    return group
+
+
+def _phrase_alternatives(words: tuple[str, ...], fallbacks: dict) -> list[tuple[str, ...]]:
+    """A glossary phrase of several words: its token (:func:`_phrases`), and
+    its words anywhere in a case as a fallback for an index without it."""
+    token = phrase_token(words)
+    fallbacks[words] = token
+    return [(token,), words]
+
+
 def parse_query(text: str) -> Query:
+    """The groups of ``text``: each word or glossary phrase, with its
+    alternatives. A concept named twice (``MAP_POPULATE prefault``,
+    ``大页 huge pages``) is one group: one thing the reader looks for."""
     units = _units(text)
     query = Query(text=text)
     index = _glossary_index()
-    concepts = glossary()[1]
     longest = max((len(k) for k in index), default=1)
+    concept_group: dict[int, int] = {}  # concept number -> its group
     i = 0
     while i < len(units):
         for size in range(min(longest, len(units) - i), 0, -1):
             key = tuple(u.primary for u in units[i : i + size])
             if key in index:
-                concept = concepts[index[key]]
+                label = " ".join(u.surface for u in units[i : i + size])
+                number = index[key]
+                if number in concept_group:
+                    query.labels[concept_group[number]] += f" / {label}"
+                    i += size
+                    break
                 group: list[tuple[str, ...]] = []
                 if size == 1:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
-                    group.append(key)
-                for phrase in concept:
-                    phrase_units = _units(phrase)
-                    if len(phrase_units) == 1:
-                        group.extend(_unit_alternatives(phrase_units[0], query.fallbacks))
-                    elif phrase_units:
-                        group.append(tuple(u.primary for u in phrase_units))
+                    group.extend(_phrase_alternatives(key, query.fallbacks))
+                group.extend(_concept_alternatives(number, query.fallbacks))
+                concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
-                query.labels.append(" ".join(u.surface for u in units[i : i + size]))
+                query.labels.append(label)
                 i += size
                 break
         else:
@@ -382,41 +477,68 @@ PIVOT_LENGTH = 400  # tokens
 FIELD_WEIGHTS = (3.0, 1.5, 1.0)  # title, symptom + cause, the rest
 
 
+# Where a term occurs in a case version: a bit per field, kept with its
+# posting (``Posting.fields``), so a hit's :class:`Why` is read off the index
+# instead of re-reading and re-tokenising its texts. "measures" are the
+# resolution steps and the metrics measured; "other" the environment columns
+# (hypervisor, CPU, database, platform) and the references.
+WHERE = ("title", "symptom", "cause", "resolution", "environment", "measures", "tags", "rules", "other")
+WHERE_BIT = {name: 1 << n for n, name in enumerate(WHERE)}
+_MAIN = ("symptom", "cause")  # ranked with their own field weight (FIELD_WEIGHTS)
+
+
 @dataclass(frozen=True)
 class IndexFields:
-    """The tokens of a case version by ranking field (space-separated)."""
+    """The tokens of a case version by ranking field (space-separated), and
+    where each term occurs (``WHERE_BIT`` flags)."""
 
     title: str
     main: str  # symptom and cause
     rest: str  # resolution, environment, tags, rules, measures, references
+    where: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def body(self) -> str:
         return f"{self.main} {self.rest}".strip()
 
 
+def index_fields(texts: dict[str, str]) -> IndexFields:
+    """Tokenise the texts of a case version by field (names of ``WHERE``)."""
+    tokens = {name: tokenize(texts.get(name, "")) for name in WHERE}
+    where: dict[str, int] = {}
+    for name, terms in tokens.items():
+        bit = WHERE_BIT[name]
+        for term in terms:
+            where[term] = where.get(term, 0) | bit
+    rest = [t for name in WHERE if name != "title" and name not in _MAIN for t in tokens[name]]
+    return IndexFields(
+        " ".join(tokens["title"]), " ".join(t for name in _MAIN for t in tokens[name]), " ".join(rest), where
+    )
+
+
 def case_index_fields(case) -> IndexFields:
     """The tokens of a case version, as stored in the index."""
-    tags = " ".join(t.name for t in case.tags.all()) if case.pk else ""
-    rest = [
-        case.resolution_summary,
-        case.environment_notes,
-        case.hypervisor,
-        case.cpu_model,
-        case.database,
-        case.database_version,
-        case.get_platform_display(),
-        tags,
-        " ".join(case.signature_rules),
-    ]
+    texts = {
+        "title": case.title,
+        "symptom": case.symptom,
+        "cause": case.cause,
+        "resolution": case.resolution_summary,
+        "environment": case.environment_notes,
+        "rules": " ".join(case.signature_rules),
+    }
+    other = [case.hypervisor, case.cpu_model, case.database, case.database_version]
+    other.append(case.get_platform_display())
     if case.pk:
-        for step in case.steps.select_related("measure"):
-            rest.append(f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}")
-        for ref in case.references.all():
-            rest.append(f"{ref.key} {ref.title}")
-    return IndexFields(
-        index_text(case.title), index_text(f"{case.symptom}\n{case.cause}"), index_text("\n".join(rest))
-    )
+        texts["tags"] = " ".join(t.name for t in case.tags.all())
+        measures = [
+            f"{step.measure.slug} {step.measure.title_for(case.language)} {step.outcome}"
+            for step in case.steps.select_related("measure")
+        ]
+        measures += [f"{metric.name} {metric.note}" for metric in case.metrics.all()]
+        texts["measures"] = "\n".join(measures)
+        other += [f"{ref.key} {ref.title}" for ref in case.references.all()]
+    texts["other"] = "\n".join(other)
+    return index_fields(texts)
 
 
 def impacts(fields: IndexFields) -> dict[str, float]:
@@ -438,7 +560,7 @@ def write_index(case_id: int, state: str, fields: IndexFields) -> None:
 
     delete_index(case_id)
     Posting.objects.bulk_create(
-        Posting(case_id=case_id, term=term, state=state, impact=impact)
+        Posting(case_id=case_id, term=term, state=state, impact=impact, fields=fields.where.get(term, 0))
         for term, impact in impacts(fields).items()
     )
 
@@ -583,24 +705,57 @@ def _max_edits(term: str) -> int:
     return 0 if len(term) < 4 else (1 if len(term) < 8 else 2)
 
 
-def edit_distance(a: str, b: str, limit: int = 3) -> int:
-    """Optimal string alignment distance (a transposition is one edit),
-    ``limit + 1`` as soon as it is certain to exceed ``limit``."""
-    if abs(len(a) - len(b)) > limit:
+# What a slip of the fingers does to a word: a letter dropped, doubled or
+# swapped with its neighbour, a key next to the right one, one vowel for
+# another (emulater), one sound-alike for another (zstak). Any other
+# substitution changes the word (prevent -> present, cpu1 -> cpu2): two edits.
+_KEY_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEY_AT = {ch: (row, col) for row, keys in enumerate(_KEY_ROWS) for col, ch in enumerate(keys)}
+_VOWELS = frozenset("aeiouy")
+_SOUND_ALIKE = frozenset(frozenset(pair) for pair in ("ck", "cs", "sz", "kq", "fv"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _substitution_cost(a: str, b: str) -> int:
+    """1 for a likely typo (neighbouring keys, vowels, sound-alikes), else 2."""
+    if a.isdigit() or b.isdigit():
+        return 2
+    if (a in _VOWELS and b in _VOWELS) or frozenset((a, b)) in _SOUND_ALIKE:
+        return 1
+    ra, ca = _KEY_AT.get(a, (-9, -9))
+    rb, cb = _KEY_AT.get(b, (9, 9))
+    # Rows are staggered: a key touches its row neighbours, the two keys
+    # above it (same column and one to the right) and the two below.
+    near = (
+        (ra == rb and abs(ca - cb) == 1)
+        or (rb == ra + 1 and cb in (ca - 1, ca))
+        or (rb == ra - 1 and cb in (ca, ca + 1))
+    )
+    return 1 if near else 2
+
+
+def edit_distance(a: str, b: str, limit: int = 3, *, prefix: bool = False) -> int:
+    """Typing distance of ``a`` from ``b``: optimal string alignment where a
+    dropped or added letter, a transposition and a likely substitution
+    (:func:`_substitution_cost`) are one edit, any other substitution two;
+    ``limit + 1`` as soon as it is certain to exceed ``limit``. ``prefix``:
+    the distance of ``a`` from the closest beginning of ``b`` (``a`` typed
+    short: ``passthru`` for ``passthrough``)."""
+    if abs(len(a) - len(b)) > limit and not (prefix and len(b) > len(a)):
         return limit + 1
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i] + [0] * len(b)
         for j, cb in enumerate(b, 1):
-            cost = 0 if ca == cb else 1
+            cost = 0 if ca == cb else _substitution_cost(ca, cb)
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
             if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
                 cur[j] = min(cur[j], prev2[j - 2] + 1)
         if min(cur) > limit:
             return limit + 1
         prev2, prev = prev, cur
-    return prev[-1]
+    return min(min(prev) if prefix else prev[-1], limit + 1)
 
 
 def _spelling_candidates(term: str) -> list[tuple[str, int]]:
@@ -625,9 +780,30 @@ def _spelling_candidates(term: str) -> list[tuple[str, int]]:
         return [(t, int(n)) for t, n in cursor.fetchall()]
 
 
-def correct_term(term: str) -> str | None:
-    """The indexed term closest to an unknown ``term`` (fewest edits, then the
-    most cases), or None. Chinese words and short tokens are not respelled."""
+def _prefix_candidates(term: str) -> list[tuple[str, int]]:
+    """(vocabulary term, document count) pairs longer than ``term`` that begin
+    with its first half: what ``term`` may be the beginning of."""
+    head = term[: max(4, len(term) // 2)]
+    # A range of the term's primary key (any backend, any collation of ASCII).
+    after = head[:-1] + chr(ord(head[-1]) + 1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT term, ndoc FROM kb_termstat WHERE term >= %s AND term < %s AND ndoc > 0"
+            " AND length(term) > %s ORDER BY ndoc DESC LIMIT 200",
+            [head, after, len(term)],
+        )
+        return [(t, int(n)) for t, n in cursor.fetchall()]
+
+
+PREFIX_MIN = 6  # an identifier typed short is completed from this length on
+
+
+def correct_term(term: str, *, identifier: bool = False) -> str | None:
+    """The indexed term closest to an unknown ``term`` (fewest typing edits,
+    :func:`edit_distance`, then the most cases), or None. Chinese words and
+    short tokens are not respelled. An ``identifier`` (``host-passthru``)
+    nothing is near may be typed short: the most common term it begins,
+    give or take the same typos, completes it."""
     edits = _max_edits(term)
     if not edits or re.search(rf"[{_CJK}]", term) or term.isdigit():
         return None
@@ -638,6 +814,11 @@ def correct_term(term: str) -> str | None:
         distance = edit_distance(term, candidate, edits)
         if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
             best = (distance, -ndoc, candidate)
+    if best is None and identifier and len(term) >= PREFIX_MIN and term.isascii():
+        for candidate, ndoc in _prefix_candidates(term):
+            distance = edit_distance(term, candidate, edits, prefix=True)
+            if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
+                best = (distance, -ndoc, candidate)
     return best[2] if best else None
 
 
@@ -673,6 +854,9 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
     return "".join(out)
 
 
+_IDENTIFIER_MARK_RE = re.compile(r"[a-z0-9][._:/$-][a-z0-9]|_")
+
+
 def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str]:
     """Respell unknown words: a group none of whose alternatives is in the
     index gains the nearest indexed term. Returns {typed word: respelled};
@@ -682,13 +866,22 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
         known = _doc_freqs(query.terms)
     corrections: dict[str, str] = {}
     for number, group in enumerate(query.groups):
-        if any(all(t in known for t in alt) for alt in group):
+        # An identifier's parts are a fallback: known parts of an unknown
+        # identifier (zone, reclaim, mod) do not stop its respelling.
+        if any(all(t in known for t in alt) for alt in group if alt not in query.fallbacks):
             continue
         typed = group[0][0]
-        fixed = correct_term(typed)
+        label = query.labels[number]
+        if " " in label:
+            continue  # a phrase: its words are known, or respelled one by one when typed alone
+        fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)))
         if fixed:
-            group.append((fixed,))
-            label = query.labels[number]
+            # The respelled word is searched as if typed: first, with its
+            # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
+            concept = _glossary_index().get((fixed,))
+            extra = _concept_alternatives(concept, query.fallbacks) if concept is not None else []
+            group[:] = list(dict.fromkeys([(fixed,), *extra, *group]))
+            query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
     if corrections:
         known.update(_doc_freqs([t for t in query.terms if t not in known]))
@@ -699,9 +892,14 @@ def _drop_fallbacks(query: Query, df: dict[str, int]) -> None:
     """An identifier or long word the index knows means itself: its parts
     scattered over a case (``net``, ``thread``, ``count`` for
     ``net_thread_count``) are no match for it then, only when no case holds
-    the word whole."""
+    the word whole (or its respelling)."""
+
+    def known(word: str) -> bool:
+        return bool(df.get(word) or df.get(query.respelled.get(word, "")))
+
     for group in query.groups:
-        group[:] = [alt for alt in group if not df.get(query.fallbacks.get(alt, ""))] or group
+        kept = [alt for alt in group if alt not in query.fallbacks or not known(query.fallbacks[alt])]
+        group[:] = kept or group
 
 
 def _suggestion(text: str, corrections: dict[str, str]) -> str:
@@ -743,9 +941,13 @@ def _states(filters: dict) -> list[str]:
 
 
 def _in(values) -> tuple[str, list]:
-    """``IN (%s, ...)`` and its parameters (SQLite has no arrays)."""
+    """A membership test and its parameters: ``= ANY(%s)`` with one array on
+    PostgreSQL (one placeholder, whatever the number of values: nothing for
+    the driver to parse), ``IN (%s, ...)`` on SQLite (no arrays)."""
     values = list(values)
-    return "(" + ", ".join(["%s"] * len(values)) + ")", values
+    if connection.vendor == "postgresql":
+        return "= ANY(%s)", [values]
+    return "IN (" + ", ".join(["%s"] * len(values)) + ")", values
 
 
 def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[str, float]]:
@@ -786,7 +988,7 @@ def _lookup(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], float]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT case_id, term, impact FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-            f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+            f" WHERE case_id {ids_sql} AND term {terms_sql}",
             [*ids, *terms],
         )
         return {(i, t): w for i, t, w in cursor.fetchall() if (i, t) in pairs}
@@ -801,7 +1003,7 @@ def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
     ids_sql, ids = _in(ids)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id IN {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
+            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
             [*ids, *base_params],
         )
         return {i: (slug, lang) for i, slug, lang in cursor.fetchall()}
@@ -811,6 +1013,17 @@ def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
 class _Ranking:
     rows: list[tuple[int, str, str, float]]  # (id, slug, language, score), one per case, best first
     exact: bool  # the order is exact (the search was not cut at MAX_DEPTH or COMPLETE_LIMIT)
+
+
+# A one-character Chinese word (高, 长, 慢) is seldom a word of its own in a
+# text: the segmenter glues it to its neighbours (很高, 较长), so the few
+# versions holding it alone make it look rare. It counts at most as a word
+# held by WEAK_SHARE of the versions.
+WEAK_SHARE = 0.1
+
+
+def _is_weak(alt: tuple[str, ...]) -> bool:
+    return len(alt) == 1 and len(alt[0]) == 1 and bool(_CJK_START_RE.match(alt[0]))
 
 
 class _Scorer:
@@ -831,12 +1044,15 @@ class _Scorer:
     def __init__(self, query: Query, df: dict[str, int], total: int):
         self.groups = []
         self.idf = []  # per group, its weight in the query: the IDF of the word typed
+        weak = _idf(int(total * WEAK_SHARE), total)
         for group in query.groups:
             alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
-            typed = alt_idf[0]
+            typed = min(alt_idf[0], weak) if _is_weak(group[0]) else alt_idf[0]
             self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
             self.idf.append(max(min(i, typed) for i in alt_idf))
         self.whole = sum(self.idf) or 1.0
+        # Per group, (alternative, IDF / its length): an alternative's tokens average.
+        self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
         self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
@@ -845,21 +1061,28 @@ class _Scorer:
         """Per word group, the case's score for it (0: not held). ``upper``:
         unknown weights at their bound; ``case_id`` None: a case not read at all."""
         known = self.known.get(case_id, {}) if case_id is not None else {}
-        bound = self.bound
+        if upper:
+            view = self.bound.copy()
+            view.update(known)
+        else:
+            view = known
         out = []
-        for group in self.groups:
+        for group in self._factors:
             best = 0.0
-            for alt, idf in group:
-                total = 0.0
-                for term in alt:
-                    w = known.get(term)
-                    if w is None:
-                        w = bound.get(term, 0.0) if upper else 0.0
-                    if not w:
-                        total = 0.0
-                        break
-                    total += w
-                best = max(best, idf * total / len(alt))
+            for alt, factor in group:
+                if len(alt) == 1:
+                    w = view.get(alt[0], 0.0) * factor
+                else:
+                    total = 0.0
+                    for term in alt:
+                        w = view.get(term, 0.0)
+                        if not w:
+                            total = 0.0
+                            break
+                        total += w
+                    w = total * factor
+                if w > best:
+                    best = w
             out.append(best)
         return out
 
@@ -871,19 +1094,22 @@ class _Scorer:
         """Terms whose weight in the case could still change its score: the
         unknown tokens of alternatives that could beat the group's best known one."""
         known = self.known.get(case_id, {})
-        bound = self.bound
+        view = self.bound.copy()
+        view.update(known)
         out: dict[str, None] = {}
-        for group in self.groups:
+        for group in self._factors:
             floor = 0.0
             open_alts = []
-            for alt, idf in group:
+            for alt, factor in group:
                 unknown = [t for t in alt if t not in known]
+                weights = [view.get(t, 0.0) for t in alt]
+                if not all(weights):
+                    continue
+                value = factor * sum(weights)
                 if not unknown:
-                    if all(known[t] for t in alt):
-                        floor = max(floor, idf * sum(known[t] for t in alt) / len(alt))
-                elif all(known.get(t, bound.get(t, 0.0)) for t in alt):
-                    upper = idf * sum(known.get(t, bound.get(t, 0.0)) for t in alt) / len(alt)
-                    open_alts.append((upper, unknown))
+                    floor = max(floor, value)
+                else:
+                    open_alts.append((value, unknown))
             for upper, unknown in open_alts:
                 if upper > floor:
                     out.update(dict.fromkeys(unknown))
@@ -1006,7 +1232,7 @@ def _count(
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT c.id, c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
-                f" (SELECT case_id FROM kb_posting WHERE term IN {lead_sql} AND state IN {states_sql})"
+                f" (SELECT case_id FROM kb_posting WHERE term {lead_sql} AND state {states_sql})"
                 f" AND {base_sql}",
                 [*lead_params, *states, *base_params],
             )
@@ -1017,7 +1243,7 @@ def _count(
                 terms_sql, terms = _in(query.terms)
                 cursor.execute(
                     "SELECT case_id, term FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-                    f" WHERE case_id IN {ids_sql} AND term IN {terms_sql}",
+                    f" WHERE case_id {ids_sql} AND term {terms_sql}",
                     [*ids, *terms],
                 )
                 for pk, term in cursor.fetchall():
@@ -1052,14 +1278,14 @@ def search(
     query = parse_query(text)
     page = max(int(page or 1), 1)
     offset = (page - 1) * page_size
-    base = _filtered(Case.objects.all(), filters)
     if not query:
+        base = _filtered(Case.objects.all(), filters)
         groups = base.values("slug").annotate(latest=Max("updated_at")).order_by("-latest", "slug")
         total = base.values("slug").distinct().count()
         slugs = [g["slug"] for g in groups[offset : offset + page_size]]
         hits = [
             Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other)  # noqa: S308
-            for case, other in _versions(base, slugs, {}, language)
+            for case, other in _versions(filters, slugs, {}, language)
         ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
@@ -1074,9 +1300,12 @@ def search(
         total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
+    versions = _versions(filters, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language)
+    where = _where([case.pk for case, _ in versions], query.terms)
+    tags = _tags_naming(query, [case.pk for case, _ in versions], where)
     hits = []
-    for case, other in _versions(base, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language):
-        why = explain(case, query, filters)
+    for case, other in versions:
+        why = explain(case, query, filters, where=where.get(case.pk, {}), tags=tags.get(case.pk, []))
         hits.append(Hit(case, matched[case.slug][3], highlight(case, query, fields=why.fields), why, other))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
@@ -1094,11 +1323,34 @@ def search(
     )
 
 
-def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str):
+# The columns a hit reads (the API, the results page, explain and the
+# snippet); the others are deferred (loaded on first use).
+_HIT_COLUMNS = (
+    "id", "slug", "language", "title", "state", "platform", "database", "database_version",
+    "symptom", "cause", "resolution_summary", "environment_notes", "signature",
+)  # fmt: skip
+
+
+def _versions(filters: dict, slugs: list[str], matched_ids: dict[str, int], language: str):
     """(case, other version) per slug, in order: the reader's language when the
-    case has it among ``base``, else the version that matched."""
+    case has it among the versions passing ``filters``, else the version that
+    matched. One statement, written out (no ORM query to compile): each version
+    is annotated ``solved`` and ``verified`` (:class:`Why`)."""
+    if not slugs:
+        return []
+    base_sql, base_params = _filter_sql(filters)
+    slugs_sql, slug_params = _in(slugs)
+    columns = ", ".join(f"c.{name}" for name in _HIT_COLUMNS)
+    sql = (
+        f"SELECT {columns},"  # noqa: S608 -- only placeholders, table and column names are interpolated
+        f" EXISTS (SELECT 1 FROM {CaseMeasure._meta.db_table} s"
+        " WHERE s.case_id = c.id AND s.status = %s) AS solved,"
+        f" EXISTS (SELECT 1 FROM {Metric._meta.db_table} m WHERE m.case_id = c.id"
+        " AND m.before IS NOT NULL AND m.after IS NOT NULL) AS verified"
+        f" FROM {Case._meta.db_table} c WHERE c.slug {slugs_sql} AND {base_sql}"
+    )
     by_slug: dict[str, dict[str, Case]] = {}
-    for case in base.filter(slug__in=slugs).prefetch_related("tags", "steps__measure", "metrics"):
+    for case in Case.objects.raw(sql, [CaseMeasure.Status.APPLIED, *slug_params, *base_params]):
         by_slug.setdefault(case.slug, {})[case.language] = case
     out = []
     for slug in slugs:
@@ -1109,6 +1361,47 @@ def _versions(base, slugs: list[str], matched_ids: dict[str, int], language: str
         case = versions.get(language) or matched or next(iter(versions.values()))
         other = next((c for lang, c in sorted(versions.items()) if c.pk != case.pk), None)
         out.append((case, other))
+    return out
+
+
+def _where(case_ids: list[int], terms: list[str]) -> dict[int, dict[str, int]]:
+    """case id -> query term -> the fields of the case holding it (``WHERE_BIT``
+    flags), read from the postings: the terms a case does not hold are absent."""
+    if not case_ids or not terms:
+        return {}
+    ids_sql, ids = _in(case_ids)
+    terms_sql, term_params = _in(terms)
+    out: dict[int, dict[str, int]] = {i: {} for i in case_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT case_id, term, fields FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+            f" WHERE case_id {ids_sql} AND term {terms_sql}",
+            [*ids, *term_params],
+        )
+        for case_id, term, bits in cursor.fetchall():
+            out[case_id][term] = bits
+    return out
+
+
+def _tags_naming(query: Query, case_ids: list[int], where: dict[int, dict[str, int]]) -> dict[int, list[str]]:
+    """case id -> its tags that hold a query word, looked up only for the cases
+    whose tags the index says hold one."""
+    bit = WHERE_BIT["tags"]
+    wanted = [i for i in case_ids if any(b & bit for b in where.get(i, {}).values())]
+    if not wanted:
+        return {}
+    out: dict[int, list[str]] = {}
+    through = Case.tags.through._meta.db_table
+    ids_sql, ids = _in(wanted)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT ct.case_id, t.name FROM {through} ct JOIN {Tag._meta.db_table} t ON t.id = ct.tag_id"  # noqa: S608 -- only placeholders and table names are interpolated
+            f" WHERE ct.case_id {ids_sql} ORDER BY t.name",
+            ids,
+        )
+        for case_id, name in cursor.fetchall():
+            if any(_group_matches(g, _held_terms(name, query)) for g in query.groups):
+                out.setdefault(case_id, []).append(name)
     return out
 
 
@@ -1133,52 +1426,77 @@ def _held_terms(text: str, query: Query) -> set[str]:
     text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
     held = {t for t in query.cjk_terms() if t in text}
     memo = query.word_terms()
+    terms = query._term_set()
     for word in set(_LATIN_RUN_RE.findall(text)):
         got = memo.get(word)
         if got is None:
-            got = _terms_of(word, query, memo)
+            got = _terms_of(word, query, memo, terms)
         held.update(got)
     return held
 
 
-def _terms_of(word: str, query: Query, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    terms = query._term_set()
+def _terms_of(
+    word: str, query: Query, memo: dict[str, tuple[str, ...]], terms: dict[str, None] | None = None
+) -> tuple[str, ...]:
+    """The query terms ``word`` holds (an identifier: the phrases of its parts
+    too); ``terms``: the query's (``Query._term_set``), when at hand."""
+    if terms is None:
+        terms = query._term_set()
     unit = _word_units(word)
-    got = tuple(t for t in (unit.primary, *unit.parts) if t in terms) if unit else ()
+    tokens = (unit.primary, *unit.parts, *_phrases(unit.parts)) if unit else ()
+    got = tuple(t for t in tokens if t in terms)
     memo[word] = got
     return got
 
 
-def explain(case, query: Query, filters: dict | None = None) -> Why:
-    """Which fields, rules and tags of ``case`` hold the query words."""
+_WHY_FIELDS = ("title", "symptom", "cause", "resolution", "environment", "measures", "tags")
 
-    def holds(tokens: set[str]) -> bool:
-        return any(_group_matches(g, tokens) for g in query.groups)
 
-    fields = [name for name, attr in _FIELDS if holds(_held_terms(getattr(case, attr), query))]
-    steps = list(case.steps.all())
-    step_text = " ".join(f"{s.measure.slug} {s.measure.title_for(case.language)} {s.outcome}" for s in steps)
-    if holds(_held_terms(step_text, query)):
-        fields.append("measures")
-    tags = [t.name for t in case.tags.all() if holds(_held_terms(t.name, query))]
-    if tags:
-        fields.append("tags")
+def explain(
+    case, query: Query, filters: dict | None = None, *, where: dict[str, int] | None = None, tags=None
+) -> Why:
+    """Which fields, rules and tags of ``case`` hold the query words, read off
+    the index: ``where`` (query term -> ``WHERE_BIT`` flags of the fields
+    holding it, :func:`_where`), ``tags`` (its tags naming a query word,
+    :func:`_tags_naming`); both looked up when not given. ``solved`` and
+    ``verified`` come from the annotations of :func:`_versions` when present."""
+    if where is None:
+        where = _where([case.pk], query.terms).get(case.pk, {})
+    if tags is None:
+        tags = _tags_naming(query, [case.pk], {case.pk: where}).get(case.pk, [])
+
+    # The fields holding each group: those holding every token of one of
+    # its alternatives.
+    in_fields = 0
+    for group in query.groups:
+        for alt in group:
+            bits = -1
+            for term in alt:
+                bits &= where.get(term, 0)
+            in_fields |= bits if bits != -1 else 0
+    fields = [name for name in _WHY_FIELDS if in_fields & WHERE_BIT[name]]
     wanted_rule = (filters or {}).get("rule")
-    rules = [
-        rule
-        for rule in case.signature_rules
-        if rule == wanted_rule or holds(_held_terms(rule.partition(".")[2] or rule, query))
-    ]
-    held = set((case.search_title + " " + case.search_text).split())
+    in_rules = bool(in_fields & WHERE_BIT["rules"])
+
+    def names(rule: str) -> bool:
+        held = _held_terms(rule.partition(".")[2] or rule, query)
+        return any(_group_matches(g, held) for g in query.groups)
+
+    rules = [rule for rule in case.signature_rules if rule == wanted_rule or (in_rules and names(rule))]
+    held = set(where)
     labelled = list(zip(query.groups, query.labels, strict=True))
+    solved, verified = getattr(case, "solved", None), getattr(case, "verified", None)
+    if solved is None or verified is None:
+        solved = case.steps.filter(status=CaseMeasure.Status.APPLIED).exists()
+        verified = case.metrics.filter(before__isnull=False, after__isnull=False).exists()
     return Why(
         fields=fields,
         matched=[label for g, label in labelled if _group_matches(g, held)],
         missing=[label for g, label in labelled if not _group_matches(g, held)],
         rules=rules,
-        tags=tags,
-        solved=any(s.status == "applied" for s in steps),
-        verified=any(m.before is not None and m.after is not None for m in case.metrics.all()),
+        tags=list(tags),
+        solved=bool(solved),
+        verified=bool(verified),
     )
 
 
@@ -1199,22 +1517,35 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     are never terms, so never marked. ``within``: only the spans that start
     less than this many characters after the first one."""
     memo = query.word_terms()
+    terms = query._term_set()
+    phrase_words = query.phrase_words()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
-    spans: list[tuple[int, int]] = []
-    for m in _WORD_RE.finditer(text):
-        if within is not None and spans and m.start() >= spans[0][0] + within:
-            break
-        word = m.group(0)
+    # Each distinct word is looked at once; then only the words found are placed.
+    found: set[str] = set()
+    for word in set(_WORD_RE.findall(text)):
         if _CJK_START_RE.match(word):
-            if cjk_re:
-                spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+            if cjk_re and cjk_re.search(word):
+                found.add(word)
             continue
         key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
         got = memo.get(key)
         if got is None:
-            got = _terms_of(key, query, memo)
-        if got:
+            got = _terms_of(key, query, memo, terms)
+        if got or (phrase_words and (unit := _word_units(key)) is not None and unit.primary in phrase_words):
+            found.add(word)
+    spans: list[tuple[int, int]] = []
+    if not found:
+        return spans
+    for m in _WORD_RE.finditer(text):
+        if within is not None and spans and m.start() >= spans[0][0] + within:
+            break
+        word = m.group(0)
+        if word not in found:
+            continue
+        if cjk_re and _CJK_START_RE.match(word):
+            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+        else:
             spans.append((m.start(), m.end()))
     return spans
 

@@ -384,3 +384,126 @@ def test_a_long_pasted_text_is_counted_exactly(backend, request, tmp_path_factor
         if pk in slugs and combine(search._group_matches(g, terms) for g in query.groups)
     }
     assert results.total == len(expected) > 0
+
+
+def test_typing_distance_counts_likely_slips_as_one_edit():
+    # a letter dropped or doubled, two letters swapped, a neighbouring key,
+    # one vowel for another: one edit each
+    assert search.edit_distance("maridb", "mariadb", 2) == 1
+    assert search.edit_distance("dealy", "delay", 1) == 1
+    assert search.edit_distance("numq", "numa", 1) == 1  # q is above a
+    assert search.edit_distance("emulater", "emulator", 2) == 1
+    # any other substitution makes another word: two edits
+    assert search.edit_distance("prevent", "present", 1) > 1
+    assert search.edit_distance("cpu1", "cpu2", 2) == 2
+    # typed short: the distance to the closest beginning
+    assert search.edit_distance("hostpassthru", "hostpassthrough", 2, prefix=True) == 1
+    assert search.edit_distance("hostpassthru", "hostpassthrough", 2) > 2
+
+
+def test_hyphenated_compounds_meet_their_closed_spelling():
+    """pre-faulted, pre-faults and prefault are one word; an identifier written
+    with hyphens or underscores stays one token either way."""
+    assert search.tokenize("pre-faulted")[:2] == ["prefaulted", "prefault"]
+    assert "prefault" in search.tokenize("the pool is pre-faults")
+    assert search.tokenize("prefaulting")[0] == "prefault"
+    assert search.tokenize("zone-reclaim-mode")[0] == search.tokenize("zone_reclaim_mode")[0]
+    assert ("prefault",) in search.parse_query("pre-faulting").groups[0]
+
+
+def test_glossary_phrases_are_terms_of_their_own():
+    """A phrase of several words is indexed as one term too (in prose and in
+    an identifier's parts), so the query phrase matches the phrase, not its
+    words scattered over a case; the scattered words are a fallback."""
+    for text in ("the buffer pool is large", "innodb_buffer_pool_size", "buffer-pool"):
+        assert "bufferpool" in search.tokenize(text), text
+    assert "bufferpool" not in search.tokenize("pool of buffers")
+    query = search.parse_query("buffer pool")
+    assert query.groups[0][:2] == [("bufferpool",), ("buffer", "pool")]
+    assert query.fallbacks[("buffer", "pool")] == "bufferpool"
+    search._drop_fallbacks(query, {"bufferpool": 3, "buffer": 9, "pool": 9})
+    assert ("buffer", "pool") not in query.groups[0]
+    case = Case(symptom="Start-up waits on the buffer pool of 400 GB.")
+    assert "the <mark>buffer</mark> <mark>pool</mark> of" in str(search.highlight(case, query))
+    # causal connectives are fillers
+    assert search.parse_query("内存交织 导致 启动慢").labels == ["内存交织", "启动慢"]
+
+
+def test_a_concept_named_twice_is_one_group():
+    """A case holding the concept's one word does not count twice."""
+    query = search.parse_query("MAP_POPULATE buffer pool prefault")
+    assert query.labels == ["map_populate / prefault", "buffer pool"]
+    assert len(query.groups) == 2 and ("prefault",) in query.groups[0]
+    assert len(search.parse_query("大页 huge pages").groups) == 1
+
+
+def test_quantifiers_are_stop_words():
+    assert search.parse_query("many remote plans").labels == ["remote plans"]
+    assert search.parse_query("too much memory").terms == ["too", "memori"]
+
+
+def test_one_character_chinese_words_weigh_as_common_words():
+    """高 alone is rare in the index (the segmenter glues it: 很高, 较高), so
+    it would outweigh every other word of ``CPU 高``: it counts at most as a
+    word one version in ten holds."""
+    scorer = search._Scorer(search.parse_query("CPU 高"), {"cpu": 500, "高": 2}, 1000)
+    assert scorer.idf[1] <= search._idf(100, 1000) < scorer.idf[0] * 10
+    assert scorer.idf[1] < search._idf(2, 1000)
+    rare = search._Scorer(search.parse_query("CPU 大页"), {"cpu": 500, "大页": 2}, 1000)
+    assert rare.idf[1] == search._idf(2, 1000)
+
+
+def test_postings_say_where_their_term_is(founding_cases):
+    percona = Case.objects.get(slug=PERCONA, language="en")
+    where = dict(Posting.objects.filter(case_id=percona.pk).values_list("term", "fields"))
+    assert where["innodbnumainterleave"] & search.WHERE_BIT["title"]
+    assert where["ps3967"] & search.WHERE_BIT["title"] and where["ps3967"] & search.WHERE_BIT["other"]
+    assert where["bufferpool"] & search.WHERE_BIT["tags"]
+    # "buffer pool" in the title: a glossary phrase, indexed as one term too
+    assert where["bufferpool"] & search.WHERE_BIT["title"] and where["buffer"] & search.WHERE_BIT["title"]
+    oceanbase = Case.objects.get(slug=OCEANBASE, language="en")
+    # metrics are indexed with the measures: what was measured names the problem
+    where = dict(Posting.objects.filter(case_id=oceanbase.pk).values_list("term", "fields"))
+    assert where["gvsqlaudit"] == search.WHERE_BIT["measures"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_respelling_is_of_typos_and_of_identifiers_typed_short(backend, request, tmp_path_factory):
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    # prevents -> present is no slip of the fingers: nothing is suggested
+    results = search.search("cpu hotplug prevents vnuma configuration", filters=PUBLISHED)
+    assert results.suggestion == "" and results.hits[0].case.slug == ZSTACK
+    # an identifier typed short is completed, its known parts do not stop it
+    results = search.search("host-passthru cpu mode", filters=PUBLISHED)
+    assert results.suggestion == "host-passthrough cpu mode"
+    assert results.hits[0].case.slug == OPENSTACK
+    assert search.correct_term("hostpassthru") is None  # a plain word is not completed
+    # the parts of an unknown identifier are known words: it is respelled all the same,
+    # and searched as if typed so: with its glossary concept
+    results = search.search("zone_reclaim_mod", filters=PUBLISHED)
+    assert results.suggestion == "zone_reclaim_mode" and results.hits[0].case.slug == KUNPENG
+    typed_right = search.search("zone_reclaim_mode", filters=PUBLISHED).query.groups[0]
+    assert results.query.groups[0][0] == ("zonereclaimmode",)
+    assert set(typed_right) <= set(results.query.groups[0])
+    # hyphenated and closed spellings, and metrics
+    assert search.search("prefault", filters=PUBLISHED).hits[0].case.slug == PERCONA
+    hit = search.search("gv$sql_audit", filters=PUBLISHED).hits[0]
+    assert hit.case.slug == OCEANBASE and hit.why.fields == ["measures"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_why_is_read_off_the_index(backend, request, tmp_path_factory, django_assert_max_num_queries):
+    """A page costs the same few queries however many hits it has: the hits
+    and their other versions in one, where the query words are from the
+    postings in one, not each hit's texts, tags, steps and metrics."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    search.search("numa", filters=PUBLISHED)  # vocabulary and counts warm
+    with django_assert_max_num_queries(9):
+        results = search.search("numa memory", filters=PUBLISHED)
+    assert len(results.hits) == 5 and all(h.other is not None for h in results.hits)
+    assert all(h.why.fields and h.why.matched for h in results.hits)
+    assert not results.hits[0].why.missing and results.hits[0].why.tags == ["numa"]
