@@ -254,8 +254,9 @@ def _units(text: str) -> list[Unit]:
 def tokenize(text: str) -> list[str]:
     """Index tokens of ``text`` (storage forms, in order, parts after their word).
 
-    >>> tokenize("开启大页, vm.zone_reclaim_mode=1")
-    ['开启', '大页', 'vmzonereclaimmode', 'vm', 'zonereclaimmode', 'zone', 'reclaim', 'mode', '1']
+    >>> tokenize("开启大页, vm.zone_reclaim_mode=1")  # doctest: +NORMALIZE_WHITESPACE
+    ['开启', '大页', 'vmzonereclaimmode', 'vm', 'zonereclaimmode', 'zone', 'reclaim', 'mode',
+     'zonereclaim', '1']
     """
     units = _units(text)
     tokens: list[str] = []
