@@ -104,6 +104,14 @@ def next_step(step: str) -> str:
     return STEP_ORDER[min(i + 1, len(STEP_ORDER) - 1)]
 
 
+def _change_state(*, session: Session, user, state: str, closed_at) -> None:
+    """A session's state change, audited (closing and reopening)."""
+    record(session=session, user=user, action="state", target="state", old=session.state, new=state)
+    session.state = state
+    session.closed_at = closed_at
+    session.save(update_fields=["state", "closed_at", "updated_at"])
+
+
 @transaction.atomic
 def close_session(*, session: Session, user, outcome: str, root_cause: str, lessons: str) -> None:
     require_edit(user, session)
@@ -113,17 +121,7 @@ def close_session(*, session: Session, user, outcome: str, root_cause: str, less
         session=session, user=user, changes={"outcome": outcome, "root_cause": root_cause, "lessons": lessons}
     )
     if session.state != Session.State.CLOSED:
-        record(
-            session=session,
-            user=user,
-            action="state",
-            target="state",
-            old=session.state,
-            new=Session.State.CLOSED,
-        )
-        session.state = Session.State.CLOSED
-        session.closed_at = timezone.now()
-        session.save(update_fields=["state", "closed_at", "updated_at"])
+        _change_state(session=session, user=user, state=Session.State.CLOSED, closed_at=timezone.now())
         signals.session_closed.send(sender=Session, session=session)
 
 
@@ -131,14 +129,4 @@ def close_session(*, session: Session, user, outcome: str, root_cause: str, less
 def reopen_session(*, session: Session, user) -> None:
     require_edit(user, session)
     if session.state == Session.State.CLOSED:
-        record(
-            session=session,
-            user=user,
-            action="state",
-            target="state",
-            old=session.state,
-            new=Session.State.OPEN,
-        )
-        session.state = Session.State.OPEN
-        session.closed_at = None
-        session.save(update_fields=["state", "closed_at", "updated_at"])
+        _change_state(session=session, user=user, state=Session.State.OPEN, closed_at=None)
