@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.archive import load_snapshot
+from collectors.derived.topology import cpu_node_map
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from kb.services import SignatureEngine
 from kb.similarity import similar_cases_for
@@ -57,6 +58,9 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "node_meminfo": lambda h: any(
         n.mem_total_kb() is not None and n.mem_free_kb() is not None for n in _numa_nodes(h)
     ),
+    # which CPUs each node holds (numactl -H, sysfs, lscpu or virsh capabilities):
+    # numastat -m lists nodes without their CPUs
+    "node_cpus": lambda h: bool(cpu_node_map(h)),
     "numastat": lambda h: any(n.numastat for n in _numa_nodes(h)),
     "meminfo": lambda h: h.meminfo is not None,
     "hugepages": lambda h: (
@@ -144,6 +148,12 @@ FACT_SOURCES: dict[str, FactSource] = {
         "per-node memory (node meminfo)",
         "各节点内存（node meminfo）",
         ("cat /sys/devices/system/node/node*/meminfo", "numastat -m", "numactl -H"),
+        packages=_pkg("numactl"),
+    ),
+    "node_cpus": FactSource(
+        "the CPUs of each NUMA node",
+        "各 NUMA 节点的 CPU",
+        ("numactl -H", "lscpu", "cat /sys/devices/system/node/node*/cpulist"),
         packages=_pkg("numactl"),
     ),
     "numastat": FactSource(

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
+from collectors.derived.topology import cpu_node_map
 from collectors.facts import HostFacts
 from triage.rules import (
     Finding,
@@ -557,7 +558,7 @@ MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
 
 
 def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("node_meminfo",) if is_multinode(host) else ()
+    return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
 
 
 @rule(
@@ -626,15 +627,21 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
         nodes = host.numa.nodes
-        all_cpus = sum(len(n.cpus) for n in nodes.values()) or (host.logical_cpus() or 0)
-        cpu_only = sorted(n for n, node in nodes.items() if node.cpus and node.mem_total_kb() == 0)
-        mem_only = sorted(n for n, node in nodes.items() if not node.cpus and node.mem_total_kb())
-        with_both = sorted(n for n, node in nodes.items() if node.cpus and node.mem_total_kb())
+        cpu_map = cpu_node_map(host)
+        if not cpu_map:
+            # numastat -m lists nodes without their CPUs: a node is not "without
+            # CPUs" because no artifact named them (not_checked asks for them)
+            continue
+        node_cpus = {n: sorted(c for c, of in cpu_map.items() if of == n) for n in nodes}
+        all_cpus = len(cpu_map)
+        cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
+        mem_only = sorted(n for n, node in nodes.items() if not node_cpus[n] and node.mem_total_kb())
+        with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
-            stranded = sum(len(nodes[n].cpus) for n in cpu_only)
-            share = stranded / all_cpus if all_cpus else 0.0
+            stranded = sum(len(node_cpus[n]) for n in cpu_only)
+            share = stranded / all_cpus
             severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
-            cpus = format_cpulist(sorted(c for n in cpu_only for c in nodes[n].cpus))
+            cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
             yield finding(
                 "numa.memoryless_node",
                 host,

@@ -263,6 +263,16 @@ def test_memoryless_node_reports_a_cpu_less_memory_tier_as_info():
     assert finding.severity == "info" and "node 2: 128 GiB" in finding.explanation
 
 
+def test_memoryless_node_asks_for_the_cpus_when_only_numastat_lists_the_nodes(analyze_texts):
+    # numastat -mc of a 9-node host (numactl issue 210): memory on nodes 0 and 1,
+    # and no CPU list anywhere. Nodes 0 and 1 are not "memory without CPUs": the
+    # report says their CPUs were not seen and how to get them.
+    result = analyze_texts(_published("nine-node-numastat-mc.txt"))
+    assert "numa.memoryless_node" not in result.rule_ids
+    asked = next(n for n in result.not_checked if n.rule == "numa.memoryless_node")
+    assert "numactl -H" in asked.commands and "CPUs of each NUMA node" in asked.reason
+
+
 # ------------------------------------------------------------ imbalance without memoryless nodes
 
 MEMORYLESS_NODE_2 = {
