@@ -659,9 +659,13 @@ class HostAssembler:
     def _pick_cpu(self) -> None:
         if not self._cpu_candidates:
             return
-        # The most complete lscpu wins; later ones in a transcript are often
-        # other machines quoted for comparison, so they are not mixed in.
-        best = max(enumerate(self._cpu_candidates), key=lambda p: (_filled(p[1]), -p[0]))[1]
+        # The most complete lscpu wins (over /proc/cpuinfo, which lacks the NUMA
+        # lines); later ones in a transcript are often other machines quoted for
+        # comparison, so they are not mixed in.
+        best = max(
+            enumerate(self._cpu_candidates),
+            key=lambda p: ("cpuinfo" not in p[1].extra, _filled(p[1]), -p[0]),
+        )[1]
         self.host.cpu = best
         # ... except a CPU map (lscpu -e / -p) of the same machine (same CPU
         # count), which fills what the summary lacks: node CPU lists, counts.
@@ -760,6 +764,9 @@ class HostAssembler:
         vendor = normalise_hypervisor(cpu.hypervisor_vendor)
         if vendor:
             cpu.hypervisor_vendor = vendor
+            self.host.role = "guest"
+        elif cpu.extra.get("hypervisor_flag"):
+            # /proc/cpuinfo's "hypervisor" flag: a guest, of a hypervisor it does not name
             self.host.role = "guest"
         else:
             self.host.role = "physical"
