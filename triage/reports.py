@@ -26,6 +26,7 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
+from collectors.facts import HostFacts
 from config.language import content_language, in_language, ui_language
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
@@ -294,27 +295,24 @@ class JiraWiki(Markdown):
 MARKUPS = {"markdown": Markdown(), "jira": JiraWiki()}
 
 
-def facts_summary(facts: dict) -> dict[str, Any]:
-    """The few facts a reader of a ticket wants first, from the stored facts JSON."""
-    facts = facts or {}
-    cpu = facts.get("cpu") or {}
-    numa = facts.get("numa") or {}
-    kernel = facts.get("kernel") or {}
-    db = facts.get("database") or {}
-    nodes = numa.get("nodes") or {}
+def facts_summary(host: HostFacts) -> dict[str, Any]:
+    """The few facts a reader of a ticket wants first, from the snapshot's
+    stored host (``Snapshot.host_facts()``)."""
+    cpu, kernel, db = host.cpu, host.kernel, host.database
+    nodes = host.numa.nodes if host.numa else {}
     return {
-        "hostname": facts.get("hostname") or None,
-        "role": facts.get("role") or None,
-        "architecture": cpu.get("architecture"),
-        "cpu_model": cpu.get("model_name"),
-        "cpus": cpu.get("cpus"),
-        "sockets": cpu.get("sockets"),
-        "numa_nodes": len(nodes) if nodes else cpu.get("numa_nodes"),
-        "kernel": kernel.get("release"),
-        "os": kernel.get("os_release"),
-        "database": " ".join(str(x) for x in (db.get("kind"), db.get("version")) if x) or None,
-        "domains": len(facts.get("domains") or []),
-        "artifacts": len(facts.get("artifacts") or []),
+        "hostname": host.hostname or None,
+        "role": host.role or None,
+        "architecture": cpu.architecture if cpu else None,
+        "cpu_model": cpu.model_name if cpu else None,
+        "cpus": cpu.cpus if cpu else None,
+        "sockets": cpu.sockets if cpu else None,
+        "numa_nodes": len(nodes) if nodes else (cpu.numa_nodes if cpu else None),
+        "kernel": kernel.release if kernel else None,
+        "os": kernel.os_release if kernel else None,
+        "database": (" ".join(str(x) for x in (db.kind, db.version) if x) or None) if db else None,
+        "domains": len(host.domains),
+        "artifacts": len(host.artifacts),
     }
 
 
@@ -424,7 +422,7 @@ def _header(
         )
     add("")
 
-    summary = facts_summary(snapshot.facts)
+    summary = facts_summary(snapshot.host_facts())
     if snapshot.status == Snapshot.Status.DONE and any(v for v in summary.values()):
         add(w.heading(2, t["summary"]))
         add("")

@@ -16,6 +16,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
+from collectors.facts import HostFacts, Reading
 from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.remedies import remedies_for_host
@@ -53,16 +54,19 @@ def load_host_facts(snapshot: Snapshot):
     return snapshot.host_facts()
 
 
-def host_remedies(snapshot: Snapshot, rules: set[str] | None = None) -> list:
+def host_remedies(
+    snapshot: Snapshot, rules: set[str] | None = None, *, host: HostFacts | None = None
+) -> list:
     """Host-level changes for the snapshot's current findings (sysctl.d files,
     my.cnf lines, OceanBase statements, tc, IRQ affinity ...), filled from the
-    stored facts. Guests have their own patch (:func:`guest_remedy`)."""
+    stored facts (``host``: ``snapshot.host_facts()`` when the caller has it).
+    Guests have their own patch (:func:`guest_remedy`)."""
     if rules is None:
         rules = set(snapshot.current_findings().values_list("rule", flat=True))
     host_rules = set(rules) - set(DOMAIN_RULES)
     if not host_rules or not snapshot.facts:
         return []
-    return remedies_for_host(host=snapshot.host_facts(), rules=host_rules)
+    return remedies_for_host(host=host or snapshot.host_facts(), rules=host_rules)
 
 
 def guest_remedy(snapshot: Snapshot, domain: str):
@@ -215,21 +219,18 @@ def unique_labels(snapshots: Sequence[Snapshot | Member]) -> dict[int, str]:
     return labels
 
 
-def prose_text(text: str, reading: dict) -> str:
+def prose_text(text: str, reading: Reading) -> str:
     """The prose of an upload: its lines outside every artifact and
-    unrecognised block of ``reading`` (the stored ``facts.reading``), and
+    unrecognised block of ``reading`` (the host's stored reading), and
     outside the prompt line before a command's output, so command output never
     reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
     with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
     """
     skip: set[int] = set()
-    for block in [*(reading.get("artifacts") or []), *(reading.get("unrecognised") or [])]:
-        if not isinstance(block, dict):
-            continue
-        start, end = block.get("start_line"), block.get("end_line")
-        if not isinstance(start, int) or not isinstance(end, int):
-            continue
-        skip.update(range(start - (1 if block.get("command") else 0), end + 1))
+    for artifact in reading.artifacts:
+        skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
+    for block in reading.unrecognised:
+        skip.update(range(block.start_line, block.end_line + 1))
     lines = text.splitlines()
     return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
 
@@ -244,8 +245,8 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
         return []
     if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT):
         return []
-    reading = (snapshot.facts or {}).get("reading") or {}
-    if not isinstance(reading, dict) or not reading.get("prose_lines"):
+    reading = snapshot.host_facts().reading
+    if not reading.prose_lines:
         return []
     if snapshot.current_findings().filter(severity__in=QUALIFYING_SEVERITIES).exists():
         return []

@@ -300,7 +300,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
 
     @extend_schema_field(FactsSummarySerializer)
     def get_facts_summary(self, snap: Snapshot) -> dict:
-        return facts_summary(snap.facts)
+        return facts_summary(snap.host_facts())
 
     @extend_schema_field(FindingSerializer(many=True))
     def get_findings(self, snap: Snapshot) -> list:

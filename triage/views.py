@@ -20,6 +20,7 @@ from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collectors.facts import HostFacts
 from config.language import in_language, reads_chinese, ui_language
 from config.pagination import paginate
 from config.request_limits import upload_view
@@ -287,7 +288,7 @@ def report_context(snapshot: Snapshot) -> dict:
         else []
     )
     best = _best_case(similar[0], zh) if similar else _best_case(next(iter(sounds), None), zh, True)
-    facts = snapshot.facts or {}
+    host = snapshot.host_facts()
     return {
         "snapshot": snapshot,
         "rules": {f.rule for f in all_findings},
@@ -301,9 +302,9 @@ def report_context(snapshot: Snapshot) -> dict:
         "best_case": best,
         # warning/critical findings: an empty ``similar`` means a possibly new problem
         "serious_findings": serious,
-        "hostname": facts.get("hostname") or "",
-        "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
-        "artifacts": facts.get("artifacts") or [],
+        "hostname": host.hostname or "",
+        "role": ROLES.get(host.role or "", host.role or ""),
+        "host": host,
         # the findings with the largest impact, named first
         "top_findings": [_finding_view(f, zh) for f in findings[:TOP_FINDINGS]] if len(findings) > 1 else [],
         "checked": sorted((rule_title(r, zh) or r, r) for r in snapshot.checked or []),
@@ -326,8 +327,8 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
     if snapshot.status == Snapshot.Status.DONE:
-        context["remedy_domains"] = _remedy_domains(snapshot, context["rules"])
-        context["host_remedies"] = selectors.host_remedies(snapshot, context["rules"])
+        context["remedy_domains"] = _remedy_domains(snapshot, context["host"], context["rules"])
+        context["host_remedies"] = selectors.host_remedies(snapshot, context["rules"], host=context["host"])
         if any(r.ok for r in context["host_remedies"]):
             context["playbook_url"] = reverse("triage:snapshot_playbook", args=[snapshot.pk])
     if snapshot.cluster:
@@ -337,13 +338,13 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "triage/snapshot_detail.html", context)
 
 
-def _remedy_domains(snapshot: Snapshot, rules: set[str]) -> list[dict]:
+def _remedy_domains(snapshot: Snapshot, host: HostFacts, rules: set[str]) -> list[dict]:
     """The guests of this host with KVM findings, each linked to its patch page."""
     if not rules & set(DOMAIN_RULES):
         return []
     out = []
-    for domain in (snapshot.facts or {}).get("domains") or []:
-        name = (domain or {}).get("name") or (domain or {}).get("uuid")
+    for domain in host.domains:
+        name = domain.name or domain.uuid
         if name and "/" not in name:
             out.append({"name": name, "url": reverse("triage:snapshot_remedy", args=[snapshot.pk, name])})
     return out

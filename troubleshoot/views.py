@@ -493,12 +493,12 @@ def _host_charts(session, phase) -> list[dict]:
     for snap in snapshots.snapshots_of(session, phase):
         if snap.status != "done":
             continue
-        facts = snap.facts or {}
+        host = snap.host_facts()
         out.append(
             {
                 "snapshot": snap,
                 "memory": charts.numa_memory_bars(
-                    facts,
+                    host,
                     title=_("Memory per NUMA node"),
                     labels={
                         "anon": _("anon"),
@@ -509,9 +509,9 @@ def _host_charts(session, phase) -> list[dict]:
                     },
                 ),
                 "cpu": charts.cpu_heat_strip(
-                    facts, title=_("Per-CPU utilisation"), busy=_("busy %"), softirq=_("softirq %")
+                    host, title=_("Per-CPU utilisation"), busy=_("busy %"), softirq=_("softirq %")
                 ),
-                "distance": charts.numa_distance_matrix(facts, title=_("NUMA distances")),
+                "distance": charts.numa_distance_matrix(host, title=_("NUMA distances")),
             }
         )
     return out

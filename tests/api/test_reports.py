@@ -26,7 +26,7 @@ def test_report_of_an_analysed_transcript(world):
     text = render_markdown(world.snapshot, language="en", base_url="https://casebook.example/")
     assert text.startswith("# Snapshot report: obs-197\n")
     assert f"- Full report: https://casebook.example/snapshots/{world.snapshot.pk}/" in text
-    summary = facts_summary(world.snapshot.facts)
+    summary = facts_summary(world.snapshot.host_facts())
     assert f"| CPUs / sockets | {summary['cpus']} / {summary['sockets']} |" in text
     # Every current finding, with its rule, evidence lines and measures.
     for finding in world.snapshot.current_findings():
