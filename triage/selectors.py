@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.db.models import Count, Max, Q, QuerySet, Sum
@@ -16,7 +17,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
-from collectors.facts import HostFacts, Reading
+from collectors.derived.citing import artifact_file
+from collectors.facts import HostFacts, Reading, to_dict
 from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.remedies import remedies_for_host
@@ -67,6 +69,45 @@ def host_remedies(
     if not host_rules or not snapshot.facts:
         return []
     return remedies_for_host(host=host or snapshot.host_facts(), rules=host_rules)
+
+
+@dataclass(frozen=True)
+class HostReading:
+    """What Casebook read of one host of a snapshot: "What Casebook read" on
+    the report and ``hosts`` in the API, built once by :func:`host_readings`."""
+
+    hostname: str | None
+    host: str  # the host as the report names it: its hostname, else its label
+    reading: Reading
+    # each of ``reading.artifacts`` as stored, with the file its block came
+    # from ("file": the upload or an added artifact; line numbers are per file)
+    artifacts: list[dict[str, Any]]
+    # False: the snapshot holds no facts yet (the API lists no host then)
+    recorded: bool = True
+
+
+def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostReading:
+    files = {
+        (entry.get("command"), entry.get("start_line")): artifact_file(entry)
+        for entry in host.artifacts
+        if entry.get("start_line")
+    }
+    return HostReading(
+        hostname=host.hostname or None,
+        host=host.hostname or host.label or name,
+        reading=host.reading,
+        artifacts=[
+            {**to_dict(a), "file": files.get((a.command, a.start_line), "")} for a in host.reading.artifacts
+        ],
+        recorded=recorded,
+    )
+
+
+def host_readings(snapshot: Snapshot, host: HostFacts | None = None) -> list[HostReading]:
+    """Per host of the snapshot (the upload's host, ``host`` when the caller
+    has read it, and any further host of the same paste), what Casebook read."""
+    own = _host_reading(host or snapshot.host_facts(), snapshot.host_label, recorded=bool(snapshot.facts))
+    return [own, *(_host_reading(extra, snapshot.host_label) for extra in snapshot.extra_host_facts())]
 
 
 def guest_remedy(snapshot: Snapshot, domain: str):

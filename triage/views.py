@@ -35,8 +35,8 @@ from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.remedies.playbook import render_playbook
 from triage.rules import Finding as RuleFinding
-from triage.rules import artifact_file, rule_title
 from triage.rules import load_all as load_rules
+from triage.rules import rule_title
 from triage.severity import SEVERITIES
 
 TOP_FINDINGS = 3
@@ -178,39 +178,6 @@ def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
     return out
 
 
-def _readings(snapshot: Snapshot) -> list[dict]:
-    """Per host of the snapshot (the upload's host and any further host of the
-    same paste): what Casebook read, for "What Casebook read"."""
-    out = []
-    for facts in [snapshot.facts or {}, *(snapshot.extra_hosts or [])]:
-        if not isinstance(facts, dict):
-            continue
-        reading = facts.get("reading") or {}
-        if not isinstance(reading, dict):
-            reading = {}
-        # the file each block came from (the upload or an added artifact):
-        # line numbers are per file
-        files = {
-            (entry.get("command"), entry.get("start_line")): artifact_file(entry)
-            for entry in facts.get("artifacts") or []
-            if isinstance(entry, dict) and entry.get("start_line")
-        }
-        out.append(
-            {
-                "host": facts.get("hostname") or facts.get("label") or snapshot.host_label,
-                "lines": reading.get("lines") or 0,
-                "read_lines": reading.get("read_lines") or 0,
-                "artifacts": [
-                    {**a, "file": files.get((a.get("command"), a.get("start_line")), "")}
-                    for a in reading.get("artifacts") or []
-                    if isinstance(a, dict)
-                ],
-                "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
-            }
-        )
-    return out
-
-
 def _history(snapshot: Snapshot, zh: bool) -> list[dict]:
     """Earlier analyses of the snapshot, newest first, with titles in the reader's language."""
     out = []
@@ -309,7 +276,7 @@ def report_context(snapshot: Snapshot) -> dict:
         "top_findings": [_finding_view(f, zh) for f in findings[:TOP_FINDINGS]] if len(findings) > 1 else [],
         "checked": sorted((rule_title(r, zh) or r, r) for r in snapshot.checked or []),
         "not_checked": not_checked_items([snapshot], zh),
-        "readings": _readings(snapshot),
+        "readings": selectors.host_readings(snapshot, host),
         "history": _history(snapshot, zh),
         "added_artifacts": list(snapshot.added_artifacts.select_related("added_by")),
         "tickets": list(snapshot.tickets.all()),
