@@ -16,7 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -34,6 +34,7 @@ from triage.models import Finding, Snapshot, TicketRef
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.remedies.playbook import render_playbook
+from triage.reports import ROLES
 from triage.rules import Finding as RuleFinding
 from triage.rules import load_all as load_rules
 from triage.rules import rule_title
@@ -126,9 +127,6 @@ def _evidence_view(evidence: list) -> list[dict]:
             item = {"fact": "", "value": item}
         out.append({**item, "shown": _shown_value(item.get("value"))})
     return out
-
-
-ROLES = {"physical": gettext_lazy("physical host"), "guest": gettext_lazy("virtual machine")}
 
 
 def _finding_view(finding: Finding | RuleFinding, zh: bool, ack=None) -> dict:
