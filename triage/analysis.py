@@ -437,6 +437,7 @@ class _Run:
     rules_seconds: float
     excerpts: dict = dataclasses.field(default_factory=dict)
     own_host: str | None = None
+    hostname: str | None = None  # the upload's host, as its facts name it
     extra_hosts: list = dataclasses.field(default_factory=list)
     checked: list = dataclasses.field(default_factory=list)
     not_checked: list = dataclasses.field(default_factory=list)
@@ -640,6 +641,7 @@ def _compute(snapshot: Snapshot) -> _Run:
         sibling_not_checked=sibling_not_checked,
         artifact_ids=artifact_ids,
         own_host=host.hostname or snapshot.label,
+        hostname=host.hostname,
         excerpts=excerpts,
         sibling_ids=[s.pk for s in siblings],
         own=own,
@@ -720,7 +722,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         snapshot.not_checked = run.not_checked
         snapshot.similar_cases = run.similar
         snapshot.engine_version = run.version
-        snapshot.host_key = host_key_of((run.facts or {}).get("hostname"), snapshot)
+        snapshot.host_key = host_key_of(run.hostname, snapshot)
         snapshot.parse_seconds = run.parse_seconds
         snapshot.rules_seconds = run.rules_seconds
         snapshot.status = Snapshot.Status.DONE

@@ -1,8 +1,8 @@
 """Server-side SVG charts (no JavaScript, nothing from a CDN).
 
-Each function takes stored facts JSON (``collectors.facts.to_dict`` of a
-``HostFacts``) or plain numbers and returns an SVG string, or "" when the
-facts lack what the chart needs. Every label is escaped; each chart has a
+Each function takes a host's facts (``HostFacts``, as
+``Snapshot.host_facts()`` reads them back) or plain numbers and returns an SVG
+string, or "" when the facts lack what the chart needs. Every label is escaped; each chart has a
 ``<title>`` so screen readers and tests can find it.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+
+from collectors.facts import CpuUtil, HostFacts
 
 MEMORY_PARTS = (
     # (label, colour, how to read it from a node's meminfo in kB)
@@ -32,17 +34,19 @@ def _gib(kb: float) -> str:
     return f"{kb / 1024 / 1024:.1f} GiB"
 
 
-def numa_memory_bars(facts: dict, *, title: str = "Memory per NUMA node", labels: dict | None = None) -> str:
+def numa_memory_bars(
+    host: HostFacts, *, title: str = "Memory per NUMA node", labels: dict | None = None
+) -> str:
     """One stacked bar per node: anon, page cache, huge pages, free (from node
     meminfo; numactl -H size/free when that is all there is)."""
-    nodes = ((facts or {}).get("numa") or {}).get("nodes") or {}
-    hp_kb = ((facts or {}).get("hugepages") or {}).get("hugepagesize_kb") or 2048
+    nodes = host.numa.nodes if host.numa else {}
+    hp_kb = (host.hugepages.hugepagesize_kb if host.hugepages else None) or 2048
     rows = []
-    for key in sorted(nodes, key=lambda k: int(k)):
-        node = nodes[key]
-        meminfo = dict(node.get("meminfo") or {})
-        if not meminfo and node.get("size_mb") is not None:
-            meminfo = {"MemTotal": node["size_mb"] * 1024, "MemFree": (node.get("free_mb") or 0) * 1024}
+    for node_id in sorted(nodes):
+        numa_node = nodes[node_id]
+        meminfo = dict(numa_node.meminfo)
+        if not meminfo and numa_node.size_mb is not None:
+            meminfo = {"MemTotal": numa_node.size_mb * 1024, "MemFree": (numa_node.free_mb or 0) * 1024}
         total = meminfo.get("MemTotal")
         if not total:
             continue
@@ -50,7 +54,7 @@ def numa_memory_bars(facts: dict, *, title: str = "Memory per NUMA node", labels
         parts = [(label, colour, max(0, get(meminfo))) for label, colour, get in MEMORY_PARTS]
         known = sum(v for _l, _c, v in parts)
         parts.append(("other", "#bdc1c6", max(0, total - known)))
-        rows.append((int(key), total, parts))
+        rows.append((node_id, total, parts))
     if not rows:
         return ""
     labels = labels or {}
@@ -90,13 +94,20 @@ def _heat(value: float) -> str:
     return f"rgb(245,{g},{int(240 - 215 * v)})"
 
 
+def _busy(c: CpuUtil) -> float:
+    return 100.0 - (c.id if c.id is not None else 100.0)
+
+
+def _softirq(c: CpuUtil) -> float:
+    return c.si or 0.0
+
+
 def cpu_heat_strip(
-    facts: dict, *, title: str = "Per-CPU utilisation", busy: str = "busy %", softirq: str = "softirq %"
+    host: HostFacts, *, title: str = "Per-CPU utilisation", busy: str = "busy %", softirq: str = "softirq %"
 ) -> str:
     """Two strips, one cell per CPU: busy % (100 - idle) and softirq %, so a
     softirq hot spot on a few CPUs stands out."""
-    usage = (facts or {}).get("cpu_usage") or {}
-    cpus = [c for c in usage.get("per_cpu") or [] if str(c.get("cpu")) != "all"]
+    cpus = [c for c in (host.cpu_usage.per_cpu if host.cpu_usage else []) if str(c.cpu) != "all"]
     if not cpus:
         return ""
     n = len(cpus)
@@ -104,31 +115,25 @@ def cpu_heat_strip(
     cell = max(2.0, (width - left - 10) / n)
     width = int(left + cell * n + 10)
     body = []
-    for row, (key, label, get) in enumerate(
-        (
-            ("busy", busy, lambda c: 100.0 - (c.get("id") if c.get("id") is not None else 100.0)),
-            ("softirq", softirq, lambda c: c.get("si") or 0.0),
-        )
-    ):
+    for row, (key, label, get) in enumerate((("busy", busy, _busy), ("softirq", softirq, _softirq))):
         y = 8 + row * 30
         body.append(f'<text x="0" y="{y + 16}" font-size="12">{escape(label)}</text>')
         for i, c in enumerate(cpus):
             value = float(get(c))
-            cpu = escape(str(c.get("cpu")))
+            cpu = escape(str(c.cpu))
             body.append(
                 f'<rect x="{left + i * cell:.1f}" y="{y}" width="{cell:.1f}" height="22" '
                 f'fill="{_heat(value)}" data-cpu="{cpu}" data-{key}="{value:.1f}">'
                 f"<title>CPU {cpu} {escape(label)}: {value:.1f}</title></rect>"
             )
     body.append(f'<text x="{left}" y="80" font-size="11">CPU 0</text>')
-    last = escape(str(cpus[-1].get("cpu")))
+    last = escape(str(cpus[-1].cpu))
     body.append(f'<text x="{width - 10}" y="80" font-size="11" text-anchor="end">CPU {last}</text>')
     return _svg(width, 88, title, body, "chart-cpu-heat")
 
 
-def numa_distance_matrix(facts: dict, *, title: str = "NUMA distances") -> str:
-    numa = (facts or {}).get("numa") or {}
-    ids, matrix = numa.get("distance_nodes") or [], numa.get("distances") or []
+def numa_distance_matrix(host: HostFacts, *, title: str = "NUMA distances") -> str:
+    ids, matrix = (host.numa.distance_nodes, host.numa.distances) if host.numa else ([], [])
     if not ids or not matrix:
         return ""
     n = len(ids)

@@ -12,10 +12,10 @@ that address it, and the similar past cases with why they match. Example
     ...
 
 The report's language is chosen per request (``?lang=`` or Accept-Language),
-independently of the UI language of whoever opens it later in the ticket, so
-its labels are kept in :data:`LABELS` for both languages rather than in the
-gettext catalogue: a report must come out fully Chinese or fully English even
-when the catalogue has not been compiled.
+independently of the UI language of whoever opens it later in the ticket: its
+labels are gettext strings rendered under ``translation.override`` of that
+language (the compiled catalogue is committed), its content (findings, cases,
+measures) in the same language through ``config.language``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ import re
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
 
+from collectors.facts import HostFacts
 from config.language import content_language, in_language, ui_language
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
@@ -34,125 +38,19 @@ from triage.models import Finding, Snapshot
 from triage.rules import rule_title
 from triage.selectors import sounds_like_cases
 
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Snapshot report",
-        "status": "Status",
-        "engine": "Engine",
-        "kind": "Kind",
-        "file": "File",
-        "cluster": "Cluster",
-        "uploaded": "Uploaded",
-        "host": "Host",
-        "summary": "Host summary",
-        "findings": "Findings",
-        "no_findings": "No problem found in what was checked.",
-        "checked": "Rules checked: {n}",
-        "not_checked": "Not checked — missing evidence",
-        "not_checked_help": (
-            "These rules matter here but could not be evaluated; "
-            "run the commands and add their output to the snapshot."
-        ),
-        "top": "Largest impact first",
-        "not_done": "The analysis has not finished yet (status: {status}); findings follow when it is done.",
-        "evidence": "Evidence",
-        "measures": "Measures",
-        "similar": "Similar cases",
-        "no_similar": "No similar case in the knowledge base: possibly a new problem.",
-        "no_known_problem": "No known problem matched ({n} rules checked).",
-        "shared": "shared findings",
-        "score": "score",
-        "errors": "Artifacts that could not be parsed",
-        "line": "line",
-        "link": "Full report",
-        "cpu": "CPU",
-        "cpus_sockets": "CPUs / sockets",
-        "numa": "NUMA nodes",
-        "kernel": "Kernel",
-        "role": "Role",
-        "database": "Database",
-        "physical": "physical host",
-        "guest": "virtual machine",
-        "critical": "CRITICAL",
-        "warning": "WARNING",
-        "info": "INFO",
-        "answer": "Answer",
-        "best_case": "Best matching case",
-        "sounds_case": "Sounds like this known case",
-        "cause": "Cause",
-        "fixed": "What fixed it",
-        "effect": "Measured effect",
-        "why": "Why it matched",
-        "shared_terms": "shared terms",
-        "sounds_like": "Cases that sound like this",
-        "sounds_like_help": "No rule matched this text; these cases are compared by its words only.",
-        "start_session": "Start troubleshooting session",
-        "acknowledged": "Acknowledged",
-        "until": "until",
-        "ticket": "Ticket",
-    },
-    "zh": {
-        "title": "快照分析报告",
-        "status": "状态",
-        "engine": "引擎",
-        "kind": "类型",
-        "file": "文件",
-        "cluster": "集群",
-        "uploaded": "上传时间",
-        "host": "主机",
-        "summary": "主机概况",
-        "findings": "发现的问题",
-        "no_findings": "在已检查的范围内未发现问题。",
-        "checked": "已检查的规则：{n} 条",
-        "not_checked": "未检查——缺少证据",
-        "not_checked_help": (
-            "这些规则与本主机相关，但因缺少所需证据而无法评估；请运行下列命令并把输出添加到此快照。"
-        ),
-        "top": "影响最大的问题",
-        "not_done": "分析尚未完成（状态：{status}）；完成后将列出发现的问题。",
-        "evidence": "证据",
-        "measures": "措施",
-        "similar": "相似案例",
-        "no_similar": "知识库中没有相似案例：可能是新问题。",
-        "no_known_problem": "未匹配到已知问题（已检查 {n} 条规则）。",
-        "shared": "共同的发现",
-        "score": "相似度",
-        "errors": "无法解析的文件",
-        "line": "行",
-        "link": "完整报告",
-        "cpu": "CPU",
-        "cpus_sockets": "逻辑 CPU / 插槽",
-        "numa": "NUMA 节点数",
-        "kernel": "内核",
-        "role": "角色",
-        "database": "数据库",
-        "physical": "物理机",
-        "guest": "虚拟机",
-        "critical": "严重",
-        "warning": "警告",
-        "info": "提示",
-        "answer": "结论",
-        "best_case": "最匹配的案例",
-        "sounds_case": "听起来像这个已知案例",
-        "cause": "原因",
-        "fixed": "解决措施",
-        "effect": "实测效果",
-        "why": "匹配原因",
-        "shared_terms": "共同的词语",
-        "sounds_like": "描述相似的案例",
-        "sounds_like_help": "没有规则匹配这段文字；以下案例仅按其用词比较。",
-        "start_session": "开始排障会话",
-        "acknowledged": "已确认（不再提示）",
-        "until": "有效期至",
-        "ticket": "工单",
-    },
+# A host's role as the report and the report page name it.
+ROLES = {"physical": gettext_lazy("physical host"), "guest": gettext_lazy("virtual machine")}
+SEVERITY_LABELS = {
+    "critical": gettext_lazy("CRITICAL"),
+    "warning": gettext_lazy("WARNING"),
+    "info": gettext_lazy("INFO"),
 }
-STATUS_ZH = {"queued": "排队中", "analyzing": "分析中", "done": "已完成", "failed": "失败"}
-KIND_ZH = {
-    "collector": "采集器归档",
-    "sosreport": "sosreport",
-    "transcript": "终端记录",
-    "artifact": "单个文件",
+# The status as the report writes it: its value in English ("status: queued").
+STATUS_LABELS = {
+    "queued": pgettext_lazy("report status", "queued"),
+    "analyzing": pgettext_lazy("report status", "analyzing"),
+    "done": pgettext_lazy("report status", "done"),
+    "failed": pgettext_lazy("report status", "failed"),
 }
 MAX_EVIDENCE = 8
 TOP = 3  # findings named at the top of the report
@@ -294,28 +192,35 @@ class JiraWiki(Markdown):
 MARKUPS = {"markdown": Markdown(), "jira": JiraWiki()}
 
 
-def facts_summary(facts: dict) -> dict[str, Any]:
-    """The few facts a reader of a ticket wants first, from the stored facts JSON."""
-    facts = facts or {}
-    cpu = facts.get("cpu") or {}
-    numa = facts.get("numa") or {}
-    kernel = facts.get("kernel") or {}
-    db = facts.get("database") or {}
-    nodes = numa.get("nodes") or {}
+def facts_summary(host: HostFacts) -> dict[str, Any]:
+    """The few facts a reader of a ticket wants first, from the snapshot's
+    stored host (``Snapshot.host_facts()``)."""
+    cpu, kernel, db = host.cpu, host.kernel, host.database
+    nodes = host.numa.nodes if host.numa else {}
     return {
-        "hostname": facts.get("hostname") or None,
-        "role": facts.get("role") or None,
-        "architecture": cpu.get("architecture"),
-        "cpu_model": cpu.get("model_name"),
-        "cpus": cpu.get("cpus"),
-        "sockets": cpu.get("sockets"),
-        "numa_nodes": len(nodes) if nodes else cpu.get("numa_nodes"),
-        "kernel": kernel.get("release"),
-        "os": kernel.get("os_release"),
-        "database": " ".join(str(x) for x in (db.get("kind"), db.get("version")) if x) or None,
-        "domains": len(facts.get("domains") or []),
-        "artifacts": len(facts.get("artifacts") or []),
+        "hostname": host.hostname or None,
+        "role": host.role or None,
+        "architecture": cpu.architecture if cpu else None,
+        "cpu_model": cpu.model_name if cpu else None,
+        "cpus": cpu.cpus if cpu else None,
+        "sockets": cpu.sockets if cpu else None,
+        "numa_nodes": len(nodes) if nodes else (cpu.numa_nodes if cpu else None),
+        "kernel": kernel.release if kernel else None,
+        "os": kernel.os_release if kernel else None,
+        "database": (" ".join(str(x) for x in (db.kind, db.version) if x) or None) if db else None,
+        "domains": len(host.domains),
+        "artifacts": len(host.artifacts),
     }
+
+
+def _pair(label: Any, value: Any) -> str:
+    """``label: value``, a label and what it labels."""
+    return f"{label}: {value}"
+
+
+def _counted(label: Any, n: int) -> str:
+    """A heading with its count: ``Findings (3)``."""
+    return f"{label} ({n})"
 
 
 def _measure_titles(slugs: set[str], lang: str) -> dict[str, str]:
@@ -342,9 +247,7 @@ def _measure(w: Markdown, slug: str, title: str | None, base_url: str) -> str:
     return f"{name} ({w.code(slug)})" if title else w.code(slug)
 
 
-def _answer_markdown(
-    w: Markdown, snapshot: Snapshot, findings, t: dict[str, str], lang: str, base_url: str, add
-) -> None:
+def _answer_markdown(w: Markdown, snapshot: Snapshot, findings, lang: str, base_url: str, add) -> None:
     """The report's header: the best matching case (or the case the text
     sounds like), its cause, the measures that fixed it, their measured effect
     and why it matched; the ticket's reader sees the answer first."""
@@ -358,32 +261,30 @@ def _answer_markdown(
     if digest is None or match is None:
         return
     case = digest["case"]
-    add(w.heading(2, t["answer"]))
+    add(w.heading(2, _("Answer")))
     add("")
     title = _link(w, _link_text(w, case.title), case.get_absolute_url(), base_url)
-    label = t["sounds_case"] if sounds else t["best_case"]
-    add(f"{w.bold(label)}: {title} ({t['score']} {format_score(match.get('score'))})")
+    label = _("Sounds like this known case") if sounds else _("Best matching case")
+    score = pgettext("report", "score")
+    add(f"{w.bold(label)}: {title} ({score} {format_score(match.get('score'))})")
     add("")
     if case.cause:
-        add(w.bullet(f"{t['cause']}: {w.inline(case.cause)}"))
+        add(w.bullet(_pair(_("Cause"), w.inline(case.cause))))
     if digest["fixed"]:
         names = [
             _measure(w, s["measure"].slug, s["measure"].title_for(lang), base_url) for s in digest["fixed"]
         ]
-        add(w.bullet(f"{t['fixed']}: " + "; ".join(names)))
+        add(w.bullet(_pair(_("What fixed it"), "; ".join(names))))
     for m in digest["metrics"]:
         change = f" ({m['change']:+d} %)" if m["change"] is not None else ""
         before, after = (f"{v:g}" if isinstance(v, float) else _value(v) for v in (m["before"], m["after"]))
-        add(
-            w.bullet(
-                f"{t['effect']}: {w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}"
-            )
-        )
+        effect = f"{w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}"
+        add(w.bullet(_pair(_("Measured effect"), effect)))
     if sounds:
         terms = ", ".join(w.code(x) for x in match.get("shared_terms") or [])
-        add(w.bullet(f"{t['why']}: {t['shared_terms']}: {terms}"))
+        add(w.bullet(_pair(_("Why it matched"), _pair(_("shared terms"), terms))))
     elif match.get("contributions"):
-        add(w.bullet(f"{t['why']}: {w.inline(explain(match, ui_language(zh)))}"))
+        add(w.bullet(_pair(_("Why it matched"), w.inline(explain(match, ui_language(zh))))))
     add("")
 
 
@@ -393,49 +294,47 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
     return render_report(snapshot, language=language, base_url=base_url, markup="markdown")
 
 
-def _header(
-    w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, base_url: str, lines: list[str]
-) -> str:
+def _header(w: Markdown, snapshot: Snapshot, base_url: str, lines: list[str]) -> str:
     """The title, the upload's particulars and the host summary; returns the
     status as shown."""
     add = lines.append
-    add(w.heading(1, f"{t['title']}: {w.inline(snapshot.display_name)}"))
+    add(w.heading(1, _pair(pgettext("report", "Snapshot report"), w.inline(snapshot.display_name))))
     add("")
-    status = STATUS_ZH.get(snapshot.status, snapshot.status) if zh else snapshot.status
-    kind = KIND_ZH.get(snapshot.kind, snapshot.kind) if zh else str(Snapshot.Kind(snapshot.kind).label)
-    add(w.bullet(f"{t['status']}: {w.bold(status)}"))
+    status = str(STATUS_LABELS.get(snapshot.status, snapshot.status))
+    kind = str(Snapshot.Kind(snapshot.kind).label)
+    add(w.bullet(_pair(_("Status"), w.bold(status))))
     if snapshot.engine_version:
-        add(w.bullet(f"{t['engine']}: {w.inline(snapshot.engine_version)}"))
-    add(w.bullet(f"{t['kind']}: {kind}"))
+        add(w.bullet(_pair(_("Engine"), w.inline(snapshot.engine_version))))
+    add(w.bullet(_pair(_("Kind"), kind)))
     if snapshot.original_filename:
-        add(w.bullet(f"{t['file']}: {w.code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})"))
-    if snapshot.cluster:
-        add(w.bullet(f"{t['cluster']}: {w.code(snapshot.cluster)}"))
-    add(w.bullet(f"{t['uploaded']}: {snapshot.created_at:%Y-%m-%d %H:%M} UTC"))
-    if base_url:
-        url = f"{base_url.rstrip('/')}{snapshot.get_absolute_url()}"
-        add(w.bullet(f"{t['link']}: {w.link(url, url)}"))
-    for ticket in snapshot.tickets.all() if snapshot.pk else ():
         add(
             w.bullet(
-                f"{t['ticket']}: "
-                + (w.link(w.inline(ticket.key), ticket.url) if ticket.url else w.inline(ticket.key))
+                _pair(_("File"), f"{w.code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})")
             )
         )
+    if snapshot.cluster:
+        add(w.bullet(_pair(_("Cluster"), w.code(snapshot.cluster))))
+    add(w.bullet(_pair(_("Uploaded"), f"{snapshot.created_at:%Y-%m-%d %H:%M} UTC")))
+    if base_url:
+        url = f"{base_url.rstrip('/')}{snapshot.get_absolute_url()}"
+        add(w.bullet(_pair(_("Full report"), w.link(url, url))))
+    for ticket in snapshot.tickets.all() if snapshot.pk else ():
+        key = w.link(w.inline(ticket.key), ticket.url) if ticket.url else w.inline(ticket.key)
+        add(w.bullet(_pair(_("Ticket"), key)))
     add("")
 
-    summary = facts_summary(snapshot.facts)
+    summary = facts_summary(snapshot.host_facts())
     if snapshot.status == Snapshot.Status.DONE and any(v for v in summary.values()):
-        add(w.heading(2, t["summary"]))
+        add(w.heading(2, _("Host summary")))
         add("")
         rows = [
-            (t["host"], summary["hostname"]),
-            (t["role"], t.get(summary["role"] or "", summary["role"])),
-            (t["cpu"], " · ".join(str(x) for x in (summary["cpu_model"], summary["architecture"]) if x)),
-            (t["cpus_sockets"], " / ".join(str(x) for x in (summary["cpus"], summary["sockets"]) if x)),
-            (t["numa"], summary["numa_nodes"]),
-            (t["kernel"], " · ".join(str(x) for x in (summary["kernel"], summary["os"]) if x)),
-            (t["database"], summary["database"]),
+            (_("Host"), summary["hostname"]),
+            (_("Role"), ROLES.get(summary["role"] or "", summary["role"])),
+            (_("CPU"), " · ".join(str(x) for x in (summary["cpu_model"], summary["architecture"]) if x)),
+            (_("CPUs / sockets"), " / ".join(str(x) for x in (summary["cpus"], summary["sockets"]) if x)),
+            (_("NUMA nodes"), summary["numa_nodes"]),
+            (_("Kernel"), " · ".join(str(x) for x in (summary["kernel"], summary["os"]) if x)),
+            (_("Database"), summary["database"]),
         ]
         lines.extend(w.table([(name, w.inline(value)) for name, value in rows if value not in (None, "")]))
         add("")
@@ -443,16 +342,19 @@ def _header(
     return status
 
 
-def _acknowledged(w: Markdown, acknowledged: list, t: dict[str, str], lang: str, add) -> None:
+def _acknowledged(w: Markdown, acknowledged: list, lang: str, add) -> None:
     """Acknowledged findings: folded to one line each, with who, why and until when."""
     if not acknowledged:
         return
-    add(w.heading(2, f"{t['acknowledged']} ({len(acknowledged)})"))
+    add(w.heading(2, _counted(pgettext("report", "Acknowledged"), len(acknowledged))))
     add("")
+    until_label, cluster_label, host_label = pgettext("report", "until"), _("Cluster"), _("Host")
     for f, ack in acknowledged:
-        until = f", {t['until']} {ack.expires_at:%Y-%m-%d}" if ack.expires_at else ""
-        scope = f"{t['cluster']} {w.code(ack.cluster)}" if ack.cluster else f"{t['host']} {w.code(ack.host)}"
-        severity = t.get(f.severity, f.severity.upper())
+        until = f", {until_label} {ack.expires_at:%Y-%m-%d}" if ack.expires_at else ""
+        scope = (
+            f"{cluster_label} {w.code(ack.cluster)}" if ack.cluster else f"{host_label} {w.code(ack.host)}"
+        )
+        severity = SEVERITY_LABELS.get(f.severity, f.severity.upper())
         add(w.bullet(f"[{severity}] {w.code(f.rule)} — {w.inline(f.localized_title(lang))}"))
         add(
             w.bullet(
@@ -467,18 +369,25 @@ def _acknowledged(w: Markdown, acknowledged: list, t: dict[str, str], lang: str,
 def render_report(
     snapshot: Snapshot, *, language: str = "en", base_url: str = "", markup: str = "markdown"
 ) -> str:
-    """The whole report in ``markup`` (``markdown`` or ``jira``)."""
-    w = MARKUPS[markup]
+    """The whole report in ``markup`` (``markdown`` or ``jira``), its labels
+    in the report's language whatever the reader's UI language is."""
     lang = report_language(language)
-    t = LABELS[lang]
+    with translation.override(ui_language(lang == "zh")):
+        return _report(MARKUPS[markup], snapshot, lang, base_url)
+
+
+def _report(w: Markdown, snapshot: Snapshot, lang: str, base_url: str) -> str:
     zh = lang == "zh"
     lines: list[str] = []
     add = lines.append
 
-    status = _header(w, snapshot, t, zh, base_url, lines)
+    status = _header(w, snapshot, base_url, lines)
 
     if snapshot.status != Snapshot.Status.DONE:
-        add(t["not_done"].format(status=status))
+        add(
+            _("The analysis has not finished yet (status: %(status)s); findings follow when it is done.")
+            % {"status": status}
+        )
         add("")
         if snapshot.last_error:
             add(w.quote(w.inline(snapshot.last_error)))
@@ -488,35 +397,40 @@ def render_report(
     findings, acknowledged = split_acknowledged(
         snapshot, Finding.in_report_order(snapshot.current_findings())
     )
-    _answer_markdown(w, snapshot, findings, t, lang, base_url, add)
-    add(w.heading(2, f"{t['findings']} ({len(findings)})"))
+    _answer_markdown(w, snapshot, findings, lang, base_url, add)
+    add(w.heading(2, _counted(_("Findings"), len(findings))))
     add("")
     if not findings:
-        add(w.bold(t["no_findings"]))
+        add(w.bold(_("No problem found in what was checked.")))
         add("")
     elif len(findings) > 1:
-        add(f"{w.bold(t['top'])}: " + ", ".join(w.code(f.rule) for f in findings[:TOP]))
+        add(_pair(w.bold(_("Largest impact first")), ", ".join(w.code(f.rule) for f in findings[:TOP])))
         add("")
     titles = _measure_titles({s for f in findings for s in f.measures or []}, lang)
     for f in findings:
-        _finding(w, f, t, lang, titles, base_url, add)
+        _finding(w, f, lang, titles, base_url, add)
 
-    _acknowledged(w, acknowledged, t, lang, add)
+    _acknowledged(w, acknowledged, lang, add)
 
-    _not_checked_markdown(w, snapshot, t, zh, add)
+    _not_checked_markdown(w, snapshot, zh, add)
 
-    add(w.heading(2, t["similar"]))
+    add(w.heading(2, _("Similar cases")))
     add("")
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
     if not cases:
         serious = any(f.severity in QUALIFYING_SEVERITIES for f in findings)
-        add(t["no_similar"] if serious else t["no_known_problem"].format(n=len(snapshot.checked or [])))
+        add(
+            _("No similar case in the knowledge base: possibly a new problem.")
+            if serious
+            else _("No known problem matched (%(n)s rules checked).") % {"n": len(snapshot.checked or [])}
+        )
         add("")
         if not serious:
-            _sounds_like_markdown(w, snapshot, t, lang, base_url, add)
+            _sounds_like_markdown(w, snapshot, lang, base_url, add)
     for case in cases:
         title = in_language(case.get("title") or "", case.get("title_zh") or "", zh) or case.get("slug")
         score_text = format_score(case.get("score"))
+        score_label = pgettext("report", "score")
         shared = ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—"
         link = ""
         if base_url and case.get("slug"):
@@ -525,10 +439,10 @@ def render_report(
                 link = f" — {w.link(url, url)}"
         add(
             w.bullet(
-                f"{w.bold(w.inline(title))} ({w.code(case.get('slug'))}, {t['score']} {score_text}){link}"
+                f"{w.bold(w.inline(title))} ({w.code(case.get('slug'))}, {score_label} {score_text}){link}"
             )
         )
-        add(w.bullet(f"{t['shared']}: {shared}", 2))
+        add(w.bullet(_pair(_("shared findings"), shared), 2))
         if case.get("contributions"):
             add(w.bullet(w.inline(explain(case, ui_language(zh))), 2))
     if cases:
@@ -536,7 +450,7 @@ def render_report(
 
     errors = [e for e in snapshot.errors or [] if isinstance(e, dict)]
     if errors:
-        add(w.heading(2, f"{t['errors']} ({len(errors)})"))
+        add(w.heading(2, _counted(_("Artifacts that could not be parsed"), len(errors))))
         add("")
         for e in errors[:20]:
             add(w.bullet(f"{w.code(e.get('artifact'))}: {w.inline(e.get('message'))}"))
@@ -544,15 +458,13 @@ def render_report(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _sounds_like_markdown(
-    w: Markdown, snapshot: Snapshot, t: dict[str, str], lang: str, base_url: str, add
-) -> None:
+def _sounds_like_markdown(w: Markdown, snapshot: Snapshot, lang: str, base_url: str, add) -> None:
     cases = sounds_like_cases(snapshot, language=lang)
     if not cases:
         return
-    add(w.heading(3, t["sounds_like"]))
+    add(w.heading(3, _("Cases that sound like this")))
     add("")
-    add(t["sounds_like_help"])
+    add(_("No rule matched this text; these cases are compared by its words only."))
     add("")
     for case in cases:
         path = ""
@@ -561,19 +473,19 @@ def _sounds_like_markdown(
         title = _link(w, _link_text(w, case.get("title") or case["slug"]), path, base_url)
         terms = ", ".join(w.code(x) for x in case.get("shared_terms") or [])
         score = format_score(case.get("score"))
-        add(w.bullet(f"{w.bold(title)} ({t['score']} {score}) — {t['shared_terms']}: {terms}"))
+        score_label, terms_label = pgettext("report", "score"), _("shared terms")
+        add(w.bullet(f"{w.bold(title)} ({score_label} {score}) — {_pair(terms_label, terms)}"))
     add("")
 
 
-def _finding(
-    w: Markdown, f: Finding, t: dict[str, str], lang: str, titles: dict[str, str], base_url: str, add
-) -> None:
+def _finding(w: Markdown, f: Finding, lang: str, titles: dict[str, str], base_url: str, add) -> None:
     """One finding: title, host, explanation, evidence (artifact and line) and measures."""
     title = f.localized_title(lang)
-    add(w.heading(3, f"[{t.get(f.severity, f.severity.upper())}] {w.code(f.rule)} — {w.inline(title)}"))
+    severity = SEVERITY_LABELS.get(f.severity, f.severity.upper())
+    add(w.heading(3, f"[{severity}] {w.code(f.rule)} — {w.inline(title)}"))
     add("")
     if f.host:
-        add(w.italic(f"{t['host']}: {w.inline(f.host)}"))
+        add(w.italic(_pair(_("Host"), w.inline(f.host))))
         add("")
     explanation = f.localized_explanation(lang)
     if explanation:
@@ -581,12 +493,13 @@ def _finding(
         add("")
     evidence = [e for e in f.evidence or [] if isinstance(e, dict)]
     if evidence:
-        add(w.bold(t["evidence"]))
+        add(w.bold(_("Evidence")))
         add("")
+        line_label = pgettext("report", "line")
         for e in evidence[:MAX_EVIDENCE]:
             where = w.inline(e.get("artifact") or "")
             if e.get("line"):
-                where += f" ({t['line']} {e['line']})"
+                where += f" ({line_label} {e['line']})"
             item = f"{w.code(e.get('fact'))} = {w.code(_value(e.get('value')))}"
             if where:
                 item += f" — {where}"
@@ -598,21 +511,26 @@ def _finding(
             add(w.bullet(f"… (+{len(evidence) - MAX_EVIDENCE})"))
         add("")
     if f.measures:
-        add(w.bold(t["measures"]))
+        add(w.bold(pgettext("report", "Measures")))
         add("")
         for slug in f.measures:
             add(w.bullet(_measure(w, slug, titles.get(slug), base_url)))
         add("")
 
 
-def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh: bool, add) -> None:
+def _not_checked_markdown(w: Markdown, snapshot: Snapshot, zh: bool, add) -> None:
     """What could not be checked (with the commands that produce the missing
     evidence) and what was: a report with no finding is never a bare "done"."""
     items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
     if items:
-        add(w.heading(2, f"{t['not_checked']} ({len(items)})"))
+        add(w.heading(2, _counted(_("Not checked — missing evidence"), len(items))))
         add("")
-        add(t["not_checked_help"])
+        add(
+            _(
+                "These rules matter here but could not be evaluated; "
+                "run the commands and add their output to the snapshot."
+            )
+        )
         add("")
         for n in items:
             title = rule_title(n["rule"], zh)
@@ -624,7 +542,9 @@ def _not_checked_markdown(w: Markdown, snapshot: Snapshot, t: dict[str, str], zh
         add("")
     checked = sorted(str(r) for r in snapshot.checked or [])
     if checked:
-        lines = w.fold(t["checked"].format(n=len(checked)), [", ".join(w.code(r) for r in checked)])
+        lines = w.fold(
+            _("Rules checked: %(n)s") % {"n": len(checked)}, [", ".join(w.code(r) for r in checked)]
+        )
         for line in lines:
             add(line)
         add("")

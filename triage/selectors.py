@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.db.models import Count, Max, Q, QuerySet, Sum
@@ -16,6 +17,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
+from collectors.derived.citing import artifact_file
+from collectors.facts import HostFacts, Reading, to_dict
 from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.remedies import remedies_for_host
@@ -53,16 +56,58 @@ def load_host_facts(snapshot: Snapshot):
     return snapshot.host_facts()
 
 
-def host_remedies(snapshot: Snapshot, rules: set[str] | None = None) -> list:
+def host_remedies(
+    snapshot: Snapshot, rules: set[str] | None = None, *, host: HostFacts | None = None
+) -> list:
     """Host-level changes for the snapshot's current findings (sysctl.d files,
     my.cnf lines, OceanBase statements, tc, IRQ affinity ...), filled from the
-    stored facts. Guests have their own patch (:func:`guest_remedy`)."""
+    stored facts (``host``: ``snapshot.host_facts()`` when the caller has it).
+    Guests have their own patch (:func:`guest_remedy`)."""
     if rules is None:
         rules = set(snapshot.current_findings().values_list("rule", flat=True))
     host_rules = set(rules) - set(DOMAIN_RULES)
     if not host_rules or not snapshot.facts:
         return []
-    return remedies_for_host(host=snapshot.host_facts(), rules=host_rules)
+    return remedies_for_host(host=host or snapshot.host_facts(), rules=host_rules)
+
+
+@dataclass(frozen=True)
+class HostReading:
+    """What Casebook read of one host of a snapshot: "What Casebook read" on
+    the report and ``hosts`` in the API, built once by :func:`host_readings`."""
+
+    hostname: str | None
+    host: str  # the host as the report names it: its hostname, else its label
+    reading: Reading
+    # each of ``reading.artifacts`` as stored, with the file its block came
+    # from ("file": the upload or an added artifact; line numbers are per file)
+    artifacts: list[dict[str, Any]]
+    # False: the snapshot holds no facts yet (the API lists no host then)
+    recorded: bool = True
+
+
+def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostReading:
+    files = {
+        (entry.get("command"), entry.get("start_line")): artifact_file(entry)
+        for entry in host.artifacts
+        if entry.get("start_line")
+    }
+    return HostReading(
+        hostname=host.hostname or None,
+        host=host.hostname or host.label or name,
+        reading=host.reading,
+        artifacts=[
+            {**to_dict(a), "file": files.get((a.command, a.start_line), "")} for a in host.reading.artifacts
+        ],
+        recorded=recorded,
+    )
+
+
+def host_readings(snapshot: Snapshot, host: HostFacts | None = None) -> list[HostReading]:
+    """Per host of the snapshot (the upload's host, ``host`` when the caller
+    has read it, and any further host of the same paste), what Casebook read."""
+    own = _host_reading(host or snapshot.host_facts(), snapshot.host_label, recorded=bool(snapshot.facts))
+    return [own, *(_host_reading(extra, snapshot.host_label) for extra in snapshot.extra_host_facts())]
 
 
 def guest_remedy(snapshot: Snapshot, domain: str):
@@ -215,21 +260,18 @@ def unique_labels(snapshots: Sequence[Snapshot | Member]) -> dict[int, str]:
     return labels
 
 
-def prose_text(text: str, reading: dict) -> str:
+def prose_text(text: str, reading: Reading) -> str:
     """The prose of an upload: its lines outside every artifact and
-    unrecognised block of ``reading`` (the stored ``facts.reading``), and
+    unrecognised block of ``reading`` (the host's stored reading), and
     outside the prompt line before a command's output, so command output never
     reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
     with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
     """
     skip: set[int] = set()
-    for block in [*(reading.get("artifacts") or []), *(reading.get("unrecognised") or [])]:
-        if not isinstance(block, dict):
-            continue
-        start, end = block.get("start_line"), block.get("end_line")
-        if not isinstance(start, int) or not isinstance(end, int):
-            continue
-        skip.update(range(start - (1 if block.get("command") else 0), end + 1))
+    for artifact in reading.artifacts:
+        skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
+    for block in reading.unrecognised:
+        skip.update(range(block.start_line, block.end_line + 1))
     lines = text.splitlines()
     return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
 
@@ -244,8 +286,8 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
         return []
     if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT):
         return []
-    reading = (snapshot.facts or {}).get("reading") or {}
-    if not isinstance(reading, dict) or not reading.get("prose_lines"):
+    reading = snapshot.host_facts().reading
+    if not reading.prose_lines:
         return []
     if snapshot.current_findings().filter(severity__in=QUALIFYING_SEVERITIES).exists():
         return []

@@ -14,11 +14,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from collectors.facts import to_dict
 from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.reports import facts_summary
-from triage.selectors import sounds_like_cases
+from triage.selectors import host_readings, sounds_like_cases
 
 
 class EvidenceSerializer(serializers.Serializer):
@@ -300,7 +301,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
 
     @extend_schema_field(FactsSummarySerializer)
     def get_facts_summary(self, snap: Snapshot) -> dict:
-        return facts_summary(snap.facts)
+        return facts_summary(snap.host_facts())
 
     @extend_schema_field(FindingSerializer(many=True))
     def get_findings(self, snap: Snapshot) -> list:
@@ -336,27 +337,22 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
     def get_hosts(self, snap: Snapshot) -> list:
         """Each host the upload holds (usually one; a paste that ssh-es to a
         guest holds two) with what Casebook read of it."""
-        out = []
-        for facts in [snap.facts or {}, *(snap.extra_hosts or [])]:
-            if not isinstance(facts, dict) or not facts:
-                continue
-            raw_reading = facts.get("reading")
-            reading = raw_reading if isinstance(raw_reading, dict) else {}
-            out.append(
-                {
-                    "hostname": facts.get("hostname") or None,
-                    "reading": {
-                        "lines": int(reading.get("lines") or 0),
-                        "read_lines": int(reading.get("read_lines") or 0),
-                        "prompt_lines": int(reading.get("prompt_lines") or 0),
-                        "prose_lines": int(reading.get("prose_lines") or 0),
-                        "unrecognised_lines": int(reading.get("unrecognised_lines") or 0),
-                        "artifacts": [a for a in reading.get("artifacts") or [] if isinstance(a, dict)],
-                        "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
-                    },
-                }
-            )
-        return out
+        return [
+            {
+                "hostname": r.hostname,
+                "reading": {
+                    "lines": r.reading.lines,
+                    "read_lines": r.reading.read_lines,
+                    "prompt_lines": r.reading.prompt_lines,
+                    "prose_lines": r.reading.prose_lines,
+                    "unrecognised_lines": r.reading.unrecognised_lines,
+                    "artifacts": [to_dict(a) for a in r.reading.artifacts],
+                    "unrecognised": [to_dict(u) for u in r.reading.unrecognised],
+                },
+            }
+            for r in host_readings(snap)
+            if r.recorded
+        ]
 
     @extend_schema_field(EarlierAnalysisSerializer(many=True))
     def get_history(self, snap: Snapshot) -> list:

@@ -16,10 +16,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from collectors.facts import HostFacts
 from config.language import in_language, reads_chinese, ui_language
 from config.pagination import paginate
 from config.request_limits import upload_view
@@ -33,9 +34,10 @@ from triage.models import Finding, Snapshot, TicketRef
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.remedies.playbook import render_playbook
+from triage.reports import ROLES
 from triage.rules import Finding as RuleFinding
-from triage.rules import artifact_file, rule_title
 from triage.rules import load_all as load_rules
+from triage.rules import rule_title
 from triage.severity import SEVERITIES
 
 TOP_FINDINGS = 3
@@ -127,9 +129,6 @@ def _evidence_view(evidence: list) -> list[dict]:
     return out
 
 
-ROLES = {"physical": gettext_lazy("physical host"), "guest": gettext_lazy("virtual machine")}
-
-
 def _finding_view(finding: Finding | RuleFinding, zh: bool, ack=None) -> dict:
     """A stored finding (a row) or one the page computed (a rule ``Finding``,
     e.g. the cluster page's fleet findings), as the templates show it;
@@ -174,39 +173,6 @@ def not_checked_items(snapshots, zh: bool | None = None) -> list[dict]:
                     "snapshot": snap,
                 }
             )
-    return out
-
-
-def _readings(snapshot: Snapshot) -> list[dict]:
-    """Per host of the snapshot (the upload's host and any further host of the
-    same paste): what Casebook read, for "What Casebook read"."""
-    out = []
-    for facts in [snapshot.facts or {}, *(snapshot.extra_hosts or [])]:
-        if not isinstance(facts, dict):
-            continue
-        reading = facts.get("reading") or {}
-        if not isinstance(reading, dict):
-            reading = {}
-        # the file each block came from (the upload or an added artifact):
-        # line numbers are per file
-        files = {
-            (entry.get("command"), entry.get("start_line")): artifact_file(entry)
-            for entry in facts.get("artifacts") or []
-            if isinstance(entry, dict) and entry.get("start_line")
-        }
-        out.append(
-            {
-                "host": facts.get("hostname") or facts.get("label") or snapshot.host_label,
-                "lines": reading.get("lines") or 0,
-                "read_lines": reading.get("read_lines") or 0,
-                "artifacts": [
-                    {**a, "file": files.get((a.get("command"), a.get("start_line")), "")}
-                    for a in reading.get("artifacts") or []
-                    if isinstance(a, dict)
-                ],
-                "unrecognised": [u for u in reading.get("unrecognised") or [] if isinstance(u, dict)],
-            }
-        )
     return out
 
 
@@ -287,7 +253,7 @@ def report_context(snapshot: Snapshot) -> dict:
         else []
     )
     best = _best_case(similar[0], zh) if similar else _best_case(next(iter(sounds), None), zh, True)
-    facts = snapshot.facts or {}
+    host = snapshot.host_facts()
     return {
         "snapshot": snapshot,
         "rules": {f.rule for f in all_findings},
@@ -301,14 +267,14 @@ def report_context(snapshot: Snapshot) -> dict:
         "best_case": best,
         # warning/critical findings: an empty ``similar`` means a possibly new problem
         "serious_findings": serious,
-        "hostname": facts.get("hostname") or "",
-        "role": ROLES.get(facts.get("role") or "", facts.get("role") or ""),
-        "artifacts": facts.get("artifacts") or [],
+        "hostname": host.hostname or "",
+        "role": ROLES.get(host.role or "", host.role or ""),
+        "host": host,
         # the findings with the largest impact, named first
         "top_findings": [_finding_view(f, zh) for f in findings[:TOP_FINDINGS]] if len(findings) > 1 else [],
         "checked": sorted((rule_title(r, zh) or r, r) for r in snapshot.checked or []),
         "not_checked": not_checked_items([snapshot], zh),
-        "readings": _readings(snapshot),
+        "readings": selectors.host_readings(snapshot, host),
         "history": _history(snapshot, zh),
         "added_artifacts": list(snapshot.added_artifacts.select_related("added_by")),
         "tickets": list(snapshot.tickets.all()),
@@ -326,8 +292,8 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
         snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
     )
     if snapshot.status == Snapshot.Status.DONE:
-        context["remedy_domains"] = _remedy_domains(snapshot, context["rules"])
-        context["host_remedies"] = selectors.host_remedies(snapshot, context["rules"])
+        context["remedy_domains"] = _remedy_domains(snapshot, context["host"], context["rules"])
+        context["host_remedies"] = selectors.host_remedies(snapshot, context["rules"], host=context["host"])
         if any(r.ok for r in context["host_remedies"]):
             context["playbook_url"] = reverse("triage:snapshot_playbook", args=[snapshot.pk])
     if snapshot.cluster:
@@ -337,13 +303,13 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "triage/snapshot_detail.html", context)
 
 
-def _remedy_domains(snapshot: Snapshot, rules: set[str]) -> list[dict]:
+def _remedy_domains(snapshot: Snapshot, host: HostFacts, rules: set[str]) -> list[dict]:
     """The guests of this host with KVM findings, each linked to its patch page."""
     if not rules & set(DOMAIN_RULES):
         return []
     out = []
-    for domain in (snapshot.facts or {}).get("domains") or []:
-        name = (domain or {}).get("name") or (domain or {}).get("uuid")
+    for domain in host.domains:
+        name = domain.name or domain.uuid
         if name and "/" not in name:
             out.append({"name": name, "url": reverse("triage:snapshot_remedy", args=[snapshot.pk, name])})
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 
 from troubleshoot.apply import applied_steps
 from troubleshoot.models import PlannedMeasure, Session
@@ -36,18 +37,27 @@ def _measured_steps(session: Session) -> list[tuple[tuple[str, ...], float | Non
     return out
 
 
-def effectiveness() -> dict[str, dict]:
+def effectiveness(slugs: Iterable[str] | None = None) -> dict[str, dict]:
     """Per step across closed sessions, keyed by its measures ("a + b" for
     measures applied together): the relative improvement of the metric over
     the step (against the value before it, in the metric's good direction),
     its mean with a 95 % t interval (``troubleshoot.stats``), ``n`` sessions
     that measured it, how many sessions applied it and how many of those
-    ended resolved."""
-    closed = (
-        Session.objects.filter(state=Session.State.CLOSED, measures__status=PlannedMeasure.Status.APPLIED)
-        .distinct()
-        .prefetch_related("measures__measure")
-    )
+    ended resolved. ``slugs``: only the sessions that applied one of these
+    measures are read (a plan asks about its candidates); the entry of every
+    step with one of them is the same as without ``slugs``."""
+    closed = Session.objects.filter(state=Session.State.CLOSED)
+    if slugs is None:
+        closed = closed.filter(measures__status=PlannedMeasure.Status.APPLIED)
+    else:
+        wanted = sorted(set(slugs))
+        if not wanted:
+            return {}
+        # one filter(): the same applied measure is one of ``slugs``
+        closed = closed.filter(
+            measures__status=PlannedMeasure.Status.APPLIED, measures__measure__slug__in=wanted
+        )
+    closed = closed.distinct().prefetch_related("measures__measure")
     gains: dict[tuple[str, ...], list[float]] = defaultdict(list)
     sessions: dict[tuple[str, ...], int] = defaultdict(int)
     resolved: dict[tuple[str, ...], int] = defaultdict(int)

@@ -2,14 +2,14 @@
 
 The wizard has no planner of its own. For every before-snapshot of a KVM host
 whose guests have placement findings, it asks ``triage.remedies`` for the same
-patch the report's remediation page shows (``domain_remedy`` on the stored
-upload parsed again, because the stored facts keep no raw domain XML), and a
-planned pinning measure gets that patch's part for the measure
+patch the report's remediation page shows (``domain_remedy`` on the domain XML
+the stored facts keep, read back by ``Snapshot.host_facts``), and a planned
+pinning measure gets that patch's part for the measure
 (``Remedy.fragment``): vCPU pins, emulator and iothread pins, numatune, guest
 NUMA cells. When the planner cannot help, its reason is shown instead.
 
-Parsing an upload again costs a fraction of a second per host, so the results
-are cached per snapshot and analysis (``CACHE_SECONDS``).
+Planning a guest costs a fraction of a second, so the results are cached per
+snapshot and analysis (``CACHE_SECONDS``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from collectors.cpulist import format_cpulist
+from collectors.facts import HostFacts
 from triage.models import Snapshot
-from triage.remedies import NoRemedy, Remedy, RemedyResult
+from triage.remedies import Remedy, RemedyResult
 from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
 from triage.remedies.libvirt import domain_remedy
-from triage.selectors import load_host_facts
 
 # Measures whose configuration comes from the guest's patch.
 PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))
@@ -68,12 +68,12 @@ class GuestPlan:
         return reverse("triage:snapshot_remedy", args=[self.snapshot_id, self.domain])
 
 
-def _placement_domains(snapshot: Snapshot) -> list[str] | None:
+def _placement_domains(snapshot: Snapshot, host: HostFacts) -> list[str] | None:
     """Guests of ``snapshot`` named by its KVM placement findings; None when
     the snapshot is not a host with such findings. An empty list means the
     findings name no guest: every guest of the host is planned, as the report
     links every guest."""
-    if not (snapshot.facts or {}).get("domains"):
+    if not host.domains:
         return None
     findings = [f for f in snapshot.current_findings() if f.rule in DOMAIN_RULES]
     if not findings:
@@ -87,21 +87,7 @@ def _placement_domains(snapshot: Snapshot) -> list[str] | None:
     return names
 
 
-def _plans_of(snapshot: Snapshot, names: list[str]) -> list[GuestPlan]:
-    try:
-        host = load_host_facts(snapshot)
-    except FileNotFoundError:
-        return [
-            GuestPlan(
-                snapshot.pk,
-                snapshot.host_label,
-                name,
-                NoRemedy(
-                    key=f"libvirt:{name}", reason="the stored upload is missing: upload the snapshot again"
-                ),
-            )
-            for name in names
-        ]
+def _plans_of(snapshot: Snapshot, host: HostFacts, names: list[str]) -> list[GuestPlan]:
     out = []
     for d in host.domains:
         label = d.name or d.uuid
@@ -120,14 +106,15 @@ def guest_plans(snapshots: list[Snapshot]) -> list[GuestPlan]:
     for snapshot in snapshots:
         if snapshot.status != Snapshot.Status.DONE:
             continue
-        names = _placement_domains(snapshot)
-        if names is None:
-            continue
         stamp = snapshot.finished_at.isoformat() if snapshot.finished_at else ""
         key = f"troubleshoot:guest-plans:{snapshot.pk}:{snapshot.sha256}:{snapshot.engine_version}:{stamp}"
         plans = cache.get(key)
         if plans is None:
-            plans = _plans_of(snapshot, names)
+            host = snapshot.host_facts()
+            names = _placement_domains(snapshot, host)
+            if names is None:
+                continue
+            plans = _plans_of(snapshot, host, names)
             cache.set(key, plans, CACHE_SECONDS)
         out.extend(plans)
     return out

@@ -3,7 +3,12 @@ session's signature, and the cases like it (by findings, or by its words)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from django.db.models import F, Q
 
 from collectors.facts import SnapshotFacts
 from config.language import content_language, in_language, reads_chinese
@@ -38,11 +43,11 @@ def _current_findings(snaps: list[Snapshot]) -> list[Finding]:
     return Finding.current_of(snap for snap in snaps if snap.status == Snapshot.Status.DONE)
 
 
-def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> list[MergedFinding]:
-    """One entry per rule across the phase's snapshots, worst severity first;
-    the hosts it fired on and the union of its measures are kept."""
+def _merge(snaps: list[Snapshot]) -> list[MergedFinding]:
+    """One entry per rule across ``snaps``, worst severity first; the hosts it
+    fired on and the union of its measures are kept."""
     merged: dict[str, MergedFinding] = {}
-    for f in _current_findings(snapshots_of(session, phase)):
+    for f in _current_findings(snaps):
         item = merged.get(f.rule)
         if item is None:
             item = merged[f.rule] = MergedFinding(
@@ -66,6 +71,12 @@ def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE)
     return sorted(merged.values(), key=lambda m: (severity_rank(m.severity), m.rule))
 
 
+def merged_findings(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> list[MergedFinding]:
+    """One entry per rule across the phase's snapshots, worst severity first;
+    the hosts it fired on and the union of its measures are kept."""
+    return _merge(snapshots_of(session, phase))
+
+
 def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[MergedFinding]]]:
     return [
         (sev, [f for f in findings if f.severity == sev])
@@ -74,61 +85,121 @@ def findings_by_severity(findings: list[MergedFinding]) -> list[tuple[str, list[
     ]
 
 
+def _signature(snaps: list[Snapshot], merged: list[MergedFinding]) -> dict:
+    done = [s for s in snaps if s.status == Snapshot.Status.DONE]
+    features = snapshot_features(SnapshotFacts(hosts=[s.host_facts() for s in done]))
+    return {"rules": sorted({f.rule for f in merged}), "features": features}
+
+
 def signature_of(session: Session, phase: str = SessionSnapshot.Phase.BEFORE) -> dict:
     """Rules and environment features of the phase's snapshots, the shape of a
     case signature (``{"rules": [...], "features": [...]}``)."""
-    snaps = [s for s in snapshots_of(session, phase) if s.status == Snapshot.Status.DONE]
-    rules = sorted({f.rule for f in merged_findings(session, phase)})
+    snaps = snapshots_of(session, phase)
+    return _signature(snaps, _merge(snaps))
 
-    features = snapshot_features(SnapshotFacts(hosts=[s.host_facts() for s in snaps]))
-    return {"rules": rules, "features": features}
+
+class SessionFindings:
+    """What a session's before-snapshots found and the cases like it, each
+    computed once: a wizard page shows the merged findings, the similar cases
+    and what they did in several places, from one set of queries."""
+
+    def __init__(self, session: Session, *, language: str = "en"):
+        self.session = session
+        self.language = language
+
+    @cached_property
+    def snapshots(self) -> list[Snapshot]:
+        return snapshots_of(self.session, SessionSnapshot.Phase.BEFORE)
+
+    @cached_property
+    def merged(self) -> list[MergedFinding]:
+        return _merge(self.snapshots)
+
+    @cached_property
+    def serious(self) -> list[str]:
+        return serious_rules(self.merged)
+
+    @cached_property
+    def signature(self) -> dict:
+        return _signature(self.snapshots, self.merged)
+
+    def similar_cases(self, limit: int = 5) -> list[dict]:
+        """Published cases like the before-snapshots, best first, each with why."""
+        # Only warning/critical findings (or a strong match of the symptom text)
+        # qualify a case; a session whose snapshots are healthy gets none.
+        if not self.serious and not self.session.symptom:
+            return []
+        return rank(
+            self.signature["rules"],
+            self.signature["features"],
+            symptom=self.session.symptom,
+            language=content_language(self.language),
+            limit=limit,
+            threshold=NEW_PROBLEM_THRESHOLD,
+            qualifying=self.serious,
+        )
+
+    @cached_property
+    def similar(self) -> list[dict]:
+        return self.similar_cases()
+
+    @cached_property
+    def sounds_like(self) -> list[dict]:
+        """ "Cases that sound like this" for a session no case explains:
+        compared by the words of its title and symptom
+        (``kb.similarity.sounds_like``, the same comparison as a report's pasted
+        write-up). Empty when a warning or critical finding of its snapshots is
+        there: the rules speak then."""
+        text = "\n".join(t for t in (self.session.title, self.session.symptom) if t)
+        if not text.strip() or self.serious:
+            return []
+        return sounds_like(text, language=content_language(self.language))
+
+    @cached_property
+    def founding(self) -> list[dict]:
+        return founding_measures(self.session, self.similar)
 
 
 def similar_cases(session: Session, *, language: str = "en", limit: int = 5) -> list[dict]:
     """Published cases like the before-snapshots, best first, each with why."""
-    sig = signature_of(session)
-    # Only warning/critical findings (or a strong match of the symptom text)
-    # qualify a case; a session whose snapshots are healthy gets none.
-    serious = serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE))
-    if not serious and not session.symptom:
-        return []
-    return rank(
-        sig["rules"],
-        sig["features"],
-        symptom=session.symptom,
-        language=content_language(language),
-        limit=limit,
-        threshold=NEW_PROBLEM_THRESHOLD,
-        qualifying=serious,
-    )
+    return SessionFindings(session, language=language).similar_cases(limit)
 
 
 def sounds_like_cases(session: Session, *, language: str = "en") -> list[dict]:
-    """ "Cases that sound like this" for a session no case explains: compared
-    by the words of its title and symptom (``kb.similarity.sounds_like``, the
-    same comparison as a report's pasted write-up). Empty when a warning or
-    critical finding of its snapshots is there: the rules speak then."""
-    text = "\n".join(t for t in (session.title, session.symptom) if t)
-    if not text.strip() or serious_rules(merged_findings(session, SessionSnapshot.Phase.BEFORE)):
-        return []
-    return sounds_like(text, language=content_language(language))
+    """See :attr:`SessionFindings.sounds_like`."""
+    return SessionFindings(session, language=language).sounds_like
 
 
 def founding_measures(session: Session, cases: list[dict]) -> list[dict]:
     """What the similar cases did for the rules this session shares with them:
-    ``{"case": slug, "measure": slug, "status", "outcome", "rules": [...]}``."""
+    ``{"case": slug, "measure": slug, "status", "outcome", "rules": [...]}``.
+    The steps of every case are read in one query."""
+    wanted = [
+        (case["slug"], case.get("language", "en"), set(case.get("shared_rules") or []))
+        for case in cases
+        if case.get("shared_rules")
+    ]
+    if not wanted:
+        return []
+    which = Q()
+    for slug, language, _shared in wanted:
+        which |= Q(case__slug=slug, case__language=language)
+    steps: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    rows = (
+        CaseMeasure.objects.filter(which)
+        .select_related("measure")
+        .annotate(case_slug=F("case__slug"), case_language=F("case__language"))
+    )
+    for step in rows:
+        steps[(step.case_slug, step.case_language)].append(step)
     out = []
-    for case in cases:
-        shared = set(case.get("shared_rules") or [])
-        if not shared:
-            continue
-        steps = CaseMeasure.objects.filter(case__slug=case["slug"], case__language=case.get("language", "en"))
-        for step in steps.select_related("measure"):
+    for slug, language, shared in wanted:
+        for step in steps[(slug, language)]:
             hit = sorted(shared & set(step.measure.rules or []))
             if hit:
                 out.append(
                     {
-                        "case": case["slug"],
+                        "case": slug,
                         "measure": step.measure.slug,
                         "status": step.status,
                         "status_label": step.get_status_display(),

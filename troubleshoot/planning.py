@@ -18,7 +18,7 @@ from troubleshoot.access import require_edit
 from troubleshoot.audit import record, touch
 from troubleshoot.effectiveness import effectiveness
 from troubleshoot.fill import PINNING, GuestPlan, fill_commands
-from troubleshoot.findings import MergedFinding, founding_measures, merged_findings, similar_cases
+from troubleshoot.findings import MergedFinding, SessionFindings
 from troubleshoot.models import PlannedMeasure, Session, SessionSnapshot
 from troubleshoot.snapshots import snapshots_of
 
@@ -83,17 +83,21 @@ class Candidate:
     from_cases: list[str]
 
 
-def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
+def candidates(
+    session: Session, *, language: str = "en", findings: SessionFindings | None = None
+) -> list[Candidate]:
     """Measures addressing the before-findings, ranked: first tier are those
     the similar cases applied with success (or, without a case, measures for
-    critical findings), then by measured effectiveness across closed sessions."""
-    findings = merged_findings(session)
+    critical findings), then by measured effectiveness across closed sessions.
+    ``findings``: the session's findings when the caller has computed them."""
+    if findings is None:
+        findings = SessionFindings(session, language=language)
     by_measure: dict[str, list[MergedFinding]] = defaultdict(list)
-    for f in findings:
+    for f in findings.merged:
         for slug in f.measures:
             by_measure[slug].append(f)
-    cases = similar_cases(session, language=language)
-    founding = founding_measures(session, cases)
+    cases = findings.similar
+    founding = findings.founding
     applied_in_cases: defaultdict[str, list[str]] = defaultdict(list)
     recommended_in_cases: defaultdict[str, list[str]] = defaultdict(list)
     for item in founding:
@@ -102,7 +106,7 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
             target[item["measure"]].append(item["case"])
     measures = {m.slug: m for m in Measure.objects.filter(slug__in=by_measure)}
     planned = set(session.measures.values_list("measure__slug", flat=True))
-    stats = effectiveness()
+    stats = effectiveness(slugs=by_measure)
     out = []
     for slug, fs in by_measure.items():
         measure = measures.get(slug)
@@ -140,11 +144,14 @@ def candidates(session: Session, *, language: str = "en") -> list[Candidate]:
 # --------------------------------------------------------------------------- plan
 
 
-def guest_plans(session: Session) -> list[GuestPlan]:
+def guest_plans(session: Session, *, snapshots: list | None = None) -> list[GuestPlan]:
     """The remediation planner's patch (or its "cannot help" reason) for each
-    guest with placement findings on the session's before-snapshots: the
-    pinning the plan step shows and fills its pinning measures from."""
-    return fill.guest_plans(snapshots_of(session, SessionSnapshot.Phase.BEFORE))
+    guest with placement findings on the session's before-snapshots
+    (``snapshots`` when the caller has them): the pinning the plan step shows
+    and fills its pinning measures from."""
+    if snapshots is None:
+        snapshots = snapshots_of(session, SessionSnapshot.Phase.BEFORE)
+    return fill.guest_plans(snapshots)
 
 
 @transaction.atomic

@@ -28,9 +28,13 @@ from troubleshoot.verify import final_metric
 VERY_SIMILAR = 0.75
 
 
-def promotion_check(session: Session, *, language: str = "en") -> dict | None:
-    """The most similar existing case when it is very similar (same problem)."""
-    cases = similar_cases(session, language=language, limit=1)
+def promotion_check(
+    session: Session, *, language: str = "en", cases: list[dict] | None = None
+) -> dict | None:
+    """The most similar existing case when it is very similar (same problem);
+    ``cases``: the session's similar cases when the caller has them."""
+    if cases is None:
+        cases = similar_cases(session, language=language, limit=1)
     if cases and cases[0]["score"] >= VERY_SIMILAR:
         return cases[0]
     return None

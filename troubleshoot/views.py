@@ -488,17 +488,17 @@ def _snapshots(request, session, ctx):
     ctx["all_progress"] = _progress(session, "")
 
 
-def _host_charts(session, phase) -> list[dict]:
+def _host_charts(snaps) -> list[dict]:
     out = []
-    for snap in snapshots.snapshots_of(session, phase):
+    for snap in snaps:
         if snap.status != "done":
             continue
-        facts = snap.facts or {}
+        host = snap.host_facts()
         out.append(
             {
                 "snapshot": snap,
                 "memory": charts.numa_memory_bars(
-                    facts,
+                    host,
                     title=_("Memory per NUMA node"),
                     labels={
                         "anon": _("anon"),
@@ -509,9 +509,9 @@ def _host_charts(session, phase) -> list[dict]:
                     },
                 ),
                 "cpu": charts.cpu_heat_strip(
-                    facts, title=_("Per-CPU utilisation"), busy=_("busy %"), softirq=_("softirq %")
+                    host, title=_("Per-CPU utilisation"), busy=_("busy %"), softirq=_("softirq %")
                 ),
-                "distance": charts.numa_distance_matrix(facts, title=_("NUMA distances")),
+                "distance": charts.numa_distance_matrix(host, title=_("NUMA distances")),
             }
         )
     return out
@@ -519,12 +519,12 @@ def _host_charts(session, phase) -> list[dict]:
 
 def _findings(request, session, ctx):
     lang = ctx["language"]
-    findings = session_findings.merged_findings(session)
-    cases = session_findings.similar_cases(session, language=lang)
+    found = session_findings.SessionFindings(session, language=lang)
+    findings, cases = found.merged, found.similar
     for case in cases:
         case["why"] = explain(case, lang)
     serious = sum(1 for f in findings if f.severity in QUALIFYING_SEVERITIES)
-    sounds = session_findings.sounds_like_cases(session, language=lang) if not cases and not serious else []
+    sounds = found.sounds_like if not cases and not serious else []
     for case in sounds:
         case["why"] = explain(case, lang)
     ctx.update(
@@ -534,10 +534,10 @@ def _findings(request, session, ctx):
             "serious_findings": serious,
             "similar": cases,
             "sounds_like": sounds,
-            "founding": session_findings.founding_measures(session, cases),
-            "host_charts": _host_charts(session, "before"),
+            "founding": found.founding,
+            "host_charts": _host_charts(found.snapshots),
             # the same "Not checked — missing evidence" list as the reports, each linked to its report
-            "not_checked": not_checked_items(snapshots.snapshots_of(session, "before")),
+            "not_checked": not_checked_items(found.snapshots),
         }
     )
 
@@ -548,9 +548,12 @@ def _constraints(request, session, ctx):
 
 
 def _plan(request, session, ctx):
-    ctx["candidates"] = [c for c in planning.candidates(session, language=ctx["language"]) if not c.planned]
+    found = session_findings.SessionFindings(session, language=ctx["language"])
+    ctx["candidates"] = [
+        c for c in planning.candidates(session, language=ctx["language"], findings=found) if not c.planned
+    ]
     ctx["tiers"] = _tiers(session)
-    ctx["guest_plans"] = planning.guest_plans(session)
+    ctx["guest_plans"] = planning.guest_plans(session, snapshots=found.snapshots)
     ctx["min_sessions"] = measure_effectiveness.MIN_SESSIONS
 
 
@@ -602,19 +605,17 @@ def _verify(request, session, ctx):
     ctx["metric_chart"] = charts.metric_bars(
         verify.metric_series(session), unit=session.metric_unit, title=_("Metric before and after")
     )
-    ctx["host_charts"] = _host_charts(session, "after")
+    ctx["host_charts"] = _host_charts(snapshots.snapshots_of(session, SessionSnapshot.Phase.AFTER))
 
 
 def _close(request, session, ctx):
     ctx.setdefault("close_form", CloseForm(instance=session))
     ctx["final_metric"] = verify.final_metric(session)
+    cases = session_findings.similar_cases(session, language=ctx["language"])
     if session.is_closed and not session.promoted_case_id:
-        ctx["very_similar"] = promotion.promotion_check(session, language=ctx["language"])
+        ctx["very_similar"] = promotion.promotion_check(session, language=ctx["language"], cases=cases)
     # The summary's "this case helped": the similar cases and the linked one.
-    helpful = [
-        {"slug": c["slug"], "title": c["title"], "url": c["url"]}
-        for c in session_findings.similar_cases(session, language=ctx["language"])
-    ]
+    helpful = [{"slug": c["slug"], "title": c["title"], "url": c["url"]} for c in cases]
     linked = session.linked_case
     if linked and linked.slug not in {c["slug"] for c in helpful}:
         helpful.insert(0, {"slug": linked.slug, "title": linked.title, "url": linked.get_absolute_url()})

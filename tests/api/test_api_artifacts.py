@@ -136,7 +136,15 @@ def test_detail_exposes_checked_not_checked_reading_and_impact_order(world):
         "prose_lines": 3,
         "unrecognised_lines": 2,
         "artifacts": [
-            {"kind": "lscpu", "start_line": 3, "end_line": 30, "parsed": True, "name": "obs-197.txt"}
+            # as the analysis stores it: every field of ``ReadArtifact``
+            {
+                "kind": "lscpu",
+                "start_line": 3,
+                "end_line": 30,
+                "parsed": True,
+                "name": "obs-197.txt",
+                "command": None,
+            }
         ],
         "unrecognised": [{"start_line": 50, "end_line": 51, "first_line": "???", "name": "obs-197.txt"}],
     }

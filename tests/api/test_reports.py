@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from pathlib import Path
 
-from triage import uploads
-from triage.reports import LABELS, facts_summary, render_markdown, report_language
+import pytest
+from django.utils import translation
+from django.utils.translation import gettext, pgettext
+
+from triage import reports, uploads
+from triage.reports import facts_summary, render_markdown, report_language
 
 pytestmark = pytest.mark.django_db
 
 
+def _labels() -> list[tuple[str | None, str]]:
+    """(context, text) of every label ``triage/reports.py`` writes through gettext."""
+    source = Path(reports.__file__).read_text()
+    calls = re.findall(r'\b(?:_|gettext_lazy)\(\s*((?:"[^"]*"\s*)+)\)', source)
+    plain = [(None, "".join(re.findall(r'"([^"]*)"', call))) for call in calls]
+    return plain + re.findall(r'\bp?gettext(?:_lazy)?\(\s*"([^"]*)",\s*"([^"]*)"\)', source)
+
+
 def test_both_languages_have_every_label():
-    assert set(LABELS["en"]) == set(LABELS["zh"])
+    labels = _labels()
+    assert len(labels) > 40
+    with translation.override("zh-hans"):
+        for context, text in labels:
+            shown = pgettext(context, text) if context else gettext(text)
+            assert shown != text or text == "CPU", (context, text)
 
 
 @pytest.mark.parametrize(
@@ -26,7 +44,7 @@ def test_report_of_an_analysed_transcript(world):
     text = render_markdown(world.snapshot, language="en", base_url="https://casebook.example/")
     assert text.startswith("# Snapshot report: obs-197\n")
     assert f"- Full report: https://casebook.example/snapshots/{world.snapshot.pk}/" in text
-    summary = facts_summary(world.snapshot.facts)
+    summary = facts_summary(world.snapshot.host_facts())
     assert f"| CPUs / sockets | {summary['cpus']} / {summary['sockets']} |" in text
     # Every current finding, with its rule, evidence lines and measures.
     for finding in world.snapshot.current_findings():
@@ -137,3 +155,17 @@ def test_jira_report_has_the_markdown_report_structure(world):
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
     assert response.content.decode().startswith("h1. ")
     assert world.api("engineer_b").get(f"/api/v1/snapshots/{snap.pk}/report.jira").status_code == 404
+
+
+def test_the_reports_language_not_the_readers_ui_language_writes_its_labels(world):
+    """One translation mechanism: the report's labels are the UI catalogue's,
+    chosen by the report's language whatever language the reader's UI is in
+    (the upload's kind named as the upload form and the list name it)."""
+    snap = world.snapshot
+    snap.kind = "collector"
+    with translation.override("zh-hans"):
+        english = render_markdown(snap, language="en")
+    with translation.override("en"):
+        chinese = render_markdown(snap, language="zh")
+    assert "- Kind: Collector archive" in english and "采集" not in english
+    assert "- 类型: 采集包" in chinese and "Kind" not in chinese

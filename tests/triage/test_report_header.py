@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils import translation
 
+from collectors.facts import ReadArtifact, Reading, UnrecognisedBlock
 from kb.models import Case, Measure
 from tests.conftest import FIXTURES
 from triage import analysis, reports, selectors, uploads
@@ -194,7 +195,7 @@ def test_an_unrelated_ticket_sounds_like_nothing(client, alice):
 
 def test_command_output_is_not_prose():
     text = "MariaDB got slow after v2v\n$ uptime\n 10:00 up 1 day\n\nthanks"
-    reading = {"artifacts": [{"start_line": 3, "end_line": 3, "command": "uptime"}], "unrecognised": []}
+    reading = Reading(artifacts=[ReadArtifact("uptime", 3, 3, True, command="uptime")])
     assert selectors.prose_text(text, reading) == "MariaDB got slow after v2v\nthanks"
-    hostile = {"artifacts": [None, {"start_line": "x"}], "unrecognised": [{"start_line": 1, "end_line": 1}]}
-    assert selectors.prose_text(text, hostile) == "$ uptime\n 10:00 up 1 day\nthanks"
+    unrecognised = Reading(unrecognised=[UnrecognisedBlock(1, 1, "MariaDB got slow after v2v")])
+    assert selectors.prose_text(text, unrecognised) == "$ uptime\n 10:00 up 1 day\nthanks"

@@ -8,15 +8,17 @@ from xml.etree import ElementTree
 import pytest
 
 from collectors.archive import load_host
-from collectors.facts import to_dict
+from collectors.facts import HostFacts, NumaTopology, from_dict, to_dict
 from tests.conftest import FIXTURES
 from triage import charts
 
 SEEDS = FIXTURES / "seeds"
 
 
-def facts(path: str) -> dict:
-    return to_dict(load_host(str(SEEDS / path)))
+def facts(path: str) -> HostFacts:
+    """The host as a snapshot stores it and reads it back (``Snapshot.host_facts``)."""
+    host: HostFacts = from_dict(HostFacts, to_dict(load_host(str(SEEDS / path))))
+    return host
 
 
 def parse(svg: str) -> ElementTree.Element:
@@ -76,9 +78,9 @@ def test_metric_bars_and_empty_inputs():
     parse(svg)
     assert 'data-value="120"' in svg and 'data-value="58"' in svg and "58 s" in svg
     assert charts.metric_bars([]) == ""
-    assert charts.numa_memory_bars({}) == ""
-    assert charts.cpu_heat_strip({}) == ""
-    assert charts.numa_distance_matrix({"numa": {}}) == ""
+    assert charts.numa_memory_bars(HostFacts()) == ""
+    assert charts.cpu_heat_strip(HostFacts()) == ""
+    assert charts.numa_distance_matrix(HostFacts(numa=NumaTopology())) == ""
 
 
 def test_labels_are_escaped():

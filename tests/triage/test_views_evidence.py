@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from tests.triage.founding_gaps import GAPS
-from triage import analysis, uploads
+from triage import analysis, selectors, uploads
 from triage.models import Finding, Snapshot, SnapshotArtifact
 
 pytestmark = pytest.mark.django_db
@@ -298,3 +298,31 @@ def test_paste_of_the_missing_block_brings_the_finding_back_on_the_report(client
     assert "Earlier analyses" in html and "Added evidence" in html
     history = html[html.index('id="history-heading"') :]
     assert "oceanbase.cpu_quota_concurrency_high" in history and gap.rule not in history
+
+
+def test_the_report_and_the_api_read_the_hosts_from_one_builder(client_alice, alice):
+    """``selectors.host_readings`` serves "What Casebook read" and the API's
+    ``hosts``: the same hosts, the same counts; a snapshot not analysed yet is
+    one unrecorded host (named by its label on the page, absent from the API)."""
+    guest = {"hostname": "guest-1", "reading": {**READING, "unrecognised": []}}
+    snap = make_done(alice, extra_hosts=[guest])
+    readings = selectors.host_readings(snap)
+    assert [(r.hostname, r.host, r.recorded) for r in readings] == [
+        ("db-1", "db-1", True),
+        ("guest-1", "guest-1", True),
+    ]
+    assert [a["file"] for a in readings[0].artifacts] == ["db-1.txt", "added-1-x.txt"]
+    api = client_alice.get(f"/api/v1/snapshots/{snap.pk}/").json()
+    assert [h["hostname"] for h in api["hosts"]] == ["db-1", "guest-1"]
+    assert [h["reading"]["read_lines"] for h in api["hosts"]] == [r.reading.read_lines for r in readings]
+    assert all("file" not in a for h in api["hosts"] for a in h["reading"]["artifacts"])
+
+    queued = uploads.create_snapshot(owner=alice, data=b"x", filename="q.txt", label="q-1")
+    [pending] = selectors.host_readings(queued)
+    assert (pending.hostname, pending.host, pending.recorded, pending.reading.lines) == (
+        None,
+        "q-1",
+        False,
+        0,
+    )
+    assert client_alice.get(f"/api/v1/snapshots/{queued.pk}/").json()["hosts"] == []

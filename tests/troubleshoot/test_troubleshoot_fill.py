@@ -44,7 +44,7 @@ def pins(text: str) -> dict:
 
 
 def host_snapshot(session):
-    return next(s for s in snapshots.snapshots_of(session, "before") if (s.facts or {}).get("domains"))
+    return next(s for s in snapshots.snapshots_of(session, "before") if s.host_facts().domains)
 
 
 def test_wizard_pinning_equals_the_remediation_page(zstack_session, teams, alice_client):

@@ -70,13 +70,7 @@ def test_not_checked_title_and_reason_on_the_page_and_in_the_report():
     assert (page["title"], page["reason"]) == (spec.title_zh, "no domain XML")
     assert (retired["title"], retired["reason"]) == ("retired.rule", "已移除")
     lines: list[str] = []
-    _not_checked_markdown(
-        MARKUPS["markdown"],
-        snapshot,
-        {"not_checked": "NC", "not_checked_help": "", "checked": "{n}"},
-        True,
-        lines.append,
-    )
+    _not_checked_markdown(MARKUPS["markdown"], snapshot, True, lines.append)
     text = "\n".join(lines)
     assert f"`{RULE}` {spec.title_zh}: no domain XML" in text
     assert "`retired.rule`: 已移除" in text
