@@ -99,18 +99,58 @@ def scope_of(snapshot: Snapshot) -> dict:
     return {"team_id": None, "owner_id": snapshot.owner_id}
 
 
+def covering_acknowledgements(snapshots: list[Snapshot]) -> dict[int, dict[str, Acknowledgement]]:
+    """Snapshot pk -> rule ID -> the active acknowledgement that covers the
+    snapshot's host (by host key or by cluster, within its scope), the newest
+    where several do. One query for the whole list."""
+    hosts = {s.host_key for s in snapshots if s.host_key}
+    clusters = {s.cluster for s in snapshots if s.cluster}
+    if not hosts and not clusters:
+        return {}
+    acks = _active(Acknowledgement.objects.filter(Q(host__in=hosts) | Q(cluster__in=clusters)))
+    out: dict[int, dict[str, Acknowledgement]] = {}
+    ordered = list(acks.select_related("created_by").order_by("-created_at", "-pk"))
+    for snap in snapshots:
+        scope = scope_of(snap)
+        for ack in ordered:
+            if (ack.team_id, ack.owner_id) != (scope["team_id"], scope["owner_id"]):
+                continue
+            if (ack.host and ack.host == snap.host_key) or (ack.cluster and ack.cluster == snap.cluster):
+                out.setdefault(snap.pk, {}).setdefault(ack.rule, ack)
+    return out
+
+
 def acknowledgements_for(snapshot: Snapshot) -> dict[str, Acknowledgement]:
     """Rule ID -> the active acknowledgement that covers ``snapshot``'s host
     (by host key or by cluster), the newest where several do. One query."""
-    where = Q(host=snapshot.host_key) if snapshot.host_key else Q(pk__in=[])
-    if snapshot.cluster:
-        where |= Q(cluster=snapshot.cluster)
-    scope = scope_of(snapshot)
-    acks = _active(Acknowledgement.objects.filter(where, **scope)).select_related("created_by")
-    out: dict[str, Acknowledgement] = {}
-    for ack in acks.order_by("-created_at", "-pk"):
-        out.setdefault(ack.rule, ack)
-    return out
+    return covering_acknowledgements([snapshot]).get(snapshot.pk, {})
+
+
+def discount_acknowledged(snapshots: list[Snapshot]) -> None:
+    """Take acknowledged findings out of the per-severity counts that
+    ``triage.views`` annotates (``n_critical``, ``n_warning``, ``n_info``) and
+    count them in ``n_acknowledged``: a list's badges show what is still open.
+    Two queries for the whole page."""
+    acks = covering_acknowledgements(snapshots)
+    for snap in snapshots:
+        snap.n_acknowledged = 0  # type: ignore[attr-defined]
+    if not acks:
+        return
+    rules = {rule for by_rule in acks.values() for rule in by_rule}
+    rows = Finding.objects.filter(
+        snapshot__in=[s for s in snapshots if s.pk in acks],
+        engine_version=F("snapshot__engine_version"),
+        rule__in=rules,
+    ).values_list("snapshot_id", "rule", "severity")
+    by_pk = {s.pk: s for s in snapshots}
+    for snapshot_id, rule, severity in rows:
+        snap = by_pk[snapshot_id]
+        if rule not in acks[snapshot_id]:
+            continue
+        name = f"n_{severity}"
+        if getattr(snap, name, 0):
+            setattr(snap, name, getattr(snap, name) - 1)
+            snap.n_acknowledged += 1  # type: ignore[attr-defined]
 
 
 def split_acknowledged(

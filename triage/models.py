@@ -131,6 +131,7 @@ class Snapshot(models.Model):
         "owner",
         "team",
         "not_checked",  # a few entries: the list says "N rules not checked"
+        "host_key",  # which acknowledgements cover it (the badges count open findings)
     )
 
     def __str__(self) -> str:

@@ -449,6 +449,7 @@ def snapshot_list(request: HttpRequest) -> HttpResponse:
             qs = qs.filter(pk__in=TicketRef.objects.filter(key__iexact=ticket).values("snapshot_id"))
     pages = paginate(request, _with_counts(qs))
     snapshots = list(pages["page_obj"])
+    fleetview.discount_acknowledged(snapshots)
     cluster_names = (
         selectors.visible_snapshots(request.user)
         .exclude(cluster="")
@@ -541,7 +542,9 @@ def recent_snapshots_context(request, user, limit: int = 10) -> dict:
     by ``?recent=``."""
     qs = selectors.visible_snapshots(user).select_related("owner").only(*Snapshot.SUMMARY_FIELDS)
     pages = paginate(request, _with_counts(qs), per_page=limit, param="recent")
-    return {"recent_snapshots": list(pages["page_obj"]), **pages}
+    snapshots = list(pages["page_obj"])
+    fleetview.discount_acknowledged(snapshots)
+    return {"recent_snapshots": snapshots, **pages}
 
 
 # --------------------------------------------------------------------------- acknowledgements, tickets

@@ -210,6 +210,25 @@ def test_cluster_acknowledgement_covers_every_host_and_can_expire(fleet, teams):
     assert fleetview.acknowledgements_for(fleet[0]) == {}
 
 
+def test_lists_count_only_open_findings_and_say_how_many_are_acknowledged(fleet, teams, client):
+    c = _client(client, teams["alice"])
+    snap = fleet[0]
+    severity = snap.current_findings().get(rule=RULE).severity
+    before = {s.pk: s for s in c.get("/snapshots/").context["snapshots"]}
+    acknowledgements.acknowledge(
+        user=teams["alice"], snapshot=snap, rule=RULE, scope="host", reason="Kunpeng 920 topology: expected"
+    )
+    for url, key in (("/snapshots/", "snapshots"), ("/", "recent_snapshots")):
+        rows = {s.pk: s for s in c.get(url).context[key]}
+        name = f"n_{severity}"
+        assert getattr(rows[snap.pk], name) == getattr(before[snap.pk], name) - 1, url
+        assert rows[snap.pk].n_acknowledged == 1
+        # a host acknowledgement does not cover the other hosts
+        assert getattr(rows[fleet[1].pk], name) == getattr(before[fleet[1].pk], name)
+        assert rows[fleet[1].pk].n_acknowledged == 0
+    assert "1 acknowledged" in c.get("/snapshots/").content.decode()
+
+
 def test_withdrawing_shows_the_finding_again_and_keeps_the_record(fleet, teams, client):
     snap = fleet[0]
     ack = acknowledgements.acknowledge(
