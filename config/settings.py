@@ -373,6 +373,14 @@ CASEBOOK_WEBHOOK_TIMEOUT = env.float("CASEBOOK_WEBHOOK_TIMEOUT", default=5)
 CASEBOOK_WEBHOOK_RETRIES = env.int("CASEBOOK_WEBHOOK_RETRIES", default=6)
 CASEBOOK_WEBHOOK_BACKOFF = env.int("CASEBOOK_WEBHOOK_BACKOFF", default=10)
 CASEBOOK_WEBHOOK_BACKOFF_MAX = env.int("CASEBOOK_WEBHOOK_BACKOFF_MAX", default=600)
+# The delivery log keeps ended deliveries (delivered or failed) this many days;
+# beat prunes it daily. 0 keeps it forever.
+CASEBOOK_DELIVERY_RETENTION_DAYS = env.int("CASEBOOK_DELIVERY_RETENTION_DAYS", default=30)
+CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"] = {
+    "task": "integrations.tasks.prune_deliveries",
+    "schedule": 24 * 3600,
+    "options": {"expires": 3600},
+}
 # SSRF: webhook URLs resolving to link-local (cloud metadata), unspecified or
 # multicast addresses, or to these networks, are refused; ALLOWED_NETWORKS
 # exempts networks from every block (e.g. a receiver on a link-local address).

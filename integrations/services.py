@@ -25,6 +25,7 @@ import ssl
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -254,6 +255,30 @@ def _post(url: str, body: bytes, headers: dict) -> tuple[int, str]:
 
 def max_attempts() -> int:
     return settings.CASEBOOK_WEBHOOK_RETRIES + 1
+
+
+PRUNE_BATCH = 5000
+
+
+def prune_deliveries(*, older_than_days: int | None = None, now=None) -> int:
+    """Delete the log of deliveries that ended (``delivered`` or ``failed``)
+    more than ``older_than_days`` (``CASEBOOK_DELIVERY_RETENTION_DAYS``) days
+    after they were made; pending and retrying ones stay whatever their age.
+    Deletes in batches so that a large log never holds a long lock. Returns
+    how many rows went."""
+    days = settings.CASEBOOK_DELIVERY_RETENTION_DAYS if older_than_days is None else older_than_days
+    if days <= 0:  # 0: keep the log forever
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    ended = Delivery.objects.filter(
+        status__in=(Delivery.Status.DELIVERED, Delivery.Status.FAILED), created_at__lt=cutoff
+    )
+    deleted = 0
+    while batch := list(ended.order_by("pk").values_list("pk", flat=True)[:PRUNE_BATCH]):
+        deleted += Delivery.objects.filter(pk__in=batch).delete()[0]
+    if deleted:
+        log.info("pruned %d webhook deliveries older than %d days", deleted, days)
+    return deleted
 
 
 def attempt_delivery(*, delivery_id: int) -> Delivery | None:

@@ -44,3 +44,8 @@ def deliver_webhook(delivery_id: int) -> str | None:
 )
 def send_event_email(event: str, team_id: int, payload: dict) -> int:
     return services.mail_event(event=event, team_id=team_id, payload=payload)
+
+
+@shared_task(name="integrations.tasks.prune_deliveries")
+def prune_deliveries() -> int:
+    return services.prune_deliveries()

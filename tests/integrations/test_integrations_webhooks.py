@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import Membership, Team
 from integrations import services
@@ -210,3 +212,31 @@ def test_the_allow_list_lets_a_link_local_receiver_in(team_and_owner, settings):
     assert hook.pk
     with pytest.raises(services.InvalidWebhookURL):
         services.create_webhook(team=team, url="http://169.254.169.254/", events=[Event.ANALYSIS_DONE])
+
+
+def test_the_delivery_log_keeps_ended_deliveries_for_the_retention_period(team_and_owner, settings):
+    team, _owner = team_and_owner
+    hook = Webhook.objects.create(team=team, url="http://127.0.0.1:9/x", secret="s", events=[])
+    now = timezone.now()
+    rows = {}
+    for name, status, age_days in (
+        ("old delivered", Delivery.Status.DELIVERED, 31),
+        ("old failed", Delivery.Status.FAILED, 45),
+        ("old retrying", Delivery.Status.RETRYING, 90),  # still in flight: kept
+        ("old pending", Delivery.Status.PENDING, 90),
+        ("recent delivered", Delivery.Status.DELIVERED, 29),
+    ):
+        row = Delivery.objects.create(webhook=hook, event="analysis.done", status=status)
+        Delivery.objects.filter(pk=row.pk).update(created_at=now - timedelta(days=age_days))
+        rows[name] = row.pk
+    settings.CASEBOOK_DELIVERY_RETENTION_DAYS = 30
+    assert services.prune_deliveries(now=now) == 2
+    left = set(Delivery.objects.values_list("pk", flat=True))
+    assert left == {rows["old retrying"], rows["old pending"], rows["recent delivered"]}
+    # 0 keeps the log forever
+    assert services.prune_deliveries(older_than_days=0, now=now + timedelta(days=365)) == 0
+    # beat runs it daily
+    assert (
+        settings.CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"]["task"]
+        == "integrations.tasks.prune_deliveries"
+    )
