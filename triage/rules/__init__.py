@@ -422,6 +422,13 @@ def numa_evidence(host: HostFacts, fact: str, value: Any, part: str, *keys: str)
             if key in numa.lines:
                 line = numa.lines[key]
                 break
+        else:
+            # numastat -m has one row per key for every node ("MemUsed"), where
+            # node meminfo has one line per node and key ("0.MemUsed")
+            rows = [key.split(".", 1)[1] for key in keys if key.split(".", 1)[0].isdigit()]
+            row = next((r for r in rows if r in numa.lines), None)
+            if row is not None and "Numastat" in sources:
+                line, source = numa.lines[row], sources["Numastat"]
     if line is None and source is not None:
         line = source.line
     artifact = _covering_artifact(host, source.artifact if source else "", line)

@@ -273,6 +273,16 @@ def test_memoryless_node_asks_for_the_cpus_when_only_numastat_lists_the_nodes(an
     assert "numactl -H" in asked.commands and "CPUs of each NUMA node" in asked.reason
 
 
+def test_numastat_m_evidence_cites_the_row_of_the_value(analyze_texts):
+    # numastat -m prints one row per key for all nodes: the evidence line is the
+    # MemUsed row, not the blank line before the table (issue 210's paste)
+    text = _published("nine-node-numastat-mc.txt")
+    result = analyze_texts(text)
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    rows = text.splitlines()
+    assert {rows[e.line - 1].split()[0] for e in finding.evidence} == {"MemUsed"}
+
+
 # ------------------------------------------------------------ imbalance without memoryless nodes
 
 MEMORYLESS_NODE_2 = {
