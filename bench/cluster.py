@@ -196,6 +196,8 @@ def _store_members(user, hosts: int) -> None:
     stores them (fleet profiles of the parsed template host, three drifted)."""
     import dataclasses
 
+    from django.db import connection
+
     from collectors.archive import load_host_bytes
     from collectors.derived.fleet import fleet_profile, profile_to_json
     from triage.engine import ENGINE_VERSION
@@ -226,6 +228,11 @@ def _store_members(user, hosts: int) -> None:
             )
         )
     Snapshot.objects.bulk_create(rows, batch_size=500)
+    # The statistics a live database has (autovacuum analyses a table that
+    # grew): right after the bulk insert the planner would take the 2,000
+    # members for a handful of rows and plan their queries accordingly.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
 
 
 def page_only(hosts: int, database: str) -> dict:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -34,7 +34,7 @@ from django.db.models import Q, QuerySet, Subquery
 from django.utils import timezone
 
 from collectors import archive
-from collectors.derived.fleet import fleet_profile, profile_host, profile_to_json
+from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
 from kb.similarity import prose_only, similar_cases_for
 from triage import engine, signals, uploads
@@ -459,19 +459,19 @@ def fleet_facts_of(host) -> dict:
     return profile_to_json(fleet_profile(host, hypervisor=hypervisor))
 
 
-def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
-    """Whether a member of the cluster (its stored ``fleet_facts`` flags) is
-    analysed in full with ``own_hosts``: a guest with the hosts that may run
-    it, a host with the guests it may run (the hosts that run guests, else, as
+def _related(profile: FleetProfile | None, *, own_guest: bool, own_physical: bool, hypervisors: bool) -> bool:
+    """Whether a member of the cluster (its stored fleet profile) is analysed
+    in full with the own hosts (``own_guest``: one of them is a guest,
+    ``own_physical``: one is not): a guest with the hosts that may run it, a
+    host with the guests it may run (the hosts that run guests, else, as
     ``triage.rules.hypervisor_hosts`` picks them, every physical host:
-    ``hypervisors`` says whether the cluster has any). A member without flags
-    (analysed before they were stored) is, as every member was then."""
-    if not flags or flags.get("guest") is None:
+    ``hypervisors`` says whether the cluster has any). A member without a
+    profile (analysed before they were stored) is, as every member was then."""
+    if profile is None:
         return True
-    if flags["guest"]:
-        return any(not h.is_guest for h in own_hosts)
-    own_guest = any(h.is_guest for h in own_hosts)
-    return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
+    if profile.guest:
+        return own_physical
+    return own_guest and (profile.hypervisor or not hypervisors)
 
 
 # The analysed members of the clusters this worker process analysed last: scope
@@ -510,18 +510,17 @@ def _cluster_siblings(snapshot: Snapshot, *, own_host: str | None) -> tuple[tupl
 def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
     """The other members of the cluster from what their analyses stored: the
     related ones (``_related``) as typed hosts from their facts, the others as
-    their fleet profiles with the stand-in host the engine places
-    (``profile_host``): ([(snapshot, HostFacts)], [(member, FleetProfile,
-    HostFacts)]). No upload is read."""
+    their fleet profiles (``_fleet_summary`` gives them to the fleet rules):
+    ([(snapshot, HostFacts)], [(member, FleetProfile)]). No upload is read."""
     if not siblings:
         return [], []
     profiles = _stored_profiles(siblings)
-    hypervisors = any(p[0].hypervisor for p in profiles.values() if p is not None)
-    related = {
-        s.pk
-        for s in siblings
-        if s.pk in profiles and _related(own_hosts, _flags(profiles[s.pk]), hypervisors=hypervisors)
+    flags = {
+        "own_guest": any(h.is_guest for h in own_hosts),
+        "own_physical": any(not h.is_guest for h in own_hosts),
+        "hypervisors": any(p.hypervisor for p in profiles.values() if p is not None),
     }
+    related = {pk for pk, profile in profiles.items() if _related(profile, **flags)}
     rows = {
         s.pk: s
         for s in Snapshot.objects.filter(pk__in=related).only(
@@ -537,22 +536,51 @@ def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: li
             host = row.host_facts()
             host.label = labels[sib.pk]
             full.append((row, host))
-        elif (entry := profiles.get(sib.pk)) is not None:
-            profile, stand_in = entry
-            profile.label = stand_in.label = labels[sib.pk]
-            fleet_only.append((sib, profile, stand_in))
+        elif (profile := profiles.get(sib.pk)) is not None:
+            fleet_only.append((sib, profile))
     return full, fleet_only
 
 
-def _flags(entry) -> dict | None:
-    """The flags ``_related`` reads of a ``_stored_profiles`` entry: None for
-    a member without a stored profile (analysed before profiles were stored)."""
-    return None if entry is None else {"guest": entry[0].guest, "hypervisor": entry[0].hypervisor}
+# The fleet summaries of the clusters this worker process analysed last: scope
+# -> the summary of the members its last analysis compared through their
+# profiles. The next analysis of the cluster adds, replaces and removes the
+# members that differ (usually the one that finished since), so the fleet rules
+# never walk every member. An analysis takes the summary out while it uses it:
+# another thread of the process starts a summary of its own meanwhile.
+_SUMMARIES: dict[tuple, FleetSummary] = {}
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _member_order(member: Member) -> tuple[int, ...]:
+    """The member's place among the members compared through the summary: the
+    newest first, as ``selectors.siblings_among`` lists them; after the hosts
+    analysed in full (``FleetSummary.of`` places those at ``(0, i)``)."""
+    return (1, -((member.created_at - _EPOCH) // timedelta(microseconds=1)), -member.pk)
+
+
+def _fleet_summary(key: tuple, fleet_only: list, labels: dict[int, str]) -> FleetSummary:
+    """The summary of the ``fleet_only`` members ([(member, profile)]) under
+    their ``labels``, updated from the one this process kept for the cluster
+    ``key``: a member is (re-)added only when its profile or label changed."""
+    summary = _SUMMARIES.pop(key, None) or FleetSummary()
+    wanted = set()
+    known = summary.members
+    for member, profile in fleet_only:
+        wanted.add(member.pk)
+        label = labels[member.pk]
+        entry = known.get(member.pk)
+        if entry is not None and entry.profile is profile and entry.name == label:
+            continue
+        if entry is not None:
+            summary.remove(member.pk)
+        summary.add(member.pk, _member_order(member), label, profile)
+    for pk in summary.members.keys() - wanted:
+        summary.remove(pk)
+    return summary
 
 
 # Decoded fleet profiles of cluster members, kept by the worker process between
-# analyses: pk -> (version, (profile, stand-in host), or None when the member
-# stored none). A
+# analyses: pk -> (version, profile, or None when the member stored none). A
 # member's profile changes only when its analysis writes it, which sets
 # ``finished_at``; so an analysis decodes the profiles of the members that
 # finished since the previous one, not those of the whole cluster.
@@ -565,8 +593,8 @@ def _profile_version(member: Member) -> tuple:
 
 
 def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
-    """pk -> (the stored fleet profile, its stand-in host) of each of
-    ``siblings`` (None for one that stored none), read and decoded only for
+    """pk -> the stored fleet profile of each of ``siblings`` (None for one
+    that stored none), read and decoded only for
     those not already decoded at their current version. A member gone
     meanwhile is left out."""
     out: dict[int, Any] = {}
@@ -585,9 +613,8 @@ def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
         "pk", "label", "original_filename", "cluster", "fleet_facts"
     ):
         profile = row.fleet_profile() if row.fleet_facts else None
-        entry = None if profile is None else (profile, profile_host(profile))
-        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), entry)
-        out[row.pk] = entry
+        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), profile)
+        out[row.pk] = profile
     return out
 
 
@@ -611,26 +638,25 @@ def _compute(snapshot: Snapshot) -> _Run:
         taken.add(extra.label)
     own_hosts = [host, *extra_hosts]
     full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
-    hosts = [*own_hosts, *(h for _s, h in full), *(h for _s, _p, h in fleet_only)]
+    hosts = [*own_hosts, *(h for _s, h in full)]
     loaded = [s for s, _h in full]
-    summarised = [s for s, _p, _h in fleet_only]
+    summarised = [s for s, _p in fleet_only]
+    key = (snapshot.cluster, snapshot.owner_id, getattr(snapshot, "team_id", None))
+    summary = _fleet_summary(key, fleet_only, labels) if fleet_only else None
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(
-        SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p, _h in fleet_only})
-    )
+    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_summary=summary))
     rules_seconds = time.monotonic() - t1
+    if summary is not None:
+        _SUMMARIES[key] = summary
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
+    # A member known by its profile keeps what its own analysis found missing:
+    # the engine did not see it, so nothing the run found missing names it.
     not_checked, sibling_not_checked = _split_not_checked(
-        result.not_checked, siblings={labels[s.pk]: s.pk for s in [*loaded, *summarised]}
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
     )
-    # A member known by its profile keeps what its own analysis found missing
-    # (the per-host rules did not run on it here) unless the run names it.
-    for sib in summarised:
-        if not sibling_not_checked.get(sib.pk):
-            sibling_not_checked.pop(sib.pk, None)
     excerpts = cited_excerpts(
         result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
     )
@@ -746,7 +772,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
             if sib_id in run.sibling_not_checked:
                 members.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
         if run.fleet_siblings:
-            _write_fleet_findings(run, members.filter(pk__in=run.fleet_siblings), previous=previous)
+            _write_fleet_findings(run, members, previous=previous)
     return snapshot
 
 
@@ -774,8 +800,9 @@ def _fleet_rules_of_cluster(snapshot: Snapshot, version: str) -> Counter:
 
 
 def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: Counter) -> None:
-    """Give the ``members`` seen through their fleet summaries (those ``done``
-    by this engine) this run's fleet findings.
+    """Give the ``members`` of the cluster seen through their fleet summaries
+    (``run.fleet_siblings``, those ``done`` by this engine) this run's fleet
+    findings.
 
     What a fleet finding says changes with every member that joins ("1997 of
     2000 hosts"); readers take it from the cluster's latest analysis
@@ -788,7 +815,9 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
     fleet = [f for f in run.own if is_fleet_rule(f.rule)]
     if Counter(f.rule for f in fleet) == previous:
         return
-    members = members.filter(status=Snapshot.Status.DONE, engine_version=run.version)
+    members = members.filter(
+        pk__in=run.fleet_siblings, status=Snapshot.Status.DONE, engine_version=run.version
+    )
     Finding.objects.filter(
         snapshot__in=members, engine_version=run.version, rule__startswith="fleet."
     ).delete()
