@@ -520,7 +520,14 @@ def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: li
         "own_physical": any(not h.is_guest for h in own_hosts),
         "hypervisors": any(p.hypervisor for p in profiles.values() if p is not None),
     }
-    related = {pk for pk, profile in profiles.items() if _related(profile, **flags)}
+    # only members without a profile and guests can be related to own hosts
+    # that are all physical: the others are not looked at one by one
+    candidates = (
+        profiles.items()
+        if flags["own_guest"]
+        else [(pk, p) for pk, p in profiles.items() if p is None or p.guest]
+    )
+    related = {pk for pk, profile in candidates if _related(profile, **flags)}
     rows = {
         s.pk: s
         for s in Snapshot.objects.filter(pk__in=related).only(
