@@ -910,6 +910,9 @@ class SnapshotFacts:
     # (kept by the analysis from their stored profiles), for the fleet rules
     # only: not in ``hosts`` at all
     fleet_summary: Any = None
+    # what the rules derive once per analysis and share (e.g. the fleet
+    # rules' summary of the hosts above): not facts, never stored
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def labels(self) -> list[str]:
         """The labels of every host analysed together: those in ``hosts``,

@@ -30,7 +30,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from collectors import archive
@@ -794,16 +794,42 @@ def _lock_cluster(cluster: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
 
 
+# How many members ``_fleet_rules_of_cluster`` reads at a time, newest first.
+FLEET_SOURCE_BATCHES = (16, 256, 4096)
+
+
 def _fleet_rules_of_cluster(snapshot: Snapshot, version: str) -> Counter:
     """The fleet rules (with how many findings each) the cluster's latest
     analysis found (``Snapshot.fleet_findings_source``): what every member's
-    rows say it has."""
-    source = snapshot.fleet_findings_source(engine_version=version)
-    return Counter(
-        Finding.objects.filter(
-            snapshot_id=Subquery(source), engine_version=version, rule__startswith="fleet."
-        ).values_list("rule", flat=True)
+    rows say it has.
+
+    The member is found as ``fleet_findings_source`` defines it, but without
+    one statement that has the database test every member for fleet findings
+    before it sorts them (which PostgreSQL does when its statistics are
+    missing or old): the members are read the last analysed first, in growing
+    batches, each with its fleet findings; a cluster that has any stops at the
+    first batch."""
+    members = (
+        cluster_members(snapshot)
+        .filter(status=Snapshot.Status.DONE, engine_version=version)
+        .order_by(F("finished_at").desc(nulls_last=True), "-pk")
+        .values_list("pk", flat=True)
     )
+    start = 0
+    for size in (*FLEET_SOURCE_BATCHES, None):
+        batch = list(members[start:] if size is None else members[start : start + size])
+        found: dict[int, Counter] = {}
+        for pk, rule in Finding.objects.filter(
+            snapshot_id__in=batch, engine_version=version, rule__startswith="fleet."
+        ).values_list("snapshot_id", "rule"):
+            found.setdefault(pk, Counter())[rule] += 1
+        source = next((pk for pk in batch if pk in found), None)
+        if source is not None:
+            return found[source]
+        if size is None or len(batch) < size:
+            break
+        start += size
+    return Counter()
 
 
 def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: Counter) -> None:

@@ -245,7 +245,11 @@ class _Group:
         self.rows: dict[int, Any] = {}
 
     def add(self, order: Order, member: int, row: Any) -> None:
-        bisect.insort(self.keys, (order, member))
+        key = (order, member)
+        if not self.keys or self.keys[-1] < key:
+            self.keys.append(key)  # added in host order (``FleetSummary.of``)
+        else:
+            bisect.insort(self.keys, key)
         self.rows[member] = row
 
     def remove(self, order: Order, member: int) -> None:
@@ -265,39 +269,53 @@ class _Group:
         return [self.rows[member] for _order, member in self.keys]
 
 
+# (order, member id, place in the member's results, row): one contributor of
+# a tested host's result
+_Contributor = tuple[Order, int, int, BenchRow]
+
+
 class _Bench:
     """One benchmark's results: each tested host's contributors in host order
-    (the first one counts), and the counted results ranked best first."""
+    (the first one counts; nearly always there is one), and the counted
+    results ranked best first."""
 
     __slots__ = ("lower", "ranked", "tested")
 
     def __init__(self, unit: str) -> None:
         self.lower = unit in TIME_UNITS
-        self.tested: dict[str, _Group] = {}
+        self.tested: dict[str, list[_Contributor]] = {}
         self.ranked: list[_Ranked] = []
 
     def rank(self, value: float) -> float:
         return value if self.lower else -value
 
     def _counted(self, tested: str) -> _Ranked | None:
-        group = self.tested.get(tested)
-        first = group.first() if group else None
-        if group is None or first is None:
+        contributors = self.tested.get(tested)
+        if not contributors:
             return None
-        member, (row, place) = first
-        return (self.rank(row[1].value), group.keys[0][0], place, tested, member)
+        order, member, place, row = contributors[0]
+        return (self.rank(row[1].value), order, place, tested, member)
 
-    def add(self, order: Order, member: int, row: BenchRow, place: int) -> None:
+    def add(self, order: Order, member: int, row: BenchRow, place: int, *, rank: bool = True) -> None:
+        """Add a contributor; ``rank=False`` leaves ``ranked`` to :meth:`rank_all`."""
         tested = row[2]
-        before = self._counted(tested)
-        self.tested.setdefault(tested, _Group()).add(order, member, (row, place))
-        self._recount(before, self._counted(tested))
+        before = self._counted(tested) if rank else None
+        contributors = self.tested.get(tested)
+        if contributors is None:
+            self.tested[tested] = [(order, member, place, row)]
+        else:
+            bisect.insort(contributors, (order, member, place, row), key=lambda c: c[:2])
+        if rank:
+            self._recount(before, self._counted(tested))
+
+    def rank_all(self) -> None:
+        self.ranked = sorted(r for tested in self.tested if (r := self._counted(tested)) is not None)
 
     def remove(self, order: Order, member: int, tested: str) -> None:
         before = self._counted(tested)
-        group = self.tested[tested]
-        group.remove(order, member)
-        if not group:
+        contributors = self.tested[tested]
+        contributors[:] = [c for c in contributors if c[1] != member]
+        if not contributors:
             del self.tested[tested]
         self._recount(before, self._counted(tested))
 
@@ -310,8 +328,7 @@ class _Bench:
             bisect.insort(self.ranked, after)
 
     def row(self, ranked: _Ranked) -> BenchRow:
-        row: BenchRow = self.tested[ranked[3]].rows[ranked[4]][0]
-        return row
+        return next(c[3] for c in self.tested[ranked[3]] if c[1] == ranked[4])
 
 
 @dataclass
@@ -354,13 +371,23 @@ class FleetSummary:
         """The summary of physical hosts ``entries`` (name, profile), in that order."""
         summary = cls()
         for i, (name, profile) in enumerate(entries):
-            summary.add(i, (0, i), name, profile, physical=True)
+            summary.add(i, (0, i), name, profile, physical=True, rank=False)
+        for bench in summary.bench.values():
+            bench.rank_all()
         return summary
 
     def add(
-        self, member: int, order: Order, name: str, profile: FleetProfile, *, physical: bool | None = None
+        self,
+        member: int,
+        order: Order,
+        name: str,
+        profile: FleetProfile,
+        *,
+        physical: bool | None = None,
+        rank: bool = True,
     ) -> None:
-        """Add ``member`` (one not in the summary: remove it first to replace it)."""
+        """Add ``member`` (one not in the summary: remove it first to replace it).
+        ``rank=False``: the benchmark results are ranked afterwards, all at once."""
         if physical is None:
             physical = not profile_is_guest(profile)
         entry = SummaryMember(order, name, profile, physical, {}, {})
@@ -371,14 +398,17 @@ class FleetSummary:
         self.physical += 1
         entry.drift = {key: profile.drift[key] for key in DRIFT_KEYS if key in profile.drift}
         for key, cited in entry.drift.items():
-            self.drift.setdefault(key, {}).setdefault(str(cited.value), _Group()).add(
-                order, member, (name, cited)
-            )
+            groups = self.drift.setdefault(key, {})
+            value = str(cited.value)
+            group = groups.get(value)
+            if group is None:
+                group = groups[value] = _Group()
+            group.add(order, member, (name, cited))
         entry.bench = _bench_rows(name, profile)
         for (bench_key, _tested), (row, place) in entry.bench.items():
             if bench_key not in self.bench:
                 self.bench[bench_key] = _Bench(bench_key[2])
-            self.bench[bench_key].add(order, member, row, place)
+            self.bench[bench_key].add(order, member, row, place, rank=rank)
 
     def remove(self, member: int) -> None:
         entry = self.members.pop(member)

@@ -38,7 +38,11 @@ def fleet_view(ctx: RuleContext) -> FleetView:
     """What the fleet rules compare: the physical hosts of the snapshot, then
     the members known by the cluster's summary (``SnapshotFacts.fleet_summary``,
     kept up to date by the analysis), each in host order."""
-    front = FleetSummary.of((host_name(h), p) for h, p in profiles(ctx))
+    front = ctx.snapshot.derived.get("fleet_front")
+    if not isinstance(front, FleetSummary):  # built once for both fleet rules
+        front = ctx.snapshot.derived["fleet_front"] = FleetSummary.of(
+            (host_name(h), p) for h, p in profiles(ctx)
+        )
     rest = ctx.snapshot.fleet_summary
     return FleetView(front, rest if isinstance(rest, FleetSummary) else None)
 
