@@ -656,6 +656,8 @@ def _compute(snapshot: Snapshot) -> _Run:
     result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_summary=summary))
     rules_seconds = time.monotonic() - t1
     if summary is not None:
+        if len(_SUMMARIES) >= CLUSTER_ROWS_CACHED:
+            _SUMMARIES.clear()
         _SUMMARIES[key] = summary
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
