@@ -906,6 +906,20 @@ class SnapshotFacts:
     # stored profiles; their ``hosts`` entry holds only their identity): the
     # per-host rules do not run on them
     fleet_profiles: dict[str, Any] = field(default_factory=dict)
+    # the other members of a cluster as one ``collectors.derived.fleet.FleetSummary``
+    # (kept by the analysis from their stored profiles), for the fleet rules
+    # only: not in ``hosts`` at all
+    fleet_summary: Any = None
+    # what the rules derive once per analysis and share (e.g. the fleet
+    # rules' summary of the hosts above): not facts, never stored
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def labels(self) -> list[str]:
+        """The labels of every host analysed together: those in ``hosts``,
+        then the members of the fleet summary, in the order the fleet rules
+        list them."""
+        members: list[str] = self.fleet_summary.names() if self.fleet_summary is not None else []
+        return [h.label for h in self.hosts] + members
 
     @property
     def fleet_only(self) -> frozenset[str]:

@@ -23,18 +23,18 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from collectors import archive
-from collectors.derived.fleet import fleet_profile, profile_host, profile_to_json
+from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
 from kb.similarity import prose_only, similar_cases_for
 from triage import engine, signals, uploads
@@ -460,19 +460,19 @@ def fleet_facts_of(host) -> dict:
     return profile_to_json(fleet_profile(host, hypervisor=hypervisor))
 
 
-def _related(own_hosts: list, flags: dict | None, *, hypervisors: bool) -> bool:
-    """Whether a member of the cluster (its stored ``fleet_facts`` flags) is
-    analysed in full with ``own_hosts``: a guest with the hosts that may run
-    it, a host with the guests it may run (the hosts that run guests, else, as
+def _related(profile: FleetProfile | None, *, own_guest: bool, own_physical: bool, hypervisors: bool) -> bool:
+    """Whether a member of the cluster (its stored fleet profile) is analysed
+    in full with the own hosts (``own_guest``: one of them is a guest,
+    ``own_physical``: one is not): a guest with the hosts that may run it, a
+    host with the guests it may run (the hosts that run guests, else, as
     ``triage.rules.hypervisor_hosts`` picks them, every physical host:
-    ``hypervisors`` says whether the cluster has any). A member without flags
-    (analysed before they were stored) is, as every member was then."""
-    if not flags or flags.get("guest") is None:
+    ``hypervisors`` says whether the cluster has any). A member without a
+    profile (analysed before they were stored) is, as every member was then."""
+    if profile is None:
         return True
-    if flags["guest"]:
-        return any(not h.is_guest for h in own_hosts)
-    own_guest = any(h.is_guest for h in own_hosts)
-    return own_guest and (bool(flags.get("hypervisor")) or not hypervisors)
+    if profile.guest:
+        return own_physical
+    return own_guest and (profile.hypervisor or not hypervisors)
 
 
 # The analysed members of the clusters this worker process analysed last: scope
@@ -511,18 +511,24 @@ def _cluster_siblings(snapshot: Snapshot, *, own_host: str | None) -> tuple[tupl
 def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: list) -> tuple[list, list]:
     """The other members of the cluster from what their analyses stored: the
     related ones (``_related``) as typed hosts from their facts, the others as
-    their fleet profiles with the stand-in host the engine places
-    (``profile_host``): ([(snapshot, HostFacts)], [(member, FleetProfile,
-    HostFacts)]). No upload is read."""
+    their fleet profiles (``_fleet_summary`` gives them to the fleet rules):
+    ([(snapshot, HostFacts)], [(member, FleetProfile)]). No upload is read."""
     if not siblings:
         return [], []
     profiles = _stored_profiles(siblings)
-    hypervisors = any(p[0].hypervisor for p in profiles.values() if p is not None)
-    related = {
-        s.pk
-        for s in siblings
-        if s.pk in profiles and _related(own_hosts, _flags(profiles[s.pk]), hypervisors=hypervisors)
+    flags = {
+        "own_guest": any(h.is_guest for h in own_hosts),
+        "own_physical": any(not h.is_guest for h in own_hosts),
+        "hypervisors": any(p.hypervisor for p in profiles.values() if p is not None),
     }
+    # only members without a profile and guests can be related to own hosts
+    # that are all physical: the others are not looked at one by one
+    candidates = (
+        profiles.items()
+        if flags["own_guest"]
+        else [(pk, p) for pk, p in profiles.items() if p is None or p.guest]
+    )
+    related = {pk for pk, profile in candidates if _related(profile, **flags)}
     rows = {
         s.pk: s
         for s in Snapshot.objects.filter(pk__in=related).only(
@@ -538,22 +544,51 @@ def _sibling_hosts(siblings: list[Member], labels: dict[int, str], own_hosts: li
             host = row.host_facts()
             host.label = labels[sib.pk]
             full.append((row, host))
-        elif (entry := profiles.get(sib.pk)) is not None:
-            profile, stand_in = entry
-            profile.label = stand_in.label = labels[sib.pk]
-            fleet_only.append((sib, profile, stand_in))
+        elif (profile := profiles.get(sib.pk)) is not None:
+            fleet_only.append((sib, profile))
     return full, fleet_only
 
 
-def _flags(entry) -> dict | None:
-    """The flags ``_related`` reads of a ``_stored_profiles`` entry: None for
-    a member without a stored profile (analysed before profiles were stored)."""
-    return None if entry is None else {"guest": entry[0].guest, "hypervisor": entry[0].hypervisor}
+# The fleet summaries of the clusters this worker process analysed last: scope
+# -> the summary of the members its last analysis compared through their
+# profiles. The next analysis of the cluster adds, replaces and removes the
+# members that differ (usually the one that finished since), so the fleet rules
+# never walk every member. An analysis takes the summary out while it uses it:
+# another thread of the process starts a summary of its own meanwhile.
+_SUMMARIES: dict[tuple, FleetSummary] = {}
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _member_order(member: Member) -> tuple[int, ...]:
+    """The member's place among the members compared through the summary: the
+    newest first, as ``selectors.siblings_among`` lists them; after the hosts
+    analysed in full (``FleetSummary.of`` places those at ``(0, i)``)."""
+    return (1, -((member.created_at - _EPOCH) // timedelta(microseconds=1)), -member.pk)
+
+
+def _fleet_summary(key: tuple, fleet_only: list, labels: dict[int, str]) -> FleetSummary:
+    """The summary of the ``fleet_only`` members ([(member, profile)]) under
+    their ``labels``, updated from the one this process kept for the cluster
+    ``key``: a member is (re-)added only when its profile or label changed."""
+    summary = _SUMMARIES.pop(key, None) or FleetSummary()
+    wanted = set()
+    known = summary.members
+    for member, profile in fleet_only:
+        wanted.add(member.pk)
+        label = labels[member.pk]
+        entry = known.get(member.pk)
+        if entry is not None and entry.profile is profile and entry.name == label:
+            continue
+        if entry is not None:
+            summary.remove(member.pk)
+        summary.add(member.pk, _member_order(member), label, profile)
+    for pk in summary.members.keys() - wanted:
+        summary.remove(pk)
+    return summary
 
 
 # Decoded fleet profiles of cluster members, kept by the worker process between
-# analyses: pk -> (version, (profile, stand-in host), or None when the member
-# stored none). A
+# analyses: pk -> (version, profile, or None when the member stored none). A
 # member's profile changes only when its analysis writes it, which sets
 # ``finished_at``; so an analysis decodes the profiles of the members that
 # finished since the previous one, not those of the whole cluster.
@@ -566,8 +601,8 @@ def _profile_version(member: Member) -> tuple:
 
 
 def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
-    """pk -> (the stored fleet profile, its stand-in host) of each of
-    ``siblings`` (None for one that stored none), read and decoded only for
+    """pk -> the stored fleet profile of each of ``siblings`` (None for one
+    that stored none), read and decoded only for
     those not already decoded at their current version. A member gone
     meanwhile is left out."""
     out: dict[int, Any] = {}
@@ -586,9 +621,8 @@ def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
         "pk", "label", "original_filename", "cluster", "fleet_facts"
     ):
         profile = row.fleet_profile() if row.fleet_facts else None
-        entry = None if profile is None else (profile, profile_host(profile))
-        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), entry)
-        out[row.pk] = entry
+        _PROFILE_CACHE[row.pk] = (_profile_version(missing[row.pk]), profile)
+        out[row.pk] = profile
     return out
 
 
@@ -612,26 +646,27 @@ def _compute(snapshot: Snapshot) -> _Run:
         taken.add(extra.label)
     own_hosts = [host, *extra_hosts]
     full, fleet_only = _sibling_hosts(siblings, labels, own_hosts)
-    hosts = [*own_hosts, *(h for _s, h in full), *(h for _s, _p, h in fleet_only)]
+    hosts = [*own_hosts, *(h for _s, h in full)]
     loaded = [s for s, _h in full]
-    summarised = [s for s, _p, _h in fleet_only]
+    summarised = [s for s, _p in fleet_only]
+    key = (snapshot.cluster, snapshot.owner_id, getattr(snapshot, "team_id", None))
+    summary = _fleet_summary(key, fleet_only, labels) if fleet_only else None
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(
-        SnapshotFacts(hosts=hosts, fleet_profiles={p.label: p for _s, p, _h in fleet_only})
-    )
+    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_summary=summary))
     rules_seconds = time.monotonic() - t1
+    if summary is not None:
+        if len(_SUMMARIES) >= CLUSTER_ROWS_CACHED:
+            _SUMMARIES.clear()
+        _SUMMARIES[key] = summary
 
     own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
+    # A member known by its profile keeps what its own analysis found missing:
+    # the engine did not see it, so nothing the run found missing names it.
     not_checked, sibling_not_checked = _split_not_checked(
-        result.not_checked, siblings={labels[s.pk]: s.pk for s in [*loaded, *summarised]}
+        result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
     )
-    # A member known by its profile keeps what its own analysis found missing
-    # (the per-host rules did not run on it here) unless the run names it.
-    for sib in summarised:
-        if not sibling_not_checked.get(sib.pk):
-            sibling_not_checked.pop(sib.pk, None)
     excerpts = cited_excerpts(
         result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
     )
@@ -748,7 +783,7 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
             if sib_id in run.sibling_not_checked:
                 members.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
         if run.fleet_siblings:
-            _write_fleet_findings(run, members.filter(pk__in=run.fleet_siblings), previous=previous)
+            _write_fleet_findings(run, members, previous=previous)
     return snapshot
 
 
@@ -763,21 +798,48 @@ def _lock_cluster(cluster: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)])
 
 
+# How many members ``_fleet_rules_of_cluster`` reads at a time, newest first.
+FLEET_SOURCE_BATCHES = (16, 256, 4096)
+
+
 def _fleet_rules_of_cluster(snapshot: Snapshot, version: str) -> Counter:
     """The fleet rules (with how many findings each) the cluster's latest
     analysis found (``Snapshot.fleet_findings_source``): what every member's
-    rows say it has."""
-    source = snapshot.fleet_findings_source(engine_version=version)
-    return Counter(
-        Finding.objects.filter(
-            snapshot_id=Subquery(source), engine_version=version, rule__startswith="fleet."
-        ).values_list("rule", flat=True)
+    rows say it has.
+
+    The member is found as ``fleet_findings_source`` defines it, but without
+    one statement that has the database test every member for fleet findings
+    before it sorts them (which PostgreSQL does when its statistics are
+    missing or old): the members are read the last analysed first, in growing
+    batches, each with its fleet findings; a cluster that has any stops at the
+    first batch."""
+    members = (
+        cluster_members(snapshot)
+        .filter(status=Snapshot.Status.DONE, engine_version=version)
+        .order_by(F("finished_at").desc(nulls_last=True), "-pk")
+        .values_list("pk", flat=True)
     )
+    start = 0
+    for size in (*FLEET_SOURCE_BATCHES, None):
+        batch = list(members[start:] if size is None else members[start : start + size])
+        found: dict[int, Counter] = {}
+        for pk, rule in Finding.objects.filter(
+            snapshot_id__in=batch, engine_version=version, rule__startswith="fleet."
+        ).values_list("snapshot_id", "rule"):
+            found.setdefault(pk, Counter())[rule] += 1
+        source = next((pk for pk in batch if pk in found), None)
+        if source is not None:
+            return found[source]
+        if size is None or len(batch) < size:
+            break
+        start += size
+    return Counter()
 
 
 def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: Counter) -> None:
-    """Give the ``members`` seen through their fleet summaries (those ``done``
-    by this engine) this run's fleet findings.
+    """Give the ``members`` of the cluster seen through their fleet summaries
+    (``run.fleet_siblings``, those ``done`` by this engine) this run's fleet
+    findings.
 
     What a fleet finding says changes with every member that joins ("1997 of
     2000 hosts"); readers take it from the cluster's latest analysis
@@ -790,7 +852,9 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
     fleet = [f for f in run.own if is_fleet_rule(f.rule)]
     if Counter(f.rule for f in fleet) == previous:
         return
-    members = members.filter(status=Snapshot.Status.DONE, engine_version=run.version)
+    members = members.filter(
+        pk__in=run.fleet_siblings, status=Snapshot.Status.DONE, engine_version=run.version
+    )
     Finding.objects.filter(
         snapshot__in=members, engine_version=run.version, rule__startswith="fleet."
     ).delete()

@@ -92,6 +92,12 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
 }
 
 
+def _summarised(snap: SnapshotFacts, count: str) -> int:
+    """How many members of the snapshot's fleet summary are physical hosts
+    (``count`` "physical") or have benchmark results ("with_benchmarks")."""
+    return int(getattr(snap.fleet_summary, count, 0) or 0)
+
+
 def _any_host(pred: Callable[[HostFacts], Any]) -> Callable[[SnapshotFacts], bool]:
     return lambda snap: any(pred(h) for h in snap.hosts)
 
@@ -100,10 +106,12 @@ FACT_CHECKS: dict[str, Callable[[SnapshotFacts], bool]] = {
     **{name: _any_host(pred) for name, pred in HOST_FACT_CHECKS.items()},
     "guest": lambda snap: bool(snap.guests()),
     # all hosts of a snapshot are one cluster once it holds two physical hosts
-    "cluster": lambda snap: len(snap.physical_hosts()) >= 2,
+    "cluster": lambda snap: len(snap.physical_hosts()) + _summarised(snap, "physical") >= 2,
     # members known by their fleet profile carry their results there
     "benchmarks": lambda snap: (
-        any(h.benchmarks for h in snap.hosts) or any(p.benchmarks for p in snap.fleet_profiles.values())
+        any(h.benchmarks for h in snap.hosts)
+        or any(p.benchmarks for p in snap.fleet_profiles.values())
+        or _summarised(snap, "with_benchmarks") > 0
     ),
 }
 

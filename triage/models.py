@@ -115,6 +115,11 @@ class Snapshot(models.Model):
             models.Index(fields=["status", "queued_at"], name="snapshot_status_queued"),
             models.Index(fields=["host_key", "team", "created_at"], name="snapshot_host_newest"),
         ]
+        # On PostgreSQL, migration 0007 adds the index snapshot_cluster_finished
+        # (cluster, finished_at DESC NULLS LAST, id DESC): a cluster's members,
+        # the last analysed first, so the member whose fleet findings are the
+        # cluster's (``fleet_findings_source``) is found without sorting every
+        # member. SQLite cannot index NULLS LAST.
 
     # What lists show of a snapshot (the snapshot list, the dashboard, the
     # wizard's tables and pickers): ``.only(*SUMMARY_FIELDS)`` keeps the facts

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -144,10 +144,11 @@ class Member:
     created_at: datetime
     # set by every analysis: whether the member's stored profile changed
     finished_at: datetime | None
+    # ``Snapshot.host_label``: computed once, read by every analysis of the cluster
+    host_label: str = field(init=False, default="")
 
-    @property
-    def host_label(self) -> str:
-        return host_label_of(self.label, self.original_filename, self.pk)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host_label", host_label_of(self.label, self.original_filename, self.pk))
 
 
 _MEMBER_COLUMNS = (

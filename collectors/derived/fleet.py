@@ -10,7 +10,10 @@ from a stored profile cite exactly what findings built from the parsed host do.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import statistics
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,3 +204,329 @@ def profile_host(profile: FleetProfile) -> HostFacts:
         hostname=profile.hostname,
         role=profile.role or ("guest" if profile.guest else None),
     )
+
+
+def profile_is_guest(profile: FleetProfile) -> bool:
+    """Whether the engine places the member known by ``profile`` as a guest
+    (as it places its stand-in host, :func:`profile_host`)."""
+    return (profile.role or ("guest" if profile.guest else None)) == "guest"
+
+
+# ---------------------------------------------------------------- fleet summary
+#
+# What the fleet rules compare, kept per cluster so that an analysis does not
+# walk every member's profile: per compared setting, the members holding each
+# value; per benchmark, the results ranked best first. Members are added,
+# replaced and removed one at a time (a member joining costs a few insertions
+# into sorted lists), and the rules read only the few hosts they name.
+
+# Where a member stands in the order the rules list hosts in: the hosts
+# analysed in full first, then the other members, newest first. Smaller first.
+Order = tuple[int, ...]
+# (kind, name) lowercased and the unit: what ``fleet.benchmark_spread`` compares
+BenchKey = tuple[str, str, str]
+# (host name, result, tested host's name)
+BenchRow = tuple[str, BenchmarkResult, str]
+# (rank: smaller is better, order, place in the member's results, tested
+# host's name, member id)
+_Ranked = tuple[float, Order, int, str, int]
+
+# Units of results where less is better (a timed statement).
+TIME_UNITS = ("s", "ms")
+
+
+class _Group:
+    """Rows of members in host order (by their ``Order``, then id)."""
+
+    __slots__ = ("keys", "rows")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[Order, int]] = []
+        self.rows: dict[int, Any] = {}
+
+    def add(self, order: Order, member: int, row: Any) -> None:
+        key = (order, member)
+        if not self.keys or self.keys[-1] < key:
+            self.keys.append(key)  # added in host order (``FleetSummary.of``)
+        else:
+            bisect.insort(self.keys, key)
+        self.rows[member] = row
+
+    def remove(self, order: Order, member: int) -> None:
+        del self.keys[bisect.bisect_left(self.keys, (order, member))]
+        del self.rows[member]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def first(self) -> tuple[int, Any] | None:
+        if not self.keys:
+            return None
+        member = self.keys[0][1]
+        return member, self.rows[member]
+
+    def ordered(self) -> list[Any]:
+        return [self.rows[member] for _order, member in self.keys]
+
+
+# (order, member id, place in the member's results, row): one contributor of
+# a tested host's result
+_Contributor = tuple[Order, int, int, BenchRow]
+
+
+class _Bench:
+    """One benchmark's results: each tested host's contributors in host order
+    (the first one counts; nearly always there is one), and the counted
+    results ranked best first."""
+
+    __slots__ = ("lower", "ranked", "tested")
+
+    def __init__(self, unit: str) -> None:
+        self.lower = unit in TIME_UNITS
+        self.tested: dict[str, list[_Contributor]] = {}
+        self.ranked: list[_Ranked] = []
+
+    def rank(self, value: float) -> float:
+        return value if self.lower else -value
+
+    def _counted(self, tested: str) -> _Ranked | None:
+        contributors = self.tested.get(tested)
+        if not contributors:
+            return None
+        order, member, place, row = contributors[0]
+        return (self.rank(row[1].value), order, place, tested, member)
+
+    def add(self, order: Order, member: int, row: BenchRow, place: int, *, rank: bool = True) -> None:
+        """Add a contributor; ``rank=False`` leaves ``ranked`` to :meth:`rank_all`."""
+        tested = row[2]
+        before = self._counted(tested) if rank else None
+        contributors = self.tested.get(tested)
+        if contributors is None:
+            self.tested[tested] = [(order, member, place, row)]
+        else:
+            bisect.insort(contributors, (order, member, place, row), key=lambda c: c[:2])
+        if rank:
+            self._recount(before, self._counted(tested))
+
+    def rank_all(self) -> None:
+        self.ranked = sorted(r for tested in self.tested if (r := self._counted(tested)) is not None)
+
+    def remove(self, order: Order, member: int, tested: str) -> None:
+        before = self._counted(tested)
+        contributors = self.tested[tested]
+        contributors[:] = [c for c in contributors if c[1] != member]
+        if not contributors:
+            del self.tested[tested]
+        self._recount(before, self._counted(tested))
+
+    def _recount(self, before: _Ranked | None, after: _Ranked | None) -> None:
+        if before == after:
+            return
+        if before is not None:
+            del self.ranked[bisect.bisect_left(self.ranked, before)]
+        if after is not None:
+            bisect.insort(self.ranked, after)
+
+    def row(self, ranked: _Ranked) -> BenchRow:
+        return next(c[3] for c in self.tested[ranked[3]] if c[1] == ranked[4])
+
+
+@dataclass
+class SummaryMember:
+    """A member as the summary holds it (``FleetSummary.members``)."""
+
+    order: Order
+    name: str
+    profile: FleetProfile
+    physical: bool
+    drift: dict[str, Cited]
+    bench: dict[tuple[BenchKey, str], tuple[BenchRow, int]]
+
+
+def _bench_rows(name: str, profile: FleetProfile) -> dict[tuple[BenchKey, str], tuple[BenchRow, int]]:
+    """(benchmark, tested host) -> the member's first positive result of it
+    and its place among the member's results."""
+    out: dict[tuple[BenchKey, str], tuple[BenchRow, int]] = {}
+    for place, b in enumerate(profile.benchmarks):
+        tested = b.host or name
+        key = ((b.kind.lower(), b.name.lower(), b.unit), tested)
+        if key not in out and b.value > 0:
+            out[key] = ((name, b, tested), place)
+    return out
+
+
+class FleetSummary:
+    """The fleet rules' view of a set of members (each known by an id, a host
+    name and its :class:`FleetProfile`), updated one member at a time."""
+
+    def __init__(self) -> None:
+        self.members: dict[int, SummaryMember] = {}
+        self.physical = 0  # members placed as physical hosts
+        self.with_benchmarks = 0  # members with any benchmark result
+        self.drift: dict[str, dict[str, _Group]] = {}  # key -> str(value) -> (name, Cited)
+        self.bench: dict[BenchKey, _Bench] = {}
+
+    @classmethod
+    def of(cls, entries: Iterable[tuple[str, FleetProfile]]) -> FleetSummary:
+        """The summary of physical hosts ``entries`` (name, profile), in that order."""
+        summary = cls()
+        for i, (name, profile) in enumerate(entries):
+            summary.add(i, (0, i), name, profile, physical=True, rank=False)
+        for bench in summary.bench.values():
+            bench.rank_all()
+        return summary
+
+    def add(
+        self,
+        member: int,
+        order: Order,
+        name: str,
+        profile: FleetProfile,
+        *,
+        physical: bool | None = None,
+        rank: bool = True,
+    ) -> None:
+        """Add ``member`` (one not in the summary: remove it first to replace it).
+        ``rank=False``: the benchmark results are ranked afterwards, all at once."""
+        if physical is None:
+            physical = not profile_is_guest(profile)
+        entry = SummaryMember(order, name, profile, physical, {}, {})
+        self.members[member] = entry
+        self.with_benchmarks += bool(profile.benchmarks)
+        if not physical:
+            return
+        self.physical += 1
+        entry.drift = {key: profile.drift[key] for key in DRIFT_KEYS if key in profile.drift}
+        for key, cited in entry.drift.items():
+            groups = self.drift.setdefault(key, {})
+            value = str(cited.value)
+            group = groups.get(value)
+            if group is None:
+                group = groups[value] = _Group()
+            group.add(order, member, (name, cited))
+        entry.bench = _bench_rows(name, profile)
+        for (bench_key, _tested), (row, place) in entry.bench.items():
+            if bench_key not in self.bench:
+                self.bench[bench_key] = _Bench(bench_key[2])
+            self.bench[bench_key].add(order, member, row, place, rank=rank)
+
+    def remove(self, member: int) -> None:
+        entry = self.members.pop(member)
+        self.with_benchmarks -= bool(entry.profile.benchmarks)
+        if not entry.physical:
+            return
+        self.physical -= 1
+        for key, cited in entry.drift.items():
+            groups = self.drift[key]
+            value = str(cited.value)
+            groups[value].remove(entry.order, member)
+            if not groups[value]:
+                del groups[value]
+            if not groups:
+                del self.drift[key]
+        for (bench_key, tested), _row in entry.bench.items():
+            bench = self.bench[bench_key]
+            bench.remove(entry.order, member, tested)
+            if not bench.tested:
+                del self.bench[bench_key]
+
+    def names(self) -> list[str]:
+        """The members' host names, in host order."""
+        return [
+            entry.name for _member, entry in sorted(self.members.items(), key=lambda m: (m[1].order, m[0]))
+        ]
+
+    def canonical(self) -> dict[str, Any]:
+        """Everything the rules can read, in host order (what a summary kept up
+        to date must equal: the summary of the same members built anew)."""
+        return {
+            "physical": self.physical,
+            "with_benchmarks": self.with_benchmarks,
+            "drift": {
+                key: {value: group.ordered() for value, group in sorted(groups.items())}
+                for key, groups in sorted(self.drift.items())
+            },
+            "bench": {
+                key: [(ranked[0], bench.row(ranked)) for ranked in bench.ranked]
+                for key, bench in sorted(self.bench.items())
+            },
+        }
+
+
+class FleetView:
+    """The hosts analysed in full (``front``: their summary, first in host
+    order) and the other members (``rest``) as one: what the fleet rules
+    read. A tested host's result from the front hides the rest's."""
+
+    def __init__(self, front: FleetSummary, rest: FleetSummary | None = None) -> None:
+        self.parts = [front] if rest is None else [front, rest]
+
+    def drift_counts(self, key: str) -> dict[str, int]:
+        """str(value) -> how many hosts have it."""
+        counts: dict[str, int] = {}
+        for part in self.parts:
+            for value, group in part.drift.get(key, {}).items():
+                counts[value] = counts.get(value, 0) + len(group)
+        return counts
+
+    def drift_rows(self, key: str, value: str) -> list[tuple[str, Cited]]:
+        """(host name, cited value) of the hosts with ``value``, in host order."""
+        rows: list[tuple[str, Cited]] = []
+        for part in self.parts:
+            group = part.drift.get(key, {}).get(value)
+            if group:
+                rows.extend(group.ordered())
+        return rows
+
+    def drift_first(self, key: str, value: str) -> tuple[str, Cited] | None:
+        for part in self.parts:
+            group = part.drift.get(key, {}).get(value)
+            first = group.first() if group else None
+            if first is not None:
+                row: tuple[str, Cited] = first[1]
+                return row
+        return None
+
+    def bench_keys(self) -> list[BenchKey]:
+        return sorted({key for part in self.parts for key in part.bench})
+
+    def _benches(self, key: BenchKey) -> tuple[list[tuple[_Bench, set[str]]], int]:
+        """Each part's results of ``key`` with the tested hosts it hides
+        (counted in an earlier part), and how many results count."""
+        out: list[tuple[_Bench, set[str]]] = []
+        seen: set[str] = set()
+        count = 0
+        for part in self.parts:
+            bench = part.bench.get(key)
+            if bench is None:
+                continue
+            hidden = bench.tested.keys() & seen
+            count += len(bench.tested) - len(hidden)
+            seen.update(bench.tested)
+            out.append((bench, hidden))
+        return out, count
+
+    def bench_count(self, key: BenchKey) -> int:
+        """How many tested hosts have a result of ``key``."""
+        return self._benches(key)[1]
+
+    def bench_best(self, key: BenchKey) -> BenchRow | None:
+        """The best result (the first host in order among equals)."""
+        best: tuple[_Ranked, _Bench] | None = None
+        for bench, hidden in self._benches(key)[0]:
+            ranked = next((r for r in bench.ranked if r[3] not in hidden), None)
+            if ranked is not None and (best is None or ranked < best[0]):
+                best = (ranked, bench)
+        return None if best is None else best[1].row(best[0])
+
+    def bench_from_worst(self, key: BenchKey) -> Iterator[BenchRow]:
+        """The results, worst first (read as many as needed)."""
+        streams = [_worst_first(bench, hidden) for bench, hidden in self._benches(key)[0]]
+        for _ranked, row in heapq.merge(*streams, key=lambda item: item[0], reverse=True):
+            yield row
+
+
+def _worst_first(bench: _Bench, hidden: set[str]) -> Iterator[tuple[_Ranked, BenchRow]]:
+    for ranked in reversed(bench.ranked):
+        if ranked[3] not in hidden:
+            yield ranked, bench.row(ranked)

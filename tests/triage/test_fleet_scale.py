@@ -15,10 +15,11 @@ import dataclasses
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from bench.cluster import drifted_indexes, host_name, host_transcript
 from collectors.archive import load_host_bytes
-from collectors.derived.fleet import fleet_profile, profile_to_json
+from collectors.derived.fleet import FleetSummary, fleet_profile, profile_to_json
 from triage import analysis, cluster, engine, selectors, uploads
 from triage.models import Finding, Snapshot
 
@@ -158,3 +159,79 @@ def test_members_read_the_clusters_latest_fleet_finding_without_it_being_rewritt
     assert f"{HOSTS + 2 - 3} of {HOSTS + 2} hosts have 0" in drift.explanation
     assert sorted(e["host"] for e in drift.evidence[:3]) == members
     assert member.current_findings().count() == 1  # its own fleet finding, once
+
+
+def _summary_built_anew(snapshot: Snapshot) -> FleetSummary:
+    """The fleet summary of the snapshot's cluster as its analysis compares it,
+    built anew from the stored profiles."""
+    siblings = selectors.siblings_among(selectors.cluster_member_rows(snapshot), own_host=snapshot.host_key)
+    labels = selectors.unique_labels([snapshot, *siblings])
+    stored = {s.pk: s.fleet_profile() for s in Snapshot.objects.filter(pk__in=[m.pk for m in siblings])}
+    summary = FleetSummary()
+    for member in siblings:
+        summary.add(member.pk, analysis._member_order(member), labels[member.pk], stored[member.pk])
+    return summary
+
+
+def _drifted_named(snapshot: Snapshot) -> list[str]:
+    drift = snapshot.current_findings().get(rule="fleet.numa_config_drift")
+    return sorted(e["host"] for e in drift.evidence if e["value"] == "1")
+
+
+@pytest.mark.django_db
+def test_a_host_uploaded_again_replaces_it_in_the_kept_summary(user, members, enqueued):
+    assert _drifted_named(_analyse_new_member(user, HOSTS + 1)) == members
+    # the host in the middle of the run is fixed and uploaded again
+    fixed = host_name(HOSTS // 2)
+    again = uploads.create_snapshot(
+        owner=user,
+        uploaded_file=SimpleUploadedFile(f"{fixed}.txt", host_transcript(HOSTS // 2).encode()),
+        filename=f"{fixed}.txt",
+        label=fixed,
+        cluster=CLUSTER,
+    )
+    done = analysis.analyze_snapshot_now(snapshot_id=again.pk)
+    assert _drifted_named(done) == [m for m in members if m != fixed]
+    newest = _analyse_new_member(user, HOSTS + 2)
+    assert _drifted_named(newest) == [m for m in members if m != fixed]
+    kept = analysis._SUMMARIES[(CLUSTER, user.pk, None)]
+    assert kept.canonical() == _summary_built_anew(newest).canonical()
+    assert len(kept.members) == HOSTS + 1  # the older snapshot of the fixed host is not compared
+
+
+@pytest.mark.django_db
+def test_a_member_finishing_during_an_analysis_is_in_the_summary_of_its_second_round(
+    user, members, enqueued, monkeypatch
+):
+    real = analysis._compute
+    late = host_name(HOSTS + 2)
+
+    def compute(snapshot):
+        run = real(snapshot)
+        if not Snapshot.objects.filter(label=late).exists():
+            # another worker finishes a drifted member meanwhile
+            template = Snapshot.objects.get(label=host_name(HOSTS // 2))
+            profile = dataclasses.replace(template.fleet_profile(), label=late, hostname=late)
+            Snapshot.objects.create(
+                owner=user,
+                label=late,
+                cluster=CLUSTER,
+                sha256=f"{HOSTS + 2:064x}",
+                size=1,
+                file=f"snapshots/missing/{late}.txt",
+                status=Snapshot.Status.DONE,
+                engine_version=engine.ENGINE_VERSION,
+                facts={"hostname": late},
+                fleet_facts=profile_to_json(profile),
+                finished_at=timezone.now(),
+            )
+        return run
+
+    monkeypatch.setattr(analysis, "_compute", compute)
+    done = _analyse_new_member(user, HOSTS + 1)
+    assert _drifted_named(done) == sorted([*members, late])
+    assert (
+        f"{HOSTS + 2 - 4} of {HOSTS + 2} hosts have 0"
+        in done.current_findings().get(rule="fleet.numa_config_drift").explanation
+    )
+    assert analysis._SUMMARIES[(CLUSTER, user.pk, None)].canonical() == _summary_built_anew(done).canonical()

@@ -76,7 +76,8 @@ class RecordingEngine:
         self.exc = exc
 
     def __call__(self, snapshot):
-        self.calls.append([h.label for h in snapshot.hosts])
+        # the hosts in full, then the other members of a cluster (its fleet summary)
+        self.calls.append(snapshot.labels())
         if self.exc:
             raise self.exc
         findings = self.findings

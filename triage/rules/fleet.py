@@ -7,17 +7,23 @@ engineer must know which three machines to look at without checking each one.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from collectors.derived.fleet import DRIFT_KEYS, BenchmarkResult, Cited, FleetProfile, fleet_profile
+from collectors.derived.fleet import (
+    DRIFT_KEYS,
+    TIME_UNITS,
+    BenchKey,
+    FleetProfile,
+    FleetSummary,
+    FleetView,
+    fleet_profile,
+)
 from collectors.facts import HostFacts
 from triage.rules import Evidence, Finding, RuleContext, finding, host_name, rule
 
 BENCHMARK_SPREAD_RATIO = 1.5
-# Units of results where less is better (a timed statement).
-TIME_UNITS = ("s", "ms")
 
 
 def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
@@ -26,6 +32,19 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
     here for the hosts analysed in full."""
     stored = ctx.snapshot.fleet_profiles
     return [(h, stored.get(h.label) or fleet_profile(h)) for h in ctx.physical_hosts()]
+
+
+def fleet_view(ctx: RuleContext) -> FleetView:
+    """What the fleet rules compare: the physical hosts of the snapshot, then
+    the members known by the cluster's summary (``SnapshotFacts.fleet_summary``,
+    kept up to date by the analysis), each in host order."""
+    front = ctx.snapshot.derived.get("fleet_front")
+    if not isinstance(front, FleetSummary):  # built once for both fleet rules
+        front = ctx.snapshot.derived["fleet_front"] = FleetSummary.of(
+            (host_name(h), p) for h, p in profiles(ctx)
+        )
+    rest = ctx.snapshot.fleet_summary
+    return FleetView(front, rest if isinstance(rest, FleetSummary) else None)
 
 
 @rule(
@@ -76,34 +95,31 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
     },
 )
 def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
-    configs = [(h, p.drift) for h, p in profiles(ctx)]
+    view = fleet_view(ctx)
     for key in DRIFT_KEYS:
-        known = [(h, cfg[key]) for h, cfg in configs if key in cfg]
-        values = {str(c.value) for _, c in known}
-        if len(known) < 2 or len(values) < 2:
+        counts = view.drift_counts(key)
+        if sum(counts.values()) < 2 or len(counts) < 2:
             continue
-        by_value: dict[str, list[tuple[HostFacts, Cited]]] = defaultdict(list)
-        for h, item in known:
-            by_value[str(item.value)].append((h, item))
-        usual = majority({value: len(rows) for value, rows in by_value.items()})
+        usual = majority(counts)
         # Name the odd hosts out: on a large cluster a list of every host's
         # value hides the three that differ. Without a strict majority every
         # group is "odd" and every host is cited.
-        odd = [row for value, rows in sorted(by_value.items()) if value != usual for row in rows]
-        reference = by_value[usual][:1] if usual is not None else []
+        odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
+        first = view.drift_first(key, usual) if usual is not None else None
+        reference = [first] if first is not None else []
         if usual is not None:
             template = "majority"
             filled: dict[str, Any] = {
                 "setting": key,
-                "count": len(by_value[usual]),
-                "hosts": len(known),
+                "count": counts[usual],
+                "hosts": sum(counts.values()),
                 "usual": usual,
-                "odd": ", ".join(f"{host_name(h)} ({c.value})" for h, c in odd),
+                "odd": ", ".join(f"{name} ({c.value})" for name, c in odd),
             }
         else:
             template = "no_majority"
             groups = "; ".join(
-                f"{v}: {', '.join(host_name(h) for h, _ in rows)}" for v, rows in sorted(by_value.items())
+                f"{v}: {', '.join(name for name, _ in view.drift_rows(key, v))}" for v in sorted(counts)
             )
             filled = {"setting": key, "groups": groups}
         yield finding(
@@ -112,8 +128,8 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
             template,
             values=filled,
             evidence=[
-                Evidence(fact=key, value=c.value, artifact=c.artifact, line=c.line, host=host_name(h))
-                for h, c in [*odd, *reference]
+                Evidence(fact=key, value=c.value, artifact=c.artifact, line=c.line, host=name)
+                for name, c in [*odd, *reference]
             ],
             host_label="cluster",
         )
@@ -176,34 +192,33 @@ def spread(a: float, b: float) -> float:
     ),
 )
 def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
-    # (kind, name, unit) -> [(uploaded host, result, tested host's name)]; a
+    # per (kind, name, unit): one (the first) result per tested host; a
     # gpcheckperf report uploaded from one host names every host it tested
-    results: dict[tuple[str, str, str], list[tuple[HostFacts, BenchmarkResult, str]]] = defaultdict(list)
-    seen = set()
-    for h, profile in profiles(ctx):
-        for b in profile.benchmarks:
-            key = (b.kind.lower(), b.name.lower(), b.unit)
-            tested = b.host or host_name(h)
-            if (key, tested) in seen or b.value <= 0:
-                continue  # one (the first) result per tested host
-            seen.add((key, tested))
-            results[key].append((h, b, tested))
+    view = fleet_view(ctx)
     # one finding per benchmark kind: the metric (e.g. Triad) with the widest spread
-    widest: dict[tuple[str, str], tuple[float, list[tuple[HostFacts, BenchmarkResult, str]]]] = {}
-    for (kind, _name, unit), rows in sorted(results.items()):
-        if len(rows) < 2:
+    widest: dict[tuple[str, str], tuple[float, BenchKey]] = {}
+    for key in view.bench_keys():
+        kind, _name, unit = key
+        best = view.bench_best(key)
+        if view.bench_count(key) < 2 or best is None:
             continue
-        ratio = max(r[1].value for r in rows) / min(r[1].value for r in rows)
-        if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, []))[0]:
-            widest[(kind, unit)] = (ratio, rows)
-    for (kind, unit), (ratio, rows) in sorted(widest.items()):
+        worst_value = next(view.bench_from_worst(key))[1].value
+        ratio = max(best[1].value, worst_value) / min(best[1].value, worst_value)
+        if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, key))[0]:
+            widest[(kind, unit)] = (ratio, key)
+    for (kind, unit), (ratio, key) in sorted(widest.items()):
         lower_is_better = unit in TIME_UNITS
-        ordered = sorted(rows, key=lambda r: r[1].value, reverse=not lower_is_better)  # best first
-        best = ordered[0]
+        best = view.bench_best(key)
+        assert best is not None
+        best_value = best[1].value
         # The outliers are the hosts at least RATIO times worse than the best
         # one: always at least the worst host, and on a cluster of identical
         # machines exactly the ones to look at (the best is the reference).
-        slow = [r for r in ordered if spread(r[1].value, best[1].value) >= BENCHMARK_SPREAD_RATIO]
+        slow = []
+        for row in view.bench_from_worst(key):
+            if spread(row[1].value, best_value) < BENCHMARK_SPREAD_RATIO:
+                break
+            slow.append(row)
         # worst first; hosts with the same result by name
         slow.sort(key=lambda r: (-r[1].value if lower_is_better else r[1].value, r[2]))
         worst = slow[0]
@@ -220,7 +235,7 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
                 "best_host": best[2],
                 "spread": ratio,
                 "slow": len(slow),
-                "hosts": len(rows),
+                "hosts": view.bench_count(key),
                 "ratio": BENCHMARK_SPREAD_RATIO,
                 "slow_hosts": ", ".join(f"{tested} ({b.value:g})" for _h, b, tested in slow),
             },
@@ -231,9 +246,9 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
                     value=b.value,
                     artifact=b.artifact,
                     line=b.line,
-                    host=host_name(h),
+                    host=name,
                 )
-                for h, b, _tested in [*slow, best]
+                for name, b, _tested in [*slow, best]
             ],
             host_label="cluster",
             past=ratio / BENCHMARK_SPREAD_RATIO,
