@@ -58,7 +58,8 @@ def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "net.netem_delay",
                 host,
-                values={"device": q.device, "delay_ms": q.delay_ms},
+                # a line of "tc qdisc show dev X" pasted without its command names no device
+                values={"device": q.device or "?", "delay_ms": q.delay_ms},
                 evidence=[
                     evidence(host, f"tc.qdiscs[{q.device}].delay_ms", q.delay_ms, host.tc, line=q.line)
                 ],

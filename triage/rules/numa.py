@@ -149,12 +149,14 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         f"on a multi-node host the busiest node uses >= {IMBALANCE_RATIO}x the memory of the quietest node "
         f"and the difference is >= {int(IMBALANCE_MIN_SHARE * 100)}% of the memory of the larger of the two "
         f"nodes and >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB; nodes without memory are left out (they are "
-        "numa.memoryless_node's) and the others compared"
+        "numa.memoryless_node's), and so are nodes none of whose memory is in use (a memory-only tier "
+        "nothing allocates on: GPU or CXL memory), and the others compared"
     ),
     condition_zh=(
         f"在多节点主机上，最繁忙节点的内存用量 >= 最空闲节点的 {IMBALANCE_RATIO} 倍，且差值 >= 两者中较大节点"
         f"内存的 {int(IMBALANCE_MIN_SHARE * 100)}% 并且 >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB；没有内存的"
-        "节点不参与比较（由 numa.memoryless_node 检查），只比较其他节点"
+        "节点不参与比较（由 numa.memoryless_node 检查），内存完全未被使用的节点（没有任何分配落在其上的"
+        "纯内存层：GPU 或 CXL 内存）也不参与，只比较其他节点"
     ),
     requires=("node_meminfo",),
     measures=("rebalance-host-load", "pin-vcpus", "numatune-memory-binding"),
@@ -192,13 +194,14 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
             continue
         # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
         with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
-        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None}
+        # a node none of whose memory is in use is a memory-only tier nothing allocates on
+        # (GPU memory: Summit's nodes 250-255; CXL): the kernel always uses some of a node
+        # it runs on, so comparing against it would only ever name it as the quiet node
+        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None and kb > 0}
         if len(used) < 2:
             continue
         busy = max(used, key=used.__getitem__)
         quiet = min(used, key=used.__getitem__)
-        if used[quiet] <= 0:
-            continue
         ratio = used[busy] / used[quiet]
         diff = used[busy] - used[quiet]
         larger = max(with_memory[busy].mem_total_kb() or 0, with_memory[quiet].mem_total_kb() or 0)

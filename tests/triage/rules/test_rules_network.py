@@ -83,3 +83,23 @@ def test_netem_delay_from_tc_qdisc_show_dev_names_the_device_once(analyze_texts)
     assert finding.evidence[0].fact == "tc.qdiscs[enp5s0f0].delay_ms"
     assert "Device enp5s0f0 " in finding.explanation
     assert [e.line for e in finding.evidence] == [5, 7]  # both places it was read
+
+
+def test_netem_delay_from_a_qdisc_line_quoted_without_its_command(analyze_texts):
+    # facebookarchive/augmented-traffic-control#164: the line is all there is, inside prose
+    text = (
+        "The value used in TestShapeOn generated the following tc output:\n"
+        "qdisc netem 800b: parent 1:5 limit 1000 delay 10.0ms  15.0ms 1% loss 10% 6.3% reorder 6% 0.6%"
+        " corrupt 3.4% gap 1\n"
+        "\nThe unittest could be better but this is what I have for now.\n"
+    )
+    finding = next(f for f in analyze_texts(text).findings if f.rule == "net.netem_delay")
+    assert finding.evidence[0].value == 10.0
+    assert "Device ? " in finding.explanation
+
+
+def test_netem_delay_quiet_when_the_netem_line_is_cut_before_its_delay(analyze_texts):
+    text = "pi@raspberrypi:~ $ tc qdisc show  dev eth1\nqdisc netem 8003: root refcnt\n"
+    result = analyze_texts(text)
+    assert "net.netem_delay" not in result.rule_ids
+    assert "net.netem_delay" in result.checked  # the cut line itself: tests/collectors/parsers/test_tc.py

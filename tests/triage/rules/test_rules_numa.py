@@ -313,3 +313,24 @@ def test_node_memory_imbalance_share_is_of_the_compared_nodes_memory():
     result = analyze(SnapshotFacts(hosts=[HostFacts(label="asym", role="physical", numa=numa)]))
     finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
     assert [e.fact for e in finding.evidence] == ["numa.nodes.1.mem_used_kb", "numa.nodes.2.mem_used_kb"]
+
+
+def _summit_numastat_m() -> str:
+    # tests/fixtures/published/README.md: nodes 0 and 8 are the sockets, the six GPUs'
+    # memory nodes 250-255 are entirely free
+    return (PUBLISHED / "summit-numastat-m.txt").read_text(encoding="utf-8")
+
+
+def test_node_memory_imbalance_leaves_out_untouched_memory_only_nodes(analyze_texts):
+    # a GPU memory node nothing allocates on (0 MB used) is not the quiet node, and it
+    # used to stop the comparison altogether; nodes 0 and 8 differ by 26.6 GiB (3.5x)
+    result = analyze_texts(_summit_numastat_m())
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    assert [e.fact for e in finding.evidence] == ["numa.nodes.0.mem_used_kb", "numa.nodes.8.mem_used_kb"]
+
+
+def test_node_memory_imbalance_quiet_when_only_one_node_is_in_use(analyze_texts):
+    node_8_idle = _summit_numastat_m().replace("10730.69", "    0.00").replace("250992.88", "261723.56")
+    result = analyze_texts(node_8_idle)
+    assert "numa.node_memory_imbalance" not in result.rule_ids
+    assert "numa.node_memory_imbalance" in result.checked
