@@ -564,6 +564,15 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
 
 
+def _cpu_line_cut(host: HostFacts, node: int) -> bool:
+    """numactl -H pasted from below its header: node ``node`` has its size line but
+    not its "cpus:" line (which numactl prints, empty, for a CPU-less node), and no
+    other artifact lists its CPUs. Its CPUs are unknown, not none."""
+    lines = host.numa.lines if host.numa else {}
+    listed_elsewhere = bool(host.cpu and node in host.cpu.numa_node_cpus)
+    return f"node.{node}.size" in lines and f"node.{node}.cpus" not in lines and not listed_elsewhere
+
+
 @rule(
     "numa.memoryless_node",
     severity="warning",
@@ -572,12 +581,14 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     condition=(
         "a node with CPUs and 0 kB of memory (numactl -H size 0 MB, node meminfo MemTotal 0): warning when "
         f">= {MEMORYLESS_CPU_SHARE_WARN:.0%} of the CPUs sit on such nodes, else info; a node with memory "
-        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info"
+        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info; a node whose numactl -H 'cpus:' line "
+        "the paste cut off has unknown CPUs, not none"
     ),
     condition_zh=(
         "有 CPU 但内存为 0 kB 的节点（numactl -H size 0 MB，节点 meminfo MemTotal 0）：当 >= "
         f"{MEMORYLESS_CPU_SHARE_WARN:.0%} 的 CPU 位于此类节点时为警告，否则为提示；有内存但没有 CPU 的节点（"
-        "CXL 或 PMEM 层、GPU/HBM 内存）为提示"
+        "CXL 或 PMEM 层、GPU/HBM 内存）为提示；numactl -H 的 'cpus:' 行被粘贴截掉的节点，"
+        "其 CPU 未知，而不是没有"
     ),
     requires=("node_meminfo",),
     measures=("numatune-memory-binding", "pin-vcpus", "numactl-local-alloc"),
@@ -638,7 +649,11 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
         node_cpus = {n: sorted(c for c, of in cpu_map.items() if of == n) for n in nodes}
         all_cpus = len(cpu_map)
         cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
-        mem_only = sorted(n for n, node in nodes.items() if not node_cpus[n] and node.mem_total_kb())
+        mem_only = sorted(
+            n
+            for n, node in nodes.items()
+            if not node_cpus[n] and node.mem_total_kb() and not _cpu_line_cut(host, n)
+        )
         with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
             stranded = sum(len(node_cpus[n]) for n in cpu_only)

@@ -334,3 +334,23 @@ def test_node_memory_imbalance_quiet_when_only_one_node_is_in_use(analyze_texts)
     result = analyze_texts(node_8_idle)
     assert "numa.node_memory_imbalance" not in result.rule_ids
     assert "numa.node_memory_imbalance" in result.checked
+
+
+def test_memoryless_node_does_not_call_a_node_cpu_less_when_the_paste_cut_its_cpu_line(analyze_texts):
+    # what-when-how.com (Oracle 12c consolidation book, as stored): numactl -H from
+    # "node 0 size:" on; node 0's CPUs are unknown, not none
+    text = (
+        "node 0 size: 8190 MB\nnode 0 free: 1622 MB\n"
+        + "".join(
+            f"node {n} cpus: {' '.join(str(c) for c in range(6 * n, 6 * n + 6))}\n"
+            f"node {n} size: 8192 MB\nnode {n} free: 1534 MB\n"
+            for n in (1, 2, 3)
+        )
+        + "node distances:\nnode 0 1 2 3\n0: 10 16 16 16\n1: 16 10 16 16\n2: 16 16 10 16\n3: 16 16 16 10\n"
+    )
+    result = analyze_texts(text)
+    assert "numa.memoryless_node" not in result.rule_ids
+    # the same node with its (empty) cpus line is a memory-only node
+    whole = text.replace("node 0 size:", "node 0 cpus:\nnode 0 size:", 1)
+    finding = next(f for f in analyze_texts(whole).findings if f.rule == "numa.memoryless_node")
+    assert finding.severity == "info" and [e.fact for e in finding.evidence] == ["numa.nodes.0.cpus"]
