@@ -103,3 +103,25 @@ def test_netem_delay_quiet_when_the_netem_line_is_cut_before_its_delay(analyze_t
     result = analyze_texts(text)
     assert "net.netem_delay" not in result.rule_ids
     assert "net.netem_delay" in result.checked  # the cut line itself: tests/collectors/parsers/test_tc.py
+
+
+# raspberrypi/Raspberry-Pi-OS-64bit#182: top's head during a download, ksoftirqd/0 busy
+RPI_TOP = """top - 14:31:10 up 1 day, 56 min,  2 users,  load average: 1.01, 1.73, 2.16
+Threads: 697 total,   2 running, 695 sleeping,   0 stopped,   0 zombie
+%Cpu(s):  4.2 us, 10.4 sy,  0.0 ni, 61.5 id,  0.0 wa,  0.0 hi, 23.9 si,  0.0 st
+MiB Mem :   7813.0 total,   4144.3 free,   1103.2 used,   2565.5 buff/cache
+MiB Swap:      0.0 total,      0.0 free,      0.0 used.   6555.2 avail Mem
+
+  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND
+   12 root      20   0       0      0      0 R  93.2   0.0  43:47.43 ksoftirqd/0
+30615 pi        20   0   94628   8348   7172 S  32.4   0.1   0:06.17 curl
+"""
+
+
+def test_softirq_hotspot_asks_for_per_cpu_lines_when_only_the_total_shows_softirq(analyze_texts):
+    result = analyze_texts(RPI_TOP)
+    assert "net.softirq_hotspot" not in result.rule_ids
+    asked = [n for n in result.not_checked if n.rule == "net.softirq_hotspot"]
+    assert asked and "mpstat -P ALL 5 3" in asked[0].commands
+    quiet = RPI_TOP.replace("23.9 si", " 0.0 si")
+    assert not [n for n in analyze_texts(quiet).not_checked if n.rule == "net.softirq_hotspot"]
