@@ -8,6 +8,7 @@ mangles them its own way::
     2024-05-01 10:00:01 [root@db1 ~]# ...  terminal-logger timestamps (script, tmux, PuTTY)
     ESC[01;32mroot@db1ESC[0m:~#            ANSI colour codes, CRLF, carriage returns
     {code:bash} ... {code}                 Jira; ``` and ~~~ fences (Markdown) are kept
+    db_1         | 2016-12-29T15:17:43Z    docker compose logs' "<service> | " prefixes
     <pre><code>available: 2 nodes ...      HTML <pre>/<code>/<br>, &lt; &gt; &amp; &#39;
     node 0 cpus: 0 2 4 ... 46              a CPU list or a Flags: line wrapped at a
     48 50 52 ...                           fixed width (joined back when unambiguous)
@@ -80,6 +81,10 @@ _STAMP = re.compile(
     re.M,  # "$": the end of the line
 )
 _STAMP_LINE = re.compile(r"\n" + _STAMP.pattern, re.M)
+# docker compose logs: "db_1         | " (v1), "db-1  | " (v2) before every line
+_COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]{0,63}[ \t]+\|[ \t]?")
+_COMPOSE_NEXT = re.compile(r"\n" + _COMPOSE.pattern)
+_COMPOSE_MAX_SERVICES = 16
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
@@ -220,6 +225,25 @@ def _stamped(lines: list[str], body: str | None) -> list[tuple[int, int]]:
         blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
         nonblank = len(lines) - blank
     return stamps if len(stamps) * 2 >= nonblank else []
+
+
+def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
+    """``(line, end of the prefix)`` of each line of ``docker compose logs``, or
+    ``[]``: at least 3 prefixed lines, at least half of the non-blank ones, from
+    a few services (a Markdown table's rows start with different words)."""
+    prefixed: list[tuple[int, int]] = []
+    services: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if m := _COMPOSE.match(line):
+            name = line[: m.end()].split()[0]
+            services[name] = services.get(name, 0) + 1
+            prefixed.append((i, m.end()))
+    nonblank = sum(1 for line in lines if line.strip())
+    if len(prefixed) < 3 or len(prefixed) * 2 < nonblank or len(services) > _COMPOSE_MAX_SERVICES:
+        return []
+    if min(services.values()) < 2 and len(services) > 1:
+        return []  # one-off "word | ..." lines are prose or a table, not a service's log
+    return prefixed
 
 
 def _html_lines(line: str) -> list[str]:
@@ -520,6 +544,13 @@ def normalise(text: str) -> Normalised:
             lines[i] = lines[i][end:]
         if stamps:
             notes.append("terminal-logger timestamps removed")
+            body = "\n".join(lines) if body is not None else None
+    if _line_starts(_COMPOSE, _COMPOSE_NEXT, text):
+        prefixed = _compose_prefixed(lines)
+        for i, end in prefixed:
+            lines[i] = lines[i][end:]
+        if prefixed:
+            notes.append("docker compose service prefixes removed")
             body = "\n".join(lines) if body is not None else None
     indented = text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(text)
     if indented and _dedent(lines, body) and body is not None:

@@ -58,6 +58,8 @@ class ResultTable:
 
 
 _BORDER = re.compile(r"^\s*\+-[-+]*\s*$")
+# mycli (and other clients' "psql-like" tables) rule the header off with "|----+----|"
+_INNER_BORDER = re.compile(r"^\s*\|-[-+|]*\s*$")
 _VERTICAL_SEP = re.compile(r"^\*{5,}\s*(\d+)\.\s*row\s*\*{5,}\s*$")
 # the name starts with a non-space so "\s*" and the name never compete for spaces
 _VERTICAL_FIELD = re.compile(r"^\s*([^:\s][^:]*?):\s?(.*)$")
@@ -98,6 +100,9 @@ def parse_result_tables(text: str) -> list[ResultTable]:
                     continue
                 if not row.lstrip().startswith("|"):
                     break
+                if _INNER_BORDER.match(row):
+                    i += 1
+                    continue
                 cells = _split_bordered(row)
                 if len(cells) > len(columns) > 0:
                     cells = [*cells[: len(columns) - 1], " | ".join(cells[len(columns) - 1 :])]

@@ -46,8 +46,46 @@ def _mb(value: str) -> int | None:
     return int(int(m.group(1)) * _UNIT_MB[m.group(2)])
 
 
+_NODE_LINES = re.compile(r"^\s*node\s+\d{1,6}\s+(?:cpus|size|free):", re.M)
+
+
 def _detect(head: str) -> bool:
-    return "available:" in head and re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None
+    if "available:" in head and re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None:
+        return True
+    # a paste that starts below the header ("node 0 size: 8190 MB" first): node lines
+    # of at least two nodes, or of one node with its distance table
+    if "node " not in head:
+        return False
+    nodes = {line.split()[1] for line in (m.group(0) for m in _NODE_LINES.finditer(head))}
+    return len(nodes) >= 2 or (len(nodes) == 1 and "node distances:" in head)
+
+
+def _incomplete(out: NumactlHardware) -> list[str]:
+    """What a torn paste lost; a distance table that cannot be kept square is dropped."""
+    missing: list[str] = []
+    if out.distances and len(out.distance_nodes) != len(out.distances):
+        # keep the matrix square and labelled; a torn paste is better dropped than misread
+        if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
+            out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
+        else:
+            if len(out.distances) < len(out.distance_nodes):
+                missing.append(
+                    f"distance table incomplete: {len(out.distances)} of {len(out.distance_nodes)} rows"
+                )
+            else:
+                missing.append("distance table unreadable: rows and header disagree")
+            out.distance_nodes, out.distances = [], []
+    elif "distances" in out.lines and not out.distances:
+        missing.append("distance table incomplete: 0 rows")
+    if out.available is None:
+        # the paste starts below "available:": the first node may have lost its CPU line
+        missing.append("cut at the start: no 'available:' line")
+        no_cpu_line = [n for n in sorted(out.nodes) if f"node.{n}.cpus" not in out.lines]
+        if no_cpu_line:
+            missing.append("no 'cpus:' line for node " + ", ".join(map(str, no_cpu_line)))
+    if out.available and len(out.nodes) < out.available and out.nodes:
+        missing.append(f"nodes incomplete: {len(out.nodes)} of {out.available} nodes listed")
+    return missing
 
 
 @register(
@@ -117,23 +155,7 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
         if "No NUMA available" in text:
             raise ParseError("numactl reports no NUMA support on this system")
         raise ParseError("not numactl --hardware output (no 'available:' line and no nodes)")
-    missing: list[str] = []
-    if out.distances and len(out.distance_nodes) != len(out.distances):
-        # keep the matrix square and labelled; a torn paste is better dropped than misread
-        if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
-            out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
-        else:
-            if len(out.distances) < len(out.distance_nodes):
-                missing.append(
-                    f"distance table incomplete: {len(out.distances)} of {len(out.distance_nodes)} rows"
-                )
-            else:
-                missing.append("distance table unreadable: rows and header disagree")
-            out.distance_nodes, out.distances = [], []
-    elif "distances" in out.lines and not out.distances:
-        missing.append("distance table incomplete: 0 rows")
-    if out.available and len(out.nodes) < out.available and out.nodes:
-        missing.append(f"nodes incomplete: {len(out.nodes)} of {out.available} nodes listed")
+    missing = _incomplete(out)
     if missing:
         # what is complete (nodes, sizes) is kept; the error says what is not
         raise ParseError("; ".join(missing), partial=out)

@@ -58,9 +58,10 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import Numastat, ParseError, ProcessNuma, ProcessNumaUsage
+from collectors.facts import ArtifactError, Numastat, ParseError, ProcessNuma, ProcessNumaUsage
 from collectors.parsers import register
 
+_ROW_NAME = re.compile(r"^[A-Za-z][\w()]*$")
 _NUMBER = re.compile(r"^-?\d{1,20}(\.\d{1,6})?$")
 _KV = re.compile(r"^\s*([a-z_]{3,40})\s+(\d{1,20})\s*$")
 NUMASTAT_COUNTERS = {"numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node"}
@@ -130,17 +131,8 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
         if mode == "process":
             _process_row(stripped, header, pid_table, current, procs, idx)
             continue
-        tokens = stripped.split()
-        if header is not None and len(tokens) >= len(header) + 1:
-            values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
-            if len(values) == len(header):
-                name = tokens[0]
-                if name.lower() in NUMASTAT_COUNTERS:
-                    name = name.lower()
-                for n, v in zip(header, values, strict=True):
-                    out.nodes[n][name] = v
-                out.lines[name] = idx
-                continue
+        if header is not None and _counter_row(out, stripped.split(), header, idx):
+            continue
         m = _KV.match(line)
         if m and header is None and m.group(1) in NUMASTAT_COUNTERS:
             target = 0 if node is None else node
@@ -158,6 +150,29 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     if not results:
         raise ParseError("no numastat counters or per-process rows found")
     return results
+
+
+def _counter_row(out: Numastat, tokens: list[str], header: list[int], idx: int) -> bool:
+    """A ``name v v ...`` row under the node header, read into ``out``; a row cut
+    mid-paste ("Inactive   4650.94   17.62" under nine columns) is reported."""
+    if len(tokens) >= len(header) + 1:
+        values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
+        if len(values) == len(header):
+            name = tokens[0]
+            if name.lower() in NUMASTAT_COUNTERS:
+                name = name.lower()
+            for n, v in zip(header, values, strict=True):
+                out.nodes[n][name] = v
+            out.lines[name] = idx
+            return True
+    # a meminfo line after the table ("HugePages_Total:   400000") is not a numastat row
+    named = _ROW_NAME.match(tokens[0]) is not None if tokens else False
+    if named and 1 < len(tokens) <= len(header) and all(_num(t) is not None for t in tokens[1:]):
+        out.errors.append(
+            ArtifactError("", f"row {tokens[0]} cut: {len(tokens) - 1} of {len(header)} nodes", idx)
+        )
+        return True
+    return False
 
 
 def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:

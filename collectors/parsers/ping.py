@@ -101,3 +101,48 @@ def parse_ping(text: str) -> PingResult:
     if not summary and not out.replies_ms and out.transmitted is None:
         raise ParseError("no ping replies or statistics")
     return out
+
+
+# "for h in a b c; do echo -n "$h "; ping -qc 100 $h | tail -1; done" and mesh scripts
+# print one labelled summary per peer: "crdb1a to 1d rtt min/avg/max/mdev = ... ms, pipe 2"
+_LABELLED_SUMMARY = re.compile(
+    r"^(?P<label>\S[^\n]*?):?[ \t]+(?:rtt|round-trip)[ \t]+min/avg/max(?:/(?:mdev|stddev))?\s*=\s*"
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*ms",
+    re.M,
+)
+_FROM_TO = re.compile(r"^\S+\s+to\s+(?P<target>\S+)$")
+
+
+@register(
+    "ping_summaries",
+    detect=lambda head: bool("min/avg/max" in head and _LABELLED_SUMMARY.search(head)),
+    priority=10,
+)
+def parse_ping_summaries(text: str) -> list[PingResult]:
+    """One result per labelled summary line; the peer is the label's last word
+    (``<source> to <peer>`` names the peer after ``to``).
+
+    >>> [(r.target, r.rtt_avg_ms) for r in parse_ping_summaries(
+    ...     "crdb1a to 1d rtt min/avg/max/mdev = 46.212/46.958/53.371/1.129 ms, pipe 2\\n"
+    ...     "db2: rtt min/avg/max/mdev = 0.048/0.076/0.138/0.016 ms")]
+    [('1d', 46.958), ('db2', 0.076)]
+    """
+    out: list[PingResult] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _LABELLED_SUMMARY.match(line.strip())
+        if not m:
+            continue  # the script's own lines ("Processing crdb1a"), ssh's goodbyes
+        label = m.group("label").strip()
+        peer = _FROM_TO.match(label)
+        result = PingResult(
+            target=peer.group("target") if peer else label.split()[-1].rstrip(":"),
+            rtt_min_ms=_float(m.group("min"), number),
+            rtt_avg_ms=_float(m.group("avg"), number),
+            rtt_max_ms=_float(m.group("max"), number),
+            rtt_mdev_ms=_float(m.group("mdev"), number) if m.group("mdev") else None,
+        )
+        result.lines["target"] = result.lines["rtt_avg_ms"] = number
+        out.append(result)
+    if not out:
+        raise ParseError("no '<peer> rtt min/avg/max = ...' lines")
+    return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import Interrupts, ParseError, Softirqs
+from collectors.facts import ArtifactError, Interrupts, ParseError, Softirqs
 from collectors.parsers import register
 from collectors.parsers.interrupts import parse_counter_table
 
@@ -68,4 +68,13 @@ def parse_softirqs(text: str) -> Softirqs:
         raise ParseError("no softirq rows after the CPU header")
     if not SOFTIRQ_NAMES & set(table.rows):
         raise ParseError("no softirq names (HI, TIMER, NET_RX, ...): this is not /proc/softirqs")
-    return Softirqs(cpus=table.cpus, rows=table.rows, lines=table.lines)
+    # every softirq row has a count per CPU: a shorter one is a paste cut mid-row, and
+    # its counts would misstate the share of the CPUs it lost (kept out, reported)
+    cut = {name: len(counts) for name, counts in table.rows.items() if len(counts) < len(table.cpus)}
+    rows = {name: counts for name, counts in table.rows.items() if name not in cut}
+    out = Softirqs(cpus=table.cpus, rows=rows, lines=table.lines)
+    for name, count in cut.items():
+        out.errors.append(
+            ArtifactError("", f"row {name} cut: {count} of {len(table.cpus)} CPUs", table.lines.get(name))
+        )
+    return out

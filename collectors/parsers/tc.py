@@ -20,10 +20,17 @@ import json
 import re
 from typing import Any
 
-from collectors.facts import ParseError, Qdisc, TcQdiscs
+from collectors.facts import ArtifactError, ParseError, Qdisc, TcQdiscs
 from collectors.parsers import register
 
 _QDISC = re.compile(r"^qdisc\s+(?P<kind>\S+)\s+(?P<handle>\S+:\S*)\s+(?P<rest>.*)$")
+_DETECT = re.compile(
+    r"^qdisc\s+\S+\s+[0-9a-f]+:[0-9a-f]*\s+(?:dev\s+\S+|root\b|parent\s+[0-9a-f]*:[0-9a-f]*|ingress\b)", re.M
+)
+# options that take a value: a line ending in one of them was cut
+_VALUED = frozenset(
+    {"dev", "parent", "refcnt", "limit", "delay", "loss", "rate", "duplicate", "corrupt", "reorder"}
+)
 _TIME = re.compile(r"^(?P<num>\d+(?:\.\d+)?)(?P<unit>s|sec|secs|ms|msec|msecs|us|usec|usecs|µs|ns|nsec)?$")
 _TO_MS = {
     None: 1e-3,  # tc prints bare numbers in microseconds
@@ -145,9 +152,8 @@ def _parse_json(text: str) -> TcQdiscs:
     "tc_qdisc",
     commands=(r"^tc\s+(-\S+\s+)*qdisc(\s+(show|list|ls))?\b",),
     paths=(r"sos_commands/networking/tc_-s_qdisc_show$", r"(^|/)tc_qdisc[^/]*$"),
-    detect=lambda head: bool(
-        "qdisc" in head and re.search(r"^qdisc\s+\S+\s+\S+:\S*\s+dev\s+\S+", head, re.M)
-    ),
+    # "tc qdisc show dev eth0" prints no "dev": its lines start "root" or "parent"
+    detect=lambda head: bool("qdisc" in head and _DETECT.search(head)),
     priority=10,
 )
 def parse_tc_qdisc(text: str) -> TcQdiscs:
@@ -166,6 +172,12 @@ def parse_tc_qdisc(text: str) -> TcQdiscs:
             # -s statistics, blank lines and the shell's own lines belong to no qdisc
             continue
         q = _parse_text_line(line, number)
+        tokens = line.split()
+        if tokens[-1] in _VALUED:
+            # "qdisc netem 8003: root refcnt" (a paste cut mid-line): its options are unknown
+            out.errors.append(
+                ArtifactError("", f"qdisc line cut before its options end: {line.strip()[:80]!r}", number)
+            )
         out.lines[f"qdiscs[{len(out.qdiscs)}]"] = number
         out.qdiscs.append(q)
     if not out.qdiscs and stripped:

@@ -130,3 +130,28 @@ def test_a_line_break_written_as_an_entity_is_a_line_break():
     (host,) = load_hosts_bytes(text.encode(), name="ticket.html")
     assert host.numa is not None and len(host.numa.nodes) == 2
     assert host.reading.lines == 1  # every cleaned line still points at the one original line
+
+
+# docker-library/mysql#248 (otaroo, 2016-12-29): "docker-compose up" output of mysqld
+_MYSQLD = (
+    "2016-12-29T15:17:43.833323Z 0 [Note] InnoDB: Number of pools: 1",
+    "2016-12-29T15:17:43.838835Z 0 [Note] InnoDB: Using CPU crc32 instructions",
+    "2016-12-29T15:17:43.851010Z 0 [Note] InnoDB: Initializing buffer pool, total size = 128M, instances = 1,"
+    " chunk size = 128M",
+    "2016-12-29T15:17:43.851927Z 0 [ERROR] InnoDB: mmap(137428992 bytes) failed; errno 12",
+)
+COMPOSE_LOG = "\n".join("db_1         | " + line for line in _MYSQLD)
+
+
+def test_docker_compose_service_prefixes_are_removed():
+    n = normalise(COMPOSE_LOG)
+    assert n.lines == list(_MYSQLD)
+    assert "docker compose service prefixes removed" in n.notes
+    (host,) = load_hosts_bytes(COMPOSE_LOG.encode(), name="log.txt")
+    events = host.database.events
+    assert [e.kind for e in events][-2:] == ["buffer_pool_init", "error"]
+
+
+def test_a_markdown_table_is_not_a_compose_log():
+    table = "name | value\nsize | 8G\nmode | strict\nnodes | 2\n"
+    assert normalise(table).lines == table.split("\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from collectors.facts import PingResult
+from collectors.facts import HostFacts, PingResult
 from triage.rules import Finding, RuleContext, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
@@ -58,7 +58,8 @@ def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
             yield finding(
                 "net.netem_delay",
                 host,
-                values={"device": q.device, "delay_ms": q.delay_ms},
+                # a line of "tc qdisc show dev X" pasted without its command names no device
+                values={"device": q.device or "?", "delay_ms": q.delay_ms},
                 evidence=[
                     evidence(host, f"tc.qdiscs[{q.device}].delay_ms", q.delay_ms, host.tc, line=q.line)
                 ],
@@ -132,6 +133,16 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """Soft interrupts show in the all-CPU figure (top's "si", mpstat's "all" line)
+    but no per-CPU line says where: one CPU at 100 % is 25 % of a 4-CPU box's total."""
+    usage = host.cpu_usage
+    if host.softirqs or not usage:
+        return ()
+    overall = [u.si for u in [usage.overall, *usage.samples] if u is not None and u.si is not None]
+    return ("per_cpu_usage",) if any(si > SOFTIRQ_QUIET_PCT for si in overall) else ()
+
+
 @rule(
     "net.softirq_hotspot",
     severity="warning",
@@ -152,6 +163,7 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
     ),
     requires=("per_cpu_usage", "softirqs"),
     requires_mode="any",
+    relevant=_softirq_relevant,
     measures=("irq-softirq-affinity",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={

@@ -149,12 +149,14 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         f"on a multi-node host the busiest node uses >= {IMBALANCE_RATIO}x the memory of the quietest node "
         f"and the difference is >= {int(IMBALANCE_MIN_SHARE * 100)}% of the memory of the larger of the two "
         f"nodes and >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB; nodes without memory are left out (they are "
-        "numa.memoryless_node's) and the others compared"
+        "numa.memoryless_node's), and so are nodes none of whose memory is in use (a memory-only tier "
+        "nothing allocates on: GPU or CXL memory), and the others compared"
     ),
     condition_zh=(
         f"在多节点主机上，最繁忙节点的内存用量 >= 最空闲节点的 {IMBALANCE_RATIO} 倍，且差值 >= 两者中较大节点"
         f"内存的 {int(IMBALANCE_MIN_SHARE * 100)}% 并且 >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB；没有内存的"
-        "节点不参与比较（由 numa.memoryless_node 检查），只比较其他节点"
+        "节点不参与比较（由 numa.memoryless_node 检查），内存完全未被使用的节点（没有任何分配落在其上的"
+        "纯内存层：GPU 或 CXL 内存）也不参与，只比较其他节点"
     ),
     requires=("node_meminfo",),
     measures=("rebalance-host-load", "pin-vcpus", "numatune-memory-binding"),
@@ -192,13 +194,14 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
             continue
         # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
         with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
-        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None}
+        # a node none of whose memory is in use is a memory-only tier nothing allocates on
+        # (GPU memory: Summit's nodes 250-255; CXL): the kernel always uses some of a node
+        # it runs on, so comparing against it would only ever name it as the quiet node
+        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None and kb > 0}
         if len(used) < 2:
             continue
         busy = max(used, key=used.__getitem__)
         quiet = min(used, key=used.__getitem__)
-        if used[quiet] <= 0:
-            continue
         ratio = used[busy] / used[quiet]
         diff = used[busy] - used[quiet]
         larger = max(with_memory[busy].mem_total_kb() or 0, with_memory[quiet].mem_total_kb() or 0)
@@ -561,6 +564,15 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
 
 
+def _cpu_line_cut(host: HostFacts, node: int) -> bool:
+    """numactl -H pasted from below its header: node ``node`` has its size line but
+    not its "cpus:" line (which numactl prints, empty, for a CPU-less node), and no
+    other artifact lists its CPUs. Its CPUs are unknown, not none."""
+    lines = host.numa.lines if host.numa else {}
+    listed_elsewhere = bool(host.cpu and node in host.cpu.numa_node_cpus)
+    return f"node.{node}.size" in lines and f"node.{node}.cpus" not in lines and not listed_elsewhere
+
+
 @rule(
     "numa.memoryless_node",
     severity="warning",
@@ -569,12 +581,14 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     condition=(
         "a node with CPUs and 0 kB of memory (numactl -H size 0 MB, node meminfo MemTotal 0): warning when "
         f">= {MEMORYLESS_CPU_SHARE_WARN:.0%} of the CPUs sit on such nodes, else info; a node with memory "
-        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info"
+        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info; a node whose numactl -H 'cpus:' line "
+        "the paste cut off has unknown CPUs, not none"
     ),
     condition_zh=(
         "有 CPU 但内存为 0 kB 的节点（numactl -H size 0 MB，节点 meminfo MemTotal 0）：当 >= "
         f"{MEMORYLESS_CPU_SHARE_WARN:.0%} 的 CPU 位于此类节点时为警告，否则为提示；有内存但没有 CPU 的节点（"
-        "CXL 或 PMEM 层、GPU/HBM 内存）为提示"
+        "CXL 或 PMEM 层、GPU/HBM 内存）为提示；numactl -H 的 'cpus:' 行被粘贴截掉的节点，"
+        "其 CPU 未知，而不是没有"
     ),
     requires=("node_meminfo",),
     measures=("numatune-memory-binding", "pin-vcpus", "numactl-local-alloc"),
@@ -635,7 +649,11 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
         node_cpus = {n: sorted(c for c, of in cpu_map.items() if of == n) for n in nodes}
         all_cpus = len(cpu_map)
         cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
-        mem_only = sorted(n for n, node in nodes.items() if not node_cpus[n] and node.mem_total_kb())
+        mem_only = sorted(
+            n
+            for n, node in nodes.items()
+            if not node_cpus[n] and node.mem_total_kb() and not _cpu_line_cut(host, n)
+        )
         with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
             stranded = sum(len(node_cpus[n]) for n in cpu_only)

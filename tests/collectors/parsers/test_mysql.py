@@ -538,3 +538,28 @@ def test_published_option_file_after_a_prompt():
     host = load_host_bytes(f"[root@db01 ~]# cat /etc/my.cnf\n{text}".encode(), name="paste.txt")
     assert len(host.database.variables) == 15
     assert text.splitlines()[host.database.lines["log_bin"] - 2] == "log-bin=sl1-bin"
+
+
+# percona/percona-server#483 (tplavcic, 2016-05-05): mycli rules the header off with
+# "|---+---|"; the stored excerpt is cut after tls_version, on a lone "|"
+PERCONA_MYCLI = """+-------------------------+---------------------------------------------------+
+| Variable_name           | Value                                             |
+|-------------------------+---------------------------------------------------|
+| innodb_version          | 5.7.11-4                                          |
+| protocol_version        | 10                                                |
+| slave_type_conversions  |                                                   |
+| tls_version             | TLSv1,TLSv1.1,TLSv1.2                             |
+|
+"""
+
+
+def test_mycli_header_rule_is_a_border_not_a_variable():
+    facts = parse_mysql_variables(PERCONA_MYCLI)
+    assert facts.variables == {
+        "innodb_version": "5.7.11-4",
+        "protocol_version": "10",
+        "slave_type_conversions": "",
+        "tls_version": "TLSv1,TLSv1.1,TLSv1.2",
+    }
+    # only the cut last line is reported
+    assert [(e.line, "1 line" in e.message) for e in facts.errors] == [(8, True)]

@@ -67,3 +67,42 @@ def test_this_machine():
     assert sum(len(n.cpus) for n in hw.nodes.values()) >= 1
     assert len(hw.distances) == len(hw.distance_nodes) == hw.available
     assert all(n.size_mb and n.size_mb >= (n.free_mb or 0) for n in hw.nodes.values())
+
+
+# what-when-how.com, "Expert Consolidation in Oracle Database 12c" p. 91 (as stored):
+# the excerpt starts below the header, so node 0 has no "cpus:" line
+ORACLE_CUT = """node 0 size: 8190 MB
+node 0 free: 1622 MB
+node 1 cpus: 6 7 8 9 10 11
+node 1 size: 8192 MB
+node 1 free: 41 MB
+node 2 cpus: 12 13 14 15 16 17
+node 2 size: 8192 MB
+node 2 free: 1534 MB
+node 3 cpus: 18 19 20 21 22 23
+node 3 size: 8176 MB
+node 3 free: 1652 MB
+node distances:
+node 0 1 2 3
+0: 10 16 16 16
+1: 16 10 16 16
+2: 16 16 10 16
+3: 16 16 16 10
+"""
+
+
+def test_a_paste_cut_below_the_header_is_detected_and_says_what_is_missing():
+    assert detect(ORACLE_CUT).kind == "numactl_hardware"
+    with pytest.raises(ParseError) as err:
+        parse_numactl_hardware(ORACLE_CUT)
+    partial = err.value.partial
+    assert [(n, node.size_mb, node.free_mb) for n, node in partial.nodes.items()][:2] == [
+        (0, 8190, 1622),
+        (1, 8192, 41),
+    ]
+    assert partial.distances[0] == [10, 16, 16, 16]
+    assert "no 'available:' line" in str(err.value) and "no 'cpus:' line for node 0" in str(err.value)
+
+
+def test_node_lines_of_one_node_without_a_distance_table_are_not_numactl():
+    assert detect("node 0 size: 8190 MB\nnode 0 free: 1622 MB\n") is None

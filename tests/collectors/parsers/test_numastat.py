@@ -219,3 +219,12 @@ def test_published_two_node_pid_alone():
         {0: 100.53, 1: 51.58},
         152.11,
     )
+
+
+def test_a_row_cut_mid_paste_is_reported_and_the_rows_before_it_kept():
+    # StanfordLegion/legion#1338 as stored: "Inactive" has 2 of its 8 node values
+    text = (Path(__file__).parents[2] / "fixtures" / "published" / "summit-numastat-m.txt").read_text()
+    out = parse_numastat(text)
+    assert out.nodes[8]["MemUsed"] == 10730.69
+    assert "Inactive" not in out.nodes[0]
+    assert [(e.line, e.message) for e in out.errors] == [(18, "row Inactive cut: 2 of 8 nodes")]

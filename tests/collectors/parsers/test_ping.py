@@ -9,7 +9,7 @@ import pytest
 
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command
-from collectors.parsers.ping import parse_ping
+from collectors.parsers.ping import parse_ping, parse_ping_summaries
 from tests.conftest import SEEDS, service_unavailable
 
 
@@ -85,3 +85,41 @@ def test_busybox_summary_and_total_loss():
 def test_unusable_text_raises_parse_error(text):
     with pytest.raises(ParseError):
         parse_ping(text)
+
+
+# cockroachdb/cockroach#15702 (comment by jlauro, 2017-05-04): a full-mesh script's
+# summaries, one labelled line per peer, as the stored excerpt shows them
+COCKROACH_MESH = """Here is full-mesh latency of 100 packets per check:
+Processing crdb1a
+crdb1a to 1a rtt min/avg/max/mdev = 0.002/0.004/0.015/0.002 ms, ipg/ewma 0.025/0.004 ms
+crdb1a to 1c rtt min/avg/max/mdev = 0.213/0.281/1.048/0.091 ms, ipg/ewma 0.641/0.309 ms
+crdb1a to 1d rtt min/avg/max/mdev = 46.212/46.958/53.371/1.129 ms, pipe 2, ipg/ewma 47.406/47.519 ms
+Connection to crdb1a closed.
+
+Processing crdb2a
+crdb2a to 1a rtt min/avg/max/mdev = 0.069/0.115/1.120/0.102 ms, ipg/ewma 0.179/0.102 ms
+crdb2a to 1
+"""
+
+
+def test_labelled_summaries_of_a_ping_mesh_give_one_result_per_peer():
+    assert detect(COCKROACH_MESH).kind == "ping_summaries"
+    results = parse_ping_summaries(COCKROACH_MESH)
+    assert [(r.target, r.rtt_avg_ms, r.lines["rtt_avg_ms"]) for r in results] == [
+        ("1a", 0.004, 3),
+        ("1c", 0.281, 4),
+        ("1d", 46.958, 5),
+        ("1a", 0.115, 9),
+    ]
+    assert results[2].rtt_mdev_ms == 1.129
+
+
+def test_a_plain_ping_is_not_read_as_labelled_summaries():
+    plain = (
+        "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n\n--- 10.0.0.2 ping statistics ---\n"
+        "2 packets transmitted, 2 received, 0% packet loss, time 1001ms\n"
+        "rtt min/avg/max/mdev = 1.060/1.065/1.070/0.005 ms\n"
+    )
+    assert detect(plain).kind == "ping"
+    with pytest.raises(ParseError):
+        parse_ping_summaries(plain)

@@ -148,3 +148,36 @@ def test_netem_parent_jitter_and_loss_text():
 def test_unusable_text_raises_parse_error(text):
     with pytest.raises(ParseError):
         parse_tc_qdisc(text)
+
+
+# facebookarchive/augmented-traffic-control#164: one line of "tc qdisc show dev X"
+# (no "dev" on it) quoted inside a pull-request description
+ATC_NETEM = (
+    "qdisc netem 800b: parent 1:5 limit 1000 delay 10.0ms  15.0ms 1% loss 10% 6.3% reorder 6% 0.6%"
+    " corrupt 3.4% gap 1"
+)
+# tum-lkn/tcgui#12: "tc qdisc show  dev eth1" on a Raspberry Pi, the excerpt cut mid-line
+TCGUI = (
+    "qdisc pfifo_fast 0: root refcnt 2 bands 3 priomap  1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1\n"
+    "qdisc netem 8003: root refcnt"
+)
+
+
+def test_lines_of_tc_qdisc_show_dev_are_detected_without_a_dev():
+    assert detect(ATC_NETEM).kind == "tc_qdisc"
+    assert detect(TCGUI.splitlines()[0]).kind == "tc_qdisc"
+    q = parse_tc_qdisc(ATC_NETEM).qdiscs[0]
+    assert (q.kind, q.device, q.parent) == ("netem", "", "1:5")
+    assert (q.delay_ms, q.jitter_ms, q.loss_pct) == (10.0, 15.0, 10.0)
+
+
+def test_prose_about_qdiscs_is_not_tc_output():
+    assert detect("qdisc netem is what we use to add delay: see tc-netem(8)") is None
+
+
+def test_a_qdisc_line_cut_before_its_options_end_is_reported():
+    out = parse_tc_qdisc(TCGUI)
+    assert [q.kind for q in out.qdiscs] == ["pfifo_fast", "netem"]
+    assert out.qdiscs[1].delay_ms is None
+    assert [(e.line, "cut" in e.message) for e in out.errors] == [(2, True)]
+    assert not parse_tc_qdisc(TCGUI.splitlines()[0]).errors

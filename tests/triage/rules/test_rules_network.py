@@ -83,3 +83,45 @@ def test_netem_delay_from_tc_qdisc_show_dev_names_the_device_once(analyze_texts)
     assert finding.evidence[0].fact == "tc.qdiscs[enp5s0f0].delay_ms"
     assert "Device enp5s0f0 " in finding.explanation
     assert [e.line for e in finding.evidence] == [5, 7]  # both places it was read
+
+
+def test_netem_delay_from_a_qdisc_line_quoted_without_its_command(analyze_texts):
+    # facebookarchive/augmented-traffic-control#164: the line is all there is, inside prose
+    text = (
+        "The value used in TestShapeOn generated the following tc output:\n"
+        "qdisc netem 800b: parent 1:5 limit 1000 delay 10.0ms  15.0ms 1% loss 10% 6.3% reorder 6% 0.6%"
+        " corrupt 3.4% gap 1\n"
+        "\nThe unittest could be better but this is what I have for now.\n"
+    )
+    finding = next(f for f in analyze_texts(text).findings if f.rule == "net.netem_delay")
+    assert finding.evidence[0].value == 10.0
+    assert "Device ? " in finding.explanation
+
+
+def test_netem_delay_quiet_when_the_netem_line_is_cut_before_its_delay(analyze_texts):
+    text = "pi@raspberrypi:~ $ tc qdisc show  dev eth1\nqdisc netem 8003: root refcnt\n"
+    result = analyze_texts(text)
+    assert "net.netem_delay" not in result.rule_ids
+    assert "net.netem_delay" in result.checked  # the cut line itself: tests/collectors/parsers/test_tc.py
+
+
+# raspberrypi/Raspberry-Pi-OS-64bit#182: top's head during a download, ksoftirqd/0 busy
+RPI_TOP = """top - 14:31:10 up 1 day, 56 min,  2 users,  load average: 1.01, 1.73, 2.16
+Threads: 697 total,   2 running, 695 sleeping,   0 stopped,   0 zombie
+%Cpu(s):  4.2 us, 10.4 sy,  0.0 ni, 61.5 id,  0.0 wa,  0.0 hi, 23.9 si,  0.0 st
+MiB Mem :   7813.0 total,   4144.3 free,   1103.2 used,   2565.5 buff/cache
+MiB Swap:      0.0 total,      0.0 free,      0.0 used.   6555.2 avail Mem
+
+  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND
+   12 root      20   0       0      0      0 R  93.2   0.0  43:47.43 ksoftirqd/0
+30615 pi        20   0   94628   8348   7172 S  32.4   0.1   0:06.17 curl
+"""
+
+
+def test_softirq_hotspot_asks_for_per_cpu_lines_when_only_the_total_shows_softirq(analyze_texts):
+    result = analyze_texts(RPI_TOP)
+    assert "net.softirq_hotspot" not in result.rule_ids
+    asked = [n for n in result.not_checked if n.rule == "net.softirq_hotspot"]
+    assert asked and "mpstat -P ALL 5 3" in asked[0].commands
+    quiet = RPI_TOP.replace("23.9 si", " 0.0 si")
+    assert not [n for n in analyze_texts(quiet).not_checked if n.rule == "net.softirq_hotspot"]

@@ -323,3 +323,44 @@ def test_node_memory_imbalance_share_is_of_the_compared_nodes_memory():
     result = analyze(SnapshotFacts(hosts=[HostFacts(label="asym", role="physical", numa=numa)]))
     finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
     assert [e.fact for e in finding.evidence] == ["numa.nodes.1.mem_used_kb", "numa.nodes.2.mem_used_kb"]
+
+
+def _summit_numastat_m() -> str:
+    # tests/fixtures/published/README.md: nodes 0 and 8 are the sockets, the six GPUs'
+    # memory nodes 250-255 are entirely free
+    return (PUBLISHED / "summit-numastat-m.txt").read_text(encoding="utf-8")
+
+
+def test_node_memory_imbalance_leaves_out_untouched_memory_only_nodes(analyze_texts):
+    # a GPU memory node nothing allocates on (0 MB used) is not the quiet node, and it
+    # used to stop the comparison altogether; nodes 0 and 8 differ by 26.6 GiB (3.5x)
+    result = analyze_texts(_summit_numastat_m())
+    finding = next(f for f in result.findings if f.rule == "numa.node_memory_imbalance")
+    assert [e.fact for e in finding.evidence] == ["numa.nodes.0.mem_used_kb", "numa.nodes.8.mem_used_kb"]
+
+
+def test_node_memory_imbalance_quiet_when_only_one_node_is_in_use(analyze_texts):
+    node_8_idle = _summit_numastat_m().replace("10730.69", "    0.00").replace("250992.88", "261723.56")
+    result = analyze_texts(node_8_idle)
+    assert "numa.node_memory_imbalance" not in result.rule_ids
+    assert "numa.node_memory_imbalance" in result.checked
+
+
+def test_memoryless_node_does_not_call_a_node_cpu_less_when_the_paste_cut_its_cpu_line(analyze_texts):
+    # what-when-how.com (Oracle 12c consolidation book, as stored): numactl -H from
+    # "node 0 size:" on; node 0's CPUs are unknown, not none
+    text = (
+        "node 0 size: 8190 MB\nnode 0 free: 1622 MB\n"
+        + "".join(
+            f"node {n} cpus: {' '.join(str(c) for c in range(6 * n, 6 * n + 6))}\n"
+            f"node {n} size: 8192 MB\nnode {n} free: 1534 MB\n"
+            for n in (1, 2, 3)
+        )
+        + "node distances:\nnode 0 1 2 3\n0: 10 16 16 16\n1: 16 10 16 16\n2: 16 16 10 16\n3: 16 16 16 10\n"
+    )
+    result = analyze_texts(text)
+    assert "numa.memoryless_node" not in result.rule_ids
+    # the same node with its (empty) cpus line is a memory-only node
+    whole = text.replace("node 0 size:", "node 0 cpus:\nnode 0 size:", 1)
+    finding = next(f for f in analyze_texts(whole).findings if f.rule == "numa.memoryless_node")
+    assert finding.severity == "info" and [e.fact for e in finding.evidence] == ["numa.nodes.0.cpus"]
