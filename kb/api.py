@@ -55,7 +55,7 @@ class CaseSearchView(APIView):
             "results": results.hits,
         }
         counts = {hit.case.slug: hit.reuse_count for hit in results.hits}
-        return Response(CaseSearchResponseSerializer(payload, context={"reuse_counts": counts}).data)
+        return Response(CaseSearchResponseSerializer.represent(payload, context={"reuse_counts": counts}))
 
 
 class CaseDetailView(APIView):
