@@ -378,6 +378,11 @@ class Query:
         one page share most of their words."""
         return self._memo("_word_memo")
 
+    def named_rules(self) -> dict[str, bool]:
+        """Signature rule -> whether its words hold a query word group
+        (:func:`explain`), filled as rules are met and kept for the query."""
+        return self._memo("_rule_memo")
+
     def marked_words(self) -> dict[str, bool]:
         """Word as written in a text -> whether a snippet marks it
         (:func:`_marks`), filled as words are met and kept for the query."""
@@ -1049,7 +1054,8 @@ def _vocabulary(terms: list[str], states: list[str], depth: int) -> tuple[dict[s
                 total = int(number or 0)
             elif number and number > 0:
                 df[term] = int(number)
-    return df, (total if total > 0 else _case_total()), heads
+    # A table never analyzed has no estimate yet: counted.
+    return df, (total if total > 0 else max(Case.objects.count(), 1)), heads
 
 
 def _lookup(
@@ -1166,13 +1172,15 @@ class _Scorer:
         self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
-        # term -> the word groups holding it: a group none of whose terms a
-        # version is known to hold or lack scores its bound (``_bound_best``).
-        self._groups_of: dict[str, set[int]] = {}
+        # term -> the (word group, alternative) pairs holding it: an
+        # alternative none of whose terms a version is known by scores its
+        # bound (``_alt_bounds``), a group none of whose terms it is known by
+        # its best bound (``_bound_best``).
+        self._alts_of: dict[str, list[tuple[int, int]]] = {}
         for number, factors in enumerate(self._factors):
-            for alt, _ in factors:
-                for term in alt:
-                    self._groups_of.setdefault(term, set()).add(number)
+            for index, (alt, _) in enumerate(factors):
+                for term in dict.fromkeys(alt):
+                    self._alts_of.setdefault(term, []).append((number, index))
         self.bound = {}
 
     @property
@@ -1183,7 +1191,15 @@ class _Scorer:
     @bound.setter
     def bound(self, bound: dict[str, float]) -> None:
         self._bound = bound
-        self._bound_best = [self._best(group, {}) for group in self._factors]
+        # Per group, its alternatives' bounds, best first.
+        self._alt_bounds = [
+            sorted(
+                ((self._value(alt, factor, {}), index) for index, (alt, factor) in enumerate(group)),
+                reverse=True,
+            )
+            for group in self._factors
+        ]
+        self._bound_best = [max([0.0, *(value for value, _ in alts)]) for alts in self._alt_bounds]
 
     def upper(self, known: dict[str, float]) -> float:
         """The most a case can score whose known weights are ``known`` (term ->
@@ -1192,42 +1208,51 @@ class _Scorer:
         several tokens scores their mean weight, 0 when one is absent) times
         its IDF; the sum over groups times the cube of the share of the query's
         IDF held (:class:`_Scorer`). Exact once every weight that matters is known."""
-        touched: set[int] = set()
+        touched: dict[int, set[int]] = {}  # group -> its alternatives holding a known term
         for term in known:
-            touched |= self._groups_of.get(term, _NO_GROUPS)
+            for number, index in self._alts_of.get(term, ()):
+                touched.setdefault(number, set()).add(index)
         total = 0.0
         held = 0.0
         for number, idf in enumerate(self.idf):
-            best = self._best(self._factors[number], known) if number in touched else self._bound_best[number]
+            alts = touched.get(number)
+            if alts is None:
+                best = self._bound_best[number]
+            else:
+                best = 0.0
+                for value, index in self._alt_bounds[number]:
+                    if index not in alts:  # the best of the others
+                        best = max(best, value)
+                        break
+                group = self._factors[number]
+                for index in alts:
+                    alt, factor = group[index]
+                    value = self._value(alt, factor, known)
+                    if value > best:
+                        best = value
             total += best
             if best:
                 held += idf
         return total * (held / self.whole) ** 3
 
-    def _best(self, group: list[tuple[tuple[str, ...], float]], known: dict[str, float]) -> float:
-        """A version's score for one word group: its best alternative."""
+    def _value(self, alt: tuple[str, ...], factor: float, known: dict[str, float]) -> float:
+        """A version's score for one alternative: its known weights, the
+        others at their bound (an alternative of several tokens: their mean)."""
         bound = self._bound
-        best = 0.0
-        for alt, factor in group:
-            if len(alt) == 1:
-                w = known.get(alt[0])
-                if w is None:
-                    w = bound.get(alt[0], 0.0)
-                w = w * factor
-            else:
-                sum_w = 0.0
-                for term in alt:
-                    w = known.get(term)
-                    if w is None:
-                        w = bound.get(term, 0.0)
-                    if not w:
-                        sum_w = 0.0
-                        break
-                    sum_w += w
-                w = sum_w * factor
-            if w > best:
-                best = w
-        return best
+        if len(alt) == 1:
+            w = known.get(alt[0])
+            if w is None:
+                w = bound.get(alt[0], 0.0)
+            return w * factor
+        sum_w = 0.0
+        for term in alt:
+            w = known.get(term)
+            if w is None:
+                w = bound.get(term, 0.0)
+            if not w:
+                return 0.0 * factor
+            sum_w += w
+        return sum_w * factor
 
     def missing(self, case_id: int) -> list[str]:
         """Terms whose weight in the case could still change its score: the
@@ -1761,9 +1786,14 @@ def explain(
     wanted_rule = (filters or {}).get("rule")
     in_rules = bool(in_fields & WHERE_BIT["rules"])
 
+    named = query.named_rules()
+
     def names(rule: str) -> bool:
-        held = _held_terms(rule.partition(".")[2] or rule, query)
-        return any(_group_matches(g, held) for g in query.groups)
+        found = named.get(rule)
+        if found is None:
+            held = _held_terms(rule.partition(".")[2] or rule, query)
+            found = named[rule] = any(_group_matches(g, held) for g in query.groups)
+        return found
 
     rules = [rule for rule in case.signature_rules if rule == wanted_rule or (in_rules and names(rule))]
     held = set(where)
