@@ -12,7 +12,6 @@ from kb.access import case_search_filters, readable_cases
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
 from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer
-from kb.services import reuse_counts
 from kb.views import reader_language
 
 SEARCH_PARAMETERS = [
@@ -55,8 +54,8 @@ class CaseSearchView(APIView):
             "terms": results.query.terms,
             "results": results.hits,
         }
-        counts = reuse_counts(hit.case.slug for hit in results.hits)
-        return Response(CaseSearchResponseSerializer(payload, context={"reuse_counts": counts}).data)
+        counts = {hit.case.slug: hit.reuse_count for hit in results.hits}
+        return Response(CaseSearchResponseSerializer.represent(payload, context={"reuse_counts": counts}))
 
 
 class CaseDetailView(APIView):

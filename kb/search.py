@@ -42,7 +42,7 @@ from django.db.models import F, Max
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from kb.models import Case, CaseMeasure, CaseRule, Metric, Posting, Tag, TermStat
+from kb.models import Case, CaseMeasure, CaseReuse, CaseRule, Metric, Posting, Tag, TermStat
 
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
@@ -363,16 +363,30 @@ class Query:
     def cjk_terms(self) -> list[str]:
         return [t for t in self._term_set() if _CJK_START_RE.match(t)]
 
+    def _memo(self, name: str) -> dict:
+        """A dict kept for the query until its terms change."""
+        terms = self._term_set()
+        memo = self.__dict__.get(name)
+        if memo is None or memo[0] is not terms:
+            memo = (terms, {})
+            self.__dict__[name] = memo
+        return memo[1]
+
     def word_terms(self) -> dict[str, tuple[str, ...]]:
         """Latin word (lower case) -> the query terms it stands for, filled as
         words are met (:func:`_terms_of`) and kept for the query: the hits of
         one page share most of their words."""
-        terms = self._term_set()
-        memo = self.__dict__.get("_word_memo")
-        if memo is None or memo[0] is not terms:
-            memo = (terms, {})
-            self.__dict__["_word_memo"] = memo
-        return memo[1]
+        return self._memo("_word_memo")
+
+    def named_rules(self) -> dict[str, bool]:
+        """Signature rule -> whether its words hold a query word group
+        (:func:`explain`), filled as rules are met and kept for the query."""
+        return self._memo("_rule_memo")
+
+    def marked_words(self) -> dict[str, bool]:
+        """Word as written in a text -> whether a snippet marks it
+        (:func:`_marks`), filled as words are met and kept for the query."""
+        return self._memo("_marked_memo")
 
     def __bool__(self) -> bool:
         return bool(self.groups)
@@ -625,6 +639,7 @@ class Hit:
     snippet: SafeString
     why: Why | None = None
     other: Case | None = None  # the same case in the other language
+    reuse_count: int = 0  # "this case helped" marks of the case (``kb.services.reuse_counts``)
 
 
 @dataclass
@@ -947,13 +962,27 @@ def _in(values) -> tuple[str, list]:
     the driver to parse), ``IN (%s, ...)`` on SQLite (no arrays)."""
     values = list(values)
     if connection.vendor == "postgresql":
-        return "= ANY(%s)", [values]
+        return "= ANY(%s)", [_pg_array(values)]
     return "IN (" + ", ".join(["%s"] * len(values)) + ")", values
 
 
-def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[str, float]]:
-    """The ``depth`` best (case id, weight) of each term in each state, best
-    first, and per term the most an unread posting can weigh (0: none left)."""
+def _pg_array(values) -> str:
+    """The text form of a PostgreSQL array of ints or strings, passed as one
+    string: the driver dumps a list element by element (0.4 ms of CPU for the
+    700 pairs of a lookup)."""
+    return (
+        "{"
+        + ",".join(
+            str(v) if isinstance(v, int) else '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            for v in values
+        )
+        + "}"
+    )
+
+
+def _head_parts(terms: list[str], states: list[str], depth: int) -> tuple[list[str], list]:
+    """One ``SELECT term, state, case_id, impact`` per term and state: the
+    ``depth`` best postings, best first (to be joined by UNION ALL)."""
     parts: list[str] = []
     params: list[str | int] = []
     for term in terms:
@@ -963,36 +992,124 @@ def _heads(terms: list[str], states: list[str], depth: int) -> tuple[dict, dict[
                 f" WHERE term = %s AND state = %s ORDER BY impact DESC, case_id LIMIT %s) AS h{len(parts)}"
             )
             params += [term, state, depth]
-    rows: dict[str, list[tuple[int, float]]] = {t: [] for t in terms}
-    per_state: dict[tuple[str, str], list[float]] = {}
+    return parts, params
+
+
+def _heads(
+    terms: list[str], states: list[str], depth: int, read: dict[str, list[tuple]] | None = None
+) -> tuple[dict, dict[str, float]]:
+    """The ``depth`` best (case id, weight) of each term in each state, best
+    first, and per term the most an unread posting can weigh (0: none left).
+    ``read``: term -> its (state, case id, weight) rows at this depth, already
+    read (:func:`_vocabulary`); the other terms are read here."""
+    read = read or {}
+    fetched: dict[str, list[tuple]] = {}
+    parts, params = _head_parts([t for t in terms if t not in read], states, depth)
     if parts:
         with connection.cursor() as cursor:
             cursor.execute(" UNION ALL ".join(parts), params)
             for term, state, case_id, impact in cursor.fetchall():
-                rows[term].append((case_id, impact))
-                per_state.setdefault((term, state), []).append(impact)
-    bounds = {
-        t: max(
-            (min(ws) for (term, _), ws in per_state.items() if term == t and len(ws) >= depth), default=0.0
-        )
-        for t in terms
-    }
+                fetched.setdefault(term, []).append((state, case_id, impact))
+    rows: dict[str, list[tuple[int, float]]] = {}
+    bounds: dict[str, float] = {}
+    for term in terms:
+        term_rows = read[term] if term in read else fetched.get(term, [])
+        rows[term] = [(case_id, impact) for _, case_id, impact in term_rows]
+        per_state: dict[str, list[float]] = {}
+        for state, _, impact in term_rows:
+            per_state.setdefault(state, []).append(impact)
+        bounds[term] = max((min(ws) for ws in per_state.values() if len(ws) >= depth), default=0.0)
     return rows, bounds
 
 
-def _lookup(pairs: set[tuple[int, str]]) -> dict[tuple[int, str], float]:
-    """The weights of (case id, term) pairs, by key; absent pairs are left out."""
-    if not pairs:
-        return {}
-    ids_sql, ids = _in(sorted({p[0] for p in pairs}))
-    terms_sql, terms = _in(sorted({p[1] for p in pairs}))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT case_id, term, impact FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-            f" WHERE case_id {ids_sql} AND term {terms_sql}",
-            [*ids, *terms],
+def _vocabulary(terms: list[str], states: list[str], depth: int) -> tuple[dict[str, int], int, dict]:
+    """What a search reads first, in one statement: the document frequency of
+    each term (:func:`_doc_freqs`), the number of versions (:func:`_case_total`)
+    and each term's ``depth`` best postings in ``states`` (for :func:`_heads`:
+    term -> (state, case id, weight) rows, best first)."""
+    terms = list(dict.fromkeys(terms))
+    if not terms:
+        return {}, _case_total(), {}
+    marks = ", ".join(["%s"] * len(terms))
+    parts = [
+        "SELECT term, NULL AS state, ndoc AS case_id, CAST(NULL AS REAL) AS impact"  # noqa: S608 -- only placeholders are interpolated
+        f" FROM kb_termstat WHERE term IN ({marks})"
+    ]
+    if connection.vendor == "postgresql":
+        # The planner's row estimate: exact enough for IDF, free at any size.
+        parts.append(
+            "SELECT NULL, NULL, reltuples::bigint, CAST(NULL AS REAL)"
+            " FROM pg_class WHERE oid = 'kb_case'::regclass"
         )
-        return {(i, t): w for i, t, w in cursor.fetchall() if (i, t) in pairs}
+    head_parts, head_params = _head_parts(terms, states, depth)
+    df: dict[str, int] = {}
+    total = 0
+    heads: dict[str, list[tuple]] = {t: [] for t in terms}
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts + head_parts), [*terms, *head_params])
+        for term, state, number, impact in cursor.fetchall():
+            if state is not None:
+                heads[term].append((state, number, impact))
+            elif term is None:
+                total = int(number or 0)
+            elif number and number > 0:
+                df[term] = int(number)
+    # A table never analyzed has no estimate yet: counted.
+    return df, (total if total > 0 else max(Case.objects.count(), 1)), heads
+
+
+def _lookup(
+    pairs: set[tuple[int, str]], ids=(), filters: dict | None = None
+) -> tuple[dict[tuple[int, str], float], dict[int, tuple[str, str]]]:
+    """The weights of (case id, term) pairs, by key (absent pairs are left
+    out), and in the same round trip what :func:`_case_rows` answers for ``ids``."""
+    weights: dict[tuple[int, str], float] = {}
+    rows: dict[int, tuple[str, str]] = {}
+    if not pairs:
+        return weights, _case_rows(ids, filters or {})
+    if connection.vendor == "postgresql":
+        # The pairs themselves, each found by the primary key. With
+        # ``case_id = ANY(..) AND term = ANY(..)`` the planner reads the
+        # common terms' whole lists from the term index instead (100,000
+        # entries for ``memory`` at 100k cases: 20-35 ms, against 2).
+        ordered = sorted(pairs)
+        sql = (
+            "SELECT p.case_id, p.term, p.impact, NULL AS language"
+            " FROM unnest(%s::integer[], %s::text[]) AS k(case_id, term)"
+            " JOIN kb_posting p ON p.case_id = k.case_id AND p.term = k.term"
+        )
+        params: list = [_pg_array([i for i, _ in ordered]), _pg_array([t for _, t in ordered])]
+    else:
+        ids_sql, pair_ids = _in(sorted({p[0] for p in pairs}))
+        terms_sql, terms = _in(sorted({p[1] for p in pairs}))
+        sql = (
+            "SELECT case_id, term, impact, NULL AS language FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+            f" WHERE case_id {ids_sql} AND term {terms_sql}"
+        )
+        params = [*pair_ids, *terms]
+    ids = list(ids)
+    if ids:
+        rows_sql, rows_params = _case_rows_sql(ids, filters or {})
+        sql = f"{sql} UNION ALL {rows_sql}"
+        params += rows_params
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for case_id, term, impact, language in cursor.fetchall():
+            if language is not None:
+                rows[case_id] = (term, language)
+            elif (case_id, term) in pairs:
+                weights[(case_id, term)] = impact
+    return weights, rows
+
+
+def _case_rows_sql(ids: list, filters: dict) -> tuple[str, list]:
+    base_sql, base_params = _filter_sql(filters)
+    ids_sql, ids = _in(ids)
+    return (
+        "SELECT c.id, c.slug, CAST(NULL AS REAL), c.language FROM kb_case c"  # noqa: S608 -- only placeholders and constants are interpolated
+        f" WHERE c.id {ids_sql} AND {base_sql}",
+        [*ids, *base_params],
+    )
 
 
 def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
@@ -1000,14 +1117,10 @@ def _case_rows(ids, filters: dict) -> dict[int, tuple[str, str]]:
     ids = list(ids)
     if not ids:
         return {}
-    base_sql, base_params = _filter_sql(filters)
-    ids_sql, ids = _in(ids)
+    sql, params = _case_rows_sql(ids, filters)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT c.id, c.slug, c.language FROM kb_case c WHERE c.id {ids_sql} AND {base_sql}",  # noqa: S608 -- only placeholders and constants are interpolated
-            [*ids, *base_params],
-        )
-        return {i: (slug, lang) for i, slug, lang in cursor.fetchall()}
+        cursor.execute(sql, params)
+        return {i: (slug, lang) for i, slug, _, lang in cursor.fetchall()}
 
 
 @dataclass
@@ -1025,6 +1138,9 @@ WEAK_SHARE = 0.1
 
 def _is_weak(alt: tuple[str, ...]) -> bool:
     return len(alt) == 1 and len(alt[0]) == 1 and bool(_CJK_START_RE.match(alt[0]))
+
+
+_NO_GROUPS: frozenset[int] = frozenset()
 
 
 class _Scorer:
@@ -1056,54 +1172,100 @@ class _Scorer:
         self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]
         self.terms = query.terms
         self.known: dict[int, dict[str, float]] = {}  # case id -> term -> weight (0: absent)
-        self.bound: dict[str, float] = {}  # term -> most an unread posting weighs (0: none left)
+        # term -> the (word group, alternative) pairs holding it: an
+        # alternative none of whose terms a version is known by scores its
+        # bound (``_alt_bounds``), a group none of whose terms it is known by
+        # its best bound (``_bound_best``).
+        self._alts_of: dict[str, list[tuple[int, int]]] = {}
+        for number, factors in enumerate(self._factors):
+            for index, (alt, _) in enumerate(factors):
+                for term in dict.fromkeys(alt):
+                    self._alts_of.setdefault(term, []).append((number, index))
+        self.bound = {}
 
-    def weights(self, case_id: int | None, *, upper: bool) -> list[float]:
-        """Per word group, the case's score for it (0: not held). ``upper``:
-        unknown weights at their bound; ``case_id`` None: a case not read at all."""
-        known = self.known.get(case_id, {}) if case_id is not None else {}
-        if upper:
-            view = self.bound.copy()
-            view.update(known)
-        else:
-            view = known
-        out = []
-        for group in self._factors:
-            best = 0.0
-            for alt, factor in group:
-                if len(alt) == 1:
-                    w = view.get(alt[0], 0.0) * factor
-                else:
-                    total = 0.0
-                    for term in alt:
-                        w = view.get(term, 0.0)
-                        if not w:
-                            total = 0.0
-                            break
-                        total += w
-                    w = total * factor
-                if w > best:
-                    best = w
-            out.append(best)
-        return out
+    @property
+    def bound(self) -> dict[str, float]:
+        """term -> most an unread posting weighs (0: none left)."""
+        return self._bound
 
-    def score(self, weights: list[float]) -> float:
-        held = sum(i for i, w in zip(self.idf, weights, strict=True) if w)
-        return sum(weights) * (held / self.whole) ** 3
+    @bound.setter
+    def bound(self, bound: dict[str, float]) -> None:
+        self._bound = bound
+        # Per group, its alternatives' bounds, best first.
+        self._alt_bounds = [
+            sorted(
+                ((self._value(alt, factor, {}), index) for index, (alt, factor) in enumerate(group)),
+                reverse=True,
+            )
+            for group in self._factors
+        ]
+        self._bound_best = [max([0.0, *(value for value, _ in alts)]) for alts in self._alt_bounds]
+
+    def upper(self, known: dict[str, float]) -> float:
+        """The most a case can score whose known weights are ``known`` (term ->
+        weight, 0: absent; {} for a case not read at all): unknown weights at
+        their bound. Per word group, its best alternative (an alternative of
+        several tokens scores their mean weight, 0 when one is absent) times
+        its IDF; the sum over groups times the cube of the share of the query's
+        IDF held (:class:`_Scorer`). Exact once every weight that matters is known."""
+        touched: dict[int, set[int]] = {}  # group -> its alternatives holding a known term
+        for term in known:
+            for number, index in self._alts_of.get(term, ()):
+                touched.setdefault(number, set()).add(index)
+        total = 0.0
+        held = 0.0
+        for number, idf in enumerate(self.idf):
+            alts = touched.get(number)
+            if alts is None:
+                best = self._bound_best[number]
+            else:
+                best = 0.0
+                for value, index in self._alt_bounds[number]:
+                    if index not in alts:  # the best of the others
+                        best = max(best, value)
+                        break
+                group = self._factors[number]
+                for index in alts:
+                    alt, factor = group[index]
+                    value = self._value(alt, factor, known)
+                    if value > best:
+                        best = value
+            total += best
+            if best:
+                held += idf
+        return total * (held / self.whole) ** 3
+
+    def _value(self, alt: tuple[str, ...], factor: float, known: dict[str, float]) -> float:
+        """A version's score for one alternative: its known weights, the
+        others at their bound (an alternative of several tokens: their mean)."""
+        bound = self._bound
+        if len(alt) == 1:
+            w = known.get(alt[0])
+            if w is None:
+                w = bound.get(alt[0], 0.0)
+            return w * factor
+        sum_w = 0.0
+        for term in alt:
+            w = known.get(term)
+            if w is None:
+                w = bound.get(term, 0.0)
+            if not w:
+                return 0.0 * factor
+            sum_w += w
+        return sum_w * factor
 
     def missing(self, case_id: int) -> list[str]:
         """Terms whose weight in the case could still change its score: the
         unknown tokens of alternatives that could beat the group's best known one."""
         known = self.known.get(case_id, {})
-        view = self.bound.copy()
-        view.update(known)
+        bound = self.bound
         out: dict[str, None] = {}
         for group in self._factors:
             floor = 0.0
             open_alts = []
             for alt, factor in group:
                 unknown = [t for t in alt if t not in known]
-                weights = [view.get(t, 0.0) for t in alt]
+                weights = [known[t] if t in known else bound.get(t, 0.0) for t in alt]
                 if not all(weights):
                     continue
                 value = factor * sum(weights)
@@ -1121,18 +1283,26 @@ class _Scorer:
             self.known.setdefault(case_id, {})[term] = found.get((case_id, term), 0.0)
 
 
-def _rank(query: Query, filters: dict, wanted: int, df: dict[str, int], total: int) -> _Ranking:
+def _first_depth(wanted: int) -> int:
+    return max(FIRST_DEPTH, 2 * wanted)
+
+
+def _rank(
+    query: Query, filters: dict, wanted: int, df: dict[str, int], total: int, read: dict | None = None
+) -> _Ranking:
     """The ``wanted`` best cases (one row per case, its best version) for
-    ``query``; ``df``: document frequencies of its terms, ``total``: versions."""
+    ``query``; ``df``: document frequencies of its terms, ``total``: versions;
+    ``read``: the terms' first postings, already read (:func:`_vocabulary`)."""
     terms = query.terms
     scorer = _Scorer(query, df, total)
     states = _states(filters)
     live_terms = [t for t in terms if df.get(t)]
-    depth = max(FIRST_DEPTH, 2 * wanted)
+    depth = _first_depth(wanted)
     passing: dict[int, tuple[str, str] | None] = {}  # case id -> (slug, language), None when filtered out
     completed = 0
     while True:
-        heads, scorer.bound = _heads(live_terms, states, depth)
+        heads, scorer.bound = _heads(live_terms, states, depth, read)
+        read = None
         for term, rows in heads.items():
             for case_id, w in rows:
                 scorer.known.setdefault(case_id, {})[term] = w
@@ -1154,10 +1324,10 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
     open_terms = [t for t in scorer.terms if scorer.bound.get(t, 0.0) > 0]
 
     def classify(case_id: int) -> None:
-        upper = scorer.score(scorer.weights(case_id, upper=True))
+        known = scorer.known[case_id]
+        upper = scorer.upper(known)
         if not upper:
             return
-        known = scorer.known[case_id]
         if any(t not in known for t in open_terms):
             pending.append((upper, case_id))
         else:
@@ -1166,14 +1336,18 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
     for case_id in scorer.known:
         if passing.get(case_id, ()) is not None:
             classify(case_id)
-    bound_unseen = scorer.score(scorer.weights(None, upper=True))
+    bound_unseen = scorer.upper({})
+    # id -> (slug, language) or None, read with the missing weights of a batch:
+    # the versions looked up are those scored next.
+    read_ahead: dict[int, tuple[str, str] | None] = {}
     while True:
         # Filters (platform, language, rule, author ...) on the versions scored.
         unknown = [i for i in exact_scores if i not in passing]
         if unknown:
-            rows = _case_rows(unknown, filters)
+            unread = [i for i in unknown if i not in read_ahead]
+            rows = _case_rows(unread, filters) if unread else {}
             for i in unknown:
-                passing[i] = rows.get(i)
+                passing[i] = read_ahead[i] if i in read_ahead else rows.get(i)
         best: dict[str, tuple[int, str, str, float]] = {}
         for case_id, score in exact_scores.items():
             meta = passing.get(case_id)
@@ -1192,7 +1366,10 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
             del pending[:COMPLETE_BATCH]
             completed += len(batch)
             pairs = {(i, t) for i in batch for t in scorer.missing(i)}
-            scorer.learn(pairs, _lookup(pairs))
+            ahead = [i for i in batch if i not in passing]
+            found, rows = _lookup(pairs, ahead, filters)
+            read_ahead.update((i, rows.get(i)) for i in ahead)
+            scorer.learn(pairs, found)
             for i in batch:
                 # The other unknown terms cannot change the score (missing()).
                 known = scorer.known[i]
@@ -1204,12 +1381,78 @@ def _settle(scorer: _Scorer, filters: dict, passing: dict, wanted: int, *, final
         return ranked, exact, capped
 
 
+# A posting looked up by key costs about as much as this many read from a
+# term's list (PostgreSQL, 100k cases: 4 index pages against 1/100 of one).
+KEY_LOOKUP_COST = 16
+
+
+def _count_candidates(
+    lead: list[str], others: list[str], filters: dict, df: dict[str, int]
+) -> tuple[dict[int, str], dict[int, set[str]]]:
+    """The versions passing ``filters`` that hold a ``lead`` term: id -> slug,
+    and id -> the terms among ``lead`` and ``others`` each holds. The lead
+    terms held come with the candidates (one statement); ``others`` are read
+    by a second one, over the candidates' postings: a condition per word in SQL
+    makes PostgreSQL's planner explode on a long pasted text (minutes for a
+    60-word symptom). On PostgreSQL, when the terms' lists (``df``) are longer
+    than the candidates' keys, each (candidate, term) is looked up by key: the
+    planner, which does not know the lists' lengths, reads the common terms'
+    whole lists (24,000 postings for ``page cache ... bandwidth``)."""
+    lead_sql, lead_params = _in(lead)
+    states_sql, states = _in(_states(filters))
+    base_sql, base_params = _filter_sql(filters)
+    slugs: dict[int, str] = {}
+    held: dict[int, set[str]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.id, c.slug, p.term FROM kb_posting p JOIN kb_case c ON c.id = p.case_id"  # noqa: S608 -- only placeholders and constants are interpolated
+            f" WHERE p.term {lead_sql} AND p.state {states_sql} AND {base_sql}",
+            [*lead_params, *states, *base_params],
+        )
+        for pk, slug, term in cursor.fetchall():
+            slugs[pk] = slug
+            held.setdefault(pk, set()).add(term)
+        if not (slugs and others):
+            return slugs, held
+        if connection.vendor == "postgresql" and len(slugs) * len(others) * KEY_LOOKUP_COST < sum(
+            df.get(t, 0) for t in others
+        ):
+            cursor.execute(
+                "SELECT p.case_id, p.term FROM unnest(%s::integer[], %s::text[]) AS k(case_id, term)"
+                " JOIN kb_posting p ON p.case_id = k.case_id AND p.term = k.term",
+                [
+                    _pg_array([pk for pk in slugs for _ in others]),
+                    _pg_array([term for _ in slugs for term in others]),
+                ],
+            )
+        else:
+            ids_sql, ids = _in(slugs)
+            terms_sql, terms = _in(others)
+            cursor.execute(
+                "SELECT case_id, term FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
+                f" WHERE case_id {ids_sql} AND term {terms_sql}",
+                [*ids, *terms],
+            )
+        for pk, term in cursor.fetchall():
+            held[pk].add(term)
+    return slugs, held
+
+
 def _count(
-    query: Query, filters: dict, df: dict[str, int], total: int, *, any_group: bool, found: int = 0
+    query: Query,
+    filters: dict,
+    df: dict[str, int],
+    total: int,
+    *,
+    any_group: bool,
+    found: int = 0,
+    read: dict | None = None,
 ) -> tuple[int, bool]:
     """(cases holding every word group, or any with ``any_group``; exact):
     counted in SQL when the rarest group's lists are short, else estimated
-    from the document frequencies, at least ``found``."""
+    from the document frequencies, at least ``found``. ``read``: the
+    candidates read by an earlier count of the same search (for the count of
+    the cases holding any group after the one of those holding every group)."""
 
     def group_df(group) -> int:
         return sum(min(df.get(t, 0) for t in alt) for alt in group)
@@ -1219,45 +1462,44 @@ def _count(
         return found, True
     driving = min(range(len(sizes)), key=sizes.__getitem__)
     versions = sum(sizes) if any_group else sizes[driving]
-    if versions <= COUNT_EXACT_LIMIT:
-        # The candidates are the versions holding the rarest word of the driving
-        # group (or of any group): at most COUNT_EXACT_LIMIT. Which of them hold
-        # every group is decided here, over one read of their postings: a
-        # condition per word in SQL makes PostgreSQL's planner explode on a long
-        # pasted text (minutes for a 60-word symptom).
-        groups = query.groups if any_group else [query.groups[driving]]
-        lead = [min(alt, key=lambda t: df.get(t, 0)) for g in groups for alt in g]
-        lead_sql, lead_params = _in(lead)
-        states_sql, states = _in(_states(filters))
-        base_sql, base_params = _filter_sql(filters)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT c.id, c.slug FROM kb_case c WHERE c.id IN"  # noqa: S608 -- only placeholders and constants are interpolated
-                f" (SELECT case_id FROM kb_posting WHERE term {lead_sql} AND state {states_sql})"
-                f" AND {base_sql}",
-                [*lead_params, *states, *base_params],
-            )
-            slugs = dict(cursor.fetchall())
-            held: dict[int, set[str]] = {pk: set() for pk in slugs}
-            if slugs:
-                ids_sql, ids = _in(slugs)
-                terms_sql, terms = _in(query.terms)
-                cursor.execute(
-                    "SELECT case_id, term FROM kb_posting"  # noqa: S608 -- only placeholders are interpolated
-                    f" WHERE case_id {ids_sql} AND term {terms_sql}",
-                    [*ids, *terms],
-                )
-                for pk, term in cursor.fetchall():
-                    held[pk].add(term)
-        combine = any if any_group else all
-        matched = {
-            slugs[pk]
-            for pk, tokens in held.items()
-            if combine(_group_matches(g, tokens) for g in query.groups)
-        }
-        return len(matched), True
     # Independent words: the share of versions holding all of them (or any).
     shares = [min(1.0, s / max(total, 1)) for s in sizes]
+    if versions <= COUNT_EXACT_LIMIT:
+        # The candidates are the versions holding the rarest word of each
+        # alternative of the driving group (or of any group): at most
+        # COUNT_EXACT_LIMIT. When few versions are expected to hold every group
+        # (the count of those holding any follows) and the candidates of any
+        # group are few too, those are read at once, for both counts.
+        wide = any_group or (
+            read is not None
+            and len(sizes) > 1
+            and sum(sizes) <= COUNT_EXACT_LIMIT
+            and total * math.prod(shares) < THIN
+        )
+        groups = query.groups if wide else [query.groups[driving]]
+        lead = list(dict.fromkeys(min(alt, key=lambda t: df.get(t, 0)) for g in groups for alt in g))
+        key = tuple(lead)
+        if read is not None and key in read:
+            slugs, held = read[key]
+        else:
+            # The lead terms a candidate holds are known: only the others are read.
+            others = [t for t in query.terms if t not in set(lead)]
+            slugs, held = _count_candidates(lead, others, filters, df)
+            if read is not None:
+                read[key] = (slugs, held)
+        # Per term the candidates holding it; per group those holding one of
+        # its alternatives whole; then every group (or any): sets, not a test
+        # per candidate and group.
+        holding: dict[str, set[int]] = {}
+        for pk, tokens in held.items():
+            for term in tokens:
+                holding.setdefault(term, set()).add(pk)
+        per_group = [
+            set().union(*(set.intersection(*(holding.get(t, set()) for t in alt)) for alt in g))
+            for g in query.groups
+        ]
+        chosen = set().union(*per_group) if any_group else set.intersection(*per_group)
+        return len({slugs[pk] for pk in chosen}), True
     share = 1 - math.prod(1 - s for s in shares) if any_group else math.prod(shares)
     estimate = total * share
     return max(int(estimate), found), False
@@ -1285,29 +1527,36 @@ def search(
         total = base.values("slug").distinct().count()
         slugs = [g["slug"] for g in groups[offset : offset + page_size]]
         hits = [
-            Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other)  # noqa: S308
+            Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other, _reuse_count(case))  # noqa: S308
             for case, other in _versions(filters, slugs, {}, language)
         ]
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
-    df = _doc_freqs(query.terms)
+    df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(offset + page_size))
     corrections = _correct(query, df)
     _drop_fallbacks(query, df)
-    versions = _case_total()
-    ranking = _rank(query, filters, offset + page_size, df, versions)
-    total, exact_count = _count(query, filters, df, versions, any_group=False)
+    ranking = _rank(query, filters, offset + page_size, df, versions, heads)
+    candidates: dict = {}  # read by the first count, for the second
+    total, exact_count = _count(query, filters, df, versions, any_group=False, read=candidates)
     relaxed = len(query.groups) > 1 and total < THIN
     if relaxed:
-        total, exact_count = _count(query, filters, df, versions, any_group=True, found=len(ranking.rows))
+        total, exact_count = _count(
+            query, filters, df, versions, any_group=True, found=len(ranking.rows), read=candidates
+        )
     rows = ranking.rows[offset : offset + page_size]
     matched = {r[1]: r for r in rows}
-    versions = _versions(filters, [r[1] for r in rows], {r[1]: r[0] for r in rows}, language)
-    where = _where([case.pk for case, _ in versions], query.terms)
-    tags = _tags_naming(query, [case.pk for case, _ in versions], where)
+    matched_ids = {r[1]: r[0] for r in rows}
+    shown: dict[int, tuple[dict[str, int], list[str]]] = {}
+    versions = _versions(filters, [r[1] for r in rows], matched_ids, language, query.terms, shown)
     hits = []
     for case, other in versions:
-        why = explain(case, query, filters, where=where.get(case.pk, {}), tags=tags.get(case.pk, []))
-        hits.append(Hit(case, matched[case.slug][3], highlight(case, query, fields=why.fields), why, other))
+        if case.pk in shown:
+            where, tag_names = shown[case.pk]
+            why = explain(case, query, filters, where=where, tags=_tags_held(query, tag_names, where))
+        else:  # not foreseen as shown by _versions: looked up
+            why = explain(case, query, filters)
+        snippet = highlight(case, query, fields=why.fields)
+        hits.append(Hit(case, matched[case.slug][3], snippet, why, other, _reuse_count(case)))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
     return Results(
@@ -1332,26 +1581,75 @@ _HIT_COLUMNS = (
 )  # fmt: skip
 
 
-def _versions(filters: dict, slugs: list[str], matched_ids: dict[str, int], language: str):
+def _reuse_count(case: Case) -> int:
+    """The ``reuse_count`` annotation of :func:`_versions`."""
+    return int(getattr(case, "reuse_count", 0) or 0)
+
+
+_TAG_SEPARATOR = "\x1f"  # between the tag names of a version (:func:`_versions`)
+
+
+def _versions(
+    filters: dict,
+    slugs: list[str],
+    matched_ids: dict[str, int],
+    language: str,
+    terms: list[str] | None = None,
+    shown: dict[int, tuple[dict[str, int], list[str]]] | None = None,
+):
     """(case, other version) per slug, in order: the reader's language when the
     case has it among the versions passing ``filters``, else the version that
     matched. One statement, written out (no ORM query to compile): each version
-    is annotated ``solved`` and ``verified`` (:class:`Why`)."""
+    is annotated ``solved`` and ``verified`` (:class:`Why`) and ``reuse_count``;
+    with the query's ``terms``, ``shown`` gains for each version that can be
+    shown (query term -> ``WHERE_BIT`` flags of the fields holding it, as
+    :func:`_where`; its tags, for :func:`_tags_held`): what a hit shows, in
+    one round trip."""
     if not slugs:
         return []
     base_sql, base_params = _filter_sql(filters)
     slugs_sql, slug_params = _in(slugs)
     columns = ", ".join(f"c.{name}" for name in _HIT_COLUMNS)
+    held_sql: str = ""
+    held_params: list = []
+    is_pg = connection.vendor == "postgresql"
+    if terms:
+        terms_sql, held_params = _in(terms)
+        if is_pg:
+            held_agg = "string_agg(p.term || ':' || p.fields, ' ')"
+            tags_agg = "string_agg(t.name, %s ORDER BY t.name)"
+        else:  # the tags ordered below, as SQLite orders text (by code point)
+            held_agg = "group_concat(p.term || ':' || p.fields, ' ')"
+            tags_agg = "group_concat(t.name, %s)"
+        # Only for the versions that can be shown: the reader's language, the one matched.
+        shown_sql, shown_params = _in(list(matched_ids.values()))
+        can_show = f"(c.language = %s OR c.id {shown_sql})"
+        held_sql = (
+            f", CASE WHEN {can_show} THEN (SELECT {held_agg} FROM {Posting._meta.db_table} p"  # noqa: S608 -- only placeholders, table and column names are interpolated
+            f" WHERE p.case_id = c.id AND p.term {terms_sql}) END AS held,"
+            f" CASE WHEN {can_show} THEN (SELECT {tags_agg} FROM {Case.tags.through._meta.db_table} ct"
+            f" JOIN {Tag._meta.db_table} t ON t.id = ct.tag_id WHERE ct.case_id = c.id) END AS tag_list"
+        )
+        held_params = [language, *shown_params, *held_params, language, *shown_params, _TAG_SEPARATOR]
     sql = (
         f"SELECT {columns},"  # noqa: S608 -- only placeholders, table and column names are interpolated
         f" EXISTS (SELECT 1 FROM {CaseMeasure._meta.db_table} s"
         " WHERE s.case_id = c.id AND s.status = %s) AS solved,"
         f" EXISTS (SELECT 1 FROM {Metric._meta.db_table} m WHERE m.case_id = c.id"
-        " AND m.before IS NOT NULL AND m.after IS NOT NULL) AS verified"
+        f" AND m.before IS NOT NULL AND m.after IS NOT NULL) AS verified,"
+        f" (SELECT COUNT(*) FROM {CaseReuse._meta.db_table} r WHERE r.slug = c.slug) AS reuse_count{held_sql}"
         f" FROM {Case._meta.db_table} c WHERE c.slug {slugs_sql} AND {base_sql}"
     )
     by_slug: dict[str, dict[str, Case]] = {}
-    for case in Case.objects.raw(sql, [CaseMeasure.Status.APPLIED, *slug_params, *base_params]):
+    for case in Case.objects.raw(sql, [CaseMeasure.Status.APPLIED, *held_params, *slug_params, *base_params]):
+        if terms and shown is not None:
+            held, tag_list = getattr(case, "held", None), getattr(case, "tag_list", None)
+            shown[case.pk] = (
+                {term: int(bits) for term, _, bits in (h.rpartition(":") for h in (held or "").split())},
+                (tag_list.split(_TAG_SEPARATOR) if is_pg else sorted(tag_list.split(_TAG_SEPARATOR)))
+                if tag_list
+                else [],
+            )
         by_slug.setdefault(case.slug, {})[case.language] = case
     out = []
     for slug in slugs:
@@ -1382,6 +1680,15 @@ def _where(case_ids: list[int], terms: list[str]) -> dict[int, dict[str, int]]:
         for case_id, term, bits in cursor.fetchall():
             out[case_id][term] = bits
     return out
+
+
+def _tags_held(query: Query, names: list[str], where: dict[str, int]) -> list[str]:
+    """The tags among ``names`` (a version's, sorted) that hold a query word,
+    read only when the index says its tags hold one (``where``, :func:`_where`)."""
+    bit = WHERE_BIT["tags"]
+    if not any(b & bit for b in where.values()):
+        return []
+    return [name for name in names if any(_group_matches(g, _held_terms(name, query)) for g in query.groups)]
 
 
 def _tags_naming(query: Query, case_ids: list[int], where: dict[int, dict[str, int]]) -> dict[int, list[str]]:
@@ -1479,9 +1786,14 @@ def explain(
     wanted_rule = (filters or {}).get("rule")
     in_rules = bool(in_fields & WHERE_BIT["rules"])
 
+    named = query.named_rules()
+
     def names(rule: str) -> bool:
-        held = _held_terms(rule.partition(".")[2] or rule, query)
-        return any(_group_matches(g, held) for g in query.groups)
+        found = named.get(rule)
+        if found is None:
+            held = _held_terms(rule.partition(".")[2] or rule, query)
+            found = named[rule] = any(_group_matches(g, held) for g in query.groups)
+        return found
 
     rules = [rule for rule in case.signature_rules if rule == wanted_rule or (in_rules and names(rule))]
     held = set(where)
@@ -1522,27 +1834,32 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
     phrase_words = query.phrase_words()
     cjk_terms = sorted(query.cjk_terms(), key=len, reverse=True)
     cjk_re = re.compile("|".join(re.escape(t) for t in cjk_terms)) if cjk_terms else None
-    # Each distinct word is looked at once; then only the words found are placed.
-    found: set[str] = set()
-    for word in set(_WORD_RE.findall(text)):
-        if _CJK_START_RE.match(word):
-            if cjk_re and cjk_re.search(word):
-                found.add(word)
-            continue
-        key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
-        got = memo.get(key)
-        if got is None:
-            got = _terms_of(key, query, memo, terms)
-        if got or (phrase_words and (unit := _word_units(key)) is not None and unit.primary in phrase_words):
-            found.add(word)
+    # Words in order, each distinct one looked at once in a query, until the
+    # window (``within``) after the first mark is full: the rest is never looked at.
+    seen = query.marked_words()
     spans: list[tuple[int, int]] = []
-    if not found:
-        return spans
     for m in _WORD_RE.finditer(text):
         if within is not None and spans and m.start() >= spans[0][0] + within:
             break
         word = m.group(0)
-        if word not in found:
+        hit = seen.get(word)
+        if hit is None:
+            if _CJK_START_RE.match(word):
+                hit = bool(cjk_re and cjk_re.search(word))
+            else:
+                key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
+                unit = _word_units(key)
+                if unit is None:
+                    hit = False
+                elif unit.primary in terms or unit.primary in phrase_words:
+                    hit = True
+                elif not unit.parts:
+                    hit = False  # a plain word: its one token is not a term
+                else:
+                    got = memo.get(key)
+                    hit = bool(got if got is not None else _terms_of(key, query, memo, terms))
+            seen[word] = hit
+        if not hit:
             continue
         if cjk_re and _CJK_START_RE.match(word):
             spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))

@@ -156,3 +156,20 @@ class CaseSearchResponseSerializer(serializers.Serializer):
     )
     terms = serializers.ListField(child=serializers.CharField())
     results = CaseHitSerializer(many=True)
+
+    @staticmethod
+    def represent(payload: dict, context: dict) -> dict:
+        """``CaseSearchResponseSerializer(payload, context=context).data``,
+        written out: the fields above without instantiating (deep-copying) the
+        serializer and its nested ones for every request."""
+        hit = CaseHitSerializer(context=context)
+        return {
+            "count": int(payload["count"]),
+            "count_capped": bool(payload["count_capped"]),
+            "page": int(payload["page"]),
+            "pages": int(payload["pages"]),
+            "relaxed": bool(payload["relaxed"]),
+            "suggestion": str(payload["suggestion"]),
+            "terms": [str(term) for term in payload["terms"]],
+            "results": [hit.to_representation(h) for h in payload["results"]],
+        }

@@ -57,7 +57,6 @@ def case_list(request: HttpRequest) -> HttpResponse:
     results = search.search(
         text, filters=case_search_filters(request.user, filters), page=page, language=reader_language()
     )
-    reused = services.reuse_counts(hit.case.slug for hit in results.hits)
     params: dict[str, Any] = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "form": form,
@@ -67,7 +66,7 @@ def case_list(request: HttpRequest) -> HttpResponse:
                 "hit": hit,
                 "title": search.highlight_title(hit.case.title, results.query),
                 "fields": [FIELD_NAMES[f] for f in hit.why.fields] if hit.why else [],
-                "reuse_count": reused.get(hit.case.slug, 0),
+                "reuse_count": hit.reuse_count,
             }
             for hit in results.hits
         ],
