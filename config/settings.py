@@ -376,6 +376,7 @@ CASEBOOK_WEBHOOK_BACKOFF_MAX = env.int("CASEBOOK_WEBHOOK_BACKOFF_MAX", default=6
 # The delivery log keeps ended deliveries (delivered or failed) this many days;
 # beat prunes it daily. 0 keeps it forever.
 CASEBOOK_DELIVERY_RETENTION_DAYS = env.int("CASEBOOK_DELIVERY_RETENTION_DAYS", default=30)
+CELERY_TASK_ROUTES["integrations.tasks.prune_deliveries"] = {"queue": CASEBOOK_BEAT_QUEUE}
 CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"] = {
     "task": "integrations.tasks.prune_deliveries",
     "schedule": 24 * 3600,

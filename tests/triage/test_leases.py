@@ -373,9 +373,10 @@ def test_beat_tasks_run_on_their_own_queue(settings):
     routes = settings.CELERY_TASK_ROUTES
     beat_queue = settings.CASEBOOK_BEAT_QUEUE
     assert beat_queue != settings.CELERY_TASK_DEFAULT_QUEUE
-    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+    for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
         assert routes[entry["task"]] == {"queue": beat_queue}
-        assert entry["schedule"] <= 20
+        if name != "prune-webhook-deliveries":  # daily housekeeping
+            assert entry["schedule"] <= 20
     assert tasks.analyze_snapshot.name not in routes  # analyses: the default queue
 
 
