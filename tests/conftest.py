@@ -12,6 +12,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from pytest_django.plugin import blocking_manager_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -34,6 +36,40 @@ def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
             return True
     except OSError:
         return False
+
+
+# Dead rows a table of this worker's test database may hold before it is vacuumed.
+VACUUM_DEAD_ROWS = 2000
+_test_databases_ready = False
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """pytest-django's test databases; remembered so that
+    :func:`pytest_runtest_setup` touches a database only once it exists."""
+    global _test_databases_ready
+    _test_databases_ready = True
+    yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """VACUUM (ANALYZE) the tables of this worker's PostgreSQL test database
+    that rolled-back tests left full of dead rows, as autovacuum would in
+    production. Every test rolls its writes back, so the dead rows pile up
+    over a run (thousands of search postings and term counts per loading of
+    the founding cases); on a server with autovacuum off (or behind), the
+    term lookups crawl through them and the trigram index's pending list,
+    and tests slow down by tens of seconds. Runs before a test's fixtures
+    (before its transaction), never inside a transaction (a file's shared
+    transaction, tests/kb/test_kb_search.py); does nothing on SQLite or
+    before the test database exists."""
+    if not _test_databases_ready or connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    with item.config.stash[blocking_manager_key].unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT relname FROM pg_stat_user_tables WHERE n_dead_tup > %s", [VACUUM_DEAD_ROWS])
+        for (table,) in cursor.fetchall():
+            cursor.execute(f"VACUUM (ANALYZE) {connection.ops.quote_name(table)}")
 
 
 @pytest.fixture(scope="session")

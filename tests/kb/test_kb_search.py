@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from kb import search, services
 from kb.models import Case, Posting
@@ -116,9 +116,27 @@ def _in_process(backend: str) -> bool:
     return connection.vendor == backend
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _founding_cases_of_the_module(django_db_setup, django_db_blocker):
+    """The founding cases, loaded once for the whole file in a transaction that
+    is rolled back after its last test. Each test runs inside it (its own
+    writes are rolled back to a savepoint), so every test starts from the
+    same freshly loaded cases without loading them again. Autouse and
+    module-scoped: set up before any test's own transaction."""
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        services.load_all(use_real_engine=False)
+    try:
+        yield
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
 @pytest.fixture
 def founding_cases(db):
-    services.load_all(use_real_engine=False)
     return Case.objects.count()
 
 
