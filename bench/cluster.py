@@ -188,9 +188,7 @@ def autovacuum_like() -> list[str]:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT relname, n_live_tup, n_dead_tup, n_mod_since_analyze FROM pg_stat_user_tables"
-        )
+        cursor.execute("SELECT relname, n_live_tup, n_dead_tup, n_mod_since_analyze FROM pg_stat_user_tables")
         rows = cursor.fetchall()
         done = []
         for table, live, dead, changed in rows:
