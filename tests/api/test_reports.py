@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext, pgettext
 
@@ -16,11 +17,18 @@ pytestmark = pytest.mark.django_db
 
 
 def _labels() -> list[tuple[str | None, str]]:
-    """(context, text) of every label ``triage/reports.py`` writes through gettext."""
+    """(context, text) of every label ``triage/reports.py`` and its template
+    ``triage/report.txt`` write through gettext."""
     source = Path(reports.__file__).read_text()
     calls = re.findall(r'\b(?:_|gettext_lazy)\(\s*((?:"[^"]*"\s*)+)\)', source)
     plain = [(None, "".join(re.findall(r'"([^"]*)"', call))) for call in calls]
-    return plain + re.findall(r'\bp?gettext(?:_lazy)?\(\s*"([^"]*)",\s*"([^"]*)"\)', source)
+    labels = plain + re.findall(r'\bp?gettext(?:_lazy)?\(\s*"([^"]*)",\s*"([^"]*)"\)', source)
+    template = Path(get_template("triage/report.txt").origin.name).read_text()
+    for text, context in re.findall(r'{% translate "([^"]*)"(?: context "([^"]*)")? %}', template):
+        labels.append((context or None, text))
+    for block in re.findall(r"{% blocktranslate[^%]*%}(.*?){% endblocktranslate %}", template):
+        labels.append((None, re.sub(r"{{ (\w+) }}", r"%(\1)s", block)))
+    return labels
 
 
 def test_both_languages_have_every_label():
