@@ -16,6 +16,11 @@ independently of the UI language of whoever opens it later in the ticket: its
 labels are gettext strings rendered under ``translation.override`` of that
 language (the compiled catalogue is committed), its content (findings, cases,
 measures) in the same language through ``config.language``.
+
+The layout lives in ``templates/triage/report.txt`` (autoescape off): this
+module only prepares its context (data and already-escaped pieces such as
+links), and the markup writer supplies the template's pieces (``w.h2``,
+``w.li``...) and the escaping filters of ``triage.templatetags.report_markup``.
 """
 
 from __future__ import annotations
