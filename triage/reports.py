@@ -16,6 +16,11 @@ independently of the UI language of whoever opens it later in the ticket: its
 labels are gettext strings rendered under ``translation.override`` of that
 language (the compiled catalogue is committed), its content (findings, cases,
 measures) in the same language through ``config.language``.
+
+The layout lives in ``templates/triage/report.txt`` (autoescape off): this
+module only prepares its context (data and already-escaped pieces such as
+links), and the markup writer supplies the template's pieces (``w.h2``,
+``w.li``...) and the escaping filters of ``triage.templatetags.report_markup``.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ import contextlib
 import re
 from typing import Any
 
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from collectors.facts import HostFacts
 from config.language import content_language, in_language, ui_language
@@ -108,6 +114,14 @@ class Markdown:
     code = staticmethod(_code)
     command = staticmethod(_command)
 
+    # The pieces ``templates/triage/report.txt`` writes its structure with.
+    h1, h2, h3 = "# ", "## ", "### "
+    li, li2 = "- ", "  - "  # bullets, nested bullets
+    b, i = "**", "*"  # bold, italic
+    q, q2 = "> ", "  > "  # quotes, nested quotes
+    table_head, row = "| | |\n|---|---|\n", "| "  # a name/value table
+    fold_open, fold_mid, fold_end = "<details><summary>", "</summary>\n\n", "\n\n</details>"
+
     def heading(self, level: int, text: str) -> str:
         return f"{'#' * level} {text}"
 
@@ -147,6 +161,13 @@ class JiraWiki(Markdown):
     name = "jira"
     content_type = "text/plain; charset=utf-8"
     extension = "jira"
+
+    h1, h2, h3 = "h1. ", "h2. ", "h3. "
+    li, li2 = "* ", "** "
+    b, i = "*", "_"
+    q, q2 = "bq. ", "bq. "
+    table_head, row = "", "|| "
+    fold_open, fold_mid, fold_end = "{panel:title=", "}\n", "\n{panel}"
 
     @staticmethod
     def inline(text: Any) -> str:
@@ -213,16 +234,6 @@ def facts_summary(host: HostFacts) -> dict[str, Any]:
     }
 
 
-def _pair(label: Any, value: Any) -> str:
-    """``label: value``, a label and what it labels."""
-    return f"{label}: {value}"
-
-
-def _counted(label: Any, n: int) -> str:
-    """A heading with its count: ``Findings (3)``."""
-    return f"{label} ({n})"
-
-
 def _measure_titles(slugs: set[str], lang: str) -> dict[str, str]:
     return {m.slug: m.title_for(lang) for m in Measure.objects.filter(slug__in=slugs)}
 
@@ -247,11 +258,10 @@ def _measure(w: Markdown, slug: str, title: str | None, base_url: str) -> str:
     return f"{name} ({w.code(slug)})" if title else w.code(slug)
 
 
-def _answer_markdown(w: Markdown, snapshot: Snapshot, findings, lang: str, base_url: str, add) -> None:
+def _answer(w: Markdown, snapshot: Snapshot, findings, lang: str, base_url: str) -> dict | None:
     """The report's header: the best matching case (or the case the text
     sounds like), its cause, the measures that fixed it, their measured effect
     and why it matched; the ticket's reader sees the answer first."""
-    zh = lang == "zh"
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict) and c.get("slug")]
     sounds = False
     if not cases and not any(f.severity in QUALIFYING_SEVERITIES for f in findings):
@@ -259,33 +269,24 @@ def _answer_markdown(w: Markdown, snapshot: Snapshot, findings, lang: str, base_
     match = cases[0] if cases else None
     digest = case_digest(match["slug"], lang) if match else None
     if digest is None or match is None:
-        return
+        return None
     case = digest["case"]
-    add(w.heading(2, _("Answer")))
-    add("")
-    title = _link(w, _link_text(w, case.title), case.get_absolute_url(), base_url)
-    label = _("Sounds like this known case") if sounds else _("Best matching case")
-    score = pgettext("report", "score")
-    add(f"{w.bold(label)}: {title} ({score} {format_score(match.get('score'))})")
-    add("")
-    if case.cause:
-        add(w.bullet(_pair(_("Cause"), w.inline(case.cause))))
-    if digest["fixed"]:
-        names = [
-            _measure(w, s["measure"].slug, s["measure"].title_for(lang), base_url) for s in digest["fixed"]
-        ]
-        add(w.bullet(_pair(_("What fixed it"), "; ".join(names))))
+    effects = []
     for m in digest["metrics"]:
         change = f" ({m['change']:+d} %)" if m["change"] is not None else ""
         before, after = (f"{v:g}" if isinstance(v, float) else _value(v) for v in (m["before"], m["after"]))
-        effect = f"{w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}"
-        add(w.bullet(_pair(_("Measured effect"), effect)))
-    if sounds:
-        terms = ", ".join(w.code(x) for x in match.get("shared_terms") or [])
-        add(w.bullet(_pair(_("Why it matched"), _pair(_("shared terms"), terms))))
-    elif match.get("contributions"):
-        add(w.bullet(_pair(_("Why it matched"), w.inline(explain(match, ui_language(zh))))))
-    add("")
+        effects.append(f"{w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}")
+    fixed = [_measure(w, s["measure"].slug, s["measure"].title_for(lang), base_url) for s in digest["fixed"]]
+    return {
+        "sounds": sounds,
+        "title": _link(w, _link_text(w, case.title), case.get_absolute_url(), base_url),
+        "score": format_score(match.get("score")),
+        "cause": case.cause,
+        "fixed": "; ".join(fixed),
+        "effects": effects,
+        "terms": match.get("shared_terms") or [],
+        "why": explain(match, ui_language(lang == "zh")) if match.get("contributions") else None,
+    }
 
 
 def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str = "") -> str:
@@ -294,39 +295,25 @@ def render_markdown(snapshot: Snapshot, *, language: str = "en", base_url: str =
     return render_report(snapshot, language=language, base_url=base_url, markup="markdown")
 
 
-def _header(w: Markdown, snapshot: Snapshot, base_url: str, lines: list[str]) -> str:
-    """The title, the upload's particulars and the host summary; returns the
-    status as shown."""
-    add = lines.append
-    add(w.heading(1, _pair(pgettext("report", "Snapshot report"), w.inline(snapshot.display_name))))
-    add("")
-    status = str(STATUS_LABELS.get(snapshot.status, snapshot.status))
-    kind = str(Snapshot.Kind(snapshot.kind).label)
-    add(w.bullet(_pair(_("Status"), w.bold(status))))
-    if snapshot.engine_version:
-        add(w.bullet(_pair(_("Engine"), w.inline(snapshot.engine_version))))
-    add(w.bullet(_pair(_("Kind"), kind)))
-    if snapshot.original_filename:
-        add(
-            w.bullet(
-                _pair(_("File"), f"{w.code(snapshot.original_filename)} (sha256 {snapshot.sha256[:12]})")
-            )
-        )
-    if snapshot.cluster:
-        add(w.bullet(_pair(_("Cluster"), w.code(snapshot.cluster))))
-    add(w.bullet(_pair(_("Uploaded"), f"{snapshot.created_at:%Y-%m-%d %H:%M} UTC")))
+def _header(w: Markdown, snapshot: Snapshot, base_url: str) -> dict[str, Any]:
+    """The title's and the upload's particulars and the host summary."""
+    context: dict[str, Any] = {
+        "status": str(STATUS_LABELS.get(snapshot.status, snapshot.status)),
+        "kind": str(Snapshot.Kind(snapshot.kind).label),
+        "sha256": snapshot.sha256[:12],
+        "uploaded": f"{snapshot.created_at:%Y-%m-%d %H:%M}",
+        "full_report": "",
+        "tickets": [
+            w.link(w.inline(t.key), t.url) if t.url else w.inline(t.key)
+            for t in (snapshot.tickets.all() if snapshot.pk else ())
+        ],
+        "summary": None,  # no host summary before the analysis or without any fact
+    }
     if base_url:
         url = f"{base_url.rstrip('/')}{snapshot.get_absolute_url()}"
-        add(w.bullet(_pair(_("Full report"), w.link(url, url))))
-    for ticket in snapshot.tickets.all() if snapshot.pk else ():
-        key = w.link(w.inline(ticket.key), ticket.url) if ticket.url else w.inline(ticket.key)
-        add(w.bullet(_pair(_("Ticket"), key)))
-    add("")
-
+        context["full_report"] = w.link(url, url)
     summary = facts_summary(snapshot.host_facts())
     if snapshot.status == Snapshot.Status.DONE and any(v for v in summary.values()):
-        add(w.heading(2, _("Host summary")))
-        add("")
         rows = [
             (_("Host"), summary["hostname"]),
             (_("Role"), ROLES.get(summary["role"] or "", summary["role"])),
@@ -336,215 +323,138 @@ def _header(w: Markdown, snapshot: Snapshot, base_url: str, lines: list[str]) ->
             (_("Kernel"), " · ".join(str(x) for x in (summary["kernel"], summary["os"]) if x)),
             (_("Database"), summary["database"]),
         ]
-        lines.extend(w.table([(name, w.inline(value)) for name, value in rows if value not in (None, "")]))
-        add("")
-
-    return status
+        context["summary"] = [(name, w.inline(value)) for name, value in rows if value not in (None, "")]
+    return context
 
 
-def _acknowledged(w: Markdown, acknowledged: list, lang: str, add) -> None:
+def _acknowledged(acknowledged: list, lang: str) -> list[dict[str, Any]]:
     """Acknowledged findings: folded to one line each, with who, why and until when."""
-    if not acknowledged:
-        return
-    add(w.heading(2, _counted(pgettext("report", "Acknowledged"), len(acknowledged))))
-    add("")
-    until_label, cluster_label, host_label = pgettext("report", "until"), _("Cluster"), _("Host")
-    for f, ack in acknowledged:
-        until = f", {until_label} {ack.expires_at:%Y-%m-%d}" if ack.expires_at else ""
-        scope = (
-            f"{cluster_label} {w.code(ack.cluster)}" if ack.cluster else f"{host_label} {w.code(ack.host)}"
-        )
-        severity = SEVERITY_LABELS.get(f.severity, f.severity.upper())
-        add(w.bullet(f"[{severity}] {w.code(f.rule)} — {w.inline(f.localized_title(lang))}"))
-        add(
-            w.bullet(
-                f"{scope} · {w.inline(ack.created_by.get_username())} {ack.created_at:%Y-%m-%d}{until}: "
-                f"{w.inline(ack.reason)}",
-                2,
-            )
-        )
-    add("")
+    return [
+        {
+            "severity": SEVERITY_LABELS.get(f.severity, f.severity.upper()),
+            "rule": f.rule,
+            "title": f.localized_title(lang),
+            "cluster": ack.cluster,
+            "host": ack.host,
+            "user": ack.created_by.get_username(),
+            "created": f"{ack.created_at:%Y-%m-%d}",
+            "until": f"{ack.expires_at:%Y-%m-%d}" if ack.expires_at else "",
+            "reason": ack.reason,
+        }
+        for f, ack in acknowledged
+    ]
 
 
 def render_report(
     snapshot: Snapshot, *, language: str = "en", base_url: str = "", markup: str = "markdown"
 ) -> str:
     """The whole report in ``markup`` (``markdown`` or ``jira``), its labels
-    in the report's language whatever the reader's UI language is."""
+    in the report's language whatever the reader's UI language is: the
+    template ``triage/report.txt`` writes it with the markup's pieces."""
     lang = report_language(language)
     with translation.override(ui_language(lang == "zh")):
-        return _report(MARKUPS[markup], snapshot, lang, base_url)
+        text = render_to_string("triage/report.txt", _context(MARKUPS[markup], snapshot, lang, base_url))
+    return text.rstrip() + "\n"
 
 
-def _report(w: Markdown, snapshot: Snapshot, lang: str, base_url: str) -> str:
+def _context(w: Markdown, snapshot: Snapshot, lang: str, base_url: str) -> dict[str, Any]:
     zh = lang == "zh"
-    lines: list[str] = []
-    add = lines.append
-
-    status = _header(w, snapshot, base_url, lines)
-
-    if snapshot.status != Snapshot.Status.DONE:
-        add(
-            _("The analysis has not finished yet (status: %(status)s); findings follow when it is done.")
-            % {"status": status}
-        )
-        add("")
-        if snapshot.last_error:
-            add(w.quote(w.inline(snapshot.last_error)))
-            add("")
-        return "\n".join(lines).rstrip() + "\n"
-
+    done = snapshot.status == Snapshot.Status.DONE
+    context = {"w": w, "s": snapshot, "done": done, **_header(w, snapshot, base_url)}
+    if not done:
+        return context
     findings, acknowledged = split_acknowledged(
         snapshot, Finding.in_report_order(snapshot.current_findings())
     )
-    _answer_markdown(w, snapshot, findings, lang, base_url, add)
-    add(w.heading(2, _counted(_("Findings"), len(findings))))
-    add("")
-    if not findings:
-        add(w.bold(_("No problem found in what was checked.")))
-        add("")
-    elif len(findings) > 1:
-        add(_pair(w.bold(_("Largest impact first")), ", ".join(w.code(f.rule) for f in findings[:TOP])))
-        add("")
     titles = _measure_titles({s for f in findings for s in f.measures or []}, lang)
-    for f in findings:
-        _finding(w, f, lang, titles, base_url, add)
-
-    _acknowledged(w, acknowledged, lang, add)
-
-    _not_checked_markdown(w, snapshot, zh, add)
-
-    add(w.heading(2, _("Similar cases")))
-    add("")
     cases = [c for c in snapshot.similar_cases or [] if isinstance(c, dict)]
-    if not cases:
-        serious = any(f.severity in QUALIFYING_SEVERITIES for f in findings)
-        add(
-            _("No similar case in the knowledge base: possibly a new problem.")
-            if serious
-            else _("No known problem matched (%(n)s rules checked).") % {"n": len(snapshot.checked or [])}
-        )
-        add("")
-        if not serious:
-            _sounds_like_markdown(w, snapshot, lang, base_url, add)
-    for case in cases:
-        title = in_language(case.get("title") or "", case.get("title_zh") or "", zh) or case.get("slug")
-        score_text = format_score(case.get("score"))
-        score_label = pgettext("report", "score")
-        shared = ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—"
-        link = ""
-        if base_url and case.get("slug"):
-            with contextlib.suppress(NoReverseMatch):  # a slug the URL conf cannot express: no link
-                url = f"{base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
-                link = f" — {w.link(url, url)}"
-        add(
-            w.bullet(
-                f"{w.bold(w.inline(title))} ({w.code(case.get('slug'))}, {score_label} {score_text}){link}"
-            )
-        )
-        add(w.bullet(_pair(_("shared findings"), shared), 2))
-        if case.get("contributions"):
-            add(w.bullet(w.inline(explain(case, ui_language(zh))), 2))
-    if cases:
-        add("")
-
+    serious = any(f.severity in QUALIFYING_SEVERITIES for f in findings)
     errors = [e for e in snapshot.errors or [] if isinstance(e, dict)]
-    if errors:
-        add(w.heading(2, _counted(_("Artifacts that could not be parsed"), len(errors))))
-        add("")
-        for e in errors[:20]:
-            add(w.bullet(f"{w.code(e.get('artifact'))}: {w.inline(e.get('message'))}"))
-        add("")
-    return "\n".join(lines).rstrip() + "\n"
+    context.update(
+        answer=_answer(w, snapshot, findings, lang, base_url),
+        findings=[_finding(w, f, lang, titles, base_url) for f in findings],
+        top=[f.rule for f in findings[:TOP]] if len(findings) > 1 else [],
+        acknowledged=_acknowledged(acknowledged, lang),
+        not_checked=_not_checked(w, snapshot, zh),
+        checked=sorted(str(r) for r in snapshot.checked or []),
+        serious=serious,
+        sounds_like=_sounds_like(w, snapshot, lang, base_url) if not cases and not serious else [],
+        cases=[_similar_case(w, case, zh, base_url) for case in cases],
+        errors=[{"artifact": e.get("artifact"), "message": e.get("message")} for e in errors[:20]],
+        n_errors=len(errors),
+    )
+    return context
 
 
-def _sounds_like_markdown(w: Markdown, snapshot: Snapshot, lang: str, base_url: str, add) -> None:
-    cases = sounds_like_cases(snapshot, language=lang)
-    if not cases:
-        return
-    add(w.heading(3, _("Cases that sound like this")))
-    add("")
-    add(_("No rule matched this text; these cases are compared by its words only."))
-    add("")
-    for case in cases:
+def _similar_case(w: Markdown, case: dict, zh: bool, base_url: str) -> dict[str, Any]:
+    link = ""
+    if base_url and case.get("slug"):
+        with contextlib.suppress(NoReverseMatch):  # a slug the URL conf cannot express: no link
+            url = f"{base_url.rstrip('/')}{reverse('kb:case_detail', args=[case['slug']])}"
+            link = w.link(url, url)
+    return {
+        "title": in_language(case.get("title") or "", case.get("title_zh") or "", zh) or case.get("slug"),
+        "slug": case.get("slug"),
+        "score": format_score(case.get("score")),
+        "shared": ", ".join(w.code(r) for r in case.get("shared_rules") or []) or "—",
+        "link": link,
+        "why": explain(case, ui_language(zh)) if case.get("contributions") else None,
+    }
+
+
+def _sounds_like(w: Markdown, snapshot: Snapshot, lang: str, base_url: str) -> list[dict[str, Any]]:
+    out = []
+    for case in sounds_like_cases(snapshot, language=lang):
         path = ""
         with contextlib.suppress(NoReverseMatch):
             path = reverse("kb:case_detail", args=[case["slug"]])
-        title = _link(w, _link_text(w, case.get("title") or case["slug"]), path, base_url)
-        terms = ", ".join(w.code(x) for x in case.get("shared_terms") or [])
-        score = format_score(case.get("score"))
-        score_label, terms_label = pgettext("report", "score"), _("shared terms")
-        add(w.bullet(f"{w.bold(title)} ({score_label} {score}) — {_pair(terms_label, terms)}"))
-    add("")
+        out.append(
+            {
+                "title": _link(w, _link_text(w, case.get("title") or case["slug"]), path, base_url),
+                "terms": case.get("shared_terms") or [],
+                "score": format_score(case.get("score")),
+            }
+        )
+    return out
 
 
-def _finding(w: Markdown, f: Finding, lang: str, titles: dict[str, str], base_url: str, add) -> None:
+def _finding(w: Markdown, f: Finding, lang: str, titles: dict[str, str], base_url: str) -> dict[str, Any]:
     """One finding: title, host, explanation, evidence (artifact and line) and measures."""
-    title = f.localized_title(lang)
-    severity = SEVERITY_LABELS.get(f.severity, f.severity.upper())
-    add(w.heading(3, f"[{severity}] {w.code(f.rule)} — {w.inline(title)}"))
-    add("")
-    if f.host:
-        add(w.italic(_pair(_("Host"), w.inline(f.host))))
-        add("")
     explanation = f.localized_explanation(lang)
-    if explanation:
-        add(w.paragraph(explanation))
-        add("")
     evidence = [e for e in f.evidence or [] if isinstance(e, dict)]
-    if evidence:
-        add(w.bold(_("Evidence")))
-        add("")
-        line_label = pgettext("report", "line")
-        for e in evidence[:MAX_EVIDENCE]:
-            where = w.inline(e.get("artifact") or "")
-            if e.get("line"):
-                where += f" ({line_label} {e['line']})"
-            item = f"{w.code(e.get('fact'))} = {w.code(_value(e.get('value')))}"
-            if where:
-                item += f" — {where}"
-            add(w.bullet(item))
-            hit = next((x for x in e.get("excerpt") or [] if x.get("hit")), None)
-            if hit:
-                add(w.quote(w.inline(hit.get("text")), 2))
-        if len(evidence) > MAX_EVIDENCE:
-            add(w.bullet(f"… (+{len(evidence) - MAX_EVIDENCE})"))
-        add("")
-    if f.measures:
-        add(w.bold(pgettext("report", "Measures")))
-        add("")
-        for slug in f.measures:
-            add(w.bullet(_measure(w, slug, titles.get(slug), base_url)))
-        add("")
+    items = []
+    for e in evidence[:MAX_EVIDENCE]:
+        hit = next((x for x in e.get("excerpt") or [] if x.get("hit")), None)
+        items.append(
+            {
+                "fact": e.get("fact"),
+                "value": _value(e.get("value")),
+                "artifact": w.inline(e.get("artifact") or ""),
+                "line": str(e["line"]) if e.get("line") else "",
+                "quote": w.inline(hit.get("text")) if hit else None,
+            }
+        )
+    return {
+        "severity": SEVERITY_LABELS.get(f.severity, f.severity.upper()),
+        "rule": f.rule,
+        "title": f.localized_title(lang),
+        "host": f.host,
+        "explanation": w.paragraph(explanation) if explanation else None,
+        "evidence": items,
+        "more": max(len(evidence) - MAX_EVIDENCE, 0),
+        "measures": [_measure(w, slug, titles.get(slug), base_url) for slug in f.measures or []],
+    }
 
 
-def _not_checked_markdown(w: Markdown, snapshot: Snapshot, zh: bool, add) -> None:
-    """What could not be checked (with the commands that produce the missing
-    evidence) and what was: a report with no finding is never a bare "done"."""
-    items = [n for n in snapshot.not_checked or [] if isinstance(n, dict) and n.get("rule")]
-    if items:
-        add(w.heading(2, _counted(_("Not checked — missing evidence"), len(items))))
-        add("")
-        add(
-            _(
-                "These rules matter here but could not be evaluated; "
-                "run the commands and add their output to the snapshot."
-            )
-        )
-        add("")
-        for n in items:
-            title = rule_title(n["rule"], zh)
-            reason = in_language(n.get("reason") or "", n.get("reason_zh") or "", zh)
-            line = w.code(n["rule"]) + (f" {w.inline(title)}" if title else "")
-            add(w.bullet(line + (f": {w.inline(reason)}" if reason else "")))
-            for command in n.get("commands") or []:
-                add(w.bullet(w.command(command), 2))
-        add("")
-    checked = sorted(str(r) for r in snapshot.checked or [])
-    if checked:
-        lines = w.fold(
-            _("Rules checked: %(n)s") % {"n": len(checked)}, [", ".join(w.code(r) for r in checked)]
-        )
-        for line in lines:
-            add(line)
-        add("")
+def _not_checked(w: Markdown, snapshot: Snapshot, zh: bool) -> list[dict[str, Any]]:
+    """What could not be checked, with the commands that produce the missing evidence."""
+    return [
+        {
+            "rule": n["rule"],
+            "title": rule_title(n["rule"], zh),
+            "reason": in_language(n.get("reason") or "", n.get("reason_zh") or "", zh),
+            "commands": [w.command(command) for command in n.get("commands") or []],
+        }
+        for n in snapshot.not_checked or []
+        if isinstance(n, dict) and n.get("rule")
+    ]

@@ -6,21 +6,29 @@ import re
 from pathlib import Path
 
 import pytest
+from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext, pgettext
 
 from triage import reports, uploads
-from triage.reports import facts_summary, render_markdown, report_language
+from triage.reports import facts_summary, render_markdown, render_report, report_language
 
 pytestmark = pytest.mark.django_db
 
 
 def _labels() -> list[tuple[str | None, str]]:
-    """(context, text) of every label ``triage/reports.py`` writes through gettext."""
+    """(context, text) of every label ``triage/reports.py`` and its template
+    ``triage/report.txt`` write through gettext."""
     source = Path(reports.__file__).read_text()
     calls = re.findall(r'\b(?:_|gettext_lazy)\(\s*((?:"[^"]*"\s*)+)\)', source)
     plain = [(None, "".join(re.findall(r'"([^"]*)"', call))) for call in calls]
-    return plain + re.findall(r'\bp?gettext(?:_lazy)?\(\s*"([^"]*)",\s*"([^"]*)"\)', source)
+    labels = plain + re.findall(r'\bp?gettext(?:_lazy)?\(\s*"([^"]*)",\s*"([^"]*)"\)', source)
+    template = Path(get_template("triage/report.txt").origin.name).read_text()
+    for text, context in re.findall(r'{% translate "([^"]*)"(?: context "([^"]*)")? %}', template):
+        labels.append((context or None, text))
+    for block in re.findall(r"{% blocktranslate[^%]*%}(.*?){% endblocktranslate %}", template):
+        labels.append((None, re.sub(r"{{ (\w+) }}", r"%(\1)s", block)))
+    return labels
 
 
 def test_both_languages_have_every_label():
@@ -68,6 +76,17 @@ def test_markdown_table_and_code_injection_is_neutralised(world):
     snap.label = "evil | label\n# heading"
     text = render_markdown(snap, language="en")
     assert text.splitlines()[0] == "# Snapshot report: evil \\| label # heading"
+
+
+def test_report_template_writes_text_as_markup_not_html(world):
+    """The template renders with autoescape off: HTML characters stay as they
+    are, only the markup's own special characters are escaped."""
+    snap = world.snapshot
+    snap.status, snap.last_error = "failed", 'a < b & "c" | d\n`e`'
+    assert render_markdown(snap, language="en").splitlines()[-1] == '> a < b & "c" \\| d `e`'
+    jira = render_report(snap, language="en", markup="jira")
+    assert jira.splitlines()[-1] == 'bq. a < b & "c" \\| d `e`'
+    assert "&lt;" not in jira and "&quot;" not in jira
 
 
 def test_similar_cases_with_links_and_odd_slugs(world):
@@ -137,8 +156,6 @@ def test_no_finding_is_never_a_bare_done(world):
 def test_jira_report_has_the_markdown_report_structure(world):
     """report.jira is the same report written by the Jira wiki writer: the same
     headings, findings, evidence and measures, with user text escaped."""
-    from triage.reports import render_report
-
     snap = world.snapshot
     snap.label = "evil | [label] {code}"
     md = render_markdown(snap, language="en", base_url="https://casebook.example/")
