@@ -20,6 +20,7 @@ from tests.troubleshoot.wizard_browser import (
     add_to_plan,
     at_step,
     chromium_page,
+    htmx_idle,
     login,
     record,
     unhashed_static,  # noqa: F401 (fixture)
@@ -113,6 +114,7 @@ def test_zstack_incident_end_to_end(engineer, live_server, monkeypatch):
         page.fill("#id_maintenance_window", "Wed 22:00-24:00")
         page.click("#constraints-form button[name=save]")
         page.wait_for_selector("#candidate-measures tr[data-measure='pin-vcpus']")
+        htmx_idle(page)
         for slug in ("isolate-host-cpus", "static-hugepages"):
             row = page.locator(f"#candidate-measures tr[data-measure='{slug}']")
             assert "host reboot not allowed" in row.inner_text(), slug

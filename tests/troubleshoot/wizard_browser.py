@@ -70,9 +70,17 @@ def login(page, base: str, username: str, password: str) -> None:
     page.wait_for_url(f"{base}/sessions/")
 
 
+def htmx_idle(page) -> None:
+    """Wait until htmx has no request in flight and has settled its last swap:
+    a click on a form it has just swapped in, before htmx bound it, is lost on
+    a busy machine."""
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
+
+
 def at_step(page, name: str) -> None:
     page.wait_for_selector(f"#step-panel[data-step='{name}']")
     assert page.url.rstrip("/").endswith(f"/step/{name}"), page.url
+    htmx_idle(page)
 
 
 def upload(page, files: list[Path], progress_id: str) -> None:
