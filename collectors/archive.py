@@ -247,11 +247,15 @@ class _Loader:
         return hosts
 
     # ------------------------------------------------------------------ reading record
-    def read_whole(self, name: str, kind: str | None, lines: int, *, parsed: bool, member: bool) -> None:
-        """A file or member read as one artifact: all its lines are read."""
+    def read_whole(
+        self, name: str, kind: str | None, lines: int, *, parsed: bool, member: bool, prose: int = 0
+    ) -> None:
+        """A file or member read as one artifact: all its lines are read, but
+        ``prose`` lines (prose before and after the output, see :func:`_prose_margins`)."""
         reading = self.asm.host.reading
         reading.lines += lines
-        reading.read_lines += lines
+        reading.read_lines += lines - prose
+        reading.prose_lines += prose
         reading.artifacts.append(
             f.ReadArtifact(
                 kind=kind,
@@ -573,7 +577,9 @@ class _Loader:
                 for result in results:
                     self.asm.add(result, kind=kind)
                 self.asm.artifact(name, kind, lines=lines, parsed=True, encoding=encoding or None)
-                self.read_whole(name, kind, lines, parsed=True, member=member)
+                self.read_whole(
+                    name, kind, lines, parsed=True, member=member, prose=_prose_margins(split, text)
+                )
                 return True
             fallback = err
         parsed = self.transcript(name, split)
@@ -625,6 +631,8 @@ class _Loader:
                 if count >= MAX_BLOCKS:
                     self.skip_block(name, block, first=count == MAX_BLOCKS)
                     continue
+                if _output_follows(split.blocks, count):
+                    continue  # its output is the next block: no "not numactl output" error
                 parsed += self.block(name, block, split.parsed.get(count, NOT_PARSED))
         finally:
             self.asm = self.main
@@ -701,6 +709,37 @@ def _read_up_to(fh: IO[bytes], data: bytearray, limit: int) -> None:
         if not chunk:
             break
         data += chunk
+
+
+def _output_follows(blocks: list[Block], index: int) -> bool:
+    """A command printed nothing after its prompt, and the next block, found by
+    its content, is that command's kind: a write-up that fences the command
+    (``$ sudo numactl --hardware``), says "结果：" (result) and fences the
+    output apart. The output block is the artifact; the empty one is not an error."""
+    block = blocks[index]
+    if block.command is None or block.kind is None or block.text.strip() or index + 1 >= len(blocks):
+        return False
+    following = blocks[index + 1]
+    return following.command is None and following.kind == block.kind and not following.prose
+
+
+def _prose_margins(split: Split, text: str) -> int:
+    """Lines of prose before the first and after the last block the splitter
+    found (a sentence introducing one quoted ``tc`` line): not read, although
+    the text is parsed whole. A margin of blank lines only stays with the
+    artifact; prose between blocks may belong to it (a log line that reads
+    like a sentence) and stays counted as read."""
+    spans = [(b.start_line, b.end_line) for b in split.blocks if b.kind and not b.prose]
+    if not spans:
+        return 0
+    first, last = min(a for a, _b in spans), max(b for _a, b in spans)
+    lines = text.split("\n")
+    roles = split.roles
+    prose = 0
+    for a, b in ((0, first - 1), (last, len(roles))):
+        if any(line.strip() for line in lines[a:b]):
+            prose += roles[a:b].count(PROSE)
+    return prose
 
 
 def _only_comments(text: str) -> bool:

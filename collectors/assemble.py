@@ -911,6 +911,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.NetDevStats, lambda a, r: a._first("net_dev", r)),
     (f.ProcessList, lambda a, r: a._add_processes(r)),
     (f.TaskAffinity, lambda a, r: a.host.affinities.append(r)),
+    (f.NumaPolicy, lambda a, r: a._first("numa_policy", r)),
 )
 
 

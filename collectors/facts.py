@@ -238,6 +238,18 @@ class NumactlHardware(Parsed):
 
 
 @dataclass
+class NumaPolicy(Parsed):
+    """``numactl --show``: the NUMA policy and binding of the shell that ran it."""
+
+    policy: str | None = None  # "default", "bind", "interleave", "preferred"
+    preferred_node: str | None = None  # a node id or "current"
+    physcpubind: list[int] = field(default_factory=list)
+    cpubind: list[int] = field(default_factory=list)  # nodes
+    nodebind: list[int] = field(default_factory=list)
+    membind: list[int] = field(default_factory=list)
+
+
+@dataclass
 class NodeMeminfo(Parsed):
     """One or more ``/sys/devices/system/node/nodeN/meminfo`` files."""
 
@@ -448,6 +460,9 @@ class TcQdiscs(Parsed):
 @dataclass
 class PingResult(Parsed):
     target: str | None = None
+    # the host the ping ran on, where the output names it ("crdb1a to 1d rtt ..."
+    # of a mesh script); None: the host the input belongs to
+    from_host: str | None = None
     transmitted: int | None = None
     received: int | None = None
     loss_pct: float | None = None
@@ -864,6 +879,7 @@ class HostFacts:
     net_dev: NetDevStats | None = None
     processes: ProcessList | None = None
     affinities: list[TaskAffinity] = field(default_factory=list)
+    numa_policy: NumaPolicy | None = None
     # how much of the input was read, line by line (DESIGN.md ``reading``)
     reading: Reading = field(default_factory=Reading)
     # artifacts that were read, in order, and what they were recognised as

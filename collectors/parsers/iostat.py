@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import DiskStat, DiskStats, ParseError
+from collectors.facts import ArtifactError, DiskStat, DiskStats, ParseError
 from collectors.parsers import register
 
 _CELL = re.compile(r"^(\d{1,15}(?:[.,]\d{1,6})?)([KMG])?$")
@@ -80,7 +80,7 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
         if tokens[0] in ("Device:", "Device") and len(tokens) > 2:
             # a new report starts: only the last one counts
             header = tokens[1:]
-            out.devices, out.lines = [], {}
+            out.devices, out.lines, out.errors = [], {}, []
             continue
         if header is None or tokens[0].startswith(("avg-cpu", "Linux")):
             if tokens[0].startswith("avg-cpu"):
@@ -89,6 +89,12 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
         if len(tokens) < 2 or _cell(tokens[1]) is None:
             continue
         stat = _iostat_stat(tokens[0], header, tokens[1:], idx)
+        if len(tokens) - 1 < len(header):
+            # a row cut mid-paste: what it holds is kept, the missing columns said
+            missing = ", ".join(header[len(tokens) - 1 :][:4])
+            out.errors.append(
+                ArtifactError("", f"iostat: row of {tokens[0]} cut mid-paste: no {missing}", idx)
+            )
         out.devices.append(stat)
         out.lines[stat.device] = idx
     return out

@@ -55,6 +55,9 @@ class ResultTable:
     rows: list[list[str]] = field(default_factory=list)
     row_lines: list[int] = field(default_factory=list)
     header_line: int = 0
+    # rows cut mid-paste (the last row, short of the header's cells and of its
+    # closing "|"): (1-based line, text); kept out of ``rows``
+    cut_rows: list[tuple[int, str]] = field(default_factory=list)
 
 
 _BORDER = re.compile(r"^\s*\+-[-+]*\s*$")
@@ -107,6 +110,12 @@ def parse_result_tables(text: str) -> list[ResultTable]:
                 if len(cells) > len(columns) > 0:
                     cells = [*cells[: len(columns) - 1], " | ".join(cells[len(columns) - 1 :])]
                 elif len(cells) < len(columns):
+                    last = i + 1 >= len(lines) or not lines[i + 1].lstrip().startswith(("|", "+"))
+                    if (last and not row.rstrip().endswith("|")) or len(cells) < 2 <= len(columns):
+                        # "| innodb_autoextend_increment   |" where the paste ends: cut
+                        table.cut_rows.append((i + 1, row.strip()))
+                        i += 1
+                        continue
                     cells += [""] * (len(columns) - len(cells))
                 table.rows.append(cells)
                 table.row_lines.append(i + 1)
@@ -194,7 +203,12 @@ class _Skipped:
         ]
 
 
-def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int], _Skipped]:
+def _variables_from_tables(
+    text: str, cut: list[ArtifactError] | None = None
+) -> tuple[dict[str, str], dict[str, int], _Skipped]:
+    """Variables of ``| Variable_name | Value |`` tables; rows cut mid-paste
+    are added to ``cut`` as errors."""
+    cut = [] if cut is None else cut
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
     skipped = _Skipped("| Variable_name | Value |")
@@ -211,6 +225,8 @@ def _variables_from_tables(text: str) -> tuple[dict[str, str], dict[str, int], _
             continue
         else:
             continue
+        for ln, row_text in table.cut_rows:
+            cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
         for row, ln in zip(table.rows, table.row_lines, strict=True):
             name = row[name_i].strip().lower()
             if _NAME.match(name):
@@ -314,7 +330,8 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
     >>> (f.kind, f.version, f.variables["innodb_buffer_pool_size"])
     ('mariadb', '10.4.14-MariaDB-log', '134217728')
     """
-    values, lines, skipped = _variables_from_tables(text)
+    cut: list[ArtifactError] = []
+    values, lines, skipped = _variables_from_tables(text, cut)
     if not values:
         empty = re.search(r"^\s*Empty set \(", text, re.M)
         if empty:
@@ -336,7 +353,7 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
             f"{skipped.count + len(values)} lines are not"
         )
     facts = _finish(values, lines)
-    facts.errors = skipped.errors()
+    facts.errors = skipped.errors() + cut
     return facts
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import NumactlHardware, NumaNode, ParseError
+from collectors.facts import NumactlHardware, NumaNode, NumaPolicy, ParseError
 from collectors.parsers import register
 
 _AVAILABLE = re.compile(r"^\s*available:\s*(\d{1,6})\s+nodes?\b")
@@ -159,4 +159,58 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
     if missing:
         # what is complete (nodes, sizes) is kept; the error says what is not
         raise ParseError("; ".join(missing), partial=out)
+    return out
+
+
+# ``numactl --show``: "policy: default", "preferred node: current",
+# "physcpubind: 0 1 2", "cpubind: 0 1", "nodebind: 0 1", "membind: 0 1"
+_SHOW = re.compile(r"^\s*(policy|preferred node|physcpubind|cpubind|nodebind|membind):[ \t]*(.*?)\s*$")
+_SHOW_LISTS = ("physcpubind", "cpubind", "nodebind", "membind")
+
+
+def _detect_show(head: str) -> bool:
+    if "physcpubind:" not in head:
+        return False
+    keys = {m.group(1) for m in map(_SHOW.match, head.splitlines()[:12]) if m}
+    return len(keys) >= 3 and "policy" in keys
+
+
+@register(
+    "numactl_show",
+    commands=(r"^numactl\s+(-s|--show)\s*$",),
+    detect=_detect_show,
+    priority=10,
+)
+def parse_numactl_show(text: str) -> NumaPolicy:
+    """Parse ``numactl --show`` (the policy and binding of the shell that ran it).
+
+    Sample input::
+
+        policy: default
+        preferred node: current
+        physcpubind: 0 1 2 3 4 5 6 7
+        cpubind: 0 1
+        nodebind: 0 1
+        membind: 0 1
+
+    ``lines`` keys: the field names (``preferred_node`` for "preferred node").
+    """
+    if not isinstance(text, str):
+        raise ParseError("numactl --show: not text")
+    out = NumaPolicy()
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _SHOW.match(line)
+        if not m:
+            continue
+        key, value = m.group(1).replace(" ", "_"), m.group(2)
+        if key in _SHOW_LISTS:
+            ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
+            setattr(out, key, ids)
+        elif key == "policy":
+            out.policy = value.split()[0] if value else None
+        else:
+            out.preferred_node = value or None
+        out.lines[key] = idx
+    if not out.lines:
+        raise ParseError("not numactl --show output (no 'policy:' or '*bind:' line)")
     return out

@@ -110,7 +110,9 @@ _LABELLED_SUMMARY = re.compile(
     r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*ms",
     re.M,
 )
-_FROM_TO = re.compile(r"^\S+\s+to\s+(?P<target>\S+)$")
+_FROM_TO = re.compile(r"^(?P<source>\S+)\s+to\s+(?P<target>\S+)$")
+# the start of a labelled summary line: "crdb2a to 1" (cut), "crdb2a to 1d rtt min/av"
+_FROM_TO_START = re.compile(r"^(?P<source>\S+)\s+to\s+\S")
 
 
 @register(
@@ -120,29 +122,48 @@ _FROM_TO = re.compile(r"^\S+\s+to\s+(?P<target>\S+)$")
 )
 def parse_ping_summaries(text: str) -> list[PingResult]:
     """One result per labelled summary line; the peer is the label's last word
-    (``<source> to <peer>`` names the peer after ``to``).
+    (``<source> to <peer>`` names the peer after ``to`` and the host the ping ran
+    on before it, kept as ``from_host``). A ``<source> to ...`` line of a source seen
+    before that holds no summary (a paste cut mid-line) is reported, and the
+    results read are kept.
 
-    >>> [(r.target, r.rtt_avg_ms) for r in parse_ping_summaries(
+    >>> [(r.from_host, r.target, r.rtt_avg_ms) for r in parse_ping_summaries(
     ...     "crdb1a to 1d rtt min/avg/max/mdev = 46.212/46.958/53.371/1.129 ms, pipe 2\\n"
     ...     "db2: rtt min/avg/max/mdev = 0.048/0.076/0.138/0.016 ms")]
-    [('1d', 46.958), ('db2', 0.076)]
+    [('crdb1a', '1d', 46.958), (None, 'db2', 0.076)]
     """
     out: list[PingResult] = []
+    sources: set[str] = set()
+    cut: list[tuple[int, str]] = []
     for number, line in enumerate(text.splitlines(), 1):
         m = _LABELLED_SUMMARY.match(line.strip())
         if not m:
-            continue  # the script's own lines ("Processing crdb1a"), ssh's goodbyes
+            # the script's own lines ("Processing crdb1a"), ssh's goodbyes; a
+            # "<source> to <peer>" line without its summary was cut
+            start = _FROM_TO_START.match(line.strip())
+            if start and (start.group("source") in sources or "rtt" in line or "min/" in line):
+                cut.append((number, line.strip()))
+            continue
         label = m.group("label").strip()
         peer = _FROM_TO.match(label)
         result = PingResult(
             target=peer.group("target") if peer else label.split()[-1].rstrip(":"),
+            from_host=peer.group("source") if peer else None,
             rtt_min_ms=_float(m.group("min"), number),
             rtt_avg_ms=_float(m.group("avg"), number),
             rtt_max_ms=_float(m.group("max"), number),
             rtt_mdev_ms=_float(m.group("mdev"), number) if m.group("mdev") else None,
         )
+        if result.from_host:
+            sources.add(result.from_host)
         result.lines["target"] = result.lines["rtt_avg_ms"] = number
         out.append(result)
     if not out:
         raise ParseError("no '<peer> rtt min/avg/max = ...' lines")
+    if cut:
+        number, line = cut[0]
+        more = f" (and {len(cut) - 1} more)" if len(cut) > 1 else ""
+        raise ParseError(
+            f"ping summary cut: {line[:80]!r} holds no rtt figures{more}", line=number, partial=out
+        )
     return out

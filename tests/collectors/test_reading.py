@@ -213,3 +213,76 @@ def _load_text(text: str):
 def test_load_hosts_of_a_file_without_prompts_is_one_host():
     hosts = load_hosts(CORPUS / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt")
     assert len(hosts) == 1 and hosts[0].cpu is not None
+
+
+# facebookarchive/augmented-traffic-control#164 (evaluation snapshot 68): one
+# `tc` line quoted inside a PR description, parsed whole
+ATC_PR = (
+    "Add support for latency, packet loss, corruption and reordeting.\n"
+    "The value used in TestShapeOn generated the following tc output:\n"
+    "qdisc netem 800b: parent 1:5 limit 1000 delay 10.0ms  15.0ms 1% loss 10% 6.3% reorder 6% 0.6% "
+    "corrupt 3.4% gap 1\n"
+    "\n"
+    "The unittest could be better but this is what I have for now. I will try\n"
+    "to get better unittest in subsequents diff or other PR\n"
+)
+
+
+def test_prose_around_an_artifact_read_whole_is_prose_not_read(tmp_path):
+    path = tmp_path / "pr.txt"
+    path.write_text(ATC_PR)
+    host = load_host(path)
+    assert host.tc is not None and host.tc.qdiscs[0].delay_ms == 10.0
+    assert_accounted(host.reading, line_count(path))
+    assert host.reading.read_lines == 1
+    assert host.reading.prose_lines == line_count(path) - 1
+
+
+def test_an_artifact_read_whole_without_prose_around_it_is_all_read(tmp_path):
+    path = tmp_path / "tc.txt"
+    path.write_text(ATC_PR.splitlines()[2] + "\n")
+    reading = load_host(path).reading
+    assert (reading.read_lines, reading.prose_lines) == (line_count(path), 0)
+
+
+# xujiyou/blog-data 其他/面试题/Linux/NUMA.md (evaluation snapshot 76): the command
+# in one fence, "结果：" (result), the output in the next fence
+ZH_FENCED_APART = """查看各 Node 之间呢的 Distance 情况：
+
+```
+$ sudo yum install numactl
+$ sudo numactl --hardware
+```
+
+结果：
+
+```
+available: 2 nodes (0-1)
+node 0 cpus: 0 1 2 3 4 5 12 13 14 15 16 17
+node 0 size: 64155 MB
+node 0 free: 5618 MB
+node 1 cpus: 6 7 8 9 10 11 18 19 20 21 22 23
+node 1 size: 64481 MB
+node 1 free: 496 MB
+node distances:
+node   0   1
+  0:  10  21
+  1:  21  10
+```
+"""
+
+
+def test_a_command_fenced_apart_from_its_output_is_read_without_an_error(tmp_path):
+    path = tmp_path / "NUMA.md"
+    path.write_text(ZH_FENCED_APART)
+    host = load_host(path)
+    assert {n: node.free_mb for n, node in host.numa.nodes.items()} == {0: 5618, 1: 496}
+    assert host.errors == []
+    assert_accounted(host.reading, line_count(path))
+
+
+def test_a_command_with_no_output_and_no_output_after_it_is_still_reported(tmp_path):
+    path = tmp_path / "t.md"
+    path.write_text(ZH_FENCED_APART.split("结果")[0])
+    host = load_host(path)
+    assert [e.message for e in host.errors if "numactl_hardware" in e.message]

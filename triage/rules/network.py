@@ -122,13 +122,14 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
             avg = _avg_rtt(p)
             if avg is None or avg < LAN_RTT_MS or _public_target(p.target):
                 continue
+            # a mesh script's output names the host each ping ran on ("crdb1a to 1d")
+            values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})
+            path = f"pings[{p.from_host} to {p.target}]" if p.from_host else f"pings[{p.target}]"
             yield finding(
                 "net.lan_rtt_high",
                 host,
-                values={"target": p.target, "avg_ms": avg},
-                evidence=[
-                    evidence(host, f"pings[{p.target}].rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")
-                ],
+                values=values,
+                evidence=[evidence(host, f"{path}.rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")],
                 past=avg / LAN_RTT_MS,
             )
 

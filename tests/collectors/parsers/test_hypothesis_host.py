@@ -30,6 +30,10 @@ SAMPLES = {
         "node 1 cpus: 1 3 5\nnode 1 size: 32768 MB\nnode 1 free: 28378 MB\nnode distances:\n"
         "node   0   1\n  0:  10  20\n  1:  20  10\npolicy: default\n"
     ),
+    "numactl_show": (
+        "policy: default\npreferred node: current\nphyscpubind: 0 1 2 3 4 5 6 7\ncpubind: 0 1\n"
+        "nodebind: 0 1\nmembind: 0 1\n"
+    ),
     "numastat": (
         "\t\tnode0\tnode1\nnuma_hit\t40995736\t22924791\nnuma_miss\t53540664\t10471137\n"
         "Per-node system memory usage (in MBs):\n        Node 0   Node 1   Total\n"

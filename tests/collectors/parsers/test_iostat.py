@@ -84,3 +84,24 @@ def test_this_machine():
     stats = parse_iostat(subprocess.run(["iostat", "-x", "1", "2"], capture_output=True, text=True).stdout)
     assert stats.devices
     assert all(d.util_pct is not None and d.await_ms is not None for d in stats.devices)
+
+
+# sysstat/sysstat#341 (evaluation snapshot 82): the stored excerpt ends in a row
+SYSSTAT_341_CUT = """Device            r/s     rMB/s   rrqm/s  %rrqm r_await rareq-sz  %util
+nvme7n1         42.00      2.54     0.00   0.00    0.24    62.00   3.20
+nvme8n1         48.00      3.41     0.00   0.00    0.23
+"""
+
+
+def test_a_row_cut_mid_paste_is_kept_and_reported():
+    out = parse_iostat(SYSSTAT_341_CUT)
+    assert [(d.device, d.r_await_ms, d.util_pct) for d in out.devices] == [
+        ("nvme7n1", 0.24, 3.2),
+        ("nvme8n1", 0.23, None),
+    ]
+    (error,) = out.errors
+    assert error.line == 3 and "nvme8n1 cut mid-paste: no rareq-sz, %util" in error.message
+
+
+def test_complete_rows_report_nothing():
+    assert parse_iostat(SYSSTAT_341_CUT.rsplit("nvme8n1", 1)[0]).errors == []

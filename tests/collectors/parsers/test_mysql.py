@@ -561,5 +561,41 @@ def test_mycli_header_rule_is_a_border_not_a_variable():
         "slave_type_conversions": "",
         "tls_version": "TLSv1,TLSv1.1,TLSv1.2",
     }
-    # only the cut last line is reported
-    assert [(e.line, "1 line" in e.message) for e in facts.errors] == [(8, True)]
+    # only the cut last line is reported, as a row cut mid-paste
+    assert [(e.line, "cut mid-paste" in e.message) for e in facts.errors] == [(8, True)]
+
+
+# Cacti/Cacti#2831 (evaluation snapshot 78): SHOW GLOBAL VARIABLES LIKE 'innodb%'
+# as the stored excerpt shows it, cut in its eleventh row
+CACTI_CUT = """+------------------------------------------+------------------------+
+| Variable_name                            | Value                  |
++------------------------------------------+------------------------+
+| innodb_adaptive_flushing                 | ON                     |
+| innodb_adaptive_flushing_lwm             | 10                     |
+| innodb_api_trx_level                     | 0                      |
+| innodb_autoextend_increment              |
+"""
+
+
+def test_a_variables_row_cut_mid_paste_is_reported_not_read_as_empty():
+    facts = parse_mysql_variables(CACTI_CUT)
+    assert facts.variables == {
+        "innodb_adaptive_flushing": "ON",
+        "innodb_adaptive_flushing_lwm": "10",
+        "innodb_api_trx_level": "0",
+    }
+    (error,) = facts.errors
+    assert (
+        error.line == 7
+        and "cut mid-paste" in error.message
+        and "innodb_autoextend_increment" in error.message
+    )
+
+
+def test_an_empty_value_in_a_complete_row_is_a_value():
+    text = CACTI_CUT.replace(
+        "| innodb_autoextend_increment              |\n",
+        "| innodb_ft_aux_table                      |                        |\n",
+    )
+    facts = parse_mysql_variables(text)
+    assert facts.variables["innodb_ft_aux_table"] == "" and facts.errors == []

@@ -7,9 +7,10 @@ import subprocess
 
 import pytest
 
+from collectors.archive import load_host
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command, for_path
-from collectors.parsers.numactl import parse_numactl_hardware
+from collectors.parsers.numactl import parse_numactl_hardware, parse_numactl_show
 from tests.conftest import service_unavailable
 
 
@@ -106,3 +107,45 @@ def test_a_paste_cut_below_the_header_is_detected_and_says_what_is_missing():
 
 def test_node_lines_of_one_node_without_a_distance_table_are_not_numactl():
     assert detect("node 0 size: 8190 MB\nnode 0 free: 1622 MB\n") is None
+
+
+# what-when-how.com, "Expert Consolidation in Oracle Database 12c" (evaluation
+# snapshot 62): numactl --show behind a prompt, then book prose
+ORACLE_SHOW = """[oracle@server1 ~]$ numactl --show
+policy: default
+preferred node: current
+physcpubind: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+cpubind: 0 1 2 3
+nodebind: 0 1 2 3
+membind: 0 1 2 3
+The default NUMA policy sets the current node as the preferred one and does not enforce binding processes to
+"""
+
+
+def test_numactl_show_is_read_by_command_and_by_content():
+    output = ORACLE_SHOW.split("\n", 1)[1].rsplit("The default", 1)[0]
+    assert for_command("numactl --show").kind == "numactl_show"
+    assert for_command("numactl -s").kind == "numactl_show"
+    assert detect(output).kind == "numactl_show"
+    show = parse_numactl_show(output)
+    assert (show.policy, show.preferred_node) == ("default", "current")
+    assert show.physcpubind == list(range(24))
+    assert show.cpubind == show.nodebind == show.membind == [0, 1, 2, 3]
+    assert show.lines["membind"] == 6 and show.lines["preferred_node"] == 2
+
+
+def test_numactl_show_after_a_prompt_is_read_and_the_prose_is_not(tmp_path):
+    path = tmp_path / "page.txt"
+    path.write_text(ORACLE_SHOW)
+    host = load_host(path)
+    assert host.numa_policy is not None and host.numa_policy.membind == [0, 1, 2, 3]
+    assert host.numa_policy.source.line == 2
+    assert (host.reading.read_lines, host.reading.prompt_lines, host.reading.unrecognised_lines) == (6, 1, 0)
+
+
+def test_text_without_show_fields_is_not_numactl_show():
+    assert detect("policy: keep logs for 30 days\nmembind: none\n") is None or (
+        detect("policy: keep logs for 30 days\nmembind: none\n").kind != "numactl_show"
+    )
+    with pytest.raises(ParseError):
+        parse_numactl_show("available: 2 nodes (0-1)\n")

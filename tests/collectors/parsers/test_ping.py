@@ -102,16 +102,32 @@ crdb2a to 1
 """
 
 
-def test_labelled_summaries_of_a_ping_mesh_give_one_result_per_peer():
+def test_labelled_summaries_of_a_ping_mesh_give_one_result_per_peer_and_say_where_the_paste_is_cut():
     assert detect(COCKROACH_MESH).kind == "ping_summaries"
-    results = parse_ping_summaries(COCKROACH_MESH)
-    assert [(r.target, r.rtt_avg_ms, r.lines["rtt_avg_ms"]) for r in results] == [
-        ("1a", 0.004, 3),
-        ("1c", 0.281, 4),
-        ("1d", 46.958, 5),
-        ("1a", 0.115, 9),
+    with pytest.raises(ParseError) as caught:
+        parse_ping_summaries(COCKROACH_MESH)
+    # "crdb2a to 1" is a summary line cut mid-paste: reported, the rest kept
+    assert "cut" in caught.value.message and "'crdb2a to 1'" in caught.value.message
+    assert caught.value.line == 10
+    results = caught.value.partial
+    assert [(r.from_host, r.target, r.rtt_avg_ms, r.lines["rtt_avg_ms"]) for r in results] == [
+        ("crdb1a", "1a", 0.004, 3),
+        ("crdb1a", "1c", 0.281, 4),
+        ("crdb1a", "1d", 46.958, 5),
+        ("crdb2a", "1a", 0.115, 9),
     ]
     assert results[2].rtt_mdev_ms == 1.129
+
+
+def test_complete_labelled_summaries_parse_without_error():
+    complete = COCKROACH_MESH.rsplit("crdb2a to 1\n", 1)[0]
+    assert [r.from_host for r in parse_ping_summaries(complete)] == ["crdb1a"] * 3 + ["crdb2a"]
+    # a label without "<source> to" names no source; a later "to" line of an
+    # unseen source without rtt figures is prose, not a cut summary
+    results = parse_ping_summaries(
+        "db2: rtt min/avg/max/mdev = 0.048/0.076/0.138/0.016 ms\nwe went to lunch\n"
+    )
+    assert [(r.from_host, r.target) for r in results] == [(None, "db2")]
 
 
 def test_a_plain_ping_is_not_read_as_labelled_summaries():

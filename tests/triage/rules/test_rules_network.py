@@ -125,3 +125,21 @@ def test_softirq_hotspot_asks_for_per_cpu_lines_when_only_the_total_shows_softir
     assert asked and "mpstat -P ALL 5 3" in asked[0].commands
     quiet = RPI_TOP.replace("23.9 si", " 0.0 si")
     assert not [n for n in analyze_texts(quiet).not_checked if n.rule == "net.softirq_hotspot"]
+
+
+def test_lan_rtt_names_the_host_each_mesh_ping_ran_on(analyze_texts):
+    # cockroachdb/cockroach#15702 (evaluation snapshot 66): one file, pings run
+    # on two hosts of the mesh; the excerpt is cut in crdb2a's second line
+    text = (
+        "Processing crdb1a\n"
+        "crdb1a to 1c rtt min/avg/max/mdev = 0.213/0.281/1.048/0.091 ms, ipg/ewma 0.641/0.309 ms\n"
+        "crdb1a to 1d rtt min/avg/max/mdev = 46.212/46.958/53.371/1.129 ms, pipe 2, "
+        "ipg/ewma 47.406/47.519 ms\n"
+        "Connection to crdb1a closed.\n\nProcessing crdb2a\n"
+        "crdb2a to 1a rtt min/avg/max/mdev = 0.069/0.115/1.120/0.102 ms, ipg/ewma 0.179/0.102 ms\n"
+        "crdb2a to 1\n"
+    )
+    result = analyze_texts(text)
+    (finding,) = [f for f in result.findings if f.rule == "net.lan_rtt_high"]
+    assert finding.evidence[0].fact == "pings[crdb1a to 1d].rtt_avg_ms"
+    assert "from crdb1a to 1d" in finding.explanation
