@@ -10,7 +10,7 @@ from django.template import Context, Template
 
 from config.language import in_language, reads_chinese
 from triage.models import Finding, Snapshot
-from triage.reports import MARKUPS, _not_checked_markdown, report_language
+from triage.reports import MARKUPS, _not_checked, report_language
 from triage.rules import load_all, rule_title
 from triage.views import _case_views, _history, not_checked_items
 from troubleshoot.findings import MergedFinding
@@ -69,11 +69,13 @@ def test_not_checked_title_and_reason_on_the_page_and_in_the_report():
     [page, retired] = not_checked_items([snapshot], zh=True)
     assert (page["title"], page["reason"]) == (spec.title_zh, "no domain XML")
     assert (retired["title"], retired["reason"]) == ("retired.rule", "已移除")
-    lines: list[str] = []
-    _not_checked_markdown(MARKUPS["markdown"], snapshot, True, lines.append)
-    text = "\n".join(lines)
-    assert f"`{RULE}` {spec.title_zh}: no domain XML" in text
-    assert "`retired.rule`: 已移除" in text
+    # report.md's rows (templates/triage/report.txt writes "`rule` title: reason")
+    rows = _not_checked(MARKUPS["markdown"], snapshot, True)
+    assert [(r["rule"], r["title"], r["reason"]) for r in rows] == [
+        (RULE, spec.title_zh, "no domain XML"),
+        ("retired.rule", "", "已移除"),
+    ]
+    assert rows[0]["commands"] == [MARKUPS["markdown"].command("virsh dumpxml vm1")]
 
 
 def test_earlier_analyses_and_similar_cases_in_the_readers_language():
