@@ -242,9 +242,21 @@ class Stack:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.popen.pid, signal.SIGKILL)
 
-    def close(self) -> None:
-        for proc in reversed(self.procs):
-            self.terminate(proc)
+    def close(self, timeout: float = 15) -> None:
+        """Warm shutdown of every process at once (SIGTERM to each process
+        group, then wait up to ``timeout`` s for each to exit, SIGKILL those
+        that do not); Redis last, so that the workers can still hand their
+        unacknowledged tasks back to it while they shut down."""
+        others = [proc for proc in reversed(self.procs) if proc is not self.redis]
+        for proc in others:
+            if proc.popen.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.popen.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in others:
+            self.terminate(proc, timeout=max(0.1, deadline - time.monotonic()))
+        if self.redis:
+            self.terminate(self.redis)
 
 
 # ---------------------------------------------------------------------- web client

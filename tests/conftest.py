@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,16 @@ def seeds_dir() -> Path:
     if not SEEDS.is_dir():
         service_unavailable(f"shared seeds missing at {SEEDS}")
     return SEEDS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_chromium_stops():
+    """The browser tests share one Chromium per test process (tests/chromium.py):
+    closed, with Playwright's driver, at the end of the session."""
+    yield
+    chromium = sys.modules.get("tests.chromium")
+    if chromium is not None:
+        chromium.stop()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,21 +7,16 @@ this checks the include and its script, not the page layout."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 from django.utils import translation
 
 from tests.api.world import build_world
-from tests.conftest import service_unavailable
+from tests.chromium import shared_browser
 from triage import uploads
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 
 @pytest.fixture
@@ -46,16 +41,8 @@ def prepared(transactional_db, django_user_model, settings, tmp_path, monkeypatc
 
 @pytest.fixture
 def browser():
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        b = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    with shared_browser() as b:
+        yield b
 
 
 def test_copy_markdown_puts_the_report_on_the_clipboard(prepared, live_server, browser):

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 
 from tests.pages import build_page_world, every_page
-from tests.troubleshoot.wizard_browser import CHROMIUM_ARGS, OUTPUT, chromium_page  # noqa: F401
+from tests.troubleshoot.wizard_browser import OUTPUT, chromium_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,44 +1,23 @@
 """A real browser (Debian's Chromium through Playwright) signs in, switches the
 UI to Simplified Chinese and signs out. Screenshots go to test-output/."""
 
-import shutil
-
 import pytest
 
-from tests.conftest import ROOT, service_unavailable
+from tests.chromium import shared_browser
+from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 OUTPUT = ROOT / "test-output"
 PASSWORD = "browser-test-password-1"
 
 
 @pytest.fixture
 def browser_page():
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        service_unavailable("playwright is not installed (make test installs requirements-dev.txt)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 800}, locale="en-US")
-            page.set_default_timeout(15_000)
-            yield page
-        finally:
-            browser.close()
+    with shared_browser() as browser:
+        page = browser.new_page(viewport={"width": 1200, "height": 800}, locale="en-US")
+        page.set_default_timeout(15_000)
+        yield page
 
 
 @pytest.fixture(autouse=True)

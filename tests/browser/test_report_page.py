@@ -4,28 +4,18 @@ live status polling of the report page. Screenshots go to test-output/."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 
 import pytest
 from django.db import connection
 
-from tests.conftest import FIXTURES, ROOT, service_unavailable
+from tests.chromium import shared_browser
+from tests.conftest import FIXTURES, ROOT
 from triage import analysis, uploads
 from triage.models import Snapshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 OUTPUT = ROOT / "test-output"
 ZSTACK_BEFORE = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before"
 
@@ -71,15 +61,8 @@ def zstack(django_user_model, settings, tmp_path, monkeypatch):
 
 @pytest.fixture
 def browser():
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+    with shared_browser() as b:
+        yield b
 
 
 def open_page(browser, live_server, session: str, language: str):

@@ -21,6 +21,7 @@ import socket
 import subprocess
 import tarfile
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -129,15 +130,7 @@ def _shared_dir(tmp_path_factory, name: str) -> Path:
     return d
 
 
-@pytest.fixture(scope="session")
-def root_archive(tmp_path_factory) -> Path:
-    _need_root("the privileged collector run")
-    return _collect(_shared_dir(tmp_path_factory, "collect-root"))
-
-
-@pytest.fixture(scope="session")
-def unprivileged_archive():
-    _need_root("switching to an unprivileged user")
+def _unprivileged_collect() -> Path:
     import pwd
     import tempfile
 
@@ -155,8 +148,35 @@ def unprivileged_archive():
         shutil.copy(archive, copy)
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    yield copy
-    shutil.rmtree(copy.parent, ignore_errors=True)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def session_runs(tmp_path_factory) -> dict[str, Future]:
+    """The three shared archives (root, unprivileged, --redact) are built at
+    the same time: each run mostly waits for its 1-second samplers."""
+    _need_root("the privileged, unprivileged and redacted collector runs")
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = {
+            "root": pool.submit(_collect, _shared_dir(tmp_path_factory, "collect-root")),
+            "unprivileged": pool.submit(_unprivileged_collect),
+            "redacted": pool.submit(_collect, _shared_dir(tmp_path_factory, "collect-redact"), "--redact"),
+        }
+        yield runs
+    if runs["unprivileged"].exception() is None:
+        shutil.rmtree(runs["unprivileged"].result().parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def root_archive(session_runs) -> Path:
+    _need_root("the privileged collector run")
+    return session_runs["root"].result()
+
+
+@pytest.fixture(scope="session")
+def unprivileged_archive(session_runs) -> Path:
+    _need_root("switching to an unprivileged user")
+    return session_runs["unprivileged"].result()
 
 
 @pytest.fixture(params=["root", "unprivileged"])
@@ -392,9 +412,9 @@ def _names_in(blob: str, name: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def redacted_archive(tmp_path_factory) -> Path:
+def redacted_archive(session_runs) -> Path:
     _need_root("the redaction run (it reads the root-only files too)")
-    return _collect(_shared_dir(tmp_path_factory, "collect-redact"), "--redact")
+    return session_runs["redacted"].result()
 
 
 def test_redact_removes_hostname_and_addresses(redacted_archive):

@@ -4,16 +4,12 @@ The sign-in goes through the form (and so through the lockout backend)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from tests.conftest import service_unavailable
+from tests.chromium import shared_browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 PASSWORD = "csp-browser-password-1"
 
 
@@ -28,26 +24,16 @@ def world(django_user_model, settings, tmp_path):
 
 @pytest.fixture
 def page():
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        service_unavailable("playwright is not installed")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(20_000)
-            page.violations = []
-            page.on(
-                "console",
-                lambda m: "Content Security Policy" in m.text and page.violations.append(m.text),
-            )
-            page.on("pageerror", lambda e: page.violations.append(f"error: {e}"))
-            yield page
-        finally:
-            browser.close()
+    with shared_browser() as browser:
+        page = browser.new_page()
+        page.set_default_timeout(20_000)
+        page.violations = []
+        page.on(
+            "console",
+            lambda m: "Content Security Policy" in m.text and page.violations.append(m.text),
+        )
+        page.on("pageerror", lambda e: page.violations.append(f"error: {e}"))
+        yield page
 
 
 def test_pages_work_under_the_policy(world, live_server, page, tmp_path):

@@ -148,7 +148,15 @@ def test_killed_worker_snapshot_is_done_within_90_s_and_analysed_once_more(stack
     path = ZSTACK_BEFORE / "zstack-9.txt"
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="crash"))
     assert wait_for(lambda: Snapshot.objects.filter(pk=snapshot_id, status="analyzing").exists(), 30)
-    time.sleep(12)  # the lease has been renewed at least once
+    first_lease = Snapshot.objects.get(pk=snapshot_id).lease_expires_at
+    assert first_lease is not None
+    # Kill as soon as the lease has been renewed once (10 s in production), not
+    # after a fixed sleep.
+    assert wait_for(
+        lambda: Snapshot.objects.filter(pk=snapshot_id, lease_expires_at__gt=first_lease).exists(),
+        20,
+        interval=0.2,
+    ), slow.text()[-3000:]
     assert Snapshot.objects.get(pk=snapshot_id).lease_expires_at > timezone.now()
     type(stack).kill(slow)
     killed_at = time.monotonic()

@@ -4,25 +4,14 @@ test-output/kb-search-hugepages.png and test-output/kb-case-zstack-{zh,en}.png."
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from kb import services
-from tests.conftest import ROOT, service_unavailable
+from tests.chromium import shared_browser
+from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 OUTPUT = ROOT / "test-output"
 PASSWORD = "kb-browser-password-1"
 
@@ -37,20 +26,10 @@ def reader(django_user_model):
 
 @pytest.fixture
 def page():
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        service_unavailable("python playwright is not installed")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="en-US")
-            page.set_default_timeout(15_000)
-            yield page
-        finally:
-            browser.close()
+    with shared_browser() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="en-US")
+        page.set_default_timeout(15_000)
+        yield page
 
 
 def _login(page, live_server):

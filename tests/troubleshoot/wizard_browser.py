@@ -4,24 +4,14 @@ htmx swaps by the state they produce rather than by time."""
 
 from __future__ import annotations
 
-import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, service_unavailable
+from tests.chromium import shared_browser
+from tests.conftest import ROOT
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 OUTPUT = ROOT / "test-output"
 # Uploads are analysed in the request (eager Celery): allow for the engine.
 ANALYSIS_TIMEOUT_MS = 120_000
@@ -29,20 +19,11 @@ ANALYSIS_TIMEOUT_MS = 120_000
 
 @contextmanager
 def chromium_page(*, locale: str = "en-US"):
-    if not shutil.which(CHROMIUM):
-        service_unavailable(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        service_unavailable("playwright is not installed (make test installs requirements-dev.txt)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900}, locale=locale)
-            page.set_default_timeout(20_000)
-            yield page
-        finally:
-            browser.close()
+    """A page in a fresh context of the process's shared Chromium."""
+    with shared_browser() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, locale=locale)
+        page.set_default_timeout(20_000)
+        yield page
 
 
 class Shots:
