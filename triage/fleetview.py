@@ -108,15 +108,20 @@ def covering_acknowledgements(snapshots: list[Snapshot]) -> dict[int, dict[str, 
     if not hosts and not clusters:
         return {}
     acks = _active(Acknowledgement.objects.filter(Q(host__in=hosts) | Q(cluster__in=clusters)))
+    # (scope, host or cluster) -> [acknowledgement], newest first
+    by_target: dict[tuple, list[Acknowledgement]] = {}
+    for ack in acks.select_related("created_by").order_by("-created_at", "-pk"):
+        target = ("h", ack.host) if ack.host else ("c", ack.cluster)
+        by_target.setdefault((ack.team_id, ack.owner_id, *target), []).append(ack)
     out: dict[int, dict[str, Acknowledgement]] = {}
-    ordered = list(acks.select_related("created_by").order_by("-created_at", "-pk"))
     for snap in snapshots:
-        scope = scope_of(snap)
-        for ack in ordered:
-            if (ack.team_id, ack.owner_id) != (scope["team_id"], scope["owner_id"]):
-                continue
-            if (ack.host and ack.host == snap.host_key) or (ack.cluster and ack.cluster == snap.cluster):
-                out.setdefault(snap.pk, {}).setdefault(ack.rule, ack)
+        of = scope_of(snap)
+        scope = (of["team_id"], of["owner_id"])
+        covering = by_target.get((*scope, "h", snap.host_key), []) + by_target.get(
+            (*scope, "c", snap.cluster), []
+        )
+        for ack in sorted(covering, key=lambda a: (a.created_at, a.pk), reverse=True):
+            out.setdefault(snap.pk, {}).setdefault(ack.rule, ack)
     return out
 
 

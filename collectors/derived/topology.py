@@ -24,11 +24,29 @@ def cpu_node_map(host: HostFacts) -> dict[int, int]:
     return out
 
 
+def cpus_by_node(host: HostFacts) -> dict[int, list[int]]:
+    """NUMA node id -> its host CPU ids (sorted); nodes without a listed CPU are absent."""
+    out: dict[int, list[int]] = {}
+    for cpu, node in sorted(cpu_node_map(host).items()):
+        out.setdefault(node, []).append(cpu)
+    return out
+
+
+def node_cpus_unknown(host: HostFacts, node: int) -> bool:
+    """Whether no artifact says which CPUs ``node`` has (as opposed to saying it
+    has none): no artifact lists any node's CPUs (``numastat -m`` alone), or a
+    numactl -H pasted from below its header has the node's size line but not its
+    "cpus:" line (which numactl prints, empty, for a CPU-less node) and lscpu
+    does not list it either."""
+    if not cpu_node_map(host):
+        return True
+    lines = host.numa.lines if host.numa else {}
+    listed_by_lscpu = bool(host.cpu and node in host.cpu.numa_node_cpus)
+    return f"node.{node}.size" in lines and f"node.{node}.cpus" not in lines and not listed_by_lscpu
+
+
 def node_cpu_counts(host: HostFacts) -> dict[int, int]:
-    counts: dict[int, int] = {}
-    for node in cpu_node_map(host).values():
-        counts[node] = counts.get(node, 0) + 1
-    return counts
+    return {node: len(cpus) for node, cpus in cpus_by_node(host).items()}
 
 
 def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:

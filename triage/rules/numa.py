@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
-from collectors.derived.topology import cpu_node_map
+from collectors.derived.topology import cpus_by_node, node_cpus_unknown
 from collectors.facts import HostFacts
 from triage.rules import (
     Finding,
@@ -564,15 +564,6 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
 
 
-def _cpu_line_cut(host: HostFacts, node: int) -> bool:
-    """numactl -H pasted from below its header: node ``node`` has its size line but
-    not its "cpus:" line (which numactl prints, empty, for a CPU-less node), and no
-    other artifact lists its CPUs. Its CPUs are unknown, not none."""
-    lines = host.numa.lines if host.numa else {}
-    listed_elsewhere = bool(host.cpu and node in host.cpu.numa_node_cpus)
-    return f"node.{node}.size" in lines and f"node.{node}.cpus" not in lines and not listed_elsewhere
-
-
 @rule(
     "numa.memoryless_node",
     severity="warning",
@@ -641,18 +632,16 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
         nodes = host.numa.nodes
-        cpu_map = cpu_node_map(host)
-        if not cpu_map:
-            # numastat -m lists nodes without their CPUs: a node is not "without
-            # CPUs" because no artifact named them (not_checked asks for them)
-            continue
-        node_cpus = {n: sorted(c for c, of in cpu_map.items() if of == n) for n in nodes}
-        all_cpus = len(cpu_map)
+        by_node = cpus_by_node(host)
+        node_cpus = {n: by_node.get(n, []) for n in nodes}
+        all_cpus = sum(len(cpus) for cpus in by_node.values())
         cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
+        # a node is "without CPUs" only when an artifact says so; numastat -m alone
+        # lists no CPUs (not_checked asks for them)
         mem_only = sorted(
             n
             for n, node in nodes.items()
-            if not node_cpus[n] and node.mem_total_kb() and not _cpu_line_cut(host, n)
+            if not node_cpus[n] and node.mem_total_kb() and not node_cpus_unknown(host, n)
         )
         with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
