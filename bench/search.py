@@ -470,13 +470,22 @@ def bench_search(rounds: int) -> dict:
 
 def bench_similarity(runs: int = 50) -> dict:
     from collectors.archive import load_snapshot
-    from kb import services, similarity
+    from kb import rule_index, services, similarity
     from triage.engine import analyze
 
     folder = ROOT / "tests" / "fixtures" / "seeds" / "zstack-mariadb-v2v" / "before"
     snapshot = load_snapshot([str(p) for p in services.snapshot_paths(folder)])
     findings = analyze(snapshot).findings
     similarity.invalidate()
+    t = time.perf_counter()
+    index = rule_index.current()  # what a process's first similar-case call reads
+    index_ms = (time.perf_counter() - t) * 1000
+    index_mb = (
+        index.bits.nbytes
+        + sys.getsizeof(index.slugs)
+        + sys.getsizeof(index.row)
+        + sum(sys.getsizeof(slug) for slug in index.slugs)
+    ) / 2**20
     t = time.perf_counter()
     first = similarity.similar_cases_for(findings, snapshot)
     cold = (time.perf_counter() - t) * 1000
@@ -487,6 +496,9 @@ def bench_similarity(runs: int = 50) -> dict:
         samples.append((time.perf_counter() - t) * 1000)
     return {
         "rules": len({f.rule for f in findings}),
+        "index_groups": index.held,
+        "index_load_ms": index_ms,
+        "index_mb": index_mb,
         "cold_ms": cold,
         "p50_ms": percentile(samples, 50),
         "p95_ms": percentile(samples, 95),
@@ -589,7 +601,8 @@ def main() -> int:
         command += f" --write {args.write}"
     from kb import search as kb_search
 
-    ok_search = search_result["p95_ms"] <= 30
+    search_target = 30 if args.cases <= 100_000 else 100  # issue 13, acceptance 3
+    ok_search = search_result["p95_ms"] <= search_target
     ok_similar = similar["p95_ms"] <= 100
     if "replicate_s" in load:
         load_words = (
@@ -624,16 +637,18 @@ def main() -> int:
         "|---|---|---|---|---|---|",
         f"| `GET /api/v1/cases/?q=` ({search_result['samples']} requests: 50 queries x {args.rounds} rounds "
         f"after a warm-up round) | {search_result['p50_ms']:.1f} ms | {search_result['p95_ms']:.1f} ms | "
-        f"{search_result['max_ms']:.1f} ms | p95 <= 30 ms | {'met' if ok_search else 'NOT met'} |",
+        f"{search_result['max_ms']:.1f} ms | p95 <= {search_target} ms | "
+        f"{'met' if ok_search else 'NOT met'} |",
         f"| the same requests, CPU time of the Django process (without PostgreSQL's and without waiting "
         f"for a CPU) | {search_result['cpu_p50_ms']:.1f} ms | {search_result['cpu_p95_ms']:.1f} ms | | | |",
         f"| `similar_cases_for` (ZStack founding snapshot, {similar['rules']} rules, 50 warm calls) | "
         f"{similar['p50_ms']:.1f} ms | {similar['p95_ms']:.1f} ms | {similar['max_ms']:.1f} ms | "
         f"p95 <= 100 ms | {'met' if ok_similar else 'NOT met'} |",
         "",
-        f"Cold first similar-case call (rule document frequencies computed and cached for "
-        f"{300} s): {similar['cold_ms']:.0f} ms. Own case ranked first: {similar['first_is_zstack']} "
-        f"(top 3: {similar['top']}).",
+        f"A process's first similar-case call reads the rule index (`kb.rule_index`, "
+        f"{similar['index_groups']:,} published case groups, about {similar['index_mb']:.0f} MB in the "
+        f"process) in {similar['index_load_ms']:.0f} ms, then ranks in {similar['cold_ms']:.0f} ms. "
+        f"Own case ranked first: {similar['first_is_zstack']} (top 3: {similar['top']}).",
         "",
         "Slowest queries (median ms, matching cases): "
         + ", ".join(f"`{q}` {ms} ms ({n})" for q, ms, n in search_result["slowest"])
@@ -648,8 +663,9 @@ def main() -> int:
         "queries ended there, their order the best found). The count is of cases: exact up to 1000 "
         "when the rarest word group is held by at most 1000 versions, else estimated "
         "(`count_capped`). "
-        "Similar cases are pre-selected from `kb_caserule` alone (rule, slug and state copied there), "
-        "starting from the rarest rules of the snapshot.",
+        "Similar-case candidates are the 150 case groups with the highest weighted Dice over rules, "
+        "exactly, computed over every published group in the process's rule index; features and the "
+        "symptom text then rank them.",
         "",
     ]
     section = "\n".join(lines)

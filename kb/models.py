@@ -188,6 +188,33 @@ class CaseRule(models.Model):
         return f"{self.case_id}: {self.rule}"
 
 
+class RuleIndexState(models.Model):
+    """The generation of the published signature rules (one row): bumped, with
+    a :class:`RuleIndexChange`, by every write of a case's rule rows
+    (``kb.services``), so each process's in-memory rule index
+    (``kb.rule_index``) knows when and which case groups to read again.
+    ``epoch`` is random per row: a table emptied and refilled (a test flush)
+    is never taken for the one a process has read."""
+
+    epoch = models.CharField(max_length=32)
+    generation = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.epoch}: {self.generation}"
+
+
+class RuleIndexChange(models.Model):
+    """The case group whose rule rows generation ``generation`` changed. The
+    latest ``kb.services.RULE_CHANGES_KEPT`` are kept; a process further
+    behind reads every group again."""
+
+    generation = models.BigIntegerField(unique=True)
+    slug = models.SlugField(max_length=100, db_index=False)
+
+    def __str__(self) -> str:
+        return f"{self.generation}: {self.slug}"
+
+
 class CaseMeasure(models.Model):
     """One ordered resolution step of a case."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ import yaml
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -36,9 +37,11 @@ from kb.models import (
     Measure,
     Metric,
     Reference,
+    RuleIndexChange,
+    RuleIndexState,
     Tag,
 )
-from kb.similarity import invalidate, snapshot_features
+from kb.similarity import snapshot_features
 
 log = logging.getLogger(__name__)
 
@@ -141,11 +144,35 @@ def index_case(case: Case) -> None:
 def sync_rule_rows(case: Case) -> None:
     wanted = set(case.signature_rules)
     have = set(case.rule_rows.values_list("rule", flat=True))
-    case.rule_rows.filter(rule__in=have - wanted).delete()
-    case.rule_rows.exclude(slug=case.slug, state=case.state).update(slug=case.slug, state=case.state)
-    CaseRule.objects.bulk_create(
+    removed, _ = case.rule_rows.filter(rule__in=have - wanted).delete()
+    moved = case.rule_rows.exclude(slug=case.slug, state=case.state).update(slug=case.slug, state=case.state)
+    added = CaseRule.objects.bulk_create(
         [CaseRule(case=case, rule=r, slug=case.slug, state=case.state) for r in sorted(wanted - have)]
     )
+    if removed or moved or added:
+        note_rule_change(slug=case.slug)
+
+
+# How many rule changes are kept for processes to catch up with (kb.rule_index).
+RULE_CHANGES_KEPT = 1000
+
+
+def note_rule_change(*, slug: str) -> None:
+    """Record that the rule rows of case group ``slug`` changed: the next
+    generation of the rule index, in the caller's transaction. Writers queue
+    on the one RuleIndexState row until they commit, so generations become
+    visible in order and a reader that sees generation N has every change up
+    to N (see ``kb.rule_index``)."""
+    with transaction.atomic():
+        if not RuleIndexState.objects.filter(pk=1).update(generation=F("generation") + 1):
+            try:
+                with transaction.atomic():
+                    RuleIndexState.objects.create(pk=1, epoch=uuid.uuid4().hex, generation=1)
+            except IntegrityError:  # created meanwhile by another writer
+                RuleIndexState.objects.filter(pk=1).update(generation=F("generation") + 1)
+        generation = RuleIndexState.objects.values_list("generation", flat=True).get(pk=1)
+        RuleIndexChange.objects.create(generation=generation, slug=slug)
+        RuleIndexChange.objects.filter(generation__lte=generation - RULE_CHANGES_KEPT).delete()
 
 
 @transaction.atomic
@@ -192,8 +219,6 @@ def save_case(
         Reference.objects.bulk_create(Reference(case=case, **r) for r in references)
     sync_rule_rows(case)
     index_case(case)
-
-    invalidate()
     return case
 
 
@@ -202,10 +227,9 @@ def delete_case(case: Case) -> None:
     case_id = case.pk
     old_tokens = set((case.search_title + " " + case.search_text).split())
     case.delete()
+    note_rule_change(slug=case.slug)
     search.delete_index(case_id)
     search.update_term_stats(old_tokens, set())
-
-    invalidate()
 
 
 # --- loading the data files ------------------------------------------------------------------

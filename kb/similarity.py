@@ -22,22 +22,18 @@ docs/kb.md for the threshold and its reasoning.
 
 from __future__ import annotations
 
-import math
 import re
-import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from django.db import connection
-from django.db.models import Count
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 
 from config.language import content_language
-from kb import search
-from kb.models import Case, CaseMeasure, CaseRule
+from kb import rule_index, search
+from kb.models import Case, CaseMeasure
 
 RULE_WEIGHT = 0.7
 FEATURE_WEIGHT = 0.3
@@ -59,18 +55,12 @@ SOUNDS_LIKE_TERMS_SHOWN = 8
 SOUNDS_LIKE_LIMIT = 3
 SOUNDS_LIKE_TEXT_CHARS = 8000
 CANDIDATES = 150
-CANDIDATE_ROWS = 6_000
-SCORED_ROWS = 30_000
-_DF_TTL_SECONDS = 300
-
-_lock = threading.Lock()
-_df_cache: dict[str, Any] = {}
 
 
 def invalidate() -> None:
-    """Forget cached rule frequencies (called by kb.services after each write)."""
-    with _lock:
-        _df_cache.clear()
+    """Forget this process's rule index (``kb.rule_index``): for data written
+    around ``kb.services`` (bulk loads, tests rolling back)."""
+    rule_index.invalidate()
 
 
 # --- features -----------------------------------------------------------------------------
@@ -134,81 +124,14 @@ def _rules_of(findings: Iterable[Any]) -> list[str]:
     return sorted({r for r in rules if r})
 
 
-# --- rule weights ---------------------------------------------------------------------------
+# --- rule weights and candidates -------------------------------------------------------
+
+idf = rule_index.idf
 
 
 def rule_frequencies() -> tuple[int, dict[str, int]]:
-    """(number of published case groups, groups per rule), cached."""
-    with _lock:
-        cached = _df_cache.get("df")
-        if cached and time.monotonic() - cached[0] < _DF_TTL_SECONDS:
-            return cached[1], cached[2]
-    published = CaseRule.objects.filter(state=Case.State.PUBLISHED)
-    # Case groups with a signature: the ones rules can be rare or common among.
-    groups = published.values("slug").distinct().count()
-    df = dict(published.values("rule").annotate(n=Count("slug", distinct=True)).values_list("rule", "n"))
-    with _lock:
-        _df_cache["df"] = (time.monotonic(), groups, df)
-    return groups, df
-
-
-def idf(rule: str, groups: int, df: dict[str, int]) -> float:
-    return math.log(1 + (groups + 1) / (df.get(rule, 0) + 1))
-
-
-def _candidate_ids(rules: list[str], weights: dict[str, float], df: dict[str, int], exclude_slug: str | None):
-    """Published cases sharing rules, best weighted overlap first.
-
-    Rare rules first: candidates are the cases holding one of the rarest
-    snapshot rules, adding rules (rarest first) while they stay under
-    :data:`CANDIDATE_ROWS` signature rows; the most common rules then only add
-    weight to those candidates. A case sharing nothing but the most common
-    rules could be missed, and it would have ranked low anyway."""
-    if not rules:
-        return []
-    by_rarity = sorted(rules, key=lambda r: (df.get(r, 0), r))
-    seeds: list[str]
-    seeds, rows = [], 0
-    for rule in by_rarity:
-        # Each case group has two language versions, hence two rows per case.
-        if seeds and rows + 2 * df.get(rule, 0) > CANDIDATE_ROWS:
-            break
-        seeds.append(rule)
-        rows += 2 * df.get(rule, 0)
-    # The pre-selection only orders candidates (the final score reads each
-    # candidate's whole signature), so the most common rules are left out of
-    # the SQL: they would add many rows and little information.
-    scored: list[str]
-    scored, rows = [], 0
-    for rule in by_rarity:
-        if len(scored) >= len(seeds) and rows + 2 * df.get(rule, 0) > SCORED_ROWS:
-            break
-        scored.append(rule)
-        rows += 2 * df.get(rule, 0)
-    rules = scored
-    case_sql = " ".join("WHEN %s THEN %s" for _ in rules)
-    params: list[Any] = []
-    for r in rules:
-        params += [r, weights[r]]
-    params += seeds
-    extra = ""
-    if exclude_slug:
-        extra = " AND s.slug <> %s"
-        params.append(exclude_slug)
-    params += rules
-    in_rules = ", ".join(["%s"] * len(rules))
-    in_seeds = ", ".join(["%s"] * len(seeds))
-    sql = (
-        f"SELECT r.case_id, SUM(CASE r.rule {case_sql} ELSE 0 END) AS w"  # noqa: S608 -- only placeholders and constants are interpolated
-        f" FROM (SELECT DISTINCT s.case_id FROM kb_caserule s WHERE s.rule IN ({in_seeds})"
-        f" AND s.state = 'published'{extra}) seed"
-        f" JOIN kb_caserule r ON r.case_id = seed.case_id"
-        f" WHERE r.rule IN ({in_rules})"
-        f" GROUP BY r.case_id ORDER BY w DESC, r.case_id DESC LIMIT {CANDIDATES}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [row[0] for row in cursor.fetchall()]
+    """(number of published case groups with rules, groups per rule)."""
+    return rule_index.current().frequencies()
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -260,14 +183,14 @@ def _text_candidate_ids(symptom: str, exclude_slug: str | None) -> list[int]:
     ]
 
 
-def _case_groups(ids: list[int], language: str, *, with_text: bool) -> tuple[dict, dict[str, set[str]]]:
-    """The cases ``ids`` as one version per case group (the reader's language
-    preferred), and with ``with_text`` each group's index tokens (both
+def _case_groups(where: Q, language: str, *, with_text: bool) -> tuple[dict, dict[str, set[str]]]:
+    """The cases ``where`` selects as one version per case group (the reader's
+    language preferred), and with ``with_text`` each group's index tokens (both
     language versions): the text every symptom comparison reads."""
     columns = ["id", "slug", "language", "title", "signature"]
     if with_text:
         columns += ["search_text", "search_title"]
-    cases = Case.objects.filter(id__in=ids).only(*columns)
+    cases = Case.objects.filter(where).only(*columns)
     chosen: dict[str, Case] = {}
     for case in cases:
         current = chosen.get(case.slug)
@@ -301,15 +224,30 @@ def rank(
     rules = sorted(set(rules))
     features = set(features)
     qualifying_rules = set(qualifying) if qualifying is not None else None
-    groups, df = rule_frequencies()
-    weights = {r: idf(r, groups, df) for r in rules}
-    ids = _candidate_ids(rules, weights, df, exclude_slug)
-    if not ids and symptom and qualifying_rules is not None:
-        ids = _text_candidate_ids(symptom, exclude_slug)
-    if not ids:
+    index = rule_index.current()
+    groups, df = index.frequencies()
+    weights = {r: idf(df.get(r, 0), groups) for r in rules}
+    # The candidates: the case groups best by rules alone, exactly. Without a
+    # symptom, a case that shares no qualifying rule is dropped below, so it
+    # takes no candidate's place; with one, its text may still qualify it.
+    slugs = [
+        slug
+        for slug, _dice in index.best(
+            rules,
+            limit=CANDIDATES,
+            qualifying=qualifying_rules if not symptom else None,
+            exclude=exclude_slug,
+        )
+    ]
+    where = Q(slug__in=slugs, state=Case.State.PUBLISHED)
+    if not slugs and symptom and qualifying_rules is not None:
+        where = Q(id__in=_text_candidate_ids(symptom, exclude_slug))
+    elif not slugs:
         return []
     symptom_tokens = set(search.tokenize(symptom)) if symptom else set()
-    chosen, case_tokens = _case_groups(ids, language, with_text=bool(symptom_tokens))
+    chosen, case_tokens = _case_groups(where, language, with_text=bool(symptom_tokens))
+    if not chosen:
+        return []
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
     df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
@@ -328,7 +266,7 @@ def rank(
     for case in chosen.values():
         case_rules = set(case.signature_rules)
         shared = sorted(case_rules & set(rules))
-        case_weight = sum(idf(r, groups, df) for r in case_rules)
+        case_weight = sum(idf(df.get(r, 0), groups) for r in case_rules)
         denominator = snap_weight + case_weight
         rule_points = {r: w_rule * 2 * weights[r] / denominator for r in shared} if denominator else {}
         case_features = set(case.signature_features)
@@ -524,12 +462,12 @@ def sounds_like(
         return []
     excluded = set(exclude)
     ids = _text_candidate_ids(text, None)
-    chosen, case_tokens = _case_groups(ids, language, with_text=True)
+    chosen, case_tokens = _case_groups(Q(id__in=ids), language, with_text=True)
     groups = {slug: toks for slug, toks in case_tokens.items() if slug not in excluded}
     df = {t: sum(1 for toks in groups.values() if t in toks) for t in words}
     # Words no candidate holds weigh most and count too: a ticket about
     # something else ("reset my password") shares only common words.
-    weights = {t: math.log(1 + (len(groups) + 1) / (n + 1)) for t, n in df.items()}
+    weights = {t: idf(n, len(groups)) for t, n in df.items()}
     total = sum(weights.values())
     written = search.surface_forms(text)  # terms are shown as the text wrote them
     results = []

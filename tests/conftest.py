@@ -132,6 +132,17 @@ def _plain_static_file_names():
 
 
 @pytest.fixture(autouse=True)
+def _fresh_rule_index():
+    """Every test starts without an in-memory rule index (kb.rule_index): a
+    rolled-back test takes its generations back, which never happens to
+    committed ones, so the next test could reuse a number this process read."""
+    from kb import rule_index
+
+    rule_index.invalidate()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rate_limits():
     """Every test starts with empty upload counters (config.ratelimit): test
     databases reuse user ids, and the local-memory cache outlives a test."""

@@ -92,8 +92,9 @@ def test_rare_rules_weigh_more_and_reasons_are_listed():
     _case("rare-b", ["numa.high_remote_distance", "net.netem_delay"], ["arch:x86_64"])
     groups, df = similarity.rule_frequencies()
     assert groups == 8
-    assert similarity.idf("mysql.large_pages_off", groups, df) > similarity.idf(
-        "numa.high_remote_distance", groups, df
+    assert df == {"numa.high_remote_distance": 8, "mysql.large_pages_off": 1, "net.netem_delay": 1}
+    assert similarity.idf(df["mysql.large_pages_off"], groups) > similarity.idf(
+        df["numa.high_remote_distance"], groups
     )
     ranked = similarity.rank(
         ["numa.high_remote_distance", "mysql.large_pages_off"], ["arch:x86_64", "db:percona"], limit=3
