@@ -24,6 +24,8 @@ from django.conf import settings
 from django.db import connection
 
 from bench.pipeline import Stack
+from kb.models import Case
+from kb.services import save_case
 from tests.collectors.test_sosreport import sosreport  # noqa: F401 - the session fixture
 from tests.conftest import FIXTURES, ROOT, port_open, service_unavailable
 
@@ -199,3 +201,19 @@ def test_curl_workflow(stack, tokens, sosreport, tmp_path):  # noqa: F811 - the 
         assert code == 404 and json.loads(body)["error"]["code"] == "not_found", url
     code, body, _ = curl(*auth(bob), f"{base}/api/v1/snapshots/")
     assert json.loads(body)["count"] == 0
+
+    # 5. Similar cases come from the worker's own rule index (kb.rule_index),
+    # which follows the cases this process publishes: the first by reading
+    # them all (a new generation epoch), the second through the change log.
+    for n, slug in enumerate(["zstack-follow-up", "zstack-second-follow-up"]):
+        case = Case(slug=slug, language="en", title=slug, symptom="x", state="published")
+        case.signature = {"rules": sorted(rules), "features": []}
+        save_case(case)
+        paste = tmp_path / f"again-{n}.txt"  # another upload, not the same bytes again
+        paste.write_bytes(TRANSCRIPT.read_bytes() + f"\n# pasted again ({n})\n".encode())
+        code, body, _ = curl(
+            *auth(alice), "-H", "Content-Type: text/plain", "--data-binary", f"@{paste}",
+            f"{base}/api/v1/snapshots/?label=zstack-9-again-{n}",
+        )  # fmt: skip
+        again = poll_done(base, json.loads(body)["api_url"], alice, stack)
+        assert slug in [c["slug"] for c in again["similar_cases"]], again["similar_cases"]
