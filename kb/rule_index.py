@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -168,7 +169,8 @@ class RuleIndex:
         return np.array([r in rules for r in self.rules], dtype=bool)
 
 
-_lock = threading.Lock()
+# Held while the index is brought up to date and while a caller reads it.
+_lock = threading.RLock()
 _index: RuleIndex | None = None
 
 
@@ -178,6 +180,14 @@ def invalidate() -> None:
     global _index
     with _lock:
         _index = None
+
+
+@contextmanager
+def reading() -> Iterator[RuleIndex]:
+    """This process's index, up to date, held for the caller's reads: no
+    other thread of the process changes it meanwhile."""
+    with _lock:
+        yield current()
 
 
 def current() -> RuleIndex:

@@ -131,7 +131,8 @@ idf = rule_index.idf
 
 def rule_frequencies() -> tuple[int, dict[str, int]]:
     """(number of published case groups with rules, groups per rule)."""
-    return rule_index.current().frequencies()
+    with rule_index.reading() as index:
+        return index.frequencies()
 
 
 # --- scoring ----------------------------------------------------------------------------------
@@ -224,21 +225,19 @@ def rank(
     rules = sorted(set(rules))
     features = set(features)
     qualifying_rules = set(qualifying) if qualifying is not None else None
-    index = rule_index.current()
-    groups, df = index.frequencies()
-    weights = {r: idf(df.get(r, 0), groups) for r in rules}
-    # The candidates: the case groups best by rules alone, exactly. Without a
-    # symptom, a case that shares no qualifying rule is dropped below, so it
-    # takes no candidate's place; with one, its text may still qualify it.
-    slugs = [
-        slug
-        for slug, _dice in index.best(
+    with rule_index.reading() as index:
+        groups, df = index.frequencies()
+        # The candidates: the case groups best by rules alone, exactly. Without a
+        # symptom, a case that shares no qualifying rule is dropped below, so it
+        # takes no candidate's place; with one, its text may still qualify it.
+        best = index.best(
             rules,
             limit=CANDIDATES,
             qualifying=qualifying_rules if not symptom else None,
             exclude=exclude_slug,
         )
-    ]
+    weights = {r: idf(df.get(r, 0), groups) for r in rules}
+    slugs = [slug for slug, _dice in best]
     where = Q(slug__in=slugs, state=Case.State.PUBLISHED)
     if not slugs and symptom and qualifying_rules is not None:
         where = Q(id__in=_text_candidate_ids(symptom, exclude_slug))
