@@ -35,6 +35,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from collectors.derived.topology import cpu_node_map
 from collectors.facts import HostFacts
 from config.language import content_language, in_language, ui_language
 from kb.models import Measure
@@ -217,15 +218,15 @@ def facts_summary(host: HostFacts) -> dict[str, Any]:
     """The few facts a reader of a ticket wants first, from the snapshot's
     stored host (``Snapshot.host_facts()``)."""
     cpu, kernel, db = host.cpu, host.kernel, host.database
-    nodes = host.numa.nodes if host.numa else {}
     return {
         "hostname": host.hostname or None,
         "role": host.role or None,
         "architecture": cpu.architecture if cpu else None,
         "cpu_model": cpu.model_name if cpu else None,
-        "cpus": cpu.cpus if cpu else None,
+        # Without lscpu: the CPUs the nodes list (numactl -H, sysfs, virsh capabilities).
+        "cpus": host.logical_cpus() or len(cpu_node_map(host)) or None,
         "sockets": cpu.sockets if cpu else None,
-        "numa_nodes": len(nodes) if nodes else (cpu.numa_nodes if cpu else None),
+        "numa_nodes": host.numa_node_count(),
         "kernel": kernel.release if kernel else None,
         "os": kernel.os_release if kernel else None,
         "database": (" ".join(str(x) for x in (db.kind, db.version) if x) or None) if db else None,

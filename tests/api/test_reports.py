@@ -10,6 +10,7 @@ from django.template.loader import get_template
 from django.utils import translation
 from django.utils.translation import gettext, pgettext
 
+from collectors.archive import load_snapshot
 from triage import reports, uploads
 from triage.reports import facts_summary, render_markdown, render_report, report_language
 
@@ -186,3 +187,15 @@ def test_the_reports_language_not_the_readers_ui_language_writes_its_labels(worl
         chinese = render_markdown(snap, language="zh")
     assert "- Kind: Collector archive" in english and "采集" not in english
     assert "- 类型: 采集包" in chinese and "Kind" not in chinese
+
+
+def test_summary_of_a_host_known_only_from_virsh_capabilities():
+    """A KVM host given as its ``virsh capabilities`` alone (libvirt's test
+    driver, tests/fixtures/libvirt/README.md): the summary counts the CPUs and
+    nodes its cells list instead of leaving them blank."""
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "libvirt" / "virsh_test_capabilities.txt"
+    (host,) = load_snapshot([path]).hosts
+    assert host.cpu is None
+    summary = facts_summary(host)
+    assert summary["cpus"] == 16
+    assert summary["numa_nodes"] == 2
