@@ -2,7 +2,8 @@
 
 One tokenizer serves the index and the query (:func:`tokenize`):
 
-* text is NFKC-normalised and lower-cased;
+* text is NFKC-normalised and lower-cased, traditional Chinese characters
+  read as simplified (``kb/data/traditional.txt``, from OpenCC);
 * Chinese runs are segmented with rjieba, primed with the versioned domain
   dictionary ``kb/data/dictionary.txt`` (大页, 绑核, 内存交织 ...), and indexed
   with ``cut_for_search`` so a two-character word inside a longer one is found;
@@ -47,6 +48,7 @@ from kb.models import Case, CaseMeasure, CaseReuse, CaseRule, Metric, Posting, T
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
 GLOSSARY_PATH = DATA / "glossary.yaml"
+TRADITIONAL_PATH = DATA / "traditional.txt"
 PAGE_SIZE = 20
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -89,6 +91,29 @@ def dictionary() -> tuple[str, tuple[str, ...]]:
         words.append(word)
         rjieba.add_word(word, int(freq) if freq.strip().isdigit() else None, None)
     return version, tuple(words)
+
+
+@functools.cache
+def _simplified() -> dict[int, str]:
+    """Traditional -> simplified character table (``kb/data/traditional.txt``,
+    from OpenCC), as a ``str.translate`` map."""
+    table: dict[int, str] = {}
+    for line in TRADITIONAL_PATH.read_text(encoding="utf-8").splitlines():
+        if len(line) == 2 and not line.startswith("#"):
+            table[ord(line[0])] = line[1]
+    return table
+
+
+def simplified(text: str) -> str:
+    """``text`` with traditional Chinese characters in simplified script: the
+    script of the dictionary and the glossary, so 記憶體 / 啟動 / 緩衝池 meet
+    记忆体 / 启动 / 缓冲池. Character by character (its length is kept); a
+    Taiwan word for a mainland one (記憶體 for 内存) is the glossary's.
+
+    >>> simplified("MySQL 啟動 很慢 緩衝池")
+    'MySQL 启动 很慢 缓冲池'
+    """
+    return text.translate(_simplified())
 
 
 def dictionary_version() -> str:
@@ -134,8 +159,9 @@ def storage_form(token: str) -> str:
 
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
-# rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "5"
+# rules, the traditional character table): loadcases re-indexes cases tokenized
+# by another version.
+TOKENIZER_VERSION = "6"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -218,7 +244,7 @@ _CJK_START_RE = re.compile(rf"[{_CJK}]")
 
 
 def _units(text: str) -> list[Unit]:
-    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = simplified(unicodedata.normalize("NFKC", text or "").lower())
     units: list[Unit] = []
     for match in _RUN_RE.finditer(text):
         run = match.group(0)
@@ -1731,7 +1757,7 @@ def _held_terms(text: str, query: Query) -> set[str]:
     substrings. Cheap enough for every field of every hit of a page."""
     if not text:
         return set()
-    text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
+    text = (text if text.isascii() else simplified(unicodedata.normalize("NFKC", text))).lower()
     held = {t for t in query.cjk_terms() if t in text}
     memo = query.word_terms()
     terms = query._term_set()
@@ -1845,7 +1871,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         hit = seen.get(word)
         if hit is None:
             if _CJK_START_RE.match(word):
-                hit = bool(cjk_re and cjk_re.search(word))
+                hit = bool(cjk_re and cjk_re.search(simplified(word)))
             else:
                 key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
                 unit = _word_units(key)
@@ -1862,7 +1888,9 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         if not hit:
             continue
         if cjk_re and _CJK_START_RE.match(word):
-            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+            # simplified() keeps the length: the spans are the written word's.
+            found = cjk_re.finditer(simplified(word))
+            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in found)
         else:
             spans.append((m.start(), m.end()))
     return spans
