@@ -61,6 +61,7 @@ _STOP = frozenset(
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
     will with would you your after before also any very vs versus many much lot lots several really quite
+    all each every some
     because due
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
     很多 比 后 之后 以后 时 一下 怎么 如何 为什么 导致 造成 引起 因为 由于 所以""".split()  # noqa: SIM905 -- a word list reads better as text
@@ -439,9 +440,31 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
                 alts.append((stem,))
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
-    if fallbacks is not None and len(alts) > 1:
+    glued = _glued_pieces(unit.surface)
+    if glued and glued not in alts:
+        # A name glued to its number (kunpeng920): the name and the number.
+        alts.append(glued)
+        if fallbacks is not None:
+            fallbacks[glued] = unit.primary
+    if fallbacks is not None and len(alts) > 1 and alts[-1] not in fallbacks:
         fallbacks[alts[-1]] = unit.primary
     return alts
+
+
+_GLUED_RE = re.compile(r"[a-z]{2,}|[0-9]+")
+_GLUED_WORD_RE = re.compile(r"[a-z][0-9]|[0-9][a-z]")
+
+
+def _glued_pieces(word: str) -> tuple[str, ...]:
+    """A name glued to a number (``kunpeng920``, ``mariadb10.4``, ``432gb``)
+    as its words and numbers (``kunpeng 920``), each word stemmed: how the
+    cases write them. Only a query's fallback (:func:`_drop_fallbacks`): a
+    word the index knows whole (``cpu0``, ``l3``) means itself. Empty for a
+    word without one; single letters are left out (``l3`` is no ``l`` and ``3``)."""
+    if not _GLUED_WORD_RE.search(word):
+        return ()
+    pieces = tuple(_stem(p) for p in _GLUED_RE.findall(word) if p not in _STOP)
+    return pieces if len(pieces) > 1 else ()
 
 
 def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:

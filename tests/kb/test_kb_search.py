@@ -296,9 +296,10 @@ def test_ticket_phrasings_of_issue_13(backend, request, tmp_path_factory):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_traditional_script_and_synonyms_of_utilisation_find_their_case(backend, request, tmp_path_factory):
-    """Held-out queries (bench/relevance_heldout.yaml) that missed: traditional
-    characters, and CPU 利用率 for the case's CPU 使用率."""
+def test_traditional_script_glued_names_and_synonyms_find_their_case(backend, request, tmp_path_factory):
+    """Queries that missed (bench/relevance_heldout.yaml and probes like it):
+    traditional characters, CPU 利用率 for the case's CPU 使用率, Kunpeng920
+    for Kunpeng 920, OBProxy for ODP, ARM64 for aarch64, 缓存 for cache."""
     if _child_or_continue(backend, request, tmp_path_factory):
         return
     for text, slug in [
@@ -310,6 +311,19 @@ def test_traditional_script_and_synonyms_of_utilisation_find_their_case(backend,
     ]:
         hits = search.search(text, filters=PUBLISHED, language="zh" if not text.isascii() else "en").hits
         assert hits and hits[0].case.slug == slug, (text, [h.case.slug for h in hits])
+    # a name glued to its number, product names and architectures of the glossary
+    for text, language, slug in [
+        ("Kunpeng920", "en", KUNPENG),
+        ("MariaDB10.4", "en", ZSTACK),
+        ("obproxy", "en", OCEANBASE),
+        ("ARM64 numa", "en", KUNPENG),
+        ("L3缓存", "zh", OPENSTACK),
+    ]:
+        hits = search.search(text, filters=PUBLISHED, language=language).hits
+        assert hits and hits[0].case.slug == slug, (text, [h.case.slug for h in hits])
+    # a glued word the index knows means itself: cpu0 is not cpu and 0 anywhere
+    results = search.search("cpu0", filters=PUBLISHED)
+    assert results.query.groups == [[("cpu0",)]] and [h.case.slug for h in results.hits] == [OCEANBASE]
     # the snippet marks the words of a traditional query in the simplified text
     hit = search.search("緩衝池", filters=PUBLISHED, language="zh").hits[0]
     assert hit.case.slug == PERCONA and "<mark>缓冲池</mark>" in str(hit.snippet)
@@ -493,6 +507,21 @@ def test_a_concept_named_twice_is_one_group():
 def test_quantifiers_are_stop_words():
     assert search.parse_query("many remote plans").labels == ["remote plans"]
     assert search.parse_query("too much memory").terms == ["too", "memori"]
+    # all, each, every, some too ("interrupts all on the first cores")
+    assert search.parse_query("all interrupts on each of some cores every time").labels == [
+        "interrupts",
+        "cores",
+        "time",
+    ]
+
+
+def test_a_name_glued_to_its_number_is_also_the_name_and_the_number():
+    (group,) = search.parse_query("Kunpeng920").groups
+    assert group == [("kunpeng920",), ("kunpeng", "920")]
+    assert ("mariadb", "10", "4") in search.parse_query("MariaDB10.4").groups[0]
+    assert ("432", "gb") in search.parse_query("432GB").groups[0]
+    # single letters are no words: l3 has no fallback
+    assert search.parse_query("l3").groups == [[("l3",)]]
 
 
 def test_one_character_chinese_words_weigh_as_common_words():
