@@ -356,6 +356,9 @@ class Query:
     fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
     # An unknown word -> the indexed term searched for it (:func:`_correct`).
     respelled: dict[str, str] = field(default_factory=dict)
+    # The alternatives that are only a glossary synonym of the words typed
+    # (not the word, its parts or its respelling): they weigh SYNONYM_WEIGHT.
+    synonyms: set[tuple[str, ...]] = field(default_factory=set)
 
     @property
     def terms(self) -> list[str]:
@@ -512,7 +515,10 @@ def parse_query(text: str) -> Query:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.extend(_phrase_alternatives(key, query.fallbacks))
-                group.extend(_concept_alternatives(number, query.fallbacks))
+                own = set(group)
+                concept = _concept_alternatives(number, query.fallbacks)
+                query.synonyms.update(alt for alt in concept if alt not in own)
+                group.extend(concept)
                 concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
                 query.labels.append(label)
@@ -945,6 +951,7 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
             # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
             concept = _glossary_index().get((fixed,))
             extra = _concept_alternatives(concept, query.fallbacks) if concept is not None else []
+            query.synonyms.update(alt for alt in extra if alt != (fixed,))
             group[:] = list(dict.fromkeys([(fixed,), *extra, *group]))
             query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
@@ -1183,6 +1190,10 @@ class _Ranking:
 # versions holding it alone make it look rare. It counts at most as a word
 # held by WEAK_SHARE of the versions.
 WEAK_SHARE = 0.1
+# A glossary synonym of the word typed counts this much of the word itself: a
+# case holding the word the reader chose (numa_miss) comes before one holding
+# only its concept's other words (remote memory), other things equal.
+SYNONYM_WEIGHT = 0.8
 
 
 def _is_weak(alt: tuple[str, ...]) -> bool:
@@ -1214,8 +1225,13 @@ class _Scorer:
         for group in query.groups:
             alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
             typed = min(alt_idf[0], weak) if _is_weak(group[0]) else alt_idf[0]
-            self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
             self.idf.append(max(min(i, typed) for i in alt_idf))
+            self.groups.append(
+                [
+                    (tuple(alt), min(i, typed) * (SYNONYM_WEIGHT if alt in query.synonyms else 1.0))
+                    for alt, i in zip(group, alt_idf, strict=True)
+                ]
+            )
         self.whole = sum(self.idf) or 1.0
         # Per group, (alternative, IDF / its length): an alternative's tokens average.
         self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]

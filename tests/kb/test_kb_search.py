@@ -321,6 +321,10 @@ def test_traditional_script_glued_names_and_synonyms_find_their_case(backend, re
     ]:
         hits = search.search(text, filters=PUBLISHED, language=language).hits
         assert hits and hits[0].case.slug == slug, (text, [h.case.slug for h in hits])
+    # the word typed counts more than its glossary synonyms: numa_miss is the
+    # case that names it, before those naming only remote memory
+    assert search.search("numa_miss", filters=PUBLISHED).hits[0].case.slug == OPENSTACK
+    assert search.search("网络延时 1毫秒", filters=PUBLISHED, language="zh").hits[0].case.slug == OCEANBASE
     # a glued word the index knows means itself: cpu0 is not cpu and 0 anywhere
     results = search.search("cpu0", filters=PUBLISHED)
     assert results.query.groups == [[("cpu0",)]] and [h.case.slug for h in results.hits] == [OCEANBASE]
@@ -513,6 +517,15 @@ def test_quantifiers_are_stop_words():
         "cores",
         "time",
     ]
+
+
+def test_glossary_synonyms_are_marked_as_such():
+    query = search.parse_query("numa_miss 大页")
+    assert ("numamiss",) not in query.synonyms and ("大页",) not in query.synonyms
+    assert {("跨numa",), ("remotmemori",), ("hugepag",)} <= query.synonyms
+    # a respelled word is the word typed; its concept's other words are synonyms
+    assert ("zonereclaimmode",) in search.parse_query("zone_reclaim_mode").groups[0]
+    assert ("zonereclaimmode",) not in search.parse_query("zone_reclaim_mode").synonyms
 
 
 def test_a_name_glued_to_its_number_is_also_the_name_and_the_number():
