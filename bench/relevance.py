@@ -10,6 +10,9 @@ Usage::
     # PostgreSQL, loaded by bench/search.py (same database URL)
     .venv/bin/python bench/relevance.py --database-url postgres://postgres@127.0.0.1:5432/casebook_bench_search
 
+    # another queries file of the same format (the held-out set)
+    .venv/bin/python bench/relevance.py --queries bench/relevance_heldout.yaml
+
 The queries are ``bench/relevance_queries.yaml``: support-ticket phrasings in
 English, Chinese and both, with typos and inflections, each with the founding
 case that must rank first. Every query is searched as the API does (published
@@ -86,6 +89,12 @@ def main() -> int:
         "--database-url",
         help="an already loaded database (bench/search.py); default: scratch SQLite, founding cases only",
     )
+    parser.add_argument(
+        "--queries",
+        type=Path,
+        default=QUERIES_PATH,
+        help=f"a queries file of the same format (default: {QUERIES_PATH.relative_to(ROOT)})",
+    )
     args = parser.parse_args()
     scratch = None
     if args.database_url:
@@ -106,8 +115,8 @@ def main() -> int:
     call_command("loadcases", verbosity=0)
     from kb.models import Case
 
-    label = f"{connection.vendor}, {Case.objects.count()} case versions"
-    result = evaluate(load_queries())
+    label = f"{args.queries.name}, {connection.vendor}, {Case.objects.count()} case versions"
+    result = evaluate(load_queries(args.queries))
     print(report(result, label))
     return 0 if result["top1"] >= TOP1_TARGET else 1
 

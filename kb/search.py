@@ -2,7 +2,8 @@
 
 One tokenizer serves the index and the query (:func:`tokenize`):
 
-* text is NFKC-normalised and lower-cased;
+* text is NFKC-normalised and lower-cased, traditional Chinese characters
+  read as simplified (``kb/data/traditional.txt``, from OpenCC);
 * Chinese runs are segmented with rjieba, primed with the versioned domain
   dictionary ``kb/data/dictionary.txt`` (大页, 绑核, 内存交织 ...), and indexed
   with ``cut_for_search`` so a two-character word inside a longer one is found;
@@ -47,6 +48,7 @@ from kb.models import Case, CaseMeasure, CaseReuse, CaseRule, Metric, Posting, T
 DATA = Path(__file__).resolve().parent / "data"
 DICTIONARY_PATH = DATA / "dictionary.txt"
 GLOSSARY_PATH = DATA / "glossary.yaml"
+TRADITIONAL_PATH = DATA / "traditional.txt"
 PAGE_SIZE = 20
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -59,6 +61,7 @@ _STOP = frozenset(
     how i if in into is it its my of on or our should so such than that the their them
     then there these they this those to was we were what when where which while who why
     will with would you your after before also any very vs versus many much lot lots several really quite
+    all each every some
     because due
     的 了 在 是 和 与 及 或 将 把 被 对 为 也 都 而 并 就 很 等 非常 特别 比较 太 吗 呢 啊 吧
     很多 比 后 之后 以后 时 一下 怎么 如何 为什么 导致 造成 引起 因为 由于 所以""".split()  # noqa: SIM905 -- a word list reads better as text
@@ -89,6 +92,29 @@ def dictionary() -> tuple[str, tuple[str, ...]]:
         words.append(word)
         rjieba.add_word(word, int(freq) if freq.strip().isdigit() else None, None)
     return version, tuple(words)
+
+
+@functools.cache
+def _simplified() -> dict[int, str]:
+    """Traditional -> simplified character table (``kb/data/traditional.txt``,
+    from OpenCC), as a ``str.translate`` map."""
+    table: dict[int, str] = {}
+    for line in TRADITIONAL_PATH.read_text(encoding="utf-8").splitlines():
+        if len(line) == 2 and not line.startswith("#"):
+            table[ord(line[0])] = line[1]
+    return table
+
+
+def simplified(text: str) -> str:
+    """``text`` with traditional Chinese characters in simplified script: the
+    script of the dictionary and the glossary, so 記憶體 / 啟動 / 緩衝池 meet
+    记忆体 / 启动 / 缓冲池. Character by character (its length is kept); a
+    Taiwan word for a mainland one (記憶體 for 内存) is the glossary's.
+
+    >>> simplified("MySQL 啟動 很慢 緩衝池")
+    'MySQL 启动 很慢 缓冲池'
+    """
+    return text.translate(_simplified())
 
 
 def dictionary_version() -> str:
@@ -134,8 +160,9 @@ def storage_form(token: str) -> str:
 
 
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
-# rules): loadcases re-indexes cases tokenized by another version.
-TOKENIZER_VERSION = "5"
+# rules, the traditional character table): loadcases re-indexes cases tokenized
+# by another version.
+TOKENIZER_VERSION = "6"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -218,7 +245,7 @@ _CJK_START_RE = re.compile(rf"[{_CJK}]")
 
 
 def _units(text: str) -> list[Unit]:
-    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = simplified(unicodedata.normalize("NFKC", text or "").lower())
     units: list[Unit] = []
     for match in _RUN_RE.finditer(text):
         run = match.group(0)
@@ -329,6 +356,9 @@ class Query:
     fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
     # An unknown word -> the indexed term searched for it (:func:`_correct`).
     respelled: dict[str, str] = field(default_factory=dict)
+    # The alternatives that are only a glossary synonym of the words typed
+    # (not the word, its parts or its respelling): they weigh SYNONYM_WEIGHT.
+    synonyms: set[tuple[str, ...]] = field(default_factory=set)
 
     @property
     def terms(self) -> list[str]:
@@ -413,9 +443,31 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
                 alts.append((stem,))
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
-    if fallbacks is not None and len(alts) > 1:
+    glued = _glued_pieces(unit.surface)
+    if glued and glued not in alts:
+        # A name glued to its number (kunpeng920): the name and the number.
+        alts.append(glued)
+        if fallbacks is not None:
+            fallbacks[glued] = unit.primary
+    if fallbacks is not None and len(alts) > 1 and alts[-1] not in fallbacks:
         fallbacks[alts[-1]] = unit.primary
     return alts
+
+
+_GLUED_RE = re.compile(r"[a-z]{2,}|[0-9]+")
+_GLUED_WORD_RE = re.compile(r"[a-z][0-9]|[0-9][a-z]")
+
+
+def _glued_pieces(word: str) -> tuple[str, ...]:
+    """A name glued to a number (``kunpeng920``, ``mariadb10.4``, ``432gb``)
+    as its words and numbers (``kunpeng 920``), each word stemmed: how the
+    cases write them. Only a query's fallback (:func:`_drop_fallbacks`): a
+    word the index knows whole (``cpu0``, ``l3``) means itself. Empty for a
+    word without one; single letters are left out (``l3`` is no ``l`` and ``3``)."""
+    if not _GLUED_WORD_RE.search(word):
+        return ()
+    pieces = tuple(_stem(p) for p in _GLUED_RE.findall(word) if p not in _STOP)
+    return pieces if len(pieces) > 1 else ()
 
 
 def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:
@@ -463,7 +515,10 @@ def parse_query(text: str) -> Query:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.extend(_phrase_alternatives(key, query.fallbacks))
-                group.extend(_concept_alternatives(number, query.fallbacks))
+                own = set(group)
+                concept = _concept_alternatives(number, query.fallbacks)
+                query.synonyms.update(alt for alt in concept if alt not in own)
+                group.extend(concept)
                 concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
                 query.labels.append(label)
@@ -896,6 +951,7 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
             # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
             concept = _glossary_index().get((fixed,))
             extra = _concept_alternatives(concept, query.fallbacks) if concept is not None else []
+            query.synonyms.update(alt for alt in extra if alt != (fixed,))
             group[:] = list(dict.fromkeys([(fixed,), *extra, *group]))
             query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
@@ -1134,6 +1190,10 @@ class _Ranking:
 # versions holding it alone make it look rare. It counts at most as a word
 # held by WEAK_SHARE of the versions.
 WEAK_SHARE = 0.1
+# A glossary synonym of the word typed counts this much of the word itself: a
+# case holding the word the reader chose (numa_miss) comes before one holding
+# only its concept's other words (remote memory), other things equal.
+SYNONYM_WEIGHT = 0.8
 
 
 def _is_weak(alt: tuple[str, ...]) -> bool:
@@ -1165,8 +1225,13 @@ class _Scorer:
         for group in query.groups:
             alt_idf = [_idf(min(df.get(t, 0) for t in alt), total) for alt in group]
             typed = min(alt_idf[0], weak) if _is_weak(group[0]) else alt_idf[0]
-            self.groups.append([(tuple(alt), min(i, typed)) for alt, i in zip(group, alt_idf, strict=True)])
             self.idf.append(max(min(i, typed) for i in alt_idf))
+            self.groups.append(
+                [
+                    (tuple(alt), min(i, typed) * (SYNONYM_WEIGHT if alt in query.synonyms else 1.0))
+                    for alt, i in zip(group, alt_idf, strict=True)
+                ]
+            )
         self.whole = sum(self.idf) or 1.0
         # Per group, (alternative, IDF / its length): an alternative's tokens average.
         self._factors = [[(alt, idf / len(alt)) for alt, idf in group] for group in self.groups]
@@ -1731,7 +1796,7 @@ def _held_terms(text: str, query: Query) -> set[str]:
     substrings. Cheap enough for every field of every hit of a page."""
     if not text:
         return set()
-    text = (text if text.isascii() else unicodedata.normalize("NFKC", text)).lower()
+    text = (text if text.isascii() else simplified(unicodedata.normalize("NFKC", text))).lower()
     held = {t for t in query.cjk_terms() if t in text}
     memo = query.word_terms()
     terms = query._term_set()
@@ -1845,7 +1910,7 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         hit = seen.get(word)
         if hit is None:
             if _CJK_START_RE.match(word):
-                hit = bool(cjk_re and cjk_re.search(word))
+                hit = bool(cjk_re and cjk_re.search(simplified(word)))
             else:
                 key = (word if word.isascii() else unicodedata.normalize("NFKC", word)).lower()
                 unit = _word_units(key)
@@ -1862,7 +1927,9 @@ def _marks(text: str, query: Query, *, within: int | None = None) -> list[tuple[
         if not hit:
             continue
         if cjk_re and _CJK_START_RE.match(word):
-            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in cjk_re.finditer(word))
+            # simplified() keeps the length: the spans are the written word's.
+            found = cjk_re.finditer(simplified(word))
+            spans.extend((m.start() + c.start(), m.start() + c.end()) for c in found)
         else:
             spans.append((m.start(), m.end()))
     return spans
