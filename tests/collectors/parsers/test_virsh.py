@@ -10,7 +10,7 @@ import pytest
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command
 from collectors.parsers.virsh import parse_virsh_capabilities, parse_virsh_list, parse_virsh_version
-from tests.conftest import FIXTURES, IN_CI, SEEDS, service_unavailable
+from tests.conftest import FIXTURES, IN_CI, ROOT, SEEDS, service_unavailable
 
 
 def virsh_test_driver(*args: str) -> str:
@@ -114,6 +114,38 @@ def test_capabilities_distances_and_given_topology():
     assert caps.iommu is True
     assert caps.cells[0]["distances"] == {0: 10, 1: 21}
     assert caps.cells[1]["memory_kb"] == 1024
+
+
+# virt-manager issue 86, comment by crab2313 (tests/evaluation/91-*/SOURCE.md):
+# virsh capabilities of an 8-node arm64 host quoted from inside cell 3 and cut
+# inside cell 4's third <pages> element.
+CAPS_FRAGMENT = (ROOT / "tests/evaluation/91-virt-manager-capabilities-8node-cut/comment.txt").read_text()
+
+
+def test_capabilities_fragment_is_recognised_and_not_taken_for_a_domain():
+    assert detect(CAPS_FRAGMENT).kind == "virsh_capabilities"
+
+
+def test_capabilities_fragment_cells_read_and_cut_reported():
+    caps = parse_virsh_capabilities(CAPS_FRAGMENT)
+    # cell 3's opening tag is not in the paste: its id is the sibling at distance 10
+    assert sorted(caps.cells) == [3, 4]
+    assert caps.cells[3]["memory_kb"] == 33519936
+    assert caps.cells[3]["cpus"] == list(range(24, 32))
+    assert caps.cells[3]["distances"] == {0: 30, 1: 20, 2: 20, 3: 10, 4: 40, 5: 30, 6: 30, 7: 20}
+    assert caps.cells[4] == {"cpus": [], "memory_kb": 33519872, "distances": {}}
+    assert caps.lines["cells[3]"] == 2 and caps.lines["cells[4]"] == 27
+    assert [e.line for e in caps.errors] == [2]
+    assert "part of the output" in caps.errors[0].message
+
+
+def test_capabilities_fragment_cell_without_id_or_distances_is_left_out():
+    caps = parse_virsh_capabilities(
+        "<memory unit='KiB'>1024</memory><cpus num='1'><cpu id='0' socket_id='0' core_id='0'/></cpus>"
+        "</cell><cell id='1'><memory unit='KiB'>2048</memory>"
+    )
+    assert sorted(caps.cells) == [1]
+    assert "without its id" in caps.errors[0].message
 
 
 @pytest.mark.parametrize(
