@@ -218,6 +218,12 @@ _HOST_PATH_PROMPT = re.compile(
     r"^(?!(?:https?|ftp|file|ssh|git|s3):/)(?P<host>[A-Za-z][\w.\-]*):(?P<path>[~\"'/][^\s#>]*)\s?[#>]\s?(?P<cmd>.*)$"
 )
 _DOLLAR_PROMPT = re.compile(r"^\$(?:\s?(?P<cmd>[A-Za-z./_~][^\n]*))?\s*$")
+# a Python virtualenv or conda environment shown before the prompt: "(env)[root@host dir]# ",
+# "(base) user@host:~$ "
+_ENV_PREFIX = re.compile(r"^\([\w.\-]{1,64}\)\s?(?=\S)")
+# oh-my-zsh's default theme, "➜  dir git:(branch) ✗ cmd", and starship's "❯ cmd"
+_ZSH_PROMPT = re.compile(r"^➜\s+\S+(?:\s+git:\([^)\s]*\))?(?:\s+✗)?(?:\s+(?P<cmd>.*))?$")
+_STARSHIP_PROMPT = re.compile(r"^❯(?:\s(?P<cmd>.*))?$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
 _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
@@ -225,13 +231,13 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character or an SQL client, or holding "@" or ":/"
-_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
+_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#(➜❯]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
@@ -430,11 +436,22 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     ('shell', 'virsh version', 'zstack-9')
     >>> match_prompt("MariaDB [infoplus-v2]> select 1;")
     ('sql', 'select 1;', None)
+    >>> match_prompt("(env)[root@host conductor]# virsh nodeinfo")
+    ('shell', 'virsh nodeinfo', 'host')
+    >>> match_prompt("➜  ~ virsh domstats")
+    ('shell', 'virsh domstats', None)
     """
     line = line.rstrip()
     if not line or len(line) > 4096:
         return None
     head = line[0]
+    if head == "(":
+        env = _ENV_PREFIX.match(line)
+        rest = line[env.end() :] if env else ""
+        return match_prompt(rest) if rest and rest[0] != "(" else None
+    if head in "➜❯":
+        m = _ZSH_PROMPT.match(line) or _STARSHIP_PROMPT.match(line)
+        return ("shell", (m.group("cmd") or "").strip(), None) if m else None
     if head == "[":
         m = _BRACKET_PROMPT.match(line)
         if m:

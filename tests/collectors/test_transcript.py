@@ -42,6 +42,14 @@ def only(blocks, kind=None):
         ("MariaDB [infoplus-v2]> select 1;", ("sql", "select 1;", None)),
         ("obclient> show parameters;", ("sql", "show parameters;", None)),
         ("obclient [oceanbase]> select 1;", ("sql", "select 1;", None)),
+        # a virtualenv before the prompt (python-kvm issue 2, tests/evaluation/84-*)
+        ("(env)[root@host conductor]# virsh nodeinfo", ("shell", "virsh nodeinfo", "host")),
+        ("(base) admin@db-01:~$ numactl -H", ("shell", "numactl -H", "db-01")),
+        # oh-my-zsh (cockpit-machines issue 49, tests/evaluation/85-*) and starship
+        # (glances issue 1531, tests/evaluation/86-*)
+        ("➜  ~ virsh domstats", ("shell", "virsh domstats", None)),
+        ("➜  libvirt git:(main) ✗ virsh capabilities", ("shell", "virsh capabilities", None)),
+        ("❯ virsh domstats win11", ("shell", "virsh domstats win11", None)),
     ],
 )
 def test_prompt_styles(line, expected):
@@ -58,6 +66,9 @@ def test_prompt_styles(line, expected):
         "Model name: Intel(R) Xeon(R)",
         "node 0 size: 32722 MB",
         "<cputune>",
+        "(see above) the guest is slow",
+        "(1) (2) [root@host ~]# lscpu",
+        "❯❯ nested",
     ],
 )
 def test_not_prompts(line):
