@@ -130,6 +130,72 @@ def parse_virsh_list(text: str) -> VirshList:
     return out
 
 
+# ``virsh domstats``: "Domain: 'name'" then indented "group.field=value" lines
+_DOMSTATS_DOMAIN = re.compile(r"^Domain:\s+'([^'\n]{1,256})'\s*$")
+_DOMSTATS_FIELD = re.compile(r"^\s+([A-Za-z][\w.-]{0,200})=(.*)$")
+# virDomainState as virsh list prints it
+_DOMAIN_STATES = {
+    "0": "no state",
+    "1": "running",
+    "2": "idle",
+    "3": "paused",
+    "4": "in shutdown",
+    "5": "shut off",
+    "6": "crashed",
+    "7": "pmsuspended",
+}
+
+
+def _detect_domstats(head: str) -> bool:
+    return (
+        "Domain: '" in head and re.search(r"^Domain:\s+'[^'\n]+'\s*\n\s+\w+\.[\w.]+=", head, re.M) is not None
+    )
+
+
+@register(
+    "virsh_domstats",
+    commands=(r"^virsh\b.*\bdomstats\b",),
+    detect=_detect_domstats,
+    priority=10,
+)
+def parse_virsh_domstats(text: str) -> VirshList:
+    """The domains and their state from ``virsh domstats`` (``state.state``, a
+    virDomainState number); a stats line cut before its ``=`` is reported.
+
+    Sample input::
+
+        Domain: 'win11'
+          state.state=1
+          state.reason=1
+          vcpu.current=4
+          vcpu.maximum=4
+
+    >>> parse_virsh_domstats("Domain: 'win11'\\n  state.state=1\\n").running()[0].name
+    'win11'
+    """
+    out = VirshList()
+    current: VirshDomainState | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _DOMSTATS_DOMAIN.match(line)
+        if m:
+            current = VirshDomainState(id=None, name=m.group(1), state="no state")
+            out.domains.append(current)
+            out.lines[f"domains[{current.name}]"] = number
+            continue
+        if current is None or not line.strip():
+            continue
+        field_match = _DOMSTATS_FIELD.match(line)
+        if field_match is None:
+            out.errors.append(
+                ArtifactError("", f"stats line without '=' not read: {line.strip()[:80]!r}", number)
+            )
+        elif field_match.group(1) == "state.state":
+            current.state = _DOMAIN_STATES.get(field_match.group(2).strip(), "no state")
+    if not out.domains:
+        raise ParseError("no \"Domain: 'name'\" line: not virsh domstats output")
+    return out
+
+
 def _cell_entry(cell: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"cpus": [], "memory_kb": None, "distances": {}}
     mem = cell.find("memory")

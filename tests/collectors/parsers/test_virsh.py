@@ -9,7 +9,12 @@ import pytest
 
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command
-from collectors.parsers.virsh import parse_virsh_capabilities, parse_virsh_list, parse_virsh_version
+from collectors.parsers.virsh import (
+    parse_virsh_capabilities,
+    parse_virsh_domstats,
+    parse_virsh_list,
+    parse_virsh_version,
+)
 from tests.conftest import FIXTURES, IN_CI, ROOT, SEEDS, service_unavailable
 
 
@@ -114,6 +119,36 @@ def test_capabilities_distances_and_given_topology():
     assert caps.iommu is True
     assert caps.cells[0]["distances"] == {0: 10, 1: 21}
     assert caps.cells[1]["memory_kb"] == 1024
+
+
+# cockpit-machines issue 49 (comment by HLFH) and glances issue 1531 (comment by
+# nicolargo): virsh domstats after zsh / starship prompts (tests/evaluation/85-*, 86-*)
+DOMSTATS_COCKPIT = (ROOT / "tests/evaluation/85-cockpit-virsh-domstats-zsh-cut/comment.txt").read_text()
+DOMSTATS_GLANCES = (ROOT / "tests/evaluation/86-glances-virsh-domstats-win11-cut/comment.txt").read_text()
+
+
+def test_domstats_domains_and_state():
+    body = DOMSTATS_COCKPIT.split("\n", 2)[2]  # after the fence and the prompt
+    assert detect(body).kind == "virsh_domstats"
+    assert for_command("virsh domstats").kind == "virsh_domstats"
+    stats = parse_virsh_domstats(body)
+    assert [(d.name, d.state) for d in stats.domains] == [("windows-server-2022", "running")]
+    assert stats.lines["domains[windows-server-2022]"] == 1
+    assert not stats.errors
+
+
+def test_domstats_line_cut_before_its_value_is_reported():
+    stats = parse_virsh_domstats(DOMSTATS_GLANCES.split("\n", 2)[2])
+    assert stats.running()[0].name == "win11"
+    assert [(e.line, e.message) for e in stats.errors] == [
+        (45, "stats line without '=' not read: 'vcpu.0.io_exits.sum'")
+    ]
+
+
+def test_domstats_several_domains_live():
+    out = virsh_test_driver("domstats")
+    stats = parse_virsh_domstats(out)
+    assert [d.name for d in stats.running()] == ["test"]
 
 
 # virt-manager issue 86, comment by crab2313 (tests/evaluation/91-*/SOURCE.md):
