@@ -233,6 +233,10 @@ def _is_table_header(tokens: list[str]) -> int | None:
     return None
 
 
+# illumos/Solaris mpstat's header: no softirq, steal or iowait column to read
+_SOLARIS_MPSTAT = re.compile(r"^[ \t]*CPU[ \t]+minf[ \t]+mjf[ \t]+xcal[ \t]+intr\b", re.M)
+
+
 def _parse_table(text: str, tool: str) -> CpuUsage:
     out = CpuUsage(tool=tool)
     columns: list[str | None] = []
@@ -280,6 +284,10 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         else:
             series.setdefault(cpu, []).append(util)
     if not averages and not series:
+        if _SOLARIS_MPSTAT.search(text):
+            raise ParseError(
+                "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
+            )
         raise ParseError(f"no {tool} CPU table rows found")
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}

@@ -269,3 +269,11 @@ def test_top_thread_rows_keep_names_with_spaces_and_a_cut_row_is_reported():
         (49452, 99.3, "CPU 4/TCG"),
     ]
     assert [e.message for e in usage.errors] == ["top: process row 49449 cut: '49449 qemu      20'"]
+
+
+def test_solaris_mpstat_is_reported_as_such_not_read():
+    # illumos-kvm-cmd issue 8 (tests/evaluation/92-*/SOURCE.md): an OpenIndiana KVM host
+    text = (ROOT / "tests/evaluation/92-illumos-kvm-mpstat-solaris/issue.txt").read_text(encoding="utf-8")
+    table = text.split("# mpstat 1 3\n", 1)[1]
+    with pytest.raises(ParseError, match="illumos/Solaris mpstat"):
+        parse_mpstat(table)
