@@ -643,10 +643,22 @@ class _Splitter:
                 line = lines[j + k]
                 found[k] = classes[line] = line_class(line)
             k = _index(found, "prose", 0)
+            while k >= 0 and self.heading(j + k, end):
+                k = _index(found, "prose", k + 1)
             if k >= 0:
                 return j + k
             j = stop
         return end
+
+    def heading(self, i: int, end: int) -> bool:
+        """Whether prose-looking line ``i`` is a heading inside an output: a few
+        words ending with ":" over indented data (lscpu's "NUMA:" and "Caches
+        (sum of all):" sections since util-linux 2.37)."""
+        line = self.lines[i].strip()
+        if not line.endswith(":") or len(line.split()) > 4 or i + 1 >= end:
+            return False
+        following = self.lines[i + 1]
+        return following[:1] in (" ", "\t") and self.cls(i + 1) == "data"
 
     def form(self, line: str) -> str:
         f = self._forms.get(line)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from collectors.transcript import kind_for_command, line_class, match_prompt, split_transcript
+from tests.conftest import ROOT
 
 NUMACTL = """available: 2 nodes (0-1)
 node 0 cpus: 0 2 4 6 8 10
@@ -309,3 +310,21 @@ def test_prose_paragraph_still_ends_a_known_commands_output():
     )
     (block,) = [b for b in split_transcript(text) if not b.prose]
     assert block.kind == "numactl_hardware" and block.text.rstrip().endswith("0:  10")
+
+
+def test_section_headings_of_grouped_lscpu_do_not_end_the_output():
+    # dev.to "Proxmox cpu affinity for VMs" (tests/evaluation/96-*): lscpu's
+    # "Caches (sum of all):" and "NUMA:" headings over indented fields
+    text = (ROOT / "tests/evaluation/96-devto-proxmox-epyc-lscpu-numa-cut/page.txt").read_text(
+        encoding="utf-8"
+    )
+    (block,) = [b for b in split_transcript(text) if b.kind == "lscpu"]
+    assert block.command == "lscpu"
+    assert "NUMA:\n  NUMA node(s):          4" in block.text
+    assert "  NUMA node3 CPU(s):     24-31,56-63" in block.text
+
+
+def test_a_colon_line_over_prose_still_ends_the_output():
+    text = "[root@h ~]# uname -r\n5.14.0\nThe result:\nthe kernel is recent enough for us.\n"
+    (block,) = split_transcript(text)
+    assert block.text == "5.14.0"
