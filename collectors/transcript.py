@@ -224,6 +224,8 @@ _ENV_PREFIX = re.compile(r"^\([\w.\-]{1,64}\)\s?(?=\S)")
 # oh-my-zsh's default theme, "➜  dir git:(branch) ✗ cmd", and starship's "❯ cmd"
 _ZSH_PROMPT = re.compile(r"^➜\s+\S+(?:\s+git:\([^)\s]*\))?(?:\s+✗)?(?:\s+(?P<cmd>.*))?$")
 _STARSHIP_PROMPT = re.compile(r"^❯(?:\s(?P<cmd>.*))?$")
+# a shell's default prompt when no PS1 is set: "sh-4.4# " (oc debug node), "bash-5.1$ "
+_SHELL_VERSION_PROMPT = re.compile(r"^(?:ba|z|k|da)?sh-\d{1,2}(?:\.\d{1,3}){0,2}[#$]\s?(?P<cmd>.*)$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
 _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
@@ -232,12 +234,15 @@ _SQL_PROMPT = re.compile(
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
     r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character or an SQL client, or holding "@" or ":/"
-_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#(➜❯]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
+_PROMPT_LEAD_NEXT = re.compile(
+    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+)
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
@@ -469,6 +474,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
             if _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd):
                 return "shell", cmd, None
         return None
+    m = _SHELL_VERSION_PROMPT.match(line)
+    if m:
+        return "shell", m.group("cmd").strip(), None
     m = _SQL_PROMPT.match(line)
     if m:
         return "sql", m.group("cmd").strip(), None

@@ -51,6 +51,10 @@ def only(blocks, kind=None):
         ("➜  ~ virsh domstats", ("shell", "virsh domstats", None)),
         ("➜  libvirt git:(main) ✗ virsh capabilities", ("shell", "virsh capabilities", None)),
         ("❯ virsh domstats win11", ("shell", "virsh domstats win11", None)),
+        # a shell without PS1 (oc debug node: performance-addon-operators issue 279,
+        # tests/evaluation/97-*)
+        ("sh-4.4# cat /proc/meminfo  | grep -i huge", ("shell", "cat /proc/meminfo  | grep -i huge", None)),
+        ("bash-5.1$ numactl -H", ("shell", "numactl -H", None)),
     ],
 )
 def test_prompt_styles(line, expected):
@@ -70,6 +74,7 @@ def test_prompt_styles(line, expected):
         "(see above) the guest is slow",
         "(1) (2) [root@host ~]# lscpu",
         "❯❯ nested",
+        "sh-4.4 is the shell version",
     ],
 )
 def test_not_prompts(line):
