@@ -434,6 +434,30 @@ def _is_comment(line: str) -> bool:
     return line.lstrip().startswith(("#", ";"))
 
 
+# what a failed command prints instead of its output: virsh's "error: ...", a shell's
+# "bash: numastat: command not found", a tool's "numactl: ... No such file or directory"
+_FAILURE_LINE = re.compile(
+    r"^(?:error:|ERROR:|fatal:|E: |-?(?:ba|z|k|da)?sh: |sudo: "
+    r"|[\w./-]{1,64}: (?:command not found|not found|Permission denied|No such file or directory|cannot ))"
+)
+
+
+def command_failure(text: str) -> str | None:
+    """The first line of an output made only of error lines (a command that
+    failed), else ``None``.
+
+    >>> command_failure("error: Failed to retrieve CPU statistics for domain 'win11'\\n"
+    ...                 "error: Operation not supported: operation not supported for backend 'cgroup V2'")
+    "error: Failed to retrieve CPU statistics for domain 'win11'"
+    >>> command_failure("actual 8388608\\nrss 8168560") is None
+    True
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines or len(lines) > 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
+        return None
+    return lines[0][:200]
+
+
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     """``(prompt kind, command, host)`` when ``line`` is a prompt line.
 

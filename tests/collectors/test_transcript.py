@@ -3,11 +3,18 @@ content detection without prompts, and prose that must not become a block."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from collectors.transcript import kind_for_command, line_class, match_prompt, split_transcript
+from collectors.transcript import (
+    command_failure,
+    kind_for_command,
+    line_class,
+    match_prompt,
+    split_transcript,
+)
 from tests.conftest import ROOT
 
 NUMACTL = """available: 2 nodes (0-1)
@@ -333,3 +340,20 @@ def test_a_colon_line_over_prose_still_ends_the_output():
     text = "[root@h ~]# uname -r\n5.14.0\nThe result:\nthe kernel is recent enough for us.\n"
     (block,) = split_transcript(text)
     assert block.text == "5.14.0"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "numastat-no-such-tool -m",  # bash: line 1: ...: command not found
+        "ls /no/such/dir/for/casebook",  # ls: cannot access ...: No such file or directory
+    ],
+)
+def test_failed_commands_on_this_machine(script):
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode != 0
+    assert command_failure(proc.stderr) == proc.stderr.strip().splitlines()[0]
+
+
+def test_output_with_an_error_line_among_data_is_no_failure():
+    assert command_failure("error: one node offline\nnode 0 cpus: 0 1\n") is None
