@@ -55,6 +55,7 @@ from collectors.transcript import (
     UNRECOGNISED,
     Block,
     Split,
+    command_failure,
     detect_kind,
     ensure_parsers,
     host_key,
@@ -663,6 +664,11 @@ class _Loader:
         entry_name = f"{name}:{block.start_line}"
         nlines = block.end_line - block.start_line + 1
         if block.kind is None:
+            failure = command_failure(block.text) if block.command else None
+            if failure is not None:
+                # "error: Operation not supported ..." of virsh, "bash: numastat: command
+                # not found": the command ran and failed, which says what to re-run
+                self.error(source, f"the command failed: {failure}", block.start_line)
             self.asm.artifact(
                 entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
             )

@@ -218,6 +218,14 @@ _HOST_PATH_PROMPT = re.compile(
     r"^(?!(?:https?|ftp|file|ssh|git|s3):/)(?P<host>[A-Za-z][\w.\-]*):(?P<path>[~\"'/][^\s#>]*)\s?[#>]\s?(?P<cmd>.*)$"
 )
 _DOLLAR_PROMPT = re.compile(r"^\$(?:\s?(?P<cmd>[A-Za-z./_~][^\n]*))?\s*$")
+# a Python virtualenv or conda environment shown before the prompt: "(env)[root@host dir]# ",
+# "(base) user@host:~$ "
+_ENV_PREFIX = re.compile(r"^\([\w.\-]{1,64}\)\s?(?=\S)")
+# oh-my-zsh's default theme, "➜  dir git:(branch) ✗ cmd", and starship's "❯ cmd"
+_ZSH_PROMPT = re.compile(r"^➜\s+\S+(?:\s+git:\([^)\s]*\))?(?:\s+✗)?(?:\s+(?P<cmd>.*))?$")
+_STARSHIP_PROMPT = re.compile(r"^❯(?:\s(?P<cmd>.*))?$")
+# a shell's default prompt when no PS1 is set: "sh-4.4# " (oc debug node), "bash-5.1$ "
+_SHELL_VERSION_PROMPT = re.compile(r"^(?:ba|z|k|da)?sh-\d{1,2}(?:\.\d{1,3}){0,2}[#$]\s?(?P<cmd>.*)$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
 _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
@@ -225,13 +233,16 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character or an SQL client, or holding "@" or ":/"
-_PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
+_PROMPT_LEAD_NEXT = re.compile(
+    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+)
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
@@ -423,6 +434,30 @@ def _is_comment(line: str) -> bool:
     return line.lstrip().startswith(("#", ";"))
 
 
+# what a failed command prints instead of its output: virsh's "error: ...", a shell's
+# "bash: numastat: command not found", a tool's "numactl: ... No such file or directory"
+_FAILURE_LINE = re.compile(
+    r"^(?:error:|ERROR:|fatal:|E: |-?(?:ba|z|k|da)?sh: |sudo: "
+    r"|[\w./-]{1,64}: (?:command not found|not found|Permission denied|No such file or directory|cannot ))"
+)
+
+
+def command_failure(text: str) -> str | None:
+    """The first line of an output made only of error lines (a command that
+    failed), else ``None``.
+
+    >>> command_failure("error: Failed to retrieve CPU statistics for domain 'win11'\\n"
+    ...                 "error: Operation not supported: operation not supported for backend 'cgroup V2'")
+    "error: Failed to retrieve CPU statistics for domain 'win11'"
+    >>> command_failure("actual 8388608\\nrss 8168560") is None
+    True
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines or len(lines) > 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
+        return None
+    return lines[0][:200]
+
+
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     """``(prompt kind, command, host)`` when ``line`` is a prompt line.
 
@@ -430,11 +465,22 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     ('shell', 'virsh version', 'zstack-9')
     >>> match_prompt("MariaDB [infoplus-v2]> select 1;")
     ('sql', 'select 1;', None)
+    >>> match_prompt("(env)[root@host conductor]# virsh nodeinfo")
+    ('shell', 'virsh nodeinfo', 'host')
+    >>> match_prompt("➜  ~ virsh domstats")
+    ('shell', 'virsh domstats', None)
     """
     line = line.rstrip()
     if not line or len(line) > 4096:
         return None
     head = line[0]
+    if head == "(":
+        env = _ENV_PREFIX.match(line)
+        rest = line[env.end() :] if env else ""
+        return match_prompt(rest) if rest and rest[0] != "(" else None
+    if head in "➜❯":
+        m = _ZSH_PROMPT.match(line) or _STARSHIP_PROMPT.match(line)
+        return ("shell", (m.group("cmd") or "").strip(), None) if m else None
     if head == "[":
         m = _BRACKET_PROMPT.match(line)
         if m:
@@ -452,6 +498,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
             if _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd):
                 return "shell", cmd, None
         return None
+    m = _SHELL_VERSION_PROMPT.match(line)
+    if m:
+        return "shell", m.group("cmd").strip(), None
     m = _SQL_PROMPT.match(line)
     if m:
         return "sql", m.group("cmd").strip(), None
@@ -626,10 +675,22 @@ class _Splitter:
                 line = lines[j + k]
                 found[k] = classes[line] = line_class(line)
             k = _index(found, "prose", 0)
+            while k >= 0 and self.heading(j + k, end):
+                k = _index(found, "prose", k + 1)
             if k >= 0:
                 return j + k
             j = stop
         return end
+
+    def heading(self, i: int, end: int) -> bool:
+        """Whether prose-looking line ``i`` is a heading inside an output: a few
+        words ending with ":" over indented data (lscpu's "NUMA:" and "Caches
+        (sum of all):" sections since util-linux 2.37)."""
+        line = self.lines[i].strip()
+        if not line.endswith(":") or len(line.split()) > 4 or i + 1 >= end:
+            return False
+        following = self.lines[i + 1]
+        return following[:1] in (" ", "\t") and self.cls(i + 1) == "data"
 
     def form(self, line: str) -> str:
         f = self._forms.get(line)

@@ -136,7 +136,7 @@ def _pkg_example() -> dict[str, str]:
 FACT_DESCRIPTIONS = {
     "cpu": "a host has lscpu facts",
     "numa": "a host's NUMA node count is known (numactl, sysfs or lscpu)",
-    "numa_distances": "a host has a NUMA distance matrix (numactl -H)",
+    "numa_distances": "a host has a NUMA distance matrix (numactl -H, or virsh capabilities cells)",
     "node_meminfo": "a host has per-node total and free memory (node meminfo or numactl -H)",
     "numastat": "a host has numastat counters",
     "meminfo": "a host has /proc/meminfo",

@@ -54,7 +54,10 @@ def _numa_nodes(h: HostFacts) -> list:
 HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "cpu": lambda h: h.cpu is not None,
     "numa": lambda h: h.numa_node_count() is not None,
-    "numa_distances": lambda h: bool(h.numa and h.numa.distances),
+    "numa_distances": lambda h: (
+        bool(h.numa and h.numa.distances)
+        or bool(h.capabilities and any(c.get("distances") for c in h.capabilities.cells.values()))
+    ),
     "node_meminfo": lambda h: any(
         n.mem_total_kb() is not None and n.mem_free_kb() is not None for n in _numa_nodes(h)
     ),
@@ -150,7 +153,10 @@ FACT_SOURCES: dict[str, FactSource] = {
         packages=_pkg("numactl"),
     ),
     "numa_distances": FactSource(
-        "the NUMA distance table", "NUMA 距离表", ("numactl -H",), packages=_pkg("numactl")
+        "the NUMA distance table",
+        "NUMA 距离表",
+        ("numactl -H", "virsh capabilities"),
+        packages=_pkg("numactl"),
     ),
     "node_meminfo": FactSource(
         "per-node memory (node meminfo)",

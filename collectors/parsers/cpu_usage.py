@@ -18,7 +18,9 @@ column is printed truncated with a ``+`` (``79179116+total``): the digits are
 kept as a lower bound and ``mem_truncated`` is set. Process rows are anchored on
 the ``TIME+`` column, so a row missing a column to its left (seed 004 lost a
 ``PR`` value) still yields its %CPU, %MEM and command. pt-summary's
-``processes`` (the process list alone) and ``uptime`` lines parse too.
+``processes`` (the process list alone, recognised by top's ``PID USER PR NI VIRT RES
+SHR S %CPU %MEM TIME+ COMMAND`` header) and ``uptime`` lines parse too; a process row
+cut short by the paste is reported.
 
 ``mpstat -P ALL 1 2`` / ``sar -u 1 3`` / ``sar -P ALL``::
 
@@ -44,7 +46,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import CpuUsage, CpuUtil, ParseError, ProcessInfo
+from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
 from collectors.parsers import register
 
 _NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
@@ -91,6 +93,13 @@ def _parse_top(text: str) -> CpuUsage:
             proc = _process_row(line, proc_header, idx)
             if proc is not None:
                 out.processes.append(proc)
+                continue
+            first = line.split()[:1]
+            if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
+                # a process row cut mid-paste ("49449 qemu      20")
+                out.errors.append(
+                    ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx)
+                )
                 continue
             if line.strip():
                 proc_header = None
@@ -224,6 +233,10 @@ def _is_table_header(tokens: list[str]) -> int | None:
     return None
 
 
+# illumos/Solaris mpstat's header: no softirq, steal or iowait column to read
+_SOLARIS_MPSTAT = re.compile(r"^[ \t]*CPU[ \t]+minf[ \t]+mjf[ \t]+xcal[ \t]+intr\b", re.M)
+
+
 def _parse_table(text: str, tool: str) -> CpuUsage:
     out = CpuUsage(tool=tool)
     columns: list[str | None] = []
@@ -271,6 +284,10 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         else:
             series.setdefault(cpu, []).append(util)
     if not averages and not series:
+        if _SOLARIS_MPSTAT.search(text):
+            raise ParseError(
+                "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
+            )
         raise ParseError(f"no {tool} CPU table rows found")
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
@@ -293,7 +310,18 @@ def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:
 # ---------------------------------------------------------------- register
 
 
+# top's task table header (ps has no PR/NI/VIRT/RES/SHR nor TIME+): a table pasted
+# without top's summary lines is still top's
+_TOP_TASK_HEADER = re.compile(
+    r"^[ \t]*PID[ \t]+USER[ \t]+PR[ \t]+NI[ \t]+VIRT[ \t]+RES[ \t]+SHR[ \t]+S[ \t]+"
+    r"%CPU[ \t]+%MEM[ \t]+TIME\+[ \t]+COMMAND",
+    re.M,
+)
+
+
 def _detect_top(head: str) -> bool:
+    if "TIME+" in head and _TOP_TASK_HEADER.search(head):
+        return True
     if "top - " not in head and "%Cpu" not in head:
         return False
     return re.search(r"^top - \d", head, re.M) is not None or (

@@ -47,7 +47,7 @@ import re
 from typing import Any
 
 from collectors.cpulist import MAX_CPU_ID
-from collectors.facts import CpuTopology, ParseError
+from collectors.facts import ArtifactError, CpuTopology, ParseError
 from collectors.parsers import register
 
 # (greedy key and value: the key cannot pass a ":" and the value runs to the end,
@@ -543,12 +543,26 @@ def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
     _apply_map(builder, rows, start + 1, total=len(rows))
 
 
+# A terminal wraps a line at its width (80 columns or more, rarely under 60): a
+# line shorter than this did not run on into the next one.
+_MIN_WRAP_WIDTH = 60
+
+
 def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
     # [key, value parts, line, value_col]: the parts of a wrapped value are
     # joined once (appending to the string each line is quadratic).
     pending: list[Any] | None = None
+    last_width = 0  # width of the previous line: only a full line can wrap
     for kind, line_no, key, value, col in tokens:
+        width, last_width = last_width, (len(value) if kind == "V" else col + len(value))
         if kind == "V":
+            if pending is not None and pending[3] and width < _MIN_WRAP_WIDTH and not value[:1].isspace():
+                # not under the value column and the line before it too short to
+                # have wrapped: a key cut before its colon ("CPU M" at the end of a paste)
+                builder.topo.errors.append(
+                    ArtifactError("", f"lscpu: line without ':' not read: {value.strip()[:80]!r}", line_no)
+                )
+                continue
             if pending is not None and pending[3]:
                 # wrapped value: text continues at the value column (a wrap may split a word)
                 raw = value

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import Meminfo, ParseError
+from collectors.facts import ArtifactError, Meminfo, ParseError
 from collectors.parsers import register
 
 _LINE = re.compile(r"^(?:\S{0,200}meminfo:)?([A-Za-z][\w()]{0,40}):\s*(\d{1,20})(?:\s*kB)?\s*$")
@@ -119,6 +119,14 @@ def _detect(head: str) -> bool:
     return _DETECT_FIRST.match(head) is not None or _DETECT_NEXT.search(head) is not None
 
 
+def _cut_key(line: str) -> bool:
+    """A meminfo key cut short by the paste (``Hugepage``, ``HugePages_Free:``)."""
+    word = line.rstrip(":")
+    return (
+        bool(word) and ":" not in word and " " not in word and any(k.startswith(word) for k in MEMINFO_KEYS)
+    )
+
+
 @register(
     "meminfo",
     # cat/grep/awk/head ... of /proc/meminfo, piped or not ("cat /proc/meminfo | grep -i huge")
@@ -139,9 +147,13 @@ def parse_meminfo(text: str) -> Meminfo:
     if not isinstance(text, str):
         raise ParseError("meminfo: not text")
     out = Meminfo()
-    for idx, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for idx, line in enumerate(lines, start=1):
         m = _LINE.match(line.strip())
         if not m:
+            if idx == len(lines) and out.values and _cut_key(line.strip()):
+                # the paste ends inside a key ("Hugepage" of "Hugepagesize:")
+                out.errors.append(ArtifactError("", f"meminfo: last line cut: {line.strip()!r}", idx))
             continue
         key = m.group(1)
         if key in out.values or (key not in MEMINFO_KEYS and not out.values and "MemTotal" not in key):

@@ -13,6 +13,16 @@ CPU the task last ran on, which places busy processes on NUMA nodes. Content
 detection needs a ``PID`` and a ``PSR`` column (a list without PSR says nothing
 ``top`` does not); a prompted ``ps`` command is read whatever its columns.
 ``lines`` keys: ``header``.
+
+``ps aux | grep qemu`` and ``ps -ef | grep qemu`` lose the header to grep; their
+rows are read by shape (BSD ``USER PID %CPU %MEM VSZ RSS TTY STAT START TIME
+COMMAND`` or System V ``UID PID PPID C STIME TTY TIME CMD``), and an indented
+line that is no row continues the command above it (a long QEMU command line
+wrapped by the terminal)::
+
+    root      3293  0.0  0.0   6432   720 pts/0    S+   10:27   0:00 grep --color=auto qemu-kvm
+    uuidd    24485  159 17.8 13991760 11778320 ?   SLl  Jul17 36123:46 /usr/libexec/qemu-kvm -name ...
+     -cpu host,migratable=on -m 11445 -smp 8,sockets=1,dies=1,cores=8,thre
 """
 
 from __future__ import annotations
@@ -23,6 +33,16 @@ from collectors.facts import ParseError, ProcessInfo, ProcessList
 from collectors.parsers import register
 
 _NUM = re.compile(r"^\d{1,10}(?:\.\d{1,4})?$")
+# headerless rows: ps aux (USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND)
+_AUX_ROW = re.compile(
+    r"^(?P<user>\S+)\s+(?P<pid>\d{1,10})\s+(?P<cpu>\d{1,6}(?:\.\d{1,2})?)\s+(?P<mem>\d{1,3}(?:\.\d{1,2})?)"
+    r"\s+\d{1,20}\s+\d{1,20}\s+\S+\s+[A-Za-z<+]\S*\s+\S+\s+\d{1,9}:\d\d(?::\d\d)?\s+(?P<command>\S.*)$"
+)
+# ... and ps -ef (UID PID PPID C STIME TTY TIME CMD)
+_EF_ROW = re.compile(
+    r"^(?P<user>\S+)\s+(?P<pid>\d{1,10})\s+\d{1,10}\s+\d{1,4}\s+\S+\s+\S+\s+(?:\d{1,4}-)?\d\d:\d\d:\d\d"
+    r"\s+(?P<command>\S.*)$"
+)
 _LAST = {"COMMAND", "CMD", "ARGS", "COMM", "CMDLINE"}
 
 
@@ -79,6 +99,30 @@ def parse_ps(text: str) -> ProcessList:
                 psr=int(psr) if psr.isascii() and psr.isdigit() else None,
             )
         )
+    if header is None:
+        _headerless(text, out)
     if not out.processes:
         raise ParseError("no ps header (PID ...) with process rows found")
     return out
+
+
+def _headerless(text: str, out: ProcessList) -> None:
+    """Rows of ``ps aux`` / ``ps -ef`` whose header grep dropped (see the module docstring)."""
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _AUX_ROW.match(line) or _EF_ROW.match(line)
+        if m is None:
+            if out.processes and line[:1].isspace() and line.strip():
+                last = out.processes[-1]
+                last.command = f"{last.command} {line.strip()}"
+            continue
+        groups = m.groupdict()
+        out.processes.append(
+            ProcessInfo(
+                pid=int(groups["pid"]),
+                user=groups["user"],
+                cpu_pct=float(groups["cpu"]) if groups.get("cpu") else None,
+                mem_pct=float(groups["mem"]) if groups.get("mem") else None,
+                command=groups["command"].strip(),
+                line=idx,
+            )
+        )

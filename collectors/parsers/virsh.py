@@ -39,7 +39,14 @@ from collectors.facts import (
     VirshVersion,
 )
 from collectors.parsers import register
-from collectors.parsers.libvirt import _HOSTILE, line_of, lines_by_value, safe_fromstring, to_kib
+from collectors.parsers.libvirt import (
+    _HOSTILE,
+    MAX_RECOVERY_BYTES,
+    line_of,
+    lines_by_value,
+    safe_fromstring,
+    to_kib,
+)
 
 _VERSION_LINE = re.compile(
     r"^\s*(Compiled against library|Using library|Using API|Running hypervisor)\s*:\s*(\S+)\s+(\S+)\s*$"
@@ -123,6 +130,72 @@ def parse_virsh_list(text: str) -> VirshList:
     return out
 
 
+# ``virsh domstats``: "Domain: 'name'" then indented "group.field=value" lines
+_DOMSTATS_DOMAIN = re.compile(r"^Domain:\s+'([^'\n]{1,256})'\s*$")
+_DOMSTATS_FIELD = re.compile(r"^\s+([A-Za-z][\w.-]{0,200})=(.*)$")
+# virDomainState as virsh list prints it
+_DOMAIN_STATES = {
+    "0": "no state",
+    "1": "running",
+    "2": "idle",
+    "3": "paused",
+    "4": "in shutdown",
+    "5": "shut off",
+    "6": "crashed",
+    "7": "pmsuspended",
+}
+
+
+def _detect_domstats(head: str) -> bool:
+    return (
+        "Domain: '" in head and re.search(r"^Domain:\s+'[^'\n]+'\s*\n\s+\w+\.[\w.]+=", head, re.M) is not None
+    )
+
+
+@register(
+    "virsh_domstats",
+    commands=(r"^virsh\b.*\bdomstats\b",),
+    detect=_detect_domstats,
+    priority=10,
+)
+def parse_virsh_domstats(text: str) -> VirshList:
+    """The domains and their state from ``virsh domstats`` (``state.state``, a
+    virDomainState number); a stats line cut before its ``=`` is reported.
+
+    Sample input::
+
+        Domain: 'win11'
+          state.state=1
+          state.reason=1
+          vcpu.current=4
+          vcpu.maximum=4
+
+    >>> parse_virsh_domstats("Domain: 'win11'\\n  state.state=1\\n").running()[0].name
+    'win11'
+    """
+    out = VirshList()
+    current: VirshDomainState | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _DOMSTATS_DOMAIN.match(line)
+        if m:
+            current = VirshDomainState(id=None, name=m.group(1), state="no state")
+            out.domains.append(current)
+            out.lines[f"domains[{current.name}]"] = number
+            continue
+        if current is None or not line.strip():
+            continue
+        field_match = _DOMSTATS_FIELD.match(line)
+        if field_match is None:
+            out.errors.append(
+                ArtifactError("", f"stats line without '=' not read: {line.strip()[:80]!r}", number)
+            )
+        elif field_match.group(1) == "state.state":
+            current.state = _DOMAIN_STATES.get(field_match.group(2).strip(), "no state")
+    if not out.domains:
+        raise ParseError("no \"Domain: 'name'\" line: not virsh domstats output")
+    return out
+
+
 def _cell_entry(cell: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"cpus": [], "memory_kb": None, "distances": {}}
     mem = cell.find("memory")
@@ -143,11 +216,108 @@ def _cell_entry(cell: Any) -> dict[str, Any]:
     return entry
 
 
+# Elements only ``virsh capabilities`` prints (a domain's guest <cell> carries its
+# CPUs as a cpus= attribute, never <cpus num=> or <cpu id= socket_id=>): a paste
+# quoted from inside <topology> is recognised by them.
+_CAPS_FRAGMENT = re.compile(r"<cells\s+num=|<cpus\s+num=|<cpu\s+id=['\"]\d+['\"]\s+socket_id=")
+_CAPS_TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)\b[^<>]*?(/?)>")
+# the elements that enclose a NUMA cell, outermost first
+_CAPS_WRAPPERS = ("capabilities", "host", "topology", "cells", "cell")
+
+
+def _looks_like_capabilities(head: str) -> bool:
+    if "<capabilities>" in head:
+        return True
+    return "<domain" not in head and bool(_CAPS_FRAGMENT.search(head))
+
+
+def _balance_capabilities(text: str) -> tuple[str, int]:
+    """A fragment of ``virsh capabilities`` made a whole document, and the
+    1-based line where the fragment starts.
+
+    A closing tag whose element started before the paste (``</cell>`` of a cell
+    quoted from its middle) gets its opening tag at the start; elements left open
+    where the paste was cut are closed; a tag cut short at the end is dropped; the
+    result is wrapped in the elements that enclose a cell as far as it lacks them.
+    The opened cell carries no ``id``: :func:`_cell_id` infers it from the cell's
+    distances.
+    """
+    if len(text) > MAX_RECOVERY_BYTES:
+        raise ParseError(f"capabilities fragment of {len(text)} characters is too large to recover")
+    start = text.find("<")
+    end = text.rfind(">")
+    body = text[start : end + 1]
+    openers: list[str] = []  # elements closed in the fragment but opened before it
+    stack: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for m in _CAPS_TAG.finditer(body):
+        out.append(body[pos : m.start()].replace("<", "&lt;"))
+        pos = m.end()
+        closing, name, empty = m.group(1), m.group(2), m.group(3)
+        if closing:
+            if name in stack:
+                while stack and stack[-1] != name:
+                    out.append(f"</{stack.pop()}>")
+                stack.pop()
+            elif not stack:
+                openers.insert(0, name)
+            else:
+                continue  # closes nothing open: dropped
+        elif not empty:
+            stack.append(name)
+        out.append(m.group(0))
+    out.append(body[pos:].replace("<", "&lt;"))
+    out.extend(f"</{name}>" for name in reversed(stack))
+    doc = "".join(f"<{name}>" for name in openers) + "".join(out)
+    first = _CAPS_TAG.search(body)
+    outer = openers[0] if openers else (first.group(2) if first else "")
+    # loose children of a cell (<memory>, <distances>, <cpus>) get every wrapper
+    wrappers = _CAPS_WRAPPERS[: _CAPS_WRAPPERS.index(outer)] if outer in _CAPS_WRAPPERS else _CAPS_WRAPPERS
+    doc = "".join(f"<{w}>" for w in wrappers) + doc + "".join(f"</{w}>" for w in reversed(wrappers))
+    return doc, text.count("\n", 0, start) + 1
+
+
+def _cell_id(cell: Any) -> int | None:
+    """A cell's id; for a cell quoted without its opening tag, the sibling at the
+    local distance (the one smallest value of its row), else ``None``."""
+    if cell.get("id") is not None:
+        try:
+            return int(cell.get("id"))
+        except ValueError:
+            raise ParseError(f"bad cell id {cell.get('id')!r}") from None
+    values = {}
+    for sibling in cell.findall("distances/sibling"):
+        try:
+            values[int(sibling.get("id", ""))] = int(sibling.get("value", ""))
+        except ValueError:
+            return None
+    if not values:
+        return None
+    local = min(values.values())
+    own = [node for node, value in values.items() if value == local]
+    return own[0] if len(own) == 1 else None
+
+
+def _capabilities_root(text: str) -> tuple[Any, int | None]:
+    """The parsed ``<capabilities>`` document and, for a fragment quoted from
+    inside it, the line where the fragment starts (``None`` for a whole one)."""
+    start = text.find("<capabilities")
+    end = text.rfind("</capabilities>")
+    if start >= 0:
+        doc = text[start : end + len("</capabilities>")] if end > start else text[start:]
+        return safe_fromstring(doc), None
+    if not _CAPS_FRAGMENT.search(text):
+        raise ParseError("no <capabilities> element")
+    doc, fragment_line = _balance_capabilities(text)
+    return safe_fromstring(doc), fragment_line
+
+
 @register(
     "virsh_capabilities",
     commands=(r"^virsh\b.*\bcapabilities\b",),
     paths=(r"sos_commands/virsh/virsh_-r_capabilities$",),
-    detect=lambda head: "<capabilities>" in head,
+    detect=_looks_like_capabilities,
     priority=20,
 )
 def parse_virsh_capabilities(text: str) -> VirshCapabilities:
@@ -163,11 +333,7 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
     """
     if _HOSTILE.search(text):
         raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
-    start = text.find("<capabilities")
-    end = text.rfind("</capabilities>")
-    if start < 0:
-        raise ParseError("no <capabilities> element")
-    root = safe_fromstring(text[start : end + len("</capabilities>")] if end > start else text[start:])
+    root, fragment_line = _capabilities_root(text)
     if root.tag != "capabilities":
         raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
     host = root.find("host")
@@ -196,12 +362,18 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
     threads: set[tuple[str, str, str]] = set()
     cell_lines = lines_by_value(text, r"<cell\s+id=['\"](\d+)['\"]")
     for index, cell in enumerate(host.findall("topology/cells/cell")):
-        try:
-            cell_id = int(cell.get("id", index))
-        except ValueError:
-            raise ParseError(f"bad cell id {cell.get('id')!r}") from None
+        cell_id = _cell_id(cell) if fragment_line is not None else _whole_cell_id(cell, index)
+        if cell_id is None:
+            out.errors.append(
+                ArtifactError(
+                    "",
+                    "a cell quoted without its id (and no distances to tell it) is left out",
+                    fragment_line,
+                )
+            )
+            continue
         out.cells[cell_id] = _cell_entry(cell)
-        ln = cell_lines.get(str(cell_id))
+        ln = cell_lines.get(str(cell_id)) or fragment_line
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
         for c in cell.findall("cpus/cpu"):
@@ -218,7 +390,22 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
             }
     if out.cpu_arch is None and not out.cells and out.iommu is None:
         raise ParseError("<capabilities> has no host CPU, NUMA cells or IOMMU information")
+    if fragment_line is not None:
+        out.errors.append(
+            ArtifactError(
+                "",
+                f"a part of the output quoted from inside <capabilities> (cells {sorted(out.cells)} read)",
+                fragment_line,
+            )
+        )
     return out
+
+
+def _whole_cell_id(cell: Any, index: int) -> int:
+    try:
+        return int(cell.get("id", index))
+    except ValueError:
+        raise ParseError(f"bad cell id {cell.get('id')!r}") from None
 
 
 # ------------------------------------------------------- live domain placement

@@ -15,7 +15,7 @@ import pytest
 from collectors.archive import load_host, load_host_bytes, load_snapshot
 from collectors.facts import to_dict
 from collectors.limits import Limits
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, ROOT
 
 NUMACTL = (
     "available: 2 nodes (0-1)\n"
@@ -348,3 +348,12 @@ def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_pa
     domain = host.domains[0]
     cited = evidence(host, "domains[0].vcpus", 32, domain, line=14)
     assert cited.artifact == domain.source.artifact and "virsh dumpxml" in cited.artifact
+
+
+def test_a_command_that_failed_is_reported_as_such():
+    # glances issue 1531 (tests/evaluation/98-*): virsh cpu-stats fails on cgroup v2
+    host = load_host(ROOT / "tests/evaluation/98-glances-starship-virsh-several/comment.txt")
+    failed = [e for e in host.errors if "the command failed" in e.message]
+    assert [(e.artifact, e.line) for e in failed] == [("transcript:virsh cpu-stats win11", 10)]
+    assert "Failed to retrieve CPU statistics for domain 'win11'" in failed[0].message
+    assert [d.name for d in host.virsh_list.running()] == ["win11"]

@@ -3,11 +3,19 @@ content detection without prompts, and prose that must not become a block."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from collectors.transcript import kind_for_command, line_class, match_prompt, split_transcript
+from collectors.transcript import (
+    command_failure,
+    kind_for_command,
+    line_class,
+    match_prompt,
+    split_transcript,
+)
+from tests.conftest import ROOT
 
 NUMACTL = """available: 2 nodes (0-1)
 node 0 cpus: 0 2 4 6 8 10
@@ -42,6 +50,18 @@ def only(blocks, kind=None):
         ("MariaDB [infoplus-v2]> select 1;", ("sql", "select 1;", None)),
         ("obclient> show parameters;", ("sql", "show parameters;", None)),
         ("obclient [oceanbase]> select 1;", ("sql", "select 1;", None)),
+        # a virtualenv before the prompt (python-kvm issue 2, tests/evaluation/84-*)
+        ("(env)[root@host conductor]# virsh nodeinfo", ("shell", "virsh nodeinfo", "host")),
+        ("(base) admin@db-01:~$ numactl -H", ("shell", "numactl -H", "db-01")),
+        # oh-my-zsh (cockpit-machines issue 49, tests/evaluation/85-*) and starship
+        # (glances issue 1531, tests/evaluation/86-*)
+        ("➜  ~ virsh domstats", ("shell", "virsh domstats", None)),
+        ("➜  libvirt git:(main) ✗ virsh capabilities", ("shell", "virsh capabilities", None)),
+        ("❯ virsh domstats win11", ("shell", "virsh domstats win11", None)),
+        # a shell without PS1 (oc debug node: performance-addon-operators issue 279,
+        # tests/evaluation/97-*)
+        ("sh-4.4# cat /proc/meminfo  | grep -i huge", ("shell", "cat /proc/meminfo  | grep -i huge", None)),
+        ("bash-5.1$ numactl -H", ("shell", "numactl -H", None)),
     ],
 )
 def test_prompt_styles(line, expected):
@@ -58,6 +78,10 @@ def test_prompt_styles(line, expected):
         "Model name: Intel(R) Xeon(R)",
         "node 0 size: 32722 MB",
         "<cputune>",
+        "(see above) the guest is slow",
+        "(1) (2) [root@host ~]# lscpu",
+        "❯❯ nested",
+        "sh-4.4 is the shell version",
     ],
 )
 def test_not_prompts(line):
@@ -298,3 +322,38 @@ def test_prose_paragraph_still_ends_a_known_commands_output():
     )
     (block,) = [b for b in split_transcript(text) if not b.prose]
     assert block.kind == "numactl_hardware" and block.text.rstrip().endswith("0:  10")
+
+
+def test_section_headings_of_grouped_lscpu_do_not_end_the_output():
+    # dev.to "Proxmox cpu affinity for VMs" (tests/evaluation/96-*): lscpu's
+    # "Caches (sum of all):" and "NUMA:" headings over indented fields
+    text = (ROOT / "tests/evaluation/96-devto-proxmox-epyc-lscpu-numa-cut/page.txt").read_text(
+        encoding="utf-8"
+    )
+    (block,) = [b for b in split_transcript(text) if b.kind == "lscpu"]
+    assert block.command == "lscpu"
+    assert "NUMA:\n  NUMA node(s):          4" in block.text
+    assert "  NUMA node3 CPU(s):     24-31,56-63" in block.text
+
+
+def test_a_colon_line_over_prose_still_ends_the_output():
+    text = "[root@h ~]# uname -r\n5.14.0\nThe result:\nthe kernel is recent enough for us.\n"
+    (block,) = split_transcript(text)
+    assert block.text == "5.14.0"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "numastat-no-such-tool -m",  # bash: line 1: ...: command not found
+        "ls /no/such/dir/for/casebook",  # ls: cannot access ...: No such file or directory
+    ],
+)
+def test_failed_commands_on_this_machine(script):
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode != 0
+    assert command_failure(proc.stderr) == proc.stderr.strip().splitlines()[0]
+
+
+def test_output_with_an_error_line_among_data_is_no_failure():
+    assert command_failure("error: one node offline\nnode 0 cpus: 0 1\n") is None

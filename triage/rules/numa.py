@@ -533,6 +533,7 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         numa = host.numa
         if not numa or not numa.distances:
+            yield from _high_capabilities_distance(host)
             continue
         worst = None
         for i, row in enumerate(numa.distances):
@@ -554,6 +555,30 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
                 numa_evidence(host, f"numa.distances[{a}][{b}]", remote, "NumactlHardware", "distances")
             ],
         )
+
+
+def _high_capabilities_distance(host: HostFacts) -> Iterator[Finding]:
+    """numa.high_remote_distance from ``virsh capabilities`` cells (each with its
+    row of distances) when the host has no numactl -H distance table."""
+    caps = host.capabilities
+    worst = None
+    for node, cell in (caps.cells if caps else {}).items():
+        row = cell.get("distances") or {}
+        local = row.get(node)
+        if not local:
+            continue
+        for other, remote in row.items():
+            if other != node and (worst is None or remote / local > worst[0]):
+                worst = (remote / local, node, other, local, remote)
+    if caps is None or worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
+        return
+    ratio, a, b, local, remote = worst
+    yield finding(
+        "numa.high_remote_distance",
+        host,
+        values={"remote": remote, "local": local, "from_node": a, "to_node": b, "ratio": ratio},
+        evidence=[evidence(host, f"capabilities.cells[{a}].distances[{b}]", remote, caps, f"cells[{a}]")],
+    )
 
 
 # numa.memoryless_node

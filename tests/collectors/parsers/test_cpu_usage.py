@@ -13,7 +13,7 @@ import pytest
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command
 from collectors.parsers.cpu_usage import parse_mpstat, parse_sar_cpu, parse_top
-from tests.conftest import service_unavailable
+from tests.conftest import ROOT, service_unavailable
 
 
 def _require(tool: str, package: str) -> None:
@@ -243,3 +243,37 @@ def test_mpstat_per_cpu_soft_reaches_si_this_machine():
     host = paste(("mpstat -P ALL 1 1", out))
     assert len(host.cpu_usage.per_cpu) == os.cpu_count()
     assert all(u.si is not None for u in host.cpu_usage.per_cpu)
+
+
+# kubevirt issue 5999 (tests/evaluation/88-*/SOURCE.md): top and top -Hp of a
+# guest's QEMU, the task tables alone (no summary lines, no prompt), the last
+# thread row cut by the stored copy
+KUBEVIRT_TOP = (ROOT / "tests/evaluation/88-kubevirt-top-qemu-tcg-threads-cut/issue.txt").read_text(
+    encoding="utf-8"
+)
+
+
+def test_top_task_table_without_summary_is_top():
+    table = KUBEVIRT_TOP.split("```")[1]
+    assert detect(table).kind == "top"
+    usage = parse_top(table)
+    (qemu,) = usage.processes
+    assert (qemu.pid, qemu.user, qemu.cpu_pct, qemu.command) == (49443, "qemu", 312.9, "qemu-kvm")
+
+
+def test_top_thread_rows_keep_names_with_spaces_and_a_cut_row_is_reported():
+    table = KUBEVIRT_TOP.split("```")[3]
+    usage = parse_top(table)
+    assert [(p.pid, p.cpu_pct, p.command) for p in usage.processes] == [
+        (49451, 99.3, "CPU 3/TCG"),
+        (49452, 99.3, "CPU 4/TCG"),
+    ]
+    assert [e.message for e in usage.errors] == ["top: process row 49449 cut: '49449 qemu      20'"]
+
+
+def test_solaris_mpstat_is_reported_as_such_not_read():
+    # illumos-kvm-cmd issue 8 (tests/evaluation/92-*/SOURCE.md): an OpenIndiana KVM host
+    text = (ROOT / "tests/evaluation/92-illumos-kvm-mpstat-solaris/issue.txt").read_text(encoding="utf-8")
+    table = text.split("# mpstat 1 3\n", 1)[1]
+    with pytest.raises(ParseError, match="illumos/Solaris mpstat"):
+        parse_mpstat(table)

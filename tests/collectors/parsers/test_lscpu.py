@@ -298,3 +298,16 @@ def test_map_of_another_machine_is_not_merged(corpus):
     host = paste(("lscpu", run("lscpu", package="util-linux")), ("lscpu -p", epyc))
     assert host.cpu.cpus == parse_lscpu(run("lscpu")).cpus
     assert len(host.cpu.numa_node_cpus) != 8
+
+
+def test_key_cut_before_its_colon_is_reported_not_glued_to_the_value_above():
+    # python-kvm issue 2 (tests/evaluation/84-*): the stored copy ends inside "CPU MHz:"
+    text = (
+        "Model name:            Intel(R) Xeon(R) CPU           L5520  @ 2.27GHz\n"
+        "Stepping:              5\n"
+        "CPU M\n"
+    )
+    topo = parse_lscpu("Architecture:          x86_64\nSocket(s):             2\n" + text)
+    assert topo.model_name == "Intel(R) Xeon(R) CPU           L5520  @ 2.27GHz"
+    assert "CPU M" not in str(topo.extra)
+    assert [(e.line, e.message) for e in topo.errors] == [(5, "lscpu: line without ':' not read: 'CPU M'")]

@@ -93,3 +93,19 @@ def test_other_key_value_output_is_not_meminfo():
     )
     with pytest.raises(ParseError):
         parse_meminfo("Foo: 12 kB\nBar: 3\n")
+
+
+def test_key_cut_at_the_end_of_a_paste_is_reported():
+    # performance-addon-operators issue 279 (tests/evaluation/97-*): the stored copy
+    # ends inside "Hugepagesize:"
+    text = (
+        "HugePages_Total:       8\nHugePages_Free:        8\n"
+        "HugePages_Rsvd:        0\nHugePages_Surp:        0\nHugepage\n"
+    )
+    info = parse_meminfo(text)
+    assert info.values["HugePages_Total"] == 8 and "Hugepagesize" not in info.values
+    assert [(e.line, e.message) for e in info.errors] == [(5, "meminfo: last line cut: 'Hugepage'")]
+
+
+def test_a_last_word_that_is_no_meminfo_key_is_not_reported():
+    assert not parse_meminfo("MemTotal:  1024 kB\nDone\n").errors

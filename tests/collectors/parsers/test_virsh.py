@@ -9,8 +9,13 @@ import pytest
 
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command
-from collectors.parsers.virsh import parse_virsh_capabilities, parse_virsh_list, parse_virsh_version
-from tests.conftest import FIXTURES, IN_CI, SEEDS, service_unavailable
+from collectors.parsers.virsh import (
+    parse_virsh_capabilities,
+    parse_virsh_domstats,
+    parse_virsh_list,
+    parse_virsh_version,
+)
+from tests.conftest import FIXTURES, IN_CI, ROOT, SEEDS, service_unavailable
 
 
 def virsh_test_driver(*args: str) -> str:
@@ -114,6 +119,68 @@ def test_capabilities_distances_and_given_topology():
     assert caps.iommu is True
     assert caps.cells[0]["distances"] == {0: 10, 1: 21}
     assert caps.cells[1]["memory_kb"] == 1024
+
+
+# cockpit-machines issue 49 (comment by HLFH) and glances issue 1531 (comment by
+# nicolargo): virsh domstats after zsh / starship prompts (tests/evaluation/85-*, 86-*)
+DOMSTATS_COCKPIT = (ROOT / "tests/evaluation/85-cockpit-virsh-domstats-zsh-cut/comment.txt").read_text()
+DOMSTATS_GLANCES = (ROOT / "tests/evaluation/86-glances-virsh-domstats-win11-cut/comment.txt").read_text()
+
+
+def test_domstats_domains_and_state():
+    body = DOMSTATS_COCKPIT.split("\n", 2)[2]  # after the fence and the prompt
+    assert detect(body).kind == "virsh_domstats"
+    assert for_command("virsh domstats").kind == "virsh_domstats"
+    stats = parse_virsh_domstats(body)
+    assert [(d.name, d.state) for d in stats.domains] == [("windows-server-2022", "running")]
+    assert stats.lines["domains[windows-server-2022]"] == 1
+    assert not stats.errors
+
+
+def test_domstats_line_cut_before_its_value_is_reported():
+    stats = parse_virsh_domstats(DOMSTATS_GLANCES.split("\n", 2)[2])
+    assert stats.running()[0].name == "win11"
+    assert [(e.line, e.message) for e in stats.errors] == [
+        (45, "stats line without '=' not read: 'vcpu.0.io_exits.sum'")
+    ]
+
+
+def test_domstats_several_domains_live():
+    out = virsh_test_driver("domstats")
+    stats = parse_virsh_domstats(out)
+    assert [d.name for d in stats.running()] == ["test"]
+
+
+# virt-manager issue 86, comment by crab2313 (tests/evaluation/91-*/SOURCE.md):
+# virsh capabilities of an 8-node arm64 host quoted from inside cell 3 and cut
+# inside cell 4's third <pages> element.
+CAPS_FRAGMENT = (ROOT / "tests/evaluation/91-virt-manager-capabilities-8node-cut/comment.txt").read_text()
+
+
+def test_capabilities_fragment_is_recognised_and_not_taken_for_a_domain():
+    assert detect(CAPS_FRAGMENT).kind == "virsh_capabilities"
+
+
+def test_capabilities_fragment_cells_read_and_cut_reported():
+    caps = parse_virsh_capabilities(CAPS_FRAGMENT)
+    # cell 3's opening tag is not in the paste: its id is the sibling at distance 10
+    assert sorted(caps.cells) == [3, 4]
+    assert caps.cells[3]["memory_kb"] == 33519936
+    assert caps.cells[3]["cpus"] == list(range(24, 32))
+    assert caps.cells[3]["distances"] == {0: 30, 1: 20, 2: 20, 3: 10, 4: 40, 5: 30, 6: 30, 7: 20}
+    assert caps.cells[4] == {"cpus": [], "memory_kb": 33519872, "distances": {}}
+    assert caps.lines["cells[3]"] == 2 and caps.lines["cells[4]"] == 27
+    assert [e.line for e in caps.errors] == [2]
+    assert "part of the output" in caps.errors[0].message
+
+
+def test_capabilities_fragment_cell_without_id_or_distances_is_left_out():
+    caps = parse_virsh_capabilities(
+        "<memory unit='KiB'>1024</memory><cpus num='1'><cpu id='0' socket_id='0' core_id='0'/></cpus>"
+        "</cell><cell id='1'><memory unit='KiB'>2048</memory>"
+    )
+    assert sorted(caps.cells) == [1]
+    assert "without its id" in caps.errors[0].message
 
 
 @pytest.mark.parametrize(

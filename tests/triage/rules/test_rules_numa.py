@@ -3,6 +3,8 @@ where a test needs one fact flipped)."""
 
 from __future__ import annotations
 
+from tests.conftest import ROOT
+
 ZSTACK = "zstack-mariadb-v2v"
 KUNPENG = "kunpeng-stream-zone-reclaim"
 OPENSTACK = "openstack-kvm-crm-cpu"
@@ -155,6 +157,16 @@ def test_high_remote_distance_fires_on_kunpeng_32_vs_10(analyze_texts, seed_text
     finding = next(f for f in result.findings if f.rule == "numa.high_remote_distance")
     assert finding.severity == "info"
     assert finding.evidence[0].value == 32
+
+
+def test_high_remote_distance_from_a_cut_virsh_capabilities_fragment(analyze_texts):
+    # virt-manager issue 86 (tests/evaluation/91-*): cells 3 and 4 of an 8-node
+    # arm64 host, no numactl -H; cell 3's row runs 10 (itself) to 40 (node 4)
+    text = (ROOT / "tests/evaluation/91-virt-manager-capabilities-8node-cut/comment.txt").read_text()
+    finding = next(f for f in analyze_texts(text).findings if f.rule == "numa.high_remote_distance")
+    assert (finding.values["from_node"], finding.values["to_node"], finding.values["ratio"]) == (3, 4, 4.0)
+    assert finding.evidence[0].fact == "capabilities.cells[3].distances[4]"
+    assert finding.evidence[0].line == 2
 
 
 def test_high_remote_distance_quiet_on_two_socket_intel_21(analyze_texts, seed_text):
