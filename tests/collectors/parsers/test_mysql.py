@@ -599,3 +599,73 @@ def test_an_empty_value_in_a_complete_row_is_a_value():
     )
     facts = parse_mysql_variables(text)
     assert facts.variables["innodb_ft_aux_table"] == "" and facts.errors == []
+
+
+# DataDog/dd-agent#1471 (evaluation snapshot 111): SHOW GLOBAL STATUS in the MariaDB
+# client, the first rows of the stored excerpt. The table has SHOW VARIABLES' header.
+DATADOG_STATUS = """+-----------------------------------------+-------------+
+| Variable_name                           | Value       |
++-----------------------------------------+-------------+
+| Innodb_available_undo_logs              | 128         |
+| Innodb_background_log_sync              | 245         |
+| Innodb_buffer_pool_bytes_data           | 2523136     |
+| Innodb_buffer_pool_dump_status          | not started |
+| Innodb_buffer_pool_pages_total          | 16383       |
++-----------------------------------------+-------------+
+"""
+
+# bitnami/bitnami-docker-mariadb#205 (evaluation snapshot 104): SHOW GLOBAL STATUS
+# rows, tab-separated and without a header, the first rows of the stored excerpt
+BITNAMI_STATUS_TSV = (
+    "Innodb_buffer_pool_dump_status\t\n"
+    "Innodb_buffer_pool_load_status\tBuffer pool(s) load completed at 191119 20:20:57\n"
+    "Innodb_buffer_pool_resize_status\tCompleted resizing buffer pool at 200101  7:28:30.\n"
+    "Innodb_buffer_pool_load_incomplete\tOFF\n"
+    "Innodb_buffer_pool_pages_data\t2611438\n"
+    "Innodb_buffer_pool_bytes_data\t42785800192\n"
+    "Innodb_buffer_pool_pages_dirty\t0\n"
+    "Innodb_buffer_pool_bytes_dirty\t0\n"
+    "Innodb_buffer_pool_pages_flushed\t16451218\n"
+    "Innodb_buffer_pool_pages_free\t8192\n"
+    "Innodb_buffer_pool_pages_misc\t1810\n"
+    "Innodb_buffer_pool_pages_total\t2621440\n"
+    "Innodb_page_size\t16384\n"
+)
+
+
+def test_status_counters_are_status_not_variables():
+    facts = parse_mysql_variables(DATADOG_STATUS)
+    assert facts.variables == {}
+    assert facts.status["innodb_buffer_pool_pages_total"] == "16383"
+    assert facts.status["innodb_buffer_pool_dump_status"] == "not started"
+    assert facts.lines["status.innodb_available_undo_logs"] == 4
+
+
+def test_headerless_tab_separated_status_is_recognised_and_read():
+    spec = detect(BITNAMI_STATUS_TSV)
+    assert spec is not None and spec.kind == "mysql_variables"
+    facts = parse_mysql_variables(BITNAMI_STATUS_TSV)
+    assert facts.variables == {} and facts.errors == []
+    assert facts.status["innodb_buffer_pool_pages_total"] == "2621440"
+    assert facts.status["innodb_buffer_pool_dump_status"] == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "SHOW /*!50002 GLOBAL */ STATUS like 'Innodb%';",
+        "show global status;",
+        "SHOW /*!50000 GLOBAL */ VARIABLES",
+    ],
+)
+def test_show_status_and_commented_show_variables_are_recognised(command):
+    spec = for_command(command)
+    assert spec is not None and spec.kind == "mysql_variables"
+
+
+@pytest.mark.parametrize(
+    "command", ["SHOW ENGINE INNODB STATUS\\G", "show slave status;", "SHOW MASTER STATUS"]
+)
+def test_other_status_statements_are_not_variables(command):
+    spec = for_command(command)
+    assert spec is None or spec.kind != "mysql_variables"
