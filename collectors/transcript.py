@@ -340,6 +340,8 @@ _IDENTIFIER = re.compile(
 
 # A line holding one of these is data whatever else it holds: a tab, a gap of
 # 3+ spaces, table or markup characters, a [bracketed-word]
+# a Markdown image or link on a line of its own ("![image](https://...png)")
+_MD_LINK_LINE = re.compile(r"!?\[[^\]\n]{0,200}\]\([^)\s]{1,2000}\)")
 _DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -477,6 +479,8 @@ def line_class(line: str) -> str:
         return "blank"
     if len(s) > LONG_LINE:
         return "data"
+    if _MD_LINK_LINE.fullmatch(s):
+        return "prose"
     if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
         # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the

@@ -78,6 +78,11 @@ def test_not_prompts(line):
         ("Deploy a single ODP. The NIC bandwidth is 2000 Mbit/s.", "prose"),
         ("可以看到消耗的时间主要在设置 NUMA 策略这步:", "prose"),
         ("架构： x86_64", "data"),
+        # netdata/netdata#3461: a screenshot between the paste and the question
+        (
+            "![image](https://user-images.githubusercontent.com/615675/36591428-4a06bef2-1892-11e8-85c7-c908c3bcf05c.png)",
+            "prose",
+        ),
     ],
 )
 def test_line_classes(line, cls):
