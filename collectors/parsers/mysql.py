@@ -466,9 +466,34 @@ def _option_value(raw: str | None) -> str:
     return value
 
 
+# options only a MySQL/MariaDB server reads (postgresql.conf and php.ini share
+# max_connections, sysctl.conf names hold dots)
+_SERVER_ONLY_OPTION = re.compile(
+    r"^[ \t]*(?:loose[-_])?(?:innodb[-_]\w+|key[-_]buffer[-_]size|thread[-_]cache[-_]size|"
+    r"query[-_]cache[-_]\w+|max[-_]allowed[-_]packet|table[-_]open[-_]cache|table[-_]definition[-_]cache|"
+    r"skip[-_]name[-_]resolve|large[-_]pages|myisam[-_]\w+|binlog[-_]\w+|log[-_]bin|server[-_]id|"
+    r"max[-_]heap[-_]table[-_]size|join[-_]buffer[-_]size|sort[-_]buffer[-_]size|read[-_]rnd[-_]buffer[-_]size)"
+    r"[ \t]*(?:=|$)",
+    re.M,
+)
+_OPTION_LINE = re.compile(r"^[ \t]*[A-Za-z][\w-]*[ \t]*(?:=[^\n]*)?$", re.M)
+
+
+def _config_fragment_looking(text: str) -> bool:
+    """Option lines pasted without their ``[mysqld]`` line: no group at all, at
+    least three ``name = value`` lines, two of them options only the server has."""
+    if re.search(r"^[ \t]*\[[^\]\n]+\][ \t]*$", text, re.M):
+        return False
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
+    options = [line for line in lines if _OPTION_LINE.match(line)]
+    if len(options) < 3 or len(options) * 4 < len(lines) * 3 or sum("=" in line for line in options) < 3:
+        return False
+    return len(_SERVER_ONLY_OPTION.findall("\n".join(options))) >= 2
+
+
 def _config_groups_looking(head: str) -> bool:
     if "[" not in head:
-        return False
+        return _config_fragment_looking(head)
     groups = re.findall(r"^[ \t]*\[[ \t]*([\w.-]+)[ \t]*\][ \t]*$", head, re.M)
     return any(_SERVER_GROUP.match(g) or g.lower() in ("client", "client-server", "mysql") for g in groups)
 
@@ -509,7 +534,9 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     ``variables`` and stays as written in ``config``; the last setting of a name
     wins; ``!include``/``!includedir`` are not followed. Every variable's source
     is ``config``: a live ``SHOW VARIABLES`` value replaces it when both are read.
-    A file with no server group yields no facts.
+    A file with no server group yields no facts; option lines pasted without
+    any group line are the server's when two of them are options only the server
+    has (``innodb_buffer_pool_size = 48G``, ``thread_cache_size = 128``).
 
     >>> f = parse_mysql_config("[mysqld]\\ninnodb-buffer-pool-size = 8G\\nlarge-pages\\n")
     >>> (f.variables, f.config["innodb_buffer_pool_size"])
@@ -517,7 +544,8 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     """
     facts = DatabaseFacts()
     skipped = _Skipped("NAME = VALUE")
-    group: str | None = None
+    # server options pasted without their group line ("the InnoDB section of my.cnf")
+    group: str | None = "mysqld" if _config_fragment_looking(text) else None
     printed = False  # my_print_defaults / --print-defaults: "--name=value" options
     seen_group = False
     for number, raw in enumerate(text.splitlines(), 1):
@@ -553,7 +581,7 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
             facts.variable_sources[name] = "config"
             facts.lines[name] = number
     if not facts.variables:
-        if not seen_group and not printed:
+        if not seen_group and not printed and group is None:
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()

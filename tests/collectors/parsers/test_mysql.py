@@ -12,6 +12,7 @@ import pytest
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.mysql import (
+    parse_mysql_config,
     parse_mysql_error_log,
     parse_mysql_variables,
     parse_mysql_version,
@@ -669,3 +670,37 @@ def test_show_status_and_commented_show_variables_are_recognised(command):
 def test_other_status_statements_are_not_variables(command):
     spec = for_command(command)
     assert spec is None or spec.kind != "mysql_variables"
+
+
+# major/MySQLTuner-perl#520 (evaluation snapshot 115): "The innoDB section of my.cnf",
+# pasted without its [mysqld] line
+MYCNF_FRAGMENT = """innodb_log_file_size    = 12G
+innodb_buffer_pool_size = 48G
+innodb_log_buffer_size  = 8M
+innodb_file_per_table   = 1
+innodb_open_files       = 400
+innodb_io_capacity      = 400
+innodb_flush_method     = O_DIRECT
+"""
+
+
+def test_server_options_without_their_group_line_are_the_servers():
+    spec = detect(MYCNF_FRAGMENT)
+    assert spec is not None and spec.kind == "mysql_config"
+    facts = parse_mysql_config(MYCNF_FRAGMENT)
+    assert facts.variables["innodb_buffer_pool_size"] == str(48 * 1024**3)
+    assert facts.config["innodb_buffer_pool_size"] == "48G"
+    assert facts.variable_sources["innodb_buffer_pool_size"] == "config"
+    assert facts.lines["innodb_buffer_pool_size"] == 2
+
+
+def test_other_key_value_files_are_not_server_options():
+    # /usr/share/postgresql/15/postgresql.conf.sample (Debian 12), its settings uncommented
+    postgres = "max_connections = 100\nshared_buffers = 128MB\nwork_mem = 4MB\nmaintenance_work_mem = 64MB\n"
+    # sysctl.conf names hold dots
+    sysctl = "vm.swappiness = 1\nvm.zone_reclaim_mode = 0\nkernel.numa_balancing = 0\n"
+    for text in (postgres, sysctl):
+        spec = detect(text)
+        assert spec is None or spec.kind != "mysql_config", text
+        with pytest.raises(ParseError):
+            parse_mysql_config(text)
