@@ -480,13 +480,14 @@ _OPTION_LINE = re.compile(r"^[ \t]*[A-Za-z][\w-]*[ \t]*(?:=[^\n]*)?$", re.M)
 
 
 def _config_fragment_looking(text: str) -> bool:
-    """Option lines pasted without their ``[mysqld]`` line: no group at all, at
-    least three ``name = value`` lines, two of them options only the server has."""
+    """Option lines pasted without their ``[mysqld]`` line: no group at all, only
+    option lines (a sentence among them is prose quoting advice), at least three
+    ``name = value`` lines, two of them options only the server has."""
     if re.search(r"^[ \t]*\[[^\]\n]+\][ \t]*$", text, re.M):
         return False
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
     options = [line for line in lines if _OPTION_LINE.match(line)]
-    if len(options) < 3 or len(options) * 4 < len(lines) * 3 or sum("=" in line for line in options) < 3:
+    if len(options) < 3 or len(options) < len(lines) or sum("=" in line for line in options) < 3:
         return False
     return len(_SERVER_ONLY_OPTION.findall("\n".join(options))) >= 2
 
