@@ -212,6 +212,10 @@ _BRACKET_PROMPT = re.compile(
 _USER_HOST_PROMPT = re.compile(
     r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+):(?P<path>[^\s#$]*)\s?[#$%]\s?(?P<cmd>.*)$"
 )
+# Gentoo's and bash's default "\u@\h \W \$": "user@host ~ $ cmd", "root@host /etc # cmd"
+_USER_HOST_DIR_PROMPT = re.compile(
+    r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)[ \t]+(?P<path>~[^\s#$]*|/[^\s#$]*)[ \t]+[#$][ \t]?(?P<cmd>.*)$"
+)
 # SUSE "host:~ # cmd"; the path class admits OCR damage such as `od01crmapp05:" # Iscpu`
 # (a URL "https://host/path#anchor ..." is prose, not "host:path # cmd")
 _HOST_PATH_PROMPT = re.compile(
@@ -225,8 +229,8 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
-    r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
+    r"[\[$#]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
@@ -457,7 +461,7 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     m = _SQL_PROMPT.match(line)
     if m:
         return "sql", m.group("cmd").strip(), None
-    m = _USER_HOST_PROMPT.match(line)
+    m = _USER_HOST_PROMPT.match(line) or _USER_HOST_DIR_PROMPT.match(line)
     if m:
         return "shell", m.group("cmd").strip(), m.group("host")
     m = _HOST_PATH_PROMPT.match(line)

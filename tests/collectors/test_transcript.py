@@ -32,6 +32,9 @@ def only(blocks, kind=None):
         ("admin@db-01:~$ numactl --hardware", ("shell", "numactl --hardware", "db-01")),
         ("root@db-01:/etc# sysctl -a", ("shell", "sysctl -a", "db-01")),
         ("suse-01:~ # numastat", ("shell", "numastat", "suse-01")),
+        # Dasharo/dasharo-issues#215 (evaluation snapshot 117): Gentoo's default prompt
+        ("hacc@Hacc-PC ~ $ numactl --hardware", ("shell", "numactl --hardware", "Hacc-PC")),
+        ("root@db-01 /etc # sysctl -a", ("shell", "sysctl -a", "db-01")),
         ('od01crmapp05:" # Iscpu', ("shell", "Iscpu", "od01crmapp05")),
         ("$ lscpu", ("shell", "lscpu", None)),
         ("$lscpu", ("shell", "lscpu", None)),
@@ -58,6 +61,7 @@ def test_prompt_styles(line, expected):
         "Model name: Intel(R) Xeon(R)",
         "node 0 size: 32722 MB",
         "<cputune>",
+        "Contact admin@example.com ~ $5 a month",
     ],
 )
 def test_not_prompts(line):
