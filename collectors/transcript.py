@@ -238,6 +238,9 @@ _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 _PROMPT_LEAD_NEXT = re.compile(r"\n(?:[\[$#]|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)")
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
+# a line of YAML front matter: "title: ...", "tags:", "    - NUMA", or blank
+_FRONT_MATTER_LINE = re.compile(r"^(?:[A-Za-z_][\w-]{0,40}:(?:[ \t].*)?|[ \t]*-[ \t].*|[ \t]*)$")
+FRONT_MATTER_MAX_LINES = 60
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -666,7 +669,7 @@ class _Splitter:
     def run(self) -> list[Block]:
         n = len(self.lines)
         fences = self._fence_lines()
-        i = region_start = 0
+        i = region_start = self._front_matter()
         k = 0
         while k < len(fences) and not self.truncated:
             i = fences[k]
@@ -691,6 +694,22 @@ class _Splitter:
         else:
             self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def _front_matter(self) -> int:
+        """A blog post's YAML front matter (``---``, ``title: ...``, ``tags:``,
+        ``    - NUMA``, ``---``) at the top is prose; the index after it, or 0."""
+        lines = self.lines
+        if not lines or lines[0].strip() != "---":
+            return 0
+        for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
+            if lines[end].strip() == "---":
+                if end > 1:
+                    self.mark(0, end + 1, PROSE)
+                    return end + 1
+                return 0
+            if not _FRONT_MATTER_LINE.match(lines[end]):
+                return 0
+        return 0
 
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
