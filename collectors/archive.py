@@ -47,7 +47,7 @@ from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
-from collectors.normalise import normalise
+from collectors.normalise import UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
     PROSE,
@@ -572,7 +572,9 @@ class _Loader:
         kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
         # One artifact (a domain XML, an error log): parsed whole, so a parser
         # sees all of it; several pasted one after the other: block by block.
-        if kind and not transcript_like and len(kinds - {kind}) == 0:
+        # Output lines that Markdown bold wrapped are only clean in the split.
+        whole = not transcript_like and len(kinds - {kind}) == 0 and UNBOLDED not in split.notes
+        if kind and whole:
             results, err = run_parser(kind, text, artifact=name)
             if err is None:
                 for result in results:

@@ -637,6 +637,11 @@ class HostAssembler:
                     db.lines[key] = r.lines[key]
         for key, value in r.config.items():
             db.config.setdefault(key, value)
+        for key, value in r.status.items():
+            if key not in db.status:
+                db.status[key] = value
+                if f"status.{key}" in r.lines:
+                    db.lines[f"status.{key}"] = r.lines[f"status.{key}"]
         db.events.extend(r.events)
         for level, count in r.log_counts.items():
             db.log_counts[level] = db.log_counts.get(level, 0) + count

@@ -729,6 +729,9 @@ class DatabaseFacts(Parsed):
     # settings of the server's option-file sections as written (names normalised:
     # lower case, "_" for "-", no "loose-"); ``variables`` holds sizes in bytes
     config: dict[str, str] = field(default_factory=dict)
+    # SHOW GLOBAL STATUS counters (lower-case names: "innodb_buffer_pool_pages_total");
+    # never variables, so they say nothing about which variables the server has
+    status: dict[str, str] = field(default_factory=dict)
     events: list[DbEvent] = field(default_factory=list)
     log_counts: dict[str, int] = field(default_factory=dict)  # "Warning"/"Note"/"ERROR" -> count
 

@@ -10,6 +10,7 @@ mangles them its own way::
     {code:bash} ... {code}                 Jira; ``` and ~~~ fences (Markdown) are kept
     db_1         | 2016-12-29T15:17:43Z    docker compose logs' "<service> | " prefixes
     <pre><code>available: 2 nodes ...      HTML <pre>/<code>/<br>, &lt; &gt; &amp; &#39;
+    **HugePages_Total:   53342         Markdown bold around unfenced output lines
     node 0 cpus: 0 2 4 ... 46              a CPU list or a Flags: line wrapped at a
     48 50 52 ...                           fixed width (joined back when unambiguous)
 
@@ -25,14 +26,17 @@ million quote markers, an escape sequence that never ends) stay linear.
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["Normalised", "line_indexes", "lines_holding", "normalise"]
+__all__ = ["UNBOLDED", "Normalised", "line_indexes", "lines_holding", "normalise"]
 
 FENCE = "```"
+# the note normalise() leaves when it took Markdown bold markers off output lines
+UNBOLDED = "Markdown bold markers removed"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
@@ -85,6 +89,11 @@ _STAMP_LINE = re.compile(r"\n" + _STAMP.pattern, re.M)
 _COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]{0,63}[ \t]+\|[ \t]?")
 _COMPOSE_NEXT = re.compile(r"\n" + _COMPOSE.pattern)
 _COMPOSE_MAX_SERVICES = 16
+# Markdown bold opened at a line's start or closed at its end, as GitHub shows an
+# unfenced paste whose author bolded a few lines ("**HugePages_Total:   53342",
+# "HugePages_Free:    11904**"); the line must hold no other "**"
+_BOLD_EDGE = re.compile(r"^[ \t]*\*\*(?=[\w(])|(?<=[\w)%.])\*\*[ \t]*$", re.M)
+_MD_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
@@ -244,6 +253,31 @@ def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
     if min(services.values()) < 2 and len(services) > 1:
         return []  # one-off "word | ..." lines are prose or a table, not a service's log
     return prefixed
+
+
+def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
+    """``(line, line without its Markdown bold markers)`` of each line outside a
+    fence that bold opens at its start and/or closes at its end. Inside a fence
+    ``**`` is what the command printed."""
+    fences = lines_holding(_MD_FENCE, text)
+    out: list[tuple[int, str]] = []
+    for i in lines_holding(_BOLD_EDGE, text):
+        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
+            continue  # inside a fence (an odd number of fence lines before it)
+        line = lines[i]
+        body = line.strip()
+        count = body.count("**")
+        opens = body.startswith("**") and len(body) > 2 and (body[2].isalnum() or body[2] in "_(")
+        closes = body.endswith("**") and len(body) > 2 and (body[-3].isalnum() or body[-3] in "_)%.")
+        if count == 1 and (opens or closes):
+            body = body[2:] if opens else body[:-2]
+        elif count == 2 and opens and closes and len(body) > 4:
+            body = body[2:-2]
+        else:
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        out.append((i, indent + body))
+    return out
 
 
 def _html_lines(line: str) -> list[str]:
@@ -545,6 +579,13 @@ def normalise(text: str) -> Normalised:
         if stamps:
             notes.append("terminal-logger timestamps removed")
             body = "\n".join(lines) if body is not None else None
+    if "**" in text and body is not None:
+        bolded = _unbolded(lines, body)
+        for i, line in bolded:
+            lines[i] = line
+        if bolded:
+            notes.append(UNBOLDED)
+            body = "\n".join(lines)
     if _line_starts(_COMPOSE, _COMPOSE_NEXT, text):
         prefixed = _compose_prefixed(lines)
         for i, end in prefixed:

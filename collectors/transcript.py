@@ -212,6 +212,10 @@ _BRACKET_PROMPT = re.compile(
 _USER_HOST_PROMPT = re.compile(
     r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+):(?P<path>[^\s#$]*)\s?[#$%]\s?(?P<cmd>.*)$"
 )
+# Gentoo's and bash's default "\u@\h \W \$": "user@host ~ $ cmd", "root@host /etc # cmd"
+_USER_HOST_DIR_PROMPT = re.compile(
+    r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)[ \t]+(?P<path>~[^\s#$]*|/[^\s#$]*)[ \t]+[#$][ \t]?(?P<cmd>.*)$"
+)
 # SUSE "host:~ # cmd"; the path class admits OCR damage such as `od01crmapp05:" # Iscpu`
 # (a URL "https://host/path#anchor ..." is prose, not "host:path # cmd")
 _HOST_PATH_PROMPT = re.compile(
@@ -233,7 +237,8 @@ _SQL_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)|[\w.\-]{1,64}@[\w.\-]{1,253}:"
+    r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
     r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
@@ -245,6 +250,9 @@ _PROMPT_LEAD_NEXT = re.compile(
 )
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
+# a line of YAML front matter: "title: ...", "tags:", "    - NUMA", or blank
+_FRONT_MATTER_LINE = re.compile(r"^(?:[A-Za-z_][\w-]{0,40}:(?:[ \t].*)?|[ \t]*-[ \t].*|[ \t]*)$")
+FRONT_MATTER_MAX_LINES = 60
 _SQL_CONTINUATION = re.compile(r"^\s*['\"`]?->\s?(?P<cont>.*)$")
 
 # Commands accepted after a bare "# " prompt, which is otherwise a markdown heading.
@@ -351,6 +359,8 @@ _IDENTIFIER = re.compile(
 
 # A line holding one of these is data whatever else it holds: a tab, a gap of
 # 3+ spaces, table or markup characters, a [bracketed-word]
+# a Markdown image or link on a line of its own ("![image](https://...png)")
+_MD_LINK_LINE = re.compile(r"!?\[[^\]\n]{0,200}\]\([^)\s]{1,2000}\)")
 _DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -504,7 +514,7 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     m = _SQL_PROMPT.match(line)
     if m:
         return "sql", m.group("cmd").strip(), None
-    m = _USER_HOST_PROMPT.match(line)
+    m = _USER_HOST_PROMPT.match(line) or _USER_HOST_DIR_PROMPT.match(line)
     if m:
         return "shell", m.group("cmd").strip(), m.group("host")
     m = _HOST_PATH_PROMPT.match(line)
@@ -526,6 +536,8 @@ def line_class(line: str) -> str:
         return "blank"
     if len(s) > LONG_LINE:
         return "data"
+    if _MD_LINK_LINE.fullmatch(s):
+        return "prose"
     if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
         # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the
@@ -719,7 +731,7 @@ class _Splitter:
     def run(self) -> list[Block]:
         n = len(self.lines)
         fences = self._fence_lines()
-        i = region_start = 0
+        i = region_start = self._front_matter()
         k = 0
         while k < len(fences) and not self.truncated:
             i = fences[k]
@@ -744,6 +756,22 @@ class _Splitter:
         else:
             self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def _front_matter(self) -> int:
+        """A blog post's YAML front matter (``---``, ``title: ...``, ``tags:``,
+        ``    - NUMA``, ``---``) at the top is prose; the index after it, or 0."""
+        lines = self.lines
+        if not lines or lines[0].strip() != "---":
+            return 0
+        for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
+            if lines[end].strip() == "---":
+                if end > 1:
+                    self.mark(0, end + 1, PROSE)
+                    return end + 1
+                return 0
+            if not _FRONT_MATTER_LINE.match(lines[end]):
+                return 0
+        return 0
 
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with

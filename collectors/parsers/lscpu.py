@@ -16,6 +16,16 @@ Accepted input::
 * the classic ``Key: value`` summary above, and the newer hierarchical one
   (indented keys under ``Caches (sum of all):`` / ``NUMA:`` sections) whose
   long values (``Flags``) wrap onto following lines aligned on the value column;
+* the same under a Chinese or Japanese locale, whose labels are translated and,
+  when wider than lscpu's column, run into the value::
+
+    アーキテクチャ: x86_64
+    コアあたりのスレッド数:1
+    ソケットあたりのコア数:6
+    NUMA ノード数:     2
+    NUMAノード 0 CPU:   0,1
+    仮想化タイプ:    完全仮想化
+
 * ``lscpu -J`` JSON, flat (``{"lscpu": [{"field": "CPU(s):", "data": "2"}]}``)
   and nested (entries with ``"children"``);
 * a summary followed by ``lscpu --parse`` sections (``# CPU,Core,Socket,Node,,L1d,L1i,L2,L3``):
@@ -52,7 +62,7 @@ from collectors.parsers import register
 
 # (greedy key and value: the key cannot pass a ":" and the value runs to the end,
 # so they match what lazy ones would, without a try at every character)
-_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}):(?:\s+(.*)|\s*)$")
+_KEY_RE = re.compile(r"^(\s*)([^:\s][^:]{0,80}):(?:\s+(.*)|\s*|(?<=[^\x00-\x7f]:)(\S.*))$")
 _INT_RE = re.compile(r"^\d{1,12}$")
 _NODE_RE = re.compile(r"^numa ?node ?(\d{1,5}) ?cpu\(?s\)?$")
 _CACHE_RE = re.compile(r"^(l\d[a-z]?)(?: cache)?$")
@@ -195,22 +205,52 @@ _ZH_KEYS = {
     "虚拟化": "virtualization",
     "numa 节点": "numa node(s)",
 }
-_ZH_VALUES = {"完全": "full", "半": "para", "容器": "container"}
+# lscpu under a Japanese locale (util-linux ja catalogue, older and newer wordings).
+# A translated label wider than lscpu's column leaves no space before the value
+# ("コアあたりのスレッド数:1").
+_JA_KEYS = {
+    "アーキテクチャ": "architecture",
+    "cpu 操作モード": "cpu op-mode(s)",
+    "バイト順序": "byte order",
+    "コアあたりのスレッド数": "thread(s) per core",
+    "ソケットあたりのコア数": "core(s) per socket",
+    "ソケット数": "socket(s)",
+    "numa ノード数": "numa node(s)",
+    "numaノード数": "numa node(s)",
+    "numaノード": "numa node(s)",
+    "オンラインになっている cpu のリスト": "on-line cpu(s) list",
+    "ベンダー id": "vendor id",
+    "ベンダーid": "vendor id",
+    "モデル名": "model name",
+    "cpu ファミリー": "cpu family",
+    "cpuファミリー": "cpu family",
+    "モデル": "model",
+    "ステッピング": "stepping",
+    "ハイパーバイザーベンダー": "hypervisor vendor",
+    "ハイパーバイザのベンダー": "hypervisor vendor",
+    "仮想化タイプ": "virtualization type",
+    "仮想化": "virtualization",
+    "フラグ": "flags",
+}
+_LOCALE_VALUES = {"完全": "full", "半": "para", "容器": "container", "完全仮想化": "full", "準仮想化": "para"}
 _ZH_NODE = re.compile(r"^numa 节点(\d{1,5}) cpu$")
 _ZH_CACHE = re.compile(r"^(l\d[a-z]?) 缓存$")
+_JA_NODE = re.compile(r"^numa ?ノード ?(\d{1,5}) ?cpu(?:\(s\))?$")
+_JA_CACHE = re.compile(r"^(l\d[a-z]?) ?キャッシュ$")
 
 
 def _norm_key(key: str) -> str:
     key = " ".join(key.strip().lower().split())
     if key.isascii():
-        return key
-    m = _ZH_NODE.match(key)
+        # the Chinese and Japanese catalogues shorten "CPU(s):" to "CPU:"
+        return "cpu(s)" if key == "cpu" else key
+    m = _ZH_NODE.match(key) or _JA_NODE.match(key)
     if m:
         return f"numa node{m.group(1)} cpu(s)"
-    m = _ZH_CACHE.match(key)
+    m = _ZH_CACHE.match(key) or _JA_CACHE.match(key)
     if m:
         return f"{m.group(1)} cache"
-    return _ZH_KEYS.get(key, key)
+    return _ZH_KEYS.get(key) or _JA_KEYS.get(key, key)
 
 
 class _Builder:
@@ -312,7 +352,7 @@ class _Builder:
             topo.extra["hypervisor_vendor_raw"] = value
             return False
         if name == "virtualization_type":
-            value = _ZH_VALUES.get(value, value)
+            value = _LOCALE_VALUES.get(value, value)
             if ocr:
                 close = difflib.get_close_matches(
                     value.lower(), ["full", "para", "container", "none"], 1, 0.6
@@ -487,8 +527,9 @@ def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:
             continue
         m = _KEY_RE.match(line)
         if m and re.search(r"[^\W_]", m.group(2)):
-            value = m.group(3) or ""
-            col = m.start(3) if m.group(3) is not None else len(line)
+            group = 3 if m.group(3) is not None else 4
+            value = m.group(group) or ""
+            col = m.start(group) if m.group(group) is not None else len(line)
             out.append(("KV" if value else "K", idx + 1, m.group(2), value, col))
         else:
             out.append(("V", idx + 1, "", line, 0))
@@ -617,11 +658,19 @@ def _detect(head: str) -> bool:
         return True
     if "CPU" in head and (re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head)):
         return True  # lscpu -p / lscpu -e
-    if not any(word in head for word in ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数")):
+    if not any(
+        word in head for word in ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数", "コアあたり")
+    ):
         return False
-    has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构)[:：]", head, re.M) is not None
+    has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构|アーキテクチャ)[:：]", head, re.M) is not None
     has_topo = (
-        re.search(r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数)[:：]", head, re.M) is not None
+        re.search(
+            r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数"
+            r"|コアあたりのスレッド数|ソケット数)[:：]",
+            head,
+            re.M,
+        )
+        is not None
     )
     return has_cpus and has_topo
 

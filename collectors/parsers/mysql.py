@@ -1,4 +1,4 @@
-"""MySQL / MariaDB / Percona Server: variables, server version and error logs.
+"""MySQL / MariaDB / Percona Server: variables, status, server version and error logs.
 
 ``SHOW GLOBAL VARIABLES`` is read in every form engineers paste:
 
@@ -20,6 +20,16 @@
     *************************** 1. row ***************************
     Variable_name: innodb_buffer_pool_size
             Value: 134217728
+
+``SHOW GLOBAL STATUS`` prints the same ``Variable_name | Value`` table (and the
+same tab-separated rows, often without the header once copied from a result
+grid)::
+
+    Innodb_buffer_pool_pages_total	2621440
+    Innodb_page_size	16384
+
+Its counters are printed capitalised and go to ``DatabaseFacts.status``, never to
+``variables``: a status dump is no list of the server's variables.
 
 The version parser reads ``Server version: 10.4.14-MariaDB-log MariaDB Server``,
 ``mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL), Release 22)``,
@@ -175,6 +185,15 @@ _KNOWN_VARIABLE = re.compile(
     r"autocommit|datadir|basedir|large_pages|version)",
     re.M,
 )
+# SHOW GLOBAL STATUS: counters are printed capitalised ("Innodb_buffer_pool_reads",
+# "Com_select", "Uptime"); variables never are
+_STATUS_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*$")
+_KNOWN_STATUS = re.compile(
+    r"^(innodb_|com_|threads_|handler_|bytes_|aborted_|created_tmp_|key_|qcache_|select_|"
+    r"open_|table_|uptime|questions|connections|slow_queries)",
+    re.M | re.I,
+)
+_STATUS_LINE = re.compile(r"^([A-Z][a-z0-9]*(?:_[A-Za-z0-9]+)+)\t", re.M)
 _SNAKE_LINE = re.compile(r"^([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?:\t| {2,}|[ \t]*$)(?![ \t]*[=:])", re.M)
 
 
@@ -203,15 +222,42 @@ class _Skipped:
         ]
 
 
-def _variables_from_tables(
-    text: str, cut: list[ArtifactError] | None = None
-) -> tuple[dict[str, str], dict[str, int], _Skipped]:
-    """Variables of ``| Variable_name | Value |`` tables; rows cut mid-paste
-    are added to ``cut`` as errors."""
+@dataclass
+class _Read:
+    """What a variables/status parse collected: variables (lower-case names),
+    status counters (names printed capitalised: ``Innodb_buffer_pool_pages_total``,
+    ``Uptime``), the line of each, and the lines passed over."""
+
+    skipped: _Skipped
+    values: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    status: dict[str, str] = field(default_factory=dict)
+    status_lines: dict[str, int] = field(default_factory=dict)
+
+    def add(self, raw_name: str, value: str, line: int) -> bool:
+        """One ``name value`` row; False when ``raw_name`` is not a name."""
+        name = raw_name.strip()
+        if not _NAME.match(name):
+            return False
+        if _STATUS_NAME.match(name):
+            # SHOW STATUS shares SHOW VARIABLES' "Variable_name | Value" header;
+            # the server prints status names capitalised and variables in lower case
+            self.status[name.lower()] = value
+            self.status_lines[name.lower()] = line
+        else:
+            self.values[name.lower()] = value
+            self.lines[name.lower()] = line
+        return True
+
+    def __len__(self) -> int:
+        return len(self.values) + len(self.status)
+
+
+def _variables_from_tables(text: str, cut: list[ArtifactError] | None = None) -> _Read:
+    """Variables (and status counters) of ``| Variable_name | Value |`` tables;
+    rows cut mid-paste are added to ``cut`` as errors."""
     cut = [] if cut is None else cut
-    values: dict[str, str] = {}
-    lines: dict[str, int] = {}
-    skipped = _Skipped("| Variable_name | Value |")
+    read = _Read(_Skipped("| Variable_name | Value |"))
     for table in parse_result_tables(text):
         cols = table.columns
         if "variable_name" in cols and "value" in cols:
@@ -220,31 +266,25 @@ def _variables_from_tables(
             # SELECT @@innodb_numa_interleave: the header names the variable
             name = cols[0][2:].removeprefix("global.").removeprefix("session.")
             if table.rows:
-                values[name] = table.rows[0][0]
-                lines[name] = table.row_lines[0]
+                read.values[name] = table.rows[0][0]
+                read.lines[name] = table.row_lines[0]
             continue
         else:
             continue
         for ln, row_text in table.cut_rows:
             cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
         for row, ln in zip(table.rows, table.row_lines, strict=True):
-            name = row[name_i].strip().lower()
-            if _NAME.match(name):
-                values[name] = row[value_i]
-                lines[name] = ln
-            else:
-                skipped.add(ln, " | ".join(row))
-    return values, lines, skipped
+            if not read.add(row[name_i], row[value_i], ln):
+                read.skipped.add(ln, " | ".join(row))
+    return read
 
 
-def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int], _Skipped]:
+def _variables_from_plain(text: str) -> _Read:
     """``NAME<TAB>VALUE`` lines (``mysql -B``/``-e``), or the same with the tabs
     turned into spaces. A variable with an empty value is its name alone once a
     paste has trimmed the trailing tab (``init_connect``)."""
-    values: dict[str, str] = {}
-    lines: dict[str, int] = {}
     tabbed = "\t" in text
-    skipped = _Skipped("NAME<TAB>VALUE" if tabbed else "NAME VALUE")
+    read = _Read(_Skipped("NAME<TAB>VALUE" if tabbed else "NAME VALUE"))
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or _CLIENT_NOISE.match(line):
             continue
@@ -254,19 +294,15 @@ def _variables_from_plain(text: str) -> tuple[dict[str, str], dict[str, int], _S
             # "name   value" (tabs turned into spaces) or a bare name (empty value)
             parts = line.split(None, 1)
             if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
-                skipped.add(number, line)
+                read.skipped.add(number, line)
                 continue
             name, value = parts[0], parts[1] if len(parts) > 1 else ""
-        name = name.strip().lower()
-        if not _NAME.match(name):
-            skipped.add(number, line)
-            continue
-        values[name] = value.strip()
-        lines[name] = number
-    return values, lines, skipped
+        if not read.add(name, value.strip(), number):
+            read.skipped.add(number, line)
+    return read
 
 
-def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
+def _finish(values: dict[str, str], lines: dict[str, int], read: _Read | None = None) -> DatabaseFacts:
     version = values.get("version") or None
     facts = DatabaseFacts(
         kind=classify(version, values.get("version_comment")),
@@ -275,6 +311,9 @@ def _finish(values: dict[str, str], lines: dict[str, int]) -> DatabaseFacts:
         variable_sources=dict.fromkeys(values, "server"),
         lines=dict(lines),
     )
+    if read is not None:
+        facts.status = dict(read.status)
+        facts.lines.update({f"status.{name}": line for name, line in read.status_lines.items()})
     return facts
 
 
@@ -291,13 +330,21 @@ def _looks_like_variables(head: str) -> bool:
     if head.count("_", 0, 4096) < 8:
         return False  # fewer than 8 snake_case names
     rows = _SNAKE_LINE.findall(head[:4096])
-    return len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2
+    if len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2:
+        return True
+    # SHOW GLOBAL STATUS with -N, or rows copied from a result grid: tab-separated
+    # capitalised counter names, several of them counters every server has
+    counters = _STATUS_LINE.findall(head[:4096])
+    return len(counters) >= 8 and len(_KNOWN_STATUS.findall("\n".join(counters))) >= 2
 
 
 @register(
     "mysql_variables",
     commands=(
-        r"(?i)\bshow\s+(global\s+|session\s+)?variables\b",
+        # "SHOW /*!50000 GLOBAL */ VARIABLES" is what tools and copied scripts send
+        r"(?i)\bshow\s+(?:/\*.{0,40}?\*/\s*)?(global\s+|session\s+)?variables\b",
+        # SHOW STATUS prints the same table; its counters go to DatabaseFacts.status
+        r"(?i)\bshow\s+(?:/\*.{0,40}?\*/\s*)?(global\s+|session\s+)?status\b",
         r"(?i)\bselect\s+@@(?!(global\.)?version\b)",
         r"\b(mysqladmin|mariadb-admin)\b.*\bvariables\b",
     ),
@@ -331,28 +378,36 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
     ('mariadb', '10.4.14-MariaDB-log', '134217728')
     """
     cut: list[ArtifactError] = []
-    values, lines, skipped = _variables_from_tables(text, cut)
-    if not values:
+    read = _variables_from_tables(text, cut)
+    if not len(read):
         empty = re.search(r"^\s*Empty set \(", text, re.M)
         if empty:
             # e.g. SHOW GLOBAL VARIABLES LIKE '%numa%' on MariaDB 10.4: a valid answer
             # ("no such variable") and exactly the evidence that the server lacks it.
             # It says nothing about other variables, so the result is simply empty.
             return _finish({}, {"empty_set": text.count("\n", 0, empty.start()) + 1})
-        values, lines, skipped = _variables_from_plain(text)
-    if not values:
+        read = _variables_from_plain(text)
+    if not len(read):
         raise ParseError("no server variables found")
+    values, skipped = read.values, read.skipped
     # A handful of names could be any "word value" prose; a variables dump has many
-    # known names, a single SELECT @@x has its one.
+    # known names, a single SELECT @@x has its one; a status dump has several
+    # counters every server has.
     known = {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
-    if len(values) < 3 and not (known & values.keys()) and not any(k.startswith("innodb_") for k in values):
+    plausible = (
+        len(values) >= 3
+        or known & values.keys()
+        or any(k.startswith("innodb_") for k in values)
+        or len(_KNOWN_STATUS.findall("\n".join(read.status))) >= 2
+    )
+    if not plausible:
         raise ParseError("text does not look like server variables")
-    if skipped.count > len(values):
+    if skipped.count > len(read):
         raise ParseError(
             f"text does not look like server variables: {skipped.count} of "
-            f"{skipped.count + len(values)} lines are not"
+            f"{skipped.count + len(read)} lines are not"
         )
-    facts = _finish(values, lines)
+    facts = _finish(values, read.lines, read)
     facts.errors = skipped.errors() + cut
     return facts
 
@@ -411,9 +466,35 @@ def _option_value(raw: str | None) -> str:
     return value
 
 
+# options only a MySQL/MariaDB server reads (postgresql.conf and php.ini share
+# max_connections, sysctl.conf names hold dots)
+_SERVER_ONLY_OPTION = re.compile(
+    r"^[ \t]*(?:loose[-_])?(?:innodb[-_]\w+|key[-_]buffer[-_]size|thread[-_]cache[-_]size|"
+    r"query[-_]cache[-_]\w+|max[-_]allowed[-_]packet|table[-_]open[-_]cache|table[-_]definition[-_]cache|"
+    r"skip[-_]name[-_]resolve|large[-_]pages|myisam[-_]\w+|binlog[-_]\w+|log[-_]bin|server[-_]id|"
+    r"max[-_]heap[-_]table[-_]size|join[-_]buffer[-_]size|sort[-_]buffer[-_]size|read[-_]rnd[-_]buffer[-_]size)"
+    r"[ \t]*(?:=|$)",
+    re.M,
+)
+_OPTION_LINE = re.compile(r"^[ \t]*[A-Za-z][\w-]*[ \t]*(?:=[^\n]*)?$", re.M)
+
+
+def _config_fragment_looking(text: str) -> bool:
+    """Option lines pasted without their ``[mysqld]`` line: no group at all, only
+    option lines (a sentence among them is prose quoting advice), at least three
+    ``name = value`` lines, two of them options only the server has."""
+    if re.search(r"^[ \t]*\[[^\]\n]+\][ \t]*$", text, re.M):
+        return False
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
+    options = [line for line in lines if _OPTION_LINE.match(line)]
+    if len(options) < 3 or len(options) < len(lines) or sum("=" in line for line in options) < 3:
+        return False
+    return len(_SERVER_ONLY_OPTION.findall("\n".join(options))) >= 2
+
+
 def _config_groups_looking(head: str) -> bool:
     if "[" not in head:
-        return False
+        return _config_fragment_looking(head)
     groups = re.findall(r"^[ \t]*\[[ \t]*([\w.-]+)[ \t]*\][ \t]*$", head, re.M)
     return any(_SERVER_GROUP.match(g) or g.lower() in ("client", "client-server", "mysql") for g in groups)
 
@@ -454,7 +535,9 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     ``variables`` and stays as written in ``config``; the last setting of a name
     wins; ``!include``/``!includedir`` are not followed. Every variable's source
     is ``config``: a live ``SHOW VARIABLES`` value replaces it when both are read.
-    A file with no server group yields no facts.
+    A file with no server group yields no facts; option lines pasted without
+    any group line are the server's when two of them are options only the server
+    has (``innodb_buffer_pool_size = 48G``, ``thread_cache_size = 128``).
 
     >>> f = parse_mysql_config("[mysqld]\\ninnodb-buffer-pool-size = 8G\\nlarge-pages\\n")
     >>> (f.variables, f.config["innodb_buffer_pool_size"])
@@ -462,7 +545,8 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     """
     facts = DatabaseFacts()
     skipped = _Skipped("NAME = VALUE")
-    group: str | None = None
+    # server options pasted without their group line ("the InnoDB section of my.cnf")
+    group: str | None = "mysqld" if _config_fragment_looking(text) else None
     printed = False  # my_print_defaults / --print-defaults: "--name=value" options
     seen_group = False
     for number, raw in enumerate(text.splitlines(), 1):
@@ -498,7 +582,7 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
             facts.variable_sources[name] = "config"
             facts.lines[name] = number
     if not facts.variables:
-        if not seen_group and not printed:
+        if not seen_group and not printed and group is None:
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()

@@ -104,7 +104,9 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     header: list[int] | None = None
     pid_table = False
     kv_seen = False
-    for idx, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    last = max((i for i, line in enumerate(lines, start=1) if line.strip()), default=0)
+    for idx, line in enumerate(lines, start=1):
         stripped = line.strip()
         if not stripped or set(stripped) <= set("- "):
             continue
@@ -131,7 +133,7 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
         if mode == "process":
             _process_row(stripped, header, pid_table, current, procs, idx)
             continue
-        if header is not None and _counter_row(out, stripped.split(), header, idx):
+        if header is not None and _counter_row(out, stripped.split(), header, idx, last=idx == last):
             continue
         m = _KV.match(line)
         if m and header is None and m.group(1) in NUMASTAT_COUNTERS:
@@ -152,9 +154,12 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     return results
 
 
-def _counter_row(out: Numastat, tokens: list[str], header: list[int], idx: int) -> bool:
+def _counter_row(
+    out: Numastat, tokens: list[str], header: list[int], idx: int, *, last: bool = False
+) -> bool:
     """A ``name v v ...`` row under the node header, read into ``out``; a row cut
-    mid-paste ("Inactive   4650.94   17.62" under nine columns) is reported."""
+    mid-paste ("Inactive   4650.94   17.62" under nine columns, or the paste's
+    ``last`` line cut in its name: "Mapp") is reported."""
     if len(tokens) >= len(header) + 1:
         values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
         if len(values) == len(header):
@@ -167,7 +172,12 @@ def _counter_row(out: Numastat, tokens: list[str], header: list[int], idx: int) 
             return True
     # a meminfo line after the table ("HugePages_Total:   400000") is not a numastat row
     named = _ROW_NAME.match(tokens[0]) is not None if tokens else False
-    if named and 1 < len(tokens) <= len(header) and all(_num(t) is not None for t in tokens[1:]):
+    if (
+        named
+        and (last or len(tokens) > 1)
+        and len(tokens) <= len(header)
+        and all(_num(t) is not None for t in tokens[1:])
+    ):
         out.errors.append(
             ArtifactError("", f"row {tokens[0]} cut: {len(tokens) - 1} of {len(header)} nodes", idx)
         )

@@ -147,6 +147,8 @@ def test_database_sysctl_df_and_domains_merge():
     asm.add(f.DatabaseFacts(kind="mariadb", version="10.4.14-MariaDB-log"))
     asm.add(f.DatabaseFacts(variables={"innodb_buffer_pool_size": "1024"}, log_counts={"Note": 2}))
     asm.add(f.DatabaseFacts(events=[f.DbEvent(kind="numa_policy")], log_counts={"Note": 1}))
+    asm.add(f.DatabaseFacts(status={"uptime": "60"}, lines={"status.uptime": 3}))
+    asm.add(f.DatabaseFacts(status={"uptime": "90", "questions": "7"}))
     asm.add(f.Sysctl(values={"vm.zone_reclaim_mode": "0"}, lines={"vm.zone_reclaim_mode": 4}))
     asm.add(f.Sysctl(values={"vm.zone_reclaim_mode": "1", "kernel.numa_balancing": "0"}))
     fs = f.Filesystem(filesystem="/dev/sda1", mounted_on="/")
@@ -168,6 +170,8 @@ def test_database_sysctl_df_and_domains_merge():
     assert (db.kind, db.version) == ("mariadb", "10.4.14-MariaDB-log")
     assert db.variables == {"innodb_buffer_pool_size": "1024"}
     assert db.log_counts == {"Note": 3} and len(db.events) == 1
+    # status counters merge like variables (the first value wins) and stay apart from them
+    assert db.status == {"uptime": "60", "questions": "7"} and db.lines["status.uptime"] == 3
     assert host.sysctl.values == {"vm.zone_reclaim_mode": "0", "kernel.numa_balancing": "0"}
     assert [x.mounted_on for x in host.df.filesystems] == ["/", "/run"]
     assert [d.name for d in host.domains] == ["g", "h"]

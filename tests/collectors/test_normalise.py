@@ -155,3 +155,46 @@ def test_docker_compose_service_prefixes_are_removed():
 def test_a_markdown_table_is_not_a_compose_log():
     table = "name | value\nsize | 8G\nmode | strict\nnodes | 2\n"
     assert normalise(table).lines == table.split("\n")
+
+
+# netdata/netdata#3461 (evaluation snapshot 105): a grep of /proc/meminfo pasted
+# without a fence; GitHub renders the author's ** as bold, across lines
+NETDATA_BOLD = """Hi,
+I monitor some Oracle Database Systems which use Hugepages:
+
+cat /proc/meminfo |grep -i Hugep
+AnonHugePages:    368640 kB
+**HugePages_Total:   53342
+HugePages_Free:    11904**
+HugePages_Rsvd:        0
+HugePages_Surp:        0
+**Hugepagesize:       2048 kB**
+
+Those are reserved at front and show up as used RAM:
+
+![image](https://user-images.githubusercontent.com/615675/36591428-4a06bef2-1892-11e8-85c7-c908c3bcf05c.png)
+"""
+
+
+def test_markdown_bold_around_output_lines_is_removed():
+    n = normalise(NETDATA_BOLD)
+    assert n.lines[5:10] == [
+        "HugePages_Total:   53342",
+        "HugePages_Free:    11904",
+        "HugePages_Rsvd:        0",
+        "HugePages_Surp:        0",
+        "Hugepagesize:       2048 kB",
+    ]
+    assert n.first == list(range(len(n.lines)))
+    (host,) = load_hosts_bytes(NETDATA_BOLD.encode(), name="issue.txt")
+    assert host.meminfo.values["HugePages_Total"] == 53342
+    assert host.meminfo.lines["HugePages_Total"] == 6  # the original line
+    assert host.hugepages.nr_hugepages == 53342 and host.hugepages.hugepagesize_kb == 2048
+    assert host.reading.unrecognised_lines == 0
+
+
+def test_bold_inside_a_fence_or_within_a_line_is_kept():
+    fenced = "```\n**HugePages_Total:   53342\n```\n"
+    assert normalise(fenced).lines == fenced.split("\n")
+    prose = "**Note:** the pool is 8G\n*************************** 1. row ***************************\n"
+    assert normalise(prose).lines == prose.split("\n")

@@ -286,3 +286,47 @@ def test_a_command_with_no_output_and_no_output_after_it_is_still_reported(tmp_p
     path.write_text(ZH_FENCED_APART.split("结果")[0])
     host = load_host(path)
     assert [e.message for e in host.errors if "numactl_hardware" in e.message]
+
+
+# plantegg/plantegg.github.io source/_posts/十年后数据库还是不敢拥抱NUMA.md (evaluation
+# snapshot 109): a Hexo post's front matter, then the lscpu of the server it is about
+HEXO_POST = """---
+title: 十年后数据库还是不敢拥抱NUMA？
+date: 2021-05-14 17:30:03
+categories:
+    - CPU
+tags:
+    - Linux
+    - NUMA
+    - CPU
+    - Performance
+    - zone_reclaim_mode
+---
+
+这台物理机CPU 信息
+```
+#lscpu
+Architecture:          aarch64
+Byte Order:            Little Endian
+CPU(s):                128
+On-line CPU(s) list:   0-127
+Thread(s) per core:    1
+Core(s) per socket:    64
+Socket(s):             2
+NUMA node(s):          1
+```
+"""
+
+
+def test_a_blog_posts_front_matter_is_prose():
+    split = read_transcript(HEXO_POST)
+    assert set(split.roles[:12]) == {PROSE}
+    assert not split.unrecognised
+    (block,) = [b for b in split.blocks if b.kind]
+    assert block.kind == "lscpu"
+
+
+def test_a_leading_rule_without_front_matter_is_not_prose():
+    # "---" then command output: not YAML front matter
+    text = "---\nnode 0 cpus: 0 1 2 3\nnode 0 size: 32722 MB\n---\n"
+    assert read_transcript(text).roles[1] != PROSE

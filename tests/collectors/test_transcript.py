@@ -40,6 +40,9 @@ def only(blocks, kind=None):
         ("admin@db-01:~$ numactl --hardware", ("shell", "numactl --hardware", "db-01")),
         ("root@db-01:/etc# sysctl -a", ("shell", "sysctl -a", "db-01")),
         ("suse-01:~ # numastat", ("shell", "numastat", "suse-01")),
+        # Dasharo/dasharo-issues#215 (evaluation snapshot 117): Gentoo's default prompt
+        ("hacc@Hacc-PC ~ $ numactl --hardware", ("shell", "numactl --hardware", "Hacc-PC")),
+        ("root@db-01 /etc # sysctl -a", ("shell", "sysctl -a", "db-01")),
         ('od01crmapp05:" # Iscpu', ("shell", "Iscpu", "od01crmapp05")),
         ("$ lscpu", ("shell", "lscpu", None)),
         ("$lscpu", ("shell", "lscpu", None)),
@@ -82,6 +85,7 @@ def test_prompt_styles(line, expected):
         "(1) (2) [root@host ~]# lscpu",
         "❯❯ nested",
         "sh-4.4 is the shell version",
+        "Contact admin@example.com ~ $5 a month",
     ],
 )
 def test_not_prompts(line):
@@ -102,6 +106,11 @@ def test_not_prompts(line):
         ("Deploy a single ODP. The NIC bandwidth is 2000 Mbit/s.", "prose"),
         ("可以看到消耗的时间主要在设置 NUMA 策略这步:", "prose"),
         ("架构： x86_64", "data"),
+        # netdata/netdata#3461: a screenshot between the paste and the question
+        (
+            "![image](https://user-images.githubusercontent.com/615675/36591428-4a06bef2-1892-11e8-85c7-c908c3bcf05c.png)",
+            "prose",
+        ),
     ],
 )
 def test_line_classes(line, cls):

@@ -212,24 +212,107 @@ def test_cpulist_work_is_bounded():
     assert topo.cpus == 4 and 0 not in topo.numa_node_cpus  # refused, not expanded
 
 
-def test_this_machine_chinese_locale():
-    # Chinese tickets paste lscpu run under zh_CN (needs the util-linux-locales package)
+@pytest.mark.parametrize(
+    ("language", "marker"),
+    [
+        # Chinese tickets paste lscpu run under zh_CN
+        ("zh_CN", "架构"),
+        # the ja catalogue of util-linux 2.38 ("CPU:", "ソケット数:", "ハイパーバイザのベンダー:")
+        ("ja", "アーキテクチャ"),
+    ],
+)
+def test_this_machine_in_another_locale(language, marker):
+    # needs the util-linux-locales package
     import os
 
     _require("lscpu", "util-linux")
-    env = {**os.environ, "LANGUAGE": "zh_CN", "LC_ALL": "C.UTF-8"}
+    env = {**os.environ, "LANGUAGE": language, "LC_ALL": "C.UTF-8"}
     text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True, env=env).stdout
-    if "架构" not in text:
-        service_unavailable("no Chinese lscpu catalogue (apt-get install -y util-linux-locales)")
+    if marker not in text:
+        service_unavailable(f"no {language} lscpu catalogue (apt-get install -y util-linux-locales)")
+    spec = detect(text)
+    assert spec is not None and spec.kind == "lscpu"
     english = parse_lscpu(subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout)
-    chinese = parse_lscpu(text)
+    localised = parse_lscpu(text)
     for name in ("architecture", "cpus", "sockets", "threads_per_core", "cores_per_socket", "numa_nodes"):
-        assert getattr(chinese, name) == getattr(english, name), name
-    assert chinese.numa_node_cpus == english.numa_node_cpus
-    assert chinese.caches == english.caches
-    assert chinese.hypervisor_vendor == english.hypervisor_vendor
-    assert chinese.virtualization_type == english.virtualization_type
-    assert chinese.flags == english.flags
+        assert getattr(localised, name) == getattr(english, name), name
+    assert localised.numa_node_cpus == english.numa_node_cpus
+    assert localised.caches == english.caches
+    assert localised.hypervisor_vendor == english.hypervisor_vendor
+    assert localised.virtualization_type == english.virtualization_type
+    assert localised.flags == english.flags
+
+
+# susanow/susanow misc/development_environment/lscpu_xeon_e5_2603v4.md, commit
+# f9b15bdd1d2d46304b30d9e6c92f62d3e21f4a50 (evaluation snapshot 101): an older ja
+# catalogue, whose wide labels leave no space before the value
+JA_SUSANOW = """Architecture:          x86_64
+CPU 操作モード:   32-bit, 64-bit
+Byte Order:            Little Endian
+CPU(s):                12
+On-line CPU(s) list:   0-11
+コアあたりのスレッド数:1
+ソケットあたりのコア数:6
+Socket(s):             2
+NUMA ノード数:     2
+ベンダー ID:       GenuineIntel
+CPU ファミリー:   6
+モデル:             79
+ステッピング:    1
+CPU MHz:               1321.949
+BogoMIPS:              3401.19
+仮想化:             VT-x
+L1d キャッシュ:   32K
+L1i キャッシュ:   32K
+L2 キャッシュ:    256K
+L3 キャッシュ:    15360K
+NUMA node0 CPU(s):     0,2,4,6,8,10
+NUMA node1 CPU(s):     1,3,5,7,9,11
+"""
+
+# a Japanese notes page on GitHub ("マシンの情報を知る", an AWS Xen guest; code-search
+# index file 27704169549, its repository not named there): the CentOS 7 ja catalogue
+JA_XEN_GUEST = """アーキテクチャ: x86_64
+CPU op-mode(s):        32-bit, 64-bit
+Byte Order:            Little Endian
+CPU(s):                2
+On-line CPU(s) list:   0,1
+コアあたりのスレッド数:1
+ソケットあたりのコア数:2
+Socket(s):             1
+NUMAノード:         1
+ベンダーID:        GenuineIntel
+CPUファミリー:    6
+モデル:             62
+Model name:            Intel(R) Xeon(R) CPU E5-2670 v2 @ 2.50GHz
+ステッピング:    4
+CPU MHz:               2500.084
+BogoMIPS:              5000.16
+ハイパーバイザーベンダー:Xen
+仮想化タイプ:    完全仮想化
+L1d キャッシュ:   32K
+L1i キャッシュ:   32K
+L2 キャッシュ:    256K
+L3 キャッシュ:    25600K
+NUMAノード 0 CPU:   0,1
+"""
+
+
+def test_published_japanese_lscpu_older_catalogue():
+    assert detect(JA_SUSANOW).kind == "lscpu"
+    topo = parse_lscpu(JA_SUSANOW)
+    assert (topo.sockets, topo.cores_per_socket, topo.threads_per_core, topo.numa_nodes) == (2, 6, 1, 2)
+    assert topo.vendor == "GenuineIntel" and topo.caches["L3"] == "15360K"
+    assert topo.lines["cores_per_socket"] == 7 and topo.lines["threads_per_core"] == 6
+
+
+def test_published_japanese_lscpu_of_a_xen_guest():
+    assert detect(JA_XEN_GUEST).kind == "lscpu"
+    topo = parse_lscpu(JA_XEN_GUEST)
+    assert (topo.cpus, topo.sockets, topo.cores_per_socket, topo.threads_per_core) == (2, 1, 2, 1)
+    assert topo.numa_nodes == 1 and topo.numa_node_cpus == {0: [0, 1]}
+    assert (topo.hypervisor_vendor, topo.virtualization_type) == ("Xen", "full")
+    assert topo.caches == {"L1d": "32K", "L1i": "32K", "L2": "256K", "L3": "25600K"}
 
 
 def test_rhel6_socket_key():

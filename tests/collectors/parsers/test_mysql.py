@@ -12,6 +12,7 @@ import pytest
 from collectors.facts import ParseError
 from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.mysql import (
+    parse_mysql_config,
     parse_mysql_error_log,
     parse_mysql_variables,
     parse_mysql_version,
@@ -599,3 +600,107 @@ def test_an_empty_value_in_a_complete_row_is_a_value():
     )
     facts = parse_mysql_variables(text)
     assert facts.variables["innodb_ft_aux_table"] == "" and facts.errors == []
+
+
+# DataDog/dd-agent#1471 (evaluation snapshot 111): SHOW GLOBAL STATUS in the MariaDB
+# client, the first rows of the stored excerpt. The table has SHOW VARIABLES' header.
+DATADOG_STATUS = """+-----------------------------------------+-------------+
+| Variable_name                           | Value       |
++-----------------------------------------+-------------+
+| Innodb_available_undo_logs              | 128         |
+| Innodb_background_log_sync              | 245         |
+| Innodb_buffer_pool_bytes_data           | 2523136     |
+| Innodb_buffer_pool_dump_status          | not started |
+| Innodb_buffer_pool_pages_total          | 16383       |
++-----------------------------------------+-------------+
+"""
+
+# bitnami/bitnami-docker-mariadb#205 (evaluation snapshot 104): SHOW GLOBAL STATUS
+# rows, tab-separated and without a header, the first rows of the stored excerpt
+BITNAMI_STATUS_TSV = (
+    "Innodb_buffer_pool_dump_status\t\n"
+    "Innodb_buffer_pool_load_status\tBuffer pool(s) load completed at 191119 20:20:57\n"
+    "Innodb_buffer_pool_resize_status\tCompleted resizing buffer pool at 200101  7:28:30.\n"
+    "Innodb_buffer_pool_load_incomplete\tOFF\n"
+    "Innodb_buffer_pool_pages_data\t2611438\n"
+    "Innodb_buffer_pool_bytes_data\t42785800192\n"
+    "Innodb_buffer_pool_pages_dirty\t0\n"
+    "Innodb_buffer_pool_bytes_dirty\t0\n"
+    "Innodb_buffer_pool_pages_flushed\t16451218\n"
+    "Innodb_buffer_pool_pages_free\t8192\n"
+    "Innodb_buffer_pool_pages_misc\t1810\n"
+    "Innodb_buffer_pool_pages_total\t2621440\n"
+    "Innodb_page_size\t16384\n"
+)
+
+
+def test_status_counters_are_status_not_variables():
+    facts = parse_mysql_variables(DATADOG_STATUS)
+    assert facts.variables == {}
+    assert facts.status["innodb_buffer_pool_pages_total"] == "16383"
+    assert facts.status["innodb_buffer_pool_dump_status"] == "not started"
+    assert facts.lines["status.innodb_available_undo_logs"] == 4
+
+
+def test_headerless_tab_separated_status_is_recognised_and_read():
+    spec = detect(BITNAMI_STATUS_TSV)
+    assert spec is not None and spec.kind == "mysql_variables"
+    facts = parse_mysql_variables(BITNAMI_STATUS_TSV)
+    assert facts.variables == {} and facts.errors == []
+    assert facts.status["innodb_buffer_pool_pages_total"] == "2621440"
+    assert facts.status["innodb_buffer_pool_dump_status"] == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "SHOW /*!50002 GLOBAL */ STATUS like 'Innodb%';",
+        "show global status;",
+        "SHOW /*!50000 GLOBAL */ VARIABLES",
+    ],
+)
+def test_show_status_and_commented_show_variables_are_recognised(command):
+    spec = for_command(command)
+    assert spec is not None and spec.kind == "mysql_variables"
+
+
+@pytest.mark.parametrize(
+    "command", ["SHOW ENGINE INNODB STATUS\\G", "show slave status;", "SHOW MASTER STATUS"]
+)
+def test_other_status_statements_are_not_variables(command):
+    spec = for_command(command)
+    assert spec is None or spec.kind != "mysql_variables"
+
+
+# major/MySQLTuner-perl#520 (evaluation snapshot 115): "The innoDB section of my.cnf",
+# pasted without its [mysqld] line
+MYCNF_FRAGMENT = """innodb_log_file_size    = 12G
+innodb_buffer_pool_size = 48G
+innodb_log_buffer_size  = 8M
+innodb_file_per_table   = 1
+innodb_open_files       = 400
+innodb_io_capacity      = 400
+innodb_flush_method     = O_DIRECT
+"""
+
+
+def test_server_options_without_their_group_line_are_the_servers():
+    spec = detect(MYCNF_FRAGMENT)
+    assert spec is not None and spec.kind == "mysql_config"
+    facts = parse_mysql_config(MYCNF_FRAGMENT)
+    assert facts.variables["innodb_buffer_pool_size"] == str(48 * 1024**3)
+    assert facts.config["innodb_buffer_pool_size"] == "48G"
+    assert facts.variable_sources["innodb_buffer_pool_size"] == "config"
+    assert facts.lines["innodb_buffer_pool_size"] == 2
+
+
+def test_other_key_value_files_are_not_server_options():
+    # /usr/share/postgresql/15/postgresql.conf.sample (Debian 12), its settings uncommented
+    postgres = "max_connections = 100\nshared_buffers = 128MB\nwork_mem = 4MB\nmaintenance_work_mem = 64MB\n"
+    # sysctl.conf names hold dots
+    sysctl = "vm.swappiness = 1\nvm.zone_reclaim_mode = 0\nkernel.numa_balancing = 0\n"
+    for text in (postgres, sysctl):
+        spec = detect(text)
+        assert spec is None or spec.kind != "mysql_config", text
+        with pytest.raises(ParseError):
+            parse_mysql_config(text)

@@ -228,3 +228,28 @@ def test_a_row_cut_mid_paste_is_reported_and_the_rows_before_it_kept():
     assert out.nodes[8]["MemUsed"] == 10730.69
     assert "Inactive" not in out.nodes[0]
     assert [(e.line, e.message) for e in out.errors] == [(18, "row Inactive cut: 2 of 8 nodes")]
+
+
+# numactl/numactl#115 (evaluation snapshot 114): numastat -cm after numastat's
+# "Token ... not in hash table." warnings, as the stored excerpt shows it, cut in a row name
+NUMACTL_115_CM = """Per-node system memory usage (in MBs):
+Token Node not in hash table.
+Token Node not in hash table.
+Token Node not in hash table.
+Token Node not in hash table.
+                 Node 0 Node 1 Total
+                 ------ ------ -----
+MemTotal           1007    988  1995
+MemFree             953    900  1854
+MemUsed              54     87   141
+FilePages             3     33    37
+Mapp
+"""
+
+
+def test_a_row_cut_in_its_name_at_the_end_of_the_paste_is_reported():
+    stat = parse_numastat(NUMACTL_115_CM)
+    assert stat.nodes[0]["MemUsed"] == 54 and stat.nodes[1]["FilePages"] == 33
+    (error,) = stat.errors
+    assert error.line == 12 and "Mapp cut: 0 of 2 nodes" in error.message
+    assert "Mapp" not in stat.nodes[0]

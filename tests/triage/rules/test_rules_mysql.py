@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.conftest import FIXTURES
+
 ZSTACK = "zstack-mariadb-v2v"
 PERCONA = "percona-numa-interleave-startup"
 DB = "db-3301.txt"
@@ -105,3 +107,28 @@ def test_small_pool_needs_neither_dump_nor_large_pages(analyze_texts, seed_text)
     )
     ids = analyze_texts(text).rule_ids
     assert not ids & {"mysql.buffer_pool_not_persisted", "mysql.large_pages_off"}
+
+
+# this machine's MariaDB 10.11: SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool%' (25 rows),
+# on the 2-node host of bokotomo/RooflineMeasurement's README (evaluation snapshot 102)
+TWO_NODES = """[root@db ~]# numactl -H
+available: 2 nodes (0-1)
+node 0 cpus: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17
+node 0 size: 130958 MB
+node 0 free: 121570 MB
+node 1 cpus: 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35
+node 1 size: 131072 MB
+node 1 free: 126148 MB
+node distances:
+node   0   1
+  0:  10  21
+  1:  21  10
+"""
+
+
+def test_a_status_dump_is_not_a_variable_list_without_interleave(analyze_texts):
+    # 25 status counters were counted as a "full variable list" without
+    # innodb_numa_interleave: a false alarm on any multi-node host
+    status = (FIXTURES / "mysql" / "this-vm-global-status-buffer-pool.txt").read_text(encoding="utf-8")
+    result = analyze_texts(TWO_NODES + status, names=["db.txt"])
+    assert "mysql.numa_interleave_unavailable" not in result.rule_ids
