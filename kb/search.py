@@ -470,6 +470,15 @@ def _glued_pieces(word: str) -> tuple[str, ...]:
     return pieces if len(pieces) > 1 else ()
 
 
+def _rewords(alt: tuple[str, ...], typed: list[tuple[str, ...]]) -> bool:
+    """Whether glossary alternative ``alt`` only re-words what was typed
+    (``typed``: the word's own alternatives): each of its tokens is one of
+    theirs or part of one (``zone reclaim`` and ``zonereclaim`` of
+    ``zone_reclaim_mode``). Such an alternative is the word, not a synonym."""
+    tokens = {t for a in typed for t in a}
+    return all(tok in tokens or (len(tok) >= 3 and any(tok in t for t in tokens)) for tok in alt)
+
+
 def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:
     """The alternatives of glossary concept ``number``: each phrase's tokens."""
     group: list[tuple[str, ...]] = []
@@ -515,9 +524,8 @@ def parse_query(text: str) -> Query:
                     group.extend(_unit_alternatives(units[i], query.fallbacks))
                 else:
                     group.extend(_phrase_alternatives(key, query.fallbacks))
-                own = set(group)
                 concept = _concept_alternatives(number, query.fallbacks)
-                query.synonyms.update(alt for alt in concept if alt not in own)
+                query.synonyms.update(alt for alt in concept if not _rewords(alt, group))
                 group.extend(concept)
                 concept_group[number] = len(query.groups)
                 query.groups.append(list(dict.fromkeys(group)))
@@ -951,7 +959,7 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
             # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
             concept = _glossary_index().get((fixed,))
             extra = _concept_alternatives(concept, query.fallbacks) if concept is not None else []
-            query.synonyms.update(alt for alt in extra if alt != (fixed,))
+            query.synonyms.update(alt for alt in extra if not _rewords(alt, [(fixed,)]))
             group[:] = list(dict.fromkeys([(fixed,), *extra, *group]))
             query.respelled[typed] = fixed
             corrections[label] = _respell(label, typed, fixed)
