@@ -126,8 +126,9 @@ def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: 
 # --- saving -------------------------------------------------------------------------------
 
 
-def index_case(case: Case) -> None:
-    """Re-tokenize a saved case and write the search backend."""
+def index_case(case: Case, *, term_stats: bool = True) -> None:
+    """Re-tokenize a saved case and write the search backend; without
+    ``term_stats`` the caller rebuilds the term statistics once for many cases."""
     old_tokens = set((case.search_title + " " + case.search_text).split())
     fields = search.case_index_fields(case)
     Case.objects.filter(pk=case.pk).update(
@@ -138,7 +139,8 @@ def index_case(case: Case) -> None:
     case.search_title, case.search_text = fields.title, fields.body
     case.search_dictionary_version = search.dictionary_version()
     search.write_index(case.pk, case.state, fields)
-    search.update_term_stats(old_tokens, set((fields.title + " " + fields.body).split()))
+    if term_stats:
+        search.update_term_stats(old_tokens, set((fields.title + " " + fields.body).split()))
 
 
 def sync_rule_rows(case: Case) -> None:
@@ -390,24 +392,24 @@ def load_all(**kwargs) -> LoadReport:
 def reindex_stale() -> int:
     """Re-index the cases tokenized by another dictionary, glossary or
     tokenizer version (every case, not only the founding ones)."""
-    count = 0
-    for case in Case.objects.exclude(search_dictionary_version=search.dictionary_version()).prefetch_related(
-        "tags"
-    ):
-        index_case(case)
-        count += 1
-    if count:
-        search.rebuild_term_stats()
-    return count
+    return _reindex(Case.objects.exclude(search_dictionary_version=search.dictionary_version()))
 
 
 def reindex_all() -> int:
     """Rebuild the search index of every case (e.g. after a dictionary change)."""
+    return _reindex(Case.objects.all())
+
+
+def _reindex(cases) -> int:
+    """Re-index ``cases`` a chunk at a time (never all of them in memory), then
+    rebuild the term statistics once: per case they would cost an UPDATE per
+    term, millions for a large knowledge base."""
     count = 0
-    for case in Case.objects.all().prefetch_related("tags"):
-        index_case(case)
+    for case in cases.order_by("pk").prefetch_related("tags").iterator(chunk_size=500):
+        index_case(case, term_stats=False)
         count += 1
-    search.rebuild_term_stats()
+    if count:
+        search.rebuild_term_stats()
     return count
 
 

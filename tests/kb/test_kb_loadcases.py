@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
 from kb import services
-from kb.models import Case, CaseMeasure, CaseRule, Measure, Metric
+from kb.models import Case, CaseMeasure, CaseRule, Measure, Metric, TermStat
 from tests.conftest import FIXTURES
 
 SLUGS = [
@@ -199,3 +199,25 @@ def test_case_files_are_bilingual():
         for key in ("title", "symptom", "cause", "resolution_summary"):
             assert re.search(r"[\u4e00-\u9fff]", data["zh"][key]), (path.name, key)
             assert not re.search(r"[\u4e00-\u9fff]", data["en"][key]), (path.name, key)
+
+
+@pytest.mark.django_db
+def test_stale_cases_are_reindexed_a_chunk_at_a_time_with_the_term_statistics_once(monkeypatch):
+    """Every case tokenized by another version, not only the founding ones; the
+    term statistics after it are those the incremental upkeep had."""
+    services.load_all(use_real_engine=False)
+    services.save_case(Case(slug="user-case", language="en", title="Slow guest", symptom="vcpus not pinned"))
+    stats = dict(TermStat.objects.values_list("term", "ndoc"))
+    Case.objects.update(search_dictionary_version="old")
+    rebuilt = []
+    monkeypatch.setattr(
+        services.search,
+        "rebuild_term_stats",
+        lambda r=services.search.rebuild_term_stats: rebuilt.append(r()),
+    )
+    assert services.reindex_stale() == 11
+    assert len(rebuilt) == 1
+    assert set(Case.objects.values_list("search_dictionary_version", flat=True)) == {
+        services.search.dictionary_version()
+    }
+    assert dict(TermStat.objects.values_list("term", "ndoc")) == stats
