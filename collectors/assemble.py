@@ -669,7 +669,7 @@ class HostAssembler:
         # comparison, so they are not mixed in.
         best = max(
             enumerate(self._cpu_candidates),
-            key=lambda p: ("cpuinfo" not in p[1].extra, _filled(p[1]), -p[0]),
+            key=lambda p: ("cpuinfo" not in p[1].extra and "hwloc" not in p[1].extra, _filled(p[1]), -p[0]),
         )[1]
         self.host.cpu = best
         # ... except a CPU map (lscpu -e / -p) of the same machine (same CPU
@@ -709,9 +709,12 @@ class HostAssembler:
         knows a value winning (see the ``_merge_*`` functions below)."""
         if not self._numa_parts:
             return
+        # hwloc-ls's tree (the only parser that yields a NumaTopology) rounds node
+        # sizes to its unit (16GB): the kernel's own figures are merged first
+        parts = sorted(self._numa_parts, key=lambda p: isinstance(p, f.NumaTopology))
         topo = f.NumaTopology()
-        topo.source = self._numa_parts[0].source
-        for part in self._numa_parts:
+        topo.source = parts[0].source
+        for part in parts:
             topo.sources.setdefault(type(part).__name__, part.source)
             for key, line in part.lines.items():
                 topo.lines.setdefault(key, line)
