@@ -31,7 +31,10 @@ Net, Block) and the ``depth N:`` summary are skipped. A paste cut mid-tree
 memory than the Machine line says) raises :class:`ParseError` with what was
 read as ``partial``. ``lines`` keys: ``cpus``, ``sockets``, ``cores_per_socket``,
 ``threads_per_core``, ``numa_nodes``, ``numa_node_cpus.N`` (CpuTopology);
-``node.N.size`` (NumaTopology).
+``node.N.size``, ``distances`` (NumaTopology: ``lstopo -v``'s ``Relative
+latency matrix ... between N NUMANodes ... by logical indexes``, 1.x's
+``relative latency matrix between NUMANodes ...``, relabelled
+with the nodes' ``P#``).
 """
 
 from __future__ import annotations
@@ -179,6 +182,43 @@ def _numa(tree: _Tree) -> tuple[NumaTopology, dict[int, list[int]], dict[int, in
     return topo, node_cpus, node_lines
 
 
+_MATRIX = re.compile(
+    r"^\s*relative latency matrix\b.*\bbetween (?:\d{1,6} )?NUMANodes\b.*\bby (logical|physical|os) ind",
+    re.I,
+)
+_MATRIX_ROW = re.compile(r"^\s*(\d{1,6})((?:\s+\d{1,6}(?:\.\d+)?)+)\s*$")
+
+
+def _distances(text: str, tree: _Tree, topo: NumaTopology) -> list[str]:
+    """``lstopo -v``'s NUMA latency matrix (by logical indexes: mapped to node
+    numbers through the tree) into ``distances``; a cut table is reported."""
+    lines = text.splitlines()
+    for idx, line in enumerate(lines):
+        m = _MATRIX.match(line)
+        if not m:
+            continue
+        # hwloc 2.x: "between 8 NUMANodes (depth -3)"; 1.x: "between NUMANodes (depth 1)"
+        header = lines[idx + 1].split() if idx + 1 < len(lines) else []
+        size, logical = len(header) - 1, m.group(1).lower() == "logical"
+        by_logical = {o.logical: o.os_index for o in tree.of("NUMANode")}
+        rows: list[list[int]] = []
+        labels: list[int] = []
+        for row_line in lines[idx + 2 : idx + 2 + size]:
+            r = _MATRIX_ROW.match(row_line)
+            if not r:
+                break
+            label = int(r.group(1))
+            node = by_logical.get(label) if logical else label
+            labels.append(node if node is not None else -1)
+            rows.append([round(float(v)) for v in r.group(2).split()])
+        if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
+            return [f"distance table incomplete: {len(rows)} of {size} rows"]
+        topo.distance_nodes, topo.distances = labels, rows
+        topo.lines["distances"] = idx + 1
+        return []
+    return []
+
+
 def _cpu(tree: _Tree, node_cpus: dict[int, list[int]], node_lines: dict[int, int]) -> CpuTopology:
     cpu = CpuTopology()
     pus = [pu.os_index for pu in tree.of("PU") if pu.os_index is not None]
@@ -291,7 +331,7 @@ def parse_hwloc_ls(text: str) -> list[CpuTopology | NumaTopology]:
     results: list[CpuTopology | NumaTopology] = [cpu]
     if topo.nodes:
         results.append(topo)
-    missing = _cuts(tree, topo)
+    missing = _distances(text, tree, topo) + _cuts(tree, topo)
     if missing:
         raise ParseError("; ".join(missing), line=tree.cut_line or tree.last_line, partial=results)
     return results

@@ -68,7 +68,19 @@ def test_hwloc_2x_verbose_eight_packages_each_with_its_node():
     assert numa.nodes[7].size_mb == 8192
     assert numa.nodes[3].cpus == [6, 7]
     assert (cpu.sockets, cpu.cores_per_socket, cpu.threads_per_core, cpu.numa_nodes) == (8, 2, 1, 8)
+    # lstopo -v's latency matrix, by logical indexes (here equal to P#)
+    assert numa.distance_nodes == list(range(8))
+    assert numa.distances[2] == [20, 20, 10, 20, 20, 20, 20, 20]
+    assert numa.lines["distances"] == 106
     assert numa.lines["node.3.size"] == 39  # "    NUMANode L#3 (P#3 local=8192MiB ...)"
+
+
+def test_latency_matrix_cut_is_reported_and_dropped():
+    lines = (PUBLISHED / "hwloc-test-16amd64-8n2c.console").read_text().splitlines()
+    with pytest.raises(ParseError, match="distance table incomplete: 5 of 8 rows") as err:
+        parse_hwloc_ls("\n".join(lines[:112]))  # the paste ends after row 4
+    _cpu, numa = _split(err.value.partial)
+    assert numa.distances == [] and len(numa.nodes) == 8
 
 
 def test_cut_mid_object_keeps_what_was_read():
