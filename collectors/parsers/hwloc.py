@@ -29,7 +29,8 @@ goes to the first node that covers it, so a second node of the same parent
 Net, Block) and the ``depth N:`` summary are skipped. A paste cut mid-tree
 (a last object without its ``L#`` or closing parenthesis, nodes holding less
 memory than the Machine line says) raises :class:`ParseError` with what was
-read as ``partial``. ``lines`` keys: ``cpus``, ``sockets``, ``cores_per_socket``,
+read as ``partial``; an unclosed object followed by more of the tree is a
+wrapped line, not a cut. ``lines`` keys: ``cpus``, ``sockets``, ``cores_per_socket``,
 ``threads_per_core``, ``numa_nodes``, ``numa_node_cpus.N`` (CpuTopology);
 ``node.N.size``, ``distances`` (NumaTopology: ``lstopo -v``'s ``Relative
 latency matrix ... between N NUMANodes ... by logical indexes``, 1.x's
@@ -48,6 +49,8 @@ from collectors.parsers import register
 # "Package L#0", "NUMANode L#1 (P#1 16GB)", "L2Cache L#3 (size=1024KiB ...)", "Group0 L#0"
 _TRACKED = re.compile(r"^(Machine|Package|Socket|NUMANode|Group\d*|Die|Core|PU|L\d[diu]?(?:Cache)?)\b")
 _OBJECT = re.compile(r"^(\w+)(?:\([\w-]{1,40}\))?(?:\s+L#(\d{1,7}))?(?:\s+\((.*)\))?\s*$")
+# an object whose attributes run past the line: a terminal or mail wrap, or the paste's end
+_OPEN = re.compile(r"^(\w+)(?:\([\w-]{1,40}\))?(?:\s+L#(\d{1,7}))?\s+\((.*)$")
 _TREE_LINE = re.compile(
     r"^\s*(?:Machine(?:\s+\(|\s*$)"
     r"|(?:Package|Socket|NUMANode|Group\d*|Die|Core|PU|L\d[diu]?(?:Cache)?)(?:\([\w-]{1,40}\))?(?:\s+L#\d|\s*$))"
@@ -117,6 +120,7 @@ class _Tree:
         self.cut: list[str] = []
         self.cut_line: int | None = None  # the first line cut short
         self.last_line = 0
+        self._unfinished: list[tuple[int, str, _Obj | None]] = []
 
     def read(self, text: str) -> None:
         stack: list[_Obj] = []  # the last object of each open line, by indent
@@ -139,16 +143,31 @@ class _Tree:
                 parent = obj
             if parent is not None and (not stack or parent is not stack[-1]):
                 stack.append(parent)
+        # a piece cut short on the last line of the tree is where the paste ends;
+        # one followed by more of the tree is a line wrapped by a terminal or a mail
+        for idx, piece, obj in self._unfinished:
+            if idx != self.last_line:
+                continue
+            self.cut.append(f"cut short at {piece!r}")
+            self.cut_line = self.cut_line or idx
+            if obj is not None:  # "PU L#13 (P#20" may have lost digits: not kept
+                self.objects.remove(obj)
+                if obj.parent is not None:
+                    obj.parent.children.remove(obj)
 
     def _object(self, piece: str, idx: int, indent: int) -> _Obj | None:
         if not _TRACKED.match(piece):
             return None  # an I/O object ("PCI 8086:8d66", "HostBridge L#0")
         m = _OBJECT.match(piece)
         if not m or (m.group(1) != "Machine" and m.group(2) is None):
-            self.cut.append(f"cut short at {piece!r}")
-            self.cut_line = self.cut_line or idx
-            return None
-        obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
+            m = _OPEN.match(piece)
+            if not m or (m.group(1) != "Machine" and m.group(2) is None):
+                self._unfinished.append((idx, piece, None))
+                return None
+            obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
+            self._unfinished.append((idx, piece, obj))
+        else:
+            obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
         obj.logical = int(m.group(2)) if m.group(2) is not None else None
         if obj.kind == "Machine" and self.machine is None:
             self.machine = obj

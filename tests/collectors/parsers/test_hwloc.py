@@ -61,6 +61,17 @@ def test_hwloc_2x_verbose_one_node_under_machine_smt():
     assert "L1i" not in cpu.caches
 
 
+def test_lines_wrapped_mid_attributes_are_not_cuts():
+    """lstopo -v lines wrapped by a terminal or a mail, as in cyring/CoreFreq issue 54
+    ('Package L#0 (P#0 ... CPUModel="AMD Ryzen 5 3600 6-Core' / 'Processor ... CPUStepping=0)')."""
+    text = (PUBLISHED / "hwloc-test-16em64t-4s2c2t.console").read_text()
+    wrapped = text.replace('CPUModel="Intel(R) Xeon(TM) CPU', 'CPUModel="Intel(R) Xeon(TM)\nCPU')
+    assert wrapped.count("\nCPU 2.60GHz") == 4
+    cpu, numa = _split(parse_hwloc_ls(wrapped))
+    assert (cpu.cpus, cpu.sockets, cpu.cores_per_socket, cpu.threads_per_core) == (16, 4, 2, 2)
+    assert numa.nodes[0].cpus == list(range(16))
+
+
 def test_hwloc_2x_verbose_eight_packages_each_with_its_node():
     cpu, numa = _split(parse_hwloc_ls((PUBLISHED / "hwloc-test-16amd64-8n2c.console").read_text()))
     assert list(numa.nodes) == list(range(8))
