@@ -917,6 +917,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.ProcessList, lambda a, r: a._add_processes(r)),
     (f.TaskAffinity, lambda a, r: a.host.affinities.append(r)),
     (f.NumaPolicy, lambda a, r: a._first("numa_policy", r)),
+    (f.XenVcpuList, lambda a, r: a._first("xen_vcpus", r)),
 )
 
 
