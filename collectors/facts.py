@@ -667,6 +667,17 @@ class VirshDomainTuning(Parsed):
 
 
 @dataclass
+class VirshMemoryStats(Parsed):
+    """``virsh dommemstat DOM``: the balloon statistics of one domain. Reading only."""
+
+    domain: str | None = None  # from the command line; None without a prompt
+    # name -> value as printed: actual, unused, available, usable, rss, disk_caches,
+    # swap_in, swap_out in KiB; major_fault, minor_fault, hugetlb_pgalloc,
+    # hugetlb_pgfail counts; last_update seconds since the epoch
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class XenVcpu:
     """One row of Xen ``xl vcpu-list``."""
 
@@ -910,6 +921,7 @@ class HostFacts:
     affinities: list[TaskAffinity] = field(default_factory=list)
     numa_policy: NumaPolicy | None = None
     xen_vcpus: XenVcpuList | None = None  # xl vcpu-list (reading only)
+    domain_memstats: list[VirshMemoryStats] = field(default_factory=list)  # virsh dommemstat (reading only)
     # how much of the input was read, line by line (DESIGN.md ``reading``)
     reading: Reading = field(default_factory=Reading)
     # artifacts that were read, in order, and what they were recognised as
