@@ -76,3 +76,34 @@ def test_prompted_paste_names_the_domain():
     [stats] = host.domain_memstats
     assert stats.domain == "win11"
     assert stats.stats == {"actual": 8388608, "last_update": 0, "rss": 8168560}
+
+
+# the whole issue text of libvirt/libvirt#14: prose that reads like data runs the
+# prompted virsh list into the first dommemstat
+PR14 = f"""hi, every one
+  I have some trouble with the virsh to get vm mem-usage in guest os.
+[root@localhost ~]# virsh list --all
+ Id    Name                           State
+----------------------------------------------------
+ 1     wwl_centos7_1708               running
+ 2     windows-virtio-template        running
+
+I create two vms  one guest os is centos, the other is window 7
+**virsh dommemstat wwl_centos7_1708**
+{CENTOS}so i can get the vm mem-used detail,
+but if my guest os is windows, though I install virtio-win driver and run blnsrv.exe -i  start the service,
+I fail to get not enough vm mem stat info, as following:
+**virsh dommemstat windows-virtio-template**
+{WINDOWS}
+can anyone tell me how can I succ to get window's vm with enough mem stat info  the same with centos ?
+"""
+
+
+def test_list_running_into_prose_keeps_its_rows_and_reports_the_rest():
+    host = load_host_bytes(PR14.encode(), name="issue.txt")
+    assert host.virsh_list is not None
+    assert [d.name for d in host.virsh_list.running()] == ["wwl_centos7_1708", "windows-virtio-template"]
+    assert any("text after the table not read: 'I create two vms" in e.message for e in host.errors)
+    # the second dommemstat, after a prose line, is read by content (the first one
+    # stays inside the list's output: a known limit)
+    assert [m.stats.get("rss") for m in host.domain_memstats] == [8263664]
