@@ -598,6 +598,11 @@ class HostAssembler:
             r.domain = domain_from_command(command)
         self.host.domain_tuning.append(r)
 
+    def _add_memstats(self, r: f.VirshMemoryStats) -> None:
+        if r.domain is None:
+            r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
+        self.host.domain_memstats.append(r)
+
     def _add_irq_affinity(self, r: f.IrqAffinity) -> None:
         if self.host.irq_affinity is None:
             self.host.irq_affinity = r
@@ -920,6 +925,8 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.ProcessList, lambda a, r: a._add_processes(r)),
     (f.TaskAffinity, lambda a, r: a.host.affinities.append(r)),
     (f.NumaPolicy, lambda a, r: a._first("numa_policy", r)),
+    (f.XenVcpuList, lambda a, r: a._first("xen_vcpus", r)),
+    (f.VirshMemoryStats, lambda a, r: a._add_memstats(r)),
 )
 
 

@@ -667,6 +667,43 @@ class VirshDomainTuning(Parsed):
 
 
 @dataclass
+class VirshMemoryStats(Parsed):
+    """``virsh dommemstat DOM``: the balloon statistics of one domain. Reading only."""
+
+    domain: str | None = None  # from the command line; None without a prompt
+    # name -> value as printed: actual, unused, available, usable, rss, disk_caches,
+    # swap_in, swap_out in KiB; major_fault, minor_fault, hugetlb_pgalloc,
+    # hugetlb_pgfail counts; last_update seconds since the epoch
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class XenVcpu:
+    """One row of Xen ``xl vcpu-list``."""
+
+    domain: str
+    domid: int
+    vcpu: int
+    cpu: int | None = None  # physical CPU it runs on; None when "-" (offline)
+    state: str = ""  # "r--" running, "-b-" blocked, "--p" paused ...
+    time_s: float | None = None
+    hard_affinity: list[int] | None = None  # None: "all"
+    soft_affinity: list[int] | None = None  # None: "all"
+    line: int | None = None
+
+
+@dataclass
+class XenVcpuList(Parsed):
+    """Xen ``xl vcpu-list``: where each vCPU of each domain runs and may run.
+    Reading only: no rule uses it (the kvm.* rules are for libvirt domains)."""
+
+    vcpus: list[XenVcpu] = field(default_factory=list)
+
+    def domains(self) -> list[str]:
+        return list(dict.fromkeys(v.domain for v in self.vcpus))
+
+
+@dataclass
 class VirshNodeInfo(Parsed):
     """``virsh nodeinfo``: the hypervisor host's CPUs and memory as libvirt sees them."""
 
@@ -883,6 +920,8 @@ class HostFacts:
     processes: ProcessList | None = None
     affinities: list[TaskAffinity] = field(default_factory=list)
     numa_policy: NumaPolicy | None = None
+    xen_vcpus: XenVcpuList | None = None  # xl vcpu-list (reading only)
+    domain_memstats: list[VirshMemoryStats] = field(default_factory=list)  # virsh dommemstat (reading only)
     # how much of the input was read, line by line (DESIGN.md ``reading``)
     reading: Reading = field(default_factory=Reading)
     # artifacts that were read, in order, and what they were recognised as

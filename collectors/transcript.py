@@ -231,6 +231,9 @@ _STARSHIP_PROMPT = re.compile(r"^❯(?:\s(?P<cmd>.*))?$")
 # a shell's default prompt when no PS1 is set: "sh-4.4# " (oc debug node), "bash-5.1$ "
 _SHELL_VERSION_PROMPT = re.compile(r"^(?:ba|z|k|da)?sh-\d{1,2}(?:\.\d{1,3}){0,2}[#$]\s?(?P<cmd>.*)$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
+# virsh's interactive shell: "virsh # vcpuinfo guest" (root), "virsh > list" (other users);
+# read as the shell command "virsh vcpuinfo guest"
+_VIRSH_PROMPT = re.compile(r"^virsh ?[#>](?: ?(?P<cmd>[a-z][a-z-]*(?:\s.*)?))?\s*$")
 _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
     r"(?:\s*\[(?P<db>[^\]]*)\])?(?:\s*\((?P<db2>[^)]*)\))?\s?>\s?(?P<cmd>.*)$"
@@ -238,15 +241,17 @@ _SQL_PROMPT = re.compile(
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
     r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"|virsh ?[#>]"
     r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
     r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
-# a line starting with a prompt character or an SQL client, or holding "@" or ":/"
+# a line starting with a prompt character, virsh's or an SQL client's, or holding "@" or ":/"
 _PROMPT_LEAD_NEXT = re.compile(
-    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]"
+    r"|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
 )
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
@@ -479,6 +484,8 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     ('shell', 'virsh nodeinfo', 'host')
     >>> match_prompt("➜  ~ virsh domstats")
     ('shell', 'virsh domstats', None)
+    >>> match_prompt("virsh # vcpuinfo guest")
+    ('shell', 'virsh vcpuinfo guest', None)
     """
     line = line.rstrip()
     if not line or len(line) > 4096:
@@ -511,6 +518,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     m = _SHELL_VERSION_PROMPT.match(line)
     if m:
         return "shell", m.group("cmd").strip(), None
+    m = _VIRSH_PROMPT.match(line)
+    if m:
+        return "shell", f"virsh {m.group('cmd') or ''}".strip(), None
     m = _SQL_PROMPT.match(line)
     if m:
         return "sql", m.group("cmd").strip(), None

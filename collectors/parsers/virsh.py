@@ -35,6 +35,7 @@ from collectors.facts import (
     VirshDomainTuning,
     VirshFreecell,
     VirshList,
+    VirshMemoryStats,
     VirshNodeInfo,
     VirshVersion,
 )
@@ -120,6 +121,12 @@ def parse_virsh_list(text: str) -> VirshList:
         if not line.strip() or set(line.strip()) <= {"-"}:
             continue
         m = _LIST_ROW.match(line)
+        if not m and out.domains:
+            # the table is over: what follows (prose run into the output) is not read
+            out.errors.append(
+                ArtifactError("", f"text after the table not read: {line.strip()[:80]!r}", number)
+            )
+            break
         if not m:
             raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
         dom_id, name, state = m.groups()
@@ -416,16 +423,18 @@ _FIELD = re.compile(r"^\s*([A-Za-z][\w()]*(?: [\w()]+)*)\s*:(.*)$")
 # "yyyy----" (one character per host CPU), or "--pretty": "2,4-5 (out of 8)"
 _PRETTY_AFFINITY = re.compile(r"^(.*)\(out of (\d+)\)$")
 _TUNING_COMMANDS = ("vcpuinfo", "vcpupin", "emulatorpin", "numatune")
-_VALUED_OPTIONS = {"--vcpu", "--cpulist", "--mode", "--nodeset", "-c", "--connect"}
+# commands whose first argument is the domain
+_DOMAIN_COMMANDS = (*_TUNING_COMMANDS, "dommemstat")
+_VALUED_OPTIONS = {"--vcpu", "--cpulist", "--mode", "--nodeset", "-c", "--connect", "--period"}
 
 
 def domain_from_command(command: str) -> str | None:
-    """The domain a ``virsh vcpuinfo|vcpupin|emulatorpin|numatune`` command names.
+    """The domain a ``virsh vcpuinfo|vcpupin|emulatorpin|numatune|dommemstat`` command names.
 
     >>> domain_from_command("sudo virsh -c qemu:///system vcpupin --live db01")
     'db01'
     """
-    m = re.search(rf"\bvirsh\b(.*?)\b({'|'.join(_TUNING_COMMANDS)})\b(.*)$", command)
+    m = re.search(rf"\bvirsh\b(.*?)\b({'|'.join(_DOMAIN_COMMANDS)})\b(.*)$", command)
     if not m:
         return None
     args = m.group(3).split("|")[0].split()
@@ -722,4 +731,74 @@ def parse_virsh_freecell(text: str) -> VirshFreecell:
             out.lines[f"free_kb[{m.group(1)}]"] = number
     if not out.free_kb and out.total_kb is None:
         raise ParseError("no 'N: SIZE KiB' lines: not virsh freecell output")
+    return out
+
+
+# what virsh dommemstat prints (virDomainMemoryStatTags as virsh names them)
+_MEMSTAT_KEYS = frozenset(
+    {
+        "swap_in",
+        "swap_out",
+        "major_fault",
+        "minor_fault",
+        "unused",
+        "available",
+        "actual",
+        "rss",
+        "usable",
+        "last_update",
+        "disk_caches",
+        "hugetlb_pgalloc",
+        "hugetlb_pgfail",
+    }
+)
+_MEMSTAT_LINE = re.compile(r"^\s*([a-z][a-z_]{1,40})\s+(\d{1,20})\s*$")
+
+
+def _detect_dommemstat(head: str) -> bool:
+    if "actual " not in head and "rss " not in head:
+        return False
+    keys = []
+    for line in head.lstrip("\n").split("\n", 4)[:4]:
+        m = _MEMSTAT_LINE.match(line)
+        if m is None:
+            break
+        keys.append(m.group(1))
+    return len(keys) >= 2 and set(keys) <= _MEMSTAT_KEYS and bool({"actual", "rss"} & set(keys))
+
+
+@register(
+    "virsh_dommemstat",
+    commands=(r"\bvirsh\b.*\bdommemstat\b",),
+    detect=_detect_dommemstat,
+    priority=10,
+)
+def parse_virsh_dommemstat(text: str) -> VirshMemoryStats:
+    """Balloon statistics of a domain from ``virsh dommemstat DOM`` (values as
+    printed: KiB, fault counts, ``last_update`` in epoch seconds)::
+
+        actual 4194304
+        swap_in 0
+        unused 3729588
+        available 3881812
+        last_update 1581406529
+        rss 2969400
+
+    A line that is not ``name number`` is reported and skipped.
+
+    >>> parse_virsh_dommemstat("actual 8388608\\nlast_update 0\\nrss 8168560\\n").stats["rss"]
+    8168560
+    """
+    out = VirshMemoryStats()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = _MEMSTAT_LINE.match(line)
+        if m is None:
+            out.errors.append(ArtifactError("", f"dommemstat line not read: {line.strip()[:80]!r}", number))
+            continue
+        out.stats[m.group(1)] = int(m.group(2))
+        out.lines[f"stats.{m.group(1)}"] = number
+    if not out.stats:
+        raise ParseError("no 'name value' lines: not virsh dommemstat output")
     return out
