@@ -365,6 +365,13 @@ def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
             target.free_pages = acc.get("free_pages")
 
 
+def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
+    """A per-domain virsh output without its domain in the text takes it from
+    the command line: "transcript:virsh vcpupin db01"."""
+    if r.domain is None:
+        r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
+
+
 def _filled(obj: Any) -> int:
     """How many fields of a dataclass hold something (to pick the most complete)."""
     count = 0
@@ -592,15 +599,11 @@ class HostAssembler:
                 self._numa_parts.append(r)
 
     def _add_tuning(self, r: f.VirshDomainTuning) -> None:
-        if r.domain is None:
-            # the command line names the domain: "transcript:virsh vcpupin db01"
-            command = r.source.artifact.removeprefix("transcript:")
-            r.domain = domain_from_command(command)
+        _name_domain(r)
         self.host.domain_tuning.append(r)
 
     def _add_memstats(self, r: f.VirshMemoryStats) -> None:
-        if r.domain is None:
-            r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
+        _name_domain(r)
         self.host.domain_memstats.append(r)
 
     def _add_irq_affinity(self, r: f.IrqAffinity) -> None:

@@ -171,7 +171,8 @@ class Case(models.Model):
 
 
 class CaseRule(models.Model):
-    """Denormalised signature rules: lets similarity pre-select candidates in SQL."""
+    """Denormalised signature rules: what each process's rule index
+    (``kb.rule_index``) reads, and the search's filter by rule."""
 
     # The unique (case, rule) index serves lookups by case, index-only.
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="rule_rows", db_index=False)

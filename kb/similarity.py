@@ -124,15 +124,8 @@ def _rules_of(findings: Iterable[Any]) -> list[str]:
     return sorted({r for r in rules if r})
 
 
-# --- rule weights and candidates -------------------------------------------------------
-
+# A rule's weight (and a word's, for "sounds like"): kb.rule_index keeps the frequencies.
 idf = rule_index.idf
-
-
-def rule_frequencies() -> tuple[int, dict[str, int]]:
-    """(number of published case groups with rules, groups per rule)."""
-    with rule_index.reading() as index:
-        return index.frequencies()
 
 
 # --- scoring ----------------------------------------------------------------------------------

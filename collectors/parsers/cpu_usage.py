@@ -48,6 +48,7 @@ import re
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
 from collectors.parsers import register
+from collectors.sizes import kib
 
 _NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
 _CPU_LABEL = re.compile(r"%?Cpu(\d{1,6}|\(s\))\s*:")
@@ -60,8 +61,6 @@ _TASKS = re.compile(r"^\s*(?:Tasks|Threads|任务|线程)[:：]\s*(\d{1,9})\s+to
 _MEM_LINE = re.compile(r"^(KiB|MiB|GiB|TiB)?\s*Mem\s*:")
 _MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|used|buff/cache|buffers)")
 _TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
-_MEM_SCALE = {None: 1, "KiB": 1, "MiB": 1024, "GiB": 1024**2, "TiB": 1024**3}
-_SUFFIX_SCALE = {None: None, "k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
 
 
 def _float(token: str) -> float | None:
@@ -152,8 +151,8 @@ def _parse_top(text: str) -> CpuUsage:
 
 def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
     for value, suffix, plus, name in _MEM_FIELD.findall(line):
-        scale = _SUFFIX_SCALE[suffix or None] or _MEM_SCALE[unit]
-        kb = int(float(value) * scale)
+        # a value's own suffix ("3.9g") wins over the line's unit ("MiB Mem")
+        kb = int(kib(float(value), suffix or unit))
         if plus:
             out.mem_truncated = True
         if name == "total":

@@ -44,10 +44,10 @@ import re
 
 from collectors.facts import Dimm, MemoryDevices, ParseError
 from collectors.parsers import register
+from collectors.sizes import mb
 
 _SIZE = re.compile(r"^(\d{1,12})\s*([KMGT])i?B$", re.I)
 _SPEED = re.compile(r"^(\d{1,6})\s*(MT/s|MHz)$", re.I)
-_SIZE_MB = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 _NONE = {"", "not specified", "unknown", "none", "not provided", "<out of spec>", "other"}
 
 _B = r"(?<![A-Za-z0-9])"  # a word start where "_" separates too (P0_Node0_Channel0)
@@ -114,7 +114,7 @@ def _size_mb(value: str) -> int | None:
     m = _SIZE.match(value.strip())
     if not m:
         return None
-    return round(int(m.group(1)) * _SIZE_MB[m.group(2).upper()])
+    return round(mb(int(m.group(1)), m.group(2)))
 
 
 def _speed(value: str) -> int | None:

@@ -36,8 +36,8 @@ import re
 
 from collectors.facts import Meminfo, ParseError
 from collectors.parsers import register
+from collectors.sizes import kib
 
-_SCALE = {"B": 1 / 1024, "K": 1, "M": 1024, "G": 1024**2, "T": 1024**3, "P": 1024**4}
 _HUMAN = re.compile(r"^(\d{1,15}(?:[.,]\d{1,6})?)([BKMGTP])(?:i|iB|B)?$")
 _PLAIN = re.compile(r"^\d{1,20}$")
 _HEADER = re.compile(r"^\s*total\s+used\s+free\b")
@@ -47,7 +47,7 @@ def _kb(token: str, scale: float | None) -> tuple[int | None, bool]:
     """(kB, human) for one cell; ``scale`` is kB per unit of plain numbers (None: unknown yet)."""
     m = _HUMAN.match(token)
     if m:
-        return round(float(m.group(1).replace(",", ".")) * _SCALE[m.group(2)]), True
+        return round(kib(float(m.group(1).replace(",", ".")), m.group(2))), True
     if _PLAIN.match(token):
         return (round(int(token) * scale) if scale is not None else int(token)), False
     return None, False

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from collectors.facts import CpuTopology, NumaNode, NumaTopology, ParseError
 from collectors.parsers import register
+from collectors.sizes import mb
 
 # "Package L#0", "NUMANode L#1 (P#1 16GB)", "L2Cache L#3 (size=1024KiB ...)", "Group0 L#0"
 _TRACKED = re.compile(r"^(Machine|Package|Socket|NUMANode|Group\d*|Die|Core|PU|L\d[diu]?(?:Cache)?)\b")
@@ -57,7 +58,6 @@ _TREE_LINE = re.compile(
 )
 _PU = re.compile(r"^\s*(?:.*\+\s*)?PU\s+L#\d{1,7}\s+\(P#\d{1,7}\)", re.M)
 _SIZE = re.compile(r"(?:^|[\s=])(\d{1,12}(?:\.\d+)?)\s?([KMGT]i?B)\b")
-_UNIT_MB = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 * 1024}
 
 
 @dataclass(eq=False)
@@ -100,7 +100,7 @@ def _size_mb(attrs: str) -> int | None:
     m = _SIZE.search(attrs)
     if not m:
         return None
-    return int(float(m.group(1)) * _UNIT_MB[m.group(2)[0]])
+    return int(mb(float(m.group(1)), m.group(2)))
 
 
 def _detect(head: str) -> bool:

@@ -28,6 +28,7 @@ import re
 
 from collectors.facts import NumactlHardware, NumaNode, NumaPolicy, ParseError
 from collectors.parsers import register
+from collectors.sizes import mb
 
 _AVAILABLE = re.compile(r"^\s*available:\s*(\d{1,6})\s+nodes?\b")
 # values are stripped in code: a lazy group before "\s*$" backtracks quadratically on long blank runs
@@ -36,14 +37,13 @@ _MEM = re.compile(r"^(\d{1,15})\s*(kB|KB|MB|GB)?$")
 _DIST_HEADER = re.compile(r"^\s*node(\s+\d{1,6})+\s*$")
 _DIST_ROW = re.compile(r"^\s*(\d{1,6}):((\s+\d{1,6})+)\s*$")
 _POLICY = re.compile(r"^\s*policy:\s*(\S+)")
-_UNIT_MB = {None: 1.0, "MB": 1.0, "kB": 1 / 1024, "KB": 1 / 1024, "GB": 1024.0}
 
 
 def _mb(value: str) -> int | None:
     m = _MEM.match(value)
     if not m:
         return None
-    return int(int(m.group(1)) * _UNIT_MB[m.group(2)])
+    return int(mb(int(m.group(1)), m.group(2)))
 
 
 _NODE_LINES = re.compile(r"^\s*node\s+\d{1,6}\s+(?:cpus|size|free):", re.M)

@@ -7,7 +7,7 @@ import pytest
 
 from collectors.archive import load_snapshot
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
-from kb import services, similarity
+from kb import rule_index, services, similarity
 from kb.models import Case
 from tests.conftest import FIXTURES, ROOT, service_unavailable
 from triage.engine import analyze
@@ -90,7 +90,7 @@ def test_rare_rules_weigh_more_and_reasons_are_listed():
         _case(f"common-{n}", ["numa.high_remote_distance"], ["arch:x86_64"])
     _case("rare-a", ["numa.high_remote_distance", "mysql.large_pages_off"], ["arch:x86_64", "db:percona"])
     _case("rare-b", ["numa.high_remote_distance", "net.netem_delay"], ["arch:x86_64"])
-    groups, df = similarity.rule_frequencies()
+    groups, df = rule_index.current().frequencies()
     assert groups == 8
     assert df == {"numa.high_remote_distance": 8, "mysql.large_pages_off": 1, "net.netem_delay": 1}
     assert similarity.idf(df["mysql.large_pages_off"], groups) > similarity.idf(
