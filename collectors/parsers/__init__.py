@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from collectors.facts import ArtifactError
+
 ParserFunc = TypeVar("ParserFunc", bound=Callable[[str], Any])
 
 
@@ -39,6 +41,43 @@ class ParserSpec:
 
 
 REGISTRY: dict[str, ParserSpec] = {}
+
+# Lines a parser could not read are reported one by one up to this many; the
+# rest are counted in one more error. A hostile paste of a million such lines
+# must not make a million error objects (the collector's garbage collection
+# made that super-linear: tests/collectors/test_fuzz_linear.py).
+MAX_LINE_ERRORS = 20
+
+
+class UnreadLines:
+    """The lines of an output a parser passed over, as errors for its result.
+
+    >>> unread = UnreadLines("row not read")
+    >>> for n in range(1, 25):
+    ...     unread.add(n, "```")
+    >>> [e.message for e in unread.errors()][-2:]
+    ["row not read: '```'", 'row not read: 4 more lines']
+    """
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self.reported: list[ArtifactError] = []
+        self.more = 0
+        self.first_more: int | None = None
+
+    def add(self, number: int, line: str) -> None:
+        if len(self.reported) < MAX_LINE_ERRORS:
+            self.reported.append(ArtifactError("", f"{self.message}: {line.strip()[:80]!r}", number))
+        else:
+            self.more += 1
+            self.first_more = self.first_more or number
+
+    def errors(self) -> list[ArtifactError]:
+        if not self.more:
+            return list(self.reported)
+        plural = "line" if self.more == 1 else "lines"
+        summary = ArtifactError("", f"{self.message}: {self.more} more {plural}", self.first_more)
+        return [*self.reported, summary]
 
 
 def register(

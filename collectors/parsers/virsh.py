@@ -39,7 +39,7 @@ from collectors.facts import (
     VirshNodeInfo,
     VirshVersion,
 )
-from collectors.parsers import register
+from collectors.parsers import UnreadLines, register
 from collectors.parsers.libvirt import (
     _HOSTILE,
     MAX_RECOVERY_BYTES,
@@ -790,15 +790,17 @@ def parse_virsh_dommemstat(text: str) -> VirshMemoryStats:
     8168560
     """
     out = VirshMemoryStats()
+    unread = UnreadLines("dommemstat line not read")
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         m = _MEMSTAT_LINE.match(line)
         if m is None:
-            out.errors.append(ArtifactError("", f"dommemstat line not read: {line.strip()[:80]!r}", number))
+            unread.add(number, line)
             continue
         out.stats[m.group(1)] = int(m.group(2))
         out.lines[f"stats.{m.group(1)}"] = number
     if not out.stats:
         raise ParseError("no 'name value' lines: not virsh dommemstat output")
+    out.errors = unread.errors()
     return out

@@ -10,7 +10,7 @@ import re
 
 from collectors.cpulist import parse_cpulist
 from collectors.facts import ArtifactError, ParseError, XenVcpu, XenVcpuList
-from collectors.parsers import register
+from collectors.parsers import UnreadLines, register
 
 # "Affinity (Hard / Soft)" since Xen 4.5; "CPU Affinity" before (and xm)
 _HEADER = re.compile(r"^\s*Name\s+ID\s+VCPU\s+CPU\s+State\s+Time\(s\)\s+(?:CPU\s+)?Affinity\b.*$")
@@ -56,6 +56,7 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
     ('sys-net', 17, None, [16, 17])
     """
     out = XenVcpuList()
+    unread = UnreadLines("vcpu-list row not read (cut?)")
     lines = text.splitlines()
     header = next((i for i, ln in enumerate(lines) if _HEADER.match(ln)), None)
     if header is None:
@@ -65,9 +66,7 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
             continue
         m = _ROW.match(line)
         if m is None:
-            out.errors.append(
-                ArtifactError("", f"vcpu-list row not read (cut?): {line.strip()[:80]!r}", number)
-            )
+            unread.add(number, line)
             continue
         hard_text, _, soft_text = m.group("affinity").partition(" / ")
         try:
@@ -93,4 +92,6 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
         out.lines[f"vcpus[{m.group('name')}.{m.group('vcpu')}]"] = number
     if not out.vcpus:
         raise ParseError("no vCPU rows under the xl vcpu-list header")
+    # in line order, with the rows whose affinity could not be read
+    out.errors = sorted([*unread.errors(), *out.errors], key=lambda e: e.line or 0)
     return out

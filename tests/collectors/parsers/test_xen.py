@@ -8,7 +8,7 @@ import pytest
 
 from collectors.archive import load_host_bytes
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
+from collectors.parsers import MAX_LINE_ERRORS, detect, for_command
 from collectors.parsers.xen import parse_xl_vcpu_list
 
 # https://github.com/QubesOS/qubes-issues/issues/9984 (renehoj, credit(1) scheduler);
@@ -66,3 +66,14 @@ def test_assembled_as_reading_only():
     host = load_host_bytes(QUBES.encode(), name="issue.txt")
     assert host.xen_vcpus is not None and len(host.xen_vcpus.vcpus) == 15
     assert host.domains == []  # not libvirt domains: no kvm.* rule sees them
+
+
+def test_many_unread_lines_are_reported_up_to_a_limit_then_counted():
+    """A hostile paste (the Qubes table, then 100,000 fence lines) gives the
+    first MAX_LINE_ERRORS lines one by one and one error counting the rest,
+    not 100,000 errors (which made the parser super-linear under the fuzz test)."""
+    out = parse_xl_vcpu_list(_table(QUBES) + "```\n" * 100_000)
+    assert len(out.vcpus) == 15
+    assert len(out.errors) == MAX_LINE_ERRORS + 1
+    assert out.errors[0].line == 17 and "sys-vpn-secure" in out.errors[0].message
+    assert out.errors[-1].message.endswith(f"{100_001 - MAX_LINE_ERRORS} more lines")
