@@ -1,0 +1,54 @@
+"""``GET /api/v1/hosts/<team>/<host>/``: a host's history, as its page shows it."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from desk import hosts
+
+
+def _changes(changes: list[hosts.Change]) -> list[dict]:
+    return [{"rule": c.rule, "severity": c.severity, "title": c.title} for c in changes]
+
+
+class HostDetailView(APIView):
+    @extend_schema(
+        summary="A host's history",
+        description=(
+            "Every snapshot of the host you may see, oldest first, with its current findings and "
+            "the findings that appeared, cleared (re-checked and no longer found) or could not be "
+            "re-checked since the analysed snapshot before it. `team` is the team's slug, or `-`."
+        ),
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request: Request, team: str, host: str) -> Response:
+        snapshots = list(hosts.host_snapshots(request.user, team=team, host=host))
+        rows = hosts.history(snapshots)
+        return Response(
+            {
+                "host": host,
+                "team": hosts.team_slug(snapshots[-1]),
+                "clusters": sorted({s.cluster for s in snapshots if s.cluster}),
+                "snapshots": [
+                    {
+                        "id": row.snapshot.pk,
+                        "created_at": row.snapshot.created_at,
+                        "status": row.snapshot.status,
+                        "findings": [{"rule": f.rule, "severity": f.severity} for f in row.findings],
+                        "appeared": _changes(row.appeared),
+                        "cleared": _changes(row.cleared),
+                        "not_rechecked": _changes(row.not_rechecked),
+                    }
+                    for row in rows
+                ],
+                "sessions": [{"id": s.pk, "title": s.title} for s in hosts.sessions(request.user, snapshots)],
+                "acknowledgements": [
+                    {"rule": a.rule, "host": a.host, "cluster": a.cluster, "reason": a.reason}
+                    for a in hosts.acknowledgements(snapshots, host=host)
+                ],
+            }
+        )
