@@ -1,13 +1,16 @@
-"""Pages of the support desk: a host's history and the diff of two of its
-snapshots. Thin: ``desk.hosts`` reads."""
+"""Pages of the support desk: a host's history, the diff of two of its
+snapshots, and the one search box. Thin: ``desk.hosts`` and ``desk.search`` read."""
 
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import get_language
 
+from config.language import content_language
 from desk import hosts
 from desk.charts import findings_over_time
+from desk.search import global_search
 
 
 def host_detail(request: HttpRequest, team: str, host: str) -> HttpResponse:
@@ -54,3 +57,10 @@ def host_diff(request: HttpRequest, team: str, host: str) -> HttpResponse:
             "later": rows[max((a, b), key=lambda s: (s.created_at, s.pk)).pk],
         },
     )
+
+
+def search(request: HttpRequest) -> HttpResponse:
+    """``/search/?q=``: hosts, tickets, snapshots, sessions, rules and cases, grouped."""
+    text = request.GET.get("q", "")
+    groups = global_search(request.user, text, language=content_language(get_language()))
+    return render(request, "desk/search.html", {"q": text, "groups": groups})
