@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts.access import support_staff
 from desk.models import InboxItem
+from desk.signals import inbox_item_created
 from kb.access import can_review_case
 from kb.models import Case
 from triage.models import Finding, Snapshot
@@ -35,7 +36,7 @@ def do_notify(*, user, kind: str, title: str, url: str, key: str, actor=None, de
         return False
     try:
         with transaction.atomic():
-            InboxItem.objects.create(
+            item = InboxItem.objects.create(
                 user=user,
                 kind=kind,
                 title=title[:300],
@@ -46,6 +47,7 @@ def do_notify(*, user, kind: str, title: str, url: str, key: str, actor=None, de
             )
     except IntegrityError:
         return False
+    inbox_item_created.send(sender=InboxItem, item=item)
     return True
 
 

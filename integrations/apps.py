@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 
+from desk import signals as desk
 from kb import signals as kb
 from triage import signals as triage
 from troubleshoot import signals as troubleshoot
@@ -18,5 +19,6 @@ class IntegrationsConfig(AppConfig):
             (triage.snapshots_requeued, receivers.snapshots_requeued),
             (troubleshoot.session_closed, receivers.session_closed),
             (kb.case_published, receivers.case_published),
+            (desk.inbox_item_created, receivers.inbox_item_created),
         ):
             signal.connect(receiver, dispatch_uid=f"integrations.{receiver.__name__}")

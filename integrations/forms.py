@@ -2,7 +2,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from . import services
-from .models import Event
+from .models import Event, PersonalEvent
 
 
 class WebhookForm(forms.Form):
@@ -30,7 +30,7 @@ class NotificationForm(forms.Form):
     email = forms.EmailField(label=_("E-mail address"), required=False)
     events = forms.MultipleChoiceField(
         label=_("Send me an e-mail when"),
-        choices=Event.choices,
+        choices=[*Event.choices, *PersonalEvent.choices],
         widget=forms.CheckboxSelectMultiple,
         required=False,
     )

@@ -16,6 +16,13 @@ class Event(models.TextChoices):
     CASE_PUBLISHED = "case.published", _("case published")
 
 
+class PersonalEvent(models.TextChoices):
+    """Events about one person rather than a team: e-mail only (no webhook),
+    chosen on the same notification preferences. Public like ``Event``."""
+
+    INBOX_ITEM = "inbox.item", _("something waits for me in my inbox")
+
+
 # Sent only by the "send test" button; not subscribable.
 TEST_EVENT = "webhook.test"
 

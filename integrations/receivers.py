@@ -1,5 +1,5 @@
 """Webhooks, e-mails and counters for what the other apps announce
-(``kb.signals``, ``triage.signals``, ``troubleshoot.signals``). Integrations
+(``kb.signals``, ``triage.signals``, ``troubleshoot.signals``, ``desk.signals``). Integrations
 is the top layer: it listens to the apps, which never import it. Connected in
 ``IntegrationsConfig.ready``."""
 
@@ -24,3 +24,7 @@ def case_published(sender: Any, *, case: Any, **kwargs: Any) -> None:
 
 def snapshots_requeued(sender: Any, *, count: int, **kwargs: Any) -> None:
     services.increment(name=metrics.SWEEPER_REQUEUES, by=count)
+
+
+def inbox_item_created(sender: Any, *, item: Any, **kwargs: Any) -> None:
+    services.inbox_item_created(item=item)

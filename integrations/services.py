@@ -43,7 +43,7 @@ from triage.models import Snapshot
 from troubleshoot.models import Session
 
 from . import tasks
-from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, Webhook
+from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, PersonalEvent, Webhook
 
 log = logging.getLogger(__name__)
 
@@ -337,7 +337,7 @@ def _ms_since(started: float) -> int:
 
 
 def set_notification_events(*, user, events: list[str], email: str | None = None) -> NotificationPreference:
-    unknown = sorted(set(events) - set(Event.values))
+    unknown = sorted(set(events) - set(Event.values) - set(PersonalEvent.values))
     if unknown:
         raise ValueError(f"unknown events: {unknown}")
     with transaction.atomic():
@@ -417,6 +417,75 @@ def mail_event(*, event: str, team_id: int, payload: dict) -> int:
     messages = [EmailMessage(f"{prefix}{subject}", body, to=[address]) for address in recipients]
     with get_connection() as connection:
         return connection.send_messages(messages) or 0
+
+
+def _opted_in_address(user_id: int, event: str) -> str:
+    """The user's address when they are active and opted in to ``event``, else ""."""
+    row = (
+        get_user_model()
+        .objects.filter(pk=user_id, is_active=True, notification_preference__isnull=False)
+        .exclude(email="")
+        .values_list("email", "notification_preference__events")
+        .first()
+    )
+    return row[0] if row and event in (row[1] or []) else ""
+
+
+def _enqueue_inbox_email(payload: dict) -> None:
+    try:
+        tasks.send_inbox_email.delay(payload)
+    except Exception:
+        log.warning("could not enqueue the inbox e-mail", exc_info=True)
+
+
+def inbox_item_created(*, item) -> None:
+    """Mail a new inbox item to its user if they opted in to ``inbox.item``,
+    once the transaction that wrote it commits. ``item`` is desk's
+    ``InboxItem`` (read by its fields: integrations knows desk only by its
+    signal). A notification never fails what it reports on: errors are logged."""
+    try:
+        if not _opted_in_address(item.user_id, PersonalEvent.INBOX_ITEM):
+            return
+        with translation.override(settings.CASEBOOK_EMAIL_LANGUAGE):
+            kind = str(item.get_kind_display())
+        payload = {
+            "user_id": item.user_id,
+            "kind": kind,
+            "title": item.title,
+            "detail": item.detail,
+            "actor": item.actor.get_username() if item.actor_id else "",
+            "url": _absolute(item.url),
+        }
+    except Exception:
+        log.exception("could not prepare the inbox e-mail")
+        return
+    transaction.on_commit(lambda: _enqueue_inbox_email(payload))
+
+
+def mail_inbox_item(*, payload: dict) -> int:
+    """Send one inbox item to its user, if they still want it. Returns 0 or 1;
+    SMTP errors propagate so the task retries."""
+    address = _opted_in_address(payload["user_id"], PersonalEvent.INBOX_ITEM)
+    if not address:
+        return 0
+    with translation.override(settings.CASEBOOK_EMAIL_LANGUAGE):
+        subject = f"{payload['kind']}: {payload['title']}"
+        lines = []
+        if payload.get("actor"):
+            lines.append(_("From: %(actor)s") % {"actor": payload["actor"]})
+        if payload.get("detail"):
+            lines += [payload["detail"], ""]
+        lines += [
+            payload["url"],
+            "",
+            _("Your inbox: %(url)s") % {"url": _absolute(reverse("desk:inbox"))},
+            _("You receive this because you opted in on %(url)s.")
+            % {"url": _absolute(reverse("integrations:index"))},
+        ]
+    subject = " ".join(subject.split())[:200]
+    message = EmailMessage(f"{settings.EMAIL_SUBJECT_PREFIX}{subject}", "\n".join(lines), to=[address])
+    with get_connection() as connection:
+        return connection.send_messages([message]) or 0
 
 
 # ------------------------------------------------------------------- event points

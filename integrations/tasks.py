@@ -46,6 +46,18 @@ def send_event_email(event: str, team_id: int, payload: dict) -> int:
     return services.mail_event(event=event, team_id=team_id, payload=payload)
 
 
+@shared_task(
+    name="integrations.tasks.send_inbox_email",
+    acks_late=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=settings.CASEBOOK_WEBHOOK_BACKOFF,
+    retry_backoff_max=settings.CASEBOOK_WEBHOOK_BACKOFF_MAX,
+    max_retries=3,
+)
+def send_inbox_email(payload: dict) -> int:
+    return services.mail_inbox_item(payload=payload)
+
+
 @shared_task(name="integrations.tasks.prune_deliveries")
 def prune_deliveries() -> int:
     return services.prune_deliveries()
