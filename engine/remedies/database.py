@@ -34,7 +34,7 @@ def numactl_dropin(
     text = f"[Service]\nExecStart=\nExecStart=/usr/bin/numactl --interleave=all {binary} {args}".rstrip()
     return Remedy(
         key=f"systemd:{unit}",
-        title=f"Run {unit} with interleaved memory",
+        title=_("Run %(unit)s with interleaved memory") % {"unit": unit},
         text=text,
         path=path,
         rollback=f"rm -f {path}\nsystemctl daemon-reload\nsystemctl restart {unit}",
@@ -91,7 +91,7 @@ def mycnf_lines(
         notes.append("large_pages needs vm.nr_hugepages sized for the buffer pool and memlock for mysqld")
     return Remedy(
         key="mycnf",
-        title="MySQL/MariaDB settings",
+        title=_("MySQL/MariaDB settings"),
         text="\n".join(lines),
         path=path,
         rollback=rollback,
@@ -131,7 +131,7 @@ def oceanbase_parameters(
     port = 2883 if proxy else 2881  # ODP / observer SQL port
     key = "odp" if proxy else "oceanbase"
     if not parameters:
-        return NoRemedy(key=key, reason="no parameter to change")
+        return NoRemedy(key=key, reason=_("no parameter to change"))
     for name in parameters:
         if not _IDENT.match(name):
             raise ValueError(f"not a parameter name: {name!r}")

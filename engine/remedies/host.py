@@ -61,7 +61,7 @@ def sysctl_file(
         measures.append("enable-numa-balancing")
     return Remedy(
         key=f"sysctl:{name}",
-        title="Persistent kernel settings in " + path,
+        title=_("Persistent kernel settings in %(path)s") % {"path": path},
         text=text,
         path=path,
         rollback="\n".join([f"rm -f {path}", *restore]),
@@ -135,9 +135,14 @@ def irq_affinity(
         restores[path] = "0"
     lines = ["systemctl stop irqbalance", *(f"echo {mask} > {path}" for path, mask in writes.items())]
     rollback = [*(f"echo {mask} > {path}" for path, mask in restores.items()), "systemctl start irqbalance"]
+    cpu_list = format_cpulist(cpus)
     return Remedy(
         key=f"irq:{device or 'irqs'}",
-        title=f"Spread {device or 'NIC'} interrupts over CPUs {format_cpulist(cpus)}",
+        title=(
+            _("Spread %(device)s interrupts over CPUs %(cpus)s") % {"device": device, "cpus": cpu_list}
+            if device
+            else _("Spread the NIC interrupts over CPUs %(cpus)s") % {"cpus": cpu_list}
+        ),
         text="\n".join(lines),
         rollback="\n".join(rollback),
         commands=tuple(lines),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shlex
 
+from django.utils.translation import gettext as _
+
 from engine.remedies.base import NoRemedy, Remedy
 
 
@@ -21,7 +23,10 @@ def flavor_properties(
     if numa_nodes < 1 or threads < 1 or vcpus % (numa_nodes * threads):
         return NoRemedy(
             key=key,
-            reason=f"{vcpus} vCPUs cannot be split into {numa_nodes} node(s) of whole {threads}-thread cores",
+            reason=_(
+                "%(vcpus)s vCPUs cannot be split into %(nodes)s node(s) of whole %(threads)s-thread cores"
+            )
+            % {"vcpus": vcpus, "nodes": numa_nodes, "threads": threads},
         )
     cores = vcpus // numa_nodes // threads
     props: dict[str, int | str] = {
@@ -36,18 +41,18 @@ def flavor_properties(
     f = shlex.quote(flavor)
     text = f"openstack flavor set {f} {args}"
     # wrap like a shell line continuation so the page stays readable
-    head, _, tail = text.partition(" --property hw:cpu_cores")
+    head, _sep, tail = text.partition(" --property hw:cpu_cores")
     text = f"{head} \\\n  --property hw:cpu_cores{tail}" if tail else text
     return Remedy(
         key=key,
-        title=f"Guest NUMA topology for flavor {flavor}",
+        title=_("Guest NUMA topology for flavor %(flavor)s") % {"flavor": flavor},
         text=text,
         rollback=f"openstack flavor unset {f} " + " ".join(f"--property {k}" for k in props),
         disruption="guest reboot",
         measures=("flavor-numa-topology",),
         rules=("kvm.guest_numa_missing", "kvm.flat_socket_topology"),
         data={"flavor": flavor, "properties": {k: str(v) for k, v in props.items()}},
-        notes=("existing instances pick the properties up on resize/rebuild, not on reboot",),
+        notes=(_("existing instances pick the properties up on resize/rebuild, not on reboot"),),
     )
 
 
@@ -66,7 +71,7 @@ def nova_cpu_mode(*, previous_mode: str | None = "host-model") -> Remedy:
     service = "openstack-nova-compute"
     return Remedy(
         key="nova:cpu_mode",
-        title="Pass the host CPU (and its L3 cache) through to instances",
+        title=_("Pass the host CPU (and its L3 cache) through to instances"),
         text="[libvirt]\ncpu_mode = host-passthrough",
         path=path,
         rollback=(

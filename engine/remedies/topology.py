@@ -166,7 +166,7 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
     Returns :class:`NoRemedy` when the host's NUMA CPU lists are unknown.
     """
     if host is None:
-        return NoRemedy(key="host", reason="no host facts: upload the hypervisor's numactl -H and lscpu")
+        return NoRemedy(key="host", reason=_("no host facts: upload the hypervisor's numactl -H and lscpu"))
     by_node: dict[int, list[int]] = {}
     for cpu, node_id in cpu_node_map(host).items():  # numactl/sysfs, else lscpu
         by_node.setdefault(node_id, []).append(cpu)
@@ -174,8 +174,8 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
     if not nodes:
         return NoRemedy(
             key="host",
-            reason=f"the CPUs of each NUMA node of {host.hostname or host.label or 'the host'} are unknown "
-            "(numactl -H or lscpu is needed)",
+            reason=_("the CPUs of each NUMA node of %(host)s are unknown (numactl -H or lscpu is needed)")
+            % {"host": host.hostname or host.label or _("the host")},
         )
     cores, note = _infer_cores(host, nodes)
     notes = [note] if note else []
@@ -274,7 +274,7 @@ def plan_placement(
     """
     key = "placement"
     if vcpus < 1:
-        return NoRemedy(key=key, reason="the guest has no vCPUs")
+        return NoRemedy(key=key, reason=_("the guest has no vCPUs"))
     t_host = topology.smt
     free = {n: _free_cores(topology, n) for n in sorted(topology.nodes)}
     if topology.isolated:
@@ -310,15 +310,29 @@ def plan_placement(
         if sum(len(c) for cores in free.values() for c in cores) < vcpus:
             return NoRemedy(
                 key=key,
-                reason=f"not enough free CPUs: the guest needs {vcpus} and the host has "
-                f"{sum(len(c) for cores in free.values() for c in cores)} CPUs that no other guest is pinned "
-                f"to (CPU {HOUSEKEEPING_CPU}'s core is kept for the host)",
+                reason=_(
+                    "not enough free CPUs: the guest needs %(vcpus)s and the host has %(free)s CPUs that "
+                    "no other guest is pinned to (CPU %(housekeeping)s's core is kept for the host)"
+                )
+                % {
+                    "vcpus": vcpus,
+                    "free": sum(len(c) for cores in free.values() for c in cores),
+                    "housekeeping": HOUSEKEEPING_CPU,
+                },
             )
         return NoRemedy(
             key=key,
-            reason=f"no balanced placement: {vcpus} vCPUs and {_gib(memory_kb)} do not fit one node "
-            f"(node {best} has {cpus_free} free CPUs and {_gib(topology.free_kb.get(best))} free memory) "
-            "nor an even split over several nodes",
+            reason=_(
+                "no balanced placement: %(vcpus)s vCPUs and %(memory)s do not fit one node (node %(node)s "
+                "has %(free)s free CPUs and %(free_memory)s free memory) nor an even split over several nodes"
+            )
+            % {
+                "vcpus": vcpus,
+                "memory": _gib(memory_kb),
+                "node": best,
+                "free": cpus_free,
+                "free_memory": _gib(topology.free_kb.get(best)),
+            },
         )
 
     cells: list[CellPlan] = []
