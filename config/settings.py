@@ -382,14 +382,27 @@ CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"] = {
     "schedule": 24 * 3600,
     "options": {"expires": 3600},
 }
-# SSRF: webhook URLs resolving to link-local (cloud metadata), unspecified or
-# multicast addresses, or to these networks, are refused; ALLOWED_NETWORKS
-# exempts networks from every block (e.g. a receiver on a link-local address).
+# SSRF: webhook URLs resolving to anything but a public address are refused:
+# loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), CGNAT (100.64/10),
+# link-local (cloud metadata), multicast, unspecified and reserved ranges,
+# IPv4-mapped IPv6 judged by its IPv4 address, plus the metadata addresses
+# below (168.63.129.16 is a public address). CASEBOOK_WEBHOOK_ALLOW lists the
+# CIDRs and host names of internal receivers exempt from every block
+# (CASEBOOK_WEBHOOK_ALLOWED_NETWORKS, its former name, is still read).
 CASEBOOK_WEBHOOK_BLOCKED_NETWORKS = env.list(
     "CASEBOOK_WEBHOOK_BLOCKED_NETWORKS",
-    default=["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32", "0.0.0.0/8"],
+    default=[
+        "169.254.169.254/32",
+        "168.63.129.16/32",
+        "100.100.100.200/32",
+        "fd00:ec2::254/128",
+        "0.0.0.0/8",
+    ],
 )
-CASEBOOK_WEBHOOK_ALLOWED_NETWORKS = env.list("CASEBOOK_WEBHOOK_ALLOWED_NETWORKS", default=[])
+CASEBOOK_WEBHOOK_ALLOW = [
+    *env.list("CASEBOOK_WEBHOOK_ALLOW", default=[]),
+    *env.list("CASEBOOK_WEBHOOK_ALLOWED_NETWORKS", default=[]),
+]
 # E-mail through Django's mail settings; without EMAIL_HOST no e-mail is sent
 # (the messages go to the log instead).
 EMAIL_HOST = env("EMAIL_HOST", default="")

@@ -126,13 +126,13 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "api-session-measure": ("POST", (A, 400, 404, 400, 400)),
     "api-session-close": ("POST", (A, 400, 404, 400, 400)),
     # integrations: the notification form for everyone; team A's webhooks for
-    # support staff (403 for team A's engineer, 404 for team B's)
+    # its administrators and site administrators only (403 for team A's engineer
+    # and for support staff of another team, 404 for team B's engineer)
     "integrations:index": ("POST", (W, 302, 302, 302, 302)),  # an empty form saves "no e-mail"
-    "integrations:webhook_list": ("GET", (W, 403, 404, 200, 200)),
-    "integrations:webhook_detail": ("GET", (W, 403, 404, 200, 200)),
-    "integrations:webhook_test": ("POST", (W, 403, 404, 302, 302)),
-    # support deletes it; the administrator's request then finds nothing
-    "integrations:webhook_delete": ("POST", (W, 403, 404, 302, 404)),
+    "integrations:webhook_list": ("GET", (W, 403, 404, 403, 200)),
+    "integrations:webhook_detail": ("GET", (W, 403, 404, 403, 200)),
+    "integrations:webhook_test": ("POST", (W, 403, 404, 403, 302)),
+    "integrations:webhook_delete": ("POST", (W, 403, 404, 403, 302)),
     # Prometheus: a token or an allowed address, never a session (none configured here)
     "metrics": ("GET", (403, 403, 403, 403, 403)),
     # the collector, the schema and its UI
