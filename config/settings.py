@@ -219,6 +219,13 @@ CASEBOOK_PARSE_MAX_BYTES = env.int("CASEBOOK_PARSE_MAX_BYTES", default=64 << 20)
 # sweeper re-queues an analysis only when its lease has expired (worker gone).
 CASEBOOK_LEASE_SECONDS = env.float("CASEBOOK_LEASE_SECONDS", default=30)
 CASEBOOK_LEASE_RENEW_SECONDS = env.float("CASEBOOK_LEASE_RENEW_SECONDS", default=10)
+# A finished analysis whose write fails on a transient database error (a
+# restart, a fail-over) tries the write again after 1, 2, 4 ... s (at most
+# MAX_DELAY apart) for up to this many seconds in all, rather than running
+# the analysis again (the lease is renewed meanwhile); the retries count
+# against the soft time limit.
+CASEBOOK_WRITE_RETRY_SECONDS = env.float("CASEBOOK_WRITE_RETRY_SECONDS", default=60)
+CASEBOOK_WRITE_RETRY_MAX_DELAY = env.float("CASEBOOK_WRITE_RETRY_MAX_DELAY", default=15)
 # Snapshots left ``queued`` this long (enqueue lost: broker down) are sent again.
 CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=60)
 # /healthz says "degraded" when no worker heartbeat is this recent; with
