@@ -190,6 +190,14 @@ CELERY_TASK_ROUTES = {
 }
 CASEBOOK_SWEEP_SECONDS = env.float("CASEBOOK_SWEEP_SECONDS", default=15)
 CASEBOOK_HEARTBEAT_SECONDS = env.float("CASEBOOK_HEARTBEAT_SECONDS", default=15)
+# Every worker announces the queues it consumes this often (in Redis, expiring
+# after three periods); /healthz reads them (config.celery).
+CASEBOOK_CONSUMER_SECONDS = env.float("CASEBOOK_CONSUMER_SECONDS", default=10)
+# Keys of those announcements and of the "still waiting in the broker" marks
+# of sent analyses (the sweeper does not send a second copy while one waits);
+# a mark is forgotten after WAITING_MARK_SECONDS.
+CASEBOOK_BROKER_KEY_PREFIX = env("CASEBOOK_BROKER_KEY_PREFIX", default="casebook")
+CASEBOOK_WAITING_MARK_SECONDS = env.int("CASEBOOK_WAITING_MARK_SECONDS", default=24 * 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-snapshots": {
         "task": "triage.tasks.sweep_stale_snapshots",

@@ -39,6 +39,7 @@ from collectors import archive
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
+from config import celery as broker
 from engine import run as engine_run
 from engine.rules import Evidence, host_domains, running_domain_names
 from engine.run import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
@@ -983,11 +984,21 @@ def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Sn
 
 
 def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[int]:
-    """Re-queue stale snapshots and enqueue them again. The row's ``queued_at``
-    is reset first so the next sweep does not enqueue it twice while it waits
-    in the broker; an expired lease is recorded as the last error (the give-up
-    message quotes it). Returns the ids that were enqueued."""
-    ids = list(stale_snapshots(older_than=older_than).values_list("pk", flat=True)[:limit])
+    """Re-queue stale snapshots and enqueue them again. A ``queued`` snapshot
+    whose message still waits in the broker (no worker consumes the queue)
+    is left alone: sending it again every sweep only grew the queue. The
+    row's ``queued_at`` is reset first so the next sweep does not enqueue it
+    twice while it waits in the broker; an expired lease is recorded as the
+    last error (the give-up message quotes it). Returns the ids that were
+    enqueued."""
+    rows = list(stale_snapshots(older_than=older_than).values_list("pk", "status")[:limit])
+    queued = [pk for pk, status in rows if status == Snapshot.Status.QUEUED]
+    waiting = broker.still_waiting(
+        [uploads.waiting_name(pk) for pk in queued], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+    )
+    ids = [pk for pk, _status in rows if uploads.waiting_name(pk) not in waiting]
+    if waiting:
+        log.info("sweeper: %d queued snapshots still wait in the broker; not sent again", len(waiting))
     enqueued = []
     for pk in ids:
         try:

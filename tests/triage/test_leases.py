@@ -158,6 +158,45 @@ def test_sweeper_requeues_an_expired_lease_and_says_why(user, enqueued, fake_loa
     assert len(fake.calls) == 1
 
 
+@pytest.mark.services
+def test_sweeper_does_not_resend_a_message_still_waiting_in_the_broker(user, enqueued, settings, redis_url):
+    """No analysis worker: the message waits in the queue, and the sweeper
+    used to send another copy every minute. It sends one again only once the
+    queue no longer holds it (a lost broker, a purge)."""
+    import uuid
+
+    from config import celery as broker
+
+    tag = uuid.uuid4().hex[:8]
+    settings.REDIS_URL = redis_url
+    settings.CASEBOOK_BROKER_KEY_PREFIX = f"test-{tag}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue = f"test-{tag}-analysis"
+    client = broker._client()
+    try:
+        waiting = upload(user, b"waits in the broker")
+        lost = upload(user, b"its message was lost")
+        Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        broker.mark_waiting(uploads.waiting_name(waiting.pk))
+        client.rpush(queue, b"the waiting message")
+        enqueued.clear()
+        for _sweep in range(3):
+            assert analysis.sweep_stale() in ([lost.pk], [])
+            Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        assert enqueued == [lost.pk] * 3  # never the waiting one
+        assert client.llen(queue) == 1
+
+        uploads.taken_from_broker(snapshot_id=waiting.pk)  # a worker took it (and died, say)
+        assert waiting.pk in analysis.sweep_stale()
+        broker.mark_waiting(uploads.waiting_name(lost.pk))
+        client.delete(queue)  # the broker lost its messages: an empty queue holds nothing
+        Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        assert lost.pk in analysis.sweep_stale()
+    finally:
+        for key in [*client.scan_iter(match=f"test-{tag}*"), queue]:
+            client.delete(key)
+        client.close()
+
+
 def test_lease_of_a_dead_local_process_is_taken_over_at_once(user, enqueued, fake_loader, monkeypatch):
     """The broker redelivers the message of a killed pool process at once
     (acks_late + reject_on_worker_lost): the lease names a process of this
