@@ -22,6 +22,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from integrations import services as integrations_services
+from kb.models import Case
+from kb.services import save_case
 from integrations.models import Webhook
 from tests.api.world import World, build_world
 from triage import acknowledgements, uploads
@@ -342,3 +344,31 @@ def test_admin_pages_only_for_administrators(world):
         .status_code
         == 302
     )
+
+
+def test_search_suggestions_come_only_from_cases_the_reader_may_read(world):
+    """ "Did you mean" respells from the index vocabulary: a word found only
+    in team A's draft (a customer host name) is never offered to anyone who
+    may not read that draft, in any state filter, web or API."""
+    draft = Case(
+        slug="session-9-customer-host",
+        language="en",
+        title="Slow guest on hypervisor custhypervisorseventeen",
+        symptom="custhypervisorseventeen runs the slow guest",
+        state=Case.State.DRAFT,
+        author=world.users["engineer_a"],
+    )
+    save_case(draft, steps=[], metrics=[])
+    typo = "custhypervisorsevnteen"
+    for role, sees in (("engineer_a", True), ("engineer_b", False), ("support", True), ("admin", True)):
+        for state in ("", "draft", "published", "review"):
+            params = {"q": typo, **({"state": state} if state else {})}
+            expected = sees and state == "draft"
+            api = client_for(world, role, api=True).get("/api/v1/cases/", params).json()
+            assert ("custhypervisorseventeen" in api["suggestion"]) is expected, (
+                role,
+                state,
+                api["suggestion"],
+            )
+            page = client_for(world, role, api=False).get("/cases/", params).content.decode()
+            assert ("custhypervisorseventeen" in page) is expected, (role, state)
