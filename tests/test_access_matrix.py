@@ -22,9 +22,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from integrations import services as integrations_services
+from integrations.models import Webhook
 from kb.models import Case
 from kb.services import save_case
-from integrations.models import Webhook
 from tests.api.world import World, build_world
 from triage import acknowledgements, uploads
 from triage.models import Snapshot
