@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 from django.utils.translation import gettext_lazy as _
 
@@ -32,6 +33,36 @@ def _embedded_secret_key() -> str:
 
 
 SECRET_KEY = env("SECRET_KEY", default="") or _embedded_secret_key()
+
+
+def _placeholder_secret_keys() -> set[str]:
+    """Keys that are known to everyone: the one of .env.example (read from it,
+    so the two never drift apart) and the usual placeholders."""
+    known = {
+        "change-me-to-a-long-random-string",
+        "change-me",
+        "changeme",
+        "secret",
+        "secret-key",
+        "your-secret-key",
+    }
+    example = BASE_DIR / ".env.example"
+    if example.exists():
+        for line in example.read_text().splitlines():
+            if line.startswith("SECRET_KEY="):
+                known.add(line.split("=", 1)[1].strip().strip("'\""))
+    return {k.lower() for k in known if k}
+
+
+if not DEBUG and (
+    SECRET_KEY.strip().lower() in _placeholder_secret_keys() or SECRET_KEY.startswith("django-insecure-")
+):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is a published placeholder (.env.example's or another well-known one): "
+        "anyone could forge sessions and password-reset links. Set a long random SECRET_KEY "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(50))') or leave it unset "
+        "to use the key generated in the data directory."
+    )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -356,6 +387,14 @@ CASEBOOK_CSP = env(
     default="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'",
+)
+# Permissions-Policy (config.csp): the pages use no browser feature that needs one.
+CASEBOOK_PERMISSIONS_POLICY = env(
+    "CASEBOOK_PERMISSIONS_POLICY",
+    default="accelerometer=(), autoplay=(), camera=(), display-capture=(), encrypted-media=(), "
+    "fullscreen=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), midi=(), "
+    "payment=(), picture-in-picture=(), publickey-credentials-get=(), screen-wake-lock=(), "
+    "sync-xhr=(), usb=(), xr-spatial-tracking=()",
 )
 
 # Axes logs every sign-in at INFO; lockouts (WARNING) are what an operator needs.
