@@ -362,18 +362,24 @@ MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
     "config.csp.ContentSecurityPolicyMiddleware",
 )
-# Sign-in: django-axes counts wrong passwords per account and per address in
-# the database (shared by every worker); at the limit that account or address
-# is locked for the cool-off period, with a page that says so.
+# Sign-in: django-axes counts wrong passwords per (account, address) in the
+# database (shared by every worker); at the limit that pair (or, past their
+# ceilings, the address or the account) is locked for the cool-off period,
+# with a page that says so.
 INSTALLED_APPS.append("axes")
 AUTHENTICATION_BACKENDS = [
     "accounts.backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")
-AXES_FAILURE_LIMIT = env.int("CASEBOOK_LOGIN_FAILURE_LIMIT", default=10)
+# Counted per (account, address): a stranger's wrong passwords lock only that
+# pair; an address over the limit across accounts, or an account over
+# ACCOUNT_LIMIT from any addresses, is locked altogether (accounts.backends).
+CASEBOOK_LOGIN_FAILURE_LIMIT = env.int("CASEBOOK_LOGIN_FAILURE_LIMIT", default=10)
+CASEBOOK_LOGIN_ACCOUNT_LIMIT = env.int("CASEBOOK_LOGIN_ACCOUNT_LIMIT", default=50)
+AXES_FAILURE_LIMIT = "accounts.backends.failure_limit"
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("CASEBOOK_LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # Successful sign-ins are not recorded: the table would only grow.
