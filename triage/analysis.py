@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -759,7 +760,7 @@ def _compute(snapshot: Snapshot) -> _Run:
         facts=to_dict(host),
         fleet_facts=fleet_facts_of(host),
         extra_hosts=[to_dict(h) for h in extra_hosts],
-        errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
+        errors=_unique_errors(_jsonable(e) for h in (host, *extra_hosts) for e in h.errors),
         skipped=[_skipped_entry(s) for s in result.skipped],
         similar=_similar_cases(
             own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
@@ -945,6 +946,20 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
             _finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts)
         )
     Finding.objects.bulk_create(copies, batch_size=1000)
+
+
+def _unique_errors(errors: Iterable[dict]) -> list[dict]:
+    """Each error once, in first-seen order: the machines of one paste carry
+    the paste's errors each, and a parser may report one problem several
+    times; the report and the page listed every copy."""
+    seen: set[str] = set()
+    out = []
+    for error in errors:
+        key = json.dumps(error, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(error)
+    return out
 
 
 def _skipped_entry(item: Any) -> dict:
