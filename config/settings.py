@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "triage",
     "kb",
     "troubleshoot",
+    "desk",
 ]
 
 MIDDLEWARE = [
