@@ -38,7 +38,7 @@ NOT_PAGES = {
     "desk:rule_playbook": "Ansible playbook download (YAML) for the hosts selected on the rule page",
     "desk:rule_inventory": "Ansible inventory download (INI)",
     "desk:inbox_open": "marks an inbox item read and redirects to what it is about",
-    "desk:host_diff": "needs ?a=&b= (two snapshots); rendered with real ones in tests/desk/test_desk_hosts.py",
+    "desk:host_diff": "needs ?a=&b= (two snapshots): tests/desk/test_desk_hosts.py renders real ones",
 }
 # Pages seen signed out (signed-in users are sent on).
 ANONYMOUS_PAGES = {"login"}
