@@ -22,6 +22,9 @@ _AREAS = {
     "oceanbase": "OceanBase and ODP",
     "net": "Network",
     "disk": "Disks",
+    "kernel": "Kernel releases",
+    "cpu": "CPU frequency and idle states",
+    "redis": "Redis",
     "fleet": "Fleet (hosts of one cluster)",
 }
 
@@ -104,6 +107,9 @@ def render_rules_doc() -> str:
             asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
             out.append(f"**Asks for missing evidence:** {asks}.")
             out.append("")
+            if spec.peer:
+                out.append(f"**Peer equivalent:** {spec.peer}")
+                out.append("")
     out += [
         "## Facts a rule can require, and how to get them",
         "",
@@ -163,6 +169,15 @@ FACT_DESCRIPTIONS = {
     "benchmarks": "benchmark results (STREAM, tpmC, a timed statement) are known",
     "cluster": "the snapshot holds 2 or more physical hosts (analysed as one cluster)",
     "memory_devices": "a host has its DIMM slots (dmidecode -t memory)",
+    "datastore": "a host runs a data store seen in its facts (database output, a Redis/MongoDB log, ps/top)",
+    "thp": "the THP mode is known (/sys, or a data store's start-up warning that printed it)",
+    "swappiness": "vm.swappiness is known",
+    "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
+    "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
+    "vmstat": "vmstat with at least two samples is known",
+    "interrupts": "/proc/interrupts is known",
+    "nic_channels": "ethtool -l of a NIC is known",
+    "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
 }
 
 
