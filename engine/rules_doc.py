@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.peer_map import PEER_MAP
 from engine.rules import load_all
 from engine.run import ENGINE_VERSION, FACT_CHECKS, FACT_SOURCES, PAST_CAP, SEVERITY_WEIGHT
 
@@ -110,6 +111,19 @@ def render_rules_doc() -> str:
             if spec.peer:
                 out.append(f"**Peer equivalent:** {spec.peer}")
                 out.append("")
+    out += [
+        "## Peer map",
+        "",
+        "Every check of the peers' catalogues in this domain (research notes, breadth.md §1) and the rule "
+        "that covers it, or why it is not covered.",
+        "",
+        "| peer | check | Casebook | note |",
+        "|---|---|---|---|",
+    ]
+    for peer, check, ours, note in PEER_MAP:
+        rules = ", ".join(f"`{r.strip()}`" for r in ours.split(",") if r.strip()) or "none"
+        out.append(f"| {_cell(peer)} | {_cell(check)} | {rules} | {_cell(note) or '-'} |")
+    out.append("")
     out += [
         "## Facts a rule can require, and how to get them",
         "",
