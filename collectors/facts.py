@@ -794,6 +794,11 @@ class ServiceLog(Parsed):
     kind: str = ""  # "redis", "mongodb"
     version: str | None = None  # "3.0.7", "4.4.6"
     warnings: list[ServiceWarning] = field(default_factory=list)
+    # Redis INFO fields as printed ("latest_fork_usec" -> "981432", "used_memory" -> ...)
+    settings: dict[str, str] = field(default_factory=dict)
+    # Redis background saves in a log: milliseconds from "Saving..." to "Background
+    # saving started by pid" (the fork), with the line of the second
+    forks: list[tuple[float, int]] = field(default_factory=list)
 
 
 @dataclass

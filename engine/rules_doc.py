@@ -120,9 +120,9 @@ def render_rules_doc() -> str:
         "| peer | check | Casebook | note |",
         "|---|---|---|---|",
     ]
-    for peer, check, ours, note in PEER_MAP:
+    for peer, peer_check, ours, note in PEER_MAP:
         rules = ", ".join(f"`{r.strip()}`" for r in ours.split(",") if r.strip()) or "none"
-        out.append(f"| {_cell(peer)} | {_cell(check)} | {rules} | {_cell(note) or '-'} |")
+        out.append(f"| {_cell(peer)} | {_cell(peer_check)} | {rules} | {_cell(note) or '-'} |")
     out.append("")
     out += [
         "## Facts a rule can require, and how to get them",

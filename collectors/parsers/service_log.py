@@ -77,12 +77,23 @@ _VERSIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mongodb", re.compile(r"MongoDB server version: (?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
     ("mongodb", re.compile(r"Using MongoDB:\s+(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
 )
+# a Redis background save: "Saving..." then "Background saving started by pid N"; the gap is the fork
+_CLOCK = r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ms>\d{3})"
+_SAVING = re.compile(_CLOCK + r" \* .{0,80}\bSaving\.\.")
+_SAVE_STARTED = re.compile(_CLOCK + r" \* Background saving started by pid \S+")
+_DAY_S = 86400.0
 _MONGO_HINT = re.compile(r"\[initandlisten\]|\"ctx\":\"initandlisten\"|startup warnings|mongod|MongoDB", re.I)
 _REDIS_HINT = re.compile(r"Redis|redis-server|\d{1,9}:[MCSX] \d\d \w{3}")
 
 
 def _detect(head: str) -> bool:
-    return any(pattern.search(head) for _kind, _code, pattern in _WARNINGS)
+    return any(pattern.search(head) for _kind, _code, pattern in _WARNINGS) or (
+        _SAVE_STARTED.search(head) is not None
+    )
+
+
+def _clock_s(m: re.Match[str]) -> float:
+    return int(m["h"]) * 3600 + int(m["m"]) * 60 + int(m["s"]) + int(m["ms"]) / 1000
 
 
 @register(
@@ -103,7 +114,18 @@ def parse_service_log(text: str) -> ServiceLog:
     out = ServiceLog()
     kinds: set[str] = set()
     seen: set[str] = set()
+    saving: float | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
+        m_saving = _SAVING.search(line)
+        if m_saving:
+            saving = _clock_s(m_saving)
+        m_started = _SAVE_STARTED.search(line)
+        if m_started:
+            kinds.add("redis")
+            if saving is not None:
+                gap = _clock_s(m_started) - saving
+                out.forks.append((round((gap + _DAY_S if gap < 0 else gap) * 1000, 1), idx))
+            saving = None
         for kind, pattern in _VERSIONS:
             m = pattern.search(line)
             if m and out.version is None:
@@ -121,12 +143,52 @@ def parse_service_log(text: str) -> ServiceLog:
             value = m.groupdict().get("value")
             out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
             out.lines[code] = idx
-    if not out.warnings and out.version is None:
-        raise ParseError("service log: no Redis or MongoDB warning or version")
+    if not out.warnings and out.version is None and not out.forks:
+        raise ParseError("service log: no Redis or MongoDB warning, version or background save")
     if len(kinds) == 1:
         out.kind = kinds.pop()
     elif _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
         out.kind = "mongodb"
     elif _REDIS_HINT.search(text):
         out.kind = "redis"
+    return out
+
+
+_INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")
+
+
+def _detect_info(head: str) -> bool:
+    return re.search(r"^(?:redis_version|latest_fork_usec):\S", head, re.M) is not None
+
+
+@register(
+    "redis_info",
+    commands=(r"(?i)^redis-cli\b.*\binfo\b", r"(?i)^info(\s+\w+)?\s*$"),
+    detect=_detect_info,
+    priority=4,
+)
+def parse_redis_info(text: str) -> ServiceLog:
+    """``redis-cli INFO`` (or a section of it) -> the Redis it describes and
+    its fields as printed.
+
+    >>> info = parse_redis_info("# Server\\nredis_version:6.2.1\\n# Stats\\nlatest_fork_usec:981432\\n")
+    >>> info.kind, info.version, info.settings["latest_fork_usec"], info.lines["latest_fork_usec"]
+    ('redis', '6.2.1', '981432', 4)
+    """
+    if not isinstance(text, str):
+        raise ParseError("redis INFO: not text")
+    out = ServiceLog(kind="redis")
+    for idx, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip().replace("\r", "")
+        m = _INFO_LINE.match(line)
+        if m is None:
+            continue
+        key, value = m["key"], m["value"].strip()
+        out.settings.setdefault(key, value)
+        out.lines.setdefault(key, idx)
+    if not out.settings or not ({"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings)):
+        raise ParseError("redis INFO: no redis_version, latest_fork_usec or used_memory field")
+    out.version = out.settings.get("redis_version")
+    if out.version:
+        out.lines["version"] = out.lines["redis_version"]
     return out

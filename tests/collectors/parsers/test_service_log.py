@@ -65,7 +65,30 @@ def test_mongodb_numa_warning_without_timestamps():
     assert (log.kind, [w.code for w in log.warnings]) == ("mongodb", ["numa_interleave"])
 
 
+def test_redis_background_save_gaps_are_forks():
+    log = _parse("redis-2820-cluster-bgsave.log")
+    assert log.kind == "redis"
+    assert log.forks == [(187.0, 2), (190.0, 7)]
+
+
+def test_redis_log_with_mangled_timestamps_and_pid():
+    # redis#9030 quotes lines without the day and the pid ("pid xxx")
+    assert _parse("redis-9030-bgsave-fork-97s.log").forks == [(97421.0, 2)]
+
+
+def test_redis_info_fields():
+    from collectors.parsers.service_log import parse_redis_info
+
+    info = parse_redis_info((HOSTSIDE / "redis-1154-latest-fork-usec.txt").read_text(encoding="utf-8"))
+    assert info.settings == {"latest_fork_usec": "981432"}
+    assert info.lines["latest_fork_usec"] == 17
+
+
 @pytest.mark.parametrize("text", ["", "hello\nworld\n", "\x00\x01", "WARNING something else entirely"])
 def test_garbage_raises_parse_error(text):
+    from collectors.parsers.service_log import parse_redis_info
+
     with pytest.raises(ParseError):
         parse_service_log(text)
+    with pytest.raises(ParseError):
+        parse_redis_info(text)

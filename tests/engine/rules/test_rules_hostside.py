@@ -207,3 +207,27 @@ def test_process_placement_fires_on_mongodb_numa_warning(analyze_texts, name):
 def test_process_placement_quiet_on_mongodb_without_numa_warning(analyze_texts):
     result = analyze_texts(_text("mongodb-k8s-operator-1400-startup-warnings.txt"))
     assert "numa.process_placement" not in result.rule_ids
+
+
+# ---------------------------------------------------------------- Redis fork
+
+
+@pytest.mark.parametrize(
+    ("name", "severity", "ms"),
+    [
+        ("redis-1154-latest-fork-usec.txt", "warning", 981.432),  # redis#1154: EC2 (Xen), INFO
+        ("redis-9030-bgsave-fork-97s.log", "warning", 97421.0),  # redis#9030: 97 s fork in a pod
+        ("redis-2820-cluster-bgsave.log", "info", 190.0),  # redis#2820: 100 GB cluster node
+    ],
+)
+def test_redis_fork_latency_fires_on_slow_forks(analyze_texts, name, severity, ms):
+    result = analyze_texts(_text(name))
+    assert "redis.fork_latency" in result.rule_ids
+    (f,) = _fired(result, "redis.fork_latency")
+    assert (f.severity, f.values["ms"]) == (severity, ms)
+
+
+def test_redis_fork_latency_quiet_on_millisecond_forks(analyze_texts):
+    # nextcloud-snap#2563: a small Redis whose forks take 1 ms
+    result = analyze_texts(_text("nextcloud-2563-redis-bgsave.log"))
+    assert "redis.fork_latency" not in result.rule_ids
