@@ -117,14 +117,27 @@ def test_zone_reclaim_on_cache_host_quiet_on_the_founding_stream_fix(analyze_tex
     assert "numa.zone_reclaim_on_cache_host" not in result.rule_ids
 
 
-def test_zone_reclaim_on_cache_host_warns_when_a_store_runs(analyze_texts):
-    # Logic test, not an incident: Frost's host given together with a MongoDB log
-    # (docker-library/mongo... cyhy_amis#76) so that a store is in sight
-    text = _text("frost-pg-numactl-zone-reclaim.txt") + "\n" + _text("cyhy-amis-76-mongo-numa.txt")
-    result = analyze_texts(text)
+def test_zone_reclaim_on_cache_host_fires_on_mongodb_warning(analyze_texts):
+    # ityouknow's 5-server MongoDB 3.4 cluster (128 GB each): mongod reports
+    # zone_reclaim_mode 1 together with NUMA, THP and defrag warnings
+    result = analyze_texts(_text("ityouknow-mongodb34-cluster-warnings.log"))
     assert "numa.zone_reclaim_on_cache_host" in result.rule_ids
     (f,) = _fired(result, "numa.zone_reclaim_on_cache_host")
     assert f.severity == "warning"
+    assert (f.evidence[0].fact, f.evidence[0].value, f.evidence[0].line) == (
+        "services[mongodb].zone_reclaim",
+        "1",
+        12,
+    )
+    assert {"numa.process_placement", "memory.thp_on_latency_db", "memory.thp_defrag_always"} <= result.rule_ids
+
+
+def test_zone_reclaim_on_cache_host_with_sysctl_and_a_store(analyze_texts):
+    # Logic test, not an incident: Frost's host given together with a MongoDB log
+    # (cisagov/cyhy_amis#76) so that a store is in sight: sysctl's value is cited
+    text = _text("frost-pg-numactl-zone-reclaim.txt") + "\n" + _text("cyhy-amis-76-mongo-numa.txt")
+    result = analyze_texts(text)
+    (f,) = _fired(result, "numa.zone_reclaim_on_cache_host")
     assert f.evidence[0].fact == "sysctl.vm.zone_reclaim_mode"
 
 
