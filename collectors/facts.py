@@ -569,6 +569,16 @@ class DomainDisk:
 
 
 @dataclass
+class DomainInterface:
+    """A guest NIC of a libvirt domain (``<interface>``)."""
+
+    model: str | None = None  # "virtio", "e1000" ...
+    queues: int | None = None  # <driver queues='N'>; None: not set (one queue pair)
+    kind: str | None = None  # the interface type: "bridge", "network", "direct", "vhostuser" ...
+    mac: str | None = None
+
+
+@dataclass
 class Domain(Parsed):
     """One libvirt domain XML (``virsh dumpxml`` or ``/etc/libvirt/qemu/*.xml``)."""
 
@@ -603,6 +613,7 @@ class Domain(Parsed):
     hugepages: bool = False
     hugepage_sizes_kb: list[int] = field(default_factory=list)
     disks: list[DomainDisk] = field(default_factory=list)
+    interfaces: list[DomainInterface] = field(default_factory=list)
     # the XML was a pasted fragment that we completed ("recovered") to parse it
     recovered: bool = False
     # only part of a domain is known: elements quoted without their <domain>

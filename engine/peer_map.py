@@ -163,8 +163,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "RH guide 5.4.2",
         "multi-queue virtio-net",
-        "",
-        "not done: kvm.virtio_net_single_queue proposed; no public ethtool -l of a single-queue guest found",
+        "kvm.virtio_net_single_queue",
+        "info from the domain XML (queues per vCPU); the guest's ethtool -l is not yet compared",
     ),
     (
         "RH guide 5-7, 9.3; CERN (EPT)",
@@ -237,8 +237,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "Redis warnings + LATENCY DOCTOR",
         "Redis (overcommit, THP, somaxconn, fork latency, swap)",
-        "memory.overcommit_policy, memory.thp_on_latency_db, net.somaxconn_low",
-        "fork latency needs Redis INFO (redis.fork_latency proposed, not done)",
+        "memory.overcommit_policy, memory.thp_on_latency_db, net.somaxconn_low, redis.fork_latency",
+        "fork time from INFO latest_fork_usec or the log's save lines; swap on a Redis host not done",
     ),
     (
         "mongod start-up warnings",

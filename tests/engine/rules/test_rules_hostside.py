@@ -129,7 +129,11 @@ def test_zone_reclaim_on_cache_host_fires_on_mongodb_warning(analyze_texts):
         "1",
         12,
     )
-    assert {"numa.process_placement", "memory.thp_on_latency_db", "memory.thp_defrag_always"} <= result.rule_ids
+    assert {
+        "numa.process_placement",
+        "memory.thp_on_latency_db",
+        "memory.thp_defrag_always",
+    } <= result.rule_ids
 
 
 def test_zone_reclaim_on_cache_host_with_sysctl_and_a_store(analyze_texts):
@@ -244,3 +248,29 @@ def test_redis_fork_latency_quiet_on_millisecond_forks(analyze_texts):
     # nextcloud-snap#2563: a small Redis whose forks take 1 ms
     result = analyze_texts(_text("nextcloud-2563-redis-bgsave.log"))
     assert "redis.fork_latency" not in result.rule_ids
+
+
+# ---------------------------------------------------------------- virtio-net queues
+
+
+@pytest.mark.parametrize("name", ["insights-rhosp-guest.xml", "insights-rhel74-guest.xml"])
+def test_virtio_net_single_queue_fires_on_real_guest_xml(analyze_texts, name):
+    result = analyze_texts(_text(name), names=[name])
+    assert "kvm.virtio_net_single_queue" in result.rule_ids
+    (f,) = _fired(result, "kvm.virtio_net_single_queue")
+    assert (f.severity, f.values["vcpus"]) == ("info", 4)
+    assert f.evidence[0].line is not None
+
+
+def test_virtio_net_single_queue_fires_on_the_zstack_founding_guest(analyze_texts, seed_text):
+    # the founding case's 32-vCPU MariaDB guest: its virtio NIC has no queues
+    result = analyze_texts(seed_text("zstack-mariadb-v2v", "before", "zstack-9.txt"))
+    (f,) = _fired(result, "kvm.virtio_net_single_queue")
+    assert f.values["vcpus"] == 32
+
+
+@pytest.mark.parametrize("name", ["insights-numa-guest.xml", "libvirt-net-vhostuser-multiq.xml"])
+def test_virtio_net_single_queue_quiet(analyze_texts, name):
+    # no virtio NIC; a 1-vCPU guest (its multi-queue NIC is read: queues 4)
+    result = analyze_texts(_text(name), names=[name])
+    assert "kvm.virtio_net_single_queue" not in result.rule_ids
