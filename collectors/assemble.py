@@ -922,6 +922,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
     (f.DatabaseFacts, lambda a, r: a._add_database(r)),
     (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (f.ServiceLog, lambda a, r: a.host.services.append(r)),
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
     (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
