@@ -76,7 +76,7 @@ def test_case_detail(api):
 
 def test_measures(api):
     data = api.get("/api/v1/measures/").json()
-    assert len(data) == 29
+    assert len(data) == 39
     by_slug = {m["slug"]: m for m in data}
     assert by_slug["remove-netem"]["disruption"] == "online"
     assert by_slug["isolate-host-cpus"]["disruption"] == "host reboot"

@@ -59,7 +59,7 @@ def test_loads_five_cases_in_two_languages_idempotently(fake_fixtures):
     report = services.load_all(engine=fake.engine(), fixtures_root=fake_fixtures)
     assert len(report.created) == 10 and Case.objects.count() == 10
     assert set(Case.objects.values_list("slug", flat=True)) == set(SLUGS)
-    assert Measure.objects.count() == report.measures["total"] == 29
+    assert Measure.objects.count() == report.measures["total"] == 39
     ids = sorted(Case.objects.values_list("id", flat=True))
     counts = (CaseMeasure.objects.count(), Metric.objects.count(), CaseRule.objects.count())
 
