@@ -50,5 +50,7 @@ def test_the_catalogue_has_entries():
 
 
 def test_every_msgid_is_translated_and_none_is_fuzzy():
-    missing = [e["msgid"] for e in entries() if e["msgid"] not in NAMES and (not all(e["msgstr"]) or e["fuzzy"])]
+    missing = [
+        e["msgid"] for e in entries() if e["msgid"] not in NAMES and (not all(e["msgstr"]) or e["fuzzy"])
+    ]
     assert not missing, f"{len(missing)} untranslated or fuzzy: {missing[:20]}"
