@@ -262,19 +262,9 @@ def unique_labels(snapshots: Sequence[Snapshot | Member]) -> dict[int, str]:
 
 
 def prose_text(text: str, reading: Reading) -> str:
-    """The prose of an upload: its lines outside every artifact and
-    unrecognised block of ``reading`` (the host's stored reading), and
-    outside the prompt line before a command's output, so command output never
-    reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
-    with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
-    """
-    skip: set[int] = set()
-    for artifact in reading.artifacts:
-        skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
-    for block in reading.unrecognised:
-        skip.update(range(block.start_line, block.end_line + 1))
-    lines = text.splitlines()
-    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+    """The prose of an upload (``Reading.prose``): command output never reads
+    as words of a write-up."""
+    return reading.prose(text)
 
 
 def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
