@@ -18,8 +18,9 @@ from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
 from collectors.derived.citing import artifact_file
-from collectors.facts import HostFacts, Reading, to_dict
-from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
+from collectors.facts import HostFacts, Reading, SnapshotFacts, to_dict
+from kb.authoring import SnapshotAnalysis, environment_of
+from kb.similarity import QUALIFYING_SEVERITIES, snapshot_features, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.remedies import remedies_for_host
 from triage.remedies.libvirt import RULES as DOMAIN_RULES
@@ -292,3 +293,31 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
     except Exception:
         log.exception("sounds-like lookup failed")
         return []
+
+
+def case_snapshot_choices(user) -> list[tuple[int, str]]:
+    """Analysed snapshots a user may base a new case on, newest first (the
+    knowledge base's "New case" page, through ``kb.authoring.SnapshotSource``)."""
+    rows = (
+        visible_snapshots(user)
+        .filter(status=Snapshot.Status.DONE)
+        .order_by("-created_at", "-pk")
+        .only("pk", "label", "original_filename")[:200]
+    )
+    return [(s.pk, f"#{s.pk} {s.display_name}") for s in rows]
+
+
+def case_snapshot_analysis(user, snapshot_id: int) -> SnapshotAnalysis | None:
+    """The signature and environment a visible, analysed snapshot gives a new
+    case: its current findings' rules and its hosts' facts."""
+    snapshot = visible_snapshots(user).filter(pk=snapshot_id, status=Snapshot.Status.DONE).first()
+    if snapshot is None:
+        return None
+    facts = SnapshotFacts(hosts=[snapshot.host_facts(), *snapshot.extra_host_facts()])
+    return SnapshotAnalysis(
+        rules=sorted(set(snapshot.current_findings().values_list("rule", flat=True))),
+        features=snapshot_features(facts),
+        environment=environment_of(facts),
+        source=f"snapshot {snapshot.pk}",
+        engine_version=snapshot.engine_version,
+    )
