@@ -49,6 +49,10 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 MEASURES_PATH = DATA_DIR / "measures.yaml"
 CASES_DIR = DATA_DIR / "cases"
 FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "seeds"
+# The published cases of the library (kb/data/cases beyond the founding five)
+# keep their "before" fixtures, with the SOURCE.md saying where each line is
+# stated, here.
+LIBRARY_FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "cases"
 LANGUAGES = ("en", "zh")
 
 
@@ -97,23 +101,32 @@ def fixture_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def compute_signature(
-    *, slug: str, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT
-) -> dict | None:
+def before_folder(slug: str, fixtures_root: Path | None = None) -> Path:
+    """The case's "before" fixtures: under the founding seeds or the
+    library's cases (``fixtures_root`` alone when given)."""
+    roots = (fixtures_root,) if fixtures_root is not None else (FIXTURES_ROOT, LIBRARY_FIXTURES_ROOT)
+    for root in roots:
+        if (root / slug / "before").is_dir():
+            return root / slug / "before"
+    return roots[0] / slug / "before"
+
+
+def compute_signature(*, slug: str, engine: SignatureEngine, fixtures_root: Path | None = None) -> dict | None:
     """Run the engine on the case's "before" fixtures. None when they are absent."""
-    folder = fixtures_root / slug / "before"
+    folder = before_folder(slug, fixtures_root)
     if not folder.is_dir():
         return None
     rules, snapshot = engine.run(snapshot_paths(folder))
+    kind = "cases" if folder.parent.parent == LIBRARY_FIXTURES_ROOT else "seeds"
     return {
         "signature": {"rules": sorted(set(rules)), "features": snapshot_features(snapshot)},
         "version": engine.version,
-        "source": f"tests/fixtures/seeds/{slug}/before@{fixture_digest(folder)}",
+        "source": f"tests/fixtures/{kind}/{slug}/before@{fixture_digest(folder)}",
     }
 
 
-def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT) -> bool:
-    folder = fixtures_root / case.slug / "before"
+def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: Path | None = None) -> bool:
+    folder = before_folder(case.slug, fixtures_root)
     if not folder.is_dir():
         return True  # nothing to recompute from: keep what is stored
     return (
@@ -323,7 +336,7 @@ class LoadReport:
 def load_cases(
     *,
     directory: Path = CASES_DIR,
-    fixtures_root: Path = FIXTURES_ROOT,
+    fixtures_root: Path | None = None,
     engine: SignatureEngine | None = None,
     use_real_engine: bool = True,
     force: bool = False,
