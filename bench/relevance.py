@@ -2,8 +2,8 @@
 
 Usage::
 
-    # the founding cases only, on a scratch SQLite database (fast; the test
-    # tests/bench/test_relevance.py runs the same function)
+    # the founding cases and the published library, on a scratch SQLite
+    # database (the test tests/bench/test_relevance.py runs the same function)
     .venv/bin/python bench/relevance.py
 
     # the 100k-case benchmark set with the founding cases inside, on
@@ -98,7 +98,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--database-url",
-        help="an already loaded database (bench/search.py); default: scratch SQLite, founding cases only",
+        help="an already loaded database (bench/search.py); default: scratch SQLite, every case of kb/data",
     )
     parser.add_argument(
         "--queries",
@@ -123,7 +123,7 @@ def main() -> int:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    call_command("loadcases", verbosity=0)
+    call_command("loadcases", verbosity=0, library=True)
     from kb.models import Case
 
     label = f"{args.queries.name}, {connection.vendor}, {Case.objects.count()} case versions"

@@ -47,7 +47,9 @@ log = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 MEASURES_PATH = DATA_DIR / "measures.yaml"
-CASES_DIR = DATA_DIR / "cases"
+CASES_DIR = DATA_DIR / "cases"  # the five founding cases
+# The published cases of the library (issue 27), in the same format.
+LIBRARY_DIR = DATA_DIR / "library"
 FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "seeds"
 # The published cases of the library (kb/data/cases beyond the founding five)
 # keep their "before" fixtures, with the SOURCE.md saying where each line is
@@ -111,7 +113,9 @@ def before_folder(slug: str, fixtures_root: Path | None = None) -> Path:
     return roots[0] / slug / "before"
 
 
-def compute_signature(*, slug: str, engine: SignatureEngine, fixtures_root: Path | None = None) -> dict | None:
+def compute_signature(
+    *, slug: str, engine: SignatureEngine, fixtures_root: Path | None = None
+) -> dict | None:
     """Run the engine on the case's "before" fixtures. None when they are absent."""
     folder = before_folder(slug, fixtures_root)
     if not folder.is_dir():
@@ -333,15 +337,36 @@ class LoadReport:
     measures: dict[str, int] = field(default_factory=dict)
 
 
+def library_enabled() -> bool:
+    """Whether loading the cases includes the library (``CASEBOOK_KB_LIBRARY``,
+    on by default). The test suite turns it off: its tests are written
+    against the five founding cases, and 90 case versions instead of 10 would
+    make each of the ~60 loads several seconds slower; the library's own
+    tests load it explicitly."""
+    return bool(getattr(settings, "CASEBOOK_KB_LIBRARY", True))
+
+
+def case_files(*, library: bool | None = None) -> list[Path]:
+    """The founding cases' files, then (unless ``library`` is false) the library's."""
+    if library is None:
+        library = library_enabled()
+    files = sorted(CASES_DIR.glob("*.yaml"))
+    if library:
+        files += sorted(LIBRARY_DIR.glob("*.yaml"))
+    return files
+
+
 def load_cases(
     *,
-    directory: Path = CASES_DIR,
+    directory: Path | None = None,
+    library: bool | None = None,
     fixtures_root: Path | None = None,
     engine: SignatureEngine | None = None,
     use_real_engine: bool = True,
     force: bool = False,
 ) -> LoadReport:
-    """Load every ``<slug>.yaml`` of ``directory`` in both languages.
+    """Load every ``<slug>.yaml`` of ``directory`` (default: the founding
+    cases and, unless ``library`` is false, the library) in both languages.
 
     Unchanged cases are skipped. A signature is (re)computed when the fixtures
     exist and the stored one was made by another engine version or from other
@@ -350,7 +375,8 @@ def load_cases(
     if engine is None and use_real_engine:
         engine = real_engine()
     reindex = search.dictionary_version()
-    for path in sorted(directory.glob("*.yaml")):
+    paths = sorted(directory.glob("*.yaml")) if directory is not None else case_files(library=library)
+    for path in paths:
         data = _read_yaml(path)
         slug = data["slug"]
         versions = {c.language: c for c in Case.objects.filter(slug=slug)}

@@ -29,7 +29,9 @@ def people(django_user_model, unhashed_static):  # noqa: F811
     add_member(team=create_team(name="DB"), user=alice)
     sam = django_user_model.objects.create_user("sam", password="sam-pw-123456")
     add_member(team=create_team(name="Support"), user=sam, role="support")
-    snap = uploads.create_snapshot(owner=alice, data=ZSTACK.read_bytes(), filename=ZSTACK.name, label="zstack-9")
+    snap = uploads.create_snapshot(
+        owner=alice, data=ZSTACK.read_bytes(), filename=ZSTACK.name, label="zstack-9"
+    )
     return {"snapshot": analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)}
 
 

@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import rotate_api_token
 from kb import services
+from kb.models import Measure
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,7 @@ def test_case_detail(api):
 
 def test_measures(api):
     data = api.get("/api/v1/measures/").json()
-    assert len(data) == 29
+    assert len(data) == Measure.objects.count() >= 29
     by_slug = {m["slug"]: m for m in data}
     assert by_slug["remove-netem"]["disruption"] == "online"
     assert by_slug["isolate-host-cpus"]["disruption"] == "host reboot"

@@ -53,15 +53,13 @@ def fake_fixtures(tmp_path) -> Path:
     return tmp_path
 
 
-LIBRARY = sorted(
-    p.stem for p in services.CASES_DIR.glob("*.yaml") if p.stem not in SLUGS
-)  # the published cases beyond the founding five (issue 27)
+LIBRARY = sorted(p.stem for p in services.LIBRARY_DIR.glob("*.yaml"))  # the published cases (issue 27)
 
 
 def test_the_library_holds_at_least_forty_published_cases_beside_the_founding_five():
     assert len(LIBRARY) >= 40
     for slug in LIBRARY:
-        data = yaml.safe_load((services.CASES_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
+        data = yaml.safe_load((services.LIBRARY_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
         assert data["state"] == "published", slug
         assert data["references"] and all(r.get("url") or r.get("title") for r in data["references"]), slug
         assert any(r.get("url") for r in data["references"]), f"{slug}: no source URL"
@@ -70,15 +68,19 @@ def test_the_library_holds_at_least_forty_published_cases_beside_the_founding_fi
 @pytest.mark.django_db
 def test_loads_every_case_in_two_languages_idempotently(fake_fixtures):
     fake = FakeEngine()
-    report = services.load_all(engine=fake.engine(), fixtures_root=fake_fixtures)
+    report = services.load_all(engine=fake.engine(), fixtures_root=fake_fixtures, library=True)
     total = 2 * (len(SLUGS) + len(LIBRARY))
     assert len(report.created) == total and Case.objects.count() == total >= 90
     assert set(Case.objects.values_list("slug", flat=True)) == set(SLUGS) | set(LIBRARY)
-    assert Measure.objects.count() == report.measures["total"] == len(yaml.safe_load(services.MEASURES_PATH.read_text()))
+    assert (
+        Measure.objects.count()
+        == report.measures["total"]
+        == len(yaml.safe_load(services.MEASURES_PATH.read_text()))
+    )
     ids = sorted(Case.objects.values_list("id", flat=True))
     counts = (CaseMeasure.objects.count(), Metric.objects.count(), CaseRule.objects.count())
 
-    again = services.load_all(engine=fake.engine(), fixtures_root=fake_fixtures)
+    again = services.load_all(engine=fake.engine(), fixtures_root=fake_fixtures, library=True)
     assert again.created == [] and again.updated == [] and len(again.unchanged) == total
     assert sorted(Case.objects.values_list("id", flat=True)) == ids
     assert (CaseMeasure.objects.count(), Metric.objects.count(), CaseRule.objects.count()) == counts
@@ -198,7 +200,7 @@ def test_library_case_text_is_our_own_words_and_names_its_sources(slug):
     source = _quoted_source(slug)
     assert len(source) > 100, f"{slug}: SOURCE.md quotes nothing to compare with"
     source_windows = _windows(source, 14)
-    data = yaml.safe_load((services.CASES_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((services.LIBRARY_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
     for language in ("en", "zh"):
         prose = " ".join(str(data[language].get(k, "")) for k in ("symptom", "cause", "resolution_summary"))
         mine = _windows(prose, 14)
@@ -213,7 +215,7 @@ def test_library_case_text_is_our_own_words_and_names_its_sources(slug):
 @pytest.mark.parametrize("slug", LIBRARY)
 def test_a_library_case_without_output_says_it_is_found_by_text_search(slug):
     folder = services.LIBRARY_FIXTURES_ROOT / slug / "before"
-    data = yaml.safe_load((services.CASES_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((services.LIBRARY_DIR / f"{slug}.yaml").read_text(encoding="utf-8"))
     if folder.is_dir():
         assert "fixture" in (services.LIBRARY_FIXTURES_ROOT / slug / "SOURCE.md").read_text().lower()
     else:
@@ -222,10 +224,10 @@ def test_a_library_case_without_output_says_it_is_found_by_text_search(slug):
 
 
 @pytest.mark.django_db
-def test_loadcases_command_is_rerunnable(capsys):
+def test_loadcases_command_loads_the_founding_cases_and_the_library_and_is_rerunnable(capsys):
     # (its speed is measured by bench/, not asserted here)
-    call_command("loadcases")
-    call_command("loadcases")
+    call_command("loadcases", library=True)
+    call_command("loadcases", library=True)
     out = capsys.readouterr().out
     total = 2 * (len(SLUGS) + len(LIBRARY))
     assert f"{total} unchanged" in out
@@ -243,12 +245,12 @@ def test_dictionary_change_reindexes(monkeypatch):
     services.load_all(use_real_engine=False)
     monkeypatch.setattr(services.search, "dictionary_version", lambda: "d999-g999")
     report = services.load_cases(use_real_engine=False)
-    assert len(report.updated) == 2 * (len(SLUGS) + len(LIBRARY))
+    assert len(report.updated) == 10
     assert set(Case.objects.values_list("search_dictionary_version", flat=True)) == {"d999-g999"}
 
 
 def test_case_files_are_bilingual():
-    for path in sorted(services.CASES_DIR.glob("*.yaml")):
+    for path in services.case_files(library=True):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert data["slug"] == path.stem
         for key in ("title", "symptom", "cause", "resolution_summary"):
@@ -270,7 +272,7 @@ def test_stale_cases_are_reindexed_a_chunk_at_a_time_with_the_term_statistics_on
         "rebuild_term_stats",
         lambda r=services.search.rebuild_term_stats: rebuilt.append(r()),
     )
-    assert services.reindex_stale() == 2 * (len(SLUGS) + len(LIBRARY)) + 1
+    assert services.reindex_stale() == 11
     assert len(rebuilt) == 1
     assert set(Case.objects.values_list("search_dictionary_version", flat=True)) == {
         services.search.dictionary_version()
