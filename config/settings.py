@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "triage",
     "kb",
     "troubleshoot",
+    "desk",
 ]
 
 MIDDLEWARE = [

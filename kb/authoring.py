@@ -29,10 +29,10 @@ from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
+from collectors.derived.features import snapshot_features
 from kb import services
 from kb.access import can_create_case, readable_cases
 from kb.models import Case, CaseMeasure, CaseRevision, Measure
-from kb.similarity import snapshot_features
 
 LANGUAGES = services.LANGUAGES
 # The environment fields a case states once for both languages.
@@ -96,8 +96,6 @@ def analyse_text(*, name: str, data: bytes) -> SnapshotAnalysis:
     if len(data) > MAX_FILE_BYTES:
         raise CaseInputError(_("The file is larger than %(size)d KiB.") % {"size": MAX_FILE_BYTES // 1024})
     engine = services.real_engine()
-    if engine is None:
-        raise CaseInputError(_("The analyser is not available."))
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(name).name)[:80] or "snapshot.txt"
     with tempfile.TemporaryDirectory(prefix="casebook-case-") as tmp:
         path = Path(tmp) / safe

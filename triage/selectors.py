@@ -18,13 +18,14 @@ from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
 from collectors.derived.citing import artifact_file
+from collectors.derived.features import snapshot_features
 from collectors.facts import HostFacts, Reading, SnapshotFacts, to_dict
+from engine.remedies import remedies_for_host
+from engine.remedies.libvirt import RULES as DOMAIN_RULES
+from engine.remedies.libvirt import domain_remedy
 from kb.authoring import SnapshotAnalysis, environment_of
-from kb.similarity import QUALIFYING_SEVERITIES, snapshot_features, sounds_like
+from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
 from triage.models import Snapshot, host_label_of
-from triage.remedies import remedies_for_host
-from triage.remedies.libvirt import RULES as DOMAIN_RULES
-from triage.remedies.libvirt import domain_remedy
 from triage.storage import upload_text
 
 log = logging.getLogger(__name__)
