@@ -285,8 +285,9 @@ def parse_markdown(text: str) -> CaseDocument:
             continue
         if current is not None:
             texts[current].append(line)
-    values = {name: "\n".join(lines).strip() for name, lines in texts.items()}
-    return CaseDocument(language=language, title=title.strip(), **values, **_structured(meta, language))
+    values: dict[str, Any] = {name: "\n".join(lines).strip() for name, lines in texts.items()}
+    values.update(_structured(meta, language))
+    return CaseDocument(language=language, title=title.strip(), **values)
 
 
 def _front_matter(doc: CaseDocument) -> dict:
@@ -335,8 +336,11 @@ def parse_yaml_case(text: str) -> list[CaseDocument]:
         texts = data.get(language)
         if not isinstance(texts, dict):
             continue
-        values = {name: " ".join(str(texts.get(name) or "").split()) for name in services.TEXT_FIELDS}
-        docs.append(CaseDocument(language=language, **values, **_structured(data, language)))
+        values: dict[str, Any] = {
+            name: " ".join(str(texts.get(name) or "").split()) for name in services.TEXT_FIELDS
+        }
+        values.update(_structured(data, language))
+        docs.append(CaseDocument(language=language, **values))
     return docs
 
 

@@ -1,3 +1,6 @@
+from collections.abc import Sequence
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -128,10 +131,16 @@ class NewCaseForm(forms.Form):
         ),
     )
 
-    def __init__(self, *args, snapshots: list[tuple[int, str]] = (), measures=(), **kwargs):
+    def __init__(
+        self,
+        *args,
+        snapshots: Sequence[tuple[int, str]] = (),
+        measures: Sequence[tuple[str, str]] = (),
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
-        self.fields["snapshot"].choices = [("", _("none")), *snapshots]
-        self.fields["measures"].choices = list(measures)
+        cast(forms.ChoiceField, self.fields["snapshot"]).choices = [("", _("none")), *snapshots]
+        cast(forms.ChoiceField, self.fields["measures"]).choices = list(measures)
 
     def clean(self):
         data = super().clean()
@@ -141,7 +150,8 @@ class NewCaseForm(forms.Form):
 
 
 class ImportCasesForm(forms.Form):
-    files = MultipleFileField(
+    # Not "files": a form's files are its uploaded-files dictionary.
+    documents = MultipleFileField(
         label=_("Markdown or YAML files"),
         help_text=_(
             "One case version per Markdown file (front matter and sections), "

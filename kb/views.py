@@ -303,7 +303,7 @@ def case_import(request: HttpRequest) -> HttpResponse:
     try:
         if which == "files" and files_form.is_valid():
             groups = authoring.do_import_files(
-                user=request.user, files=[(f.name, f.read()) for f in files_form.cleaned_data["files"]]
+                user=request.user, files=[(f.name, f.read()) for f in files_form.cleaned_data["documents"]]
             )
             messages.success(request, _("%(count)d draft cases imported.") % {"count": len(groups)})
             first = groups[0]

@@ -86,3 +86,16 @@ def test_a_case_written_with_a_snapshot_is_reviewed_and_published(people, live_s
     assert case.signature_source == f"snapshot {people['snapshot'].pk}"
     assert "kvm.vcpus_unpinned" in case.signature_rules and case.hypervisor == "KVM"
     assert [s.measure.slug for s in case.steps.all()] == ["pin-vcpus"]
+
+
+def test_the_new_case_and_import_pages_fit_a_phone_in_both_languages(people, live_server):
+    """The pages' own check of tests/browser/test_every_page_mobile.py (390 px)."""
+    base = live_server.url
+    for locale in ("en-US", "zh-CN"):
+        with chromium_page(locale=locale) as page:
+            login(page, base, "alice", "alice-pw-12345")
+            page.set_viewport_size({"width": 390, "height": 844})
+            for path in ("/cases/new/", "/cases/import/"):
+                page.goto(f"{base}{path}")
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= 390, f"{path} [{locale}] is {width} px wide"

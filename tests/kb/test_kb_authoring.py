@@ -143,7 +143,7 @@ def test_the_import_page_takes_markdown_files_and_a_write_up(people, client):
     files = sorted((FIXTURES / "case_files").glob("redis-*.md"))
     response = client.post(
         "/cases/import/",
-        {"form": "files", "files": [SimpleUploadedFile(p.name, p.read_bytes()) for p in files]},
+        {"form": "files", "documents": [SimpleUploadedFile(p.name, p.read_bytes()) for p in files]},
     )
     assert response.status_code == 302
     assert set(Case.objects.filter(slug="redis-thp-latency").values_list("language", flat=True)) == {
@@ -161,5 +161,5 @@ def test_the_import_page_takes_markdown_files_and_a_write_up(people, client):
     )
     assert response.status_code == 302
     assert Case.objects.get(slug__startswith="case", language="zh").symptom.startswith("启动很慢")
-    bad = client.post("/cases/import/", {"form": "files", "files": [SimpleUploadedFile("x.txt", b"x")]})
+    bad = client.post("/cases/import/", {"form": "files", "documents": [SimpleUploadedFile("x.txt", b"x")]})
     assert bad.status_code == 200 and "Markdown" in bad.content.decode()
