@@ -75,7 +75,8 @@ class CaseSearchView(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         structured = {
-            name: data[name] for name in ("slug", *authoring.ENV_FIELDS, "tags", "references", "metrics")
+            name: data[name]
+            for name in ("slug", *authoring.ENV_FIELDS, "tags", "references", "metrics", "applies_to")
         }
         docs = [
             authoring.CaseDocument(

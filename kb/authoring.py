@@ -30,7 +30,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from collectors.derived.features import snapshot_features
-from kb import services
+from kb import services, versions
 from kb.access import can_create_case, readable_cases
 from kb.models import Case, CaseMeasure, CaseRevision, Measure
 
@@ -158,7 +158,7 @@ class CaseDocument:
     resolution_summary: str = ""
     environment_notes: str = ""
     slug: str = ""
-    platform: str = Case.Platform.OTHER
+    platform: str = Case.Platform.OTHER.value
     hypervisor: str = ""
     cpu_architecture: str = ""
     cpu_model: str = ""
@@ -170,6 +170,7 @@ class CaseDocument:
         default_factory=list
     )  # {"name", "before", "after", "unit", "expected", "note"}
     steps: list[dict] = field(default_factory=list)  # {"measure", "status", "outcome"}
+    applies_to: dict = field(default_factory=dict)  # {"kernel"|"database"|"hypervisor": range}
 
     def texts(self) -> dict[str, str]:
         return {name: getattr(self, name) for name in services.TEXT_FIELDS}
@@ -214,7 +215,11 @@ def _structured(meta: dict, language: str) -> dict:
     out: dict[str, Any] = {"slug": str(meta.get("slug") or "")}
     for name in ENV_FIELDS:
         out[name] = str(meta.get(name) or "")
-    out["platform"] = out["platform"] or Case.Platform.OTHER
+    out["platform"] = out["platform"] or Case.Platform.OTHER.value
+    applies = meta.get("applies_to") or {}
+    if not isinstance(applies, dict):
+        raise CaseInputError(_("applies_to maps kernel, database or hypervisor to a version range."))
+    out["applies_to"] = {str(k): str(v) for k, v in applies.items() if v}
     out["tags"] = [str(t) for t in _as_list(meta.get("tags"), "tags")]
     out["references"] = [
         {"key": str(r.get("key") or ""), "title": str(r.get("title") or ""), "url": str(r.get("url") or "")}
@@ -308,6 +313,8 @@ def _front_matter(doc: CaseDocument) -> dict:
         ]
     if doc.steps:
         meta["resolution"] = [{k: v for k, v in s.items() if v} for s in doc.steps]
+    if doc.applies_to:
+        meta["applies_to"] = dict(doc.applies_to)
     return meta
 
 
@@ -384,6 +391,7 @@ def document_of(case: Case) -> CaseDocument:
             {"measure": s.measure.slug, "status": s.status, "outcome": s.outcome}
             for s in case.steps.select_related("measure")
         ],
+        applies_to=dict(case.applies_to or {}),
     )
 
 
@@ -418,6 +426,12 @@ def _check(doc: CaseDocument) -> None:
         raise CaseInputError(_("Every reference needs a key."))
     if any(not m.get("name") for m in doc.metrics):
         raise CaseInputError(_("Every metric needs a name."))
+    for kind, spec in doc.applies_to.items():
+        if kind not in versions.KINDS or not versions.valid_range(spec):
+            raise CaseInputError(
+                _("Version range %(kind)s: %(spec)s is not read (use e.g. >=3.5, <3.10).")
+                % {"kind": kind, "spec": spec}
+            )
 
 
 def _free_slug(wanted: str, title: str) -> str:
@@ -468,6 +482,7 @@ def do_create_case(
             state=Case.State.DRAFT,
             author=author,
             translation_pending=language not in docs,
+            applies_to=dict(first.applies_to),
             **doc.texts(),
             **environment,
         )

@@ -121,6 +121,18 @@ class NewCaseForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("One per line: a key (ticket, bug), then optionally its URL and a title; or just a URL."),
     )
+    kernel_versions = forms.CharField(
+        label=_("Kernel versions it applies to"),
+        required=False,
+        max_length=120,
+        help_text=_("A version range, e.g. >=3.5, <3.10; a snapshot in the range is told of this case."),
+    )
+    database_versions = forms.CharField(
+        label=_("Database versions it applies to"), required=False, max_length=120
+    )
+    hypervisor_versions = forms.CharField(
+        label=_("Hypervisor versions it applies to"), required=False, max_length=120
+    )
     snapshot = forms.TypedChoiceField(label=_("Snapshot"), required=False, coerce=int, empty_value=None)
     snapshot_file = forms.FileField(
         label=_("or upload outputs"),

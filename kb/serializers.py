@@ -58,7 +58,7 @@ class CaseSerializer(serializers.ModelSerializer):
             "slug", "language", "title", "state", "symptom", "environment_notes", "cause",
             "resolution_summary", "resolution", "metrics", "references", "tags",
             "platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version",
-            "signature", "signature_engine_version", "translations", "url",
+            "signature", "signature_engine_version", "applies_to", "translations", "url",
             "created_at", "updated_at", "published_at", "reuse_count",
         ]  # fmt: skip
 
@@ -225,6 +225,12 @@ class CaseCreateSerializer(CaseTextsSerializer):
     metrics = MetricInputSerializer(many=True, required=False, default=list)
     resolution = StepInputSerializer(many=True, required=False, default=list)
     translation = CaseTextsSerializer(required=False, allow_null=True, default=None)
+    applies_to = serializers.DictField(
+        child=serializers.CharField(max_length=120),
+        required=False,
+        default=dict,
+        help_text='versions the case applies to: {"kernel": ">=3.5, <3.10", "database": "10.4", ...}',
+    )
     snapshot = serializers.IntegerField(
         required=False, allow_null=True, default=None, help_text="id of an analysed snapshot you may see"
     )

@@ -295,6 +295,7 @@ def _case_values(data: dict, language: str) -> tuple[dict, dict]:
     }
     for key in ("platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version"):
         fields[key] = str(data.get(key) or "")
+    fields["applies_to"] = {k: str(v) for k, v in (data.get("applies_to") or {}).items() if v}
     related = {
         "tags": list(data.get("tags", [])),
         "steps": [

@@ -266,6 +266,11 @@ def case_new(request: HttpRequest) -> HttpResponse:
             tags=[t.strip() for t in data["tags"].split(",") if t.strip()],
             references=parse_references(data["references"]),
             steps=[{"measure": slug, "status": "applied", "outcome": ""} for slug in data["measures"]],
+            applies_to={
+                kind: data[f"{kind}_versions"].strip()
+                for kind in ("kernel", "database", "hypervisor")
+                if data[f"{kind}_versions"].strip()
+            },
         )
         try:
             analysis = None

@@ -24,7 +24,7 @@ from engine.remedies import remedies_for_host
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.libvirt import domain_remedy
 from kb.authoring import SnapshotAnalysis, environment_of
-from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
+from kb.similarity import QUALIFYING_SEVERITIES, known_issues_for, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.storage import upload_text
 
@@ -322,3 +322,13 @@ def case_snapshot_analysis(user, snapshot_id: int) -> SnapshotAnalysis | None:
         source=f"snapshot {snapshot.pk}",
         engine_version=snapshot.engine_version,
     )
+
+
+def known_issues(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
+    """Published cases whose stated version ranges hold this snapshot's
+    kernel, database or hypervisor versions (``kb.similarity.known_issues_for``),
+    read from its stored facts."""
+    if snapshot.status != Snapshot.Status.DONE:
+        return []
+    facts = SnapshotFacts(hosts=[snapshot.host_facts(), *snapshot.extra_host_facts()])
+    return known_issues_for(facts, language=language)
