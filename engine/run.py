@@ -359,17 +359,22 @@ def merge_identical(findings: list[Finding]) -> list[Finding]:
     from two artifacts (``tc qdisc show`` and ``tc -s qdisc``) is one problem; the
     merged finding cites every place it was read."""
     merged: dict[tuple, Finding] = {}
+    # the places each merged finding cites, kept as it grows (thousands of
+    # guests can give one host-level finding thousands of times)
+    cited: dict[tuple, set[tuple]] = {}
     out = []
     for finding in findings:
         key = (finding.rule, finding.host, _evidence_key(finding))
         first = merged.get(key)
         if first is None:
             merged[key] = finding
+            cited[key] = {(e.fact, e.artifact, e.line) for e in finding.evidence}
             out.append(finding)
             continue
-        seen = {(e.fact, e.artifact, e.line) for e in first.evidence}
+        seen = cited[key]
         for e in finding.evidence:
             if (e.fact, e.artifact, e.line) not in seen:
+                seen.add((e.fact, e.artifact, e.line))
                 first.evidence.append(e)
         first.past = max(first.past, finding.past)
         if severity_rank(finding.severity) < severity_rank(first.severity):
