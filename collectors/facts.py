@@ -904,6 +904,24 @@ class Reading:
     artifacts: list[ReadArtifact] = field(default_factory=list)
     unrecognised: list[UnrecognisedBlock] = field(default_factory=list)
 
+    def prose(self, text: str) -> str:
+        r"""The prose of ``text`` (the input this reading is of): its lines
+        outside every artifact and unrecognised block, and outside the prompt
+        line before a command's output, so command output never reads as words
+        of a write-up.
+
+        >>> r = Reading(artifacts=[ReadArtifact("uptime", 3, 3, True, command="uptime")])
+        >>> r.prose("MariaDB got slow\n$ uptime\n 10:00 up 1 day")
+        'MariaDB got slow'
+        """
+        skip: set[int] = set()
+        for artifact in self.artifacts:
+            skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
+        for block in self.unrecognised:
+            skip.update(range(block.start_line, block.end_line + 1))
+        lines = text.splitlines()
+        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
 
 # ---------------------------------------------------------------------- host & snapshot
 

@@ -17,6 +17,9 @@ if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env")
 
 DEBUG = env.bool("DEBUG", default=False)
+# loadcases: the published library of kb/data/library with the founding cases
+# (the test suite turns it off, see kb.services.library_enabled).
+CASEBOOK_KB_LIBRARY = env.bool("CASEBOOK_KB_LIBRARY", default=True)
 DATA_DIR = Path(env("CASEBOOK_DATA_DIR", default=str(BASE_DIR / "data")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 

@@ -61,7 +61,7 @@ def test_measures_are_complete_and_bilingual():
 
 def test_case_steps_use_catalogued_measures():
     catalogue = _catalogue()
-    for path in sorted(services.CASES_DIR.glob("*.yaml")):
+    for path in services.case_files(library=True):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for step in data["resolution"]:
             assert step["measure"] in catalogue, (path.name, step["measure"])
