@@ -89,28 +89,28 @@ def _label(d: Domain) -> str:
 def _refuse(d: Domain, root: ET.Element) -> str | None:
     """Why this domain cannot get a patch, or None."""
     if d.recovered:
-        return (
+        return _(
             "the XML is a pasted fragment, not a whole domain: the patch needs the complete "
             "`virsh dumpxml --inactive` output"
         )
     if d.xml_root == "domstatus":
-        return (
+        return _(
             "this is libvirt's runtime status file (<domstatus>), not a definition: "
             "use `virsh dumpxml --inactive <domain>` as input"
         )
     if d.domain_type != "kvm":
-        return (
-            f"domain type is {d.domain_type or 'missing'}, not kvm: pinning and host-passthrough only help "
+        return _(
+            "domain type is %(type)s, not kvm: pinning and host-passthrough only help "
             "hardware-virtualised guests"
-        )
+        ) % {"type": d.domain_type or _("missing")}
     if d.vcpus is None:
-        return "the domain has no <vcpu> element, so there are no vCPUs to pin"
+        return _("the domain has no <vcpu> element, so there are no vCPUs to pin")
     models = sorted({m.get("model") or "" for m in root.iter("memory") if m.get("model") in _MEMORY_DEVICES})
     if models:
-        return (
-            f"memory devices ({', '.join(models)}) are attached: hot-unplug them and remove maxMemory first, "
+        return _(
+            "memory devices (%(models)s) are attached: hot-unplug them and remove maxMemory first, "
             "the guest NUMA cells cannot be sized automatically around them"
-        )
+        ) % {"models": ", ".join(models)}
     return None
 
 
@@ -400,12 +400,13 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         d = parse_domain(domain_xml)
         doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
     except ParseError as exc:
-        return NoRemedy(key="libvirt", reason=f"the domain XML cannot be read: {exc.message}")
+        unreadable = _("the domain XML cannot be read: %(error)s") % {"error": exc.message}
+        return NoRemedy(key="libvirt", reason=unreadable)
     name = _label(d)
     key = f"libvirt:{name}"
     reason = _refuse(d, doc.root if doc is not None else ET.Element("domain"))
     if reason or doc is None:
-        return NoRemedy(key=key, reason=reason or "no <domain> document")
+        return NoRemedy(key=key, reason=reason or _("no <domain> document"))
     topo = host_topology(host=host, target=d)
     if isinstance(topo, NoRemedy):
         return NoRemedy(key=key, reason=topo.reason)
@@ -421,7 +422,10 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
     problems = check_placement(placement, topo)
     if problems:  # a planner bug must never reach a user as a plausible patch
-        return NoRemedy(key=key, reason="the generated placement failed its checks: " + "; ".join(problems))
+        failed = _("the generated placement failed its checks: %(problems)s") % {
+            "problems": "; ".join(problems)
+        }
+        return NoRemedy(key=key, reason=failed)
 
     notes = list(placement.notes)
     root = doc.root
