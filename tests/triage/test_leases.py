@@ -21,6 +21,7 @@ from celery.exceptions import TimeLimitExceeded
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
 from engine import run as engine_run
 from tests.triage.test_services import RecordingEngine, upload
@@ -58,8 +59,8 @@ def enqueued(monkeypatch):
 def fake_loader(monkeypatch):
     monkeypatch.setattr(
         analysis,
-        "_load_hosts_facts",
-        lambda snapshot, label: [HostFacts(label=label, hostname=snapshot.label)],
+        "_read_upload",
+        lambda snapshot, label: LoadedUpload(hosts=[HostFacts(label=label, hostname=snapshot.label)]),
     )
 
 
@@ -256,7 +257,7 @@ def test_soft_time_limit_fails_the_snapshot_with_a_clear_reason(user, enqueued, 
 
 
 def test_time_limit_passes_through_the_loaders_safety_nets(user, enqueued, monkeypatch):
-    """``load_host`` turns any Exception into an artifact error; the time limit
+    """``load`` turns any Exception into an artifact error; the time limit
     is not an Exception and still ends the analysis."""
     from collectors import archive
 
