@@ -27,8 +27,7 @@ from django.utils import timezone
 from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
 from engine import run as engine_run
-from engine.rules import Evidence
-from engine.rules import Finding as RuleFinding
+from engine.rules import Evidence, RuleFinding
 from tests.conftest import CORPUS, FIXTURES
 from triage import analysis, selectors, uploads
 from triage.models import Finding, Snapshot

@@ -16,7 +16,7 @@ from django.db import connection
 
 from tests.conftest import FIXTURES, ROOT
 from tests.triage.founding_gaps import GAPS
-from tests.triage.test_services import RemoteLikeStorage
+from tests.triage.test_analysis import RemoteLikeStorage
 from triage import analysis, uploads
 from triage.models import Snapshot
 

@@ -2,8 +2,8 @@
 snapshot with a clear reason, and a give-up message that says what happened.
 
 Mechanics tests replace the engine with a recording double (as in
-test_services.py); the real worker processes are exercised in
-tests/integration/test_bounded_worker.py.
+test_analysis.py); the real worker processes are exercised in
+tests/processes/test_bounded_worker.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from django.utils import timezone
 from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
 from engine import run as engine_run
-from tests.triage.test_services import RecordingEngine, upload
+from tests.triage.test_analysis import RecordingEngine, upload
 from triage import analysis, leases, tasks, uploads
 from triage.models import Snapshot
 
