@@ -47,10 +47,10 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
+from collectors.numbers import decimal
 from collectors.parsers import register
 from collectors.sizes import kib
 
-_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
 _CPU_LABEL = re.compile(r"%?Cpu(\d{1,6}|\(s\))\s*:")
 _CPU_FIELD = re.compile(r"(\d{1,15}(?:[.,]\d{1,6})?)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
 _LOAD = re.compile(r"load average:\s*([\d.,]+),?\s+([\d.,]+),?\s+([\d.,]+)")
@@ -63,18 +63,11 @@ _MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|u
 _TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
 
 
-def _float(token: str) -> float | None:
-    token = token.strip()
-    if not _NUM.match(token):
-        return None
-    return float(token.replace(",", "."))
-
-
 def _util_from_fields(cpu: str, segment: str, line: int) -> CpuUtil | None:
     util = CpuUtil(cpu=cpu, line=line)
     found = False
     for value, name in _CPU_FIELD.findall(segment):
-        number = _float(value)
+        number = decimal(value)
         if number is not None and getattr(util, name) is None:
             setattr(util, name, number)
             found = True
@@ -104,7 +97,7 @@ def _parse_top(text: str) -> CpuUsage:
                 proc_header = None
         m = _LOAD.search(line)
         if m and out.load_average is None:
-            values = [v for v in (_float(g.rstrip(",")) for g in m.groups()) if v is not None]
+            values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
             if len(values) == len(m.groups()):
                 out.load_average = (values[0], values[1], values[2])
                 out.lines["load_average"] = idx
@@ -178,10 +171,10 @@ def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
             time_pos = pos
             break
     if time_pos is not None and time_pos >= 4:
-        cpu, mem = _float(tokens[time_pos - 2]), _float(tokens[time_pos - 1])
+        cpu, mem = decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1])
         command = " ".join(tokens[time_pos + 1 :])
     elif len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
-        cpu, mem = _float(tokens[header.index("%CPU")]), _float(tokens[header.index("%MEM")])
+        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
         command = " ".join(tokens[len(header) - 1 :])
     else:
         return None
@@ -252,7 +245,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
             columns = [_column(t) for t in tokens[pos + 1 :]]
             out.lines.setdefault("header", idx)
             continue
-        if len(tokens) >= 3 and all(_float(t) is None for t in tokens[1:]):
+        if len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:]):
             # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
             cpu_pos = None
             continue
@@ -272,7 +265,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         for name, cell in zip(columns, cells, strict=False):
             if name is None:
                 continue
-            value = _float(cell)
+            value = decimal(cell)
             if value is not None:
                 setattr(util, name, value)
                 got = True

@@ -23,8 +23,9 @@ from collectors.facts import Interrupts, ParseError
 from collectors.parsers import register
 
 _MAX_DIGITS = 20
-# /proc/softirqs has the same layout; its rows are exactly these names
-_SOFTIRQ_NAMES = {
+# the kernel's softirq vectors (include/linux/interrupt.h): /proc/softirqs has
+# the layout of /proc/interrupts, and its rows are exactly these names
+SOFTIRQ_NAMES = {
     "HI",
     "TIMER",
     "NET_TX",
@@ -107,6 +108,6 @@ def parse_interrupts(text: str) -> Interrupts:
     parse_counter_table(text, out)
     if not out.rows:
         raise ParseError("no interrupt rows after the CPU header")
-    if set(out.rows) <= _SOFTIRQ_NAMES:
+    if set(out.rows) <= SOFTIRQ_NAMES:
         raise ParseError("only softirq rows: this is /proc/softirqs, not /proc/interrupts")
     return out

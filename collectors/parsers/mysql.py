@@ -52,6 +52,7 @@ from typing import Any
 
 from collectors.facts import ArtifactError, DatabaseFacts, DbEvent, ParseError
 from collectors.parsers import register
+from collectors.sizes import size_bytes
 
 # ------------------------------------------------------------------ result tables
 
@@ -703,20 +704,6 @@ _READY = re.compile(r"ready for connections")
 _SHUTDOWN = re.compile(r"Shutdown complete")
 
 
-def size_to_bytes(text: str) -> int | None:
-    """``432G`` / ``128.0M`` / ``128.000000M`` / ``8388608m`` / ``134217728`` to bytes."""
-    m = re.fullmatch(r"\s*([\d.]+)\s*([KMGTPkmgtp]?)\s*", text or "")
-    if not m:
-        return None
-    try:
-        number = float(m.group(1))
-    except ValueError:
-        return None
-    power = " KMGTP".index(m.group(2).upper()) if m.group(2) else 0
-    unit: int = 1024**power
-    return round(number * unit)
-
-
 def _seconds_iso(date: str, time: str, frac: str | None) -> float:
     y, mo, d = (int(x) for x in date.split("-"))
     h, mi, s = (int(x) for x in time.split(":"))
@@ -729,19 +716,19 @@ def _classify_message(msg: str) -> tuple[str, dict[str, Any]] | None:
     m = _BP_INIT.search(msg)
     if m:
         size_text = m.group("size").replace(" ", "")
-        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_to_bytes(size_text)}
+        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
         if m.group("instances"):
             data["instances"] = int(m.group("instances"))
         if m.group("chunk"):
             chunk = m.group("chunk").replace(" ", "")
             data["chunk_size"] = chunk
-            data["chunk_size_bytes"] = size_to_bytes(chunk)
+            data["chunk_size_bytes"] = size_bytes(chunk)
         return "buffer_pool_init", data
     m = _BP_SIZE_MARIADB.search(msg)
     if m and "InnoDB" in msg:
         return "buffer_pool_init", {
             "size_text": m.group("size"),
-            "size_bytes": size_to_bytes(m.group("size")),
+            "size_bytes": size_bytes(m.group("size")),
         }
     m = _NUMA_POLICY.search(msg)
     if m:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import NetDevRate, NetDevStats, ParseError
+from collectors.numbers import decimal
 from collectors.parsers import register
 
 _COLUMNS = {
@@ -33,11 +34,6 @@ _COLUMNS = {
     "rxmcst/s": "rxmcst_s",
     "%ifutil": "ifutil_pct",
 }
-_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
-
-
-def _num(token: str) -> float | None:
-    return float(token.replace(",", ".")) if _NUM.match(token) else None
 
 
 @register(
@@ -70,11 +66,11 @@ def parse_sar_net_dev(text: str) -> NetDevStats:
                 out.lines.setdefault("header", idx)
             continue
         if columns is None or len(tokens) < len(columns) + 2:
-            if tokens and columns is not None and all(_num(t) is None for t in tokens[1:]):
+            if tokens and columns is not None and all(decimal(t) is None for t in tokens[1:]):
                 columns = None  # another report's header
             continue
         cells = tokens[-len(columns) :]
-        values = [v for v in (_num(c) for c in cells) if v is not None]
+        values = [v for v in (decimal(c) for c in cells) if v is not None]
         if len(values) < len(cells):
             continue
         iface = tokens[-len(columns) - 1]

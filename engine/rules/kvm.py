@@ -17,9 +17,9 @@ from collectors.cpulist import format_cpulist
 from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
 from engine.rules import (
     Evidence,
-    Finding,
     Phrase,
     RuleContext,
+    RuleFinding,
     cpu_node_map,
     domain_host_nodes,
     domain_is_pinned,
@@ -114,7 +114,7 @@ def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) 
         "虚拟 NUMA 拓扑，也无法预先绑核，因此会妨碍 NUMA 相关优化（ZStack 中称为规格热修改）。"
     ),
 )
-def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
+def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         ev = []
         if d.vcpus and d.vcpu_current and d.vcpu_current < d.vcpus:
@@ -163,7 +163,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
         "点上，远离虚拟机的内存和缓存。"
     ),
 )
-def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         n = domain_vcpus(d)
         if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False):
@@ -213,7 +213,7 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         "vCPU 的时间，并从远端节点访问虚拟机内存。"
     ),
 )
-def emulator_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def emulator_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset or _says_nothing_of(d, bool(d.vcpupin)):
             continue
@@ -266,7 +266,7 @@ def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
         "宿主机 CPU 上运行；在 I/O 压力下两者都会增加延迟并干扰已绑定的 vCPU。"
     ),
 )
-def iothread_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def iothread_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or _says_nothing_of(d, bool(d.disks or d.iothreads)):
             continue
@@ -358,7 +358,7 @@ def _single_spanning_cell(d: Domain) -> bool:
         ),
     },
 )
-def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
+def guest_numa_missing(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
         if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
@@ -461,7 +461,7 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
         "与 vCPU 绑定在哪里无关。"
     ),
 )
-def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
+def memory_not_bound(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or domain_memory_bound(d) or _says_nothing_of(d, False):
             continue
@@ -507,7 +507,7 @@ def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
         "no_binding": ("none", "无"),
     },
 )
-def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
+def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not d.vcpupin:
             continue
@@ -584,7 +584,7 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
         ),
     },
 )
-def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
+def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
             d, d.cpu_mode is not None
@@ -658,7 +658,7 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
         ),
     },
 )
-def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
+def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
     reported: set[int] = set()
     for host, d in _domains(ctx):
         n = d.vcpus or 0
@@ -786,7 +786,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
         ),
     },
 )
-def host_contention(ctx: RuleContext) -> Iterator[Finding]:
+def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         running = running_domain_names(host)
         domains = host_domains(host)
@@ -888,7 +888,7 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
         "cpus_on_nodes": ("{cpus} (node {nodes})", "{cpus}"),
     },
 )
-def no_cpu_isolation(ctx: RuleContext) -> Iterator[Finding]:
+def no_cpu_isolation(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.cmdline or not host_domains(host):
             continue

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from collectors.facts import HostFacts, PingResult
-from engine.rules import Finding, RuleContext, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
 SOFTIRQ_HOT_PCT = 20.0  # a CPU spending this much time in softirq is hot
@@ -48,7 +48,7 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
         "每次往返都会变慢。"
     ),
 )
-def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
+def netem_delay(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.tc:
             continue
@@ -116,7 +116,7 @@ def _avg_rtt(p: PingResult) -> float | None:
         "付出多次这样的延迟。"
     ),
 )
-def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
+def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
@@ -198,7 +198,7 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         ),
     },
 )
-def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
+def softirq_hotspot(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         usage = host.cpu_usage
         cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]

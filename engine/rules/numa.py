@@ -9,10 +9,10 @@ from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
 from collectors.facts import HostFacts
 from engine.rules import (
-    Finding,
     Joined,
     Phrase,
     RuleContext,
+    RuleFinding,
     evidence,
     finding,
     guest_bound_to_one_node,
@@ -116,7 +116,7 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "半的访存要跨插槽互联。物理机请检查 BIOS 中的 NUMA / 节点交织设置。"
     ),
 )
-def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
+def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         cpu = host.cpu
         if not cpu or not cpu.sockets or cpu.sockets < 2:
@@ -188,7 +188,7 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         "{busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端节点。"
     ),
 )
-def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
+def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -287,7 +287,7 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         "node_sep": (", ", "、"),
     },
 )
-def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
+def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -368,7 +368,7 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
         "点互联的延迟。"
     ),
 )
-def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
+def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa:
             continue
@@ -441,7 +441,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
         "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
     },
 )
-def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
+def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         nodes = host.numa_node_count()
         if nodes is None:
@@ -529,7 +529,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
         "落在错误节点上的代价很高，放置问题会表现为明显的性能差异。"
     ),
 )
-def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
+def high_remote_distance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         numa = host.numa
         if not numa or not numa.distances:
@@ -557,7 +557,7 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _high_capabilities_distance(host: HostFacts) -> Iterator[Finding]:
+def _high_capabilities_distance(host: HostFacts) -> Iterator[RuleFinding]:
     """numa.high_remote_distance from ``virsh capabilities`` cells (each with its
     row of distances) when the host has no numactl -H distance table."""
     caps = host.capabilities
@@ -652,7 +652,7 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "node_size": ("node {node}: {gib} GiB", "node {node}: {gib} GiB"),
     },
 )
-def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
+def memoryless_node(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue

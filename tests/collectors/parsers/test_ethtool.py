@@ -9,8 +9,8 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.ethtool import parse_ethtool_channels
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, service_unavailable
 
 

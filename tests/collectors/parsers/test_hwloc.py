@@ -9,8 +9,8 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import CpuTopology, NumaTopology, ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.hwloc import parse_hwloc_ls
+from tests.collectors.parsers.lookup import detect, for_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "fixtures" / "published"

@@ -10,8 +10,8 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.irq_affinity import mask_to_cpus, parse_irq_affinity
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, service_unavailable
 
 LOOP = "for i in $(ls /proc/irq/ | grep -v default); do echo $i $(cat /proc/irq/$i/smp_affinity_list); done"

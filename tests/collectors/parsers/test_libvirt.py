@@ -10,8 +10,8 @@ import time
 import pytest
 
 from collectors.facts import Domain, ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.libvirt import parse_domain
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import CORPUS, FIXTURES, IN_CI, SEEDS, service_unavailable
 
 SEED_000 = next(SEEDS.glob("000_*.txt"), None)

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.mysql import (
     parse_mysql_config,
     parse_mysql_error_log,
     parse_mysql_variables,
     parse_mysql_version,
     parse_result_tables,
-    size_to_bytes,
 )
+from collectors.sizes import size_bytes
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import SEEDS, port_open, service_unavailable
 
 
@@ -209,11 +209,11 @@ def test_result_table_with_pipe_in_value_and_short_border():
     assert table.rows == [["a", "x | y"]]
 
 
-def test_size_to_bytes():
-    assert size_to_bytes("432G") == 432 * 1024**3
-    assert size_to_bytes("128.0M") == 128 * 1024**2
-    assert size_to_bytes("8388608m") == 8388608 * 1024**2
-    assert size_to_bytes("lots") is None
+def test_size_bytes():
+    assert size_bytes("432G") == 432 * 1024**3
+    assert size_bytes("128.0M") == 128 * 1024**2
+    assert size_bytes("8388608m") == 8388608 * 1024**2
+    assert size_bytes("lots") is None
 
 
 def test_commands_route_to_mysql_parsers():

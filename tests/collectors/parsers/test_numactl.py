@@ -9,8 +9,8 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.numactl import parse_numactl_hardware, parse_numactl_show
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import service_unavailable
 
 

@@ -8,13 +8,13 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.virsh import (
     parse_virsh_capabilities,
     parse_virsh_domstats,
     parse_virsh_list,
     parse_virsh_version,
 )
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, IN_CI, ROOT, SEEDS, service_unavailable
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.virsh import domain_from_command, parse_virsh_dommemstat
+from tests.collectors.parsers.lookup import detect, for_command
 
 CENTOS = """actual 4194304
 swap_in 0

@@ -8,8 +8,9 @@ import pytest
 
 from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import MAX_LINE_ERRORS, detect, for_command
+from collectors.parsers import MAX_LINE_ERRORS
 from collectors.parsers.xen import parse_xl_vcpu_list
+from tests.collectors.parsers.lookup import detect, for_command
 
 # https://github.com/QubesOS/qubes-issues/issues/9984 (renehoj, credit(1) scheduler);
 # the stored copy is cut at the second sys-vpn-secure row
