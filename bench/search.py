@@ -599,7 +599,7 @@ def main() -> int:
         command += f" --database-url {args.database_url}"
     if args.write:
         command += f" --write {args.write}"
-    from kb import search as kb_search
+    from kb.search import ranking
 
     search_target = 30 if args.cases <= 100_000 else 100  # issue 13, acceptance 3
     ok_search = search_result["p95_ms"] <= search_target
@@ -654,12 +654,12 @@ def main() -> int:
         + ", ".join(f"`{q}` {ms} ms ({n})" for q, ms, n in search_result["slowest"])
         + ".",
         "",
-        "How it ranks (see `kb/search.py`, `kb/similarity.py`, docs/kb.md): BM25 (field weights, "
+        "How it ranks (see `kb/search/`, `kb/similarity.py`, docs/kb.md): BM25 (field weights, "
         "length normalisation) over every case, read from the posting table `kb_posting` by the "
         "threshold algorithm: the best postings of each query term first (index on term, state, "
         "weight), missing weights looked up by key for the most promising versions, stop as soon as "
-        f"no unread version can beat the last hit of the page (or after {kb_search.MAX_DEPTH} rows per "
-        f"term and {kb_search.COMPLETE_LIMIT} versions looked up: {search_result['inexact']} of the 50 "
+        f"no unread version can beat the last hit of the page (or after {ranking.MAX_DEPTH} rows per "
+        f"term and {ranking.COMPLETE_LIMIT} versions looked up: {search_result['inexact']} of the 50 "
         "queries ended there, their order the best found). The count is of cases: exact up to 1000 "
         "when the rarest word group is held by at most 1000 versions, else estimated "
         "(`count_capped`). "

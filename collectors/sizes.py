@@ -16,7 +16,9 @@ from typing import Any
 # bytes per unit, by the unit's first letter (none or B, K/k, M, G, T, P)
 BYTES_PER_UNIT = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 # KiB per unit, by the unit's first letter (B, K/k, M, G, T, P)
-KIB_PER_UNIT = {unit: size / 1024 for unit, size in BYTES_PER_UNIT.items() if unit}
+KIB_PER_UNIT: dict[str, float] = {
+    unit: size // 1024 if size >= 1024 else size / 1024 for unit, size in BYTES_PER_UNIT.items() if unit
+}
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGTP]?)(?:I?B)?\s*", re.I)
 

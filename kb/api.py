@@ -7,10 +7,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb import search
 from kb.access import case_search_filters, readable_cases
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
+from kb.search import searching
 from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer
 from kb.views import reader_language
 
@@ -38,7 +38,7 @@ class CaseSearchView(APIView):
         data = form.cleaned_data
         filters = {"state": data["state"] or Case.State.PUBLISHED}
         filters.update({k: data[k] for k in ("platform", "database", "rule", "language") if data[k]})
-        results = search.search(
+        results = searching.search(
             data["q"],
             filters=case_search_filters(request.user, filters),
             page=data["page"] or 1,

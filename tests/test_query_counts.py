@@ -1,0 +1,96 @@
+"""Query-count baselines of every page (netbox's habit): each list and detail
+page, seen by support staff over the pages' world (tests/pages.py), makes at
+most the number of SQL queries recorded here. A page whose count grows fails
+with its queries listed: an N+1 shows up as a count that grows with the rows.
+Lower a baseline when a change makes a page cheaper; raise one only with the
+reason in the commit.
+
+The baselines are per page (the URL name, and the arguments' index for a
+name visited more than once); pages of the same name share one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import translation
+
+from tests.pages import build_page_world, every_page
+
+pytestmark = pytest.mark.django_db
+
+# URL name -> the most queries one visit of that page may make (English UI),
+# measured on the pages' world; "403"/"404" are the error pages.
+# CASEBOOK_PRINT_QUERY_COUNTS=1 pytest tests/test_query_counts.py -s prints them.
+BASELINES: dict[str, int] = {
+    "403": 4,
+    "404": 2,
+    "accounts:profile": 5,
+    "accounts:teams_help": 2,
+    "dashboard": 14,
+    "integrations:webhook_detail": 10,
+    "integrations:webhook_list": 10,
+    "kb:case_detail": 17,
+    "kb:case_detail_lang": 17,
+    "kb:case_edit": 7,
+    "kb:case_history": 5,
+    "kb:case_list": 5,
+    "kb:measure_detail": 4,
+    "kb:measure_list": 4,
+    "password_change": 2,
+    "password_change_done": 2,
+    "triage:cluster_detail": 5,
+    "triage:rule_detail": 13,
+    "triage:rule_list": 4,
+    "triage:snapshot_detail": 12,
+    "triage:snapshot_list": 8,
+    "triage:snapshot_new": 2,
+    "triage:snapshot_remedy": 5,
+    "troubleshoot:effectiveness": 6,
+    "troubleshoot:session_detail": 4,
+    "troubleshoot:session_list": 5,
+    "troubleshoot:session_new": 2,
+    "troubleshoot:step": 30,
+}
+
+
+@pytest.fixture
+def pages_world(django_user_model, settings, tmp_path, monkeypatch):
+    from triage import uploads
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    world = build_page_world(django_user_model)
+    return world, every_page(world)
+
+
+def _queries(client: Client, path: str) -> tuple[int, list[str]]:
+    with translation.override("en"), CaptureQueriesContext(connection) as ctx:
+        response = client.get(path)
+    assert response.status_code in (200, 302, 403, 404), f"{path}: {response.status_code}"
+    return len(ctx.captured_queries), [q["sql"] for q in ctx.captured_queries]
+
+
+def test_every_page_keeps_to_its_query_baseline(pages_world):
+    world, pages = pages_world
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(world.users["support"])
+    for page in pages:  # warm every per-process cache (rule index, measures) first
+        client.get(page.path)
+    counts: dict[str, int] = {}
+    over = []
+    for page in pages:
+        if page.anonymous:
+            continue
+        n, sql = _queries(client, page.path)
+        counts[page.name] = max(counts.get(page.name, 0), n)
+        limit = BASELINES.get(page.name)
+        if limit is None or n > limit:
+            over.append(f"{page.name} {page.path}: {n} queries (baseline {limit})\n  " + "\n  ".join(sql))
+    if os.environ.get("CASEBOOK_PRINT_QUERY_COUNTS"):
+        print("\n".join(f'    "{name}": {n},' for name, n in sorted(counts.items())))
+    assert not over, "pages over their query baseline:\n" + "\n".join(over)
