@@ -1231,7 +1231,7 @@ def upload_kind(filename: str, head: bytes) -> str:
     """What an upload is, from its name and first bytes (a few KiB).
 
     Compressed or tar data is an archive: ``sosreport`` when named like one,
-    else ``collector`` until :func:`archive_kind` looks inside; text whose top
+    else ``collector`` until its one read looks inside (:meth:`LoadedUpload.kind`); text whose top
     reads as a pasted session (prompts or fences, as the loader sees them) is
     a ``transcript``; XML and anything else is a single ``artifact``.
 

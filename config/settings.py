@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "triage",
     "kb",
     "troubleshoot",
+    "desk",
 ]
 
 MIDDLEWARE = [
