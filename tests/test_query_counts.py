@@ -19,7 +19,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 
+from tests import pages as page_list
 from tests.pages import build_page_world, every_page
+from tests.test_access_matrix import EXPECTED
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +48,7 @@ BASELINES: dict[str, int] = {
     "triage:cluster_detail": 5,
     "triage:rule_detail": 13,
     "triage:rule_list": 4,
-    "triage:snapshot_detail": 12,
+    "triage:snapshot_detail": 13,
     "triage:snapshot_list": 8,
     "triage:snapshot_new": 2,
     "triage:snapshot_remedy": 5,
@@ -64,6 +66,10 @@ def pages_world(django_user_model, settings, tmp_path, monkeypatch):
 
     settings.MEDIA_ROOT = tmp_path / "media"
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    # A route the access matrix does not know yet fails tests/test_access_matrix.py
+    # on its own; here it is left out rather than failing every count with it.
+    routes = page_list.discovered()
+    monkeypatch.setattr(page_list, "discovered", lambda: [r for r in routes if not r[1] or r[1] in EXPECTED])
     world = build_page_world(django_user_model)
     return world, every_page(world)
 
