@@ -44,7 +44,7 @@ from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
-from engine.remedies.topology import Placement, check_placement, host_topology, plan_placement
+from engine.remedies.topology import HostTopology, Placement, check_placement, host_topology, plan_placement
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -424,50 +424,12 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         return NoRemedy(key=key, reason="the generated placement failed its checks: " + "; ".join(problems))
 
     notes = list(placement.notes)
-    root = doc.root
-    vcpu = root.find("vcpu")
-    assert vcpu is not None  # _refuse checked
-    if d.vcpus and n < d.vcpus:
-        notes.append(
-            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
-            % {"n": n, "max": d.vcpus}
-        )
-    vcpu.text = str(n)
-    vcpu.attrib.pop("current", None)
-    vcpu.attrib.pop("cpuset", None)
-    vcpu.set("placement", "static")
-    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
-        el = root.find(tag)
-        if el is not None:
-            xmledit.remove_child(root, el)
-            notes.append(f"<{tag}> removed ({why})")
-    _patch_iothreads(root, d, new_iothread, thread_less, notes)
-    _patch_cputune(root, placement)
-    _patch_numatune(root, placement)
-    _patch_cpu(root, placement, topo.distances)
-    _fit_hugepage_nodesets(root, placement, notes)
-    if placement.hugepages and not d.hugepages:
-        _patch_hugepages(root)
-    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
-    if skipped:
-        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
-    notes.append(
-        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
-    )
-
+    _patch_domain(doc.root, d, n, placement, topo, new_iothread, thread_less, notes)
     per_measure = _measure_commands(name, d, placement, new_iothread, n)
     fragments = _fragments(
         doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
     )
-    patched = xmledit.dump(doc)
-    original = domain_xml
-    if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
-        # shell prompts or other text around a pasted dump: diff and define the document alone
-        start = len(doc.prefix)
-        original = domain_xml[start : len(domain_xml) - len(doc.suffix)]
-        patched = patched[start : len(patched) - len(doc.suffix)]
-    if not original.endswith("\n"):
-        original, patched = original + "\n", patched + "\n"
+    original, patched = _original_and_patched(doc, domain_xml)
     diff = "".join(
         difflib.unified_diff(
             original.splitlines(keepends=True),
@@ -499,3 +461,61 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         placement=placement,
         data={"domain": name},
     )
+
+
+def _patch_domain(
+    root: ET.Element,
+    d: Domain,
+    n: int,
+    placement: Placement,
+    topo: HostTopology,
+    new_iothread: int | None,
+    thread_less: list[str],
+    notes: list[str],
+) -> None:
+    """Patch the domain document in place for ``placement`` (vCPUs, hot-plug,
+    iothreads, cputune, numatune, CPU topology, huge pages); ``notes`` say
+    what changed beyond the pins."""
+    vcpu = root.find("vcpu")
+    assert vcpu is not None  # _refuse checked
+    if d.vcpus and n < d.vcpus:
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
+    vcpu.text = str(n)
+    vcpu.attrib.pop("current", None)
+    vcpu.attrib.pop("cpuset", None)
+    vcpu.set("placement", "static")
+    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
+        el = root.find(tag)
+        if el is not None:
+            xmledit.remove_child(root, el)
+            notes.append(f"<{tag}> removed ({why})")
+    _patch_iothreads(root, d, new_iothread, thread_less, notes)
+    _patch_cputune(root, placement)
+    _patch_numatune(root, placement)
+    _patch_cpu(root, placement, topo.distances)
+    _fit_hugepage_nodesets(root, placement, notes)
+    if placement.hugepages and not d.hugepages:
+        _patch_hugepages(root)
+    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
+    if skipped:
+        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
+    notes.append(
+        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
+    )
+
+
+def _original_and_patched(doc: xmledit.Document, domain_xml: str) -> tuple[str, str]:
+    """The document before and after, each ending with a newline; a pasted dump
+    with shell prompts or other text around it is compared without them."""
+    patched = xmledit.dump(doc)
+    original = domain_xml
+    if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
+        start = len(doc.prefix)
+        original = domain_xml[start : len(domain_xml) - len(doc.suffix)]
+        patched = patched[start : len(patched) - len(doc.suffix)]
+    if not original.endswith("\n"):
+        original, patched = original + "\n", patched + "\n"
+    return original, patched
