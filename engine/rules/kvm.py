@@ -359,46 +359,67 @@ def _single_spanning_cell(d: Domain) -> bool:
     },
 )
 def guest_numa_missing(ctx: RuleContext) -> Iterator[RuleFinding]:
+    yield from _guest_numa_missing_in_xml(ctx)
+    yield from _guest_numa_missing_inside(ctx)
+
+
+def _guest_numa_missing_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
+    """Guests whose domain XML has no NUMA cells (or one cell spanning a guest
+    larger than a host node)."""
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
         if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
             continue
         n = domain_vcpus(d)
-        node_cpus = node_cpu_counts(host)
-        node_mem = node_mem_totals_kb(host)
-        mem = d.current_memory_kb or d.memory_kb
-        larger = []
-        if node_cpus and n > min(node_cpus.values()):
-            larger.append(
-                evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu)
-            )
-        if node_mem and mem and mem > min(node_mem.values()):
-            larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
-        reasons = []
-        if one_cell:
-            # one cell is the right layout for a guest that fits a host node (seed 000's
-            # fix: one cell, pinned to node 1); it is flat only once the guest outgrows one
-            if not larger:
-                continue
-            cell_cpus = len(set(d.numa_cells[0].cpus))
-            reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
-            reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
-            layout = Phrase("single_cell", {"vcpus": n})
-        else:
-            if n >= VNUMA_GUEST_VCPUS:
-                reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
-            reasons.extend(larger)
-            if not reasons:
-                continue
-            reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
-            layout = Phrase("no_cells")
+        layout = _flat_layout(host, d, n, one_cell)
+        if layout is None:
+            continue
+        reasons, phrase = layout
         yield finding(
             "kvm.guest_numa_missing",
             host,
-            values={"guest": domain_label(d), "vcpus": n, "layout": layout},
+            values={"guest": domain_label(d), "vcpus": n, "layout": phrase},
             evidence=reasons,
             past=n / VNUMA_GUEST_VCPUS,
         )
+
+
+def _larger_than_a_node(host: HostFacts, d: Domain, n: int) -> list[Evidence]:
+    """Evidence that the guest has more vCPUs or memory than the host's smallest node."""
+    node_cpus = node_cpu_counts(host)
+    node_mem = node_mem_totals_kb(host)
+    mem = d.current_memory_kb or d.memory_kb
+    larger = []
+    if node_cpus and n > min(node_cpus.values()):
+        larger.append(evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu))
+    if node_mem and mem and mem > min(node_mem.values()):
+        larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
+    return larger
+
+
+def _flat_layout(host: HostFacts, d: Domain, n: int, one_cell: bool) -> tuple[list[Evidence], Phrase] | None:
+    """The evidence and the layout phrase of a guest that should see NUMA; None
+    when its layout is right for its size."""
+    larger = _larger_than_a_node(host, d, n)
+    if one_cell:
+        # one cell is the right layout for a guest that fits a host node (seed 000's
+        # fix: one cell, pinned to node 1); it is flat only once the guest outgrows one
+        if not larger:
+            return None
+        cell_cpus = len(set(d.numa_cells[0].cpus))
+        reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
+        reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
+        return reasons, Phrase("single_cell", {"vcpus": n})
+    reasons = [_dom_ev(host, d, "vcpus", n, "vcpu")] if n >= VNUMA_GUEST_VCPUS else []
+    reasons.extend(larger)
+    if not reasons:
+        return None
+    reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
+    return reasons, Phrase("no_cells")
+
+
+def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+    """Guests that see one NUMA node from inside (lscpu) on a multi-node hypervisor."""
     for guest in ctx.guests():
         cpu = guest.cpu
         if not cpu or guest.numa_node_count() != 1:
@@ -410,14 +431,7 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[RuleFinding]:
         if hv is None or (hv.numa_node_count() or 0) < 2:
             continue
         cpus = guest.logical_cpus() or 0
-        node_cpus = node_cpu_counts(hv)
-        node_mem = node_mem_totals_kb(hv)
-        guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
-        larger_than_node = bool(
-            (node_cpus and cpus > min(node_cpus.values()))
-            or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
-        )
-        if cpus < VNUMA_GUEST_VCPUS and not larger_than_node:
+        if cpus < VNUMA_GUEST_VCPUS and not _guest_larger_than_a_node(guest, hv, cpus):
             continue
         yield finding(
             "kvm.guest_numa_missing",
@@ -430,6 +444,16 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[RuleFinding]:
                 evidence(hv, "numa_nodes", hv.numa_node_count(), hv.numa or hv.cpu, "available"),
             ],
         )
+
+
+def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
+    node_cpus = node_cpu_counts(hv)
+    node_mem = node_mem_totals_kb(hv)
+    guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
+    return bool(
+        (node_cpus and cpus > min(node_cpus.values()))
+        or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
+    )
 
 
 @rule(
@@ -801,57 +825,67 @@ def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
                 )
             continue
         for d in domains:
-            mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
-            others = []
-            for name in running:
-                if name in (d.name, d.uuid):
-                    continue
-                xml = next((o for o in domains if name in (o.name, o.uuid)), None)
-                if (
-                    xml is not None
-                    and mine
-                    and domain_is_pinned(xml)
-                    and not (domain_pinned_cpus(xml) & mine)
-                ):
-                    continue
-                others.append(name)
-            for o in domains:
-                if o is d or (o.name in running) or (o.uuid in running):
-                    continue
-                if mine and domain_is_pinned(o) and not (domain_pinned_cpus(o) & mine):
-                    continue
-                if host.virsh_list is None:
-                    others.append(domain_label(o))
-            procs = _other_load(host, d)
-            if not others and not procs:
-                continue
-            # one top sample is one instant: busy processes alone are worth a look (info),
-            # not a verdict; other running guests are there all the time (warning)
-            severity = "warning" if others or _process_samples(host) >= 2 else "info"
-            busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
-            ev = []
-            if others:
-                ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
-            for p in procs[:5]:
-                ev.append(
-                    evidence(
-                        host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
-                    )
-                )
-            sample = Phrase("one_sample") if severity == "info" else ""
-            yield finding(
-                "kvm.host_contention",
-                host,
-                values={
-                    "guest": domain_label(d),
-                    "others": len(others),
-                    "procs": len(procs),
-                    "sample": sample,
-                },
-                evidence=ev,
-                severity=severity,
-                past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
-            )
+            contention = _guest_contention(host, d, domains, running)
+            if contention is not None:
+                yield contention
+
+
+def _disjoint_pins(mine: set[int] | None, other: Domain) -> bool:
+    """Both guests are pinned, to CPUs they do not share."""
+    return bool(mine) and domain_is_pinned(other) and not (domain_pinned_cpus(other) & (mine or set()))
+
+
+def _other_guests(host: HostFacts, d: Domain, domains: list[Domain], running: list[str]) -> list[str]:
+    """The other guests that may run on guest ``d``'s CPUs: running ones (by
+    name) not pinned apart from it, and, without a virsh list, the other domains
+    of the host not pinned apart."""
+    mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
+    others = []
+    for name in running:
+        if name in (d.name, d.uuid):
+            continue
+        xml = next((o for o in domains if name in (o.name, o.uuid)), None)
+        if xml is not None and _disjoint_pins(mine, xml):
+            continue
+        others.append(name)
+    for o in domains:
+        if o is d or (o.name in running) or (o.uuid in running):
+            continue
+        if _disjoint_pins(mine, o):
+            continue
+        if host.virsh_list is None:
+            others.append(domain_label(o))
+    return others
+
+
+def _guest_contention(
+    host: HostFacts, d: Domain, domains: list[Domain], running: list[str]
+) -> RuleFinding | None:
+    """The finding for guest ``d`` when other guests or busy processes share its CPUs."""
+    others = _other_guests(host, d, domains, running)
+    procs = _other_load(host, d)
+    if not others and not procs:
+        return None
+    # one top sample is one instant: busy processes alone are worth a look (info),
+    # not a verdict; other running guests are there all the time (warning)
+    severity = "warning" if others or _process_samples(host) >= 2 else "info"
+    busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
+    ev = []
+    if others:
+        ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
+    for p in procs[:5]:
+        ev.append(
+            evidence(host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line)
+        )
+    sample = Phrase("one_sample") if severity == "info" else ""
+    return finding(
+        "kvm.host_contention",
+        host,
+        values={"guest": domain_label(d), "others": len(others), "procs": len(procs), "sample": sample},
+        evidence=ev,
+        severity=severity,
+        past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+    )
 
 
 @rule(
