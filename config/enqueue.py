@@ -24,4 +24,5 @@ def task(name: str) -> Task:
 def enqueue(name: str, *args: Any, **options: Any) -> Any:
     """Queue the task called ``name`` with ``args``; ``options`` go to
     ``apply_async`` (``time_limit``, ``retry_policy``, ...)."""
-    return task(name).apply_async(args=args, **options)
+    # a list, as Celery sends it (celery-types wants a tuple; Celery takes any sequence)
+    return task(name).apply_async(args=list(args), **options)  # type: ignore[arg-type]
