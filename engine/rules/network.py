@@ -200,54 +200,62 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 )
 def softirq_hotspot(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        usage = host.cpu_usage
-        cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
-        if cpus:
-            hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-            rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
-            if (
-                hot
-                and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-                and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
-            ):
-                yield finding(
-                    "net.softirq_hotspot",
-                    host,
-                    "per_cpu",
-                    values={
-                        "hot": len(hot),
-                        "cpus": len(cpus),
-                        "hot_pct": SOFTIRQ_HOT_PCT,
-                        "hot_cpus": ", ".join(c.cpu for c in hot),
-                    },
-                    evidence=[
-                        evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line)
-                        for c in hot
-                    ],
-                )
-                continue
-        sirq = host.softirqs
-        rx = sirq.rows.get("NET_RX") if sirq else None
-        if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
-            continue
-        top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
-        ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
-        share = sum(rx[i] for i in ranked) / sum(rx)
-        if share < NET_RX_CONCENTRATION:
-            continue
-        names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
-        yield finding(
-            "net.softirq_hotspot",
-            host,
-            "net_rx",
-            values={"share": share, "hot_cpus": ", ".join(names)},
-            evidence=[
-                evidence(
-                    host,
-                    "softirqs.NET_RX",
-                    dict(zip(names, [rx[i] for i in ranked], strict=True)),
-                    sirq,
-                    "NET_RX",
-                )
-            ],
-        )
+        # the per-CPU %si of top/mpstat says it directly; else /proc/softirqs' NET_RX counts
+        hotspot = _si_hotspot(host) or _net_rx_hotspot(host)
+        if hotspot is not None:
+            yield hotspot
+
+
+def _si_hotspot(host: HostFacts) -> RuleFinding | None:
+    """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
+    usage = host.cpu_usage
+    cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
+    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    if not (
+        hot
+        and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
+        and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
+    ):
+        return None
+    return finding(
+        "net.softirq_hotspot",
+        host,
+        "per_cpu",
+        values={
+            "hot": len(hot),
+            "cpus": len(cpus),
+            "hot_pct": SOFTIRQ_HOT_PCT,
+            "hot_cpus": ", ".join(c.cpu for c in hot),
+        },
+        evidence=[evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line) for c in hot],
+    )
+
+
+def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
+    """NET_RX softirqs concentrated (NET_RX_CONCENTRATION) on a few CPUs."""
+    sirq = host.softirqs
+    rx = sirq.rows.get("NET_RX") if sirq else None
+    if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+        return None
+    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
+    ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
+    share = sum(rx[i] for i in ranked) / sum(rx)
+    if share < NET_RX_CONCENTRATION:
+        return None
+    names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
+    return finding(
+        "net.softirq_hotspot",
+        host,
+        "net_rx",
+        values={"share": share, "hot_cpus": ", ".join(names)},
+        evidence=[
+            evidence(
+                host,
+                "softirqs.NET_RX",
+                dict(zip(names, [rx[i] for i in ranked], strict=True)),
+                sirq,
+                "NET_RX",
+            )
+        ],
+    )

@@ -659,7 +659,6 @@ def memoryless_node(ctx: RuleContext) -> Iterator[RuleFinding]:
         nodes = host.numa.nodes
         by_node = cpus_by_node(host)
         node_cpus = {n: by_node.get(n, []) for n in nodes}
-        all_cpus = sum(len(cpus) for cpus in by_node.values())
         cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
         # a node is "without CPUs" only when an artifact says so; numastat -m alone
         # lists no CPUs (not_checked asks for them)
@@ -670,60 +669,77 @@ def memoryless_node(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
         with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
-            stranded = sum(len(node_cpus[n]) for n in cpu_only)
-            share = stranded / all_cpus
-            severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
-            cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
-            yield finding(
-                "numa.memoryless_node",
-                host,
-                "cpus_without_memory",
-                values={
-                    "count": len(cpu_only),
-                    "nodes": len(nodes),
-                    "cpu_only": Joined("node_sep", tuple(cpu_only)),
-                    "cpus": cpus,
-                    "share": share,
-                    "with_memory": Joined("node_sep", tuple(with_both)),
-                },
-                evidence=[
-                    numa_evidence(
-                        host,
-                        f"numa.nodes.{n}.mem_total_kb",
-                        0,
-                        "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
-                        f"{n}.MemTotal",
-                        f"node.{n}.size",
-                        f"node.{n}.cpus",
-                    )
-                    for n in cpu_only
-                ],
-                severity=severity,
-                past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
-            )
+            all_cpus = sum(len(cpus) for cpus in by_node.values())
+            yield _cpus_without_memory(host, node_cpus, cpu_only, with_both, all_cpus)
         if mem_only:
-            sizes = Joined(
-                "node_sep",
-                tuple(
-                    Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
-                    for n in mem_only
-                ),
-            )
-            yield finding(
-                "numa.memoryless_node",
+            yield _memory_without_cpus(host, mem_only)
+
+
+def _cpus_without_memory(
+    host: HostFacts, node_cpus: dict[int, list[int]], cpu_only: list[int], with_both: list[int], all_cpus: int
+) -> RuleFinding:
+    """Nodes whose CPUs have no local memory, beside nodes that have both."""
+    assert host.numa is not None
+    nodes = host.numa.nodes
+    stranded = sum(len(node_cpus[n]) for n in cpu_only)
+    share = stranded / all_cpus
+    severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
+    cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
+    return finding(
+        "numa.memoryless_node",
+        host,
+        "cpus_without_memory",
+        values={
+            "count": len(cpu_only),
+            "nodes": len(nodes),
+            "cpu_only": Joined("node_sep", tuple(cpu_only)),
+            "cpus": cpus,
+            "share": share,
+            "with_memory": Joined("node_sep", tuple(with_both)),
+        },
+        evidence=[
+            numa_evidence(
                 host,
-                "memory_without_cpus",
-                values={"sizes": sizes},
-                evidence=[
-                    numa_evidence(
-                        host,
-                        f"numa.nodes.{n}.cpus",
-                        [],
-                        "NumactlHardware",
-                        f"node.{n}.cpus",
-                        f"{n}.MemTotal",
-                    )
-                    for n in mem_only
-                ],
-                severity="info",
+                f"numa.nodes.{n}.mem_total_kb",
+                0,
+                "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
+                f"{n}.MemTotal",
+                f"node.{n}.size",
+                f"node.{n}.cpus",
             )
+            for n in cpu_only
+        ],
+        severity=severity,
+        past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+    )
+
+
+def _memory_without_cpus(host: HostFacts, mem_only: list[int]) -> RuleFinding:
+    """Nodes with memory and no CPUs (an artifact lists their CPUs as none)."""
+    assert host.numa is not None
+    nodes = host.numa.nodes
+    sizes = Joined(
+        "node_sep",
+        tuple(
+            Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
+            for n in mem_only
+        ),
+    )
+    return finding(
+        "numa.memoryless_node",
+        host,
+        "memory_without_cpus",
+        values={"sizes": sizes},
+        evidence=[
+            numa_evidence(
+                host,
+                f"numa.nodes.{n}.cpus",
+                [],
+                "NumactlHardware",
+                f"node.{n}.cpus",
+                f"{n}.MemTotal",
+            )
+            for n in mem_only
+        ],
+        severity="info",
+    )
