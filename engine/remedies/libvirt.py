@@ -218,6 +218,11 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     # a named model/vendor contradicts host-passthrough
     for child in [c for c in cpu if c.tag in ("model", "vendor")]:
         xmledit.remove_child(cpu, child)
+    _patch_cpu_topology(cpu, placement)
+    _patch_cpu_numa(cpu, placement, distances)
+
+
+def _patch_cpu_topology(cpu: ET.Element, placement: Placement) -> None:
     topo = cpu.find("topology")
     if topo is None:
         topo = xmledit.add_first(cpu, _el("topology"), level=2)
@@ -229,6 +234,10 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     topo.attrib.clear()
     topo.attrib.update(new)
 
+
+def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple[int, int], int]) -> None:
+    """The guest's NUMA cells, one per placement cell (keeping each old cell's
+    memAccess/discard), with the host nodes' distances between them."""
     numa = cpu.find("numa")
     old_cells: dict[str, dict[str, str]] = {}
     if numa is not None:
@@ -331,6 +340,25 @@ def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
     return out
 
 
+def _iothread_fragment(doc: xmledit.Document, iothreadpins: list[ET.Element], thread_less: list[str]) -> str:
+    """The disks' new drivers, the iothreads and their pins."""
+    root = doc.root
+    disk_drivers = [
+        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
+        for disk in root.iter("disk")
+        if (target := disk.find("target")) is not None
+        and target.get("dev") in thread_less
+        and (driver := disk.find("driver")) is not None
+    ]
+    threads = [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None]
+    parts = (
+        *disk_drivers,
+        xmledit.fragment(threads, doc),
+        xmledit.fragment(iothreadpins, doc, wrapper="cputune"),
+    )
+    return "\n".join(part for part in parts if part)
+
+
 def _fragments(
     doc: xmledit.Document,
     name: str,
@@ -348,34 +376,18 @@ def _fragments(
     def tagged(*tags: str) -> list[ET.Element]:
         return [e for e in pins if e.tag in tags]
 
+    def element(tag: str) -> str:
+        return xmledit.fragment([e for e in (root.find(tag),) if e is not None], doc)
+
     header = f"<!-- virsh edit {name} -->"
-    disk_drivers = [
-        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
-        for disk in root.iter("disk")
-        if (target := disk.find("target")) is not None
-        and target.get("dev") in thread_less
-        and (driver := disk.find("driver")) is not None
-    ]
     xml = {
-        "disable-cpu-hotplug": xmledit.fragment([e for e in (root.find("vcpu"),) if e is not None], doc),
+        "disable-cpu-hotplug": element("vcpu"),
         "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
         "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
-        "pin-iothreads": "\n".join(
-            part
-            for part in (
-                *disk_drivers,
-                xmledit.fragment(
-                    [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None], doc
-                ),
-                xmledit.fragment(tagged("iothreadpin"), doc, wrapper="cputune"),
-            )
-            if part
-        ),
-        "numatune-memory-binding": xmledit.fragment(
-            [e for e in (root.find("numatune"),) if e is not None], doc
-        ),
-        "guest-numa-topology": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
-        "cpu-mode-host-passthrough": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+        "pin-iothreads": _iothread_fragment(doc, tagged("iothreadpin"), thread_less),
+        "numatune-memory-binding": element("numatune"),
+        "guest-numa-topology": element("cpu"),
+        "cpu-mode-host-passthrough": element("cpu"),
     }
     if hugepages:
         backing = root.find("memoryBacking")

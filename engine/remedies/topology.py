@@ -123,14 +123,8 @@ def _infer_cores(
     if threads <= 1 or not all_cpus:
         return tuple((c,) for c in all_cpus), ""
     node_of = {c: n for n, cpus in nodes.items() for c in cpus}
-    total = len(all_cpus)
     present = set(all_cpus)
-    candidates = []
-    if total % threads == 0 and all_cpus == list(range(total)):
-        stride = total // threads
-        candidates.append([tuple(c + k * stride for k in range(threads)) for c in range(stride)])
-        candidates.append([tuple(range(c, c + threads)) for c in range(0, total, threads)])
-    for groups in candidates:
+    for groups in _sibling_layouts(all_cpus, threads):
         if all(set(g) <= present and len({node_of[c] for c in g}) == 1 for g in groups):
             return tuple(groups), ""
     return (
@@ -138,6 +132,19 @@ def _infer_cores(
         f"lscpu reports {threads} threads per core but the SMT siblings could not be inferred; "
         "each CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)",
     )
+
+
+def _sibling_layouts(all_cpus: list[int], threads: int) -> list[list[tuple[int, ...]]]:
+    """The SMT groupings to try for CPUs ``0..n-1``: x86's (``c``, ``c + n/threads``)
+    first, then siblings numbered next to each other; none for other numberings."""
+    total = len(all_cpus)
+    if total % threads or all_cpus != list(range(total)):
+        return []
+    stride = total // threads
+    return [
+        [tuple(c + k * stride for k in range(threads)) for c in range(stride)],
+        [tuple(range(c, c + threads)) for c in range(0, total, threads)],
+    ]
 
 
 def _other_pins(domain: Domain) -> set[int]:

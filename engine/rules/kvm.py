@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from collectors.cpulist import format_cpulist
-from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
+from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
 from engine.rules import (
     Evidence,
     Phrase,
@@ -689,10 +689,7 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
         if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology)):
             continue
         t = d.topology
-        flat = (
-            (t.get("sockets", 0) >= 2 and t.get("cores", 1) == 1 and t.get("threads", 1) == 1) if t else True
-        )
-        if not flat:
+        if not _flat_in_xml(t):
             continue
         reported.add(id(d))
         yield finding(
@@ -703,13 +700,7 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or not cpu.hypervisor_vendor or not cpu.sockets:
-            continue
-        if (
-            cpu.sockets < FLAT_TOPOLOGY_MIN_VCPUS
-            or (cpu.cores_per_socket or 0) != 1
-            or (cpu.threads_per_core or 0) != 1
-        ):
+        if not cpu or not _flat_inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
         if domain is not None and id(domain) in reported:
@@ -724,6 +715,22 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
                 evidence(guest, "cpu.cores_per_socket", cpu.cores_per_socket, cpu, "cores_per_socket"),
             ],
         )
+
+
+def _flat_in_xml(t: dict[str, int]) -> bool:
+    """No <topology> (one socket per vCPU), or several sockets of one core and one thread each."""
+    return (t.get("sockets", 0) >= 2 and t.get("cores", 1) == 1 and t.get("threads", 1) == 1) if t else True
+
+
+def _flat_inside(cpu: CpuTopology) -> bool:
+    """A guest's lscpu: a hypervisor, many sockets of one core and one thread each."""
+    return bool(
+        cpu.hypervisor_vendor
+        and cpu.sockets
+        and cpu.sockets >= FLAT_TOPOLOGY_MIN_VCPUS
+        and (cpu.cores_per_socket or 0) == 1
+        and (cpu.threads_per_core or 0) == 1
+    )
 
 
 def _process_samples(host: HostFacts) -> int:
