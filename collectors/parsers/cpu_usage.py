@@ -82,54 +82,11 @@ def _parse_top(text: str) -> CpuUsage:
     proc_header: list[str] | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
         if proc_header is not None:
-            proc = _process_row(line, proc_header, idx)
-            if proc is not None:
-                out.processes.append(proc)
-                continue
-            first = line.split()[:1]
-            if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
-                # a process row cut mid-paste ("49449 qemu      20")
-                out.errors.append(
-                    ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx)
-                )
+            if _top_process_line(out, line, proc_header, idx):
                 continue
             if line.strip():
                 proc_header = None
-        m = _LOAD.search(line)
-        if m and out.load_average is None:
-            values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
-            if len(values) == len(m.groups()):
-                out.load_average = (values[0], values[1], values[2])
-                out.lines["load_average"] = idx
-            days = _UP_DAYS.search(line)
-            if days:
-                out.uptime_days = int(days.group(1))
-            elif re.search(r"\bup\s", line):
-                out.uptime_days = 0
-            continue
-        m = _TASKS.match(line)
-        if m:
-            out.tasks_total = int(m.group(1))
-            out.lines["tasks_total"] = idx
-            continue
-        labels = list(_CPU_LABEL.finditer(line))
-        if labels:
-            for pos, label in enumerate(labels):
-                end = labels[pos + 1].start() if pos + 1 < len(labels) else len(line)
-                name = label.group(1)
-                cpu = "all" if name == "(s)" else name
-                util = _util_from_fields(cpu, line[label.end() : end], idx)
-                if util is None:
-                    continue
-                if cpu == "all":
-                    out.overall = util
-                    out.lines["overall"] = idx
-                else:
-                    out.per_cpu.append(util)
-            continue
-        m = _MEM_LINE.match(line.lstrip())
-        if m and out.mem_total_kb is None:
-            _top_memory(out, line, m.group(1), idx)
+        if _top_summary_line(out, line, idx):
             continue
         tokens = line.split()
         if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
@@ -140,6 +97,72 @@ def _parse_top(text: str) -> CpuUsage:
     ):
         raise ParseError("no top header, CPU lines or process list found")
     return out
+
+
+def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int) -> bool:
+    """A row of the process list (or one cut mid-paste, reported); False for
+    any other line."""
+    proc = _process_row(line, proc_header, idx)
+    if proc is not None:
+        out.processes.append(proc)
+        return True
+    first = line.split()[:1]
+    if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
+        # a process row cut mid-paste ("49449 qemu      20")
+        out.errors.append(ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx))
+        return True
+    return False
+
+
+def _top_summary_line(out: CpuUsage, line: str, idx: int) -> bool:
+    """A line of top's summary (load and uptime, tasks, CPU, memory) read into
+    ``out``; False for any other line."""
+    m = _LOAD.search(line)
+    if m and out.load_average is None:
+        _top_load(out, line, m, idx)
+        return True
+    m = _TASKS.match(line)
+    if m:
+        out.tasks_total = int(m.group(1))
+        out.lines["tasks_total"] = idx
+        return True
+    labels = list(_CPU_LABEL.finditer(line))
+    if labels:
+        _top_cpus(out, line, labels, idx)
+        return True
+    m = _MEM_LINE.match(line.lstrip())
+    if m and out.mem_total_kb is None:
+        _top_memory(out, line, m.group(1), idx)
+        return True
+    return False
+
+
+def _top_load(out: CpuUsage, line: str, m: re.Match[str], idx: int) -> None:
+    values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
+    if len(values) == len(m.groups()):
+        out.load_average = (values[0], values[1], values[2])
+        out.lines["load_average"] = idx
+    days = _UP_DAYS.search(line)
+    if days:
+        out.uptime_days = int(days.group(1))
+    elif re.search(r"\bup\s", line):
+        out.uptime_days = 0
+
+
+def _top_cpus(out: CpuUsage, line: str, labels: list[re.Match[str]], idx: int) -> None:
+    """``%Cpu(s):`` (all CPUs) or ``%Cpu0 :`` lines, several per line when top prints them side by side."""
+    for pos, label in enumerate(labels):
+        end = labels[pos + 1].start() if pos + 1 < len(labels) else len(line)
+        name = label.group(1)
+        cpu = "all" if name == "(s)" else name
+        util = _util_from_fields(cpu, line[label.end() : end], idx)
+        if util is None:
+            continue
+        if cpu == "all":
+            out.overall = util
+            out.lines["overall"] = idx
+        else:
+            out.per_cpu.append(util)
 
 
 def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
