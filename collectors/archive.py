@@ -859,42 +859,58 @@ class _TarWalk:
         return data
 
     def member(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
-        limits = self.loader.limits
         parts = name.split("/")
-        base = parts[-1]
-        if base == "manifest.json" and len(parts) <= 2:
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
-            return
-        if name.endswith("sos_reports/manifest.json"):
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
+        if self.manifest_member(tf, member, name, parts):
             return
         entry = self.manifest.get(name)
         kind = entry.kind if entry else kind_for_path(name)
         if entry is not None or kind is not None:
-            if _ARCHIVE_SUFFIX.search(base):
+            if _ARCHIVE_SUFFIX.search(parts[-1]):
                 self.error(name, "nested archive not opened")
                 return
-            data = self._read(tf, member, name, limits.artifact_bytes)
+            data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
             if data is not None:
                 self.artifact(name, data, kind, entry)
             return
-        if base == "hostname" and member.size <= 256:
+        if parts[-1] == "hostname" and member.size <= 256:
             data = self._read(tf, member, name, 256)
             if data:
                 self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
             return
+        self.unmapped_member(tf, member, name, parts)
+
+    def manifest_member(
+        self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
+    ) -> bool:
+        """The collector's ``manifest.json`` (at the top or one directory down) or
+        a sosreport's ``sos_reports/manifest.json``, read; False for any other member."""
+        if parts[-1] == "manifest.json" and len(parts) <= 2:
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
+            return True
+        if name.endswith("sos_reports/manifest.json"):
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
+            return True
+        return False
+
+    def unmapped_member(
+        self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
+    ) -> None:
+        """A member no manifest or path maps: a shallow one of a collector archive
+        is kept (within PENDING_MEMBER_MAX) to be recognised by its content once
+        the manifest, which may come later, has been read (:meth:`finish`)."""
         shallow = len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
         if not shallow:
             return
-        if _ARCHIVE_SUFFIX.search(base):
+        if _ARCHIVE_SUFFIX.search(parts[-1]):
             self.error(name, "nested archive not opened")
             return
         if self.is_sos:
             return
+        limits = self.loader.limits
         if member.size > PENDING_MEMBER_MAX or self.pending_bytes + member.size > limits.artifact_bytes:
             self.loader.asm.artifact(
                 name, None, lines=None, parsed=False, note="not read: unmapped and large"
@@ -999,22 +1015,7 @@ class _TarWalk:
             if clean is None:
                 self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
                 continue
-            kind = item.get("kind") if isinstance(item.get("kind"), str) else None
-            if kind not in self._kinds():
-                kind = None
-            command = item.get("command") if isinstance(item.get("command"), str) else None
-            if kind is None and command:
-                kind = kind_for_command(command)
-            if kind is None:
-                kind = kind_for_path(clean)
-            exit_code = item.get("exit_code")
-            self.manifest[pre + clean] = _ManifestEntry(
-                kind=kind,
-                command=command,
-                exit_code=exit_code
-                if isinstance(exit_code, int) and not isinstance(exit_code, bool)
-                else None,
-            )
+            self.manifest[pre + clean] = self._manifest_entry(item, clean)
         self.loader.asm.artifact(
             name,
             "manifest",
@@ -1024,6 +1025,24 @@ class _TarWalk:
             if doc.get("collector_version")
             else None,
             time=str(doc.get("time"))[:64] if doc.get("time") else None,
+        )
+
+    def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
+        """What a manifest says of one file: its parser kind (as written, else
+        from its command, else from its path), the command and its exit code."""
+        kind = item.get("kind") if isinstance(item.get("kind"), str) else None
+        if kind not in self._kinds():
+            kind = None
+        command = item.get("command") if isinstance(item.get("command"), str) else None
+        if kind is None and command:
+            kind = kind_for_command(command)
+        if kind is None:
+            kind = kind_for_path(clean)
+        exit_code = item.get("exit_code")
+        return _ManifestEntry(
+            kind=kind,
+            command=command,
+            exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
         )
 
     def read_sos_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:
