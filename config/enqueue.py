@@ -1,8 +1,9 @@
 """Sending a task by its name, so that a service never imports the tasks
 module that calls it (tasks import services, never the reverse).
 
-``app.tasks`` is the registry Celery fills by autodiscovering every app's
-``tasks`` module the first time it is read: the task found is the very object
+``app.tasks`` is the registry Celery fills with every app's ``tasks`` module
+(autodiscovered; :func:`task` has them imported in a process that has not
+imported them yet, such as the web server): the task found is the very object
 the tasks module defines, so its options (limits, retries) apply, and with no
 broker (``CELERY_TASK_ALWAYS_EAGER``) it runs in-process as a direct call would.
 """
@@ -17,7 +18,11 @@ from config.celery import app
 
 
 def task(name: str) -> Task:
-    """The registered task called ``name`` (``"triage.tasks.analyze_snapshot"``)."""
+    """The registered task called ``name`` (``"triage.tasks.analyze_snapshot"``).
+    A process that never imported the tasks modules (the web server) has Celery
+    import them first, as a worker does when it starts."""
+    if name not in app.tasks:
+        app.loader.import_default_modules()
     return app.tasks[name]
 
 
