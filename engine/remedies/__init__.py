@@ -30,6 +30,7 @@ from collectors.facts import HostFacts
 from engine.remedies.base import NoRemedy, Remedy, RemedyResult
 from engine.remedies.database import mycnf_lines, numactl_dropin, oceanbase_parameters
 from engine.remedies.host import irq_affinity, remove_netem, sysctl_file
+from engine.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.libvirt import domain_remedy
 from engine.remedies.openstack import flavor_properties, nova_cpu_mode
@@ -169,20 +170,9 @@ def _recipe(
 
 # In the order the remedies are listed.
 RECIPES: tuple[_Recipe, ...] = (
-    _recipe(
-        DOMAIN_RULES,
-        (
-            "disable-cpu-hotplug",
-            "pin-vcpus",
-            "pin-emulator",
-            "pin-iothreads",
-            "guest-numa-topology",
-            "numatune-memory-binding",
-            "static-hugepages",
-        ),
-        domain_remedy,
-        _domain_patches,
-    ),
+    # the domain patch's measures (cpu-mode-host-passthrough's generator is the
+    # Nova one below, for a guest without its domain XML)
+    _recipe(DOMAIN_RULES, (*DOMAIN_MEASURES, "static-hugepages"), domain_remedy, _domain_patches),
     _recipe(
         ("numa.local_node_pagecache_pressure", "numa.balancing_disabled"),
         ("zone-reclaim-mode", "enable-numa-balancing"),
