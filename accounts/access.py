@@ -4,7 +4,7 @@ helpers instead of reading memberships themselves, so the policy lives here."""
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from .models import Membership, Team
@@ -28,6 +28,16 @@ def is_support(user) -> bool:
     if user.is_superuser:
         return True
     return Membership.objects.filter(user=user, role__in=SUPPORT_ROLES).exists()
+
+
+def support_staff() -> QuerySet[User]:
+    """Everyone :func:`is_support` says yes to (active superusers and holders of
+    a support role), e.g. the reviewers a case waits for."""
+    return (
+        User.objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(memberships__role__in=SUPPORT_ROLES))
+        .distinct()
+    )
 
 
 def visible_teams(user) -> QuerySet[Team]:
@@ -64,7 +74,19 @@ def home_team(user) -> Team | None:
 
 
 def can_manage_integrations(user, team: Team | None) -> bool:
-    """Webhooks of a team (they send its data elsewhere) are managed by
-    support staff and administrators, who see every team; engineers read
-    nothing of them."""
-    return team is not None and is_support(user) and can_view_team(user, team)
+    """Webhooks of a team send its data elsewhere: they are managed by that
+    team's administrators (role ``admin`` in it) and by site administrators
+    (superusers); support staff of other teams and engineers read nothing of
+    them."""
+    if team is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.is_superuser) or role_in(user, team) == Membership.Role.ADMIN
+
+
+def integration_teams(user) -> QuerySet[Team]:
+    """The teams whose webhooks the user manages (:func:`can_manage_integrations`)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Team.objects.none()
+    if user.is_superuser:
+        return Team.objects.all()
+    return Team.objects.filter(memberships__user=user, memberships__role=Membership.Role.ADMIN).distinct()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.peer_map import PEER_MAP
 from engine.rules import load_all
 from engine.run import ENGINE_VERSION, FACT_CHECKS, FACT_SOURCES, PAST_CAP, SEVERITY_WEIGHT
 
@@ -22,6 +23,9 @@ _AREAS = {
     "oceanbase": "OceanBase and ODP",
     "net": "Network",
     "disk": "Disks",
+    "kernel": "Kernel releases",
+    "cpu": "CPU frequency and idle states",
+    "redis": "Redis",
     "fleet": "Fleet (hosts of one cluster)",
 }
 
@@ -70,50 +74,57 @@ def render_rules_doc() -> str:
     ]
     for area, heading in _AREAS.items():
         specs = [registry[k] for k in sorted(registry) if k.split(".", 1)[0] == area]
-        if specs:
-            out += _area_section(heading, specs)
-    out += _facts_section()
-    return "\n".join(out)
-
-
-def _area_section(heading: str, specs: list) -> list[str]:
-    """An area's table of rules, then each rule's calibration."""
-    out = [f"## {heading}", ""]
-    out.append("| rule | severity | fires when | thresholds | needs | measures | founding cases |")
-    out.append("|---|---|---|---|---|---|---|")
-    out += [_rule_row(spec) for spec in specs]
-    out.append("")
-    for spec in specs:
-        out += [f"### `{spec.id}`", ""]
-        out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
+        if not specs:
+            continue
+        out += [f"## {heading}", ""]
+        out.append("| rule | severity | fires when | thresholds | needs | measures | founding cases |")
+        out.append("|---|---|---|---|---|---|---|")
+        for spec in specs:
+            joiner = " or " if spec.requires_mode == "any" else ", "
+            needs = joiner.join(f"`{r}`" for r in spec.requires)
+            out.append(
+                "| "
+                + " | ".join(
+                    [
+                        f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
+                        spec.severity,
+                        f"{_cell(spec.condition)}<br>{_cell(spec.condition_zh)}",
+                        _thresholds(spec.thresholds),
+                        ("needs one of " if spec.requires_mode == "any" else "") + needs,
+                        ", ".join(f"`{m}`" for m in spec.measures) or "-",
+                        ", ".join(f"`{s}`" for s in spec.seeds) or "-",
+                    ]
+                )
+                + " |"
+            )
         out.append("")
-        if spec.rationale_zh:
-            out.append(f"**阈值依据。** {spec.rationale_zh}")
+        for spec in specs:
+            out += [f"### `{spec.id}`", ""]
+            out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
             out.append("")
-        asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
-        out.append(f"**Asks for missing evidence:** {asks}.")
-        out.append("")
-    return out
-
-
-def _rule_row(spec) -> str:
-    joiner = " or " if spec.requires_mode == "any" else ", "
-    needs = joiner.join(f"`{r}`" for r in spec.requires)
-    cells = [
-        f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
-        spec.severity,
-        f"{_cell(spec.condition)}<br>{_cell(spec.condition_zh)}",
-        _thresholds(spec.thresholds),
-        ("needs one of " if spec.requires_mode == "any" else "") + needs,
-        ", ".join(f"`{m}`" for m in spec.measures) or "-",
-        ", ".join(f"`{s}`" for s in spec.seeds) or "-",
+            if spec.rationale_zh:
+                out.append(f"**阈值依据。** {spec.rationale_zh}")
+                out.append("")
+            asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
+            out.append(f"**Asks for missing evidence:** {asks}.")
+            out.append("")
+            if spec.peer:
+                out.append(f"**Peer equivalent:** {spec.peer}")
+                out.append("")
+    out += [
+        "## Peer map",
+        "",
+        "Every check of the peers' catalogues in this domain (research notes, breadth.md §1) and the rule "
+        "that covers it, or why it is not covered.",
+        "",
+        "| peer | check | Casebook | note |",
+        "|---|---|---|---|",
     ]
-    return "| " + " | ".join(cells) + " |"
-
-
-def _facts_section() -> list[str]:
-    """The facts a rule can require, with the commands and packages that give them."""
-    out = [
+    for peer, peer_check, ours, note in PEER_MAP:
+        rules = ", ".join(f"`{r.strip()}`" for r in ours.split(",") if r.strip()) or "none"
+        out.append(f"| {_cell(peer)} | {_cell(peer_check)} | {rules} | {_cell(note) or '-'} |")
+    out.append("")
+    out += [
         "## Facts a rule can require, and how to get them",
         "",
         "Commands are the same on every platform unless a line names one; `sudo` marks those that need "
@@ -135,7 +146,7 @@ def _facts_section() -> list[str]:
         present = _cell(FACT_DESCRIPTIONS.get(name, doc or ""))
         out.append(f"| `{name}` | {present} | {artifact} | {commands} | {packages} |")
     out.append("")
-    return out
+    return "\n".join(out)
 
 
 def _pkg_example() -> dict[str, str]:
@@ -172,6 +183,15 @@ FACT_DESCRIPTIONS = {
     "benchmarks": "benchmark results (STREAM, tpmC, a timed statement) are known",
     "cluster": "the snapshot holds 2 or more physical hosts (analysed as one cluster)",
     "memory_devices": "a host has its DIMM slots (dmidecode -t memory)",
+    "datastore": "a host runs a data store seen in its facts (database output, a Redis/MongoDB log, ps/top)",
+    "thp": "the THP mode is known (/sys, or a data store's start-up warning that printed it)",
+    "swappiness": "vm.swappiness is known",
+    "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
+    "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
+    "vmstat": "vmstat with at least two samples is known",
+    "interrupts": "/proc/interrupts is known",
+    "nic_channels": "ethtool -l of a NIC is known",
+    "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
 }
 
 

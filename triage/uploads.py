@@ -42,8 +42,10 @@ from django.utils.text import get_valid_filename
 
 from accounts.access import home_team
 from collectors import archive
+from config import celery as broker
 from config.enqueue import enqueue
-from triage.models import Finding, Snapshot, SnapshotArtifact
+from triage import tickets
+from triage.models import Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.storage import CHUNK, local_path
 
 log = logging.getLogger(__name__)
@@ -168,6 +170,7 @@ def create_snapshot(
     try:
         with transaction.atomic():
             snapshot = Snapshot.objects.create(**fields)
+            _add_pasted_tickets(snapshot, head)
             transaction.on_commit(lambda: enqueue_analysis(snapshot_id=snapshot.pk))
     except IntegrityError:
         # A concurrent identical upload won the race: keep theirs.
@@ -176,10 +179,28 @@ def create_snapshot(
     return snapshot
 
 
+def _add_pasted_tickets(snapshot: Snapshot, head: bytes) -> None:
+    """The ticket keys on the first lines of a text upload (its team's pattern,
+    else Jira-style keys) become the snapshot's tickets."""
+    if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT) or b"\x00" in head:
+        return
+    pattern = snapshot.team.ticket_pattern if snapshot.team is not None else ""
+    for key in tickets.keys_in(head.decode("utf-8", errors="replace"), pattern):
+        TicketRef.objects.get_or_create(key=key, snapshot=snapshot, defaults={"added_by": snapshot.owner})
+
+
+def waiting_name(snapshot_id: int) -> str:
+    """The broker's "still waiting" mark of a snapshot's analysis message."""
+    return f"analysis:{snapshot_id}"
+
+
 def enqueue_analysis(*, snapshot_id: int) -> bool:
     """Send ``analyze_snapshot`` to the broker. Returns False (and logs) when the
     broker cannot be reached; the snapshot stays ``queued`` and the sweeper
-    re-enqueues it, so callers never fail because Redis is down."""
+    re-enqueues it, so callers never fail because Redis is down. The message
+    is marked as waiting (``config.celery.mark_waiting``) until a worker takes
+    it, so the sweeper does not send it again meanwhile."""
+    broker.mark_waiting(waiting_name(snapshot_id))
     try:
         enqueue(
             "triage.tasks.analyze_snapshot",
@@ -196,8 +217,14 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
         log.warning(
             "could not enqueue analysis of snapshot %s; the sweeper will retry", snapshot_id, exc_info=True
         )
+        broker.clear_waiting(waiting_name(snapshot_id))
         return False
     return True
+
+
+def taken_from_broker(*, snapshot_id: int) -> None:
+    """A worker took the snapshot's analysis message: it no longer waits."""
+    broker.clear_waiting(waiting_name(snapshot_id))
 
 
 MAX_HISTORY = 50  # earlier analyses kept on a snapshot

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from collectors.cpulist import format_cpulist
+from collectors.derived.libvirt import CpuSharing
 from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
 from engine.rules import (
     Evidence,
@@ -831,68 +832,41 @@ def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
                     evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
                 )
             continue
+        sharing = CpuSharing(domains, running=running, listed=host.virsh_list is not None)
         for d in domains:
-            contention = _guest_contention(host, d, domains, running)
-            if contention is not None:
-                yield contention
-
-
-def _disjoint_pins(mine: set[int] | None, other: Domain) -> bool:
-    """Both guests are pinned, to CPUs they do not share."""
-    return bool(mine) and domain_is_pinned(other) and not (domain_pinned_cpus(other) & (mine or set()))
-
-
-def _other_guests(host: HostFacts, d: Domain, domains: list[Domain], running: list[str]) -> list[str]:
-    """The other guests that may run on guest ``d``'s CPUs: running ones (by
-    name) not pinned apart from it, and, without a virsh list, the other domains
-    of the host not pinned apart."""
-    mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
-    others = []
-    for name in running:
-        if name in (d.name, d.uuid):
-            continue
-        xml = next((o for o in domains if name in (o.name, o.uuid)), None)
-        if xml is not None and _disjoint_pins(mine, xml):
-            continue
-        others.append(name)
-    for o in domains:
-        if o is d or (o.name in running) or (o.uuid in running):
-            continue
-        if _disjoint_pins(mine, o):
-            continue
-        if host.virsh_list is None:
-            others.append(domain_label(o))
-    return others
-
-
-def _guest_contention(
-    host: HostFacts, d: Domain, domains: list[Domain], running: list[str]
-) -> RuleFinding | None:
-    """The finding for guest ``d`` when other guests or busy processes share its CPUs."""
-    others = _other_guests(host, d, domains, running)
-    procs = _other_load(host, d)
-    if not others and not procs:
-        return None
-    # one top sample is one instant: busy processes alone are worth a look (info),
-    # not a verdict; other running guests are there all the time (warning)
-    severity = "warning" if others or _process_samples(host) >= 2 else "info"
-    busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
-    ev = []
-    if others:
-        ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
-    for p in procs[:5]:
-        ev.append(
-            evidence(host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line)
-        )
-    sample = Phrase("one_sample") if severity == "info" else ""
-    return finding(
-        "kvm.host_contention",
-        host,
-        values={"guest": domain_label(d), "others": len(others), "procs": len(procs), "sample": sample},
-        evidence=ev,
-        severity=severity,
-        past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
-    )
+            n_others, others = sharing.others(d)
+            if n_others > len(others):
+                others = [*others, f"(+{n_others - len(others)} more)"]
+            procs = _other_load(host, d)
+            if not n_others and not procs:
+                continue
+            # one top sample is one instant: busy processes alone are worth a look (info),
+            # not a verdict; other running guests are there all the time (warning)
+            severity = "warning" if n_others or _process_samples(host) >= 2 else "info"
+            busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
+            ev = []
+            if others:
+                ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
+            for p in procs[:5]:
+                ev.append(
+                    evidence(
+                        host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
+                    )
+                )
+            sample = Phrase("one_sample") if severity == "info" else ""
+            yield finding(
+                "kvm.host_contention",
+                host,
+                values={
+                    "guest": domain_label(d),
+                    "others": n_others,
+                    "procs": len(procs),
+                    "sample": sample,
+                },
+                evidence=ev,
+                severity=severity,
+                past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+            )
 
 
 @rule(

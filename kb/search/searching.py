@@ -46,7 +46,7 @@ def search(
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
     df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(offset + page_size))
-    corrections = _correct(query, df)
+    corrections = _correct(query, df, filters)
     _drop_fallbacks(query, df)
     ranking = _rank(query, filters, offset + page_size, df, versions, heads)
     candidates: dict = {}  # read by the first count, for the second
