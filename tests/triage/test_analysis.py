@@ -230,12 +230,14 @@ def test_repeated_parse_errors_are_stored_once(user, enqueued, monkeypatch):
     def two_machines(snapshot, label, **_kw):
         cut = ArtifactError(artifact="virsh dumpxml", message="the XML is cut", line=12)
         odd = ArtifactError(artifact="numastat", message="unreadable line", line=3)
-        return [
-            HostFacts(label=label, hostname="hv-1", errors=[cut, odd, cut]),
-            HostFacts(label=label, hostname="hv-2", errors=[cut, odd]),
-        ]
+        return LoadedUpload(
+            hosts=[
+                HostFacts(label=label, hostname="hv-1", errors=[cut, odd, cut]),
+                HostFacts(label=label, hostname="hv-2", errors=[cut, odd]),
+            ]
+        )
 
-    monkeypatch.setattr(analysis, "_load_hosts_facts", two_machines)
+    monkeypatch.setattr(analysis, "_read_upload", two_machines)
     monkeypatch.setattr(engine_run, "analyze", RecordingEngine(findings=[]))
     snap = analysis.analyze_snapshot_now(snapshot_id=upload(user, b"two machines").pk)
     assert [(e["artifact"], e["message"], e["line"]) for e in snap.errors] == [

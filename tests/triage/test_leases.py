@@ -363,7 +363,7 @@ def test_a_finished_analysis_retries_its_write_instead_of_the_run(
     settings.CASEBOOK_WRITE_RETRY_MAX_DELAY = 0.1
     engine = RecordingEngine()
     monkeypatch.setattr(engine_run, "analyze", engine)
-    real_write = analysis._write
+    real_write = analysis._store_outcome
     failures = {"left": 3}
 
     def flaky_write(*args, **kw):
@@ -372,7 +372,7 @@ def test_a_finished_analysis_retries_its_write_instead_of_the_run(
             raise OperationalError("the database system is starting up")
         return real_write(*args, **kw)
 
-    monkeypatch.setattr(analysis, "_write", flaky_write)
+    monkeypatch.setattr(analysis, "_store_outcome", flaky_write)
     snap = upload(user, b"finished work")
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done" and done.attempts == 1
@@ -393,7 +393,7 @@ def test_write_retries_are_bounded(user, enqueued, fake_loader, monkeypatch, set
         raise OperationalError("connection refused")
 
     monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
-    monkeypatch.setattr(analysis, "_write", down)
+    monkeypatch.setattr(analysis, "_store_outcome", down)
     snap = upload(user, b"db down for good")
     with pytest.raises(OperationalError):
         analysis.analyze_snapshot_now(snapshot_id=snap.pk)
