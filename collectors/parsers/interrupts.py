@@ -61,18 +61,7 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
         if not sep or not name or " " in name:
             continue
         tokens = rest.split()
-        head = tokens[:ncpu]
-        joined = "".join(head)
-        counts: list[int] = []
-        # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
-        if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
-            counts = [int(token) for token in head]
-        else:
-            for token in head:
-                if token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS:
-                    counts.append(int(token))
-                else:
-                    break
+        counts = _leading_counts(tokens[:ncpu])
         if not counts and tokens:
             # a row without counts is not a counter row (stray text)
             continue
@@ -83,6 +72,20 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
             out.descriptions[name] = description
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _leading_counts(head: list[str]) -> list[int]:
+    """The counts at the start of a row's cells, up to the first that is not one."""
+    joined = "".join(head)
+    # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
+    if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
+        return [int(token) for token in head]
+    counts: list[int] = []
+    for token in head:
+        if not (token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS):
+            break
+        counts.append(int(token))
+    return counts
 
 
 @register(
