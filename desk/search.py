@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -17,9 +17,10 @@ from engine.rules import load_all
 from kb.access import case_search_filters
 from kb.models import Case
 from kb.search import searching
-from triage.models import TicketRef
+from triage.models import Snapshot, TicketRef
 from triage.selectors import visible_snapshots
 from troubleshoot.access import visible_sessions
+from troubleshoot.models import Session
 
 GROUP_LIMIT = 8
 MIN_CHARS = 2
@@ -41,10 +42,31 @@ class Group:
     items: list[Item] = field(default_factory=list)
 
 
+# Each group finds its candidates through an index on what was typed (trigram
+# indexes for a part of a name, the upper-cased ticket key, the primary key),
+# at most CANDIDATES of them, and only then asks which the reader may see: an
+# OR of "matches" and "may see" would read every row of a large fleet.
+CANDIDATES = 200
+# Trigram indexes need three characters; a shorter part of a name is not looked for.
+MIN_SUBSTRING = 3
+
+
+def _snapshot_id(text: str) -> int | None:
+    match = ID.match(text)
+    return int(match.group(1)) if match else None
+
+
 def _hosts(user, text: str) -> list[Item]:
+    if len(text) < MIN_SUBSTRING:
+        return []
+    keys = list(
+        Snapshot.objects.filter(host_key__icontains=text)
+        .values_list("host_key", flat=True)
+        .distinct()[:CANDIDATES]
+    )
     rows = (
         visible_snapshots(user)
-        .filter(host_key__icontains=text)
+        .filter(host_key__in=keys)
         .values("team__slug", "team__name", "host_key")
         .annotate(last=Max("created_at"))
         .order_by("-last", "host_key")[:GROUP_LIMIT]
@@ -59,13 +81,23 @@ def _hosts(user, text: str) -> list[Item]:
     ]
 
 
+def _ticket_owners(text: str, field: str) -> list[int]:
+    """Ids of the snapshots or sessions (``field``) holding the ticket ``text``."""
+    tickets = TicketRef.objects.filter(key__iexact=text, **{f"{field}__isnull": False})
+    return list(tickets.values_list(f"{field}_id", flat=True)[:CANDIDATES])
+
+
 def _snapshots(user, text: str) -> list[Item]:
-    match = Q(label__icontains=text) | Q(tickets__key__iexact=text)
-    if ID.match(text):
-        match |= Q(pk=int(ID.match(text).group(1)))  # type: ignore[union-attr]  # matched just above
+    ids = set(_ticket_owners(text, "snapshot"))
+    if _snapshot_id(text) is not None:
+        ids.add(_snapshot_id(text))  # type: ignore[arg-type]  # checked just above
+    if len(text) >= MIN_SUBSTRING:
+        ids.update(Snapshot.objects.filter(label__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
     if re.fullmatch(r"[0-9a-fA-F]{8,64}", text):
-        match |= Q(sha256__startswith=text.lower())
-    qs = visible_snapshots(user).filter(match).distinct().order_by("-created_at", "-id")[:GROUP_LIMIT]
+        ids.update(
+            Snapshot.objects.filter(sha256__startswith=text.lower()).values_list("pk", flat=True)[:CANDIDATES]
+        )
+    qs = visible_snapshots(user).filter(pk__in=ids).order_by("-created_at", "-id")[:GROUP_LIMIT]
     return [
         Item(title=f"#{s.pk} {s.display_name}", url=s.get_absolute_url(), detail=f"{s.created_at:%Y-%m-%d}")
         for s in qs
@@ -73,29 +105,45 @@ def _snapshots(user, text: str) -> list[Item]:
 
 
 def _sessions(user, text: str) -> list[Item]:
-    match = Q(title__icontains=text) | Q(tickets__key__iexact=text)
-    if ID.match(text):
-        match |= Q(pk=int(ID.match(text).group(1)))  # type: ignore[union-attr]  # matched just above
-    qs = visible_sessions(user).filter(match).distinct().order_by("-updated_at", "-id")[:GROUP_LIMIT]
+    ids = set(_ticket_owners(text, "session"))
+    if _snapshot_id(text) is not None:
+        ids.add(_snapshot_id(text))  # type: ignore[arg-type]  # checked just above
+    if len(text) >= MIN_SUBSTRING:
+        ids.update(Session.objects.filter(title__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
+    qs = visible_sessions(user).filter(pk__in=ids).order_by("-updated_at", "-id")[:GROUP_LIMIT]
     return [Item(title=s.title, url=s.get_absolute_url(), detail=s.get_state_display()) for s in qs]
 
 
 def _tickets(user, text: str) -> list[Item]:
     """Tickets whose key starts with ``text``, on a snapshot or session the user may see."""
-    snapshots = visible_snapshots(user).values("pk")
-    sessions = visible_sessions(user).values("pk")
-    qs = (
+    candidates = list(
         TicketRef.objects.filter(key__istartswith=text)
-        .filter(Q(snapshot__in=snapshots) | Q(session__in=sessions))
         .select_related("snapshot", "session")
-        .order_by("key", "-id")[:GROUP_LIMIT]
+        .order_by("key", "-id")[:CANDIDATES]
+    )
+    snapshots = set(
+        visible_snapshots(user)
+        .filter(pk__in=[t.snapshot_id for t in candidates if t.snapshot_id])
+        .values_list("pk", flat=True)
+    )
+    sessions = set(
+        visible_sessions(user)
+        .filter(pk__in=[t.session_id for t in candidates if t.session_id])
+        .values_list("pk", flat=True)
     )
     items = []
-    for ticket in qs:
-        owner = ticket.snapshot or ticket.session
-        if owner is None:  # the check constraint says one of them is set
-            continue
-        items.append(Item(title=ticket.key, url=owner.get_absolute_url(), detail=str(owner)))
+    for ticket in candidates:
+        owner = (
+            ticket.snapshot
+            if ticket.snapshot_id in snapshots
+            else ticket.session
+            if ticket.session_id in sessions
+            else None
+        )
+        if owner is not None:
+            items.append(Item(title=ticket.key, url=owner.get_absolute_url(), detail=str(owner)))
+        if len(items) >= GROUP_LIMIT:
+            break
     return items
 
 

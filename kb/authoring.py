@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,34 +114,9 @@ def analyse_text(*, name: str, data: bytes) -> SnapshotAnalysis:
     )
 
 
-@dataclass
-class SnapshotSource:
-    """Existing snapshots, which live in an app above the knowledge base
-    (triage registers this in its ``ready()``): the ones a user may see, as
-    (id, label) pairs newest first, and the analysis of one of them (None
-    when the user may not see it or it is not analysed)."""
-
-    choices: Callable[[Any], list[tuple[int, str]]]
-    analysis: Callable[[Any, int], SnapshotAnalysis | None]
-
-
-_snapshot_source: SnapshotSource | None = None
-
-
-def register_snapshot_source(source: SnapshotSource) -> None:
-    global _snapshot_source
-    _snapshot_source = source
-
-
-def snapshot_choices(user) -> list[tuple[int, str]]:
-    return _snapshot_source.choices(user) if _snapshot_source is not None else []
-
-
-def analyse_snapshot(*, user, snapshot_id: int) -> SnapshotAnalysis:
-    found = _snapshot_source.analysis(user, snapshot_id) if _snapshot_source is not None else None
-    if found is None:
-        raise CaseInputError(_("That snapshot cannot be used: it is not visible to you or not analysed."))
-    return found
+def snapshot_unusable() -> CaseInputError:
+    """The error for a snapshot a new case cannot be based on."""
+    return CaseInputError(_("That snapshot cannot be used: it is not visible to you or not analysed."))
 
 
 # --- a case document: one language version with its structured fields ------------------------

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
+from django.views import View
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import SignedInRequest
@@ -246,19 +247,40 @@ def _measure_choices(language: str) -> list[tuple[str, str]]:
     return [(m.slug, m.title_for(language)) for m in Measure.objects.all()]
 
 
-@require_http_methods(["GET", "POST"])
-def case_new(request: HttpRequest) -> HttpResponse:
+class CaseNewView(View):
     """Write a case: a draft in one language (the other pre-filled), with an
-    optional snapshot for its environment and signature."""
-    _require_author(request)
-    form = NewCaseForm(
-        request.POST or None,
-        request.FILES or None,
-        snapshots=authoring.snapshot_choices(request.user),
-        measures=_measure_choices(reader_language()),
-        initial={"language": reader_language()},
-    )
-    if request.method == "POST" and form.is_valid():
+    optional snapshot for its environment and signature: a file uploaded
+    here, or an existing snapshot, which lives in an app above the knowledge
+    base: ``triage.views.CaseNewView`` serves this page and adds them."""
+
+    def snapshot_choices(self, user) -> list[tuple[int, str]]:
+        """Existing snapshots a user may base a case on, as (id, label); none here."""
+        return []
+
+    def snapshot_analysis(self, user, snapshot_id: int) -> authoring.SnapshotAnalysis:
+        """The signature and environment of an existing snapshot; none here."""
+        raise authoring.snapshot_unusable()
+
+    def dispatch(self, request, *args, **kwargs):
+        _require_author(request)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "kb/case_new.html", {"form": self._form(request)})
+
+    def _form(self, request: HttpRequest) -> NewCaseForm:
+        return NewCaseForm(
+            request.POST or None,
+            request.FILES or None,
+            snapshots=self.snapshot_choices(request.user),
+            measures=_measure_choices(reader_language()),
+            initial={"language": reader_language()},
+        )
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = self._form(request)
+        if not form.is_valid():
+            return render(request, "kb/case_new.html", {"form": form})
         data = form.cleaned_data
         doc = authoring.CaseDocument(
             language=data["language"],
@@ -276,19 +298,18 @@ def case_new(request: HttpRequest) -> HttpResponse:
         try:
             analysis = None
             if data["snapshot"]:
-                analysis = authoring.analyse_snapshot(user=request.user, snapshot_id=data["snapshot"])
+                analysis = self.snapshot_analysis(request.user, data["snapshot"])
             elif data["snapshot_file"]:
                 upload = data["snapshot_file"]
                 analysis = authoring.analyse_text(name=upload.name, data=upload.read())
             created = authoring.do_create_case(user=request.user, documents=[doc], analysis=analysis)
         except authoring.CaseInputError as exc:
             form.add_error(None, str(exc))
-        else:
-            messages.success(
-                request, _("Draft saved. Translate the other language version, then submit it for review.")
-            )
-            return redirect(created[doc.language].get_absolute_url())
-    return render(request, "kb/case_new.html", {"form": form})
+            return render(request, "kb/case_new.html", {"form": form})
+        messages.success(
+            request, _("Draft saved. Translate the other language version, then submit it for review.")
+        )
+        return redirect(created[doc.language].get_absolute_url())
 
 
 @require_http_methods(["GET", "POST"])

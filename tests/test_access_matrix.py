@@ -85,7 +85,7 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     # a published founding case is not edited in place (drafts: tests/kb/test_kb_review.py)
     "kb:case_edit": ("GET", (W, 403, 403, 403, 403)),
     # writing and importing cases: members of a team and support staff (everyone in the world)
-    "kb:case_new": ("GET", (W, 200, 200, 200, 200)),
+    "triage:case_new": ("GET", (W, 200, 200, 200, 200)),
     "kb:case_import": ("GET", (W, 200, 200, 200, 200)),
     # an empty review form or a repeated "helped": back to the case page
     "kb:case_review": ("POST", (W, 302, 302, 302, 302)),

@@ -32,6 +32,8 @@ from config.api_errors import ErrorSerializer, FirstRendererNegotiation, Payload
 from config.request_limits import MULTIPART_SLACK, upload_limit
 from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from engine.rules import load_all as load_rules
+from kb import api as kb_api
+from kb import authoring
 from triage import acknowledgements, analysis, fleetview, selectors, tickets, uploads
 from triage.models import Snapshot
 from triage.reports import MARKUPS, render_report, report_language
@@ -549,3 +551,15 @@ class SnapshotTicketView(APIView):
         except tickets.TicketRejected as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         return Response(TicketSerializer(ticket).data, status=status.HTTP_201_CREATED)
+
+
+class CaseListCreateView(kb_api.CaseSearchView):
+    """``GET``/``POST /api/v1/cases/`` (``kb.api.CaseSearchView``), where a new
+    case may name an analysed snapshot the caller may see as its environment
+    and signature."""
+
+    def snapshot_analysis(self, user, snapshot_id: int) -> authoring.SnapshotAnalysis:
+        found = selectors.case_snapshot_analysis(user, snapshot_id)
+        if found is None:
+            return super().snapshot_analysis(user, snapshot_id)
+        return found

@@ -3,6 +3,8 @@ from django.urls import path
 from triage import api
 
 urlpatterns = [
+    # Case search and creation of the knowledge base, with the snapshots of this app.
+    path("cases/", api.CaseListCreateView.as_view(), name="kb-api-cases"),
     path("snapshots/<int:pk>/", api.SnapshotDetailView.as_view(), name="api-snapshot-detail"),
     path(
         "snapshots/<int:pk>/artifacts/",

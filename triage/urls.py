@@ -4,6 +4,8 @@ from triage import views
 
 app_name = "triage"
 urlpatterns = [
+    # The knowledge base's New case page, with the snapshots of this app to base a case on.
+    path("cases/new/", views.CaseNewView.as_view(), name="case_new"),
     path("snapshots/", views.snapshot_list, name="snapshot_list"),
     path("snapshots/new/", views.snapshot_new, name="snapshot_new"),
     path("snapshots/<int:pk>/", views.snapshot_detail, name="snapshot_detail"),

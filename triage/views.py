@@ -31,6 +31,8 @@ from engine.remedies.playbook import render_playbook
 from engine.rules import RuleFinding, rule_title
 from engine.rules import load_all as load_rules
 from engine.severity import SEVERITIES
+from kb import authoring
+from kb import views as kb_views
 from kb.access import readable_cases
 from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
@@ -675,3 +677,17 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
             "acknowledgements": list(fleetview.visible_acknowledgements(request.user, rule_id)[:200]),
         },
     )
+
+
+class CaseNewView(kb_views.CaseNewView):
+    """The New case page (``kb.views.CaseNewView``) offering the analysed
+    snapshots the reader may see as the case's environment and signature."""
+
+    def snapshot_choices(self, user) -> list[tuple[int, str]]:
+        return selectors.case_snapshot_choices(user)
+
+    def snapshot_analysis(self, user, snapshot_id: int) -> authoring.SnapshotAnalysis:
+        found = selectors.case_snapshot_analysis(user, snapshot_id)
+        if found is None:
+            return super().snapshot_analysis(user, snapshot_id)
+        return found

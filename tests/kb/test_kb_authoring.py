@@ -66,12 +66,16 @@ def test_an_uploaded_snapshot_fills_the_signature_and_the_environment(people):
 
 
 def test_an_existing_snapshot_the_author_may_see_fills_the_signature(people, django_user_model):
+    """Snapshots live in triage, above kb: its New case page offers them."""
     from triage import analysis, uploads
+    from triage.views import CaseNewView
+
+    page = CaseNewView()
 
     snap = uploads.create_snapshot(owner=people["alice"], data=ZSTACK.read_bytes(), filename=ZSTACK.name)
     snap = analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
-    assert (snap.pk, f"#{snap.pk} {snap.display_name}") in authoring.snapshot_choices(people["alice"])
-    found = authoring.analyse_snapshot(user=people["alice"], snapshot_id=snap.pk)
+    assert (snap.pk, f"#{snap.pk} {snap.display_name}") in page.snapshot_choices(people["alice"])
+    found = page.snapshot_analysis(people["alice"], snap.pk)
     assert "kvm.vcpus_unpinned" in found.rules and found.environment["hypervisor"] == "KVM"
     assert found.source == f"snapshot {snap.pk}"
     # Someone else's snapshot of another team is not offered and not read.
@@ -79,9 +83,9 @@ def test_an_existing_snapshot_the_author_may_see_fills_the_signature(people, dja
 
     bob = django_user_model.objects.create_user("bob", password="bob-pw-1234567")
     add_member(team=create_team(name="Other"), user=bob)
-    assert authoring.snapshot_choices(bob) == []
+    assert page.snapshot_choices(bob) == []
     with pytest.raises(authoring.CaseInputError):
-        authoring.analyse_snapshot(user=bob, snapshot_id=snap.pk)
+        page.snapshot_analysis(bob, snap.pk)
 
 
 def test_a_pasted_write_up_keeps_its_prose_as_the_symptom(people):
