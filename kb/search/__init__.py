@@ -25,8 +25,8 @@ as the page's hits are certain (:func:`_rank`), so its cost follows the page,
 not the number of matches.
 
 The package follows those steps, one module each, in the order they import
-one another: :mod:`~kb.search.lexicon` (dictionary, glossary),
-:mod:`~kb.search.tokenizer`, :mod:`~kb.search.queries` (parsing),
+one another: :mod:`~kb.search.lexicon` (where the data lives),
+:mod:`~kb.search.tokenizer` (dictionary, glossary, tokens), :mod:`~kb.search.queries` (parsing),
 :mod:`~kb.search.indexing` (postings and term statistics),
 :mod:`~kb.search.resultset` (hits and filters), :mod:`~kb.search.spelling`
 (vocabulary and corrections), :mod:`~kb.search.ranking`,

@@ -1,4 +1,5 @@
-"""The versioned dictionary, the glossary and the traditional -> simplified table of search (``kb/data``)."""
+"""Where search's data lives (``kb/data``: the dictionary, the glossary, the
+traditional -> simplified table) and the default page size."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The one tokenizer of the index and the query (:func:`tokenize`), with its phrases and storage forms."""
+"""The versioned dictionary and glossary, and the one tokenizer of the index and
+the query (:func:`tokenize`), with its phrases and storage forms."""
 
 from __future__ import annotations
 
