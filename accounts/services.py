@@ -13,9 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from config.enqueue import enqueue
 from config.ldap import ROLES, normalise_dn
 
-from . import tasks
 from .models import ApiToken, Membership, Team, WorkerHeartbeat
 
 # Heartbeats are evidence, not history: keep enough to see a pattern.
@@ -110,7 +110,7 @@ def request_heartbeat() -> WorkerHeartbeat:
     """Record a heartbeat request and queue it for a worker once the row is
     committed (a worker must never look for a row it cannot see yet)."""
     heartbeat = WorkerHeartbeat.objects.create()
-    transaction.on_commit(lambda: tasks.record_heartbeat.delay(heartbeat.pk))
+    transaction.on_commit(lambda: enqueue("accounts.tasks.record_heartbeat", heartbeat.pk))
     return heartbeat
 
 

@@ -229,14 +229,14 @@ def _store_members(user, hosts: int) -> None:
 
     from django.db import connection
 
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.derived.fleet import fleet_profile, profile_to_json
     from engine.run import ENGINE_VERSION
     from triage.models import Snapshot
 
     drifted = drifted_indexes(hosts)
     usual, odd = (
-        fleet_profile(load_host_bytes(host_transcript(1, drifted=d).encode(), name="h.txt"))
+        fleet_profile(load(host_transcript(1, drifted=d).encode(), name="h.txt", split=False).host)
         for d in (False, True)
     )
     rows = []

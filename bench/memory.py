@@ -7,7 +7,7 @@ Usage::
 Generates, in a temporary directory, the four inputs of the reliability test
 of issue 15 (60 MB of random bytes, a 60 MB single line, a 60 MB Chinese log,
 a 100,000-member archive) and loads each in a fresh Python process with
-``collectors.archive.load_host``, as the Celery task does; the process
+``collectors.archive.load``, as the Celery task does; the process
 reports its peak RSS (VmHWM) after minus before the load (parsers imported first).
 Target: below +128 MB each. ``--write`` replaces the "## Memory" section.
 ``tests/collectors/test_hostile.py`` asserts the same bound with the same
@@ -35,7 +35,7 @@ MiB = 1 << 20
 PROBE = """
 import sys
 import collectors.parsers  # every parser imported before the baseline
-from collectors.archive import load_host
+from collectors.archive import load
 
 
 def peak_kb():
@@ -44,7 +44,7 @@ def peak_kb():
 
 
 before = peak_kb()
-facts = load_host(sys.argv[1])
+facts = load(sys.argv[1], split=False).host
 print((peak_kb() - before) // 1024)
 for error in facts.errors[:3]:
     print(error.message)
@@ -126,7 +126,7 @@ def main() -> int:
         [
             "## Memory",
             "",
-            "Peak RSS growth of one process loading each input with `collectors.archive.load_host` "
+            "Peak RSS growth of one process loading each input with `collectors.archive.load` "
             "(as the worker's task does). Target: < +128 MB. The reliability test of issue 15 measured "
             "+834, +240, +193 and +92 MB before binary detection, the line and text caps and the tar fix.",
             "",

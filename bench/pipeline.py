@@ -19,7 +19,7 @@ Inputs: every file of ``tests/fixtures/seeds/*/before/`` (the rebuilt founding
 snapshots) and a generated 2 MB collector-like archive.
 
 The process harness (:class:`Stack`) is shared with
-``tests/integration/test_pipeline_worker.py``.
+``tests/processes/test_pipeline_worker.py``.
 """
 
 from __future__ import annotations

@@ -44,12 +44,12 @@ def load_queries(path: Path = QUERIES_PATH) -> list[dict]:
 
 def evaluate(queries: list[dict]) -> dict:
     """Run every query through ``kb.search.search``; ranks, top-1 and MRR."""
-    from kb import search
+    from kb.search import searching
 
     rows = []
     for entry in queries:
         language = "zh" if re.search(r"[\u4e00-\u9fff]", entry["q"]) else "en"
-        results = search.search(entry["q"], filters={"state": "published"}, language=language)
+        results = searching.search(entry["q"], filters={"state": "published"}, language=language)
         slugs = [hit.case.slug for hit in results.hits]
         right = [entry["expect"], *entry.get("also", [])]
         ranks = [slugs.index(slug) + 1 for slug in right if slug in slugs]

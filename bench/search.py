@@ -131,9 +131,9 @@ def vocabularies(rng: random.Random, *, specifics_in_head: bool = False) -> tupl
     import rjieba
     import yaml
 
-    from kb import search
+    from kb.search import tokenizer
 
-    search.dictionary()
+    tokenizer.dictionary()
 
     def en_words(text: str) -> list[str]:
         return [
@@ -176,7 +176,9 @@ def vocabularies(rng: random.Random, *, specifics_in_head: bool = False) -> tupl
 
     en = sorted((w for w in en_counts if not specific(w, en_cases)), key=lambda w: -en_counts[w])
     zh = sorted((w for w in zh_counts if not specific(w, zh_cases)), key=lambda w: -zh_counts[w])
-    zh += [w for w in search.dictionary()[1] if w not in zh_counts and re.fullmatch(r"[\u4e00-\u9fff]+", w)]
+    zh += [
+        w for w in tokenizer.dictionary()[1] if w not in zh_counts and re.fullmatch(r"[\u4e00-\u9fff]+", w)
+    ]
     # The long tail: names that occur in a handful of cases each.
     tail = [f"host-{rng.randrange(16**5):05x}" for _ in range(20000)]
     tail += [f"err_{rng.randrange(10**5):05d}" for _ in range(10000)]
@@ -220,13 +222,13 @@ def generate(n: int, rng: random.Random, *, specifics_in_head: bool = False):
 def _index_batch(batch: list[tuple]) -> list[tuple]:
     """Each generated case with its index fields, through the real tokenizer
     (runs in worker processes)."""
-    from kb import search
+    from kb.search import indexing
 
     out = []
     for row in batch:
         _slug, _language, title, symptom, cause, resolution, sig = row
         texts = {"title": title, "symptom": symptom, "cause": cause, "resolution": resolution}
-        fields = search.index_fields({**texts, "rules": " ".join(sig)})
+        fields = indexing.index_fields({**texts, "rules": " ".join(sig)})
         out.append((row, fields))
     return out
 
@@ -239,10 +241,10 @@ def _indexed_cases(n: int, seed: int, workers: int, *, specifics_in_head: bool =
     import pickle
     from multiprocessing import get_context
 
-    from kb import search
+    from kb.search import tokenizer
 
     kind = "-specifics-in-head" if specifics_in_head else ""
-    cache = ROOT / "data" / f"bench-search-tokens-{n}-{seed}{kind}-{search.dictionary_version()}.pickle"
+    cache = ROOT / "data" / f"bench-search-tokens-{n}-{seed}{kind}-{tokenizer.dictionary_version()}.pickle"
     if cache.exists():
         with cache.open("rb") as f:
             while True:
@@ -250,7 +252,7 @@ def _indexed_cases(n: int, seed: int, workers: int, *, specifics_in_head: bool =
                     yield pickle.load(f)
                 except EOFError:
                     return
-    search.dictionary()  # primed before the fork
+    tokenizer.dictionary()  # primed before the fork
     partial = cache.with_suffix(".partial")
     # One random stream generates the texts (the same cases for a seed);
     # worker processes tokenize them.
@@ -277,13 +279,13 @@ def load_generated(n: int, seed: int, workers: int, *, specifics_in_head: bool =
     from django.db import connection
     from django.utils import timezone
 
-    from kb import search
+    from kb.search import indexing, tokenizer
 
     meta = random.Random(seed + 1)  # platform, database, features (the texts: seed)
     timings: dict = {}
     started = time.monotonic()
     now = timezone.now().isoformat()
-    version = search.dictionary_version()
+    version = tokenizer.dictionary_version()
     platforms = ["zstack", "openstack", "bare-metal", "other"]
     databases = ["mysql", "mariadb", "percona", "oceanbase", "postgresql", ""]
     features = [
@@ -317,7 +319,7 @@ def load_generated(n: int, seed: int, workers: int, *, specifics_in_head: bool =
             case_rows, posting_rows = [], []
             for (slug, language, title, symptom, cause, resolution, sig), fields in indexed:
                 last_id += 1
-                weights = search.impacts(fields)
+                weights = indexing.impacts(fields)
                 signature = {"rules": sig, "features": sorted(meta.sample(features, meta.randint(2, 5)))}
                 case_rows.append(
                     "\t".join(
@@ -395,7 +397,7 @@ def finish_load(timings: dict, t: float, slug_like: str = "gen-%") -> dict:
     """Term index, signature rules, term statistics and VACUUM ANALYZE after a bulk load."""
     from django.db import connection
 
-    from kb import search
+    from kb.search import indexing
     from kb.similarity import invalidate
 
     with connection.cursor() as cursor:
@@ -412,7 +414,7 @@ def finish_load(timings: dict, t: float, slug_like: str = "gen-%") -> dict:
         )
         timings["signature_rules_s"] = time.monotonic() - t
     t = time.monotonic()
-    search.rebuild_term_stats()
+    indexing.rebuild_term_stats()
     with connection.cursor() as cursor:
         # What autovacuum would do on a live system: visibility map and statistics.
         for table in ("kb_case", "kb_posting", "kb_caserule", "kb_termstat"):
@@ -432,7 +434,7 @@ def bench_search(rounds: int) -> dict:
 
     user, _ = get_user_model().objects.get_or_create(username="bench-search")
     client = Client(HTTP_AUTHORIZATION=f"Token {rotate_api_token(user=user).key}")
-    from kb import search
+    from kb.search import searching
 
     per_query: dict[str, list[float]] = {q: [] for q in QUERIES}
     counts: dict[str, int] = {}
@@ -450,7 +452,7 @@ def bench_search(rounds: int) -> dict:
                 cpu.append(spent)
             else:
                 counts[q] = response.json()["count"]
-                exact[q] = search.search(q, filters={"state": "published"}).exact
+                exact[q] = searching.search(q, filters={"state": "published"}).exact
     samples = [s for v in per_query.values() for s in v]
     slowest = sorted(((statistics.median(v), q) for q, v in per_query.items()), reverse=True)[:5]
     return {
@@ -599,7 +601,7 @@ def main() -> int:
         command += f" --database-url {args.database_url}"
     if args.write:
         command += f" --write {args.write}"
-    from kb import search as kb_search
+    from kb.search import ranking
 
     search_target = 30 if args.cases <= 100_000 else 100  # issue 13, acceptance 3
     ok_search = search_result["p95_ms"] <= search_target
@@ -654,12 +656,12 @@ def main() -> int:
         + ", ".join(f"`{q}` {ms} ms ({n})" for q, ms, n in search_result["slowest"])
         + ".",
         "",
-        "How it ranks (see `kb/search.py`, `kb/similarity.py`, docs/kb.md): BM25 (field weights, "
+        "How it ranks (see `kb/search/`, `kb/similarity.py`, docs/kb.md): BM25 (field weights, "
         "length normalisation) over every case, read from the posting table `kb_posting` by the "
         "threshold algorithm: the best postings of each query term first (index on term, state, "
         "weight), missing weights looked up by key for the most promising versions, stop as soon as "
-        f"no unread version can beat the last hit of the page (or after {kb_search.MAX_DEPTH} rows per "
-        f"term and {kb_search.COMPLETE_LIMIT} versions looked up: {search_result['inexact']} of the 50 "
+        f"no unread version can beat the last hit of the page (or after {ranking.MAX_DEPTH} rows per "
+        f"term and {ranking.COMPLETE_LIMIT} versions looked up: {search_result['inexact']} of the 50 "
         "queries ended there, their order the best found). The count is of cases: exact up to 1000 "
         "when the rarest word group is held by at most 1000 versions, else estimated "
         "(`count_capped`). "

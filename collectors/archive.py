@@ -38,7 +38,7 @@ import stat
 import tarfile
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -68,7 +68,7 @@ from collectors.transcript import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "load_host", "load_host_bytes", "load_hosts", "load_hosts_bytes", "load_snapshot"]
+__all__ = ["Limits", "LoadedUpload", "load", "load_snapshot"]
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
 MAX_BLOCKS = 5_000  # outputs parsed per transcript (a real session has tens)
@@ -226,6 +226,9 @@ class _Loader:
         self.main = self.asm
         self.extra: list[tuple[str, HostAssembler]] = []
         self._extra_by_name: dict[str, HostAssembler] = {}  # host_key -> the first such host
+        # what was kept of each file read (cited lines, prose, archive kind)
+        self.files: list[UploadFile] = []
+        self._file: UploadFile | None = None
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -280,6 +283,11 @@ class _Loader:
                 name=name,
             )
         )
+
+    def note_member(self, raw_name: str) -> None:
+        """What the archive is, from one of its first members (:func:`member_kind`)."""
+        if self._file is not None and self._file.archive_kind is None:
+            self._file.archive_kind = member_kind(raw_name)
 
     def host_for(self, host: str | None, first: str | None) -> HostAssembler:
         """The assembler of the host a prompt named: the loaded host when it is
@@ -363,6 +371,11 @@ class _Loader:
                 return
             self.load_stream(fh, name, size)
 
+    def begin_file(self, name: str) -> None:
+        """What is kept from here on is kept for this file of the upload."""
+        self._file = UploadFile(name=name)
+        self.files.append(self._file)
+
     def load_stream(self, fh: IO[bytes], name: str, size: int) -> None:
         try:
             head = fh.read(512)
@@ -376,6 +389,8 @@ class _Loader:
         if kind == "text":
             path_kind = kind_for_path(name)
             data = self._read_text(fh, name, head, known_kind=path_kind is not None)
+            if data is not None and self._file is not None:
+                self._file.keep_head(data, whole=size <= self.limits.artifact_bytes)
             if data is not None:
                 self.text_file(name, data, path_kind=path_kind)
             return
@@ -509,6 +524,8 @@ class _Loader:
             data.clear()  # the caller's reference too: the raw bytes are not needed any more
         del data
         lines = decoded.text.count("\n") + 1
+        if not decoded.binary:
+            self.keep_text(name, decoded.text, member=member)
         if decoded.binary:
             self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
@@ -536,6 +553,12 @@ class _Loader:
             self.read_whole(name, path_kind, lines, parsed=ok, member=member)
             return ok
         return self.text_artifact(name, decoded.text, encoding=decoded.encoding, member=member)
+
+    def keep_text(self, name: str, text: str, *, member: bool) -> None:
+        """Keep the text of a member, or of a whole text file, for the lines a
+        finding cites (:meth:`LoadedUpload.artifact_lines`)."""
+        if self._file is not None:
+            self._file.keep(name, text, member=member)
 
     def parse(
         self, name: str, kind: str, text: str, *, lines: int, encoding: str = "", **kwargs: Any
@@ -794,6 +817,8 @@ class _TarWalk:
                 self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
                 return
             raw_name = member.name
+            if self.members <= KIND_MEMBERS:
+                self.loader.note_member(raw_name)
             if member.isdir():
                 continue
             name, why = _clean_member_name(raw_name)
@@ -834,42 +859,58 @@ class _TarWalk:
         return data
 
     def member(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
-        limits = self.loader.limits
         parts = name.split("/")
-        base = parts[-1]
-        if base == "manifest.json" and len(parts) <= 2:
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
-            return
-        if name.endswith("sos_reports/manifest.json"):
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
+        if self.manifest_member(tf, member, name, parts):
             return
         entry = self.manifest.get(name)
         kind = entry.kind if entry else kind_for_path(name)
         if entry is not None or kind is not None:
-            if _ARCHIVE_SUFFIX.search(base):
+            if _ARCHIVE_SUFFIX.search(parts[-1]):
                 self.error(name, "nested archive not opened")
                 return
-            data = self._read(tf, member, name, limits.artifact_bytes)
+            data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
             if data is not None:
                 self.artifact(name, data, kind, entry)
             return
-        if base == "hostname" and member.size <= 256:
+        if parts[-1] == "hostname" and member.size <= 256:
             data = self._read(tf, member, name, 256)
             if data:
                 self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
             return
+        self.unmapped_member(tf, member, name, parts)
+
+    def manifest_member(
+        self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
+    ) -> bool:
+        """The collector's ``manifest.json`` (at the top or one directory down) or
+        a sosreport's ``sos_reports/manifest.json``, read; False for any other member."""
+        if parts[-1] == "manifest.json" and len(parts) <= 2:
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
+            return True
+        if name.endswith("sos_reports/manifest.json"):
+            data = self._read(tf, member, name, MANIFEST_MAX)
+            if data is not None:
+                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
+            return True
+        return False
+
+    def unmapped_member(
+        self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
+    ) -> None:
+        """A member no manifest or path maps: a shallow one of a collector archive
+        is kept (within PENDING_MEMBER_MAX) to be recognised by its content once
+        the manifest, which may come later, has been read (:meth:`finish`)."""
         shallow = len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
         if not shallow:
             return
-        if _ARCHIVE_SUFFIX.search(base):
+        if _ARCHIVE_SUFFIX.search(parts[-1]):
             self.error(name, "nested archive not opened")
             return
         if self.is_sos:
             return
+        limits = self.loader.limits
         if member.size > PENDING_MEMBER_MAX or self.pending_bytes + member.size > limits.artifact_bytes:
             self.loader.asm.artifact(
                 name, None, lines=None, parsed=False, note="not read: unmapped and large"
@@ -917,6 +958,7 @@ class _TarWalk:
             decoded = decode_bytes(data)
             if decoded.binary or not decoded.text.strip():
                 continue
+            self.loader.keep_text(name, decoded.text, member=True)
             kind = detect_kind(decoded.text)
             lines = decoded.text.count("\n") + 1
             if kind:
@@ -973,22 +1015,7 @@ class _TarWalk:
             if clean is None:
                 self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
                 continue
-            kind = item.get("kind") if isinstance(item.get("kind"), str) else None
-            if kind not in self._kinds():
-                kind = None
-            command = item.get("command") if isinstance(item.get("command"), str) else None
-            if kind is None and command:
-                kind = kind_for_command(command)
-            if kind is None:
-                kind = kind_for_path(clean)
-            exit_code = item.get("exit_code")
-            self.manifest[pre + clean] = _ManifestEntry(
-                kind=kind,
-                command=command,
-                exit_code=exit_code
-                if isinstance(exit_code, int) and not isinstance(exit_code, bool)
-                else None,
-            )
+            self.manifest[pre + clean] = self._manifest_entry(item, clean)
         self.loader.asm.artifact(
             name,
             "manifest",
@@ -998,6 +1025,24 @@ class _TarWalk:
             if doc.get("collector_version")
             else None,
             time=str(doc.get("time"))[:64] if doc.get("time") else None,
+        )
+
+    def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
+        """What a manifest says of one file: its parser kind (as written, else
+        from its command, else from its path), the command and its exit code."""
+        kind = item.get("kind") if isinstance(item.get("kind"), str) else None
+        if kind not in self._kinds():
+            kind = None
+        command = item.get("command") if isinstance(item.get("command"), str) else None
+        if kind is None and command:
+            kind = kind_for_command(command)
+        if kind is None:
+            kind = kind_for_path(clean)
+        exit_code = item.get("exit_code")
+        return _ManifestEntry(
+            kind=kind,
+            command=command,
+            exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
         )
 
     def read_sos_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:
@@ -1031,26 +1076,138 @@ class _TarWalk:
 
 # ---------------------------------------------------------------------- public API
 
-
-def _load(
-    paths: Iterable[str | os.PathLike[str]], label: str, limits: Limits | None, split_hosts: bool
-) -> list[f.HostFacts]:
-    """One loader over every path, so their artifacts land in the same host(s)."""
-    loader = _Loader(label=label, limits=limits, split_hosts=split_hosts)
-    for path in paths:
-        try:
-            loader.load_path(Path(path))
-        except Exception as exc:  # last line of defence: an upload never raises
-            log.exception("loading %s failed", path)
-            loader.error(Path(path).name or str(path), f"internal error: {type(exc).__name__}")
-    return loader.finish_all()
+# The first bytes of a text upload kept for its prose (what a prose-only upload
+# says: similar cases are matched on it), as many as a reader of the stored
+# upload would take.
+PROSE_HEAD_BYTES = 32_000
+PROSE_CHARS = 8_000
 
 
-def _load_bytes(
-    data: bytes, name: str, label: str, limits: Limits | None, split_hosts: bool
-) -> list[f.HostFacts]:
-    loader = _Loader(label=label, limits=limits, split_hosts=split_hosts)
+@dataclass
+class UploadFile:
+    """What the loader kept of one file of an upload, so that nothing reads it
+    again: the text of a text file (within the artifact limit) or of each
+    archive member it read, its first bytes, and what an archive is."""
+
+    name: str
+    archive_kind: str | None = None  # COLLECTOR or SOSREPORT, from the first members
+    head: bytes = b""
+    text: str | None = None
+    members: dict[str, str] = field(default_factory=dict)
+    whole: bool = False  # a text file within the artifact limit: its text is kept
+
+    def keep_head(self, data: bytes | bytearray, *, whole: bool) -> None:
+        self.head = bytes(data[:PROSE_HEAD_BYTES])
+        self.whole = whole
+
+    def keep(self, name: str, text: str, *, member: bool) -> None:
+        if member:
+            self.members.setdefault(name, text)
+        elif self.whole and self.text is None:
+            self.text = text
+
+    def artifact_lines(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """The lines of the named artifacts: archive members by their path (a
+        name cited below or above a leading directory too), every name of a
+        text file the file's lines (its line numbers are lines of the file)."""
+        if self.text is not None:
+            lines = self.text.split("\n")
+            return dict.fromkeys(names, lines)
+        out: dict[str, list[str]] = {}
+        for name in names:
+            text = self.members.get(name)
+            if text is None:
+                text = next((t for m, t in self.members.items() if _same_path(name, m)), None)
+            if text is not None:
+                out[name] = text.split("\n")
+        return out
+
+
+@dataclass
+class LoadedUpload:
+    """One read of an upload (:func:`load`): the facts of its hosts, and what the
+    report needs of the files afterwards (cited lines, prose, archive kind)."""
+
+    hosts: list[f.HostFacts]
+    files: list[UploadFile] = field(default_factory=list)
+
+    @property
+    def host(self) -> f.HostFacts:
+        """The host the upload is about (the first)."""
+        return self.hosts[0]
+
+    @property
+    def upload(self) -> UploadFile:
+        """The first file read (the upload itself; added evidence follows)."""
+        return self.files[0] if self.files else UploadFile(name="")
+
+    def kind(self, current: str) -> str:
+        """``sosreport`` or ``collector`` for an archive whose first
+        :data:`KIND_MEMBERS` members show it (``sos_commands/`` or the
+        collector's ``manifest.json``); ``current`` for anything else."""
+        return self.upload.archive_kind or current
+
+    def prose(self) -> str:
+        """The first 8,000 characters of a text upload, decoded as every upload is."""
+        return decode_bytes(self.upload.head).text[:PROSE_CHARS]
+
+    def artifact_lines(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """The lines of the named artifacts of the upload (evidence excerpts)."""
+        return self.upload.artifact_lines(names)
+
+    def file_lines(self, basename: str) -> list[str] | None:
+        """The lines of a text file read with the upload (added evidence), by base name."""
+        for file in self.files[1:]:
+            if os.path.basename(file.name) == basename and file.text is not None:
+                return file.text.split("\n")
+        return None
+
+
+Source = str | os.PathLike[str] | bytes | Iterable[str | os.PathLike[str]]
+
+
+def load(
+    source: Source, *, split: bool = True, name: str = "", label: str = "", limits: Limits | None = None
+) -> LoadedUpload:
+    """Read an upload once: a file (archive, transcript, single artifact) or a
+    directory, several files read as one upload (a snapshot's upload and the
+    evidence added to it later: their artifacts land in the same host(s), each
+    keeping its name), or bytes held in memory (``name`` is the upload's name).
+
+    With ``split``, a transcript in which the prompts name another host
+    (``[root@guest ~]#`` after ``ssh guest``, ``user@other:~$``) gives one more
+    host per name, exactly as if each had been uploaded on its own; the first
+    host (named ``label``) is the one the upload is about. Without it,
+    everything lands in that one host. Never raises on content; errors are
+    listed per artifact in each ``HostFacts.errors``.
+
+    >>> reading = load(b"[root@db1 ~]# nproc\\n4\\n", name="t.txt", label="db1")
+    >>> reading.host.label, reading.artifact_lines({"nproc"})
+    ('db1', {'nproc': ['[root@db1 ~]# nproc', '4', '']})
+    """
+    loader = _Loader(label=label, limits=limits, split_hosts=split)
+    if isinstance(source, (bytes, bytearray)):
+        _read_bytes(loader, bytes(source), name or "upload")
+    else:
+        paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+        for path in paths:
+            _read_path(loader, Path(path))
+    hosts = loader.finish_all()
+    return LoadedUpload(hosts=hosts if split else hosts[:1], files=loader.files)
+
+
+def _read_path(loader: _Loader, path: Path) -> None:
+    loader.begin_file(path.name)
+    try:
+        loader.load_path(path)
+    except Exception as exc:  # last line of defence: an upload never raises
+        log.exception("loading %s failed", path)
+        loader.error(path.name or str(path), f"internal error: {type(exc).__name__}")
+
+
+def _read_bytes(loader: _Loader, data: bytes, name: str) -> None:
     name = _safe_label(PurePosixPath(name.replace("\\", "/")).name or "upload")
+    loader.begin_file(name)
     try:
         if len(data) > loader.limits.upload_bytes:
             loader.error(
@@ -1061,40 +1218,6 @@ def _load_bytes(
     except Exception as exc:
         log.exception("loading %s failed", name)
         loader.error(name, f"internal error: {type(exc).__name__}")
-    return loader.finish_all()
-
-
-def load_hosts(
-    path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None
-) -> list[f.HostFacts]:
-    """Facts of every host in a file (archive, transcript, single artifact) or a
-    directory. A transcript in which the prompts name another host
-    (``[root@guest ~]#`` after ``ssh guest``, ``user@other:~$``) gives one more
-    host per name, exactly as if each had been uploaded on its own; the first
-    host (named ``label``) is the one the upload is about. Never raises on
-    content; errors are listed per artifact in each ``HostFacts.errors``."""
-    return _load([path], label, limits, split_hosts=True)
-
-
-def load_hosts_bytes(
-    data: bytes, *, name: str, label: str = "", limits: Limits | None = None
-) -> list[f.HostFacts]:
-    """Like :func:`load_hosts` for an upload held in memory."""
-    return _load_bytes(data, name, label, limits, split_hosts=True)
-
-
-def load_host(path: str | os.PathLike[str], *, label: str = "", limits: Limits | None = None) -> f.HostFacts:
-    """Facts of one host from a file or a directory (every file in it is an
-    artifact of that host). Everything the upload holds is merged into this one
-    host, whatever hosts the prompts name (use :func:`load_hosts` to keep them
-    apart). Never raises on content; errors are listed per artifact in
-    ``HostFacts.errors``."""
-    return _load([path], label, limits, split_hosts=False)[0]
-
-
-def load_host_bytes(data: bytes, *, name: str, label: str = "", limits: Limits | None = None) -> f.HostFacts:
-    """Like :func:`load_host` for an upload held in memory."""
-    return _load_bytes(data, name, label, limits, split_hosts=False)[0]
 
 
 def load_snapshot(
@@ -1103,30 +1226,15 @@ def load_snapshot(
     limits: Limits | None = None,
     labels: Iterable[str] | None = None,
 ) -> f.SnapshotFacts:
-    """Every host of every path (:func:`load_hosts`), analysed together."""
+    """Every host of several uploads (each :func:`load` on its own, labelled
+    by ``labels`` in order), analysed together."""
     paths = list(paths)
     names = list(labels) if labels is not None else [""] * len(paths)
     names += [""] * (len(paths) - len(names))
     hosts: list[f.HostFacts] = []
     for p, lbl in zip(paths, names, strict=False):
-        hosts.extend(load_hosts(p, label=lbl, limits=limits))
+        hosts.extend(load(p, label=lbl, limits=limits).hosts)
     return f.SnapshotFacts(hosts=hosts)
-
-
-def load_hosts_files(
-    paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
-) -> list[f.HostFacts]:
-    """Like :func:`load_hosts` over several files read as one upload: a
-    snapshot's upload and the evidence added to it later (pasted outputs,
-    files). Their artifacts land in the same host(s) and each keeps its name."""
-    return _load(paths, label, limits, split_hosts=True)
-
-
-def load_host_files(
-    paths: Iterable[str | os.PathLike[str]], *, label: str = "", limits: Limits | None = None
-) -> f.HostFacts:
-    """Like :func:`load_host` over several files: everything in one host."""
-    return _load(paths, label, limits, split_hosts=False)[0]
 
 
 # ------------------------------------------------------------- what an upload is
@@ -1142,7 +1250,7 @@ def upload_kind(filename: str, head: bytes) -> str:
     """What an upload is, from its name and first bytes (a few KiB).
 
     Compressed or tar data is an archive: ``sosreport`` when named like one,
-    else ``collector`` until :func:`archive_kind` looks inside; text whose top
+    else ``collector`` until its one read looks inside (:meth:`LoadedUpload.kind`); text whose top
     reads as a pasted session (prompts or fences, as the loader sees them) is
     a ``transcript``; XML and anything else is a single ``artifact``.
 
@@ -1168,6 +1276,23 @@ def upload_kind(filename: str, head: bytes) -> str:
     return ARTIFACT
 
 
+def member_kind(name: str) -> str | None:
+    """``sosreport`` for a member under ``sos_commands/``, ``collector`` for a
+    ``manifest.json``; None for any other member."""
+    parts = PurePosixPath(name).parts
+    if "sos_commands" in parts:
+        return SOSREPORT
+    if parts and parts[-1] == "manifest.json":
+        return COLLECTOR
+    return None
+
+
+def _same_path(name: str, member: str) -> bool:
+    """Whether an artifact ``name`` (as evidence cites it) is archive ``member``:
+    equal, or one is the other below a leading directory."""
+    return member == name or member.endswith("/" + name) or name.endswith("/" + member)
+
+
 def _tar_members(fh: IO[bytes], limits: Limits) -> Iterable[tuple[tarfile.TarFile, tarfile.TarInfo]]:
     """The regular file members of a (possibly compressed) tar stream, within
     the loader's member limit and its guards on headers; nothing on error."""
@@ -1181,34 +1306,14 @@ def _tar_members(fh: IO[bytes], limits: Limits) -> Iterable[tuple[tarfile.TarFil
         return
 
 
-def archive_kind(fh: IO[bytes], current: str, *, limits: Limits | None = None) -> str:
-    """``sosreport`` or ``collector`` from the first :data:`KIND_MEMBERS`
-    members of an archive (``sos_commands/`` or the collector's
-    ``manifest.json``); ``current`` when neither shows."""
-    limits = limits or Limits.from_settings()
-    for seen, (_tar, member) in enumerate(_tar_members(fh, limits)):
-        if seen >= KIND_MEMBERS:
-            break
-        parts = PurePosixPath(member.name).parts
-        if "sos_commands" in parts:
-            return SOSREPORT
-        if parts and parts[-1] == "manifest.json":
-            return COLLECTOR
-    return current
-
-
-def _same_path(name: str, member: str) -> bool:
-    """Whether an artifact ``name`` (as evidence cites it) is archive ``member``:
-    equal, or one is the other below a leading directory."""
-    return member == name or member.endswith("/" + name) or name.endswith("/" + member)
-
-
 def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = None) -> dict[str, list[str]]:
-    """The lines of the named artifacts of one stored upload (evidence
-    excerpts): archive members by their path, in one pass, within the
-    loader's limits (members, one artifact's size, total unpacked bytes); a
-    transcript or single artifact, whose line numbers are lines of the file,
-    from the file itself. An artifact that cannot be read is left out."""
+    """The lines of the named artifacts of an upload that was not read with
+    :func:`load` (another host of the cluster, whose findings the analysis
+    cites): archive members by their path, in one pass, within the loader's
+    limits (members, one artifact's size, total unpacked bytes); a transcript
+    or single artifact, whose line numbers are lines of the file, from the
+    file itself. An artifact that cannot be read is left out. The upload that
+    was read keeps its lines (:meth:`LoadedUpload.artifact_lines`)."""
     limits = limits or Limits.from_settings()
     head = fh.read(512)
     fh.seek(0)

@@ -8,16 +8,17 @@ MAX_CPU_ID = 65535
 
 
 def parse_cpulist(text: str) -> list[int]:
-    """Expand ``"0-3,8,10-11"`` (also ``"0 - 3"``, ``"^2"`` exclusions) to sorted ids.
+    """Expand ``"0-3,8,10-11"`` (also ``"0 - 3"``, ``"^2"`` exclusions and
+    lscpu's strides, ``"0-62:2"``) to sorted ids; raises ValueError.
 
     >>> parse_cpulist("0-3,8,^2")
     [0, 1, 3, 8]
+    >>> parse_cpulist("0-6:2")
+    [0, 2, 4, 6]
     """
     include: set[int] = set()
     exclude: set[int] = set()
     text = (text or "").replace(" ", "")
-    if not text:
-        return []
     budget = 4 * (MAX_CPU_ID + 1)  # ids expanded: overlapping ranges must not multiply the work
     for part in text.split(","):
         if not part:
@@ -25,21 +26,30 @@ def parse_cpulist(text: str) -> list[int]:
         target = include
         if part.startswith("^"):
             target, part = exclude, part[1:]
-        if "-" in part:
-            lo_s, hi_s = part.split("-", 1)
-            lo, hi = int(lo_s), int(hi_s)
-            if lo > hi or hi > MAX_CPU_ID:
-                raise ValueError(f"bad CPU range {part!r}")
-            budget -= hi - lo + 1
-            if budget < 0:
-                raise ValueError("CPU list expands to too many ids")
-            target.update(range(lo, hi + 1))
-        else:
-            value = int(part)
-            if value > MAX_CPU_ID:
-                raise ValueError(f"CPU id too large: {value}")
-            target.add(value)
+        ids = _cpu_range(part)
+        budget -= len(ids)
+        if budget < 0:
+            raise ValueError("CPU list expands to too many ids")
+        target.update(ids)
     return sorted(include - exclude)
+
+
+def _cpu_range(part: str) -> range:
+    """``"4"``, ``"0-3"`` or ``"0-62:2"`` as the ids it names."""
+    step = 1
+    if ":" in part:
+        part, step_text = part.split(":", 1)
+        step = int(step_text)
+        if step < 1:
+            raise ValueError("bad stride")
+    if "-" in part:
+        lo_text, hi_text = part.split("-", 1)
+        lo, hi = int(lo_text), int(hi_text)
+    else:
+        lo = hi = int(part)
+    if lo > hi or hi > MAX_CPU_ID:
+        raise ValueError(f"bad CPU range {part!r}")
+    return range(lo, hi + 1, step)
 
 
 def format_cpulist(cpus: Iterable[int]) -> str:

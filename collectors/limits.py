@@ -1,7 +1,8 @@
 """Resource limits for reading untrusted uploads.
 
-Defaults match ``settings.CASEBOOK_LIMITS``; when Django is configured the
-settings win, and callers (tests, the bench) can pass their own :class:`Limits`.
+The defaults are here, in one place: ``settings.CASEBOOK_LIMITS`` starts from
+them and lets environment variables override some. When Django is configured
+the settings win, and callers (tests, the bench) can pass their own :class:`Limits`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 from django.utils.translation import gettext_lazy as _
 
+from collectors.limits import Limits
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -179,12 +181,18 @@ STORAGES = {
 }
 
 # --- uploads and archive limits (collectors.archive reads these) -------------
+# The defaults are collectors.limits.Limits' own; these variables override them.
+_LIMIT_VARIABLES = {
+    "upload_bytes": "CASEBOOK_MAX_UPLOAD_BYTES",
+    "members": "CASEBOOK_MAX_MEMBERS",
+    "unpacked_bytes": "CASEBOOK_MAX_UNPACKED_BYTES",
+    "ratio": "CASEBOOK_MAX_RATIO",
+    "artifact_bytes": "CASEBOOK_MAX_ARTIFACT_BYTES",
+    # transcripts and text of unknown kind: only their first bytes are read
+    "text_bytes": "CASEBOOK_MAX_TEXT_BYTES",
+}
 CASEBOOK_LIMITS = {
-    "upload_bytes": env.int("CASEBOOK_MAX_UPLOAD_BYTES", default=1 << 30),
-    "members": env.int("CASEBOOK_MAX_MEMBERS", default=20_000),
-    "unpacked_bytes": env.int("CASEBOOK_MAX_UNPACKED_BYTES", default=4 << 30),
-    "ratio": env.int("CASEBOOK_MAX_RATIO", default=200),
-    "artifact_bytes": env.int("CASEBOOK_MAX_ARTIFACT_BYTES", default=64 << 20),
+    name: env.int(variable, default=getattr(Limits, name)) for name, variable in _LIMIT_VARIABLES.items()
 }
 # Request bodies are streamed to disk by Django's upload handlers; this bounds
 # what is held in memory for non-file fields.
@@ -409,8 +417,6 @@ CASEBOOK_PERMISSIONS_POLICY = env(
 
 # Axes logs every sign-in at INFO; lockouts (WARNING) are what an operator needs.
 LOGGING.setdefault("loggers", {})["axes"] = {"level": env("AXES_LOG_LEVEL", default="WARNING")}
-# Transcripts and text of unknown kind: only their first bytes are read (collectors.limits).
-CASEBOOK_LIMITS["text_bytes"] = env.int("CASEBOOK_MAX_TEXT_BYTES", default=16 << 20)
 
 # --- directory sign-in (issue 16) ---------------------------------------------
 # LDAP through django-auth-ldap when LDAP_SERVER_URI is set (config/ldap.py

@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from engine.rules import load_all
-from kb import search as case_search
 from kb.access import case_search_filters
 from kb.models import Case
+from kb.search import searching
 from triage.models import Snapshot, TicketRef
 from triage.selectors import visible_snapshots
 from troubleshoot.access import visible_sessions
@@ -165,7 +165,7 @@ def _rules(text: str, zh: bool) -> list[Item]:
 
 def _cases(user, text: str, language: str) -> list[Item]:
     filters = case_search_filters(user, {"state": Case.State.PUBLISHED})
-    results = case_search.search(text, filters=filters, page_size=GROUP_LIMIT, language=language)
+    results = searching.search(text, filters=filters, page_size=GROUP_LIMIT, language=language)
     return [
         Item(
             title=hit.case.title,

@@ -74,44 +74,59 @@ def render_rules_doc() -> str:
     ]
     for area, heading in _AREAS.items():
         specs = [registry[k] for k in sorted(registry) if k.split(".", 1)[0] == area]
-        if not specs:
-            continue
-        out += [f"## {heading}", ""]
-        out.append("| rule | severity | fires when | thresholds | needs | measures | founding cases |")
-        out.append("|---|---|---|---|---|---|---|")
-        for spec in specs:
-            joiner = " or " if spec.requires_mode == "any" else ", "
-            needs = joiner.join(f"`{r}`" for r in spec.requires)
-            out.append(
-                "| "
-                + " | ".join(
-                    [
-                        f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
-                        spec.severity,
-                        f"{_cell(spec.condition)}<br>{_cell(spec.condition_zh)}",
-                        _thresholds(spec.thresholds),
-                        ("needs one of " if spec.requires_mode == "any" else "") + needs,
-                        ", ".join(f"`{m}`" for m in spec.measures) or "-",
-                        ", ".join(f"`{s}`" for s in spec.seeds) or "-",
-                    ]
-                )
-                + " |"
-            )
+        if specs:
+            out += _area_section(heading, specs)
+    out += _peer_section()
+    out += _facts_section()
+    return "\n".join(out)
+
+
+def _area_section(heading: str, specs: list) -> list[str]:
+    """An area's table of rules, then each rule's calibration."""
+    out = [f"## {heading}", ""]
+    out.append("| rule | severity | fires when | thresholds | needs | measures | founding cases |")
+    out.append("|---|---|---|---|---|---|---|")
+    out += [_rule_row(spec) for spec in specs]
+    out.append("")
+    for spec in specs:
+        out += _calibration(spec)
+    return out
+
+
+def _rule_row(spec) -> str:
+    joiner = " or " if spec.requires_mode == "any" else ", "
+    needs = joiner.join(f"`{r}`" for r in spec.requires)
+    cells = [
+        f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
+        spec.severity,
+        f"{_cell(spec.condition)}<br>{_cell(spec.condition_zh)}",
+        _thresholds(spec.thresholds),
+        ("needs one of " if spec.requires_mode == "any" else "") + needs,
+        ", ".join(f"`{m}`" for m in spec.measures) or "-",
+        ", ".join(f"`{s}`" for s in spec.seeds) or "-",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _calibration(spec) -> list[str]:
+    """Why a rule's thresholds sit where they do, whether it asks for evidence, its peer."""
+    out = [f"### `{spec.id}`", ""]
+    out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
+    out.append("")
+    if spec.rationale_zh:
+        out.append(f"**阈值依据。** {spec.rationale_zh}")
         out.append("")
-        for spec in specs:
-            out += [f"### `{spec.id}`", ""]
-            out.append(f"**Why these thresholds.** {spec.rationale or 'No threshold: a yes/no condition.'}")
-            out.append("")
-            if spec.rationale_zh:
-                out.append(f"**阈值依据。** {spec.rationale_zh}")
-                out.append("")
-            asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
-            out.append(f"**Asks for missing evidence:** {asks}.")
-            out.append("")
-            if spec.peer:
-                out.append(f"**Peer equivalent:** {spec.peer}")
-                out.append("")
-    out += [
+    asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
+    out.append(f"**Asks for missing evidence:** {asks}.")
+    out.append("")
+    if spec.peer:
+        out.append(f"**Peer equivalent:** {spec.peer}")
+        out.append("")
+    return out
+
+
+def _peer_section() -> list[str]:
+    out = [
         "## Peer map",
         "",
         "Every check of the peers' catalogues in this domain (research notes, breadth.md §1) and the rule "
@@ -124,7 +139,12 @@ def render_rules_doc() -> str:
         rules = ", ".join(f"`{r.strip()}`" for r in ours.split(",") if r.strip()) or "none"
         out.append(f"| {_cell(peer)} | {_cell(peer_check)} | {rules} | {_cell(note) or '-'} |")
     out.append("")
-    out += [
+    return out
+
+
+def _facts_section() -> list[str]:
+    """The facts a rule can require, with the commands and packages that give them."""
+    out = [
         "## Facts a rule can require, and how to get them",
         "",
         "Commands are the same on every platform unless a line names one; `sudo` marks those that need "
@@ -146,7 +166,7 @@ def render_rules_doc() -> str:
         present = _cell(FACT_DESCRIPTIONS.get(name, doc or ""))
         out.append(f"| `{name}` | {present} | {artifact} | {commands} | {packages} |")
     out.append("")
-    return "\n".join(out)
+    return out
 
 
 def _pkg_example() -> dict[str, str]:

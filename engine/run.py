@@ -27,8 +27,8 @@ from collectors.derived.workload import datastores, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from engine.rules import (
     Evidence,
-    Finding,
     RuleContext,
+    RuleFinding,
     RuleSpec,
     host_domains,
     host_name,
@@ -361,7 +361,7 @@ class NotChecked:
 
 @dataclass
 class AnalysisResult:
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[RuleFinding] = field(default_factory=list)
     # (rule id, reason): "missing <fact>" or "error: <ExceptionType>: <message>"
     skipped: list[tuple[str, str]] = field(default_factory=list)
     engine_version: str = ENGINE_VERSION
@@ -394,23 +394,23 @@ SEVERITY_WEIGHT = {"critical": 100.0, "warning": 10.0, "info": 1.0}
 PAST_CAP = 9.9
 
 
-def impact_of(finding: Finding) -> float:
-    """Severity weight x how far past its threshold (``Finding.past``, capped)."""
+def impact_of(finding: RuleFinding) -> float:
+    """Severity weight x how far past its threshold (``RuleFinding.past``, capped)."""
     weight = SEVERITY_WEIGHT.get(finding.severity, 0.0)
     return round(weight * min(max(finding.past, 1.0), PAST_CAP), 3)
 
 
-def _evidence_key(finding: Finding) -> tuple:
+def _evidence_key(finding: RuleFinding) -> tuple:
     return tuple(
         (e.fact, json.dumps(to_dict(e.value), sort_keys=True, default=str)) for e in finding.evidence
     )
 
 
-def merge_identical(findings: list[Finding]) -> list[Finding]:
+def merge_identical(findings: list[RuleFinding]) -> list[RuleFinding]:
     """One finding per (rule, host, evidence facts and values): the same fact read
     from two artifacts (``tc qdisc show`` and ``tc -s qdisc``) is one problem; the
     merged finding cites every place it was read."""
-    merged: dict[tuple, Finding] = {}
+    merged: dict[tuple, RuleFinding] = {}
     # the places each merged finding cites, kept as it grows (thousands of
     # guests can give one host-level finding thousands of times)
     cited: dict[tuple, set[tuple]] = {}
@@ -439,7 +439,7 @@ def _missing_on_host(needs: tuple[str, ...], host: HostFacts) -> list[str]:
 
 
 def not_checked_for(
-    registry: dict[str, RuleSpec], ctx: RuleContext, findings: list[Finding]
+    registry: dict[str, RuleSpec], ctx: RuleContext, findings: list[RuleFinding]
 ) -> list[NotChecked]:
     """Rules that are relevant to a host (their ``relevant`` declaration) but
     lack a fact there: what was not seen and the commands that produce it."""
@@ -531,7 +531,7 @@ def evidence_to_dict(e: Evidence) -> dict[str, Any]:
     return {"fact": e.fact, "value": to_dict(e.value), "artifact": e.artifact, "line": e.line, "host": e.host}
 
 
-def finding_to_dict(finding: Finding) -> dict[str, Any]:
+def finding_to_dict(finding: RuleFinding) -> dict[str, Any]:
     return {
         "rule": finding.rule,
         "severity": finding.severity,

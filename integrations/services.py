@@ -38,11 +38,11 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.access import home_team
+from config.enqueue import enqueue
 from engine.severity import SEVERITIES
 from triage.models import Snapshot
 from troubleshoot.models import Session
 
-from . import tasks
 from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, PersonalEvent, Webhook
 
 log = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def _envelope(*, event: str, team, data: dict) -> dict:
 
 def _enqueue_delivery(delivery_id: int) -> None:
     try:
-        tasks.deliver_webhook.delay(delivery_id)
+        enqueue("integrations.tasks.deliver_webhook", delivery_id)
     except Exception:
         # The broker is down: the row stays ``pending`` and shows in the log.
         log.warning("could not enqueue webhook delivery %s", delivery_id, exc_info=True)
@@ -226,7 +226,7 @@ def _enqueue_delivery(delivery_id: int) -> None:
 
 def _enqueue_email(event: str, team_id: int, payload: dict) -> None:
     try:
-        tasks.send_event_email.delay(event, team_id, payload)
+        enqueue("integrations.tasks.send_event_email", event, team_id, payload)
     except Exception:
         log.warning("could not enqueue the %s e-mail", event, exc_info=True)
 
@@ -477,7 +477,7 @@ def _opted_in_address(user_id: int, event: str) -> str:
 
 def _enqueue_inbox_email(payload: dict) -> None:
     try:
-        tasks.send_inbox_email.delay(payload)
+        enqueue("integrations.tasks.send_inbox_email", payload)
     except Exception:
         log.warning("could not enqueue the inbox e-mail", exc_info=True)
 

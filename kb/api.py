@@ -7,10 +7,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb import authoring, search, services
+from kb import authoring, services
 from kb.access import can_create_case, case_search_filters, readable_cases
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
+from kb.search import searching
 from kb.serializers import (
     CaseCreateSerializer,
     CaseSearchResponseSerializer,
@@ -43,7 +44,7 @@ class CaseSearchView(APIView):
         data = form.cleaned_data
         filters = {"state": data["state"] or Case.State.PUBLISHED}
         filters.update({k: data[k] for k in ("platform", "database", "rule", "language") if data[k]})
-        results = search.search(
+        results = searching.search(
             data["q"],
             filters=case_search_filters(request.user, filters),
             page=data["page"] or 1,

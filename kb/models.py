@@ -136,7 +136,7 @@ class Case(models.Model):
     # Digest of the data file section a founding case was loaded from (loadcases skips unchanged ones).
     source_digest = models.CharField(max_length=64, blank=True, editable=False)
 
-    # Output of kb.search.index_text(): the one tokenizer's tokens, space-separated.
+    # Output of kb.search.tokenizer.index_text(): the one tokenizer's tokens, space-separated.
     search_title = models.TextField(blank=True, editable=False)
     search_text = models.TextField(blank=True, editable=False)
     search_dictionary_version = models.CharField(max_length=20, blank=True, editable=False)

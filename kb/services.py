@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from collectors.archive import load_snapshot
 from collectors.derived.features import snapshot_features
 from engine.run import ENGINE_VERSION, analyze
-from kb import search, signals
+from kb import signals
 from kb.access import can_edit_case, can_review_case
 from kb.models import (
     Case,
@@ -44,6 +44,7 @@ from kb.models import (
     RuleIndexState,
     Tag,
 )
+from kb.search import indexing, tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -143,17 +144,17 @@ def index_case(case: Case, *, term_stats: bool = True) -> None:
     """Re-tokenize a saved case and write the search backend; without
     ``term_stats`` the caller rebuilds the term statistics once for many cases."""
     old_tokens = set((case.search_title + " " + case.search_text).split())
-    fields = search.case_index_fields(case)
+    fields = indexing.case_index_fields(case)
     Case.objects.filter(pk=case.pk).update(
         search_title=fields.title,
         search_text=fields.body,
-        search_dictionary_version=search.dictionary_version(),
+        search_dictionary_version=tokenizer.dictionary_version(),
     )
     case.search_title, case.search_text = fields.title, fields.body
-    case.search_dictionary_version = search.dictionary_version()
-    search.write_index(case.pk, case.state, fields)
+    case.search_dictionary_version = tokenizer.dictionary_version()
+    indexing.write_index(case.pk, case.state, fields)
     if term_stats:
-        search.update_term_stats(old_tokens, set((fields.title + " " + fields.body).split()))
+        indexing.update_term_stats(old_tokens, set((fields.title + " " + fields.body).split()))
 
 
 def sync_rule_rows(case: Case) -> None:
@@ -243,8 +244,8 @@ def delete_case(case: Case) -> None:
     old_tokens = set((case.search_title + " " + case.search_text).split())
     case.delete()
     note_rule_change(slug=case.slug)
-    search.delete_index(case_id)
-    search.update_term_stats(old_tokens, set())
+    indexing.delete_index(case_id)
+    indexing.update_term_stats(old_tokens, set())
 
 
 # --- loading the data files ------------------------------------------------------------------
@@ -371,7 +372,7 @@ def load_cases(
     report = LoadReport()
     if engine is None and use_real_engine:
         engine = real_engine()
-    reindex = search.dictionary_version()
+    reindex = tokenizer.dictionary_version()
     paths = sorted(directory.glob("*.yaml")) if directory is not None else case_files(library=library)
     for path in paths:
         data = _read_yaml(path)
@@ -428,7 +429,7 @@ def load_all(**kwargs) -> LoadReport:
 def reindex_stale() -> int:
     """Re-index the cases tokenized by another dictionary, glossary or
     tokenizer version (every case, not only the founding ones)."""
-    return _reindex(Case.objects.exclude(search_dictionary_version=search.dictionary_version()))
+    return _reindex(Case.objects.exclude(search_dictionary_version=tokenizer.dictionary_version()))
 
 
 def reindex_all() -> int:
@@ -445,7 +446,7 @@ def _reindex(cases) -> int:
         index_case(case, term_stats=False)
         count += 1
     if count:
-        search.rebuild_term_stats()
+        indexing.rebuild_term_stats()
     return count
 
 

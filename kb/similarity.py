@@ -34,8 +34,9 @@ from django.utils.translation import gettext
 from collectors.derived.features import snapshot_features
 from config.language import content_language
 from engine.rules import load_all
-from kb import rule_index, search, versions
+from kb import rule_index, versions
 from kb.models import Case, CaseMeasure
+from kb.search import searching, tokenizer
 
 RULE_WEIGHT = 0.7
 FEATURE_WEIGHT = 0.3
@@ -100,7 +101,7 @@ def _identifier_terms(text: str) -> set[str]:
     terms and never qualify a case by text."""
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
-        tokens = search.tokenize(ident)
+        tokens = tokenizer.tokenize(ident)
         if tokens:
             out.add(max(tokens, key=len))
     return out
@@ -118,7 +119,7 @@ def format_score(score: Any) -> str:
 
 def _text_candidate_ids(symptom: str, exclude_slug: str | None) -> list[int]:
     """Published cases the search finds for a symptom text (prose-only snapshots)."""
-    hits = search.search(symptom[:2000], filters={"state": "published"}, page_size=CANDIDATES).hits
+    hits = searching.search(symptom[:2000], filters={"state": "published"}, page_size=CANDIDATES).hits
     # Both language versions: the comparison reads every version's tokens and
     # then picks the reader's (``_case_groups``).
     return [
@@ -189,7 +190,7 @@ def rank(
         where = Q(id__in=_text_candidate_ids(symptom, exclude_slug))
     elif not slugs:
         return []
-    symptom_tokens = set(search.tokenize(symptom)) if symptom else set()
+    symptom_tokens = set(tokenizer.tokenize(symptom)) if symptom else set()
     chosen, case_tokens = _case_groups(where, language, with_text=bool(symptom_tokens))
     if not chosen:
         return []
@@ -420,7 +421,7 @@ def _word_terms(text: str) -> set[str]:
     """The words a text is compared by for "sounds like": its index tokens
     (the search tokenizer's, so Chinese is cut into words and plurals fold),
     without numbers and one-letter tokens, which match any write-up."""
-    return {t for t in search.tokenize(text) if not t.isdigit() and len(t) > 1}
+    return {t for t in tokenizer.tokenize(text) if not t.isdigit() and len(t) > 1}
 
 
 def sounds_like(
@@ -452,7 +453,7 @@ def sounds_like(
     # something else ("reset my password") shares only common words.
     weights = {t: idf(n, len(groups)) for t, n in df.items()}
     total = sum(weights.values())
-    written = search.surface_forms(text)  # terms are shown as the text wrote them
+    written = tokenizer.surface_forms(text)  # terms are shown as the text wrote them
     results = []
     for slug, tokens in groups.items():
         shared = sorted((t for t in weights if t in tokens), key=lambda t: (-weights[t], t))

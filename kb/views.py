@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import SignedInRequest
 from config.language import content_language
-from kb import authoring, history, search, services
+from kb import authoring, history, services
 from kb.access import can_create_case, can_edit_case, can_review_case, case_search_filters, readable_cases
 from kb.forms import (
     CaseEditForm,
@@ -31,6 +31,7 @@ from kb.forms import (
     parse_references,
 )
 from kb.models import Case, CaseReuse, Measure
+from kb.search import searching, snippets
 from kb.similarity import related_cases
 
 # Display names of kb.search.Why.fields.
@@ -63,7 +64,7 @@ def case_list(request: HttpRequest) -> HttpResponse:
         filters.update(
             {k: cleaned[k] for k in ("state", "platform", "database", "rule", "language") if cleaned[k]}
         )
-    results = search.search(
+    results = searching.search(
         text, filters=case_search_filters(request.user, filters), page=page, language=reader_language()
     )
     params: dict[str, Any] = {k: v for k, v in request.GET.items() if k != "page" and v}
@@ -73,7 +74,7 @@ def case_list(request: HttpRequest) -> HttpResponse:
         "rows": [
             {
                 "hit": hit,
-                "title": search.highlight_title(hit.case.title, results.query),
+                "title": snippets.highlight_title(hit.case.title, results.query),
                 "fields": [FIELD_NAMES[f] for f in hit.why.fields] if hit.why else [],
                 "reuse_count": hit.reuse_count,
             }

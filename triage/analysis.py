@@ -37,6 +37,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from collectors import archive
+from collectors.archive import LoadedUpload
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
@@ -47,7 +48,7 @@ from engine.run import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
 from kb.similarity import similar_cases_for
 from triage import signals, uploads
 from triage.cluster import no_gc_pauses
-from triage.excerpts import cited_excerpts
+from triage.excerpts import cited_excerpts, reading_lines, stored_lines
 from triage.leases import (
     ACTIVE_LEASES,
     LEASE_EXPIRED,
@@ -69,7 +70,7 @@ from triage.selectors import (
     state_of,
     unique_labels,
 )
-from triage.storage import CHUNK, local_path, stored_name, upload_text
+from triage.storage import CHUNK, local_path, stored_name
 
 log = logging.getLogger(__name__)
 
@@ -96,47 +97,39 @@ def _analysis_delay(name: str = "CASEBOOK_TEST_ANALYSIS_DELAY") -> float:
         return 0.0
 
 
-def _load_hosts_facts(snapshot: Snapshot, label: str, *, split: bool = True) -> list:
-    """Every host of the stored upload and the evidence added to it since (a
-    transcript whose prompts name other hosts gives several, see
-    ``collectors.archive.load_hosts``); the first is the snapshot's own host."""
+def _read_upload(snapshot: Snapshot, label: str, *, split: bool = True) -> LoadedUpload:
+    """The one read of the stored upload and of the evidence added to it since:
+    each stored file is opened once, and what the analysis needs of them later
+    (cited lines, prose, the archive's kind) is kept in the :class:`LoadedUpload`.
+    A transcript whose prompts name other hosts gives several hosts
+    (``collectors.archive.load``); the first is the snapshot's own host."""
     name = snapshot.file.name
     if not name or not default_storage.exists(name):
         raise FileNotFoundError(name)
-
-    added = [
+    names = [name]
+    names += [
         stored_name(a.file)
         for a in snapshot.added_artifacts.all()
         if default_storage.exists(stored_name(a.file))
     ]
-    path = local_path(name)
-    if not added:
-        if path is not None:
-            return archive.load_hosts(path, label=label) if split else [archive.load_host(path, label=label)]
+    paths = [local_path(n) for n in names]
+    if all(paths):
+        return archive.load([p for p in paths if p], split=split, label=label)
+    if len(names) == 1:
         with default_storage.open(name, "rb") as fh:
             data = fh.read()
-        upload = snapshot.original_filename or name
-        if split:
-            return archive.load_hosts_bytes(data, name=upload, label=label)
-        return [archive.load_host_bytes(data, name=upload, label=label)]
-    paths = [p for p in (local_path(n) for n in [name, *added]) if p]
-    if len(paths) == len(added) + 1:
-        if split:
-            return archive.load_hosts_files(paths, label=label)
-        return [archive.load_host_files(paths, label=label)]
+        return archive.load(data, name=snapshot.original_filename or name, split=split, label=label)
     # A remote storage (S3): the files are copied under their stored names.
     with tempfile.TemporaryDirectory(dir=settings.FILE_UPLOAD_TEMP_DIR) as tmp:
         copies: list[str] = []
-        for n in [name, *added]:
+        for n in names:
             target = os.path.join(tmp, str(len(copies)), os.path.basename(n))
             os.makedirs(os.path.dirname(target))
             with default_storage.open(n, "rb") as src, open(target, "wb") as dst:
                 for chunk in iter(lambda: src.read(CHUNK), b""):
                     dst.write(chunk)
             copies.append(target)
-        if split:
-            return archive.load_hosts_files(copies, label=label)
-        return [archive.load_host_files(copies, label=label)]
+        return archive.load(copies, split=split, label=label)
 
 
 def _jsonable(value: Any) -> Any:
@@ -191,12 +184,12 @@ def _is_fleet(finding) -> bool:
     return is_fleet_rule(finding.rule)
 
 
-def _prose_symptom(snapshot: Snapshot, host) -> str:
+def _prose_symptom(reading: LoadedUpload) -> str:
     """The upload's text when it was read as prose only: similar cases can then
     be matched only by what it says (``collectors.derived.features.prose_only``)."""
-    if not prose_only(SnapshotFacts(hosts=[host])):
+    if not prose_only(SnapshotFacts(hosts=[reading.host])):
         return ""
-    return upload_text(snapshot)
+    return reading.prose()
 
 
 def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
@@ -293,7 +286,7 @@ def analyze_snapshot_now(
     analysis a second time.
     """
     owner = new_lease_owner()
-    claimed = _claim(snapshot_id, owner=owner, force=force)
+    claimed = _claim_snapshot(snapshot_id, owner=owner, force=force)
     if not isinstance(claimed, _Claimed):
         return claimed
     snapshot = claimed.snapshot
@@ -304,8 +297,8 @@ def analyze_snapshot_now(
         keeper.start()
     released = False
     try:
-        result = _run_analysis(snapshot, owner=owner, keeper=keeper)
-        released = True  # _fail / _write cleared or replaced the lease
+        result = _analyse_until_cluster_settles(snapshot, owner=owner, keeper=keeper)
+        released = True  # _fail / _store_outcome cleared or replaced the lease
         return result
     except (SoftTimeLimitExceeded, AnalysisTimeout):
         log.warning("analysis of snapshot %s ran past its time limit", snapshot_id)
@@ -322,7 +315,14 @@ def analyze_snapshot_now(
             release_lease(snapshot_id=snapshot_id, owner=owner)
 
 
-def _run_analysis(snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None = None) -> Snapshot | None:
+def _analyse_until_cluster_settles(
+    snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None = None
+) -> Snapshot | None:
+    """Read, run the rules and store, again (at most ``CLUSTER_ROUNDS`` times)
+    while another analysis of the cluster, or evidence added, changed what this
+    one saw; the last round stores whatever it found. Precondition: the
+    caller holds the snapshot's lease ``owner`` (:func:`_claim_snapshot`); a
+    run that lost it stops and stores nothing."""
     snapshot_id = snapshot.pk
     delay = _analysis_delay()
     if delay:
@@ -333,7 +333,7 @@ def _run_analysis(snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None 
             # thousands of members' profiles and stand-in hosts live until the
             # rules have run: no cyclic collection walking them all meanwhile
             with no_gc_pauses():
-                run = _compute(snapshot)
+                outcome = _read_and_run_rules(snapshot)
         except (*TRANSIENT_DB_ERRORS, SoftTimeLimitExceeded):
             raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
@@ -349,7 +349,7 @@ def _run_analysis(snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None 
             time.sleep(write_delay)
         if keeper is not None and keeper.lost:
             return _lost(snapshot_id, owner)
-        written = _write_retrying(snapshot_id, run, owner=owner)
+        written = _store_retrying(snapshot_id, outcome, owner=owner)
         if written is _LEASE_LOST:
             return _lost(snapshot_id, owner)
         if written is not _CLUSTER_CHANGED:
@@ -363,7 +363,7 @@ def _run_analysis(snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None 
         if reloaded is None:
             return None
         snapshot = reloaded
-    written = _write_retrying(snapshot_id, run, owner=owner, force_write=True)
+    written = _store_retrying(snapshot_id, outcome, owner=owner, force_write=True)
     return _lost(snapshot_id, owner) if written is _LEASE_LOST else written
 
 
@@ -390,16 +390,16 @@ def _write_retry_delays() -> list[float]:
     return delays
 
 
-def _write_retrying(snapshot_id: int, run: _Run, *, owner: str, force_write: bool = False):
-    """:func:`_write`, tried again with back-off while the database is
+def _store_retrying(snapshot_id: int, outcome: _Outcome, *, owner: str, force_write: bool = False):
+    """:func:`_store_outcome`, tried again with back-off while the database is
     briefly unavailable (a restart, a fail-over, a terminated backend): a
     finished analysis is not thrown away for that, nor run again from the
     start. The lease keeper keeps renewing meanwhile; the fence in
-    :func:`_write` still applies to every attempt."""
+    :func:`_store_outcome` still applies to every attempt."""
     delays = _write_retry_delays()
     for attempt in range(len(delays) + 1):
         try:
-            return _write(snapshot_id, run, owner=owner, force_write=force_write)
+            return _store_outcome(snapshot_id, outcome, owner=owner, force_write=force_write)
         except TRANSIENT_DB_ERRORS:
             if attempt >= len(delays) or connection.in_atomic_block:
                 raise  # given up: the task retries the whole run
@@ -433,7 +433,7 @@ def _give_up_message(snapshot: Snapshot) -> str:
     return f"{GAVE_UP_PREFIX}{snapshot.attempts} attempts; last error: {last}"[:4000]
 
 
-def _claim(snapshot_id: int, *, owner: str, force: bool):
+def _claim_snapshot(snapshot_id: int, *, owner: str, force: bool):
     """Take the snapshot's lease and mark it ``analyzing`` (one attempt more).
     Returns ``_Claimed``, or the snapshot (or None) when there is nothing to
     run: gone, finished, given up, or held by a live lease."""
@@ -498,7 +498,11 @@ def fail_timed_out(*, snapshot_id: int, limit: float | None = None) -> None:
 
 
 @dataclasses.dataclass
-class _Run:
+class _Outcome:
+    """What one analysis found, ready to be stored (:func:`_store_outcome`):
+    computed outside any transaction, it holds everything the write needs, so
+    the write does no I/O but the database."""
+
     sibling_ids: list[int]
     own: list
     by_sibling: dict[int, list]
@@ -524,6 +528,8 @@ class _Run:
     # ``selectors.cluster_state`` when the run listed its siblings: a different
     # state at write time means the cluster changed meanwhile
     cluster_state: tuple = ()
+    # what the upload is, as its one read found (an archive's kind from its members)
+    kind: str = ""
 
 
 def fleet_facts_of(host) -> dict:
@@ -700,14 +706,17 @@ def _stored_profiles(siblings: list[Member]) -> dict[int, Any]:
     return out
 
 
-def _compute(snapshot: Snapshot) -> _Run:
-    """Parse the snapshot's upload (the only one read), rebuild the other done
-    hosts of its cluster from their stored facts (in full the guests/hosts it
-    may pair with, the others from their fleet summaries), run the engine and
-    attribute each finding to the snapshot of its host. Touches no rows."""
+def _read_and_run_rules(snapshot: Snapshot) -> _Outcome:
+    """Read the snapshot's upload once (the only one parsed), rebuild the other
+    done hosts of its cluster from their stored facts (in full the
+    guests/hosts it may pair with, the others from their fleet summaries), run
+    the engine and attribute each finding to the snapshot of its host; the
+    cited lines, the similar cases and the upload's kind come from that read.
+    Writes no rows and takes no lock."""
     t0 = time.monotonic()
     artifact_ids = _added_ids(snapshot)
-    host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
+    reading = _read_upload(snapshot, snapshot.host_label)
+    host, *extra_hosts = reading.hosts
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
     state, siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
@@ -735,16 +744,17 @@ def _compute(snapshot: Snapshot) -> _Run:
             _SUMMARIES.clear()
         _SUMMARIES[key] = summary
 
-    own, by_sibling = _attribute(result.findings, snapshot, loaded, labels, summarised=summarised)
+    own, by_sibling = _findings_by_snapshot(result.findings, snapshot, loaded, labels, summarised=summarised)
     # A member known by its profile keeps what its own analysis found missing:
     # the engine did not see it, so nothing the run found missing names it.
     not_checked, sibling_not_checked = _split_not_checked(
         result.not_checked, siblings={labels[s.pk]: s.pk for s in loaded}
     )
     excerpts = cited_excerpts(
-        result.findings, {labels[s.pk]: s for s in [snapshot, *loaded]}, hosts={labels[snapshot.pk]: host}
+        result.findings,
+        {labels[s.pk]: stored_lines(s) for s in loaded} | {labels[snapshot.pk]: reading_lines(reading, host)},
     )
-    return _Run(
+    return _Outcome(
         checked=sorted(set(result.checked)),
         not_checked=not_checked,
         sibling_not_checked=sibling_not_checked,
@@ -762,22 +772,21 @@ def _compute(snapshot: Snapshot) -> _Run:
         extra_hosts=[to_dict(h) for h in extra_hosts],
         errors=_unique_errors(_jsonable(e) for h in (host, *extra_hosts) for e in h.errors),
         skipped=[_skipped_entry(s) for s in result.skipped],
-        similar=_similar_cases(
-            own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
-        ),
+        similar=_similar_cases(own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(reading)),
+        kind=_kind_after_reading(snapshot, reading),
         version=result.engine_version or engine_run.ENGINE_VERSION,
         parse_seconds=parse_seconds,
         rules_seconds=rules_seconds,
     )
 
 
-def _attribute(
+def _findings_by_snapshot(
     findings, snapshot: Snapshot, siblings: list[Snapshot], labels: dict[int, str], *, summarised=()
 ):
     """A finding belongs to the snapshot whose host it names. Fleet findings
     (and any naming no single host, e.g. ``cluster``) concern every host of
     the run and are stored on each (those of the ``summarised`` members are
-    written from the own list, see ``_write``); others without a known host
+    written from the own list, see ``_store_outcome``); others without a known host
     stay with the snapshot being analysed. A member seen only through its
     fleet summary keeps the per-host findings of its own analysis."""
     by_label = {labels[s.pk]: s.pk for s in [snapshot, *siblings]}
@@ -799,13 +808,19 @@ def _attribute(
     return own, by_sibling
 
 
-def _write(snapshot_id: int, run: _Run, *, owner: str | None = None, force_write: bool = False):
+def _store_outcome(
+    snapshot_id: int, outcome: _Outcome, *, owner: str | None = None, force_write: bool = False
+):
     """Replace the findings of this engine version on the snapshot and on the
-    other hosts of its cluster run, in one transaction. Fenced: with
-    ``owner`` (the lease token of the run), nothing is written unless the
-    locked row is still ``analyzing`` under that very lease (``_LEASE_LOST``):
-    a run whose lease expired and was taken over never overwrites the new
-    run's work nor announces "done" a second time."""
+    other hosts of its cluster run, in one transaction that holds the cluster's
+    advisory lock (:func:`_lock_cluster`) and the snapshot's row lock: it does
+    no I/O but the database (the upload was read before, :func:`_read_upload`).
+    Returns ``_CLUSTER_CHANGED`` (nothing written) when the cluster or the
+    added evidence changed since ``outcome`` was computed, unless ``force_write``.
+    Fenced: with ``owner`` (the lease token of the run), nothing is written
+    unless the locked row is still ``analyzing`` under that very lease
+    (``_LEASE_LOST``): a run whose lease expired and was taken over never
+    overwrites the new run's work nor announces "done" a second time."""
     with transaction.atomic():
         snapshot = Snapshot.objects.filter(pk=snapshot_id).only("pk", "cluster").first()
         if snapshot is None:
@@ -821,51 +836,55 @@ def _write(snapshot_id: int, run: _Run, *, owner: str | None = None, force_write
             snapshot.lease_owner != owner or snapshot.status != Snapshot.Status.ANALYZING
         ):
             return _LEASE_LOST
-        changed = cluster_state(snapshot) != run.cluster_state
-        if not force_write and (changed or _added_ids(snapshot) != run.artifact_ids):
+        changed = cluster_state(snapshot) != outcome.cluster_state
+        if not force_write and (changed or _added_ids(snapshot) != outcome.artifact_ids):
             return _CLUSTER_CHANGED
-        previous = _fleet_rules_of_cluster(snapshot, run.version) if run.fleet_siblings else Counter()
-        snapshot.findings.filter(engine_version=run.version).delete()
+        previous = _fleet_rules_of_cluster(snapshot, outcome.version) if outcome.fleet_siblings else Counter()
+        snapshot.findings.filter(engine_version=outcome.version).delete()
         Finding.objects.bulk_create(
-            _finding_rows(run.own, snapshot=snapshot, engine_version=run.version, excerpts=run.excerpts)
+            _finding_rows(
+                outcome.own, snapshot=snapshot, engine_version=outcome.version, excerpts=outcome.excerpts
+            )
         )
-        snapshot.kind = _kind_after_load(snapshot)
-        snapshot.facts = run.facts
-        snapshot.fleet_facts = run.fleet_facts
-        snapshot.extra_hosts = run.extra_hosts
-        snapshot.errors = run.errors
-        snapshot.skipped = run.skipped
-        snapshot.checked = run.checked
-        snapshot.not_checked = run.not_checked
-        snapshot.similar_cases = run.similar
-        snapshot.engine_version = run.version
-        snapshot.host_key = host_key_of(run.hostname, snapshot)
-        snapshot.parse_seconds = run.parse_seconds
-        snapshot.rules_seconds = run.rules_seconds
+        snapshot.kind = outcome.kind or snapshot.kind
+        snapshot.facts = outcome.facts
+        snapshot.fleet_facts = outcome.fleet_facts
+        snapshot.extra_hosts = outcome.extra_hosts
+        snapshot.errors = outcome.errors
+        snapshot.skipped = outcome.skipped
+        snapshot.checked = outcome.checked
+        snapshot.not_checked = outcome.not_checked
+        snapshot.similar_cases = outcome.similar
+        snapshot.engine_version = outcome.version
+        snapshot.host_key = host_key_of(outcome.hostname, snapshot)
+        snapshot.parse_seconds = outcome.parse_seconds
+        snapshot.rules_seconds = outcome.rules_seconds
         snapshot.status = Snapshot.Status.DONE
         snapshot.finished_at = timezone.now()
         snapshot.last_error = ""
         snapshot.save()
         _announce(snapshot_id)
         members = cluster_members(snapshot) if snapshot.cluster else Snapshot.objects.none()
-        loaded = {s.pk: s for s in members.filter(pk__in=list(run.by_sibling))}
-        for sib_id, findings in run.by_sibling.items():
+        loaded = {s.pk: s for s in members.filter(pk__in=list(outcome.by_sibling))}
+        for sib_id, findings in outcome.by_sibling.items():
             sib = loaded.get(sib_id)
-            if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != run.version:
+            if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != outcome.version:
                 continue
-            sib.findings.filter(engine_version=run.version).delete()
+            sib.findings.filter(engine_version=outcome.version).delete()
             Finding.objects.bulk_create(
-                _finding_rows(findings, snapshot=sib, engine_version=run.version, excerpts=run.excerpts)
+                _finding_rows(
+                    findings, snapshot=sib, engine_version=outcome.version, excerpts=outcome.excerpts
+                )
             )
-            if sib_id in run.sibling_not_checked:
+            if sib_id in outcome.sibling_not_checked:
                 # what the host misses, as seen with the whole cluster
-                sib.not_checked = run.sibling_not_checked[sib_id]
+                sib.not_checked = outcome.sibling_not_checked[sib_id]
                 sib.save(update_fields=["not_checked"])
-        for sib_id in run.fleet_siblings:
-            if sib_id in run.sibling_not_checked:
-                members.filter(pk=sib_id).update(not_checked=run.sibling_not_checked[sib_id])
-        if run.fleet_siblings:
-            _write_fleet_findings(run, members, previous=previous)
+        for sib_id in outcome.fleet_siblings:
+            if sib_id in outcome.sibling_not_checked:
+                members.filter(pk=sib_id).update(not_checked=outcome.sibling_not_checked[sib_id])
+        if outcome.fleet_siblings:
+            _store_fleet_findings(outcome, members, previous=previous)
     return snapshot
 
 
@@ -918,9 +937,9 @@ def _fleet_rules_of_cluster(snapshot: Snapshot, version: str) -> Counter:
     return Counter()
 
 
-def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: Counter) -> None:
+def _store_fleet_findings(outcome: _Outcome, members: QuerySet[Snapshot], *, previous: Counter) -> None:
     """Give the ``members`` of the cluster seen through their fleet summaries
-    (``run.fleet_siblings``, those ``done`` by this engine) this run's fleet
+    (``outcome.fleet_siblings``, those ``done`` by this engine) this run's fleet
     findings.
 
     What a fleet finding says changes with every member that joins ("1997 of
@@ -931,19 +950,19 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
     fleet findings changes (``previous``: the set before this run), e.g. when a
     drift appears or goes away. Every member joining writes its own rows, so
     otherwise every member holds them already and nothing is written."""
-    fleet = [f for f in run.own if is_fleet_rule(f.rule)]
+    fleet = [f for f in outcome.own if is_fleet_rule(f.rule)]
     if Counter(f.rule for f in fleet) == previous:
         return
     members = members.filter(
-        pk__in=run.fleet_siblings, status=Snapshot.Status.DONE, engine_version=run.version
+        pk__in=outcome.fleet_siblings, status=Snapshot.Status.DONE, engine_version=outcome.version
     )
     Finding.objects.filter(
-        snapshot__in=members, engine_version=run.version, rule__startswith="fleet."
+        snapshot__in=members, engine_version=outcome.version, rule__startswith="fleet."
     ).delete()
     copies = []
     for member in members.only("pk"):
         copies.extend(
-            _finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts)
+            _finding_rows(fleet, snapshot=member, engine_version=outcome.version, excerpts=outcome.excerpts)
         )
     Finding.objects.bulk_create(copies, batch_size=1000)
 
@@ -973,11 +992,12 @@ def _skipped_entry(item: Any) -> dict:
     return {"rule": str(item), "reason": ""}
 
 
-def _kind_after_load(snapshot: Snapshot) -> str:
+def _kind_after_reading(snapshot: Snapshot, reading: LoadedUpload) -> str:
+    """An archive stored as ``collector`` or ``sosreport`` (from its name and
+    first bytes) is what its first members show; any other kind stays."""
     if snapshot.kind not in (Snapshot.Kind.COLLECTOR, Snapshot.Kind.SOSREPORT):
         return snapshot.kind
-    with default_storage.open(stored_name(snapshot.file), "rb") as fh:
-        return archive.archive_kind(fh, snapshot.kind)
+    return reading.kind(snapshot.kind)
 
 
 def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Snapshot]:

@@ -27,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
 from collectors.facts import HostFacts, SnapshotFacts
 from engine import run as engine_run
-from engine.rules import Finding, load_all
+from engine.rules import RuleFinding, load_all
 from engine.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
 from triage.models import Snapshot
 from triage.selectors import MAX_CLUSTER_HOSTS, host_key, hostname_expression, unique_labels
@@ -259,10 +259,10 @@ class ClusterView:
     superseded: int  # older analysed snapshots of hosts that have a newer one
     hosts: list[HostFacts]
     matrix: Matrix
-    fleet_findings: list[Finding]
+    fleet_findings: list[RuleFinding]
 
 
-def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[Finding]:
+def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[RuleFinding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
     each snapshot's own report); ``profiles``: their stored fleet profiles."""
     fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine_run.is_fleet_rule(rule_id)}

@@ -1,20 +1,25 @@
-"""Excerpts: the raw lines around every line a finding cites, read back from
-the stored uploads when an analysis is written, so that the report shows them
-without re-opening archives.
+"""Excerpts: the raw lines around every line a finding cites, kept with the
+analysis when it is written, so that the report shows them without re-opening
+archives.
+
+The upload the analysis read gives its lines from that one read
+(:class:`collectors.archive.LoadedUpload`); another host of the cluster whose
+findings cite its own upload is read back from storage, before the analysis
+takes any lock.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 
-from django.conf import settings
 from django.core.files.storage import default_storage
 
 from collectors import archive
-from collectors.decoding import decode_bytes
+from collectors.archive import LoadedUpload
 from engine.rules import artifact_file
-from triage.models import Snapshot, SnapshotArtifact
+from triage.models import Snapshot
 from triage.storage import stored_name
 
 log = logging.getLogger(__name__)
@@ -25,25 +30,25 @@ EXCERPT_CONTEXT = 2  # lines shown before and after the cited line
 
 EXCERPT_LINE_CHARS = 300
 
+# (artifact, line) wanted -> the lines of the file each cites
+CitedLines = Callable[[set[tuple[str, int]]], dict[tuple[str, int], list[str]]]
 
-def cited_excerpts(
-    findings, snapshots_by_label: dict[str, Snapshot], hosts: dict | None = None
-) -> dict[tuple[str, str, int], list[dict]]:
-    """The raw lines around every cited (artifact, line), read back from the
-    stored uploads, so the report can show them without re-opening archives.
-    ``hosts`` (label -> HostFacts) tells which file of a snapshot with added
-    evidence an artifact was read from. Best effort: an unreadable source just
-    has no excerpt."""
+
+def cited_excerpts(findings, sources: dict[str, CitedLines]) -> dict[tuple[str, str, int], list[dict]]:
+    """The raw lines around every cited (artifact, line) of the hosts in
+    ``sources`` (label -> where its lines come from: :func:`reading_lines` or
+    :func:`stored_lines`). Best effort: an unreadable source just has no
+    excerpt."""
     wanted: dict[str, set[tuple[str, int]]] = {}
     for f in findings:
         for e in f.evidence:
             label = e.host or f.host or ""
-            if e.artifact and isinstance(e.line, int) and e.line > 0 and label in snapshots_by_label:
+            if e.artifact and isinstance(e.line, int) and e.line > 0 and label in sources:
                 wanted.setdefault(label, set()).add((e.artifact, e.line))
     out: dict[tuple[str, str, int], list[dict]] = {}
     for label, items in wanted.items():
         try:
-            texts = _cited_lines(snapshots_by_label[label], items, (hosts or {}).get(label))
+            texts = sources[label](items)
         except Exception:
             log.warning("could not read excerpts of %s", label, exc_info=True)
             continue
@@ -71,28 +76,36 @@ def _source_file(host, artifact: str, line: int) -> str | None:
     return None
 
 
-def _cited_lines(snapshot: Snapshot, items: set[tuple[str, int]], host) -> dict[tuple[str, int], list[str]]:
-    """(artifact, line) -> the lines of the file it cites: the upload, or the
-    added artifact it was read from."""
-    added = {os.path.basename(stored_name(a.file)): a for a in snapshot.added_artifacts.all()}
-    in_added: dict[tuple[str, int], SnapshotArtifact] = {}
-    if added and host is not None:
-        for artifact, line in items:
-            source = _source_file(host, artifact, line)
-            if source in added:
-                in_added[(artifact, line)] = added[source]
-    main = _artifact_lines(snapshot, {a for (a, n) in items if (a, n) not in in_added})
-    out = {(a, n): main[a] for (a, n) in items if (a, n) not in in_added and a in main}
-    limit = settings.CASEBOOK_LIMITS["artifact_bytes"]
-    for key, added_artifact in in_added.items():
-        with default_storage.open(stored_name(added_artifact.file), "rb") as fh:
-            data = fh.read(limit + 1)
-        if len(data) <= limit:
-            out[key] = decode_bytes(data).text.split("\n")
-    return out
+def reading_lines(reading: LoadedUpload, host) -> CitedLines:
+    """The cited lines of ``host`` from the read that produced it: the upload,
+    or the added artifact (a file read with it) an artifact was read from."""
+    added = {os.path.basename(file.name) for file in reading.files[1:]}
+
+    def lines(items: set[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
+        in_added: dict[tuple[str, int], str] = {}
+        if added:
+            for artifact, line in items:
+                source = _source_file(host, artifact, line)
+                if source in added:
+                    in_added[(artifact, line)] = source
+        main = reading.artifact_lines({a for (a, n) in items if (a, n) not in in_added})
+        out = {(a, n): main[a] for (a, n) in items if (a, n) not in in_added and a in main}
+        for key, source in in_added.items():
+            text = reading.file_lines(source)
+            if text is not None:
+                out[key] = text
+        return out
+
+    return lines
 
 
-def _artifact_lines(snapshot: Snapshot, names: set[str]) -> dict[str, list[str]]:
-    """Lines of the named artifacts of one stored upload (``collectors.archive.artifact_lines``)."""
-    with default_storage.open(stored_name(snapshot.file), "rb") as fh:
-        return archive.artifact_lines(fh, names)
+def stored_lines(snapshot: Snapshot) -> CitedLines:
+    """The cited lines of another host of the cluster, read back from its
+    stored upload (``collectors.archive.artifact_lines``)."""
+
+    def lines(items: set[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
+        with default_storage.open(stored_name(snapshot.file), "rb") as fh:
+            found = archive.artifact_lines(fh, {a for a, _n in items})
+        return {(a, n): found[a] for (a, n) in items if a in found}
+
+    return lines

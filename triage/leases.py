@@ -119,7 +119,7 @@ class LeaseKeeper:
     failing on the broken one until the lease expires. When a renewal finds
     the lease held by someone else, :attr:`lost` is set: the analysis stops
     before writing anything (and its write is fenced by the lease anyway:
-    ``triage.analysis._write``)."""
+    ``triage.analysis._store_outcome``)."""
 
     def __init__(self, snapshot_id: int, owner: str):
         self.snapshot_id = snapshot_id

@@ -102,15 +102,17 @@ def _command(text: Any) -> str:
     return f"{fence} {s} {fence}"
 
 
-def _value(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """An evidence value as an engineer reads it (no Python reprs), in a
+    report and on the snapshot page alike."""
     if value is None:
         return "—"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ", ".join(_value(v) for v in value) or "—"
+        return ", ".join(shown_value(v) for v in value) or "—"
     if isinstance(value, dict):
-        return ", ".join(f"{k}={_value(v)}" for k, v in value.items()) or "—"
+        return ", ".join(f"{k}={shown_value(v)}" for k, v in value.items()) or "—"
     return str(value)
 
 
@@ -296,7 +298,9 @@ def _answer(w: Markdown, snapshot: Snapshot, findings, lang: str, base_url: str)
     effects = []
     for m in digest["metrics"]:
         change = f" ({m['change']:+d} %)" if m["change"] is not None else ""
-        before, after = (f"{v:g}" if isinstance(v, float) else _value(v) for v in (m["before"], m["after"]))
+        before, after = (
+            f"{v:g}" if isinstance(v, float) else shown_value(v) for v in (m["before"], m["after"])
+        )
         effects.append(f"{w.inline(m['name'])}: {before} → {after} {w.inline(m['unit'])}{change}")
     fixed = [_measure(w, s["measure"].slug, s["measure"].title_for(lang), base_url) for s in digest["fixed"]]
     return {
@@ -450,7 +454,7 @@ def _finding(w: Markdown, f: Finding, lang: str, titles: dict[str, str], base_ur
         items.append(
             {
                 "fact": e.get("fact"),
-                "value": _value(e.get("value")),
+                "value": shown_value(e.get("value")),
                 "artifact": w.inline(e.get("artifact") or ""),
                 "line": str(e["line"]) if e.get("line") else "",
                 "quote": w.inline(hit.get("text")) if hit else None,

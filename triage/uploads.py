@@ -43,7 +43,8 @@ from django.utils.text import get_valid_filename
 from accounts.access import home_team
 from collectors import archive
 from config import celery as broker
-from triage import tasks, tickets
+from config.enqueue import enqueue
+from triage import tickets
 from triage.models import Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.storage import CHUNK, local_path
 
@@ -123,7 +124,6 @@ def create_snapshot(
     filename: str = "",
     label: str = "",
     cluster: str = "",
-    session=None,
 ) -> Snapshot:
     """Store an upload durably and queue its analysis.
 
@@ -147,7 +147,6 @@ def create_snapshot(
 
     existing = Snapshot.objects.filter(owner=owner, sha256=sha256).first()
     if existing is not None:
-        _link_session(session, existing)
         return existing
 
     filename = os.path.basename(filename)[:200] or "upload"
@@ -172,14 +171,11 @@ def create_snapshot(
         with transaction.atomic():
             snapshot = Snapshot.objects.create(**fields)
             _add_pasted_tickets(snapshot, head)
-            _link_session(session, snapshot)
             transaction.on_commit(lambda: enqueue_analysis(snapshot_id=snapshot.pk))
     except IntegrityError:
         # A concurrent identical upload won the race: keep theirs.
         default_storage.delete(stored_name)
-        existing = Snapshot.objects.get(owner=owner, sha256=sha256)
-        _link_session(session, existing)
-        return existing
+        return Snapshot.objects.get(owner=owner, sha256=sha256)
     return snapshot
 
 
@@ -191,13 +187,6 @@ def _add_pasted_tickets(snapshot: Snapshot, head: bytes) -> None:
     pattern = snapshot.team.ticket_pattern if snapshot.team is not None else ""
     for key in tickets.keys_in(head.decode("utf-8", errors="replace"), pattern):
         TicketRef.objects.get_or_create(key=key, snapshot=snapshot, defaults={"added_by": snapshot.owner})
-
-
-def _link_session(session, snapshot: Snapshot) -> None:
-    """Attach the snapshot to a troubleshooting session; the sessions app owns
-    the relation (a ``snapshots`` many-to-many on its model)."""
-    if session is not None and hasattr(session, "snapshots"):
-        session.snapshots.add(snapshot)
 
 
 def waiting_name(snapshot_id: int) -> str:
@@ -213,13 +202,14 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
     it, so the sweeper does not send it again meanwhile."""
     broker.mark_waiting(waiting_name(snapshot_id))
     try:
-        tasks.analyze_snapshot.apply_async(
-            args=[snapshot_id],  # type: ignore[arg-type]  # Celery takes any sequence
+        enqueue(
+            "triage.tasks.analyze_snapshot",
+            snapshot_id,
             # No limits in the message: the worker's own settings
-            # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are.
-            # (celery-types wants an int; Celery takes None as "no limit".)
-            time_limit=None,  # type: ignore[arg-type]
-            soft_time_limit=None,  # type: ignore[arg-type]
+            # (CASEBOOK_ANALYSIS_*_LIMIT) apply, whatever the sender's are
+            # (Celery takes None as "no limit").
+            time_limit=None,
+            soft_time_limit=None,
             retry=True,
             retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
         )

@@ -28,9 +28,8 @@ from engine import run as engine_run
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from engine.remedies.playbook import render_playbook
-from engine.rules import Finding as RuleFinding
+from engine.rules import RuleFinding, rule_title
 from engine.rules import load_all as load_rules
-from engine.rules import rule_title
 from engine.severity import SEVERITIES
 from kb import authoring
 from kb import views as kb_views
@@ -41,7 +40,7 @@ from triage import acknowledgements, analysis, charts, fleetview, selectors, tic
 from triage import cluster as clusters
 from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
 from triage.models import Finding, Snapshot, TicketRef
-from triage.reports import ROLES
+from triage.reports import ROLES, shown_value
 
 TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
@@ -110,25 +109,12 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
     return render(request, "triage/snapshot_new.html", {"form": form}, status=400 if form.errors else 200)
 
 
-def _shown_value(value) -> str:
-    """Evidence values as an engineer reads them: no Python reprs."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_shown_value(v) for v in value) or "—"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_shown_value(v)}" for k, v in value.items()) or "—"
-    return str(value)
-
-
 def _evidence_view(evidence: list) -> list[dict]:
     out = []
     for item in evidence or []:
         if not isinstance(item, dict):
             item = {"fact": "", "value": item}
-        out.append({**item, "shown": _shown_value(item.get("value"))})
+        out.append({**item, "shown": shown_value(item.get("value"))})
     return out
 
 
@@ -669,7 +655,7 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
             "title": rule_title(rule_id, zh) or rule_id,
             "condition": spec.text("condition", zh),
             "rationale": spec.text("rationale", zh),
-            "thresholds": sorted((k, _shown_value(v)) for k, v in spec.thresholds.items()),
+            "thresholds": sorted((k, shown_value(v)) for k, v in spec.thresholds.items()),
             "measures": [
                 {
                     "slug": s,

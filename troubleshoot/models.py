@@ -126,10 +126,6 @@ class Session(models.Model):
     def is_closed(self) -> bool:
         return self.state == self.State.CLOSED
 
-    @property
-    def step_index(self) -> int:
-        return STEP_ORDER.index(self.step)
-
 
 class SessionSnapshot(models.Model):
     class Phase(models.TextChoices):
@@ -138,7 +134,7 @@ class SessionSnapshot(models.Model):
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="attachments")
     snapshot = models.ForeignKey("triage.Snapshot", on_delete=models.CASCADE, related_name="+")
-    # The default lets triage.uploads.create_snapshot(session=...) attach through the M2M.
+    # The default lets an attachment through the ``snapshots`` M2M be "before".
     phase = models.CharField(max_length=8, choices=Phase.choices, default=Phase.BEFORE)
     attached_at = models.DateTimeField(auto_now_add=True)
 

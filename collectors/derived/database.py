@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collectors.derived.values import as_int, size_bytes
+from collectors.derived.values import as_int
 from collectors.facts import HostFacts
+from collectors.sizes import size_bytes
 
 
 def db_pool_bytes(host: HostFacts) -> int | None:

@@ -4,7 +4,7 @@ is prose alone."""
 
 from __future__ import annotations
 
-from collectors.facts import SnapshotFacts
+from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
 
 
 def snapshot_features(snapshot: SnapshotFacts) -> list[str]:
@@ -14,43 +14,54 @@ def snapshot_features(snapshot: SnapshotFacts) -> list[str]:
     if len(hosts) > 1:
         features.add("hosts:multiple")
     for host in hosts:
-        cpu = host.cpu
         if host.is_guest:
             features.add("role:guest")
-        elif host.role == "physical" or (cpu and cpu.hypervisor_vendor is None):
+        elif host.role == "physical" or (host.cpu and host.cpu.hypervisor_vendor is None):
             features.add("role:physical")
-        if cpu is not None:
-            arch = (cpu.architecture or "").lower()
-            if arch:
-                features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
-            if cpu.hypervisor_vendor:
-                features.add("guest-of:" + cpu.hypervisor_vendor.lower())
-            model = f"{cpu.vendor or ''} {cpu.model_name or ''}".lower()
-            for needle, name in (
-                ("kunpeng", "kunpeng"),
-                ("hisilicon", "kunpeng"),
-                ("intel", "intel"),
-                ("amd", "amd"),
-            ):
-                if needle in model:
-                    features.add("cpu:" + name)
-                    break
-            if (cpu.sockets or 0) >= 2:
-                features.add("sockets:multiple")
-        nodes = host.numa_node_count()
-        if nodes:
-            features.add("numa:multi-node" if nodes > 1 else "numa:single-node")
-        if host.domains or host.virsh_version or host.capabilities:
-            features.add("hypervisor:kvm")
-        if host.database is not None and host.database.kind:
-            features.add("db:" + host.database.kind.lower())
-            if host.database.kind.lower() in ("mysql", "mariadb", "percona"):
-                features.add("db:mysql-family")
-        if host.oceanbase is not None:
-            features.add("db:oceanbase")
-        for bench in host.benchmarks or []:
-            features.add("bench:" + bench.kind.lower())
+        if host.cpu is not None:
+            features |= _cpu_features(host.cpu)
+        features |= _host_features(host)
     return sorted(features)
+
+
+# a CPU model's words -> the vendor feature, the first found
+_CPU_VENDORS = (("kunpeng", "kunpeng"), ("hisilicon", "kunpeng"), ("intel", "intel"), ("amd", "amd"))
+
+
+def _cpu_features(cpu: CpuTopology) -> set[str]:
+    """Architecture, hypervisor, CPU vendor and sockets."""
+    features: set[str] = set()
+    arch = (cpu.architecture or "").lower()
+    if arch:
+        features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
+    if cpu.hypervisor_vendor:
+        features.add("guest-of:" + cpu.hypervisor_vendor.lower())
+    model = f"{cpu.vendor or ''} {cpu.model_name or ''}".lower()
+    vendor = next((name for needle, name in _CPU_VENDORS if needle in model), None)
+    if vendor:
+        features.add("cpu:" + vendor)
+    if (cpu.sockets or 0) >= 2:
+        features.add("sockets:multiple")
+    return features
+
+
+def _host_features(host: HostFacts) -> set[str]:
+    """NUMA, KVM, databases and benchmarks."""
+    features: set[str] = set()
+    nodes = host.numa_node_count()
+    if nodes:
+        features.add("numa:multi-node" if nodes > 1 else "numa:single-node")
+    if host.domains or host.virsh_version or host.capabilities:
+        features.add("hypervisor:kvm")
+    if host.database is not None and host.database.kind:
+        features.add("db:" + host.database.kind.lower())
+        if host.database.kind.lower() in ("mysql", "mariadb", "percona"):
+            features.add("db:mysql-family")
+    if host.oceanbase is not None:
+        features.add("db:oceanbase")
+    for bench in host.benchmarks or []:
+        features.add("bench:" + bench.kind.lower())
+    return features
 
 
 def prose_only(snapshot_facts: SnapshotFacts) -> bool:

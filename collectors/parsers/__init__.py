@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -113,27 +112,3 @@ def load_all() -> dict[str, ParserSpec]:
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY
-
-
-def for_command(command: str) -> ParserSpec | None:
-    load_all()
-    command = command.strip()
-    for spec in REGISTRY.values():
-        if any(re.search(p, command) for p in spec.commands):
-            return spec
-    return None
-
-
-def for_path(path: str) -> ParserSpec | None:
-    load_all()
-    for spec in REGISTRY.values():
-        if any(re.search(p, path) for p in spec.paths):
-            return spec
-    return None
-
-
-def detect(text: str) -> ParserSpec | None:
-    load_all()
-    head = text[:8192]
-    matches = [s for s in REGISTRY.values() if s.detect and s.detect(head)]
-    return max(matches, key=lambda s: s.priority) if matches else None

@@ -47,10 +47,10 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
+from collectors.numbers import decimal
 from collectors.parsers import register
 from collectors.sizes import kib
 
-_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
 _CPU_LABEL = re.compile(r"%?Cpu(\d{1,6}|\(s\))\s*:")
 _CPU_FIELD = re.compile(r"(\d{1,15}(?:[.,]\d{1,6})?)\s*%?\s*(us|sy|ni|id|wa|hi|si|st)\b")
 _LOAD = re.compile(r"load average:\s*([\d.,]+),?\s+([\d.,]+),?\s+([\d.,]+)")
@@ -63,18 +63,11 @@ _MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|u
 _TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
 
 
-def _float(token: str) -> float | None:
-    token = token.strip()
-    if not _NUM.match(token):
-        return None
-    return float(token.replace(",", "."))
-
-
 def _util_from_fields(cpu: str, segment: str, line: int) -> CpuUtil | None:
     util = CpuUtil(cpu=cpu, line=line)
     found = False
     for value, name in _CPU_FIELD.findall(segment):
-        number = _float(value)
+        number = decimal(value)
         if number is not None and getattr(util, name) is None:
             setattr(util, name, number)
             found = True
@@ -89,54 +82,11 @@ def _parse_top(text: str) -> CpuUsage:
     proc_header: list[str] | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
         if proc_header is not None:
-            proc = _process_row(line, proc_header, idx)
-            if proc is not None:
-                out.processes.append(proc)
-                continue
-            first = line.split()[:1]
-            if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
-                # a process row cut mid-paste ("49449 qemu      20")
-                out.errors.append(
-                    ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx)
-                )
+            if _top_process_line(out, line, proc_header, idx):
                 continue
             if line.strip():
                 proc_header = None
-        m = _LOAD.search(line)
-        if m and out.load_average is None:
-            values = [v for v in (_float(g.rstrip(",")) for g in m.groups()) if v is not None]
-            if len(values) == len(m.groups()):
-                out.load_average = (values[0], values[1], values[2])
-                out.lines["load_average"] = idx
-            days = _UP_DAYS.search(line)
-            if days:
-                out.uptime_days = int(days.group(1))
-            elif re.search(r"\bup\s", line):
-                out.uptime_days = 0
-            continue
-        m = _TASKS.match(line)
-        if m:
-            out.tasks_total = int(m.group(1))
-            out.lines["tasks_total"] = idx
-            continue
-        labels = list(_CPU_LABEL.finditer(line))
-        if labels:
-            for pos, label in enumerate(labels):
-                end = labels[pos + 1].start() if pos + 1 < len(labels) else len(line)
-                name = label.group(1)
-                cpu = "all" if name == "(s)" else name
-                util = _util_from_fields(cpu, line[label.end() : end], idx)
-                if util is None:
-                    continue
-                if cpu == "all":
-                    out.overall = util
-                    out.lines["overall"] = idx
-                else:
-                    out.per_cpu.append(util)
-            continue
-        m = _MEM_LINE.match(line.lstrip())
-        if m and out.mem_total_kb is None:
-            _top_memory(out, line, m.group(1), idx)
+        if _top_summary_line(out, line, idx):
             continue
         tokens = line.split()
         if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
@@ -147,6 +97,72 @@ def _parse_top(text: str) -> CpuUsage:
     ):
         raise ParseError("no top header, CPU lines or process list found")
     return out
+
+
+def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int) -> bool:
+    """A row of the process list (or one cut mid-paste, reported); False for
+    any other line."""
+    proc = _process_row(line, proc_header, idx)
+    if proc is not None:
+        out.processes.append(proc)
+        return True
+    first = line.split()[:1]
+    if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
+        # a process row cut mid-paste ("49449 qemu      20")
+        out.errors.append(ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx))
+        return True
+    return False
+
+
+def _top_summary_line(out: CpuUsage, line: str, idx: int) -> bool:
+    """A line of top's summary (load and uptime, tasks, CPU, memory) read into
+    ``out``; False for any other line."""
+    m = _LOAD.search(line)
+    if m and out.load_average is None:
+        _top_load(out, line, m, idx)
+        return True
+    m = _TASKS.match(line)
+    if m:
+        out.tasks_total = int(m.group(1))
+        out.lines["tasks_total"] = idx
+        return True
+    labels = list(_CPU_LABEL.finditer(line))
+    if labels:
+        _top_cpus(out, line, labels, idx)
+        return True
+    m = _MEM_LINE.match(line.lstrip())
+    if m and out.mem_total_kb is None:
+        _top_memory(out, line, m.group(1), idx)
+        return True
+    return False
+
+
+def _top_load(out: CpuUsage, line: str, m: re.Match[str], idx: int) -> None:
+    values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
+    if len(values) == len(m.groups()):
+        out.load_average = (values[0], values[1], values[2])
+        out.lines["load_average"] = idx
+    days = _UP_DAYS.search(line)
+    if days:
+        out.uptime_days = int(days.group(1))
+    elif re.search(r"\bup\s", line):
+        out.uptime_days = 0
+
+
+def _top_cpus(out: CpuUsage, line: str, labels: list[re.Match[str]], idx: int) -> None:
+    """``%Cpu(s):`` (all CPUs) or ``%Cpu0 :`` lines, several per line when top prints them side by side."""
+    for pos, label in enumerate(labels):
+        end = labels[pos + 1].start() if pos + 1 < len(labels) else len(line)
+        name = label.group(1)
+        cpu = "all" if name == "(s)" else name
+        util = _util_from_fields(cpu, line[label.end() : end], idx)
+        if util is None:
+            continue
+        if cpu == "all":
+            out.overall = util
+            out.lines["overall"] = idx
+        else:
+            out.per_cpu.append(util)
 
 
 def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
@@ -178,10 +194,10 @@ def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
             time_pos = pos
             break
     if time_pos is not None and time_pos >= 4:
-        cpu, mem = _float(tokens[time_pos - 2]), _float(tokens[time_pos - 1])
+        cpu, mem = decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1])
         command = " ".join(tokens[time_pos + 1 :])
     elif len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
-        cpu, mem = _float(tokens[header.index("%CPU")]), _float(tokens[header.index("%MEM")])
+        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
         command = " ".join(tokens[len(header) - 1 :])
     else:
         return None
@@ -252,7 +268,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
             columns = [_column(t) for t in tokens[pos + 1 :]]
             out.lines.setdefault("header", idx)
             continue
-        if len(tokens) >= 3 and all(_float(t) is None for t in tokens[1:]):
+        if len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:]):
             # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
             cpu_pos = None
             continue
@@ -272,7 +288,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         for name, cell in zip(columns, cells, strict=False):
             if name is None:
                 continue
-            value = _float(cell)
+            value = decimal(cell)
             if value is not None:
                 setattr(util, name, value)
                 got = True

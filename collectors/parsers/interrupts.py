@@ -23,8 +23,9 @@ from collectors.facts import Interrupts, ParseError
 from collectors.parsers import register
 
 _MAX_DIGITS = 20
-# /proc/softirqs has the same layout; its rows are exactly these names
-_SOFTIRQ_NAMES = {
+# the kernel's softirq vectors (include/linux/interrupt.h): /proc/softirqs has
+# the layout of /proc/interrupts, and its rows are exactly these names
+SOFTIRQ_NAMES = {
     "HI",
     "TIMER",
     "NET_TX",
@@ -60,18 +61,7 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
         if not sep or not name or " " in name:
             continue
         tokens = rest.split()
-        head = tokens[:ncpu]
-        joined = "".join(head)
-        counts: list[int] = []
-        # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
-        if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
-            counts = [int(token) for token in head]
-        else:
-            for token in head:
-                if token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS:
-                    counts.append(int(token))
-                else:
-                    break
+        counts = _leading_counts(tokens[:ncpu])
         if not counts and tokens:
             # a row without counts is not a counter row (stray text)
             continue
@@ -82,6 +72,20 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
             out.descriptions[name] = description
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _leading_counts(head: list[str]) -> list[int]:
+    """The counts at the start of a row's cells, up to the first that is not one."""
+    joined = "".join(head)
+    # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
+    if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
+        return [int(token) for token in head]
+    counts: list[int] = []
+    for token in head:
+        if not (token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS):
+            break
+        counts.append(int(token))
+    return counts
 
 
 @register(
@@ -107,6 +111,6 @@ def parse_interrupts(text: str) -> Interrupts:
     parse_counter_table(text, out)
     if not out.rows:
         raise ParseError("no interrupt rows after the CPU header")
-    if set(out.rows) <= _SOFTIRQ_NAMES:
+    if set(out.rows) <= SOFTIRQ_NAMES:
         raise ParseError("only softirq rows: this is /proc/softirqs, not /proc/interrupts")
     return out

@@ -56,7 +56,7 @@ import json
 import re
 from typing import Any
 
-from collectors.cpulist import MAX_CPU_ID
+from collectors.cpulist import parse_cpulist
 from collectors.facts import ArtifactError, CpuTopology, ParseError
 from collectors.parsers import register
 
@@ -154,34 +154,6 @@ _OCR_KEYS.update({"cpuopmodes": "cpu op-mode(s)"})
 def _int(value: str) -> int | None:
     value = value.strip()
     return int(value) if _INT_RE.match(value) else None
-
-
-def expand_cpulist(text: str) -> list[int]:
-    """CPU list with lscpu's stride syntax (``0-62:2``); raises ValueError."""
-    cpus: set[int] = set()
-    text = (text or "").replace(" ", "")
-    budget = 4 * (MAX_CPU_ID + 1)  # "0-65535" repeated a million times must not cost 10^11 steps
-    for part in text.split(","):
-        if not part:
-            continue
-        step = 1
-        if ":" in part:
-            part, step_s = part.split(":", 1)
-            step = int(step_s)
-            if step < 1:
-                raise ValueError("bad stride")
-        if "-" in part:
-            lo_s, hi_s = part.split("-", 1)
-            lo, hi = int(lo_s), int(hi_s)
-        else:
-            lo = hi = int(part)
-        if lo > hi or hi > MAX_CPU_ID:
-            raise ValueError(f"bad CPU range {part!r}")
-        budget -= (hi - lo) // step + 1
-        if budget < 0:
-            raise ValueError("CPU list too long")
-        cpus.update(range(lo, hi + 1, step))
-    return sorted(cpus)
 
 
 # lscpu under a Chinese locale (util-linux zh_CN catalogue), as pasted in Chinese tickets
@@ -296,7 +268,7 @@ class _Builder:
 
     def _add_node(self, node: int, value: str, line: int | None) -> None:
         try:
-            cpus = expand_cpulist(value)
+            cpus = parse_cpulist(value)
         except ValueError:
             return
         self.topo.numa_node_cpus[node] = cpus
@@ -326,7 +298,7 @@ class _Builder:
                 topo.extra.setdefault(name, number)
         elif name == "online_cpus":
             try:
-                topo.online_cpus = expand_cpulist(value)
+                topo.online_cpus = parse_cpulist(value)
             except ValueError:
                 return False
         elif name == "flags":

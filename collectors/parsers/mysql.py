@@ -52,6 +52,7 @@ from typing import Any
 
 from collectors.facts import ArtifactError, DatabaseFacts, DbEvent, ParseError
 from collectors.parsers import register
+from collectors.sizes import size_bytes
 
 # ------------------------------------------------------------------ result tables
 
@@ -100,64 +101,85 @@ def parse_result_tables(text: str) -> list[ResultTable]:
     while i < len(lines):
         line = lines[i]
         if _BORDER.match(line) and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|"):
-            columns = [c.lower() for c in _split_bordered(lines[i + 1])]
-            table = ResultTable(columns=columns, header_line=i + 2)
-            i += 2
-            while i < len(lines):
-                row = lines[i]
-                if _BORDER.match(row):
-                    i += 1
-                    # the closing border is followed by "N rows in set" or the next prompt
-                    if i < len(lines) and not lines[i].lstrip().startswith("|"):
-                        break
-                    continue
-                if not row.lstrip().startswith("|"):
-                    break
-                if _INNER_BORDER.match(row):
-                    i += 1
-                    continue
-                cells = _split_bordered(row)
-                if len(cells) > len(columns) > 0:
-                    cells = [*cells[: len(columns) - 1], " | ".join(cells[len(columns) - 1 :])]
-                elif len(cells) < len(columns):
-                    last = i + 1 >= len(lines) or not lines[i + 1].lstrip().startswith(("|", "+"))
-                    if (last and not row.rstrip().endswith("|")) or len(cells) < 2 <= len(columns):
-                        # "| innodb_autoextend_increment   |" where the paste ends: cut
-                        table.cut_rows.append((i + 1, row.strip()))
-                        i += 1
-                        continue
-                    cells += [""] * (len(columns) - len(cells))
-                table.rows.append(cells)
-                table.row_lines.append(i + 1)
-                i += 1
+            table, i = _bordered_table(lines, i)
             tables.append(table)
-            continue
-        if _VERTICAL_SEP.match(line.strip()):
-            table = ResultTable(columns=[], header_line=i + 1)
-            while i < len(lines) and _VERTICAL_SEP.match(lines[i].strip()):
-                record: dict[str, str] = {}
-                first_line = i + 2
-                i += 1
-                while i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
-                    m = _VERTICAL_FIELD.match(lines[i])
-                    if not m or re.match(r"^\d+ rows? in set|^Empty set", lines[i].strip()):
-                        break
-                    record[m.group(1).strip().lower()] = m.group(2).strip()
-                    i += 1
-                for name in record:
-                    if name not in table.columns:
-                        table.columns.append(name)
-                table.rows.append([record.get(c, "") for c in table.columns])
-                table.row_lines.append(first_line)
-                if i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
-                    break
-            # rows read before a later record introduced a column get padded
-            for padded in table.rows:
-                padded += [""] * (len(table.columns) - len(padded))
+        elif _VERTICAL_SEP.match(line.strip()):
+            table, i = _vertical_table(lines, i)
             tables.append(table)
-            continue
-        i += 1
+        else:
+            i += 1
     return tables
+
+
+def _bordered_table(lines: list[str], i: int) -> tuple[ResultTable, int]:
+    """The bordered table whose top border is line ``i``, and the index after it."""
+    columns = [c.lower() for c in _split_bordered(lines[i + 1])]
+    table = ResultTable(columns=columns, header_line=i + 2)
+    i += 2
+    while i < len(lines):
+        row = lines[i]
+        if _BORDER.match(row):
+            i += 1
+            # the closing border is followed by "N rows in set" or the next prompt
+            if i < len(lines) and not lines[i].lstrip().startswith("|"):
+                break
+            continue
+        if not row.lstrip().startswith("|"):
+            break
+        if not _INNER_BORDER.match(row):
+            _bordered_row(table, lines, i)
+        i += 1
+    return table, i
+
+
+def _bordered_row(table: ResultTable, lines: list[str], i: int) -> None:
+    """Line ``i``'s cells as a row of ``table``: extra cells joined into the last
+    column, missing ones padded, a row cut where the paste ends kept apart."""
+    row = lines[i]
+    columns = table.columns
+    cells = _split_bordered(row)
+    if len(cells) > len(columns) > 0:
+        cells = [*cells[: len(columns) - 1], " | ".join(cells[len(columns) - 1 :])]
+    elif len(cells) < len(columns):
+        last = i + 1 >= len(lines) or not lines[i + 1].lstrip().startswith(("|", "+"))
+        if (last and not row.rstrip().endswith("|")) or len(cells) < 2 <= len(columns):
+            # "| innodb_autoextend_increment   |" where the paste ends: cut
+            table.cut_rows.append((i + 1, row.strip()))
+            return
+        cells += [""] * (len(columns) - len(cells))
+    table.rows.append(cells)
+    table.row_lines.append(i + 1)
+
+
+def _vertical_table(lines: list[str], i: int) -> tuple[ResultTable, int]:
+    """The ``\\G`` records starting at separator line ``i``, and the index after them."""
+    table = ResultTable(columns=[], header_line=i + 1)
+    while i < len(lines) and _VERTICAL_SEP.match(lines[i].strip()):
+        first_line = i + 2
+        record, i = _vertical_record(lines, i + 1)
+        for name in record:
+            if name not in table.columns:
+                table.columns.append(name)
+        table.rows.append([record.get(c, "") for c in table.columns])
+        table.row_lines.append(first_line)
+        if i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
+            break
+    # rows read before a later record introduced a column get padded
+    for padded in table.rows:
+        padded += [""] * (len(table.columns) - len(padded))
+    return table, i
+
+
+def _vertical_record(lines: list[str], i: int) -> tuple[dict[str, str], int]:
+    """The ``name: value`` fields from line ``i`` to the next separator."""
+    record: dict[str, str] = {}
+    while i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
+        m = _VERTICAL_FIELD.match(lines[i])
+        if not m or re.match(r"^\d+ rows? in set|^Empty set", lines[i].strip()):
+            break
+        record[m.group(1).strip().lower()] = m.group(2).strip()
+        i += 1
+    return record, i
 
 
 # ------------------------------------------------------------------ kind & version
@@ -703,20 +725,6 @@ _READY = re.compile(r"ready for connections")
 _SHUTDOWN = re.compile(r"Shutdown complete")
 
 
-def size_to_bytes(text: str) -> int | None:
-    """``432G`` / ``128.0M`` / ``128.000000M`` / ``8388608m`` / ``134217728`` to bytes."""
-    m = re.fullmatch(r"\s*([\d.]+)\s*([KMGTPkmgtp]?)\s*", text or "")
-    if not m:
-        return None
-    try:
-        number = float(m.group(1))
-    except ValueError:
-        return None
-    power = " KMGTP".index(m.group(2).upper()) if m.group(2) else 0
-    unit: int = 1024**power
-    return round(number * unit)
-
-
 def _seconds_iso(date: str, time: str, frac: str | None) -> float:
     y, mo, d = (int(x) for x in date.split("-"))
     h, mi, s = (int(x) for x in time.split(":"))
@@ -729,19 +737,19 @@ def _classify_message(msg: str) -> tuple[str, dict[str, Any]] | None:
     m = _BP_INIT.search(msg)
     if m:
         size_text = m.group("size").replace(" ", "")
-        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_to_bytes(size_text)}
+        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
         if m.group("instances"):
             data["instances"] = int(m.group("instances"))
         if m.group("chunk"):
             chunk = m.group("chunk").replace(" ", "")
             data["chunk_size"] = chunk
-            data["chunk_size_bytes"] = size_to_bytes(chunk)
+            data["chunk_size_bytes"] = size_bytes(chunk)
         return "buffer_pool_init", data
     m = _BP_SIZE_MARIADB.search(msg)
     if m and "InnoDB" in msg:
         return "buffer_pool_init", {
             "size_text": m.group("size"),
-            "size_bytes": size_to_bytes(m.group("size")),
+            "size_bytes": size_bytes(m.group("size")),
         }
     m = _NUMA_POLICY.search(msg)
     if m:

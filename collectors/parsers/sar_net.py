@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import NetDevRate, NetDevStats, ParseError
+from collectors.numbers import decimal
 from collectors.parsers import register
 
 _COLUMNS = {
@@ -33,11 +34,6 @@ _COLUMNS = {
     "rxmcst/s": "rxmcst_s",
     "%ifutil": "ifutil_pct",
 }
-_NUM = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
-
-
-def _num(token: str) -> float | None:
-    return float(token.replace(",", ".")) if _NUM.match(token) else None
 
 
 @register(
@@ -70,34 +66,46 @@ def parse_sar_net_dev(text: str) -> NetDevStats:
                 out.lines.setdefault("header", idx)
             continue
         if columns is None or len(tokens) < len(columns) + 2:
-            if tokens and columns is not None and all(_num(t) is None for t in tokens[1:]):
+            if tokens and columns is not None and all(decimal(t) is None for t in tokens[1:]):
                 columns = None  # another report's header
             continue
-        cells = tokens[-len(columns) :]
-        values = [v for v in (_num(c) for c in cells) if v is not None]
-        if len(values) < len(cells):
+        rate = _rate_row(tokens, columns, idx)
+        if rate is None:
             continue
-        iface = tokens[-len(columns) - 1]
-        rate = NetDevRate(iface=iface, line=idx)
-        for name, value in zip(columns, values, strict=True):
-            attr = _COLUMNS.get(name)
-            if attr:
-                setattr(rate, attr, value / 1024 if name.endswith("byt/s") else value)
         if tokens[0].lower().startswith(("average", "平均时间")):
-            averages[iface] = rate
+            averages[rate.iface] = rate
         else:
-            series.setdefault(iface, []).append(rate)
+            series.setdefault(rate.iface, []).append(rate)
     chosen = dict(averages)
     for iface, rows in series.items():
-        if iface in chosen:
-            continue
-        mean = NetDevRate(iface=iface, line=rows[-1].line)
-        for attr in set(_COLUMNS.values()):
-            vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
-            if vals:
-                setattr(mean, attr, round(sum(vals) / len(vals), 2))
-        chosen[iface] = mean
+        if iface not in chosen:
+            chosen[iface] = _mean_rate(iface, rows)
     if not chosen:
         raise ParseError("no sar -n DEV table (IFACE rxpck/s txpck/s ...) found")
     out.interfaces = sorted(chosen.values(), key=lambda r: r.line or 0)
     return out
+
+
+def _rate_row(tokens: list[str], columns: list[str], idx: int) -> NetDevRate | None:
+    """One interface's rates from a data row (the last ``columns`` cells, all
+    numbers, after the interface's name); None for any other row."""
+    cells = tokens[-len(columns) :]
+    values = [v for v in (decimal(c) for c in cells) if v is not None]
+    if len(values) < len(cells):
+        return None
+    rate = NetDevRate(iface=tokens[-len(columns) - 1], line=idx)
+    for name, value in zip(columns, values, strict=True):
+        attr = _COLUMNS.get(name)
+        if attr:
+            setattr(rate, attr, value / 1024 if name.endswith("byt/s") else value)
+    return rate
+
+
+def _mean_rate(iface: str, rows: list[NetDevRate]) -> NetDevRate:
+    """The mean of an interface's samples (a report without its Average lines)."""
+    mean = NetDevRate(iface=iface, line=rows[-1].line)
+    for attr in set(_COLUMNS.values()):
+        vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
+        if vals:
+            setattr(mean, attr, round(sum(vals) / len(vals), 2))
+    return mean

@@ -18,22 +18,7 @@ import re
 
 from collectors.facts import ArtifactError, Interrupts, ParseError, Softirqs
 from collectors.parsers import register
-from collectors.parsers.interrupts import parse_counter_table
-
-# the kernel's softirq vectors (include/linux/interrupt.h)
-SOFTIRQ_NAMES = {
-    "HI",
-    "TIMER",
-    "NET_TX",
-    "NET_RX",
-    "BLOCK",
-    "BLOCK_IOPOLL",
-    "IRQ_POLL",
-    "TASKLET",
-    "SCHED",
-    "HRTIMER",
-    "RCU",
-}
+from collectors.parsers.interrupts import SOFTIRQ_NAMES, parse_counter_table
 
 
 def _detect(head: str) -> bool:

@@ -347,25 +347,52 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
     if host is None:
         raise ParseError("<capabilities> without <host>")
     out = VirshCapabilities()
-    cpu = host.find("cpu")
-    if cpu is not None:
-        out.cpu_arch = (cpu.findtext("arch") or "").strip() or None
-        out.cpu_model = (cpu.findtext("model") or "").strip() or None
-        topo = cpu.find("topology")
-        if topo is not None:
-            try:
-                out.topology = {k: int(v) for k, v in topo.attrib.items()}
-            except ValueError:
-                raise ParseError("non-numeric host <topology> attribute") from None
-            ln = line_of(text, r"<topology\s")
-            if ln:
-                out.lines["topology"] = ln
+    _read_host_cpu(host, text, out)
     iommu = host.find("iommu")
     if iommu is not None:
         out.iommu = iommu.get("support") == "yes"
         ln = line_of(text, r"<iommu\b")
         if ln:
             out.lines["iommu"] = ln
+    threads = _read_cells(host, text, fragment_line, out)
+    if not out.topology and threads:
+        out.topology = _topology_of_threads(threads)
+    if out.cpu_arch is None and not out.cells and out.iommu is None:
+        raise ParseError("<capabilities> has no host CPU, NUMA cells or IOMMU information")
+    if fragment_line is not None:
+        out.errors.append(
+            ArtifactError(
+                "",
+                f"a part of the output quoted from inside <capabilities> (cells {sorted(out.cells)} read)",
+                fragment_line,
+            )
+        )
+    return out
+
+
+def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
+    """The host CPU's architecture, model and ``<topology>`` attributes."""
+    cpu = host.find("cpu")
+    if cpu is None:
+        return
+    out.cpu_arch = (cpu.findtext("arch") or "").strip() or None
+    out.cpu_model = (cpu.findtext("model") or "").strip() or None
+    topo = cpu.find("topology")
+    if topo is not None:
+        try:
+            out.topology = {k: int(v) for k, v in topo.attrib.items()}
+        except ValueError:
+            raise ParseError("non-numeric host <topology> attribute") from None
+        ln = line_of(text, r"<topology\s")
+        if ln:
+            out.lines["topology"] = ln
+
+
+def _read_cells(
+    host: Any, text: str, fragment_line: int | None, out: VirshCapabilities
+) -> set[tuple[str, str, str]]:
+    """The NUMA cells into ``out.cells``; the (socket, core, cpu) of every CPU
+    the cells list with its socket and core."""
     threads: set[tuple[str, str, str]] = set()
     cell_lines = lines_by_value(text, r"<cell\s+id=['\"](\d+)['\"]")
     for index, cell in enumerate(host.findall("topology/cells/cell")):
@@ -386,26 +413,21 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
         for c in cell.findall("cpus/cpu"):
             if c.get("socket_id") is not None and c.get("core_id") is not None:
                 threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
-    if not out.topology and threads:
-        sockets = {s for s, _, _ in threads}
-        cores = {(s, c) for s, c, _ in threads}
-        if len(cores) % len(sockets) == 0 and len(threads) % len(cores) == 0:
-            out.topology = {
-                "sockets": len(sockets),
-                "cores": len(cores) // len(sockets),
-                "threads": len(threads) // len(cores),
-            }
-    if out.cpu_arch is None and not out.cells and out.iommu is None:
-        raise ParseError("<capabilities> has no host CPU, NUMA cells or IOMMU information")
-    if fragment_line is not None:
-        out.errors.append(
-            ArtifactError(
-                "",
-                f"a part of the output quoted from inside <capabilities> (cells {sorted(out.cells)} read)",
-                fragment_line,
-            )
-        )
-    return out
+    return threads
+
+
+def _topology_of_threads(threads: set[tuple[str, str, str]]) -> dict[str, int]:
+    """Sockets, cores per socket and threads per core counted from the cells'
+    CPUs; empty when the counts do not divide evenly."""
+    sockets = {s for s, _, _ in threads}
+    cores = {(s, c) for s, c, _ in threads}
+    if len(cores) % len(sockets) or len(threads) % len(cores):
+        return {}
+    return {
+        "sockets": len(sockets),
+        "cores": len(cores) // len(sockets),
+        "threads": len(threads) // len(cores),
+    }
 
 
 def _whole_cell_id(cell: Any, index: int) -> int:

@@ -44,7 +44,7 @@ from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
-from engine.remedies.topology import Placement, check_placement, host_topology, plan_placement
+from engine.remedies.topology import HostTopology, Placement, check_placement, host_topology, plan_placement
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -218,6 +218,11 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     # a named model/vendor contradicts host-passthrough
     for child in [c for c in cpu if c.tag in ("model", "vendor")]:
         xmledit.remove_child(cpu, child)
+    _patch_cpu_topology(cpu, placement)
+    _patch_cpu_numa(cpu, placement, distances)
+
+
+def _patch_cpu_topology(cpu: ET.Element, placement: Placement) -> None:
     topo = cpu.find("topology")
     if topo is None:
         topo = xmledit.add_first(cpu, _el("topology"), level=2)
@@ -229,6 +234,10 @@ def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int
     topo.attrib.clear()
     topo.attrib.update(new)
 
+
+def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple[int, int], int]) -> None:
+    """The guest's NUMA cells, one per placement cell (keeping each old cell's
+    memAccess/discard), with the host nodes' distances between them."""
     numa = cpu.find("numa")
     old_cells: dict[str, dict[str, str]] = {}
     if numa is not None:
@@ -331,6 +340,25 @@ def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
     return out
 
 
+def _iothread_fragment(doc: xmledit.Document, iothreadpins: list[ET.Element], thread_less: list[str]) -> str:
+    """The disks' new drivers, the iothreads and their pins."""
+    root = doc.root
+    disk_drivers = [
+        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
+        for disk in root.iter("disk")
+        if (target := disk.find("target")) is not None
+        and target.get("dev") in thread_less
+        and (driver := disk.find("driver")) is not None
+    ]
+    threads = [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None]
+    parts = (
+        *disk_drivers,
+        xmledit.fragment(threads, doc),
+        xmledit.fragment(iothreadpins, doc, wrapper="cputune"),
+    )
+    return "\n".join(part for part in parts if part)
+
+
 def _fragments(
     doc: xmledit.Document,
     name: str,
@@ -348,34 +376,18 @@ def _fragments(
     def tagged(*tags: str) -> list[ET.Element]:
         return [e for e in pins if e.tag in tags]
 
+    def element(tag: str) -> str:
+        return xmledit.fragment([e for e in (root.find(tag),) if e is not None], doc)
+
     header = f"<!-- virsh edit {name} -->"
-    disk_drivers = [
-        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
-        for disk in root.iter("disk")
-        if (target := disk.find("target")) is not None
-        and target.get("dev") in thread_less
-        and (driver := disk.find("driver")) is not None
-    ]
     xml = {
-        "disable-cpu-hotplug": xmledit.fragment([e for e in (root.find("vcpu"),) if e is not None], doc),
+        "disable-cpu-hotplug": element("vcpu"),
         "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
         "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
-        "pin-iothreads": "\n".join(
-            part
-            for part in (
-                *disk_drivers,
-                xmledit.fragment(
-                    [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None], doc
-                ),
-                xmledit.fragment(tagged("iothreadpin"), doc, wrapper="cputune"),
-            )
-            if part
-        ),
-        "numatune-memory-binding": xmledit.fragment(
-            [e for e in (root.find("numatune"),) if e is not None], doc
-        ),
-        "guest-numa-topology": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
-        "cpu-mode-host-passthrough": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+        "pin-iothreads": _iothread_fragment(doc, tagged("iothreadpin"), thread_less),
+        "numatune-memory-binding": element("numatune"),
+        "guest-numa-topology": element("cpu"),
+        "cpu-mode-host-passthrough": element("cpu"),
     }
     if hugepages:
         backing = root.find("memoryBacking")
@@ -428,50 +440,12 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         return NoRemedy(key=key, reason=failed)
 
     notes = list(placement.notes)
-    root = doc.root
-    vcpu = root.find("vcpu")
-    assert vcpu is not None  # _refuse checked
-    if d.vcpus and n < d.vcpus:
-        notes.append(
-            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
-            % {"n": n, "max": d.vcpus}
-        )
-    vcpu.text = str(n)
-    vcpu.attrib.pop("current", None)
-    vcpu.attrib.pop("cpuset", None)
-    vcpu.set("placement", "static")
-    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
-        el = root.find(tag)
-        if el is not None:
-            xmledit.remove_child(root, el)
-            notes.append(f"<{tag}> removed ({why})")
-    _patch_iothreads(root, d, new_iothread, thread_less, notes)
-    _patch_cputune(root, placement)
-    _patch_numatune(root, placement)
-    _patch_cpu(root, placement, topo.distances)
-    _fit_hugepage_nodesets(root, placement, notes)
-    if placement.hugepages and not d.hugepages:
-        _patch_hugepages(root)
-    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
-    if skipped:
-        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
-    notes.append(
-        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
-    )
-
+    _patch_domain(doc.root, d, n, placement, topo, new_iothread, thread_less, notes)
     per_measure = _measure_commands(name, d, placement, new_iothread, n)
     fragments = _fragments(
         doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
     )
-    patched = xmledit.dump(doc)
-    original = domain_xml
-    if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
-        # shell prompts or other text around a pasted dump: diff and define the document alone
-        start = len(doc.prefix)
-        original = domain_xml[start : len(domain_xml) - len(doc.suffix)]
-        patched = patched[start : len(patched) - len(doc.suffix)]
-    if not original.endswith("\n"):
-        original, patched = original + "\n", patched + "\n"
+    original, patched = _original_and_patched(doc, domain_xml)
     diff = "".join(
         difflib.unified_diff(
             original.splitlines(keepends=True),
@@ -503,3 +477,61 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         placement=placement,
         data={"domain": name},
     )
+
+
+def _patch_domain(
+    root: ET.Element,
+    d: Domain,
+    n: int,
+    placement: Placement,
+    topo: HostTopology,
+    new_iothread: int | None,
+    thread_less: list[str],
+    notes: list[str],
+) -> None:
+    """Patch the domain document in place for ``placement`` (vCPUs, hot-plug,
+    iothreads, cputune, numatune, CPU topology, huge pages); ``notes`` say
+    what changed beyond the pins."""
+    vcpu = root.find("vcpu")
+    assert vcpu is not None  # _refuse checked
+    if d.vcpus and n < d.vcpus:
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
+    vcpu.text = str(n)
+    vcpu.attrib.pop("current", None)
+    vcpu.attrib.pop("cpuset", None)
+    vcpu.set("placement", "static")
+    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
+        el = root.find(tag)
+        if el is not None:
+            xmledit.remove_child(root, el)
+            notes.append(f"<{tag}> removed ({why})")
+    _patch_iothreads(root, d, new_iothread, thread_less, notes)
+    _patch_cputune(root, placement)
+    _patch_numatune(root, placement)
+    _patch_cpu(root, placement, topo.distances)
+    _fit_hugepage_nodesets(root, placement, notes)
+    if placement.hugepages and not d.hugepages:
+        _patch_hugepages(root)
+    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
+    if skipped:
+        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
+    notes.append(
+        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
+    )
+
+
+def _original_and_patched(doc: xmledit.Document, domain_xml: str) -> tuple[str, str]:
+    """The document before and after, each ending with a newline; a pasted dump
+    with shell prompts or other text around it is compared without them."""
+    patched = xmledit.dump(doc)
+    original = domain_xml
+    if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
+        start = len(doc.prefix)
+        original = domain_xml[start : len(domain_xml) - len(doc.suffix)]
+        patched = patched[start : len(patched) - len(doc.suffix)]
+    if not original.endswith("\n"):
+        original, patched = original + "\n", patched + "\n"
+    return original, patched

@@ -123,14 +123,8 @@ def _infer_cores(
     if threads <= 1 or not all_cpus:
         return tuple((c,) for c in all_cpus), ""
     node_of = {c: n for n, cpus in nodes.items() for c in cpus}
-    total = len(all_cpus)
     present = set(all_cpus)
-    candidates = []
-    if total % threads == 0 and all_cpus == list(range(total)):
-        stride = total // threads
-        candidates.append([tuple(c + k * stride for k in range(threads)) for c in range(stride)])
-        candidates.append([tuple(range(c, c + threads)) for c in range(0, total, threads)])
-    for groups in candidates:
+    for groups in _sibling_layouts(all_cpus, threads):
         if all(set(g) <= present and len({node_of[c] for c in g}) == 1 for g in groups):
             return tuple(groups), ""
     return (
@@ -138,6 +132,19 @@ def _infer_cores(
         f"lscpu reports {threads} threads per core but the SMT siblings could not be inferred; "
         "each CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)",
     )
+
+
+def _sibling_layouts(all_cpus: list[int], threads: int) -> list[list[tuple[int, ...]]]:
+    """The SMT groupings to try for CPUs ``0..n-1``: x86's (``c``, ``c + n/threads``)
+    first, then siblings numbered next to each other; none for other numberings."""
+    total = len(all_cpus)
+    if total % threads or all_cpus != list(range(total)):
+        return []
+    stride = total // threads
+    return [
+        [tuple(c + k * stride for k in range(threads)) for c in range(stride)],
+        [tuple(range(c, c + threads)) for c in range(0, total, threads)],
+    ]
 
 
 def _other_pins(domain: Domain) -> set[int]:
@@ -167,10 +174,7 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
     """
     if host is None:
         return NoRemedy(key="host", reason=_("no host facts: upload the hypervisor's numactl -H and lscpu"))
-    by_node: dict[int, list[int]] = {}
-    for cpu, node_id in cpu_node_map(host).items():  # numactl/sysfs, else lscpu
-        by_node.setdefault(node_id, []).append(cpu)
-    nodes = {n: tuple(sorted(by_node[n])) for n in sorted(by_node)}
+    nodes = _node_cpus(host)
     if not nodes:
         return NoRemedy(
             key="host",
@@ -178,35 +182,75 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
             % {"host": host.hostname or host.label or _("the host")},
         )
     cores, note = _infer_cores(host, nodes)
-    notes = [note] if note else []
+    free_kb, huge_free = _node_memory(host, nodes)
+    return HostTopology(
+        nodes=nodes,
+        cores=cores,
+        free_kb=free_kb,
+        hugepage_kb=_hugepage_size(host, huge_free),
+        hugepages_free=huge_free,
+        isolated=frozenset(host.cmdline.cpulist("isolcpus")) if host.cmdline else frozenset(),
+        used=_pinned_by_others(host, target),
+        distances=_node_distances(host),
+        unknown_guests=_unknown_guests(host, target),
+        notes=(note,) if note else (),
+    )
 
+
+def _node_cpus(host: HostFacts) -> dict[int, tuple[int, ...]]:
+    """node -> its CPUs (numactl/sysfs, else lscpu)."""
+    by_node: dict[int, list[int]] = {}
+    for cpu, node_id in cpu_node_map(host).items():
+        by_node.setdefault(node_id, []).append(cpu)
+    return {n: tuple(sorted(by_node[n])) for n in sorted(by_node)}
+
+
+def _node_memory(
+    host: HostFacts, nodes: dict[int, tuple[int, ...]]
+) -> tuple[dict[int, int | None], dict[int, int | None]]:
+    """node -> free memory (KiB), and node -> free huge pages (None: unknown)."""
     free_kb: dict[int, int | None] = {}
     huge_free: dict[int, int | None] = {}
     for n in nodes:
         node = host.numa.nodes.get(n) if host.numa else None
         free_kb[n] = node.mem_free_kb() if node else None
         huge_free[n] = node.meminfo.get("HugePages_Free") if node else None
+    return free_kb, huge_free
+
+
+def _hugepage_size(host: HostFacts, huge_free: dict[int, int | None]) -> int | None:
+    """The huge page size in KiB, from hugepages or meminfo; 2048 on an x86_64
+    host whose node meminfo counts pages without saying their size."""
     hugepage_kb = host.hugepages.hugepagesize_kb if host.hugepages else None
     if hugepage_kb is None and host.meminfo:
         hugepage_kb = host.meminfo.values.get("Hugepagesize")
     arch = (host.cpu.architecture if host.cpu else None) or ""
     if hugepage_kb is None and arch == "x86_64" and any(v is not None for v in huge_free.values()):
         hugepage_kb = 2048  # the x86_64 default size; node meminfo counts pages without their size
+    return hugepage_kb
 
+
+def _pinned_by_others(host: HostFacts, target: Domain | None) -> dict[int, str]:
+    """CPU -> the other guest pinned to it (``target`` left out)."""
     used: dict[int, str] = {}
     for other in host.domains:
         if target is not None and _same_domain(other, target):
             continue
         for cpu in _other_pins(other):
             used.setdefault(cpu, other.name or other.uuid or "another guest")
+    return used
 
-    isolated = frozenset(host.cmdline.cpulist("isolcpus")) if host.cmdline else frozenset()
 
+def _unknown_guests(host: HostFacts, target: Domain | None) -> tuple[str, ...]:
+    """Running guests (virsh list) whose domain XML the snapshot lacks."""
     known = {d.name for d in host.domains} | {d.uuid for d in host.domains}
     target_ids = {target.name, target.uuid} if target else set()
     running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []
-    unknown = tuple(n for n in running if n not in known and n not in target_ids)
+    return tuple(n for n in running if n not in known and n not in target_ids)
 
+
+def _node_distances(host: HostFacts) -> dict[tuple[int, int], int]:
+    """(node, node) -> the distance numactl -H prints."""
     distances: dict[tuple[int, int], int] = {}
     if host.numa and host.numa.distances:
         ids = host.numa.distance_nodes
@@ -214,19 +258,7 @@ def host_topology(*, host: HostFacts | None, target: Domain | None = None) -> Ho
             for j, value in enumerate(row):
                 if i < len(ids) and j < len(ids):
                     distances[(ids[i], ids[j])] = value
-
-    return HostTopology(
-        nodes=nodes,
-        cores=cores,
-        free_kb=free_kb,
-        hugepage_kb=hugepage_kb,
-        hugepages_free=huge_free,
-        isolated=isolated,
-        used=used,
-        distances=distances,
-        unknown_guests=unknown,
-        notes=tuple(notes),
-    )
+    return distances
 
 
 # ------------------------------------------------------------------- planning
@@ -275,135 +307,16 @@ def plan_placement(
     key = "placement"
     if vcpus < 1:
         return NoRemedy(key=key, reason=_("the guest has no vCPUs"))
-    t_host = topology.smt
-    free = {n: _free_cores(topology, n) for n in sorted(topology.nodes)}
-    if topology.isolated:
-        # vCPUs first on isolated cores (reserved for guests), housekeeping last
-        for cores in free.values():
-            cores.sort(key=lambda c: (not set(c) <= topology.isolated, c))
+    free = _free_by_node(topology)
     notes: list[str] = list(topology.notes)
-
-    chosen: list[int] | None = None
-    sizes: list[int] = []
-    mems: list[int | None] = []
-    for k in range(1, len(free) + 1):
-        if vcpus % k or vcpus < k:
-            continue
-        sizes = [vcpus // k] * k
-        need_cores = -(-sizes[0] // t_host)
-        mems = list(_split(memory_kb, k, align=MIB_KB)) if memory_kb else [None] * k
-        need_mem = max((m for m in mems if m is not None), default=None)
-        candidates = [
-            n
-            for n, cores in free.items()
-            if len(cores) >= need_cores
-            and (need_mem is None or (free_kb := topology.free_kb.get(n)) is None or free_kb >= need_mem)
-        ]
-        if len(candidates) < k:
-            continue
-        candidates.sort(key=lambda n: (-(topology.free_kb.get(n) or 0), -len(free[n]), n))
-        chosen = sorted(candidates[:k])
-        break
-    if chosen is None:
-        best = max(free, key=lambda n: (len(free[n]), topology.free_kb.get(n) or 0))
-        cpus_free = sum(len(c) for c in free[best])
-        if sum(len(c) for cores in free.values() for c in cores) < vcpus:
-            return NoRemedy(
-                key=key,
-                reason=_(
-                    "not enough free CPUs: the guest needs %(vcpus)s and the host has %(free)s CPUs that "
-                    "no other guest is pinned to (CPU %(housekeeping)s's core is kept for the host)"
-                )
-                % {
-                    "vcpus": vcpus,
-                    "free": sum(len(c) for cores in free.values() for c in cores),
-                    "housekeeping": HOUSEKEEPING_CPU,
-                },
-            )
-        return NoRemedy(
-            key=key,
-            reason=_(
-                "no balanced placement: %(vcpus)s vCPUs and %(memory)s do not fit one node (node %(node)s "
-                "has %(free)s free CPUs and %(free_memory)s free memory) nor an even split over several nodes"
-            )
-            % {
-                "vcpus": vcpus,
-                "memory": _gib(memory_kb),
-                "node": best,
-                "free": cpus_free,
-                "free_memory": _gib(topology.free_kb.get(best)),
-            },
-        )
-
-    cells: list[CellPlan] = []
-    spare: dict[int, list[tuple[int, ...]]] = {}
-    next_vcpu = 0
-    for index, (node, size, mem) in enumerate(zip(chosen, sizes, mems, strict=True)):
-        cores = list(free[node])
-        host_cpus: list[int] = []
-        leftover: list[int] = []
-        while len(host_cpus) < size:
-            core = cores.pop(0)
-            take = min(len(core), size - len(host_cpus))
-            host_cpus.extend(core[:take])
-            leftover.extend(core[take:])
-        if topology.isolated:
-            # emulator/iothreads belong on housekeeping CPUs, isolated ones last
-            cores.sort(key=lambda c: (set(c) <= topology.isolated, c))
-        # a half-used core's idle sibling already belongs to this guest: use it first
-        spare[node] = ([tuple(leftover)] if leftover else []) + cores
-        vcpu_ids = tuple(range(next_vcpu, next_vcpu + size))
-        next_vcpu += size
-        cells.append(
-            CellPlan(cell=index, node=node, vcpus=vcpu_ids, host_cpus=tuple(host_cpus), memory_kb=mem or 0)
-        )
-        if mem is not None and topology.free_kb.get(node) is None:
-            notes.append(f"free memory of node {node} is unknown: check numactl -H before applying")
-
-    first = chosen[0]
-    pool = [c for n in chosen for c in spare[n]]
-    if spare[first]:
-        emulator = spare[first][0]
-        pool.remove(emulator)
-    elif pool:
-        emulator = pool.pop(0)
-    else:
-        emulator = tuple(cells[0].host_cpus)
-        notes.append(
-            "no spare CPU is left in the chosen node(s): the emulator and I/O threads share the guest's own "
-            "CPUs (shrink the guest by one core to give them a CPU of their own)"
-        )
-    iothreads: dict[int, tuple[int, ...]] = {}
-    for i, io_id in enumerate(sorted(iothread_ids)):
-        iothreads[io_id] = tuple(pool[i % len(pool)]) if pool else tuple(emulator)
-
-    threads = t_host if all(s % t_host == 0 for s in sizes) else 1
-    if t_host > 1 and threads == 1:
-        notes.append(
-            f"{vcpus} vCPUs cannot be described as {t_host} threads per core: the guest topology says "
-            "threads=1 while the pins still keep SMT siblings within this guest"
-        )
-    cores_per_socket = sizes[0] // threads
-
-    hugepages = False
-    if memory_kb and topology.hugepage_kb:
-        size_kb = topology.hugepage_kb
-        hugepages = all(
-            c.memory_kb % size_kb == 0 and (topology.hugepages_free.get(c.node) or 0) * size_kb >= c.memory_kb
-            for c in cells
-        )
-        if not hugepages:
-            pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
-            notes.append(
-                _("not enough free huge pages for the guest: reserve them first, e.g.")
-                + " "
-                + "; ".join(
-                    f"echo {p} > /sys/devices/system/node/node{n}/hugepages/"
-                    f"hugepages-{size_kb}kB/nr_hugepages"
-                    for n, p in pages.items()
-                )
-                + ", then add <memoryBacking><hugepages/></memoryBacking>"
-            )
+    split = _choose_nodes(topology, free, vcpus, memory_kb)
+    if split is None:
+        return _no_placement(topology, free, vcpus, memory_kb)
+    chosen, sizes, _mems = split
+    cells, spare = _fill_cells(topology, free, split, notes)
+    emulator, iothreads = _side_threads(chosen, spare, cells, iothread_ids, notes)
+    threads = _guest_threads(topology.smt, sizes, vcpus, notes)
+    hugepages = _hugepages_fit(topology, memory_kb, cells, notes)
     if topology.unknown_guests:
         notes.append(
             _(
@@ -417,11 +330,197 @@ def plan_placement(
         emulator_cpus=tuple(sorted(emulator)),
         iothread_cpus={k: tuple(sorted(v)) for k, v in iothreads.items()},
         sockets=len(cells),
-        cores=cores_per_socket,
+        cores=sizes[0] // threads,
         threads=threads,
         hugepages=hugepages,
         notes=tuple(notes),
     )
+
+
+Cores = list[tuple[int, ...]]
+# (the nodes chosen, the vCPUs of each, the memory of each in KiB)
+_Split = tuple[list[int], list[int], list[int | None]]
+
+
+def _free_by_node(topology: HostTopology) -> dict[int, Cores]:
+    """node -> its free cores (:func:`_free_cores`); with isolated CPUs, those
+    first (they are reserved for guests) and housekeeping cores last."""
+    free = {n: _free_cores(topology, n) for n in sorted(topology.nodes)}
+    if topology.isolated:
+        for cores in free.values():
+            cores.sort(key=lambda c: (not set(c) <= topology.isolated, c))
+    return free
+
+
+def _choose_nodes(
+    topology: HostTopology, free: dict[int, Cores], vcpus: int, memory_kb: int | None
+) -> _Split | None:
+    """The fewest nodes that divide the vCPUs evenly and each hold their share
+    of cores and memory (most free memory first, then most free cores)."""
+    for k in range(1, len(free) + 1):
+        if vcpus % k or vcpus < k:
+            continue
+        sizes = [vcpus // k] * k
+        mems: list[int | None] = list(_split(memory_kb, k, align=MIB_KB)) if memory_kb else [None] * k
+        candidates = _nodes_holding(topology, free, -(-sizes[0] // topology.smt), mems)
+        if len(candidates) < k:
+            continue
+        candidates.sort(key=lambda n: (-(topology.free_kb.get(n) or 0), -len(free[n]), n))
+        return sorted(candidates[:k]), sizes, mems
+    return None
+
+
+def _nodes_holding(
+    topology: HostTopology, free: dict[int, Cores], need_cores: int, mems: list[int | None]
+) -> list[int]:
+    """The nodes with ``need_cores`` free cores and the largest memory share free
+    (a node whose free memory is unknown is taken on trust)."""
+    need_mem = max((m for m in mems if m is not None), default=None)
+    return [
+        n
+        for n, cores in free.items()
+        if len(cores) >= need_cores
+        and (need_mem is None or (free_kb := topology.free_kb.get(n)) is None or free_kb >= need_mem)
+    ]
+
+
+def _no_placement(
+    topology: HostTopology, free: dict[int, Cores], vcpus: int, memory_kb: int | None
+) -> NoRemedy:
+    best = max(free, key=lambda n: (len(free[n]), topology.free_kb.get(n) or 0))
+    cpus_free = sum(len(c) for c in free[best])
+    if sum(len(c) for cores in free.values() for c in cores) < vcpus:
+        return NoRemedy(
+            key="placement",
+            reason=_(
+                "not enough free CPUs: the guest needs %(vcpus)s and the host has %(free)s CPUs that "
+                "no other guest is pinned to (CPU %(housekeeping)s's core is kept for the host)"
+            )
+            % {
+                "vcpus": vcpus,
+                "free": sum(len(c) for cores in free.values() for c in cores),
+                "housekeeping": HOUSEKEEPING_CPU,
+            },
+        )
+    return NoRemedy(
+        key="placement",
+        reason=_(
+            "no balanced placement: %(vcpus)s vCPUs and %(memory)s do not fit one node (node %(node)s "
+            "has %(free)s free CPUs and %(free_memory)s free memory) nor an even split over several nodes"
+        )
+        % {
+            "vcpus": vcpus,
+            "memory": _gib(memory_kb),
+            "node": best,
+            "free": cpus_free,
+            "free_memory": _gib(topology.free_kb.get(best)),
+        },
+    )
+
+
+def _take_cores(cores: Cores, size: int) -> tuple[list[int], list[int]]:
+    """``size`` CPUs from the first ``cores`` (whole cores, SMT siblings together),
+    popped from the list, and the unused siblings of the last core taken."""
+    host_cpus: list[int] = []
+    leftover: list[int] = []
+    while len(host_cpus) < size:
+        core = cores.pop(0)
+        take = min(len(core), size - len(host_cpus))
+        host_cpus.extend(core[:take])
+        leftover.extend(core[take:])
+    return host_cpus, leftover
+
+
+def _fill_cells(
+    topology: HostTopology, free: dict[int, Cores], split: _Split, notes: list[str]
+) -> tuple[list[CellPlan], dict[int, Cores]]:
+    """One guest NUMA cell per chosen node, consecutive vCPUs on SMT siblings;
+    and node -> the cores left for the emulator and I/O threads."""
+    cells: list[CellPlan] = []
+    spare: dict[int, Cores] = {}
+    next_vcpu = 0
+    for index, (node, size, mem) in enumerate(zip(*split, strict=True)):
+        cores = list(free[node])
+        host_cpus, leftover = _take_cores(cores, size)
+        if topology.isolated:
+            # emulator/iothreads belong on housekeeping CPUs, isolated ones last
+            cores.sort(key=lambda c: (set(c) <= topology.isolated, c))
+        # a half-used core's idle sibling already belongs to this guest: use it first
+        spare[node] = ([tuple(leftover)] if leftover else []) + cores
+        vcpu_ids = tuple(range(next_vcpu, next_vcpu + size))
+        next_vcpu += size
+        cells.append(
+            CellPlan(cell=index, node=node, vcpus=vcpu_ids, host_cpus=tuple(host_cpus), memory_kb=mem or 0)
+        )
+        if mem is not None and topology.free_kb.get(node) is None:
+            notes.append(f"free memory of node {node} is unknown: check numactl -H before applying")
+    return cells, spare
+
+
+def _side_threads(
+    chosen: list[int],
+    spare: dict[int, Cores],
+    cells: list[CellPlan],
+    iothread_ids: list[int] | tuple[int, ...],
+    notes: list[str],
+) -> tuple[tuple[int, ...], dict[int, tuple[int, ...]]]:
+    """The emulator's CPUs (a spare core of the first node, else of another)
+    and each I/O thread's (the other spare cores in turn)."""
+    pool = [c for n in chosen for c in spare[n]]
+    if spare[chosen[0]]:
+        emulator = spare[chosen[0]][0]
+        pool.remove(emulator)
+    elif pool:
+        emulator = pool.pop(0)
+    else:
+        emulator = tuple(cells[0].host_cpus)
+        notes.append(
+            "no spare CPU is left in the chosen node(s): the emulator and I/O threads share the guest's own "
+            "CPUs (shrink the guest by one core to give them a CPU of their own)"
+        )
+    iothreads = {
+        io_id: tuple(pool[i % len(pool)]) if pool else tuple(emulator)
+        for i, io_id in enumerate(sorted(iothread_ids))
+    }
+    return emulator, iothreads
+
+
+def _guest_threads(t_host: int, sizes: list[int], vcpus: int, notes: list[str]) -> int:
+    """Threads per core of the guest topology: the host's when every cell's
+    vCPUs fill whole cores, else 1 (with a note)."""
+    threads = t_host if all(s % t_host == 0 for s in sizes) else 1
+    if t_host > 1 and threads == 1:
+        notes.append(
+            f"{vcpus} vCPUs cannot be described as {t_host} threads per core: the guest topology says "
+            "threads=1 while the pins still keep SMT siblings within this guest"
+        )
+    return threads
+
+
+def _hugepages_fit(
+    topology: HostTopology, memory_kb: int | None, cells: list[CellPlan], notes: list[str]
+) -> bool:
+    """Whether every cell's memory is whole huge pages that its node has free;
+    when not, a note says how many to reserve where."""
+    if not (memory_kb and topology.hugepage_kb):
+        return False
+    size_kb = topology.hugepage_kb
+    fits = all(
+        c.memory_kb % size_kb == 0 and (topology.hugepages_free.get(c.node) or 0) * size_kb >= c.memory_kb
+        for c in cells
+    )
+    if not fits:
+        pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
+        notes.append(
+            _("not enough free huge pages for the guest: reserve them first, e.g.")
+            + " "
+            + "; ".join(
+                f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
+                for n, p in pages.items()
+            )
+            + ", then add <memoryBacking><hugepages/></memoryBacking>"
+        )
+    return fits
 
 
 def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
@@ -433,11 +532,25 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
     >>> check_placement(bad, topo)
     ['CPU 3 of vCPU 0 is pinned by db2', 'emulator CPUs 9 do not exist on the host']
     """
+    core_of = {cpu: core for core in topology.cores for cpu in core}
+    guest_cpus: set[int] = set()
+    problems = _vcpu_pin_problems(placement, topology, guest_cpus)
+    problems += _side_thread_problems(placement, topology, guest_cpus)
+    problems += _smt_problems(placement, topology, guest_cpus, core_of)
+    total = sum(len(c.vcpus) for c in placement.cells)
+    if placement.sockets * placement.cores * placement.threads != total:
+        problems.append(
+            f"topology {placement.sockets}x{placement.cores}x{placement.threads} != {total} vCPUs"
+        )
+    return problems
+
+
+def _vcpu_pin_problems(placement: Placement, topology: HostTopology, guest_cpus: set[int]) -> list[str]:
+    """Each vCPU's CPU exists, is free, is on its cell's node and is no other
+    vCPU's; the CPUs are added to ``guest_cpus``."""
     problems: list[str] = []
     node_of = topology.node_of
-    core_of = {cpu: core for core in topology.cores for cpu in core}
     seen: dict[int, int] = {}
-    guest_cpus: set[int] = set()
     for cell in placement.cells:
         if len(cell.vcpus) != len(cell.host_cpus):
             problems.append(f"cell {cell.cell}: vCPU and CPU counts differ")
@@ -453,6 +566,14 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
                 problems.append(f"CPU {cpu} is given to vCPUs {seen[cpu]} and {vcpu}")
             seen[cpu] = vcpu
             guest_cpus.add(cpu)
+    return problems
+
+
+def _side_thread_problems(placement: Placement, topology: HostTopology, guest_cpus: set[int]) -> list[str]:
+    """The emulator's and each I/O thread's CPUs exist, are free and are on the
+    guest's nodes; they are added to ``guest_cpus``."""
+    problems: list[str] = []
+    node_of = topology.node_of
     extra = [("emulator", placement.emulator_cpus)] + [
         (f"iothread {k}", v) for k, v in placement.iothread_cpus.items()
     ]
@@ -467,14 +588,21 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
         if off_node:
             problems.append(f"{what} CPUs {format_cpulist(off_node)} are outside the guest's nodes")
         guest_cpus.update(cpus)
-    # SMT: a core touched by this guest is not shared with another guest (the
-    # CPU itself being taken is reported above) ...
+    return problems
+
+
+def _smt_problems(
+    placement: Placement, topology: HostTopology, guest_cpus: set[int], core_of: dict[int, tuple[int, ...]]
+) -> list[str]:
+    """A core the guest touches is shared with no other guest (the CPU itself
+    being taken is reported apart), and with threads=N, vCPUs N*i..N*i+N-1
+    are one host core."""
+    problems: list[str] = []
     for cpu in sorted(guest_cpus):
         core = core_of.get(cpu, (cpu,))
         shared = [c for c in core if c != cpu and c in topology.used]
         if shared:
             problems.append(f"CPU {cpu} shares its core with {topology.used[shared[0]]} (CPU {shared[0]})")
-    # ... and when the guest says threads=N, vCPUs N*i..N*i+N-1 are one host core
     if placement.threads > 1:
         pins = placement.vcpupin
         for first in range(0, len(pins), placement.threads):
@@ -483,9 +611,4 @@ def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
             if len(cores) != 1 or None in cores:
                 last = first + placement.threads - 1
                 problems.append(f"vCPUs {first}-{last} are not SMT siblings: {group}")
-    total = sum(len(c.vcpus) for c in placement.cells)
-    if placement.sockets * placement.cores * placement.threads != total:
-        problems.append(
-            f"topology {placement.sockets}x{placement.cores}x{placement.threads} != {total} vCPUs"
-        )
     return problems

@@ -118,35 +118,46 @@ def _qname(name: str, doc: Document) -> str:
 def _write(el: ET.Element, doc: Document, out: list[str]) -> None:
     if el.tag is ET.Comment:
         out.append(f"<!--{el.text or ''}-->")
-        out.append(_escape(el.tail or ""))
-        return
+    elif not _write_as_read(el, doc, out):
+        _write_new(el, doc, out)
+    out.append(_escape(el.tail or ""))
+
+
+def _write_content(el: ET.Element, doc: Document, out: list[str], tag: str) -> None:
+    """The element's text, its children and its end tag."""
+    out.append(_escape(el.text or ""))
+    for child in el:
+        _write(child, doc, out)
+    out.append(f"</{tag}>")
+
+
+def _write_as_read(el: ET.Element, doc: Document, out: list[str]) -> bool:
+    """An element whose attributes are unchanged keeps its start tag as it was
+    written (quotes, spacing, attribute order); False for any other."""
+    known = doc.start_tags.get(id(el))
+    if known is None or known[0] is not el or known[2] != el.attrib:
+        return False
+    original = known[1]
+    if original.endswith("/>") and (len(el) or el.text):
+        original = original[:-2].rstrip() + ">"
+    out.append(original)
+    if not original.endswith("/>"):
+        _write_content(el, doc, out, _qname(el.tag, doc))
+    return True
+
+
+def _write_new(el: ET.Element, doc: Document, out: list[str]) -> None:
+    """A new or changed element, as libvirt writes one (the document's quotes)."""
     q = doc.quote
     tag = _qname(el.tag, doc)
-    empty = len(el) == 0 and not el.text
-    known = doc.start_tags.get(id(el))
-    if known is not None and known[0] is el and known[2] == el.attrib:
-        original = known[1]
-        if original.endswith("/>") and not empty:
-            original = original[:-2].rstrip() + ">"
-        out.append(original)
-        if not original.endswith("/>"):
-            out.append(_escape(el.text or ""))
-            for child in el:
-                _write(child, doc, out)
-            out.append(f"</{tag}>")
-        out.append(_escape(el.tail or ""))
-        return
     attrs = [(f"xmlns:{p}" if p else "xmlns", uri) for p, uri in doc.ns_decls.get(id(el), [])]
     attrs += [(_qname(k, doc), v) for k, v in el.attrib.items()]
     out.append("<" + tag + "".join(f" {k}={q}{_escape(v, q)}{q}" for k, v in attrs))
-    if empty:
+    if len(el) == 0 and not el.text:
         out.append("/>")
     else:
-        out.append(">" + _escape(el.text or ""))
-        for child in el:
-            _write(child, doc, out)
-        out.append(f"</{tag}>")
-    out.append(_escape(el.tail or ""))
+        out.append(">")
+        _write_content(el, doc, out, tag)
 
 
 def dump(doc: Document) -> str:

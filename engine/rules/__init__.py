@@ -2,7 +2,7 @@
 
 A rule is a small function registered with :func:`rule`. It takes a
 :class:`RuleContext` (the facts of every host analysed together) and returns
-zero or more :class:`Finding`. Rules never read files or the database.
+zero or more :class:`RuleFinding`. Rules never read files or the database.
 
 IDs are a public contract (API, cases, tests): never rename one.
 """
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from collectors.derived.citing import artifact_file, first_artifact_of_kind, host_name, line_of
+from collectors.derived.citing import artifact_file, host_name, line_of
 from collectors.derived.citing import covering_artifact as _covering_artifact
 from collectors.derived.database import db_pool_bytes
 from collectors.derived.libvirt import (
@@ -41,8 +41,9 @@ from collectors.derived.topology import (
     node_cpu_counts,
     node_mem_totals_kb,
 )
-from collectors.derived.values import as_bool, as_int, size_bytes
+from collectors.derived.values import as_bool, as_int
 from collectors.facts import Domain, HostFacts, SnapshotFacts
+from collectors.sizes import size_bytes
 from config.language import in_language
 from engine.severity import SEVERITIES
 
@@ -87,7 +88,7 @@ class Evidence:
 
 
 @dataclass
-class Finding:
+class RuleFinding:
     rule: str
     severity: str
     title: str
@@ -145,7 +146,7 @@ class RuleContext:
 @dataclass(frozen=True)
 class RuleSpec:
     id: str
-    func: Callable[[RuleContext], Iterable[Finding]]
+    func: Callable[[RuleContext], Iterable[RuleFinding]]
     severity: str
     title: str
     title_zh: str
@@ -198,7 +199,7 @@ class RuleSpec:
 
 REGISTRY: dict[str, RuleSpec] = {}
 
-RuleFunc = TypeVar("RuleFunc", bound=Callable[[RuleContext], Iterable[Finding]])
+RuleFunc = TypeVar("RuleFunc", bound=Callable[[RuleContext], Iterable[RuleFinding]])
 
 
 def rule(
@@ -325,7 +326,7 @@ def finding(
     *,
     values: Mapping[str, Any],
     **kw: Any,
-) -> Finding:
+) -> RuleFinding:
     """A finding of a registered rule, its explanation ``template`` (a name
     declared with the rule) filled with ``values`` (``host`` defaults to the
     host's name), with title, severity and measures from its registration
@@ -333,7 +334,7 @@ def finding(
     spec = REGISTRY[spec_id]
     filled = {"host": host_name(host) if host is not None else "", **values}
     explanation, explanation_zh = spec.explain(template, filled)
-    return Finding(
+    return RuleFinding(
         rule=spec_id,
         severity=kw.pop("severity", spec.severity),
         title=kw.pop("title", spec.title),
@@ -437,13 +438,6 @@ def numa_evidence(host: HostFacts, fact: str, value: Any, part: str, *keys: str)
     if line is None and source is not None:
         line = source.line
     artifact = _covering_artifact(host, source.artifact if source else "", line)
-    return Evidence(fact=fact, value=value, artifact=artifact, line=line, host=host_name(host))
-
-
-def artifact_evidence(host: HostFacts, kind: str, fact: str, value: Any, line: int | None) -> Evidence:
-    """Evidence for a fact that carries only a line (benchmarks): the artifact
-    is the first one of ``kind`` the host was built from."""
-    artifact = first_artifact_of_kind(host, kind)
     return Evidence(fact=fact, value=value, artifact=artifact, line=line, host=host_name(host))
 
 

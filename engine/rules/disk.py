@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from engine.rules import Finding, RuleContext, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 AWAIT_MS = 10.0
 UTIL_PCT = 80.0
@@ -45,7 +45,7 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         "设备 {device}：await {await_ms} ms，利用率 {util_pct}%。落到该设备上的提交和读取都要等待它。"
     ),
 )
-def latency_high(ctx: RuleContext) -> Iterator[Finding]:
+def latency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.disks:
             continue

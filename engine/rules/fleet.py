@@ -21,7 +21,7 @@ from collectors.derived.fleet import (
     fleet_profile,
 )
 from collectors.facts import HostFacts
-from engine.rules import Evidence, Finding, RuleContext, finding, host_name, rule
+from engine.rules import Evidence, RuleContext, RuleFinding, finding, host_name, rule
 
 BENCHMARK_SPREAD_RATIO = 1.5
 
@@ -94,7 +94,7 @@ def fleet_view(ctx: RuleContext) -> FleetView:
         ),
     },
 )
-def numa_config_drift(ctx: RuleContext) -> Iterator[Finding]:
+def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
     view = fleet_view(ctx)
     for key in DRIFT_KEYS:
         counts = view.drift_counts(key)
@@ -191,7 +191,7 @@ def spread(a: float, b: float) -> float:
         "应查找运行时的差异（页缓存、内存放置），而不是硬件差异。"
     ),
 )
-def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
+def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
     # per (kind, name, unit): one (the first) result per tested host; a
     # gpcheckperf report uploaded from one host names every host it tested
     view = fleet_view(ctx)

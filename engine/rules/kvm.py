@@ -15,12 +15,12 @@ from typing import Any
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.libvirt import CpuSharing
-from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
+from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
 from engine.rules import (
     Evidence,
-    Finding,
     Phrase,
     RuleContext,
+    RuleFinding,
     cpu_node_map,
     domain_host_nodes,
     domain_is_pinned,
@@ -115,7 +115,7 @@ def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) 
         "虚拟 NUMA 拓扑，也无法预先绑核，因此会妨碍 NUMA 相关优化（ZStack 中称为规格热修改）。"
     ),
 )
-def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
+def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         ev = []
         if d.vcpus and d.vcpu_current and d.vcpu_current < d.vcpus:
@@ -164,7 +164,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[Finding]:
         "点上，远离虚拟机的内存和缓存。"
     ),
 )
-def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         n = domain_vcpus(d)
         if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False):
@@ -214,7 +214,7 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[Finding]:
         "vCPU 的时间，并从远端节点访问虚拟机内存。"
     ),
 )
-def emulator_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def emulator_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset or _says_nothing_of(d, bool(d.vcpupin)):
             continue
@@ -267,7 +267,7 @@ def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
         "宿主机 CPU 上运行；在 I/O 压力下两者都会增加延迟并干扰已绑定的 vCPU。"
     ),
 )
-def iothread_unpinned(ctx: RuleContext) -> Iterator[Finding]:
+def iothread_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or _says_nothing_of(d, bool(d.disks or d.iothreads)):
             continue
@@ -359,47 +359,68 @@ def _single_spanning_cell(d: Domain) -> bool:
         ),
     },
 )
-def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
+def guest_numa_missing(ctx: RuleContext) -> Iterator[RuleFinding]:
+    yield from _guest_numa_missing_in_xml(ctx)
+    yield from _guest_numa_missing_inside(ctx)
+
+
+def _guest_numa_missing_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
+    """Guests whose domain XML has no NUMA cells (or one cell spanning a guest
+    larger than a host node)."""
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
         if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
             continue
         n = domain_vcpus(d)
-        node_cpus = node_cpu_counts(host)
-        node_mem = node_mem_totals_kb(host)
-        mem = d.current_memory_kb or d.memory_kb
-        larger = []
-        if node_cpus and n > min(node_cpus.values()):
-            larger.append(
-                evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu)
-            )
-        if node_mem and mem and mem > min(node_mem.values()):
-            larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
-        reasons = []
-        if one_cell:
-            # one cell is the right layout for a guest that fits a host node (seed 000's
-            # fix: one cell, pinned to node 1); it is flat only once the guest outgrows one
-            if not larger:
-                continue
-            cell_cpus = len(set(d.numa_cells[0].cpus))
-            reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
-            reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
-            layout = Phrase("single_cell", {"vcpus": n})
-        else:
-            if n >= VNUMA_GUEST_VCPUS:
-                reasons.append(_dom_ev(host, d, "vcpus", n, "vcpu"))
-            reasons.extend(larger)
-            if not reasons:
-                continue
-            reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
-            layout = Phrase("no_cells")
+        layout = _flat_layout(host, d, n, one_cell)
+        if layout is None:
+            continue
+        reasons, phrase = layout
         yield finding(
             "kvm.guest_numa_missing",
             host,
-            values={"guest": domain_label(d), "vcpus": n, "layout": layout},
+            values={"guest": domain_label(d), "vcpus": n, "layout": phrase},
             evidence=reasons,
             past=n / VNUMA_GUEST_VCPUS,
         )
+
+
+def _larger_than_a_node(host: HostFacts, d: Domain, n: int) -> list[Evidence]:
+    """Evidence that the guest has more vCPUs or memory than the host's smallest node."""
+    node_cpus = node_cpu_counts(host)
+    node_mem = node_mem_totals_kb(host)
+    mem = d.current_memory_kb or d.memory_kb
+    larger = []
+    if node_cpus and n > min(node_cpus.values()):
+        larger.append(evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu))
+    if node_mem and mem and mem > min(node_mem.values()):
+        larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
+    return larger
+
+
+def _flat_layout(host: HostFacts, d: Domain, n: int, one_cell: bool) -> tuple[list[Evidence], Phrase] | None:
+    """The evidence and the layout phrase of a guest that should see NUMA; None
+    when its layout is right for its size."""
+    larger = _larger_than_a_node(host, d, n)
+    if one_cell:
+        # one cell is the right layout for a guest that fits a host node (seed 000's
+        # fix: one cell, pinned to node 1); it is flat only once the guest outgrows one
+        if not larger:
+            return None
+        cell_cpus = len(set(d.numa_cells[0].cpus))
+        reasons = [_dom_ev(host, d, "vcpus", n, "vcpu"), *larger]
+        reasons.append(_dom_ev(host, d, "numa_cells[0].cpus", cell_cpus, "cpu", "numa"))
+        return reasons, Phrase("single_cell", {"vcpus": n})
+    reasons = [_dom_ev(host, d, "vcpus", n, "vcpu")] if n >= VNUMA_GUEST_VCPUS else []
+    reasons.extend(larger)
+    if not reasons:
+        return None
+    reasons.append(_dom_ev(host, d, "numa_cells", 0, "cpu", "numa"))
+    return reasons, Phrase("no_cells")
+
+
+def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+    """Guests that see one NUMA node from inside (lscpu) on a multi-node hypervisor."""
     for guest in ctx.guests():
         cpu = guest.cpu
         if not cpu or guest.numa_node_count() != 1:
@@ -411,14 +432,7 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
         if hv is None or (hv.numa_node_count() or 0) < 2:
             continue
         cpus = guest.logical_cpus() or 0
-        node_cpus = node_cpu_counts(hv)
-        node_mem = node_mem_totals_kb(hv)
-        guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
-        larger_than_node = bool(
-            (node_cpus and cpus > min(node_cpus.values()))
-            or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
-        )
-        if cpus < VNUMA_GUEST_VCPUS and not larger_than_node:
+        if cpus < VNUMA_GUEST_VCPUS and not _guest_larger_than_a_node(guest, hv, cpus):
             continue
         yield finding(
             "kvm.guest_numa_missing",
@@ -431,6 +445,16 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
                 evidence(hv, "numa_nodes", hv.numa_node_count(), hv.numa or hv.cpu, "available"),
             ],
         )
+
+
+def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
+    node_cpus = node_cpu_counts(hv)
+    node_mem = node_mem_totals_kb(hv)
+    guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
+    return bool(
+        (node_cpus and cpus > min(node_cpus.values()))
+        or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
+    )
 
 
 @rule(
@@ -462,7 +486,7 @@ def guest_numa_missing(ctx: RuleContext) -> Iterator[Finding]:
         "与 vCPU 绑定在哪里无关。"
     ),
 )
-def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
+def memory_not_bound(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not _large_or_pinned(d) or domain_memory_bound(d) or _says_nothing_of(d, False):
             continue
@@ -508,7 +532,7 @@ def memory_not_bound(ctx: RuleContext) -> Iterator[Finding]:
         "no_binding": ("none", "无"),
     },
 )
-def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
+def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if not d.vcpupin:
             continue
@@ -585,7 +609,7 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[Finding]:
         ),
     },
 )
-def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
+def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
             d, d.cpu_mode is not None
@@ -659,17 +683,14 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[Finding]:
         ),
     },
 )
-def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
+def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
     reported: set[int] = set()
     for host, d in _domains(ctx):
         n = d.vcpus or 0
         if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology)):
             continue
         t = d.topology
-        flat = (
-            (t.get("sockets", 0) >= 2 and t.get("cores", 1) == 1 and t.get("threads", 1) == 1) if t else True
-        )
-        if not flat:
+        if not _flat_in_xml(t):
             continue
         reported.add(id(d))
         yield finding(
@@ -680,13 +701,7 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
         )
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or not cpu.hypervisor_vendor or not cpu.sockets:
-            continue
-        if (
-            cpu.sockets < FLAT_TOPOLOGY_MIN_VCPUS
-            or (cpu.cores_per_socket or 0) != 1
-            or (cpu.threads_per_core or 0) != 1
-        ):
+        if not cpu or not _flat_inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
         if domain is not None and id(domain) in reported:
@@ -701,6 +716,22 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[Finding]:
                 evidence(guest, "cpu.cores_per_socket", cpu.cores_per_socket, cpu, "cores_per_socket"),
             ],
         )
+
+
+def _flat_in_xml(t: dict[str, int]) -> bool:
+    """No <topology> (one socket per vCPU), or several sockets of one core and one thread each."""
+    return (t.get("sockets", 0) >= 2 and t.get("cores", 1) == 1 and t.get("threads", 1) == 1) if t else True
+
+
+def _flat_inside(cpu: CpuTopology) -> bool:
+    """A guest's lscpu: a hypervisor, many sockets of one core and one thread each."""
+    return bool(
+        cpu.hypervisor_vendor
+        and cpu.sockets
+        and cpu.sockets >= FLAT_TOPOLOGY_MIN_VCPUS
+        and (cpu.cores_per_socket or 0) == 1
+        and (cpu.threads_per_core or 0) == 1
+    )
 
 
 def _process_samples(host: HostFacts) -> int:
@@ -787,7 +818,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
         ),
     },
 )
-def host_contention(ctx: RuleContext) -> Iterator[Finding]:
+def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         running = running_domain_names(host)
         domains = host_domains(host)
@@ -872,7 +903,7 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
         "cpus_on_nodes": ("{cpus} (node {nodes})", "{cpus}"),
     },
 )
-def no_cpu_isolation(ctx: RuleContext) -> Iterator[Finding]:
+def no_cpu_isolation(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.cmdline or not host_domains(host):
             continue

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from engine.rules import (
-    Finding,
     RuleContext,
+    RuleFinding,
     domain_label,
     domain_vcpus,
     evidence,
@@ -66,7 +66,7 @@ SINGLE_QUEUE_MIN_VCPUS = 4
         "其余 {others} 个 vCPU 帮不上忙。"
     ),
 )
-def virtio_net_single_queue(ctx: RuleContext) -> Iterator[Finding]:
+def virtio_net_single_queue(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for d in host_domains(host):
             vcpus = domain_vcpus(d)

@@ -11,10 +11,10 @@ from collectors.facts import Dimm, Domain, HostFacts
 from engine.rules import (
     SEVERITIES,
     Evidence,
-    Finding,
     Joined,
     Phrase,
     RuleContext,
+    RuleFinding,
     as_bool,
     db_pool_bytes,
     domain_label,
@@ -195,7 +195,7 @@ def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evide
         "and": (" and ", "，并"),
     },
 )
-def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
+def hugepages_absent(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not (is_vm_host(host) or _db_host(host)):
             continue
@@ -270,7 +270,7 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[Finding]:
         "使该节点内存耗尽，其他进程只能换页或远端分配。"
     ),
 )
-def db_exceeds_node(ctx: RuleContext) -> Iterator[Finding]:
+def db_exceeds_node(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         db = host.database
         if not db:
@@ -454,7 +454,7 @@ def _dimm_problems(
         ),
     },
 )
-def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[Finding]:
+def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         md = host.memory_devices
         if not md or not md.dimms:

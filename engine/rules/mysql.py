@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from collectors.facts import DatabaseFacts, DbEvent, HostFacts
 from engine.rules import (
-    Finding,
     RuleContext,
+    RuleFinding,
     as_bool,
     evidence,
     finding,
@@ -126,7 +126,7 @@ def _interleave_missing(db: DatabaseFacts) -> bool:
         "在分配线程所在的节点。可用 numactl --interleave=all 启动 mysqld，或把虚拟机绑定到一个节点。"
     ),
 )
-def numa_interleave_unavailable(ctx: RuleContext) -> Iterator[Finding]:
+def numa_interleave_unavailable(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         db = host.database
         if not db or not _interleave_missing(db) or not _db_on_multinode(ctx, host):
@@ -212,7 +212,7 @@ def _populate_events(db: DatabaseFacts) -> list[tuple[DbEvent, DbEvent]]:
         ),
     },
 )
-def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[Finding]:
+def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         db = host.database
         if not db:
@@ -294,7 +294,7 @@ def _large_pool(db: DatabaseFacts) -> int | None:
     ),
     explanation_zh="{pool_gib} GiB 的缓冲池每次重启后都是冷的：{off} 为 OFF，重新预热需要数小时的慢查询。",
 )
-def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
+def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         db = host.database
         pool = _large_pool(db) if db else None
@@ -346,7 +346,7 @@ def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[Finding]:
         "缺页。"
     ),
 )
-def large_pages_off(ctx: RuleContext) -> Iterator[Finding]:
+def large_pages_off(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         db = host.database
         pool = _large_pool(db) if db else None

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from collectors.facts import HostFacts, PingResult
-from engine.rules import Finding, RuleContext, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
 SOFTIRQ_HOT_PCT = 20.0  # a CPU spending this much time in softirq is hot
@@ -48,7 +48,7 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
         "每次往返都会变慢。"
     ),
 )
-def netem_delay(ctx: RuleContext) -> Iterator[Finding]:
+def netem_delay(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.tc:
             continue
@@ -116,7 +116,7 @@ def _avg_rtt(p: PingResult) -> float | None:
         "付出多次这样的延迟。"
     ),
 )
-def lan_rtt_high(ctx: RuleContext) -> Iterator[Finding]:
+def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
@@ -198,56 +198,64 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         ),
     },
 )
-def softirq_hotspot(ctx: RuleContext) -> Iterator[Finding]:
+def softirq_hotspot(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        usage = host.cpu_usage
-        cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
-        if cpus:
-            hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-            rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
-            if (
-                hot
-                and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-                and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
-            ):
-                yield finding(
-                    "net.softirq_hotspot",
-                    host,
-                    "per_cpu",
-                    values={
-                        "hot": len(hot),
-                        "cpus": len(cpus),
-                        "hot_pct": SOFTIRQ_HOT_PCT,
-                        "hot_cpus": ", ".join(c.cpu for c in hot),
-                    },
-                    evidence=[
-                        evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line)
-                        for c in hot
-                    ],
-                )
-                continue
-        sirq = host.softirqs
-        rx = sirq.rows.get("NET_RX") if sirq else None
-        if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
-            continue
-        top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
-        ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
-        share = sum(rx[i] for i in ranked) / sum(rx)
-        if share < NET_RX_CONCENTRATION:
-            continue
-        names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
-        yield finding(
-            "net.softirq_hotspot",
-            host,
-            "net_rx",
-            values={"share": share, "hot_cpus": ", ".join(names)},
-            evidence=[
-                evidence(
-                    host,
-                    "softirqs.NET_RX",
-                    dict(zip(names, [rx[i] for i in ranked], strict=True)),
-                    sirq,
-                    "NET_RX",
-                )
-            ],
-        )
+        # the per-CPU %si of top/mpstat says it directly; else /proc/softirqs' NET_RX counts
+        hotspot = _si_hotspot(host) or _net_rx_hotspot(host)
+        if hotspot is not None:
+            yield hotspot
+
+
+def _si_hotspot(host: HostFacts) -> RuleFinding | None:
+    """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
+    usage = host.cpu_usage
+    cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
+    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    if not (
+        hot
+        and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
+        and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
+    ):
+        return None
+    return finding(
+        "net.softirq_hotspot",
+        host,
+        "per_cpu",
+        values={
+            "hot": len(hot),
+            "cpus": len(cpus),
+            "hot_pct": SOFTIRQ_HOT_PCT,
+            "hot_cpus": ", ".join(c.cpu for c in hot),
+        },
+        evidence=[evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line) for c in hot],
+    )
+
+
+def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
+    """NET_RX softirqs concentrated (NET_RX_CONCENTRATION) on a few CPUs."""
+    sirq = host.softirqs
+    rx = sirq.rows.get("NET_RX") if sirq else None
+    if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+        return None
+    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
+    ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
+    share = sum(rx[i] for i in ranked) / sum(rx)
+    if share < NET_RX_CONCENTRATION:
+        return None
+    names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
+    return finding(
+        "net.softirq_hotspot",
+        host,
+        "net_rx",
+        values={"share": share, "hot_cpus": ", ".join(names)},
+        evidence=[
+            evidence(
+                host,
+                "softirqs.NET_RX",
+                dict(zip(names, [rx[i] for i in ranked], strict=True)),
+                sirq,
+                "NET_RX",
+            )
+        ],
+    )

@@ -9,10 +9,10 @@ from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
 from collectors.facts import HostFacts
 from engine.rules import (
-    Finding,
     Joined,
     Phrase,
     RuleContext,
+    RuleFinding,
     evidence,
     finding,
     guest_bound_to_one_node,
@@ -116,7 +116,7 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "半的访存要跨插槽互联。物理机请检查 BIOS 中的 NUMA / 节点交织设置。"
     ),
 )
-def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
+def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         cpu = host.cpu
         if not cpu or not cpu.sockets or cpu.sockets < 2:
@@ -188,7 +188,7 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         "{busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端节点。"
     ),
 )
-def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
+def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -287,7 +287,7 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         "node_sep": (", ", "、"),
     },
 )
-def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
+def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
@@ -368,7 +368,7 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
         "点互联的延迟。"
     ),
 )
-def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
+def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa:
             continue
@@ -441,7 +441,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
         "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
     },
 )
-def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
+def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         nodes = host.numa_node_count()
         if nodes is None:
@@ -529,7 +529,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
         "落在错误节点上的代价很高，放置问题会表现为明显的性能差异。"
     ),
 )
-def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
+def high_remote_distance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         numa = host.numa
         if not numa or not numa.distances:
@@ -557,7 +557,7 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _high_capabilities_distance(host: HostFacts) -> Iterator[Finding]:
+def _high_capabilities_distance(host: HostFacts) -> Iterator[RuleFinding]:
     """numa.high_remote_distance from ``virsh capabilities`` cells (each with its
     row of distances) when the host has no numactl -H distance table."""
     caps = host.capabilities
@@ -652,14 +652,13 @@ def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "node_size": ("node {node}: {gib} GiB", "node {node}: {gib} GiB"),
     },
 )
-def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
+def memoryless_node(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
         nodes = host.numa.nodes
         by_node = cpus_by_node(host)
         node_cpus = {n: by_node.get(n, []) for n in nodes}
-        all_cpus = sum(len(cpus) for cpus in by_node.values())
         cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
         # a node is "without CPUs" only when an artifact says so; numastat -m alone
         # lists no CPUs (not_checked asks for them)
@@ -670,60 +669,77 @@ def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
         )
         with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
         if cpu_only and with_both:
-            stranded = sum(len(node_cpus[n]) for n in cpu_only)
-            share = stranded / all_cpus
-            severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
-            cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
-            yield finding(
-                "numa.memoryless_node",
-                host,
-                "cpus_without_memory",
-                values={
-                    "count": len(cpu_only),
-                    "nodes": len(nodes),
-                    "cpu_only": Joined("node_sep", tuple(cpu_only)),
-                    "cpus": cpus,
-                    "share": share,
-                    "with_memory": Joined("node_sep", tuple(with_both)),
-                },
-                evidence=[
-                    numa_evidence(
-                        host,
-                        f"numa.nodes.{n}.mem_total_kb",
-                        0,
-                        "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
-                        f"{n}.MemTotal",
-                        f"node.{n}.size",
-                        f"node.{n}.cpus",
-                    )
-                    for n in cpu_only
-                ],
-                severity=severity,
-                past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
-            )
+            all_cpus = sum(len(cpus) for cpus in by_node.values())
+            yield _cpus_without_memory(host, node_cpus, cpu_only, with_both, all_cpus)
         if mem_only:
-            sizes = Joined(
-                "node_sep",
-                tuple(
-                    Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
-                    for n in mem_only
-                ),
-            )
-            yield finding(
-                "numa.memoryless_node",
+            yield _memory_without_cpus(host, mem_only)
+
+
+def _cpus_without_memory(
+    host: HostFacts, node_cpus: dict[int, list[int]], cpu_only: list[int], with_both: list[int], all_cpus: int
+) -> RuleFinding:
+    """Nodes whose CPUs have no local memory, beside nodes that have both."""
+    assert host.numa is not None
+    nodes = host.numa.nodes
+    stranded = sum(len(node_cpus[n]) for n in cpu_only)
+    share = stranded / all_cpus
+    severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
+    cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
+    return finding(
+        "numa.memoryless_node",
+        host,
+        "cpus_without_memory",
+        values={
+            "count": len(cpu_only),
+            "nodes": len(nodes),
+            "cpu_only": Joined("node_sep", tuple(cpu_only)),
+            "cpus": cpus,
+            "share": share,
+            "with_memory": Joined("node_sep", tuple(with_both)),
+        },
+        evidence=[
+            numa_evidence(
                 host,
-                "memory_without_cpus",
-                values={"sizes": sizes},
-                evidence=[
-                    numa_evidence(
-                        host,
-                        f"numa.nodes.{n}.cpus",
-                        [],
-                        "NumactlHardware",
-                        f"node.{n}.cpus",
-                        f"{n}.MemTotal",
-                    )
-                    for n in mem_only
-                ],
-                severity="info",
+                f"numa.nodes.{n}.mem_total_kb",
+                0,
+                "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
+                f"{n}.MemTotal",
+                f"node.{n}.size",
+                f"node.{n}.cpus",
             )
+            for n in cpu_only
+        ],
+        severity=severity,
+        past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+    )
+
+
+def _memory_without_cpus(host: HostFacts, mem_only: list[int]) -> RuleFinding:
+    """Nodes with memory and no CPUs (an artifact lists their CPUs as none)."""
+    assert host.numa is not None
+    nodes = host.numa.nodes
+    sizes = Joined(
+        "node_sep",
+        tuple(
+            Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
+            for n in mem_only
+        ),
+    )
+    return finding(
+        "numa.memoryless_node",
+        host,
+        "memory_without_cpus",
+        values={"sizes": sizes},
+        evidence=[
+            numa_evidence(
+                host,
+                f"numa.nodes.{n}.cpus",
+                [],
+                "NumactlHardware",
+                f"node.{n}.cpus",
+                f"{n}.MemTotal",
+            )
+            for n in mem_only
+        ],
+        severity="info",
+    )

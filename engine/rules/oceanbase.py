@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.database import observer_cpus
-from engine.rules import Finding, RuleContext, as_int, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, as_int, evidence, finding, rule
 
 SMALL_OBSERVER_CPUS = 16
 CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
@@ -50,7 +50,7 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         "线程：压力下线程大多在等待和上下文切换。"
     ),
 )
-def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
+def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("cpu_quota_concurrency")) if ob else None
@@ -100,7 +100,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[Finding]:
         "争抢 CPU。"
     ),
 )
-def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
+def net_thread_count_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         value = as_int(ob.parameters.get("net_thread_count")) if ob else None
@@ -148,7 +148,7 @@ def net_thread_count_high(ctx: RuleContext) -> Iterator[Finding]:
         "行。"
     ),
 )
-def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
+def proxy_routing_not_default(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         mode = ob.proxy_config.get("server_routing_mode") if ob else None
@@ -192,7 +192,7 @@ def proxy_routing_not_default(ctx: RuleContext) -> Iterator[Finding]:
         "到了错误的服务器。"
     ),
 )
-def remote_plans_high(ctx: RuleContext) -> Iterator[Finding]:
+def remote_plans_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
         counts = ob.plan_type_counts if ob else {}

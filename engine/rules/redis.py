@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.facts import HostFacts, ServiceLog
-from engine.rules import Finding, Phrase, RuleContext, evidence, finding, rule
+from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 
 FORK_WARN_MS = 500.0  # a fork stops Redis this long: every client waits
@@ -93,7 +93,7 @@ def _used_gb(host: HostFacts) -> float | None:
         "rate": (" ({per_gb:.0f} ms per GB of {gb:.1f} GB)", "（{gb:.1f} GB，每 GB {per_gb:.0f} ms）"),
     },
 )
-def fork_latency(ctx: RuleContext) -> Iterator[Finding]:
+def fork_latency(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         worst = _fork_ms(host)
         if worst is None or worst[0] < FORK_INFO_MS:

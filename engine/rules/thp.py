@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from collectors.derived.workload import Datastore, service_warning, thp_setting
 from collectors.facts import HostFacts
-from engine.rules import Finding, Joined, RuleContext, evidence, finding, rule
+from engine.rules import Joined, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import at_least, setting_evidence, store_evidence, store_label, stores_of
 
 # stores whose vendors ask for THP off (MongoDB only before 8.0)
@@ -104,7 +104,7 @@ def _thp_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "and": (", ", "、"),
     },
 )
-def thp_on_latency_db(ctx: RuleContext) -> Iterator[Finding]:
+def thp_on_latency_db(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         stores = _averse_stores(host)
         if not stores:
@@ -199,7 +199,7 @@ def _defrag_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "同步做内存规整，停顿发生在数据库自己的线程里。"
     ),
 )
-def thp_defrag_always(ctx: RuleContext) -> Iterator[Finding]:
+def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         stores = stores_of(host)
         if not stores:
@@ -271,7 +271,7 @@ def _mongo8(host: HostFacts) -> list[Datastore]:
         "相反）。"
     ),
 )
-def thp_off_for_mongodb_tcmalloc(ctx: RuleContext) -> Iterator[Finding]:
+def thp_off_for_mongodb_tcmalloc(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for store in _mongo8(host):
             setting = thp_setting(host)

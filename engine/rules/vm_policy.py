@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from collectors.derived.workload import Datastore, service_warning, sysctl_setting
 from collectors.facts import HostFacts
 from engine.rules import (
-    Finding,
     Phrase,
     RuleContext,
+    RuleFinding,
     evidence,
     finding,
     is_multinode,
@@ -80,7 +80,7 @@ def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]
         ),
     },
 )
-def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[Finding]:
+def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         setting = sysctl_setting(host, "vm.zone_reclaim_mode")
         if setting is None or not setting.value.isdigit() or not int(setting.value) & 1:
@@ -192,7 +192,7 @@ def swappiness_zero_is_strict(release: str | None) -> bool | None:
         "largest": ("the largest process", "最大的进程"),
     },
 )
-def swappiness_zero_oom(ctx: RuleContext) -> Iterator[Finding]:
+def swappiness_zero_oom(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         setting = sysctl_setting(host, "vm.swappiness")
         if setting is None or setting.value != "0":
@@ -303,7 +303,7 @@ def _overcommit_problem(host: HostFacts, store: Datastore) -> tuple[str, str | N
         "not_one": ("!= 1 (Redis's own warning)", "!= 1（Redis 自身的警告）"),
     },
 )
-def overcommit_policy(ctx: RuleContext) -> Iterator[Finding]:
+def overcommit_policy(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for store in _overcommit_stores(host):
             problem = _overcommit_problem(host, store)
@@ -388,7 +388,7 @@ REDIS_TCP_BACKLOG = 511  # Redis's default tcp-backlog
         "突发连接会被丢弃，待 SYN 超时后重试。"
     ),
 )
-def somaxconn_low(ctx: RuleContext) -> Iterator[Finding]:
+def somaxconn_low(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for store in stores_of(host, {"redis"}):
             setting = sysctl_setting(host, "net.core.somaxconn")
@@ -473,7 +473,7 @@ def _placement_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         ),
     },
 )
-def process_placement(ctx: RuleContext) -> Iterator[Finding]:
+def process_placement(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         stores = [s for s in stores_of(host) if s.kind != "mysql"]
         if not stores:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host, load_host_bytes, load_snapshot
+from collectors.archive import load, load_snapshot
 from collectors.facts import to_dict
 from collectors.limits import Limits
 from tests.conftest import CORPUS, ROOT
@@ -160,7 +160,7 @@ def _check_collector_host(host):
 def test_collector_tarball_manifest_mapping(tmp_path, prefix):
     path = tmp_path / "snapshot.tar.gz"
     path.write_bytes(_tar(_collector_members(_collector_manifest(), prefix)))
-    host = load_host(path)
+    host = load(path, split=False).host
     _check_collector_host(host)
     assert host.numa.nodes[0].meminfo["MemTotal"] == 65536000
     src = host.numa.sources["NodeMeminfo"]
@@ -173,12 +173,12 @@ def test_manifest_after_the_files_still_maps_them(tmp_path):
     members["manifest.json"] = manifest  # last in the stream
     path = tmp_path / "late.tar"
     path.write_bytes(_tar(members, compress="none"))
-    _check_collector_host(load_host(path))
+    _check_collector_host(load(path, split=False).host)
 
 
 def test_collector_bytes_and_label(tmp_path):
     data = _tar(_collector_members(_collector_manifest()), compress="xz")
-    host = load_host_bytes(data, name="upload.bin", label="node-7")
+    host = load(data, name="upload.bin", label="node-7", split=False).host
     assert host.label == "node-7" and host.hostname == "kunpeng-07"
     assert host.cpu.cpus == 8
 
@@ -210,7 +210,7 @@ def test_sosreport_like_archive_maps_sos_paths(tmp_path):
     }
     path = tmp_path / "sosreport.tar.xz"
     path.write_bytes(_tar(members, compress="xz"))
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.hostname == "db01"
     assert host.cpu.cpus == 8
     assert host.sysctl.values["vm.zone_reclaim_mode"] == "1"
@@ -228,14 +228,14 @@ def test_single_artifact_files_are_recognised_by_content(tmp_path):
         "<domain type='kvm'><name>g1</name><vcpu placement='static' current='4'>8</vcpu>"
         "<cpu mode='host-model'/></domain>\n"
     )
-    host = load_host(xml)
+    host = load(xml, split=False).host
     assert [d.name for d in host.domains] == ["g1"]
     assert host.domains[0].vcpus == 8 and host.domains[0].vcpu_current == 4
     assert host.artifacts[0]["kind"] == "libvirt_domain"
 
     variables = CORPUS / "mysql" / "percona-toolkit_pt-mysql-summary_temp_enc008_mysql-variables.txt"
     if variables.exists():
-        db = load_host(variables).database
+        db = load(variables, split=False).host.database
         assert db is not None and db.variables
 
 
@@ -244,7 +244,7 @@ def test_directory_is_one_host_and_paths_map_kinds(tmp_path):
     (tmp_path / "notes.md").write_text(f"We ran this on the host:\n\n```\n$ numactl -H\n{NUMACTL}```\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "meminfo.gz").write_bytes(gzip.compress(MEMINFO.encode()))
-    host = load_host(tmp_path)
+    host = load(tmp_path, split=False).host
     assert host.cpu.cpus == 8
     assert sorted(host.numa.nodes) == [0, 1]
     # provenance of a transcript block: the line in notes.md
@@ -259,8 +259,8 @@ def test_limits_are_configurable_and_default_from_settings(tmp_path, settings):
     assert Limits.from_settings().artifact_bytes == 100
     big = tmp_path / "lscpu.txt"
     big.write_text(LSCPU)
-    assert any("larger than 100" in e.message for e in load_host(big).errors)
-    assert load_host(big, limits=Limits()).cpu.cpus == 8
+    assert any("larger than 100" in e.message for e in load(big, split=False).host.errors)
+    assert load(big, limits=Limits(), split=False).host.cpu.cpus == 8
 
 
 def test_load_snapshot_one_host_per_path(tmp_path):
@@ -280,7 +280,7 @@ def test_limits_stop_reading_but_keep_what_was_parsed(tmp_path):
     members["proc/meminfo"] = MEMINFO.encode()  # after the limit: not read
     path = tmp_path / "many.tar.gz"
     path.write_bytes(_tar(members))
-    host = load_host(path, limits=Limits(members=10))
+    host = load(path, limits=Limits(members=10), split=False).host
     assert host.cpu.cpus == 8
     assert host.meminfo is None
     assert any("more than 10 members" in e.message for e in host.errors)
@@ -293,14 +293,14 @@ def test_truncated_archive_keeps_the_members_before_the_cut(tmp_path):
     )
     path = tmp_path / "cut.tar.gz"
     path.write_bytes(gzip.compress(raw[: len(raw) // 2]))
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.cpu.cpus == 8
     assert any("truncated or corrupt" in e.message for e in host.errors)
 
 
 def test_seeds_serialise_to_json(seeds_dir):
     for path in sorted(seeds_dir.glob("*.txt")):
-        json.dumps(to_dict(load_host(path)), ensure_ascii=False)
+        json.dumps(to_dict(load(path, split=False).host), ensure_ascii=False)
 
 
 def test_unprompted_paste_of_two_artifacts_is_split(tmp_path):
@@ -311,7 +311,7 @@ def test_unprompted_paste_of_two_artifacts_is_split(tmp_path):
     )
     path = tmp_path / "paste.txt"
     path.write_text(top + "\n" + NUMACTL)
-    host = load_host(path)
+    host = load(path, split=False).host
     assert [c.cpu for c in host.cpu_usage.per_cpu] == ["0", "1"]
     assert sorted(host.numa.nodes) == [0, 1]
     assert host.numa.source.line == 5
@@ -319,7 +319,7 @@ def test_unprompted_paste_of_two_artifacts_is_split(tmp_path):
 
 def test_single_file_recognised_by_whole_content_when_its_header_misleads(corpus):
     # a "CPU0 CPU1" header alone reads as /proc/interrupts; the rows say softirqs
-    host = load_host(corpus / "softirqs" / "node_exporter_proc_softirqs.txt")
+    host = load(corpus / "softirqs" / "node_exporter_proc_softirqs.txt", split=False).host
     assert host.errors == []
     assert "NET_RX" in host.softirqs.rows and host.interrupts is None
 
@@ -328,7 +328,7 @@ def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_pa
     """A snapshot's upload plus an output pasted later (the ZStack host's
     transcript without its ``virsh dumpxml`` block, then that block): one host,
     each block named after its own file, line numbers per file."""
-    from collectors.archive import load_host_files
+    from collectors.archive import load
     from engine.rules import evidence
     from tests.triage.founding_gaps import GAPS
 
@@ -336,7 +336,7 @@ def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_pa
     upload, added = tmp_path / "zstack-9.txt", tmp_path / "added-1-dumpxml.txt"
     upload.write_text(text, encoding="utf-8")
     added.write_text(block, encoding="utf-8")
-    host = load_host_files([upload, added, tmp_path / "gone.txt"], label="zstack-9")
+    host = load([upload, added, tmp_path / "gone.txt"], label="zstack-9", split=False).host
     assert host.hostname == "zstack-9" and len(host.domains) == 1
     assert host.cpu is not None and host.virsh_list is not None  # from the upload
     names = [a["name"] for a in host.artifacts]
@@ -352,7 +352,7 @@ def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_pa
 
 def test_a_command_that_failed_is_reported_as_such():
     # glances issue 1531 (tests/evaluation/98-*): virsh cpu-stats fails on cgroup v2
-    host = load_host(ROOT / "tests/evaluation/98-glances-starship-virsh-several/comment.txt")
+    host = load(ROOT / "tests/evaluation/98-glances-starship-virsh-several/comment.txt", split=False).host
     failed = [e for e in host.errors if "the command failed" in e.message]
     assert [(e.artifact, e.line) for e in failed] == [("transcript:virsh cpu-stats win11", 10)]
     assert "Failed to retrieve CPU statistics for domain 'win11'" in failed[0].message

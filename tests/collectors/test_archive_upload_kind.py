@@ -1,6 +1,6 @@
-"""What an upload is (collectors.archive.upload_kind / archive_kind) and the
-lines of cited artifacts read back for evidence excerpts (artifact_lines),
-within the archive loader's limits."""
+"""What an upload is (collectors.archive.upload_kind, and ``Reading.kind`` once
+it is read) and the lines of cited artifacts the one read keeps for evidence
+excerpts (``Reading.artifact_lines``), within the archive loader's limits."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from collectors.archive import (
     COLLECTOR,
     SOSREPORT,
     TRANSCRIPT,
-    archive_kind,
-    artifact_lines,
+    load,
     upload_kind,
 )
 from collectors.limits import Limits
@@ -36,6 +35,14 @@ COLLECTOR_TAR = _tar_gz(
     {"casebook-host/manifest.json": b"{}", "casebook-host/lscpu.txt": b"CPU(s): 4\nSocket(s): 1\n"}
 )
 SOS_TAR = _tar_gz({"sosreport-db1/sos_commands/processor/lscpu": b"CPU(s): 4\n"})
+
+
+def archive_kind(fh: io.BytesIO, current: str) -> str:
+    return load(fh.getvalue(), name="upload").kind(current)
+
+
+def artifact_lines(fh: io.BytesIO, names: set[str], *, limits: Limits | None = None) -> dict[str, list[str]]:
+    return load(fh.getvalue(), name="upload", limits=limits).artifact_lines(names)
 
 
 def test_upload_kind_from_name_and_first_bytes():

@@ -2,7 +2,7 @@
 
 The collector runs as root and as an unprivileged user; its archive must be a
 well-formed snapshot (manifest.json in the agreed format, every listed file
-present, no unsafe member names) that ``collectors.archive.load_host`` analyses
+present, no unsafe member names) that ``collectors.archive.load`` analyses
 without a parse error. Redaction, MySQL collection, timeouts, missing commands
 and the upload are exercised against real processes (MariaDB, a local HTTP
 server), never mocks.
@@ -106,9 +106,9 @@ def _all_bytes(archive: Path) -> bytes:
 
 
 def _load_host(archive: Path):
-    from collectors.archive import load_host
+    from collectors.archive import load
 
-    return load_host(archive)
+    return load(archive, split=False).host
 
 
 def _unprivileged_user() -> str:

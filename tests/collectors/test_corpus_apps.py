@@ -9,9 +9,9 @@ import pytest
 
 from collectors.cpulist import format_cpulist
 from collectors.facts import DatabaseFacts, Domain
-from collectors.parsers import detect
 from collectors.parsers.libvirt import parse_domain
 from collectors.parsers.mysql import parse_mysql_error_log, parse_mysql_variables
+from tests.collectors.parsers.lookup import detect
 from tests.conftest import CORPUS
 
 EXPECTED = json.loads((CORPUS / "expected.json").read_text()) if (CORPUS / "expected.json").exists() else {}

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
+from collectors.cpulist import parse_cpulist
 from collectors.facts import ParseError
 from collectors.parsers import load_all
-from collectors.parsers.lscpu import expand_cpulist
 from tests.conftest import CORPUS
 
 FOLDERS = {
@@ -114,7 +114,7 @@ def _check_lscpu(fact, want: dict) -> None:
             assert getattr(fact, key) is None, key
     assert fact.has_l3 == want["has_l3"]
     if "numa_node_cpus" in want:
-        assert fact.numa_node_cpus == {int(n): expand_cpulist(c) for n, c in want["numa_node_cpus"].items()}
+        assert fact.numa_node_cpus == {int(n): parse_cpulist(c) for n, c in want["numa_node_cpus"].items()}
     if "core_types" in want:
         got = [{k: t.get(k) for k in ("model_name", "cores_per_socket", "sockets")} for t in fact.core_types]
         assert got == want["core_types"]

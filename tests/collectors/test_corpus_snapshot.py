@@ -3,13 +3,13 @@ the rest is listed, and nothing raises."""
 
 from __future__ import annotations
 
-from collectors.archive import load_host, load_snapshot
+from collectors.archive import load, load_snapshot
 from collectors.facts import to_dict
 
 
 def test_pt_summary_directory_as_one_host(corpus):
     folder = corpus / "pt-summary" / "007"
-    host = load_host(folder)
+    host = load(folder, split=False).host
     names = {a["name"] for a in host.artifacts}
     assert "numactl" in names and "sysctl" in names
     # two NUMA nodes from `numactl`, sysctl values from `sysctl`

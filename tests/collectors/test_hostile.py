@@ -1,5 +1,5 @@
 """Hostile uploads: every case is generated in tmp_path and loaded with
-``load_host``. Each must return HostFacts with per-artifact errors, never raise,
+``load``. Each must return HostFacts with per-artifact errors, never raise,
 write nothing (the tree under tmp_path and the working directory are compared
 before and after), and stay within a bounded amount of memory."""
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host, load_host_bytes
+from collectors.archive import load
 from collectors.facts import HostFacts, to_dict
 from collectors.limits import Limits
 
@@ -548,7 +548,7 @@ def test_hostile_input(make, tmp_path, monkeypatch):
 
     tracemalloc.start()
     try:
-        host = load_host(case.path, limits=case.limits)
+        host = load(case.path, limits=case.limits, split=False).host
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -588,7 +588,7 @@ def test_at_least_thirty_cases():
     ids=["empty", "gzip-magic", "xz-magic", "bz2-magic", "zero-blocks", "ustar-text", "random"],
 )
 def test_hostile_bytes(data):
-    host = load_host_bytes(data, name="../../upload")
+    host = load(data, name="../../upload", split=False).host
     assert isinstance(host, HostFacts)
     assert host.errors
     assert all(not e.artifact.startswith("..") for e in host.errors)

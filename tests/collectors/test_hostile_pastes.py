@@ -42,7 +42,7 @@ import json, os, resource, sys, time
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django
 django.setup()
-from collectors.archive import load_hosts_bytes
+from collectors.archive import load
 from collectors.parsers import load_all
 load_all()
 MiB = 1 << 20
@@ -66,7 +66,7 @@ data = text.encode("utf-8")
 del text
 before = peak_kib()
 t0, c0 = time.perf_counter(), time.process_time()
-hosts = load_hosts_bytes(data, name="paste.txt")
+hosts = load(data, name="paste.txt").hosts
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 r = hosts[0].reading
 print(json.dumps({{

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from collectors.archive import load_host, load_hosts, load_snapshot
+from collectors.archive import load, load_snapshot
 from collectors.facts import SnapshotFacts
 from engine.rules import RuleContext, domain_of_guest, host_of_guest
 from engine.run import analyze
@@ -39,14 +39,17 @@ def _findings(hosts):
 
 def test_ssh_to_the_guest_gives_two_hosts_like_two_uploads(tmp_path):
     path = _mixed_seed(tmp_path)
-    hosts = load_hosts(path)
+    hosts = load(path).hosts
     assert [h.hostname for h in hosts] == ["zstack-9", "infoplus-db"]
     host, guest = hosts
     assert host.role == "physical" and guest.role == "guest"
     assert len(host.domains) == 1 and guest.database is not None and host.database is None
     assert guest.cpu.cpus == 32 and host.cpu.cpus != 32
 
-    separate = [load_host(ZSTACK / "zstack-9.txt"), load_host(ZSTACK / "infoplus-db.txt")]
+    separate = [
+        load(ZSTACK / "zstack-9.txt", split=False).host,
+        load(ZSTACK / "infoplus-db.txt", split=False).host,
+    ]
     together = _findings(hosts)
     assert together == _findings(separate)
     assert ("mysql.numa_interleave_unavailable", "infoplus-db") in together
@@ -59,7 +62,7 @@ def test_ssh_to_the_guest_gives_two_hosts_like_two_uploads(tmp_path):
 
 
 def test_load_host_still_merges_one_upload_into_one_host(tmp_path):
-    merged = load_host(_mixed_seed(tmp_path))
+    merged = load(_mixed_seed(tmp_path), split=False).host
     assert merged.hostname == "zstack-9"
     assert merged.database is not None and merged.domains
     assert merged.reading.lines == len(_mixed_seed(tmp_path).read_text().split("\n"))
@@ -86,7 +89,7 @@ def test_returning_to_the_first_host_continues_it(tmp_path):
     )
     path = tmp_path / "t.txt"
     path.write_text(text)
-    kvm, db = load_hosts(path)
+    kvm, db = load(path).hosts
     assert kvm.hostname == "kvm01" and db.hostname == "db01"
     assert kvm.numa is not None and kvm.cmdline is not None and kvm.meminfo is None
     assert db.meminfo is not None and db.numa is None
@@ -112,7 +115,7 @@ def test_this_machine_as_guest_of_a_kvm_host_is_paired(tmp_path):
     )
     path = tmp_path / "pair.txt"
     path.write_text(text)
-    host, guest = load_hosts(path)
+    host, guest = load(path).hosts
     assert host.hostname == "kvm-host" and guest.hostname == "test"
     assert host.numa_node_count() == 2 and [d.name for d in host.domains] == ["test"]
     assert guest.is_guest and guest.cpu is not None and guest.database is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.archive import load_hosts_bytes
+from collectors.archive import load
 from collectors.facts import to_dict
 from collectors.normalise import normalise
 from tests.collectors import local_outputs as local
@@ -50,7 +50,7 @@ WHERE = {"source", "sources", "lines", "line", "reading", "artifacts", "errors",
 
 
 def facts(text: str) -> dict:
-    (host,) = load_hosts_bytes(text.encode("utf-8"), name="paste.txt")
+    (host,) = load(text.encode("utf-8"), name="paste.txt").hosts
     return _strip(to_dict(host))
 
 
@@ -94,7 +94,7 @@ def test_mangled_pastes_give_the_same_facts(source, chosen):
 
 def test_the_first_line_after_pre_code_is_kept():
     output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
-    (host,) = load_hosts_bytes(mangling.html_pre(output).encode(), name="ticket.html")
+    (host,) = load(mangling.html_pre(output).encode(), name="ticket.html").hosts
     assert host.numa is not None and len(host.numa.nodes) == 2
     assert host.numa.lines["available"] == 1  # on the <pre><code> line itself
 
@@ -102,7 +102,7 @@ def test_the_first_line_after_pre_code_is_kept():
 def test_line_numbers_point_at_the_original_after_br_and_jira():
     output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text().rstrip("\n")
     text = "Hi,\n\nhere is the host:\n{code}\n[root@h ~]# numactl -H\n" + output + "\n{code}\nThanks"
-    (host,) = load_hosts_bytes(text.encode(), name="jira.txt")
+    (host,) = load(text.encode(), name="jira.txt").hosts
     assert host.numa.lines["available"] == 6
     r = host.reading
     assert r.prompt_lines == 1 and r.read_lines == len(output.split("\n"))
@@ -127,7 +127,7 @@ def test_a_line_break_written_as_an_entity_is_a_line_break():
     output = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text().rstrip("\n")
     text = "<pre>[root@h ~]# numactl -H&#10;" + output.replace("\n", "&#10;") + "</pre>"
     assert normalise(text).lines[1:3] == ["[root@h ~]# numactl -H", output.split("\n")[0]]
-    (host,) = load_hosts_bytes(text.encode(), name="ticket.html")
+    (host,) = load(text.encode(), name="ticket.html").hosts
     assert host.numa is not None and len(host.numa.nodes) == 2
     assert host.reading.lines == 1  # every cleaned line still points at the one original line
 
@@ -147,7 +147,7 @@ def test_docker_compose_service_prefixes_are_removed():
     n = normalise(COMPOSE_LOG)
     assert n.lines == list(_MYSQLD)
     assert "docker compose service prefixes removed" in n.notes
-    (host,) = load_hosts_bytes(COMPOSE_LOG.encode(), name="log.txt")
+    (host,) = load(COMPOSE_LOG.encode(), name="log.txt").hosts
     events = host.database.events
     assert [e.kind for e in events][-2:] == ["buffer_pool_init", "error"]
 
@@ -186,7 +186,7 @@ def test_markdown_bold_around_output_lines_is_removed():
         "Hugepagesize:       2048 kB",
     ]
     assert n.first == list(range(len(n.lines)))
-    (host,) = load_hosts_bytes(NETDATA_BOLD.encode(), name="issue.txt")
+    (host,) = load(NETDATA_BOLD.encode(), name="issue.txt").hosts
     assert host.meminfo.values["HugePages_Total"] == 53342
     assert host.meminfo.lines["HugePages_Total"] == 6  # the original line
     assert host.hugepages.nr_hugepages == 53342 and host.hugepages.hugepagesize_kb == 2048

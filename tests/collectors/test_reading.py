@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.archive import load_host, load_hosts
+from collectors.archive import load
 from collectors.decoding import decode_bytes
 from collectors.parsers.mysql import parse_mysql_variables
 from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, read_transcript
@@ -44,7 +44,7 @@ def line_count(path: Path) -> int:
 
 @pytest.mark.parametrize("path", SEED_FILES + sorted(SEEDS.glob("*.txt")), ids=lambda p: p.name)
 def test_every_line_of_the_seed_transcripts_is_accounted_for(path):
-    host = load_host(path)
+    host = load(path, split=False).host
     assert_accounted(host.reading, line_count(path))
     if path in SEED_FILES:  # the rebuilt snapshots; the write-ups may be all prose
         assert host.reading.read_lines > 0
@@ -54,7 +54,7 @@ def test_every_line_of_the_seed_transcripts_is_accounted_for(path):
     "path", sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix in (".txt", ".xml")), ids=str
 )
 def test_single_files_are_read_whole(path):
-    host = load_host(path)
+    host = load(path, split=False).host
     assert_accounted(host.reading, line_count(path))
 
 
@@ -63,7 +63,7 @@ def test_an_unknown_commands_output_is_an_unrecognised_block(tmp_path):
     numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
     path = tmp_path / "t.txt"
     path.write_text(f"[root@h ~]# ls -l /\n{listing}[root@h ~]# numactl -H\n{numactl}")
-    reading = load_host(path).reading
+    reading = load(path, split=False).host.reading
     assert_accounted(reading, line_count(path))
     (block,) = reading.unrecognised
     assert block.start_line == 2 and block.first_line == listing.split("\n")[0]
@@ -85,7 +85,7 @@ def test_mariadb_variables_after_a_prompt_keep_every_variable(tmp_path):
         path.write_text(
             f"[root@db ~]# {local.command('variables')}\n{output if name == 'tabs' else text}\n[root@db ~]#"
         )
-        host = load_host(path)
+        host = load(path, split=False).host
         assert len(host.database.variables) == expected, name
         assert host.reading.unrecognised == [], name
 
@@ -97,7 +97,7 @@ def test_mysql8_variables_with_empty_values_keep_every_variable(tmp_path):
     assert len(empty) > 20  # the list has many empty values (Percona Server 8.0.32)
     path = tmp_path / "t.txt"
     path.write_text(f"mysql> SHOW GLOBAL VARIABLES;\n$ mysql -e 'SHOW GLOBAL VARIABLES'\n{text}\n")
-    assert load_host(path).database.variables == whole
+    assert load(path, split=False).host.database.variables == whole
 
 
 def test_a_distance_table_cut_short_keeps_the_nodes_and_says_what_is_missing(tmp_path):
@@ -106,7 +106,7 @@ def test_a_distance_table_cut_short_keeps_the_nodes_and_says_what_is_missing(tmp
     cut = lines[start : start + 18]  # prompt, 13 lines, "node distances:", header, 2 of 4 rows
     path = tmp_path / "t.txt"
     path.write_text("\n".join(cut) + "\n")
-    host = load_host(path)
+    host = load(path, split=False).host
     assert len(host.numa.nodes) == 4 and host.numa.nodes[3].size_mb == 65498
     assert host.numa.distances == []
     (err,) = host.errors
@@ -126,7 +126,7 @@ def test_a_wrapped_cpu_list_is_joined_and_evidence_points_at_the_original_lines(
             wrapped.append(line)
     path = tmp_path / "t.txt"
     path.write_text("\n".join(wrapped) + "\n")
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.numa.nodes[2].cpus == [12, 13, 14, 15, 16, 17, 36, 37, 38, 39, 40, 41]
     assert host.numa.lines["node.3.size"] == wrapped.index("node 3 size: 65498 MB") + 1
     assert_accounted(host.reading, len(wrapped) + 1)
@@ -205,13 +205,13 @@ def test_coverage_invariant_for_any_transcript(parts):
 
 
 def _load_text(text: str):
-    from collectors.archive import load_hosts_bytes
+    from collectors.archive import load
 
-    return load_hosts_bytes(text.encode("utf-8"), name="paste.txt")
+    return load(text.encode("utf-8"), name="paste.txt").hosts
 
 
 def test_load_hosts_of_a_file_without_prompts_is_one_host():
-    hosts = load_hosts(CORPUS / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt")
+    hosts = load(CORPUS / "lscpu" / "util-linux_lscpu-x86_64-epyc_7451.txt").hosts
     assert len(hosts) == 1 and hosts[0].cpu is not None
 
 
@@ -231,7 +231,7 @@ ATC_PR = (
 def test_prose_around_an_artifact_read_whole_is_prose_not_read(tmp_path):
     path = tmp_path / "pr.txt"
     path.write_text(ATC_PR)
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.tc is not None and host.tc.qdiscs[0].delay_ms == 10.0
     assert_accounted(host.reading, line_count(path))
     assert host.reading.read_lines == 1
@@ -241,7 +241,7 @@ def test_prose_around_an_artifact_read_whole_is_prose_not_read(tmp_path):
 def test_an_artifact_read_whole_without_prose_around_it_is_all_read(tmp_path):
     path = tmp_path / "tc.txt"
     path.write_text(ATC_PR.splitlines()[2] + "\n")
-    reading = load_host(path).reading
+    reading = load(path, split=False).host.reading
     assert (reading.read_lines, reading.prose_lines) == (line_count(path), 0)
 
 
@@ -275,7 +275,7 @@ node   0   1
 def test_a_command_fenced_apart_from_its_output_is_read_without_an_error(tmp_path):
     path = tmp_path / "NUMA.md"
     path.write_text(ZH_FENCED_APART)
-    host = load_host(path)
+    host = load(path, split=False).host
     assert {n: node.free_mb for n, node in host.numa.nodes.items()} == {0: 5618, 1: 496}
     assert host.errors == []
     assert_accounted(host.reading, line_count(path))
@@ -284,7 +284,7 @@ def test_a_command_fenced_apart_from_its_output_is_read_without_an_error(tmp_pat
 def test_a_command_with_no_output_and_no_output_after_it_is_still_reported(tmp_path):
     path = tmp_path / "t.md"
     path.write_text(ZH_FENCED_APART.split("结果")[0])
-    host = load_host(path)
+    host = load(path, split=False).host
     assert [e.message for e in host.errors if "numactl_hardware" in e.message]
 
 

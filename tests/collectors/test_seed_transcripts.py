@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from tests.conftest import SEEDS
 
 
@@ -13,7 +13,7 @@ def seed(number: str):
     matches = sorted(SEEDS.glob(f"{number}_*.txt"))
     if not matches:
         pytest.fail(f"seed {number} missing under {SEEDS}")
-    return load_host(matches[0])
+    return load(matches[0], split=False).host
 
 
 @pytest.fixture(scope="module")

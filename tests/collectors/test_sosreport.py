@@ -53,9 +53,9 @@ def sosreport(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def sos_host(sosreport):
-    from collectors.archive import load_host
+    from collectors.archive import load
 
-    return load_host(sosreport)
+    return load(sosreport, split=False).host
 
 
 def test_sosreport_layout_is_what_the_loader_expects(sosreport):

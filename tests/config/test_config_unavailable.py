@@ -2,7 +2,7 @@
 with its documented error body, web pages with a styled page in the reader's
 language (config/unavailable.py). The connection loss is simulated in-process
 (the connection's cursor raises what psycopg raises when the server is gone);
-tests/integration/test_database_outage.py terminates real PostgreSQL backends."""
+tests/processes/test_database_outage.py terminates real PostgreSQL backends."""
 
 from __future__ import annotations
 

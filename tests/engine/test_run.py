@@ -324,10 +324,10 @@ def test_findings_are_ordered_by_impact_largest_first():
 
 
 def test_identical_findings_are_merged_with_every_citation():
-    from engine.rules import Evidence, Finding
+    from engine.rules import Evidence, RuleFinding
 
     def netem(line):
-        return Finding(
+        return RuleFinding(
             rule="net.netem_delay",
             severity="critical",
             title="t",

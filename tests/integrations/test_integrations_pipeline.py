@@ -16,8 +16,8 @@ from accounts.models import Membership, Team
 from bench.pipeline import WebClient
 from integrations import services
 from integrations.models import Delivery, Event
-from tests.integration.test_pipeline_worker import wait_for
 from tests.integrations.test_integrations_metrics import samples, value
+from tests.processes.test_pipeline_worker import wait_for
 from triage.models import Snapshot
 
 pytestmark = [

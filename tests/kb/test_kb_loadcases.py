@@ -15,6 +15,7 @@ from django.core.management import call_command
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
 from kb import services
 from kb.models import Case, CaseMeasure, CaseRule, Measure, Metric, TermStat
+from kb.search import indexing, tokenizer
 from tests.conftest import FIXTURES
 
 SLUGS = [
@@ -243,7 +244,7 @@ def test_loadcases_command_loads_the_founding_cases_and_the_library_and_is_rerun
 @pytest.mark.django_db
 def test_dictionary_change_reindexes(monkeypatch):
     services.load_all(use_real_engine=False)
-    monkeypatch.setattr(services.search, "dictionary_version", lambda: "d999-g999")
+    monkeypatch.setattr(tokenizer, "dictionary_version", lambda: "d999-g999")
     report = services.load_cases(use_real_engine=False)
     assert len(report.updated) == 10
     assert set(Case.objects.values_list("search_dictionary_version", flat=True)) == {"d999-g999"}
@@ -268,13 +269,13 @@ def test_stale_cases_are_reindexed_a_chunk_at_a_time_with_the_term_statistics_on
     Case.objects.update(search_dictionary_version="old")
     rebuilt = []
     monkeypatch.setattr(
-        services.search,
+        indexing,
         "rebuild_term_stats",
-        lambda r=services.search.rebuild_term_stats: rebuilt.append(r()),
+        lambda r=indexing.rebuild_term_stats: rebuilt.append(r()),
     )
     assert services.reindex_stale() == 11
     assert len(rebuilt) == 1
     assert set(Case.objects.values_list("search_dictionary_version", flat=True)) == {
-        services.search.dictionary_version()
+        tokenizer.dictionary_version()
     }
     assert dict(TermStat.objects.values_list("term", "ndoc")) == stats

@@ -18,8 +18,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from django.db import connection, transaction
 
-from kb import search, services
+from kb import services
 from kb.models import Case, Posting
+from kb.search import indexing, queries, ranking, searching, snippets, spelling, tokenizer
 from tests.conftest import ROOT, RUN_ID, port_open, service_unavailable
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -155,7 +156,7 @@ def test_search_finds_founding_cases(backend, query, language, expected, request
     filters = {"state": "published"}
     if language:
         filters["language"] = language
-    results = search.search(query, filters=filters)
+    results = searching.search(query, filters=filters)
     found = {hit.case.slug for hit in results.hits}
     assert expected <= found, f"{query!r} on {backend}: found {sorted(found)}"
     # The expected cases hold every query word (a thin result adds partial matches after them).
@@ -169,7 +170,7 @@ def test_search_finds_founding_cases(backend, query, language, expected, request
     # The best hit is one of the expected cases, and its snippet marks a match.
     assert results.hits[0].case.slug in expected
     assert "<mark>" in results.hits[0].snippet or "<mark>" in str(
-        search.highlight_title(results.hits[0].case.title, results.query)
+        snippets.highlight_title(results.hits[0].case.title, results.query)
     )
 
 
@@ -182,11 +183,13 @@ def test_filters_pagination_and_escaping(backend, request, tmp_path_factory):
         return
     request.getfixturevalue("founding_cases")
     # platform and database filters
-    assert {h.case.slug for h in search.search("numa", filters={"platform": "openstack"}).hits} == {OPENSTACK}
-    assert {h.case.slug for h in search.search("", filters={"database": "oceanbase"}).hits} == {OCEANBASE}
+    assert {h.case.slug for h in searching.search("numa", filters={"platform": "openstack"}).hits} == {
+        OPENSTACK
+    }
+    assert {h.case.slug for h in searching.search("", filters={"database": "oceanbase"}).hits} == {OCEANBASE}
     # pagination: 5 published cases (one hit per case, not per language version), 3 per page
-    first = search.search("", filters={"state": "published"}, page=1, page_size=3)
-    last = search.search("", filters={"state": "published"}, page=2, page_size=3)
+    first = searching.search("", filters={"state": "published"}, page=1, page_size=3)
+    last = searching.search("", filters={"state": "published"}, page=2, page_size=3)
     assert (first.total, first.pages, len(first.hits), len(last.hits)) == (5, 2, 3, 2)
     assert len({h.case.slug for h in first.hits + last.hits}) == 5
     assert not last.has_next
@@ -196,23 +199,23 @@ def test_filters_pagination_and_escaping(backend, request, tmp_path_factory):
     services.save_case(case)
     assert KUNPENG not in {
         h.case.slug
-        for h in search.search("zone_reclaim_mode", filters={"state": "published", "language": "en"}).hits
+        for h in searching.search("zone_reclaim_mode", filters={"state": "published", "language": "en"}).hits
     }
-    assert {h.case.slug for h in search.search("zone_reclaim_mode", filters={"state": "archived"}).hits} == {
-        KUNPENG
-    }
+    assert {
+        h.case.slug for h in searching.search("zone_reclaim_mode", filters={"state": "archived"}).hits
+    } == {KUNPENG}
     # markup in case text is escaped, only our <mark> is HTML
     case.symptom = "<script>alert(1)</script> zone_reclaim_mode & friends"
     services.save_case(case)
-    snippet = search.search("zone_reclaim_mode", filters={"state": "archived"}).hits[0].snippet
+    snippet = searching.search("zone_reclaim_mode", filters={"state": "archived"}).hits[0].snippet
     assert "<script>" not in snippet and "&lt;script&gt;" in snippet
     assert "<mark>zone_reclaim_mode</mark>" in snippet and "&amp; friends" in snippet
     # a query with FTS syntax characters is data, not syntax
-    assert search.search('"NEAR( OR AND *', filters={}).total >= 0
+    assert searching.search('"NEAR( OR AND *', filters={}).total >= 0
 
 
 def test_tokenizer_keeps_identifiers_whole_and_split():
-    tokens = search.tokenize("vm.zone_reclaim_mode=1, innodb_numa_interleave ON, host-passthrough")
+    tokens = tokenizer.tokenize("vm.zone_reclaim_mode=1, innodb_numa_interleave ON, host-passthrough")
     expected = (
         # identifiers stay whole; their word parts are stemmed like prose (interleave -> interleav)
         "vmzonereclaimmode zonereclaimmode zone reclaim mode innodbnumainterleave innodb numa interleav"
@@ -222,19 +225,21 @@ def test_tokenizer_keeps_identifiers_whole_and_split():
 
 
 def test_tokenizer_segments_chinese_with_the_domain_dictionary():
-    tokens = search.tokenize("关闭规格热修改后配置绑核和大页，避免跨NUMA访问远端内存导致启动慢，软中断集中")
+    tokens = tokenizer.tokenize(
+        "关闭规格热修改后配置绑核和大页，避免跨NUMA访问远端内存导致启动慢，软中断集中"
+    )
     for word in ("规格热修改", "绑核", "大页", "跨numa", "远端内存", "启动慢", "软中断"):
         assert word in tokens, (word, tokens)
     # a two-character word inside a longer dictionary word is indexed too
-    assert "大页" in search.tokenize("静态大页")
-    assert search.dictionary_version().startswith("d1-")
+    assert "大页" in tokenizer.tokenize("静态大页")
+    assert tokenizer.dictionary_version().startswith("d1-")
 
 
 def test_query_expansion_crosses_languages():
-    query = search.parse_query("绑核 huge pages")
+    query = queries.parse_query("绑核 huge pages")
     assert len(query.groups) == 2
     assert ("vcpupin",) in query.groups[0] and ("大页",) in query.groups[1]
-    chinese, english = search.parse_query("内存交织").groups, search.parse_query("interleave").groups
+    chinese, english = queries.parse_query("内存交织").groups, queries.parse_query("interleave").groups
     assert len(chinese) == len(english) == 1
     assert set(chinese[0]) == set(english[0])
 
@@ -242,13 +247,13 @@ def test_query_expansion_crosses_languages():
 def test_traditional_chinese_is_read_in_simplified_script():
     # The table is OpenCC's (kb/data/traditional.txt): one character for one,
     # so a snippet's marks keep their places in the text as written.
-    assert search.simplified("MySQL 啟動 很慢 緩衝池 記憶體 頻寬") == "MySQL 启动 很慢 缓冲池 记忆体 频宽"
-    assert search.simplified("启动 numa") == "启动 numa"  # simplified text is left alone
-    assert search.tokenize("綁核與大頁，內存交織") == search.tokenize("绑核与大页，内存交织")
-    spans = search._marks("緩衝池很大", search.parse_query("缓冲池"))
+    assert tokenizer.simplified("MySQL 啟動 很慢 緩衝池 記憶體 頻寬") == "MySQL 启动 很慢 缓冲池 记忆体 频宽"
+    assert tokenizer.simplified("启动 numa") == "启动 numa"  # simplified text is left alone
+    assert tokenizer.tokenize("綁核與大頁，內存交織") == tokenizer.tokenize("绑核与大页，内存交织")
+    spans = snippets._marks("緩衝池很大", queries.parse_query("缓冲池"))
     assert spans == [(0, 3)]
     # Taiwan words are the glossary's: 記憶體 is 内存, 頻寬 带宽
-    memory, bandwidth = search.parse_query("記憶體 頻寬").groups
+    memory, bandwidth = queries.parse_query("記憶體 頻寬").groups
     assert ("内存",) in memory and ("带宽",) in bandwidth and ("bandwidth",) in bandwidth
 
 
@@ -272,10 +277,10 @@ def test_ticket_phrasings_of_issue_13(backend, request, tmp_path_factory):
     if _child_or_continue(backend, request, tmp_path_factory):
         return
     # inflections: "migrating" finds "migration"/"migrated" (Snowball stems)
-    first = search.search("mysql slow after migrating to kvm", filters=PUBLISHED).hits[0]
+    first = searching.search("mysql slow after migrating to kvm", filters=PUBLISHED).hits[0]
     assert first.case.slug == ZSTACK
     # a filler word between Chinese words: 启动很慢 is 启动慢
-    assert search.search("启动很慢", filters=PUBLISHED, language="zh").hits[0].case.slug == PERCONA
+    assert searching.search("启动很慢", filters=PUBLISHED, language="zh").hits[0].case.slug == PERCONA
     # typos: the nearest indexed term is searched and suggested
     for typed, meant, slug in [
         ("innodb_numa_interleve", "innodb_numa_interleave", PERCONA),
@@ -283,15 +288,15 @@ def test_ticket_phrasings_of_issue_13(backend, request, tmp_path_factory):
         ("zone_reclam_mode", "zone_reclaim_mode", KUNPENG),
         ("percnoa slow startup", "percona slow startup", PERCONA),
     ]:
-        results = search.search(typed, filters=PUBLISHED)
+        results = searching.search(typed, filters=PUBLISHED)
         assert results.suggestion == meant, (typed, results.suggestion)
         assert results.hits and results.hits[0].case.slug == slug, (
             typed,
             [h.case.slug for h in results.hits],
         )
     # a word in the index is never respelled
-    assert search.search("zone_reclaim_mode", filters=PUBLISHED).suggestion == ""
-    assert search.correct_term("qwertyuiopasdf") is None
+    assert searching.search("zone_reclaim_mode", filters=PUBLISHED).suggestion == ""
+    assert spelling.correct_term("qwertyuiopasdf") is None
 
 
 @pytest.mark.django_db
@@ -309,7 +314,7 @@ def test_traditional_script_glued_names_and_synonyms_find_their_case(backend, re
         ("云主机 CPU 利用率 高", OPENSTACK),
         ("guest cpu utilization 70%", OPENSTACK),
     ]:
-        hits = search.search(text, filters=PUBLISHED, language="zh" if not text.isascii() else "en").hits
+        hits = searching.search(text, filters=PUBLISHED, language="zh" if not text.isascii() else "en").hits
         assert hits and hits[0].case.slug == slug, (text, [h.case.slug for h in hits])
     # a name glued to its number, product names and architectures of the glossary
     for text, language, slug in [
@@ -319,17 +324,17 @@ def test_traditional_script_glued_names_and_synonyms_find_their_case(backend, re
         ("ARM64 numa", "en", KUNPENG),
         ("L3缓存", "zh", OPENSTACK),
     ]:
-        hits = search.search(text, filters=PUBLISHED, language=language).hits
+        hits = searching.search(text, filters=PUBLISHED, language=language).hits
         assert hits and hits[0].case.slug == slug, (text, [h.case.slug for h in hits])
     # the word typed counts more than its glossary synonyms: numa_miss is the
     # case that names it, before those naming only remote memory
-    assert search.search("numa_miss", filters=PUBLISHED).hits[0].case.slug == OPENSTACK
-    assert search.search("网络延时 1毫秒", filters=PUBLISHED, language="zh").hits[0].case.slug == OCEANBASE
+    assert searching.search("numa_miss", filters=PUBLISHED).hits[0].case.slug == OPENSTACK
+    assert searching.search("网络延时 1毫秒", filters=PUBLISHED, language="zh").hits[0].case.slug == OCEANBASE
     # a glued word the index knows means itself: cpu0 is not cpu and 0 anywhere
-    results = search.search("cpu0", filters=PUBLISHED)
+    results = searching.search("cpu0", filters=PUBLISHED)
     assert results.query.groups == [[("cpu0",)]] and [h.case.slug for h in results.hits] == [OCEANBASE]
     # the snippet marks the words of a traditional query in the simplified text
-    hit = search.search("緩衝池", filters=PUBLISHED, language="zh").hits[0]
+    hit = searching.search("緩衝池", filters=PUBLISHED, language="zh").hits[0]
     assert hit.case.slug == PERCONA and "<mark>缓冲池</mark>" in str(hit.snippet)
 
 
@@ -339,7 +344,7 @@ def test_one_hit_per_case_in_the_readers_language(backend, request, tmp_path_fac
     if _child_or_continue(backend, request, tmp_path_factory):
         return
     for language in ("zh", "en"):
-        results = search.search("numa", filters=PUBLISHED, language=language)
+        results = searching.search("numa", filters=PUBLISHED, language=language)
         slugs = [h.case.slug for h in results.hits]
         assert len(slugs) == len(set(slugs)) == results.total == 5
         assert {h.case.language for h in results.hits} == {language}
@@ -347,10 +352,10 @@ def test_one_hit_per_case_in_the_readers_language(backend, request, tmp_path_fac
         assert all(h.other is not None and h.other.language != language for h in results.hits)
         assert all(h.other.slug == h.case.slug for h in results.hits)
     # an English query in the Chinese UI still answers the Chinese version first
-    hits = search.search("huge pages", filters=PUBLISHED, language="zh").hits
+    hits = searching.search("huge pages", filters=PUBLISHED, language="zh").hits
     assert hits[0].case.language == "zh"
     # with a language filter only that language is shown, with no other version
-    only_en = search.search("大页", filters={**PUBLISHED, "language": "en"}, language="zh").hits
+    only_en = searching.search("大页", filters={**PUBLISHED, "language": "en"}, language="zh").hits
     assert {h.case.language for h in only_en} == {"en"} and all(h.other is None for h in only_en)
 
 
@@ -359,12 +364,12 @@ def test_one_hit_per_case_in_the_readers_language(backend, request, tmp_path_fac
 def test_highlights_skip_stop_words_and_follow_stems(backend, request, tmp_path_factory):
     if _child_or_continue(backend, request, tmp_path_factory):
         return
-    results = search.search("slow on migrating to kvm", filters=PUBLISHED)
+    results = searching.search("slow on migrating to kvm", filters=PUBLISHED)
     hit = next(h for h in results.hits if h.case.slug == ZSTACK)
     snippet = str(hit.snippet)
     assert "<mark>migration</mark>" in snippet  # stem of "migrating"
     assert "<mark>KVM</mark>" in snippet
-    title = str(search.highlight_title(hit.case.title, results.query))
+    title = str(snippets.highlight_title(hit.case.title, results.query))
     assert "<mark>slow</mark>" in title and "<mark>v2v-migrated</mark>" in title
     for stop in ("on", "to", "a", "the", "On", "To", "The"):
         assert f"<mark>{stop}</mark>" not in snippet + title
@@ -378,7 +383,7 @@ def test_each_hit_says_why(backend, request, tmp_path_factory):
     oceanbase = Case.objects.get(slug=OCEANBASE, language="en")
     oceanbase.signature = {"rules": ["net.netem_delay", "net.softirq_hotspot"], "features": []}
     services.save_case(oceanbase)
-    hit = search.search("netem delay", filters=PUBLISHED).hits[0]
+    hit = searching.search("netem delay", filters=PUBLISHED).hits[0]
     assert hit.case.slug == OCEANBASE
     why = hit.why
     assert {"title", "cause"} <= set(why.fields) and not why.missing
@@ -386,10 +391,10 @@ def test_each_hit_says_why(backend, request, tmp_path_factory):
     assert why.rules == ["net.netem_delay"]  # the rule the query names, not every rule of the case
     assert "netem" in why.tags
     assert why.solved
-    zstack = search.search("create index", filters=PUBLISHED).hits[0]
+    zstack = searching.search("create index", filters=PUBLISHED).hits[0]
     assert zstack.case.slug == ZSTACK and zstack.why.verified  # 120 s before, 58 s after
     # Percona: measures recommended, none applied or measured after
-    percona = search.search("innodb_numa_interleave startup", filters=PUBLISHED).hits[0]
+    percona = searching.search("innodb_numa_interleave startup", filters=PUBLISHED).hits[0]
     assert percona.case.slug == PERCONA and not percona.why.verified and not percona.why.solved
 
 
@@ -399,7 +404,7 @@ def test_thin_full_match_adds_ranked_partial_matches(backend, request, tmp_path_
     """One case holds every word: the cases holding some of them follow, ranked."""
     if _child_or_continue(backend, request, tmp_path_factory):
         return
-    full = search.search("netem numa", filters=PUBLISHED)
+    full = searching.search("netem numa", filters=PUBLISHED)
     assert full.relaxed and full.hits[0].case.slug == OCEANBASE and not full.hits[0].why.missing
     assert len(full.hits) > 1 and all(h.why.missing for h in full.hits[1:])
     assert [h.score for h in full.hits] == sorted((h.score for h in full.hits), reverse=True)
@@ -423,10 +428,10 @@ def test_ranking_covers_every_match_not_the_newest(backend, request, tmp_path_fa
                 symptom=f"Inventory of host {n}: sysctl values recorded, vm.zone_reclaim_mode among them.",
             )
         )
-    results = search.search("zone_reclaim_mode", filters=PUBLISHED, page_size=5)
+    results = searching.search("zone_reclaim_mode", filters=PUBLISHED, page_size=5)
     assert results.hits[0].case.slug == KUNPENG
     assert results.total == 151 and results.pages == 31
-    last = search.search("zone_reclaim_mode", filters=PUBLISHED, page=31, page_size=5)
+    last = searching.search("zone_reclaim_mode", filters=PUBLISHED, page=31, page_size=5)
     assert len(last.hits) == 1 and last.hits[0].case.slug != KUNPENG
 
 
@@ -441,7 +446,7 @@ def test_a_long_pasted_text_is_counted_exactly(backend, request, tmp_path_factor
     text = " ".join(Case.objects.filter(language="zh").order_by("slug").values_list("symptom", flat=True))[
         :2000
     ]
-    results = search.search(text, filters=PUBLISHED)
+    results = searching.search(text, filters=PUBLISHED)
     query = results.query
     assert len(query.groups) > 20
     held: dict[int, set[str]] = {}
@@ -452,7 +457,7 @@ def test_a_long_pasted_text_is_counted_exactly(backend, request, tmp_path_factor
     expected = {
         slugs[pk]
         for pk, terms in held.items()
-        if pk in slugs and combine(search._group_matches(g, terms) for g in query.groups)
+        if pk in slugs and combine(ranking._group_matches(g, terms) for g in query.groups)
     }
     assert results.total == len(expected) > 0
 
@@ -460,26 +465,26 @@ def test_a_long_pasted_text_is_counted_exactly(backend, request, tmp_path_factor
 def test_typing_distance_counts_likely_slips_as_one_edit():
     # a letter dropped or doubled, two letters swapped, a neighbouring key,
     # one vowel for another: one edit each
-    assert search.edit_distance("maridb", "mariadb", 2) == 1
-    assert search.edit_distance("dealy", "delay", 1) == 1
-    assert search.edit_distance("numq", "numa", 1) == 1  # q is above a
-    assert search.edit_distance("emulater", "emulator", 2) == 1
+    assert spelling.edit_distance("maridb", "mariadb", 2) == 1
+    assert spelling.edit_distance("dealy", "delay", 1) == 1
+    assert spelling.edit_distance("numq", "numa", 1) == 1  # q is above a
+    assert spelling.edit_distance("emulater", "emulator", 2) == 1
     # any other substitution makes another word: two edits
-    assert search.edit_distance("prevent", "present", 1) > 1
-    assert search.edit_distance("cpu1", "cpu2", 2) == 2
+    assert spelling.edit_distance("prevent", "present", 1) > 1
+    assert spelling.edit_distance("cpu1", "cpu2", 2) == 2
     # typed short: the distance to the closest beginning
-    assert search.edit_distance("hostpassthru", "hostpassthrough", 2, prefix=True) == 1
-    assert search.edit_distance("hostpassthru", "hostpassthrough", 2) > 2
+    assert spelling.edit_distance("hostpassthru", "hostpassthrough", 2, prefix=True) == 1
+    assert spelling.edit_distance("hostpassthru", "hostpassthrough", 2) > 2
 
 
 def test_hyphenated_compounds_meet_their_closed_spelling():
     """pre-faulted, pre-faults and prefault are one word; an identifier written
     with hyphens or underscores stays one token either way."""
-    assert search.tokenize("pre-faulted")[:2] == ["prefaulted", "prefault"]
-    assert "prefault" in search.tokenize("the pool is pre-faults")
-    assert search.tokenize("prefaulting")[0] == "prefault"
-    assert search.tokenize("zone-reclaim-mode")[0] == search.tokenize("zone_reclaim_mode")[0]
-    assert ("prefault",) in search.parse_query("pre-faulting").groups[0]
+    assert tokenizer.tokenize("pre-faulted")[:2] == ["prefaulted", "prefault"]
+    assert "prefault" in tokenizer.tokenize("the pool is pre-faults")
+    assert tokenizer.tokenize("prefaulting")[0] == "prefault"
+    assert tokenizer.tokenize("zone-reclaim-mode")[0] == tokenizer.tokenize("zone_reclaim_mode")[0]
+    assert ("prefault",) in queries.parse_query("pre-faulting").groups[0]
 
 
 def test_glossary_phrases_are_terms_of_their_own():
@@ -487,32 +492,32 @@ def test_glossary_phrases_are_terms_of_their_own():
     an identifier's parts), so the query phrase matches the phrase, not its
     words scattered over a case; the scattered words are a fallback."""
     for text in ("the buffer pool is large", "innodb_buffer_pool_size", "buffer-pool"):
-        assert "bufferpool" in search.tokenize(text), text
-    assert "bufferpool" not in search.tokenize("pool of buffers")
-    query = search.parse_query("buffer pool")
+        assert "bufferpool" in tokenizer.tokenize(text), text
+    assert "bufferpool" not in tokenizer.tokenize("pool of buffers")
+    query = queries.parse_query("buffer pool")
     assert query.groups[0][:2] == [("bufferpool",), ("buffer", "pool")]
     assert query.fallbacks[("buffer", "pool")] == "bufferpool"
-    search._drop_fallbacks(query, {"bufferpool": 3, "buffer": 9, "pool": 9})
+    spelling._drop_fallbacks(query, {"bufferpool": 3, "buffer": 9, "pool": 9})
     assert ("buffer", "pool") not in query.groups[0]
     case = Case(symptom="Start-up waits on the buffer pool of 400 GB.")
-    assert "the <mark>buffer</mark> <mark>pool</mark> of" in str(search.highlight(case, query))
+    assert "the <mark>buffer</mark> <mark>pool</mark> of" in str(snippets.highlight(case, query))
     # causal connectives are fillers
-    assert search.parse_query("内存交织 导致 启动慢").labels == ["内存交织", "启动慢"]
+    assert queries.parse_query("内存交织 导致 启动慢").labels == ["内存交织", "启动慢"]
 
 
 def test_a_concept_named_twice_is_one_group():
     """A case holding the concept's one word does not count twice."""
-    query = search.parse_query("MAP_POPULATE buffer pool prefault")
+    query = queries.parse_query("MAP_POPULATE buffer pool prefault")
     assert query.labels == ["map_populate / prefault", "buffer pool"]
     assert len(query.groups) == 2 and ("prefault",) in query.groups[0]
-    assert len(search.parse_query("大页 huge pages").groups) == 1
+    assert len(queries.parse_query("大页 huge pages").groups) == 1
 
 
 def test_quantifiers_are_stop_words():
-    assert search.parse_query("many remote plans").labels == ["remote plans"]
-    assert search.parse_query("too much memory").terms == ["too", "memori"]
+    assert queries.parse_query("many remote plans").labels == ["remote plans"]
+    assert queries.parse_query("too much memory").terms == ["too", "memori"]
     # all, each, every, some too ("interrupts all on the first cores")
-    assert search.parse_query("all interrupts on each of some cores every time").labels == [
+    assert queries.parse_query("all interrupts on each of some cores every time").labels == [
         "interrupts",
         "cores",
         "time",
@@ -520,39 +525,39 @@ def test_quantifiers_are_stop_words():
 
 
 def test_glossary_synonyms_are_marked_as_such():
-    query = search.parse_query("numa_miss 大页")
+    query = queries.parse_query("numa_miss 大页")
     assert ("numamiss",) not in query.synonyms and ("大页",) not in query.synonyms
     assert {("跨numa",), ("remotmemori",), ("hugepag",)} <= query.synonyms
     # a respelled word is the word typed; its concept's other words are synonyms
-    assert ("zonereclaimmode",) in search.parse_query("zone_reclaim_mode").groups[0]
-    assert ("zonereclaimmode",) not in search.parse_query("zone_reclaim_mode").synonyms
+    assert ("zonereclaimmode",) in queries.parse_query("zone_reclaim_mode").groups[0]
+    assert ("zonereclaimmode",) not in queries.parse_query("zone_reclaim_mode").synonyms
     # the concept's words that only re-word the identifier typed (its parts, a
     # shorter glued form) are the word itself; 内存回收 is a synonym. Discounted,
     # they let twelve generated cases repeating zone_reclaim_mode pass the
     # founding case about it in the 100k benchmark (bench/relevance.py).
-    synonyms = search.parse_query("zone_reclaim_mode").synonyms
+    synonyms = queries.parse_query("zone_reclaim_mode").synonyms
     assert ("内存回收",) in synonyms
     assert not {("zone", "reclaim"), ("zonereclaim",), ("reclaim",)} & synonyms
 
 
 def test_a_name_glued_to_its_number_is_also_the_name_and_the_number():
-    (group,) = search.parse_query("Kunpeng920").groups
+    (group,) = queries.parse_query("Kunpeng920").groups
     assert group == [("kunpeng920",), ("kunpeng", "920")]
-    assert ("mariadb", "10", "4") in search.parse_query("MariaDB10.4").groups[0]
-    assert ("432", "gb") in search.parse_query("432GB").groups[0]
+    assert ("mariadb", "10", "4") in queries.parse_query("MariaDB10.4").groups[0]
+    assert ("432", "gb") in queries.parse_query("432GB").groups[0]
     # single letters are no words: l3 has no fallback
-    assert search.parse_query("l3").groups == [[("l3",)]]
+    assert queries.parse_query("l3").groups == [[("l3",)]]
 
 
 def test_one_character_chinese_words_weigh_as_common_words():
     """高 alone is rare in the index (the segmenter glues it: 很高, 较高), so
     it would outweigh every other word of ``CPU 高``: it counts at most as a
     word one version in ten holds."""
-    scorer = search._Scorer(search.parse_query("CPU 高"), {"cpu": 500, "高": 2}, 1000)
-    assert scorer.idf[1] <= search._idf(100, 1000) < scorer.idf[0] * 10
-    assert scorer.idf[1] < search._idf(2, 1000)
-    rare = search._Scorer(search.parse_query("CPU 大页"), {"cpu": 500, "大页": 2}, 1000)
-    assert rare.idf[1] == search._idf(2, 1000)
+    scorer = ranking._Scorer(queries.parse_query("CPU 高"), {"cpu": 500, "高": 2}, 1000)
+    assert scorer.idf[1] <= ranking._idf(100, 1000) < scorer.idf[0] * 10
+    assert scorer.idf[1] < ranking._idf(2, 1000)
+    rare = ranking._Scorer(queries.parse_query("CPU 大页"), {"cpu": 500, "大页": 2}, 1000)
+    assert rare.idf[1] == ranking._idf(2, 1000)
 
 
 def _plain_upper(scorer, known: dict[str, float]) -> float:
@@ -578,10 +583,10 @@ def test_the_scorers_bounds_are_the_plain_formula(text):
     """The scorer keeps each group's and each alternative's bound-only score
     and recomputes only what a version's known weights touch: the same
     numbers, bit for bit, as the plain formula, for any known weights."""
-    query = search.parse_query(text)
+    query = queries.parse_query(text)
     rng = random.Random(13)
     df = {t: rng.randint(1, 5000) for t in query.terms}
-    scorer = search._Scorer(query, df, 100_000)
+    scorer = ranking._Scorer(query, df, 100_000)
     for _ in range(20):
         scorer.bound = {t: rng.choice([0.0, round(rng.uniform(0.1, 2.0), 5)]) for t in query.terms}
         assert scorer.upper({}) == _plain_upper(scorer, {})
@@ -594,15 +599,15 @@ def test_the_scorers_bounds_are_the_plain_formula(text):
 def test_postings_say_where_their_term_is(founding_cases):
     percona = Case.objects.get(slug=PERCONA, language="en")
     where = dict(Posting.objects.filter(case_id=percona.pk).values_list("term", "fields"))
-    assert where["innodbnumainterleave"] & search.WHERE_BIT["title"]
-    assert where["ps3967"] & search.WHERE_BIT["title"] and where["ps3967"] & search.WHERE_BIT["other"]
-    assert where["bufferpool"] & search.WHERE_BIT["tags"]
+    assert where["innodbnumainterleave"] & indexing.WHERE_BIT["title"]
+    assert where["ps3967"] & indexing.WHERE_BIT["title"] and where["ps3967"] & indexing.WHERE_BIT["other"]
+    assert where["bufferpool"] & indexing.WHERE_BIT["tags"]
     # "buffer pool" in the title: a glossary phrase, indexed as one term too
-    assert where["bufferpool"] & search.WHERE_BIT["title"] and where["buffer"] & search.WHERE_BIT["title"]
+    assert where["bufferpool"] & indexing.WHERE_BIT["title"] and where["buffer"] & indexing.WHERE_BIT["title"]
     oceanbase = Case.objects.get(slug=OCEANBASE, language="en")
     # metrics are indexed with the measures: what was measured names the problem
     where = dict(Posting.objects.filter(case_id=oceanbase.pk).values_list("term", "fields"))
-    assert where["gvsqlaudit"] == search.WHERE_BIT["measures"]
+    assert where["gvsqlaudit"] == indexing.WHERE_BIT["measures"]
 
 
 @pytest.mark.django_db
@@ -611,23 +616,23 @@ def test_respelling_is_of_typos_and_of_identifiers_typed_short(backend, request,
     if _child_or_continue(backend, request, tmp_path_factory):
         return
     # prevents -> present is no slip of the fingers: nothing is suggested
-    results = search.search("cpu hotplug prevents vnuma configuration", filters=PUBLISHED)
+    results = searching.search("cpu hotplug prevents vnuma configuration", filters=PUBLISHED)
     assert results.suggestion == "" and results.hits[0].case.slug == ZSTACK
     # an identifier typed short is completed, its known parts do not stop it
-    results = search.search("host-passthru cpu mode", filters=PUBLISHED)
+    results = searching.search("host-passthru cpu mode", filters=PUBLISHED)
     assert results.suggestion == "host-passthrough cpu mode"
     assert results.hits[0].case.slug == OPENSTACK
-    assert search.correct_term("hostpassthru") is None  # a plain word is not completed
+    assert spelling.correct_term("hostpassthru") is None  # a plain word is not completed
     # the parts of an unknown identifier are known words: it is respelled all the same,
     # and searched as if typed so: with its glossary concept
-    results = search.search("zone_reclaim_mod", filters=PUBLISHED)
+    results = searching.search("zone_reclaim_mod", filters=PUBLISHED)
     assert results.suggestion == "zone_reclaim_mode" and results.hits[0].case.slug == KUNPENG
-    typed_right = search.search("zone_reclaim_mode", filters=PUBLISHED).query.groups[0]
+    typed_right = searching.search("zone_reclaim_mode", filters=PUBLISHED).query.groups[0]
     assert results.query.groups[0][0] == ("zonereclaimmode",)
     assert set(typed_right) <= set(results.query.groups[0])
     # hyphenated and closed spellings, and metrics
-    assert search.search("prefault", filters=PUBLISHED).hits[0].case.slug == PERCONA
-    hit = search.search("gv$sql_audit", filters=PUBLISHED).hits[0]
+    assert searching.search("prefault", filters=PUBLISHED).hits[0].case.slug == PERCONA
+    hit = searching.search("gv$sql_audit", filters=PUBLISHED).hits[0]
     assert hit.case.slug == OCEANBASE and hit.why.fields == ["measures"]
 
 
@@ -639,12 +644,12 @@ def test_why_is_read_off_the_index(backend, request, tmp_path_factory, django_as
     postings in one, not each hit's texts, tags, steps and metrics."""
     if _child_or_continue(backend, request, tmp_path_factory):
         return
-    search.search("numa", filters=PUBLISHED)  # vocabulary and counts warm
+    searching.search("numa", filters=PUBLISHED)  # vocabulary and counts warm
     # 6: the vocabulary with the first postings, the versions' total (counted:
     # a table this small has no planner estimate), the slugs of the versions
     # scored, the exact count's candidates and their other postings, the hits.
     with django_assert_max_num_queries(6):
-        results = search.search("numa memory", filters=PUBLISHED)
+        results = searching.search("numa memory", filters=PUBLISHED)
     assert len(results.hits) == 5 and all(h.other is not None for h in results.hits)
     assert all(h.why.fields and h.why.matched for h in results.hits)
     assert not results.hits[0].why.missing and results.hits[0].why.tags == ["numa"]

@@ -8,7 +8,7 @@ import pytest
 from collectors.archive import load_snapshot
 from collectors.derived.features import prose_only, snapshot_features
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
-from engine.rules import Finding
+from engine.rules import RuleFinding
 from engine.run import analyze
 from kb import rule_index, services, similarity
 from kb.models import Case
@@ -175,7 +175,9 @@ def test_healthy_percona_host_with_only_the_distance_context_gets_no_case(foundi
     serious = [f for f in analyze(snapshot).findings if f.severity in ("critical", "warning")]
     assert serious == []
     context = [
-        Finding(rule="numa.high_remote_distance", severity="info", host="db-3301", title="", explanation="")
+        RuleFinding(
+            rule="numa.high_remote_distance", severity="info", host="db-3301", title="", explanation=""
+        )
     ]
     features = snapshot_features(snapshot)
     assert {"db:percona", "numa:multi-node"} <= set(features)

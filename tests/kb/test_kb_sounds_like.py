@@ -29,7 +29,7 @@ def test_a_customer_ticket_sounds_like_its_case(founding):
     assert [c["slug"] for c in cases] == ["zstack-mariadb-v2v"]
     best = cases[0]
     assert similarity.SOUNDS_LIKE_THRESHOLD <= best["score"] <= 1
-    from kb.search import tokenize
+    from kb.search.tokenizer import tokenize
 
     # Shared terms are words as the ticket wrote them, not index stems ("migrat").
     assert {"mariadb", "index"} <= set(best["shared_terms"])

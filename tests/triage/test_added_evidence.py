@@ -19,10 +19,9 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from engine import run as engine_run
-from engine.rules import Evidence
-from engine.rules import Finding as RuleFinding
+from engine.rules import Evidence, RuleFinding
 from tests.triage.founding_gaps import GAPS, Gap
-from tests.triage.test_services import RemoteLikeStorage  # noqa: F401 - the settings name it
+from tests.triage.test_analysis import RemoteLikeStorage  # noqa: F401 - the settings name it
 from triage import analysis, excerpts, uploads
 from triage.models import Snapshot, SnapshotArtifact
 
@@ -154,7 +153,7 @@ def test_an_uploaded_file_is_added_like_a_paste(user, enqueued):
 def test_added_artifact_on_a_storage_without_local_paths(user, enqueued, settings):
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {"BACKEND": "tests.triage.test_services.RemoteLikeStorage"},
+        "default": {"BACKEND": "tests.triage.test_analysis.RemoteLikeStorage"},
     }
     gap = GAPS[4]
     snap, block = analysed_without(user, gap)

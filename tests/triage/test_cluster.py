@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import Membership, Team
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.facts import HostFacts
 from tests.conftest import FIXTURES
 from triage import analysis, cluster, selectors, uploads
@@ -96,7 +96,7 @@ def host_text(host: str) -> str:
 
 
 def generated_hosts() -> list[HostFacts]:
-    return [load_host_bytes(host_text(h).encode(), name=f"{h}.txt", label=h) for h in HOSTS]
+    return [load(host_text(h).encode(), name=f"{h}.txt", label=h, split=False).host for h in HOSTS]
 
 
 # ------------------------------------------------------------------ pure comparison

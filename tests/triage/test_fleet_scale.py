@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from bench.cluster import drifted_indexes, host_name, host_transcript
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.derived.fleet import FleetSummary, fleet_profile, profile_to_json
 from engine import run as engine_run
 from triage import analysis, cluster, selectors, uploads
@@ -57,7 +57,7 @@ def _profile_json(index: int, template, drifted_template) -> dict:
 def members(user):
     """2,000 analysed members of one cluster, three with vm.zone_reclaim_mode = 1."""
     parse = [
-        load_host_bytes(host_transcript(i, drifted=d).encode(), name="h.txt")
+        load(host_transcript(i, drifted=d).encode(), name="h.txt", split=False).host
         for i, d in ((1, False), (2, True))
     ]
     template, drifted = (fleet_profile(h) for h in parse)
@@ -97,13 +97,13 @@ def test_a_new_member_is_compared_with_2000_stored_profiles_without_parsing_them
     user, members, enqueued, monkeypatch
 ):
     parsed = []
-    real = analysis._load_hosts_facts
+    real = analysis._read_upload
 
     def spy(snapshot, label, **kw):
         parsed.append(snapshot.pk)
         return real(snapshot, label, **kw)
 
-    monkeypatch.setattr(analysis, "_load_hosts_facts", spy)
+    monkeypatch.setattr(analysis, "_read_upload", spy)
     data = host_transcript(HOSTS + 1).encode()
     name = host_name(HOSTS + 1)
     snap = uploads.create_snapshot(
@@ -206,7 +206,7 @@ def test_a_host_uploaded_again_replaces_it_in_the_kept_summary(user, members, en
 def test_a_member_finishing_during_an_analysis_is_in_the_summary_of_its_second_round(
     user, members, enqueued, monkeypatch
 ):
-    real = analysis._compute
+    real = analysis._read_and_run_rules
     late = host_name(HOSTS + 2)
 
     def compute(snapshot):
@@ -230,7 +230,7 @@ def test_a_member_finishing_during_an_analysis_is_in_the_summary_of_its_second_r
             )
         return run
 
-    monkeypatch.setattr(analysis, "_compute", compute)
+    monkeypatch.setattr(analysis, "_read_and_run_rules", compute)
     done = _analyse_new_member(user, HOSTS + 1)
     assert _drifted_named(done) == sorted([*members, late])
     assert (

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from collectors.archive import load_host, load_snapshot
+from collectors.archive import load, load_snapshot
 from engine.run import analyze
 from tests.conftest import ROOT
 
@@ -35,7 +35,7 @@ def test_collect_sh_archive_of_this_machine_has_no_warning(tmp_path):
         capture_output=True,
         timeout=180,
     )
-    host = load_host(archive)
+    host = load(archive, split=False).host
     assert host.cpu is not None and host.meminfo is not None and host.sysctl is not None
     assert _serious(analyze(load_snapshot([archive]))) == []
 

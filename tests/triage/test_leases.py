@@ -2,8 +2,8 @@
 snapshot with a clear reason, and a give-up message that says what happened.
 
 Mechanics tests replace the engine with a recording double (as in
-test_services.py); the real worker processes are exercised in
-tests/integration/test_bounded_worker.py.
+test_analysis.py); the real worker processes are exercised in
+tests/processes/test_bounded_worker.py.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from celery.exceptions import TimeLimitExceeded
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
 from engine import run as engine_run
-from tests.triage.test_services import RecordingEngine, upload
+from tests.triage.test_analysis import RecordingEngine, upload
 from triage import analysis, leases, tasks, uploads
 from triage.models import Snapshot
 
@@ -58,8 +59,8 @@ def enqueued(monkeypatch):
 def fake_loader(monkeypatch):
     monkeypatch.setattr(
         analysis,
-        "_load_hosts_facts",
-        lambda snapshot, label: [HostFacts(label=label, hostname=snapshot.label)],
+        "_read_upload",
+        lambda snapshot, label: LoadedUpload(hosts=[HostFacts(label=label, hostname=snapshot.label)]),
     )
 
 
@@ -322,7 +323,7 @@ def test_a_run_that_lost_its_lease_does_not_record_a_failure_either(user, enqueu
 def test_the_lease_keeper_reconnects_after_renewals_fail(user, enqueued, fake_loader, monkeypatch, settings):
     """Renewals that fail on a broken connection drop it; the next one opens a
     new connection and the lease is renewed again (a real terminated backend:
-    tests/integration/test_lease_faults.py)."""
+    tests/processes/test_lease_faults.py)."""
     from django.db import OperationalError
 
     settings.CASEBOOK_LEASE_RENEW_SECONDS = 0.1
@@ -362,7 +363,7 @@ def test_a_finished_analysis_retries_its_write_instead_of_the_run(
     settings.CASEBOOK_WRITE_RETRY_MAX_DELAY = 0.1
     engine = RecordingEngine()
     monkeypatch.setattr(engine_run, "analyze", engine)
-    real_write = analysis._write
+    real_write = analysis._store_outcome
     failures = {"left": 3}
 
     def flaky_write(*args, **kw):
@@ -371,7 +372,7 @@ def test_a_finished_analysis_retries_its_write_instead_of_the_run(
             raise OperationalError("the database system is starting up")
         return real_write(*args, **kw)
 
-    monkeypatch.setattr(analysis, "_write", flaky_write)
+    monkeypatch.setattr(analysis, "_store_outcome", flaky_write)
     snap = upload(user, b"finished work")
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == "done" and done.attempts == 1
@@ -392,7 +393,7 @@ def test_write_retries_are_bounded(user, enqueued, fake_loader, monkeypatch, set
         raise OperationalError("connection refused")
 
     monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
-    monkeypatch.setattr(analysis, "_write", down)
+    monkeypatch.setattr(analysis, "_store_outcome", down)
     snap = upload(user, b"db down for good")
     with pytest.raises(OperationalError):
         analysis.analyze_snapshot_now(snapshot_id=snap.pk)
@@ -420,7 +421,7 @@ def test_soft_time_limit_fails_the_snapshot_with_a_clear_reason(user, enqueued, 
 
 
 def test_time_limit_passes_through_the_loaders_safety_nets(user, enqueued, monkeypatch):
-    """``load_host`` turns any Exception into an artifact error; the time limit
+    """``load`` turns any Exception into an artifact error; the time limit
     is not an Exception and still ends the analysis."""
     from collectors import archive
 

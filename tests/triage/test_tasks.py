@@ -1,5 +1,5 @@
 """Celery task options and retry behaviour (eager; the real worker is exercised
-in tests/integration/test_pipeline_worker.py)."""
+in tests/processes/test_pipeline_worker.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from collectors.facts import HostFacts, NumaTopology, from_dict, to_dict
 from tests.conftest import FIXTURES
 from triage import charts
@@ -17,7 +17,7 @@ SEEDS = FIXTURES / "seeds"
 
 def facts(path: str) -> HostFacts:
     """The host as a snapshot stores it and reads it back (``Snapshot.host_facts``)."""
-    host: HostFacts = from_dict(HostFacts, to_dict(load_host(str(SEEDS / path))))
+    host: HostFacts = from_dict(HostFacts, to_dict(load(str(SEEDS / path), split=False).host))
     return host
 
 

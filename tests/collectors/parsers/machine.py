@@ -12,7 +12,7 @@ import shutil
 import subprocess
 
 from collectors import facts as f
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from tests.conftest import service_unavailable
 
 PROMPT = "[root@db01 ~]# "
@@ -32,7 +32,7 @@ def paste(*pairs: tuple[str, str], prose: str = "") -> f.HostFacts:
     for command, output in pairs:
         parts.append(PROMPT + command)
         parts.append(output.rstrip("\n"))
-    return load_host_bytes(("\n".join(parts) + "\n").encode(), name="paste.txt")
+    return load(("\n".join(parts) + "\n").encode(), name="paste.txt", split=False).host
 
 
 def kinds(host: f.HostFacts) -> list[str | None]:

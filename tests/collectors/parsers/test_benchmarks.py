@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.benchmarks import parse_jtpcc, parse_sql_timing, parse_stream
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import SEEDS, port_open, service_unavailable
 
 

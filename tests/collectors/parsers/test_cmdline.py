@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import for_command, for_path
 from collectors.parsers.cmdline import parse_cmdline
+from tests.collectors.parsers.lookup import for_command, for_path
 
 
 def test_isolation_parameters():
@@ -48,7 +48,7 @@ def test_this_machine():
 
 
 def test_detect_by_content():
-    from collectors.parsers import detect
+    from tests.collectors.parsers.lookup import detect
 
     assert detect(Path("/proc/cmdline").read_text()).kind == "cmdline"
     assert detect("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n").kind == "cmdline"

@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.cpu_usage import parse_mpstat, parse_sar_cpu, parse_top
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import ROOT, service_unavailable
 
 
@@ -194,7 +194,7 @@ def test_sar_all_report_reads_only_the_cpu_table():
 
 
 def test_sos_paths():
-    from collectors.parsers import for_path
+    from tests.collectors.parsers.lookup import for_path
 
     assert for_path("sosreport-h/sos_commands/process/top_-b_-n_1").kind == "top"
     assert for_path("var/log/sa/sar22").kind == "sar_cpu"

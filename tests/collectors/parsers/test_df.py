@@ -7,8 +7,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.df import parse_df
+from tests.collectors.parsers.lookup import detect, for_command
 
 
 def test_seed_004_df(seeds_dir):
@@ -105,7 +105,7 @@ def test_this_machine_chinese_locale(args):
 
 
 def test_sos_paths_skip_the_inode_report():
-    from collectors.parsers import for_path
+    from tests.collectors.parsers.lookup import for_path
 
     assert for_path("sosreport-h/sos_commands/filesys/df_-al_-x_autofs").kind == "df"
     spec = for_path("sosreport-h/sos_commands/filesys/df_-ali_-x_autofs")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.dmesg_numa import parse_dmesg_numa
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.collectors.parsers.machine import paste, run
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect
 from collectors.parsers.dmidecode import parse_dmidecode_memory, slot_position
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 from tests.conftest import FIXTURES
 

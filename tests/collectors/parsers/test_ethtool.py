@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.ethtool import parse_ethtool_channels
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, service_unavailable
 
 
@@ -35,7 +35,7 @@ def test_live_ethtool_l():
         if value is not None and nic.maximum[key] is not None:
             assert value <= nic.maximum[key]
     assert detect(out).kind == "ethtool_channels"
-    host = load_host_bytes(f"[root@db01 ~]# ethtool -l {dev}\n{out}".encode(), name="paste.txt")
+    host = load(f"[root@db01 ~]# ethtool -l {dev}\n{out}".encode(), name="paste.txt", split=False).host
     assert [n.device for n in host.nic_channels] == [dev] and not host.errors
     assert out.splitlines()[host.nic_channels[0].lines["current.combined"] - 2].startswith("Combined:")
 
@@ -49,9 +49,11 @@ def test_published_multi_device_output():
         ("eth2", 2, 2, 1),
     ]
     assert nics[0].maximum["rx"] is None  # "n/a"
-    host = load_host_bytes(f"mike@lion:~> /usr/sbin/ethtool -l '*'\n\n{text}".encode(), name="paste.txt")
+    host = load(
+        f"mike@lion:~> /usr/sbin/ethtool -l '*'\n\n{text}".encode(), name="paste.txt", split=False
+    ).host
     assert [n.device for n in host.nic_channels] == ["eth0", "eth1", "eth2"]
-    unprompted = load_host_bytes(text.encode(), name="channels.txt")
+    unprompted = load(text.encode(), name="channels.txt", split=False).host
     assert len(unprompted.nic_channels) == 3
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import REGISTRY, detect
+from collectors.parsers import REGISTRY
 from collectors.parsers.free import parse_free, parse_free_mb
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 from tests.conftest import FIXTURES
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.gpcheckperf import parse_gpcheckperf
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.collectors.parsers.machine import paste
 from tests.conftest import FIXTURES
 

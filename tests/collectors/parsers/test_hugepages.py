@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import for_command, for_path
 from collectors.parsers.hugepages import (
     parse_hugepages,
     parse_nr_hugepages,
     parse_thp_defrag,
     parse_thp_enabled,
 )
+from tests.collectors.parsers.lookup import for_command, for_path
 
 THP = Path("/sys/kernel/mm/transparent_hugepage")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from collectors.facts import CpuTopology, NumaTopology, ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.hwloc import parse_hwloc_ls
+from tests.collectors.parsers.lookup import detect, for_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "fixtures" / "published"
@@ -138,7 +138,7 @@ def test_not_hwloc_is_a_parse_error():
 def test_transcript_fills_the_host_numa_topology(tmp_path):
     path = tmp_path / "paste.txt"
     path.write_text((PUBLISHED / "hwloc-test-16amd64-8n2c.console").read_text(), encoding="utf-8")
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.numa is not None
     assert sorted(host.numa.nodes) == list(range(8))
     assert host.numa.nodes[5].cpus == [10, 11]
@@ -149,7 +149,7 @@ def test_io_tree_does_not_end_the_transcript_output(tmp_path):
     """The PCI / Net / Block lines under node 0 stay inside the lstopo output."""
     path = tmp_path / "paste.txt"
     path.write_text((PUBLISHED / "hwloc-opteron-magnycours-lstopo-1x.txt").read_text(), encoding="utf-8")
-    host = load_host(path)
+    host = load(path, split=False).host
     assert [a["kind"] for a in host.artifacts] == ["hwloc_ls"]
     assert host.numa is not None and host.numa.nodes[1].cpus == [24, 28]
     assert any("cut short" in e.message for e in host.errors)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_path
 from collectors.parsers.interrupts import parse_interrupts
+from tests.collectors.parsers.lookup import detect, for_path
 
 
 def test_x86_rows_with_short_err_mis(corpus):

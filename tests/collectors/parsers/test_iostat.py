@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.iostat import parse_iostat
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import service_unavailable
 
 # long table rows are the point of this fixture

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.irq_affinity import mask_to_cpus, parse_irq_affinity
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, service_unavailable
 
 LOOP = "for i in $(ls /proc/irq/ | grep -v default); do echo $i $(cat /proc/irq/$i/smp_affinity_list); done"
@@ -40,7 +40,7 @@ def test_live_proc_irq(command):
 
     assert facts.cpus == {irq: parse_cpulist(v) for irq, v in want.items()}
     assert facts.errors == []
-    host = load_host_bytes(f"[root@db01 ~]# {command}\n{out}".encode(), name="paste.txt")
+    host = load(f"[root@db01 ~]# {command}\n{out}".encode(), name="paste.txt", split=False).host
     assert set(host.irq_affinity.cpus) == set(want) and not host.errors
     irq = sorted(want)[-1]
     assert out.splitlines()[host.irq_affinity.lines[irq] - 2].removeprefix("/proc/irq/").startswith(irq)
@@ -49,7 +49,7 @@ def test_live_proc_irq(command):
 def test_live_grep_form_is_detected_without_a_prompt():
     out = shell(GREP)
     assert detect(out).kind == "irq_affinity"
-    assert set(load_host_bytes(out.encode(), name="irqs.txt").irq_affinity.cpus) == set(expected())
+    assert set(load(out.encode(), name="irqs.txt", split=False).host.irq_affinity.cpus) == set(expected())
 
 
 def test_published_grep_with_device_directories():
@@ -60,9 +60,11 @@ def test_published_grep_with_device_directories():
     assert facts.names["68"] == "idpf-eth1-TxRx-1"
     sfc = parse_irq_affinity((FIXTURES / "network" / "grep_smp_affinity_list_sfc_202202.txt").read_text())
     assert len(sfc.cpus) == 32 and sfc.cpus["149"] == [16] and sfc.names["172"] == "0000:07:00.0-xdp-15"
-    host = load_host_bytes(
-        ("$ grep -H . /proc/irq/*/0000:07:00.0*/../smp_affinity_list\n" + text).encode(), name="p.txt"
-    )
+    host = load(
+        ("$ grep -H . /proc/irq/*/0000:07:00.0*/../smp_affinity_list\n" + text).encode(),
+        name="p.txt",
+        split=False,
+    ).host
     assert host.irq_affinity is not None and host.irq_affinity.cpus["70"] == [1]
 
 

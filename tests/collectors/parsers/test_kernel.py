@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import for_command, for_path
 from collectors.parsers.kernel import parse_kernel
+from tests.collectors.parsers.lookup import for_command, for_path
 
 
 def test_uname_a_and_os_release_together():

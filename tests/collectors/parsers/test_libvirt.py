@@ -10,8 +10,8 @@ import time
 import pytest
 
 from collectors.facts import Domain, ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.libvirt import parse_domain
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import CORPUS, FIXTURES, IN_CI, SEEDS, service_unavailable
 
 SEED_000 = next(SEEDS.glob("000_*.txt"), None)
@@ -297,11 +297,11 @@ def test_oversized_broken_text_is_not_recovered():
 def test_issue_15_upload_through_the_loader_is_an_artifact_error():
     import gzip
 
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
     data = gzip.compress((_ISSUE15_HEAD + "<?" * 500_000).encode())
     assert len(data) < 1100
-    host, seconds = _cpu_seconds(lambda: load_host_bytes(data, name="domain.xml.gz"))
+    host, seconds = _cpu_seconds(lambda: load(data, name="domain.xml.gz", split=False).host)
     assert host.domains == []
     assert any("libvirt_domain" in e.message for e in host.errors)
     assert seconds < 5.0
@@ -367,7 +367,7 @@ def test_pin_lines_quoted_without_cputune_are_adopted():
 
 
 def test_fragment_in_a_transcript_reaches_the_host_and_rules():
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.facts import SnapshotFacts
     from engine.run import analyze
 
@@ -377,7 +377,7 @@ def test_fragment_in_a_transcript_reaches_the_host_and_rules():
         "[root@kvm01 ~]# virsh dumpxml other | grep -A3 cputune\n"
         "  <cputune>\n    <vcpupin vcpu='0' cpuset='2'/>\n  </cputune>\n"
     )
-    host = load_host_bytes(text.encode(), name="paste.txt")
+    host = load(text.encode(), name="paste.txt", split=False).host
     fragments = [d for d in host.domains if d.fragment]
     assert any(d.vcpus == 16 and d.vcpu_current == 4 for d in fragments), host.domains
     assert any(d.vcpupin == {0: [2]} for d in fragments)

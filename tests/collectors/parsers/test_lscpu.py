@@ -8,9 +8,10 @@ import subprocess
 
 import pytest
 
+from collectors.cpulist import parse_cpulist
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
-from collectors.parsers.lscpu import expand_cpulist, parse_lscpu
+from collectors.parsers.lscpu import parse_lscpu
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import service_unavailable
 
 
@@ -104,9 +105,9 @@ def test_stride_cpulist(corpus):
     topo = parse_lscpu((corpus / "lscpu" / "util-linux_lscpu-x86_64-64cpu.txt").read_text())
     assert topo.numa_node_cpus[0] == list(range(0, 63, 2))
     assert topo.numa_node_cpus[2] == list(range(1, 62, 4))
-    assert expand_cpulist("1-61:4,100") == [*range(1, 62, 4), 100]
+    assert parse_cpulist("1-61:4,100") == [*range(1, 62, 4), 100]
     with pytest.raises(ValueError):
-        expand_cpulist("5-1")
+        parse_cpulist("5-1")
 
 
 def test_json_flat_and_nested():
@@ -206,7 +207,7 @@ def test_cpulist_work_is_bounded():
 
     start = time.perf_counter()
     with pytest.raises(ValueError):
-        expand_cpulist(",".join(["0-65535"] * 100_000))
+        parse_cpulist(",".join(["0-65535"] * 100_000))
     assert time.perf_counter() - start < 2.0
     topo = parse_lscpu("CPU(s): 4\nSocket(s): 1\nNUMA node0 CPU(s): " + ",".join(["0-65535"] * 1000) + "\n")
     assert topo.cpus == 4 and 0 not in topo.numa_node_cpus  # refused, not expanded

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.mysql import (
     parse_mysql_config,
     parse_mysql_error_log,
     parse_mysql_variables,
     parse_mysql_version,
     parse_result_tables,
-    size_to_bytes,
 )
+from collectors.sizes import size_bytes
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import SEEDS, port_open, service_unavailable
 
 
@@ -209,11 +209,11 @@ def test_result_table_with_pipe_in_value_and_short_border():
     assert table.rows == [["a", "x | y"]]
 
 
-def test_size_to_bytes():
-    assert size_to_bytes("432G") == 432 * 1024**3
-    assert size_to_bytes("128.0M") == 128 * 1024**2
-    assert size_to_bytes("8388608m") == 8388608 * 1024**2
-    assert size_to_bytes("lots") is None
+def test_size_bytes():
+    assert size_bytes("432G") == 432 * 1024**3
+    assert size_bytes("128.0M") == 128 * 1024**2
+    assert size_bytes("8388608m") == 8388608 * 1024**2
+    assert size_bytes("lots") is None
 
 
 def test_commands_route_to_mysql_parsers():
@@ -272,10 +272,10 @@ def mariadb_admin(*args: str) -> str:
 
 def pasted(command: str, output: str):
     """``output`` pasted after a shell prompt, read as an upload."""
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
     text = f"[root@db01 ~]# {command}\n{output.rstrip(chr(10))}\n[root@db01 ~]# uptime\n"
-    return load_host_bytes(text.encode(), name="paste.txt")
+    return load(text.encode(), name="paste.txt", split=False).host
 
 
 LIVE_FORMS = {
@@ -429,9 +429,11 @@ def test_live_server_values_beat_configured_ones():
         (f"cat /etc/mysql/my.cnf\n{cnf}", f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}"),
         (f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}", f"cat /etc/mysql/my.cnf\n{cnf}"),
     ):
-        from collectors.archive import load_host_bytes
+        from collectors.archive import load
 
-        host = load_host_bytes(f"[root@db01 ~]# {first}\n[root@db01 ~]# {second}\n".encode(), name="p.txt")
+        host = load(
+            f"[root@db01 ~]# {first}\n[root@db01 ~]# {second}\n".encode(), name="p.txt", split=False
+        ).host
         db = host.database
         assert db.variable_sources["port"] == "server"
         assert db.variable_sources["user"] == "config"  # an option, not a server variable
@@ -506,7 +508,7 @@ def test_hostile_variables_cost_linear_time(make):
 
 
 def test_published_option_file():
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.parsers.mysql import parse_mysql_config
     from tests.conftest import FIXTURES
 
@@ -526,17 +528,17 @@ def test_published_option_file():
     assert facts.variables["datadir"] == "/mnt/data/mysql"  # the commented-out line is not read
     assert facts.errors == []
     assert detect(text).kind == "mysql_config"
-    uploaded = load_host_bytes(text.encode(), name="my.cnf")
+    uploaded = load(text.encode(), name="my.cnf", split=False).host
     assert len(uploaded.database.variables) == 15
     assert uploaded.database.variable_sources["server_id"] == "config"
 
 
 def test_published_option_file_after_a_prompt():
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from tests.conftest import FIXTURES
 
     text = (FIXTURES / "mysql" / "percona-toolkit_my.cnf-001.txt").read_text()
-    host = load_host_bytes(f"[root@db01 ~]# cat /etc/my.cnf\n{text}".encode(), name="paste.txt")
+    host = load(f"[root@db01 ~]# cat /etc/my.cnf\n{text}".encode(), name="paste.txt", split=False).host
     assert len(host.database.variables) == 15
     assert text.splitlines()[host.database.lines["log_bin"] - 2] == "log-bin=sl1-bin"
 

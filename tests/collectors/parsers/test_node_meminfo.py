@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.node_meminfo import parse_node_meminfo
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 
 
 def test_seed_000_both_nodes(seeds_dir):
@@ -56,7 +56,7 @@ def test_this_machine():
 
 
 def test_grep_of_node_meminfo_files_this_machine():
-    from collectors.parsers import detect, for_command
+    from tests.collectors.parsers.lookup import detect, for_command
     from tests.collectors.parsers.machine import paste, run
 
     out = run("grep -H -i huge /sys/devices/system/node/node*/meminfo", tool="grep")

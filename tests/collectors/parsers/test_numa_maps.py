@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.numa_maps import parse_numa_maps
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.collectors.parsers.machine import paste
 
 

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.numactl import parse_numactl_hardware, parse_numactl_show
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import service_unavailable
 
 
@@ -137,7 +137,7 @@ def test_numactl_show_is_read_by_command_and_by_content():
 def test_numactl_show_after_a_prompt_is_read_and_the_prose_is_not(tmp_path):
     path = tmp_path / "page.txt"
     path.write_text(ORACLE_SHOW)
-    host = load_host(path)
+    host = load(path, split=False).host
     assert host.numa_policy is not None and host.numa_policy.membind == [0, 1, 2, 3]
     assert host.numa_policy.source.line == 2
     assert (host.reading.read_lines, host.reading.prompt_lines, host.reading.unrecognised_lines) == (6, 1, 0)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import REGISTRY, detect, for_path, load_all
+from collectors.parsers import REGISTRY, load_all
 from collectors.parsers.numastat import parse_node_numastat, parse_numastat
+from tests.collectors.parsers.lookup import detect, for_path
 from tests.conftest import service_unavailable
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.oceanbase import (
     parse_oceanbase_parameters,
     parse_odp_proxyconfig,
     parse_sql_audit_plan_types,
 )
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import SEEDS, service_unavailable
 
 

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.ping import parse_ping, parse_ping_summaries
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import SEEDS, service_unavailable
 
 

@@ -7,9 +7,9 @@ import os
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect
 from collectors.parsers.ps import parse_ps
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 from tests.conftest import ROOT
 

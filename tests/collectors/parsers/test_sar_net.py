@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect
 from collectors.parsers.sar_net import parse_sar_net_dev
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_path
 from collectors.parsers.softirqs import parse_softirqs
+from tests.collectors.parsers.lookup import detect, for_path
 
 
 def test_corpus(corpus):

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command, for_path
 from collectors.parsers.sysctl import parse_sysctl
+from tests.collectors.parsers.lookup import detect, for_command, for_path
 from tests.conftest import service_unavailable
 
 

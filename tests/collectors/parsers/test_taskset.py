@@ -9,9 +9,9 @@ import pytest
 
 from collectors.cpulist import parse_cpulist
 from collectors.facts import ParseError
-from collectors.parsers import detect
 from collectors.parsers.taskset import parse_taskset
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 
 

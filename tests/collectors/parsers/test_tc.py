@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.tc import parse_tc_qdisc, time_to_ms
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import SEEDS, service_unavailable
 
 

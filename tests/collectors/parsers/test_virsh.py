@@ -8,13 +8,13 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.virsh import (
     parse_virsh_capabilities,
     parse_virsh_domstats,
     parse_virsh_list,
     parse_virsh_version,
 )
+from tests.collectors.parsers.lookup import detect, for_command
 from tests.conftest import FIXTURES, IN_CI, ROOT, SEEDS, service_unavailable
 
 
@@ -242,13 +242,13 @@ def test_live_vcpupin_vcpuinfo_emulatorpin_numatune(pinned):
 
 def test_live_defaults_are_not_pins():
     """An unpinned domain: every vCPU may run on every host CPU."""
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
     text = "".join(
         f"[root@kvm01 ~]# virsh {c}\n{virsh_test_driver(*c.split())}"
         for c in ("vcpuinfo test", "vcpupin test", "emulatorpin test", "numatune test")
     )
-    host = load_host_bytes(text.encode(), name="paste.txt")
+    host = load(text.encode(), name="paste.txt", split=False).host
     assert not host.errors
     assert [t.command for t in host.domain_tuning] == ["vcpuinfo", "vcpupin", "emulatorpin", "numatune"]
     assert all(t.domain == "test" for t in host.domain_tuning)
@@ -258,13 +258,13 @@ def test_live_defaults_are_not_pins():
 
 
 def test_live_pins_reach_the_domain_of_the_same_name(pinned):
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
     xml = virsh_test_driver("dumpxml", "test")
     text = f"[root@kvm01 ~]# virsh dumpxml test\n{xml}"
     for command in ("vcpupin test", "vcpuinfo test", "emulatorpin test", "numatune test"):
         text += f"[root@kvm01 ~]# sudo virsh {command}\n{pinned[command]}"
-    host = load_host_bytes(text.encode(), name="paste.txt")
+    host = load(text.encode(), name="paste.txt", split=False).host
     (dom,) = host.domains
     assert (dom.name, dom.fragment, dom.vcpus) == ("test", False, 2)
     assert dom.vcpupin == {0: [2], 1: [3, 5]}
@@ -273,16 +273,16 @@ def test_live_pins_reach_the_domain_of_the_same_name(pinned):
 
 
 def test_unprompted_pins_become_a_nameless_fragment(pinned):
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
-    host = load_host_bytes(pinned["vcpuinfo test"].encode(), name="vcpuinfo.txt")
+    host = load(pinned["vcpuinfo test"].encode(), name="vcpuinfo.txt", split=False).host
     (dom,) = host.domains
     assert (dom.name, dom.fragment, dom.vcpupin) == (None, True, {0: [2], 1: [3, 5]})
     assert pinned["vcpuinfo test"].splitlines()[dom.lines["vcpupin[1]"] - 1].startswith("CPU Affinity:")
 
 
 def test_live_nodeinfo_is_the_host_cpu_topology():
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.parsers.virsh import parse_virsh_nodeinfo
 
     out = virsh_test_driver("nodeinfo")
@@ -297,13 +297,13 @@ def test_live_nodeinfo_is_the_host_cpu_topology():
     # "CPU socket(s)" is per NUMA cell: 2 cells x 2 sockets x 2 cores x 2 threads = 16
     assert (info.sockets_per_cell, info.sockets, info.cores_per_socket, info.threads_per_core) == (2, 4, 2, 2)
     assert detect(out).kind == "virsh_nodeinfo"
-    host = load_host_bytes(f"[root@kvm01 ~]# virsh nodeinfo\n{out}".encode(), name="paste.txt")
+    host = load(f"[root@kvm01 ~]# virsh nodeinfo\n{out}".encode(), name="paste.txt", split=False).host
     assert (host.cpu.cpus, host.cpu.sockets, host.cpu.numa_nodes, host.role) == (16, 4, 2, "physical")
     assert out.splitlines()[host.cpu.lines["sockets"] - 2].startswith("CPU socket(s)")
 
 
 def test_live_freecell_is_per_node_free_memory():
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.parsers.virsh import parse_virsh_freecell
 
     out = virsh_test_driver("freecell", "--all")
@@ -312,7 +312,7 @@ def test_live_freecell_is_per_node_free_memory():
     assert parse_virsh_freecell(virsh_test_driver("freecell")).total_kb == 3072
     assert parse_virsh_freecell(virsh_test_driver("freecell", "0")).free_kb == {0: 2048}
     assert detect(out).kind == "virsh_freecell"
-    host = load_host_bytes(f"[root@kvm01 ~]# virsh freecell --all\n{out}".encode(), name="paste.txt")
+    host = load(f"[root@kvm01 ~]# virsh freecell --all\n{out}".encode(), name="paste.txt", split=False).host
     assert {n: node.free_mb for n, node in host.numa.nodes.items()} == {0: 2, 1: 4}
     assert host.numa.sources["VirshFreecell"].artifact == "transcript:virsh freecell --all"
 
@@ -381,9 +381,9 @@ def test_hostile_lines_cost_linear_time(make):
 
 @pytest.mark.parametrize("command", ["vcpupin test", "vcpuinfo test", "emulatorpin test", "numatune test"])
 def test_live_placement_outputs_are_read_without_a_prompt(pinned, command):
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
-    host = load_host_bytes(pinned[command].encode(), name="out.txt")
+    host = load(pinned[command].encode(), name="out.txt", split=False).host
     (tuning,) = host.domain_tuning
     assert tuning.command == command.split()[0] and tuning.domain is None
     assert not host.errors
@@ -391,9 +391,9 @@ def test_live_placement_outputs_are_read_without_a_prompt(pinned, command):
 
 @pytest.mark.parametrize("args", [("nodeinfo",), ("freecell", "--all")])
 def test_live_host_outputs_are_read_without_a_prompt(args):
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
 
-    host = load_host_bytes(virsh_test_driver(*args).encode(), name="out.txt")
+    host = load(virsh_test_driver(*args).encode(), name="out.txt", split=False).host
     assert (host.nodeinfo if args[0] == "nodeinfo" else host.freecell) is not None
     assert not host.errors
 
@@ -401,12 +401,12 @@ def test_live_host_outputs_are_read_without_a_prompt(args):
 def test_rules_run_over_live_placement_fragments(pinned):
     """Fragment Domains made from live output (named and nameless) do not break
     any rule."""
-    from collectors.archive import load_host_bytes
+    from collectors.archive import load
     from collectors.facts import SnapshotFacts
     from engine.run import analyze
 
     text = "".join(f"[root@kvm01 ~]# virsh {c}\n{pinned[c]}" for c in ("vcpuinfo test", "numatune test"))
-    named = load_host_bytes(text.encode(), name="paste.txt")
-    nameless = load_host_bytes(pinned["vcpupin test"].encode(), name="vcpupin.txt")
+    named = load(text.encode(), name="paste.txt", split=False).host
+    nameless = load(pinned["vcpupin test"].encode(), name="vcpupin.txt", split=False).host
     result = analyze(SnapshotFacts(hosts=[named, nameless]))
     assert result.checked  # the engine ran every rule it could

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_command
 from collectors.parsers.virsh import domain_from_command, parse_virsh_dommemstat
+from tests.collectors.parsers.lookup import detect, for_command
 
 CENTOS = """actual 4194304
 swap_in 0
@@ -72,7 +72,7 @@ def test_not_taken_for_proc_vmstat():
 
 
 def test_prompted_paste_names_the_domain():
-    host = load_host_bytes(GLANCES.encode(), name="comment.txt")
+    host = load(GLANCES.encode(), name="comment.txt", split=False).host
     [stats] = host.domain_memstats
     assert stats.domain == "win11"
     assert stats.stats == {"actual": 8388608, "last_update": 0, "rss": 8168560}
@@ -100,7 +100,7 @@ can anyone tell me how can I succ to get window's vm with enough mem stat info  
 
 
 def test_list_running_into_prose_keeps_its_rows_and_reports_the_rest():
-    host = load_host_bytes(PR14.encode(), name="issue.txt")
+    host = load(PR14.encode(), name="issue.txt", split=False).host
     assert host.virsh_list is not None
     assert [d.name for d in host.virsh_list.running()] == ["wwl_centos7_1708", "windows-virtio-template"]
     assert any("text after the table not read: 'I create two vms" in e.message for e in host.errors)

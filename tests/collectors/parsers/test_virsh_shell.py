@@ -7,7 +7,7 @@ vcpuinfo and nodeinfo, each behind ``virsh #`` in a fence, kept as posted.
 
 from __future__ import annotations
 
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.transcript import match_prompt
 
 FORUM = """dominfo:
@@ -92,7 +92,7 @@ def test_virsh_prompts():
 
 
 def test_forum_paste_names_the_domain_from_the_virsh_prompt():
-    host = load_host_bytes(FORUM.encode(), name="forum.txt")
+    host = load(FORUM.encode(), name="forum.txt", split=False).host
     commands = {a.get("command"): a["kind"] for a in host.artifacts}
     assert commands["virsh vcpuinfo arkadi7"] == "virsh_vcpuinfo"
     assert commands["virsh nodeinfo"] == "virsh_nodeinfo"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import REGISTRY, detect
+from collectors.parsers import REGISTRY
 from collectors.parsers.vmstat import parse_vmstat
 from collectors.transcript import kind_for_command
+from tests.collectors.parsers.lookup import detect
 from tests.collectors.parsers.machine import paste, run
 
 

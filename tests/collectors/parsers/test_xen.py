@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host_bytes
+from collectors.archive import load
 from collectors.facts import ParseError
-from collectors.parsers import MAX_LINE_ERRORS, detect, for_command
+from collectors.parsers import MAX_LINE_ERRORS
 from collectors.parsers.xen import parse_xl_vcpu_list
+from tests.collectors.parsers.lookup import detect, for_command
 
 # https://github.com/QubesOS/qubes-issues/issues/9984 (renehoj, credit(1) scheduler);
 # the stored copy is cut at the second sys-vpn-secure row
@@ -63,7 +64,7 @@ def test_not_vcpu_list():
 
 
 def test_assembled_as_reading_only():
-    host = load_host_bytes(QUBES.encode(), name="issue.txt")
+    host = load(QUBES.encode(), name="issue.txt", split=False).host
     assert host.xen_vcpus is not None and len(host.xen_vcpus.vcpus) == 15
     assert host.domains == []  # not libvirt domains: no kvm.* rule sees them
 

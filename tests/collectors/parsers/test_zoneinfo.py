@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers import detect, for_path
 from collectors.parsers.zoneinfo import parse_zoneinfo
+from tests.collectors.parsers.lookup import detect, for_path
 
 SAMPLE = """Node 0, zone      DMA
   per-node stats

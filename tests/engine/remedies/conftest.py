@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from tests.conftest import FIXTURES, service_unavailable
 
 ZSTACK = FIXTURES / "seeds" / "zstack-mariadb-v2v"
@@ -24,7 +24,7 @@ ZSTACK = FIXTURES / "seeds" / "zstack-mariadb-v2v"
 @pytest.fixture(scope="session")
 def zstack_host():
     """Fresh facts per test would cost ~0.1 s each; tests must not mutate them."""
-    return load_host(ZSTACK / "before" / "zstack-9.txt")
+    return load(ZSTACK / "before" / "zstack-9.txt", split=False).host
 
 
 @pytest.fixture

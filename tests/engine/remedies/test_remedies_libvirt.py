@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from collectors.archive import load_host
+from collectors.archive import load
 from collectors.cpulist import parse_cpulist
 from collectors.facts import HostFacts, SnapshotFacts
 from collectors.parsers.libvirt import parse_domain
@@ -107,8 +107,8 @@ def test_patched_xml_is_accepted_by_libvirt(remedy, virsh_define):
 
 
 def test_engine_no_longer_reports_what_the_patch_fixes(remedy):
-    host = load_host(ZSTACK / "before" / "zstack-9.txt")
-    guest = load_host(ZSTACK / "before" / "infoplus-db.txt")
+    host = load(ZSTACK / "before" / "zstack-9.txt", split=False).host
+    guest = load(ZSTACK / "before" / "infoplus-db.txt", split=False).host
     before = analyze(SnapshotFacts(hosts=[host, guest])).rule_ids
     assert before >= CLEARED
     host.domains = [parse_domain(remedy.patched)]
@@ -150,7 +150,7 @@ def test_guest_larger_than_a_node_is_split_evenly(zstack_host, virsh_define):
 
 
 def test_huge_pages_when_the_node_has_enough(zstack_host):
-    host = load_host(ZSTACK / "before" / "zstack-9.txt")
+    host = load(ZSTACK / "before" / "zstack-9.txt", split=False).host
     host.numa.nodes[1].meminfo["HugePages_Free"] = 20000  # 2 MiB pages: 39 GiB free
     result = domain_remedy(domain_xml=host.domains[0].raw_xml, host=host)
     d = parse_domain(result.patched)

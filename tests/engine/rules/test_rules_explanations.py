@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine import rules
-from engine.rules import REGISTRY, Finding, Joined, Phrase, RuleSpec, load_all, rule, template_fields
+from engine.rules import REGISTRY, Joined, Phrase, RuleFinding, RuleSpec, load_all, rule, template_fields
 
 RULES_DIR = Path(rules.__file__).resolve().parent
 MODULES = sorted(p for p in RULES_DIR.glob("*.py") if p.name != "__init__.py")
@@ -104,7 +104,7 @@ def test_templates_are_filled_in_each_language_with_the_same_numbers():
 def test_finding_fills_the_declared_template_and_keeps_its_values():
     load_all()
     f = rules.finding("disk.latency_high", None, values={"device": "sda", "await_ms": 12.5, "util_pct": 90.0})
-    assert isinstance(f, Finding)
+    assert isinstance(f, RuleFinding)
     assert f.explanation.startswith("Device sda: await 12.5 ms, utilisation 90.0%.")
     assert f.explanation_zh.startswith("设备 sda：await 12.5 ms，利用率 90.0%。")
     assert (f.template, f.values["device"]) == ("", "sda")

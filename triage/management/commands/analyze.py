@@ -2,7 +2,7 @@
 
 Every PATH is one host (a collector archive, a sosreport, a transcript, a
 single artifact or a directory of artifacts) -- or several, when a transcript's
-prompts name other hosts (``ssh guest``; ``collectors.archive.load_hosts``); all
+prompts name other hosts (``ssh guest``; ``collectors.archive.load``); all
 of them are analysed together as one multi-host snapshot. Nothing is stored: no server, no Snapshot row. The
 configured database is only read for similar cases.
 """

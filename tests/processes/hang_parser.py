@@ -1,5 +1,5 @@
 """A test-only parser whose parsing never ends, registered in a real worker by
-``CASEBOOK_TEST_PARSER_MODULES=tests.integration.hang_parser`` (triage/tasks.py
+``CASEBOOK_TEST_PARSER_MODULES=tests.processes.hang_parser`` (triage/tasks.py
 imports it in every pool process). It reads artifacts that start with
 :data:`MARKER` and nothing else, so every other upload analyses as usual."""
 

@@ -5,7 +5,7 @@ a finished analysis writes. Each time: one run, one "analysis done"
 webhook, the findings written once.
 
 The shared PostgreSQL server is never restarted: the faults are made on the
-test's own throwaway database (see tests/integration/test_database_outage.py).
+test's own throwaway database (see tests/processes/test_database_outage.py).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from accounts.models import Membership, Team
 from bench.pipeline import WebClient
 from integrations import services
 from integrations.models import Delivery, Event
-from tests.integration.test_database_outage import _terminate_backends
-from tests.integration.test_pipeline_worker import _inputs, expected_rules, stack, wait_for, web  # noqa: F401
 from tests.integrations.receiver import Receiver
+from tests.processes.test_database_outage import _terminate_backends
+from tests.processes.test_pipeline_worker import _inputs, expected_rules, stack, wait_for, web  # noqa: F401
 from triage.models import Finding, Snapshot
 
 pytestmark = [

@@ -30,8 +30,8 @@ from django.utils import timezone
 
 from accounts.models import WorkerHeartbeat
 from bench.pipeline import WebClient
-from tests.integration import test_pipeline_worker as pipeline
-from tests.integration.test_pipeline_worker import ZSTACK_BEFORE, statuses, wait_for
+from tests.processes import test_pipeline_worker as pipeline
+from tests.processes.test_pipeline_worker import ZSTACK_BEFORE, statuses, wait_for
 from triage.models import Snapshot
 
 # The process harness fixtures of the pipeline tests.
@@ -45,11 +45,11 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-# tests/integration/hang_parser.py reads artifacts starting with this line; the
+# tests/processes/hang_parser.py reads artifacts starting with this line; the
 # module is imported by the worker only (never here: it would register a
 # never-ending parser in this process).
 HANG_MARKER = "casebook-test: this artifact never finishes parsing"
-HANG_ENV = {"CASEBOOK_TEST_PARSER_MODULES": "tests.integration.hang_parser"}
+HANG_ENV = {"CASEBOOK_TEST_PARSER_MODULES": "tests.processes.hang_parser"}
 # Beat every second, so the tests need not wait for production's 15 s.
 FAST_BEAT = {"CASEBOOK_HEARTBEAT_SECONDS": "1", "CASEBOOK_SWEEP_SECONDS": "1"}
 

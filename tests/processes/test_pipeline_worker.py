@@ -63,9 +63,9 @@ def _inputs() -> list[Path]:
 def expected_rules(path: Path) -> list[str]:
     """What the pipeline must store for ``path`` analysed alone, computed
     in-process with the same loader and engine."""
-    from collectors.archive import load_host
+    from collectors.archive import load
 
-    result = engine_run.analyze(SnapshotFacts(hosts=[load_host(str(path), label=path.name)]))
+    result = engine_run.analyze(SnapshotFacts(hosts=[load(str(path), label=path.name, split=False).host]))
     return sorted(f.rule for f in result.findings)
 
 

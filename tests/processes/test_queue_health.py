@@ -13,8 +13,8 @@ import redis
 import requests
 
 from bench.pipeline import Stack, WebClient
-from tests.integration.test_pipeline_worker import stack, wait_for, web  # noqa: F401
 from tests.integrations.test_integrations_pipeline import TRANSCRIPTS
+from tests.processes.test_pipeline_worker import stack, wait_for, web  # noqa: F401
 from triage.models import Snapshot
 
 pytestmark = [

@@ -8,6 +8,7 @@ engine and rules on real artifacts.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -23,10 +24,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError
 from django.utils import timezone
 
+from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
 from engine import run as engine_run
-from engine.rules import Evidence
-from engine.rules import Finding as RuleFinding
+from engine.rules import Evidence, RuleFinding
 from tests.conftest import CORPUS, FIXTURES
 from triage import analysis, selectors, uploads
 from triage.models import Finding, Snapshot
@@ -108,7 +109,9 @@ def fake_loader(monkeypatch):
     def load(snapshot, label):
         return HostFacts(label=label, hostname=snapshot.label or f"h{snapshot.pk}")
 
-    monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [load(snapshot, label)])
+    monkeypatch.setattr(
+        analysis, "_read_upload", lambda snapshot, label: LoadedUpload(hosts=[load(snapshot, label)])
+    )
 
 
 def upload(owner, data: bytes, name="numa.xml", **kw) -> Snapshot:
@@ -227,12 +230,14 @@ def test_repeated_parse_errors_are_stored_once(user, enqueued, monkeypatch):
     def two_machines(snapshot, label, **_kw):
         cut = ArtifactError(artifact="virsh dumpxml", message="the XML is cut", line=12)
         odd = ArtifactError(artifact="numastat", message="unreadable line", line=3)
-        return [
-            HostFacts(label=label, hostname="hv-1", errors=[cut, odd, cut]),
-            HostFacts(label=label, hostname="hv-2", errors=[cut, odd]),
-        ]
+        return LoadedUpload(
+            hosts=[
+                HostFacts(label=label, hostname="hv-1", errors=[cut, odd, cut]),
+                HostFacts(label=label, hostname="hv-2", errors=[cut, odd]),
+            ]
+        )
 
-    monkeypatch.setattr(analysis, "_load_hosts_facts", two_machines)
+    monkeypatch.setattr(analysis, "_read_upload", two_machines)
     monkeypatch.setattr(engine_run, "analyze", RecordingEngine(findings=[]))
     snap = analysis.analyze_snapshot_now(snapshot_id=upload(user, b"two machines").pk)
     assert [(e["artifact"], e["message"], e["line"]) for e in snap.errors] == [
@@ -535,7 +540,9 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 
 
 def test_host_without_hostname_is_known_by_its_label(user, enqueued, monkeypatch):
-    monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
+    monkeypatch.setattr(
+        analysis, "_read_upload", lambda snapshot, label: LoadedUpload(hosts=[HostFacts(label=label)])
+    )
     fake = RecordingEngine()
     monkeypatch.setattr(engine_run, "analyze", fake)
     for i, label in enumerate(["obs-197", "obs-197", "obs-198"]):
@@ -613,7 +620,12 @@ def test_prose_only_upload_is_matched_by_its_text(user, enqueued):
     text = (ROOT / "tests" / "evaluation" / "36-oceanbase-cpu-quota-prose-zh" / "question.txt").read_bytes()
     snap = upload(user, text, name="question.txt")
     prose = HostFacts(label="q", reading=Reading(lines=3, prose_lines=3))
-    assert analysis._prose_symptom(snap, prose).startswith("### Describe your question")
-    assert analysis._prose_symptom(snap, HostFacts(label="q")) == ""
-    cases = analysis._similar_cases([], None, analysis._prose_symptom(snap, prose))
+    upload_read = analysis._read_upload(snap, "q")
+
+    def read_as(host):
+        return dataclasses.replace(upload_read, hosts=[host])
+
+    assert analysis._prose_symptom(read_as(prose)).startswith("### Describe your question")
+    assert analysis._prose_symptom(read_as(HostFacts(label="q"))) == ""
+    cases = analysis._similar_cases([], None, analysis._prose_symptom(read_as(prose)))
     assert [c["slug"] for c in cases] == ["oceanbase-bmsql-tuning"] and cases[0]["title_zh"]

@@ -6,7 +6,7 @@ finding appears, the earlier analysis kept in its history.
 
 Two servers: Django's live server with the analysis run in-process on commit
 (runs anywhere, SQLite included), and the full stack of
-tests/integration/test_curl_workflow.py (gunicorn, a Celery worker, Redis,
+tests/processes/test_curl_workflow.py (gunicorn, a Celery worker, Redis,
 PostgreSQL; needs ``DATABASE_URL`` pointing to PostgreSQL, else it skips —
 fails under CI=true).
 """
@@ -20,7 +20,7 @@ import shutil
 import pytest
 
 from tests.conftest import service_unavailable
-from tests.integration.test_curl_workflow import auth, curl, poll_done, stack, tokens  # noqa: F401 - fixtures
+from tests.processes.test_curl_workflow import auth, curl, poll_done, stack, tokens  # noqa: F401 - fixtures
 from tests.triage.founding_gaps import GAPS
 from triage import analysis, uploads
 

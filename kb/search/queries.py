@@ -1,0 +1,218 @@
+"""A query parsed into groups of alternatives (:func:`parse_query`), expanded with the glossary."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kb.search.tokenizer import (
+    _CJK,
+    _CJK_START_RE,
+    _HYPHENATED_RE,
+    _STOP,
+    Unit,
+    _compound_stem,
+    _glossary_index,
+    _stem,
+    _units,
+    dictionary,
+    glossary,
+    phrase_token,
+)
+
+# --- queries ----------------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    """AND of groups; a group is an OR of alternatives; an alternative an AND of tokens."""
+
+    text: str
+    groups: list[list[tuple[str, ...]]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # each group as the reader wrote it
+    # The parts of an identifier or long Chinese word (parts -> the word): a
+    # fallback for when the index does not know the word (:func:`_drop_fallbacks`).
+    fallbacks: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # An unknown word -> the indexed term searched for it (:func:`_correct`).
+    respelled: dict[str, str] = field(default_factory=dict)
+    # The alternatives that are only a glossary synonym of the words typed
+    # (not the word, its parts or its respelling): they weigh SYNONYM_WEIGHT.
+    synonyms: set[tuple[str, ...]] = field(default_factory=set)
+
+    @property
+    def terms(self) -> list[str]:
+        return list(self._term_set())
+
+    def _term_set(self) -> dict[str, None]:
+        """The query's terms in order, cached until the groups change (a
+        spelling correction, a dropped fallback)."""
+        key = tuple(tuple(g) for g in self.groups)
+        cached = self.__dict__.get("_terms")
+        if cached is None or cached[0] != key:
+            cached = (key, dict.fromkeys(t for g in self.groups for alt in g for t in alt))
+            self.__dict__["_terms"] = cached
+        return cached[1]
+
+    def phrase_words(self) -> frozenset[str]:
+        """The words of the query's phrase terms (:func:`phrase_token`): a
+        snippet marks them too."""
+        terms = self._term_set()
+        cached = self.__dict__.get("_phrase_words")
+        if cached is None or cached[0] is not terms:
+            words = frozenset(
+                w
+                for ws, token in self.fallbacks.items()
+                if token in terms and phrase_token(ws) == token
+                for w in ws
+            )
+            cached = (terms, words)
+            self.__dict__["_phrase_words"] = cached
+        return cached[1]
+
+    def cjk_terms(self) -> list[str]:
+        return [t for t in self._term_set() if _CJK_START_RE.match(t)]
+
+    def _memo(self, name: str) -> dict:
+        """A dict kept for the query until its terms change."""
+        terms = self._term_set()
+        memo = self.__dict__.get(name)
+        if memo is None or memo[0] is not terms:
+            memo = (terms, {})
+            self.__dict__[name] = memo
+        return memo[1]
+
+    def word_terms(self) -> dict[str, tuple[str, ...]]:
+        """Latin word (lower case) -> the query terms it stands for, filled as
+        words are met (:func:`_terms_of`) and kept for the query: the hits of
+        one page share most of their words."""
+        return self._memo("_word_memo")
+
+    def named_rules(self) -> dict[str, bool]:
+        """Signature rule -> whether its words hold a query word group
+        (:func:`explain`), filled as rules are met and kept for the query."""
+        return self._memo("_rule_memo")
+
+    def marked_words(self) -> dict[str, bool]:
+        """Word as written in a text -> whether a snippet marks it
+        (:func:`_marks`), filled as words are met and kept for the query."""
+        return self._memo("_marked_memo")
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+
+def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[str, ...]]:
+    """The word itself, and for an identifier or a long Chinese word its parts
+    (noted in ``fallbacks``: parts alternative -> the word)."""
+    alts: list[tuple[str, ...]] = [(unit.primary,)]
+    # For an identifier, its parts together also match (vm.zone_reclaim_mode
+    # vs zone_reclaim_mode); for Chinese, the shorter words of a long one.
+    if unit.parts:
+        if re.match(rf"[{_CJK}]", unit.primary):
+            # A domain word is indexed whole wherever it occurs; its pieces
+            # (中断 in 软中断) would only add noise.
+            if unit.primary not in dictionary()[1]:
+                alts.append(unit.parts)
+        else:
+            if (
+                _HYPHENATED_RE.fullmatch(unit.surface)
+                and (stem := _compound_stem(unit.surface.split("-"))) != unit.primary
+            ):
+                # The compound stemmed whole (pre-faulted -> prefault): the same word.
+                alts.append((stem,))
+            leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
+            alts.append(leaves or unit.parts)
+    glued = _glued_pieces(unit.surface)
+    if glued and glued not in alts:
+        # A name glued to its number (kunpeng920): the name and the number.
+        alts.append(glued)
+        if fallbacks is not None:
+            fallbacks[glued] = unit.primary
+    if fallbacks is not None and len(alts) > 1 and alts[-1] not in fallbacks:
+        fallbacks[alts[-1]] = unit.primary
+    return alts
+
+
+_GLUED_RE = re.compile(r"[a-z]{2,}|[0-9]+")
+_GLUED_WORD_RE = re.compile(r"[a-z][0-9]|[0-9][a-z]")
+
+
+def _glued_pieces(word: str) -> tuple[str, ...]:
+    """A name glued to a number (``kunpeng920``, ``mariadb10.4``, ``432gb``)
+    as its words and numbers (``kunpeng 920``), each word stemmed: how the
+    cases write them. Only a query's fallback (:func:`_drop_fallbacks`): a
+    word the index knows whole (``cpu0``, ``l3``) means itself. Empty for a
+    word without one; single letters are left out (``l3`` is no ``l`` and ``3``)."""
+    if not _GLUED_WORD_RE.search(word):
+        return ()
+    pieces = tuple(_stem(p) for p in _GLUED_RE.findall(word) if p not in _STOP)
+    return pieces if len(pieces) > 1 else ()
+
+
+def _rewords(alt: tuple[str, ...], typed: list[tuple[str, ...]]) -> bool:
+    """Whether glossary alternative ``alt`` only re-words what was typed
+    (``typed``: the word's own alternatives): each of its tokens is one of
+    theirs or part of one (``zone reclaim`` and ``zonereclaim`` of
+    ``zone_reclaim_mode``). Such an alternative is the word, not a synonym."""
+    tokens = {t for a in typed for t in a}
+    return all(tok in tokens or (len(tok) >= 3 and any(tok in t for t in tokens)) for tok in alt)
+
+
+def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]:
+    """The alternatives of glossary concept ``number``: each phrase's tokens."""
+    group: list[tuple[str, ...]] = []
+    for phrase in glossary()[1][number]:
+        phrase_units = _units(phrase)
+        if len(phrase_units) == 1:
+            group.extend(_unit_alternatives(phrase_units[0], fallbacks))
+        elif phrase_units:
+            group.extend(_phrase_alternatives(tuple(u.primary for u in phrase_units), fallbacks))
+    return group
+
+
+def _phrase_alternatives(words: tuple[str, ...], fallbacks: dict) -> list[tuple[str, ...]]:
+    """A glossary phrase of several words: its token (:func:`_phrases`), and
+    its words anywhere in a case as a fallback for an index without it."""
+    token = phrase_token(words)
+    fallbacks[words] = token
+    return [(token,), words]
+
+
+def parse_query(text: str) -> Query:
+    """The groups of ``text``: each word or glossary phrase, with its
+    alternatives. A concept named twice (``MAP_POPULATE prefault``,
+    ``大页 huge pages``) is one group: one thing the reader looks for."""
+    units = _units(text)
+    query = Query(text=text)
+    index = _glossary_index()
+    longest = max((len(k) for k in index), default=1)
+    concept_group: dict[int, int] = {}  # concept number -> its group
+    i = 0
+    while i < len(units):
+        for size in range(min(longest, len(units) - i), 0, -1):
+            key = tuple(u.primary for u in units[i : i + size])
+            if key in index:
+                label = " ".join(u.surface for u in units[i : i + size])
+                number = index[key]
+                if number in concept_group:
+                    query.labels[concept_group[number]] += f" / {label}"
+                    i += size
+                    break
+                group: list[tuple[str, ...]] = []
+                if size == 1:
+                    group.extend(_unit_alternatives(units[i], query.fallbacks))
+                else:
+                    group.extend(_phrase_alternatives(key, query.fallbacks))
+                concept = _concept_alternatives(number, query.fallbacks)
+                query.synonyms.update(alt for alt in concept if not _rewords(alt, group))
+                group.extend(concept)
+                concept_group[number] = len(query.groups)
+                query.groups.append(list(dict.fromkeys(group)))
+                query.labels.append(label)
+                i += size
+                break
+        else:
+            query.groups.append(_unit_alternatives(units[i], query.fallbacks))
+            query.labels.append(units[i].surface)
+            i += 1
+    return query

@@ -1,0 +1,90 @@
+"""A search: parse, correct, rank and page the hits of one query (:func:`search`)."""
+
+from __future__ import annotations
+
+import math
+
+from django.db.models import Max
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from kb.models import Case
+from kb.search.explaining import _reuse_count, _tags_held, _versions, explain
+from kb.search.lexicon import PAGE_SIZE
+from kb.search.queries import parse_query
+from kb.search.ranking import _count, _first_depth, _rank, _states, _vocabulary
+from kb.search.resultset import COUNT_CAP, THIN, Hit, Results, _filtered
+from kb.search.snippets import _preview, highlight
+from kb.search.spelling import _correct, _drop_fallbacks, _suggestion
+
+
+def search(
+    text: str,
+    *,
+    filters: dict | None = None,
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+    language: str = "en",
+) -> Results:
+    """Search cases: one hit per case, in ``language`` (the reader's) when the
+    case has it. ``filters``: state, platform, database, language, rule,
+    author_id (``accounts.access.case_search_filters`` adds it for drafts)."""
+
+    filters = dict(filters or {})
+    query = parse_query(text)
+    page = max(int(page or 1), 1)
+    offset = (page - 1) * page_size
+    if not query:
+        base = _filtered(Case.objects.all(), filters)
+        groups = base.values("slug").annotate(latest=Max("updated_at")).order_by("-latest", "slug")
+        total = base.values("slug").distinct().count()
+        slugs = [g["slug"] for g in groups[offset : offset + page_size]]
+        hits = [
+            Hit(case, 0.0, mark_safe(escape(_preview(case.symptom))), None, other, _reuse_count(case))  # noqa: S308
+            for case, other in _versions(filters, slugs, {}, language)
+        ]
+        return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
+
+    df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(offset + page_size))
+    corrections = _correct(query, df, filters)
+    _drop_fallbacks(query, df)
+    ranking = _rank(query, filters, offset + page_size, df, versions, heads)
+    candidates: dict = {}  # read by the first count, for the second
+    total, exact_count = _count(query, filters, df, versions, any_group=False, read=candidates)
+    relaxed = len(query.groups) > 1 and total < THIN
+    if relaxed:
+        total, exact_count = _count(
+            query, filters, df, versions, any_group=True, found=len(ranking.rows), read=candidates
+        )
+    rows = ranking.rows[offset : offset + page_size]
+    matched = {r[1]: r for r in rows}
+    matched_ids = {r[1]: r[0] for r in rows}
+    shown: dict[int, tuple[dict[str, int], list[str]]] = {}
+    versions = _versions(filters, [r[1] for r in rows], matched_ids, language, query.terms, shown)
+    hits = []
+    for case, other in versions:
+        if case.pk in shown:
+            where, tag_names = shown[case.pk]
+            why = explain(case, query, filters, where=where, tags=_tags_held(query, tag_names, where))
+        else:  # not foreseen as shown by _versions: looked up
+            why = explain(case, query, filters)
+        snippet = highlight(case, query, fields=why.fields)
+        hits.append(Hit(case, matched[case.slug][3], snippet, why, other, _reuse_count(case)))
+    capped = total > COUNT_CAP or not exact_count
+    total = min(total, COUNT_CAP)
+    return Results(
+        query,
+        hits,
+        total,
+        capped,
+        page,
+        max(1, math.ceil(total / page_size)),
+        relaxed,
+        _suggestion(text, corrections),
+        corrections,
+        ranking.exact,
+    )
+
+
+# The columns a hit reads (the API, the results page, explain and the
+# snippet); the others are deferred (loaded on first use).
