@@ -47,6 +47,7 @@ from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
+from collectors.machines import Boundary, machine_boundaries, split_repeated_outputs
 from collectors.normalise import UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
@@ -226,6 +227,8 @@ class _Loader:
         self.main = self.asm
         self.extra: list[tuple[str, HostAssembler]] = []
         self._extra_by_name: dict[str, HostAssembler] = {}  # host_key -> the first such host
+        self._machines = 1  # machines counted so far, for the labels of split-off ones
+        self._boundaries: dict[int, Boundary] = {}  # first line (0-based) -> why a machine starts there
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -244,7 +247,7 @@ class _Loader:
                 f.ArtifactError("(upload)", f"{self._errors_dropped} more errors not listed")
             )
         hosts = [self.main.finish(hostname=self._hostname)]
-        hosts.extend(asm.finish(hostname=name) for name, asm in self.extra)
+        hosts.extend(asm.finish(hostname=name or None) for name, asm in self.extra)
         return hosts
 
     # ------------------------------------------------------------------ reading record
@@ -291,6 +294,34 @@ class _Loader:
         if asm is None:
             asm = self._extra_by_name[key] = HostAssembler(label=host)
             self.extra.append((host, asm))
+        return asm
+
+    def machine_segments(self, split: Split) -> list[tuple[int, str | None, str | None]]:
+        """The transcript's segments ``(start, host, None)``, with one more
+        ``(start, label, reason)`` where a block shows another machine than the
+        one before it without a prompt naming it (:mod:`collectors.machines`)."""
+        segments: list[tuple[int, str | None, str | None]] = [(a, h, None) for a, h in split.segments]
+        if not self.split_hosts:
+            return segments
+        starts = [start for start, _host in split.segments]
+        for boundary in machine_boundaries(split.blocks, starts, split.parsed):
+            self._machines += 1
+            base = self.main.host.label or "paste"
+            label = f"{base}: machine {self._machines} (line {boundary.line})"
+            segments.append((boundary.start, label, boundary.reason))
+            self._boundaries[boundary.start] = boundary
+        segments.sort(key=lambda s: s[0])
+        return segments
+
+    def new_machine(self, label: str | None, reason: str | None, start: int) -> HostAssembler:
+        """A machine the loader split off a paste (no prompt named it); the
+        host its blocks inherit from the prompts before it is not its name."""
+        boundary = self._boundaries.get(start)
+        asm = HostAssembler(label=(boundary.hostname if boundary and boundary.hostname else label) or "")
+        asm.host.split_reason = reason
+        if boundary is not None and boundary.previous:
+            asm.not_named.add(boundary.previous.strip())
+        self.extra.append(((boundary.hostname if boundary else None) or "", asm))
         return asm
 
     # ------------------------------------------------------------------ entry points
@@ -606,9 +637,14 @@ class _Loader:
         """Parse the blocks of a split transcript and record what each line was
         read as. With ``split_hosts``, each host the prompts name gets its own
         blocks, lines and errors."""
-        starts = [start for start, _host in split.segments]
+        split.blocks = split_repeated_outputs(split.blocks, split.parsed)
+        segments = self.machine_segments(split)
+        starts = [start for start, _host, _why in segments]
         first_host = split.segments[0][1]
-        assemblers = [self.host_for(host, first_host) for _start, host in split.segments]
+        assemblers = [
+            self.host_for(host, first_host) if why is None else self.new_machine(host, why, start)
+            for start, host, why in segments
+        ]
         bounds = [*starts[1:], len(split.roles)]
         roles = split.roles
         for asm, a, b in zip(assemblers, starts, bounds, strict=True):

@@ -42,6 +42,7 @@ from django.conf import settings
 
 from collectors import facts as f
 from collectors import parsers
+from collectors.machines import find_conflicts
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
 from collectors.parsers.virsh import domain_from_command
 
@@ -418,6 +419,9 @@ class HostAssembler:
         self._usage_candidates: list[f.CpuUsage] = []
         self._numa_parts: list[f.Parsed] = []
         self._hostnames: list[str] = []
+        # names this host's blocks inherit from prompts that were another machine's
+        # (a machine split off a paste, collectors.machines)
+        self.not_named: set[str] = set()
 
     # -- bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -430,6 +434,8 @@ class HostAssembler:
 
     def hostname(self, name: str | None) -> None:
         name = (name or "").strip()
+        if name in self.not_named:
+            return
         if name and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) and name not in self._hostnames:
             self._hostnames.append(name)
 
@@ -884,6 +890,7 @@ class HostAssembler:
         host.hostname = host.hostname or (self._hostnames[0] if self._hostnames else None)
         if not host.label:
             host.label = host.hostname or ""
+        host.conflicts = find_conflicts(host, self._numa_parts, self._cpu_candidates)
         return host
 
 

@@ -25,7 +25,13 @@ from django.utils.translation import gettext as _
 from collectors.derived.database import observer_cpus
 from collectors.facts import HostFacts
 from engine.remedies.base import NoRemedy, Remedy, RemedyResult
-from engine.remedies.database import mycnf_lines, numactl_dropin, oceanbase_parameters
+from engine.remedies.database import (
+    mycnf_for,
+    mycnf_lines,
+    numactl_dropin,
+    numactl_dropin_for,
+    oceanbase_parameters,
+)
 from engine.remedies.host import irq_affinity, remove_netem, sysctl_file
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.libvirt import domain_remedy
@@ -136,7 +142,7 @@ def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyRe
             )
         )
     if "mysql.numa_interleave_unavailable" in rules:
-        out.append(numactl_dropin())
+        out.append(numactl_dropin_for(host))
     cnf: dict[str, str | int | bool] = {}
     if "mysql.buffer_pool_not_persisted" in rules:
         cnf.update(innodb_buffer_pool_dump_at_shutdown=True, innodb_buffer_pool_load_at_startup=True)
@@ -144,7 +150,7 @@ def remedies_for_host(*, host: HostFacts, rules: Iterable[str]) -> list[RemedyRe
         cnf["large_pages"] = True
     if cnf:
         variables = host.database.variables if host.database else {}
-        out.append(mycnf_lines(settings=cnf, previous={k: variables.get(k) for k in cnf}))
+        out.append(mycnf_for(host, settings=cnf, previous={k: variables.get(k) for k in cnf}))
     if "kvm.cpu_model_hides_cache" in rules and not host.domains:
         out.append(nova_cpu_mode())
     if rules & {"kvm.flat_socket_topology", "kvm.guest_numa_missing"} and not host.domains and host.is_guest:

@@ -44,6 +44,7 @@ from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
+from engine.remedies.cloud import manager_notes
 from engine.remedies.topology import Placement, check_placement, host_topology, plan_placement
 
 MEASURES = (
@@ -454,6 +455,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     notes.append(
         _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )
+    notes.extend(manager_notes(d))
 
     per_measure = _measure_commands(name, d, placement, new_iothread, n)
     fragments = _fragments(

@@ -1,0 +1,361 @@
+"""One paste, several machines: telling them apart, and saying where facts disagree.
+
+A transcript's prompts name the host they run on (``[root@db01 ~]#``), and
+``collectors.transcript`` starts a new host where a prompt names another one.
+Pastes without such prompts still show several machines: two servers'
+``numactl -H`` one after the other (a manual page, a comparison), a
+hypervisor's outputs followed by its guest's ``lscpu`` (``Hypervisor vendor:
+KVM``) and database. Merged into one host, the first ``numactl -H`` gave the
+distances and the second the nodes, and a guest's database was the
+hypervisor's.
+
+:func:`machine_segments` refines a transcript's segments: a block of a
+whole-machine command (``numactl -H``, ``lscpu``) that disagrees with what the
+current machine already showed (another node count, CPU count or distance
+matrix, a guest's ``lscpu`` after a physical one or the reverse) starts a new
+machine; the same output twice (a command run again) does not.
+
+:func:`find_conflicts` is the fallback where nothing is split (an archive, or
+:func:`collectors.archive.load_host`, which merges everything into one host):
+artifacts of one host that disagree on a fact are listed as
+:class:`~collectors.facts.FactConflict`, and the engine does not decide on
+that fact (``engine.partial``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from collectors import facts as f
+from collectors import parsers
+
+# the kinds whose output describes a whole machine: a second, different one is
+# another machine
+WHOLE_MACHINE_KINDS = ("numactl_hardware", "lscpu")
+# a block larger than this is not parsed twice to look for a machine boundary
+MAX_PROBE_CHARS = 256 << 10
+# /proc/meminfo's MemTotal and numactl's node sizes differ by the kernel's own
+# reservations; more than this is another machine
+MEMORY_TOLERANCE = 0.25
+
+
+# the first line of one whole output of a whole-machine command: two of them in
+# one block (pasted without a prompt between) are two outputs
+_OUTPUT_START = {
+    "numactl_hardware": re.compile(r"^[ \t]*available:\s*\d+\s+nodes?\b", re.M),
+    "lscpu": re.compile(r"^[ \t]*Architecture:", re.M),
+}
+
+
+def split_repeated_outputs(blocks: list[Any], parsed: dict[int, Any]) -> list[Any]:
+    """``blocks`` with every block that holds several outputs of one
+    whole-machine command (two ``available: N nodes`` lines) cut into one block
+    per output; ``parsed`` (block index -> result) is re-keyed in place."""
+    out: list[Any] = []
+    moved: dict[int, Any] = {}
+    for index, block in enumerate(blocks):
+        pattern = _OUTPUT_START.get(block.kind or "")
+        starts = [m.start() for m in pattern.finditer(block.text)] if pattern and not block.prose else []
+        if len(starts) < 2:
+            if index in parsed:
+                moved[len(out)] = parsed[index]
+            out.append(block)
+            continue
+        starts[0] = 0
+        lines = block.text.split("\n")
+        firsts = [block.text.count("\n", 0, at) for at in starts]
+        for k, first in enumerate(firsts):
+            last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
+            origins = block.origins[first:last] if block.origins else None
+            out.append(
+                dataclasses.replace(
+                    block,
+                    text="\n".join(lines[first:last]),
+                    start_line=origins[0] if origins else block.start_line + first,
+                    end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
+                    origins=origins,
+                    command=block.command if k == 0 else None,
+                )
+            )
+        if out:
+            out[-1].end_line = max(out[-1].end_line, block.end_line)
+    parsed.clear()
+    parsed.update(moved)
+    return out
+
+
+@dataclass
+class MachineView:
+    """What one whole-machine output says of its machine (None: not said)."""
+
+    kind: str
+    line: int
+    nodes: int | None = None
+    cpus: int | None = None
+    guest: bool | None = None
+    distances: tuple[tuple[int, ...], ...] | None = None
+    node_cpus: tuple[tuple[int, ...], ...] | None = None
+
+    def differs(self, other: MachineView) -> str | None:
+        """Why ``other`` cannot be the machine this output described (None: it can)."""
+        checks: list[tuple[str, Any, Any]] = [
+            ("NUMA nodes", self.nodes, other.nodes),
+            ("CPUs", self.cpus, other.cpus),
+            ("guest/physical", self.guest, other.guest),
+        ]
+        if self.kind == other.kind == "numactl_hardware":
+            checks.append(("node distances", self.distances, other.distances))
+            checks.append(("node CPU lists", self.node_cpus, other.node_cpus))
+        for what, mine, theirs in checks:
+            if mine is not None and theirs is not None and mine != theirs:
+                return what
+        return None
+
+
+def view_of(kind: str, result: Any, line: int) -> MachineView | None:
+    """The machine a parsed whole-machine output describes."""
+    if kind == "numactl_hardware" and isinstance(result, f.NumactlHardware) and result.nodes:
+        cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
+        listed = all(cpu_lists)
+        return MachineView(
+            kind=kind,
+            line=line,
+            nodes=len(result.nodes),
+            cpus=sum(len(c) for c in cpu_lists) if listed else None,
+            distances=tuple(tuple(r) for r in result.distances) or None,
+            node_cpus=tuple(cpu_lists) if listed else None,
+        )
+    if kind == "lscpu" and isinstance(result, f.CpuTopology):
+        if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
+            return None  # lscpu -e / -p: a CPU map, not the summary
+        if result.cpus is None and result.numa_nodes is None:
+            return None
+        return MachineView(
+            kind=kind,
+            line=line,
+            nodes=result.numa_nodes,
+            cpus=result.cpus,
+            guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
+        )
+    return None
+
+
+@dataclass
+class Boundary:
+    """A new machine starts at ``start`` (0-based line) of the transcript."""
+
+    start: int
+    line: int  # 1-based, for messages
+    reason: str
+    # the name the new machine shows (a database's own hostname), and the one
+    # the prompts before it named, which its blocks inherit and which is not its own
+    hostname: str | None = None
+    previous: str | None = None
+
+
+def _probe(kind: str, text: str) -> Any:
+    if len(text) > MAX_PROBE_CHARS:
+        return None
+    spec = parsers.REGISTRY.get(kind)
+    if spec is None:
+        return None
+    try:
+        return spec.func(text)
+    except Exception:  # a probe never fails the upload: the block is parsed again later
+        return None
+
+
+def _first(result: Any) -> Any:
+    return next(iter(result), None) if isinstance(result, list | tuple) else result
+
+
+def machine_boundaries(
+    blocks: Sequence[Any],
+    segment_starts: Sequence[int],
+    parsed: dict[int, Any],
+    probe: Callable[[str, str], Any] = _probe,
+) -> list[Boundary]:
+    """Where a new machine starts inside the transcript's segments.
+
+    ``blocks`` are ``collectors.transcript.Block``s, ``segment_starts`` the
+    0-based first lines of the segments the prompts made, ``parsed`` the
+    results the splitter already has (block index -> result); a probe's result
+    is stored there so the block is not parsed twice."""
+    out: list[Boundary] = []
+    seen: list[MachineView] = []
+    named: str | None = None  # the host the current machine's prompts named
+    segment = 0
+    for index, block in enumerate(blocks):
+        start0 = block.start_line - 1
+        while segment + 1 < len(segment_starts) and start0 >= segment_starts[segment + 1]:
+            segment += 1
+            seen, named = [], None  # a prompt named another host: that one starts afresh
+        if block.host:
+            named = named or block.host
+        if block.kind == "mysql_variables" and not block.prose and named:
+            server = _server_hostname(index, block, parsed, probe)
+            if server and _short(server) != _short(named):
+                out.append(
+                    Boundary(
+                        start=start0,
+                        line=block.start_line,
+                        reason=(
+                            f"the database at line {block.start_line} runs on {server}, "
+                            f"not on {named} whose prompt the paste showed before it"
+                        ),
+                        hostname=server,
+                        previous=named,
+                    )
+                )
+                seen, named = [], server
+            continue
+        if block.kind not in WHOLE_MACHINE_KINDS or block.prose:
+            continue
+        if index in parsed:
+            result = parsed[index]
+        else:
+            result = probe(block.kind, block.text)
+            if result is None:
+                continue
+            parsed[index] = result
+        view = view_of(block.kind, _first(result), block.start_line)
+        if view is None:
+            continue
+        why = next((w for w in (v.differs(view) for v in seen) if w), None)
+        if why is not None:
+            out.append(
+                Boundary(
+                    start=start0,
+                    line=block.start_line,
+                    reason=(
+                        f"the {block.label or block.kind} at line {block.start_line} shows another machine "
+                        f"({why} differ from line {seen[0].line})"
+                    ),
+                    previous=named,
+                )
+            )
+            seen = []
+        seen.append(view)
+    return out
+
+
+def _short(name: str) -> str:
+    return name.strip().lower().split(".", 1)[0]
+
+
+def _server_hostname(
+    index: int, block: Any, parsed: dict[int, Any], probe: Callable[[str, str], Any]
+) -> str | None:
+    """The ``hostname`` server variable a ``SHOW VARIABLES`` block shows."""
+    result = parsed.get(index)
+    if result is None:
+        result = probe(block.kind, block.text)
+        if result is None:
+            return None
+        parsed[index] = result
+    db = _first(result)
+    name = db.variables.get("hostname") if isinstance(db, f.DatabaseFacts) else None
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
+# ------------------------------------------------------------------- conflicts
+
+
+def _where(part: f.Parsed, key: str | None = None) -> tuple[str, int | None]:
+    line = part.lines.get(key) if key else None
+    return part.source.artifact, line if line is not None else part.source.line
+
+
+def _conflict(fact: str, reason: str, entries: list[tuple[str, f.Parsed, str | None]]) -> f.FactConflict:
+    conflict = f.FactConflict(fact=fact, reason=reason)
+    for value, part, key in entries:
+        artifact, line = _where(part, key)
+        conflict.values.append(value)
+        conflict.artifacts.append(artifact)
+        conflict.lines.append(line)
+    return conflict
+
+
+def _distinct(entries: list[tuple[str, f.Parsed, str | None]]) -> bool:
+    return len({value for value, _p, _k in entries}) > 1
+
+
+def find_conflicts(
+    host: f.HostFacts, numa_parts: Sequence[f.Parsed], cpu_candidates: Sequence[f.CpuTopology]
+) -> list[f.FactConflict]:
+    """Facts on which one host's artifacts disagree (see the module docstring)."""
+    out: list[f.FactConflict] = []
+    numactl = [p for p in numa_parts if isinstance(p, f.NumactlHardware) and p.nodes]
+    summaries = [
+        c
+        for c in cpu_candidates
+        if not ("cpu_map_rows" in c.extra and not (c.model_name or c.architecture))
+        and "cpuinfo" not in c.extra
+    ]
+    nodes: list[tuple[str, f.Parsed, str | None]] = [(str(len(p.nodes)), p, "available") for p in numactl]
+    nodes += [(str(c.numa_nodes), c, "numa_nodes") for c in summaries if c.numa_nodes]
+    if _distinct(nodes):
+        out.append(_conflict("numa", "the NUMA node count differs between artifacts", nodes))
+    distances = [(str(p.distances), p, "distances") for p in numactl if p.distances]
+    if _distinct(distances):
+        out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
+    cpus: list[tuple[str, f.Parsed, str | None]] = [(str(c.cpus), c, "cpus") for c in summaries if c.cpus]
+    cpus += [
+        (str(sum(len(n.cpus) for n in p.nodes.values())), p, None)
+        for p in numactl
+        if all(n.cpus for n in p.nodes.values())
+    ]
+    guests = {bool(c.hypervisor_vendor) for c in summaries}
+    if _distinct(cpus) or len(guests) > 1:
+        out.append(
+            _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
+        )
+    conflict = _memory_conflict(host, numactl)
+    if conflict is not None:
+        out.append(conflict)
+    conflict = _database_conflict(host)
+    if conflict is not None:
+        out.append(conflict)
+    return out
+
+
+def _memory_conflict(host: f.HostFacts, numactl: Sequence[f.NumactlHardware]) -> f.FactConflict | None:
+    mem = host.meminfo
+    total = mem.values.get("MemTotal") if mem else None
+    if mem is None or mem.origin != "proc" or not isinstance(total, int) or total <= 0:
+        return None
+    for part in numactl:
+        sizes = [n.size_mb for n in part.nodes.values()]
+        if not sizes or any(s is None for s in sizes):
+            continue
+        node_kb = sum(s or 0 for s in sizes) * 1024
+        if node_kb and abs(node_kb - total) > MEMORY_TOLERANCE * max(node_kb, total):
+            return _conflict(
+                "meminfo",
+                "/proc/meminfo's MemTotal and the NUMA nodes' sizes are different machines' memory",
+                [(f"{total} kB", mem, "MemTotal"), (f"{node_kb} kB", part, None)],
+            )
+    return None
+
+
+def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:
+    """The server's own ``hostname`` variable names another machine."""
+    db = host.database
+    name = db.variables.get("hostname") if db else None
+    if db is None or not isinstance(name, str) or not name.strip() or not host.hostname:
+        return None
+    if name.strip().lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
+        return None
+    conflict = _conflict(
+        "database",
+        "the database server names another host than the one its output was pasted with",
+        [(name.strip(), db, "hostname")],
+    )
+    conflict.values.append(host.hostname)
+    conflict.artifacts.append("(prompt)")
+    conflict.lines.append(None)
+    return conflict
