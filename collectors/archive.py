@@ -47,7 +47,7 @@ from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
-from collectors.machines import Boundary, machine_boundaries, split_repeated_outputs
+from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
@@ -605,6 +605,8 @@ class _Loader:
         # sees all of it; several pasted one after the other: block by block.
         # Output lines that Markdown bold wrapped are only clean in the split.
         whole = not transcript_like and len(kinds - {kind}) == 0 and UNBOLDED not in split.notes
+        # ... unless it holds two outputs of one whole-machine command: two machines
+        whole = whole and not repeats_output(kind, text)
         if kind and whole:
             results, err = run_parser(kind, text, artifact=name)
             if err is None:

@@ -47,8 +47,27 @@ MEMORY_TOLERANCE = 0.25
 # one block (pasted without a prompt between) are two outputs
 _OUTPUT_START = {
     "numactl_hardware": re.compile(r"^[ \t]*available:\s*\d+\s+nodes?\b", re.M),
-    "lscpu": re.compile(r"^[ \t]*Architecture:", re.M),
+    # util-linux's own samples have no Architecture line: CPU op-mode(s) opens them
+    "lscpu": re.compile(r"^[ \t]*(?:Architecture|CPU op-mode\(s\)):", re.M),
 }
+
+
+def _output_starts(kind: str | None, text: str) -> list[int]:
+    """0-based first lines of each whole output of ``kind`` in ``text``."""
+    pattern = _OUTPUT_START.get(kind or "")
+    firsts: list[int] = []
+    if pattern is None:
+        return firsts
+    for m in pattern.finditer(text):
+        line = text.count("\n", 0, m.start())
+        if not firsts or line - firsts[-1] > 2:  # Architecture, then CPU op-mode(s): one output
+            firsts.append(line)
+    return firsts
+
+
+def repeats_output(kind: str | None, text: str) -> bool:
+    """Whether ``text`` holds several outputs of the whole-machine command ``kind``."""
+    return len(_output_starts(kind, text)) > 1
 
 
 def split_repeated_outputs(blocks: list[Any], parsed: dict[int, Any]) -> list[Any]:
@@ -58,16 +77,14 @@ def split_repeated_outputs(blocks: list[Any], parsed: dict[int, Any]) -> list[An
     out: list[Any] = []
     moved: dict[int, Any] = {}
     for index, block in enumerate(blocks):
-        pattern = _OUTPUT_START.get(block.kind or "")
-        starts = [m.start() for m in pattern.finditer(block.text)] if pattern and not block.prose else []
-        if len(starts) < 2:
+        firsts = [] if block.prose else _output_starts(block.kind, block.text)
+        if len(firsts) < 2:
             if index in parsed:
                 moved[len(out)] = parsed[index]
             out.append(block)
             continue
-        starts[0] = 0
         lines = block.text.split("\n")
-        firsts = [block.text.count("\n", 0, at) for at in starts]
+        firsts[0] = 0
         for k, first in enumerate(firsts):
             last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
             origins = block.origins[first:last] if block.origins else None
