@@ -38,9 +38,12 @@ from collectors import parsers
 WHOLE_MACHINE_KINDS = ("numactl_hardware", "lscpu")
 # a block larger than this is not parsed twice to look for a machine boundary
 MAX_PROBE_CHARS = 256 << 10
-# /proc/meminfo's MemTotal and numactl's node sizes differ by the kernel's own
-# reservations; more than this is another machine
-MEMORY_TOLERANCE = 0.25
+# outputs of one command in one block that are told apart, and machines split
+# off one paste: a ticket shows a few; more is generated text, read as it is
+MAX_OUTPUTS = 16
+MAX_MACHINES = 16
+# MemTotal and the nodes' sizes are not compared: one real guest (this set's
+# build VM) shows 23.5 GiB in /proc/meminfo and a 5 GiB node in numactl -H
 
 
 # the first line of one whole output of a whole-machine command: two of them in
@@ -58,10 +61,14 @@ def _output_starts(kind: str | None, text: str) -> list[int]:
     firsts: list[int] = []
     if pattern is None:
         return firsts
+    line, last = 0, 0
     for m in pattern.finditer(text):
-        line = text.count("\n", 0, m.start())
+        line += text.count("\n", last, m.start())  # counted once per character
+        last = m.start()
         if not firsts or line - firsts[-1] > 2:  # Architecture, then CPU op-mode(s): one output
             firsts.append(line)
+            if len(firsts) > MAX_OUTPUTS:
+                return []  # generated or hostile: read as the splitter cut it
     return firsts
 
 
@@ -215,7 +222,7 @@ def machine_boundaries(
             named = named or block.host
         if block.kind == "mysql_variables" and not block.prose and named:
             server = _server_hostname(index, block, parsed, probe)
-            if server and _short(server) != _short(named):
+            if server and _short(server) != _short(named) and len(out) < MAX_MACHINES:
                 out.append(
                     Boundary(
                         start=start0,
@@ -243,7 +250,7 @@ def machine_boundaries(
         if view is None:
             continue
         why = next((w for w in (v.differs(view) for v in seen) if w), None)
-        if why is not None:
+        if why is not None and len(out) < MAX_MACHINES:
             out.append(
                 Boundary(
                     start=start0,
@@ -256,8 +263,13 @@ def machine_boundaries(
                 )
             )
             seen = []
-        seen.append(view)
+        if all(_key(view) != _key(v) for v in seen[-4:]) and len(seen) < MAX_OUTPUTS:
+            seen.append(view)  # the same output again adds nothing to compare with
     return out
+
+
+def _key(view: MachineView) -> tuple[Any, ...]:
+    return (view.kind, view.nodes, view.cpus, view.guest, view.distances, view.node_cpus)
 
 
 def _short(name: str) -> str:
@@ -287,7 +299,7 @@ def _where(part: f.Parsed, key: str | None = None) -> tuple[str, int | None]:
     return part.source.artifact, line if line is not None else part.source.line
 
 
-def _conflict(fact: str, reason: str, entries: list[tuple[str, f.Parsed, str | None]]) -> f.FactConflict:
+def _conflict(fact: str, reason: str, entries: Sequence[tuple[str, f.Parsed, str | None]]) -> f.FactConflict:
     conflict = f.FactConflict(fact=fact, reason=reason)
     for value, part, key in entries:
         artifact, line = _where(part, key)
@@ -297,7 +309,7 @@ def _conflict(fact: str, reason: str, entries: list[tuple[str, f.Parsed, str | N
     return conflict
 
 
-def _distinct(entries: list[tuple[str, f.Parsed, str | None]]) -> bool:
+def _distinct(entries: Sequence[tuple[str, f.Parsed, str | None]]) -> bool:
     return len({value for value, _p, _k in entries}) > 1
 
 
@@ -331,32 +343,10 @@ def find_conflicts(
         out.append(
             _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
         )
-    conflict = _memory_conflict(host, numactl)
-    if conflict is not None:
-        out.append(conflict)
     conflict = _database_conflict(host)
     if conflict is not None:
         out.append(conflict)
     return out
-
-
-def _memory_conflict(host: f.HostFacts, numactl: Sequence[f.NumactlHardware]) -> f.FactConflict | None:
-    mem = host.meminfo
-    total = mem.values.get("MemTotal") if mem else None
-    if mem is None or mem.origin != "proc" or not isinstance(total, int) or total <= 0:
-        return None
-    for part in numactl:
-        sizes = [n.size_mb for n in part.nodes.values()]
-        if not sizes or any(s is None for s in sizes):
-            continue
-        node_kb = sum(s or 0 for s in sizes) * 1024
-        if node_kb and abs(node_kb - total) > MEMORY_TOLERANCE * max(node_kb, total):
-            return _conflict(
-                "meminfo",
-                "/proc/meminfo's MemTotal and the NUMA nodes' sizes are different machines' memory",
-                [(f"{total} kB", mem, "MemTotal"), (f"{node_kb} kB", part, None)],
-            )
-    return None
 
 
 def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:

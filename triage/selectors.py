@@ -84,6 +84,11 @@ class HostReading:
     artifacts: list[dict[str, Any]]
     # False: the snapshot holds no facts yet (the API lists no host then)
     recorded: bool = True
+    # issue 25: facts this host's artifacts disagree on, why the loader split
+    # this machine off a paste, and the domain XMLs the paste cut
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    split_reason: str | None = None
+    cut_domains: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostReading:
@@ -100,6 +105,13 @@ def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostR
             {**to_dict(a), "file": files.get((a.command, a.start_line), "")} for a in host.reading.artifacts
         ],
         recorded=recorded,
+        conflicts=[to_dict(c) for c in host.conflicts],
+        split_reason=host.split_reason,
+        cut_domains=[
+            {"domain": d.name or d.uuid or "?", "cut_in": d.cut_in, "truncated_after": d.truncated_after}
+            for d in host.domains
+            if d.cut
+        ],
     )
 
 

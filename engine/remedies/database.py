@@ -120,8 +120,11 @@ def _where_notes(host: HostFacts) -> tuple[str, ...]:
     database is changed in the guest, never on its hypervisor)."""
     name = host.hostname or host.label or "?"
     if host.is_guest:
-        return (f"Apply inside the guest {name}, where the database runs (not on its hypervisor)",)
-    return (f"Apply on {name}, the machine the database runs on",)
+        return (
+            _("Apply inside the guest %(name)s, where the database runs (not on its hypervisor)")
+            % {"name": name},
+        )
+    return (_("Apply on %(name)s, the machine the database runs on") % {"name": name},)
 
 
 def numactl_dropin_for(host: HostFacts) -> Remedy:
