@@ -296,7 +296,7 @@ class _Loader:
             self.extra.append((host, asm))
         return asm
 
-    def machine_segments(self, split: Split) -> list[tuple[int, str | None, str | None]]:
+    def machine_segments(self, split: Split, text: str = "") -> list[tuple[int, str | None, str | None]]:
         """The transcript's segments ``(start, host, None)``, with one more
         ``(start, label, reason)`` where a block shows another machine than the
         one before it without a prompt naming it (:mod:`collectors.machines`)."""
@@ -304,7 +304,11 @@ class _Loader:
         if not self.split_hosts:
             return segments
         starts = [start for start, _host in split.segments]
-        for boundary in machine_boundaries(split.blocks, starts, split.parsed):
+        lines = text.split("\n") if text else None
+        hosts = [host for _start, host in split.segments]
+        for boundary in machine_boundaries(
+            split.blocks, starts, split.parsed, lines=lines, segment_hosts=hosts
+        ):
             self._machines += 1
             base = self.main.host.label or "paste"
             label = f"{base}: machine {self._machines} (line {boundary.line})"
@@ -618,7 +622,7 @@ class _Loader:
                 )
                 return True
             fallback = err
-        parsed = self.transcript(name, split)
+        parsed = self.transcript(name, split, text)
         if not parsed:
             if fallback:
                 self.error(fallback.artifact, fallback.message, fallback.line)
@@ -635,12 +639,12 @@ class _Loader:
             self.error(name, f"internal transcript error: {type(exc).__name__}")
             return None
 
-    def transcript(self, name: str, split: Split) -> int:
+    def transcript(self, name: str, split: Split, text: str = "") -> int:
         """Parse the blocks of a split transcript and record what each line was
         read as. With ``split_hosts``, each host the prompts name gets its own
         blocks, lines and errors."""
         split.blocks = split_repeated_outputs(split.blocks, split.parsed)
-        segments = self.machine_segments(split)
+        segments = self.machine_segments(split, text)
         starts = [start for start, _host, _why in segments]
         first_host = split.segments[0][1]
         assemblers = [

@@ -202,27 +202,37 @@ def machine_boundaries(
     segment_starts: Sequence[int],
     parsed: dict[int, Any],
     probe: Callable[[str, str], Any] = _probe,
+    *,
+    lines: Sequence[str] | None = None,
+    segment_hosts: Sequence[str | None] | None = None,
 ) -> list[Boundary]:
     """Where a new machine starts inside the transcript's segments.
 
     ``blocks`` are ``collectors.transcript.Block``s, ``segment_starts`` the
     0-based first lines of the segments the prompts made, ``parsed`` the
     results the splitter already has (block index -> result); a probe's result
-    is stored there so the block is not parsed twice."""
+    is stored there so the block is not parsed twice. ``lines`` (the
+    transcript's) tell a prompt that names its host from one that inherits
+    the name of an earlier prompt (``# `` after ``[root@zstack-9 ~]#``)."""
     out: list[Boundary] = []
     seen: list[MachineView] = []
-    named: str | None = None  # the host the current machine's prompts named
+    hosts = list(segment_hosts) if segment_hosts is not None else [None] * len(segment_starts)
     segment = 0
+    named = hosts[0] if hosts else None  # the host the current machine's prompts named
     for index, block in enumerate(blocks):
         start0 = block.start_line - 1
         while segment + 1 < len(segment_starts) and start0 >= segment_starts[segment + 1]:
             segment += 1
-            seen, named = [], None  # a prompt named another host: that one starts afresh
-        if block.host:
-            named = named or block.host
+            # a prompt named another host: that one starts afresh
+            seen, named = [], hosts[segment] if segment < len(hosts) else None
+        if block.host and named is None:
+            named = block.host
         if block.kind == "mysql_variables" and not block.prose and named:
             server = _server_hostname(index, block, parsed, probe)
-            if server and _short(server) != _short(named) and len(out) < MAX_MACHINES:
+            # a prompt that itself names the host (``[root@db01 ~]# mysql -h db02``)
+            # may run a client of another server, or an alias: a conflict, no split
+            own = _prompt_names(lines, block, named)
+            if server and _short(server) != _short(named) and not own and len(out) < MAX_MACHINES:
                 out.append(
                     Boundary(
                         start=start0,
@@ -266,6 +276,14 @@ def machine_boundaries(
         if all(_key(view) != _key(v) for v in seen[-4:]) and len(seen) < MAX_OUTPUTS:
             seen.append(view)  # the same output again adds nothing to compare with
     return out
+
+
+def _prompt_names(lines: Sequence[str] | None, block: Any, host: str) -> bool:
+    """Whether the command line of ``block`` shows a prompt naming ``host``."""
+    index = block.start_line - 2  # the line before the output: the prompt and command
+    if not lines or not block.command or not 0 <= index < len(lines):
+        return False
+    return _short(host) in lines[index].lower()
 
 
 def _key(view: MachineView) -> tuple[Any, ...]:

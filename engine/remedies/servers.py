@@ -81,7 +81,15 @@ def packaging(kind: str | None, version: str | None, family: str | None) -> Serv
     assumed = "" if family else " (the distribution was not in the snapshot: RHEL names assumed)"
     family = family or RHEL
     v = _version(version)
-    if kind == "mariadb":
+    if kind not in ("mysql", "percona"):
+        # MariaDB, or a server whose flavour the snapshot did not show: the
+        # flavour that lacks innodb_numa_interleave (MDEV-18860); /usr/sbin/mysqld
+        # exists in MariaDB, MySQL and Percona alike
+        assumed = (
+            assumed
+            if kind == "mariadb"
+            else assumed + " (the server's flavour was not shown: MariaDB assumed)"
+        )
         if v is not None and v >= (10, 5):
             return ServerPackaging(
                 "/usr/sbin/mariadbd", "mariadb.service", _MARIADB_ARGS, "MariaDB >= 10.5" + assumed
