@@ -891,7 +891,20 @@ class HostAssembler:
         if not host.label:
             host.label = host.hostname or ""
         host.conflicts = find_conflicts(host, self._numa_parts, self._cpu_candidates)
+        self._mark_cut_usage()
         return host
+
+    def _mark_cut_usage(self) -> None:
+        """A per-CPU table (top's ``%CpuN`` lines) with fewer rows than the
+        host's CPUs was cut by the paste (seed 000: Cpu0-Cpu53 of 72)."""
+        usage, host = self.host.cpu_usage, self.host
+        rows = [c for c in usage.per_cpu if c.cpu != "all"] if usage else []
+        total = host.cpu.cpus if host.cpu and host.cpu.cpus else None
+        if total is None and host.numa and all(n.cpus for n in host.numa.nodes.values()):
+            total = sum(len(n.cpus) for n in host.numa.nodes.values()) or None
+        if usage is None or not rows or total is None or len(rows) >= total:
+            return
+        usage.cut, usage.truncated_after, usage.of_cpus = True, rows[-1].cpu, total
 
 
 # What each parser result type adds to a host (the first class the result is

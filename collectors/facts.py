@@ -167,6 +167,12 @@ class CpuUsage(Parsed):
     # as "79179116+": the digits are kept and are a lower bound ("at least")
     mem_truncated: bool = False
     processes: list[ProcessInfo] = field(default_factory=list)
+    # the per-CPU table shows fewer CPUs than the host has (lscpu, numactl -H):
+    # the paste cut it; ``truncated_after`` is the last CPU row shown ("53"),
+    # ``of_cpus`` the host's CPU count. What the rows not shown held is unknown
+    cut: bool = False
+    truncated_after: str | None = None
+    of_cpus: int | None = None
 
 
 # -------------------------------------------------------------------------- NUMA

@@ -89,6 +89,7 @@ class HostReading:
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     split_reason: str | None = None
     cut_domains: list[dict[str, Any]] = field(default_factory=list)
+    cut_tables: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostReading:
@@ -112,7 +113,23 @@ def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostR
             for d in host.domains
             if d.cut
         ],
+        cut_tables=_cut_tables(host),
     )
+
+
+def _cut_tables(host: HostFacts) -> list[dict[str, Any]]:
+    usage = host.cpu_usage
+    if usage is None or not usage.cut:
+        return []
+    shown = len([c for c in usage.per_cpu if c.cpu != "all"])
+    return [
+        {
+            "table": usage.tool or "top",
+            "shown": shown,
+            "of": usage.of_cpus,
+            "truncated_after": usage.truncated_after,
+        }
+    ]
 
 
 def host_readings(snapshot: Snapshot, host: HostFacts | None = None) -> list[HostReading]:

@@ -181,12 +181,20 @@ class CutDomainSerializer(serializers.Serializer):
     truncated_after = serializers.CharField(allow_null=True)
 
 
+class CutTableSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    shown = serializers.IntegerField()
+    of = serializers.IntegerField(allow_null=True)
+    truncated_after = serializers.CharField(allow_null=True)
+
+
 class HostReadingSerializer(serializers.Serializer):
     hostname = serializers.CharField(allow_null=True)
     reading = ReadingSerializer()
     conflicts = FactConflictSerializer(many=True)
     split_reason = serializers.CharField(allow_null=True)
     cut_domains = CutDomainSerializer(many=True)
+    cut_tables = CutTableSerializer(many=True)
 
 
 class EarlierFindingSerializer(serializers.Serializer):
@@ -369,6 +377,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
                 "conflicts": r.conflicts,
                 "split_reason": r.split_reason,
                 "cut_domains": r.cut_domains,
+                "cut_tables": r.cut_tables,
             }
             for r in host_readings(snap)
             if r.recorded

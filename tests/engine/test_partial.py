@@ -10,6 +10,7 @@ from collectors.archive import load_hosts_bytes
 from collectors.facts import SnapshotFacts, from_dict, to_dict
 from collectors.parsers.libvirt import parse_domain
 from engine.run import analyze
+from tests.collectors.test_machines import host_and_guest_paste
 from tests.conftest import CORPUS, FIXTURES
 
 AFTER = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "after" / "zstack-9.txt"
@@ -70,3 +71,15 @@ def test_whole_domain_is_not_cut() -> None:
 def test_corpus_domains_are_not_cut(path) -> None:  # type: ignore[no-untyped-def]
     d = parse_domain(path.read_text())
     assert not d.cut and not d.unseen
+
+
+def test_cut_top_table_is_marked_cut() -> None:
+    # the ZStack seed's top (verbatim: %Cpu0..%Cpu53) on a host whose lscpu and
+    # numactl -H list 72 CPUs: the summary counted 54 CPUs from it before
+    hosts = load_hosts_bytes(host_and_guest_paste(), name="ticket.txt")
+    hypervisor = hosts[0]
+    usage = hypervisor.cpu_usage
+    assert usage is not None and usage.cut
+    assert (usage.truncated_after, usage.of_cpus) == ("53", 72)
+    assert hypervisor.logical_cpus() == 72
+    assert not hosts[1].cpu_usage or not hosts[1].cpu_usage.cut
