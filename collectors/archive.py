@@ -47,6 +47,7 @@ from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
+from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
@@ -229,6 +230,8 @@ class _Loader:
         # what was kept of each file read (cited lines, prose, archive kind)
         self.files: list[UploadFile] = []
         self._file: UploadFile | None = None
+        self._machines = 1  # machines counted so far, for the labels of split-off ones
+        self._boundaries: dict[int, Boundary] = {}  # first line (0-based) -> why a machine starts there
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -247,7 +250,7 @@ class _Loader:
                 f.ArtifactError("(upload)", f"{self._errors_dropped} more errors not listed")
             )
         hosts = [self.main.finish(hostname=self._hostname)]
-        hosts.extend(asm.finish(hostname=name) for name, asm in self.extra)
+        hosts.extend(asm.finish(hostname=name or None) for name, asm in self.extra)
         return hosts
 
     # ------------------------------------------------------------------ reading record
@@ -299,6 +302,38 @@ class _Loader:
         if asm is None:
             asm = self._extra_by_name[key] = HostAssembler(label=host)
             self.extra.append((host, asm))
+        return asm
+
+    def machine_segments(self, split: Split, text: str = "") -> list[tuple[int, str | None, str | None]]:
+        """The transcript's segments ``(start, host, None)``, with one more
+        ``(start, label, reason)`` where a block shows another machine than the
+        one before it without a prompt naming it (:mod:`collectors.machines`)."""
+        segments: list[tuple[int, str | None, str | None]] = [(a, h, None) for a, h in split.segments]
+        if not self.split_hosts:
+            return segments
+        starts = [start for start, _host in split.segments]
+        lines = text.split("\n") if text else None
+        hosts = [host for _start, host in split.segments]
+        for boundary in machine_boundaries(
+            split.blocks, starts, split.parsed, lines=lines, segment_hosts=hosts
+        ):
+            self._machines += 1
+            base = self.main.host.label or "paste"
+            label = f"{base}: machine {self._machines} (line {boundary.line})"
+            segments.append((boundary.start, label, boundary.reason))
+            self._boundaries[boundary.start] = boundary
+        segments.sort(key=lambda s: s[0])
+        return segments
+
+    def new_machine(self, label: str | None, reason: str | None, start: int) -> HostAssembler:
+        """A machine the loader split off a paste (no prompt named it); the
+        host its blocks inherit from the prompts before it is not its name."""
+        boundary = self._boundaries.get(start)
+        asm = HostAssembler(label=(boundary.hostname if boundary and boundary.hostname else label) or "")
+        asm.host.split_reason = reason
+        if boundary is not None and boundary.previous:
+            asm.not_named.add(boundary.previous.strip())
+        self.extra.append(((boundary.hostname if boundary else None) or "", asm))
         return asm
 
     # ------------------------------------------------------------------ entry points
@@ -597,6 +632,8 @@ class _Loader:
         # sees all of it; several pasted one after the other: block by block.
         # Output lines that Markdown bold wrapped are only clean in the split.
         whole = not transcript_like and len(kinds - {kind}) == 0 and UNBOLDED not in split.notes
+        # ... unless it holds two outputs of one whole-machine command: two machines
+        whole = whole and not repeats_output(kind, text)
         if kind and whole:
             results, err = run_parser(kind, text, artifact=name)
             if err is None:
@@ -608,7 +645,7 @@ class _Loader:
                 )
                 return True
             fallback = err
-        parsed = self.transcript(name, split)
+        parsed = self.transcript(name, split, text)
         if not parsed:
             if fallback:
                 self.error(fallback.artifact, fallback.message, fallback.line)
@@ -625,13 +662,18 @@ class _Loader:
             self.error(name, f"internal transcript error: {type(exc).__name__}")
             return None
 
-    def transcript(self, name: str, split: Split) -> int:
+    def transcript(self, name: str, split: Split, text: str = "") -> int:
         """Parse the blocks of a split transcript and record what each line was
         read as. With ``split_hosts``, each host the prompts name gets its own
         blocks, lines and errors."""
-        starts = [start for start, _host in split.segments]
+        split.blocks = split_repeated_outputs(split.blocks, split.parsed)
+        segments = self.machine_segments(split, text)
+        starts = [start for start, _host, _why in segments]
         first_host = split.segments[0][1]
-        assemblers = [self.host_for(host, first_host) for _start, host in split.segments]
+        assemblers = [
+            self.host_for(host, first_host) if why is None else self.new_machine(host, why, start)
+            for start, host, why in segments
+        ]
         bounds = [*starts[1:], len(split.roles)]
         roles = split.roles
         for asm, a, b in zip(assemblers, starts, bounds, strict=True):

@@ -42,6 +42,7 @@ from django.conf import settings
 
 from collectors import facts as f
 from collectors import parsers
+from collectors.machines import find_conflicts
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
 from collectors.parsers.virsh import domain_from_command
 
@@ -418,6 +419,9 @@ class HostAssembler:
         self._usage_candidates: list[f.CpuUsage] = []
         self._numa_parts: list[f.Parsed] = []
         self._hostnames: list[str] = []
+        # names this host's blocks inherit from prompts that were another machine's
+        # (a machine split off a paste, collectors.machines)
+        self.not_named: set[str] = set()
         # (uuid, name) of the domains read: thousands of XMLs in one upload dedupe in O(1) each
         self._domain_keys: set[tuple[str, str | None]] = set()
 
@@ -432,6 +436,8 @@ class HostAssembler:
 
     def hostname(self, name: str | None) -> None:
         name = (name or "").strip()
+        if name in self.not_named:
+            return
         if name and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) and name not in self._hostnames:
             self._hostnames.append(name)
 
@@ -887,7 +893,21 @@ class HostAssembler:
         host.hostname = host.hostname or (self._hostnames[0] if self._hostnames else None)
         if not host.label:
             host.label = host.hostname or ""
+        host.conflicts = find_conflicts(host, self._numa_parts, self._cpu_candidates)
+        self._mark_cut_usage()
         return host
+
+    def _mark_cut_usage(self) -> None:
+        """A per-CPU table (top's ``%CpuN`` lines) with fewer rows than the
+        host's CPUs was cut by the paste (seed 000: Cpu0-Cpu53 of 72)."""
+        usage, host = self.host.cpu_usage, self.host
+        rows = [c for c in usage.per_cpu if c.cpu != "all"] if usage else []
+        total = host.cpu.cpus if host.cpu and host.cpu.cpus else None
+        if total is None and host.numa and all(n.cpus for n in host.numa.nodes.values()):
+            total = sum(len(n.cpus) for n in host.numa.nodes.values()) or None
+        if usage is None or not rows or total is None or len(rows) >= total:
+            return
+        usage.cut, usage.truncated_after, usage.of_cpus = True, rows[-1].cpu, total
 
 
 # What each parser result type adds to a host (the first class the result is

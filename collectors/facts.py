@@ -167,6 +167,12 @@ class CpuUsage(Parsed):
     # as "79179116+": the digits are kept and are a lower bound ("at least")
     mem_truncated: bool = False
     processes: list[ProcessInfo] = field(default_factory=list)
+    # the per-CPU table shows fewer CPUs than the host has (lscpu, numactl -H):
+    # the paste cut it; ``truncated_after`` is the last CPU row shown ("53"),
+    # ``of_cpus`` the host's CPU count. What the rows not shown held is unknown
+    cut: bool = False
+    truncated_after: str | None = None
+    of_cpus: int | None = None
 
 
 # -------------------------------------------------------------------------- NUMA
@@ -621,6 +627,20 @@ class Domain(Parsed):
     # ``emulatorpin``/``numatune`` output of a domain whose XML is not in the
     # snapshot. An element missing from a fragment is unknown, not absent.
     fragment: bool = False
+    # the document was cut by the paste (its root never closes): ``cut_in`` is
+    # the top-level element the text ends inside ("cputune"), None when it ends
+    # between elements; ``truncated_after`` the last element read whole
+    # ("vcpupin vcpu='23'"); ``unseen`` the elements (libvirt's order) the cut
+    # part could hold: "emulatorpin", "iothreadpin", "numatune", "cpu",
+    # "devices" ... An element in ``unseen`` is unknown, not absent.
+    cut: bool = False
+    cut_in: str | None = None
+    truncated_after: str | None = None
+    unseen: list[str] = field(default_factory=list)
+    # the cloud manager that writes this XML ("openstack": <nova:instance>
+    # metadata or an instance-XXXXXXXX name; "zstack": ZStack's <zs:zstack>
+    # metadata): it regenerates the domain, so a `virsh define` does not last
+    manager: str | None = None
     raw_xml: str = ""
 
 
@@ -934,6 +954,22 @@ class ArtifactError:
 
 
 @dataclass
+class FactConflict:
+    """Two artifacts of one host disagree on a fact (``numactl -H`` says 1 node,
+    a second ``numactl -H`` 4): the paste may hold two machines. ``fact`` is a
+    key of the engine's fact checks ("numa", "numa_distances", "cpu",
+    "meminfo", "database"); ``values`` are what each artifact says, in the
+    order read, with ``artifacts`` and ``lines`` (1-based, None when unknown)
+    at the same index. ``reason`` says in English what disagrees."""
+
+    fact: str
+    values: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    lines: list[int | None] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass
 class HostFacts:
     """Everything known about one host (physical machine or guest)."""
 
@@ -983,6 +1019,13 @@ class HostFacts:
     domain_memstats: list[VirshMemoryStats] = field(default_factory=list)  # virsh dommemstat (reading only)
     # how much of the input was read, line by line (DESIGN.md ``reading``)
     reading: Reading = field(default_factory=Reading)
+    # facts on which this host's artifacts disagree (collectors.machines): the
+    # rules that decide on them are not checked
+    conflicts: list[FactConflict] = field(default_factory=list)
+    # the loader split this host off a paste that showed several machines
+    # without a prompt naming them: why, in English ("a second, different
+    # numactl -H at line 14")
+    split_reason: str | None = None
     # artifacts that were read, in order, and what they were recognised as
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[ArtifactError] = field(default_factory=list)
@@ -1005,6 +1048,9 @@ class HostFacts:
     def logical_cpus(self) -> int | None:
         if self.cpu and self.cpu.cpus:
             return self.cpu.cpus
+        if self.numa and any(n.cpus for n in self.numa.nodes.values()):
+            # numactl -H lists every CPU; a pasted top may be cut short
+            return sum(len(n.cpus) for n in self.numa.nodes.values())
         if self.cpu_usage and self.cpu_usage.per_cpu:
             return len([c for c in self.cpu_usage.per_cpu if c.cpu != "all"])
         return None

@@ -25,6 +25,7 @@ from typing import Any
 from collectors.derived.topology import cpu_node_map
 from collectors.derived.workload import datastores, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
+from engine import partial
 from engine.rules import (
     Evidence,
     RuleContext,
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "5"
+ENGINE_VERSION = "6"
 
 
 def _numa_nodes(h: HostFacts) -> list:
@@ -479,6 +480,8 @@ def not_checked_for(
 def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -> AnalysisResult:
     """Run ``rules`` (default: the whole registry) over ``snapshot``."""
     registry = rules if rules is not None else load_all()
+    whole = snapshot
+    snapshot = partial.masked(snapshot)  # conflicting facts: no rule decides on them
     ctx = RuleContext(snapshot=snapshot)
     # Hosts present for the fleet rules only (the other members of a large
     # cluster, rebuilt from their stored summaries): every other rule, and the
@@ -517,7 +520,32 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
         both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
         result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
+    result.not_checked = with_partial(registry, whole, result)
     return result
+
+
+def with_partial(
+    registry: dict[str, RuleSpec], whole: SnapshotFacts, result: AnalysisResult
+) -> list[NotChecked]:
+    """``result.not_checked`` with the rules a conflict or a cut kept from
+    deciding (``engine.partial``): their reason replaces "not in the snapshot"."""
+    ctx = RuleContext(snapshot=whole)
+
+    def relevant(spec: RuleSpec, host: HostFacts) -> tuple[str, ...]:
+        try:
+            return tuple(spec.relevant(ctx, host) or ()) if spec.relevant else ()
+        except Exception:  # a broken declaration must not stop the analysis
+            return ()
+
+    local = [h for h in whole.hosts if h.label not in whole.fleet_only]
+    fired = {(f.rule, f.host) for f in result.findings}
+    extra = partial.partial_not_checked(registry, local, fired, host_name, relevant)
+    if not extra:
+        return result.not_checked
+    replaced = {(rule, host) for rule, host, _r, _z in extra}
+    kept = [n for n in result.not_checked if (n.rule, n.host) not in replaced]
+    added = [NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h) for r, h, why, why_zh in extra]
+    return sorted(kept + added, key=lambda n: (n.rule, n.host))
 
 
 def is_fleet_rule(rule_id: str) -> bool:

@@ -86,6 +86,12 @@ class HostReading:
     artifacts: list[dict[str, Any]]
     # False: the snapshot holds no facts yet (the API lists no host then)
     recorded: bool = True
+    # issue 25: facts this host's artifacts disagree on, why the loader split
+    # this machine off a paste, and the domain XMLs the paste cut
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    split_reason: str | None = None
+    cut_domains: list[dict[str, Any]] = field(default_factory=list)
+    cut_tables: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostReading:
@@ -102,7 +108,30 @@ def _host_reading(host: HostFacts, name: str, *, recorded: bool = True) -> HostR
             {**to_dict(a), "file": files.get((a.command, a.start_line), "")} for a in host.reading.artifacts
         ],
         recorded=recorded,
+        conflicts=[to_dict(c) for c in host.conflicts],
+        split_reason=host.split_reason,
+        cut_domains=[
+            {"domain": d.name or d.uuid or "?", "cut_in": d.cut_in, "truncated_after": d.truncated_after}
+            for d in host.domains
+            if d.cut
+        ],
+        cut_tables=_cut_tables(host),
     )
+
+
+def _cut_tables(host: HostFacts) -> list[dict[str, Any]]:
+    usage = host.cpu_usage
+    if usage is None or not usage.cut:
+        return []
+    shown = len([c for c in usage.per_cpu if c.cpu != "all"])
+    return [
+        {
+            "table": usage.tool or "top",
+            "shown": shown,
+            "of": usage.of_cpus,
+            "truncated_after": usage.truncated_after,
+        }
+    ]
 
 
 def host_readings(snapshot: Snapshot, host: HostFacts | None = None) -> list[HostReading]:

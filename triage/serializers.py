@@ -167,9 +167,34 @@ class ReadingSerializer(serializers.Serializer):
     unrecognised = UnrecognisedBlockSerializer(many=True)
 
 
+class FactConflictSerializer(serializers.Serializer):
+    fact = serializers.CharField()
+    values = serializers.ListField(child=serializers.CharField())
+    artifacts = serializers.ListField(child=serializers.CharField())
+    lines = serializers.ListField(child=serializers.IntegerField(allow_null=True))
+    reason = serializers.CharField(allow_blank=True)
+
+
+class CutDomainSerializer(serializers.Serializer):
+    domain = serializers.CharField()
+    cut_in = serializers.CharField(allow_null=True)
+    truncated_after = serializers.CharField(allow_null=True)
+
+
+class CutTableSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    shown = serializers.IntegerField()
+    of = serializers.IntegerField(allow_null=True)
+    truncated_after = serializers.CharField(allow_null=True)
+
+
 class HostReadingSerializer(serializers.Serializer):
     hostname = serializers.CharField(allow_null=True)
     reading = ReadingSerializer()
+    conflicts = FactConflictSerializer(many=True)
+    split_reason = serializers.CharField(allow_null=True)
+    cut_domains = CutDomainSerializer(many=True)
+    cut_tables = CutTableSerializer(many=True)
 
 
 class EarlierFindingSerializer(serializers.Serializer):
@@ -349,6 +374,10 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
                     "artifacts": [to_dict(a) for a in r.reading.artifacts],
                     "unrecognised": [to_dict(u) for u in r.reading.unrecognised],
                 },
+                "conflicts": r.conflicts,
+                "split_reason": r.split_reason,
+                "cut_domains": r.cut_domains,
+                "cut_tables": r.cut_tables,
             }
             for r in host_readings(snap)
             if r.recorded

@@ -231,6 +231,12 @@ def _tag_end(body: str, start: int) -> int:
 
 
 def _balance_fragment(text: str) -> str:
+    """Drop ``...`` lines, wrap loose siblings in ``<domain>`` and close open tags
+    (see :func:`_balance`)."""
+    return _balance(text)[0]
+
+
+def _balance(text: str) -> tuple[str, list[str]]:
     """Drop ``...`` lines, wrap loose siblings in ``<domain>`` and close open tags.
 
     A closing tag that matches an element further down the stack closes the ones
@@ -285,11 +291,12 @@ def _balance_fragment(text: str) -> str:
             if len(stack) > _MAX_RECOVERY_DEPTH:
                 raise ParseError("XML fragment nests too deeply to recover")
     out.append(body[pos:])
+    open_at_end = list(stack)
     out.extend(f"</{name}>" for name in reversed(stack))
     balanced = "".join(out).strip()
     if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
         balanced = f"<domain>\n{balanced}\n</domain>"
-    return balanced
+    return balanced, open_at_end
 
 
 def _skip_comments(text: str) -> str:
@@ -603,6 +610,85 @@ def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
                 r.lines[f"disks[{dd.target}]"] = disk_line
 
 
+# libvirt writes a domain's elements in this order (virDomainDefFormatInternal);
+# what comes after the point where a paste was cut is unknown
+_DOMAIN_ORDER = (
+    "name", "uuid", "genid", "title", "description", "metadata", "maxMemory", "memory",
+    "currentMemory", "blkiotune", "memtune", "memoryBacking", "vcpu", "vcpus", "iothreads",
+    "iothreadids", "defaultiothread", "cputune", "numatune", "resource", "sysinfo", "bootloader",
+    "bootloader_args", "os", "idmap", "features", "cpu", "clock", "on_poweroff", "on_reboot",
+    "on_crash", "on_lockfailure", "pm", "perf", "devices", "seclabel", "keywrap", "launchSecurity",
+)  # fmt: skip
+_CHILD_ORDER = {
+    "cputune": (
+        "shares", "period", "quota", "global_period", "global_quota", "emulator_period",
+        "emulator_quota", "iothread_period", "iothread_quota", "vcpupin", "emulatorpin",
+        "iothreadpin", "vcpusched", "iothreadsched", "emulatorsched", "cachetune", "memorytune",
+    ),
+    "numatune": ("memory", "memnode"),
+    "cpu": ("model", "vendor", "topology", "cache", "maxphysaddr", "feature", "numa"),
+    "devices": ("emulator", "disk"),
+}  # fmt: skip
+
+
+def _describe(el: ET.Element) -> str:
+    attrs = " ".join(f"{k}='{v}'" for k, v in list(el.attrib.items())[:2])
+    return f"{el.tag} {attrs}".strip()
+
+
+_NOVA_NAME = re.compile(r"^instance-[0-9a-f]{8}$")
+
+
+def _manager(dom: ET.Element, name: str | None) -> str | None:
+    """The cloud manager that wrote the domain, from its ``<metadata>``
+    (``<nova:instance>``, ``<zs:zstack>``) or a nova instance name."""
+    for el in dom.iterfind("metadata/*"):
+        tag = el.tag.lower()
+        if "openstack.org/xmlns/libvirt/nova" in tag or (tag.endswith("}instance") and "nova" in tag):
+            return "openstack"
+        if "zstack" in tag:
+            return "zstack"
+    if name and _NOVA_NAME.match(name):
+        return "openstack"
+    return None
+
+
+def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
+    """A ``<domain>`` document whose root never closes was cut by the paste:
+    say where, and which elements the cut part could have held (``d.unseen``)."""
+    root = "domstatus" if d.xml_root == "domstatus" else "domain"
+    if re.search(rf"</{root}\s*>", text):
+        return
+    stack = _balance(_document_slice(text))[1]
+    inner = stack[stack.index("domain") + 1 :] if "domain" in stack else []
+    d.cut = True
+    d.cut_in = inner[0] if inner else None
+    present = [child.tag for child in dom]
+    unseen: list[str] = []
+    if d.cut_in is not None:
+        element = dom.find(d.cut_in)
+        children = list(element) if element is not None else []
+        if children:
+            d.truncated_after = _describe(children[-1])
+        order = _CHILD_ORDER.get(d.cut_in, ())
+        last = children[-1].tag if children else None
+        after = order.index(last) if last in order else -1
+        # the last child's kind may go on (vcpupin 24, 25 ...): it is unseen too
+        unseen.extend(order[max(after, 0) :] if last in order else order)
+        anchor = d.cut_in
+    else:
+        anchor = present[-1] if present else "name"
+        if present:
+            d.truncated_after = _describe(dom[-1])
+    if anchor in _DOMAIN_ORDER:
+        later = _DOMAIN_ORDER[_DOMAIN_ORDER.index(anchor) + 1 :]
+        unseen.extend(tag for tag in later if tag not in present)
+        for tag in later:
+            if tag not in present and tag in _CHILD_ORDER:
+                unseen.extend(c for c in _CHILD_ORDER[tag] if c not in unseen)
+    d.unseen = list(dict.fromkeys(unseen))
+
+
 def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     starts = re.finditer(r"<interface\b", r.text)
     line, last = 1, 0
@@ -695,5 +781,8 @@ def parse_domain(text: str) -> Domain:
         d.vcpu_placement = vcpu.get("placement") or (
             "auto" if d.numatune_memory_placement == "auto" else "static"
         )
+    if recovered and not fragment:
+        _mark_cut(text, dom, d)
+    d.manager = _manager(dom, d.name)
     d.lines = _aliased(r.lines)
     return d

@@ -28,7 +28,13 @@ from django.utils.translation import gettext as _
 from collectors.derived.database import observer_cpus
 from collectors.facts import HostFacts
 from engine.remedies.base import NoRemedy, Remedy, RemedyResult
-from engine.remedies.database import mycnf_lines, numactl_dropin, oceanbase_parameters
+from engine.remedies.database import (
+    mycnf_for,
+    mycnf_lines,
+    numactl_dropin,
+    numactl_dropin_for,
+    oceanbase_parameters,
+)
 from engine.remedies.host import irq_affinity, remove_netem, sysctl_file
 from engine.remedies.libvirt import MEASURES as DOMAIN_MEASURES
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
@@ -123,7 +129,7 @@ def _proxy_routing(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
 
 
 def _numactl_dropin(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
-    return [numactl_dropin()]
+    return [numactl_dropin_for(host)]
 
 
 def _mycnf(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
@@ -133,7 +139,7 @@ def _mycnf(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
     if "mysql.large_pages_off" in rules:
         cnf["large_pages"] = True
     variables = host.database.variables if host.database else {}
-    return [mycnf_lines(settings=cnf, previous={k: variables.get(k) for k in cnf})]
+    return [mycnf_for(host, settings=cnf, previous={k: variables.get(k) for k in cnf})]
 
 
 def _nova_cpu_mode(host: HostFacts, rules: set[str]) -> list[RemedyResult]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 
 from django.utils.translation import gettext as _
 
+from collectors.facts import HostFacts
 from engine.remedies.base import NoRemedy, Remedy
+from engine.remedies.servers import host_packaging
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _UNIT = re.compile(r"^[A-Za-z0-9_.@-]+\.service$")
@@ -46,14 +49,17 @@ def numactl_dropin(
             f"grep -c interleave /proc/$(systemctl show -p MainPID --value {unit})/numa_maps",
         ),
         disruption="service restart",
-        data={"unit": unit},
+        data={"unit": unit, "binary": binary},
         measures=("mariadb-numactl-interleave",),
         rules=("mysql.numa_interleave_unavailable", "memory.db_exceeds_node"),
     )
 
 
 def mycnf_lines(
-    *, settings: dict[str, str | int | bool], previous: dict[str, str | None] | None = None
+    *,
+    settings: dict[str, str | int | bool],
+    previous: dict[str, str | None] | None = None,
+    service: str = "mysqld",
 ) -> Remedy:
     """``[mysqld]`` lines for a my.cnf drop-in (innodb_numa_interleave,
     buffer pool dump/load, large_pages ...).
@@ -82,7 +88,9 @@ def mycnf_lines(
     if "large_pages" in settings:
         measures.append("mysql-large-pages")
     restore = [f"{k} = {v}" for k, v in (previous or {}).items() if v is not None]
-    service = "mysqld"
+    service = service.removesuffix(".service")
+    if not _IDENT.match(service.replace("-", "_").replace("@", "_")):
+        raise ValueError(f"not a service name: {service!r}")
     rollback = f"rm -f {path}\nsystemctl restart {service}"
     if restore:
         rollback += "\n# previous values: " + ", ".join(restore)
@@ -105,6 +113,37 @@ def mycnf_lines(
         notes=tuple(notes),
         data={"service": service},
     )
+
+
+def _where_notes(host: HostFacts) -> tuple[str, ...]:
+    """Where the change goes: the machine the database runs on (a guest's
+    database is changed in the guest, never on its hypervisor)."""
+    name = host.hostname or host.label or "?"
+    if host.is_guest:
+        return (
+            _("Apply inside the guest %(name)s, where the database runs (not on its hypervisor)")
+            % {"name": name},
+        )
+    return (_("Apply on %(name)s, the machine the database runs on") % {"name": name},)
+
+
+def numactl_dropin_for(host: HostFacts) -> Remedy:
+    """:func:`numactl_dropin` with the binary and unit of the server ``host``
+    runs (``engine.remedies.servers``)."""
+    pkg = host_packaging(host)
+    r = numactl_dropin(unit=pkg.unit, binary=pkg.binary, args=pkg.args)
+    return dataclasses.replace(
+        r, notes=(*r.notes, *_where_notes(host), f"Server binary and unit: {pkg.note}")
+    )
+
+
+def mycnf_for(
+    host: HostFacts, *, settings: dict[str, str | int | bool], previous: dict[str, str | None]
+) -> Remedy:
+    """:func:`mycnf_lines` restarting the unit of the server ``host`` runs."""
+    pkg = host_packaging(host)
+    r = mycnf_lines(settings=settings, previous=previous, service=pkg.unit)
+    return dataclasses.replace(r, notes=(*r.notes, *_where_notes(host)))
 
 
 def _sql_value(value: str | int) -> str:

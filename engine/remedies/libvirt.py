@@ -44,6 +44,7 @@ from collectors.facts import Domain, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
+from engine.remedies.cloud import manager_notes
 from engine.remedies.topology import HostTopology, Placement, check_placement, host_topology, plan_placement
 
 MEASURES = (
@@ -441,6 +442,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
 
     notes = list(placement.notes)
     _patch_domain(doc.root, d, n, placement, topo, new_iothread, thread_less, notes)
+    notes.extend(manager_notes(d))
     per_measure = _measure_commands(name, d, placement, new_iothread, n)
     fragments = _fragments(
         doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less

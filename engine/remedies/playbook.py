@@ -160,11 +160,31 @@ def _mycnf(r: Remedy) -> Steps:
     )
 
 
+def _binary_check(binary: str) -> list[dict]:
+    """Stop before the drop-in when the server binary it starts is missing: a
+    unit whose ExecStart names no file leaves the database down."""
+    return [
+        {
+            "name": label(f"Look for {binary}"),
+            "ansible.builtin.stat": {"path": u(binary)},
+            "register": "casebook_server_binary",
+        },
+        {
+            "name": label(f"Stop unless {binary} exists"),
+            "ansible.builtin.assert": {
+                "that": ["casebook_server_binary.stat.exists"],
+                "fail_msg": u(f"{binary} is not on this host: the drop-in would leave the database down"),
+            },
+        },
+    ]
+
+
 def _systemd_dropin(r: Remedy) -> Steps:
     unit = u(r.data["unit"])
     restart = f"Restart {unit}"
+    binary = r.data.get("binary")
     return Steps(
-        apply=_write_file(r, handler=restart),
+        apply=[*(_binary_check(binary) if binary else []), *_write_file(r, handler=restart)],
         handlers=[_restart(restart, unit, daemon_reload=True)],
         rollback=[_remove_file(r), _restart(f"Restart {unit} without the drop-in", unit, daemon_reload=True)],
     )

@@ -31,7 +31,10 @@ def profiles(ctx: RuleContext) -> list[tuple[HostFacts, FleetProfile]]:
     members given by profile only (``SnapshotFacts.fleet_profiles``), derived
     here for the hosts analysed in full."""
     stored = ctx.snapshot.fleet_profiles
-    return [(h, stored.get(h.label) or fleet_profile(h)) for h in ctx.physical_hosts()]
+    # a machine the loader split off another's paste (collectors.machines) is
+    # not known to belong to its cluster: two servers of a manual page are not one
+    hosts = [h for h in ctx.physical_hosts() if h.split_reason is None]
+    return [(h, stored.get(h.label) or fleet_profile(h)) for h in hosts]
 
 
 def fleet_view(ctx: RuleContext) -> FleetView:

@@ -16,6 +16,7 @@ from typing import Any
 from collectors.cpulist import format_cpulist
 from collectors.derived.libvirt import CpuSharing
 from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
+from engine.partial import cut_hides
 from engine.rules import (
     Evidence,
     Phrase,
@@ -71,11 +72,13 @@ def _pinned_domains_need(*facts: str) -> Callable[[RuleContext, HostFacts], tupl
     return relevant
 
 
-def _says_nothing_of(domain: Domain, shown: bool) -> bool:
+def _says_nothing_of(domain: Domain, shown: bool, rule_id: str = "") -> bool:
     """A pasted fragment (``<vcpu>`` or ``<cputune>`` alone) says nothing of the
     elements it does not show: rules that fire on a missing element skip it
-    unless ``shown`` (the element's part of the XML is there)."""
-    return domain.fragment and not shown
+    unless ``shown`` (the element's part of the XML is there). A document cut
+    by the paste says nothing of the elements after the cut
+    (``engine.partial.cut_hides``): the run lists ``rule_id`` as not checked."""
+    return (domain.fragment and not shown) or cut_hides(domain, rule_id)
 
 
 def _large_or_pinned(domain: Domain) -> bool:
@@ -167,7 +170,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[RuleFinding]:
 def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         n = domain_vcpus(d)
-        if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False):
+        if n < LARGE_GUEST_VCPUS or domain_is_pinned(d) or _says_nothing_of(d, False, "kvm.vcpus_unpinned"):
             continue
         yield finding(
             "kvm.vcpus_unpinned",
@@ -216,7 +219,12 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def emulator_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d) or d.emulatorpin or d.vcpu_cpuset or _says_nothing_of(d, bool(d.vcpupin)):
+        if (
+            not _large_or_pinned(d)
+            or d.emulatorpin
+            or d.vcpu_cpuset
+            or _says_nothing_of(d, bool(d.vcpupin), "kvm.emulator_unpinned")
+        ):
             continue
         yield finding(
             "kvm.emulator_unpinned",
@@ -269,7 +277,9 @@ def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
 )
 def iothread_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d) or _says_nothing_of(d, bool(d.disks or d.iothreads)):
+        if not _large_or_pinned(d) or _says_nothing_of(
+            d, bool(d.disks or d.iothreads), "kvm.iothread_unpinned"
+        ):
             continue
         disks = [disk for disk in d.disks if disk.device == "disk"]
         first = disks[0] if disks else None
@@ -369,7 +379,9 @@ def _guest_numa_missing_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
     larger than a host node)."""
     for host, d in _domains(ctx):
         one_cell = _single_spanning_cell(d)
-        if (d.numa_cells and not one_cell) or _says_nothing_of(d, bool(d.numa_cells)):
+        if (d.numa_cells and not one_cell) or _says_nothing_of(
+            d, bool(d.numa_cells), "kvm.guest_numa_missing"
+        ):
             continue
         n = domain_vcpus(d)
         layout = _flat_layout(host, d, n, one_cell)
@@ -488,7 +500,11 @@ def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> boo
 )
 def memory_not_bound(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if not _large_or_pinned(d) or domain_memory_bound(d) or _says_nothing_of(d, False):
+        if (
+            not _large_or_pinned(d)
+            or domain_memory_bound(d)
+            or _says_nothing_of(d, False, "kvm.memory_not_bound")
+        ):
             continue
         yield finding(
             "kvm.memory_not_bound",
@@ -534,7 +550,7 @@ def memory_not_bound(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if not d.vcpupin:
+        if not d.vcpupin or cut_hides(d, "kvm.pinning_spans_nodes"):
             continue
         nodes = domain_host_nodes(d, host)
         if not nodes:
@@ -612,7 +628,7 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
 def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
         if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
-            d, d.cpu_mode is not None
+            d, d.cpu_mode is not None, "kvm.cpu_model_hides_cache"
         ):
             continue
         if d.cpu_mode is None and d.domain_type != "kvm":
@@ -687,7 +703,7 @@ def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
     reported: set[int] = set()
     for host, d in _domains(ctx):
         n = d.vcpus or 0
-        if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology)):
+        if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology), "kvm.flat_socket_topology"):
             continue
         t = d.topology
         if not _flat_in_xml(t):

@@ -1,0 +1,163 @@
+"""What a result may not claim: conflicting facts and cut structures.
+
+DESIGN.md, "What a result claims": when two artifacts of one host disagree on
+a fact (``HostFacts.conflicts``, read by ``collectors.machines``), the rules
+that decide on that fact are not checked on that host, with the reason
+"conflicting values"; a domain XML cut by the paste (``Domain.cut``) says
+nothing of the elements after the cut (``Domain.unseen``), and the rules that
+would judge those elements are not checked for that guest.
+
+The run (``engine.run.analyze``) calls :func:`masked` before the rules run (a
+host's conflicting facts are hidden from them, so no rule decides on one
+value of two) and :func:`partial_not_checked` after, for the list of rules
+not checked. The KVM rules ask :func:`cut_hides` before judging an element.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from collectors.facts import Domain, FactConflict, HostFacts, SnapshotFacts
+
+# A conflicting fact and the engine's fact checks (engine.run.HOST_FACT_CHECKS)
+# that depend on it: a rule requiring any of them is not checked.
+CONFLICT_AFFECTS: dict[str, tuple[str, ...]] = {
+    "numa": ("numa", "node_cpus", "node_meminfo", "numastat", "numa_distances", "cpu"),
+    "numa_distances": ("numa_distances",),
+    "cpu": ("cpu", "node_cpus", "per_cpu_usage"),
+    "meminfo": ("meminfo", "node_meminfo", "hugepages"),
+    "database": ("database", "db_variables", "db_version", "db_events"),
+}
+
+# The elements of a domain XML whose absence a KVM rule judges: when a cut
+# hides one of them, the rule says nothing of that guest (it is listed as not
+# checked). Rules that fire on what is shown (hot-plug, pins without isolcpus)
+# still judge what the paste holds.
+CUT_HIDES: dict[str, tuple[str, ...]] = {
+    "kvm.vcpus_unpinned": ("vcpupin",),
+    "kvm.emulator_unpinned": ("emulatorpin",),
+    "kvm.iothread_unpinned": ("iothreadpin", "disk", "devices"),
+    "kvm.guest_numa_missing": ("cpu", "numa"),
+    "kvm.memory_not_bound": ("numatune", "memory", "memnode"),
+    "kvm.pinning_spans_nodes": ("vcpupin", "numatune", "numa"),
+    "kvm.cpu_model_hides_cache": ("cpu",),
+    "kvm.flat_socket_topology": ("cpu", "topology"),
+}
+
+
+def cut_hides(domain: Domain, rule_id: str) -> bool:
+    """Whether the paste cut ``domain`` before an element ``rule_id`` judges."""
+    return domain.cut and any(e in domain.unseen for e in CUT_HIDES.get(rule_id, ()))
+
+
+def cut_reason(domain: Domain) -> tuple[str, str]:
+    """The reason (English, Chinese) a cut domain's rules were not checked."""
+    where = f"<{domain.cut_in}>" if domain.cut_in else (domain.truncated_after or "its start")
+    name = domain.name or "?"
+    return (
+        f"the domain XML of {name} is cut after {where}: what follows was not in the paste",
+        f"虚拟机 {name} 的 domain XML 在 {where} 之后被截断：粘贴内容中没有后面的部分",
+    )
+
+
+def conflicting_checks(host: HostFacts) -> dict[str, FactConflict]:
+    """Fact check name -> the conflict that makes it unusable on ``host``."""
+    out: dict[str, FactConflict] = {}
+    for conflict in host.conflicts:
+        for check in CONFLICT_AFFECTS.get(conflict.fact, (conflict.fact,)):
+            out.setdefault(check, conflict)
+    return out
+
+
+def _clear_numa(h: HostFacts) -> None:
+    h.numa = None
+    if h.cpu is not None:
+        h.cpu = dataclasses.replace(h.cpu, numa_nodes=None, numa_node_cpus={})
+
+
+def _clear_distances(h: HostFacts) -> None:
+    if h.numa is not None:
+        h.numa = dataclasses.replace(h.numa, distances=[], distance_nodes=[])
+    h.capabilities = None
+
+
+def _clear(attr: str) -> Callable[[HostFacts], None]:
+    return lambda h: setattr(h, attr, None)
+
+
+_MASKS: dict[str, Callable[[HostFacts], None]] = {
+    "numa": _clear_numa,
+    "numa_distances": _clear_distances,
+    "cpu": _clear("cpu"),
+    "meminfo": _clear("meminfo"),
+    "database": _clear("database"),
+}
+
+
+def masked(snapshot: SnapshotFacts) -> SnapshotFacts:
+    """``snapshot`` with every host's conflicting facts hidden (a shallow copy
+    per host that has any; the snapshot itself is not changed)."""
+    if not any(h.conflicts for h in snapshot.hosts):
+        return snapshot
+    hosts = []
+    for host in snapshot.hosts:
+        if host.conflicts:
+            host = copy.copy(host)
+            for conflict in host.conflicts:
+                mask = _MASKS.get(conflict.fact)
+                if mask is not None:
+                    mask(host)
+        hosts.append(host)
+    return dataclasses.replace(snapshot, hosts=hosts)
+
+
+def _conflict_text(conflict: FactConflict) -> str:
+    shown = []
+    for value, artifact, line in zip(conflict.values, conflict.artifacts, conflict.lines, strict=False):
+        shown.append(f"{value} ({artifact}{f', line {line}' if line else ''})")
+    return f"{conflict.reason}: " + " vs ".join(shown)
+
+
+def partial_not_checked(
+    rules: dict[str, Any],
+    hosts: Iterable[HostFacts],
+    fired: set[tuple[str, str]],
+    host_name: Callable[[HostFacts], str],
+    relevant: Callable[[Any, HostFacts], tuple[str, ...]],
+) -> list[tuple[str, str, str, str]]:
+    """``(rule, host, reason, reason_zh)`` for every rule a conflict or a cut
+    kept from deciding on a host. ``rules`` is the registry (``RuleSpec`` by
+    id), ``relevant`` the facts a spec needs on a host."""
+    out: list[tuple[str, str, str, str]] = []
+    for host in hosts:
+        name = host_name(host)
+        checks = conflicting_checks(host)
+        cut = [d for d in host.domains if d.cut]
+        if not checks and not cut:
+            continue
+        for rule_id in sorted(rules):
+            if (rule_id, name) in fired:
+                continue
+            spec = rules[rule_id]
+            needs = set(spec.requires) | set(relevant(spec, host))
+            hit = next((checks[n] for n in sorted(needs) if n in checks), None)
+            if hit is not None:
+                text = _conflict_text(hit)
+                out.append(
+                    (
+                        rule_id,
+                        name,
+                        f"conflicting values: {text}",
+                        f"取值冲突（同一主机的输出不一致，可能混入了另一台机器）：{text}",
+                    )
+                )
+                continue
+            for domain in cut:
+                if cut_hides(domain, rule_id):
+                    reason, reason_zh = cut_reason(domain)
+                    out.append((rule_id, name, reason, reason_zh))
+                    break
+    return out
