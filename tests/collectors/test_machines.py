@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_host_bytes, load_hosts_bytes
+from collectors.archive import load
 from collectors.facts import SnapshotFacts, from_dict, to_dict
 from collectors.machines import machine_boundaries, split_repeated_outputs
 from collectors.transcript import read_transcript
@@ -52,7 +52,7 @@ def host_and_guest_paste() -> bytes:
 
 def test_two_numactl_outputs_are_two_machines() -> None:
     # old code: one block, "distance table unreadable", 2 nodes merged with no distances
-    hosts = load_hosts_bytes(two_numactl_paste(), name="page.txt")
+    hosts = load(two_numactl_paste(), name="page.txt").hosts
     assert len(hosts) == 2
     first, second = hosts
     assert first.numa_node_count() == 1 and first.numa.distances == [[10]]
@@ -66,7 +66,7 @@ def test_two_numactl_outputs_are_two_machines() -> None:
 
 
 def test_two_numactl_outputs_keep_the_distance_finding() -> None:
-    hosts = load_hosts_bytes(two_numactl_paste(), name="page.txt")
+    hosts = load(two_numactl_paste(), name="page.txt").hosts
     result = analyze(SnapshotFacts(hosts=hosts))
     fired = {(f.rule, f.host) for f in result.findings}
     assert ("numa.high_remote_distance", hosts[1].label) in fired
@@ -76,7 +76,7 @@ def test_two_numactl_outputs_keep_the_distance_finding() -> None:
 def test_merged_into_one_host_the_outputs_conflict() -> None:
     # load_host merges everything: the disagreement is listed, and the rules
     # deciding on the node count or distances are not checked
-    host = load_host_bytes(two_numactl_paste(), name="page.txt")
+    host = load(two_numactl_paste(), name="page.txt", split=False).host
     facts = {c.fact: c for c in host.conflicts}
     assert set(facts) >= {"numa", "numa_distances"}
     assert facts["numa"].values == ["1", "8"]
@@ -93,7 +93,7 @@ def test_merged_into_one_host_the_outputs_conflict() -> None:
 def test_host_and_guest_without_ssh_line_are_two_machines() -> None:
     # old code: one host with 72 CPUs, the guest's database (20 GiB pool) on the
     # hypervisor, "no huge pages" among the hypervisor's findings because of it
-    hosts = load_hosts_bytes(host_and_guest_paste(), name="ticket.txt")
+    hosts = load(host_and_guest_paste(), name="ticket.txt").hosts
     assert [h.label for h in hosts] == ["zstack-9", "vm"]
     hypervisor, guest = hosts
     assert hypervisor.database is None
@@ -111,7 +111,7 @@ def test_host_and_guest_without_ssh_line_are_two_machines() -> None:
 
 def test_same_output_twice_is_one_machine() -> None:
     text = (one_node_numactl() + "\n" + one_node_numactl()).encode()
-    hosts = load_hosts_bytes(text, name="twice.txt")
+    hosts = load(text, name="twice.txt").hosts
     assert len(hosts) == 1 and not hosts[0].conflicts
 
 
@@ -127,12 +127,12 @@ def test_split_repeated_outputs_keeps_lines() -> None:
 @pytest.mark.parametrize("name", ["zstack-9.txt", "infoplus-db.txt"])
 def test_one_machine_pastes_are_not_split(name: str) -> None:
     data = (FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before" / name).read_bytes()
-    hosts = load_hosts_bytes(data, name=name)
+    hosts = load(data, name=name).hosts
     assert len(hosts) == 1 and not hosts[0].conflicts and hosts[0].split_reason is None
 
 
 def test_corpus_lscpu_with_parse_outputs_is_one_machine() -> None:
     # util-linux's samples hold the summary, then lscpu --parse and --parse --physical
     path: Path = CORPUS / "lscpu" / "util-linux_lscpu-x86_64-64cpu-linux6.2.txt"
-    hosts = load_hosts_bytes(path.read_bytes(), name=path.name)
+    hosts = load(path.read_bytes(), name=path.name).hosts
     assert len(hosts) == 1 and not hosts[0].conflicts

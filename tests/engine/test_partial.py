@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.archive import load_hosts_bytes
+from collectors.archive import load
 from collectors.facts import SnapshotFacts, from_dict, to_dict
 from collectors.parsers.libvirt import parse_domain
 from engine.run import analyze
@@ -39,7 +39,7 @@ def test_cut_domain_is_marked_cut() -> None:
 def test_cut_domain_rules_are_not_checked() -> None:
     # old code: kvm.emulator_unpinned, kvm.iothread_unpinned, kvm.memory_not_bound,
     # kvm.guest_numa_missing ... fired on what the paste could not show
-    hosts = load_hosts_bytes(cut_after_vcpupin_23().encode(), name="ticket.txt")
+    hosts = load(cut_after_vcpupin_23().encode(), name="ticket.txt").hosts
     result = analyze(SnapshotFacts(hosts=hosts))
     fired = {f.rule for f in result.findings}
     hidden = {
@@ -76,7 +76,7 @@ def test_corpus_domains_are_not_cut(path) -> None:  # type: ignore[no-untyped-de
 def test_cut_top_table_is_marked_cut() -> None:
     # the ZStack seed's top (verbatim: %Cpu0..%Cpu53) on a host whose lscpu and
     # numactl -H list 72 CPUs: the summary counted 54 CPUs from it before
-    hosts = load_hosts_bytes(host_and_guest_paste(), name="ticket.txt")
+    hosts = load(host_and_guest_paste(), name="ticket.txt").hosts
     hypervisor = hosts[0]
     usage = hypervisor.cpu_usage
     assert usage is not None and usage.cut

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.archive import load_hosts_bytes, load_snapshot
+from collectors.archive import load, load_snapshot
 from collectors.facts import DatabaseFacts, HostFacts, KernelVersion, SnapshotFacts
 from engine.remedies import domain_remedy, remedies_for_host
 from engine.remedies.playbook import render_playbook
@@ -82,7 +82,7 @@ def test_seed_mariadb_104_dropin_runs_mysqld() -> None:
 
 
 def test_guest_database_remedy_is_aimed_at_the_guest() -> None:
-    hosts = load_hosts_bytes(host_and_guest_paste(), name="ticket.txt")
+    hosts = load(host_and_guest_paste(), name="ticket.txt").hosts
     findings = analyze(SnapshotFacts(hosts=hosts)).findings
     for host in hosts:
         rules = {f.rule for f in findings if f.host == host.label}
@@ -123,7 +123,7 @@ def _local_mariadb_host() -> HostFacts:
     except (OSError, subprocess.SubprocessError):
         pytest.skip("the local MariaDB is not running (start it as .ci/run does)")
     paste = "# mariadb -e 'SHOW GLOBAL VARIABLES'\n" + out
-    (host,) = load_hosts_bytes(paste.encode(), name="local.txt")
+    (host,) = load(paste.encode(), name="local.txt").hosts
     return host
 
 
