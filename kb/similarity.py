@@ -195,8 +195,8 @@ def rank(
         return []
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
-    df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
-    terms = {t for t, n in df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
+    term_df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
+    terms = {t for t, n in term_df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
     text_only = symptom_tokens and not rules and not features
     if text_only:  # a prose-only snapshot: its text is all there is to compare
         w_rule, w_feat, w_text = 0.0, 0.0, 1.0
