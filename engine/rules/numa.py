@@ -15,8 +15,6 @@ from engine.rules import (
     RuleContext,
     evidence,
     finding,
-    guest_bound_to_one_node,
-    host_of_guest,
     is_multinode,
     numa_evidence,
     rule,
@@ -396,19 +394,17 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
     title="Automatic NUMA balancing is off or unsupported",
     title_zh="自动 NUMA 平衡未开启或不支持",
     condition=(
-        "a multi-node system (or a single-node guest without guest NUMA on a multi-node host, which will "
-        "need "
-        "it once it gets guest NUMA) with kernel.numa_balancing = 0, or without that sysctl (kernel older "
+        "a multi-node system with kernel.numa_balancing = 0, or without that sysctl (kernel older "
         "than "
         f"{NUMA_BALANCING_MIN_KERNEL[0]}.{NUMA_BALANCING_MIN_KERNEL[1]}, or absent from a full sysctl -a "
         "dump "
-        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); guests pinned within one host node are exempt"
+        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); a single-node machine or guest has nothing to balance"
     ),
     condition_zh=(
-        "多节点系统（或多节点宿主机上没有虚拟机 NUMA 的单节点虚拟机，一旦有了虚拟机 NUMA 就需要它）的 "
+        "多节点系统的 "
         f"kernel.numa_balancing = 0，或没有该 sysctl（内核低于 {NUMA_BALANCING_MIN_KERNEL[0]}"
         f".{NUMA_BALANCING_MIN_KERNEL[1]}，或在 >= {FULL_SYSCTL_DUMP_MIN_KEYS} 个键的完整 sysctl -a 输出中不"
-        "存在）；绑定在单个宿主机节点内的虚拟机除外"
+        "存在）；单节点的机器或虚拟机没有可平衡的对象"
     ),
     requires=("sysctl", "kernel"),
     requires_mode="any",
@@ -444,16 +440,10 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
 def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
     for host in ctx.hosts:
         nodes = host.numa_node_count()
-        if nodes is None:
+        # One node (a guest without guest NUMA too): there is nothing to
+        # balance between; the missing guest topology is kvm.guest_numa_missing's.
+        if nodes is None or nodes < 2:
             continue
-        if nodes < 2:
-            if not host.is_guest or guest_bound_to_one_node(ctx, host):
-                continue
-            hv = host_of_guest(ctx, host)
-            if hv is None or (hv.numa_node_count() or 0) < 2:
-                continue
-        else:
-            hv = None
         value = host.sysctl_value("kernel.numa_balancing")
         ev = []
         if value is not None:
@@ -481,10 +471,6 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
                 else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
             ),
         )
-        if hv is not None:
-            ev.append(
-                numa_evidence(hv, "host.numa_nodes", hv.numa_node_count(), "NumactlHardware", "available")
-            )
         yield finding(
             "numa.balancing_disabled",
             host,
