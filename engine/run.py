@@ -7,10 +7,12 @@ a report tells "checked and fine" apart from "could not check". A rule that
 raises is reported in ``skipped`` with the exception type; one broken rule
 never stops the analysis.
 
-A rule may also declare when it is relevant to a host (``relevant``): a host
-it is relevant to that lacks a fact it needs is listed in ``not_checked`` with
-the commands that produce the fact (:data:`FACT_SOURCES`), so a thin snapshot
-says what to collect instead of looking healthy. Identical findings are merged
+Every rule declares, per host, the facts it decides on (``relevant``; empty
+only when the host's own facts put it out of the rule's scope: one NUMA node,
+no database seen). A host that lacks one of them is listed in ``not_checked``
+with the commands that produce the fact (:data:`FACT_SOURCES`), and the rule
+is then never listed in ``checked`` (DESIGN.md "What a result claims"): a thin
+snapshot says what to collect instead of looking healthy. Identical findings are merged
 and every finding gets its ``impact``; findings are ordered by it.
 """
 
@@ -33,6 +35,7 @@ from engine.rules import (
     host_name,
     load_all,
 )
+from engine.rules.numa import balancing_setting_known
 from engine.severity import severity_rank
 
 logger = logging.getLogger(__name__)
@@ -60,6 +63,9 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     # which CPUs each node holds (numactl -H, sysfs, lscpu or virsh capabilities):
     # numastat -m lists nodes without their CPUs
     "node_cpus": lambda h: bool(cpu_node_map(h)),
+    # page cache per node (node meminfo FilePages, numastat -m): free's total says
+    # nothing of which node holds it
+    "node_pagecache": lambda h: any("FilePages" in n.meminfo for n in _numa_nodes(h)),
     "numastat": lambda h: any(n.numastat for n in _numa_nodes(h)),
     "meminfo": lambda h: h.meminfo is not None,
     "hugepages": lambda h: (
@@ -69,6 +75,10 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
         or (h.sysctl is not None and "vm.nr_hugepages" in h.sysctl.values)
     ),
     "sysctl": lambda h: h.sysctl is not None,
+    # one setting, not "some sysctl": a ``sysctl -a | grep numa`` has no vm.*
+    "zone_reclaim_mode": lambda h: h.sysctl_value("vm.zone_reclaim_mode") is not None,
+    # the setting, or what tells its absence apart from not having looked
+    "numa_balancing": balancing_setting_known,
     "cmdline": lambda h: h.cmdline is not None,
     "kernel": lambda h: h.kernel is not None,
     "domains": lambda h: bool(host_domains(h)),
@@ -166,6 +176,12 @@ FACT_SOURCES: dict[str, FactSource] = {
         ("numactl -H", "lscpu", "cat /sys/devices/system/node/node*/cpulist"),
         packages=_pkg("numactl"),
     ),
+    "node_pagecache": FactSource(
+        "the page cache of each NUMA node (FilePages)",
+        "各 NUMA 节点的页缓存（FilePages）",
+        ("cat /sys/devices/system/node/node*/meminfo", "numastat -m"),
+        packages=_pkg("numactl"),
+    ),
     "numastat": FactSource(
         "numastat counters",
         "numastat 计数",
@@ -179,6 +195,14 @@ FACT_SOURCES: dict[str, FactSource] = {
         ("grep -i huge /proc/meminfo", "sysctl vm.nr_hugepages"),
     ),
     "sysctl": FactSource("kernel settings (sysctl -a)", "内核参数（sysctl -a）", ("sysctl -a",)),
+    "zone_reclaim_mode": FactSource(
+        "vm.zone_reclaim_mode", "vm.zone_reclaim_mode", ("sysctl vm.zone_reclaim_mode", "sysctl -a")
+    ),
+    "numa_balancing": FactSource(
+        "kernel.numa_balancing (or the kernel release)",
+        "kernel.numa_balancing（或内核版本）",
+        ("sysctl kernel.numa_balancing", "uname -r"),
+    ),
     "cmdline": FactSource("the kernel command line", "内核启动参数", ("cat /proc/cmdline",)),
     "kernel": FactSource("the kernel release", "内核版本", ("uname -r", "cat /etc/os-release")),
     "domains": FactSource(
@@ -432,6 +456,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         full = [h for h in snapshot.hosts if h.label not in fleet_only]
         local = RuleContext(snapshot=SnapshotFacts(hosts=full))
     result = AnalysisResult()
+    ran: list[str] = []
     for rule_id in sorted(registry):
         spec = registry[rule_id]
         rule_ctx = ctx if is_fleet_rule(rule_id) else local
@@ -446,7 +471,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
             logger.exception("rule %s failed", rule_id)
             result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
             continue
-        result.checked.append(rule_id)
+        ran.append(rule_id)
         result.findings.extend(found)
     result.findings = merge_identical(result.findings)
     for finding in result.findings:
@@ -460,6 +485,10 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
         both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
         result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
+    # Checked: the rule ran and no host it applies to lacked a fact it decides on
+    # (DESIGN.md "What a result claims"): a rule is never both.
+    lacking = {n.rule for n in result.not_checked}
+    result.checked = [r for r in ran if r not in lacking]
     return result
 
 

@@ -15,8 +15,8 @@ from engine.rules import (
     RuleContext,
     evidence,
     finding,
-    is_multinode,
     numa_evidence,
+    numa_needs,
     rule,
 )
 
@@ -57,6 +57,17 @@ HIGH_REMOTE_DISTANCE_RATIO = 2.5
 # numa.balancing_disabled
 NUMA_BALANCING_MIN_KERNEL = (3, 8)  # kernel.numa_balancing appeared in Linux 3.8
 FULL_SYSCTL_DUMP_MIN_KEYS = 30  # fewer keys: a grep, absence proves nothing
+
+
+def balancing_setting_known(host: HostFacts) -> bool:
+    """Whether the snapshot tells kernel.numa_balancing's value or its absence:
+    the key, a kernel older than the setting, or a full ``sysctl -a`` dump."""
+    if host.sysctl_value("kernel.numa_balancing") is not None:
+        return True
+    kv = _kernel_tuple(host.kernel.release if host.kernel else None)
+    if kv is not None and kv < NUMA_BALANCING_MIN_KERNEL:
+        return True
+    return bool(host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS)
 
 
 def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
@@ -103,7 +114,8 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "Xeon、Core 2 / Pentium D 主板）所有插槽共用一个内存控制器：内存是均匀的，一个节点是正确的，也没有可"
         "开启的设置，因此按 CPU 型号名豁免。"
     ),
-    relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
+    # sockets (lscpu) against the node count; a host known to have several nodes is out of it
+    relevant=lambda ctx, h: () if (h.numa_node_count() or 0) >= 2 else ("cpu", "numa"),
     explanation=(
         "{host} has {sockets} sockets but the kernel sees one NUMA node, so it cannot keep memory next to "
         "the CPU that uses it: about half of all accesses cross the socket interconnect. On bare metal check "
@@ -175,7 +187,7 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
         " 1.5-2 倍的延迟溢出到远端。差值还必须达到节点的十分之一并且达到 4 GiB，因为在任何空闲的双节点机器上"
         "，节点 0 多出几 GiB 都只是内核内存和缓存。past = 比值 / 1.5。"
     ),
-    relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "node_meminfo"),
     explanation=(
         "Node {busy} uses {busy_gib} GiB against {quiet_gib} GiB on node {quiet} ({ratio:.1f}x). Workloads "
         "placed on node {busy} compete harder for its CPUs and memory, and new allocations spill to the "
@@ -270,7 +282,9 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         "为 32 时 STREAM 15000 -> 6000 MB/s）。水位的 1.5 倍能发现下一次突发就会触及水位的节点；没有 "
         "zoneinfo 时，在常见的节点容量上 3 % 空闲大致是同一位置。"
     ),
-    relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
+    # free memory per node, the page cache per node (free's total says nothing of
+    # where it sits) and the setting itself
+    relevant=lambda ctx, h: numa_needs(h, "node_meminfo", "node_pagecache", "zone_reclaim_mode"),
     explanations={
         "": (
             "Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
@@ -356,7 +370,7 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
         "numastat 是自开机以来的累计计数：未命中多于命中，意味着任务获得的内存大多来自远端节点，因此多数访存"
         "要经过互联（延迟为 1.5-3 倍）；低于持平时本地访问仍占多数。"
     ),
-    relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "numastat"),
     explanation=(
         "numastat counts more allocations served from a remote node than from the local one. Threads run far "
         "from their memory, so every cache miss pays the interconnect latency."
@@ -425,7 +439,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
         "慢而持久地走向远端访问（奠基案例 002：numa_miss > numa_hit）。这是一个是/否设置，除了是否多节点之外"
         "没有程度之分。"
     ),
-    relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "numa_balancing"),
     explanations={
         "": (
             "On {host} {reason}: nothing moves pages or tasks back together once they drift apart, so "
@@ -494,6 +508,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
     ),
     requires=("numa_distances",),
     measures=("numactl-local-alloc", "zone-reclaim-mode"),
+    relevant=lambda ctx, h: numa_needs(h, "numa_distances"),
     seeds=("kunpeng-stream-zone-reclaim",),
     thresholds={"remote_local_ratio": HIGH_REMOTE_DISTANCE_RATIO},
     rationale=(
@@ -572,7 +587,7 @@ MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
 
 
 def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
+    return numa_needs(host, "node_meminfo", "node_cpus")
 
 
 @rule(

@@ -89,6 +89,24 @@ def test_pagecache_pressure_without_zoneinfo_uses_free_share(analyze_texts, seed
     assert "numa.local_node_pagecache_pressure" in result.rule_ids
 
 
+def test_pagecache_pressure_without_per_node_page_cache_is_not_checked(analyze_texts, seed_text):
+    """Issue 25 point 2: the Kunpeng host at 1.4 % free per node (numactl -H)
+    without its per-node meminfo was listed as checked although no artifact
+    said which node holds the page cache; "not checked" asked only for
+    numastat. It is not checked, and asks for the node meminfo."""
+    text = seed_text(KUNPENG, "before", "gp-sdw03.txt")
+    head, rest = text.split("[root@gp-sdw03 ~]# cat /sys/devices/system/node/node0/meminfo", 1)
+    zoneinfo = "[root@gp-sdw03 ~]# cat /proc/zoneinfo"
+    text = head + zoneinfo + rest.split(zoneinfo, 1)[1]
+    result = analyze_texts(text)
+    rule = "numa.local_node_pagecache_pressure"
+    assert rule not in result.rule_ids and rule not in result.checked
+    (entry,) = [n for n in result.not_checked if n.rule == rule]
+    assert entry.host == "gp-sdw03"
+    assert "cat /sys/devices/system/node/node*/meminfo" in entry.commands
+    assert "FilePages" in entry.reason
+
+
 def test_pagecache_pressure_quiet_with_zone_reclaim_on(analyze_texts, seed_text):
     text = seed_text(
         KUNPENG, "before", "gp-sdw03.txt", {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"}
