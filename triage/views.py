@@ -415,6 +415,10 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(error))
         return redirect(url + "#not-checked")
     messages.info(request, _("The output was added to this snapshot; it is being analysed again."))
+    # the wizard's verify step adds to its after-snapshot and comes back to the step
+    back = request.POST.get("next") or ""
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        url = back
     if getattr(request, "htmx", False):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from collectors.derived.database import observer_cpus
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, OceanBaseFacts
 from engine.rules import Finding, RuleContext, as_int, evidence, finding, rule
 
 SMALL_OBSERVER_CPUS = 16
@@ -16,7 +16,7 @@ DEFAULT_ROUTING_MODE = "oceanbase"
 __all__ = ["observer_cpus"]  # derived, re-exported
 
 
-_OB_FACTS = {
+_OB_FACTS: dict[str, Callable[[OceanBaseFacts], bool]] = {
     "oceanbase": lambda ob: bool(ob.parameters),
     "odp": lambda ob: bool(ob.proxy_config),
     "sql_audit": lambda ob: bool(ob.plan_type_counts),
