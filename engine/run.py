@@ -319,6 +319,16 @@ def commands_for(facts: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
+# What most rules decide on: the first outputs to collect from a host that
+# gave nothing checkable (or the collector, collectors/collect.sh, for all of them).
+FIRST_FACTS = ("cpu", "numa", "node_meminfo", "numastat", "sysctl", "meminfo")
+
+
+def first_commands() -> list[str]:
+    """The commands that produce :data:`FIRST_FACTS` (no package lines)."""
+    return [c for c in commands_for(FIRST_FACTS) if "install -y" not in c]
+
+
 @dataclass
 class NotChecked:
     """A rule that could not be evaluated on a host where it is relevant, and

@@ -308,6 +308,29 @@ def analyze_snapshot_now(
             release_lease(snapshot_id=snapshot_id, owner=owner)
 
 
+class NothingRead(Exception):
+    """Not one line of the upload could be read (DESIGN.md: such an upload
+    fails with its reason, never "done")."""
+
+
+def nothing_read(hosts: list) -> str:
+    """The reason no line of ``hosts``' input was read (as an artifact, a
+    prompt or prose), else ""."""
+    if any(h.reading.read_lines or h.reading.prompt_lines or h.reading.prose_lines for h in hosts):
+        return ""
+    if any(h.reading.artifacts for h in hosts):
+        return ""
+    # a hostname (from a prompt or an artifact) or any fact is something read
+    if any(h.hostname or any(check(h) for check in engine_run.HOST_FACT_CHECKS.values()) for h in hosts):
+        return ""
+    errors = [e.message for h in hosts for e in h.errors if getattr(e, "message", "")]
+    why = f" ({errors[0]})" if errors else ""
+    return (
+        f"nothing in this upload could be read{why}: upload the command outputs as text (a pasted "
+        "transcript or a .txt), or a collector or sosreport archive"
+    )
+
+
 def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
     snapshot_id = snapshot.pk
     delay = _analysis_delay()
@@ -324,6 +347,9 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
             raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
             _fail(snapshot_id, "the stored upload is missing from storage")
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        except NothingRead as exc:
+            _fail(snapshot_id, str(exc))
             return Snapshot.objects.filter(pk=snapshot_id).first()
         except Exception as exc:
             log.exception("analysis of snapshot %s failed", snapshot_id)
@@ -637,6 +663,9 @@ def _compute(snapshot: Snapshot) -> _Run:
     t0 = time.monotonic()
     artifact_ids = _added_ids(snapshot)
     host, *extra_hosts = _load_hosts_facts(snapshot, snapshot.host_label)
+    unread = nothing_read([host, *extra_hosts])
+    if unread:
+        raise NothingRead(unread)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
     state, siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)

@@ -98,6 +98,16 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
         except uploads.UploadRejected as exc:
             form.add_error(None, str(exc))
         else:
+            for snap in created:
+                if getattr(snap, "duplicate", False):
+                    messages.info(
+                        request,
+                        _(
+                            "Already uploaded as #%(id)d (%(name)s); the label and cluster given were "
+                            "applied to it."
+                        )
+                        % {"id": snap.pk, "name": snap.display_name},
+                    )
             if len(created) == 1:
                 return redirect(created[0].get_absolute_url(), permanent=False)
             messages.success(request, _("%(count)d snapshots uploaded.") % {"count": len(created)})

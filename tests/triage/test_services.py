@@ -513,7 +513,13 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 
 
 def test_host_without_hostname_is_known_by_its_label(user, enqueued, monkeypatch):
-    monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
+    from collectors.facts import Reading
+
+    # one line read (a host nothing was read from fails, issue 25)
+    read = Reading(lines=1, prose_lines=1)
+    monkeypatch.setattr(
+        analysis, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label, reading=read)]
+    )
     fake = RecordingEngine()
     monkeypatch.setattr(engine_run, "analyze", fake)
     for i, label in enumerate(["obs-197", "obs-197", "obs-198"]):
