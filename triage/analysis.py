@@ -747,9 +747,14 @@ def _attribute(
         if target is None and (f.host or "") in summarised_labels:
             continue
         if target is None and _is_fleet(f):
-            own.append(f)
-            for items in by_sibling.values():
-                items.append(f)
+            # a fleet finding that names the hosts it blames is stored on those
+            # (the best host of a benchmark spread is its reference, not affected)
+            blamed = {by_label[name] for name in getattr(f, "affected", ()) if name in by_label}
+            if not blamed or snapshot.pk in blamed:
+                own.append(f)
+            for pk, items in by_sibling.items():
+                if not blamed or pk in blamed:
+                    items.append(f)
         elif target is None or target == snapshot.pk:
             own.append(f)
         else:
@@ -891,10 +896,10 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
         snapshot__in=members, engine_version=run.version, rule__startswith="fleet."
     ).delete()
     copies = []
-    for member in members.only("pk"):
-        copies.extend(
-            _finding_rows(fleet, snapshot=member, engine_version=run.version, excerpts=run.excerpts)
-        )
+    for member in members.only("pk", "label", "original_filename"):
+        # a finding that names the hosts it blames is theirs alone (``_attribute``)
+        mine = [f for f in fleet if not getattr(f, "affected", None) or member.host_label in f.affected]
+        copies.extend(_finding_rows(mine, snapshot=member, engine_version=run.version, excerpts=run.excerpts))
     Finding.objects.bulk_create(copies, batch_size=1000)
 
 

@@ -505,8 +505,8 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
         {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
     ]
     # Thousands of hosts: the matrix is compared whole (highlighting, fleet
-    # findings, medians), then shown a page at a time; the charts show the
-    # hosts of the page against the cluster's median.
+    # findings, references), then shown a page at a time; the charts show the
+    # hosts of the page against the cluster's best result.
     page = Paginator(rows, CLUSTER_PAGE_HOSTS).get_page(request.GET.get("page"))
     on_page = {item["row"].label for item in page.object_list}
     chart_list = [
@@ -515,11 +515,11 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
             "svg": charts.host_bars(
                 [p for p in points if p[0] in on_page],
                 unit=column.unit,
-                reference=median,
+                reference=best,
                 title=_("%(metric)s per host") % {"metric": column.label},
             ),
         }
-        for column, points, median in clusters.benchmark_series(view.matrix)
+        for column, points, best in clusters.benchmark_series(view.matrix)
         if any(p[0] in on_page for p in points)
     ]
     zh = _zh()

@@ -107,6 +107,9 @@ class Finding:
     # explanations above are ``RuleSpec.explain(template, values)``
     template: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    # a finding on several hosts (a fleet rule's): the hosts it blames, never
+    # the reference it compares them with; empty: every host of the run
+    affected: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -344,6 +347,7 @@ def finding(
         measures=list(kw.pop("measures", spec.measures)),
         host=host_name(host) if host is not None else kw.pop("host_label", ""),
         past=max(1.0, float(kw.pop("past", 1.0) or 1.0)),
+        affected=list(kw.pop("affected", [])),
     )
 
 

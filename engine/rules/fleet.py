@@ -269,4 +269,6 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[Finding]:
             ],
             host_label="cluster",
             past=ratio / BENCHMARK_SPREAD_RATIO,
+            # the slow hosts (their snapshots), never the best one it is judged against
+            affected=sorted({name for name, _b, _tested in slow} | {tested for _h, _b, tested in slow}),
         )
