@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "4"
+ENGINE_VERSION = "5"
 
 
 def _numa_nodes(h: HostFacts) -> list:

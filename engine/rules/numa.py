@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
+from collectors.derived.workload import BALANCING_OFF_WORKLOADS, DATABASE_WORKLOADS, workloads
 from collectors.facts import HostFacts
 from engine.rules import (
     Finding,
@@ -48,6 +49,10 @@ IMBALANCE_MIN_DIFF_KB = 4 * 1024 * 1024
 PAGECACHE_MIN_SHARE = 0.5  # FilePages / MemTotal of the node
 NEAR_LOW_WATERMARK_FACTOR = 1.5  # free pages <= this x the low watermark
 FREE_SHARE_WITHOUT_ZONEINFO = 0.03  # without zoneinfo: MemFree / MemTotal below this
+
+# ... on a database host: memory placed (interleaved), cache dropped before a
+# benchmark; never zone reclaim (issue 25: the PostgreSQL, Cassandra, MongoDB incidents)
+DATABASE_PAGECACHE_MEASURES = ("mariadb-numactl-interleave", "drop-caches-before-benchmark")
 
 # numa.high_remote_distance
 # Two-socket Intel machines report 21 (2.1x local), the ordinary cost of a hop;
@@ -252,13 +257,16 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
         "on a multi-node host with vm.zone_reclaim_mode = 0, a node's free memory is at most "
         f"{NEAR_LOW_WATERMARK_FACTOR}x its low watermark (zoneinfo; without zoneinfo: below "
         f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}% of the node) while page cache (FilePages) holds >= "
-        f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node"
+        f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node; on a database host (MySQL family, OceanBase, "
+        "Oracle, SAP HANA, SQL Server, PostgreSQL, MongoDB seen) it advises placing the memory, never zone "
+        "reclaim"
     ),
     condition_zh=(
         "在 vm.zone_reclaim_mode = 0 的多节点主机上，某节点的空闲内存至多为其 low 水位的 "
         f"{NEAR_LOW_WATERMARK_FACTOR} 倍（zoneinfo；没有 zoneinfo 时：低于节点的 "
         f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}%），同时页缓存（FilePages）占节点的 >= "
-        f"{int(PAGECACHE_MIN_SHARE * 100)}%"
+        f"{int(PAGECACHE_MIN_SHARE * 100)}%；在数据库主机上（见到 MySQL 系、OceanBase、Oracle、SAP HANA、"
+        "SQL Server、PostgreSQL、MongoDB）建议安排内存放置，而不是开启 zone reclaim"
     ),
     requires=("node_meminfo", "sysctl"),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "numactl-local-alloc"),
@@ -286,14 +294,29 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
     # where it sits) and the setting itself
     relevant=lambda ctx, h: numa_needs(h, "node_meminfo", "node_pagecache", "zone_reclaim_mode"),
     explanations={
-        "": (
+        "general": (
             "Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
             "vm.zone_reclaim_mode = 0 the kernel does not reclaim that cache for a new allocation: it takes "
-            "memory from the remote node instead, so memory-bound work (STREAM, a database buffer pool) runs "
-            "at remote bandwidth.",
+            "memory from the remote node instead, so memory-bound work (STREAM, a benchmark) runs at remote "
+            "bandwidth. Turning zone reclaim on follows the kernel's vm.zone_reclaim_mode documentation for "
+            "work that fits a node (seed 001, tuned hpc-compute); a file server whose cache matters more "
+            "than remote access keeps 0.",
             "页缓存占满了{nodes}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新分配回"
-            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、数据库缓冲池）只能得到远端带宽"
-            "。",
+            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、基准测试）只能得到远端带宽。开"
+            "启 zone reclaim 依据内核 vm.zone_reclaim_mode 文档，适用于可放进单个节点的负载（奠基案例 001，"
+            "tuned hpc-compute）；缓存比远端访问更重要的文件服务器应保持 0。",
+        ),
+        "database": (
+            "Page cache fills {nodes} and free memory there is down at the reclaim watermark, so new "
+            "allocations go to the remote node. This host runs a database ({workloads}): there a full page "
+            "cache is normal and turning zone reclaim on caused the PostgreSQL, Cassandra and MongoDB "
+            "incidents (local reclaim stalls and evicts the cache the database reads), so leave "
+            "vm.zone_reclaim_mode at 0 and place the database's memory instead (interleave it across the "
+            "nodes), and drop the cache before a memory benchmark.",
+            "页缓存占满了{nodes}，其空闲内存已降到回收水位附近，新的分配会转到远端节点。本主机运行数据库（"
+            "{workloads}）：页缓存占满在这里是常态，PostgreSQL、Cassandra 和 MongoDB 的事故正是开启 zone "
+            "reclaim 引起的（本地回收造成停顿并逐出数据库要读的缓存），因此请保持 vm.zone_reclaim_mode 为 0，"
+            "改为安排数据库的内存放置（跨节点交织），并在内存基准测试前清理缓存。",
         ),
         "node_share": ("node {node} ({pct}%)", "节点 {node}（{pct}%）"),
         "node_sep": (", ", "、"),
@@ -342,9 +365,21 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
             continue
         ev.append(evidence(host, "sysctl.vm.zone_reclaim_mode", zrm, host.sysctl, "vm.zone_reclaim_mode"))
         nodes = Joined("node_sep", tuple(Phrase("node_share", {"node": n, "pct": pct}) for n, pct in pressed))
+        databases = sorted(workloads(host) & DATABASE_WORKLOADS)
+        if databases:  # zone reclaim on is the cause there, not the cure
+            yield finding(
+                "numa.local_node_pagecache_pressure",
+                host,
+                "database",
+                values={"nodes": nodes, "workloads": ", ".join(databases)},
+                evidence=ev,
+                measures=DATABASE_PAGECACHE_MEASURES,
+            )
+            continue
         yield finding(
             "numa.local_node_pagecache_pressure",
             host,
+            "general",
             values={"nodes": nodes},
             evidence=ev,
         )
@@ -412,13 +447,15 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
         "than "
         f"{NUMA_BALANCING_MIN_KERNEL[0]}.{NUMA_BALANCING_MIN_KERNEL[1]}, or absent from a full sysctl -a "
         "dump "
-        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); a single-node machine or guest has nothing to balance"
+        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); a single-node machine or guest has nothing to balance; a "
+        "host running Oracle, SAP HANA, SQL Server or OceanBase (their vendors require it off) is exempt"
     ),
     condition_zh=(
         "多节点系统的 "
         f"kernel.numa_balancing = 0，或没有该 sysctl（内核低于 {NUMA_BALANCING_MIN_KERNEL[0]}"
         f".{NUMA_BALANCING_MIN_KERNEL[1]}，或在 >= {FULL_SYSCTL_DUMP_MIN_KEYS} 个键的完整 sysctl -a 输出中不"
-        "存在）；单节点的机器或虚拟机没有可平衡的对象"
+        "存在）；单节点的机器或虚拟机没有可平衡的对象；运行 Oracle、SAP HANA、SQL Server 或 OceanBase 的主机"
+        "（其厂商要求关闭）除外"
     ),
     requires=("sysctl", "kernel"),
     requires_mode="any",
@@ -443,9 +480,14 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
     explanations={
         "": (
             "On {host} {reason}: nothing moves pages or tasks back together once they drift apart, so "
-            "long-running processes end up accessing remote memory.",
+            "long-running processes end up accessing remote memory. This follows the kernel's default for "
+            "general workloads; Oracle, SAP HANA, SQL Server and OceanBase require balancing off (tuned "
+            "profiles oracle, sap-hana, mssql; SAP's check 2200_numa_balancing; obdiag), and none of them "
+            "was seen on this host: if it runs one, leave it off.",
             "{host} 上{reason}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进程会越来越多地访"
-            "问远端内存。",
+            "问远端内存。此建议依据内核对通用负载的默认设置；Oracle、SAP HANA、SQL Server 和 OceanBase 要求关"
+            "闭自动平衡（tuned 的 oracle、sap-hana、mssql 配置，SAP 检查 2200_numa_balancing，obdiag），"
+            "本主机上未见到它们：如果运行的是其中之一，请保持关闭。",
         ),
         "balancing_off": ("kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"),
         "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
@@ -458,6 +500,8 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
         # balance between; the missing guest topology is kvm.guest_numa_missing's.
         if nodes is None or nodes < 2:
             continue
+        if workloads(host) & BALANCING_OFF_WORKLOADS:
+            continue  # set as its vendor requires (tuned profiles, SAP's check, obdiag)
         value = host.sysctl_value("kernel.numa_balancing")
         ev = []
         if value is not None:

@@ -9,6 +9,7 @@ ZSTACK = "zstack-mariadb-v2v"
 KUNPENG = "kunpeng-stream-zone-reclaim"
 OPENSTACK = "openstack-kvm-crm-cpu"
 OCEANBASE = "oceanbase-bmsql-tuning"
+PERCONA = "percona-numa-interleave-startup"
 
 SINGLE_NODE_GUEST_LSCPU = """```console
 [root@small-vm ~]# lscpu
@@ -397,3 +398,54 @@ def test_memoryless_node_does_not_call_a_node_cpu_less_when_the_paste_cut_its_cp
     whole = text.replace("node 0 size:", "node 0 cpus:\nnode 0 size:", 1)
     finding = next(f for f in analyze_texts(whole).findings if f.rule == "numa.memoryless_node")
     assert finding.severity == "info" and [e.fact for e in finding.evidence] == ["numa.nodes.0.cpus"]
+
+
+# ------------------------------------------------------------ issue 25 point 10: vendor guidance
+
+
+def _block(text: str, start: str, end: str | None = None) -> str:
+    """The lines of ``text`` from the prompt ``start`` up to ``end`` (or the end)."""
+    head = text.index(start)
+    return text[head : text.index(end, head) if end else len(text)]
+
+
+def test_balancing_off_on_an_oceanbase_observer_follows_obdiag(analyze_texts, seed_text):
+    """The ZStack host with kernel.numa_balancing = 0 warns; the same host
+    running an OceanBase observer (its SHOW PARAMETERS from seed 004) is set as
+    obdiag requires and gets no warning. Fails on the old code."""
+    host = seed_text(
+        ZSTACK, "before", "zstack-9.txt", {"kernel.numa_balancing = 1": "kernel.numa_balancing = 0"}
+    )
+    assert "numa.balancing_disabled" in analyze_texts(host).rule_ids
+    observer = seed_text(OCEANBASE, "before", "obs-197.txt")
+    params = _block(observer, "MySQL [oceanbase]> show parameters like 'cpu_quota_concurrency';")
+    result = analyze_texts(
+        host + "\n" + params.replace("MySQL [oceanbase]>", "[root@zstack-9 ~]# obclient -e")
+    )
+    assert "numa.balancing_disabled" not in result.rule_ids
+
+
+def test_balancing_finding_says_which_guidance_it_follows(analyze_texts, seed_text):
+    host = seed_text(
+        ZSTACK, "before", "zstack-9.txt", {"kernel.numa_balancing = 1": "kernel.numa_balancing = 0"}
+    )
+    finding = next(f for f in analyze_texts(host).findings if f.rule == "numa.balancing_disabled")
+    assert "kernel's default for general workloads" in finding.explanation and "obdiag" in finding.explanation
+    assert "通用负载" in finding.explanation_zh and "obdiag" in finding.explanation_zh
+
+
+def test_pagecache_pressure_on_a_database_host_never_advises_zone_reclaim(analyze_texts, seed_text):
+    """Kunpeng gp-sdw03 (1.4 % free per node, page cache) alone: zone reclaim,
+    per the kernel's documentation. The same host running MySQL (seed 003's
+    SHOW GLOBAL VARIABLES): the measure is placing the pool, never zone reclaim
+    (the PostgreSQL, Cassandra, MongoDB incidents). Fails on the old code."""
+    plain = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw03.txt"))
+    general = next(f for f in plain.findings if f.rule == "numa.local_node_pagecache_pressure")
+    assert "zone-reclaim-mode" in general.measures
+    assert "vm.zone_reclaim_mode documentation" in general.explanation and "内核" in general.explanation_zh
+    mysql = _block(seed_text(PERCONA, "before", "db-3301.txt"), "mysql> show global variables")
+    result = analyze_texts(seed_text(KUNPENG, "before", "gp-sdw03.txt") + "\n" + mysql)
+    finding = next(f for f in result.findings if f.rule == "numa.local_node_pagecache_pressure")
+    assert "zone-reclaim-mode" not in finding.measures
+    assert "mariadb-numactl-interleave" in finding.measures
+    assert "PostgreSQL, Cassandra and MongoDB" in finding.explanation and "MongoDB" in finding.explanation_zh
