@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("triage.urls")),
     path("cases/", include("kb.urls")),
     path("sessions/", include("troubleshoot.urls")),
+    path("", include("desk.urls")),
     path("api/v1/", include("config.api_urls")),
     path("collect.sh", collect_sh, name="collect_sh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
