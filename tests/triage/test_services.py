@@ -444,7 +444,9 @@ def test_real_zstack_host_and_guest_as_one_cluster(user, enqueued, order):
     assert hit["line"] == cited["line"] and hit["text"] == source[cited["line"] - 1]
 
 
-def test_real_kunpeng_cluster_stores_fleet_findings_on_every_host(user, enqueued):
+def test_real_kunpeng_cluster_stores_fleet_findings_on_the_hosts_they_blame(user, enqueued):
+    """fleet.benchmark_spread blames the slow hosts (gp-sdw03, gp-sdw04), never
+    the fast ones it is judged against (issue 25 point 7)."""
     paths = sorted((FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before").glob("*"))
     assert len(paths) >= 2
     snaps = []
@@ -455,7 +457,8 @@ def test_real_kunpeng_cluster_stores_fleet_findings_on_every_host(user, enqueued
     for snap in snaps:
         snap.refresh_from_db()
         rules = list(snap.current_findings().values_list("rule", flat=True))
-        assert rules.count("fleet.benchmark_spread") == 1, (snap.label, rules)
+        slow = snap.label in ("gp-sdw03", "gp-sdw04")
+        assert rules.count("fleet.benchmark_spread") == int(slow), (snap.label, rules)
     every = set(Finding.objects.filter(snapshot__in=snaps).values_list("rule", flat=True))
     expected = {"numa.local_node_pagecache_pressure", "numa.high_remote_distance", "fleet.benchmark_spread"}
     assert expected <= every
