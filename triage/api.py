@@ -343,7 +343,8 @@ class SnapshotArtifactCreateView(APIView):
             "optional `name` is a query parameter), or multipart with the field `file` and an "
             "optional `name`. Limits as for uploads. Answers 202 at once with the snapshot and the "
             "stored artifact; poll `api_url` until `status` is `done` or `failed`. The same content "
-            "added twice is stored once and not analysed again."
+            "added twice is stored once and not analysed again. A binary file (a PDF, an image, random "
+            "bytes; not an archive) is refused with 400 and the reason in `file`."
         ),
         parameters=[OpenApiParameter("name", str, description="raw bodies only: the artifact's name")],
         request={"multipart/form-data": ArtifactUploadSerializer, **RAW_BODY},

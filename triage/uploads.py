@@ -144,12 +144,7 @@ def create_snapshot(
         filename = filename or os.path.basename(getattr(uploaded_file, "name", "") or "upload")
     head = content.read(4096)
     content.seek(0)
-    binary = archive.binary_reason(head)
-    if binary:
-        raise UploadRejected(
-            f"{filename} is {binary}: Casebook reads command output as text (a pasted transcript, "
-            "a .txt of the outputs) or a collector or sosreport archive"
-        )
+    _refuse_binary(content, filename)
 
     existing = Snapshot.objects.filter(owner=owner, sha256=sha256).first()
     if existing is not None:
@@ -185,6 +180,19 @@ def create_snapshot(
         existing = Snapshot.objects.get(owner=owner, sha256=sha256)
         return _already_uploaded(existing, label=label, cluster=cluster, session=session)
     return snapshot
+
+
+def _refuse_binary(content: File, filename: str) -> None:
+    """A PDF, an image or other binary bytes (not an archive) are not evidence
+    Casebook can read: refused with the reason (issue 25)."""
+    head = content.read(4096)
+    content.seek(0)
+    binary = archive.binary_reason(head)
+    if binary:
+        raise UploadRejected(
+            f"{filename} is {binary}: Casebook reads command output as text (a pasted transcript, "
+            "a .txt of the outputs) or a collector or sosreport archive"
+        )
 
 
 def _already_uploaded(snapshot: Snapshot, *, label: str, cluster: str, session) -> Snapshot:
@@ -290,6 +298,7 @@ def add_artifact(
     )
     if data is None:
         name = name or os.path.basename(getattr(uploaded_file, "name", "") or "")
+    _refuse_binary(content, name or PASTED_ARTIFACT)
     existing = SnapshotArtifact.objects.filter(snapshot=snapshot, sha256=sha256).first()
     if existing is not None:
         return existing

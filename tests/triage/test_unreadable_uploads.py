@@ -123,3 +123,16 @@ def test_prose_only_ticket_says_nothing_to_check_yet(web, alice, monkeypatch, se
         assert case["words_only"] is True and case["score"] <= 0.2
     if done.similar_cases:
         assert "matched on words only" in html
+
+
+def test_binary_evidence_added_to_a_snapshot_is_400(api, alice, monkeypatch, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    snap = uploads.create_snapshot(owner=alice, data=TICKET.read_bytes(), filename=TICKET.name)
+    r = api.post(
+        f"/api/v1/snapshots/{snap.pk}/artifacts/",
+        {"file": SimpleUploadedFile("scan.pdf", PDF)},
+        format="multipart",
+    )
+    assert r.status_code == 400, r.content
+    assert snap.added_artifacts.count() == 0
