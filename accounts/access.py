@@ -74,7 +74,19 @@ def home_team(user) -> Team | None:
 
 
 def can_manage_integrations(user, team: Team | None) -> bool:
-    """Webhooks of a team (they send its data elsewhere) are managed by
-    support staff and administrators, who see every team; engineers read
-    nothing of them."""
-    return team is not None and is_support(user) and can_view_team(user, team)
+    """Webhooks of a team send its data elsewhere: they are managed by that
+    team's administrators (role ``admin`` in it) and by site administrators
+    (superusers); support staff of other teams and engineers read nothing of
+    them."""
+    if team is None or not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.is_superuser) or role_in(user, team) == Membership.Role.ADMIN
+
+
+def integration_teams(user) -> QuerySet[Team]:
+    """The teams whose webhooks the user manages (:func:`can_manage_integrations`)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Team.objects.none()
+    if user.is_superuser:
+        return Team.objects.all()
+    return Team.objects.filter(memberships__user=user, memberships__role=Membership.Role.ADMIN).distinct()

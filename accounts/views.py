@@ -79,7 +79,7 @@ def locked_out(request, original_response=None, credentials=None):
     response = render(
         request,
         "registration/locked_out.html",
-        {"failure_limit": settings.AXES_FAILURE_LIMIT, "minutes": minutes},
+        {"failure_limit": settings.CASEBOOK_LOGIN_FAILURE_LIMIT, "minutes": minutes},
         status=429,
     )
     if cooloff:

@@ -418,6 +418,8 @@ class HostAssembler:
         self._usage_candidates: list[f.CpuUsage] = []
         self._numa_parts: list[f.Parsed] = []
         self._hostnames: list[str] = []
+        # (uuid, name) of the domains read: thousands of XMLs in one upload dedupe in O(1) each
+        self._domain_keys: set[tuple[str, str | None]] = set()
 
     # -- bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -586,10 +588,11 @@ class HostAssembler:
                 known.add((fs.filesystem, fs.mounted_on))
 
     def _add_domain(self, r: f.Domain) -> None:
-        for existing in self.host.domains:
-            # /etc/libvirt/qemu/x.xml and "virsh dumpxml x" describe one guest
-            if r.uuid and existing.uuid == r.uuid and existing.name == r.name:
+        # /etc/libvirt/qemu/x.xml and "virsh dumpxml x" describe one guest
+        if r.uuid:
+            if (r.uuid, r.name) in self._domain_keys:
                 return
+            self._domain_keys.add((r.uuid, r.name))
         self.host.domains.append(r)
 
     def _add_freecell(self, r: f.VirshFreecell) -> None:
@@ -919,6 +922,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
     (f.DatabaseFacts, lambda a, r: a._add_database(r)),
     (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (f.ServiceLog, lambda a, r: a.host.services.append(r)),
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
     (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),

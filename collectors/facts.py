@@ -569,6 +569,16 @@ class DomainDisk:
 
 
 @dataclass
+class DomainInterface:
+    """A guest NIC of a libvirt domain (``<interface>``)."""
+
+    model: str | None = None  # "virtio", "e1000" ...
+    queues: int | None = None  # <driver queues='N'>; None: not set (one queue pair)
+    kind: str | None = None  # the interface type: "bridge", "network", "direct", "vhostuser" ...
+    mac: str | None = None
+
+
+@dataclass
 class Domain(Parsed):
     """One libvirt domain XML (``virsh dumpxml`` or ``/etc/libvirt/qemu/*.xml``)."""
 
@@ -603,6 +613,7 @@ class Domain(Parsed):
     hugepages: bool = False
     hugepage_sizes_kb: list[int] = field(default_factory=list)
     disks: list[DomainDisk] = field(default_factory=list)
+    interfaces: list[DomainInterface] = field(default_factory=list)
     # the XML was a pasted fragment that we completed ("recovered") to parse it
     recovered: bool = False
     # only part of a domain is known: elements quoted without their <domain>
@@ -774,6 +785,34 @@ class DatabaseFacts(Parsed):
 
 
 @dataclass
+class ServiceWarning:
+    """A warning a data store printed about the host it runs on (Redis, MongoDB
+    start-up warnings): what it names and the value it read, when it says."""
+
+    # "thp_enabled", "thp_defrag", "overcommit_memory", "somaxconn", "numa_interleave", "zone_reclaim" ...
+    code: str
+    value: str | None = None  # the setting as the service read it ("always", "0", "128"); None: not said
+    message: str = ""
+    line: int | None = None
+
+
+@dataclass
+class ServiceLog(Parsed):
+    """A data store's start-up log or start-up warnings (Redis, MongoDB): which
+    store, its version, and the warnings it printed about the host's kernel
+    settings (read by the store itself from /proc and /sys)."""
+
+    kind: str = ""  # "redis", "mongodb"
+    version: str | None = None  # "3.0.7", "4.4.6"
+    warnings: list[ServiceWarning] = field(default_factory=list)
+    # Redis INFO fields as printed ("latest_fork_usec" -> "981432", "used_memory" -> ...)
+    settings: dict[str, str] = field(default_factory=dict)
+    # Redis background saves in a log: milliseconds from "Saving..." to "Background
+    # saving started by pid" (the fork), with the line of the second
+    forks: list[tuple[float, int]] = field(default_factory=list)
+
+
+@dataclass
 class OceanBaseFacts(Parsed):
     parameters: dict[str, str] = field(default_factory=dict)  # name -> value
     proxy_config: dict[str, str] = field(default_factory=dict)
@@ -865,6 +904,24 @@ class Reading:
     artifacts: list[ReadArtifact] = field(default_factory=list)
     unrecognised: list[UnrecognisedBlock] = field(default_factory=list)
 
+    def prose(self, text: str) -> str:
+        r"""The prose of ``text`` (the input this reading is of): its lines
+        outside every artifact and unrecognised block, and outside the prompt
+        line before a command's output, so command output never reads as words
+        of a write-up.
+
+        >>> r = Reading(artifacts=[ReadArtifact("uptime", 3, 3, True, command="uptime")])
+        >>> r.prose("MariaDB got slow\n$ uptime\n 10:00 up 1 day")
+        'MariaDB got slow'
+        """
+        skip: set[int] = set()
+        for artifact in self.artifacts:
+            skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
+        for block in self.unrecognised:
+            skip.update(range(block.start_line, block.end_line + 1))
+        lines = text.splitlines()
+        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
 
 # ---------------------------------------------------------------------- host & snapshot
 
@@ -909,6 +966,8 @@ class HostFacts:
     # live placement read per domain (also copied onto ``domains``)
     domain_tuning: list[VirshDomainTuning] = field(default_factory=list)
     database: DatabaseFacts | None = None
+    # Redis / MongoDB start-up logs (added by rules)
+    services: list[ServiceLog] = field(default_factory=list)
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)
     memory_devices: MemoryDevices | None = None

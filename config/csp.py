@@ -1,5 +1,7 @@
-"""The Content-Security-Policy header (settings.CASEBOOK_CSP) on every
-response that has none of its own. Pages carry no inline script or style:
+"""The Content-Security-Policy header (settings.CASEBOOK_CSP) and the
+Permissions-Policy header (settings.CASEBOOK_PERMISSIONS_POLICY: no camera,
+microphone, geolocation, payment ... for any origin) on every response that
+has none of its own. Pages carry no inline script or style:
 scripts are static files, htmx is told not to inject its indicator styles
 (the ``htmx-config`` meta tag in base.html)."""
 
@@ -17,4 +19,7 @@ class ContentSecurityPolicyMiddleware:
         policy = getattr(settings, "CASEBOOK_CSP", "")
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
+        permissions = getattr(settings, "CASEBOOK_PERMISSIONS_POLICY", "")
+        if permissions and "Permissions-Policy" not in response:
+            response["Permissions-Policy"] = permissions
         return response

@@ -3,10 +3,13 @@
 Public (load balancers and compose healthchecks call it without a session).
 ``status`` is ``ok`` when the database answers, the broker is reachable (or there
 is no broker because tasks run in-process: ``"eager"``) and, with a broker, a
-worker heartbeat came within ``CASEBOOK_HEARTBEAT_STALE_SECONDS``; ``degraded``
-when only the heartbeat is missing (no worker runs tasks: uploads wait), which
-answers 200 unless ``CASEBOOK_HEALTHZ_STRICT`` is set (then 503); ``error``
-(503) when the database or the broker is down.
+worker heartbeat came within ``CASEBOOK_HEARTBEAT_STALE_SECONDS`` and the
+analysis queue has at least one consumer; ``degraded`` when the heartbeat is
+missing or no worker consumes the analysis queue (uploads wait), which answers
+200 unless ``CASEBOOK_HEALTHZ_STRICT`` is set (then 503); ``error`` (503) when
+the database or the broker is down. ``queues`` shows each queue's consumers
+(the workers' announcements, :mod:`config.celery`) and waiting messages: the
+heartbeat alone only says that the beat queue is served.
 
 Errors are named by their class only: exception texts carry host names, ports
 and user names, and this page is public.
@@ -28,6 +31,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from accounts.services import last_worker_contact
+from config import celery as broker
 
 CHECK_TIMEOUT_SECONDS = 2
 
@@ -82,19 +86,42 @@ def worker_status() -> dict:
     return {"last_seen": last.completed_at.isoformat(), "name": last.worker, "recent": recent}
 
 
+def queues_status() -> dict:
+    """Per queue (analysis, beat): the workers consuming it and the messages
+    waiting in it."""
+    names = list(dict.fromkeys([settings.CELERY_TASK_DEFAULT_QUEUE, settings.CASEBOOK_BEAT_QUEUE]))
+    try:
+        consumers = broker.queue_consumers(names)
+        lengths = broker.queue_lengths(names)
+    except Exception as exc:
+        return {"error": _error(exc)}
+    return {
+        name: {
+            "consumers": len(consumers.get(name, [])),
+            "workers": consumers.get(name, []),
+            "waiting": lengths.get(name, 0),
+        }
+        for name in names
+    }
+
+
 def health() -> tuple[int, dict]:
     """(HTTP status, body) of /healthz."""
     database = database_status()
-    broker = broker_status()
-    body: dict[str, Any] = {"status": "ok", "database": database, "broker": broker}
+    broker_state = broker_status()
+    body: dict[str, Any] = {"status": "ok", "database": database, "broker": broker_state}
     if database == "ok":
         body["worker"] = worker_status()
-    if database != "ok" or broker not in ("ok", "eager"):
+    if broker_state == "ok":
+        body["queues"] = queues_status()
+    if database != "ok" or broker_state not in ("ok", "eager"):
         body["status"] = "error"
         return 503, body
-    if broker == "ok" and not body["worker"]["recent"]:
-        body["status"] = "degraded"
-        return (503 if settings.CASEBOOK_HEALTHZ_STRICT else 200), body
+    if broker_state == "ok":
+        analysis = body["queues"].get(settings.CELERY_TASK_DEFAULT_QUEUE) or {}
+        if not body["worker"]["recent"] or not analysis.get("consumers"):
+            body["status"] = "degraded"
+            return (503 if settings.CASEBOOK_HEALTHZ_STRICT else 200), body
     return 200, body
 
 

@@ -13,6 +13,14 @@ middleware sits before the CSRF middleware and, for the views marked with
   :mod:`config.ratelimit`): 429 with ``Retry-After``.
 
 Both are a styled page, or the message fragment for htmx requests.
+
+Every other route gets the same size check before anything reads its body:
+a request of any kind (a session-authenticated API upload, whose CSRF check
+DRF makes by parsing the body, or any form) declaring more than the upload
+limit is answered 413 from the headers alone (JSON under ``/api/``), and a
+body without a declared length (``Transfer-Encoding: chunked``) is refused
+with 411: Django's WSGI handler would read it as empty, and no route needs
+one.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
@@ -85,6 +93,41 @@ def throttled(request: HttpRequest, decision: ratelimit.Decision) -> HttpRespons
     return response
 
 
+def _declared_length(request: HttpRequest) -> int:
+    """The body's declared length; an unreadable one counts as too large."""
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return upload_limit() + MULTIPART_SLACK + 1  # unreadable: refuse, never guess
+
+
+def _chunked(request: HttpRequest) -> bool:
+    return "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+
+
+def _api_error(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message, "details": {}}}, status=status)
+
+
+def refuse_body(request: HttpRequest) -> HttpResponse | None:
+    """413 for a declared body above the upload limit, 411 for a body of
+    undeclared length; None when the body may be read."""
+    api = request.path.startswith("/api/")
+    if _declared_length(request) > upload_limit() + MULTIPART_SLACK:
+        if api:
+            limit_mib = upload_limit() / (1 << 20)
+            return _api_error(
+                413, "too_large", f"The request body is larger than the limit of {limit_mib:.0f} MiB."
+            )
+        return too_large(request)
+    if _chunked(request) and not request.META.get("CONTENT_LENGTH"):
+        message = _("Send the request with a Content-Length header.")
+        if api:
+            return _api_error(411, "length_required", str(message))
+        return refused(request, status=411, title=_("Length required"), message=message)
+    return None
+
+
 def _cross_origin(request: HttpRequest) -> bool:
     origin = request.META.get("HTTP_ORIGIN")
     if not origin:
@@ -93,15 +136,17 @@ def _cross_origin(request: HttpRequest) -> bool:
 
 
 class UploadGuardMiddleware:
-    """Content-Length and rate checks of upload views; place it before
-    ``CsrfViewMiddleware`` (it needs ``request.user``, which
-    ``AuthenticationMiddleware`` sets lazily before any ``process_view``)."""
+    """The body-size check of every request (:func:`refuse_body`, before any
+    view or middleware after it reads the body) and the Content-Length and
+    rate checks of upload views; place it before ``CsrfViewMiddleware`` (the
+    upload checks need ``request.user``, which ``AuthenticationMiddleware``
+    sets lazily before any ``process_view``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        return refuse_body(request) or self.get_response(request)
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
         kind = getattr(view_func, "casebook_upload", None)
@@ -113,11 +158,7 @@ class UploadGuardMiddleware:
             # Sign in first: the CSRF check would otherwise read the body of
             # an anonymous upload before LoginRequiredMiddleware refuses it.
             return redirect_to_login(request.get_full_path())
-        try:
-            declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            declared = upload_limit() + MULTIPART_SLACK + 1  # unreadable: refuse, never guess
-        if declared > upload_limit() + MULTIPART_SLACK:
+        if _declared_length(request) > upload_limit() + MULTIPART_SLACK:
             return too_large(request)
         if _cross_origin(request):
             return None  # the CSRF check refuses it; another site must not use up the user's uploads

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 from django.utils.translation import gettext_lazy as _
 
@@ -16,6 +17,9 @@ if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env")
 
 DEBUG = env.bool("DEBUG", default=False)
+# loadcases: the published library of kb/data/library with the founding cases
+# (the test suite turns it off, see kb.services.library_enabled).
+CASEBOOK_KB_LIBRARY = env.bool("CASEBOOK_KB_LIBRARY", default=True)
 DATA_DIR = Path(env("CASEBOOK_DATA_DIR", default=str(BASE_DIR / "data")))
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -32,6 +36,36 @@ def _embedded_secret_key() -> str:
 
 
 SECRET_KEY = env("SECRET_KEY", default="") or _embedded_secret_key()
+
+
+def _placeholder_secret_keys() -> set[str]:
+    """Keys that are known to everyone: the one of .env.example (read from it,
+    so the two never drift apart) and the usual placeholders."""
+    known = {
+        "change-me-to-a-long-random-string",
+        "change-me",
+        "changeme",
+        "secret",
+        "secret-key",
+        "your-secret-key",
+    }
+    example = BASE_DIR / ".env.example"
+    if example.exists():
+        for line in example.read_text().splitlines():
+            if line.startswith("SECRET_KEY="):
+                known.add(line.split("=", 1)[1].strip().strip("'\""))
+    return {k.lower() for k in known if k}
+
+
+if not DEBUG and (
+    SECRET_KEY.strip().lower() in _placeholder_secret_keys() or SECRET_KEY.startswith("django-insecure-")
+):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is a published placeholder (.env.example's or another well-known one): "
+        "anyone could forge sessions and password-reset links. Set a long random SECRET_KEY "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(50))') or leave it unset "
+        "to use the key generated in the data directory."
+    )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -191,6 +225,14 @@ CELERY_TASK_ROUTES = {
 }
 CASEBOOK_SWEEP_SECONDS = env.float("CASEBOOK_SWEEP_SECONDS", default=15)
 CASEBOOK_HEARTBEAT_SECONDS = env.float("CASEBOOK_HEARTBEAT_SECONDS", default=15)
+# Every worker announces the queues it consumes this often (in Redis, expiring
+# after three periods); /healthz reads them (config.celery).
+CASEBOOK_CONSUMER_SECONDS = env.float("CASEBOOK_CONSUMER_SECONDS", default=10)
+# Keys of those announcements and of the "still waiting in the broker" marks
+# of sent analyses (the sweeper does not send a second copy while one waits);
+# a mark is forgotten after WAITING_MARK_SECONDS.
+CASEBOOK_BROKER_KEY_PREFIX = env("CASEBOOK_BROKER_KEY_PREFIX", default="casebook")
+CASEBOOK_WAITING_MARK_SECONDS = env.int("CASEBOOK_WAITING_MARK_SECONDS", default=24 * 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stale-snapshots": {
         "task": "triage.tasks.sweep_stale_snapshots",
@@ -220,6 +262,13 @@ CASEBOOK_PARSE_MAX_BYTES = env.int("CASEBOOK_PARSE_MAX_BYTES", default=64 << 20)
 # sweeper re-queues an analysis only when its lease has expired (worker gone).
 CASEBOOK_LEASE_SECONDS = env.float("CASEBOOK_LEASE_SECONDS", default=30)
 CASEBOOK_LEASE_RENEW_SECONDS = env.float("CASEBOOK_LEASE_RENEW_SECONDS", default=10)
+# A finished analysis whose write fails on a transient database error (a
+# restart, a fail-over) tries the write again after 1, 2, 4 ... s (at most
+# MAX_DELAY apart) for up to this many seconds in all, rather than running
+# the analysis again (the lease is renewed meanwhile); the retries count
+# against the soft time limit.
+CASEBOOK_WRITE_RETRY_SECONDS = env.float("CASEBOOK_WRITE_RETRY_SECONDS", default=60)
+CASEBOOK_WRITE_RETRY_MAX_DELAY = env.float("CASEBOOK_WRITE_RETRY_MAX_DELAY", default=15)
 # Snapshots left ``queued`` this long (enqueue lost: broker down) are sent again.
 CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=60)
 # /healthz says "degraded" when no worker heartbeat is this recent; with
@@ -317,18 +366,24 @@ MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
     "config.csp.ContentSecurityPolicyMiddleware",
 )
-# Sign-in: django-axes counts wrong passwords per account and per address in
-# the database (shared by every worker); at the limit that account or address
-# is locked for the cool-off period, with a page that says so.
+# Sign-in: django-axes counts wrong passwords per (account, address) in the
+# database (shared by every worker); at the limit that pair (or, past their
+# ceilings, the address or the account) is locked for the cool-off period,
+# with a page that says so.
 INSTALLED_APPS.append("axes")
 AUTHENTICATION_BACKENDS = [
     "accounts.backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")
-AXES_FAILURE_LIMIT = env.int("CASEBOOK_LOGIN_FAILURE_LIMIT", default=10)
+# Counted per (account, address): a stranger's wrong passwords lock only that
+# pair; an address over the limit across accounts, or an account over
+# ACCOUNT_LIMIT from any addresses, is locked altogether (accounts.backends).
+CASEBOOK_LOGIN_FAILURE_LIMIT = env.int("CASEBOOK_LOGIN_FAILURE_LIMIT", default=10)
+CASEBOOK_LOGIN_ACCOUNT_LIMIT = env.int("CASEBOOK_LOGIN_ACCOUNT_LIMIT", default=50)
+AXES_FAILURE_LIMIT = "accounts.backends.failure_limit"
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("CASEBOOK_LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # Successful sign-ins are not recorded: the table would only grow.
@@ -342,6 +397,14 @@ CASEBOOK_CSP = env(
     default="default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'",
+)
+# Permissions-Policy (config.csp): the pages use no browser feature that needs one.
+CASEBOOK_PERMISSIONS_POLICY = env(
+    "CASEBOOK_PERMISSIONS_POLICY",
+    default="accelerometer=(), autoplay=(), camera=(), display-capture=(), encrypted-media=(), "
+    "fullscreen=(), geolocation=(), gyroscope=(), magnetometer=(), microphone=(), midi=(), "
+    "payment=(), picture-in-picture=(), publickey-credentials-get=(), screen-wake-lock=(), "
+    "sync-xhr=(), usb=(), xr-spatial-tracking=()",
 )
 
 # Axes logs every sign-in at INFO; lockouts (WARNING) are what an operator needs.
@@ -383,14 +446,27 @@ CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"] = {
     "schedule": 24 * 3600,
     "options": {"expires": 3600},
 }
-# SSRF: webhook URLs resolving to link-local (cloud metadata), unspecified or
-# multicast addresses, or to these networks, are refused; ALLOWED_NETWORKS
-# exempts networks from every block (e.g. a receiver on a link-local address).
+# SSRF: webhook URLs resolving to anything but a public address are refused:
+# loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7), CGNAT (100.64/10),
+# link-local (cloud metadata), multicast, unspecified and reserved ranges,
+# IPv4-mapped IPv6 judged by its IPv4 address, plus the metadata addresses
+# below (168.63.129.16 is a public address). CASEBOOK_WEBHOOK_ALLOW lists the
+# CIDRs and host names of internal receivers exempt from every block
+# (CASEBOOK_WEBHOOK_ALLOWED_NETWORKS, its former name, is still read).
 CASEBOOK_WEBHOOK_BLOCKED_NETWORKS = env.list(
     "CASEBOOK_WEBHOOK_BLOCKED_NETWORKS",
-    default=["169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32", "0.0.0.0/8"],
+    default=[
+        "169.254.169.254/32",
+        "168.63.129.16/32",
+        "100.100.100.200/32",
+        "fd00:ec2::254/128",
+        "0.0.0.0/8",
+    ],
 )
-CASEBOOK_WEBHOOK_ALLOWED_NETWORKS = env.list("CASEBOOK_WEBHOOK_ALLOWED_NETWORKS", default=[])
+CASEBOOK_WEBHOOK_ALLOW = [
+    *env.list("CASEBOOK_WEBHOOK_ALLOW", default=[]),
+    *env.list("CASEBOOK_WEBHOOK_ALLOWED_NETWORKS", default=[]),
+]
 # E-mail through Django's mail settings; without EMAIL_HOST no e-mail is sent
 # (the messages go to the log instead).
 EMAIL_HOST = env("EMAIL_HOST", default="")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine.peer_map import PEER_MAP
 from engine.rules import load_all
 from engine.run import ENGINE_VERSION, FACT_CHECKS, FACT_SOURCES, PAST_CAP, SEVERITY_WEIGHT
 
@@ -22,6 +23,9 @@ _AREAS = {
     "oceanbase": "OceanBase and ODP",
     "net": "Network",
     "disk": "Disks",
+    "kernel": "Kernel releases",
+    "cpu": "CPU frequency and idle states",
+    "redis": "Redis",
     "fleet": "Fleet (hosts of one cluster)",
 }
 
@@ -104,6 +108,22 @@ def render_rules_doc() -> str:
             asks = "yes, on the hosts it is relevant to" if spec.relevant is not None else "no"
             out.append(f"**Asks for missing evidence:** {asks}.")
             out.append("")
+            if spec.peer:
+                out.append(f"**Peer equivalent:** {spec.peer}")
+                out.append("")
+    out += [
+        "## Peer map",
+        "",
+        "Every check of the peers' catalogues in this domain (research notes, breadth.md §1) and the rule "
+        "that covers it, or why it is not covered.",
+        "",
+        "| peer | check | Casebook | note |",
+        "|---|---|---|---|",
+    ]
+    for peer, peer_check, ours, note in PEER_MAP:
+        rules = ", ".join(f"`{r.strip()}`" for r in ours.split(",") if r.strip()) or "none"
+        out.append(f"| {_cell(peer)} | {_cell(peer_check)} | {rules} | {_cell(note) or '-'} |")
+    out.append("")
     out += [
         "## Facts a rule can require, and how to get them",
         "",
@@ -163,6 +183,15 @@ FACT_DESCRIPTIONS = {
     "benchmarks": "benchmark results (STREAM, tpmC, a timed statement) are known",
     "cluster": "the snapshot holds 2 or more physical hosts (analysed as one cluster)",
     "memory_devices": "a host has its DIMM slots (dmidecode -t memory)",
+    "datastore": "a host runs a data store seen in its facts (database output, a Redis/MongoDB log, ps/top)",
+    "thp": "the THP mode is known (/sys, or a data store's start-up warning that printed it)",
+    "swappiness": "vm.swappiness is known",
+    "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
+    "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
+    "vmstat": "vmstat with at least two samples is known",
+    "interrupts": "/proc/interrupts is known",
+    "nic_channels": "ethtool -l of a NIC is known",
+    "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
 }
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.derived.topology import cpu_node_map
+from collectors.derived.workload import datastores, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from engine.rules import (
     Evidence,
@@ -98,6 +99,18 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "disks": lambda h: bool(h.disks and h.disks.devices),
     "benchmarks": lambda h: bool(h.benchmarks),
     "memory_devices": lambda h: bool(h.memory_devices and h.memory_devices.dimms),
+    # a data store (MySQL family, Redis, MongoDB, PostgreSQL, Oracle ...) seen in
+    # the database's output, its start-up log or the process list
+    "datastore": lambda h: bool(datastores(h)),
+    # the THP mode, from /sys or from what a data store's log says it read
+    "thp": lambda h: thp_setting(h) is not None,
+    "swappiness": lambda h: sysctl_setting(h, "vm.swappiness") is not None,
+    "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
+    "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
+    "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
+    "interrupts": lambda h: h.interrupts is not None,
+    "nic_channels": lambda h: bool(h.nic_channels),
+    "process_numa": lambda h: bool(h.process_numa),
 }
 
 
@@ -290,6 +303,45 @@ FACT_SOURCES: dict[str, FactSource] = {
     "softirqs": FactSource("/proc/softirqs", "/proc/softirqs", ("cat /proc/softirqs",)),
     "disks": FactSource("disk statistics", "磁盘统计", ("iostat -x 5 3",), packages=_pkg("sysstat")),
     "benchmarks": FactSource("benchmark results", "基准测试结果", ("<the benchmark's own output>",)),
+    "datastore": FactSource(
+        "the data stores the host runs (process list)",
+        "主机运行的数据库（进程列表）",
+        ("ps -eo pid,psr,pcpu,pmem,args",),
+    ),
+    "thp": FactSource(
+        "the transparent huge page mode",
+        "透明大页（THP）模式",
+        (
+            "cat /sys/kernel/mm/transparent_hugepage/enabled",
+            "cat /sys/kernel/mm/transparent_hugepage/defrag",
+        ),
+    ),
+    "swappiness": FactSource("vm.swappiness", "vm.swappiness", ("sysctl vm.swappiness",)),
+    "overcommit": FactSource(
+        "the overcommit policy", "内存超分配策略", ("sysctl vm.overcommit_memory vm.overcommit_ratio",)
+    ),
+    "zone_reclaim": FactSource(
+        "vm.zone_reclaim_mode", "vm.zone_reclaim_mode", ("sysctl vm.zone_reclaim_mode",)
+    ),
+    "vmstat": FactSource(
+        "swap and memory activity over time (vmstat)",
+        "一段时间内的换页与内存活动（vmstat）",
+        ("vmstat 5 6",),
+        packages=_pkg("procps-ng", "procps", "procps"),
+    ),
+    "interrupts": FactSource("/proc/interrupts", "/proc/interrupts", ("cat /proc/interrupts",)),
+    "nic_channels": FactSource(
+        "the NIC queue counts (ethtool -l)",
+        "网卡队列数（ethtool -l）",
+        ("ethtool -l <interface>",),
+        packages=_pkg("ethtool"),
+    ),
+    "process_numa": FactSource(
+        "per-node memory of the database process",
+        "数据库进程在各节点上的内存",
+        ("numastat -p <pid>", "cat /proc/<pid>/numa_maps"),
+        packages=_pkg("numactl"),
+    ),
     "memory_devices": FactSource(
         "the DIMM population (dmidecode)",
         "内存条安装情况（dmidecode）",
@@ -393,17 +445,22 @@ def merge_identical(findings: list[Finding]) -> list[Finding]:
     from two artifacts (``tc qdisc show`` and ``tc -s qdisc``) is one problem; the
     merged finding cites every place it was read."""
     merged: dict[tuple, Finding] = {}
+    # the places each merged finding cites, kept as it grows (thousands of
+    # guests can give one host-level finding thousands of times)
+    cited: dict[tuple, set[tuple]] = {}
     out = []
     for finding in findings:
         key = (finding.rule, finding.host, _evidence_key(finding))
         first = merged.get(key)
         if first is None:
             merged[key] = finding
+            cited[key] = {(e.fact, e.artifact, e.line) for e in finding.evidence}
             out.append(finding)
             continue
-        seen = {(e.fact, e.artifact, e.line) for e in first.evidence}
+        seen = cited[key]
         for e in finding.evidence:
             if (e.fact, e.artifact, e.line) not in seen:
+                seen.add((e.fact, e.artifact, e.line))
                 first.evidence.append(e)
         first.past = max(first.past, finding.past)
         if severity_rank(finding.severity) < severity_rank(first.severity):

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-import redis
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
@@ -36,6 +35,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from accounts.services import last_worker_contact
+from config import celery as broker
 from triage.models import Snapshot, SnapshotArtifact
 
 from .models import Counter, Delivery
@@ -44,9 +44,6 @@ from .models import Counter, Delivery
 ANALYSIS_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 REQUEST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 SWEEPER_REQUEUES = "sweeper_requeues"
-# kombu's Redis transport keeps messages of priority p > 0 in "<queue>\x06\x16<p>".
-_PRIORITY_SEP = "\x06\x16"
-_PRIORITIES = (3, 6, 9)
 
 _LOCAL = CollectorRegistry(auto_describe=True)
 REQUEST_LATENCY = Histogram(
@@ -79,22 +76,7 @@ class RequestLatencyMiddleware:
 def queue_lengths() -> dict[str, int]:
     """Messages waiting in the analysis and beat queues (Redis LLEN), or {}
     without a broker."""
-    if not settings.REDIS_URL:
-        return {}
-
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
-    try:
-        queues = dict.fromkeys([settings.CELERY_TASK_DEFAULT_QUEUE, settings.CASEBOOK_BEAT_QUEUE])
-        pipe = client.pipeline()
-        for queue in queues:
-            pipe.llen(queue)
-            for p in _PRIORITIES:
-                pipe.llen(f"{queue}{_PRIORITY_SEP}{p}")
-        counts = pipe.execute()
-    finally:
-        client.close()
-    step = 1 + len(_PRIORITIES)
-    return {queue: sum(counts[i * step : (i + 1) * step]) for i, queue in enumerate(queues)}
+    return broker.queue_lengths([settings.CELERY_TASK_DEFAULT_QUEUE, settings.CASEBOOK_BEAT_QUEUE])
 
 
 def _analysis_histogram() -> HistogramMetricFamily:

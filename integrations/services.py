@@ -49,8 +49,8 @@ log = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Casebook-Signature"
 USER_AGENT = "Casebook-Webhook/1"
-# What the delivery log keeps of a receiver's answer.
-RESPONSE_EXCERPT = 500
+# What the delivery log keeps of a receiver's answer: its status line, never its body.
+RESPONSE_REASON = 100
 # Answers worth trying again; any other 4xx is the receiver refusing the payload.
 RETRY_STATUSES = {408, 425, 429}
 
@@ -66,24 +66,61 @@ def _blocked_networks() -> list:
     return [ipaddress.ip_network(n, strict=False) for n in settings.CASEBOOK_WEBHOOK_BLOCKED_NETWORKS]
 
 
-def _allowed_networks() -> list:
-    return [ipaddress.ip_network(n, strict=False) for n in settings.CASEBOOK_WEBHOOK_ALLOWED_NETWORKS]
+def _allow_list() -> tuple[list, set[str]]:
+    """(networks, host names) of ``CASEBOOK_WEBHOOK_ALLOW``: the internal
+    receivers an operator listed, exempt from every block."""
+    networks, hosts = [], set()
+    for entry in settings.CASEBOOK_WEBHOOK_ALLOW:
+        entry = entry.strip()
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+        except ValueError:
+            hosts.add(entry.lower().rstrip("."))
+    return networks, hosts
 
 
-def address_blocked(address: str) -> bool:
-    """True for link-local (cloud metadata lives there), unspecified, multicast
-    and the networks of ``CASEBOOK_WEBHOOK_BLOCKED_NETWORKS``, unless the
-    address is in ``CASEBOOK_WEBHOOK_ALLOWED_NETWORKS``."""
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address)
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped:
-        ip = mapped
-    if any(ip in net for net in _allowed_networks()):
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64):
+    judged as that IPv4 address, or ``::ffff:127.0.0.1`` would pass."""
+    if ip.ipv4_mapped:
+        return ip.ipv4_mapped
+    if ip.sixtofour:
+        return ip.sixtofour
+    if ip.teredo:
+        return ip.teredo[1]
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def address_blocked(address: str, *, host: str = "") -> bool:
+    """True for every address that is not a public unicast one (loopback,
+    private, CGNAT, link-local with the cloud metadata, multicast,
+    unspecified, reserved) and for the networks of
+    ``CASEBOOK_WEBHOOK_BLOCKED_NETWORKS`` (metadata addresses that look
+    public), unless the address or the URL's ``host`` is listed in
+    ``CASEBOOK_WEBHOOK_ALLOW``."""
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        ip = _embedded_ipv4(ip) or ip
+    networks, hosts = _allow_list()
+    if (host and host.lower().rstrip(".") in hosts) or any(
+        ip.version == net.version and ip in net for net in networks
+    ):
         return False
     return (
-        ip.is_link_local
-        or ip.is_unspecified
+        not ip.is_global
         or ip.is_multicast
+        or ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_unspecified
+        or ip.is_reserved
         or any(ip.version == net.version and ip in net for net in _blocked_networks())
     )
 
@@ -120,8 +157,13 @@ def resolve_target(url: str) -> Target:
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if not addresses:
         raise InvalidWebhookURL(_("The host name does not resolve."))
-    if any(address_blocked(a) for a in addresses):
-        raise InvalidWebhookURL(_("The URL points at a link-local, metadata or otherwise blocked address."))
+    if any(address_blocked(a, host=parts.hostname) for a in addresses):
+        raise InvalidWebhookURL(
+            _(
+                "The URL points at a loopback, private, link-local, metadata or otherwise blocked "
+                "address; an operator can allow an internal receiver with CASEBOOK_WEBHOOK_ALLOW."
+            )
+        )
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"
@@ -239,16 +281,18 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 
 
 def _post(url: str, body: bytes, headers: dict) -> tuple[int, str]:
-    """POST ``body`` once; (status code, start of the answer). Redirects are
-    not followed (a receiver answering 3xx is a failed delivery)."""
+    """POST ``body`` once; (status code, status line). Redirects are not
+    followed (a receiver answering 3xx is a failed delivery). The answer's
+    body is never read into the log: shown to whoever manages the webhook, it
+    would turn the webhook into a way to read internal pages."""
     target = resolve_target(url)
     cls = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
     conn = cls(target.host, target.address, port=target.port, timeout=settings.CASEBOOK_WEBHOOK_TIMEOUT)
     try:
         conn.request("POST", target.path, body=body, headers=headers)
         response = conn.getresponse()
-        excerpt = response.read(RESPONSE_EXCERPT).decode("utf-8", "replace")
-        return response.status, excerpt
+        reason = "".join(ch for ch in (response.reason or "")[:RESPONSE_REASON] if ch.isprintable())
+        return response.status, f"HTTP {response.status} {reason}".strip()
     finally:
         conn.close()
 
@@ -300,11 +344,11 @@ def attempt_delivery(*, delivery_id: int) -> Delivery | None:
     started = time.monotonic()
     code, error, retryable = None, "", True
     try:
-        code, excerpt = _post(webhook.url, body, headers)
+        code, status_line = _post(webhook.url, body, headers)
         if 200 <= code < 300:
             retryable = False
         else:
-            error = f"HTTP {code}: {excerpt}".strip()[:2000]
+            error = status_line[:2000]
             retryable = code >= 500 or code in RETRY_STATUSES
     except InvalidWebhookURL as exc:
         error, retryable = str(exc), False

@@ -1,4 +1,4 @@
-"""Thin views: a user's e-mail notifications; a team's webhooks (support staff)."""
+"""Thin views: a user's e-mail notifications; a team's webhooks (its administrators)."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.access import can_manage_integrations, can_view_team, is_support, visible_teams
+from accounts.access import can_manage_integrations, can_view_team, integration_teams
 from accounts.models import Team
 
 from . import services
@@ -28,14 +28,14 @@ def index(request):
         )
         messages.success(request, _("Your e-mail notifications were saved."))
         return redirect("integrations:index")
-    teams = visible_teams(request.user) if is_support(request.user) else Team.objects.none()
+    teams = integration_teams(request.user)
     return render(request, "integrations/index.html", {"form": form, "teams": teams})
 
 
 def _managed_team(request, slug: str) -> Team:
     """The team, when the user may manage its webhooks: 404 when the team is
     not visible to them (as for any other object of another team), 403 for
-    its own engineers."""
+    those who see it but are not its administrators."""
     team = Team.objects.filter(slug=slug).first()
     if team is None or not can_view_team(request.user, team):
         raise Http404

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from accounts.access import is_support
+from accounts.access import home_team, is_support
 from kb.models import Case
 
 
@@ -30,6 +30,15 @@ def can_edit_case(user, case) -> bool:
     if case.state != Case.State.DRAFT or not getattr(user, "is_authenticated", False):
         return False
     return case.author_id == user.pk or is_support(user)
+
+
+def can_create_case(user) -> bool:
+    """Who writes new cases (drafts, reviewed before they are published):
+    members of a team and support staff; a signed-in user without a team
+    reads the published cases only."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return is_support(user) or home_team(user) is not None
 
 
 def can_review_case(user, case) -> bool:

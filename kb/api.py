@@ -1,17 +1,22 @@
 """REST API of the knowledge base (thin: kb.search does the work)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from kb import search
-from kb.access import case_search_filters, readable_cases
+from kb import authoring, search, services
+from kb.access import can_create_case, case_search_filters, readable_cases
 from kb.forms import CaseSearchForm
 from kb.models import Case, Measure
-from kb.serializers import CaseSearchResponseSerializer, CaseSerializer, MeasureSerializer
+from kb.serializers import (
+    CaseCreateSerializer,
+    CaseSearchResponseSerializer,
+    CaseSerializer,
+    MeasureSerializer,
+)
 from kb.views import reader_language
 
 SEARCH_PARAMETERS = [
@@ -56,6 +61,51 @@ class CaseSearchView(APIView):
         }
         counts = {hit.case.slug: hit.reuse_count for hit in results.hits}
         return Response(CaseSearchResponseSerializer.represent(payload, context={"reuse_counts": counts}))
+
+    @extend_schema(
+        operation_id="api_v1_cases_create",
+        request=CaseCreateSerializer,
+        responses={201: CaseSerializer},
+        description="Create a draft case (both language versions; the review workflow publishes it).",
+    )
+    def post(self, request: Request) -> Response:
+        if not can_create_case(request.user):
+            raise PermissionDenied("only team members and support staff write cases")
+        serializer = CaseCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        structured = {
+            name: data[name]
+            for name in ("slug", *authoring.ENV_FIELDS, "tags", "references", "metrics", "applies_to")
+        }
+        docs = [
+            authoring.CaseDocument(
+                language=data["language"],
+                **{name: data[name] for name in services.TEXT_FIELDS},
+                steps=data["resolution"],
+                **structured,
+            )
+        ]
+        if data["translation"]:
+            other = "zh" if data["language"] == "en" else "en"
+            docs.append(
+                authoring.CaseDocument(
+                    language=other,
+                    **{name: data["translation"][name] for name in services.TEXT_FIELDS},
+                    steps=data["resolution"],
+                    **structured,
+                )
+            )
+        try:
+            analysis = (
+                authoring.analyse_snapshot(user=request.user, snapshot_id=data["snapshot"])
+                if data["snapshot"]
+                else None
+            )
+            created = authoring.do_create_case(user=request.user, documents=docs, analysis=analysis)
+        except authoring.CaseInputError as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response(CaseSerializer(created[data["language"]]).data, status=status.HTTP_201_CREATED)
 
 
 class CaseDetailView(APIView):

@@ -109,6 +109,9 @@ class Case(models.Model):
     cpu_model = models.CharField(max_length=120, blank=True)
     database = models.CharField(max_length=40, blank=True)
     database_version = models.CharField(max_length=60, blank=True)
+    # Versions the case applies to (known issues by version, kb.versions):
+    # {"kernel": ">=3.5, <3.10", "database": "10.4", "hypervisor": ...}.
+    applies_to = models.JSONField(default=dict, blank=True)
 
     tags = models.ManyToManyField(Tag, blank=True, related_name="cases")
     state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)

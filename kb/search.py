@@ -877,28 +877,59 @@ def _prefix_candidates(term: str) -> list[tuple[str, int]]:
 PREFIX_MIN = 6  # an identifier typed short is completed from this length on
 
 
-def correct_term(term: str, *, identifier: bool = False) -> str | None:
+# Candidates checked against what the reader may read, nearest first.
+READABLE_CHECKS = 20
+
+
+def _readable_term(term: str, filters: dict) -> bool:
+    """Whether ``term`` occurs in a case the search's ``filters`` let the
+    reader see (state, author for drafts, ...): the vocabulary (``kb_termstat``)
+    counts every case, drafts of other teams included."""
+    where, params = _filter_sql(filters)
+    # only placeholders and fixed conditions are interpolated
+    sql = (
+        f"SELECT 1 FROM kb_posting p JOIN kb_case c ON c.id = p.case_id WHERE p.term = %s AND {where} LIMIT 1"  # noqa: S608
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [term, *params])
+        return cursor.fetchone() is not None
+
+
+def correct_term(term: str, *, identifier: bool = False, filters: dict | None = None) -> str | None:
     """The indexed term closest to an unknown ``term`` (fewest typing edits,
     :func:`edit_distance`, then the most cases), or None. Chinese words and
     short tokens are not respelled. An ``identifier`` (``host-passthru``)
     nothing is near may be typed short: the most common term it begins,
-    give or take the same typos, completes it."""
+    give or take the same typos, completes it. With ``filters`` (those of the
+    search, narrowed to what the reader may read) only a term found in a case
+    they match is offered: "Did you mean" never spells out a word of a case
+    the reader may not see."""
     edits = _max_edits(term)
     if not edits or re.search(rf"[{_CJK}]", term) or term.isdigit():
         return None
-    best: tuple[int, int, str] | None = None
+    near: list[tuple[int, int, str]] = []
     for candidate, ndoc in _spelling_candidates(term):
         if candidate == term or re.search(rf"[{_CJK}]", candidate):
             continue
         distance = edit_distance(term, candidate, edits)
-        if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
-            best = (distance, -ndoc, candidate)
+        if distance <= edits:
+            near.append((distance, -ndoc, candidate))
+    best = _first_readable(near, filters)
     if best is None and identifier and len(term) >= PREFIX_MIN and term.isascii():
+        completions = []
         for candidate, ndoc in _prefix_candidates(term):
             distance = edit_distance(term, candidate, edits, prefix=True)
-            if distance <= edits and (best is None or (distance, -ndoc, candidate) < best):
-                best = (distance, -ndoc, candidate)
-    return best[2] if best else None
+            if distance <= edits:
+                completions.append((distance, -ndoc, candidate))
+        best = _first_readable(completions, filters)
+    return best
+
+
+def _first_readable(ranked: list[tuple[int, int, str]], filters: dict | None) -> str | None:
+    for _distance, _ndoc, candidate in sorted(ranked)[:READABLE_CHECKS]:
+        if filters is None or _readable_term(candidate, filters):
+            return candidate
+    return None
 
 
 def _respell(surface: str, typed: str, corrected: str) -> str:
@@ -936,11 +967,14 @@ def _respell(surface: str, typed: str, corrected: str) -> str:
 _IDENTIFIER_MARK_RE = re.compile(r"[a-z0-9][._:/$-][a-z0-9]|_")
 
 
-def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str]:
+def _correct(
+    query: Query, known: dict[str, int] | None = None, filters: dict | None = None
+) -> dict[str, str]:
     """Respell unknown words: a group none of whose alternatives is in the
-    index gains the nearest indexed term. Returns {typed word: respelled};
-    ``known`` (the document frequencies of the query's terms) gains those of
-    the respelled terms."""
+    index gains the nearest indexed term (one found in a case ``filters``
+    match, when given). Returns {typed word: respelled}; ``known`` (the
+    document frequencies of the query's terms) gains those of the respelled
+    terms."""
     if known is None:
         known = _doc_freqs(query.terms)
     corrections: dict[str, str] = {}
@@ -953,7 +987,7 @@ def _correct(query: Query, known: dict[str, int] | None = None) -> dict[str, str
         label = query.labels[number]
         if " " in label:
             continue  # a phrase: its words are known, or respelled one by one when typed alone
-        fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)))
+        fixed = correct_term(typed, identifier=bool(_IDENTIFIER_MARK_RE.search(label)), filters=filters)
         if fixed:
             # The respelled word is searched as if typed: first, with its
             # glossary concept (zone_reclam_mode -> zone_reclaim_mode, zone reclaim ...).
@@ -1606,7 +1640,7 @@ def search(
         return Results(query, hits, total, False, page, max(1, math.ceil(total / page_size)))
 
     df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(offset + page_size))
-    corrections = _correct(query, df)
+    corrections = _correct(query, df, filters)
     _drop_fallbacks(query, df)
     ranking = _rank(query, filters, offset + page_size, df, versions, heads)
     candidates: dict = {}  # read by the first count, for the second

@@ -58,7 +58,7 @@ class CaseSerializer(serializers.ModelSerializer):
             "slug", "language", "title", "state", "symptom", "environment_notes", "cause",
             "resolution_summary", "resolution", "metrics", "references", "tags",
             "platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version",
-            "signature", "signature_engine_version", "translations", "url",
+            "signature", "signature_engine_version", "applies_to", "translations", "url",
             "created_at", "updated_at", "published_at", "reuse_count",
         ]  # fmt: skip
 
@@ -173,3 +173,64 @@ class CaseSearchResponseSerializer(serializers.Serializer):
             "terms": [str(term) for term in payload["terms"]],
             "results": [hit.to_representation(h) for h in payload["results"]],
         }
+
+
+class CaseTextsSerializer(serializers.Serializer):
+    """The prose of one language version."""
+
+    title = serializers.CharField(max_length=250)
+    symptom = serializers.CharField()
+    cause = serializers.CharField(required=False, allow_blank=True, default="")
+    resolution_summary = serializers.CharField(required=False, allow_blank=True, default="")
+    environment_notes = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class StepInputSerializer(serializers.Serializer):
+    measure = serializers.SlugField(help_text="a measure slug of /api/v1/measures/")
+    status = serializers.ChoiceField(choices=CaseMeasure.Status.choices, default=CaseMeasure.Status.APPLIED)
+    outcome = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class MetricInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    before = serializers.FloatField(required=False, allow_null=True, default=None)
+    after = serializers.FloatField(required=False, allow_null=True, default=None)
+    unit = serializers.CharField(max_length=30, required=False, allow_blank=True, default="")
+    expected = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ReferenceInputSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=80)
+    title = serializers.CharField(max_length=250, required=False, allow_blank=True, default="")
+    url = serializers.URLField(required=False, allow_blank=True, default="")
+
+
+class CaseCreateSerializer(CaseTextsSerializer):
+    """A new draft case: one language version (``translation`` optionally
+    gives the other; without it the other is pre-filled for the author to
+    translate), its structured fields and an optional snapshot whose analysis
+    fills the signature and the environment."""
+
+    language = serializers.ChoiceField(choices=[("en", "English"), ("zh", "Chinese")])
+    slug = serializers.SlugField(max_length=100, required=False, allow_blank=True, default="")
+    platform = serializers.ChoiceField(choices=Case.Platform.choices, default=Case.Platform.OTHER)
+    hypervisor = serializers.CharField(max_length=80, required=False, allow_blank=True, default="")
+    cpu_architecture = serializers.CharField(max_length=20, required=False, allow_blank=True, default="")
+    cpu_model = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+    database = serializers.CharField(max_length=40, required=False, allow_blank=True, default="")
+    database_version = serializers.CharField(max_length=60, required=False, allow_blank=True, default="")
+    tags = serializers.ListField(child=serializers.CharField(max_length=60), required=False, default=list)
+    references = ReferenceInputSerializer(many=True, required=False, default=list)
+    metrics = MetricInputSerializer(many=True, required=False, default=list)
+    resolution = StepInputSerializer(many=True, required=False, default=list)
+    translation = CaseTextsSerializer(required=False, allow_null=True, default=None)
+    applies_to = serializers.DictField(
+        child=serializers.CharField(max_length=120),
+        required=False,
+        default=dict,
+        help_text='versions the case applies to: {"kernel": ">=3.5, <3.10", "database": "10.4", ...}',
+    )
+    snapshot = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="id of an analysed snapshot you may see"
+    )

@@ -49,8 +49,14 @@ log = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 MEASURES_PATH = DATA_DIR / "measures.yaml"
-CASES_DIR = DATA_DIR / "cases"
+CASES_DIR = DATA_DIR / "cases"  # the five founding cases
+# The published cases of the library (issue 27), in the same format.
+LIBRARY_DIR = DATA_DIR / "library"
 FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "seeds"
+# The published cases of the library (kb/data/cases beyond the founding five)
+# keep their "before" fixtures, with the SOURCE.md saying where each line is
+# stated, here.
+LIBRARY_FIXTURES_ROOT = Path(settings.BASE_DIR) / "tests" / "fixtures" / "cases"
 LANGUAGES = ("en", "zh")
 
 
@@ -93,23 +99,34 @@ def fixture_digest(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def before_folder(slug: str, fixtures_root: Path | None = None) -> Path:
+    """The case's "before" fixtures: under the founding seeds or the
+    library's cases (``fixtures_root`` alone when given)."""
+    roots = (fixtures_root,) if fixtures_root is not None else (FIXTURES_ROOT, LIBRARY_FIXTURES_ROOT)
+    for root in roots:
+        if (root / slug / "before").is_dir():
+            return root / slug / "before"
+    return roots[0] / slug / "before"
+
+
 def compute_signature(
-    *, slug: str, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT
+    *, slug: str, engine: SignatureEngine, fixtures_root: Path | None = None
 ) -> dict | None:
     """Run the engine on the case's "before" fixtures. None when they are absent."""
-    folder = fixtures_root / slug / "before"
+    folder = before_folder(slug, fixtures_root)
     if not folder.is_dir():
         return None
     rules, snapshot = engine.run(snapshot_paths(folder))
+    kind = "cases" if folder.parent.parent == LIBRARY_FIXTURES_ROOT else "seeds"
     return {
         "signature": {"rules": sorted(set(rules)), "features": snapshot_features(snapshot)},
         "version": engine.version,
-        "source": f"tests/fixtures/seeds/{slug}/before@{fixture_digest(folder)}",
+        "source": f"tests/fixtures/{kind}/{slug}/before@{fixture_digest(folder)}",
     }
 
 
-def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: Path = FIXTURES_ROOT) -> bool:
-    folder = fixtures_root / case.slug / "before"
+def signature_is_current(case: Case, *, engine: SignatureEngine, fixtures_root: Path | None = None) -> bool:
+    folder = before_folder(case.slug, fixtures_root)
     if not folder.is_dir():
         return True  # nothing to recompute from: keep what is stored
     return (
@@ -278,6 +295,7 @@ def _case_values(data: dict, language: str) -> tuple[dict, dict]:
     }
     for key in ("platform", "hypervisor", "cpu_architecture", "cpu_model", "database", "database_version"):
         fields[key] = str(data.get(key) or "")
+    fields["applies_to"] = {k: str(v) for k, v in (data.get("applies_to") or {}).items() if v}
     related = {
         "tags": list(data.get("tags", [])),
         "steps": [
@@ -316,15 +334,36 @@ class LoadReport:
     measures: dict[str, int] = field(default_factory=dict)
 
 
+def library_enabled() -> bool:
+    """Whether loading the cases includes the library (``CASEBOOK_KB_LIBRARY``,
+    on by default). The test suite turns it off: its tests are written
+    against the five founding cases, and 90 case versions instead of 10 would
+    make each of the ~60 loads several seconds slower; the library's own
+    tests load it explicitly."""
+    return bool(getattr(settings, "CASEBOOK_KB_LIBRARY", True))
+
+
+def case_files(*, library: bool | None = None) -> list[Path]:
+    """The founding cases' files, then (unless ``library`` is false) the library's."""
+    if library is None:
+        library = library_enabled()
+    files = sorted(CASES_DIR.glob("*.yaml"))
+    if library:
+        files += sorted(LIBRARY_DIR.glob("*.yaml"))
+    return files
+
+
 def load_cases(
     *,
-    directory: Path = CASES_DIR,
-    fixtures_root: Path = FIXTURES_ROOT,
+    directory: Path | None = None,
+    library: bool | None = None,
+    fixtures_root: Path | None = None,
     engine: SignatureEngine | None = None,
     use_real_engine: bool = True,
     force: bool = False,
 ) -> LoadReport:
-    """Load every ``<slug>.yaml`` of ``directory`` in both languages.
+    """Load every ``<slug>.yaml`` of ``directory`` (default: the founding
+    cases and, unless ``library`` is false, the library) in both languages.
 
     Unchanged cases are skipped. A signature is (re)computed when the fixtures
     exist and the stored one was made by another engine version or from other
@@ -333,7 +372,8 @@ def load_cases(
     if engine is None and use_real_engine:
         engine = real_engine()
     reindex = search.dictionary_version()
-    for path in sorted(directory.glob("*.yaml")):
+    paths = sorted(directory.glob("*.yaml")) if directory is not None else case_files(library=library)
+    for path in paths:
         data = _read_yaml(path)
         slug = data["slug"]
         versions = {c.language: c for c in Case.objects.filter(slug=slug)}

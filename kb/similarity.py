@@ -34,7 +34,7 @@ from django.utils.translation import gettext
 from collectors.derived.features import snapshot_features
 from config.language import content_language
 from engine.rules import load_all
-from kb import rule_index, search
+from kb import rule_index, search, versions
 from kb.models import Case, CaseMeasure
 
 RULE_WEIGHT = 0.7
@@ -349,7 +349,7 @@ def similar_cases_for(
     if not serious and not symptom:
         return []
     features = snapshot_features(snapshot_facts) if snapshot_facts is not None else []
-    return rank(
+    results = rank(
         _rules_of(findings),
         features,
         symptom=symptom,
@@ -358,6 +358,62 @@ def similar_cases_for(
         threshold=NEW_PROBLEM_THRESHOLD,
         qualifying=serious,
     )
+    return _with_version_matches(results, snapshot_facts, language=language)
+
+
+# A qualifying case whose version ranges hold the snapshot's versions gains
+# this share of what its score lacks to 1 (a known issue of these versions).
+VERSION_BONUS = 0.2
+
+
+def _with_version_matches(results: list[dict], snapshot_facts, *, language: str) -> list[dict]:
+    """Raise the qualifying cases whose stated versions hold the snapshot's
+    (``kb.versions``), with a ``version`` contribution and the facts that
+    matched; the order follows the new scores."""
+    if not results or snapshot_facts is None:
+        return results
+    known = {k["slug"]: k["matches"] for k in known_issues_for(snapshot_facts, language=language)}
+    for result in results:
+        matches = known.get(result["slug"])
+        if not matches:
+            continue
+        bonus = round(VERSION_BONUS * (1.0 - result["score"]), 3)
+        result["score"] = round(min(result["score"] + bonus, 1.0), 3)
+        result["version_matches"] = matches
+        names = ", ".join(f"{m['kind']} {m['version']}" for m in matches)
+        result.setdefault("contributions", []).append({"kind": "version", "name": names, "points": bonus})
+    results.sort(key=lambda r: (-r["score"], r["slug"]))
+    return results
+
+
+def known_issues_for(snapshot_facts, *, language: str = "en") -> list[dict]:
+    """Published cases whose version ranges (``Case.applies_to``) hold the
+    kernel, database or hypervisor versions of ``snapshot_facts``, whatever
+    its findings: ``slug``, ``title`` (the reader's language when it exists),
+    ``url`` and ``matches`` (``{"kind", "version", "range"}``, the facts shown
+    in the report)."""
+    found = versions.snapshot_versions(snapshot_facts)
+    if not found:
+        return []
+    wanted = content_language(language)
+    groups: dict[str, Case] = {}
+    cases = (
+        Case.objects.filter(state=Case.State.PUBLISHED)
+        .exclude(applies_to={})
+        .only("slug", "language", "title", "applies_to")
+        .order_by("slug", "language")
+    )
+    for case in cases:
+        if case.slug not in groups or case.language == wanted:
+            groups[case.slug] = case
+    out = []
+    for slug, case in sorted(groups.items()):
+        matches = versions.version_matches(case.applies_to, found)
+        if matches:
+            out.append(
+                {"slug": slug, "title": case.title, "url": case.get_absolute_url(), "matches": matches}
+            )
+    return out
 
 
 def similarity_report(

@@ -18,9 +18,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import SignedInRequest
 from config.language import content_language
-from kb import history, search, services
-from kb.access import can_edit_case, can_review_case, case_search_filters, readable_cases
-from kb.forms import CaseEditForm, CaseSearchForm, ReviewForm
+from kb import authoring, history, search, services
+from kb.access import can_create_case, can_edit_case, can_review_case, case_search_filters, readable_cases
+from kb.forms import (
+    CaseEditForm,
+    CaseSearchForm,
+    ImportCasesForm,
+    NewCaseForm,
+    ReviewForm,
+    WriteupForm,
+    parse_references,
+)
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import related_cases
 
@@ -226,3 +234,97 @@ def measure_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "what_why": measure.what_why_for(language),
         },
     )
+
+
+def _require_author(request: HttpRequest) -> None:
+    if not can_create_case(request.user):
+        raise PermissionDenied("only team members and support staff write cases")
+
+
+def _measure_choices(language: str) -> list[tuple[str, str]]:
+    return [(m.slug, m.title_for(language)) for m in Measure.objects.all()]
+
+
+@require_http_methods(["GET", "POST"])
+def case_new(request: HttpRequest) -> HttpResponse:
+    """Write a case: a draft in one language (the other pre-filled), with an
+    optional snapshot for its environment and signature."""
+    _require_author(request)
+    form = NewCaseForm(
+        request.POST or None,
+        request.FILES or None,
+        snapshots=authoring.snapshot_choices(request.user),
+        measures=_measure_choices(reader_language()),
+        initial={"language": reader_language()},
+    )
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        doc = authoring.CaseDocument(
+            language=data["language"],
+            **{name: data[name] for name in services.TEXT_FIELDS},
+            **{name: data[name] for name in authoring.ENV_FIELDS},
+            tags=[t.strip() for t in data["tags"].split(",") if t.strip()],
+            references=parse_references(data["references"]),
+            steps=[{"measure": slug, "status": "applied", "outcome": ""} for slug in data["measures"]],
+            applies_to={
+                kind: data[f"{kind}_versions"].strip()
+                for kind in ("kernel", "database", "hypervisor")
+                if data[f"{kind}_versions"].strip()
+            },
+        )
+        try:
+            analysis = None
+            if data["snapshot"]:
+                analysis = authoring.analyse_snapshot(user=request.user, snapshot_id=data["snapshot"])
+            elif data["snapshot_file"]:
+                upload = data["snapshot_file"]
+                analysis = authoring.analyse_text(name=upload.name, data=upload.read())
+            created = authoring.do_create_case(user=request.user, documents=[doc], analysis=analysis)
+        except authoring.CaseInputError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(
+                request, _("Draft saved. Translate the other language version, then submit it for review.")
+            )
+            return redirect(created[doc.language].get_absolute_url())
+    return render(request, "kb/case_new.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def case_import(request: HttpRequest) -> HttpResponse:
+    """Import Markdown or YAML case files, or a pasted write-up, as drafts."""
+    _require_author(request)
+    which = request.POST.get("form") if request.method == "POST" else None
+    files_form = (
+        ImportCasesForm(request.POST or None, request.FILES or None)
+        if which == "files"
+        else ImportCasesForm()
+    )
+    writeup_form = (
+        WriteupForm(request.POST or None, initial={"language": reader_language()})
+        if which == "writeup"
+        else WriteupForm(initial={"language": reader_language()})
+    )
+    try:
+        if which == "files" and files_form.is_valid():
+            groups = authoring.do_import_files(
+                user=request.user, files=[(f.name, f.read()) for f in files_form.cleaned_data["documents"]]
+            )
+            messages.success(request, _("%(count)d draft cases imported.") % {"count": len(groups)})
+            first = groups[0]
+            return redirect((first.get(reader_language()) or next(iter(first.values()))).get_absolute_url())
+        if which == "writeup" and writeup_form.is_valid():
+            data = writeup_form.cleaned_data
+            created = authoring.do_create_from_writeup(
+                user=request.user,
+                language=data["language"],
+                title=data["title"],
+                text=data["text"],
+                cause=data["cause"],
+                resolution_summary=data["resolution_summary"],
+            )
+            messages.success(request, _("Draft saved from the write-up: add the cause and the resolution."))
+            return redirect(created[data["language"]].get_absolute_url())
+    except authoring.CaseInputError as exc:
+        (files_form if which == "files" else writeup_form).add_error(None, str(exc))
+    return render(request, "kb/case_import.html", {"files_form": files_form, "writeup_form": writeup_form})

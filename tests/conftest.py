@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from pytest_django.plugin import blocking_manager_key
 
@@ -22,6 +23,13 @@ CORPUS = SHARED / "corpus"
 SEEDS = SHARED / "seeds"
 FIXTURES = ROOT / "tests" / "fixtures"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# The tests are written against the five founding cases: loading the published
+# library too (90 case versions instead of 10) would make each of the suite's
+# ~60 case loads several seconds slower. Its own tests load it explicitly
+# (load_all(library=True)); CASEBOOK_KB_LIBRARY in the environment wins.
+if "CASEBOOK_KB_LIBRARY" not in os.environ:
+    settings.CASEBOOK_KB_LIBRARY = False
 
 
 def service_unavailable(message: str) -> None:

@@ -35,6 +35,10 @@ NOT_PAGES = {
     "triage:snapshot_remedy_playbook": "Ansible playbook download (YAML)",
     "troubleshoot:summary_md": "Markdown summary download",
     "troubleshoot:summary_jira": "Jira wiki summary download",
+    "desk:rule_playbook": "Ansible playbook download (YAML) for the hosts selected on the rule page",
+    "desk:rule_inventory": "Ansible inventory download (INI)",
+    "desk:inbox_open": "marks an inbox item read and redirects to what it is about",
+    "desk:host_diff": "needs ?a=&b= (two snapshots): tests/desk/test_desk_hosts.py renders real ones",
 }
 # Pages seen signed out (signed-in users are sent on).
 ANONYMOUS_PAGES = {"login"}
@@ -137,6 +141,7 @@ PAGE_ARGS: dict[str, Callable[[PageWorld], list[dict]]] = {
     "troubleshoot:step": lambda w: [{"pk": w.session.pk, "step": step} for step in STEPS],
     "triage:rule_detail": lambda w: [{"rule_id": "net.netem_delay"}],
     "integrations:webhook_list": lambda w: [{"team": "team-a"}],
+    "desk:host_detail": lambda w: [{"team": "team-a", "host": w.guest_snapshot.host_key}],
     "integrations:webhook_detail": lambda w: [{"team": "team-a", "webhook": w.webhook.pk}],
 }
 

@@ -21,8 +21,11 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from desk.models import InboxItem
 from integrations import services as integrations_services
 from integrations.models import Webhook
+from kb.models import Case
+from kb.services import save_case
 from tests.api.world import World, build_world
 from triage import acknowledgements, uploads
 from triage.models import Snapshot
@@ -81,6 +84,9 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "kb:case_history": ("GET", (W, 200, 200, 200, 200)),
     # a published founding case is not edited in place (drafts: tests/kb/test_kb_review.py)
     "kb:case_edit": ("GET", (W, 403, 403, 403, 403)),
+    # writing and importing cases: members of a team and support staff (everyone in the world)
+    "kb:case_new": ("GET", (W, 200, 200, 200, 200)),
+    "kb:case_import": ("GET", (W, 200, 200, 200, 200)),
     # an empty review form or a repeated "helped": back to the case page
     "kb:case_review": ("POST", (W, 302, 302, 302, 302)),
     "kb:case_helped": ("POST", (W, 302, 302, 302, 302)),
@@ -126,15 +132,28 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "api-session-measure": ("POST", (A, 400, 404, 400, 400)),
     "api-session-close": ("POST", (A, 400, 404, 400, 400)),
     # integrations: the notification form for everyone; team A's webhooks for
-    # support staff (403 for team A's engineer, 404 for team B's)
+    # its administrators and site administrators only (403 for team A's engineer
+    # and for support staff of another team, 404 for team B's engineer)
     "integrations:index": ("POST", (W, 302, 302, 302, 302)),  # an empty form saves "no e-mail"
-    "integrations:webhook_list": ("GET", (W, 403, 404, 200, 200)),
-    "integrations:webhook_detail": ("GET", (W, 403, 404, 200, 200)),
-    "integrations:webhook_test": ("POST", (W, 403, 404, 302, 302)),
-    # support deletes it; the administrator's request then finds nothing
-    "integrations:webhook_delete": ("POST", (W, 403, 404, 302, 404)),
+    "integrations:webhook_list": ("GET", (W, 403, 404, 403, 200)),
+    "integrations:webhook_detail": ("GET", (W, 403, 404, 403, 200)),
+    "integrations:webhook_test": ("POST", (W, 403, 404, 403, 302)),
+    "integrations:webhook_delete": ("POST", (W, 403, 404, 403, 302)),
     # Prometheus: a token or an allowed address, never a session (none configured here)
     "metrics": ("GET", (403, 403, 403, 403, 403)),
+    # the support desk: search and the inbox for everyone (each sees only their own items and
+    # what their teams hold), team A's host page; the fleet playbook (no host selected) and
+    # the diff (no snapshots chosen) of the filled parameters exist for no one
+    "desk:search": ("GET", (W, 200, 200, 200, 200)),
+    "desk:inbox": ("GET", (W, 200, 200, 200, 200)),
+    "desk:inbox_open": ("GET", (W, 302, 404, 404, 404)),  # engineer A's item: only they open it
+    "desk:inbox_read_all": ("POST", (W, 302, 302, 302, 302)),
+    "desk:host_detail": ("GET", (W, 200, 404, 200, 200)),
+    "desk:host_diff": ("GET", (W, 404, 404, 404, 404)),
+    "desk:rule_playbook": ("GET", (W, 404, 404, 404, 404)),
+    "desk:rule_inventory": ("GET", (W, 404, 404, 404, 404)),
+    "api-search": ("GET", (A, 200, 200, 200, 200)),
+    "api-host-detail": ("GET", (A, 200, 404, 200, 200)),
     # the collector, the schema and its UI
     "collect_sh": ("GET", (A, 200, 200, 200, 200)),
     "schema": ("GET", (A, 200, 200, 200, 200)),
@@ -144,6 +163,7 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
 # the admin sign-in page.
 ADMIN_NAMESPACE = "admin"
 CLUSTER = "ob/bench 1"  # a cluster name needing URL encoding
+HOST = "obs-197.team-a.example"  # team A's snapshot's host
 
 
 def walk(patterns, prefix: str = "", namespace: str | None = None):
@@ -193,6 +213,8 @@ def fill(route: str, name: str, world: World) -> str:
         "pk": str(
             world.session.pk
             if "sessions/" in route
+            else world.inbox_item.pk
+            if "inbox/<int:pk>" in route
             else world.acknowledgement.pk
             if "acknowledgements/<int:pk>" in route
             else world.snapshot.pk
@@ -209,6 +231,7 @@ def fill(route: str, name: str, world: World) -> str:
         "domain": "no-such-guest",
         "name": quote(CLUSTER),
         "team": "team-a",
+        "host": HOST,
         "webhook": str(world.webhook.pk),
     }
 
@@ -244,7 +267,7 @@ def world(db, django_user_model, settings, tmp_path, monkeypatch):
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     world = build_world(django_user_model)
     # Team A's snapshot belongs to a cluster, so the cluster page has a host.
-    Snapshot.objects.filter(pk=world.snapshot.pk).update(cluster=CLUSTER)
+    Snapshot.objects.filter(pk=world.snapshot.pk).update(cluster=CLUSTER, host_key=HOST)
     # ... and one of its findings is acknowledged (the withdraw URLs)
     world.snapshot.refresh_from_db()
     world.acknowledgement = acknowledgements.acknowledge(
@@ -253,6 +276,10 @@ def world(db, django_user_model, settings, tmp_path, monkeypatch):
         rule="net.netem_delay",
         scope="host",
         reason="the delay is part of the test bed",
+    )
+    # An inbox item of engineer A (opening it marks it read and redirects).
+    world.inbox_item = InboxItem.objects.create(
+        user=world.users["engineer_a"], kind="mention", title="a comment", url="/sessions/", key="matrix"
     )
     # Team A's webhook, to a receiver that is never reached: nothing is enqueued.
     monkeypatch.setattr(integrations_services, "_enqueue_delivery", lambda pk: None)
@@ -342,3 +369,31 @@ def test_admin_pages_only_for_administrators(world):
         .status_code
         == 302
     )
+
+
+def test_search_suggestions_come_only_from_cases_the_reader_may_read(world):
+    """ "Did you mean" respells from the index vocabulary: a word found only
+    in team A's draft (a customer host name) is never offered to anyone who
+    may not read that draft, in any state filter, web or API."""
+    draft = Case(
+        slug="session-9-customer-host",
+        language="en",
+        title="Slow guest on hypervisor custhypervisorseventeen",
+        symptom="custhypervisorseventeen runs the slow guest",
+        state=Case.State.DRAFT,
+        author=world.users["engineer_a"],
+    )
+    save_case(draft, steps=[], metrics=[])
+    typo = "custhypervisorsevnteen"
+    for role, sees in (("engineer_a", True), ("engineer_b", False), ("support", True), ("admin", True)):
+        for state in ("", "draft", "published", "review"):
+            params = {"q": typo, **({"state": state} if state else {})}
+            expected = sees and state == "draft"
+            api = client_for(world, role, api=True).get("/api/v1/cases/", params).json()
+            assert ("custhypervisorseventeen" in api["suggestion"]) is expected, (
+                role,
+                state,
+                api["suggestion"],
+            )
+            page = client_for(world, role, api=False).get("/cases/", params).content.decode()
+            assert ("custhypervisorseventeen" in page) is expected, (role, state)

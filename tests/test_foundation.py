@@ -126,6 +126,25 @@ def test_check_deploy_is_clean_with_production_settings(tmp_path):
     assert "WARNING" not in output.upper().replace("--FAIL-LEVEL", "")
 
 
+@pytest.mark.parametrize("key", ["change-me-to-a-long-random-string", "CHANGEME", "django-insecure-abc123"])
+def test_a_placeholder_secret_key_is_refused_at_start_when_debug_is_off(tmp_path, key):
+    def check(debug: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "manage.py", "check"],
+            cwd=ROOT,
+            env=clean_env(tmp_path, DEBUG=debug, SECRET_KEY=key),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    refused = check("false")
+    assert refused.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is a published placeholder" in refused.stderr
+    assert key not in refused.stderr  # the message does not repeat the key
+    assert check("true").returncode == 0  # a developer's machine may keep it
+
+
 def test_embedded_default_is_not_deploy_ready(tmp_path):
     """Without HTTPS settings the deploy check must complain: proves the clean
     result above comes from the settings, not from a silenced check."""

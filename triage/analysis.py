@@ -7,16 +7,19 @@ finding to the snapshot of its host and replaces the findings in one
 transaction. :func:`sweep_stale` (beat) re-enqueues rows left ``queued`` and
 ``analyzing`` ones whose lease expired; :func:`reanalyze` re-runs finished ones.
 
-Test hook: when the environment variable ``CASEBOOK_TEST_ANALYSIS_DELAY`` holds a
+Test hooks: when the environment variable ``CASEBOOK_TEST_ANALYSIS_DELAY`` holds a
 number of seconds, :func:`analyze_snapshot_now` sleeps that long after marking
-the snapshot ``analyzing``. The integration tests use it to kill a worker in the
-middle of an analysis; it is never set in production.
+the snapshot ``analyzing``, and ``CASEBOOK_TEST_WRITE_DELAY`` that long after
+computing the findings, before writing them. The integration tests use them to
+kill a worker in the middle of an analysis or to take the database away from a
+finished one; they are never set in production.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -37,6 +40,7 @@ from collectors import archive
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
+from config import celery as broker
 from engine import run as engine_run
 from engine.rules import Evidence, host_domains, running_domain_names
 from engine.run import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
@@ -81,11 +85,13 @@ CLUSTER_ROUNDS = 3
 
 
 _CLUSTER_CHANGED = object()
+# The run no longer holds the snapshot's lease: another run took it over.
+_LEASE_LOST = object()
 
 
-def _analysis_delay() -> float:
+def _analysis_delay(name: str = "CASEBOOK_TEST_ANALYSIS_DELAY") -> float:
     try:
-        return max(0.0, float(os.environ.get("CASEBOOK_TEST_ANALYSIS_DELAY", "") or 0))
+        return max(0.0, float(os.environ.get(name, "") or 0))
     except ValueError:
         return 0.0
 
@@ -213,15 +219,23 @@ def _similar_cases(findings, snapshot_facts, symptom: str = "") -> list[dict]:
         return []
 
 
-def _fail(snapshot_id: int, message: str) -> None:
-    Snapshot.objects.filter(pk=snapshot_id).update(
+def _fail(snapshot_id: int, message: str, *, owner: str | None = None) -> None:
+    """Mark the snapshot failed; with ``owner``, only while that run still
+    holds the lease (a run that lost it writes nothing)."""
+    rows = Snapshot.objects.filter(pk=snapshot_id)
+    if owner is not None:
+        rows = rows.filter(lease_owner=owner, status=Snapshot.Status.ANALYZING)
+    updated = rows.update(
         status=Snapshot.Status.FAILED,
         last_error=message[:4000],
         finished_at=timezone.now(),
         lease_owner="",
         lease_expires_at=None,
     )
-    _announce(snapshot_id)
+    if updated:
+        _announce(snapshot_id)
+    else:
+        log.warning("snapshot %s: the lease was lost; the failure (%s) is not recorded", snapshot_id, message)
 
 
 def _announce(snapshot_id: int) -> None:
@@ -290,7 +304,7 @@ def analyze_snapshot_now(
         keeper.start()
     released = False
     try:
-        result = _run_analysis(snapshot)
+        result = _run_analysis(snapshot, owner=owner, keeper=keeper)
         released = True  # _fail / _write cleared or replaced the lease
         return result
     except (SoftTimeLimitExceeded, AnalysisTimeout):
@@ -331,7 +345,7 @@ def nothing_read(hosts: list) -> str:
     )
 
 
-def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
+def _run_analysis(snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None = None) -> Snapshot | None:
     snapshot_id = snapshot.pk
     delay = _analysis_delay()
     if delay:
@@ -346,16 +360,24 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
         except (*TRANSIENT_DB_ERRORS, SoftTimeLimitExceeded):
             raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
-            _fail(snapshot_id, "the stored upload is missing from storage")
+            _fail(snapshot_id, "the stored upload is missing from storage", owner=owner)
             return Snapshot.objects.filter(pk=snapshot_id).first()
         except NothingRead as exc:
-            _fail(snapshot_id, str(exc))
+            _fail(snapshot_id, str(exc), owner=owner)
             return Snapshot.objects.filter(pk=snapshot_id).first()
         except Exception as exc:
             log.exception("analysis of snapshot %s failed", snapshot_id)
-            _fail(snapshot_id, f"analysis failed: {type(exc).__name__}: {exc}")
+            _fail(snapshot_id, f"analysis failed: {type(exc).__name__}: {exc}", owner=owner)
             return Snapshot.objects.filter(pk=snapshot_id).first()
-        written = _write(snapshot_id, run)
+        write_delay = _analysis_delay("CASEBOOK_TEST_WRITE_DELAY")
+        if write_delay:
+            log.info("snapshot %s analysed; writing in %.0f s (test hook)", snapshot_id, write_delay)
+            time.sleep(write_delay)
+        if keeper is not None and keeper.lost:
+            return _lost(snapshot_id, owner)
+        written = _write_retrying(snapshot_id, run, owner=owner)
+        if written is _LEASE_LOST:
+            return _lost(snapshot_id, owner)
         if written is not _CLUSTER_CHANGED:
             return written
         # Another host of the cluster finished, or evidence was added, while we
@@ -367,7 +389,56 @@ def _run_analysis(snapshot: Snapshot) -> Snapshot | None:
         if reloaded is None:
             return None
         snapshot = reloaded
-    return _write(snapshot_id, run, force_write=True)
+    written = _write_retrying(snapshot_id, run, owner=owner, force_write=True)
+    return _lost(snapshot_id, owner) if written is _LEASE_LOST else written
+
+
+def _lost(snapshot_id: int, owner: str) -> Snapshot | None:
+    log.warning(
+        "snapshot %s: run %s lost its lease (another run took over); it stops and writes nothing",
+        snapshot_id,
+        owner,
+    )
+    return Snapshot.objects.filter(pk=snapshot_id).first()
+
+
+def _write_retry_delays() -> list[float]:
+    """Seconds to wait before each new attempt at the final write: 1, 2, 4 ...
+    doubling up to ``CASEBOOK_WRITE_RETRY_MAX_DELAY``, until their sum would
+    pass ``CASEBOOK_WRITE_RETRY_SECONDS`` (0: no retry)."""
+    budget = float(settings.CASEBOOK_WRITE_RETRY_SECONDS)
+    cap = max(0.1, float(settings.CASEBOOK_WRITE_RETRY_MAX_DELAY))
+    delays: list[float] = []
+    delay = min(1.0, cap)
+    while budget > 0 and sum(delays) + delay <= budget:
+        delays.append(delay)
+        delay = min(delay * 2, cap)
+    return delays
+
+
+def _write_retrying(snapshot_id: int, run: _Run, *, owner: str, force_write: bool = False):
+    """:func:`_write`, tried again with back-off while the database is
+    briefly unavailable (a restart, a fail-over, a terminated backend): a
+    finished analysis is not thrown away for that, nor run again from the
+    start. The lease keeper keeps renewing meanwhile; the fence in
+    :func:`_write` still applies to every attempt."""
+    delays = _write_retry_delays()
+    for attempt in range(len(delays) + 1):
+        try:
+            return _write(snapshot_id, run, owner=owner, force_write=force_write)
+        except TRANSIENT_DB_ERRORS:
+            if attempt >= len(delays) or connection.in_atomic_block:
+                raise  # given up: the task retries the whole run
+            log.warning(
+                "could not write the analysis of snapshot %s (attempt %d); trying again in %.0f s",
+                snapshot_id,
+                attempt + 1,
+                delays[attempt],
+                exc_info=True,
+            )
+            connection.close()  # the next attempt opens a new connection
+            time.sleep(delays[attempt])
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 GAVE_UP_PREFIX = "gave up after "
@@ -718,7 +789,7 @@ def _compute(snapshot: Snapshot) -> _Run:
         facts=to_dict(host),
         fleet_facts=fleet_facts_of(host),
         extra_hosts=[to_dict(h) for h in extra_hosts],
-        errors=[_jsonable(e) for h in (host, *extra_hosts) for e in h.errors],
+        errors=_unique_errors(_jsonable(e) for h in (host, *extra_hosts) for e in h.errors),
         skipped=[_skipped_entry(s) for s in result.skipped],
         similar=_similar_cases(
             own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
@@ -762,9 +833,13 @@ def _attribute(
     return own, by_sibling
 
 
-def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
+def _write(snapshot_id: int, run: _Run, *, owner: str | None = None, force_write: bool = False):
     """Replace the findings of this engine version on the snapshot and on the
-    other hosts of its cluster run, in one transaction."""
+    other hosts of its cluster run, in one transaction. Fenced: with
+    ``owner`` (the lease token of the run), nothing is written unless the
+    locked row is still ``analyzing`` under that very lease (``_LEASE_LOST``):
+    a run whose lease expired and was taken over never overwrites the new
+    run's work nor announces "done" a second time."""
     with transaction.atomic():
         snapshot = Snapshot.objects.filter(pk=snapshot_id).only("pk", "cluster").first()
         if snapshot is None:
@@ -776,6 +851,10 @@ def _write(snapshot_id: int, run: _Run, *, force_write: bool = False):
         snapshot = Snapshot.objects.select_for_update().filter(pk=snapshot_id).first()
         if snapshot is None:
             return None
+        if owner is not None and (
+            snapshot.lease_owner != owner or snapshot.status != Snapshot.Status.ANALYZING
+        ):
+            return _LEASE_LOST
         changed = cluster_state(snapshot) != run.cluster_state
         if not force_write and (changed or _added_ids(snapshot) != run.artifact_ids):
             return _CLUSTER_CHANGED
@@ -903,6 +982,20 @@ def _write_fleet_findings(run: _Run, members: QuerySet[Snapshot], *, previous: C
     Finding.objects.bulk_create(copies, batch_size=1000)
 
 
+def _unique_errors(errors: Iterable[dict]) -> list[dict]:
+    """Each error once, in first-seen order: the machines of one paste carry
+    the paste's errors each, and a parser may report one problem several
+    times; the report and the page listed every copy."""
+    seen: set[str] = set()
+    out = []
+    for error in errors:
+        key = json.dumps(error, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(error)
+    return out
+
+
 def _skipped_entry(item: Any) -> dict:
     if isinstance(item, (tuple, list)) and len(item) == 2:
         return {"rule": str(item[0]), "reason": str(item[1])}
@@ -940,11 +1033,21 @@ def stale_snapshots(*, older_than: float | None = None, now=None) -> QuerySet[Sn
 
 
 def sweep_stale(*, older_than: float | None = None, limit: int = 500) -> list[int]:
-    """Re-queue stale snapshots and enqueue them again. The row's ``queued_at``
-    is reset first so the next sweep does not enqueue it twice while it waits
-    in the broker; an expired lease is recorded as the last error (the give-up
-    message quotes it). Returns the ids that were enqueued."""
-    ids = list(stale_snapshots(older_than=older_than).values_list("pk", flat=True)[:limit])
+    """Re-queue stale snapshots and enqueue them again. A ``queued`` snapshot
+    whose message still waits in the broker (no worker consumes the queue)
+    is left alone: sending it again every sweep only grew the queue. The
+    row's ``queued_at`` is reset first so the next sweep does not enqueue it
+    twice while it waits in the broker; an expired lease is recorded as the
+    last error (the give-up message quotes it). Returns the ids that were
+    enqueued."""
+    rows = list(stale_snapshots(older_than=older_than).values_list("pk", "status")[:limit])
+    queued = [pk for pk, status in rows if status == Snapshot.Status.QUEUED]
+    waiting = broker.still_waiting(
+        [uploads.waiting_name(pk) for pk in queued], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+    )
+    ids = [pk for pk, _status in rows if uploads.waiting_name(pk) not in waiting]
+    if waiting:
+        log.info("sweeper: %d queued snapshots still wait in the broker; not sent again", len(waiting))
     enqueued = []
     for pk in ids:
         try:

@@ -7,6 +7,7 @@ holder died expires (or is seen gone at once on the same machine).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -15,7 +16,7 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, connection, connections
 from django.utils import timezone
 
 from triage.models import Snapshot
@@ -109,14 +110,31 @@ class LeaseKeeper:
     """Renews a lease from a daemon thread every ``CASEBOOK_LEASE_RENEW_SECONDS``
     while the analysis runs (parsing is pure Python: the thread gets the GIL
     between bytecodes). If the process dies, renewals stop and the lease
-    expires ``CASEBOOK_LEASE_SECONDS`` later."""
+    expires ``CASEBOOK_LEASE_SECONDS`` later.
+
+    The thread has its own database connection (connections are per thread),
+    named ``casebook-lease-<snapshot id>`` on PostgreSQL (``application_name``).
+    A renewal that fails (the server restarted, the backend was terminated)
+    closes that connection, so the next renewal opens a new one instead of
+    failing on the broken one until the lease expires. When a renewal finds
+    the lease held by someone else, :attr:`lost` is set: the analysis stops
+    before writing anything (and its write is fenced by the lease anyway:
+    ``triage.analysis._write``)."""
 
     def __init__(self, snapshot_id: int, owner: str):
         self.snapshot_id = snapshot_id
         self.owner = owner
         self.renewals = 0
+        self.failures = 0
+        self.reconnects = 0
+        self._lost = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lease-{snapshot_id}", daemon=True)
+
+    @property
+    def lost(self) -> bool:
+        """True once a renewal found that this run no longer holds the lease."""
+        return self._lost.is_set()
 
     def start(self) -> None:
         self._thread.start()
@@ -126,16 +144,49 @@ class LeaseKeeper:
         self._thread.join(timeout=5)
         ACTIVE_LEASES.discard(self.owner)
 
+    def _connect(self) -> None:
+        """Open this thread's connection if it has none, and name it."""
+        if connection.connection is not None:
+            return
+        connection.ensure_connection()
+        self.reconnects += 1
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT set_config('application_name', %s, false)", [f"casebook-lease-{self.snapshot_id}"]
+                )
+
+    def _renew_once(self) -> bool | None:
+        """True: renewed; False: the lease is someone else's; None: the
+        database could not be reached (the connection is dropped, the next
+        attempt reconnects)."""
+        try:
+            self._connect()
+            return renew_lease(snapshot_id=self.snapshot_id, owner=self.owner)
+        except DatabaseError:
+            self.failures += 1
+            log.warning(
+                "could not renew the lease of snapshot %s; reconnecting", self.snapshot_id, exc_info=True
+            )
+            with contextlib.suppress(DatabaseError):
+                connection.close()
+            return None
+
     def _run(self) -> None:
         interval = max(0.1, float(settings.CASEBOOK_LEASE_RENEW_SECONDS))
         try:
             while not self._stop.wait(interval):
-                try:
-                    held = renew_lease(snapshot_id=self.snapshot_id, owner=self.owner)
-                except DatabaseError:
-                    log.warning("could not renew the lease of snapshot %s", self.snapshot_id, exc_info=True)
+                held = self._renew_once()
+                if held is None:
                     continue
                 if not held:
+                    if not self._stop.is_set():
+                        self._lost.set()
+                        log.warning(
+                            "snapshot %s: lease %s was taken over; this run stops and writes nothing",
+                            self.snapshot_id,
+                            self.owner,
+                        )
                     return  # finished, or another worker took over an expired lease
                 self.renewals += 1
         finally:

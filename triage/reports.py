@@ -68,25 +68,38 @@ def report_language(value: str | None) -> str:
     return content_language(value)
 
 
-def _md_inline(text: Any) -> str:
-    """One line of table-safe, inline Markdown text."""
+# Markdown renders HTML written in its text: every value the report did not
+# write itself (labels, guest and host names, errors, reasons) has its HTML
+# characters escaped, and cannot open a link or an image either.
+_MD_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"})
+
+
+def _md_table_safe(text: Any) -> str:
     s = "" if text is None else str(text)
-    s = s.replace("\r", " ").replace("\n", " ").replace("|", "\\|")
-    return s.strip()
+    return s.replace("\r", " ").replace("\n", " ").replace("|", "\\|").strip()
+
+
+def _md_inline(text: Any) -> str:
+    """One line of table-safe, inline Markdown text, its HTML escaped."""
+    return _md_table_safe(text).translate(_MD_HTML)
 
 
 def _code(text: Any) -> str:
-    s = _md_inline(text).replace("`", "'")
+    """Inline code: shown as written by Markdown (HTML included), so only the
+    table's pipe and the fence's backtick need care."""
+    s = _md_table_safe(text).replace("`", "'")
     return f"`{s}`" if s else "—"
 
 
 def _command(text: Any) -> str:
     """A command as inline code that copies back exactly (pipes and quotes
-    kept; a command with backticks gets a longer fence)."""
+    kept; a command with backticks gets a fence longer than its longest run
+    of backticks)."""
     s = " ".join(str(text or "").split("\n")).strip()
     if "`" not in s:
         return f"`{s}`"
-    return f"`` {s} ``"
+    fence = "`" * (max(len(run) for run in re.findall(r"`+", s)) + 1)
+    return f"{fence} {s} {fence}"
 
 
 def _value(value: Any) -> str:
@@ -139,18 +152,26 @@ class Markdown:
         return f"{'  ' * (depth - 1)}> {text}"
 
     def paragraph(self, text: str) -> str:
-        """A block of free text (an explanation): kept as written."""
-        return text.strip()
+        """A block of free text (an explanation, which quotes guest and host
+        names): its lines kept, its HTML escaped."""
+        return text.strip().translate(_MD_HTML)
 
     def table(self, rows: list[tuple[str, str]]) -> list[str]:
         """A two-column name/value table (cells already inline-safe)."""
         return ["| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
 
     def link(self, text: str, url: str) -> str:
-        return url if text == url else f"[{text}]({url})"
+        safe = _md_url(url)
+        return safe if text == url else f"[{text}]({safe})"
 
     def fold(self, summary: str, body: list[str]) -> list[str]:
         return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+def _md_url(url: str) -> str:
+    """A URL that cannot end the link early nor carry HTML (ticket URLs are
+    typed by users)."""
+    return re.sub(r"[\s<>()\[\]\"'`]", lambda m: f"%{ord(m.group(0)):02X}", url)
 
 
 _JIRA_SPECIAL = re.compile(r"([\\{}\[\]|*_^~!+?#-])")

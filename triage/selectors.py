@@ -18,11 +18,13 @@ from django.db.models.functions import Coalesce
 
 from accounts.access import is_support, visible_teams
 from collectors.derived.citing import artifact_file
-from collectors.facts import HostFacts, Reading, to_dict
+from collectors.derived.features import snapshot_features
+from collectors.facts import HostFacts, Reading, SnapshotFacts, to_dict
 from engine.remedies import remedies_for_host
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.libvirt import domain_remedy
-from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
+from kb.authoring import SnapshotAnalysis, environment_of
+from kb.similarity import QUALIFYING_SEVERITIES, known_issues_for, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.storage import upload_text
 
@@ -262,19 +264,9 @@ def unique_labels(snapshots: Sequence[Snapshot | Member]) -> dict[int, str]:
 
 
 def prose_text(text: str, reading: Reading) -> str:
-    """The prose of an upload: its lines outside every artifact and
-    unrecognised block of ``reading`` (the host's stored reading), and
-    outside the prompt line before a command's output, so command output never
-    reads as words of a write-up (``"MariaDB got slow\\n$ uptime\\n 10:00 up 1 day"``
-    with ``uptime`` read at line 3 -> ``"MariaDB got slow"``).
-    """
-    skip: set[int] = set()
-    for artifact in reading.artifacts:
-        skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
-    for block in reading.unrecognised:
-        skip.update(range(block.start_line, block.end_line + 1))
-    lines = text.splitlines()
-    return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+    """The prose of an upload (``Reading.prose``): command output never reads
+    as words of a write-up."""
+    return reading.prose(text)
 
 
 def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
@@ -302,3 +294,41 @@ def sounds_like_cases(snapshot: Snapshot, *, language: str = "en") -> list[dict]
     except Exception:
         log.exception("sounds-like lookup failed")
         return []
+
+
+def case_snapshot_choices(user) -> list[tuple[int, str]]:
+    """Analysed snapshots a user may base a new case on, newest first (the
+    knowledge base's "New case" page, through ``kb.authoring.SnapshotSource``)."""
+    rows = (
+        visible_snapshots(user)
+        .filter(status=Snapshot.Status.DONE)
+        .order_by("-created_at", "-pk")
+        .only("pk", "label", "original_filename")[:200]
+    )
+    return [(s.pk, f"#{s.pk} {s.display_name}") for s in rows]
+
+
+def case_snapshot_analysis(user, snapshot_id: int) -> SnapshotAnalysis | None:
+    """The signature and environment a visible, analysed snapshot gives a new
+    case: its current findings' rules and its hosts' facts."""
+    snapshot = visible_snapshots(user).filter(pk=snapshot_id, status=Snapshot.Status.DONE).first()
+    if snapshot is None:
+        return None
+    facts = SnapshotFacts(hosts=[snapshot.host_facts(), *snapshot.extra_host_facts()])
+    return SnapshotAnalysis(
+        rules=sorted(set(snapshot.current_findings().values_list("rule", flat=True))),
+        features=snapshot_features(facts),
+        environment=environment_of(facts),
+        source=f"snapshot {snapshot.pk}",
+        engine_version=snapshot.engine_version,
+    )
+
+
+def known_issues(snapshot: Snapshot, *, language: str = "en") -> list[dict]:
+    """Published cases whose stated version ranges hold this snapshot's
+    kernel, database or hypervisor versions (``kb.similarity.known_issues_for``),
+    read from its stored facts."""
+    if snapshot.status != Snapshot.Status.DONE:
+        return []
+    facts = SnapshotFacts(hosts=[snapshot.host_facts(), *snapshot.extra_host_facts()])
+    return known_issues_for(facts, language=language)

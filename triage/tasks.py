@@ -72,6 +72,7 @@ class AnalysisTask(Task):
 def analyze_snapshot(snapshot_id: int) -> str | None:
     """Analyse one snapshot. Safe to run twice: the service is idempotent and
     a running analysis holds a lease."""
+    uploads.taken_from_broker(snapshot_id=snapshot_id)
     try:
         with _soft_limit_raises_analysis_timeout():
             snapshot = analysis.analyze_snapshot_now(snapshot_id=snapshot_id)

@@ -42,6 +42,7 @@ from django.utils.text import get_valid_filename
 
 from accounts.access import home_team
 from collectors import archive
+from config import celery as broker
 from triage import tasks, tickets
 from triage.models import Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.storage import CHUNK, local_path
@@ -239,10 +240,18 @@ def _link_session(session, snapshot: Snapshot) -> None:
         session.snapshots.add(snapshot)
 
 
+def waiting_name(snapshot_id: int) -> str:
+    """The broker's "still waiting" mark of a snapshot's analysis message."""
+    return f"analysis:{snapshot_id}"
+
+
 def enqueue_analysis(*, snapshot_id: int) -> bool:
     """Send ``analyze_snapshot`` to the broker. Returns False (and logs) when the
     broker cannot be reached; the snapshot stays ``queued`` and the sweeper
-    re-enqueues it, so callers never fail because Redis is down."""
+    re-enqueues it, so callers never fail because Redis is down. The message
+    is marked as waiting (``config.celery.mark_waiting``) until a worker takes
+    it, so the sweeper does not send it again meanwhile."""
+    broker.mark_waiting(waiting_name(snapshot_id))
     try:
         tasks.analyze_snapshot.apply_async(
             args=[snapshot_id],  # type: ignore[arg-type]  # Celery takes any sequence
@@ -258,8 +267,14 @@ def enqueue_analysis(*, snapshot_id: int) -> bool:
         log.warning(
             "could not enqueue analysis of snapshot %s; the sweeper will retry", snapshot_id, exc_info=True
         )
+        broker.clear_waiting(waiting_name(snapshot_id))
         return False
     return True
+
+
+def taken_from_broker(*, snapshot_id: int) -> None:
+    """A worker took the snapshot's analysis message: it no longer waits."""
+    broker.clear_waiting(waiting_name(snapshot_id))
 
 
 MAX_HISTORY = 50  # earlier analyses kept on a snapshot

@@ -273,6 +273,8 @@ def report_context(snapshot: Snapshot) -> dict:
         "acknowledged_count": len(acknowledged),
         "counts": {g["severity"]: len(g["findings"]) for g in groups},
         "similar": similar,
+        # cases that state version ranges holding this host's versions
+        "known_issues": selectors.known_issues(snapshot, language="zh" if zh else "en"),
         "sounds_like": sounds,
         # the report's header: the best matching case, what fixed it and why it matched
         "best_case": best,

@@ -1,23 +1,158 @@
-"""What a host runs, as far as its facts show: the workloads whose vendors say
-how NUMA balancing and zone reclaim should be set (issue 25; sources in
-docs/rules.md, from the tuned profiles, obdiag, SAP's checks and the public
-PostgreSQL, Cassandra and MongoDB incidents)."""
+"""What a host runs: the data stores seen in its facts, and the kernel settings
+that matter to them read from wherever the snapshot shows them (the kernel's
+own output first, else what a data store's start-up log says it read)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from collectors.facts import HostFacts
 
-# process names (``ps`` comm or the first word of args) -> workload
-_PROCESSES = (
-    (re.compile(r"^(ora_pmon_|ora_smon_|tnslsnr$|oracle)"), "oracle"),
+# process names of data stores (a command's first word, its path stripped; or a
+# process-list row's whole command for the Java ones)
+_PROCESS_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("redis", re.compile(r"(?:^|/)(?:redis-server|keydb-server|valkey-server)\b")),
+    ("mongodb", re.compile(r"(?:^|/)mongod(?:\s|$)")),
+    ("postgresql", re.compile(r"(?:^|/)(?:postgres|postmaster)(?::|\s|$)")),
+    ("oracle", re.compile(r"(?:^|/)ora_(?:pmon|smon|lgwr|dbw\d)_\w+")),
+    ("mysql", re.compile(r"(?:^|/)(?:mysqld|mariadbd)(?:\s|$)")),
+    ("elasticsearch", re.compile(r"org\.elasticsearch\.bootstrap\.Elasticsearch")),
+    ("cassandra", re.compile(r"org\.apache\.cassandra\.service\.CassandraDaemon")),
+)
+# kinds of ``DatabaseFacts.kind`` (the MySQL family's parsers)
+_MYSQL_FAMILY = {"mysql", "mariadb", "percona"}
+
+
+@dataclass(frozen=True)
+class Datastore:
+    """A data store a host runs, where it was seen, and its version if known."""
+
+    kind: str  # "redis", "mongodb", "postgresql", "oracle", "mysql", "elasticsearch", "cassandra"
+    version: str | None
+    fact: str  # "database.kind", "services[redis]", "processes[4180]", "process_numa[mongod]"
+    parsed: Any  # the parsed artifact, for evidence
+    line: int | None
+
+
+def _process_kind(command: str) -> str | None:
+    for kind, pattern in _PROCESS_KINDS:
+        if pattern.search(command):
+            return kind
+    return None
+
+
+def datastores(host: HostFacts) -> list[Datastore]:
+    """Every data store seen on ``host``, one per kind (the most specific
+    sighting: a database's own output, then its log, then a process)."""
+    found: dict[str, Datastore] = {}
+
+    def add(store: Datastore) -> None:
+        held = found.get(store.kind)
+        if held is None or (held.version is None and store.version is not None):
+            found[store.kind] = store
+
+    db = host.database
+    if db is not None and (db.kind in _MYSQL_FAMILY or db.kind is None):
+        add(Datastore("mysql", db.version, "database.kind", db, db.lines.get("version")))
+    for log in host.services:
+        if log.kind:
+            add(Datastore(log.kind, log.version, f"services[{log.kind}]", log, log.lines.get("version")))
+    rows = list(host.processes.processes) if host.processes else []
+    if host.cpu_usage is not None:
+        rows += host.cpu_usage.processes
+    for p in rows:
+        kind = _process_kind(p.command)
+        if kind:
+            parsed = host.processes if host.processes and p in host.processes.processes else host.cpu_usage
+            add(Datastore(kind, None, f"processes[{p.pid}]", parsed, p.line))
+    for pn in host.process_numa:
+        kind = _process_kind(pn.name or "")
+        if kind:
+            add(Datastore(kind, None, f"process_numa[{pn.name}]", None, pn.line))
+    return sorted(found.values(), key=lambda s: s.kind)
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """(major, minor, patch) of a version string ("4.4.6-ent" -> (4, 4, 6)).
+
+    >>> version_tuple("6.0.8"), version_tuple("10.4.14-MariaDB-log"), version_tuple(None)
+    ((6, 0, 8), (10, 4, 14), None)
+    """
+    if not version:
+        return None
+    m = re.match(r"\s*v?(\d{1,4})(?:\.(\d{1,4}))?(?:\.(\d{1,6}))?", version)
+    if m is None:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A kernel setting and the artifact it was read from."""
+
+    value: str
+    fact: str  # "hugepages.thp_enabled", "sysctl.vm.swappiness", "services[mongodb].thp_enabled"
+    parsed: Any
+    line: int | None
+    # True when it is what a data store's log says it read (the kernel's own
+    # output was not in the snapshot)
+    from_log: bool = False
+
+
+def _log_setting(host: HostFacts, code: str) -> Setting | None:
+    for log in host.services:
+        for w in log.warnings:
+            if w.code == code and w.value is not None:
+                return Setting(w.value, f"services[{log.kind}].{code}", log, w.line, True)
+    return None
+
+
+def thp_setting(host: HostFacts, name: str = "enabled") -> Setting | None:
+    """THP ``enabled`` or ``defrag`` (the [selected] mode)."""
+    hp = host.hugepages
+    value = getattr(hp, f"thp_{name}", None) if hp is not None else None
+    if value and hp is not None:
+        return Setting(value, f"hugepages.thp_{name}", hp, hp.lines.get(f"thp_{name}"))
+    return _log_setting(host, f"thp_{name}")
+
+
+_SYSCTL_LOG_CODES = {
+    "vm.overcommit_memory": "overcommit_memory",
+    "vm.zone_reclaim_mode": "zone_reclaim",
+    "net.core.somaxconn": "somaxconn",
+}
+
+
+def sysctl_setting(host: HostFacts, key: str) -> Setting | None:
+    """A sysctl key from ``sysctl`` output, else from a data store's warning
+    that printed it."""
+    value = host.sysctl_value(key)
+    if value is not None and host.sysctl is not None:
+        return Setting(value.strip(), f"sysctl.{key}", host.sysctl, host.sysctl.lines.get(key))
+    code = _SYSCTL_LOG_CODES.get(key)
+    return _log_setting(host, code) if code else None
+
+
+def service_warning(host: HostFacts, code: str) -> tuple[Any, Any] | None:
+    """(log, warning) of the first data store warning ``code`` on the host."""
+    for log in host.services:
+        for w in log.warnings:
+            if w.code == code:
+                return log, w
+    return None
+
+
+# --- vendor guidance on NUMA balancing and zone reclaim (issue 25) --------------------------
+
+# server processes beyond the data stores above whose vendors say how NUMA
+# balancing should be set (a command's first word, its path stripped)
+_VENDOR_PROCESSES = (
+    (re.compile(r"^(ora_pmon_|ora_smon_|tnslsnr$)"), "oracle"),
     (re.compile(r"^hdb(indexserver|nameserver|daemon)"), "sap-hana"),
     (re.compile(r"^sqlservr$"), "mssql"),
-    (re.compile(r"^(postgres|postmaster)$"), "postgresql"),
-    (re.compile(r"^mongod$"), "mongodb"),
     (re.compile(r"^observer$"), "oceanbase"),
-    (re.compile(r"^(mysqld|mariadbd|mysqld_safe)$"), "mysql"),
 )
 # These vendors require kernel.numa_balancing = 0 for their database: Oracle,
 # SAP HANA (check 2200_numa_balancing) and SQL Server (the tuned profiles
@@ -26,25 +161,26 @@ BALANCING_OFF_WORKLOADS = frozenset({"oracle", "sap-hana", "mssql", "oceanbase"}
 # Databases whose page cache filling a node is normal and where turning zone
 # reclaim on caused the incident (PostgreSQL, Cassandra, MongoDB write-ups);
 # every database host is treated so: its memory is placed, not reclaimed.
-DATABASE_WORKLOADS = frozenset({"oracle", "sap-hana", "mssql", "postgresql", "mongodb", "oceanbase", "mysql"})
+DATABASE_WORKLOADS = frozenset(
+    {"oracle", "sap-hana", "mssql", "postgresql", "mongodb", "oceanbase", "mysql", "cassandra", "elasticsearch"}
+)
 
 
 def workloads(host: HostFacts) -> set[str]:
-    """The workloads the host's facts show: database facts (MySQL family,
-    OceanBase) and known server processes.
+    """The workloads the host's facts show: its data stores (:func:`datastores`),
+    OceanBase parameters, and the servers of :data:`_VENDOR_PROCESSES`.
 
     >>> from collectors.facts import DatabaseFacts
     >>> sorted(workloads(HostFacts(label="db", database=DatabaseFacts(kind="mariadb"))))
     ['mysql']
     """
-    found: set[str] = set()
-    if host.database is not None:
-        found.add("mysql")
+    found = {store.kind for store in datastores(host)}
     if host.oceanbase is not None:
         found.add("oceanbase")
     for proc in host.processes.processes if host.processes else ():
-        name = (proc.command or "").split()[0].rsplit("/", 1)[-1] if proc.command else ""
-        for pattern, workload in _PROCESSES:
+        first = (proc.command or "").split()
+        name = first[0].rsplit("/", 1)[-1] if first else ""
+        for pattern, workload in _VENDOR_PROCESSES:
             if pattern.search(name):
                 found.add(workload)
     return found

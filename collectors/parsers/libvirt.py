@@ -45,7 +45,7 @@ import defusedxml
 import defusedxml.ElementTree as SafeET
 
 from collectors.cpulist import parse_cpulist
-from collectors.facts import Domain, DomainDisk, GuestNumaCell, ParseError
+from collectors.facts import Domain, DomainDisk, DomainInterface, GuestNumaCell, ParseError
 from collectors.parsers import register
 
 # Bytes per unit as libvirt documents them (formatdomain.html#memory-allocation).
@@ -603,6 +603,30 @@ def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
                 r.lines[f"disks[{dd.target}]"] = disk_line
 
 
+def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    starts = re.finditer(r"<interface\b", r.text)
+    line, last = 1, 0
+    for nic in dom.iter("interface"):
+        if nic.find("model") is None and nic.find("driver") is None and nic.find("mac") is None:
+            continue  # <interface> of another element (not a guest NIC)
+        model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
+        raw = (driver.get("queues") or "").strip() if driver is not None else ""
+        queues = int(raw) if raw.isdigit() else None
+        d.interfaces.append(
+            DomainInterface(
+                model=model.get("type") if model is not None else None,
+                queues=queues,
+                kind=nic.get("type"),
+                mac=mac.get("address") if mac is not None else None,
+            )
+        )
+        m = next(starts, None)
+        if m:
+            line += r.text.count("\n", last, m.start())
+            last = m.start()
+            r.lines[f"interfaces[{len(d.interfaces) - 1}]"] = line
+
+
 # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
 _LINE_ALIASES = (
     ("vcpu", "vcpus"),
@@ -662,6 +686,7 @@ def parse_domain(text: str) -> Domain:
         _read_numatune,
         _read_hugepages,
         _read_disks,
+        _read_interfaces,
     ):
         read(dom, d, r)
     vcpu = dom.find("vcpu")

@@ -176,6 +176,9 @@ class RuleSpec:
     # :func:`finding` with ``str.format`` (the single template of a rule that has
     # one is named "")
     explanations: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the peers' equivalent check (insights-core, obdiag, MySQLTuner, a vendor
+    # note ...) or "none", shown in docs/rules.md
+    peer: str = ""
 
     def explain(self, template: str, values: Mapping[str, Any]) -> tuple[str, str]:
         """The explanation ``template`` filled with ``values``, in English and
@@ -224,6 +227,7 @@ def rule(
     explanation: str = "",
     explanation_zh: str = "",
     explanations: Mapping[str, tuple[str, str]] | None = None,
+    peer: str = "",
 ) -> Callable[[RuleFunc], RuleFunc]:
     """Register a rule function under a stable ``id``.
 
@@ -257,6 +261,7 @@ def rule(
             rationale_zh=rationale_zh,
             relevant=relevant,
             explanations=templates,
+            peer=peer,
         )
         return func
 

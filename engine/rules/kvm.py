@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from collectors.cpulist import format_cpulist
+from collectors.derived.libvirt import CpuSharing
 from collectors.facts import Domain, DomainDisk, HostFacts, ProcessInfo
 from engine.rules import (
     Evidence,
@@ -807,34 +808,17 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
                     evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
                 )
             continue
+        sharing = CpuSharing(domains, running=running, listed=host.virsh_list is not None)
         for d in domains:
-            mine = domain_pinned_cpus(d) if domain_is_pinned(d) else None
-            others = []
-            for name in running:
-                if name in (d.name, d.uuid):
-                    continue
-                xml = next((o for o in domains if name in (o.name, o.uuid)), None)
-                if (
-                    xml is not None
-                    and mine
-                    and domain_is_pinned(xml)
-                    and not (domain_pinned_cpus(xml) & mine)
-                ):
-                    continue
-                others.append(name)
-            for o in domains:
-                if o is d or (o.name in running) or (o.uuid in running):
-                    continue
-                if mine and domain_is_pinned(o) and not (domain_pinned_cpus(o) & mine):
-                    continue
-                if host.virsh_list is None:
-                    others.append(domain_label(o))
+            n_others, others = sharing.others(d)
+            if n_others > len(others):
+                others = [*others, f"(+{n_others - len(others)} more)"]
             procs = _other_load(host, d)
-            if not others and not procs:
+            if not n_others and not procs:
                 continue
             # one top sample is one instant: busy processes alone are worth a look (info),
             # not a verdict; other running guests are there all the time (warning)
-            severity = "warning" if others or _process_samples(host) >= 2 else "info"
+            severity = "warning" if n_others or _process_samples(host) >= 2 else "info"
             busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
             ev = []
             if others:
@@ -851,13 +835,13 @@ def host_contention(ctx: RuleContext) -> Iterator[Finding]:
                 host,
                 values={
                     "guest": domain_label(d),
-                    "others": len(others),
+                    "others": n_others,
                     "procs": len(procs),
                     "sample": sample,
                 },
                 evidence=ev,
                 severity=severity,
-                past=max(len(others), busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+                past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
             )
 
 

@@ -80,14 +80,47 @@ def test_markdown_table_and_code_injection_is_neutralised(world):
 
 
 def test_report_template_writes_text_as_markup_not_html(world):
-    """The template renders with autoescape off: HTML characters stay as they
-    are, only the markup's own special characters are escaped."""
+    """The template renders with autoescape off: Markdown, which renders HTML,
+    gets the HTML characters of user text escaped; Jira wiki markup, which
+    does not, only its own special characters."""
     snap = world.snapshot
     snap.status, snap.last_error = "failed", 'a < b & "c" | d\n`e`'
-    assert render_markdown(snap, language="en").splitlines()[-1] == '> a < b & "c" \\| d `e`'
+    assert render_markdown(snap, language="en").splitlines()[-1] == '> a &lt; b &amp; "c" \\| d `e`'
     jira = render_report(snap, language="en", markup="jira")
     assert jira.splitlines()[-1] == 'bq. a < b & "c" \\| d `e`'
     assert "&lt;" not in jira and "&quot;" not in jira
+
+
+def test_markdown_export_escapes_html_in_labels_guest_names_and_errors(world):
+    """report.md is pasted into trackers that render Markdown, HTML included:
+    no value the report did not write itself reaches it as HTML."""
+    snap = world.snapshot
+    script, img = "<script>alert(1)</script>", "<img src=x onerror=alert(document.cookie)>"
+    snap.label = f"db {script}"
+    snap.errors = [{"artifact": f"guest-{img}.xml", "message": f"unreadable {img}"}]
+    snap.save(update_fields=["label", "errors"])
+    finding = snap.current_findings().first()
+    finding.host = f"guest {img}"
+    finding.explanation = f"the guest {img} has 32 vCPUs\n[click](javascript:alert(1)) {script}"
+    finding.save(update_fields=["host", "explanation"])
+    snap.tickets.create(
+        key=f"OPS-1 {script}",
+        url="https://jira.example/browse/OPS-1)<script>",
+        added_by=world.users["engineer_a"],
+    )
+
+    text = world.api("engineer_a").get(f"/api/v1/snapshots/{snap.pk}/report.md").content.decode()
+    # Code spans show their text as written (Markdown renders no HTML inside them) ...
+    assert f"`guest-{img}.xml`" in text
+    # ... and outside them there is no HTML, nor a link the user wrote.
+    prose = re.sub(r"`[^`]*`", "", text)
+    assert [line for line in prose.splitlines() if "<script" in line or "<img" in line] == []
+    assert not re.search(r"(?<!\\)\]\(javascript:", prose)  # an escaped \] opens no link
+    assert "<details>" in prose  # the report's own markup stays
+    assert text.splitlines()[0] == "# Snapshot report: db &lt;script&gt;alert(1)&lt;/script&gt;"
+    assert "guest &lt;img src=x onerror=alert(document.cookie)&gt;" in text
+    assert "\\[click\\](javascript:alert(1))" in text
+    assert "https://jira.example/browse/OPS-1%29%3Cscript%3E" in text
 
 
 def test_similar_cases_with_links_and_odd_slugs(world):

@@ -1,3 +1,5 @@
+import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -6,6 +8,7 @@ from django.utils import timezone
 
 from accounts.models import WorkerHeartbeat
 from accounts.services import record_heartbeat
+from config import celery as broker
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +80,9 @@ def test_public_error_text_never_shows_connection_details(client, settings, monk
 
 def test_healthz_is_degraded_without_a_recent_worker_heartbeat(client, settings, monkeypatch):
     monkeypatch.setattr("config.health.broker_status", lambda: "ok")
+    monkeypatch.setattr(
+        "config.health.queues_status", lambda: {"celery": {"consumers": 1, "workers": ["w@h"], "waiting": 0}}
+    )
     settings.CASEBOOK_HEARTBEAT_STALE_SECONDS = 60
     settings.CASEBOOK_HEALTHZ_STRICT = False
     response = client.get("/healthz")
@@ -123,3 +129,43 @@ def test_real_redis_broker_is_ok(client, settings, redis_url):
     response = client.get("/healthz")
     assert response.json()["broker"] == "ok"
     assert response.status_code == 200
+
+
+@pytest.fixture
+def own_broker(settings, redis_url):
+    """The real Redis, with queue names and keys of this test only."""
+    tag = uuid.uuid4().hex[:8]
+    settings.REDIS_URL = redis_url
+    settings.CASEBOOK_BROKER_KEY_PREFIX = f"test-{tag}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"test-{tag}-analysis"
+    settings.CASEBOOK_BEAT_QUEUE = f"test-{tag}-beat"
+    settings.CASEBOOK_HEALTHZ_STRICT = False
+    yield settings
+    client = broker._client()
+    for key in [*client.scan_iter(match=f"test-{tag}*"), settings.CELERY_TASK_DEFAULT_QUEUE]:
+        client.delete(key)
+    client.close()
+
+
+@pytest.mark.services
+def test_healthz_is_degraded_while_no_worker_consumes_the_analysis_queue(client, own_broker):
+    """The beat worker's heartbeat alone is no analysis worker."""
+    analysis, beat = own_broker.CELERY_TASK_DEFAULT_QUEUE, own_broker.CASEBOOK_BEAT_QUEUE
+    record_heartbeat(heartbeat_id=None, worker="beat@node1")
+    broker.announce_consumer(worker="beat@node1", queues=[beat], ttl=60)
+    broker._client().rpush(analysis, b"a message nobody takes")
+    body = client.get("/healthz").json()
+    assert body["status"] == "degraded"
+    assert body["queues"][analysis] == {"consumers": 0, "workers": [], "waiting": 1}
+    assert body["queues"][beat]["workers"] == ["beat@node1"]
+
+    broker.announce_consumer(worker="analysis@node2", queues=[analysis], ttl=0.5)
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok" and body["queues"][analysis]["workers"] == ["analysis@node2"]
+
+    time.sleep(0.7)  # the worker stopped announcing itself (killed): its announcement expires
+    assert client.get("/healthz").json()["status"] == "degraded"
+
+    broker.announce_consumer(worker="analysis@node2", queues=[analysis], ttl=60)
+    broker.withdraw_consumer(worker="analysis@node2", queues=[analysis])  # a warm shutdown
+    assert client.get("/healthz").json()["status"] == "degraded"

@@ -27,6 +27,16 @@ def test_header_is_strict(client, django_user_model):
         assert client.get(url)["Content-Security-Policy"] == policy, url
 
 
+def test_every_answer_denies_browser_features_with_a_permissions_policy(client, django_user_model):
+    policy = client.get("/accounts/login/")["Permissions-Policy"]
+    features = dict(item.strip().split("=", 1) for item in policy.split(","))
+    for feature in ("camera", "microphone", "geolocation", "payment", "usb"):
+        assert features[feature] == "()", feature
+    client.force_login(django_user_model.objects.create_user("pp", password="pw-pp-123456"))
+    for url in ("/", "/snapshots/", "/api/v1/snapshots/", "/healthz"):
+        assert client.get(url)["Permissions-Policy"] == policy, url
+
+
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: str(p.relative_to(ROOT / "templates")))
 def test_templates_have_no_inline_script_or_style(path):
     text = path.read_text()

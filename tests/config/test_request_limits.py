@@ -4,7 +4,12 @@ Retry-After; the rate counter is the one the API uses."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -140,3 +145,59 @@ def test_cross_site_posts_do_not_use_up_the_users_uploads(web, alice, settings):
         forged = browser.post(url, {"transcript": "$ uptime\n"}, HTTP_ORIGIN="https://evil.example")
         assert forged.status_code == 403  # refused by the CSRF check, not counted
     assert web.post(url, {"transcript": "$ uptime\n"}, HTTP_ORIGIN="http://testserver").status_code == 302
+
+
+def _raw_post(live_server, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict, bytes, float]:
+    """POST over a raw connection that declares what ``headers`` say and sends
+    only ``body``: (status, headers, body, seconds to the answer)."""
+    parts = urlsplit(live_server.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    started = time.monotonic()
+    try:
+        conn.putrequest("POST", path)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        conn.endheaders()
+        conn.send(body)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read(), time.monotonic() - started
+    finally:
+        conn.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_declared_2_gib_body_with_a_session_gets_413_before_anything_is_read(live_server, settings):
+    """A session-authenticated API upload: DRF's CSRF check parses the body
+    before the view, so the size check must come before it, on every route."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.create_user("bob", password="pw-bob-12345")
+    browser = Client()
+    browser.force_login(user)
+    # With a CSRF cookie the CSRF check looks for the token in the body: it parses it.
+    cookie = f"sessionid={browser.cookies['sessionid'].value}; csrftoken={'c' * 32}"
+    temp_before = set(os.listdir(settings.FILE_UPLOAD_TEMP_DIR))
+    media_before = list(Path(settings.MEDIA_ROOT).rglob("*")) if Path(settings.MEDIA_ROOT).exists() else []
+    multipart = {
+        "Cookie": cookie,
+        "Content-Type": "multipart/form-data; boundary=x",
+        "Content-Length": TWO_GIB,
+    }
+    for path in ("/api/v1/snapshots/", "/api/v1/snapshots/1/artifacts/", "/sessions/new/", "/cases/"):
+        status, _headers, body, seconds = _raw_post(live_server, path, multipart, b"--x\r\n" + b"A" * 65536)
+        assert status == 413, (path, status, body[:200])
+        assert seconds < 5, (path, seconds)
+        if path.startswith("/api/"):
+            assert json.loads(body)["error"]["code"] == "too_large"
+    # A body of undeclared length is refused too (Django would read it as empty).
+    chunked = {"Cookie": cookie, "Content-Type": "text/plain", "Transfer-Encoding": "chunked"}
+    status, _headers, body, _seconds = _raw_post(
+        live_server, "/api/v1/snapshots/", chunked, b"10\r\n" + b"B" * 16
+    )
+    assert status == 411 and json.loads(body)["error"]["code"] == "length_required"
+    assert set(os.listdir(settings.FILE_UPLOAD_TEMP_DIR)) == temp_before
+    assert (
+        list(Path(settings.MEDIA_ROOT).rglob("*")) if Path(settings.MEDIA_ROOT).exists() else []
+    ) == media_before
+    assert not Snapshot.objects.exists()

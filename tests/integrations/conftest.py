@@ -7,7 +7,10 @@ from tests.integrations.receiver import Receiver
 
 
 @pytest.fixture
-def receiver():
+def receiver(settings):
+    """The test's own receiver on 127.0.0.1, listed as an internal receiver
+    (loopback is refused unless listed: tests/integrations/test_integrations_addresses.py)."""
+    settings.CASEBOOK_WEBHOOK_ALLOW = ["127.0.0.1/32"]
     r = Receiver().start()
     yield r
     r.stop()

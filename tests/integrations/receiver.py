@@ -1,11 +1,17 @@
-"""A real HTTP server on 127.0.0.1 that records what webhooks POST to it and
-answers with scripted status codes (200 once the script is used up)."""
+"""A real HTTP server on this machine (127.0.0.1 unless told another local
+address) that records what webhooks POST to it and answers with scripted
+status codes (200 once the script is used up). Its answers carry
+:data:`PRIVATE_BODY`, which no delivery log may show; a 3xx points at
+``/elsewhere`` on the same server."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PRIVATE_BODY = b"internal page: db password hunter2"
 
 
 @dataclass
@@ -20,11 +26,16 @@ class Receiver:
     statuses: list[int] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    host: str = "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/hook"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/hook"
 
     def start(self) -> Receiver:
         receiver = self
@@ -35,8 +46,10 @@ class Receiver:
                 body = self.rfile.read(length)
                 receiver.received.append(Received(self.path, dict(self.headers), body))
                 status = receiver.statuses.pop(0) if receiver.statuses else 200
-                answer = b"ok" if status < 400 else b"receiver error"
+                answer = b"ok" if status < 300 else PRIVATE_BODY
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("Location", "/elsewhere")
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
@@ -44,7 +57,9 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        server_class = type("Server", (ThreadingHTTPServer,), {"address_family": family})
+        self.server = server_class((self.host, 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def support(django_user_model):
     team = Team.objects.create(name="Team A", slug="team-a")
     user = django_user_model.objects.create_user("browser", password=PASSWORD)
-    Membership.objects.create(user=user, team=team, role="support")
+    Membership.objects.create(user=user, team=team, role="admin")  # the team's administrator
     return user
 
 

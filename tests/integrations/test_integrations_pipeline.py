@@ -85,7 +85,7 @@ def test_a_worker_retries_a_failed_webhook_with_back_off(stack, web, receiver):
     Membership.objects.create(user=user, team=team)
     hook = services.create_webhook(team=team, url=receiver.url, events=[Event.ANALYSIS_DONE])
     receiver.statuses = [500]
-    stack.start_worker("w-hooks", CASEBOOK_WEBHOOK_BACKOFF="1")
+    stack.start_worker("w-hooks", CASEBOOK_WEBHOOK_BACKOFF="1", CASEBOOK_WEBHOOK_ALLOW="127.0.0.1/32")
     snapshot_id = WebClient.snapshot_id(client.upload(TRANSCRIPTS[0], "numa.txt", label="numa"))
 
     delivery = wait_for(lambda: Delivery.objects.filter(webhook=hook, status="delivered").first(), 60)

@@ -35,7 +35,9 @@ def test_every_measure_a_rule_names_is_catalogued():
 def test_every_rule_a_measure_clears_is_a_design_rule():
     design = _design_rule_ids()
     assert len(design) >= 30, "the DESIGN.md rule table was not parsed"
-    unknown = {(slug, r) for slug, m in _catalogue().items() for r in m["rules"] if r not in design}
+    # DESIGN.md's table is the minimum catalogue: a registered rule beyond it counts too
+    known = design | set(load_all())
+    unknown = {(slug, r) for slug, m in _catalogue().items() for r in m["rules"] if r not in known}
     assert not unknown, f"measures name rules that DESIGN.md does not define: {sorted(unknown)}"
     assert all(_catalogue()[slug]["rules"] for slug in _catalogue()), "each measure clears at least one rule"
 
@@ -59,7 +61,7 @@ def test_measures_are_complete_and_bilingual():
 
 def test_case_steps_use_catalogued_measures():
     catalogue = _catalogue()
-    for path in sorted(services.CASES_DIR.glob("*.yaml")):
+    for path in services.case_files(library=True):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for step in data["resolution"]:
             assert step["measure"] in catalogue, (path.name, step["measure"])

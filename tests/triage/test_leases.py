@@ -158,6 +158,45 @@ def test_sweeper_requeues_an_expired_lease_and_says_why(user, enqueued, fake_loa
     assert len(fake.calls) == 1
 
 
+@pytest.mark.services
+def test_sweeper_does_not_resend_a_message_still_waiting_in_the_broker(user, enqueued, settings, redis_url):
+    """No analysis worker: the message waits in the queue, and the sweeper
+    used to send another copy every minute. It sends one again only once the
+    queue no longer holds it (a lost broker, a purge)."""
+    import uuid
+
+    from config import celery as broker
+
+    tag = uuid.uuid4().hex[:8]
+    settings.REDIS_URL = redis_url
+    settings.CASEBOOK_BROKER_KEY_PREFIX = f"test-{tag}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue = f"test-{tag}-analysis"
+    client = broker._client()
+    try:
+        waiting = upload(user, b"waits in the broker")
+        lost = upload(user, b"its message was lost")
+        Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        broker.mark_waiting(uploads.waiting_name(waiting.pk))
+        client.rpush(queue, b"the waiting message")
+        enqueued.clear()
+        for _sweep in range(3):
+            assert analysis.sweep_stale() in ([lost.pk], [])
+            Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        assert enqueued == [lost.pk] * 3  # never the waiting one
+        assert client.llen(queue) == 1
+
+        uploads.taken_from_broker(snapshot_id=waiting.pk)  # a worker took it (and died, say)
+        assert waiting.pk in analysis.sweep_stale()
+        broker.mark_waiting(uploads.waiting_name(lost.pk))
+        client.delete(queue)  # the broker lost its messages: an empty queue holds nothing
+        Snapshot.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+        assert lost.pk in analysis.sweep_stale()
+    finally:
+        for key in [*client.scan_iter(match=f"test-{tag}*"), queue]:
+            client.delete(key)
+        client.close()
+
+
 def test_lease_of_a_dead_local_process_is_taken_over_at_once(user, enqueued, fake_loader, monkeypatch):
     """The broker redelivers the message of a killed pool process at once
     (acks_late + reject_on_worker_lost): the lease names a process of this
@@ -235,6 +274,131 @@ def test_lease_keeper_renews_while_the_analysis_runs(user, enqueued, fake_loader
     assert swept == [[]]
     assert len(set(expiries)) >= 3, expiries  # renewed several times
     assert max(expiries) > min(expiries) + timedelta(seconds=0.5)
+
+
+def test_a_run_that_lost_its_lease_writes_nothing_and_announces_nothing(
+    user, enqueued, fake_loader, monkeypatch
+):
+    """The lease expired mid-run and the sweeper's second run took it over:
+    the first run's final write is fenced by its lease token."""
+    from triage import signals
+
+    announced = []
+
+    def record(**kw):
+        announced.append(kw["snapshot_id"])
+
+    signals.analysis_finished.connect(record)
+    real = RecordingEngine()
+
+    def taken_over(snapshot_facts):
+        Snapshot.objects.filter(pk=snap.pk).update(lease_owner="worker-2:1:4242:second", attempts=2)
+        return real(snapshot_facts)
+
+    monkeypatch.setattr(engine_run, "analyze", taken_over)
+    snap = upload(user, b"slow")
+    try:
+        result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    finally:
+        signals.analysis_finished.disconnect(record)
+    assert result.status == "analyzing" and result.lease_owner == "worker-2:1:4242:second"
+    assert not result.findings.exists() and result.facts in ({}, None)
+    assert announced == []
+    assert real.calls  # it ran; it wrote nothing
+
+
+def test_a_run_that_lost_its_lease_does_not_record_a_failure_either(user, enqueued, fake_loader, monkeypatch):
+    def taken_over_then_crash(snapshot_facts):
+        Snapshot.objects.filter(pk=snap.pk).update(lease_owner="worker-2:1:4242:second")
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(engine_run, "analyze", taken_over_then_crash)
+    snap = upload(user, b"crash")
+    result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert result.status == "analyzing" and result.last_error == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_keeper_reconnects_after_renewals_fail(user, enqueued, fake_loader, monkeypatch, settings):
+    """Renewals that fail on a broken connection drop it; the next one opens a
+    new connection and the lease is renewed again (a real terminated backend:
+    tests/integration/test_lease_faults.py)."""
+    from django.db import OperationalError
+
+    settings.CASEBOOK_LEASE_RENEW_SECONDS = 0.1
+    snap = upload(user, b"renew me")
+    owner = leases.new_lease_owner()
+    Snapshot.objects.filter(pk=snap.pk).update(
+        status="analyzing", lease_owner=owner, lease_expires_at=timezone.now() + timedelta(seconds=30)
+    )
+    real_renew = leases.renew_lease
+    failures = {"left": 3}
+
+    def flaky(**kw):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OperationalError("terminating connection due to administrator command")
+        return real_renew(**kw)
+
+    monkeypatch.setattr(leases, "renew_lease", flaky)
+    keeper = leases.LeaseKeeper(snap.pk, owner)
+    keeper.start()
+    try:
+        deadline = time.monotonic() + 10
+        while keeper.renewals < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        keeper.stop()
+    assert keeper.failures == 3 and keeper.renewals >= 2 and not keeper.lost
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finished_analysis_retries_its_write_instead_of_the_run(
+    user, enqueued, fake_loader, monkeypatch, settings
+):
+    from django.db import OperationalError
+
+    settings.CASEBOOK_WRITE_RETRY_SECONDS = 1
+    settings.CASEBOOK_WRITE_RETRY_MAX_DELAY = 0.1
+    engine = RecordingEngine()
+    monkeypatch.setattr(engine_run, "analyze", engine)
+    real_write = analysis._write
+    failures = {"left": 3}
+
+    def flaky_write(*args, **kw):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OperationalError("the database system is starting up")
+        return real_write(*args, **kw)
+
+    monkeypatch.setattr(analysis, "_write", flaky_write)
+    snap = upload(user, b"finished work")
+    done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert done.status == "done" and done.attempts == 1
+    assert len(engine.calls) == 1 and failures["left"] == 0
+    assert list(done.findings.values_list("rule", flat=True)) == ["numa.balancing_disabled"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_write_retries_are_bounded(user, enqueued, fake_loader, monkeypatch, settings):
+    from django.db import OperationalError
+
+    settings.CASEBOOK_WRITE_RETRY_SECONDS = 0.7
+    settings.CASEBOOK_WRITE_RETRY_MAX_DELAY = 0.1
+    attempts = []
+
+    def down(*args, **kw):
+        attempts.append(1)
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
+    monkeypatch.setattr(analysis, "_write", down)
+    snap = upload(user, b"db down for good")
+    with pytest.raises(OperationalError):
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    assert len(attempts) == 1 + len(analysis._write_retry_delays()) == 8  # 0.1 s x 7, then up
+    # the lease is given back: the task's own retry starts again at once
+    assert Snapshot.objects.get(pk=snap.pk).lease_expires_at <= timezone.now()
 
 
 # ------------------------------------------------------------------- time limits

@@ -219,6 +219,28 @@ def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader,
     assert Finding.objects.filter(snapshot=snap).count() == 1
 
 
+def test_repeated_parse_errors_are_stored_once(user, enqueued, monkeypatch):
+    """The machines of one paste each carry the paste's parse errors: the
+    snapshot lists each error once, in the order first seen."""
+    from collectors.facts import ArtifactError
+
+    def two_machines(snapshot, label, **_kw):
+        cut = ArtifactError(artifact="virsh dumpxml", message="the XML is cut", line=12)
+        odd = ArtifactError(artifact="numastat", message="unreadable line", line=3)
+        return [
+            HostFacts(label=label, hostname="hv-1", errors=[cut, odd, cut]),
+            HostFacts(label=label, hostname="hv-2", errors=[cut, odd]),
+        ]
+
+    monkeypatch.setattr(analysis, "_load_hosts_facts", two_machines)
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine(findings=[]))
+    snap = analysis.analyze_snapshot_now(snapshot_id=upload(user, b"two machines").pk)
+    assert [(e["artifact"], e["message"], e["line"]) for e in snap.errors] == [
+        ("virsh dumpxml", "the XML is cut", 12),
+        ("numastat", "unreadable line", 3),
+    ]
+
+
 def test_engine_error_marks_failed_without_findings(user, enqueued, fake_loader, monkeypatch):
     monkeypatch.setattr(engine_run, "analyze", RecordingEngine(exc=KeyError("numa")))
     snap = upload(user, b"two")

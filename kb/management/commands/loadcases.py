@@ -1,5 +1,6 @@
 """Load or update the founding cases and the measures catalogue (idempotent)."""
 
+import argparse
 import time
 
 from django.core.management.base import BaseCommand
@@ -9,9 +10,10 @@ from kb import services
 
 class Command(BaseCommand):
     help = (
-        "Load kb/data/measures.yaml and kb/data/cases/*.yaml. Signatures are computed by the "
-        "engine from tests/fixtures/seeds/<slug>/before/ when the engine version or the fixtures "
-        "changed; without fixtures the stored signatures are kept."
+        "Load kb/data/measures.yaml, the founding cases of kb/data/cases/*.yaml and the published "
+        "library of kb/data/library/*.yaml. Signatures are computed by the engine from "
+        "tests/fixtures/seeds/<slug>/before/ or tests/fixtures/cases/<slug>/before/ when the engine "
+        "version or the fixtures changed; without fixtures the stored signatures are kept."
     )
 
     def add_arguments(self, parser):
@@ -19,10 +21,16 @@ class Command(BaseCommand):
             "--force", action="store_true", help="rewrite every case and recompute signatures"
         )
         parser.add_argument("--reindex", action="store_true", help="rebuild the search index of every case")
+        parser.add_argument(
+            "--library",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="also load the published library of kb/data/library (default: CASEBOOK_KB_LIBRARY, on)",
+        )
 
-    def handle(self, *args, force=False, reindex=False, **options):
+    def handle(self, *args, force=False, reindex=False, library=None, **options):
         started = time.monotonic()
-        report = services.load_all(force=force)
+        report = services.load_all(force=force, library=library)
         if reindex:
             services.reindex_all()
         m = report.measures

@@ -392,3 +392,18 @@ def test_virsh_domcapabilities_is_not_a_domain_fragment():
     caps = (FIXTURES / "libvirt" / "domcapabilities_bhyve_basic.x86_64.xml").read_text()
     spec = detect(caps)
     assert spec is None or spec.kind != "libvirt_domain"
+
+
+def test_interfaces_with_and_without_queues():
+    text = (FIXTURES / "published" / "hostside" / "libvirt-net-vhostuser-multiq.xml").read_text(
+        encoding="utf-8"
+    )
+    d = parse_domain(text)
+    assert [(i.model, i.queues, i.kind) for i in d.interfaces] == [
+        ("virtio", None, "vhostuser"),
+        ("virtio", None, "vhostuser"),
+        ("rtl8139", None, "server"),
+        ("virtio", None, "vhostuser"),
+        ("virtio", 4, "vhostuser"),
+    ]
+    assert d.lines["interfaces[4]"] == 48

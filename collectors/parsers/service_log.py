@@ -1,0 +1,194 @@
+"""Redis and MongoDB start-up logs -> :class:`ServiceLog` (the store, its
+version and the warnings it printed about the host's kernel settings).
+
+Both stores read the host's settings themselves when they start and warn about
+the ones that hurt them, so their log is evidence of those settings even when
+no ``sysctl`` or ``/sys`` output was collected. Sample input (a Redis 3.0 log,
+lines cut at 100 characters here)::
+
+    10493:M 06 Jun 17:57:35.569 # WARNING: The TCP backlog setting of 511 cannot be enforced because /p
+    10493:M 06 Jun 17:57:35.569 # Server started, Redis version 3.0.7
+    10493:M 06 Jun 17:57:35.569 # WARNING overcommit_memory is set to 0! Background save may fail under
+
+and MongoDB's, as its 3.x text log or the shell's "startup warnings" summary
+prints them (4.4+ JSON logs carry the same message texts)::
+
+    2015-04-17T16:48:45.059+0000 I CONTROL  [initandlisten] ** WARNING: /sys/kernel/mm/transparent_hu
+       2023-07-17T12:32:55.659+00:00: /sys/kernel/mm/transparent_hugepage/enabled is 'always'. We sugg
+
+What each warning means (``ServiceWarning.code``): ``thp_enabled`` (Redis
+before 6.0.8 warns whenever THP is not ``[never]``, later versions only on
+``always``; MongoDB prints the value), ``thp_defrag``, ``overcommit_memory``,
+``somaxconn`` (the value Redis found, lower than its backlog), ``numa_interleave``
+(mongod is not interleaved on a multi-node host: MongoDB read its own
+``/proc/self/numa_maps``), ``zone_reclaim``, ``anon_huge_pages`` (Redis
+``LATENCY DOCTOR``: the process uses transparent huge pages), ``thp_sysfs``
+(MongoDB 8.0 asks to change a THP file: it wants THP ``always``).
+``lines`` keys: ``version``.
+
+>>> log = parse_service_log("1:M 09 Nov 2024 09:57:17.203 # WARNING: The TCP backlog setting of 511 "
+...     "cannot be enforced because /proc/sys/net/core/somaxconn is set to the lower value of 128.")
+>>> log.kind, [(w.code, w.value) for w in log.warnings]
+('redis', [('somaxconn', '128')])
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import ParseError, ServiceLog, ServiceWarning
+from collectors.parsers import register
+
+# (kind, code, pattern; group "value" is the setting when the store prints it)
+_WARNINGS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("redis", "thp_enabled", re.compile(r"WARNING you have Transparent Huge Pages \(THP\) support enabled")),
+    ("redis", "overcommit_memory", re.compile(r"WARNING overcommit_memory is set to (?P<value>\d)!")),
+    ("redis", "overcommit_memory", re.compile(r"WARNING Memory overcommit must be enabled!")),
+    (
+        "redis",
+        "somaxconn",
+        re.compile(
+            r"TCP backlog setting of \d{1,9} cannot be enforced because "
+            r"/proc/sys/net/core/somaxconn is set to "
+            r"the lower value of (?P<value>\d{1,9})"
+        ),
+    ),
+    ("redis", "anon_huge_pages", re.compile(r"non zero amount of anonymous huge pages used by your process")),
+    ("mongodb", "thp_enabled", re.compile(r"transparent_hugepage/enabled is '(?P<value>\w+)'")),
+    ("mongodb", "thp_defrag", re.compile(r"transparent_hugepage/defrag is '(?P<value>\w+)'")),
+    ("mongodb", "numa_interleave", re.compile(r"You are running on a NUMA machine")),
+    ("mongodb", "zone_reclaim", re.compile(r"/proc/sys/vm/zone_reclaim_mode is (?P<value>\d{1,3})")),
+    ("mongodb", "overcommit_memory", re.compile(r"/proc/sys/vm/overcommit_memory is (?P<value>\d)")),
+    (
+        "mongodb",
+        "thp_sysfs",
+        re.compile(
+            r"we suggest changing the contents of the following sysfsFile"
+            r"(?:.*?\"currentValue\":\"(?P<value>\w+))?"
+        ),
+    ),
+)
+_VERSIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("redis", re.compile(r"Redis version[= ](?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
+    ("redis", re.compile(r"\bRedis (?P<v>\d{1,3}\.\d{1,3}\.\d{1,3}) \(")),
+    ("redis", re.compile(r"^redis_version:(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})", re.M)),
+    ("mongodb", re.compile(r"\bdb version v(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
+    ("mongodb", re.compile(r"\"buildInfo\":\{\"version\":\"(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
+    ("mongodb", re.compile(r"MongoDB server version: (?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
+    ("mongodb", re.compile(r"Using MongoDB:\s+(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
+)
+# a Redis background save: "Saving..." then "Background saving started by pid N"; the gap is the fork
+_CLOCK = r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ms>\d{3})"
+_SAVING = re.compile(_CLOCK + r" \* .{0,80}\bSaving\.\.")
+_SAVE_STARTED = re.compile(_CLOCK + r" \* Background saving started by pid \S+")
+_DAY_S = 86400.0
+_MONGO_HINT = re.compile(r"\[initandlisten\]|\"ctx\":\"initandlisten\"|startup warnings|mongod|MongoDB", re.I)
+_REDIS_HINT = re.compile(r"Redis|redis-server|\d{1,9}:[MCSX] \d\d \w{3}")
+
+
+def _detect(head: str) -> bool:
+    return any(pattern.search(head) for _kind, _code, pattern in _WARNINGS) or (
+        _SAVE_STARTED.search(head) is not None
+    )
+
+
+def _clock_s(m: re.Match[str]) -> float:
+    return int(m["h"]) * 3600 + int(m["m"]) * 60 + int(m["s"]) + int(m["ms"]) / 1000
+
+
+@register(
+    "service_log",
+    commands=(
+        r"(?i)\b(?:cat|tail|head|less|more|grep|journalctl|docker\s+logs|kubectl\s+logs)\b.*(?:redis|mongo)",
+        r"(?i)^redis-cli\b.*latency\s+doctor",
+    ),
+    paths=(r"(?:^|/)(?:redis[\w.-]*|mongod[\w.-]*)\.log$",),
+    detect=_detect,
+    priority=3,
+)
+def parse_service_log(text: str) -> ServiceLog:
+    """A Redis or MongoDB log: the store, its version, and each warning about
+    a kernel setting once (its first line)."""
+    if not isinstance(text, str):
+        raise ParseError("service log: not text")
+    out = ServiceLog()
+    kinds: set[str] = set()
+    seen: set[str] = set()
+    saving: float | None = None
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m_saving = _SAVING.search(line)
+        if m_saving:
+            saving = _clock_s(m_saving)
+        m_started = _SAVE_STARTED.search(line)
+        if m_started:
+            kinds.add("redis")
+            if saving is not None:
+                gap = _clock_s(m_started) - saving
+                out.forks.append((round((gap + _DAY_S if gap < 0 else gap) * 1000, 1), idx))
+            saving = None
+        for kind, pattern in _VERSIONS:
+            m = pattern.search(line)
+            if m and out.version is None:
+                kinds.add(kind)
+                out.version = m.group("v")
+                out.lines["version"] = idx
+        for kind, code, pattern in _WARNINGS:
+            m = pattern.search(line)
+            if m is None:
+                continue
+            kinds.add(kind)
+            if code in seen:
+                continue
+            seen.add(code)
+            value = m.groupdict().get("value")
+            out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
+            out.lines[code] = idx
+    if not out.warnings and out.version is None and not out.forks:
+        raise ParseError("service log: no Redis or MongoDB warning, version or background save")
+    if len(kinds) == 1:
+        out.kind = kinds.pop()
+    elif _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
+        out.kind = "mongodb"
+    elif _REDIS_HINT.search(text):
+        out.kind = "redis"
+    return out
+
+
+_INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")
+
+
+def _detect_info(head: str) -> bool:
+    return re.search(r"^(?:redis_version|latest_fork_usec):\S", head, re.M) is not None
+
+
+@register(
+    "redis_info",
+    commands=(r"(?i)^redis-cli\b.*\binfo\b", r"(?i)^info(\s+\w+)?\s*$"),
+    detect=_detect_info,
+    priority=4,
+)
+def parse_redis_info(text: str) -> ServiceLog:
+    """``redis-cli INFO`` (or a section of it) -> the Redis it describes and
+    its fields as printed.
+
+    >>> info = parse_redis_info("# Server\\nredis_version:6.2.1\\n# Stats\\nlatest_fork_usec:981432\\n")
+    >>> info.kind, info.version, info.settings["latest_fork_usec"], info.lines["latest_fork_usec"]
+    ('redis', '6.2.1', '981432', 4)
+    """
+    if not isinstance(text, str):
+        raise ParseError("redis INFO: not text")
+    out = ServiceLog(kind="redis")
+    for idx, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip().replace("\r", "")
+        m = _INFO_LINE.match(line)
+        if m is None:
+            continue
+        key, value = m["key"], m["value"].strip()
+        out.settings.setdefault(key, value)
+        out.lines.setdefault(key, idx)
+    if not out.settings or not ({"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings)):
+        raise ParseError("redis INFO: no redis_version, latest_fork_usec or used_memory field")
+    out.version = out.settings.get("redis_version")
+    if out.version:
+        out.lines["version"] = out.lines["redis_version"]
+    return out

@@ -1,0 +1,45 @@
+"""Helpers of the host-side rules of data stores (thp, vm_policy, irq,
+placement): evidence for a data store and for a kernel setting, whichever
+artifact showed it."""
+
+from __future__ import annotations
+
+from collectors.derived.workload import Datastore, Setting, datastores, version_tuple
+from collectors.facts import HostFacts
+from engine.rules import Evidence, evidence
+
+STORE_NAMES = {
+    "redis": "Redis",
+    "mongodb": "MongoDB",
+    "postgresql": "PostgreSQL",
+    "oracle": "Oracle Database",
+    "mysql": "MySQL/MariaDB",
+    "elasticsearch": "Elasticsearch",
+    "cassandra": "Cassandra",
+}
+
+
+def store_label(store: Datastore) -> str:
+    name = STORE_NAMES.get(store.kind, store.kind)
+    return f"{name} {store.version}" if store.version else name
+
+
+def store_evidence(host: HostFacts, store: Datastore) -> Evidence:
+    value = store.kind if store.version is None else f"{store.kind} {store.version}"
+    return evidence(host, store.fact, value, store.parsed, line=store.line)
+
+
+def setting_evidence(host: HostFacts, setting: Setting) -> Evidence:
+    return evidence(host, setting.fact, setting.value, setting.parsed, line=setting.line)
+
+
+def stores_of(host: HostFacts, kinds: set[str] | None = None) -> list[Datastore]:
+    return [s for s in datastores(host) if kinds is None or s.kind in kinds]
+
+
+def at_least(store: Datastore, version: tuple[int, ...]) -> bool | None:
+    """Whether the store's version is ``version`` or later (None: unknown)."""
+    have = version_tuple(store.version)
+    if have is None:
+        return None
+    return have >= version
