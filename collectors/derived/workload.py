@@ -162,7 +162,17 @@ BALANCING_OFF_WORKLOADS = frozenset({"oracle", "sap-hana", "mssql", "oceanbase"}
 # reclaim on caused the incident (PostgreSQL, Cassandra, MongoDB write-ups);
 # every database host is treated so: its memory is placed, not reclaimed.
 DATABASE_WORKLOADS = frozenset(
-    {"oracle", "sap-hana", "mssql", "postgresql", "mongodb", "oceanbase", "mysql", "cassandra", "elasticsearch"}
+    {
+        "oracle",
+        "sap-hana",
+        "mssql",
+        "postgresql",
+        "mongodb",
+        "oceanbase",
+        "mysql",
+        "cassandra",
+        "elasticsearch",
+    }
 )
 
 
