@@ -1288,6 +1288,49 @@ TEXT_SUFFIXES = (".txt", ".md", ".log", ".text", ".out")
 KIND_MEMBERS = 200
 
 
+# Formats engineers attach that carry no command output Casebook can read.
+_BINARY_FORMATS = (
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"\xd0\xcf\x11\xe0", "an Office document"),
+)
+# Share of control bytes (not tab, newline, carriage return, form feed,
+# backspace or escape) above which a head is not text in any encoding we read.
+BINARY_CONTROL_SHARE = 0.05
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+
+
+def binary_reason(head: bytes) -> str | None:
+    """Why an upload's first bytes are not something Casebook reads, or None.
+
+    Archives (gzip, xz, tar ...) are read member by member and pass; a PDF, an
+    image or an executable is named; other bytes are binary when they hold NULs
+    or more than 5 % control bytes (text in UTF-8, GB18030 or latin-1 holds
+    neither; UTF-16 with a byte order mark passes).
+
+    >>> binary_reason(b"%PDF-1.7\\n%\\xe2\\xe3")
+    'a PDF document'
+    >>> binary_reason(b"[root@db1 ~]# lscpu\\nCPU(s): 4\\n") is None
+    True
+    >>> binary_reason(bytes(range(256)))
+    'binary data (not text, not an archive)'
+    """
+    if not head or _magic(head[:512]) != "text":
+        return None
+    for magic, name in _BINARY_FORMATS:
+        if head.startswith(magic):
+            return name
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    controls = sum(1 for b in head if b < 0x20 and b not in _TEXT_CONTROLS)
+    if b"\x00" in head or controls > BINARY_CONTROL_SHARE * len(head):
+        return "binary data (not text, not an archive)"
+    return None
+
+
 def upload_kind(filename: str, head: bytes) -> str:
     """What an upload is, from its name and first bytes (a few KiB).
 

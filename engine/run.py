@@ -7,10 +7,12 @@ a report tells "checked and fine" apart from "could not check". A rule that
 raises is reported in ``skipped`` with the exception type; one broken rule
 never stops the analysis.
 
-A rule may also declare when it is relevant to a host (``relevant``): a host
-it is relevant to that lacks a fact it needs is listed in ``not_checked`` with
-the commands that produce the fact (:data:`FACT_SOURCES`), so a thin snapshot
-says what to collect instead of looking healthy. Identical findings are merged
+Every rule declares, per host, the facts it decides on (``relevant``; empty
+only when the host's own facts put it out of the rule's scope: one NUMA node,
+no database seen). A host that lacks one of them is listed in ``not_checked``
+with the commands that produce the fact (:data:`FACT_SOURCES`), and the rule
+is then never listed in ``checked`` (DESIGN.md "What a result claims"): a thin
+snapshot says what to collect instead of looking healthy. Identical findings are merged
 and every finding gets its ``impact``; findings are ordered by it.
 """
 
@@ -35,6 +37,7 @@ from engine.rules import (
     host_name,
     load_all,
 )
+from engine.rules.numa import balancing_setting_known
 from engine.severity import severity_rank
 
 logger = logging.getLogger(__name__)
@@ -62,6 +65,9 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     # which CPUs each node holds (numactl -H, sysfs, lscpu or virsh capabilities):
     # numastat -m lists nodes without their CPUs
     "node_cpus": lambda h: bool(cpu_node_map(h)),
+    # page cache per node (node meminfo FilePages, numastat -m): free's total says
+    # nothing of which node holds it
+    "node_pagecache": lambda h: any("FilePages" in n.meminfo for n in _numa_nodes(h)),
     "numastat": lambda h: any(n.numastat for n in _numa_nodes(h)),
     "meminfo": lambda h: h.meminfo is not None,
     "hugepages": lambda h: (
@@ -71,6 +77,10 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
         or (h.sysctl is not None and "vm.nr_hugepages" in h.sysctl.values)
     ),
     "sysctl": lambda h: h.sysctl is not None,
+    # one setting, not "some sysctl": a ``sysctl -a | grep numa`` has no vm.*
+    "zone_reclaim_mode": lambda h: h.sysctl_value("vm.zone_reclaim_mode") is not None,
+    # the setting, or what tells its absence apart from not having looked
+    "numa_balancing": balancing_setting_known,
     "cmdline": lambda h: h.cmdline is not None,
     "kernel": lambda h: h.kernel is not None,
     "domains": lambda h: bool(host_domains(h)),
@@ -180,6 +190,12 @@ FACT_SOURCES: dict[str, FactSource] = {
         ("numactl -H", "lscpu", "cat /sys/devices/system/node/node*/cpulist"),
         packages=_pkg("numactl"),
     ),
+    "node_pagecache": FactSource(
+        "the page cache of each NUMA node (FilePages)",
+        "各 NUMA 节点的页缓存（FilePages）",
+        ("cat /sys/devices/system/node/node*/meminfo", "numastat -m"),
+        packages=_pkg("numactl"),
+    ),
     "numastat": FactSource(
         "numastat counters",
         "numastat 计数",
@@ -193,6 +209,14 @@ FACT_SOURCES: dict[str, FactSource] = {
         ("grep -i huge /proc/meminfo", "sysctl vm.nr_hugepages"),
     ),
     "sysctl": FactSource("kernel settings (sysctl -a)", "内核参数（sysctl -a）", ("sysctl -a",)),
+    "zone_reclaim_mode": FactSource(
+        "vm.zone_reclaim_mode", "vm.zone_reclaim_mode", ("sysctl vm.zone_reclaim_mode", "sysctl -a")
+    ),
+    "numa_balancing": FactSource(
+        "kernel.numa_balancing (or the kernel release)",
+        "kernel.numa_balancing（或内核版本）",
+        ("sysctl kernel.numa_balancing", "uname -r"),
+    ),
     "cmdline": FactSource("the kernel command line", "内核启动参数", ("cat /proc/cmdline",)),
     "kernel": FactSource("the kernel release", "内核版本", ("uname -r", "cat /etc/os-release")),
     "domains": FactSource(
@@ -348,6 +372,16 @@ def commands_for(facts: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
+# What most rules decide on: the first outputs to collect from a host that
+# gave nothing checkable (or the collector, collectors/collect.sh, for all of them).
+FIRST_FACTS = ("cpu", "numa", "node_meminfo", "numastat", "sysctl", "meminfo")
+
+
+def first_commands() -> list[str]:
+    """The commands that produce :data:`FIRST_FACTS` (no package lines)."""
+    return [c for c in commands_for(FIRST_FACTS) if "install -y" not in c]
+
+
 @dataclass
 class NotChecked:
     """A rule that could not be evaluated on a host where it is relevant, and
@@ -492,6 +526,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         full = [h for h in snapshot.hosts if h.label not in fleet_only]
         local = RuleContext(snapshot=SnapshotFacts(hosts=full))
     result = AnalysisResult()
+    ran: list[str] = []
     for rule_id in sorted(registry):
         spec = registry[rule_id]
         rule_ctx = ctx if is_fleet_rule(rule_id) else local
@@ -506,7 +541,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
             logger.exception("rule %s failed", rule_id)
             result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
             continue
-        result.checked.append(rule_id)
+        ran.append(rule_id)
         result.findings.extend(found)
     result.findings = merge_identical(result.findings)
     for finding in result.findings:
@@ -521,6 +556,10 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
         both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
         result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
     result.not_checked = with_partial(registry, whole, result)
+    # Checked: the rule ran and no host it applies to lacked a fact it decides on
+    # (DESIGN.md "What a result claims"): a rule is never both.
+    lacking = {n.rule for n in result.not_checked}
+    result.checked = [r for r in ran if r not in lacking]
     return result
 
 

@@ -196,11 +196,13 @@ def rank(
         return []
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
-    df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
-    terms = {t for t, n in df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
+    term_df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
+    terms = {t for t, n in term_df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
     text_only = symptom_tokens and not rules and not features
     if text_only:  # a prose-only snapshot: its text is all there is to compare
-        w_rule, w_feat, w_text = 0.0, 0.0, 1.0
+        # words weigh what they weigh beside evidence: a match on words alone is
+        # never scored like a match on findings (issue 25)
+        w_rule, w_feat, w_text = 0.0, 0.0, TEXT_WEIGHT
     elif symptom_tokens:
         w_rule = RULE_WEIGHT * (1 - TEXT_WEIGHT)
         w_feat = FEATURE_WEIGHT * (1 - TEXT_WEIGHT)
@@ -256,9 +258,21 @@ def rank(
                 "contributions": contributions,
                 "title": case.title,
                 "language": case.language,
+                # no shared finding, no matched environment: the symptom's words alone
+                "words_only": not shared and not matched,
             }
         )
-    results.sort(key=lambda r: (-r["score"], r["slug"]))
+    # A case matched on words alone ranks after, and never scores above, one
+    # matched on evidence.
+    evidence_scores = [r["score"] for r in results if not r["words_only"]]
+    if evidence_scores:
+        floor = min(evidence_scores)
+        for r in results:
+            if r["words_only"] and r["score"] > floor:
+                r["score"] = floor
+                for c in r["contributions"]:
+                    c["points"] = floor if c["kind"] == "text" else c["points"]
+    results.sort(key=lambda r: (r["words_only"], -r["score"], r["slug"]))
 
     for r in results[:limit]:
         r["url"] = reverse("kb:case_detail_lang", kwargs={"slug": r["slug"], "language": r["language"]})
@@ -314,6 +328,8 @@ def explain(case: dict, language: str = "en") -> str:
                 gettext("symptom text: %(terms)s (+%(points)s)")
                 % {"terms": text[0]["name"], "points": f"{text[0]['points']:.2f}"}
             )
+        if case.get("words_only"):
+            parts.insert(0, gettext("Matched on words only, no shared finding"))
         summary = gettext("Score %(score)s of 1.") % {"score": format_score(case.get("score"))}
         return ("; ".join(parts) + ". " if parts else "") + summary
 

@@ -315,6 +315,29 @@ def analyze_snapshot_now(
             release_lease(snapshot_id=snapshot_id, owner=owner)
 
 
+class NothingRead(Exception):
+    """Not one line of the upload could be read (DESIGN.md: such an upload
+    fails with its reason, never "done")."""
+
+
+def nothing_read(hosts: list) -> str:
+    """The reason no line of ``hosts``' input was read (as an artifact, a
+    prompt or prose), else ""."""
+    if any(h.reading.read_lines or h.reading.prompt_lines or h.reading.prose_lines for h in hosts):
+        return ""
+    if any(h.reading.artifacts for h in hosts):
+        return ""
+    # a hostname (from a prompt or an artifact) or any fact is something read
+    if any(h.hostname or any(check(h) for check in engine_run.HOST_FACT_CHECKS.values()) for h in hosts):
+        return ""
+    errors = [e.message for h in hosts for e in h.errors if getattr(e, "message", "")]
+    why = f" ({errors[0]})" if errors else ""
+    return (
+        f"nothing in this upload could be read{why}: upload the command outputs as text (a pasted "
+        "transcript or a .txt), or a collector or sosreport archive"
+    )
+
+
 def _analyse_until_cluster_settles(
     snapshot: Snapshot, *, owner: str, keeper: LeaseKeeper | None = None
 ) -> Snapshot | None:
@@ -338,6 +361,9 @@ def _analyse_until_cluster_settles(
             raise  # AnalysisTimeout is a BaseException: no handler here catches it
         except FileNotFoundError:
             _fail(snapshot_id, "the stored upload is missing from storage", owner=owner)
+            return Snapshot.objects.filter(pk=snapshot_id).first()
+        except NothingRead as exc:
+            _fail(snapshot_id, str(exc), owner=owner)
             return Snapshot.objects.filter(pk=snapshot_id).first()
         except Exception as exc:
             log.exception("analysis of snapshot %s failed", snapshot_id)
@@ -717,6 +743,9 @@ def _read_and_run_rules(snapshot: Snapshot) -> _Outcome:
     artifact_ids = _added_ids(snapshot)
     reading = _read_upload(snapshot, snapshot.host_label)
     host, *extra_hosts = reading.hosts
+    unread = nothing_read([host, *extra_hosts])
+    if unread:
+        raise NothingRead(unread)
     if snapshot.cluster and not host.cluster:
         host.cluster = snapshot.cluster
     state, siblings = _cluster_siblings(snapshot, own_host=host.hostname or snapshot.label)
@@ -798,9 +827,14 @@ def _findings_by_snapshot(
         if target is None and (f.host or "") in summarised_labels:
             continue
         if target is None and _is_fleet(f):
-            own.append(f)
-            for items in by_sibling.values():
-                items.append(f)
+            # a fleet finding that names the hosts it blames is stored on those
+            # (the best host of a benchmark spread is its reference, not affected)
+            blamed = {by_label[name] for name in getattr(f, "affected", ()) if name in by_label}
+            if not blamed or snapshot.pk in blamed:
+                own.append(f)
+            for pk, items in by_sibling.items():
+                if not blamed or pk in blamed:
+                    items.append(f)
         elif target is None or target == snapshot.pk:
             own.append(f)
         else:
@@ -960,9 +994,11 @@ def _store_fleet_findings(outcome: _Outcome, members: QuerySet[Snapshot], *, pre
         snapshot__in=members, engine_version=outcome.version, rule__startswith="fleet."
     ).delete()
     copies = []
-    for member in members.only("pk"):
+    for member in members.only("pk", "label", "original_filename"):
+        # a finding that names the hosts it blames is theirs alone (``_findings_by_snapshot``)
+        mine = [f for f in fleet if not getattr(f, "affected", None) or member.host_label in f.affected]
         copies.extend(
-            _finding_rows(fleet, snapshot=member, engine_version=outcome.version, excerpts=outcome.excerpts)
+            _finding_rows(mine, snapshot=member, engine_version=outcome.version, excerpts=outcome.excerpts)
         )
     Finding.objects.bulk_create(copies, batch_size=1000)
 

@@ -222,7 +222,10 @@ class SnapshotListCreateView(generics.GenericAPIView):
             "file as the body with Content-Type application/gzip, application/x-xz, application/x-tar "
             "or text/plain (then `label`, `cluster`, `filename`, `session`, `phase` are query "
             "parameters). Answers 202 at once; poll `api_url` until `status` is `done` or `failed`. "
-            "An identical upload by the same user answers with the existing snapshot."
+            "An identical upload by the same user (the same bytes) answers 200 with the existing "
+            'snapshot\'s `id` and `"duplicate": true`; a `label` or `cluster` given is applied to it '
+            "(a new cluster queues it again). An upload that is binary (a PDF, an image, random bytes) "
+            "is refused with 400 and the reason in `file`."
         ),
         parameters=[
             OpenApiParameter("label", str, description="raw bodies only"),
@@ -232,7 +235,7 @@ class SnapshotListCreateView(generics.GenericAPIView):
             OpenApiParameter("phase", str, enum=["before", "after"], description="raw bodies only"),
         ],
         request={"multipart/form-data": SnapshotUploadSerializer, **RAW_BODY},
-        responses={202: SnapshotAcceptedSerializer, **UPLOAD_ERRORS},
+        responses={202: SnapshotAcceptedSerializer, 200: SnapshotAcceptedSerializer, **UPLOAD_ERRORS},
     )
     def post(self, request: Request) -> Response:
         if _body_type(request) in RAW_TYPES:
@@ -311,7 +314,8 @@ class SnapshotListCreateView(generics.GenericAPIView):
             self.attach_to_session(request, session=session, snapshot=snapshot, phase=phase)
         payload = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
         headers = {"Location": payload["api_url"]}
-        return Response(payload, status=status.HTTP_202_ACCEPTED, headers=headers)
+        code = status.HTTP_200_OK if payload["duplicate"] else status.HTTP_202_ACCEPTED
+        return Response(payload, status=code, headers=headers)
 
 
 class SnapshotDetailView(APIView):
@@ -341,7 +345,8 @@ class SnapshotArtifactCreateView(APIView):
             "optional `name` is a query parameter), or multipart with the field `file` and an "
             "optional `name`. Limits as for uploads. Answers 202 at once with the snapshot and the "
             "stored artifact; poll `api_url` until `status` is `done` or `failed`. The same content "
-            "added twice is stored once and not analysed again."
+            "added twice is stored once and not analysed again. A binary file (a PDF, an image, random "
+            "bytes; not an archive) is refused with 400 and the reason in `file`."
         ),
         parameters=[OpenApiParameter("name", str, description="raw bodies only: the artifact's name")],
         request={"multipart/form-data": ArtifactUploadSerializer, **RAW_BODY},

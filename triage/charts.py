@@ -220,7 +220,7 @@ def host_bars(
 ) -> str:
     """One horizontal bar per host of a cluster: ``(host, value, outlier)``.
     Outliers are drawn red (and marked ``data-outlier="1"``), the others blue;
-    ``reference`` (the cluster median) is a dashed line across the bars."""
+    ``reference`` (the cluster's best result) is a dashed line across the bars."""
     if not points:
         return ""
     top_value = max([abs(v) for _l, v, _o in points] + [abs(reference or 0)]) or 1.0

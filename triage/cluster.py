@@ -24,7 +24,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
+from collectors.derived.fleet import TIME_UNITS, FleetProfile, fleet_profile, profile_from_json, profile_host
 from collectors.facts import HostFacts, SnapshotFacts
 from engine import run as engine_run
 from engine.rules import RuleFinding, load_all
@@ -60,6 +60,7 @@ class Cell:
     # the column's majority (setting) or median (measure), as shown
     reference: str = ""
     by_median: bool = False
+    by_best: bool = False  # a benchmark: judged against the best host's result
 
 
 @dataclass
@@ -182,6 +183,24 @@ def _mark_measures(cells: list[Cell], differs: Callable[[float, float], bool], u
     return reference
 
 
+def _mark_benchmark(cells: list[Cell], unit: str) -> str:
+    """A benchmark column is judged against its best host, in the metric's own
+    direction (less is better for a time, more for a rate): a cell differs when
+    it is ``BENCHMARK_RATIO`` times worse than the best, as fleet.benchmark_spread
+    says. Never the median: with two slow hosts and one fast, the median is the
+    slow value and the fast host would be the odd one out (issue 25)."""
+    values = [c.value for c in cells if c.value is not None]
+    if not values:
+        return ""
+    lower_is_better = unit in TIME_UNITS
+    best = min(values) if lower_is_better else max(values)
+    reference = f"{best:g} {unit}".strip()
+    for c in cells:
+        if c.value is not None and c.value != best and _ratio_differs(c.value, best):
+            c.differs, c.reference, c.by_best = True, reference, True
+    return reference
+
+
 def compare(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> Matrix:
     """The comparison matrix of ``hosts`` (rows in the order given): one column
     per key fact and per benchmark any host reports. ``profiles`` are the
@@ -211,6 +230,8 @@ def compare(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) 
     for key, column in columns.items():
         if column.kind == "setting":
             references[key] = _mark_settings(cells[key])
+        elif key.startswith("bench:"):
+            references[key] = _mark_benchmark(cells[key], column.unit)
         else:
             measure = next((d for c, d in MEASURES if c.key == key), _ratio_differs)
             references[key] = _mark_measures(cells[key], measure, column.unit)
@@ -231,7 +252,7 @@ def compare(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) 
 def benchmark_series(matrix: Matrix) -> list[tuple[Column, list[tuple[str, float, bool]], float | None]]:
     """Per benchmark kind, the column to chart (STREAM: Triad, the figure seed
     001 quotes; otherwise the first) with (host, value, differs) per host and
-    the median."""
+    the best host's value (the reference the cells are judged against)."""
     chosen: dict[str, Column] = {}
     for column in matrix.columns:
         if not column.key.startswith("bench:"):
@@ -244,7 +265,9 @@ def benchmark_series(matrix: Matrix) -> list[tuple[Column, list[tuple[str, float
         cells = matrix.column(column.key)
         points = [(r.label, c.value, c.differs) for r, c in zip(matrix.rows, cells, strict=True) if c.value]
         values = [v for _l, v, _d in points]
-        out.append((column, points, statistics.median(values) if values else None))
+        # the reference line is the best host's result, as the cells are judged
+        lower_is_better = column.unit in TIME_UNITS
+        out.append((column, points, (min(values) if lower_is_better else max(values)) if values else None))
     return out
 
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
 from config.language import in_language, reads_chinese
+from engine.run import first_commands
 from engine.severity import severity_rank
 
 # Rule ids of the fleet rules (``engine.run.is_fleet_rule``): findings about a
@@ -154,6 +155,11 @@ class Snapshot(models.Model):
         """The label the analysis gives this snapshot's host; unique per snapshot
         so findings of a cluster run can be attributed back."""
         return host_label_of(self.label, self.original_filename, self.pk)
+
+    @property
+    def first_commands(self) -> list[str]:
+        """What to collect first when nothing could be checked yet."""
+        return first_commands()
 
     @property
     def is_finished(self) -> bool:

@@ -255,9 +255,17 @@ class SnapshotLinksMixin(serializers.Serializer):
 
 
 class SnapshotAcceptedSerializer(SnapshotLinksMixin, serializers.ModelSerializer):
+    duplicate = serializers.SerializerMethodField(
+        help_text="true: the same bytes were already uploaded as this snapshot (the new label and "
+        "cluster are applied to it); the answer is then 200, not 202"
+    )
+
     class Meta:
         model = Snapshot
-        fields = ["id", "url", "api_url", "report_md_url", "status"]
+        fields = ["id", "url", "api_url", "report_md_url", "status", "duplicate"]
+
+    def get_duplicate(self, snap: Snapshot) -> bool:
+        return bool(getattr(snap, "duplicate", False))
 
 
 class ArtifactAcceptedSerializer(SnapshotAcceptedSerializer):

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 
 class UploadRejected(ValueError):
-    """The upload cannot become a snapshot (empty, too large)."""
+    """The upload cannot become a snapshot (empty, too large, binary)."""
 
 
 def _hash_chunks(chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -130,7 +130,8 @@ def create_snapshot(
     Give either ``uploaded_file`` (a Django ``UploadedFile`` or any file
     object) or ``data`` (e.g. a pasted transcript). The content is hashed,
     and an identical upload by the same owner returns the existing snapshot
-    instead of a new one. Otherwise the file is written through the default
+    instead of a new one, marked ``duplicate``, with the new label and cluster
+    applied (:func:`_already_uploaded`). Otherwise the file is written through the default
     storage and fsynced, the row is saved ``queued``, and ``analyze_snapshot``
     is enqueued once the transaction commits. A broker outage does not fail
     the upload: the sweeper enqueues it later.
@@ -144,10 +145,11 @@ def create_snapshot(
         filename = filename or os.path.basename(getattr(uploaded_file, "name", "") or "upload")
     head = content.read(4096)
     content.seek(0)
+    _refuse_binary(content, filename)
 
     existing = Snapshot.objects.filter(owner=owner, sha256=sha256).first()
     if existing is not None:
-        return existing
+        return _already_uploaded(existing, label=label, cluster=cluster)
 
     filename = os.path.basename(filename)[:200] or "upload"
     safe = get_valid_filename(filename) or "upload"
@@ -175,7 +177,47 @@ def create_snapshot(
     except IntegrityError:
         # A concurrent identical upload won the race: keep theirs.
         default_storage.delete(stored_name)
-        return Snapshot.objects.get(owner=owner, sha256=sha256)
+        existing = Snapshot.objects.get(owner=owner, sha256=sha256)
+        return _already_uploaded(existing, label=label, cluster=cluster)
+    return snapshot
+
+
+def _refuse_binary(content: File, filename: str) -> None:
+    """A PDF, an image or other binary bytes (not an archive) are not evidence
+    Casebook can read: refused with the reason (issue 25)."""
+    head = content.read(4096)
+    content.seek(0)
+    binary = archive.binary_reason(head)
+    if binary:
+        raise UploadRejected(
+            f"{filename} is {binary}: Casebook reads command output as text (a pasted transcript, "
+            "a .txt of the outputs) or a collector or sosreport archive"
+        )
+
+
+def _already_uploaded(snapshot: Snapshot, *, label: str, cluster: str) -> Snapshot:
+    """The same bytes again: the existing snapshot, marked ``duplicate`` (the
+    caller says "already uploaded as #N"), with the new label and cluster
+    applied. A new cluster changes what the snapshot is analysed with, so it is
+    queued again."""
+    label, cluster = label.strip()[:200], cluster.strip()[:200]
+    changes: dict[str, Any] = {}
+    if label and label != snapshot.label:
+        changes["label"] = label
+    if cluster and cluster != snapshot.cluster:
+        changes["cluster"] = cluster
+    requeue = "cluster" in changes and snapshot.is_finished
+    if requeue:
+        changes.update(status=Snapshot.Status.QUEUED, queued_at=timezone.now(), attempts=0, last_error="")
+    if changes:
+        with transaction.atomic():
+            Snapshot.objects.filter(pk=snapshot.pk).update(**changes)
+            if requeue:
+                pk = snapshot.pk
+                transaction.on_commit(lambda: enqueue_analysis(snapshot_id=pk))
+        for name, value in changes.items():
+            setattr(snapshot, name, value)
+    snapshot.duplicate = True  # type: ignore[attr-defined]  # not a field: this answer's flag
     return snapshot
 
 
@@ -263,6 +305,7 @@ def add_artifact(
     )
     if data is None:
         name = name or os.path.basename(getattr(uploaded_file, "name", "") or "")
+    _refuse_binary(content, name or PASTED_ARTIFACT)
     existing = SnapshotArtifact.objects.filter(snapshot=snapshot, sha256=sha256).first()
     if existing is not None:
         return existing

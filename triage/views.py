@@ -99,6 +99,16 @@ def snapshot_new(request: HttpRequest) -> HttpResponse:
         except uploads.UploadRejected as exc:
             form.add_error(None, str(exc))
         else:
+            for snap in created:
+                if getattr(snap, "duplicate", False):
+                    messages.info(
+                        request,
+                        _(
+                            "Already uploaded as #%(id)d (%(name)s); the label and cluster given were "
+                            "applied to it."
+                        )
+                        % {"id": snap.pk, "name": snap.display_name},
+                    )
             if len(created) == 1:
                 return redirect(created[0].get_absolute_url(), permanent=False)
             messages.success(request, _("%(count)d snapshots uploaded.") % {"count": len(created)})
@@ -405,6 +415,10 @@ def snapshot_add_artifact(request: HttpRequest, pk: int) -> HttpResponse:
             messages.error(request, str(error))
         return redirect(url + "#not-checked")
     messages.info(request, _("The output was added to this snapshot; it is being analysed again."))
+    # the wizard's verify step adds to its after-snapshot and comes back to the step
+    back = request.POST.get("next") or ""
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        url = back
     if getattr(request, "htmx", False):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
@@ -481,8 +495,8 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
         {"row": row, "snapshot": snap} for row, snap in zip(view.matrix.rows, view.snapshots, strict=True)
     ]
     # Thousands of hosts: the matrix is compared whole (highlighting, fleet
-    # findings, medians), then shown a page at a time; the charts show the
-    # hosts of the page against the cluster's median.
+    # findings, references), then shown a page at a time; the charts show the
+    # hosts of the page against the cluster's best result.
     page = Paginator(rows, CLUSTER_PAGE_HOSTS).get_page(request.GET.get("page"))
     on_page = {item["row"].label for item in page.object_list}
     chart_list = [
@@ -491,11 +505,11 @@ def cluster_detail(request: HttpRequest, name: str) -> HttpResponse:
             "svg": charts.host_bars(
                 [p for p in points if p[0] in on_page],
                 unit=column.unit,
-                reference=median,
+                reference=best,
                 title=_("%(metric)s per host") % {"metric": column.label},
             ),
         }
-        for column, points, median in clusters.benchmark_series(view.matrix)
+        for column, points, best in clusters.benchmark_series(view.matrix)
         if any(p[0] in on_page for p in points)
     ]
     zh = _zh()

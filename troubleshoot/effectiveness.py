@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from troubleshoot.apply import applied_steps
 from troubleshoot.models import PlannedMeasure, Session
 from troubleshoot.stats import mean_interval
-from troubleshoot.verify import improvement
+from troubleshoot.verify import improvement, verification
 
 # A measure's effectiveness reorders plans only once this many closed
 # sessions have measured it: one session is an anecdote.
@@ -37,15 +37,18 @@ def _measured_steps(session: Session) -> list[tuple[tuple[str, ...], float | Non
     return out
 
 
-def effectiveness(slugs: Iterable[str] | None = None) -> dict[str, dict]:
+def effectiveness(slugs: Iterable[str] | None = None, *, with_clears: bool = False) -> dict[str, dict]:
     """Per step across closed sessions, keyed by its measures ("a + b" for
     measures applied together): the relative improvement of the metric over
     the step (against the value before it, in the metric's good direction),
     its mean with a 95 % t interval (``troubleshoot.stats``), ``n`` sessions
-    that measured it, how many sessions applied it and how many of those
-    ended resolved. ``slugs``: only the sessions that applied one of these
-    measures are read (a plan asks about its candidates); the entry of every
-    step with one of them is the same as without ``slugs``."""
+    that measured it, how many sessions applied it, how many of those ended
+    resolved, and in how many the verify step really cleared a rule of its
+    measures (``cleared``; ``not_rechecked``: only could not re-check it;
+    both 0 unless ``with_clears``, which reads each session's verify step).
+    ``slugs``: only the sessions that applied one of these measures are read
+    (a plan asks about its candidates); the entry of every step with one of
+    them is the same as without ``slugs``."""
     closed = Session.objects.filter(state=Session.State.CLOSED)
     if slugs is None:
         closed = closed.filter(measures__status=PlannedMeasure.Status.APPLIED)
@@ -61,10 +64,24 @@ def effectiveness(slugs: Iterable[str] | None = None) -> dict[str, dict]:
     gains: dict[tuple[str, ...], list[float]] = defaultdict(list)
     sessions: dict[tuple[str, ...], int] = defaultdict(int)
     resolved: dict[tuple[str, ...], int] = defaultdict(int)
+    cleared: dict[tuple[str, ...], int] = defaultdict(int)
+    not_rechecked: dict[tuple[str, ...], int] = defaultdict(int)
     for session in closed:
+        # what the step's measures should clear, against what the verify step
+        # really cleared (checked again, quiet) or could not re-check
+        targets = {pm.measure.slug: set(pm.measure.rules or []) for pm in session.measures.all()}
+        really: set[str] = set()
+        unsure: set[str] = set()
+        if with_clears:  # the verify step of each session: a few queries each
+            found = verification(session)
+            really = {f.rule for f in found["cleared"]}
+            unsure = {item["rule"] for item in found["unverified"]}
         for slugs, gain in _measured_steps(session):
             sessions[slugs] += 1
             resolved[slugs] += int(session.outcome == Session.Outcome.RESOLVED)
+            aimed = set().union(*(targets.get(slug, set()) for slug in slugs))
+            cleared[slugs] += int(bool(aimed & really))
+            not_rechecked[slugs] += int(bool(aimed & unsure) and not aimed & really)
             if gain is not None:
                 gains[slugs].append(gain)
     out = {}
@@ -79,6 +96,10 @@ def effectiveness(slugs: Iterable[str] | None = None) -> dict[str, dict]:
             "sessions": count,
             "resolved": resolved[slugs],
             "resolved_rate": resolved[slugs] / count,
+            # sessions whose after-snapshot checked a rule of the step and found it
+            # gone; and those where it could not be re-checked (never counted as cleared)
+            "cleared": cleared[slugs],
+            "not_rechecked": not_rechecked[slugs],
             "n": len(values),
             "mean_improvement": mean,
             "ci_low": low,
@@ -91,7 +112,7 @@ def effectiveness(slugs: Iterable[str] | None = None) -> dict[str, dict]:
 
 def effectiveness_ranking() -> list[dict]:
     """Every step, those measured in enough sessions to rank first, best mean first."""
-    stats = list(effectiveness().values())
+    stats = list(effectiveness(with_clears=True).values())
     stats.sort(
         key=lambda s: (
             not s["ranks"],

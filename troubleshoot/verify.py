@@ -5,24 +5,94 @@ from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
+from engine.rules import load_all
+from engine.run import commands_for
 from triage.models import Snapshot
 from troubleshoot.apply import applied_steps
-from troubleshoot.findings import merged_findings
+from troubleshoot.findings import MergedFinding, merged_findings
 from troubleshoot.models import PlannedMeasure, Session
 from troubleshoot.snapshots import snapshots_of
 
 
+def _host_names(snap: Snapshot) -> set[str]:
+    """Every name the findings of ``snap`` may give its hosts."""
+    names = {snap.host_label, snap.host_key, snap.label}
+    for facts in [snap.facts or {}, *(snap.extra_hosts or [])]:
+        if isinstance(facts, dict):
+            names.update(str(facts.get(k) or "") for k in ("hostname", "label"))
+    return {n for n in names if n}
+
+
+def _rechecked(rule: str, snap: Snapshot) -> bool:
+    """``snap`` checked ``rule``: it ran with every fact it decides on, on every
+    host it applies to (``checked``), and no host is listed as lacking one."""
+    lacking = any(isinstance(n, dict) and n.get("rule") == rule for n in snap.not_checked or [])
+    return rule in (snap.checked or []) and not lacking
+
+
+def _recheck_request(finding: MergedFinding, snaps: list[Snapshot]) -> dict:
+    """What the after-snapshots lack to re-check ``finding``'s rule: the
+    snapshot to add the output to, the reasons and the commands (its
+    not_checked entries, else the commands of every fact the rule requires)."""
+    entries = [
+        (snap, n)
+        for snap in snaps
+        for n in snap.not_checked or []
+        if isinstance(n, dict) and n.get("rule") == finding.rule
+    ]
+    commands: list[str] = []
+    reasons: list[tuple[str, str]] = []
+    for _snap, n in entries:
+        reasons.append((str(n.get("reason") or ""), str(n.get("reason_zh") or "")))
+        commands += [str(c) for c in n.get("commands") or [] if c and c not in commands]
+    if not commands:
+        spec = load_all().get(finding.rule)
+        commands = commands_for(spec.requires) if spec is not None else []
+    target = entries[0][0] if entries else (snaps[-1] if snaps else None)
+    return {
+        "finding": finding,
+        "rule": finding.rule,
+        "snapshot": target,
+        "reasons": reasons,
+        "commands": commands,
+    }
+
+
 def verification(session: Session) -> dict:
-    """Compare the before and after findings by rule: cleared, remaining, new.
-    ``expected_clear`` lists remaining rules an applied measure should have cleared."""
+    """Compare the before and after findings by rule: cleared, could not be
+    re-checked, remaining, new (DESIGN.md "What a result claims").
+
+    A before finding absent from the after findings is *cleared* only when an
+    after-snapshot of its host (by name; every after-snapshot when none has
+    that name) checked the rule; otherwise it *could not be re-checked*
+    (``unverified``: the snapshot to add evidence to, why, and the commands).
+    ``expected_clear`` lists remaining rules an applied measure should have
+    cleared."""
     before = {f.rule: f for f in merged_findings(session, "before")}
     after = {f.rule: f for f in merged_findings(session, "after")}
-    has_after = any(s.status == Snapshot.Status.DONE for s in snapshots_of(session, "after"))
+    done = [s for s in snapshots_of(session, "after") if s.status == Snapshot.Status.DONE]
+    has_after = bool(done)
     applied = session.measures.filter(status=PlannedMeasure.Status.APPLIED).select_related("measure")
     should_clear = {r for pm in applied for r in (pm.measure.rules or [])}
+    names = {snap.pk: _host_names(snap) for snap in done}
+    cleared, unverified = [], []
+    for rule in sorted(before):
+        if rule in after or not has_after:
+            continue
+        finding = before[rule]
+        ok = True
+        for host in finding.hosts or [""]:
+            mine = [snap for snap in done if host in names[snap.pk]] or done
+            if not any(_rechecked(rule, snap) for snap in mine):
+                ok = False
+        if ok:
+            cleared.append(finding)
+        else:
+            unverified.append(_recheck_request(finding, done))
     return {
         "has_after": has_after,
-        "cleared": [before[r] for r in sorted(before) if r not in after] if has_after else [],
+        "cleared": cleared,
+        "unverified": unverified,
         "remaining": [before[r] for r in sorted(before) if r in after],
         "new": [after[r] for r in sorted(after) if r not in before],
         "expected_clear": sorted(r for r in before if r in after and r in should_clear),

@@ -21,12 +21,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import SignedInRequest, is_support
+from config.language import reads_chinese
 from config.pagination import paginate
 from config.request_limits import upload_view
 from kb.models import Case, CaseReuse, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, explain
 from triage import charts
-from triage.forms import TicketForm
+from triage.forms import AddArtifactForm, TicketForm
 from triage.reports import MARKUPS
 from triage.selectors import visible_snapshots
 from triage.tickets import TicketRejected
@@ -596,7 +597,11 @@ def _apply(request, session, ctx):
 
 def _verify(request, session, ctx):
     _snapshot_forms(request, session, ctx, SessionSnapshot.Phase.AFTER)
-    ctx["verification"] = verify.verification(session)
+    ctx["verification"] = found = verify.verification(session)
+    targets = {item["snapshot"].pk: item["snapshot"] for item in found["unverified"] if item["snapshot"]}
+    ctx["recheck_snapshots"] = list(targets.values())
+    ctx.setdefault("paste_form", AddArtifactForm())
+    ctx["language_is_zh"] = reads_chinese(ctx["language"])
     final = verify.final_metric(session)
     ctx.setdefault("verify_form", VerifyForm(initial={"metric_after": final}))
     ctx["final_metric"] = final

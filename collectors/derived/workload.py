@@ -142,3 +142,55 @@ def service_warning(host: HostFacts, code: str) -> tuple[Any, Any] | None:
             if w.code == code:
                 return log, w
     return None
+
+
+# --- vendor guidance on NUMA balancing and zone reclaim (issue 25) --------------------------
+
+# server processes beyond the data stores above whose vendors say how NUMA
+# balancing should be set (a command's first word, its path stripped)
+_VENDOR_PROCESSES = (
+    (re.compile(r"^(ora_pmon_|ora_smon_|tnslsnr$)"), "oracle"),
+    (re.compile(r"^hdb(indexserver|nameserver|daemon)"), "sap-hana"),
+    (re.compile(r"^sqlservr$"), "mssql"),
+    (re.compile(r"^observer$"), "oceanbase"),
+)
+# These vendors require kernel.numa_balancing = 0 for their database: Oracle,
+# SAP HANA (check 2200_numa_balancing) and SQL Server (the tuned profiles
+# oracle, sap-hana, mssql), OceanBase (obdiag system/parameter.py).
+BALANCING_OFF_WORKLOADS = frozenset({"oracle", "sap-hana", "mssql", "oceanbase"})
+# Databases whose page cache filling a node is normal and where turning zone
+# reclaim on caused the incident (PostgreSQL, Cassandra, MongoDB write-ups);
+# every database host is treated so: its memory is placed, not reclaimed.
+DATABASE_WORKLOADS = frozenset(
+    {
+        "oracle",
+        "sap-hana",
+        "mssql",
+        "postgresql",
+        "mongodb",
+        "oceanbase",
+        "mysql",
+        "cassandra",
+        "elasticsearch",
+    }
+)
+
+
+def workloads(host: HostFacts) -> set[str]:
+    """The workloads the host's facts show: its data stores (:func:`datastores`),
+    OceanBase parameters, and the servers of :data:`_VENDOR_PROCESSES`.
+
+    >>> from collectors.facts import DatabaseFacts
+    >>> sorted(workloads(HostFacts(label="db", database=DatabaseFacts(kind="mariadb"))))
+    ['mysql']
+    """
+    found = {store.kind for store in datastores(host)}
+    if host.oceanbase is not None:
+        found.add("oceanbase")
+    for proc in host.processes.processes if host.processes else ():
+        first = (proc.command or "").split()
+        name = first[0].rsplit("/", 1)[-1] if first else ""
+        for pattern, workload in _VENDOR_PROCESSES:
+            if pattern.search(name):
+                found.add(workload)
+    return found

@@ -108,6 +108,9 @@ class RuleFinding:
     # explanations above are ``RuleSpec.explain(template, values)``
     template: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    # a finding on several hosts (a fleet rule's): the hosts it blames, never
+    # the reference it compares them with; empty: every host of the run
+    affected: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -163,9 +166,12 @@ class RuleSpec:
     # why the thresholds sit where they do: the magnitude at which it matters (docs/rules.md)
     rationale: str = ""
     rationale_zh: str = ""
-    # (ctx, host) -> the facts (keys of engine.run.HOST_FACT_CHECKS) this host needs
-    # for a verdict when the rule is relevant to it, else (): a relevant host that lacks
-    # one of them is listed under ``not_checked`` with the commands that produce it
+    # (ctx, host) -> the facts (keys of engine.run.HOST_FACT_CHECKS) the rule decides
+    # on for this host, every one of them (a fact it needs to tell whether the host is
+    # in scope too: an unknown node count is not "one node"); () only when the host's
+    # facts put it out of scope. A host that lacks one is listed under ``not_checked``
+    # with the commands that produce it and the rule is not ``checked``
+    # (tests/engine/test_rules_by_fact.py walks every rule)
     relevant: Callable[[RuleContext, HostFacts], tuple[str, ...]] | None = None
     # name -> (English, Simplified Chinese) explanation templates, filled by
     # :func:`finding` with ``str.format`` (the single template of a rule that has
@@ -347,6 +353,7 @@ def finding(
         measures=list(kw.pop("measures", spec.measures)),
         host=host_name(host) if host is not None else kw.pop("host_label", ""),
         past=max(1.0, float(kw.pop("past", 1.0) or 1.0)),
+        affected=list(kw.pop("affected", [])),
     )
 
 
@@ -443,3 +450,13 @@ def numa_evidence(host: HostFacts, fact: str, value: Any, part: str, *keys: str)
 
 # ----------------------------------------------------------------------------
 # What a host is (shared by the rules and their ``relevant`` declarations).
+
+
+def numa_needs(host: HostFacts, *facts: str) -> tuple[str, ...]:
+    """What a NUMA rule decides on for ``host``: ``facts`` on a multi-node host,
+    and the node count first when no artifact gave it (unknown is not "one
+    node"); nothing on a host known to have one node."""
+    nodes = host.numa_node_count()
+    if nodes is None:
+        return ("numa", *facts)
+    return facts if nodes >= 2 else ()

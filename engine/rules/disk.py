@@ -25,6 +25,10 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
         f"iostat/tsar：数据设备（不含 loop/ram/sr/zram）的 await >= {AWAIT_MS} ms 或 %util >= {UTIL_PCT}"
     ),
     requires=("disks",),
+    # where disk latency is the question: a database or observer, or disk statistics shown
+    relevant=lambda ctx, h: (
+        ("disks",) if h.disks is not None or h.database is not None or h.oceanbase else ()
+    ),
     measures=("disk-io-review",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"await_ms": AWAIT_MS, "util_pct": UTIL_PCT},

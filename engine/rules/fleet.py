@@ -50,6 +50,14 @@ def fleet_view(ctx: RuleContext) -> FleetView:
     return FleetView(front, rest if isinstance(rest, FleetSummary) else None)
 
 
+def _in_cluster(ctx: RuleContext, host: HostFacts) -> bool:
+    """A physical host analysed with at least one other (a fleet rule's subject)."""
+    return (
+        not host.is_guest
+        and len(ctx.physical_hosts()) + int(getattr(ctx.snapshot.fleet_summary, "physical", 0) or 0) >= 2
+    )
+
+
 @rule(
     "fleet.numa_config_drift",
     severity="warning",
@@ -67,6 +75,8 @@ def fleet_view(ctx: RuleContext) -> FleetView:
         "主机（没有多数值时列出全部主机）"
     ),
     requires=("cluster",),
+    # each physical host of a cluster: its node count and its kernel settings
+    relevant=lambda ctx, h: ("numa", "sysctl") if _in_cluster(ctx, h) else (),
     measures=("align-host-numa-config", "enable-numa-in-firmware"),
     seeds=("kunpeng-stream-zone-reclaim",),
     thresholds={"settings": list(DRIFT_KEYS)},
@@ -169,6 +179,13 @@ def spread(a: float, b: float) -> float:
     ),
     # one host's upload may hold the results of several (a gpcheckperf report)
     requires=("benchmarks",),
+    # each physical host of a cluster where some host has results
+    relevant=lambda ctx, h: (
+        ("benchmarks",)
+        if h.benchmarks
+        or (_in_cluster(ctx, h) and (any(x.benchmarks for x in ctx.hosts) or ctx.snapshot.fleet_profiles))
+        else ()
+    ),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "align-host-numa-config"),
     seeds=("kunpeng-stream-zone-reclaim",),
     thresholds={"ratio": BENCHMARK_SPREAD_RATIO},
@@ -255,4 +272,6 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
             ],
             host_label="cluster",
             past=ratio / BENCHMARK_SPREAD_RATIO,
+            # the slow hosts (their snapshots), never the best one it is judged against
+            affected=sorted({name for name, _b, _tested in slow} | {tested for _h, _b, tested in slow}),
         )

@@ -65,6 +65,13 @@ def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("domains",) if looks_like_kvm_host(host) else ()
 
 
+def _needs_domains_or_guest_cpu(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """A KVM host needs its domain XMLs; a guest decides from its own lscpu."""
+    if looks_like_kvm_host(host):
+        return ("domains",)
+    return ("cpu",) if host.is_guest else ()
+
+
 def _pinned_domains_need(*facts: str) -> Callable[[RuleContext, HostFacts], tuple[str, ...]]:
     def relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         return facts if any(d.vcpupin or d.vcpu_cpuset for d in host_domains(host)) else ()
@@ -348,7 +355,7 @@ def _single_spanning_cell(d: Domain) -> bool:
         "上；没有虚拟机 NUMA 单元，或只有一个包含全部 vCPU 的单元（libvirt 为内存热插拔要求的单元）时，虚拟"
         "机内核无法让线程靠近其内存（奠基案例 000、002）。past = vCPU 数 / 16。"
     ),
-    relevant=_needs_domains,
+    relevant=_needs_domains_or_guest_cpu,
     explanations={
         "": (
             "Guest {guest} ({vcpus} vCPUs) {layout}, so its kernel and database see one flat node and cannot "
@@ -606,7 +613,7 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
         "host-model 和 custom CPU 型号去掉了 L3 的描述；虚拟机调度器随后会在所有 vCPU 之间迁移任务（奠基案例"
         " 002：CPU 70 % 对 10 %）。这是 CPU 型号的是/否属性。"
     ),
-    relevant=_needs_domains,
+    relevant=_needs_domains_or_guest_cpu,
     explanations={
         "": (
             "Guest {guest} uses CPU mode {mode}: the guest gets a generic CPU model without the host's L3 "
@@ -683,7 +690,7 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
         "从 4 个 vCPU 起，虚拟机看到 N 个互不相关的封装：没有共享缓存，按插槽授权或感知 NUMA 的软件会按错误"
         "的规模配置自己；2 路 x 1 核是无害的小虚拟机。"
     ),
-    relevant=_needs_domains,
+    relevant=_needs_domains_or_guest_cpu,
     explanations={
         "": (
             "Guest {guest} presents its {vcpus} vCPUs as {sockets} single-core sockets. The guest believes "

@@ -12,6 +12,7 @@ from engine.rules import (
     evidence,
     finding,
     host_domains,
+    looks_like_kvm_host,
     rule,
 )
 
@@ -35,6 +36,8 @@ SINGLE_QUEUE_MIN_VCPUS = 4
         "所有报文由一个队列对、一个 vCPU 的软中断处理"
     ),
     requires=("domains",),
+    # a KVM host decides from its domain XMLs
+    relevant=lambda ctx, h: ("domains",) if looks_like_kvm_host(h) else (),
     measures=("virtio-net-multiqueue",),
     thresholds={"min_vcpus": SINGLE_QUEUE_MIN_VCPUS},
     rationale=(

@@ -14,6 +14,7 @@ from engine.rules import (
     finding,
     guest_bound_to_one_node,
     host_of_guest,
+    numa_needs,
     rule,
     size_bytes,
 )
@@ -114,7 +115,10 @@ def _interleave_missing(db: DatabaseFacts) -> bool:
         "所在的节点（奠基案例 000：MariaDB 10.4，MDEV-18860）。这是构建版本的是/否属性；少于 20 个变量的列表"
         "来自 LIKE 查询，什么也证明不了。"
     ),
-    relevant=lambda ctx, h: ("numa",) if h.database is not None and not h.is_guest else (),
+    # the variable list, and on a host its node count (a guest answers for its host's)
+    relevant=lambda ctx, h: (
+        () if h.database is None else ("db_variables",) if h.is_guest else numa_needs(h, "db_variables")
+    ),
     explanation=(
         "{server} on {host} has no innodb_numa_interleave, and its memory can land on several NUMA nodes: "
         "the buffer pool fills whichever node the allocating thread runs on. Start mysqld under numactl "
@@ -177,6 +181,8 @@ def _populate_events(db: DatabaseFacts) -> list[tuple[DbEvent, DbEvent]]:
     ),
     requires=("db_variables", "db_events"),
     requires_mode="any",
+    # the build and its settings; an error log that shows the slow start decides alone
+    relevant=lambda ctx, h: ("db_version", "db_variables") if h.database is not None else (),
     measures=("shrink-buffer-pool", "disable-numa-interleave", "buffer-pool-dump-load", "mysql-large-pages"),
     seeds=("percona-numa-interleave-startup",),
     thresholds={

@@ -38,7 +38,10 @@ SOFTIRQS_MIN_NET_RX = 1_000_000
         "都要承受的 5-10 倍延迟（奠基案例 004）。定为严重，因为它纯属损失且一行命令即可修复。past = 延迟 / "
         "0.5 ms（较慢的局域网往返）。"
     ),
-    relevant=lambda ctx, h: ("tc",) if any((p.rtt_avg_ms or 0) >= LAN_RTT_MS for p in h.pings) else (),
+    # a host with slow round trips, or one that showed its qdiscs
+    relevant=lambda ctx, h: (
+        ("tc",) if h.tc is not None or any((p.rtt_avg_ms or 0) >= LAN_RTT_MS for p in h.pings) else ()
+    ),
     explanation=(
         "Device {device} on {host} has a netem qdisc adding {delay_ms} ms to every packet, a test setting "
         "that was left behind: every round trip through it is slower by that much."
@@ -96,6 +99,8 @@ def _avg_rtt(p: PingResult) -> float | None:
     ),
     condition_zh=f"到非公网地址对端的 ping RTT 平均值 >= {LAN_RTT_MS} ms（没有汇总行时取各次回复的平均值）",
     requires=("pings",),
+    # the hosts of a deployment: an observer or proxy, or one of several physical hosts
+    relevant=lambda ctx, h: ("pings",) if h.pings or h.oceanbase or len(ctx.physical_hosts()) >= 2 else (),
     measures=("remove-netem", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"rtt_avg_ms": LAN_RTT_MS},
@@ -138,10 +143,16 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     """Soft interrupts show in the all-CPU figure (top's "si", mpstat's "all" line)
     but no per-CPU line says where: one CPU at 100 % is 25 % of a 4-CPU box's total."""
     usage = host.cpu_usage
-    if host.softirqs or not usage:
+    if host.softirqs:
+        return ("softirqs",)
+    if not usage:
         return ()
+    if any(c.cpu != "all" for c in usage.per_cpu):
+        return ("per_cpu_usage",)
+    # any soft interrupt time at all: one CPU at 100 % is 1.6 % of a 64-CPU total
     overall = [u.si for u in [usage.overall, *usage.samples] if u is not None and u.si is not None]
-    return ("per_cpu_usage",) if any(si > SOFTIRQ_QUIET_PCT for si in overall) else ()
+    # (none reported: cannot tell either)
+    return () if overall and not any(si > 0 for si in overall) else ("per_cpu_usage",)
 
 
 @rule(

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
+from collectors.derived.workload import BALANCING_OFF_WORKLOADS, DATABASE_WORKLOADS, workloads
 from collectors.facts import HostFacts
 from engine.rules import (
     Joined,
@@ -15,10 +16,8 @@ from engine.rules import (
     RuleFinding,
     evidence,
     finding,
-    guest_bound_to_one_node,
-    host_of_guest,
-    is_multinode,
     numa_evidence,
+    numa_needs,
     rule,
 )
 
@@ -51,6 +50,10 @@ PAGECACHE_MIN_SHARE = 0.5  # FilePages / MemTotal of the node
 NEAR_LOW_WATERMARK_FACTOR = 1.5  # free pages <= this x the low watermark
 FREE_SHARE_WITHOUT_ZONEINFO = 0.03  # without zoneinfo: MemFree / MemTotal below this
 
+# ... on a database host: memory placed (interleaved), cache dropped before a
+# benchmark; never zone reclaim (issue 25: the PostgreSQL, Cassandra, MongoDB incidents)
+DATABASE_PAGECACHE_MEASURES = ("mariadb-numactl-interleave", "drop-caches-before-benchmark")
+
 # numa.high_remote_distance
 # Two-socket Intel machines report 21 (2.1x local), the ordinary cost of a hop;
 # 2.5x and more (Kunpeng 920 reports 32) is where remote bandwidth collapses.
@@ -59,6 +62,17 @@ HIGH_REMOTE_DISTANCE_RATIO = 2.5
 # numa.balancing_disabled
 NUMA_BALANCING_MIN_KERNEL = (3, 8)  # kernel.numa_balancing appeared in Linux 3.8
 FULL_SYSCTL_DUMP_MIN_KEYS = 30  # fewer keys: a grep, absence proves nothing
+
+
+def balancing_setting_known(host: HostFacts) -> bool:
+    """Whether the snapshot tells kernel.numa_balancing's value or its absence:
+    the key, a kernel older than the setting, or a full ``sysctl -a`` dump."""
+    if host.sysctl_value("kernel.numa_balancing") is not None:
+        return True
+    kv = _kernel_tuple(host.kernel.release if host.kernel else None)
+    if kv is not None and kv < NUMA_BALANCING_MIN_KERNEL:
+        return True
+    return bool(host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS)
 
 
 def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
@@ -105,7 +119,8 @@ def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
         "Xeon、Core 2 / Pentium D 主板）所有插槽共用一个内存控制器：内存是均匀的，一个节点是正确的，也没有可"
         "开启的设置，因此按 CPU 型号名豁免。"
     ),
-    relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
+    # sockets (lscpu) against the node count; a host known to have several nodes is out of it
+    relevant=lambda ctx, h: () if (h.numa_node_count() or 0) >= 2 else ("cpu", "numa"),
     explanation=(
         "{host} has {sockets} sockets but the kernel sees one NUMA node, so it cannot keep memory next to "
         "the CPU that uses it: about half of all accesses cross the socket interconnect. On bare metal check "
@@ -177,7 +192,7 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
         " 1.5-2 倍的延迟溢出到远端。差值还必须达到节点的十分之一并且达到 4 GiB，因为在任何空闲的双节点机器上"
         "，节点 0 多出几 GiB 都只是内核内存和缓存。past = 比值 / 1.5。"
     ),
-    relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "node_meminfo"),
     explanation=(
         "Node {busy} uses {busy_gib} GiB against {quiet_gib} GiB on node {quiet} ({ratio:.1f}x). Workloads "
         "placed on node {busy} compete harder for its CPUs and memory, and new allocations spill to the "
@@ -242,13 +257,16 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
         "on a multi-node host with vm.zone_reclaim_mode = 0, a node's free memory is at most "
         f"{NEAR_LOW_WATERMARK_FACTOR}x its low watermark (zoneinfo; without zoneinfo: below "
         f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}% of the node) while page cache (FilePages) holds >= "
-        f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node"
+        f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node; on a database host (MySQL family, OceanBase, "
+        "Oracle, SAP HANA, SQL Server, PostgreSQL, MongoDB seen) it advises placing the memory, never zone "
+        "reclaim"
     ),
     condition_zh=(
         "在 vm.zone_reclaim_mode = 0 的多节点主机上，某节点的空闲内存至多为其 low 水位的 "
         f"{NEAR_LOW_WATERMARK_FACTOR} 倍（zoneinfo；没有 zoneinfo 时：低于节点的 "
         f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}%），同时页缓存（FilePages）占节点的 >= "
-        f"{int(PAGECACHE_MIN_SHARE * 100)}%"
+        f"{int(PAGECACHE_MIN_SHARE * 100)}%；在数据库主机上（见到 MySQL 系、OceanBase、Oracle、SAP HANA、"
+        "SQL Server、PostgreSQL、MongoDB）建议安排内存放置，而不是开启 zone reclaim"
     ),
     requires=("node_meminfo", "sysctl"),
     measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "numactl-local-alloc"),
@@ -272,16 +290,33 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
         "为 32 时 STREAM 15000 -> 6000 MB/s）。水位的 1.5 倍能发现下一次突发就会触及水位的节点；没有 "
         "zoneinfo 时，在常见的节点容量上 3 % 空闲大致是同一位置。"
     ),
-    relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
+    # free memory per node, the page cache per node (free's total says nothing of
+    # where it sits) and the setting itself
+    relevant=lambda ctx, h: numa_needs(h, "node_meminfo", "node_pagecache", "zone_reclaim_mode"),
     explanations={
-        "": (
+        "general": (
             "Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
             "vm.zone_reclaim_mode = 0 the kernel does not reclaim that cache for a new allocation: it takes "
-            "memory from the remote node instead, so memory-bound work (STREAM, a database buffer pool) runs "
-            "at remote bandwidth.",
+            "memory from the remote node instead, so memory-bound work (STREAM, a benchmark) runs at remote "
+            "bandwidth. Turning zone reclaim on follows the kernel's vm.zone_reclaim_mode documentation for "
+            "work that fits a node (seed 001, tuned hpc-compute); a file server whose cache matters more "
+            "than remote access keeps 0.",
             "页缓存占满了{nodes}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新分配回"
-            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、数据库缓冲池）只能得到远端带宽"
-            "。",
+            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、基准测试）只能得到远端带宽。开"
+            "启 zone reclaim 依据内核 vm.zone_reclaim_mode 文档，适用于可放进单个节点的负载（奠基案例 001，"
+            "tuned hpc-compute）；缓存比远端访问更重要的文件服务器应保持 0。",
+        ),
+        "database": (
+            "Page cache fills {nodes} and free memory there is down at the reclaim watermark, so new "
+            "allocations go to the remote node. This host runs a database ({workloads}): there a full page "
+            "cache is normal and turning zone reclaim on caused the PostgreSQL, Cassandra and MongoDB "
+            "incidents (local reclaim stalls and evicts the cache the database reads), so leave "
+            "vm.zone_reclaim_mode at 0 and place the database's memory instead (interleave it across the "
+            "nodes), and drop the cache before a memory benchmark.",
+            "页缓存占满了{nodes}，其空闲内存已降到回收水位附近，新的分配会转到远端节点。本主机运行数据库（"
+            "{workloads}）：页缓存占满在这里是常态，PostgreSQL、Cassandra 和 MongoDB 的事故正是开启 zone "
+            "reclaim 引起的（本地回收造成停顿并逐出数据库要读的缓存），因此请保持 vm.zone_reclaim_mode 为 0，"
+            "改为安排数据库的内存放置（跨节点交织），并在内存基准测试前清理缓存。",
         ),
         "node_share": ("node {node} ({pct}%)", "节点 {node}（{pct}%）"),
         "node_sep": (", ", "、"),
@@ -330,9 +365,21 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         ev.append(evidence(host, "sysctl.vm.zone_reclaim_mode", zrm, host.sysctl, "vm.zone_reclaim_mode"))
         nodes = Joined("node_sep", tuple(Phrase("node_share", {"node": n, "pct": pct}) for n, pct in pressed))
+        databases = sorted(workloads(host) & DATABASE_WORKLOADS)
+        if databases:  # zone reclaim on is the cause there, not the cure
+            yield finding(
+                "numa.local_node_pagecache_pressure",
+                host,
+                "database",
+                values={"nodes": nodes, "workloads": ", ".join(databases)},
+                evidence=ev,
+                measures=DATABASE_PAGECACHE_MEASURES,
+            )
+            continue
         yield finding(
             "numa.local_node_pagecache_pressure",
             host,
+            "general",
             values={"nodes": nodes},
             evidence=ev,
         )
@@ -358,7 +405,7 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
         "numastat 是自开机以来的累计计数：未命中多于命中，意味着任务获得的内存大多来自远端节点，因此多数访存"
         "要经过互联（延迟为 1.5-3 倍）；低于持平时本地访问仍占多数。"
     ),
-    relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "numastat"),
     explanation=(
         "numastat counts more allocations served from a remote node than from the local one. Threads run far "
         "from their memory, so every cache miss pays the interconnect latency."
@@ -396,19 +443,19 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
     title="Automatic NUMA balancing is off or unsupported",
     title_zh="自动 NUMA 平衡未开启或不支持",
     condition=(
-        "a multi-node system (or a single-node guest without guest NUMA on a multi-node host, which will "
-        "need "
-        "it once it gets guest NUMA) with kernel.numa_balancing = 0, or without that sysctl (kernel older "
+        "a multi-node system with kernel.numa_balancing = 0, or without that sysctl (kernel older "
         "than "
         f"{NUMA_BALANCING_MIN_KERNEL[0]}.{NUMA_BALANCING_MIN_KERNEL[1]}, or absent from a full sysctl -a "
         "dump "
-        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); guests pinned within one host node are exempt"
+        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); a single-node machine or guest has nothing to balance; a "
+        "host running Oracle, SAP HANA, SQL Server or OceanBase (their vendors require it off) is exempt"
     ),
     condition_zh=(
-        "多节点系统（或多节点宿主机上没有虚拟机 NUMA 的单节点虚拟机，一旦有了虚拟机 NUMA 就需要它）的 "
+        "多节点系统的 "
         f"kernel.numa_balancing = 0，或没有该 sysctl（内核低于 {NUMA_BALANCING_MIN_KERNEL[0]}"
         f".{NUMA_BALANCING_MIN_KERNEL[1]}，或在 >= {FULL_SYSCTL_DUMP_MIN_KEYS} 个键的完整 sysctl -a 输出中不"
-        "存在）；绑定在单个宿主机节点内的虚拟机除外"
+        "存在）；单节点的机器或虚拟机没有可平衡的对象；运行 Oracle、SAP HANA、SQL Server 或 OceanBase 的主机"
+        "（其厂商要求关闭）除外"
     ),
     requires=("sysctl", "kernel"),
     requires_mode="any",
@@ -429,13 +476,18 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
         "慢而持久地走向远端访问（奠基案例 002：numa_miss > numa_hit）。这是一个是/否设置，除了是否多节点之外"
         "没有程度之分。"
     ),
-    relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
+    relevant=lambda ctx, h: numa_needs(h, "numa_balancing"),
     explanations={
         "": (
             "On {host} {reason}: nothing moves pages or tasks back together once they drift apart, so "
-            "long-running processes end up accessing remote memory.",
+            "long-running processes end up accessing remote memory. This follows the kernel's default for "
+            "general workloads; Oracle, SAP HANA, SQL Server and OceanBase require balancing off (tuned "
+            "profiles oracle, sap-hana, mssql; SAP's check 2200_numa_balancing; obdiag), and none of them "
+            "was seen on this host: if it runs one, leave it off.",
             "{host} 上{reason}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进程会越来越多地访"
-            "问远端内存。",
+            "问远端内存。此建议依据内核对通用负载的默认设置；Oracle、SAP HANA、SQL Server 和 OceanBase 要求关"
+            "闭自动平衡（tuned 的 oracle、sap-hana、mssql 配置，SAP 检查 2200_numa_balancing，obdiag），"
+            "本主机上未见到它们：如果运行的是其中之一，请保持关闭。",
         ),
         "balancing_off": ("kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"),
         "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
@@ -444,16 +496,12 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
 def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         nodes = host.numa_node_count()
-        if nodes is None:
+        # One node (a guest without guest NUMA too): there is nothing to
+        # balance between; the missing guest topology is kvm.guest_numa_missing's.
+        if nodes is None or nodes < 2:
             continue
-        if nodes < 2:
-            if not host.is_guest or guest_bound_to_one_node(ctx, host):
-                continue
-            hv = host_of_guest(ctx, host)
-            if hv is None or (hv.numa_node_count() or 0) < 2:
-                continue
-        else:
-            hv = None
+        if workloads(host) & BALANCING_OFF_WORKLOADS:
+            continue  # set as its vendor requires (tuned profiles, SAP's check, obdiag)
         value = host.sysctl_value("kernel.numa_balancing")
         ev = []
         if value is not None:
@@ -481,10 +529,6 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
                 else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
             ),
         )
-        if hv is not None:
-            ev.append(
-                numa_evidence(hv, "host.numa_nodes", hv.numa_node_count(), "NumactlHardware", "available")
-            )
         yield finding(
             "numa.balancing_disabled",
             host,
@@ -508,6 +552,7 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     ),
     requires=("numa_distances",),
     measures=("numactl-local-alloc", "zone-reclaim-mode"),
+    relevant=lambda ctx, h: numa_needs(h, "numa_distances"),
     seeds=("kunpeng-stream-zone-reclaim",),
     thresholds={"remote_local_ratio": HIGH_REMOTE_DISTANCE_RATIO},
     rationale=(
@@ -586,7 +631,7 @@ MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
 
 
 def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
+    return numa_needs(host, "node_meminfo", "node_cpus")
 
 
 @rule(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from collectors.derived.database import observer_cpus
+from collectors.facts import HostFacts, OceanBaseFacts
 from engine.rules import RuleContext, RuleFinding, as_int, evidence, finding, rule
 
 SMALL_OBSERVER_CPUS = 16
@@ -13,6 +14,25 @@ NET_THREADS_SHARE = 0.5  # net_thread_count above this share of the observer's C
 REMOTE_PLAN_SHARE = 0.20  # plan_type 2 / (1 + 2 + 3)
 DEFAULT_ROUTING_MODE = "oceanbase"
 __all__ = ["observer_cpus"]  # derived, re-exported
+
+
+_OB_FACTS: dict[str, Callable[[OceanBaseFacts], bool]] = {
+    "oceanbase": lambda ob: bool(ob.parameters),
+    "odp": lambda ob: bool(ob.proxy_config),
+    "sql_audit": lambda ob: bool(ob.plan_type_counts),
+}
+
+
+def _ob_needs(ctx: RuleContext, host: HostFacts, fact: str) -> tuple[str, ...]:
+    """A host that showed OceanBase needs ``fact`` unless another host of the
+    deployment carries it (the parameters, the proxy's configuration and the
+    SQL audit are the cluster's, pasted from wherever the client ran)."""
+    if host.oceanbase is None:
+        return ()
+    have = _OB_FACTS[fact]
+    if any(h is not host and h.oceanbase is not None and have(h.oceanbase) for h in ctx.hosts):
+        return ()
+    return (fact,)
 
 
 @rule(
@@ -30,6 +50,7 @@ __all__ = ["observer_cpus"]  # derived, re-exported
         "（CPU 数取其 cpu_count 参数，未设置时取主机的逻辑 CPU 数）"
     ),
     requires=("oceanbase",),
+    relevant=lambda ctx, h: _ob_needs(ctx, h, "oceanbase"),
     measures=("tune-cpu-quota-concurrency",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"min_value": CPU_QUOTA_CONCURRENCY_MAX, "small_observer_cpus": SMALL_OBSERVER_CPUS},
@@ -80,6 +101,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     condition=f"net_thread_count > {NET_THREADS_SHARE} x the observer's CPUs",
     condition_zh=f"net_thread_count > observer CPU 数的 {NET_THREADS_SHARE} 倍",
     requires=("oceanbase",),
+    relevant=lambda ctx, h: _ob_needs(ctx, h, "oceanbase"),
     measures=("tune-net-thread-count",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"max_share_of_cpus": NET_THREADS_SHARE},
@@ -128,6 +150,7 @@ def net_thread_count_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     condition=f"ODP server_routing_mode is not '{DEFAULT_ROUTING_MODE}'",
     condition_zh=f"ODP 的 server_routing_mode 不是 '{DEFAULT_ROUTING_MODE}'",
     requires=("odp",),
+    relevant=lambda ctx, h: _ob_needs(ctx, h, "odp"),
     measures=("odp-routing-mode-oceanbase",),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"expected": DEFAULT_ROUTING_MODE},
@@ -172,6 +195,7 @@ def proxy_routing_not_default(ctx: RuleContext) -> Iterator[RuleFinding]:
     condition=f"gv$sql_audit: plan_type 2 (remote) >= {int(REMOTE_PLAN_SHARE * 100)}% of plan types 1+2+3",
     condition_zh=f"gv$sql_audit：plan_type 2（远程）占 plan_type 1+2+3 的 >= {int(REMOTE_PLAN_SHARE * 100)}%",
     requires=("sql_audit",),
+    relevant=lambda ctx, h: _ob_needs(ctx, h, "sql_audit"),
     measures=("odp-routing-mode-oceanbase", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"remote_share": REMOTE_PLAN_SHARE},

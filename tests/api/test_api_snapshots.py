@@ -79,8 +79,39 @@ def test_raw_body_uploads(world, content_type, kind):
 def test_identical_upload_returns_the_existing_snapshot(world):
     api = world.api("engineer_a")
     r = api.generic("POST", "/api/v1/snapshots/", TRANSCRIPT.read_bytes(), content_type="text/plain")
-    assert r.status_code == 202 and r.json()["id"] == world.snapshot.pk
-    assert r.json()["status"] == "done"
+    assert r.status_code == 200 and r.json()["id"] == world.snapshot.pk
+    assert r.json()["status"] == "done" and r.json()["duplicate"] is True
+
+
+def test_identical_upload_says_so_and_takes_the_new_label_and_cluster(
+    world, no_queue, django_capture_on_commit_callbacks
+):
+    """Issue 25 point 8: the same bytes again silently answered 202 with the old
+    snapshot, dropping the new label and cluster."""
+    api = world.api("engineer_a")
+    upload = SimpleUploadedFile("again.txt", TRANSCRIPT.read_bytes())
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api.post(
+            "/api/v1/snapshots/", {"file": upload, "label": "obs-2", "cluster": "bench"}, format="multipart"
+        )
+    assert r.status_code == 200, r.content
+    assert r.json()["id"] == world.snapshot.pk and r.json()["duplicate"] is True
+    snap = Snapshot.objects.get(pk=world.snapshot.pk)
+    assert (snap.label, snap.cluster) == ("obs-2", "bench")
+    # a new cluster: analysed again with its new members
+    assert snap.status == "queued" and no_queue[-1] == snap.pk
+    assert Snapshot.objects.filter(sha256=snap.sha256).count() == 1
+    # a new upload is not a duplicate
+    fresh = SimpleUploadedFile("new.txt", TRANSCRIPT.read_bytes() + b"\n# new\n")
+    r = api.post("/api/v1/snapshots/", {"file": fresh}, format="multipart")
+    assert r.status_code == 202 and r.json()["duplicate"] is False
+
+
+def test_the_schema_documents_the_duplicate_answer(world):
+    schema = world.api("engineer_a").get("/api/schema/?format=json").json()
+    post = schema["paths"]["/api/v1/snapshots/"]["post"]
+    assert {"200", "202", "400"} <= set(post["responses"])
+    assert "duplicate" in post["description"] and "binary" in post["description"]
 
 
 def test_unknown_content_type_is_415_with_the_error_body(world):

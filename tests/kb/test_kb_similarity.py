@@ -270,3 +270,22 @@ def test_prose_only_needs_every_host_read_as_prose():
     assert prose_only(SnapshotFacts(hosts=[prose])) is True
     assert prose_only(SnapshotFacts(hosts=[prose, read])) is False
     assert prose_only(SnapshotFacts(hosts=[HostFacts(label="empty")])) is False
+
+
+@pytest.mark.django_db
+def test_case_weight_uses_rule_frequencies_not_symptom_words():
+    """Issue 25 point 11: ``rank`` rebound ``df`` to the symptom's term
+    frequencies before scoring, so every case rule weighed as if no case held
+    it; the ranking then differed from ``rule_index.best``'s. The case whose
+    other rule is common must outrank the one whose other rule is rare (a
+    smaller case weight), as the weighted Dice of the index says."""
+    for n in range(4):
+        _case(f"common-{n}", ["numa.high_remote_distance"])
+    _case("a-rare", ["net.netem_delay", "mysql.large_pages_off"])
+    _case("z-common", ["net.netem_delay", "numa.high_remote_distance"])
+    snapshot_rules = ["net.netem_delay"]
+    with rule_index.reading() as index:
+        best = index.best(snapshot_rules, limit=10)
+    ranked = similarity.rank(snapshot_rules, [], symptom="tc netem delay slows the stress test", limit=10)
+    assert [r["slug"] for r in ranked] == [slug for slug, _dice in best] == ["z-common", "a-rare"]
+    assert ranked[0]["score"] > ranked[1]["score"]

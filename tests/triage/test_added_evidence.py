@@ -301,4 +301,5 @@ def test_not_checked_of_a_cluster_run_goes_to_the_snapshot_of_its_host(user, enq
     second = analysis.analyze_snapshot_now(snapshot_id=snaps["gp-sdw04.txt"].pk)
     first.refresh_from_db()
     assert [n["host"] for n in second.not_checked] == ["gp-sdw04", "cluster"]
-    assert [n["host"] for n in first.not_checked] == ["gp-sdw03"]
+    # (what its own analysis found missing too: every rule declares its facts, issue 25)
+    assert {n["host"] for n in first.not_checked} == {"gp-sdw03"}

@@ -134,7 +134,7 @@ def test_compare_highlights_exactly_the_six_odd_hosts():
     assert nodes["gp-sdw05"].shown == "1" and nodes["gp-sdw05"].reference == "2"
     assert not nodes["gp-sdw05"].by_median
     triad = dict(zip([r.label for r in matrix.rows], matrix.column("bench:stream:Triad:MB/s"), strict=True))
-    assert triad["gp-sdw03"].by_median and triad["gp-sdw03"].reference.endswith("MB/s")
+    assert triad["gp-sdw03"].by_best and triad["gp-sdw03"].reference.endswith("MB/s")
 
 
 def test_compare_without_a_majority_highlights_nothing():
@@ -312,3 +312,45 @@ def test_a_re_snapshot_replaces_the_older_one_of_its_host(world):
     rules = {f.rule: f for f in view.fleet_findings}
     assert set(rules) == {"fleet.numa_config_drift"}
     assert "vm.zone_reclaim_mode" in rules["fleet.numa_config_drift"].explanation
+
+
+# ------------------------------------------------- issue 25 point 7: the good host
+
+
+KUNPENG_BEFORE = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before"
+ONE_FAST_TWO_SLOW = ("gp-sdw01", "gp-sdw03", "gp-sdw04")  # STREAM ~15000 vs ~6000 MB/s
+
+
+def test_the_fast_host_is_never_the_outlier_of_two_slow_ones():
+    """Issue 25 point 7: with two slow hosts and one fast, the median is the slow
+    value and the fast host was highlighted. Judged against the best host in
+    the metric's direction, the slow ones are."""
+    hosts = [
+        load((KUNPENG_BEFORE / f"{h}.txt").read_bytes(), name=f"{h}.txt", label=h, split=False).host
+        for h in ONE_FAST_TWO_SLOW
+    ]
+    matrix = cluster.compare(hosts)
+    column = next(c for c in matrix.columns if c.key.startswith("bench:stream:") and "triad" in c.key.lower())
+    cells = dict(zip([r.label for r in matrix.rows], matrix.column(column.key), strict=True))
+    assert not cells["gp-sdw01"].differs
+    assert cells["gp-sdw03"].differs and cells["gp-sdw04"].differs
+    best = cells["gp-sdw01"].value
+    assert cells["gp-sdw03"].by_best and cells["gp-sdw03"].reference.startswith(f"{best:g}")
+    series = [s for s in cluster.benchmark_series(matrix) if s[0].key == column.key]
+    (_column, _points, reference), *_ = series
+    assert reference == cells["gp-sdw01"].value
+
+
+def test_the_fast_host_is_not_counted_as_affected_on_the_rules_page(world):
+    alice = world["alice"]
+    snaps = {
+        h: _upload(alice, h, (KUNPENG_BEFORE / f"{h}.txt").read_text(), "stream") for h in ONE_FAST_TWO_SLOW
+    }
+    for snap in snaps.values():
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    fresh = {h: type(snap).objects.get(pk=snap.pk) for h, snap in snaps.items()}
+    rule = "fleet.benchmark_spread"
+    blamed = {h for h, snap in fresh.items() if snap.current_findings().filter(rule=rule).exists()}
+    assert blamed == {"gp-sdw03", "gp-sdw04"}
+    html = _client(alice).get("/rules/").content.decode()
+    assert 'data-rule="fleet.benchmark_spread" data-hosts="2"' in html

@@ -39,7 +39,6 @@ EXPECTED_BEFORE = {
         "kvm.flat_socket_topology",
         "kvm.guest_numa_missing",
         "numa.remote_access_dominant",
-        "numa.balancing_disabled",
     },
     "percona-numa-interleave-startup": {
         "memory.hugepages_absent",

@@ -268,6 +268,10 @@ def test_list_shows_current_finding_counts(client_alice, alice):
 )
 def test_hostile_upload_gets_a_report_not_a_500(client_alice, alice, enqueued, name, data):
     response = client_alice.post(reverse("triage:snapshot_new"), {"files": SimpleUploadedFile(name, data)})
+    if name == "junk.bin":  # binary bytes: refused at upload with the reason (issue 25)
+        assert response.status_code == 400 and "binary data" in response.content.decode()
+        assert not Snapshot.objects.filter(owner=alice).exists()
+        return
     assert response.status_code == 302
     snap = Snapshot.objects.get(owner=alice)
     analysis.analyze_snapshot_now(snapshot_id=snap.pk)
