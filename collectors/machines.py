@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from collectors import facts as f
@@ -197,6 +197,67 @@ def _first(result: Any) -> Any:
     return next(iter(result), None) if isinstance(result, list | tuple) else result
 
 
+@dataclass
+class _Walk:
+    """Where :func:`machine_boundaries` is in the transcript: the boundaries
+    found, the whole-machine outputs seen since the last one, and the host the
+    current machine's prompts named."""
+
+    out: list[Boundary] = field(default_factory=list)
+    seen: list[MachineView] = field(default_factory=list)
+    named: str | None = None
+
+    def split(self, boundary: Boundary, named: str | None) -> None:
+        if len(self.out) < MAX_MACHINES:
+            self.out.append(boundary)
+        self.seen, self.named = [], named
+
+
+def _database_boundary(walk: _Walk, block: Any, server: str | None, lines: Sequence[str] | None) -> None:
+    """A ``SHOW VARIABLES`` whose server names another host than the prompt did."""
+    named = walk.named
+    if not server or not named or _short(server) == _short(named):
+        return
+    # a prompt that itself names the host (``[root@db01 ~]# mysql -h db02``)
+    # may run a client of another server, or an alias: a conflict, no split
+    if _prompt_names(lines, block, named) or len(walk.out) >= MAX_MACHINES:
+        return
+    reason = (
+        f"the database at line {block.start_line} runs on {server}, "
+        f"not on {named} whose prompt the paste showed before it"
+    )
+    boundary = Boundary(
+        start=block.start_line - 1, line=block.start_line, reason=reason, hostname=server, previous=named
+    )
+    walk.split(boundary, server)
+
+
+def _output_boundary(walk: _Walk, block: Any, view: MachineView) -> None:
+    """A whole-machine output (numactl -H, lscpu) that disagrees with one seen before."""
+    why = next((w for w in (v.differs(view) for v in walk.seen) if w), None)
+    if why is not None and len(walk.out) < MAX_MACHINES:
+        reason = (
+            f"the {block.label or block.kind} at line {block.start_line} shows another machine "
+            f"({why} differ from line {walk.seen[0].line})"
+        )
+        walk.split(
+            Boundary(start=block.start_line - 1, line=block.start_line, reason=reason, previous=walk.named),
+            walk.named,
+        )
+    if all(_key(view) != _key(v) for v in walk.seen[-4:]) and len(walk.seen) < MAX_OUTPUTS:
+        walk.seen.append(view)  # the same output again adds nothing to compare with
+
+
+def _parsed(index: int, block: Any, parsed: dict[int, Any], probe: Callable[[str, str], Any]) -> Any:
+    """The block's parse result, probed once and kept in ``parsed``."""
+    if index not in parsed:
+        result = probe(block.kind, block.text)
+        if result is None:
+            return None
+        parsed[index] = result
+    return parsed[index]
+
+
 def machine_boundaries(
     blocks: Sequence[Any],
     segment_starts: Sequence[int],
@@ -214,68 +275,29 @@ def machine_boundaries(
     is stored there so the block is not parsed twice. ``lines`` (the
     transcript's) tell a prompt that names its host from one that inherits
     the name of an earlier prompt (``# `` after ``[root@zstack-9 ~]#``)."""
-    out: list[Boundary] = []
-    seen: list[MachineView] = []
     hosts = list(segment_hosts) if segment_hosts is not None else [None] * len(segment_starts)
+    walk = _Walk(named=hosts[0] if hosts else None)
     segment = 0
-    named = hosts[0] if hosts else None  # the host the current machine's prompts named
     for index, block in enumerate(blocks):
-        start0 = block.start_line - 1
-        while segment + 1 < len(segment_starts) and start0 >= segment_starts[segment + 1]:
+        while segment + 1 < len(segment_starts) and block.start_line - 1 >= segment_starts[segment + 1]:
             segment += 1
             # a prompt named another host: that one starts afresh
-            seen, named = [], hosts[segment] if segment < len(hosts) else None
-        if block.host and named is None:
-            named = block.host
-        if block.kind == "mysql_variables" and not block.prose and named:
-            server = _server_hostname(index, block, parsed, probe)
-            # a prompt that itself names the host (``[root@db01 ~]# mysql -h db02``)
-            # may run a client of another server, or an alias: a conflict, no split
-            own = _prompt_names(lines, block, named)
-            if server and _short(server) != _short(named) and not own and len(out) < MAX_MACHINES:
-                out.append(
-                    Boundary(
-                        start=start0,
-                        line=block.start_line,
-                        reason=(
-                            f"the database at line {block.start_line} runs on {server}, "
-                            f"not on {named} whose prompt the paste showed before it"
-                        ),
-                        hostname=server,
-                        previous=named,
-                    )
-                )
-                seen, named = [], server
+            walk.seen, walk.named = [], hosts[segment] if segment < len(hosts) else None
+        if block.host and walk.named is None:
+            walk.named = block.host
+        if block.prose:
             continue
-        if block.kind not in WHOLE_MACHINE_KINDS or block.prose:
+        if block.kind == "mysql_variables":
+            if walk.named:
+                _database_boundary(walk, block, _server_hostname(index, block, parsed, probe), lines)
             continue
-        if index in parsed:
-            result = parsed[index]
-        else:
-            result = probe(block.kind, block.text)
-            if result is None:
-                continue
-            parsed[index] = result
-        view = view_of(block.kind, _first(result), block.start_line)
-        if view is None:
+        if block.kind not in WHOLE_MACHINE_KINDS:
             continue
-        why = next((w for w in (v.differs(view) for v in seen) if w), None)
-        if why is not None and len(out) < MAX_MACHINES:
-            out.append(
-                Boundary(
-                    start=start0,
-                    line=block.start_line,
-                    reason=(
-                        f"the {block.label or block.kind} at line {block.start_line} shows another machine "
-                        f"({why} differ from line {seen[0].line})"
-                    ),
-                    previous=named,
-                )
-            )
-            seen = []
-        if all(_key(view) != _key(v) for v in seen[-4:]) and len(seen) < MAX_OUTPUTS:
-            seen.append(view)  # the same output again adds nothing to compare with
-    return out
+        result = _parsed(index, block, parsed, probe)
+        view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
+        if view is not None:
+            _output_boundary(walk, block, view)
+    return walk.out
 
 
 def _prompt_names(lines: Sequence[str] | None, block: Any, host: str) -> bool:
@@ -331,33 +353,49 @@ def _distinct(entries: Sequence[tuple[str, f.Parsed, str | None]]) -> bool:
     return len({value for value, _p, _k in entries}) > 1
 
 
+Values = list[tuple[str, f.Parsed, str | None]]
+
+
+def _summaries(cpu_candidates: Sequence[f.CpuTopology]) -> list[f.CpuTopology]:
+    """The CPU facts that describe the whole machine (lscpu's summary, not its
+    CPU map rows alone nor /proc/cpuinfo)."""
+    return [
+        c
+        for c in cpu_candidates
+        if not ("cpu_map_rows" in c.extra and not (c.model_name or c.architecture))
+        and "cpuinfo" not in c.extra
+    ]
+
+
+def _node_counts(numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]) -> Values:
+    nodes: Values = [(str(len(p.nodes)), p, "available") for p in numactl]
+    return nodes + [(str(c.numa_nodes), c, "numa_nodes") for c in summaries if c.numa_nodes]
+
+
+def _cpu_counts(numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]) -> Values:
+    cpus: Values = [(str(c.cpus), c, "cpus") for c in summaries if c.cpus]
+    return cpus + [
+        (str(sum(len(n.cpus) for n in p.nodes.values())), p, None)
+        for p in numactl
+        if all(n.cpus for n in p.nodes.values())
+    ]
+
+
 def find_conflicts(
     host: f.HostFacts, numa_parts: Sequence[f.Parsed], cpu_candidates: Sequence[f.CpuTopology]
 ) -> list[f.FactConflict]:
     """Facts on which one host's artifacts disagree (see the module docstring)."""
     out: list[f.FactConflict] = []
     numactl = [p for p in numa_parts if isinstance(p, f.NumactlHardware) and p.nodes]
-    summaries = [
-        c
-        for c in cpu_candidates
-        if not ("cpu_map_rows" in c.extra and not (c.model_name or c.architecture))
-        and "cpuinfo" not in c.extra
-    ]
-    nodes: list[tuple[str, f.Parsed, str | None]] = [(str(len(p.nodes)), p, "available") for p in numactl]
-    nodes += [(str(c.numa_nodes), c, "numa_nodes") for c in summaries if c.numa_nodes]
+    summaries = _summaries(cpu_candidates)
+    nodes = _node_counts(numactl, summaries)
     if _distinct(nodes):
         out.append(_conflict("numa", "the NUMA node count differs between artifacts", nodes))
-    distances = [(str(p.distances), p, "distances") for p in numactl if p.distances]
+    distances: Values = [(str(p.distances), p, "distances") for p in numactl if p.distances]
     if _distinct(distances):
         out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
-    cpus: list[tuple[str, f.Parsed, str | None]] = [(str(c.cpus), c, "cpus") for c in summaries if c.cpus]
-    cpus += [
-        (str(sum(len(n.cpus) for n in p.nodes.values())), p, None)
-        for p in numactl
-        if all(n.cpus for n in p.nodes.values())
-    ]
-    guests = {bool(c.hypervisor_vendor) for c in summaries}
-    if _distinct(cpus) or len(guests) > 1:
+    cpus = _cpu_counts(numactl, summaries)
+    if _distinct(cpus) or len({bool(c.hypervisor_vendor) for c in summaries}) > 1:
         out.append(
             _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
         )

@@ -511,6 +511,48 @@ def not_checked_for(
     return out
 
 
+def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisResult) -> bool:
+    """Run one rule, adding its findings to ``result``; False (with the reason in
+    ``result.skipped``) when its facts are missing or it broke."""
+    try:
+        missing = missing_facts(spec, ctx.snapshot)
+        if missing:
+            joiner = " or " if spec.requires_mode == "any" else ", "
+            result.skipped.append((rule_id, "missing " + joiner.join(missing)))
+            return False
+        found = list(spec.func(ctx) or ())
+    except Exception as exc:  # a broken rule must not lose the other findings
+        logger.exception("rule %s failed", rule_id)
+        result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
+        return False
+    result.findings.extend(found)
+    return True
+
+
+def _rank(findings: list[RuleFinding]) -> list[RuleFinding]:
+    """Identical findings merged, each given its impact, the largest first
+    (ties keep a stable rule, host order)."""
+    merged = merge_identical(findings)
+    for finding in merged:
+        finding.impact = impact_of(finding)
+    merged.sort(key=lambda f: (-f.impact, f.rule, f.host))
+    return merged
+
+
+def _not_checked(
+    registry: dict[str, RuleSpec], ctx: RuleContext, local: RuleContext, findings: list[RuleFinding]
+) -> list[NotChecked]:
+    """What could not be checked: the fleet rules over every host, the others
+    over the hosts analysed in full (``local``)."""
+    if local is ctx:
+        return not_checked_for(registry, ctx, findings)
+    fleet = {k: v for k, v in registry.items() if is_fleet_rule(k)}
+    others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
+    both = not_checked_for(fleet, ctx, findings) + not_checked_for(others, local, findings)
+    fleet_only = ctx.snapshot.fleet_only
+    return sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
+
+
 def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -> AnalysisResult:
     """Run ``rules`` (default: the whole registry) over ``snapshot``."""
     registry = rules if rules is not None else load_all()
@@ -521,40 +563,17 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
     # cluster, rebuilt from their stored summaries): every other rule, and the
     # not-checked list, see the hosts analysed in full.
     local = ctx
-    fleet_only = snapshot.fleet_only
-    if fleet_only:
-        full = [h for h in snapshot.hosts if h.label not in fleet_only]
+    if snapshot.fleet_only:
+        full = [h for h in snapshot.hosts if h.label not in snapshot.fleet_only]
         local = RuleContext(snapshot=SnapshotFacts(hosts=full))
     result = AnalysisResult()
-    ran: list[str] = []
-    for rule_id in sorted(registry):
-        spec = registry[rule_id]
-        rule_ctx = ctx if is_fleet_rule(rule_id) else local
-        try:
-            missing = missing_facts(spec, rule_ctx.snapshot)
-            if missing:
-                joiner = " or " if spec.requires_mode == "any" else ", "
-                result.skipped.append((rule_id, "missing " + joiner.join(missing)))
-                continue
-            found = list(spec.func(rule_ctx) or ())
-        except Exception as exc:  # a broken rule must not lose the other findings
-            logger.exception("rule %s failed", rule_id)
-            result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
-            continue
-        ran.append(rule_id)
-        result.findings.extend(found)
-    result.findings = merge_identical(result.findings)
-    for finding in result.findings:
-        finding.impact = impact_of(finding)
-    # largest impact first; ties keep a stable (rule, host) order
-    result.findings.sort(key=lambda f: (-f.impact, f.rule, f.host))
-    if local is ctx:
-        result.not_checked = not_checked_for(registry, ctx, result.findings)
-    else:
-        fleet = {k: v for k, v in registry.items() if is_fleet_rule(k)}
-        others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
-        both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
-        result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
+    ran = [
+        rule_id
+        for rule_id in sorted(registry)
+        if _run_rule(rule_id, registry[rule_id], ctx if is_fleet_rule(rule_id) else local, result)
+    ]
+    result.findings = _rank(result.findings)
+    result.not_checked = _not_checked(registry, ctx, local, result.findings)
     result.not_checked = with_partial(registry, whole, result)
     # Checked: the rule ran and no host it applies to lacked a fact it decides on
     # (DESIGN.md "What a result claims"): a rule is never both.

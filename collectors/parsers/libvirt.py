@@ -236,6 +236,20 @@ def _balance_fragment(text: str) -> str:
     return _balance(text)[0]
 
 
+def _close_up_to(stack: list[str], name: str) -> list[str]:
+    """The closing tags a ``</name>`` means: ``name``'s and those opened after
+    it (popped from ``stack``); none when ``name`` is not open."""
+    if name not in stack:
+        return []
+    closed: list[str] = []
+    while stack:
+        top = stack.pop()
+        closed.append(f"</{top}>")
+        if top == name:
+            break
+    return closed
+
+
 def _balance(text: str) -> tuple[str, list[str]]:
     """Drop ``...`` lines, wrap loose siblings in ``<domain>`` and close open tags.
 
@@ -278,12 +292,7 @@ def _balance(text: str) -> tuple[str, list[str]]:
         pos = end
         closing, name = head.group(1), head.group(2)
         if closing:
-            if name in stack:
-                while stack:
-                    top = stack.pop()
-                    out.append(f"</{top}>")
-                    if top == name:
-                        break
+            out.extend(_close_up_to(stack, name))
             continue
         out.append(body[i:end])
         if body[end - 2] != "/":
@@ -680,13 +689,21 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
         anchor = present[-1] if present else "name"
         if present:
             d.truncated_after = _describe(dom[-1])
-    if anchor in _DOMAIN_ORDER:
-        later = _DOMAIN_ORDER[_DOMAIN_ORDER.index(anchor) + 1 :]
-        unseen.extend(tag for tag in later if tag not in present)
-        for tag in later:
-            if tag not in present and tag in _CHILD_ORDER:
-                unseen.extend(c for c in _CHILD_ORDER[tag] if c not in unseen)
+    unseen.extend(_unseen_after(anchor, present, unseen))
     d.unseen = list(dict.fromkeys(unseen))
+
+
+def _unseen_after(anchor: str, present: list[str], unseen: list[str]) -> list[str]:
+    """The elements of ``<domain>`` that come after ``anchor`` in libvirt's
+    order and are not ``present``, with their children."""
+    if anchor not in _DOMAIN_ORDER:
+        return []
+    later = _DOMAIN_ORDER[_DOMAIN_ORDER.index(anchor) + 1 :]
+    out = [tag for tag in later if tag not in present]
+    for tag in later:
+        if tag not in present and tag in _CHILD_ORDER:
+            out.extend(c for c in _CHILD_ORDER[tag] if c not in unseen and c not in out)
+    return out
 
 
 def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
