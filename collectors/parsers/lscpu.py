@@ -681,8 +681,10 @@ def _detect(head: str) -> bool:
     paths=(r"sos_commands/processor/lscpu$", r"lscpu(\.txt)?$", r"lscpu\.json$"),
     detect=_detect,
     priority=10,
-    # lscpu -p's comment block
+    # lscpu -p's comment block; util-linux 2.35+'s "Vulnerability Mds:   Mitigation; Clear
+    # CPU buffers; SMT Host state unknown" lines read like sentences
     prose_lines=(
+        r"Vulnerability [\w ]{1,40}:[ \t]+\S.{0,300}",
         r"# The following is the parsable format, which can be fed to other",
         r"# programs\. Each different item in every column has an unique ID",
         r"# starting usually from zero\.",
