@@ -47,12 +47,13 @@ from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
-from collectors.normalise import UNBOLDED, normalise
+from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
     PROSE,
     READ,
     UNRECOGNISED,
+    UNUSED,
     Block,
     Split,
     command_failure,
@@ -72,6 +73,7 @@ __all__ = ["Limits", "load_host", "load_host_bytes", "load_hosts", "load_hosts_b
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
 MAX_BLOCKS = 5_000  # outputs parsed per transcript (a real session has tens)
+MAX_UNUSED_BLOCKS = 500  # unused outputs listed per host (all are counted in unused_lines)
 MAX_NAME = 1024
 MANIFEST_MAX = 4 * MiB
 PENDING_MEMBER_MAX = 8 * MiB
@@ -572,8 +574,9 @@ class _Loader:
         kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
         # One artifact (a domain XML, an error log): parsed whole, so a parser
         # sees all of it; several pasted one after the other: block by block.
-        # Output lines that Markdown bold wrapped are only clean in the split.
-        whole = not transcript_like and len(kinds - {kind}) == 0 and UNBOLDED not in split.notes
+        # Output lines that Markdown bold wrapped, or a logger prefixed, are only clean in the split.
+        cleaned = any(note == UNBOLDED or note.endswith(LOG_PREFIXES) for note in split.notes)
+        whole = not transcript_like and len(kinds - {kind}) == 0 and not cleaned
         if kind and whole:
             results, err = run_parser(kind, text, artifact=name)
             if err is None:
@@ -586,6 +589,12 @@ class _Loader:
                 return True
             fallback = err
         parsed = self.transcript(name, split)
+        if not parsed and split.unused and UNRECOGNISED not in split.roles and READ not in split.roles:
+            # only outputs Casebook does not use (and prose): recognised, nothing to report
+            self.asm.artifact(
+                name, None, lines=lines, parsed=False, encoding=encoding or None, note="not used"
+            )
+            return False
         if not parsed:
             if fallback:
                 self.error(fallback.artifact, fallback.message, fallback.line)
@@ -619,6 +628,14 @@ class _Loader:
             reading.prompt_lines += chunk.count(PROMPT)
             reading.prose_lines += chunk.count(PROSE)
             reading.unrecognised_lines += chunk.count(UNRECOGNISED)
+            reading.unused_lines += chunk.count(UNUSED)
+        for start, end, what in split.unused:
+            unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
+            if len(unused) < MAX_UNUSED_BLOCKS:
+                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
+            elif len(unused) == MAX_UNUSED_BLOCKS:
+                more = "(more, not listed)"
+                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
         for start, end, first in split.unrecognised:
             asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
             asm.host.reading.unrecognised.append(
@@ -665,6 +682,11 @@ class _Loader:
         source = f"transcript:{block.label}"
         entry_name = f"{name}:{block.start_line}"
         nlines = block.end_line - block.start_line + 1
+        if block.unused is not None:
+            self.asm.artifact(
+                entry_name, None, lines=nlines, parsed=False, source=source, note=f"not used ({block.unused})"
+            )
+            return 0
         if block.kind is None:
             failure = command_failure(block.text) if block.command else None
             if failure is not None:

@@ -29,14 +29,24 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["UNBOLDED", "Normalised", "line_indexes", "lines_holding", "normalise"]
+__all__ = [
+    "LOG_PREFIXES",
+    "UNBOLDED",
+    "Normalised",
+    "line_indexes",
+    "lines_holding",
+    "normalise",
+    "strip_log_prefixes",
+]
 
 FENCE = "```"
 # the note normalise() leaves when it took Markdown bold markers off output lines
 UNBOLDED = "Markdown bold markers removed"
+# the note strip_log_prefixes() leaves (with a count before it)
+LOG_PREFIXES = "log-prefixed lines unprefixed"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
@@ -547,6 +557,105 @@ def _clean(text: str, notes: list[str]) -> str:
     if "=~=~" in text:
         text = _PUTTY_HEADER.sub("", text)
     return text
+
+
+# What a logger, a CI runner or a script puts before each line of a command's
+# output: timestamps in common formats, levels, [stdout] marks, syslog's
+# "host prog[pid]:", "|" gutters and "#" comment marks, in any order and number.
+_TS = r"\[?\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)?\]?"
+_TIME = r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?"
+_SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [\w.-]{1,64} [\w./-]{1,64}(?:\[\d{1,10}\])?:)?"
+_LEVEL = r"[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)[\]>]?:?"
+_STREAM = r"\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]:?"
+# the kernel console's "[   28.812567]" and its caller id "[  T127]" (kernel test robot logs)
+_CONSOLE = r"\[[ \t]{0,12}\d{1,8}\.\d{1,9}\](?:\[[ \t]{0,6}[TC]\d{1,7}\])?"
+_PREFIX_ELEMENT = rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|\||#(?=[ \t]|$))"
+_LOG_PREFIX = re.compile(rf"[ \t]{{0,8}}(?:{_PREFIX_ELEMENT}[ \t]{{0,4}}){{1,8}}")
+# the start of a prefix holding at least one element that is not a gutter
+_PREFIX_LEAD = (
+    r"[ \t]{0,8}(?:\|[ \t]{0,4})?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:"
+    r"|#(?:[ \t]|$)|\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]|\[[ \t]{0,12}\d{1,8}\.\d"
+    r"|[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+)
+_PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
+_PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
+_LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
+LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
+LOG_PREFIX_PROBE = 40  # lines of a run looked at to tell what is behind the prefix
+
+
+def _prefix_shape(prefix: str) -> str:
+    """What the lines of one run share: digits and levels folded, spaces dropped
+    (``2024-05-01 10:00:00,123 DEBUG| [stdout] `` and the next second's line
+    at INFO have one shape)."""
+    return re.sub(r"\d", "9", _LEVEL_WORD.sub("L", prefix)).replace(" ", "").replace("\t", "")
+
+
+def strip_log_prefixes(
+    lines: list[str],
+    body: str | None,
+    recognise: Callable[[list[str]], str | None],
+    parses: Callable[[str, list[str]], bool],
+) -> int:
+    """Remove, in place, the prefix a logger put before every line of a run
+    (at least LOG_PREFIX_MIN_RUN consecutive lines whose prefixes have one
+    shape), where what is behind it is recognised (``recognise`` gets the
+    run's first lines and names what they are: an artifact's kind, or a
+    prompt) and the lines as they are were not, or were recognised as the same
+    thing but do not parse as it (``parses(kind, lines)``). A log file such as
+    MariaDB's error log, whose parser reads the times, keeps them. Lines are
+    neither added nor removed, so line numbers stay those of the original.
+    Returns the number of lines changed.
+
+    >>> lines = ["2024-05-01 10:00:00,123 DEBUG| [stdout] node 0 cpus: 0 1",
+    ...          "2024-05-01 10:00:00,124 DEBUG| [stdout] node 0 size: 1024 MB",
+    ...          "2024-05-01 10:00:00,125 INFO| [stdout] node 0 free: 512 MB"]
+    >>> kind = lambda run: "numactl" if run[0].startswith("node") else None
+    >>> strip_log_prefixes(lines, None, kind, lambda kind, run: False)
+    3
+    >>> lines[2]
+    'node 0 free: 512 MB'
+    """
+    if body is None:
+        body = "\n".join(lines)
+        if body.count("\n") != len(lines) - 1:
+            return 0
+    candidates = line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else "")
+    if len(candidates) < LOG_PREFIX_MIN_RUN:
+        return 0
+    changed = 0
+    run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
+    shape = ""
+
+    def close() -> int:
+        if len(run) < LOG_PREFIX_MIN_RUN:
+            return 0
+        probe = run[:LOG_PREFIX_PROBE]
+        behind = recognise([lines[i][cut:] for i, cut in probe])
+        if behind is None:
+            return 0
+        original = [lines[i] for i, _ in probe]
+        before = recognise(original)
+        if before is not None and (before != behind or parses(before, original)):
+            return 0
+        for i, cut in run:
+            lines[i] = lines[i][cut:]
+        return len(run)
+
+    for i in candidates:
+        m = _LOG_PREFIX.match(lines[i])
+        if m is None or m.end() == 0:
+            changed += close()
+            run, shape = [], ""
+            continue
+        this = _prefix_shape(m.group())
+        if run and (i != run[-1][0] + 1 or this != shape):
+            changed += close()
+            run = []
+        shape = this
+        run.append((i, m.end()))
+    changed += close()
+    return changed
 
 
 def normalise(text: str) -> Normalised:

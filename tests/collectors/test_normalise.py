@@ -8,12 +8,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from collectors.archive import load_hosts_bytes
+from collectors.archive import load_host, load_hosts_bytes
 from collectors.facts import to_dict
-from collectors.normalise import normalise
+from collectors.normalise import LOG_PREFIXES, normalise
+from collectors.transcript import read_transcript
 from tests.collectors import local_outputs as local
 from tests.collectors import mangling
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, FIXTURES
 
 CORPUS_OUTPUTS = [
     ("lscpu", "lscpu/util-linux_lscpu-x86_64-epyc_7451.txt"),
@@ -198,3 +199,38 @@ def test_bold_inside_a_fence_or_within_a_line_is_kept():
     assert normalise(fenced).lines == fenced.split("\n")
     prose = "**Note:** the pool is 8G\n*************************** 1. row ***************************\n"
     assert normalise(prose).lines == prose.split("\n")
+
+
+PUBLISHED = FIXTURES / "published"
+
+
+def test_a_ci_runners_timestamps_are_learnt_and_removed():
+    """A GitHub Actions log: every line behind ``2023-11-08T22:46:24.7198572Z``."""
+    path = PUBLISHED / "gha-runner-lscpu-free-log.txt"
+    host = load_host(path)
+    assert host.cpu.cpus == 2 and host.cpu.sockets == 1 and host.cpu.numa_nodes == 1
+    assert host.meminfo.origin == "free"  # free -h, after lscpu's Vulnerability lines
+    kinds = {(a.kind, a.start_line) for a in host.reading.artifacts}
+    assert ("lscpu", 13) in kinds  # citations keep the original line numbers
+    assert host.reading.lines == len(path.read_text().split("\n"))
+
+
+def test_kernel_console_prefixes_are_learnt_and_removed():
+    """A kernel test robot console log: ``[   28.812567][  T127] `` before lscpu's lines."""
+    host = load_host(PUBLISHED / "lkp-console-cpu-topology.log")
+    assert host.cpu.cpus == 2 and host.cpu.numa_nodes == 1
+    assert host.cpu.numa_node_cpus == {0: [0, 1]}
+
+
+def test_comment_marks_before_a_numastat_table_are_removed():
+    """``numastat -n`` quoted in a shell script's comments (``# Numa_Hit ...``)."""
+    host = load_host(PUBLISHED / "numastat-n-script-comment.txt")
+    assert sorted(host.numa.nodes) == [0, 1]
+    assert host.numa.nodes[1].numastat["numa_hit"] == 637699
+    assert host.numa.nodes[0].numastat["other_node"] == 72651
+
+
+def test_a_log_whose_parser_reads_the_times_keeps_them():
+    log = (CORPUS / "mysql" / "insights-core_test_mariadb_log_MARIADB_LOG.txt").read_text()
+    split = read_transcript(log)
+    assert not [n for n in split.notes if n.endswith(LOG_PREFIXES)]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from collectors.archive import load_host, load_hosts
 from collectors.decoding import decode_bytes
 from collectors.parsers.mysql import parse_mysql_variables
-from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, read_transcript
+from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, UNUSED, read_transcript
 from tests.collectors import local_outputs as local
 from tests.conftest import CORPUS, FIXTURES, SEEDS
 
@@ -28,7 +28,12 @@ NUMACTL_4 = FIXTURES / "seeds" / "openstack-kvm-crm-cpu" / "before" / "cmp-node0
 def assert_accounted(reading, lines: int) -> None:
     assert reading.lines == lines
     assert (
-        reading.read_lines + reading.prompt_lines + reading.prose_lines + reading.unrecognised_lines == lines
+        reading.read_lines
+        + reading.prompt_lines
+        + reading.prose_lines
+        + reading.unused_lines
+        + reading.unrecognised_lines
+        == lines
     )
     spans = sorted(
         [(a.start_line, a.end_line) for a in reading.artifacts if a.start_line]
@@ -188,7 +193,7 @@ def test_coverage_invariant_for_any_transcript(parts):
     split = read_transcript(text)
     lines = text.split("\n")
     assert len(split.roles) == len(lines)
-    assert set(split.roles) <= {PROSE, UNRECOGNISED, PROMPT, READ}
+    assert set(split.roles) <= {PROSE, UNRECOGNISED, UNUSED, PROMPT, READ}
     for start, end, _first in split.unrecognised:
         assert all(split.roles[i] == UNRECOGNISED for i in range(start - 1, end))
     # through the loader, hosts included: the hosts' lines add up to the input
