@@ -157,14 +157,23 @@ class UnrecognisedBlockSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True)
 
 
+class UnusedBlockSerializer(serializers.Serializer):
+    start_line = serializers.IntegerField()
+    end_line = serializers.IntegerField()
+    what = serializers.CharField()
+    name = serializers.CharField(required=False, allow_blank=True)
+
+
 class ReadingSerializer(serializers.Serializer):
     lines = serializers.IntegerField()
     read_lines = serializers.IntegerField()
     prompt_lines = serializers.IntegerField(required=False)
     prose_lines = serializers.IntegerField(required=False)
     unrecognised_lines = serializers.IntegerField(required=False)
+    unused_lines = serializers.IntegerField(required=False)
     artifacts = ReadArtifactSerializer(many=True)
     unrecognised = UnrecognisedBlockSerializer(many=True)
+    unused = UnusedBlockSerializer(many=True, required=False)
 
 
 class HostReadingSerializer(serializers.Serializer):
@@ -346,8 +355,10 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
                     "prompt_lines": r.reading.prompt_lines,
                     "prose_lines": r.reading.prose_lines,
                     "unrecognised_lines": r.reading.unrecognised_lines,
+                    "unused_lines": r.reading.unused_lines,
                     "artifacts": [to_dict(a) for a in r.reading.artifacts],
                     "unrecognised": [to_dict(u) for u in r.reading.unrecognised],
+                    "unused": [to_dict(u) for u in r.reading.unused],
                 },
             }
             for r in host_readings(snap)
