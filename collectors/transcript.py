@@ -1040,7 +1040,7 @@ class _Splitter:
                 while out_end > out_start and self.blank(out_end - 1):
                     out_end -= 1
                 output = self.text(out_start, out_end)
-        if prompt == "shell" and kind is not None and out_end - out_start > 1:
+        if prompt == "shell" and kind is not None and self.other_form_at_end(out_start, out_end):
             # a table reader stops at the first line that is not a row: what it
             # passed over at the end ("text after the table not read") is handed back
             end = self.unread_tail(kind, out_start, out_end)
@@ -1167,6 +1167,18 @@ class _Splitter:
         if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
             return b
         return end if self.parses(kind, a, end) else b
+
+    def other_form_at_end(self, a: int, b: int) -> bool:
+        """Whether the last line of ``a..b`` starts like none of the output's
+        first lines (only then is the output parsed here, to find where it ends:
+        a paste of thousands of prompted outputs must not hold every parse)."""
+        last = b
+        while last > a + 1 and self.blank(last - 1):
+            last -= 1
+        if last - a < 2:
+            return False
+        forms = {self.form(line) for line in self.lines[a : min(a + 8, last - 1)] if line.strip()}
+        return self.form(self.lines[last - 1]) not in forms
 
     def last_line(self, i: int) -> bool:
         """Whether line ``i`` is the last non-blank line of the text (or of its fence)."""

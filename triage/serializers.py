@@ -8,13 +8,14 @@ keys ``manage.py analyze --json`` prints): ``{"rule", "severity", "title",
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from collectors.facts import to_dict
+from collectors.facts import Reading, to_dict
 from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
@@ -174,6 +175,25 @@ class ReadingSerializer(serializers.Serializer):
     artifacts = ReadArtifactSerializer(many=True)
     unrecognised = UnrecognisedBlockSerializer(many=True)
     unused = UnusedBlockSerializer(many=True, required=False)
+
+
+def _reading_dict(reading: Reading) -> dict[str, Any]:
+    """A host's reading as the API shows it; ``unused_lines`` and ``unused``
+    (outputs recognised but not used, since issue 26) only when there are any,
+    so a reading stored before them reads back as stored."""
+    out: dict[str, Any] = {
+        "lines": reading.lines,
+        "read_lines": reading.read_lines,
+        "prompt_lines": reading.prompt_lines,
+        "prose_lines": reading.prose_lines,
+        "unrecognised_lines": reading.unrecognised_lines,
+        "artifacts": [to_dict(a) for a in reading.artifacts],
+        "unrecognised": [to_dict(u) for u in reading.unrecognised],
+    }
+    if reading.unused_lines or reading.unused:
+        out["unused_lines"] = reading.unused_lines
+        out["unused"] = [to_dict(u) for u in reading.unused]
+    return out
 
 
 class HostReadingSerializer(serializers.Serializer):
@@ -347,20 +367,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
         """Each host the upload holds (usually one; a paste that ssh-es to a
         guest holds two) with what Casebook read of it."""
         return [
-            {
-                "hostname": r.hostname,
-                "reading": {
-                    "lines": r.reading.lines,
-                    "read_lines": r.reading.read_lines,
-                    "prompt_lines": r.reading.prompt_lines,
-                    "prose_lines": r.reading.prose_lines,
-                    "unrecognised_lines": r.reading.unrecognised_lines,
-                    "unused_lines": r.reading.unused_lines,
-                    "artifacts": [to_dict(a) for a in r.reading.artifacts],
-                    "unrecognised": [to_dict(u) for u in r.reading.unrecognised],
-                    "unused": [to_dict(u) for u in r.reading.unused],
-                },
-            }
+            {"hostname": r.hostname, "reading": _reading_dict(r.reading)}
             for r in host_readings(snap)
             if r.recorded
         ]

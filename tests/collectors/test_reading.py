@@ -64,16 +64,31 @@ def test_single_files_are_read_whole(path):
 
 
 def test_an_unknown_commands_output_is_an_unrecognised_block(tmp_path):
+    listing = subprocess.run(["stat", "/"], capture_output=True, text=True, check=True).stdout
+    numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    path = tmp_path / "t.txt"
+    path.write_text(f"[root@h ~]# stat /\n{listing}[root@h ~]# numactl -H\n{numactl}")
+    reading = load_host(path).reading
+    assert_accounted(reading, line_count(path))
+    (block,) = reading.unrecognised
+    assert block.start_line == 2 and block.first_line == listing.split("\n")[0].strip()
+    assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
+    assert reading.prompt_lines == 2
+
+
+def test_a_known_commands_output_that_is_not_used_is_accounted_as_such(tmp_path):
+    """``ls -l /`` (this machine's) is in collectors.unused's catalogue: not used, not unrecognised."""
     listing = subprocess.run(["ls", "-l", "/"], capture_output=True, text=True, check=True).stdout
     numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
     path = tmp_path / "t.txt"
     path.write_text(f"[root@h ~]# ls -l /\n{listing}[root@h ~]# numactl -H\n{numactl}")
     reading = load_host(path).reading
     assert_accounted(reading, line_count(path))
-    (block,) = reading.unrecognised
-    assert block.start_line == 2 and block.first_line == listing.split("\n")[0]
+    assert not reading.unrecognised
+    (block,) = reading.unused
+    assert (block.what, block.start_line) == ("ls", 2)
+    assert reading.unused_lines == len(listing.rstrip("\n").split("\n"))
     assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
-    assert reading.prompt_lines == 2
 
 
 def test_mariadb_variables_after_a_prompt_keep_every_variable(tmp_path):
