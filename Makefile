@@ -15,15 +15,18 @@ PYTEST_XDIST ?= -n auto --dist loadfile
 # Stamps named after the requirements' hash: re-running is instant, changing a
 # pin reinstalls.
 REQ_HASH := $(shell cat requirements.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
-DEV_HASH := $(shell cat requirements.txt requirements-ldap.txt requirements-dev.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
+DEV_HASH := $(shell cat requirements.txt requirements-dev.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
+LDAP_HASH := $(shell cat requirements-ldap.txt | $(PYTHON) -c "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])")
 RUN_STAMP := $(VENV)/.installed-run-$(REQ_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
+LDAP_STAMP := $(VENV)/.installed-ldap-$(LDAP_HASH)
 
-.PHONY: help install install-dev run prepare test lint format messages worker beat clean
+.PHONY: help install install-dev install-ldap run prepare test lint format messages worker beat clean
 
 help:
 	@echo "make run      create .venv, install, migrate, load cases, create admin, serve on http://$(HOST):$(PORT)/"
 	@echo "make test     install test dependencies and run the whole suite (pytest)"
+	@echo "make install-ldap  add the optional directory sign-in packages (needs gcc, libldap2-dev, libsasl2-dev)"
 	@echo "make lint     ruff check + ruff format --check + mypy + import-linter (the layers)"
 	@echo "make format   ruff format + ruff check --fix"
 	@echo "make messages extract UI strings into locale/zh_Hans and compile them"
@@ -39,12 +42,21 @@ $(RUN_STAMP): requirements.txt | $(PY)
 	rm -f $(VENV)/.installed-run-*
 	touch $@
 
-$(DEV_STAMP): requirements.txt requirements-ldap.txt requirements-dev.txt | $(PY)
+$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	rm -f $(VENV)/.installed-dev-*
 	touch $@
 
+# Directory sign-in (python-ldap, django-auth-ldap): optional, since python-ldap is
+# compiled (gcc, libldap2-dev, libsasl2-dev). Without it the LDAP tests skip (fail in CI).
+$(LDAP_STAMP): requirements-ldap.txt | $(PY)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements-ldap.txt
+	rm -f $(VENV)/.installed-ldap-*
+	touch $@
+
 install: $(RUN_STAMP)
+
+install-ldap: $(LDAP_STAMP)
 
 install-dev: $(DEV_STAMP)
 

@@ -231,7 +231,7 @@ def _store_members(user, hosts: int) -> None:
 
     from collectors.archive import load_host_bytes
     from collectors.derived.fleet import fleet_profile, profile_to_json
-    from triage.engine import ENGINE_VERSION
+    from engine.run import ENGINE_VERSION
     from triage.models import Snapshot
 
     drifted = drifted_indexes(hosts)

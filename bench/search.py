@@ -196,7 +196,7 @@ def vocabularies(rng: random.Random, *, specifics_in_head: bool = False) -> tupl
 
 def generate(n: int, rng: random.Random, *, specifics_in_head: bool = False):
     """Yield (slug, language, title, symptom, cause, resolution, rules) tuples."""
-    from triage.rules import load_all
+    from engine.rules import load_all
 
     en_vocab, zh_vocab = vocabularies(rng, specifics_in_head=specifics_in_head)
     en = zipf_sampler(en_vocab, 1.07, rng)
@@ -470,8 +470,8 @@ def bench_search(rounds: int) -> dict:
 
 def bench_similarity(runs: int = 50) -> dict:
     from collectors.archive import load_snapshot
+    from engine.run import analyze
     from kb import rule_index, services, similarity
-    from triage.engine import analyze
 
     folder = ROOT / "tests" / "fixtures" / "seeds" / "zstack-mariadb-v2v" / "before"
     snapshot = load_snapshot([str(p) for p in services.snapshot_paths(folder)])

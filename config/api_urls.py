@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("triage.api_urls")),
     path("", include("kb.api_urls")),
     path("", include("troubleshoot.api_urls")),
+    path("", include("desk.api_urls")),
 ]

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "triage",
     "kb",
     "troubleshoot",
+    "desk",
 ]
 
 MIDDLEWARE = [

@@ -6,9 +6,9 @@ from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts import views as accounts_views
-from collectors.views import collect_sh
 from config.health import healthz
 from integrations.metrics import metrics_view
+from triage.collector_script import collect_sh
 
 urlpatterns = [
     path("", accounts_views.dashboard, name="dashboard"),
@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("triage.urls")),
     path("cases/", include("kb.urls")),
     path("sessions/", include("troubleshoot.urls")),
+    path("", include("desk.urls")),
     path("api/v1/", include("config.api_urls")),
     path("collect.sh", collect_sh, name="collect_sh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -38,8 +38,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from accounts.access import home_team
+from engine.severity import SEVERITIES
 from triage.models import Snapshot
-from triage.severity import SEVERITIES
 from troubleshoot.models import Session
 
 from . import tasks

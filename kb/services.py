@@ -26,6 +26,9 @@ from django.db.models import Count, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from collectors.archive import load_snapshot
+from collectors.derived.features import snapshot_features
+from engine.run import ENGINE_VERSION, analyze
 from kb import search, signals
 from kb.access import can_edit_case, can_review_case
 from kb.models import (
@@ -41,7 +44,6 @@ from kb.models import (
     RuleIndexState,
     Tag,
 )
-from kb.similarity import snapshot_features
 
 log = logging.getLogger(__name__)
 
@@ -64,22 +66,16 @@ class SignatureEngine:
     run: Callable[[list[Path]], tuple[list[str], Any]]
 
 
-# The analyser (triage) sits above the knowledge base: it registers its engine
-# here when its app is ready (``triage.apps``), so kb never imports it.
-_engine_factory: Callable[[], SignatureEngine] | None = None
+def real_engine() -> SignatureEngine:
+    """The rule engine over the archive loader: the rules that fire on a
+    case's "before" fixtures."""
 
+    def run(paths: list[Path]) -> tuple[list[str], Any]:
+        snapshot = load_snapshot([str(p) for p in paths])
+        result = analyze(snapshot)
+        return sorted({f.rule for f in result.findings}), snapshot
 
-def register_engine(factory: Callable[[], SignatureEngine]) -> None:
-    global _engine_factory
-    _engine_factory = factory
-
-
-def real_engine() -> SignatureEngine | None:
-    """The rule engine and archive loader, or None while they are not installed."""
-    if _engine_factory is None:
-        log.warning("signature engine unavailable: no analyser registered (triage.apps)")
-        return None
-    return _engine_factory()
+    return SignatureEngine(version=str(ENGINE_VERSION), run=run)
 
 
 def snapshot_paths(folder: Path) -> list[Path]:

@@ -23,7 +23,7 @@ docs/kb.md for the threshold and its reasoning.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q
@@ -31,7 +31,9 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 
+from collectors.derived.features import snapshot_features
 from config.language import content_language
+from engine.rules import load_all
 from kb import rule_index, search
 from kb.models import Case, CaseMeasure
 
@@ -61,55 +63,6 @@ def invalidate() -> None:
     """Forget this process's rule index (``kb.rule_index``): for data written
     around ``kb.services`` (bulk loads, tests rolling back)."""
     rule_index.invalidate()
-
-
-# --- features -----------------------------------------------------------------------------
-
-
-def snapshot_features(snapshot) -> list[str]:
-    """Environment features of a SnapshotFacts, e.g. ``["arch:aarch64", "role:physical"]``."""
-    features: set[str] = set()
-    hosts = list(getattr(snapshot, "hosts", None) or [])
-    if len(hosts) > 1:
-        features.add("hosts:multiple")
-    for host in hosts:
-        cpu = host.cpu
-        if host.is_guest:
-            features.add("role:guest")
-        elif host.role == "physical" or (cpu and cpu.hypervisor_vendor is None):
-            features.add("role:physical")
-        if cpu is not None:
-            arch = (cpu.architecture or "").lower()
-            if arch:
-                features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
-            if cpu.hypervisor_vendor:
-                features.add("guest-of:" + cpu.hypervisor_vendor.lower())
-            model = f"{cpu.vendor or ''} {cpu.model_name or ''}".lower()
-            for needle, name in (
-                ("kunpeng", "kunpeng"),
-                ("hisilicon", "kunpeng"),
-                ("intel", "intel"),
-                ("amd", "amd"),
-            ):
-                if needle in model:
-                    features.add("cpu:" + name)
-                    break
-            if (cpu.sockets or 0) >= 2:
-                features.add("sockets:multiple")
-        nodes = host.numa_node_count()
-        if nodes:
-            features.add("numa:multi-node" if nodes > 1 else "numa:single-node")
-        if host.domains or host.virsh_version or host.capabilities:
-            features.add("hypervisor:kvm")
-        if host.database is not None and host.database.kind:
-            features.add("db:" + host.database.kind.lower())
-            if host.database.kind.lower() in ("mysql", "mariadb", "percona"):
-                features.add("db:mysql-family")
-        if host.oceanbase is not None:
-            features.add("db:oceanbase")
-        for bench in host.benchmarks or []:
-            features.add("bench:" + bench.kind.lower())
-    return sorted(features)
 
 
 def _rules_of(findings: Iterable[Any]) -> list[str]:
@@ -312,16 +265,6 @@ def rank(
     return results[:limit]
 
 
-# The rule catalogue (rule ID -> its registration, which has a ``severity``):
-# triage, above kb, registers ``triage.rules.load_all`` here (``triage.apps``).
-_rule_catalogue: Callable[[], Mapping[str, Any]] = dict
-
-
-def register_rule_catalogue(load: Callable[[], Mapping[str, Any]]) -> None:
-    global _rule_catalogue
-    _rule_catalogue = load
-
-
 def serious_rules(findings: Iterable[Any]) -> list[str]:
     """The warning and critical rules among ``findings`` (objects or dicts with a
     severity; a bare rule ID, or a finding without a severity, counts with its
@@ -338,7 +281,7 @@ def serious_rules(findings: Iterable[Any]) -> list[str]:
             severity = getattr(f, "severity", "") or ""
         if rule and not severity:
             if registry is None:
-                registry = _rule_catalogue()
+                registry = load_all()
             severity = getattr(registry.get(rule), "severity", "")
         if rule and severity in QUALIFYING_SEVERITIES:
             out.add(rule)
@@ -399,14 +342,6 @@ def similar_cases_for(
         threshold=NEW_PROBLEM_THRESHOLD,
         qualifying=serious,
     )
-
-
-def prose_only(snapshot_facts) -> bool:
-    """Every host of the snapshot is prose: lines were read, none into an artifact.
-    Such a snapshot has no finding; only its text can match a case."""
-    hosts = list(getattr(snapshot_facts, "hosts", None) or [])
-    readings = [getattr(h, "reading", None) for h in hosts]
-    return bool(hosts) and all(r is not None and r.prose_lines and not r.artifacts for r in readings)
 
 
 def similarity_report(

@@ -44,6 +44,20 @@ VACUUM_DEAD_ROWS = 2000
 _test_databases_ready = False
 
 
+# One id per `pytest` run, shared by its xdist workers (they inherit the
+# environment): test database names carry it, so two runs on one PostgreSQL
+# (two checkouts, two CI jobs) never collide.
+RUN_ID = os.environ.setdefault("CASEBOOK_TEST_RUN", f"r{os.getpid()}")
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """pytest-django's ``test_<name>_gw<N>`` names, plus this run's id."""
+    from pytest_django.fixtures import _set_suffix_to_test_databases
+
+    _set_suffix_to_test_databases(suffix=RUN_ID)
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup):
     """pytest-django's test databases; remembered so that

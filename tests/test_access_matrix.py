@@ -57,11 +57,11 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     # adding evidence with an empty form: back to the report with the form's error
     "triage:snapshot_add_artifact": ("POST", (W, 302, 404, 302, 302)),
     # the world's OceanBase snapshot has no guest domain, so even its owners get 404;
-    # owner 200 / other team 404 on a real guest: tests/triage/remedies/test_remedies_view.py
+    # owner 200 / other team 404 on a real guest: tests/engine/remedies/test_remedies_view.py
     "triage:snapshot_remedy": ("GET", (W, 404, 404, 404, 404)),
     "triage:snapshot_remedy_playbook": ("GET", (W, 404, 404, 404, 404)),
     # the world's snapshot is not analysed, so it has no playbook yet; owner 200 /
-    # other team 404 on analysed seeds: tests/triage/remedies/test_remedies_view.py
+    # other team 404 on analysed seeds: tests/engine/remedies/test_remedies_view.py
     "triage:snapshot_playbook": ("GET", (W, 404, 404, 404, 404)),
     "triage:cluster_detail": ("GET", (W, 200, 404, 200, 200)),  # team A's cluster
     # acknowledging with an empty form / linking an empty ticket: back to the report with an error

@@ -34,12 +34,15 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from collectors import archive
+from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
-from kb.similarity import prose_only, similar_cases_for
-from triage import engine, signals, uploads
+from engine import run as engine_run
+from engine.rules import Evidence, host_domains, running_domain_names
+from engine.run import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
+from kb.similarity import similar_cases_for
+from triage import signals, uploads
 from triage.cluster import no_gc_pauses
-from triage.engine import ENGINE_VERSION, evidence_to_dict, is_fleet_rule
 from triage.excerpts import cited_excerpts
 from triage.leases import (
     ACTIVE_LEASES,
@@ -51,7 +54,6 @@ from triage.leases import (
     release_lease,
 )
 from triage.models import Finding, Snapshot, SnapshotArtifact
-from triage.rules import Evidence, host_domains, running_domain_names
 from triage.selectors import (
     TRANSIENT_DB_ERRORS,
     Member,
@@ -185,7 +187,7 @@ def _is_fleet(finding) -> bool:
 
 def _prose_symptom(snapshot: Snapshot, host) -> str:
     """The upload's text when it was read as prose only: similar cases can then
-    be matched only by what it says (``kb.similarity.prose_only``)."""
+    be matched only by what it says (``collectors.derived.features.prose_only``)."""
     if not prose_only(SnapshotFacts(hosts=[host])):
         return ""
     return upload_text(snapshot)
@@ -370,7 +372,8 @@ def _claim(snapshot_id: int, *, owner: str, force: bool):
             return None
         if not force:
             current = (
-                snapshot.status == Snapshot.Status.DONE and snapshot.engine_version == engine.ENGINE_VERSION
+                snapshot.status == Snapshot.Status.DONE
+                and snapshot.engine_version == engine_run.ENGINE_VERSION
             )
             # A failed analysis is final until someone asks again (reanalyze,
             # the retry button), which sets it ``queued`` first.
@@ -465,7 +468,7 @@ def _related(profile: FleetProfile | None, *, own_guest: bool, own_physical: boo
     in full with the own hosts (``own_guest``: one of them is a guest,
     ``own_physical``: one is not): a guest with the hosts that may run it, a
     host with the guests it may run (the hosts that run guests, else, as
-    ``triage.rules.hypervisor_hosts`` picks them, every physical host:
+    ``engine.rules.hypervisor_hosts`` picks them, every physical host:
     ``hypervisors`` says whether the cluster has any). A member without a
     profile (analysed before they were stored) is, as every member was then."""
     if profile is None:
@@ -654,7 +657,7 @@ def _compute(snapshot: Snapshot) -> _Run:
     parse_seconds = time.monotonic() - t0
 
     t1 = time.monotonic()
-    result = engine.analyze(SnapshotFacts(hosts=hosts, fleet_summary=summary))
+    result = engine_run.analyze(SnapshotFacts(hosts=hosts, fleet_summary=summary))
     rules_seconds = time.monotonic() - t1
     if summary is not None:
         if len(_SUMMARIES) >= CLUSTER_ROWS_CACHED:
@@ -691,7 +694,7 @@ def _compute(snapshot: Snapshot) -> _Run:
         similar=_similar_cases(
             own, SnapshotFacts(hosts=[host, *extra_hosts]), _prose_symptom(snapshot, host)
         ),
-        version=result.engine_version or engine.ENGINE_VERSION,
+        version=result.engine_version or engine_run.ENGINE_VERSION,
         parse_seconds=parse_seconds,
         rules_seconds=rules_seconds,
     )

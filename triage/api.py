@@ -8,13 +8,11 @@ another team's snapshot is a 404, never a 403 that would confirm it exists.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.core.files import File
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.translation import get_language
@@ -32,11 +30,11 @@ from rest_framework.views import APIView
 from config import ratelimit
 from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
 from config.request_limits import MULTIPART_SLACK, upload_limit
+from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
+from engine.rules import load_all as load_rules
 from triage import acknowledgements, analysis, fleetview, selectors, tickets, uploads
 from triage.models import Snapshot
-from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
 from triage.reports import MARKUPS, render_report, report_language
-from triage.rules import load_all as load_rules
 from triage.serializers import (
     AcknowledgementSerializer,
     AcknowledgeSerializer,
@@ -173,45 +171,6 @@ def get_visible_snapshot(request: Request, pk: int) -> Snapshot:
     return get_object_or_404(_visible(request).select_related("owner", "team"), pk=pk)
 
 
-@dataclass(frozen=True)
-class SessionUploads:
-    """What an upload to a troubleshooting session (``session``, ``phase``)
-    needs from the sessions app. That app sits above triage, so it registers
-    its functions here (``troubleshoot.apps``); triage never imports it.
-    ``attach_snapshot`` is called with the keywords ``session``, ``user``,
-    ``snapshot`` and ``phase``."""
-
-    visible_sessions: Callable[[Any], QuerySet[Any]]
-    can_edit: Callable[[Any, Any], bool]
-    cluster_name: Callable[[Any, str], str]
-    attach_snapshot: Callable[..., bool]
-
-
-_session_uploads: SessionUploads | None = None
-
-
-def register_session_uploads(sessions: SessionUploads) -> None:
-    global _session_uploads
-    _session_uploads = sessions
-
-
-def _sessions() -> SessionUploads:
-    if _session_uploads is None:
-        raise NotFound("No such troubleshooting session.")
-    return _session_uploads
-
-
-def _session_for_upload(request: Request, session_id: int | None):
-    """The troubleshooting session an upload is attached to: one the user can
-    see (404 otherwise; the sessions app decides who may edit it)."""
-    if session_id is None:
-        return None
-    session = _sessions().visible_sessions(request.user).filter(pk=session_id).first()
-    if session is None:
-        raise NotFound("No such troubleshooting session.")
-    return session
-
-
 RAW_BODY = {media: OpenApiTypes.BINARY for media in RAW_TYPES}
 UPLOAD_ERRORS = {
     413: OpenApiResponse(ErrorSerializer, description="the upload is larger than the limit"),
@@ -285,7 +244,7 @@ class SnapshotListCreateView(generics.GenericAPIView):
         upload = data["file"]
         if upload.size > upload_limit():
             raise _too_large()
-        session = _session_for_upload(request, data.get("session"))
+        session = self.session_for_upload(request, data.get("session"))
         return self._create(
             request,
             uploaded_file=upload,
@@ -302,7 +261,7 @@ class SnapshotListCreateView(generics.GenericAPIView):
         params = query.validated_data
         spool, raw_name = _raw_spool(request)
         try:
-            session = _session_for_upload(request, params.get("session"))
+            session = self.session_for_upload(request, params.get("session"))
             return self._create(
                 request,
                 uploaded_file=File(spool, name=params.get("filename") or raw_name),
@@ -315,13 +274,25 @@ class SnapshotListCreateView(generics.GenericAPIView):
         finally:
             spool.close()
 
+    # Triage knows no troubleshooting session: the sessions app serves this
+    # route with a subclass that overrides these two (troubleshoot.api.SnapshotUploadView).
+    def session_for_upload(self, request: Request, session_id: int | None) -> Any:
+        """The session an upload is attached to (404 when the user may not add to it)."""
+        if session_id is None:
+            return None
+        raise NotFound("No such troubleshooting session.")
+
+    def attach_to_session(self, request: Request, *, session: Any, snapshot: Snapshot, phase: str) -> None:
+        """Attach the stored upload to ``session`` (never called without one)."""
+
+    def session_cluster(self, session: Any, phase: str) -> str:
+        """The cluster the files of one phase of a session are analysed in."""
+        return ""
+
     def _create(self, request: Request, *, uploaded_file, filename, label, cluster, session, phase):
-        sessions = _sessions() if session is not None else None
-        if sessions is not None and not sessions.can_edit(request.user, session):
-            raise NotFound("No such troubleshooting session.")
-        if sessions is not None and not cluster:
+        if session is not None and not cluster:
             # The files of one phase of a session are analysed together.
-            cluster = sessions.cluster_name(session, phase)
+            cluster = self.session_cluster(session, phase)
         try:
             snapshot = uploads.create_snapshot(
                 owner=request.user,
@@ -334,8 +305,8 @@ class SnapshotListCreateView(generics.GenericAPIView):
             if "larger than" in str(exc):
                 raise _too_large() from None
             raise ValidationError({"file": [str(exc)]}) from None
-        if sessions is not None:
-            sessions.attach_snapshot(session=session, user=request.user, snapshot=snapshot, phase=phase)
+        if session is not None:
+            self.attach_to_session(request, session=session, snapshot=snapshot, phase=phase)
         payload = SnapshotAcceptedSerializer(snapshot, context={"request": request}).data
         headers = {"Location": payload["api_url"]}
         return Response(payload, status=status.HTTP_202_ACCEPTED, headers=headers)

@@ -3,7 +3,6 @@ from django.urls import path
 from triage import api
 
 urlpatterns = [
-    path("snapshots/", api.SnapshotListCreateView.as_view(), name="api-snapshot-list"),
     path("snapshots/<int:pk>/", api.SnapshotDetailView.as_view(), name="api-snapshot-detail"),
     path(
         "snapshots/<int:pk>/artifacts/",

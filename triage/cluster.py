@@ -26,10 +26,10 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.derived.fleet import FleetProfile, fleet_profile, profile_from_json, profile_host
 from collectors.facts import HostFacts, SnapshotFacts
-from triage import engine
+from engine import run as engine_run
+from engine.rules import Finding, load_all
+from engine.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
 from triage.models import Snapshot
-from triage.rules import Finding, load_all
-from triage.rules.fleet import BENCHMARK_SPREAD_RATIO, majority, spread
 from triage.selectors import MAX_CLUSTER_HOSTS, host_key, hostname_expression, unique_labels
 
 # A numeric cell differs when it is this many times above or below the
@@ -265,9 +265,9 @@ class ClusterView:
 def fleet_findings(hosts: list[HostFacts], profiles: list[FleetProfile] | None = None) -> list[Finding]:
     """The fleet rules over ``hosts`` (the other rules are per host and are on
     each snapshot's own report); ``profiles``: their stored fleet profiles."""
-    fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine.is_fleet_rule(rule_id)}
+    fleet = {rule_id: spec for rule_id, spec in load_all().items() if engine_run.is_fleet_rule(rule_id)}
     stored = {h.label: p for h, p in zip(hosts, profiles, strict=True)} if profiles is not None else {}
-    return engine.analyze(SnapshotFacts(hosts=hosts, fleet_profiles=stored), rules=fleet).findings
+    return engine_run.analyze(SnapshotFacts(hosts=hosts, fleet_profiles=stored), rules=fleet).findings
 
 
 @contextlib.contextmanager

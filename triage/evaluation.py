@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from collectors.archive import load_snapshot
+from engine.run import analyze
+from engine.severity import severity_rank
 from kb.similarity import QUALIFYING_SEVERITIES
-from triage.engine import analyze
 from triage.management.commands.analyze import prose_symptom
-from triage.severity import severity_rank
 
 EXPECTED = "expected.json"
 SKIPPED_FILES = {EXPECTED, "SOURCE.md", "README.md"}

@@ -13,8 +13,8 @@ from django.core.files.storage import default_storage
 
 from collectors import archive
 from collectors.decoding import decode_bytes
+from engine.rules import artifact_file
 from triage.models import Snapshot, SnapshotArtifact
-from triage.rules import artifact_file
 from triage.storage import stored_name
 
 log = logging.getLogger(__name__)

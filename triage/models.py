@@ -22,9 +22,9 @@ from django.utils.translation import gettext_lazy as _
 from collectors.derived.fleet import fleet_profile, profile_from_json
 from collectors.facts import HostFacts, from_dict
 from config.language import in_language, reads_chinese
-from triage.severity import severity_rank
+from engine.severity import severity_rank
 
-# Rule ids of the fleet rules (``triage.engine.is_fleet_rule``): findings about a
+# Rule ids of the fleet rules (``engine.run.is_fleet_rule``): findings about a
 # whole cluster.
 FLEET_PREFIX = "fleet."
 

@@ -38,11 +38,11 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 from collectors.derived.topology import cpu_node_map
 from collectors.facts import HostFacts
 from config.language import content_language, in_language, ui_language
+from engine.rules import rule_title
 from kb.models import Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage.fleetview import split_acknowledged
 from triage.models import Finding, Snapshot
-from triage.rules import rule_title
 from triage.selectors import sounds_like_cases
 
 # A host's role as the report and the report page name it.

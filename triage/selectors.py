@@ -19,11 +19,11 @@ from django.db.models.functions import Coalesce
 from accounts.access import is_support, visible_teams
 from collectors.derived.citing import artifact_file
 from collectors.facts import HostFacts, Reading, to_dict
+from engine.remedies import remedies_for_host
+from engine.remedies.libvirt import RULES as DOMAIN_RULES
+from engine.remedies.libvirt import domain_remedy
 from kb.similarity import QUALIFYING_SEVERITIES, sounds_like
 from triage.models import Snapshot, host_label_of
-from triage.remedies import remedies_for_host
-from triage.remedies.libvirt import RULES as DOMAIN_RULES
-from triage.remedies.libvirt import domain_remedy
 from triage.storage import upload_text
 
 log = logging.getLogger(__name__)

@@ -36,8 +36,8 @@ from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from collectors.parsers import load_all as load_parsers
+from engine.rules import load_all as load_rules
 from triage import analysis, leases, uploads
-from triage.rules import load_all as load_rules
 
 log = logging.getLogger(__name__)
 

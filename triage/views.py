@@ -24,21 +24,22 @@ from collectors.facts import HostFacts
 from config.language import in_language, reads_chinese, ui_language
 from config.pagination import paginate
 from config.request_limits import upload_view
+from engine import run as engine_run
+from engine.remedies.libvirt import RULES as DOMAIN_RULES
+from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
+from engine.remedies.playbook import render_playbook
+from engine.rules import Finding as RuleFinding
+from engine.rules import load_all as load_rules
+from engine.rules import rule_title
+from engine.severity import SEVERITIES
 from kb.access import readable_cases
 from kb.models import Case, Measure
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
-from triage import acknowledgements, analysis, charts, engine, fleetview, selectors, tickets, uploads
+from triage import acknowledgements, analysis, charts, fleetview, selectors, tickets, uploads
 from triage import cluster as clusters
 from triage.forms import AcknowledgeForm, AddArtifactForm, SnapshotFilterForm, SnapshotUploadForm, TicketForm
 from triage.models import Finding, Snapshot, TicketRef
-from triage.remedies.libvirt import RULES as DOMAIN_RULES
-from triage.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
-from triage.remedies.playbook import render_playbook
 from triage.reports import ROLES
-from triage.rules import Finding as RuleFinding
-from triage.rules import load_all as load_rules
-from triage.rules import rule_title
-from triage.severity import SEVERITIES
 
 TOP_FINDINGS = 3
 PASTED_NAME = "pasted-transcript.txt"
@@ -134,7 +135,7 @@ def _finding_view(finding: Finding | RuleFinding, zh: bool, ack=None) -> dict:
     e.g. the cluster page's fleet findings), as the templates show it;
     ``ack``: the acknowledgement that folds it away."""
     if isinstance(finding, RuleFinding):
-        finding = Finding(**engine.finding_to_dict(finding))  # unsaved: evidence as stored
+        finding = Finding(**engine_run.finding_to_dict(finding))  # unsaved: evidence as stored
     return {
         "obj": finding,
         "rule": finding.rule,
@@ -289,7 +290,7 @@ def snapshot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["ack_form"] = AcknowledgeForm()
     context["ticket_form"] = TicketForm()
     context["can_reanalyze"] = snapshot.is_finished and (
-        snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine.ENGINE_VERSION
+        snapshot.status == Snapshot.Status.FAILED or snapshot.engine_version != engine_run.ENGINE_VERSION
     )
     if snapshot.status == Snapshot.Status.DONE:
         context["remedy_domains"] = _remedy_domains(snapshot, context["host"], context["rules"])
@@ -343,7 +344,7 @@ def snapshot_remedy(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
 
 
 def playbook_response(results: list, *, snapshot: Snapshot, suffix: str = "") -> HttpResponse:
-    """The remedies as an Ansible playbook download (``triage.remedies.playbook``);
+    """The remedies as an Ansible playbook download (``engine.remedies.playbook``);
     404 when none of them can be applied."""
     if not any(r.ok for r in results):
         raise Http404("nothing to apply")

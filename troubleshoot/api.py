@@ -16,6 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from kb.models import Measure
+from triage.api import SnapshotListCreateView
+from triage.models import Snapshot
 from triage.selectors import visible_snapshots
 from troubleshoot import access, apply, lifecycle, planning, snapshots
 from troubleshoot.models import Session
@@ -69,6 +71,28 @@ class SessionListCreateView(generics.GenericAPIView):
         title = data.pop("title")
         session = lifecycle.create_session(owner=request.user, title=title, **data)
         return _detail(request, session, status.HTTP_201_CREATED)
+
+
+class SnapshotUploadView(SnapshotListCreateView):
+    """``POST /api/v1/snapshots/`` with the session parts: an upload given a
+    ``session`` (and ``phase``) is analysed with that phase's other files and
+    attached to the session. The one path by which an upload reaches a session."""
+
+    def session_for_upload(self, request: Request, session_id: int | None) -> Session | None:
+        if session_id is None:
+            return None
+        session = access.visible_sessions(request.user).filter(pk=session_id).first()
+        if session is None or not access.can_edit(request.user, session):
+            raise NotFound("No such troubleshooting session.")
+        return session
+
+    def session_cluster(self, session: Session, phase: str) -> str:
+        return snapshots.cluster_name(session, phase)
+
+    def attach_to_session(
+        self, request: Request, *, session: Session, snapshot: Snapshot, phase: str
+    ) -> None:
+        snapshots.attach_snapshot(session=session, user=request.user, snapshot=snapshot, phase=phase)
 
 
 class SessionDetailView(APIView):

@@ -1,7 +1,7 @@
 """The wizard's placement: the remediation planner's patch for the session's guests.
 
 The wizard has no planner of its own. For every before-snapshot of a KVM host
-whose guests have placement findings, it asks ``triage.remedies`` for the same
+whose guests have placement findings, it asks ``engine.remedies`` for the same
 patch the report's remediation page shows (``domain_remedy`` on the domain XML
 the stored facts keep, read back by ``Snapshot.host_facts``), and a planned
 pinning measure gets that patch's part for the measure
@@ -22,11 +22,11 @@ from django.urls import reverse
 
 from collectors.cpulist import format_cpulist
 from collectors.facts import HostFacts
+from engine.remedies import Remedy, RemedyResult
+from engine.remedies.libvirt import MEASURES as DOMAIN_MEASURES
+from engine.remedies.libvirt import RULES as DOMAIN_RULES
+from engine.remedies.libvirt import domain_remedy
 from triage.models import Snapshot
-from triage.remedies import Remedy, RemedyResult
-from triage.remedies.libvirt import MEASURES as DOMAIN_MEASURES
-from triage.remedies.libvirt import RULES as DOMAIN_RULES
-from triage.remedies.libvirt import domain_remedy
 
 # Measures whose configuration comes from the guest's patch.
 PINNING = frozenset((*DOMAIN_MEASURES, "static-hugepages"))

@@ -10,12 +10,13 @@ from typing import Any
 
 from django.db.models import F, Q
 
+from collectors.derived.features import snapshot_features
 from collectors.facts import SnapshotFacts
 from config.language import content_language, in_language, reads_chinese
+from engine.severity import SEVERITIES, severity_rank
 from kb.models import CaseMeasure
-from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, snapshot_features, sounds_like
+from kb.similarity import NEW_PROBLEM_THRESHOLD, rank, serious_rules, sounds_like
 from triage.models import Finding, Snapshot
-from triage.severity import SEVERITIES, severity_rank
 from troubleshoot.models import Session, SessionSnapshot
 from troubleshoot.snapshots import snapshots_of
 

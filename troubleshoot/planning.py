@@ -11,8 +11,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.translation import gettext as _
 
+from engine.severity import SEVERITIES, severity_rank
 from kb.models import CaseMeasure, Disruption, Measure
-from triage.severity import SEVERITIES, severity_rank
 from troubleshoot import fill
 from troubleshoot.access import require_edit
 from troubleshoot.audit import record, touch

@@ -12,9 +12,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from config.language import content_language, ui_language
+from engine.run import ENGINE_VERSION
 from kb.models import Case, CaseMeasure
 from kb.services import record_reuse, record_revision, save_case
-from triage.engine import ENGINE_VERSION
 from triage.models import Snapshot
 from troubleshoot.access import can_view, require_edit
 from troubleshoot.audit import as_text, record

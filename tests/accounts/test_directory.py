@@ -3,8 +3,10 @@ test starts itself: a generated slapd.conf with the mdb backend in a temp
 directory, an LDIF of people and groups loaded with slapadd, slapd listening
 on a free port. Users sign in through the real login form; their groups map
 to teams and roles (``LDAP_TEAM_MAP``), and local accounts keep working, also
-while the directory is down. Without slapd the tests skip locally and FAIL
-with CI=true (``.ci/run`` installs it)."""
+while the directory is down. Without slapd, or without python-ldap and
+django-auth-ldap (the optional ``requirements-ldap.txt``, ``make install-ldap``,
+compiled against libldap2-dev/libsasl2-dev), the tests skip locally with that
+reason and FAIL with CI=true (``.ci/run`` installs both)."""
 
 from __future__ import annotations
 
@@ -52,6 +54,17 @@ TEAM_MAP = {
 }
 SLAPD = shutil.which("slapd") or shutil.which("slapd", path="/usr/sbin:/usr/local/sbin")
 SLAPADD = shutil.which("slapadd") or shutil.which("slapadd", path="/usr/sbin:/usr/local/sbin")
+
+
+@pytest.fixture(autouse=True)
+def _python_ldap_installed():
+    """Directory sign-in is an optional extra: ``make test`` on a fresh machine
+    has no C compiler for python-ldap."""
+    try:
+        import django_auth_ldap  # noqa: F401 - optional (requirements-ldap.txt)
+        import ldap  # noqa: F401 - optional (requirements-ldap.txt)
+    except ImportError as exc:
+        service_unavailable(f"directory sign-in packages not installed ({exc}): run `make install-ldap`")
 
 
 def ssha(password: str) -> str:

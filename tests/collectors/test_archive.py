@@ -329,8 +329,8 @@ def test_load_host_files_reads_an_upload_and_added_evidence_into_one_host(tmp_pa
     transcript without its ``virsh dumpxml`` block, then that block): one host,
     each block named after its own file, line numbers per file."""
     from collectors.archive import load_host_files
+    from engine.rules import evidence
     from tests.triage.founding_gaps import GAPS
-    from triage.rules import evidence
 
     text, block = GAPS[0].split()
     upload, added = tmp_path / "zstack-9.txt", tmp_path / "added-1-dumpxml.txt"

@@ -10,8 +10,8 @@ import pytest
 
 from collectors.archive import load_snapshot
 from collectors.facts import HostFacts, NumaNode, SnapshotFacts, from_dict, to_dict
+from engine.run import analyze, finding_to_dict
 from tests.conftest import FIXTURES
-from triage.engine import analyze, finding_to_dict
 
 SEED_FOLDERS = sorted(p for p in (FIXTURES / "seeds").glob("*/*") if p.is_dir())
 

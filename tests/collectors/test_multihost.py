@@ -9,10 +9,10 @@ from pathlib import Path
 
 from collectors.archive import load_host, load_hosts, load_snapshot
 from collectors.facts import SnapshotFacts
+from engine.rules import RuleContext, domain_of_guest, host_of_guest
+from engine.run import analyze
 from tests.collectors import local_outputs as local
 from tests.conftest import CORPUS, FIXTURES
-from triage.engine import analyze
-from triage.rules import RuleContext, domain_of_guest, host_of_guest
 
 ZSTACK = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before"
 

@@ -37,8 +37,8 @@ from django.db import connection
 
 from bench.pipeline import Stack, WebClient, session_key_for
 from collectors.facts import SnapshotFacts
+from engine import run as engine_run
 from tests.conftest import FIXTURES, port_open, service_unavailable
-from triage import engine
 from triage.models import Finding, Snapshot
 
 pytestmark = [
@@ -65,7 +65,7 @@ def expected_rules(path: Path) -> list[str]:
     in-process with the same loader and engine."""
     from collectors.archive import load_host
 
-    result = engine.analyze(SnapshotFacts(hosts=[load_host(str(path), label=path.name)]))
+    result = engine_run.analyze(SnapshotFacts(hosts=[load_host(str(path), label=path.name)]))
     return sorted(f.rule for f in result.findings)
 
 
@@ -131,7 +131,7 @@ def test_upload_through_the_web_form_reaches_done_with_findings(stack, web):
     )
     assert snap is not None, stack.procs[-1].text()[-3000:]
     assert snap.status == "done", snap.last_error
-    assert snap.owner == user and snap.engine_version == engine.ENGINE_VERSION
+    assert snap.owner == user and snap.engine_version == engine_run.ENGINE_VERSION
     rules = sorted(snap.current_findings().values_list("rule", flat=True))
     assert rules, "the ZStack snapshot must produce findings"
     assert rules == expected_rules(path)

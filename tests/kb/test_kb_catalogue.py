@@ -7,10 +7,10 @@ import re
 import pytest
 import yaml
 
+from engine.rules import load_all
 from kb import services
 from kb.models import Disruption
 from tests.conftest import SHARED, service_unavailable
-from triage.rules import load_all
 
 
 def _catalogue() -> dict[str, dict]:

@@ -178,7 +178,7 @@ def test_loadcases_command_is_rerunnable(capsys):
     if (FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before").is_dir():
         zstack = Case.objects.get(slug="zstack-mariadb-v2v", language="en")
         assert zstack.signature["rules"], "the real engine produced no rule for the ZStack fixtures"
-        from triage.engine import ENGINE_VERSION
+        from engine.run import ENGINE_VERSION
 
         assert zstack.signature_engine_version == str(ENGINE_VERSION)
 

@@ -9,9 +9,9 @@ import random
 
 import pytest
 
+from engine.rules import load_all
 from kb import rule_index, services
 from kb.models import Case, RuleIndexChange, RuleIndexState
-from triage.rules import load_all
 
 # The ZStack founding snapshot's rules (tests/fixtures/seeds/zstack-mariadb-v2v/before).
 ZSTACK = [

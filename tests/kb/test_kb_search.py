@@ -2,7 +2,7 @@
 
 Each backend runs in-process when it is the configured database; the other one
 runs the same tests in a child pytest with DATABASE_URL pointing at it (the
-PostgreSQL child uses its own database, ``casebook_kb`` -> ``test_casebook_kb``).
+PostgreSQL child uses its own database, ``casebook_kb_<run>`` -> ``test_casebook_kb_<run>_<run>``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from kb import search, services
 from kb.models import Case, Posting
-from tests.conftest import ROOT, port_open, service_unavailable
+from tests.conftest import ROOT, RUN_ID, port_open, service_unavailable
 
 BACKENDS = ["sqlite", "postgresql"]
 CHILD_ENV = "KB_SEARCH_CHILD"
@@ -63,7 +63,7 @@ def _child_database_url(backend: str, tmp: Path) -> str:
     parts = urlsplit(base)
     if not port_open(parts.hostname or "127.0.0.1", parts.port or 5432):
         service_unavailable(f"PostgreSQL is not listening on {parts.hostname}:{parts.port or 5432}")
-    return urlunsplit((parts.scheme, parts.netloc, "/casebook_kb", "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, f"/casebook_kb_{RUN_ID}", "", ""))
 
 
 _child_results: dict[str, dict[str, tuple[str, str]]] = {}

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pytest
 
 from collectors.archive import load_snapshot
+from collectors.derived.features import prose_only, snapshot_features
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
+from engine.rules import Finding
+from engine.run import analyze
 from kb import rule_index, services, similarity
 from kb.models import Case
 from tests.conftest import FIXTURES, ROOT, service_unavailable
-from triage.engine import analyze
-from triage.rules import Finding
 
 SLUGS = [
     "zstack-mariadb-v2v",
@@ -67,10 +68,7 @@ def test_after_fix_snapshot_matches_less(slug, founding):
 
     def scores(snap):
         rules = [f.rule for f in analyze(snap).findings]
-        return {
-            r["slug"]: r["score"]
-            for r in similarity.rank(rules, similarity.snapshot_features(snap), limit=10)
-        }
+        return {r["slug"]: r["score"] for r in similarity.rank(rules, snapshot_features(snap), limit=10)}
 
     before, after_scores = scores(before_snap), scores(after_snap)
     assert after_scores.get(slug, 0) < before[slug]
@@ -179,7 +177,7 @@ def test_healthy_percona_host_with_only_the_distance_context_gets_no_case(foundi
     context = [
         Finding(rule="numa.high_remote_distance", severity="info", host="db-3301", title="", explanation="")
     ]
-    features = similarity.snapshot_features(snapshot)
+    features = snapshot_features(snapshot)
     assert {"db:percona", "numa:multi-node"} <= set(features)
     # Context and environment alone still rank a case (what issue 17 saw) ...
     assert similarity.rank(["numa.high_remote_distance"], features, threshold=0.3)
@@ -204,7 +202,7 @@ def test_two_socket_xeon_e5410_gets_no_case(founding):
 
 def test_xeon_e5410_environment_alone_qualifies_no_case(founding):
     snapshot = _eval_snapshot("09-xeon-e5410-fsb")
-    features = similarity.snapshot_features(snapshot)
+    features = snapshot_features(snapshot)
     assert "sockets:multiple" in features
     info_only = [f for f in analyze(snapshot).findings if f.rule != "numa.single_node_multi_socket"]
     assert similarity.similar_cases_for(info_only, snapshot) == []
@@ -267,6 +265,6 @@ def test_prose_only_needs_every_host_read_as_prose():
             artifacts=[ReadArtifact(kind="lscpu", start_line=1, end_line=3, parsed=True)],
         ),
     )
-    assert similarity.prose_only(SnapshotFacts(hosts=[prose])) is True
-    assert similarity.prose_only(SnapshotFacts(hosts=[prose, read])) is False
-    assert similarity.prose_only(SnapshotFacts(hosts=[HostFacts(label="empty")])) is False
+    assert prose_only(SnapshotFacts(hosts=[prose])) is True
+    assert prose_only(SnapshotFacts(hosts=[prose, read])) is False
+    assert prose_only(SnapshotFacts(hosts=[HostFacts(label="empty")])) is False

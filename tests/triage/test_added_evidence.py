@@ -18,12 +18,13 @@ from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from engine import run as engine_run
+from engine.rules import Evidence
+from engine.rules import Finding as RuleFinding
 from tests.triage.founding_gaps import GAPS, Gap
 from tests.triage.test_services import RemoteLikeStorage  # noqa: F401 - the settings name it
-from triage import analysis, engine, excerpts, uploads
+from triage import analysis, excerpts, uploads
 from triage.models import Snapshot, SnapshotArtifact
-from triage.rules import Evidence
-from triage.rules import Finding as RuleFinding
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +89,7 @@ def test_pasting_the_missing_output_brings_the_finding_back(
     assert rules_of(before) <= rules_of(after) | set()  # nothing read before is lost
     (entry,) = after.history
     assert sorted(f["rule"] for f in entry["findings"]) == earlier
-    assert entry["engine_version"] == engine.ENGINE_VERSION and entry["finished_at"]
+    assert entry["engine_version"] == engine_run.ENGINE_VERSION and entry["finished_at"]
     assert entry["reason"] == "added pasted.txt"
 
 
@@ -192,7 +193,7 @@ def test_unsafe_names_are_stored_under_the_snapshot(user, enqueued, media):
 def test_evidence_added_during_an_analysis_makes_it_run_again(user, enqueued, monkeypatch):
     gap = GAPS[4]
     snap, block = analysed_without(user, gap)
-    real = engine.analyze
+    real = engine_run.analyze
     runs = []
 
     def analyze_and_paste(facts):
@@ -201,7 +202,7 @@ def test_evidence_added_during_an_analysis_makes_it_run_again(user, enqueued, mo
             uploads.add_artifact(snapshot=snap, user=user, data=block.encode())
         return real(facts)
 
-    monkeypatch.setattr(engine, "analyze", analyze_and_paste)
+    monkeypatch.setattr(engine_run, "analyze", analyze_and_paste)
     Snapshot.objects.filter(pk=snap.pk).update(status="queued")
     after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert len(runs) == 2
@@ -231,22 +232,22 @@ def test_write_stores_checked_not_checked_and_impact(user, enqueued, monkeypatch
                 ("numa.high_remote_distance", "info", 7.0),
             )
         ]
-        return engine.AnalysisResult(
+        return engine_run.AnalysisResult(
             findings=findings,
             checked=["mysql.large_pages_off", "numa.high_remote_distance"],
             not_checked=[
-                engine.NotChecked(
+                engine_run.NotChecked(
                     rule="memory.hugepages_absent",
                     reason="no /proc/meminfo was read",
                     reason_zh="未读取到 /proc/meminfo",
                     commands=["grep -i huge /proc/meminfo"],
                     host=host,
                 ),
-                engine.NotChecked(rule="x.other_host", reason="r", host="some-sibling"),
+                engine_run.NotChecked(rule="x.other_host", reason="r", host="some-sibling"),
             ],
         )
 
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     assert done.status == "done", done.last_error
     assert done.checked == ["mysql.large_pages_off", "numa.high_remote_distance"]
@@ -283,19 +284,21 @@ def test_not_checked_of_a_cluster_run_goes_to_the_snapshot_of_its_host(user, enq
             owner=user, data=path.read_bytes(), filename=name, label=path.stem, cluster="kunpeng"
         )
     first = analysis.analyze_snapshot_now(snapshot_id=snaps["gp-sdw03.txt"].pk)
-    real = engine.analyze
+    real = engine_run.analyze
 
     def with_not_checked(facts):
         result = real(facts)
         result.not_checked = [
-            engine.NotChecked(
+            engine_run.NotChecked(
                 rule="numa.node_memory_imbalance", reason=f"no node meminfo on {h.label}", host=h.label
             )
             for h in facts.hosts
-        ] + [engine.NotChecked(rule="fleet.numa_config_drift", reason="one sysctl missing", host="cluster")]
+        ] + [
+            engine_run.NotChecked(rule="fleet.numa_config_drift", reason="one sysctl missing", host="cluster")
+        ]
         return result
 
-    monkeypatch.setattr(engine, "analyze", with_not_checked)
+    monkeypatch.setattr(engine_run, "analyze", with_not_checked)
     second = analysis.analyze_snapshot_now(snapshot_id=snaps["gp-sdw04.txt"].pk)
     first.refresh_from_db()
     assert [n["host"] for n in second.not_checked] == ["gp-sdw04", "cluster"]

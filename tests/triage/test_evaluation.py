@@ -14,10 +14,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from engine.rules import load_all
 from kb import services, similarity
 from tests.conftest import ROOT
 from triage import evaluation
-from triage.rules import load_all
 
 SET = ROOT / "tests" / "evaluation"
 _cache: dict[str, dict] = {}

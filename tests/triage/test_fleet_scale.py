@@ -20,7 +20,8 @@ from django.utils import timezone
 from bench.cluster import drifted_indexes, host_name, host_transcript
 from collectors.archive import load_host_bytes
 from collectors.derived.fleet import FleetSummary, fleet_profile, profile_to_json
-from triage import analysis, cluster, engine, selectors, uploads
+from engine import run as engine_run
+from triage import analysis, cluster, selectors, uploads
 from triage.models import Finding, Snapshot
 
 HOSTS = 2000
@@ -69,7 +70,7 @@ def members(user):
             size=1,
             file=f"snapshots/missing/{host_name(i)}.txt",  # never read: the upload is gone
             status=Snapshot.Status.DONE,
-            engine_version=engine.ENGINE_VERSION,
+            engine_version=engine_run.ENGINE_VERSION,
             facts={"hostname": host_name(i)},
             fleet_facts=_profile_json(i, template, drifted),
         )
@@ -119,7 +120,9 @@ def test_a_new_member_is_compared_with_2000_stored_profiles_without_parsing_them
     assert f"{HOSTS + 1 - 3} of {HOSTS + 1} hosts have 0" in drift.explanation
     assert sorted(e["host"] for e in drift.evidence[:3]) == members
     # every member carries the cluster's fleet finding, once
-    per_member = Finding.objects.filter(rule="fleet.numa_config_drift", engine_version=engine.ENGINE_VERSION)
+    per_member = Finding.objects.filter(
+        rule="fleet.numa_config_drift", engine_version=engine_run.ENGINE_VERSION
+    )
     assert per_member.count() == HOSTS + 1
     assert per_member.values("snapshot").distinct().count() == HOSTS + 1
     # the members' own analyses are untouched: no per-host rule ran on them
@@ -220,7 +223,7 @@ def test_a_member_finishing_during_an_analysis_is_in_the_summary_of_its_second_r
                 size=1,
                 file=f"snapshots/missing/{late}.txt",
                 status=Snapshot.Status.DONE,
-                engine_version=engine.ENGINE_VERSION,
+                engine_version=engine_run.ENGINE_VERSION,
                 facts={"hostname": late},
                 fleet_facts=profile_to_json(profile),
                 finished_at=timezone.now(),

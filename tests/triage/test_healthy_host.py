@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from collectors.archive import load_host, load_snapshot
+from engine.run import analyze
 from tests.conftest import ROOT
-from triage.engine import analyze
 
 COMMANDS = [
     ("lscpu", ["lscpu"]),

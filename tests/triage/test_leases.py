@@ -22,8 +22,9 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from collectors.facts import HostFacts
+from engine import run as engine_run
 from tests.triage.test_services import RecordingEngine, upload
-from triage import analysis, engine, leases, tasks, uploads
+from triage import analysis, leases, tasks, uploads
 from triage.models import Snapshot
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +87,7 @@ def test_analysis_takes_a_lease_and_counts_one_attempt(user, enqueued, fake_load
         seen.update(status=row.status, owner=row.lease_owner, expires=row.lease_expires_at)
         return RecordingEngine()(snapshot_facts)
 
-    monkeypatch.setattr(engine, "analyze", analyze)
+    monkeypatch.setattr(engine_run, "analyze", analyze)
     snap = upload(user, b"one")
     before = timezone.now()
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
@@ -101,7 +102,7 @@ def test_live_lease_is_never_started_twice(user, enqueued, fake_loader, monkeypa
     """A second delivery (the broker's, or the sweeper's) while the first worker
     still holds the lease does not run the analysis again."""
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"held")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="analyzing",
@@ -134,7 +135,7 @@ def test_sweeper_leaves_a_long_analysis_with_a_renewed_lease_alone(user, enqueue
 
 def test_sweeper_requeues_an_expired_lease_and_says_why(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"worker gone")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="analyzing",
@@ -162,7 +163,7 @@ def test_lease_of_a_dead_local_process_is_taken_over_at_once(user, enqueued, fak
     (acks_late + reject_on_worker_lost): the lease names a process of this
     machine that no longer exists, so there is no need to wait for it to expire."""
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"pool child killed")
     Snapshot.objects.filter(pk=snap.pk).update(
         status="analyzing",
@@ -177,7 +178,7 @@ def test_lease_of_a_dead_local_process_is_taken_over_at_once(user, enqueued, fak
 
 def test_lease_of_a_live_local_process_holds(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"sibling process busy")
     sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
@@ -198,7 +199,7 @@ def test_transient_error_gives_the_lease_back(user, enqueued, fake_loader, monke
     from django.db import OperationalError
 
     monkeypatch.setattr(
-        engine, "analyze", RecordingEngine(exc=OperationalError("server closed the connection"))
+        engine_run, "analyze", RecordingEngine(exc=OperationalError("server closed the connection"))
     )
     snap = upload(user, b"db blip")
     with pytest.raises(OperationalError):
@@ -206,7 +207,7 @@ def test_transient_error_gives_the_lease_back(user, enqueued, fake_loader, monke
     row = Snapshot.objects.get(pk=snap.pk)
     assert row.status == "analyzing" and row.lease_expires_at <= timezone.now()
     # The task's retry starts again at once instead of waiting for the lease.
-    monkeypatch.setattr(engine, "analyze", RecordingEngine())
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
     assert analysis.analyze_snapshot_now(snapshot_id=snap.pk).status == "done"
 
 
@@ -227,7 +228,7 @@ def test_lease_keeper_renews_while_the_analysis_runs(user, enqueued, fake_loader
         swept.append(analysis.sweep_stale(older_than=0.5))
         return real(snapshot_facts)
 
-    monkeypatch.setattr(engine, "analyze", slow)
+    monkeypatch.setattr(engine_run, "analyze", slow)
     snap = upload(user, b"slow but alive")
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk, renew_lease=True)
     assert done.status == "done" and done.attempts == 1
@@ -243,7 +244,7 @@ def test_soft_time_limit_fails_the_snapshot_with_a_clear_reason(user, enqueued, 
     def too_slow(snapshot_facts):
         raise leases.AnalysisTimeout
 
-    monkeypatch.setattr(engine, "analyze", too_slow)
+    monkeypatch.setattr(engine_run, "analyze", too_slow)
     snap = upload(user, b"slow")
     result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     limit = django_settings.CASEBOOK_ANALYSIS_SOFT_LIMIT
@@ -271,7 +272,7 @@ def test_time_limit_passes_through_the_loaders_safety_nets(user, enqueued, monke
 def test_celery_soft_limit_exception_is_a_time_out_too(user, enqueued, fake_loader, monkeypatch):
     from celery.exceptions import SoftTimeLimitExceeded
 
-    monkeypatch.setattr(engine, "analyze", RecordingEngine(exc=SoftTimeLimitExceeded()))
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine(exc=SoftTimeLimitExceeded()))
     snap = upload(user, b"eager soft limit")
     assert "took too long" in analysis.analyze_snapshot_now(snapshot_id=snap.pk).last_error
 
@@ -327,7 +328,7 @@ def test_soft_limit_handler_is_left_alone_outside_a_pool_process():
 
 def test_give_up_message_is_not_nested_and_keeps_the_real_cause(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"keeps dying")
     nested = (
         "gave up after 5 attempts; last error: gave up after 5 attempts; last error: "

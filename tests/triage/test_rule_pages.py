@@ -130,7 +130,7 @@ def test_rule_page_in_chinese_shows_the_chinese_condition_and_rationale(teams, c
     from django.utils import translation
     from django.utils.html import escape
 
-    from triage.rules import load_all
+    from engine.rules import load_all
 
     spec = load_all()[RULE]
     title_zh, condition, condition_zh, rationale, rationale_zh = map(

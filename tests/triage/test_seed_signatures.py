@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from collectors.archive import load_snapshot
+from engine.run import analyze
 from tests.conftest import FIXTURES
-from triage.engine import analyze
 
 SEED_FIXTURES = FIXTURES / "seeds"
 

@@ -24,11 +24,12 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from collectors.facts import HostFacts
+from engine import run as engine_run
+from engine.rules import Evidence
+from engine.rules import Finding as RuleFinding
 from tests.conftest import CORPUS, FIXTURES
-from triage import analysis, engine, selectors, uploads
+from triage import analysis, selectors, uploads
 from triage.models import Finding, Snapshot
-from triage.rules import Evidence
-from triage.rules import Finding as RuleFinding
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +68,7 @@ def enqueued(monkeypatch):
 
 
 class RecordingEngine:
-    """Stands in for ``triage.engine.analyze`` where a test needs to count runs,
+    """Stands in for ``engine.run.analyze`` where a test needs to count runs,
     see the hosts analysed together, or fail on purpose."""
 
     def __init__(self, findings=None, exc: Exception | None = None):
@@ -97,7 +98,7 @@ class RecordingEngine:
                 )
                 for h in snapshot.hosts
             ]
-        return engine.AnalysisResult(
+        return engine_run.AnalysisResult(
             findings=list(findings), skipped=[("disk.latency_high", "missing disks")]
         )
 
@@ -195,11 +196,11 @@ def _tar_gz(members: dict[str, bytes]) -> bytes:
 
 def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"one", label="h1")
     done = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert done.status == Snapshot.Status.DONE
-    assert done.engine_version == engine.ENGINE_VERSION
+    assert done.engine_version == engine_run.ENGINE_VERSION
     assert done.attempts == 1 and done.finished_at and done.parse_seconds is not None
     assert done.skipped == [{"rule": "disk.latency_high", "reason": "missing disks"}]
     finding = done.findings.get()
@@ -219,7 +220,7 @@ def test_analysis_stores_findings_and_is_idempotent(user, enqueued, fake_loader,
 
 
 def test_engine_error_marks_failed_without_findings(user, enqueued, fake_loader, monkeypatch):
-    monkeypatch.setattr(engine, "analyze", RecordingEngine(exc=KeyError("numa")))
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine(exc=KeyError("numa")))
     snap = upload(user, b"two")
     result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert result.status == Snapshot.Status.FAILED
@@ -232,7 +233,7 @@ def test_failed_write_leaves_no_half_written_findings(user, enqueued, fake_loade
         RuleFinding(rule="a.one", severity="info", title="one", explanation=""),
         RuleFinding(rule="a.two", severity="info", title="two", explanation=""),
     ]
-    monkeypatch.setattr(engine, "analyze", RecordingEngine(findings=two))
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine(findings=two))
     snap = upload(user, b"three")
     analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert snap.findings.count() == 2
@@ -261,7 +262,7 @@ def test_missing_stored_file_fails_clearly(user, enqueued):
 
 
 def test_gives_up_after_max_attempts(user, enqueued, fake_loader, monkeypatch):
-    monkeypatch.setattr(engine, "analyze", RecordingEngine())
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
     snap = upload(user, b"five")
     Snapshot.objects.filter(pk=snap.pk).update(attempts=analysis.MAX_ATTEMPTS, status="analyzing")
     result = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
@@ -276,7 +277,7 @@ def test_deleted_snapshot_is_ignored():
 def test_cluster_snapshots_are_analysed_together(user, enqueued, fake_loader, monkeypatch):
     spread = RuleFinding(rule="fleet.benchmark_spread", severity="warning", title="spread", explanation="")
     fake = RecordingEngine(findings=[spread])
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     first = upload(user, b"host a", label="a", cluster="kunpeng")
     analysis.analyze_snapshot_now(snapshot_id=first.pk)
     second = upload(user, b"host b", label="b", cluster="kunpeng")
@@ -290,7 +291,7 @@ def test_cluster_snapshots_are_analysed_together(user, enqueued, fake_loader, mo
 
 
 def test_findings_of_a_cluster_run_go_to_the_snapshot_of_their_host(user, enqueued, fake_loader, monkeypatch):
-    monkeypatch.setattr(engine, "analyze", RecordingEngine())  # one finding per host, host=label
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())  # one finding per host, host=label
     guest = upload(user, b"guest", label="infoplus-db", cluster="zstack")
     analysis.analyze_snapshot_now(snapshot_id=guest.pk)
     host = upload(user, b"host", label="zstack-9", cluster="zstack")
@@ -309,10 +310,10 @@ def test_sibling_finishing_during_analysis_triggers_a_second_round(user, enqueue
         calls.append([h.label for h in snapshot.hosts])
         if len(calls) == 1:
             # While b is being analysed, another worker finishes a.
-            Snapshot.objects.filter(pk=a.pk).update(status="done", engine_version=engine.ENGINE_VERSION)
+            Snapshot.objects.filter(pk=a.pk).update(status="done", engine_version=engine_run.ENGINE_VERSION)
         return real(snapshot)
 
-    monkeypatch.setattr(engine, "analyze", analyze)
+    monkeypatch.setattr(engine_run, "analyze", analyze)
     analysis.analyze_snapshot_now(snapshot_id=b.pk)
     assert calls == [["b"], ["b", "a"]]
     assert a.findings.count() == 1 and b.findings.count() == 1
@@ -354,7 +355,7 @@ def test_sweep_task_runs_the_service(user, enqueued, settings):
 
 def test_reanalyze_outdated(user, enqueued, fake_loader, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     snap = upload(user, b"old engine", label="h")
     analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     Snapshot.objects.filter(pk=snap.pk).update(engine_version="0")
@@ -365,7 +366,7 @@ def test_reanalyze_outdated(user, enqueued, fake_loader, monkeypatch):
     assert list(analysis.outdated_snapshots()) == [snap]
     assert analysis.reanalyze() == 1
     snap.refresh_from_db()
-    assert snap.engine_version == engine.ENGINE_VERSION and snap.status == "done"
+    assert snap.engine_version == engine_run.ENGINE_VERSION and snap.status == "done"
     # The old engine's findings are kept as history; the report shows the current set.
     assert snap.findings.filter(engine_version="0").count() == 1
     assert snap.current_findings().count() == 1
@@ -388,7 +389,7 @@ def test_visible_snapshots_owner_and_team(user, other, enqueued):
 
 
 def test_facts_json_is_serialisable(user, enqueued, fake_loader, monkeypatch):
-    monkeypatch.setattr(engine, "analyze", RecordingEngine())
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
     snap = upload(user, b"json", label="j")
     analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     snap.refresh_from_db()
@@ -476,7 +477,7 @@ def test_real_collector_archive(user, enqueued):
 
 def test_real_resnapshot_of_a_host_is_not_its_own_sibling(user, enqueued, monkeypatch):
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     data = (ZSTACK_BEFORE / "zstack-9.txt").read_bytes()
     before = upload(user, data, name="zstack-9.txt", label="before", cluster="zstack")
     analysis.analyze_snapshot_now(snapshot_id=before.pk)
@@ -491,7 +492,7 @@ def test_real_resnapshot_of_a_host_is_not_its_own_sibling(user, enqueued, monkey
 def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
     from django.core.management import call_command
 
-    monkeypatch.setattr(engine, "analyze", RecordingEngine())
+    monkeypatch.setattr(engine_run, "analyze", RecordingEngine())
     old = upload(user, b"analysed by engine 0", label="old")
     new = upload(user, b"analysed by the current engine", label="new")
     for snap in (old, new):
@@ -500,9 +501,9 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 
     out = io.StringIO()
     call_command("reanalyze", stdout=out)
-    assert f"re-analysed 1 snapshot(s) with engine {engine.ENGINE_VERSION}" in out.getvalue()
+    assert f"re-analysed 1 snapshot(s) with engine {engine_run.ENGINE_VERSION}" in out.getvalue()
     old.refresh_from_db()
-    assert old.engine_version == engine.ENGINE_VERSION and old.status == "done"
+    assert old.engine_version == engine_run.ENGINE_VERSION and old.status == "done"
 
     out = io.StringIO()
     call_command("reanalyze", "--all", "--enqueue", stdout=out)
@@ -514,7 +515,7 @@ def test_reanalyze_command(user, enqueued, fake_loader, monkeypatch):
 def test_host_without_hostname_is_known_by_its_label(user, enqueued, monkeypatch):
     monkeypatch.setattr(analysis, "_load_hosts_facts", lambda snapshot, label: [HostFacts(label=label)])
     fake = RecordingEngine()
-    monkeypatch.setattr(engine, "analyze", fake)
+    monkeypatch.setattr(engine_run, "analyze", fake)
     for i, label in enumerate(["obs-197", "obs-197", "obs-198"]):
         snap = upload(user, f"run {i}".encode(), label=label, cluster="ob")
         analysis.analyze_snapshot_now(snapshot_id=snap.pk)

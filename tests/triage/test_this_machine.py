@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from collectors.archive import load_snapshot
-from triage.engine import analyze
+from engine.run import analyze
 
 MYSQL = ["mysql", "-h", "127.0.0.1", "-P", "3306", "-uroot"]
 MARIADB_ERROR_LOG = Path("/var/log/mysql/error.log")

@@ -298,7 +298,7 @@ def test_failed_snapshot_can_be_analysed_again(client_alice, alice, enqueued):
 
 
 def test_current_done_snapshot_offers_no_reanalysis(client_alice, alice, bob, client):
-    from triage.engine import ENGINE_VERSION
+    from engine.run import ENGINE_VERSION
 
     snap = make_done(alice, findings=FINDINGS)
     Snapshot.objects.filter(pk=snap.pk).update(engine_version=ENGINE_VERSION)

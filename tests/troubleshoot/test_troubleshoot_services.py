@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from engine.severity import SEVERITIES
 from kb import services as kb_services
 from kb.models import Case
 from tests.troubleshoot.conftest import SEEDS, upload_folder
-from triage.severity import SEVERITIES
 from troubleshoot import access, apply, lifecycle, planning, promotion, verify
 from troubleshoot import findings as session_findings
 from troubleshoot.models import AuditEntry

@@ -19,9 +19,9 @@ from collectors.derived.fleet import (
     profile_host,
 )
 from collectors.facts import SnapshotFacts
-from triage.engine import finding_to_dict
-from triage.rules import RuleContext
-from triage.rules.fleet import benchmark_spread, numa_config_drift
+from engine.rules import RuleContext
+from engine.rules.fleet import benchmark_spread, numa_config_drift
+from engine.run import finding_to_dict
 
 
 def _profile(rng: random.Random, label: str, labels: list[str]) -> FleetProfile:

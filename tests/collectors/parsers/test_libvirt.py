@@ -369,7 +369,7 @@ def test_pin_lines_quoted_without_cputune_are_adopted():
 def test_fragment_in_a_transcript_reaches_the_host_and_rules():
     from collectors.archive import load_host_bytes
     from collectors.facts import SnapshotFacts
-    from triage.engine import analyze
+    from engine.run import analyze
 
     text = (
         "The customer's guest XML has CPU hot-plug on:\n\n"

@@ -403,7 +403,7 @@ def test_rules_run_over_live_placement_fragments(pinned):
     any rule."""
     from collectors.archive import load_host_bytes
     from collectors.facts import SnapshotFacts
-    from triage.engine import analyze
+    from engine.run import analyze
 
     text = "".join(f"[root@kvm01 ~]# virsh {c}\n{pinned[c]}" for c in ("vcpuinfo test", "numatune test"))
     named = load_host_bytes(text.encode(), name="paste.txt")

@@ -21,9 +21,10 @@ from django.db.migrations.executor import MigrationExecutor
 
 from collectors.archive import load_snapshot
 from collectors.decoding import input_text
+from collectors.derived.features import prose_only
+from engine.run import analyze, result_to_json
 from kb.models import Case
-from kb.similarity import prose_only
-from triage.engine import analyze, result_to_json
+from kb.similarity import similar_cases_for
 
 log = logging.getLogger(__name__)
 
@@ -76,15 +77,24 @@ class Command(BaseCommand):
         warning = None if no_similar else ensure_database()
         snapshot = load_snapshot([Path(p) for p in paths])
         result = analyze(snapshot)
-        payload = result_to_json(
-            snapshot, result, similar_cases=[] if no_similar else None, symptom=prose_symptom(snapshot, paths)
-        )
+        similar = [] if no_similar else _similar_cases(result, snapshot, prose_symptom(snapshot, paths))
+        payload = result_to_json(snapshot, result, similar_cases=similar)
         if warning:
             sys.stderr.write(warning + "\n")
         if json:
             self.stdout.write(_dumps(payload))
         else:
             self.stdout.write(render_text(payload))
+
+
+def _similar_cases(result, snapshot, symptom: str) -> list:
+    """The knowledge base's similar cases; the offline analysis stands without
+    them when the database cannot answer."""
+    try:
+        return list(similar_cases_for(result.findings, snapshot, symptom=symptom))
+    except Exception:
+        log.exception("similar cases lookup failed")
+        return []
 
 
 def _dumps(payload) -> str:

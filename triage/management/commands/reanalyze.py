@@ -4,8 +4,8 @@ snapshot)."""
 
 from django.core.management.base import BaseCommand
 
+from engine.run import ENGINE_VERSION
 from triage import analysis
-from triage.engine import ENGINE_VERSION
 from triage.models import Snapshot
 
 

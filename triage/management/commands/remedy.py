@@ -14,8 +14,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from collectors.archive import load_snapshot
-from triage.remedies import NoRemedy
-from triage.remedies.libvirt import domain_remedy
+from engine.remedies import NoRemedy
+from engine.remedies.libvirt import domain_remedy
 
 
 class Command(BaseCommand):

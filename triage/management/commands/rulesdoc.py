@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from triage.docs_gen import RULES_DOC, render_rules_doc, write_rules_doc
+from engine.rules_doc import RULES_DOC, render_rules_doc, write_rules_doc
 
 
 class Command(BaseCommand):

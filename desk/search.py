@@ -1,0 +1,145 @@
+"""One search box for the support desk: a hostname, a ticket key
+(``ZSTACK-48375``), a snapshot id (``#42``), a rule id or ticket text finds
+hosts, snapshots, sessions, tickets, rules and cases, grouped by kind and
+limited to what the reader may see (the snapshots and sessions of their teams,
+the cases they may read)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from django.db.models import Max, Q
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from engine.rules import load_all
+from kb import search as case_search
+from kb.access import case_search_filters
+from kb.models import Case
+from triage.models import TicketRef
+from triage.selectors import visible_snapshots
+from troubleshoot.access import visible_sessions
+
+GROUP_LIMIT = 8
+MIN_CHARS = 2
+# "#42" or "42": a snapshot or session id.
+ID = re.compile(r"^#?(\d{1,12})$")
+
+
+@dataclass
+class Item:
+    title: str
+    url: str
+    detail: str = ""
+
+
+@dataclass
+class Group:
+    kind: str
+    label: str
+    items: list[Item] = field(default_factory=list)
+
+
+def _hosts(user, text: str) -> list[Item]:
+    rows = (
+        visible_snapshots(user)
+        .filter(host_key__icontains=text)
+        .values("team__slug", "team__name", "host_key")
+        .annotate(last=Max("created_at"))
+        .order_by("-last", "host_key")[:GROUP_LIMIT]
+    )
+    return [
+        Item(
+            title=row["host_key"],
+            url=reverse("desk:host_detail", args=[row["team__slug"] or "-", row["host_key"]]),
+            detail=row["team__name"] or "",
+        )
+        for row in rows
+    ]
+
+
+def _snapshots(user, text: str) -> list[Item]:
+    match = Q(label__icontains=text) | Q(tickets__key__iexact=text)
+    if ID.match(text):
+        match |= Q(pk=int(ID.match(text).group(1)))  # type: ignore[union-attr]  # matched just above
+    if re.fullmatch(r"[0-9a-fA-F]{8,64}", text):
+        match |= Q(sha256__startswith=text.lower())
+    qs = visible_snapshots(user).filter(match).distinct().order_by("-created_at", "-id")[:GROUP_LIMIT]
+    return [
+        Item(title=f"#{s.pk} {s.display_name}", url=s.get_absolute_url(), detail=f"{s.created_at:%Y-%m-%d}")
+        for s in qs
+    ]
+
+
+def _sessions(user, text: str) -> list[Item]:
+    match = Q(title__icontains=text) | Q(tickets__key__iexact=text)
+    if ID.match(text):
+        match |= Q(pk=int(ID.match(text).group(1)))  # type: ignore[union-attr]  # matched just above
+    qs = visible_sessions(user).filter(match).distinct().order_by("-updated_at", "-id")[:GROUP_LIMIT]
+    return [Item(title=s.title, url=s.get_absolute_url(), detail=s.get_state_display()) for s in qs]
+
+
+def _tickets(user, text: str) -> list[Item]:
+    """Tickets whose key starts with ``text``, on a snapshot or session the user may see."""
+    snapshots = visible_snapshots(user).values("pk")
+    sessions = visible_sessions(user).values("pk")
+    qs = (
+        TicketRef.objects.filter(key__istartswith=text)
+        .filter(Q(snapshot__in=snapshots) | Q(session__in=sessions))
+        .select_related("snapshot", "session")
+        .order_by("key", "-id")[:GROUP_LIMIT]
+    )
+    items = []
+    for ticket in qs:
+        owner = ticket.snapshot or ticket.session
+        if owner is None:  # the check constraint says one of them is set
+            continue
+        items.append(Item(title=ticket.key, url=owner.get_absolute_url(), detail=str(owner)))
+    return items
+
+
+def _rules(text: str, zh: bool) -> list[Item]:
+    needle = text.lower()
+    found = []
+    for spec in load_all().values():
+        if needle in spec.id or needle in spec.title.lower() or needle in spec.title_zh:
+            found.append(
+                Item(
+                    title=spec.id,
+                    url=reverse("triage:rule_detail", args=[spec.id]),
+                    detail=spec.text("title", zh),
+                )
+            )
+    found.sort(key=lambda item: (not item.title.startswith(needle), item.title))
+    return found[:GROUP_LIMIT]
+
+
+def _cases(user, text: str, language: str) -> list[Item]:
+    filters = case_search_filters(user, {"state": Case.State.PUBLISHED})
+    results = case_search.search(text, filters=filters, page_size=GROUP_LIMIT, language=language)
+    return [
+        Item(
+            title=hit.case.title,
+            url=reverse("kb:case_detail_lang", kwargs={"slug": hit.case.slug, "language": hit.case.language}),
+            detail=hit.case.get_language_display(),
+        )
+        for hit in results.hits
+    ]
+
+
+def global_search(user, text: str, *, language: str) -> list[Group]:
+    """The groups that have a hit, in a fixed order (hosts first: what a desk types most)."""
+    text = (text or "").strip()[:200]
+    if len(text) < MIN_CHARS and not ID.match(text):
+        return []
+    zh = language == "zh"
+    groups = [
+        Group("hosts", str(_("Hosts")), _hosts(user, text)),
+        Group("tickets", str(_("Tickets")), _tickets(user, text)),
+        Group("snapshots", str(_("Snapshots")), _snapshots(user, text)),
+        Group("sessions", str(_("Sessions")), _sessions(user, text)),
+        Group("rules", str(_("Rules")), _rules(text, zh)),
+        Group("cases", str(_("Cases")), _cases(user, text, language)),
+    ]
+    return [g for g in groups if g.items]

@@ -1,0 +1,148 @@
+"""Host-level remedies: sysctl.d files, netem removal, IRQ and RPS affinity."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from django.utils.translation import gettext as _
+
+from collectors.cpulist import format_cpulist
+from engine.remedies.base import Remedy
+
+_SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_\-]+)+$")
+_DEVICE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")  # IFNAMSIZ is 16 with the NUL
+
+
+def cpu_mask(cpus: list[int] | set[int] | tuple[int, ...]) -> str:
+    """The hex mask ``smp_affinity``/``rps_cpus`` expect (32-bit groups, comma-separated).
+
+    >>> cpu_mask([0, 1]), cpu_mask([2, 3]), cpu_mask([32])
+    ('3', 'c', '1,00000000')
+    """
+    value = 0
+    for cpu in cpus:
+        value |= 1 << cpu
+    digits = f"{value:x}"
+    groups: list[str] = []
+    while digits:
+        groups.insert(0, digits[-8:])
+        digits = digits[:-8]
+    return ",".join([groups[0]] + [g.zfill(8) for g in groups[1:]]) if groups else "0"
+
+
+def sysctl_file(
+    *, settings: dict[str, str | int], previous: dict[str, str | None] | None = None, name: str = "90-numa"
+) -> Remedy:
+    """A ``/etc/sysctl.d`` drop-in that survives reboots, applied with ``sysctl -p``.
+
+    ``previous`` (the values read from the snapshot) makes the rollback exact.
+
+    >>> r = sysctl_file(settings={"vm.zone_reclaim_mode": 1}, previous={"vm.zone_reclaim_mode": "0"})
+    >>> print(r.text, end="")
+    # Casebook: NUMA memory policy
+    vm.zone_reclaim_mode = 1
+    >>> print(r.rollback)
+    rm -f /etc/sysctl.d/90-numa.conf
+    sysctl -w vm.zone_reclaim_mode=0
+    """
+    for key in settings:
+        if not _SYSCTL_KEY.match(key):
+            raise ValueError(f"not a sysctl name: {key!r}")
+    if not re.fullmatch(r"[0-9A-Za-z_-]+", name):
+        raise ValueError(f"bad drop-in name: {name!r}")
+    path = f"/etc/sysctl.d/{name}.conf"
+    text = "# Casebook: NUMA memory policy\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
+    restore = [f"sysctl -w {k}={shlex.quote(str(v))}" for k, v in (previous or {}).items() if v is not None]
+    measures = []
+    if "vm.zone_reclaim_mode" in settings:
+        measures.append("zone-reclaim-mode")
+    if "kernel.numa_balancing" in settings:
+        measures.append("enable-numa-balancing")
+    return Remedy(
+        key=f"sysctl:{name}",
+        title="Persistent kernel settings in " + path,
+        text=text,
+        path=path,
+        rollback="\n".join([f"rm -f {path}", *restore]),
+        commands=(f"cat > {path} <<'EOF'\n{text}EOF", f"sysctl -p {path}"),
+        measures=tuple(measures),
+        data={
+            "settings": {k: str(v) for k, v in settings.items()},
+            "previous": {k: str(v) for k, v in (previous or {}).items() if v is not None},
+        },
+        rules=("numa.local_node_pagecache_pressure", "numa.balancing_disabled", "fleet.numa_config_drift"),
+    )
+
+
+def remove_netem(*, device: str, qdisc_line: str = "") -> Remedy:
+    """Delete a test ``netem`` root qdisc; the device falls back to its default qdisc.
+
+    >>> r = remove_netem(device="eth0", qdisc_line="qdisc netem 8001: root refcnt 2 limit 1000 delay 1.0ms")
+    >>> r.text, r.rollback
+    ('tc qdisc del dev eth0 root', 'tc qdisc add dev eth0 root netem limit 1000 delay 1.0ms')
+    """
+    if not _DEVICE.match(device):
+        raise ValueError(f"not a network device name: {device!r}")
+    # rebuild the add command from what `tc qdisc show` printed, so rollback restores the same delay
+    # (`tc qdisc show` without a device names it: "qdisc netem 8004: dev bond0 root refcnt 17 ...")
+    params = re.sub(r"^.*?\bnetem\s+\S+\s+(dev\s+\S+\s+)?root\s+(refcnt\s+\d+\s+)?", "", qdisc_line).split()
+    # the parameters come from the upload: quoted, so a pasted rollback runs only tc
+    add = f"tc qdisc add dev {device} root netem {' '.join(shlex.quote(p) for p in params)}".rstrip()
+    if not params:
+        add += "  # parameters unknown: re-enter the delay you had"
+    return Remedy(
+        key=f"tc:{device}",
+        title=_("Remove the netem delay on %(device)s") % {"device": device},
+        text=f"tc qdisc del dev {device} root",
+        rollback=add,
+        commands=(f"tc qdisc del dev {device} root", f"tc qdisc show dev {device}"),
+        measures=("remove-netem",),
+        rules=("net.netem_delay",),
+        data={"device": device, "netem": params},
+    )
+
+
+def irq_affinity(
+    *, irqs: list[int], cpus: list[int], device: str | None = None, rx_queues: int = 0
+) -> Remedy:
+    """Spread NIC interrupts round-robin over ``cpus`` and steer receive
+    packet processing (RPS) to the same CPUs.
+
+    irqbalance would move the IRQs back, so it is stopped first.
+
+    >>> r = irq_affinity(irqs=[40, 41], cpus=[2, 3], device="eth0", rx_queues=1)
+    >>> print(r.text)
+    systemctl stop irqbalance
+    echo 4 > /proc/irq/40/smp_affinity
+    echo 8 > /proc/irq/41/smp_affinity
+    echo c > /sys/class/net/eth0/queues/rx-0/rps_cpus
+    """
+    if not cpus:
+        raise ValueError("no CPUs to spread the interrupts over")
+    if device is not None and not _DEVICE.match(device):
+        raise ValueError(f"not a network device name: {device!r}")
+    # file under /proc or /sys -> the mask written to it
+    writes: dict[str, str] = {}
+    restores: dict[str, str] = {}
+    for i, irq in enumerate(irqs):
+        path = f"/proc/irq/{int(irq)}/smp_affinity"
+        writes[path] = cpu_mask([cpus[i % len(cpus)]])
+        restores[path] = "$(cat /proc/irq/default_smp_affinity)"
+    for q in range(rx_queues if device else 0):
+        path = f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus"
+        writes[path] = cpu_mask(cpus)
+        restores[path] = "0"
+    lines = ["systemctl stop irqbalance", *(f"echo {mask} > {path}" for path, mask in writes.items())]
+    rollback = [*(f"echo {mask} > {path}" for path, mask in restores.items()), "systemctl start irqbalance"]
+    return Remedy(
+        key=f"irq:{device or 'irqs'}",
+        title=f"Spread {device or 'NIC'} interrupts over CPUs {format_cpulist(cpus)}",
+        text="\n".join(lines),
+        rollback="\n".join(rollback),
+        commands=tuple(lines),
+        measures=("irq-softirq-affinity",),
+        rules=("net.softirq_hotspot",),
+        data={"writes": writes, "service": "irqbalance"},
+        notes=("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified",),
+    )

@@ -1,0 +1,501 @@
+"""Patch a KVM guest's domain XML: pinning, guest NUMA, memory binding.
+
+:func:`domain_remedy` takes the guest's current domain XML and its host's facts
+and returns the patched XML, a unified diff against the current text, the
+equivalent ``virsh`` commands and the rollback. Only the elements below are
+touched; everything else in the document is written back byte for byte.
+
+==================  =========================================================
+``<vcpu>``           ``placement='static'``, no ``current``/``cpuset``: the
+                     guest keeps its current vCPU count, hot-plug slots go
+``<maxMemory>``      removed (memory hot-plug blocks guest NUMA)
+``<iothreads>``      one iothread added for virtio data disks that have none
+``<cputune>``        ``vcpupin`` per vCPU, ``emulatorpin``, ``iothreadpin``
+``<numatune>``       ``<memory mode='strict' nodeset=…>`` + ``<memnode>`` per cell
+``<cpu>``            ``mode='host-passthrough'``, ``<topology>`` mirroring the
+                     host (threads=2 on SMT), ``<numa>`` cells
+``<memoryBacking>``  ``<hugepages/>`` when the node has enough free huge pages
+==================  =========================================================
+
+Sample (a 2-vCPU guest on a 2-node host without SMT)::
+
+    >>> from collectors.facts import HostFacts, NumaNode, NumaTopology
+    >>> host = HostFacts(numa=NumaTopology(nodes={
+    ...     0: NumaNode(0, cpus=[0, 1, 2, 3], free_mb=4096),
+    ...     1: NumaNode(1, cpus=[4, 5, 6, 7], free_mb=8192)}))
+    >>> xml = "<domain type='kvm'><name>db</name><memory>1048576</memory><vcpu>2</vcpu></domain>"
+    >>> r = domain_remedy(domain_xml=xml, host=host)
+    >>> [c for c in r.commands if "vcpupin" in c]
+    ['virsh vcpupin db 0 4 --config', 'virsh vcpupin db 1 5 --config']
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+import xml.etree.ElementTree as ET
+
+from django.utils.translation import gettext as _
+
+from collectors.cpulist import format_cpulist, parse_cpulist
+from collectors.derived.libvirt import domain_vcpus
+from collectors.facts import Domain, HostFacts, ParseError
+from collectors.parsers.libvirt import parse_domain
+from engine.remedies import xmledit
+from engine.remedies.base import NoRemedy, Remedy
+from engine.remedies.topology import Placement, check_placement, host_topology, plan_placement
+
+MEASURES = (
+    "disable-cpu-hotplug",
+    "pin-vcpus",
+    "pin-emulator",
+    "pin-iothreads",
+    "guest-numa-topology",
+    "numatune-memory-binding",
+    "cpu-mode-host-passthrough",
+)
+RULES = (
+    "kvm.vcpu_hotplug_enabled",
+    "kvm.vcpus_unpinned",
+    "kvm.emulator_unpinned",
+    "kvm.iothread_unpinned",
+    "kvm.guest_numa_missing",
+    "kvm.memory_not_bound",
+    "kvm.pinning_spans_nodes",
+    "kvm.cpu_model_hides_cache",
+    "kvm.flat_socket_topology",
+)
+# cputune children that libvirt writes before the pins
+_CPUTUNE_SCALARS = (
+    "shares",
+    "period",
+    "quota",
+    "global_period",
+    "global_quota",
+    "emulator_period",
+    "emulator_quota",
+    "iothread_period",
+    "iothread_quota",
+)
+_MEMORY_DEVICES = ("dimm", "nvdimm", "virtio-mem", "virtio-pmem", "sgx-epc")
+_NOISE_FREE = re.compile(r"^(\s|<!--.*?-->|<\?xml[^>]*\?>)*$", re.DOTALL)
+
+
+def _label(d: Domain) -> str:
+    return d.name or d.uuid or "domain"
+
+
+def _refuse(d: Domain, root: ET.Element) -> str | None:
+    """Why this domain cannot get a patch, or None."""
+    if d.recovered:
+        return (
+            "the XML is a pasted fragment, not a whole domain: the patch needs the complete "
+            "`virsh dumpxml --inactive` output"
+        )
+    if d.xml_root == "domstatus":
+        return (
+            "this is libvirt's runtime status file (<domstatus>), not a definition: "
+            "use `virsh dumpxml --inactive <domain>` as input"
+        )
+    if d.domain_type != "kvm":
+        return (
+            f"domain type is {d.domain_type or 'missing'}, not kvm: pinning and host-passthrough only help "
+            "hardware-virtualised guests"
+        )
+    if d.vcpus is None:
+        return "the domain has no <vcpu> element, so there are no vCPUs to pin"
+    models = sorted({m.get("model") or "" for m in root.iter("memory") if m.get("model") in _MEMORY_DEVICES})
+    if models:
+        return (
+            f"memory devices ({', '.join(models)}) are attached: hot-unplug them and remove maxMemory first, "
+            "the guest NUMA cells cannot be sized automatically around them"
+        )
+    return None
+
+
+def _iothread_ids(d: Domain) -> list[int]:
+    """Existing iothread ids; libvirt numbers unlisted ones with the lowest free ids."""
+    ids = list(d.iothread_ids)
+    candidate = 1
+    while len(ids) < d.iothreads:
+        if candidate not in ids:
+            ids.append(candidate)
+        candidate += 1
+    return sorted(ids)
+
+
+def _el(tag: str, **attrs: str) -> ET.Element:
+    return ET.Element(tag, {k.rstrip("_"): v for k, v in attrs.items()})
+
+
+def _patch_iothreads(
+    root: ET.Element, d: Domain, new_id: int | None, thread_less: list[str], notes: list[str]
+) -> None:
+    """Give the virtio data disks ``thread_less`` the new iothread ``new_id``."""
+    if new_id is None:
+        return
+    ids_el = root.find("iothreadids")
+    count_el = root.find("iothreads")
+    total = len(_iothread_ids(d)) + 1
+    if ids_el is not None:
+        xmledit.add_child(ids_el, _el("iothread", id=str(new_id)), level=2)
+    if count_el is not None:
+        count_el.text = str(total)
+    elif ids_el is None:
+        count = _el("iothreads")
+        count.text = str(total)
+        xmledit.add_child(root, count, level=1, after=("vcpu", "vcpus"))
+    for disk in root.iter("disk"):
+        if disk.get("device", "disk") != "disk":
+            continue
+        target = disk.find("target")
+        if target is None or target.get("dev") not in thread_less:
+            continue
+        driver = disk.find("driver")
+        if driver is None:
+            driver = xmledit.add_first(disk, _el("driver", name="qemu"), level=3)
+        driver.set("iothread", str(new_id))
+    notes.append(
+        _("iothread %(id)s added for data disk(s) %(disks)s")
+        % {"id": new_id, "disks": ", ".join(thread_less)}
+    )
+
+
+def _data_disks(d: Domain) -> list:
+    disks = [x for x in d.disks if x.device == "disk"]
+    return disks[1:]
+
+
+def _data_disks_without_thread(d: Domain) -> list[str]:
+    """virtio data disks without an iothread (only virtio-blk takes the attribute)."""
+    return [x.target for x in _data_disks(d) if x.iothread is None and x.bus == "virtio" and x.target]
+
+
+def _patch_cputune(root: ET.Element, placement: Placement) -> None:
+    cputune = root.find("cputune")
+    if cputune is None:
+        cputune = xmledit.add_child(
+            root, _el("cputune"), level=1, after=("vcpu", "vcpus", "iothreads", "iothreadids")
+        )
+    for old in [c for c in cputune if c.tag in ("vcpupin", "emulatorpin", "iothreadpin")]:
+        xmledit.remove_child(cputune, old)
+    after = list(_CPUTUNE_SCALARS)
+    new = [_el("vcpupin", vcpu=str(v), cpuset=str(c)) for v, c in sorted(placement.vcpupin.items())]
+    new.append(_el("emulatorpin", cpuset=format_cpulist(placement.emulator_cpus)))
+    new += [
+        _el("iothreadpin", iothread=str(i), cpuset=format_cpulist(cpus))
+        for i, cpus in sorted(placement.iothread_cpus.items())
+    ]
+    for child in new:
+        xmledit.add_child(cputune, child, level=2, after=tuple(after))
+        after.append(child.tag)
+
+
+def _patch_numatune(root: ET.Element, placement: Placement) -> None:
+    old = root.find("numatune")
+    if old is not None:
+        index = list(root).index(old)
+        xmledit.remove_child(root, old)
+        anchor = tuple(c.tag for c in list(root)[max(index - 1, 0) : index]) or ("cputune",)
+    else:
+        anchor = ("vcpu", "vcpus", "iothreads", "iothreadids", "cputune")
+    numatune = _el("numatune")
+    numatune.append(_el("memory", mode="strict", nodeset=format_cpulist(placement.nodes)))
+    for cell in placement.cells:
+        numatune.append(_el("memnode", cellid=str(cell.cell), mode="strict", nodeset=str(cell.node)))
+    xmledit.add_child(root, numatune, level=1, after=anchor)
+
+
+def _patch_cpu(root: ET.Element, placement: Placement, distances: dict[tuple[int, int], int]) -> None:
+    cpu = root.find("cpu")
+    if cpu is None:
+        cpu = xmledit.add_child(root, _el("cpu"), level=1, after=("os", "features"))
+    kept = {k: v for k, v in cpu.attrib.items() if k in ("check", "migratable")}
+    attrs = {"mode": "host-passthrough", **kept}
+    cpu.attrib.clear()
+    cpu.attrib.update(attrs)
+    # a named model/vendor contradicts host-passthrough
+    for child in [c for c in cpu if c.tag in ("model", "vendor")]:
+        xmledit.remove_child(cpu, child)
+    topo = cpu.find("topology")
+    if topo is None:
+        topo = xmledit.add_first(cpu, _el("topology"), level=2)
+    new = {"sockets": str(placement.sockets)}
+    for extra in ("dies", "clusters"):
+        if extra in topo.attrib:
+            new[extra] = "1"
+    new.update(cores=str(placement.cores), threads=str(placement.threads))
+    topo.attrib.clear()
+    topo.attrib.update(new)
+
+    numa = cpu.find("numa")
+    old_cells: dict[str, dict[str, str]] = {}
+    if numa is not None:
+        for cell in numa.findall("cell"):
+            keep = {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
+            old_cells[cell.get("id") or ""] = keep
+        # HMAT interconnects refer to the old cells
+        xmledit.remove_child(cpu, numa)
+    numa = _el("numa")
+    for plan in placement.cells:
+        cell = _el(
+            "cell",
+            id=str(plan.cell),
+            cpus=format_cpulist(plan.vcpus),
+            memory=str(plan.memory_kb),
+            unit="KiB",
+            **old_cells.get(str(plan.cell), {}),
+        )
+        if len(placement.cells) > 1 and distances:
+            dist = _el("distances")
+            for other in placement.cells:
+                value = distances.get((plan.node, other.node))
+                if value is not None:
+                    dist.append(_el("sibling", id=str(other.cell), value=str(value)))
+            if len(dist):
+                cell.append(dist)
+        numa.append(cell)
+    xmledit.add_child(cpu, numa, level=2, after=("topology", "feature", "cache", "maxphysaddr"))
+
+
+def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[str]) -> None:
+    """``<page nodeset=…>`` names guest cells; keep only cells that still exist."""
+    hugepages = root.find("memoryBacking/hugepages")
+    if hugepages is None:
+        return
+    cells = {c.cell for c in placement.cells}
+    for page in [p for p in hugepages.findall("page") if p.get("nodeset") is not None]:
+        try:
+            wanted = set(parse_cpulist(page.get("nodeset") or ""))
+        except ValueError:
+            wanted = set()
+        kept = wanted & cells
+        if kept == wanted:
+            continue
+        if kept:
+            page.set("nodeset", format_cpulist(kept))
+        else:
+            xmledit.remove_child(hugepages, page)
+        notes.append(
+            f"huge page size for guest cell(s) {format_cpulist(wanted - kept)} dropped: the new guest "
+            "topology has no such cell"
+        )
+
+
+def _patch_hugepages(root: ET.Element) -> None:
+    backing = root.find("memoryBacking")
+    if backing is None:
+        backing = xmledit.add_child(root, _el("memoryBacking"), level=1, after=("memory", "currentMemory"))
+    if backing.find("hugepages") is None:
+        xmledit.add_child(backing, _el("hugepages"), level=2)
+
+
+def _measure_commands(
+    name: str, d: Domain, placement: Placement, new_iothread: int | None, n: int
+) -> dict[str, list[str]]:
+    """The virsh commands of each measure, in the order they are run."""
+    dom = shlex.quote(name)
+    out: dict[str, list[str]] = {}
+    if (d.vcpus or 0) != n or (d.vcpu_current or n) != n:
+        out["disable-cpu-hotplug"] = [
+            f"virsh setvcpus {dom} {n} --maximum --config",
+            f"virsh setvcpus {dom} {n} --config",
+        ]
+    out["pin-vcpus"] = [f"virsh vcpupin {dom} {v} {c} --config" for v, c in sorted(placement.vcpupin.items())]
+    out["pin-emulator"] = [f"virsh emulatorpin {dom} {format_cpulist(placement.emulator_cpus)} --config"]
+    out["pin-iothreads"] = ([f"virsh iothreadadd {dom} {new_iothread} --config"] if new_iothread else []) + [
+        f"virsh iothreadpin {dom} {i} {format_cpulist(cpus)} --config"
+        for i, cpus in sorted(placement.iothread_cpus.items())
+    ]
+    out["numatune-memory-binding"] = [
+        f"virsh numatune {dom} --mode strict --nodeset {format_cpulist(placement.nodes)} --config"
+    ]
+    return out
+
+
+def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
+    dom = shlex.quote(name)
+    out = [
+        f"virsh dumpxml --inactive --security-info {dom} > {shlex.quote(name + '.original.xml')}"
+        "  # keep for rollback",
+    ]
+    for commands in per_measure.values():
+        out += commands
+    out.append(
+        "# no virsh command for guest NUMA cells, <memnode>, CPU mode/topology, the disk's iothread, "
+        "huge pages and removing maxMemory: define the patched XML (it also carries everything above)"
+    )
+    out.append(f"virsh define {shlex.quote(name + '.patched.xml')}")
+    out.append(f"virsh shutdown {dom}  # then, once it is off: virsh start {dom}")
+    return out
+
+
+def _fragments(
+    doc: xmledit.Document,
+    name: str,
+    per_measure: dict[str, list[str]],
+    *,
+    hugepages: bool,
+    thread_less: list[str],
+) -> tuple[tuple[str, str], ...]:
+    """Per measure: the elements of the patched document it sets, then its
+    virsh commands (the same placement as the whole patch, one measure at a time)."""
+    root = doc.root
+    cputune = root.find("cputune")
+    pins = list(cputune) if cputune is not None else []
+
+    def tagged(*tags: str) -> list[ET.Element]:
+        return [e for e in pins if e.tag in tags]
+
+    header = f"<!-- virsh edit {name} -->"
+    disk_drivers = [
+        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
+        for disk in root.iter("disk")
+        if (target := disk.find("target")) is not None
+        and target.get("dev") in thread_less
+        and (driver := disk.find("driver")) is not None
+    ]
+    xml = {
+        "disable-cpu-hotplug": xmledit.fragment([e for e in (root.find("vcpu"),) if e is not None], doc),
+        "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
+        "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
+        "pin-iothreads": "\n".join(
+            part
+            for part in (
+                *disk_drivers,
+                xmledit.fragment(
+                    [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None], doc
+                ),
+                xmledit.fragment(tagged("iothreadpin"), doc, wrapper="cputune"),
+            )
+            if part
+        ),
+        "numatune-memory-binding": xmledit.fragment(
+            [e for e in (root.find("numatune"),) if e is not None], doc
+        ),
+        "guest-numa-topology": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+        "cpu-mode-host-passthrough": xmledit.fragment([e for e in (root.find("cpu"),) if e is not None], doc),
+    }
+    if hugepages:
+        backing = root.find("memoryBacking")
+        xml["static-hugepages"] = xmledit.fragment([backing] if backing is not None else [], doc)
+    out = []
+    for slug, text in xml.items():
+        commands = per_measure.get(slug, [])
+        if not text and not commands:
+            continue
+        out.append((slug, "\n".join([header, *([text] if text else []), *commands])))
+    return tuple(out)
+
+
+def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoRemedy:
+    """The patch for one guest (``domain_xml``) on ``host``; see the module doc.
+
+    Returns :class:`NoRemedy` with a reason for fragments, runtime status
+    files, non-KVM domains, domains without ``<vcpu>``, guests with memory
+    devices, hosts without NUMA facts and hosts without room for the guest.
+    """
+    try:
+        d = parse_domain(domain_xml)
+        doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
+    except ParseError as exc:
+        return NoRemedy(key="libvirt", reason=f"the domain XML cannot be read: {exc.message}")
+    name = _label(d)
+    key = f"libvirt:{name}"
+    reason = _refuse(d, doc.root if doc is not None else ET.Element("domain"))
+    if reason or doc is None:
+        return NoRemedy(key=key, reason=reason or "no <domain> document")
+    topo = host_topology(host=host, target=d)
+    if isinstance(topo, NoRemedy):
+        return NoRemedy(key=key, reason=topo.reason)
+
+    n = domain_vcpus(d)
+    memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
+    thread_less = _data_disks_without_thread(d)
+    existing = _iothread_ids(d)
+    new_iothread = (max(existing, default=0) + 1) if thread_less else None
+    threads = existing + ([new_iothread] if new_iothread is not None else [])
+    placement = plan_placement(topology=topo, vcpus=n, memory_kb=memory_kb, iothread_ids=threads)
+    if isinstance(placement, NoRemedy):
+        return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
+    problems = check_placement(placement, topo)
+    if problems:  # a planner bug must never reach a user as a plausible patch
+        return NoRemedy(key=key, reason="the generated placement failed its checks: " + "; ".join(problems))
+
+    notes = list(placement.notes)
+    root = doc.root
+    vcpu = root.find("vcpu")
+    assert vcpu is not None  # _refuse checked
+    if d.vcpus and n < d.vcpus:
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
+    vcpu.text = str(n)
+    vcpu.attrib.pop("current", None)
+    vcpu.attrib.pop("cpuset", None)
+    vcpu.set("placement", "static")
+    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
+        el = root.find(tag)
+        if el is not None:
+            xmledit.remove_child(root, el)
+            notes.append(f"<{tag}> removed ({why})")
+    _patch_iothreads(root, d, new_iothread, thread_less, notes)
+    _patch_cputune(root, placement)
+    _patch_numatune(root, placement)
+    _patch_cpu(root, placement, topo.distances)
+    _fit_hugepage_nodesets(root, placement, notes)
+    if placement.hugepages and not d.hugepages:
+        _patch_hugepages(root)
+    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
+    if skipped:
+        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
+    notes.append(
+        _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
+    )
+
+    per_measure = _measure_commands(name, d, placement, new_iothread, n)
+    fragments = _fragments(
+        doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
+    )
+    patched = xmledit.dump(doc)
+    original = domain_xml
+    if not (_NOISE_FREE.match(doc.prefix) and _NOISE_FREE.match(doc.suffix)):
+        # shell prompts or other text around a pasted dump: diff and define the document alone
+        start = len(doc.prefix)
+        original = domain_xml[start : len(domain_xml) - len(doc.suffix)]
+        patched = patched[start : len(patched) - len(doc.suffix)]
+    if not original.endswith("\n"):
+        original, patched = original + "\n", patched + "\n"
+    diff = "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True),
+            patched.splitlines(keepends=True),
+            fromfile=f"{name}.original.xml",
+            tofile=f"{name}.patched.xml",
+        )
+    )
+    measures = [*MEASURES, *(["static-hugepages"] if placement.hugepages else [])]
+    return Remedy(
+        key=key,
+        title=_("Pin guest %(name)s to host node(s) %(nodes)s")
+        % {"name": name, "nodes": format_cpulist(placement.nodes)},
+        text=patched,
+        path=f"{name}.patched.xml",
+        rollback=(
+            f"virsh define {shlex.quote(name + '.original.xml')}\n"
+            f"virsh shutdown {shlex.quote(name)}  # then virsh start {shlex.quote(name)}"
+        ),
+        measures=tuple(measures),
+        rules=RULES,
+        disruption="guest reboot",
+        notes=tuple(notes),
+        diff=diff,
+        commands=tuple(_commands(name, per_measure)),
+        original=original,
+        patched=patched,
+        fragments=fragments,
+        placement=placement,
+        data={"domain": name},
+    )

@@ -1,0 +1,729 @@
+"""NUMA topology and placement rules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from collectors.cpulist import format_cpulist
+from collectors.derived.topology import cpus_by_node, node_cpus_unknown
+from collectors.facts import HostFacts
+from engine.rules import (
+    Finding,
+    Joined,
+    Phrase,
+    RuleContext,
+    evidence,
+    finding,
+    guest_bound_to_one_node,
+    host_of_guest,
+    is_multinode,
+    numa_evidence,
+    rule,
+)
+
+# numa.single_node_multi_socket: platforms whose sockets share one front-side bus
+# and memory controller (northbridge) have uniform memory: one node is the truth
+# there, not a firmware setting. Matched on lscpu's "Model name".
+UNIFORM_MEMORY_CPU_MODELS = (
+    # Xeon 5100/5200/5300/5400 (Woodcrest, Wolfdale-DP, Clovertown, Harpertown):
+    # "Intel(R) Xeon(R) CPU           E5410  @ 2.33GHz", "Xeon(R) CPU            5130"
+    r"Xeon\(R\) CPU\s+[EXL]?5[1-4]\d\d\b",
+    # Xeon 7200/7300/7400 (Tigerton, Dunnington): "Xeon(R) CPU           X7460"
+    r"Xeon\(R\) CPU\s+[EXL]?7[234]\d\d\b",
+    # NetBurst Xeons (Nocona, Irwindale, Paxville, Dempsey): "Intel(R) Xeon(TM) CPU 3.00GHz"
+    r"Xeon\(TM\)",
+    # Core 2 / Pentium D based boards
+    r"Core\(TM\)2",
+    r"Pentium\(R\) D\b",
+)
+_UNIFORM_MEMORY = re.compile("|".join(UNIFORM_MEMORY_CPU_MODELS), re.I)
+
+# numa.node_memory_imbalance
+IMBALANCE_RATIO = 1.5  # busier node's used memory / quieter node's
+IMBALANCE_MIN_SHARE = 0.10  # and the difference is at least this share of a node
+# and at least this much: a few GiB more on node 0 is kernel memory and cache
+# on any idle two-node box (seed 003's example machine: 3.4 GiB)
+IMBALANCE_MIN_DIFF_KB = 4 * 1024 * 1024
+
+# numa.local_node_pagecache_pressure
+PAGECACHE_MIN_SHARE = 0.5  # FilePages / MemTotal of the node
+NEAR_LOW_WATERMARK_FACTOR = 1.5  # free pages <= this x the low watermark
+FREE_SHARE_WITHOUT_ZONEINFO = 0.03  # without zoneinfo: MemFree / MemTotal below this
+
+# numa.high_remote_distance
+# Two-socket Intel machines report 21 (2.1x local), the ordinary cost of a hop;
+# 2.5x and more (Kunpeng 920 reports 32) is where remote bandwidth collapses.
+HIGH_REMOTE_DISTANCE_RATIO = 2.5
+
+# numa.balancing_disabled
+NUMA_BALANCING_MIN_KERNEL = (3, 8)  # kernel.numa_balancing appeared in Linux 3.8
+FULL_SYSCTL_DUMP_MIN_KEYS = 30  # fewer keys: a grep, absence proves nothing
+
+
+def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
+    if not release:
+        return None
+    parts = release.split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (ValueError, IndexError):
+        return None
+
+
+@rule(
+    "numa.single_node_multi_socket",
+    severity="warning",
+    title="Several CPU sockets but a single NUMA node",
+    title_zh="多路 CPU 却只有一个 NUMA 节点",
+    condition=(
+        "lscpu reports 2 or more sockets of several cores each and exactly one NUMA node: on bare metal NUMA "
+        "is disabled or nodes are interleaved in firmware; in a guest there is no guest NUMA topology "
+        "(sockets of "
+        "1 core are a virtual layout, reported by kvm.flat_socket_topology and kvm.guest_numa_missing "
+        "instead)"
+    ),
+    condition_zh=(
+        "lscpu 报告 2 个或更多各有多个核心的插槽，且恰好只有一个 NUMA 节点：物理机上表示 NUMA 被关闭或固件中"
+        "开启了节点交织；虚拟机中表示没有虚拟机 NUMA 拓扑（每个插槽 1 个核心是虚拟布局，改由 "
+        "kvm.flat_socket_topology 和 kvm.guest_numa_missing 报告）"
+    ),
+    requires=("cpu",),
+    measures=("enable-numa-in-firmware", "guest-numa-topology", "flavor-numa-topology"),
+    seeds=("oceanbase-bmsql-tuning", "kunpeng-stream-zone-reclaim"),
+    thresholds={"min_sockets": 2, "uniform_memory_cpu_models": list(UNIFORM_MEMORY_CPU_MODELS)},
+    rationale=(
+        "With one node on a NUMA machine about half of all accesses cross the socket interconnect "
+        "(1.5-2x local latency, 30-50 % less bandwidth), whatever the placement: the loss is there from two "
+        "sockets on. Front-side-bus platforms (Xeon 5100-5400, 7200-7400, NetBurst Xeons, Core 2 / "
+        "Pentium D boards) have one memory controller for all sockets: memory is uniform, one node is "
+        "correct and there is nothing to enable, so they are exempt by CPU model name."
+    ),
+    rationale_zh=(
+        "在 NUMA 机器上只有一个节点时，无论怎样放置，约一半的访存都要跨越插槽互联（延迟为本地的 1.5-2 倍，带"
+        "宽少 30-50 %）：从两个插槽起就有这种损失。前端总线平台（Xeon 5100-5400、7200-7400、NetBurst 架构的 "
+        "Xeon、Core 2 / Pentium D 主板）所有插槽共用一个内存控制器：内存是均匀的，一个节点是正确的，也没有可"
+        "开启的设置，因此按 CPU 型号名豁免。"
+    ),
+    relevant=lambda ctx, h: ("cpu",) if not h.is_guest and h.numa_node_count() == 1 else (),
+    explanation=(
+        "{host} has {sockets} sockets but the kernel sees one NUMA node, so it cannot keep memory next to "
+        "the CPU that uses it: about half of all accesses cross the socket interconnect. On bare metal check "
+        "the firmware's NUMA / node-interleaving setting."
+    ),
+    explanation_zh=(
+        "{host} 有 {sockets} 个 CPU 插槽，但内核只看到一个 NUMA 节点，无法把内存分配在使用它的 CPU 附近，约一"
+        "半的访存要跨插槽互联。物理机请检查 BIOS 中的 NUMA / 节点交织设置。"
+    ),
+)
+def single_node_multi_socket(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        cpu = host.cpu
+        if not cpu or not cpu.sockets or cpu.sockets < 2:
+            continue
+        if cpu.model_name and _UNIFORM_MEMORY.search(cpu.model_name):
+            continue  # uniform memory: one node is the hardware's truth
+        nodes = host.numa_node_count()
+        if nodes != 1:
+            continue
+        if cpu.cores_per_socket == 1:
+            continue  # N sockets x 1 core is a hypervisor's (or LPAR's) layout, not hardware
+        ev = [
+            evidence(host, "cpu.sockets", cpu.sockets, cpu, "sockets", "Socket(s)"),
+            evidence(host, "cpu.numa_nodes", nodes, cpu, "numa_nodes", "NUMA node(s)"),
+        ]
+        yield finding(
+            "numa.single_node_multi_socket",
+            host,
+            values={"sockets": cpu.sockets},
+            evidence=ev,
+        )
+
+
+@rule(
+    "numa.node_memory_imbalance",
+    severity="warning",
+    title="NUMA nodes are unevenly loaded",
+    title_zh="各 NUMA 节点内存使用不均衡",
+    condition=(
+        f"on a multi-node host the busiest node uses >= {IMBALANCE_RATIO}x the memory of the quietest node "
+        f"and the difference is >= {int(IMBALANCE_MIN_SHARE * 100)}% of the memory of the larger of the two "
+        f"nodes and >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB; nodes without memory are left out (they are "
+        "numa.memoryless_node's), and so are nodes none of whose memory is in use (a memory-only tier "
+        "nothing allocates on: GPU or CXL memory), and the others compared"
+    ),
+    condition_zh=(
+        f"在多节点主机上，最繁忙节点的内存用量 >= 最空闲节点的 {IMBALANCE_RATIO} 倍，且差值 >= 两者中较大节点"
+        f"内存的 {int(IMBALANCE_MIN_SHARE * 100)}% 并且 >= {IMBALANCE_MIN_DIFF_KB // 1048576} GiB；没有内存的"
+        "节点不参与比较（由 numa.memoryless_node 检查），内存完全未被使用的节点（没有任何分配落在其上的"
+        "纯内存层：GPU 或 CXL 内存）也不参与，只比较其他节点"
+    ),
+    requires=("node_meminfo",),
+    measures=("rebalance-host-load", "pin-vcpus", "numatune-memory-binding"),
+    seeds=("zstack-mariadb-v2v",),
+    thresholds={
+        "ratio": IMBALANCE_RATIO,
+        "min_share_of_node": IMBALANCE_MIN_SHARE,
+        "min_difference_kb": IMBALANCE_MIN_DIFF_KB,
+    },
+    rationale=(
+        "1.5x used memory between two nodes means work placed on the busy node runs out of local memory "
+        "well before the other: new allocations spill remote at 1.5-2x latency. The difference must also be "
+        "a tenth of a node and 4 GiB, because a few GiB more on node 0 is kernel memory and cache on any "
+        "idle two-node box. past = ratio / 1.5."
+    ),
+    rationale_zh=(
+        "两个节点之间已用内存相差 1.5 倍，意味着放在繁忙节点上的工作会远早于另一个节点耗尽本地内存：新分配以"
+        " 1.5-2 倍的延迟溢出到远端。差值还必须达到节点的十分之一并且达到 4 GiB，因为在任何空闲的双节点机器上"
+        "，节点 0 多出几 GiB 都只是内核内存和缓存。past = 比值 / 1.5。"
+    ),
+    relevant=lambda ctx, h: ("node_meminfo",) if is_multinode(h) else (),
+    explanation=(
+        "Node {busy} uses {busy_gib} GiB against {quiet_gib} GiB on node {quiet} ({ratio:.1f}x). Workloads "
+        "placed on node {busy} compete harder for its CPUs and memory, and new allocations spill to the "
+        "remote node sooner."
+    ),
+    explanation_zh=(
+        "节点 {busy} 已用 {busy_gib} GiB，节点 {quiet} 只用 {quiet_gib} GiB（{ratio:.1f} 倍）。运行在节点 "
+        "{busy} 上的负载对 CPU 和内存的竞争更激烈，新分配也更早落到远端节点。"
+    ),
+)
+def node_memory_imbalance(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        if not host.numa or len(host.numa.nodes) < 2:
+            continue
+        # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
+        with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
+        # a node none of whose memory is in use is a memory-only tier nothing allocates on
+        # (GPU memory: Summit's nodes 250-255; CXL): the kernel always uses some of a node
+        # it runs on, so comparing against it would only ever name it as the quiet node
+        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None and kb > 0}
+        if len(used) < 2:
+            continue
+        busy = max(used, key=used.__getitem__)
+        quiet = min(used, key=used.__getitem__)
+        ratio = used[busy] / used[quiet]
+        diff = used[busy] - used[quiet]
+        larger = max(with_memory[busy].mem_total_kb() or 0, with_memory[quiet].mem_total_kb() or 0)
+        if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB):
+            continue
+        ev = [
+            numa_evidence(
+                host,
+                f"numa.nodes.{n}.mem_used_kb",
+                used[n],
+                "NodeMeminfo" if "MemUsed" in host.numa.nodes[n].meminfo else "NumactlHardware",
+                f"{n}.MemUsed",
+                f"node.{n}.free",
+            )
+            for n in (busy, quiet)
+        ]
+        yield finding(
+            "numa.node_memory_imbalance",
+            host,
+            values={
+                "busy": busy,
+                "quiet": quiet,
+                "busy_gib": used[busy] // 1048576,
+                "quiet_gib": used[quiet] // 1048576,
+                "ratio": ratio,
+            },
+            evidence=ev,
+            past=ratio / IMBALANCE_RATIO,
+        )
+
+
+@rule(
+    "numa.local_node_pagecache_pressure",
+    severity="warning",
+    title="Page cache fills a node and zone reclaim is off",
+    title_zh="页缓存占满本地节点且未开启 zone reclaim",
+    condition=(
+        "on a multi-node host with vm.zone_reclaim_mode = 0, a node's free memory is at most "
+        f"{NEAR_LOW_WATERMARK_FACTOR}x its low watermark (zoneinfo; without zoneinfo: below "
+        f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}% of the node) while page cache (FilePages) holds >= "
+        f"{int(PAGECACHE_MIN_SHARE * 100)}% of the node"
+    ),
+    condition_zh=(
+        "在 vm.zone_reclaim_mode = 0 的多节点主机上，某节点的空闲内存至多为其 low 水位的 "
+        f"{NEAR_LOW_WATERMARK_FACTOR} 倍（zoneinfo；没有 zoneinfo 时：低于节点的 "
+        f"{int(FREE_SHARE_WITHOUT_ZONEINFO * 100)}%），同时页缓存（FilePages）占节点的 >= "
+        f"{int(PAGECACHE_MIN_SHARE * 100)}%"
+    ),
+    requires=("node_meminfo", "sysctl"),
+    measures=("zone-reclaim-mode", "drop-caches-before-benchmark", "numactl-local-alloc"),
+    seeds=("kunpeng-stream-zone-reclaim",),
+    thresholds={
+        "pagecache_min_share": PAGECACHE_MIN_SHARE,
+        "near_low_watermark_factor": NEAR_LOW_WATERMARK_FACTOR,
+        "free_share_without_zoneinfo": FREE_SHARE_WITHOUT_ZONEINFO,
+        "zone_reclaim_mode": 0,
+    },
+    rationale=(
+        "The low watermark is where kswapd starts; with zone_reclaim_mode = 0 an allocation that finds the "
+        "local node at its watermark is served remote instead of reclaiming clean cache. Page cache holding "
+        "half the node is what keeps it there (seed 001: STREAM 15000 -> 6000 MB/s at distance 32). 1.5x the "
+        "watermark catches a node that will hit it under the next burst; without zoneinfo 3 % free is about "
+        "the same point on common node sizes."
+    ),
+    rationale_zh=(
+        "low 水位是 kswapd 开始回收的位置；zone_reclaim_mode = 0 时，发现本地节点已到水位的分配会改从远端获"
+        "取内存，而不是回收干净的缓存。占据半个节点的页缓存正是让节点停在水位附近的原因（奠基案例 001：距离"
+        "为 32 时 STREAM 15000 -> 6000 MB/s）。水位的 1.5 倍能发现下一次突发就会触及水位的节点；没有 "
+        "zoneinfo 时，在常见的节点容量上 3 % 空闲大致是同一位置。"
+    ),
+    relevant=lambda ctx, h: ("node_meminfo", "sysctl") if is_multinode(h) else (),
+    explanations={
+        "": (
+            "Page cache fills {nodes} and free memory there is down at the reclaim watermark. With "
+            "vm.zone_reclaim_mode = 0 the kernel does not reclaim that cache for a new allocation: it takes "
+            "memory from the remote node instead, so memory-bound work (STREAM, a database buffer pool) runs "
+            "at remote bandwidth.",
+            "页缓存占满了{nodes}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新分配回"
+            "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、数据库缓冲池）只能得到远端带宽"
+            "。",
+        ),
+        "node_share": ("node {node} ({pct}%)", "节点 {node}（{pct}%）"),
+        "node_sep": (", ", "、"),
+    },
+)
+def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        if not host.numa or len(host.numa.nodes) < 2:
+            continue
+        zrm = host.sysctl_value("vm.zone_reclaim_mode")
+        if zrm is None or zrm.strip() != "0":
+            continue
+        ev, pressed = [], []
+        for n, node in sorted(host.numa.nodes.items()):
+            total, free = node.mem_total_kb(), node.mem_free_kb()
+            cache = node.meminfo.get("FilePages")
+            if not total or free is None or cache is None or cache < PAGECACHE_MIN_SHARE * total:
+                continue
+            if node.free_pages is not None and node.watermark_low:
+                near = node.free_pages <= NEAR_LOW_WATERMARK_FACTOR * node.watermark_low
+                free_ev = [
+                    numa_evidence(
+                        host, f"numa.nodes.{n}.free_pages", node.free_pages, "Zoneinfo", f"{n}.Normal"
+                    ),
+                    numa_evidence(
+                        host, f"numa.nodes.{n}.watermark_low", node.watermark_low, "Zoneinfo", f"{n}.Normal"
+                    ),
+                ]
+            else:
+                near = free < FREE_SHARE_WITHOUT_ZONEINFO * total
+                free_ev = [
+                    numa_evidence(
+                        host, f"numa.nodes.{n}.meminfo.MemFree", free, "NodeMeminfo", f"{n}.MemFree"
+                    )
+                ]
+            if not near:
+                continue
+            pressed.append((n, cache * 100 // total))
+            ev.append(
+                numa_evidence(
+                    host, f"numa.nodes.{n}.meminfo.FilePages", cache, "NodeMeminfo", f"{n}.FilePages"
+                )
+            )
+            ev.extend(free_ev)
+        if not pressed:
+            continue
+        ev.append(evidence(host, "sysctl.vm.zone_reclaim_mode", zrm, host.sysctl, "vm.zone_reclaim_mode"))
+        nodes = Joined("node_sep", tuple(Phrase("node_share", {"node": n, "pct": pct}) for n, pct in pressed))
+        yield finding(
+            "numa.local_node_pagecache_pressure",
+            host,
+            values={"nodes": nodes},
+            evidence=ev,
+        )
+
+
+@rule(
+    "numa.remote_access_dominant",
+    severity="warning",
+    title="Most memory allocations land on a remote node",
+    title_zh="多数内存分配落在远端节点",
+    condition="numastat on any node: numa_miss > numa_hit, or other_node > local_node",
+    condition_zh="任一节点的 numastat：numa_miss > numa_hit，或 other_node > local_node",
+    requires=("numastat",),
+    measures=("guest-numa-topology", "enable-numa-balancing", "numatune-memory-binding", "pin-vcpus"),
+    seeds=("openstack-kvm-crm-cpu",),
+    thresholds={"miss_over_hit": 1.0, "other_over_local": 1.0},
+    rationale=(
+        "numastat counts since boot: more misses than hits means most memory a task ever got came from a "
+        "remote node, so most accesses pay the interconnect (1.5-3x latency); below parity the local share "
+        "still dominates."
+    ),
+    rationale_zh=(
+        "numastat 是自开机以来的累计计数：未命中多于命中，意味着任务获得的内存大多来自远端节点，因此多数访存"
+        "要经过互联（延迟为 1.5-3 倍）；低于持平时本地访问仍占多数。"
+    ),
+    relevant=lambda ctx, h: ("numastat",) if is_multinode(h) else (),
+    explanation=(
+        "numastat counts more allocations served from a remote node than from the local one. Threads run far "
+        "from their memory, so every cache miss pays the interconnect latency."
+    ),
+    explanation_zh=(
+        "numastat 显示从远端节点分配的内存多于本地节点。线程运行的位置远离其内存，每次缓存未命中都要付出跨节"
+        "点互联的延迟。"
+    ),
+)
+def remote_access_dominant(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        if not host.numa:
+            continue
+        ev = []
+        for n, node in sorted(host.numa.nodes.items()):
+            st = node.numastat
+            for bad, good in (("numa_miss", "numa_hit"), ("other_node", "local_node")):
+                if bad in st and good in st and st[bad] > st[good]:
+                    ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{bad}", st[bad], "Numastat", bad))
+                    ev.append(
+                        numa_evidence(host, f"numa.nodes.{n}.numastat.{good}", st[good], "Numastat", good)
+                    )
+        if ev:
+            yield finding(
+                "numa.remote_access_dominant",
+                host,
+                values={},
+                evidence=ev,
+            )
+
+
+@rule(
+    "numa.balancing_disabled",
+    severity="warning",
+    title="Automatic NUMA balancing is off or unsupported",
+    title_zh="自动 NUMA 平衡未开启或不支持",
+    condition=(
+        "a multi-node system (or a single-node guest without guest NUMA on a multi-node host, which will "
+        "need "
+        "it once it gets guest NUMA) with kernel.numa_balancing = 0, or without that sysctl (kernel older "
+        "than "
+        f"{NUMA_BALANCING_MIN_KERNEL[0]}.{NUMA_BALANCING_MIN_KERNEL[1]}, or absent from a full sysctl -a "
+        "dump "
+        f"of >= {FULL_SYSCTL_DUMP_MIN_KEYS} keys); guests pinned within one host node are exempt"
+    ),
+    condition_zh=(
+        "多节点系统（或多节点宿主机上没有虚拟机 NUMA 的单节点虚拟机，一旦有了虚拟机 NUMA 就需要它）的 "
+        f"kernel.numa_balancing = 0，或没有该 sysctl（内核低于 {NUMA_BALANCING_MIN_KERNEL[0]}"
+        f".{NUMA_BALANCING_MIN_KERNEL[1]}，或在 >= {FULL_SYSCTL_DUMP_MIN_KEYS} 个键的完整 sysctl -a 输出中不"
+        "存在）；绑定在单个宿主机节点内的虚拟机除外"
+    ),
+    requires=("sysctl", "kernel"),
+    requires_mode="any",
+    measures=("enable-numa-balancing",),
+    seeds=("openstack-kvm-crm-cpu",),
+    thresholds={
+        "numa_balancing": 0,
+        "min_kernel": "{}.{}".format(*NUMA_BALANCING_MIN_KERNEL),
+        "full_sysctl_dump_min_keys": FULL_SYSCTL_DUMP_MIN_KEYS,
+    },
+    rationale=(
+        "Without automatic balancing, pages and tasks that drift apart stay apart for the life of the "
+        "process; on any multi-node host that is a slow, permanent move towards remote access (seed 002: "
+        "numa_miss > numa_hit). It is a yes/no setting, so there is no magnitude beyond being multi-node."
+    ),
+    rationale_zh=(
+        "没有自动平衡时，彼此分离的页面和任务在进程整个生命周期内都会保持分离；在任何多节点主机上，这都是缓"
+        "慢而持久地走向远端访问（奠基案例 002：numa_miss > numa_hit）。这是一个是/否设置，除了是否多节点之外"
+        "没有程度之分。"
+    ),
+    relevant=lambda ctx, h: ("sysctl",) if is_multinode(h) else (),
+    explanations={
+        "": (
+            "On {host} {reason}: nothing moves pages or tasks back together once they drift apart, so "
+            "long-running processes end up accessing remote memory.",
+            "{host} 上{reason}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进程会越来越多地访"
+            "问远端内存。",
+        ),
+        "balancing_off": ("kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"),
+        "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
+    },
+)
+def balancing_disabled(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        nodes = host.numa_node_count()
+        if nodes is None:
+            continue
+        if nodes < 2:
+            if not host.is_guest or guest_bound_to_one_node(ctx, host):
+                continue
+            hv = host_of_guest(ctx, host)
+            if hv is None or (hv.numa_node_count() or 0) < 2:
+                continue
+        else:
+            hv = None
+        value = host.sysctl_value("kernel.numa_balancing")
+        ev = []
+        if value is not None:
+            if value.strip() != "0":
+                continue
+            ev.append(
+                evidence(host, "sysctl.kernel.numa_balancing", value, host.sysctl, "kernel.numa_balancing")
+            )
+            reason = Phrase("balancing_off")
+        else:
+            release = host.kernel.release if host.kernel else None
+            kv = _kernel_tuple(release)
+            if kv is not None and kv < NUMA_BALANCING_MIN_KERNEL:
+                ev.append(evidence(host, "kernel.release", release, host.kernel, "release"))
+            elif host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS:
+                ev.append(evidence(host, "sysctl.kernel.numa_balancing", None, host.sysctl))
+            else:
+                continue
+            reason = Phrase("balancing_unsupported")
+        ev.insert(
+            0,
+            (
+                numa_evidence(host, "numa_nodes", nodes, "NumactlHardware", "available")
+                if host.numa
+                else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
+            ),
+        )
+        if hv is not None:
+            ev.append(
+                numa_evidence(hv, "host.numa_nodes", hv.numa_node_count(), "NumactlHardware", "available")
+            )
+        yield finding(
+            "numa.balancing_disabled",
+            host,
+            values={"reason": reason},
+            evidence=ev,
+        )
+
+
+@rule(
+    "numa.high_remote_distance",
+    severity="info",
+    title="Remote NUMA access is expensive on this machine",
+    title_zh="本机跨 NUMA 访问代价很高",
+    condition=(
+        f"the largest remote/local NUMA distance is >= {HIGH_REMOTE_DISTANCE_RATIO} (e.g. 32 vs 10); context "
+        "for the placement rules"
+    ),
+    condition_zh=(
+        f"最大的远端/本地 NUMA 距离比 >= {HIGH_REMOTE_DISTANCE_RATIO}（例如 32 对 10）；作为放置类规则的背景"
+        "信息"
+    ),
+    requires=("numa_distances",),
+    measures=("numactl-local-alloc", "zone-reclaim-mode"),
+    seeds=("kunpeng-stream-zone-reclaim",),
+    thresholds={"remote_local_ratio": HIGH_REMOTE_DISTANCE_RATIO},
+    rationale=(
+        "SLIT distances approximate latency ratios: 21 (2.1x) is the ordinary cost of one hop on two-socket "
+        "x86; from 2.5x (Kunpeng 920: 32, multi-hop EPYC: 32) remote bandwidth collapses and placement "
+        "mistakes show as large differences. Context only (info)."
+    ),
+    rationale_zh=(
+        "SLIT 距离近似于延迟比：21（2.1 倍）是双路 x86 上一跳的常见代价；从 2.5 倍起（Kunpeng 920：32，多跳 "
+        "EPYC：32），远端带宽急剧下降，放置错误会表现为很大的差异。仅作背景信息（提示）。"
+    ),
+    explanation=(
+        "The firmware reports distance {remote} from node {from_node} to node {to_node} against {local} "
+        "locally ({ratio:.1f}x): memory that ends up on the wrong node costs a lot here, so placement "
+        "problems show as large performance differences."
+    ),
+    explanation_zh=(
+        "固件报告节点 {from_node} 到节点 {to_node} 的距离为 {remote}，本地为 {local}（{ratio:.1f} 倍）：内存"
+        "落在错误节点上的代价很高，放置问题会表现为明显的性能差异。"
+    ),
+)
+def high_remote_distance(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        numa = host.numa
+        if not numa or not numa.distances:
+            yield from _high_capabilities_distance(host)
+            continue
+        worst = None
+        for i, row in enumerate(numa.distances):
+            if i >= len(row) or not row[i]:
+                continue
+            for j, d in enumerate(row):
+                if j != i and (worst is None or d / row[i] > worst[0]):
+                    worst = (d / row[i], i, j, row[i], d)
+        if worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
+            continue
+        ratio, i, j, local, remote = worst
+        a = numa.distance_nodes[i] if i < len(numa.distance_nodes) else i
+        b = numa.distance_nodes[j] if j < len(numa.distance_nodes) else j
+        yield finding(
+            "numa.high_remote_distance",
+            host,
+            values={"remote": remote, "local": local, "from_node": a, "to_node": b, "ratio": ratio},
+            evidence=[
+                numa_evidence(host, f"numa.distances[{a}][{b}]", remote, "NumactlHardware", "distances")
+            ],
+        )
+
+
+def _high_capabilities_distance(host: HostFacts) -> Iterator[Finding]:
+    """numa.high_remote_distance from ``virsh capabilities`` cells (each with its
+    row of distances) when the host has no numactl -H distance table."""
+    caps = host.capabilities
+    worst = None
+    for node, cell in (caps.cells if caps else {}).items():
+        row = cell.get("distances") or {}
+        local = row.get(node)
+        if not local:
+            continue
+        for other, remote in row.items():
+            if other != node and (worst is None or remote / local > worst[0]):
+                worst = (remote / local, node, other, local, remote)
+    if caps is None or worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
+        return
+    ratio, a, b, local, remote = worst
+    yield finding(
+        "numa.high_remote_distance",
+        host,
+        values={"remote": remote, "local": local, "from_node": a, "to_node": b, "ratio": ratio},
+        evidence=[evidence(host, f"capabilities.cells[{a}].distances[{b}]", remote, caps, f"cells[{a}]")],
+    )
+
+
+# numa.memoryless_node
+MEMORYLESS_CPU_SHARE_WARN = 0.25  # share of the host's CPUs on memoryless nodes
+
+
+def _memoryless_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    return ("node_meminfo", "node_cpus") if is_multinode(host) else ()
+
+
+@rule(
+    "numa.memoryless_node",
+    severity="warning",
+    title="NUMA nodes without memory (or without CPUs)",
+    title_zh="存在没有内存（或没有 CPU）的 NUMA 节点",
+    condition=(
+        "a node with CPUs and 0 kB of memory (numactl -H size 0 MB, node meminfo MemTotal 0): warning when "
+        f">= {MEMORYLESS_CPU_SHARE_WARN:.0%} of the CPUs sit on such nodes, else info; a node with memory "
+        "and no CPUs (a CXL or PMEM tier, GPU/HBM memory) is info; a node whose numactl -H 'cpus:' line "
+        "the paste cut off has unknown CPUs, not none"
+    ),
+    condition_zh=(
+        "有 CPU 但内存为 0 kB 的节点（numactl -H size 0 MB，节点 meminfo MemTotal 0）：当 >= "
+        f"{MEMORYLESS_CPU_SHARE_WARN:.0%} 的 CPU 位于此类节点时为警告，否则为提示；有内存但没有 CPU 的节点（"
+        "CXL 或 PMEM 层、GPU/HBM 内存）为提示；numactl -H 的 'cpus:' 行被粘贴截掉的节点，"
+        "其 CPU 未知，而不是没有"
+    ),
+    requires=("node_meminfo",),
+    measures=("numatune-memory-binding", "pin-vcpus", "numactl-local-alloc"),
+    thresholds={"memoryless_cpu_share_warning": MEMORYLESS_CPU_SHARE_WARN},
+    rationale=(
+        "Every access from a CPU on a memoryless node is remote (one hop at best: 16 vs 10 within an EPYC "
+        "socket, 32 across sockets), and numactl --membind / libvirt numatune cannot name such a node. A "
+        "quarter of the CPUs in that state is a host-wide loss (an EPYC with DIMMs on 2 of 8 dies: 6 of 8 "
+        "nodes); one node of many is worth knowing (info). A CPU-less memory node is a slower tier that the "
+        "default policy uses only when the local nodes are full: context for placement (info). past = CPU "
+        "share / 25 %."
+    ),
+    rationale_zh=(
+        "无内存节点上的 CPU 的每次访存都是远端访问（最好也要一跳：EPYC 插槽内 16 对 10，跨插槽 32），且 "
+        "numactl --membind / libvirt numatune 无法指定这样的节点。四分之一的 CPU 处于这种状态就是全机范围的"
+        "损失（8 个 die 中只有 2 个装了内存条的 EPYC：8 个节点中有 6 个）；多个节点中有一个则值得知道（提示"
+        "）。没有 CPU 的内存节点是较慢的一层，默认策略只在本地节点用满时才使用它：作为放置的背景信息（提示）"
+        "。past = CPU 占比 / 25 %。"
+    ),
+    relevant=_memoryless_relevant,
+    explanations={
+        "cpus_without_memory": (
+            "{count} of {nodes} nodes of {host} have CPUs but no memory (node {cpu_only}; CPUs {cpus}, "
+            "{share:.0%} of the host): every access from those CPUs is remote, to node {with_memory}. "
+            "numactl --membind and libvirt numatune cannot name a memoryless node, so pin memory-bound work "
+            "(a database, large guests) to CPUs of the nodes with memory and bind its memory there; populate "
+            "DIMMs on every socket and channel (dmidecode -t memory) to give each node its own memory.",
+            "{host} 的 {nodes} 个节点中有 {count} 个有 CPU 但没有内存（节点 {cpu_only}；CPU {cpus}，占全部 "
+            "CPU 的 {share:.0%}）：这些 CPU 的每次访存都是远端访问（到节点 {with_memory}）。numactl "
+            "--membind 和 libvirt numatune 无法指定无内存节点，应把内存密集型负载（数据库、大规格虚拟机）绑定"
+            "到有内存节点的 CPU 并把内存绑定在那里；并在每个插槽、每个通道安装内存条（见 dmidecode -t memory"
+            "），让每个节点都有本地内存。",
+        ),
+        "memory_without_cpus": (
+            "{host} has memory-only nodes without CPUs ({sizes}): a CXL, PMEM or device memory tier. The "
+            "default policy uses it only when the CPU nodes are full, so a buffer pool or guest that "
+            "outgrows its node lands there at tier latency; bind latency-sensitive memory to the CPU nodes "
+            "(numatune / numactl --membind) and keep the tier for cold data.",
+            "{host} 有不带 CPU 的纯内存节点（{sizes}）：CXL、PMEM 或设备内存层。默认策略只在 CPU 节点用尽时才"
+            "使用它，缓冲池或虚拟机超出本节点后会落到这一层，延迟更高；应把延迟敏感的内存绑定到 CPU 节点（"
+            "numatune / numactl --membind），把这一层留给冷数据。",
+        ),
+        # the node lists read the same in both languages
+        "node_sep": (", ", ", "),
+        "node_size": ("node {node}: {gib} GiB", "node {node}: {gib} GiB"),
+    },
+)
+def memoryless_node(ctx: RuleContext) -> Iterator[Finding]:
+    for host in ctx.hosts:
+        if not host.numa or len(host.numa.nodes) < 2:
+            continue
+        nodes = host.numa.nodes
+        by_node = cpus_by_node(host)
+        node_cpus = {n: by_node.get(n, []) for n in nodes}
+        all_cpus = sum(len(cpus) for cpus in by_node.values())
+        cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
+        # a node is "without CPUs" only when an artifact says so; numastat -m alone
+        # lists no CPUs (not_checked asks for them)
+        mem_only = sorted(
+            n
+            for n, node in nodes.items()
+            if not node_cpus[n] and node.mem_total_kb() and not node_cpus_unknown(host, n)
+        )
+        with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
+        if cpu_only and with_both:
+            stranded = sum(len(node_cpus[n]) for n in cpu_only)
+            share = stranded / all_cpus
+            severity = "warning" if share >= MEMORYLESS_CPU_SHARE_WARN else "info"
+            cpus = format_cpulist(sorted(c for n in cpu_only for c in node_cpus[n]))
+            yield finding(
+                "numa.memoryless_node",
+                host,
+                "cpus_without_memory",
+                values={
+                    "count": len(cpu_only),
+                    "nodes": len(nodes),
+                    "cpu_only": Joined("node_sep", tuple(cpu_only)),
+                    "cpus": cpus,
+                    "share": share,
+                    "with_memory": Joined("node_sep", tuple(with_both)),
+                },
+                evidence=[
+                    numa_evidence(
+                        host,
+                        f"numa.nodes.{n}.mem_total_kb",
+                        0,
+                        "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
+                        f"{n}.MemTotal",
+                        f"node.{n}.size",
+                        f"node.{n}.cpus",
+                    )
+                    for n in cpu_only
+                ],
+                severity=severity,
+                past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+            )
+        if mem_only:
+            sizes = Joined(
+                "node_sep",
+                tuple(
+                    Phrase("node_size", {"node": n, "gib": (nodes[n].mem_total_kb() or 0) // 1048576})
+                    for n in mem_only
+                ),
+            )
+            yield finding(
+                "numa.memoryless_node",
+                host,
+                "memory_without_cpus",
+                values={"sizes": sizes},
+                evidence=[
+                    numa_evidence(
+                        host,
+                        f"numa.nodes.{n}.cpus",
+                        [],
+                        "NumactlHardware",
+                        f"node.{n}.cpus",
+                        f"{n}.MemTotal",
+                    )
+                    for n in mem_only
+                ],
+                severity="info",
+            )

@@ -1,0 +1,522 @@
+"""Run every registered rule over the facts of one snapshot.
+
+A rule declares the facts it needs (``requires`` names keys of
+:data:`FACT_CHECKS`). When they are missing the rule is reported as skipped
+with the reason (``missing <fact>``) instead of silently producing nothing, so
+a report tells "checked and fine" apart from "could not check". A rule that
+raises is reported in ``skipped`` with the exception type; one broken rule
+never stops the analysis.
+
+A rule may also declare when it is relevant to a host (``relevant``): a host
+it is relevant to that lacks a fact it needs is listed in ``not_checked`` with
+the commands that produce the fact (:data:`FACT_SOURCES`), so a thin snapshot
+says what to collect instead of looking healthy. Identical findings are merged
+and every finding gets its ``impact``; findings are ordered by it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from collectors.derived.topology import cpu_node_map
+from collectors.facts import HostFacts, SnapshotFacts, to_dict
+from engine.rules import (
+    Evidence,
+    Finding,
+    RuleContext,
+    RuleSpec,
+    host_domains,
+    host_name,
+    load_all,
+)
+from engine.severity import severity_rank
+
+logger = logging.getLogger(__name__)
+
+# Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
+# snapshots analysed by an older version are re-analysed.
+ENGINE_VERSION = "4"
+
+
+def _numa_nodes(h: HostFacts) -> list:
+    return list(h.numa.nodes.values()) if h.numa else []
+
+
+# Facts one host can have; a rule's ``requires`` and ``relevant`` name these keys.
+HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
+    "cpu": lambda h: h.cpu is not None,
+    "numa": lambda h: h.numa_node_count() is not None,
+    "numa_distances": lambda h: (
+        bool(h.numa and h.numa.distances)
+        or bool(h.capabilities and any(c.get("distances") for c in h.capabilities.cells.values()))
+    ),
+    "node_meminfo": lambda h: any(
+        n.mem_total_kb() is not None and n.mem_free_kb() is not None for n in _numa_nodes(h)
+    ),
+    # which CPUs each node holds (numactl -H, sysfs, lscpu or virsh capabilities):
+    # numastat -m lists nodes without their CPUs
+    "node_cpus": lambda h: bool(cpu_node_map(h)),
+    "numastat": lambda h: any(n.numastat for n in _numa_nodes(h)),
+    "meminfo": lambda h: h.meminfo is not None,
+    "hugepages": lambda h: (
+        h.hugepages is not None
+        or (h.meminfo is not None and "HugePages_Total" in h.meminfo.values)
+        or any("HugePages_Total" in n.meminfo for n in _numa_nodes(h))
+        or (h.sysctl is not None and "vm.nr_hugepages" in h.sysctl.values)
+    ),
+    "sysctl": lambda h: h.sysctl is not None,
+    "cmdline": lambda h: h.cmdline is not None,
+    "kernel": lambda h: h.kernel is not None,
+    "domains": lambda h: bool(host_domains(h)),
+    "virsh_list": lambda h: h.virsh_list is not None,
+    "database": lambda h: h.database is not None,
+    "db_variables": lambda h: bool(h.database and h.database.variables),
+    "db_version": lambda h: bool(h.database and h.database.version),
+    "db_events": lambda h: bool(h.database and h.database.events),
+    "oceanbase": lambda h: bool(h.oceanbase and h.oceanbase.parameters),
+    "odp": lambda h: bool(h.oceanbase and h.oceanbase.proxy_config),
+    "sql_audit": lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts),
+    "tc": lambda h: h.tc is not None,
+    "pings": lambda h: bool(h.pings),
+    "cpu_usage": lambda h: h.cpu_usage is not None,
+    "per_cpu_usage": lambda h: bool(h.cpu_usage and [c for c in h.cpu_usage.per_cpu if c.cpu != "all"]),
+    "softirqs": lambda h: h.softirqs is not None,
+    "disks": lambda h: bool(h.disks and h.disks.devices),
+    "benchmarks": lambda h: bool(h.benchmarks),
+    "memory_devices": lambda h: bool(h.memory_devices and h.memory_devices.dimms),
+}
+
+
+def _summarised(snap: SnapshotFacts, count: str) -> int:
+    """How many members of the snapshot's fleet summary are physical hosts
+    (``count`` "physical") or have benchmark results ("with_benchmarks")."""
+    return int(getattr(snap.fleet_summary, count, 0) or 0)
+
+
+def _any_host(pred: Callable[[HostFacts], Any]) -> Callable[[SnapshotFacts], bool]:
+    return lambda snap: any(pred(h) for h in snap.hosts)
+
+
+FACT_CHECKS: dict[str, Callable[[SnapshotFacts], bool]] = {
+    **{name: _any_host(pred) for name, pred in HOST_FACT_CHECKS.items()},
+    "guest": lambda snap: bool(snap.guests()),
+    # all hosts of a snapshot are one cluster once it holds two physical hosts
+    "cluster": lambda snap: len(snap.physical_hosts()) + _summarised(snap, "physical") >= 2,
+    # members known by their fleet profile carry their results there
+    "benchmarks": lambda snap: (
+        any(h.benchmarks for h in snap.hosts)
+        or any(p.benchmarks for p in snap.fleet_profiles.values())
+        or _summarised(snap, "with_benchmarks") > 0
+    ),
+}
+
+
+@dataclass(frozen=True)
+class FactSource:
+    """Where a fact comes from and the exact commands that produce it, for the
+    "not checked" list. ``commands`` work on every platform unless marked;
+    ``packages`` names the package per distribution family when the tool may be
+    missing; ``root`` says whether the commands need root."""
+
+    artifact: str
+    artifact_zh: str
+    commands: tuple[str, ...]
+    root: bool = False
+    packages: dict[str, str] = field(default_factory=dict)
+
+
+_RHEL, _DEB, _SUSE = "RHEL/CentOS/openEuler/Kylin", "Debian/Ubuntu", "SUSE"
+
+
+def _pkg(rhel: str, deb: str | None = None, suse: str | None = None) -> dict[str, str]:
+    return {
+        _RHEL: f"yum install -y {rhel}",
+        _DEB: f"apt-get install -y {deb or rhel}",
+        _SUSE: f"zypper install -y {suse or rhel}",
+    }
+
+
+FACT_SOURCES: dict[str, FactSource] = {
+    "cpu": FactSource("lscpu", "lscpu 输出", ("lscpu",), packages=_pkg("util-linux")),
+    "numa": FactSource(
+        "the NUMA topology (numactl -H)",
+        "NUMA 拓扑（numactl -H）",
+        ("numactl -H", "ls -d /sys/devices/system/node/node*"),
+        packages=_pkg("numactl"),
+    ),
+    "numa_distances": FactSource(
+        "the NUMA distance table",
+        "NUMA 距离表",
+        ("numactl -H", "virsh capabilities"),
+        packages=_pkg("numactl"),
+    ),
+    "node_meminfo": FactSource(
+        "per-node memory (node meminfo)",
+        "各节点内存（node meminfo）",
+        ("cat /sys/devices/system/node/node*/meminfo", "numastat -m", "numactl -H"),
+        packages=_pkg("numactl"),
+    ),
+    "node_cpus": FactSource(
+        "the CPUs of each NUMA node",
+        "各 NUMA 节点的 CPU",
+        ("numactl -H", "lscpu", "cat /sys/devices/system/node/node*/cpulist"),
+        packages=_pkg("numactl"),
+    ),
+    "numastat": FactSource(
+        "numastat counters",
+        "numastat 计数",
+        ("numastat", "cat /sys/devices/system/node/node*/numastat"),
+        packages=_pkg("numactl"),
+    ),
+    "meminfo": FactSource("/proc/meminfo", "/proc/meminfo", ("cat /proc/meminfo",)),
+    "hugepages": FactSource(
+        "the static huge page count",
+        "静态大页数量",
+        ("grep -i huge /proc/meminfo", "sysctl vm.nr_hugepages"),
+    ),
+    "sysctl": FactSource("kernel settings (sysctl -a)", "内核参数（sysctl -a）", ("sysctl -a",)),
+    "cmdline": FactSource("the kernel command line", "内核启动参数", ("cat /proc/cmdline",)),
+    "kernel": FactSource("the kernel release", "内核版本", ("uname -r", "cat /etc/os-release")),
+    "domains": FactSource(
+        "the libvirt domain XML of each guest",
+        "每台虚拟机的 libvirt 域 XML",
+        (
+            "sudo virsh list --all",
+            "sudo virsh dumpxml <domain>",
+            "virsh -c qemu:///system dumpxml <domain>  # without root: a user in the libvirt group",
+            "sudo cat /etc/libvirt/qemu/<domain>.xml",
+        ),
+        root=True,
+        packages={
+            _RHEL: "yum install -y libvirt-client",
+            _DEB: "apt-get install -y libvirt-clients",
+            _SUSE: "zypper install -y libvirt-client",
+        },
+    ),
+    "virsh_list": FactSource(
+        "the running guests (virsh list)",
+        "运行中的虚拟机（virsh list）",
+        (
+            "sudo virsh list --all",
+            "virsh -c qemu:///system list --all  # without root: a user in the libvirt group",
+        ),
+        root=True,
+    ),
+    "database": FactSource(
+        "the database variables",
+        "数据库参数",
+        ("mysql -u root -p -e 'SHOW GLOBAL VARIABLES'", "sudo mysql -e 'SHOW GLOBAL VARIABLES'"),
+    ),
+    "db_variables": FactSource(
+        "the database variables (SHOW GLOBAL VARIABLES)",
+        "数据库参数（SHOW GLOBAL VARIABLES）",
+        (
+            "mysql -u root -p -e 'SHOW GLOBAL VARIABLES'",
+            "sudo mysql -e 'SHOW GLOBAL VARIABLES'  # root through the unix socket (Debian/Ubuntu MariaDB)",
+            "mysqladmin -u root -p variables",
+        ),
+    ),
+    "db_version": FactSource(
+        "the database version", "数据库版本", ("mysql -u root -p -e 'SELECT VERSION()'", "mysqld --version")
+    ),
+    "db_events": FactSource(
+        "the database error log",
+        "数据库错误日志",
+        (
+            "sudo tail -n 2000 \"$(mysql -Nse 'SELECT @@log_error')\"",
+            "sudo journalctl -u mysqld -u mariadb --no-pager",
+        ),
+        root=True,
+    ),
+    "oceanbase": FactSource(
+        "OceanBase parameters",
+        "OceanBase 参数",
+        ("obclient -h <observer> -P 2881 -u root@sys -p -e 'SHOW PARAMETERS'",),
+    ),
+    "odp": FactSource(
+        "the ODP (obproxy) configuration",
+        "ODP（obproxy）配置",
+        ("obclient -h <obproxy> -P 2883 -u root@proxysys -p -e 'SHOW PROXYCONFIG'",),
+    ),
+    "sql_audit": FactSource(
+        "gv$sql_audit plan types",
+        "gv$sql_audit 计划类型统计",
+        (
+            "obclient -h <observer> -P 2881 -u root@sys -p -e "
+            "'SELECT plan_type, COUNT(*) FROM oceanbase.gv$sql_audit GROUP BY plan_type'",
+        ),
+    ),
+    "tc": FactSource(
+        "tc qdiscs", "tc 队列规则", ("tc -s qdisc show",), packages=_pkg("iproute", "iproute2", "iproute2")
+    ),
+    "pings": FactSource("ping round trips", "ping 往返时延", ("ping -c 10 <peer>",)),
+    "cpu_usage": FactSource(
+        "CPU usage over time",
+        "一段时间内的 CPU 使用率",
+        ("top -bn3 -d 5", "mpstat -P ALL 5 3"),
+        packages=_pkg("sysstat"),
+    ),
+    "per_cpu_usage": FactSource(
+        "per-CPU usage", "各 CPU 使用率", ("mpstat -P ALL 5 3", "top -1 -bn3 -d 5"), packages=_pkg("sysstat")
+    ),
+    "softirqs": FactSource("/proc/softirqs", "/proc/softirqs", ("cat /proc/softirqs",)),
+    "disks": FactSource("disk statistics", "磁盘统计", ("iostat -x 5 3",), packages=_pkg("sysstat")),
+    "benchmarks": FactSource("benchmark results", "基准测试结果", ("<the benchmark's own output>",)),
+    "memory_devices": FactSource(
+        "the DIMM population (dmidecode)",
+        "内存条安装情况（dmidecode）",
+        ("sudo dmidecode -t memory",),
+        root=True,
+        packages=_pkg("dmidecode"),
+    ),
+}
+
+
+def commands_for(facts: list[str] | tuple[str, ...]) -> list[str]:
+    """The exact commands that produce ``facts`` (those that need root start with
+    sudo), then the package install per distribution family where the tool may
+    be missing."""
+    out: list[str] = []
+    for name in facts:
+        source = FACT_SOURCES.get(name)
+        if source is None:
+            continue
+        for command in source.commands:
+            if command not in out:
+                out.append(command)
+        for family, install in source.packages.items():
+            line = f"{install}  # {family}, if missing"
+            if line not in out:
+                out.append(line)
+    return out
+
+
+@dataclass
+class NotChecked:
+    """A rule that could not be evaluated on a host where it is relevant, and
+    how to get the evidence it needs (DESIGN.md ``not_checked``)."""
+
+    rule: str
+    reason: str  # "no /proc/meminfo or HugePages_Total was read"
+    reason_zh: str = ""
+    commands: list[str] = field(default_factory=list)  # exact commands that produce the evidence
+    host: str = ""
+
+
+@dataclass
+class AnalysisResult:
+    findings: list[Finding] = field(default_factory=list)
+    # (rule id, reason): "missing <fact>" or "error: <ExceptionType>: <message>"
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    engine_version: str = ENGINE_VERSION
+    # rule IDs evaluated (their facts were there), and the relevant ones that were not
+    checked: list[str] = field(default_factory=list)
+    not_checked: list[NotChecked] = field(default_factory=list)
+
+    @property
+    def rule_ids(self) -> set[str]:
+        return {f.rule for f in self.findings}
+
+
+def missing_facts(spec: RuleSpec, snapshot: SnapshotFacts) -> list[str]:
+    """Names of the facts ``spec`` needs that the snapshot lacks."""
+    missing = []
+    for name in spec.requires:
+        check = FACT_CHECKS.get(name)
+        if check is None:
+            raise KeyError(f"rule {spec.id} requires unknown fact {name!r}")
+        if not check(snapshot):
+            missing.append(name)
+    if spec.requires_mode == "any" and len(missing) < len(spec.requires):
+        return []
+    return missing
+
+
+# impact = SEVERITY_WEIGHT[severity] x min(past, PAST_CAP): a warning never
+# outranks a critical finding, however far past its threshold it is.
+SEVERITY_WEIGHT = {"critical": 100.0, "warning": 10.0, "info": 1.0}
+PAST_CAP = 9.9
+
+
+def impact_of(finding: Finding) -> float:
+    """Severity weight x how far past its threshold (``Finding.past``, capped)."""
+    weight = SEVERITY_WEIGHT.get(finding.severity, 0.0)
+    return round(weight * min(max(finding.past, 1.0), PAST_CAP), 3)
+
+
+def _evidence_key(finding: Finding) -> tuple:
+    return tuple(
+        (e.fact, json.dumps(to_dict(e.value), sort_keys=True, default=str)) for e in finding.evidence
+    )
+
+
+def merge_identical(findings: list[Finding]) -> list[Finding]:
+    """One finding per (rule, host, evidence facts and values): the same fact read
+    from two artifacts (``tc qdisc show`` and ``tc -s qdisc``) is one problem; the
+    merged finding cites every place it was read."""
+    merged: dict[tuple, Finding] = {}
+    out = []
+    for finding in findings:
+        key = (finding.rule, finding.host, _evidence_key(finding))
+        first = merged.get(key)
+        if first is None:
+            merged[key] = finding
+            out.append(finding)
+            continue
+        seen = {(e.fact, e.artifact, e.line) for e in first.evidence}
+        for e in finding.evidence:
+            if (e.fact, e.artifact, e.line) not in seen:
+                first.evidence.append(e)
+        first.past = max(first.past, finding.past)
+        if severity_rank(finding.severity) < severity_rank(first.severity):
+            first.severity = finding.severity
+    return out
+
+
+def _missing_on_host(needs: tuple[str, ...], host: HostFacts) -> list[str]:
+    return [name for name in needs if name in HOST_FACT_CHECKS and not HOST_FACT_CHECKS[name](host)]
+
+
+def not_checked_for(
+    registry: dict[str, RuleSpec], ctx: RuleContext, findings: list[Finding]
+) -> list[NotChecked]:
+    """Rules that are relevant to a host (their ``relevant`` declaration) but
+    lack a fact there: what was not seen and the commands that produce it."""
+    fired = {(f.rule, f.host) for f in findings}
+    out = []
+    for rule_id in sorted(registry):
+        spec = registry[rule_id]
+        if spec.relevant is None:
+            continue
+        for host in ctx.hosts:
+            name = host_name(host)
+            if (rule_id, name) in fired:
+                continue
+            try:
+                needs = tuple(spec.relevant(ctx, host) or ())
+            except Exception:  # a broken declaration must not stop the analysis
+                logger.exception("relevance of %s failed", rule_id)
+                continue
+            missing = _missing_on_host(needs, host)
+            if not missing:
+                continue
+            sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
+            what = "; ".join(s.artifact for s in sources) or ", ".join(missing)
+            what_zh = "；".join(s.artifact_zh for s in sources) or ", ".join(missing)
+            out.append(
+                NotChecked(
+                    rule=rule_id,
+                    reason=f'{what}: not in the snapshot, so "{spec.title}" could not be checked',
+                    reason_zh=f"快照中没有{what_zh}，无法检查“{spec.title_zh}”",
+                    commands=commands_for(missing),
+                    host=name,
+                )
+            )
+    return out
+
+
+def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -> AnalysisResult:
+    """Run ``rules`` (default: the whole registry) over ``snapshot``."""
+    registry = rules if rules is not None else load_all()
+    ctx = RuleContext(snapshot=snapshot)
+    # Hosts present for the fleet rules only (the other members of a large
+    # cluster, rebuilt from their stored summaries): every other rule, and the
+    # not-checked list, see the hosts analysed in full.
+    local = ctx
+    fleet_only = snapshot.fleet_only
+    if fleet_only:
+        full = [h for h in snapshot.hosts if h.label not in fleet_only]
+        local = RuleContext(snapshot=SnapshotFacts(hosts=full))
+    result = AnalysisResult()
+    for rule_id in sorted(registry):
+        spec = registry[rule_id]
+        rule_ctx = ctx if is_fleet_rule(rule_id) else local
+        try:
+            missing = missing_facts(spec, rule_ctx.snapshot)
+            if missing:
+                joiner = " or " if spec.requires_mode == "any" else ", "
+                result.skipped.append((rule_id, "missing " + joiner.join(missing)))
+                continue
+            found = list(spec.func(rule_ctx) or ())
+        except Exception as exc:  # a broken rule must not lose the other findings
+            logger.exception("rule %s failed", rule_id)
+            result.skipped.append((rule_id, f"error: {type(exc).__name__}: {exc}"))
+            continue
+        result.checked.append(rule_id)
+        result.findings.extend(found)
+    result.findings = merge_identical(result.findings)
+    for finding in result.findings:
+        finding.impact = impact_of(finding)
+    # largest impact first; ties keep a stable (rule, host) order
+    result.findings.sort(key=lambda f: (-f.impact, f.rule, f.host))
+    if local is ctx:
+        result.not_checked = not_checked_for(registry, ctx, result.findings)
+    else:
+        fleet = {k: v for k, v in registry.items() if is_fleet_rule(k)}
+        others = {k: v for k, v in registry.items() if not is_fleet_rule(k)}
+        both = not_checked_for(fleet, ctx, result.findings) + not_checked_for(others, local, result.findings)
+        result.not_checked = sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
+    return result
+
+
+def is_fleet_rule(rule_id: str) -> bool:
+    """Fleet rules compare the hosts of a cluster with each other."""
+    return rule_id.startswith("fleet.")
+
+
+def evidence_to_dict(e: Evidence) -> dict[str, Any]:
+    """One evidence item as the API, ``analyze --json`` and the stored
+    findings carry it."""
+    return {"fact": e.fact, "value": to_dict(e.value), "artifact": e.artifact, "line": e.line, "host": e.host}
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    return {
+        "rule": finding.rule,
+        "severity": finding.severity,
+        "title": finding.title,
+        "title_zh": finding.title_zh,
+        "explanation": finding.explanation,
+        "explanation_zh": finding.explanation_zh,
+        "evidence": [evidence_to_dict(e) for e in finding.evidence],
+        "measures": list(finding.measures),
+        "host": finding.host,
+        "impact": finding.impact,
+    }
+
+
+def result_to_json(
+    snapshot: SnapshotFacts,
+    result: AnalysisResult,
+    errors: list | None = None,
+    *,
+    similar_cases: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``--json`` object of DESIGN.md (also the API's findings shape).
+    ``similar_cases`` are the knowledge base's answer, given by the caller
+    (``kb.similarity.similar_cases_for``); none when omitted."""
+    if errors is None:
+        errors = snapshot.errors
+    if similar_cases is None:
+        similar_cases = []
+    return {
+        "engine_version": result.engine_version,
+        "facts": {"hosts": [to_dict(h) for h in snapshot.hosts]},
+        "findings": [finding_to_dict(f) for f in result.findings],
+        "skipped": [{"rule": rule_id, "reason": reason} for rule_id, reason in result.skipped],
+        "similar_cases": similar_cases,
+        "checked": list(result.checked),
+        "not_checked": [to_dict(n) for n in result.not_checked],
+        "errors": [
+            {
+                "artifact": getattr(e, "artifact", ""),
+                "message": getattr(e, "message", str(e)),
+                "line": getattr(e, "line", None),
+            }
+            for e in errors
+        ],
+    }
