@@ -18,8 +18,8 @@ from collectors.transcript import (
     match_prompt,
     split_transcript,
 )
+from engine.run import analyze
 from tests.conftest import ROOT, SEEDS
-from triage.engine import analyze
 
 NUMACTL = """available: 2 nodes (0-1)
 node 0 cpus: 0 2 4 6 8 10
