@@ -511,6 +511,14 @@ class _Loader:
             data.clear()  # the caller's reference too: the raw bytes are not needed any more
         del data
         lines = decoded.text.count("\n") + 1
+        if path_kind is None and lines > self.limits.text_lines and not decoded.binary:
+            # a transcript or log of more lines than the splitter reads: the first ones
+            decoded.text = decoded.text[: _nth_newline(decoded.text, self.limits.text_lines)]
+            self.error(
+                name,
+                f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
+            )
+            lines = self.limits.text_lines
         if decoded.binary:
             self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
@@ -729,6 +737,17 @@ class _Loader:
             )
         )
         return 1 if err is None or results else 0  # a partial parse kept facts
+
+
+def _nth_newline(text: str, n: int) -> int:
+    """The index of the ``n``-th newline of ``text`` (1-based), or its length."""
+    pos = -1
+    find = text.find
+    for _ in range(n):
+        pos = find("\n", pos + 1)
+        if pos < 0:
+            return len(text)
+    return pos
 
 
 def _read_up_to(fh: IO[bytes], data: bytearray, limit: int) -> None:
