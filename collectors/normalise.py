@@ -591,6 +591,25 @@ def _prefix_shape(prefix: str) -> str:
     return re.sub(r"\d", "9", _LEVEL_WORD.sub("L", prefix)).replace(" ", "").replace("\t", "")
 
 
+_PREFIX_STEP = re.compile(rf"[ \t]{{0,8}}{_PREFIX_ELEMENT}[ \t]{{0,4}}")
+
+
+def _cut_to_shape(line: str, shape: str) -> int:
+    """Where the elements of ``line``'s prefix make ``shape``, or 0."""
+    pos = 0
+    for _ in range(8):
+        m = _PREFIX_STEP.match(line, pos)
+        if m is None or m.end() == pos:
+            return 0
+        pos = m.end()
+        got = _prefix_shape(line[:pos])
+        if got == shape:
+            return pos
+        if not shape.startswith(got):
+            return 0
+    return 0
+
+
 def strip_log_prefixes(
     lines: list[str],
     body: str | None,
@@ -648,12 +667,17 @@ def strip_log_prefixes(
             changed += close()
             run, shape = [], ""
             continue
-        this = _prefix_shape(m.group())
+        this, cut = _prefix_shape(m.group()), m.end()
+        if run and i == run[-1][0] + 1 and this != shape and this.startswith(shape):
+            # the run's prefix, then more that looks like one (a logged line that
+            # starts with its own time): only the run's prefix is the logger's
+            cut = _cut_to_shape(lines[i], shape)
+            this = shape if cut else this
         if run and (i != run[-1][0] + 1 or this != shape):
             changed += close()
             run = []
         shape = this
-        run.append((i, m.end()))
+        run.append((i, cut or m.end()))
     changed += close()
     return changed
 

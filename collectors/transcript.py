@@ -1154,14 +1154,15 @@ class _Splitter:
         }
         if not unread:
             return b
+        end, passed = b, 0
+        while end > a and (self.blank(end - 1) or (end - a) in unread):
+            passed += not self.blank(end - 1)
+            end -= 1
         last = b
         while last > a and self.blank(last - 1):
             last -= 1
-        if (last - a) in unread and (last - 1 - a) not in unread and self.last_line(last - 1):
+        if passed == 1 and self.last_line(last - 1):
             return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
-        end = b
-        while end > a and (self.blank(end - 1) or (end - a) in unread):
-            end -= 1
         while end < b and self.blank(end - 1):  # never cut before a blank line
             end -= 1
         if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):

@@ -672,7 +672,19 @@ def _detect(head: str) -> bool:
         )
         is not None
     )
-    return has_cpus and has_topo
+    if has_cpus and has_topo:
+        return True
+    # the topology lines alone ("lscpu | grep -E 'Thread|Core|Socket|NUMA'", or a log
+    # that quoted them): three of them, each at most once
+    keys = _TOPOLOGY_KEY.findall(head)
+    return len(set(keys)) >= 3 and len(keys) == len(set(keys))
+
+
+_TOPOLOGY_KEY = re.compile(
+    r"^[ \t]*(Thread\(s\) per core|Core\(s\) per (?:socket|cluster)|Socket\(s\)|NUMA node\(s\)"
+    r"|NUMA node0 CPU\(s\))[ \t]*:",
+    re.M,
+)
 
 
 @register(

@@ -234,3 +234,13 @@ def test_a_log_whose_parser_reads_the_times_keeps_them():
     log = (CORPUS / "mysql" / "insights-core_test_mariadb_log_MARIADB_LOG.txt").read_text()
     split = read_transcript(log)
     assert not [n for n in split.notes if n.endswith(LOG_PREFIXES)]
+
+
+def test_a_logged_line_that_starts_with_its_own_time_loses_only_the_loggers_prefix():
+    """Another kernel test robot console log: the run's ``[   50.31][  T420] `` is removed
+    from ``[   50.317507][  T420] 2026-05-30 10:54:26 cd /lkp/...`` too, not its own time,
+    and lscpu's topology lines alone (no ``CPU(s):``) are read as lscpu."""
+    host = load_host(PUBLISHED / "lkp-console-cpu-topology-2.log")
+    assert (host.cpu.threads_per_core, host.cpu.cores_per_socket, host.cpu.sockets) == (2, 10, 1)
+    (block,) = host.reading.unrecognised
+    assert block.first_line == "2026-05-30 10:54:26 cd /lkp/benchmarks/blktests"

@@ -350,3 +350,15 @@ def test_a_leading_rule_without_front_matter_is_not_prose():
     # "---" then command output: not YAML front matter
     text = "---\nnode 0 cpus: 0 1 2 3\nnode 0 size: 32722 MB\n---\n"
     assert read_transcript(text).roles[1] != PROSE
+
+
+def test_a_table_reader_hands_back_the_lines_it_did_not_read_at_its_end():
+    """lscpu's topology lines followed by two other lines of a kernel test robot log
+    (tests/fixtures/published/lkp-console-cpu-topology-2.log): lscpu reports them as not
+    read, so they are not counted as its output but as an unrecognised block."""
+    path = FIXTURES / "published" / "lkp-console-cpu-topology-2.log"
+    host = load_host(path)
+    assert_accounted(host.reading, line_count(path))
+    assert [(a.kind, a.start_line, a.end_line) for a in host.reading.artifacts] == [("lscpu", 1, 11)]
+    assert [(u.start_line, u.end_line) for u in host.reading.unrecognised] == [(13, 15)]
+    assert not [e for e in host.errors if "not read" in e.message]

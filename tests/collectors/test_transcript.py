@@ -11,11 +11,14 @@ import pytest
 
 from collectors.archive import load_snapshot
 from collectors.transcript import (
+    PROMPT,
+    PROSE,
     command_failure,
     command_parts,
     kind_for_command,
     line_class,
     match_prompt,
+    read_transcript,
     split_transcript,
 )
 from engine.run import analyze
@@ -438,3 +441,32 @@ def test_chinese_locale_outputs_stay_data():
             rows.append(line)
     assert rows
     assert [line for line in rows if line_class(line) == "prose"] == []
+
+
+EVALUATION = ROOT / "tests" / "evaluation"
+
+
+def _roles_of(path: Path, pick) -> set[int]:
+    """The roles of the lines of a real paste that ``pick`` selects."""
+    text = path.read_text(encoding="utf-8")
+    split = read_transcript(text)
+    return {split.roles[i] for i, line in enumerate(text.split("\n")) if pick(line)}
+
+
+def test_list_items_bold_headings_and_link_lines_of_real_posts_are_prose():
+    """PCP pull request 2527's bullet list, Percona PR 483's ``**Test:**``, the Red Hat links
+    under a recap (evaluation 94, 64, 100): prose, not unrecognised data."""
+    bullets = _roles_of(EVALUATION / "94-pcp-numastat-p-summary-cut/pr.txt", lambda s: s.startswith("  - "))
+    bold = _roles_of(EVALUATION / "64-percona-mycli-numa-variables/pr.txt", lambda s: s == "**Test:**")
+    links = _roles_of(
+        EVALUATION / "100-rhel-e7-4870-numactl-lscpu/recap.md", lambda s: s.startswith("https://")
+    )
+    assert bullets == bold == links == {PROSE}
+
+
+def test_command_lines_quoted_without_a_prompt_are_command_lines():
+    """numactl issue 115 (evaluation 114): two ``echo 10 > .../nr_hugepages`` lines in a fence."""
+    roles = _roles_of(
+        EVALUATION / "114-numactl-numastat-cm-token-noise/issue.txt", lambda s: s.startswith("echo 10 >")
+    )
+    assert roles == {PROMPT}
