@@ -1028,7 +1028,7 @@ class _Splitter:
         if kind is None and output.strip() and command_failure(output) is None:
             what = unused_command(command) or unused_output(self.head(out_start, out_end))
             if what is not None:
-                self.unused_output(first, out_start, out_end, command, what, prompt, host, fenced)
+                self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
                 return
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None and out_end - out_start > 2:
@@ -1091,7 +1091,7 @@ class _Splitter:
             self.append_prompted(start, end, self.text(start, end), cmd, kind, "shell", host, fenced)
         return True
 
-    def unused_output(
+    def unused_block(
         self,
         first: int,
         out_start: int,
