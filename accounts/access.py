@@ -4,7 +4,7 @@ helpers instead of reading memberships themselves, so the policy lives here."""
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from .models import Membership, Team
@@ -28,6 +28,16 @@ def is_support(user) -> bool:
     if user.is_superuser:
         return True
     return Membership.objects.filter(user=user, role__in=SUPPORT_ROLES).exists()
+
+
+def support_staff() -> QuerySet[User]:
+    """Everyone :func:`is_support` says yes to (active superusers and holders of
+    a support role), e.g. the reviewers a case waits for."""
+    return (
+        User.objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(memberships__role__in=SUPPORT_ROLES))
+        .distinct()
+    )
 
 
 def visible_teams(user) -> QuerySet[Team]:

@@ -7,16 +7,35 @@ every team: they are the ones who answer tickets across customers.
 
 import hashlib
 import hmac
+import re
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+
+
+def validate_pattern(value: str) -> None:
+    """A team's ticket key pattern must be a regular expression Python compiles."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValidationError(_("Not a regular expression: %(error)s"), params={"error": exc}) from exc
 
 
 class Team(models.Model):
     name = models.CharField(_("name"), max_length=120, unique=True)
     slug = models.SlugField(_("slug"), max_length=120, unique=True)
     description = models.TextField(_("description"), blank=True)
+    # A regular expression for this team's ticket keys in a paste (the first
+    # lines of an upload); blank means Jira-style keys (triage.tickets.DEFAULT_KEY_PATTERN).
+    ticket_pattern = models.CharField(
+        _("ticket key pattern"),
+        max_length=200,
+        blank=True,
+        help_text=_("A regular expression; blank for Jira-style keys such as OPS-123."),
+        validators=[validate_pattern],
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams", verbose_name=_("members")

@@ -496,6 +496,7 @@ def submit_for_review(*, slug: str, user, comment: str = "") -> dict[str, Case]:
     _move_group(
         versions, user=user, state=Case.State.IN_REVIEW, action=CaseRevision.Action.SUBMITTED, comment=comment
     )
+    signals.case_review_requested.send(sender=Case, slug=slug, user=user, comment=comment)
     return versions
 
 
@@ -522,6 +523,7 @@ def review_case(*, slug: str, user, approve: bool, comment: str = "") -> dict[st
         _move_group(
             versions, user=user, state=Case.State.DRAFT, action=CaseRevision.Action.RETURNED, comment=comment
         )
+        signals.case_returned.send(sender=Case, slug=slug, user=user, comment=comment)
     return versions
 
 

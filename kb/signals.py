@@ -1,4 +1,4 @@
-"""What the knowledge base announces to the apps above it (integrations).
+"""What the knowledge base announces to the apps above it (desk, integrations).
 
 They connect their receivers in their ``AppConfig.ready()``; kb imports none of
 them (the layers are in CONTRIBUTING.md). Sent synchronously, inside the
@@ -9,3 +9,9 @@ from django.dispatch import Signal
 
 # A case was published for the first time: ``case``.
 case_published = Signal()
+
+# A case group was sent to review: ``slug``, ``user`` (who sent it), ``comment``.
+case_review_requested = Signal()
+
+# A reviewer returned a case group to draft: ``slug``, ``user`` (the reviewer), ``comment``.
+case_returned = Signal()

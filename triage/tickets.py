@@ -12,6 +12,42 @@ from django.core.validators import URLValidator
 from triage.models import Snapshot, TicketRef
 
 TICKET_KEY = re.compile(r"^[A-Za-z0-9][\w.:#/-]{0,63}$")
+# A team without its own pattern (accounts.models.Team.ticket_pattern): Jira-style
+# keys, a project of 2-16 capitals and digits and an issue number of two digits or more.
+DEFAULT_KEY_PATTERN = r"\b[A-Z][A-Z0-9]{1,15}-\d{2,9}\b"
+# Keys of that shape that name a standard or a public advisory, not a ticket.
+NOT_TICKETS = frozenset(
+    {"CVE", "CWE", "GHSA", "ISO", "RFC", "UTF", "IEC", "SHA", "TLS", "RHSA", "DSA", "USN"}
+)
+# A ticket key is looked for in the first non-empty lines of a paste only: further down,
+# the same shape is a bug an output quotes (MDEV-18860), not the ticket at hand.
+HEAD_LINES = 5
+
+
+def keys_in(head: str, pattern: str = "") -> list[str]:
+    """Ticket keys in the first non-empty lines of a paste, by the team's
+    ``pattern`` (its whole match, or its first group) or Jira-style keys.
+
+    >>> keys_in("[ZSTACK-48375] MariaDB in a guest 2x slower\\n$ lscpu")
+    ['ZSTACK-48375']
+    >>> keys_in("Subject: UTF-8 and CVE-2021-1234 advisories")
+    []
+    >>> keys_in("Incident INC0012345 - slow host", pattern=r"INC\\d{7}")
+    ['INC0012345']
+    """
+    lines = [line for line in head.splitlines() if line.strip()][:HEAD_LINES]
+    try:
+        regex = re.compile(pattern or DEFAULT_KEY_PATTERN)
+    except re.error:
+        return []
+    keys: list[str] = []
+    for line in lines:
+        for match in regex.finditer(line[:1000]):
+            key = match.group(1) if regex.groups else match.group(0)
+            prefix = key.split("-", 1)[0].upper()
+            if key and key not in keys and prefix not in NOT_TICKETS and TICKET_KEY.match(key):
+                keys.append(key)
+    return keys
 
 
 class TicketRejected(ValueError):

@@ -42,8 +42,8 @@ from django.utils.text import get_valid_filename
 
 from accounts.access import home_team
 from collectors import archive
-from triage import tasks
-from triage.models import Finding, Snapshot, SnapshotArtifact
+from triage import tasks, tickets
+from triage.models import Finding, Snapshot, SnapshotArtifact, TicketRef
 from triage.storage import CHUNK, local_path
 
 log = logging.getLogger(__name__)
@@ -170,6 +170,7 @@ def create_snapshot(
     try:
         with transaction.atomic():
             snapshot = Snapshot.objects.create(**fields)
+            _add_pasted_tickets(snapshot, head)
             _link_session(session, snapshot)
             transaction.on_commit(lambda: enqueue_analysis(snapshot_id=snapshot.pk))
     except IntegrityError:
@@ -179,6 +180,16 @@ def create_snapshot(
         _link_session(session, existing)
         return existing
     return snapshot
+
+
+def _add_pasted_tickets(snapshot: Snapshot, head: bytes) -> None:
+    """The ticket keys on the first lines of a text upload (its team's pattern,
+    else Jira-style keys) become the snapshot's tickets."""
+    if snapshot.kind not in (Snapshot.Kind.TRANSCRIPT, Snapshot.Kind.ARTIFACT) or b"\x00" in head:
+        return
+    pattern = snapshot.team.ticket_pattern if snapshot.team is not None else ""
+    for key in tickets.keys_in(head.decode("utf-8", errors="replace"), pattern):
+        TicketRef.objects.get_or_create(key=key, snapshot=snapshot, defaults={"added_by": snapshot.owner})
 
 
 def _link_session(session, snapshot: Snapshot) -> None:

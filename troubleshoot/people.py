@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from triage.tickets import add_ticket
+from troubleshoot import signals
 from troubleshoot.access import require_edit
 from troubleshoot.audit import record, touch
 from troubleshoot.models import Comment, Session
@@ -45,6 +46,8 @@ def assign_session(*, session: Session, user, assignee) -> None:
     )
     session.assignee = assignee
     session.save(update_fields=["assignee", "updated_at"])
+    if assignee is not None:
+        signals.session_assigned.send(sender=Session, session=session, user=user, assignee=assignee)
 
 
 @transaction.atomic
@@ -58,6 +61,7 @@ def add_comment(*, session: Session, user, text: str) -> Comment:
         session=session, user=user, action="comment", target=f"comment-{comment.pk}", new=comment.text[:200]
     )
     touch(session)
+    signals.comment_added.send(sender=Comment, comment=comment)
     return comment
 
 

@@ -214,6 +214,8 @@ def _draft_case(*, session: Session, user, lang: str, pending: bool) -> Case:
             for pm in pms
         ],
         metrics=metrics,
+        # The session's tickets (from its snapshots' pastes, or added) are the case's references.
+        references=[{"key": t.key, "url": t.url, "title": ""} for t in session.tickets.all()],
     )
     record_revision(case=case, user=user, action="created")
     return case

@@ -17,6 +17,7 @@ from troubleshoot.access import require_edit
 from troubleshoot.audit import record, touch
 from troubleshoot.lifecycle import set_step
 from troubleshoot.models import Session, SessionSnapshot, Step
+from troubleshoot.people import add_session_ticket
 
 
 def cluster_name(session: Session, phase: str) -> str:
@@ -51,8 +52,17 @@ def attach_snapshot(
         return True
     if created:
         record(session=session, user=user, action="snapshot", target=snapshot.display_name, new=phase)
+        _carry_tickets(session=session, user=user, snapshot=snapshot)
         touch(session)
     return created
+
+
+def _carry_tickets(*, session: Session, user, snapshot: Snapshot) -> None:
+    """The snapshot's tickets (picked up from its paste, or added) follow it
+    into the session, and from there into the case it becomes."""
+    for ticket in snapshot.tickets.all():
+        if not session.tickets.filter(key=ticket.key).exists():
+            add_session_ticket(session=session, user=user, key=ticket.key, url=ticket.url)
 
 
 def startable_snapshot(user, snapshot_id) -> Snapshot | None:

@@ -3,6 +3,7 @@ test driver's), their vCPUs and pins, whether it runs KVM."""
 
 from __future__ import annotations
 
+import heapq
 import re
 from typing import Any
 
@@ -116,3 +117,87 @@ def looks_like_kvm_host(host: HostFacts) -> bool:
         return False
     running = f"{version.hypervisor or ''} {version.hypervisor_version or ''}".upper()
     return "QEMU" in running or "KVM" in running
+
+
+# A guest's "other guests on its CPUs" evidence names this many, then how many more.
+SHARING_NAMES_SHOWN = 20
+
+
+def _cpu_mask(cpus: set[int]) -> int:
+    mask = 0
+    for cpu in cpus:
+        mask |= 1 << cpu
+    return mask
+
+
+class CpuSharing:
+    """Which other guests of a host may run on a guest's CPUs, for every guest
+    of the host at once (``kvm.host_contention``): the running ones (by name,
+    from ``virsh list``), or without a virsh list the host's other domains,
+    unless both guests are pinned to CPUs they do not share.
+
+    Each guest's pins are read once, as a bit mask, and the candidates are
+    grouped by mask, so one guest's answer costs a test per distinct mask and
+    the names it shows, not a test per other guest: thousands of domains in
+    one upload stay linear.
+
+    >>> from collectors.facts import Domain
+    >>> a = Domain(name="a", vcpus=2, vcpupin={0: [0], 1: [1]})
+    >>> b = Domain(name="b", vcpus=2, vcpupin={0: [2], 1: [3]})
+    >>> c = Domain(name="c", vcpus=2)
+    >>> sharing = CpuSharing([a, b, c], running=[], listed=False)
+    >>> sharing.others(a), sharing.others(c)
+    ((1, ['c']), (2, ['a', 'b']))
+    """
+
+    def __init__(self, domains: list[Domain], *, running: list[str], listed: bool) -> None:
+        self._pins: dict[int, int | None] = {
+            id(d): (_cpu_mask(domain_pinned_cpus(d)) if domain_is_pinned(d) else None) for d in domains
+        }
+        # the candidates, in order: (name shown, pin mask or None when not provably pinned)
+        self._labels: list[str] = []
+        self._masks: list[int | None] = []
+        self._index_of_domain: dict[int, int] = {}
+        self._indexes_of_name: dict[str, list[int]] = {}
+        if listed:
+            by_name: dict[str, Domain] = {}
+            for d in domains:
+                for key in (d.name, d.uuid):
+                    if key and key not in by_name:
+                        by_name[key] = d
+            for name in running:
+                xml = by_name.get(name)
+                self._indexes_of_name.setdefault(name, []).append(len(self._labels))
+                self._labels.append(name)
+                self._masks.append(self._pins[id(xml)] if xml is not None else None)
+        else:
+            for d in domains:
+                self._index_of_domain[id(d)] = len(self._labels)
+                self._labels.append(domain_label(d))
+                self._masks.append(self._pins[id(d)])
+        self._groups: dict[int | None, list[int]] = {}
+        for index, mask in enumerate(self._masks):
+            self._groups.setdefault(mask, []).append(index)
+
+    def _selves(self, d: Domain) -> set[int]:
+        """The candidates that are ``d`` itself (the domain, or its name or UUID in virsh list)."""
+        if id(d) in self._index_of_domain:
+            return {self._index_of_domain[id(d)]}
+        return {i for key in (d.name, d.uuid) if key for i in self._indexes_of_name.get(key, [])}
+
+    def others(self, d: Domain, *, shown: int = SHARING_NAMES_SHOWN) -> tuple[int, list[str]]:
+        """How many other guests may share ``d``'s CPUs, and the first ``shown`` of their names."""
+        mine = self._pins.get(id(d))
+
+        def shares(mask: int | None) -> bool:  # not provably pinned apart from d
+            return not mine or mask is None or bool(mask & mine)
+
+        groups = [indexes for mask, indexes in self._groups.items() if shares(mask)]
+        selves = {i for i in self._selves(d) if shares(self._masks[i])}
+        names: list[str] = []
+        for index in heapq.merge(*groups):
+            if len(names) >= shown:
+                break
+            if index not in selves:
+                names.append(self._labels[index])
+        return sum(len(g) for g in groups) - len(selves), names

@@ -25,15 +25,22 @@ def media(settings, tmp_path):
 def world(db, monkeypatch):
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     services.load_all(use_real_engine=False)
-    alpha, beta = Team.objects.create(name="Alpha", slug="alpha"), Team.objects.create(name="Beta", slug="beta")
+    alpha, beta = (
+        Team.objects.create(name="Alpha", slug="alpha"),
+        Team.objects.create(name="Beta", slug="beta"),
+    )
     users = {}
     for name, team in (("alice", alpha), ("bob", beta)):
         users[name] = get_user_model().objects.create_user(name, password=f"pw-{name}-123")
         Membership.objects.create(user=users[name], team=team, role="engineer")
-    snap = uploads.create_snapshot(owner=users["alice"], data=b"lscpu\n", filename="a.txt", label="db-node-07")
+    snap = uploads.create_snapshot(
+        owner=users["alice"], data=b"lscpu\n", filename="a.txt", label="db-node-07"
+    )
     Snapshot.objects.filter(pk=snap.pk).update(host_key="db-node-07.example.org", status="done")
     add_ticket(user=users["alice"], key="ZSTACK-48375", snapshot=snap)
-    other = uploads.create_snapshot(owner=users["bob"], data=b"numactl\n", filename="b.txt", label="secret-db")
+    other = uploads.create_snapshot(
+        owner=users["bob"], data=b"numactl\n", filename="b.txt", label="secret-db"
+    )
     Snapshot.objects.filter(pk=other.pk).update(host_key="secret-db-01", status="done")
     add_ticket(user=users["bob"], key="BETA-1", snapshot=other)
     return {"snap": snap, "other": other, **users}
@@ -87,12 +94,15 @@ def test_the_search_page_groups_the_hits_and_the_navigation_has_the_box(client, 
     page = client.get(reverse("desk:search"), {"q": "ZSTACK-48375"}).content.decode()
     assert 'data-kind="tickets"' in page and 'data-kind="snapshots"' in page
     assert 'class="nav-search"' in page
-    assert reverse("desk:host_detail", args=["alpha", "db-node-07.example.org"]) in client.get(
-        reverse("desk:search"), {"q": "db-node"}
-    ).content.decode()
+    assert (
+        reverse("desk:host_detail", args=["alpha", "db-node-07.example.org"])
+        in client.get(reverse("desk:search"), {"q": "db-node"}).content.decode()
+    )
 
 
 def test_the_search_page_speaks_chinese(client, world):
     client.force_login(world["alice"])
-    page = client.get(reverse("desk:search"), {"q": "db-node"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    page = client.get(
+        reverse("desk:search"), {"q": "db-node"}, HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).content.decode()
     assert "主机" in page
