@@ -581,14 +581,20 @@ _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
 _PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
 _LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
 LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
-LOG_PREFIX_PROBE = 40  # lines of a run looked at to tell what is behind the prefix
+LOG_PREFIX_PROBE = 16  # lines of a run looked at to tell what is behind the prefix
+LOG_PREFIX_TRIES = 3  # runs of one prefix shape hiding nothing recognised before it is kept
+
+
+_FOLD = str.maketrans("0123456789", "9999999999", " \t")
 
 
 def _prefix_shape(prefix: str) -> str:
     """What the lines of one run share: digits and levels folded, spaces dropped
     (``2024-05-01 10:00:00,123 DEBUG| [stdout] `` and the next second's line
     at INFO have one shape)."""
-    return re.sub(r"\d", "9", _LEVEL_WORD.sub("L", prefix)).replace(" ", "").replace("\t", "")
+    if prefix != prefix.lower():  # only a level word is folded
+        prefix = _LEVEL_WORD.sub("L", prefix)
+    return prefix.translate(_FOLD)
 
 
 _PREFIX_STEP = re.compile(rf"[ \t]{{0,8}}{_PREFIX_ELEMENT}[ \t]{{0,4}}")
@@ -639,24 +645,47 @@ def strip_log_prefixes(
         body = "\n".join(lines)
         if body.count("\n") != len(lines) - 1:
             return 0
-    candidates = line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else "")
+    found = line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else "")
+    # only lines in a run of LOG_PREFIX_MIN_RUN consecutive candidates can be stripped
+    # (a "# cmd" prompt or a log line on its own costs nothing more)
+    candidates = [
+        i
+        for k, i in enumerate(found)
+        if (k >= 2 and found[k - 2] == i - 2)
+        or (0 < k < len(found) - 1 and found[k - 1] == i - 1 and found[k + 1] == i + 1)
+        or (k < len(found) - 2 and found[k + 2] == i + 2)
+    ]
     if len(candidates) < LOG_PREFIX_MIN_RUN:
         return 0
     changed = 0
     run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
     shape = ""
 
+    decided: dict[str, bool] = {}  # prefix shape -> strip it (one logger, one decision)
+    unknown: dict[str, int] = {}  # prefix shape -> runs behind which nothing was recognised
+
     def close() -> int:
         if len(run) < LOG_PREFIX_MIN_RUN:
             return 0
-        probe = run[:LOG_PREFIX_PROBE]
-        behind = recognise([lines[i][cut:] for i, cut in probe])
-        if behind is None:
+        if not decided.get(shape, True):
             return 0
-        original = [lines[i] for i, _ in probe]
-        before = recognise(original)
-        if before is not None and (before != behind or parses(before, original)):
-            return 0
+        if shape not in decided:
+            probe = run[:LOG_PREFIX_PROBE]
+            behind = recognise([lines[i][cut:] for i, cut in probe])
+            if behind is None:
+                # undecided: another run of this shape may show what it prefixes, but
+                # a shape that hid nothing recognisable thrice is a log's own
+                unknown[shape] = unknown.get(shape, 0) + 1
+                if unknown[shape] >= LOG_PREFIX_TRIES:
+                    decided[shape] = False
+                return 0
+            if behind != "prompt":  # a prompt behind a prefix is a terminal logger's
+                original = [lines[i] for i, _ in probe]
+                before = recognise(original)
+                if before is not None and (before != behind or parses(before, original)):
+                    decided[shape] = False
+                    return 0
+            decided[shape] = True
         for i, cut in run:
             lines[i] = lines[i][cut:]
         return len(run)

@@ -652,6 +652,7 @@ def _cjk_prose(s: str) -> bool:
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
 _BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+_LIST_STARTS = frozenset("-*•+0123456789")
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
 _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 
@@ -684,7 +685,12 @@ def line_class(line: str) -> str:
         return "prose"
     if _CJK.search(s) and _cjk_prose(s):
         return "prose"
-    if _URL_LINE.fullmatch(s) or _BOLD_LINE.fullmatch(s) or _list_item_prose(s):
+    head = s[0]
+    if (
+        (head in "h<f" and _URL_LINE.fullmatch(s))
+        or (head in "*_" and _BOLD_LINE.fullmatch(s))
+        or (head in _LIST_STARTS and _list_item_prose(s))
+    ):
         return "prose"
     if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
