@@ -581,7 +581,8 @@ _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
 _PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
 _LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
 LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
-LOG_PREFIX_PROBE = 16  # lines of a run looked at to tell what is behind the prefix
+LOG_PREFIX_PROBE = 24  # lines of a run looked at to tell what is behind the prefix
+LOG_PREFIX_WINDOWS = 3  # of them, one after the other
 LOG_PREFIX_TRIES = 3  # runs of one prefix shape hiding nothing recognised before it is kept
 
 
@@ -671,7 +672,13 @@ def strip_log_prefixes(
             return 0
         if shape not in decided:
             probe = run[:LOG_PREFIX_PROBE]
-            behind = recognise([lines[i][cut:] for i, cut in probe])
+            behind = None
+            for start in range(0, min(len(run), LOG_PREFIX_WINDOWS * LOG_PREFIX_PROBE), LOG_PREFIX_PROBE):
+                window = run[start : start + LOG_PREFIX_PROBE]  # a log's first lines may be its own
+                behind = recognise([lines[i][cut:] for i, cut in window])
+                if behind is not None:
+                    probe = window
+                    break
             if behind is None:
                 # undecided: another run of this shape may show what it prefixes, but
                 # a shape that hid nothing recognisable thrice is a log's own

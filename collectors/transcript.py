@@ -1455,7 +1455,11 @@ class _Splitter:
             end,
         )
         if end < b:
-            self.data_run(end, b, fenced=fenced, host=host)
+            # handed back as what nothing read (not detected again: a paste that
+            # repeats a line a parser passes over would be split once per line)
+            while end < b and self.blank(end):
+                end += 1
+            self.emit_unprompted(end, b, None, fenced, host)
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
