@@ -48,12 +48,13 @@ from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget
 from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
-from collectors.normalise import UNBOLDED, normalise
+from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
 from collectors.transcript import (
     PROMPT,
     PROSE,
     READ,
     UNRECOGNISED,
+    UNUSED,
     Block,
     Split,
     command_failure,
@@ -73,6 +74,7 @@ __all__ = ["Limits", "LoadedUpload", "load", "load_snapshot"]
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
 MAX_BLOCKS = 5_000  # outputs parsed per transcript (a real session has tens)
+MAX_UNUSED_BLOCKS = 500  # unused outputs listed per host (all are counted in unused_lines)
 MAX_NAME = 1024
 MANIFEST_MAX = 4 * MiB
 PENDING_MEMBER_MAX = 8 * MiB
@@ -559,6 +561,14 @@ class _Loader:
             data.clear()  # the caller's reference too: the raw bytes are not needed any more
         del data
         lines = decoded.text.count("\n") + 1
+        if path_kind is None and lines > self.limits.text_lines and not decoded.binary:
+            # a transcript or log of more lines than the splitter reads: the first ones
+            decoded.text = decoded.text[: _nth_newline(decoded.text, self.limits.text_lines)]
+            self.error(
+                name,
+                f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
+            )
+            lines = self.limits.text_lines
         if not decoded.binary:
             self.keep_text(name, decoded.text, member=member)
         if decoded.binary:
@@ -630,8 +640,9 @@ class _Loader:
         kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
         # One artifact (a domain XML, an error log): parsed whole, so a parser
         # sees all of it; several pasted one after the other: block by block.
-        # Output lines that Markdown bold wrapped are only clean in the split.
-        whole = not transcript_like and len(kinds - {kind}) == 0 and UNBOLDED not in split.notes
+        # Output lines that Markdown bold wrapped, or a logger prefixed, are only clean in the split.
+        cleaned = any(note == UNBOLDED or note.endswith(LOG_PREFIXES) for note in split.notes)
+        whole = not transcript_like and len(kinds - {kind}) == 0 and not cleaned
         # ... unless it holds two outputs of one whole-machine command: two machines
         whole = whole and not repeats_output(kind, text)
         if kind and whole:
@@ -646,6 +657,12 @@ class _Loader:
                 return True
             fallback = err
         parsed = self.transcript(name, split, text)
+        if not parsed and split.unused and UNRECOGNISED not in split.roles and READ not in split.roles:
+            # only outputs Casebook does not use (and prose): recognised, nothing to report
+            self.asm.artifact(
+                name, None, lines=lines, parsed=False, encoding=encoding or None, note="not used"
+            )
+            return False
         if not parsed:
             if fallback:
                 self.error(fallback.artifact, fallback.message, fallback.line)
@@ -684,6 +701,14 @@ class _Loader:
             reading.prompt_lines += chunk.count(PROMPT)
             reading.prose_lines += chunk.count(PROSE)
             reading.unrecognised_lines += chunk.count(UNRECOGNISED)
+            reading.unused_lines += chunk.count(UNUSED)
+        for start, end, what in split.unused:
+            unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
+            if len(unused) < MAX_UNUSED_BLOCKS:
+                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
+            elif len(unused) == MAX_UNUSED_BLOCKS:
+                more = "(more, not listed)"
+                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
         for start, end, first in split.unrecognised:
             asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
             asm.host.reading.unrecognised.append(
@@ -730,6 +755,11 @@ class _Loader:
         source = f"transcript:{block.label}"
         entry_name = f"{name}:{block.start_line}"
         nlines = block.end_line - block.start_line + 1
+        if block.unused is not None:
+            self.asm.artifact(
+                entry_name, None, lines=nlines, parsed=False, source=source, note=f"not used ({block.unused})"
+            )
+            return 0
         if block.kind is None:
             failure = command_failure(block.text) if block.command else None
             if failure is not None:
@@ -772,6 +802,17 @@ class _Loader:
             )
         )
         return 1 if err is None or results else 0  # a partial parse kept facts
+
+
+def _nth_newline(text: str, n: int) -> int:
+    """The index of the ``n``-th newline of ``text`` (1-based), or its length."""
+    pos = -1
+    find = text.find
+    for _ in range(n):
+        pos = find("\n", pos + 1)
+        if pos < 0:
+            return len(text)
+    return pos
 
 
 def _read_up_to(fh: IO[bytes], data: bytearray, limit: int) -> None:

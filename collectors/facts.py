@@ -911,10 +911,21 @@ class UnrecognisedBlock:
 
 
 @dataclass
+class UnusedBlock:
+    """The output of a command Casebook recognises but does not read
+    (``collectors.unused``: ``systemctl``, ``sysbench``, an SQL result grid)."""
+
+    start_line: int
+    end_line: int
+    what: str  # the catalogue's name of the output
+    name: str = ""  # the file or member it is in
+
+
+@dataclass
 class Reading:
     """What Casebook read of a host's input. Every input line is counted once:
-    ``read_lines + prompt_lines + prose_lines + unrecognised_lines == lines``
-    (blank lines count with the block or prose they are in)."""
+    ``read_lines + prompt_lines + prose_lines + unused_lines + unrecognised_lines
+    == lines`` (blank lines count with the block or prose they are in)."""
 
     lines: int = 0
     read_lines: int = 0  # lines of artifacts' output
@@ -923,6 +934,8 @@ class Reading:
     unrecognised_lines: int = 0
     artifacts: list[ReadArtifact] = field(default_factory=list)
     unrecognised: list[UnrecognisedBlock] = field(default_factory=list)
+    unused_lines: int = 0  # outputs recognised but not read (``unused``)
+    unused: list[UnusedBlock] = field(default_factory=list)
 
     def prose(self, text: str) -> str:
         r"""The prose of ``text`` (the input this reading is of): its lines

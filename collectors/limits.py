@@ -32,6 +32,10 @@ class Limits:
     ratio_floor_bytes: int = 16 * MiB
     # Transcript content detection runs per line on runs up to this many lines.
     detect_lines: int = 5_000
+    # Lines of such text read (the rest is reported, not read): the splitter and
+    # the normaliser keep a few hundred bytes per line, and text_bytes alone lets
+    # a 16 KB gzip of "$ x" lines hold four million of them.
+    text_lines: int = 150_000
 
     @classmethod
     def from_settings(cls) -> Limits:

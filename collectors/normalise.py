@@ -29,14 +29,24 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["UNBOLDED", "Normalised", "line_indexes", "lines_holding", "normalise"]
+__all__ = [
+    "LOG_PREFIXES",
+    "UNBOLDED",
+    "Normalised",
+    "line_indexes",
+    "lines_holding",
+    "normalise",
+    "strip_log_prefixes",
+]
 
 FENCE = "```"
 # the note normalise() leaves when it took Markdown bold markers off output lines
 UNBOLDED = "Markdown bold markers removed"
+# the note strip_log_prefixes() leaves (with a count before it)
+LOG_PREFIXES = "log-prefixed lines unprefixed"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
@@ -547,6 +557,165 @@ def _clean(text: str, notes: list[str]) -> str:
     if "=~=~" in text:
         text = _PUTTY_HEADER.sub("", text)
     return text
+
+
+# What a logger, a CI runner or a script puts before each line of a command's
+# output: timestamps in common formats, levels, [stdout] marks, syslog's
+# "host prog[pid]:", "|" gutters and "#" comment marks, in any order and number.
+_TS = r"\[?\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)?\]?"
+_TIME = r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?"
+_SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [\w.-]{1,64} [\w./-]{1,64}(?:\[\d{1,10}\])?:)?"
+_LEVEL = r"[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)[\]>]?:?"
+_STREAM = r"\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]:?"
+# the kernel console's "[   28.812567]" and its caller id "[  T127]" (kernel test robot logs)
+_CONSOLE = r"\[[ \t]{0,12}\d{1,8}\.\d{1,9}\](?:\[[ \t]{0,6}[TC]\d{1,7}\])?"
+_PREFIX_ELEMENT = rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|\||#(?=[ \t]|$))"
+_LOG_PREFIX = re.compile(rf"[ \t]{{0,8}}(?:{_PREFIX_ELEMENT}[ \t]{{0,4}}){{1,8}}")
+# the start of a prefix holding at least one element that is not a gutter
+_PREFIX_LEAD = (
+    r"[ \t]{0,8}(?:\|[ \t]{0,4})?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:"
+    r"|#(?:[ \t]|$)|\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]|\[[ \t]{0,12}\d{1,8}\.\d"
+    r"|[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+)
+_PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
+_PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
+_LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
+LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
+LOG_PREFIX_PROBE = 24  # lines of a run looked at to tell what is behind the prefix
+LOG_PREFIX_WINDOWS = 3  # of them, one after the other
+LOG_PREFIX_TRIES = 3  # runs of one prefix shape hiding nothing recognised before it is kept
+
+
+_FOLD = str.maketrans("0123456789", "9999999999", " \t")
+
+
+def _prefix_shape(prefix: str) -> str:
+    """What the lines of one run share: digits and levels folded, spaces dropped
+    (``2024-05-01 10:00:00,123 DEBUG| [stdout] `` and the next second's line
+    at INFO have one shape)."""
+    if prefix != prefix.lower():  # only a level word is folded
+        prefix = _LEVEL_WORD.sub("L", prefix)
+    return prefix.translate(_FOLD)
+
+
+_PREFIX_STEP = re.compile(rf"[ \t]{{0,8}}{_PREFIX_ELEMENT}[ \t]{{0,4}}")
+
+
+def _cut_to_shape(line: str, shape: str) -> int:
+    """Where the elements of ``line``'s prefix make ``shape``, or 0."""
+    pos = 0
+    for _ in range(8):
+        m = _PREFIX_STEP.match(line, pos)
+        if m is None or m.end() == pos:
+            return 0
+        pos = m.end()
+        got = _prefix_shape(line[:pos])
+        if got == shape:
+            return pos
+        if not shape.startswith(got):
+            return 0
+    return 0
+
+
+def strip_log_prefixes(
+    lines: list[str],
+    body: str | None,
+    recognise: Callable[[list[str]], str | None],
+    parses: Callable[[str, list[str]], bool],
+) -> int:
+    """Remove, in place, the prefix a logger put before every line of a run
+    (at least LOG_PREFIX_MIN_RUN consecutive lines whose prefixes have one
+    shape), where what is behind it is recognised (``recognise`` gets the
+    run's first lines and names what they are: an artifact's kind, or a
+    prompt) and the lines as they are were not, or were recognised as the same
+    thing but do not parse as it (``parses(kind, lines)``). A log file such as
+    MariaDB's error log, whose parser reads the times, keeps them. Lines are
+    neither added nor removed, so line numbers stay those of the original.
+    Returns the number of lines changed.
+
+    >>> lines = ["2024-05-01 10:00:00,123 DEBUG| [stdout] node 0 cpus: 0 1",
+    ...          "2024-05-01 10:00:00,124 DEBUG| [stdout] node 0 size: 1024 MB",
+    ...          "2024-05-01 10:00:00,125 INFO| [stdout] node 0 free: 512 MB"]
+    >>> kind = lambda run: "numactl" if run[0].startswith("node") else None
+    >>> strip_log_prefixes(lines, None, kind, lambda kind, run: False)
+    3
+    >>> lines[2]
+    'node 0 free: 512 MB'
+    """
+    if body is None:
+        body = "\n".join(lines)
+        if body.count("\n") != len(lines) - 1:
+            return 0
+    found = line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else "")
+    # only lines in a run of LOG_PREFIX_MIN_RUN consecutive candidates can be stripped
+    # (a "# cmd" prompt or a log line on its own costs nothing more)
+    candidates = [
+        i
+        for k, i in enumerate(found)
+        if (k >= 2 and found[k - 2] == i - 2)
+        or (0 < k < len(found) - 1 and found[k - 1] == i - 1 and found[k + 1] == i + 1)
+        or (k < len(found) - 2 and found[k + 2] == i + 2)
+    ]
+    if len(candidates) < LOG_PREFIX_MIN_RUN:
+        return 0
+    changed = 0
+    run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
+    shape = ""
+
+    decided: dict[str, bool] = {}  # prefix shape -> strip it (one logger, one decision)
+    unknown: dict[str, int] = {}  # prefix shape -> runs behind which nothing was recognised
+
+    def close() -> int:
+        if len(run) < LOG_PREFIX_MIN_RUN:
+            return 0
+        if not decided.get(shape, True):
+            return 0
+        if shape not in decided:
+            probe = run[:LOG_PREFIX_PROBE]
+            behind = None
+            for start in range(0, min(len(run), LOG_PREFIX_WINDOWS * LOG_PREFIX_PROBE), LOG_PREFIX_PROBE):
+                window = run[start : start + LOG_PREFIX_PROBE]  # a log's first lines may be its own
+                behind = recognise([lines[i][cut:] for i, cut in window])
+                if behind is not None:
+                    probe = window
+                    break
+            if behind is None:
+                # undecided: another run of this shape may show what it prefixes, but
+                # a shape that hid nothing recognisable thrice is a log's own
+                unknown[shape] = unknown.get(shape, 0) + 1
+                if unknown[shape] >= LOG_PREFIX_TRIES:
+                    decided[shape] = False
+                return 0
+            if behind != "prompt":  # a prompt behind a prefix is a terminal logger's
+                original = [lines[i] for i, _ in probe]
+                before = recognise(original)
+                if before is not None and (before != behind or parses(before, original)):
+                    decided[shape] = False
+                    return 0
+            decided[shape] = True
+        for i, cut in run:
+            lines[i] = lines[i][cut:]
+        return len(run)
+
+    for i in candidates:
+        m = _LOG_PREFIX.match(lines[i])
+        if m is None or m.end() == 0:
+            changed += close()
+            run, shape = [], ""
+            continue
+        this, cut = _prefix_shape(m.group()), m.end()
+        if run and i == run[-1][0] + 1 and this != shape and this.startswith(shape):
+            # the run's prefix, then more that looks like one (a logged line that
+            # starts with its own time): only the run's prefix is the logger's
+            cut = _cut_to_shape(lines[i], shape)
+            this = shape if cut else this
+        if run and (i != run[-1][0] + 1 or this != shape):
+            changed += close()
+            run = []
+        shape = this
+        run.append((i, cut or m.end()))
+    changed += close()
+    return changed
 
 
 def normalise(text: str) -> Normalised:

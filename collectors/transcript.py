@@ -35,8 +35,16 @@ from typing import Any
 from collectors import parsers
 from collectors.assemble import ParseTimeout, parse_budget, parse_time_budget
 from collectors.facts import to_dict
+from collectors.normalise import (
+    LOG_PREFIXES,
+    Normalised,
+    line_indexes,
+    lines_holding,
+    normalise,
+    strip_log_prefixes,
+)
 from collectors.normalise import STOPWORDS as _STOPWORDS
-from collectors.normalise import Normalised, line_indexes, lines_holding, normalise
+from collectors.unused import unused_command, unused_output
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +75,15 @@ class Block:
     # 1-based original line of each line of ``text`` when normalisation joined
     # or split lines (None: line k of ``text`` is ``start_line + k``)
     origins: list[int] | None = None
+    # what the output is when Casebook recognises it but reads nothing of it
+    # (collectors.unused: "systemctl", "sysbench"); ``kind`` is None then
+    unused: str | None = None
 
 
 # What each input line was read as (see :class:`Split`); a higher value wins
-# where normalisation put several pieces on one original line.
-PROSE, UNRECOGNISED, PROMPT, READ = 0, 1, 2, 3
+# where normalisation put several pieces on one original line. UNUSED: the
+# output of a command Casebook recognises but does not read (collectors.unused).
+PROSE, UNRECOGNISED, UNUSED, PROMPT, READ = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -86,6 +98,8 @@ class Split:
     unrecognised: list[tuple[int, int, str]]  # 1-based start, end, first line
     segments: list[tuple[int, str | None]]
     notes: list[str]
+    # outputs recognised but not read: 1-based start, end, what they are
+    unused: list[tuple[int, int, str]] = field(default_factory=list)
     # index in ``blocks`` -> what the block's parser returned when the splitter
     # already parsed exactly that text (checking a split): not parsed again
     parsed: dict[int, Any] = field(default_factory=dict, repr=False)
@@ -140,7 +154,44 @@ def ensure_parsers() -> None:
     parsers.load_all()
 
 
-_SUDO = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?)\s+")
+_SUDO = re.compile(
+    r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?|ip\s+netns\s+exec\s+[\w.-]+"
+    r"|(?:docker|podman)\s+exec(?:\s+-\w+)*\s+[\w.-]+)\s+"
+)
+# what separates the commands of one command line, outside quotes
+_COMPOUND = re.compile(
+    r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|(?P<sep>;|&&|\|\|)|(?P<comment>(?<=\s)#.*$)"""
+    r"""|[^'"\\;&|#]+|.)"""
+)
+COMPOUND_LOOKAHEAD = 64  # output lines tried as where the next command's output starts
+MAX_COMPOUND_PARTS = 8
+
+
+def command_parts(command: str) -> list[str]:
+    """The commands of one command line: ``a; b``, ``a && b``, ``a || b``
+    (separators inside quotes do not count), without a trailing ``# comment``.
+    A pipeline stays one command: its output is the first command's, filtered.
+
+    >>> command_parts("tc qdisc show dev lo; ping -c 3 -q 127.0.0.1 | tail -1     # netem on")
+    ['tc qdisc show dev lo', 'ping -c 3 -q 127.0.0.1 | tail -1']
+    >>> command_parts("mysql -e 'show variables; show status'")
+    ["mysql -e 'show variables; show status'"]
+    """
+    if len(command) > 4096 or not any(c in command for c in ";&|#"):
+        return [command.strip()] if command.strip() else []
+    parts: list[str] = []
+    start = 0
+    for m in _COMPOUND.finditer(command):
+        if m.group("comment") is not None:
+            parts.append(command[start : m.start()])
+            start = len(command)
+            break
+        if m.group("sep") is not None:
+            parts.append(command[start : m.start()])
+            start = m.end()
+    parts.append(command[start:])
+    out = [p.strip() for p in parts if p.strip()]
+    return out[:MAX_COMPOUND_PARTS]
 
 
 def kind_for_command(command: str) -> str | None:
@@ -350,6 +401,7 @@ COMMON_COMMANDS = frozenset(
 )
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_CJK_CHARS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
 _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
@@ -437,6 +489,18 @@ def _command_words(cmd: str) -> str:
 
 COMMENT_LOOKAHEAD = 12  # lines looked at past a comment for the data it introduces
 _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep", "zcat", "zgrep"])
+
+
+BARE_COMMAND_MAX_LINES = 3
+
+
+def _bare_command(line: str) -> bool:
+    """A command line quoted without a prompt (``lscpu -e``, ``echo 10 > /sys/...``):
+    a command Casebook knows by name, then its arguments."""
+    s = line.strip()
+    if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
+        return False
+    return _command_words(s) in COMMON_COMMANDS or kind_for_command(s) is not None
 
 
 def _shows_a_file(command: str) -> bool:
@@ -533,6 +597,77 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     return None
 
 
+# Markdown inside a sentence: inline code, a link or image (its text kept), bold
+_MD_INLINE = re.compile(r"`[^`\n]{0,300}`|!?\[([^\]\n]{0,200})\]\([^)\s]{0,2000}\)|\*\*|__")
+# what starts a heading, a quote, a list item or a numbered step: "## ", "> ", "- ",
+# "1. ", "2、", "(3) ", "一、"
+_LINE_MARK = re.compile(
+    r"^(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,3}[.、)）][ \t]*|[（(]\d{1,3}[)）][ \t]*"
+    r"|[一二三四五六七八九十]{1,3}[、.．][ \t]*)"
+)
+_GAP = re.compile(r"\S {3,}\S|\t")
+_CJK_SENTENCE_END = ("。", "！", "？", "；", "…", "：", ":")
+CJK_PROSE_MIN = 4  # CJK characters of a sentence (2 with a link or a sentence mark)
+
+
+def _inline_text(m: re.Match[str]) -> str:
+    """What a Markdown inline construct reads as in a sentence: a word for inline
+    code, a link's text, nothing for bold markers."""
+    if m.group(0).startswith("`"):
+        return "code"
+    return m.group(1) or ""
+
+
+def _cjk_prose(s: str) -> bool:
+    """Whether a stripped line holding CJK text is a sentence, a heading or a
+    list item of a post (Markdown links, inline code and step numbers allowed)
+    rather than an output in a CJK locale (``型号名称：   Intel(R) ...``, whose
+    columns are aligned with gaps, or ``key：value`` with a short value).
+
+    >>> _cjk_prose("1. 执行 `numactl -H` 查看节点，详见[官方文档](https://example.com/numa)。")
+    True
+    >>> _cjk_prose("型号名称：                       Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz")
+    False
+    >>> _cjk_prose("虚拟化类型：完全")
+    False
+    """
+    links = "](" in s
+    text = _MD_INLINE.sub(_inline_text, s)
+    text = _LINE_MARK.sub("", text.strip()).strip()
+    if not text or _GAP.search(text):
+        return False
+    cjk = len(_CJK_CHARS.findall(text))
+    marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
+    if cjk < (2 if marked else CJK_PROSE_MIN):
+        return False
+    kv = _KEY_VALUE_CJK.match(text)
+    if kv and not text.endswith(_CJK_SENTENCE_END):
+        value = re.split(r"[:：]", text, maxsplit=1)[1]
+        if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
+            return False  # "虚拟化类型：完全", "型号名称：Intel(R) ..."
+    return True
+
+
+# a link on a line of its own, a Markdown bold heading ("**Test:**"), a list item or
+# numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
+_URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
+_BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+_LIST_STARTS = frozenset("-*•+0123456789")
+_LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
+_WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
+
+
+def _list_item_prose(s: str) -> bool:
+    """A list item or numbered step whose text is words, not an output row."""
+    m = _LIST_ITEM.match(s)
+    if m is None:
+        return False
+    words = s[m.end() :].split()
+    if len(words) < 2 or len(words) > 80:
+        return False
+    return sum(1 for w in words if _WORD.fullmatch(w)) / len(words) >= 0.6
+
+
 def line_class(line: str) -> str:
     """``"blank"``, ``"prose"`` or ``"data"`` (command output, logs, tables).
 
@@ -547,6 +682,15 @@ def line_class(line: str) -> str:
     if len(s) > LONG_LINE:
         return "data"
     if _MD_LINK_LINE.fullmatch(s):
+        return "prose"
+    if _CJK.search(s) and _cjk_prose(s):
+        return "prose"
+    head = s[0]
+    if (
+        (head in "h<f" and _URL_LINE.fullmatch(s))
+        or (head in "*_" and _BOLD_LINE.fullmatch(s))
+        or (head in _LIST_STARTS and _list_item_prose(s))
+    ):
         return "prose"
     if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
@@ -608,6 +752,7 @@ class _Splitter:
         self.detect_lines = detect_lines
         self.detect_budget = detect_budget
         self.blocks: list[Block] = []
+        self.unused: list[tuple[int, int, str]] = []  # 0-based [a, b) and what
         # line_class and _form of each distinct line (outputs repeat lines)
         self._classes: dict[str, str] = {}
         self._forms: dict[str, str] = {}
@@ -873,8 +1018,24 @@ class _Splitter:
     ) -> None:
         output = self.text(out_start, out_end)
         kind = kind_for_command(command)
+        parts = command_parts(command) if prompt == "shell" else []
+        if len(parts) > 1 or (parts and parts[0] != command.strip()):
+            known = [(part, k) for part in parts if (k := kind_for_command(part)) is not None]
+            kinds = {k for _part, k in known}
+            if len(kinds) > 1 and self.compound(out_start, out_end, known, host, fenced):
+                return
+            if len(kinds) > 1:
+                detected = self.detect(self.head(out_start, out_end))
+                kind = detected if detected in kinds else known[-1][1]
+            elif known:
+                kind = known[-1][1]  # "cd /x && numactl -H": the command that prints
         if kind is None and output.strip():
             kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
+        if kind is None and output.strip() and command_failure(output) is None:
+            what = unused_command(command) or unused_output(self.head(out_start, out_end))
+            if what is not None:
+                self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
+                return
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None and out_end - out_start > 2:
             # the output may run straight into another pasted artifact
@@ -884,6 +1045,14 @@ class _Splitter:
                 out_end = cut
                 while out_end > out_start and self.blank(out_end - 1):
                     out_end -= 1
+                output = self.text(out_start, out_end)
+        if prompt == "shell" and kind is not None and self.other_form_at_end(out_start, out_end):
+            # a table reader stops at the first line that is not a row: what it
+            # passed over at the end ("text after the table not read") is handed back
+            end = self.unread_tail(kind, out_start, out_end)
+            if end < out_end:
+                rest = (end, rest[1] if rest is not None else out_end)
+                out_end = end
                 output = self.text(out_start, out_end)
         self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
         if prompt == "sql":
@@ -895,6 +1064,136 @@ class _Splitter:
         self.append_prompted(start, out_end, text, command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def compound(self, a: int, b: int, known: list[tuple[str, str]], host: str | None, fenced: bool) -> bool:
+        """The output of ``a; b`` (lines ``a..b``) shared between the commands of
+        the line that a parser reads (``known``: command, kind), in order: each
+        next output starts at the first line from which it parses (or is
+        detected) while the output before it parses as its own command's. False
+        when no such split is found."""
+        pieces: list[tuple[int, int, str, str]] = []
+        p = a
+        for (cmd, kind), (_next_cmd, next_kind) in itertools.pairwise(known):
+            cut = None
+            for i in range(p + 1, min(b, p + COMPOUND_LOOKAHEAD)):
+                if self.detect_budget <= 0:
+                    return False
+                if self.blank(i):
+                    continue
+                self.detect_budget -= 1
+                starts = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)) == next_kind
+                if (starts or self.parses(next_kind, i, b)) and self.parses(kind, p, i):
+                    cut = i
+                    break
+            if cut is None:
+                return False
+            pieces.append((p, cut, cmd, kind))
+            p = cut
+        pieces.append((p, b, known[-1][0], known[-1][1]))
+        for start, end, cmd, kind in pieces:
+            while end > start and self.blank(end - 1):
+                end -= 1
+            self.mark(start, end, READ)
+            self.append_prompted(start, end, self.text(start, end), cmd, kind, "shell", host, fenced)
+        return True
+
+    def unused_block(
+        self,
+        first: int,
+        out_start: int,
+        out_end: int,
+        command: str,
+        what: str,
+        prompt: str,
+        host: str | None,
+        fenced: bool,
+    ) -> None:
+        """The output of a command Casebook does not read: accounted as such, up
+        to where another pasted artifact starts (that one is read)."""
+        cut = self.artifact_after(out_start, out_end) if out_end - out_start > 2 else None
+        end = out_end if cut is None else cut
+        while end > out_start and self.blank(end - 1):
+            end -= 1
+        self.mark(out_start, end, UNUSED)
+        if end > out_start:
+            self.unused.append((out_start, end, what))
+        start = first if prompt == "sql" else out_start
+        block = Block(
+            command=command,
+            text=self.text(start, end),
+            start_line=start + 1,
+            end_line=max(end, start + 1),
+            label=command[:200],
+            prompt=prompt,
+            host=host,
+            fenced=fenced,
+            unused=what,
+        )
+        self.blocks.append(block)
+        if cut is not None:
+            self.data_run(cut, out_end, fenced=fenced, host=host)
+
+    def artifact_after(self, a: int, b: int) -> int | None:
+        """First line of ``a+1..b`` where an artifact that parses starts, or None."""
+        for i in self.form_changes(a, b, min(MAX_TRAILING_DETECT, self.detect_budget)):
+            self.detect_budget -= 1
+            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
+            if other is not None and self.parses(other, i, b):
+                return i
+        return None
+
+    def unread_tail(self, kind: str, a: int, b: int) -> int:
+        """Where the output of ``kind`` on lines ``a..b`` ends when its last
+        lines are ones its parser reports it did not read (an error with the
+        line's number saying "not read": the prompt of another tool, a
+        variable, a sentence); ``b`` when there are none. Lines the parser
+        reports as cut by the paste stay with it."""
+        if not self.parses(kind, a, b):
+            return b
+        result = self._results.get((kind, a, b))
+        results = result if isinstance(result, list) else [result]
+        unread = {
+            e.line
+            for r in results
+            for e in getattr(r, "errors", ())
+            if e.line and "not read" in e.message and "cut" not in e.message
+        }
+        if not unread:
+            return b
+        end, passed = b, 0
+        while end > a and (self.blank(end - 1) or (end - a) in unread):
+            passed += not self.blank(end - 1)
+            end -= 1
+        last = b
+        while last > a and self.blank(last - 1):
+            last -= 1
+        if passed == 1 and self.last_line(last - 1):
+            return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
+        while end < b and self.blank(end - 1):  # never cut before a blank line
+            end -= 1
+        if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
+            return b
+        return end if self.parses(kind, a, end) else b
+
+    def other_form_at_end(self, a: int, b: int) -> bool:
+        """Whether the last line of ``a..b`` starts like none of the output's
+        first lines (only then is the output parsed here, to find where it ends:
+        a paste of thousands of prompted outputs must not hold every parse)."""
+        last = b
+        while last > a + 1 and self.blank(last - 1):
+            last -= 1
+        if last - a < 2:
+            return False
+        forms = {self.form(line) for line in self.lines[a : min(a + 8, last - 1)] if line.strip()}
+        return self.form(self.lines[last - 1]) not in forms
+
+    def last_line(self, i: int) -> bool:
+        """Whether line ``i`` is the last non-blank line of the text (or of its fence)."""
+        for j in range(i + 1, min(len(self.lines), i + 50)):
+            line = self.lines[j]
+            if line.strip():
+                return _FENCE.match(line) is not None
+        return i + 50 >= len(self.lines)
 
     def trailing_artifact(self, a: int, b: int, kind: str) -> int | None:
         """First line after which the output of a ``kind`` command is another
@@ -1125,25 +1424,42 @@ class _Splitter:
             if whole is not None and whole != kind and self.parses(whole, a, b):
                 kind = whole
         if kind is None:
+            what = unused_output(self.head(a, b))
+            if what is not None:
+                self.mark(a, b, UNUSED)
+                self.unused.append((a, b, what))
+                return
+            if b - a <= BARE_COMMAND_MAX_LINES and all(
+                self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
+            ):
+                self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
+                return
             self.mark(a, b, UNRECOGNISED)
             if not fenced and b - a <= MENTION_MAX_LINES:
                 self.mentions(a, b, host=host)
             return
-        self.mark(a, b, READ)
+        end = self.unread_tail(kind, a, b) if b - a > 1 else b
+        self.mark(a, end, READ)
         self.add_block(
             Block(
                 command=None,
-                text=self.text(a, b),
+                text=self.text(a, end),
                 start_line=a + 1,
-                end_line=b,
+                end_line=end,
                 label=kind,
                 kind=kind,
                 host=host,
                 fenced=fenced,
             ),
             a,
-            b,
+            end,
         )
+        if end < b:
+            # handed back as what nothing read (not detected again: a paste that
+            # repeats a line a parser passes over would be split once per line)
+            while end < b and self.blank(end):
+                end += 1
+            self.emit_unprompted(end, b, None, fenced, host)
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -1216,6 +1532,31 @@ def _mention_candidates(line: str) -> list[list[str]]:
         words = segment.split()
         out.append([" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))])
     return out
+
+
+def _recognise(lines: list[str]) -> str | None:
+    """The kind of artifact ``lines`` start, or ``"prompt"`` when they hold a
+    prompt (what :func:`collectors.normalise.strip_log_prefixes` asks)."""
+    if any(match_prompt(line) for line in lines):
+        return "prompt"
+    return detect_kind("\n".join(line[:DETECT_HEAD_CHARS] for line in lines)[:8192])
+
+
+def _parses_as(kind: str, lines: list[str]) -> bool:
+    """Whether ``lines`` parse as ``kind`` (a prompt is never a parse)."""
+    spec = parsers.REGISTRY.get(kind)
+    if spec is None:
+        return False
+    try:
+        with parse_time_budget(parse_budget()[0]):
+            spec.func("\n".join(lines))
+    except ParseTimeout:
+        return False
+    except Exception as exc:  # ParseError, or a parser bug: not a parse either way
+        if type(exc).__name__ == "SoftTimeLimitExceeded":
+            raise
+        return False
+    return True
 
 
 def _remap(block: Block, norm: Normalised) -> None:
@@ -1298,6 +1639,10 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     """
     ensure_parsers()
     norm = normalise(text)
+    unprefixed = strip_log_prefixes(norm.lines, norm.joined, _recognise, _parses_as) if norm.lines else 0
+    if unprefixed:
+        norm.joined = None
+        norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
     splitter = _Splitter(norm.lines, detect_lines, detect_budget, norm.joined)
     blocks = splitter.run()
     for block in blocks:
@@ -1317,6 +1662,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
         line = norm.lines[k] if k < len(norm.lines) else ""
         unrecognised.append((i + 1, j, line.strip()[:200]))
         i = j
+    unused = [(first[a] + 1, last[b - 1] + 1, what) for a, b, what in splitter.unused if b > a]
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
     notes = list(norm.notes)
     if splitter.truncated:
@@ -1327,6 +1673,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
         unrecognised=unrecognised,
         segments=segments,
         notes=notes,
+        unused=unused,
         parsed=splitter.parsed,
     )
 
@@ -1351,6 +1698,7 @@ __all__ = [
     "PROSE",
     "READ",
     "UNRECOGNISED",
+    "UNUSED",
     "Block",
     "Split",
     "detect_kind",

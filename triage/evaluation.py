@@ -20,8 +20,10 @@ Measures (``evaluate_set``):
   snapshot (a healthy host has no problem to match, issue 17);
 * top-1 case: over the snapshots with a ``top_case``, the share whose best
   similar case is that case;
-* lines read: ``read_lines + prompt_lines + prose_lines`` over ``lines`` of the
-  hosts' ``reading`` (``None`` when no host reports any line).
+* lines read: ``read_lines + prompt_lines + prose_lines + unused_lines`` over
+  ``lines`` of the hosts' ``reading`` (``None`` when no host reports any line):
+  the output of a command Casebook recognises but does not use is accounted
+  for; ``unused_lines`` is also reported on its own.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class SnapshotOutcome:
     lines_read: int
     hosts: int
     errors: list[str] = field(default_factory=list)
+    lines_unused: int = 0  # of lines_read: outputs recognised but not used
 
 
 def load_expectation(path: Path) -> Expectation:
@@ -140,11 +143,12 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
     false_alarms = [f"{r} ({fired[r]})" for r in forbidden if fired.get(r) in QUALIFYING_SEVERITIES]
     if expected.healthy:
         false_alarms += [f"similar case {s} on a healthy snapshot" for s in slugs]
-    lines = read = 0
+    lines = read = unused = 0
     for host in snapshot.hosts:
         reading = host.reading
         lines += reading.lines
-        read += reading.read_lines + reading.prompt_lines + reading.prose_lines
+        read += reading.read_lines + reading.prompt_lines + reading.prose_lines + reading.unused_lines
+        unused += reading.unused_lines
     errors = [f"{e.artifact}: {e.message}" for h in snapshot.hosts for e in h.errors]
     return SnapshotOutcome(
         name=directory.name,
@@ -156,6 +160,7 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
         top_case_ok=(bool(slugs) and slugs[0] == expected.top_case) if expected.top_case else None,
         lines=lines,
         lines_read=read,
+        lines_unused=unused,
         hosts=len(snapshot.hosts),
         errors=errors,
     )
@@ -187,6 +192,7 @@ def evaluate_set(root: Path, similar: SimilarFn | None = None) -> dict[str, Any]
         "lines": lines,
         "lines_read": sum(o.lines_read for o in outcomes),
         "read_share": _ratio(sum(o.lines_read for o in outcomes), lines),
+        "lines_unused": sum(o.lines_unused for o in outcomes),
     }
     return {"totals": totals, "snapshots": [_outcome_dict(o) for o in outcomes]}
 
@@ -235,6 +241,8 @@ def render_text(report: dict[str, Any]) -> str:
         status = "ok" if not marks else "; ".join(marks)
         kind = "healthy" if exp["healthy"] else "problem"
         read = f"{s['lines_read']}/{s['lines']} lines read" if s["lines"] else "reading n/a"
+        if s.get("lines_unused"):
+            read += f" ({s['lines_unused']} unused)"
         out.append(f"{s['name']} [{kind}, {s['hosts']} host(s), {read}]: {status}")
     t = report["totals"]
     out.append("")
@@ -247,6 +255,7 @@ def render_text(report: dict[str, Any]) -> str:
     out.append(f"Top-1 case: {_pct(t['top1'])} ({t['top_case_hit']}/{t['top_case_snapshots']})")
     if t["lines"]:
         out.append(f"Lines read: {_pct(t['read_share'])} ({t['lines_read']}/{t['lines']})")
+        out.append(f"  of which output recognised but not used: {t.get('lines_unused', 0)}")
     else:
         out.append("Lines read: n/a (no host reports its reading)")
     return "\n".join(out) + "\n"

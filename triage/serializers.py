@@ -8,13 +8,14 @@ keys ``manage.py analyze --json`` prints): ``{"rule", "severity", "title",
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from collectors.facts import to_dict
+from collectors.facts import Reading, to_dict
 from triage import fleetview
 from triage.fleetview import acknowledgements_for
 from triage.models import Acknowledgement, Finding, Snapshot, SnapshotArtifact, TicketRef
@@ -157,14 +158,42 @@ class UnrecognisedBlockSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True)
 
 
+class UnusedBlockSerializer(serializers.Serializer):
+    start_line = serializers.IntegerField()
+    end_line = serializers.IntegerField()
+    what = serializers.CharField()
+    name = serializers.CharField(required=False, allow_blank=True)
+
+
 class ReadingSerializer(serializers.Serializer):
     lines = serializers.IntegerField()
     read_lines = serializers.IntegerField()
     prompt_lines = serializers.IntegerField(required=False)
     prose_lines = serializers.IntegerField(required=False)
     unrecognised_lines = serializers.IntegerField(required=False)
+    unused_lines = serializers.IntegerField(required=False)
     artifacts = ReadArtifactSerializer(many=True)
     unrecognised = UnrecognisedBlockSerializer(many=True)
+    unused = UnusedBlockSerializer(many=True, required=False)
+
+
+def _reading_dict(reading: Reading) -> dict[str, Any]:
+    """A host's reading as the API shows it; ``unused_lines`` and ``unused``
+    (outputs recognised but not used, since issue 26) only when there are any,
+    so a reading stored before them reads back as stored."""
+    out: dict[str, Any] = {
+        "lines": reading.lines,
+        "read_lines": reading.read_lines,
+        "prompt_lines": reading.prompt_lines,
+        "prose_lines": reading.prose_lines,
+        "unrecognised_lines": reading.unrecognised_lines,
+        "artifacts": [to_dict(a) for a in reading.artifacts],
+        "unrecognised": [to_dict(u) for u in reading.unrecognised],
+    }
+    if reading.unused_lines or reading.unused:
+        out["unused_lines"] = reading.unused_lines
+        out["unused"] = [to_dict(u) for u in reading.unused]
+    return out
 
 
 class FactConflictSerializer(serializers.Serializer):
@@ -373,15 +402,7 @@ class SnapshotDetailSerializer(SnapshotListSerializer):
         return [
             {
                 "hostname": r.hostname,
-                "reading": {
-                    "lines": r.reading.lines,
-                    "read_lines": r.reading.read_lines,
-                    "prompt_lines": r.reading.prompt_lines,
-                    "prose_lines": r.reading.prose_lines,
-                    "unrecognised_lines": r.reading.unrecognised_lines,
-                    "artifacts": [to_dict(a) for a in r.reading.artifacts],
-                    "unrecognised": [to_dict(u) for u in r.reading.unrecognised],
-                },
+                "reading": _reading_dict(r.reading),
                 "conflicts": r.conflicts,
                 "split_reason": r.split_reason,
                 "cut_domains": r.cut_domains,

@@ -644,7 +644,19 @@ def _detect(head: str) -> bool:
         )
         is not None
     )
-    return has_cpus and has_topo
+    if has_cpus and has_topo:
+        return True
+    # the topology lines alone ("lscpu | grep -E 'Thread|Core|Socket|NUMA'", or a log
+    # that quoted them): three of them, each at most once
+    keys = _TOPOLOGY_KEY.findall(head)
+    return len(set(keys)) >= 3 and len(keys) == len(set(keys))
+
+
+_TOPOLOGY_KEY = re.compile(
+    r"^[ \t]*(Thread\(s\) per core|Core\(s\) per (?:socket|cluster)|Socket\(s\)|NUMA node\(s\)"
+    r"|NUMA node0 CPU\(s\))[ \t]*:",
+    re.M,
+)
 
 
 @register(
@@ -653,8 +665,10 @@ def _detect(head: str) -> bool:
     paths=(r"sos_commands/processor/lscpu$", r"lscpu(\.txt)?$", r"lscpu\.json$"),
     detect=_detect,
     priority=10,
-    # lscpu -p's comment block
+    # lscpu -p's comment block; util-linux 2.35+'s "Vulnerability Mds:   Mitigation; Clear
+    # CPU buffers; SMT Host state unknown" lines read like sentences
     prose_lines=(
+        r"Vulnerability [\w ]{1,40}:[ \t]+\S.{0,300}",
         r"# The following is the parsable format, which can be fed to other",
         r"# programs\. Each different item in every column has an unique ID",
         r"# starting usually from zero\.",

@@ -17,6 +17,13 @@ Sample input::
     policy: default
     preferred node: current
 
+The distance table is also read when it is pasted alone, with or without its
+``node distances:`` line (the question is often only about distances)::
+
+    node   0   1   2   3
+      0:  10  40  40  40
+      1:  40  10  40  40
+
 Lines that are none of these (a shell prompt, prose around a pasted block) are
 ignored. ``lines`` keys: ``available``, ``node.N.cpus``, ``node.N.size``,
 ``node.N.free``, ``distances``, ``policy``.
@@ -49,6 +56,24 @@ def _mb(value: str) -> int | None:
 _NODE_LINES = re.compile(r"^\s*node\s+\d{1,6}\s+(?:cpus|size|free):", re.M)
 
 
+def _distance_table_alone(head: str) -> bool:
+    """A ``node 0 1 ...`` header followed by at least two ``N: d d ...`` rows as
+    wide as the header: numactl's distance matrix without the lines above it."""
+    lines = head.splitlines()
+    for i, line in enumerate(lines[:8]):
+        if not _DIST_HEADER.match(line):
+            continue
+        width = len(line.split()) - 1
+        rows = 0
+        for row in lines[i + 1 : i + 4]:
+            m = _DIST_ROW.match(row)
+            if not m or len(m.group(2).split()) != width:
+                break
+            rows += 1
+        return width >= 2 and rows >= 2
+    return False
+
+
 def _detect(head: str) -> bool:
     if "available:" in head and re.search(r"^available:\s*\d+\s+nodes?\b", head, re.M) is not None:
         return True
@@ -56,6 +81,8 @@ def _detect(head: str) -> bool:
     # of at least two nodes, or of one node with its distance table
     if "node " not in head:
         return False
+    if _distance_table_alone(head):
+        return True
     nodes = {line.split()[1] for line in (m.group(0) for m in _NODE_LINES.finditer(head))}
     return len(nodes) >= 2 or (len(nodes) == 1 and "node distances:" in head)
 
@@ -63,6 +90,7 @@ def _detect(head: str) -> bool:
 def _incomplete(out: NumactlHardware) -> list[str]:
     """What a torn paste lost; a distance table that cannot be kept square is dropped."""
     missing: list[str] = []
+    alone = out.available is None and not out.nodes and bool(out.distances)
     if out.distances and len(out.distance_nodes) != len(out.distances):
         # keep the matrix square and labelled; a torn paste is better dropped than misread
         if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
@@ -77,6 +105,8 @@ def _incomplete(out: NumactlHardware) -> list[str]:
             out.distance_nodes, out.distances = [], []
     elif "distances" in out.lines and not out.distances:
         missing.append("distance table incomplete: 0 rows")
+    if alone:
+        return missing  # the distance table pasted alone: nothing above it was meant
     if out.available is None:
         # the paste starts below "available:": the first node may have lost its CPU line
         missing.append("cut at the start: no 'available:' line")
@@ -138,6 +168,9 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
             in_distances = True
             out.lines["distances"] = idx
             continue
+        if not in_distances and not out.distances and _DIST_HEADER.match(line):
+            in_distances = True  # the table pasted without its "node distances:" line
+            out.lines.setdefault("distances", idx)
         if in_distances:
             if _DIST_HEADER.match(line):
                 out.distance_nodes = [int(tok) for tok in line.split()[1:]]
@@ -151,7 +184,7 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
         if m:
             out.policy = m.group(1)
             out.lines["policy"] = idx
-    if out.available is None and not out.nodes:
+    if out.available is None and not out.nodes and not out.distances:
         if "No NUMA available" in text:
             raise ParseError("numactl reports no NUMA support on this system")
         raise ParseError("not numactl --hardware output (no 'available:' line and no nodes)")

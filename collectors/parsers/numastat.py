@@ -126,6 +126,8 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
         if parsed_header is not None:
             header, pid_table = parsed_header
             if mode == "counters":
+                if stripped.endswith("Total"):
+                    out.unit = "MB"  # -m / -n: only the MB forms print a Total column
                 out.lines.setdefault("header", idx)
                 for n in header:
                     out.nodes.setdefault(n, {})
@@ -133,6 +135,8 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
         if mode == "process":
             _process_row(stripped, header, pid_table, current, procs, idx)
             continue
+        if header is None and mode == "counters" and not kv_seen:
+            header = _implied_header(stripped, out)
         if header is not None and _counter_row(out, stripped.split(), header, idx, last=idx == last):
             continue
         m = _KV.match(line)
@@ -152,6 +156,31 @@ def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     if not results:
         raise ParseError("no numastat counters or per-process rows found")
     return results
+
+
+def _implied_header(row: str, out: Numastat) -> list[int] | None:
+    """Node ids for a table pasted without its header, from its first row: the
+    default form's lower-case counters have one value per node; ``-n``'s and
+    ``-m``'s capitalised rows end with a Total column (in MB). The ids are then
+    assumed to be 0..N-1, and an error says so."""
+    m = _BODY_ROW.match(row)
+    if not m:
+        return None
+    name, values = m.group(1), m.group(2).split()
+    if name in NUMASTAT_COUNTERS:
+        count = len(values)
+    elif name.lower() in NUMASTAT_COUNTERS or name in _MEMINFO_ROWS:
+        count = len(values) - 1
+        out.unit = "MB"
+    else:
+        return None
+    if count < 1 or (name in NUMASTAT_COUNTERS and count < 2):
+        return None  # "numa_hit 193460335812" is the sysfs file of one node
+    out.errors.append(ArtifactError("", f"no node header: nodes assumed to be 0-{count - 1}", None))
+    out.lines.setdefault("header", 0)
+    for n in range(count):
+        out.nodes.setdefault(n, {})
+    return list(range(count))
 
 
 def _counter_row(
@@ -229,7 +258,39 @@ def _process_row(
         current.categories[tokens[0]] = got[0]
 
 
+# numastat's tables without the lines above them: the "Node 0 Node 1 Total" header
+# of -m/-n, or the body alone (-n's "Numa_Hit 85806.66 637699.93 723506.59", -m's
+# "MemTotal 490303 97280 587583", the default's "numa_hit 1386436009 1158049958")
+_NODE_HEADER = re.compile(r"^[ \t]*(?:PID[ \t]+)?(?:Node[ \t]+\d{1,6}[ \t]+){1,256}Total[ \t]*$", re.M)
+_BODY_ROW = re.compile(r"^[ \t]*([A-Za-z][\w()]{1,40})((?:[ \t]+-?\d{1,20}(?:\.\d{1,6})?){1,257})[ \t]*$")
+_BODY_ROWS = re.compile(_BODY_ROW.pattern, re.M)
+_MEMINFO_ROWS = frozenset({"MemTotal", "MemFree", "MemUsed", "FilePages", "AnonPages", "HugePages_Total"})
+
+
+def _body_rows(head: str) -> int:
+    """How many of the first rows of ``head`` are numastat counter or meminfo
+    rows of one width (0 when the first row is not one)."""
+    width, count = None, 0
+    for line in head.splitlines()[:12]:
+        if not line.strip() or set(line.strip()) <= set("- "):
+            continue
+        m = _BODY_ROW.match(line)
+        if not m:
+            break
+        name, values = m.group(1), m.group(2).split()
+        if count == 0 and name.lower() not in NUMASTAT_COUNTERS and name not in _MEMINFO_ROWS:
+            return 0
+        if width is not None and len(values) != width:
+            break
+        width, count = len(values), count + 1
+    return count
+
+
 def _detect(head: str) -> bool:
+    if _NODE_HEADER.search(head) and _BODY_ROWS.search(head.split("Total", 1)[-1]):
+        return True
+    if _body_rows(head) >= 3:
+        return True
     if "numa_hit" not in head and "Per-node" not in head:
         return False
     if re.search(r"^Node\s+\d+,\s*zone\s", head, re.M):

@@ -79,7 +79,8 @@ print(json.dumps({{
     "lines": sum(h.reading.lines for h in hosts),
     "newlines": data.count(b"\\n") + 1,
     "accounted": all(
-        h.reading.read_lines + h.reading.prompt_lines + h.reading.prose_lines + h.reading.unrecognised_lines
+        h.reading.read_lines + h.reading.prompt_lines + h.reading.prose_lines + h.reading.unused_lines
+        + h.reading.unrecognised_lines
         == h.reading.lines for h in hosts
     ),
     "errors": [e.message for h in hosts for e in h.errors][:5],

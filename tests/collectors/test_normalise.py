@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from collectors.archive import load
 from collectors.facts import to_dict
-from collectors.normalise import normalise
+from collectors.normalise import LOG_PREFIXES, normalise
+from collectors.transcript import read_transcript
 from tests.collectors import local_outputs as local
 from tests.collectors import mangling
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, FIXTURES
 
 CORPUS_OUTPUTS = [
     ("lscpu", "lscpu/util-linux_lscpu-x86_64-epyc_7451.txt"),
@@ -198,3 +199,48 @@ def test_bold_inside_a_fence_or_within_a_line_is_kept():
     assert normalise(fenced).lines == fenced.split("\n")
     prose = "**Note:** the pool is 8G\n*************************** 1. row ***************************\n"
     assert normalise(prose).lines == prose.split("\n")
+
+
+PUBLISHED = FIXTURES / "published"
+
+
+def test_a_ci_runners_timestamps_are_learnt_and_removed():
+    """A GitHub Actions log: every line behind ``2023-11-08T22:46:24.7198572Z``."""
+    path = PUBLISHED / "gha-runner-lscpu-free-log.txt"
+    host = load(path, split=False).host
+    assert host.cpu.cpus == 2 and host.cpu.sockets == 1 and host.cpu.numa_nodes == 1
+    assert host.meminfo.origin == "free"  # free -h, after lscpu's Vulnerability lines
+    kinds = {(a.kind, a.start_line) for a in host.reading.artifacts}
+    assert ("lscpu", 13) in kinds  # citations keep the original line numbers
+    assert host.reading.lines == len(path.read_text().split("\n"))
+
+
+def test_kernel_console_prefixes_are_learnt_and_removed():
+    """A kernel test robot console log: ``[   28.812567][  T127] `` before lscpu's lines."""
+    host = load(PUBLISHED / "lkp-console-cpu-topology.log", split=False).host
+    assert host.cpu.cpus == 2 and host.cpu.numa_nodes == 1
+    assert host.cpu.numa_node_cpus == {0: [0, 1]}
+
+
+def test_comment_marks_before_a_numastat_table_are_removed():
+    """``numastat -n`` quoted in a shell script's comments (``# Numa_Hit ...``)."""
+    host = load(PUBLISHED / "numastat-n-script-comment.txt", split=False).host
+    assert sorted(host.numa.nodes) == [0, 1]
+    assert host.numa.nodes[1].numastat["numa_hit"] == 637699
+    assert host.numa.nodes[0].numastat["other_node"] == 72651
+
+
+def test_a_log_whose_parser_reads_the_times_keeps_them():
+    log = (CORPUS / "mysql" / "insights-core_test_mariadb_log_MARIADB_LOG.txt").read_text()
+    split = read_transcript(log)
+    assert not [n for n in split.notes if n.endswith(LOG_PREFIXES)]
+
+
+def test_a_logged_line_that_starts_with_its_own_time_loses_only_the_loggers_prefix():
+    """Another kernel test robot console log: the run's ``[   50.31][  T420] `` is removed
+    from ``[   50.317507][  T420] 2026-05-30 10:54:26 cd /lkp/...`` too, not its own time,
+    and lscpu's topology lines alone (no ``CPU(s):``) are read as lscpu."""
+    host = load(PUBLISHED / "lkp-console-cpu-topology-2.log", split=False).host
+    assert (host.cpu.threads_per_core, host.cpu.cores_per_socket, host.cpu.sockets) == (2, 10, 1)
+    (block,) = host.reading.unrecognised
+    assert block.first_line == "2026-05-30 10:54:26 cd /lkp/benchmarks/blktests"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from collectors.archive import load
 from collectors.decoding import decode_bytes
 from collectors.parsers.mysql import parse_mysql_variables
-from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, read_transcript
+from collectors.transcript import PROMPT, PROSE, READ, UNRECOGNISED, UNUSED, read_transcript
 from tests.collectors import local_outputs as local
 from tests.conftest import CORPUS, FIXTURES, SEEDS
 
@@ -28,7 +28,12 @@ NUMACTL_4 = FIXTURES / "seeds" / "openstack-kvm-crm-cpu" / "before" / "cmp-node0
 def assert_accounted(reading, lines: int) -> None:
     assert reading.lines == lines
     assert (
-        reading.read_lines + reading.prompt_lines + reading.prose_lines + reading.unrecognised_lines == lines
+        reading.read_lines
+        + reading.prompt_lines
+        + reading.prose_lines
+        + reading.unused_lines
+        + reading.unrecognised_lines
+        == lines
     )
     spans = sorted(
         [(a.start_line, a.end_line) for a in reading.artifacts if a.start_line]
@@ -59,16 +64,31 @@ def test_single_files_are_read_whole(path):
 
 
 def test_an_unknown_commands_output_is_an_unrecognised_block(tmp_path):
+    listing = subprocess.run(["stat", "/"], capture_output=True, text=True, check=True).stdout
+    numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    path = tmp_path / "t.txt"
+    path.write_text(f"[root@h ~]# stat /\n{listing}[root@h ~]# numactl -H\n{numactl}")
+    reading = load(path, split=False).host.reading
+    assert_accounted(reading, line_count(path))
+    (block,) = reading.unrecognised
+    assert block.start_line == 2 and block.first_line == listing.split("\n")[0].strip()
+    assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
+    assert reading.prompt_lines == 2
+
+
+def test_a_known_commands_output_that_is_not_used_is_accounted_as_such(tmp_path):
+    """``ls -l /`` (this machine's) is in collectors.unused's catalogue: not used, not unrecognised."""
     listing = subprocess.run(["ls", "-l", "/"], capture_output=True, text=True, check=True).stdout
     numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
     path = tmp_path / "t.txt"
     path.write_text(f"[root@h ~]# ls -l /\n{listing}[root@h ~]# numactl -H\n{numactl}")
     reading = load(path, split=False).host.reading
     assert_accounted(reading, line_count(path))
-    (block,) = reading.unrecognised
-    assert block.start_line == 2 and block.first_line == listing.split("\n")[0]
+    assert not reading.unrecognised
+    (block,) = reading.unused
+    assert (block.what, block.start_line) == ("ls", 2)
+    assert reading.unused_lines == len(listing.rstrip("\n").split("\n"))
     assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
-    assert reading.prompt_lines == 2
 
 
 def test_mariadb_variables_after_a_prompt_keep_every_variable(tmp_path):
@@ -188,7 +208,7 @@ def test_coverage_invariant_for_any_transcript(parts):
     split = read_transcript(text)
     lines = text.split("\n")
     assert len(split.roles) == len(lines)
-    assert set(split.roles) <= {PROSE, UNRECOGNISED, PROMPT, READ}
+    assert set(split.roles) <= {PROSE, UNRECOGNISED, UNUSED, PROMPT, READ}
     for start, end, _first in split.unrecognised:
         assert all(split.roles[i] == UNRECOGNISED for i in range(start - 1, end))
     # through the loader, hosts included: the hosts' lines add up to the input
@@ -330,3 +350,15 @@ def test_a_leading_rule_without_front_matter_is_not_prose():
     # "---" then command output: not YAML front matter
     text = "---\nnode 0 cpus: 0 1 2 3\nnode 0 size: 32722 MB\n---\n"
     assert read_transcript(text).roles[1] != PROSE
+
+
+def test_a_table_reader_hands_back_the_lines_it_did_not_read_at_its_end():
+    """lscpu's topology lines followed by two other lines of a kernel test robot log
+    (tests/fixtures/published/lkp-console-cpu-topology-2.log): lscpu reports them as not
+    read, so they are not counted as its output but as an unrecognised block."""
+    path = FIXTURES / "published" / "lkp-console-cpu-topology-2.log"
+    host = load(path, split=False).host
+    assert_accounted(host.reading, line_count(path))
+    assert [(a.kind, a.start_line, a.end_line) for a in host.reading.artifacts] == [("lscpu", 1, 11)]
+    assert [(u.start_line, u.end_line) for u in host.reading.unrecognised] == [(13, 15)]
+    assert not [e for e in host.errors if "not read" in e.message]

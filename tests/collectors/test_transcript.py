@@ -3,19 +3,26 @@ content detection without prompts, and prose that must not become a block."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from collectors.archive import load_snapshot
 from collectors.transcript import (
+    PROMPT,
+    PROSE,
     command_failure,
+    command_parts,
     kind_for_command,
     line_class,
     match_prompt,
+    read_transcript,
     split_transcript,
 )
-from tests.conftest import ROOT
+from engine.run import analyze
+from tests.conftest import ROOT, SEEDS
 
 NUMACTL = """available: 2 nodes (0-1)
 node 0 cpus: 0 2 4 6 8 10
@@ -366,3 +373,100 @@ def test_failed_commands_on_this_machine(script):
 
 def test_output_with_an_error_line_among_data_is_no_failure():
     assert command_failure("error: one node offline\nnode 0 cpus: 0 1\n") is None
+
+
+PUBLISHED = ROOT / "tests" / "fixtures" / "published"
+
+
+def test_a_compound_command_line_gives_each_command_its_output():
+    """``$ tc qdisc show dev lo; ping -c 3 -q 127.0.0.1 | tail -1  # comment`` in a
+    public lab log: the netem line is tc's, the rtt summary ping's (filtered by tail)."""
+    blocks = split_transcript((PUBLISHED / "h2lab-tc-ping-compound.txt").read_text())
+    got = [(b.kind, b.command, b.start_line, b.end_line) for b in blocks if b.kind]
+    assert got == [
+        ("tc_qdisc", "tc qdisc show dev lo", 6, 6),
+        ("ping", "ping -c 3 -q 127.0.0.1 | tail -1", 7, 7),
+    ]
+
+
+def test_the_compound_paste_fires_both_network_rules():
+    fired = {f.rule for f in analyze(load_snapshot([PUBLISHED / "h2lab-tc-ping-compound.txt"])).findings}
+    assert {"net.netem_delay", "net.lan_rtt_high"} <= fired
+
+
+def test_command_parts_of_real_command_lines():
+    """The compound prompts of the Ceph QE transcript (``a | grep x || b``) and of the lab log."""
+    ceph = (PUBLISHED / "cephci-netem-transcript.txt").read_text().splitlines()[1]
+    assert command_parts(match_prompt(ceph)[1]) == [
+        "sudo tc qdisc show dev enp5s0f0 | grep netem",
+        "sudo tc qdisc add dev enp5s0f0 root netem delay 20ms",
+    ]
+    lab = (PUBLISHED / "h2lab-tc-ping-compound.txt").read_text().splitlines()
+    assert command_parts(match_prompt(lab[0])[1]) == ["./bin/h2lab -mode flow -rounds 3"]  # "# RTT 0" dropped
+    assert [kind_for_command(p) for p in command_parts(match_prompt(lab[4])[1])] == ["tc_qdisc", "ping"]
+
+
+def _cjk_post_lines() -> list[str]:
+    """Lines of the real Chinese posts (the founding write-ups and evaluation 109)
+    outside code fences that hold CJK text and a Markdown link or inline code."""
+    paths = [*sorted(SEEDS.glob("*.txt")), ROOT / "tests/evaluation/109-plantegg-aarch64-numa-off-zh/post.md"]
+    out = []
+    for path in paths:
+        fenced = False
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            if not fenced and re.search(r"[\u4e00-\u9fff]", line) and ("](" in line or "`" in line):
+                out.append(line)
+    return out
+
+
+def test_chinese_sentences_with_links_and_inline_code_are_prose():
+    lines = _cjk_post_lines()
+    assert lines  # the posts do hold such sentences
+    assert [line for line in lines if line_class(line) != "prose"] == []
+
+
+def test_chinese_locale_outputs_stay_data():
+    """lscpu under a Chinese locale (evaluation 118, hierarchical, full-width colons)."""
+    text = (ROOT / "tests/evaluation/118-hexu-lscpu-zh-hierarchical/README-excerpt.md").read_text(
+        encoding="utf-8"
+    )
+    fenced, rows = False, []
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif fenced and "：" in line and line.strip() and not line.startswith("$"):
+            rows.append(line)
+    assert rows
+    assert [line for line in rows if line_class(line) == "prose"] == []
+
+
+EVALUATION = ROOT / "tests" / "evaluation"
+
+
+def _roles_of(path: Path, pick) -> set[int]:
+    """The roles of the lines of a real paste that ``pick`` selects."""
+    text = path.read_text(encoding="utf-8")
+    split = read_transcript(text)
+    return {split.roles[i] for i, line in enumerate(text.split("\n")) if pick(line)}
+
+
+def test_list_items_bold_headings_and_link_lines_of_real_posts_are_prose():
+    """PCP pull request 2527's bullet list, Percona PR 483's ``**Test:**``, the Red Hat links
+    under a recap (evaluation 94, 64, 100): prose, not unrecognised data."""
+    bullets = _roles_of(EVALUATION / "94-pcp-numastat-p-summary-cut/pr.txt", lambda s: s.startswith("  - "))
+    bold = _roles_of(EVALUATION / "64-percona-mycli-numa-variables/pr.txt", lambda s: s == "**Test:**")
+    links = _roles_of(
+        EVALUATION / "100-rhel-e7-4870-numactl-lscpu/recap.md", lambda s: s.startswith("https://")
+    )
+    assert bullets == bold == links == {PROSE}
+
+
+def test_command_lines_quoted_without_a_prompt_are_command_lines():
+    """numactl issue 115 (evaluation 114): two ``echo 10 > .../nr_hugepages`` lines in a fence."""
+    roles = _roles_of(
+        EVALUATION / "114-numactl-numastat-cm-token-noise/issue.txt", lambda s: s.startswith("echo 10 >")
+    )
+    assert roles == {PROMPT}

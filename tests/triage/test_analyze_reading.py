@@ -32,7 +32,8 @@ def test_json_has_the_reading_of_each_host_of_one_paste(tmp_path):
     assert sum(h["reading"]["lines"] for h in hosts) == len(path.read_text().split("\n"))
     for h in hosts:
         r = h["reading"]
-        assert r["read_lines"] + r["prompt_lines"] + r["prose_lines"] + r["unrecognised_lines"] == r["lines"]
+        parts = ("read_lines", "prompt_lines", "prose_lines", "unused_lines", "unrecognised_lines")
+        assert sum(r[part] for part in parts) == r["lines"]
         assert all({"kind", "start_line", "end_line", "parsed"} <= set(a) for a in r["artifacts"])
     pairs = {(f["rule"], f["host"]) for f in payload["findings"]}
     assert ("mysql.numa_interleave_unavailable", "infoplus-db") in pairs

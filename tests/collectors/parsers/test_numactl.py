@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,26 @@ def test_text_without_show_fields_is_not_numactl_show():
     )
     with pytest.raises(ParseError):
         parse_numactl_show("available: 2 nodes (0-1)\n")
+
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published"
+
+
+def test_the_distance_table_pasted_alone_is_read():
+    """level1techs/siomon pull request 74: ``numactl -H`` cut to its distance table."""
+    host = load(PUBLISHED / "siomon-numactl-distances-only.txt", split=False).host
+    assert host.numa.distance_nodes == [0, 1]
+    assert host.numa.distances == [[10, 20], [20, 10]]
+    assert not host.errors
+
+
+def test_a_distance_matrix_without_its_heading_is_recognised_and_its_cut_reported():
+    """numactl issue 224: a 36-node GH200 matrix pasted without ``node distances:``,
+    cut inside row 6."""
+    text = (PUBLISHED / "gh200-numactl-distances-cut.txt").read_text()
+    assert detect(text).kind == "numactl_hardware"
+    with pytest.raises(ParseError, match="distance table incomplete: 7 of 36 rows"):
+        parse_numactl_hardware(text)
+    first_rows = "\n".join(text.splitlines()[:3])  # the header and rows 0-1 of 36: still cut
+    with pytest.raises(ParseError, match="2 of 36 rows"):
+        parse_numactl_hardware(first_rows)

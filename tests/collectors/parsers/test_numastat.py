@@ -254,3 +254,32 @@ def test_a_row_cut_in_its_name_at_the_end_of_the_paste_is_reported():
     (error,) = stat.errors
     assert error.line == 12 and "Mapp cut: 0 of 2 nodes" in error.message
     assert "Mapp" not in stat.nodes[0]
+
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "fixtures" / "published"
+
+
+def _numastat_n_lines() -> list[str]:
+    """The ``numastat -n`` table of a public shell script, without its ``# `` marks."""
+    text = (PUBLISHED / "numastat-n-script-comment.txt").read_text()
+    return [line[2:] if line.startswith("# ") else line.lstrip("#") for line in text.splitlines()]
+
+
+def test_numastat_n_with_its_node_header_only():
+    """``Node 0 Node 1 Total`` and capitalised rows in MB, without the
+    ``Per-node numastat info`` title."""
+    text = "\n".join(_numastat_n_lines())
+    assert detect(text).kind == "numastat"
+    out = parse_numastat(text)
+    assert out.unit == "MB"
+    assert out.nodes[0]["numa_hit"] == 85806.66 and out.nodes[1]["other_node"] == 7135.91
+    assert not out.errors
+
+
+def test_numastat_n_body_alone_assumes_nodes_and_says_so():
+    body = "\n".join(_numastat_n_lines()[2:])  # from "Numa_Hit", header and rule cut off
+    assert detect(body).kind == "numastat"
+    out = parse_numastat(body)
+    assert sorted(out.nodes) == [0, 1] and out.unit == "MB"
+    assert out.nodes[1]["numa_miss"] == 7119.75  # the Total column is not a node
+    assert [e.message for e in out.errors] == ["no node header: nodes assumed to be 0-1"]

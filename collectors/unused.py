@@ -1,0 +1,145 @@
+"""Outputs Casebook recognises but does not read: one table, :data:`CATALOGUE`.
+
+A paste around a NUMA question often holds outputs no rule needs (``systemctl
+status``, ``ip addr``, ``uptime``, a sysbench or fio result, an SQL result grid of
+some other table). Left unrecognised they look like something the reader
+missed; recognised here they are accounted as "output of X, not used" in the
+host's ``reading`` (``unused_lines``, ``unused``), apart from what was read and
+from what nothing recognised.
+
+Each row names the output (``what``), the command lines that print it
+(``command``, matched with ``re.search`` on the command without ``sudo``) and,
+where the output has a shape of its own, a pattern that recognises it without a
+prompt (``content``, ``re.search`` with ``re.M`` on the output's first lines).
+A command or output that a parser reads is never looked up here: the catalogue
+only names what no parser took.
+
+>>> unused_command("systemctl status mariadb")
+'systemctl'
+>>> unused_output("  System load:  0.0               Processes:             132") is None
+True
+>>> unused_output("sysbench 1.0.20 (using bundled LuaJIT 2.1.0-beta2)")
+'sysbench'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+__all__ = ["CATALOGUE", "Unused", "unused_command", "unused_output"]
+
+
+@dataclass(frozen=True)
+class Unused:
+    what: str  # what the output is, as the reading names it
+    command: str  # regex on the command line
+    content: str | None = None  # regex (re.M) on the output's first lines
+
+
+# fmt: off
+CATALOGUE: tuple[Unused, ...] = (
+    # services, logs, the system
+    Unused("systemctl", r"^systemctl(\s|$)",
+           r"^\s*(?:●|\*|×|○)\s+[\w@.:-]+\.(?:service|socket|timer|mount|target|scope)\b.*\n\s+Loaded: "),
+    Unused("service", r"^service\s+\S+\s+status\b"),
+    Unused("journalctl", r"^journalctl(\s|$)", r"^-- (?:Logs begin at|Journal begins at|No entries) "),
+    Unused("ip", r"^ip(\s+-\S+)*\s+(?:a|ad|addr|address|l|link|r|ro|route|n|neigh|rule|-s)\b",
+           r"^\d+: [\w@.:-]+: <[A-Z_,-]*> mtu \d+"),
+    Unused("ifconfig", r"^ifconfig(\s|$)", r"^[\w.:-]+: flags=\d+<[A-Z_,-]*>\s+mtu \d+"),
+    Unused("uptime", r"^uptime(\s|$)", r"^\s*\d\d:\d\d:\d\d up .{0,60}load average: "),
+    Unused("w", r"^w(\s|$)"),
+    Unused("hostnamectl", r"^hostnamectl(\s|$)",
+           r"^\s+Static hostname: .*\n(?:.*\n){0,4}\s+(?:Icon name|Chassis|Machine ID): "),
+    Unused("os-release", r"^(?:cat|more|less)\s+/etc/(?:os-release|redhat-release|lsb-release|issue)\b",
+           r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
+    Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
+    Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
+    Unused("lspci", r"^lspci(\s|$)",
+           r"^[0-9a-f]{2,4}:[0-9a-f]{2}\.[0-7] [A-Z][\w /-]{2,60}: .+\n[0-9a-f]{2,4}:[0-9a-f]{2}\.[0-7] "),
+    Unused("lsmod", r"^lsmod(\s|$)", r"^Module\s+Size\s+Used by\s*$"),
+    Unused("mount", r"^mount(\s|$)"),
+    Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"),
+    Unused("env", r"^(?:env|printenv|set|export)(\s|$)"),
+    Unused("which", r"^(?:which|whereis|type|command -v)\s"),
+    Unused("echo", r"^echo(\s|$)"),
+    Unused("cd", r"^(?:cd|pwd|clear|history|exit|logout)(\s|$)"),
+    Unused("package manager", r"^(?:yum|dnf|apt|apt-get|rpm|dpkg|pip3?|zypper)\s"),
+    Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
+           r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"),
+    Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
+           r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b"),
+    Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),
+    Unused("perf", r"^perf\s"),
+    Unused("pidstat", r"^pidstat(\s|$)"),
+    Unused("git", r"^git\s"),
+    Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
+    # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)
+    Unused("sysbench", r"^sysbench(\s|$)",
+           r"^sysbench \d+\.\d+|^SQL statistics:\s*$|^\s+transactions:\s+\d+\s+\([\d.]+ per sec\.\)"
+           r"|^Number of threads: \d+\s*$"),
+    Unused("fio", r"^fio(\s|$)", r"^\S+: \(g=\d+\): rw=\w+|^\s*(?:READ|WRITE): bw=[\d.]+"),
+    Unused("pgbench", r"^pgbench(\s|$)",
+           r"^tps = [\d.]+ \((?:in|ex)cluding|^number of transactions actually processed: \d+"),
+    Unused("redis-benchmark", r"^redis-benchmark(\s|$)", r"^====== [A-Z ]{2,40} ======\s*$"),
+    Unused("iperf", r"^iperf3?(\s|$)", r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\d+\.\d+\s+sec\s+[\d.]+ [KMG]?Bytes"),
+    Unused("mlc", r"^(?:\./)?mlc(\s|$)", r"^Intel\(R\) Memory Latency Checker"),
+    Unused("stress-ng", r"^stress-ng(\s|$)", r"^stress-ng: info:\s+\[\d+\]"),
+    Unused("dd", r"^dd\s", r"^\d+ bytes .{0,40}copied, [\d.]+ s, [\d.]+ [kMG]?B/s$"),
+    Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
+    # database tools and result grids no parser reads
+    Unused("redis-cli", r"^redis-cli(\s|$)",
+           r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"),
+    Unused("mysqladmin", r"^mysqladmin(\s|$)", r"^Uptime: \d+\s+Threads: \d+\s+Questions: \d+"),
+    Unused("obd", r"^obd\s"),
+    Unused("ob_admin", r"^ob_admin(\s|$)"),
+    Unused("psql", r"^psql(\s|$)"),
+    Unused("SQL result", r"(?i)^(?:select|show|desc|describe|explain|use|set|call|with)\b",
+           r"^\d+ rows? in set \([\d.]+ sec\)|^Empty set \([\d.]+ sec\)"
+           r"|^Query OK, \d+ rows? affected|^Database changed$"),
+    Unused("cat", r"^(?:cat|more|less|head|tail|zcat)\s+\S"),
+)
+# fmt: on
+
+_SUDO = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?|env(?:\s+\w+=\S*)+)\s+")
+_CONTENT_MAX_CHARS = 2048
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ...]:
+    return tuple(
+        (row.what, re.compile(row.command), re.compile(row.content, re.M) if row.content else None)
+        for row in CATALOGUE
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _any_content() -> re.Pattern[str]:
+    joined = "|".join(f"(?:{row.content})" for row in CATALOGUE if row.content)
+    return re.compile(joined, re.M)
+
+
+def unused_command(command: str) -> str | None:
+    """What the catalogue calls the output of ``command``, or ``None``."""
+    command = command.strip()[:4096]
+    while True:
+        stripped = _SUDO.sub("", command, count=1)
+        if stripped == command:
+            break
+        command = stripped
+    for what, rx, _content in _compiled():
+        if rx.search(command):
+            return what
+    return None
+
+
+def unused_output(head: str) -> str | None:
+    """What the catalogue calls an output that starts with ``head``, or ``None``."""
+    head = head[:_CONTENT_MAX_CHARS]
+    if not _any_content().search(head):
+        return None
+    for what, _rx, content in _compiled():
+        if content is not None and content.search(head):
+            return what
+    return None
