@@ -203,8 +203,12 @@ def test_evidence_added_during_an_analysis_makes_it_run_again(user, enqueued, mo
 
     monkeypatch.setattr(engine_run, "analyze", analyze_and_paste)
     Snapshot.objects.filter(pk=snap.pk).update(status="queued")
+    first = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    # The paste queued the snapshot again, which took the lease from the run that
+    # was reading without it: that run stored nothing, and the queued one reads both.
+    assert first.status == "queued" and gap.rule not in rules_of(first)
     after = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
-    assert len(runs) == 2
+    assert len(runs) == 2, (after.status, after.last_error, after.attempts)
     assert gap.rule in rules_of(after)
 
 

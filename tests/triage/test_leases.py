@@ -22,7 +22,7 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from collectors.archive import LoadedUpload
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, Reading
 from engine import run as engine_run
 from tests.triage.test_analysis import RecordingEngine, upload
 from triage import analysis, leases, tasks, uploads
@@ -60,7 +60,10 @@ def fake_loader(monkeypatch):
     monkeypatch.setattr(
         analysis,
         "_read_upload",
-        lambda snapshot, label: LoadedUpload(hosts=[HostFacts(label=label, hostname=snapshot.label)]),
+        # one line read (a host nothing was read from fails, issue 25)
+        lambda snapshot, label: LoadedUpload(
+            hosts=[HostFacts(label=label, hostname=snapshot.label, reading=Reading(lines=1, prose_lines=1))]
+        ),
     )
 
 
