@@ -323,6 +323,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SnapshotStatusEnum": "triage.models.Snapshot.Status",
         "PlannedMeasureStatusEnum": "troubleshoot.models.PlannedMeasure.Status",
+        "CaseStepStatusEnum": "kb.models.CaseMeasure.Status",
     },
 }
 

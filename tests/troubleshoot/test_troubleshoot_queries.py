@@ -67,7 +67,7 @@ def test_the_findings_page_reads_every_similar_cases_steps_at_once(
     with django_assert_max_num_queries(queries):
         page = alice_client.get(step_url(zstack_session, "findings")).content.decode()
     founding = page[page.index('id="founding-measures"') :]
-    assert sum(f'<td class="mono">{slug}</td>' in founding for slug in added) >= 1
+    assert sum(f">{slug}</td>" in founding for slug in added) >= 1
     # what the page shows is what the services say, case by case
     rows = findings.founding_measures(zstack_session, more)
     assert [r["case"] for r in rows] == [r["case"] for r in findings.SessionFindings(zstack_session).founding]
