@@ -58,7 +58,8 @@ BASELINES: dict[str, int] = {
     "triage:snapshot_list": 9,
     "triage:snapshot_new": 3,
     "triage:snapshot_remedy": 6,
-    "troubleshoot:effectiveness": 12,  # "Rule cleared" counts real clears: the sessions' after-snapshots are read (issue 25)
+    # "Rule cleared" counts real clears: the sessions' after-snapshots are read (issue 25)
+    "troubleshoot:effectiveness": 12,
     "troubleshoot:session_detail": 4,
     "troubleshoot:session_list": 6,
     "troubleshoot:session_new": 3,
