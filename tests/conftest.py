@@ -175,3 +175,16 @@ def _fresh_rate_limits():
     if isinstance(cache, LocMemCache):  # never FLUSHDB a Redis shared with a broker
         cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Every test starts in the default language: a request of an earlier test
+    (a Chinese page, the language switch) leaves its language active in this
+    thread, and gettext in a later test would answer in Chinese."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()

@@ -50,7 +50,7 @@ def test_login_switch_to_chinese_and_logout(account, live_server, browser_page):
     page.wait_for_url(f"{live_server.url}/")
 
     nav = page.locator("nav.main-nav")
-    english = ["Dashboard", "Snapshots", "Cases", "Sessions", "Rules", "Integrations"]
+    english = ["Dashboard", "Snapshots", "Cases", "New", "case", "Sessions", "Rules", "Inbox", "Integrations"]
     assert nav.inner_text().split() == english
     assert page.locator("h1").inner_text() == "Dashboard"
     # The stylesheet is served and applied (the header is dark).
@@ -61,7 +61,16 @@ def test_login_switch_to_chinese_and_logout(account, live_server, browser_page):
 
     page.click("form.lang-switch button[value=zh-hans]")
     page.wait_for_selector("html[lang=zh-hans]")
-    assert nav.inner_text().split() == ["概览", "快照", "案例", "排障会话", "规则", "集成"]
+    assert nav.inner_text().split() == [
+        "概览",
+        "快照",
+        "案例",
+        "新建案例",
+        "排障会话",
+        "规则",
+        "收件箱",
+        "集成",
+    ]
     assert page.locator("h1").inner_text() == "概览"
     assert page.url == f"{live_server.url}/"
     page.screenshot(path=str(OUTPUT / "browser-dashboard-zh.png"), full_page=True)
