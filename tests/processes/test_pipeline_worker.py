@@ -258,10 +258,14 @@ def test_cluster_uploaded_at_once_to_two_worker_processes(stack, web):
         for p in paths
     ]
     assert wait_for(lambda: statuses(ids).get("done") == 4, 90, interval=0.2), statuses(ids)
+    spread = []
     for sid in ids:
         rules = list(Finding.objects.filter(snapshot_id=sid).values_list("rule", flat=True))
-        assert rules.count("fleet.benchmark_spread") == 1, (sid, rules)
+        assert rules.count("fleet.benchmark_spread") <= 1, (sid, rules)
         assert len(rules) == len(set(rules)), rules  # one set, no duplicates
+        spread.append("fleet.benchmark_spread" in rules)
+    # the fleet finding is the slow hosts' (issue 25: the fast one is not blamed), once each
+    assert any(spread) and not all(spread), spread
     every = set(Finding.objects.filter(snapshot_id__in=ids).values_list("rule", flat=True))
     assert {
         "numa.local_node_pagecache_pressure",
