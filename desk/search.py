@@ -89,8 +89,9 @@ def _ticket_owners(text: str, field: str) -> list[int]:
 
 def _snapshots(user, text: str) -> list[Item]:
     ids = set(_ticket_owners(text, "snapshot"))
-    if _snapshot_id(text) is not None:
-        ids.add(_snapshot_id(text))  # type: ignore[arg-type]  # checked just above
+    number = _snapshot_id(text)
+    if number is not None:
+        ids.add(number)
     if len(text) >= MIN_SUBSTRING:
         ids.update(Snapshot.objects.filter(label__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
     if re.fullmatch(r"[0-9a-fA-F]{8,64}", text):
@@ -106,8 +107,9 @@ def _snapshots(user, text: str) -> list[Item]:
 
 def _sessions(user, text: str) -> list[Item]:
     ids = set(_ticket_owners(text, "session"))
-    if _snapshot_id(text) is not None:
-        ids.add(_snapshot_id(text))  # type: ignore[arg-type]  # checked just above
+    number = _snapshot_id(text)
+    if number is not None:
+        ids.add(number)
     if len(text) >= MIN_SUBSTRING:
         ids.update(Session.objects.filter(title__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
     qs = visible_sessions(user).filter(pk__in=ids).order_by("-updated_at", "-id")[:GROUP_LIMIT]

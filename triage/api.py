@@ -564,7 +564,4 @@ class CaseListCreateView(kb_api.CaseSearchView):
     and signature."""
 
     def snapshot_analysis(self, user, snapshot_id: int) -> authoring.SnapshotAnalysis:
-        found = selectors.case_snapshot_analysis(user, snapshot_id)
-        if found is None:
-            return super().snapshot_analysis(user, snapshot_id)
-        return found
+        return selectors.case_snapshot_analysis(user, snapshot_id)

@@ -23,7 +23,7 @@ from collectors.facts import HostFacts, Reading, SnapshotFacts, to_dict
 from engine.remedies import remedies_for_host
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.libvirt import domain_remedy
-from kb.authoring import SnapshotAnalysis, environment_of
+from kb.authoring import SnapshotAnalysis, environment_of, snapshot_unusable
 from kb.similarity import QUALIFYING_SEVERITIES, known_issues_for, sounds_like
 from triage.models import Snapshot, host_label_of
 from triage.storage import upload_text
@@ -337,12 +337,13 @@ def case_snapshot_choices(user) -> list[tuple[int, str]]:
     return [(s.pk, f"#{s.pk} {s.display_name}") for s in rows]
 
 
-def case_snapshot_analysis(user, snapshot_id: int) -> SnapshotAnalysis | None:
+def case_snapshot_analysis(user, snapshot_id: int) -> SnapshotAnalysis:
     """The signature and environment a visible, analysed snapshot gives a new
-    case: its current findings' rules and its hosts' facts."""
+    case: its current findings' rules and its hosts' facts
+    (``kb.authoring.CaseInputError`` for one the user may not use)."""
     snapshot = visible_snapshots(user).filter(pk=snapshot_id, status=Snapshot.Status.DONE).first()
     if snapshot is None:
-        return None
+        raise snapshot_unusable()
     facts = SnapshotFacts(hosts=[snapshot.host_facts(), *snapshot.extra_host_facts()])
     return SnapshotAnalysis(
         rules=sorted(set(snapshot.current_findings().values_list("rule", flat=True))),

@@ -701,7 +701,4 @@ class CaseNewView(kb_views.CaseNewView):
         return selectors.case_snapshot_choices(user)
 
     def snapshot_analysis(self, user, snapshot_id: int) -> authoring.SnapshotAnalysis:
-        found = selectors.case_snapshot_analysis(user, snapshot_id)
-        if found is None:
-            return super().snapshot_analysis(user, snapshot_id)
-        return found
+        return selectors.case_snapshot_analysis(user, snapshot_id)

@@ -8,9 +8,6 @@ ansible-lint, and --check against localhost (every group pointed at it)."""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
@@ -18,7 +15,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from accounts.models import Membership, Team
-from tests.conftest import FIXTURES, service_unavailable
+from tests.conftest import FIXTURES
+from tests.engine.remedies.test_remedies_playbook import _run, _tool
 from triage import analysis, uploads
 from triage.models import Snapshot
 
@@ -90,21 +88,6 @@ def test_the_rule_page_offers_the_selection(client, fleet):
     client.force_login(user)
     page = client.get(reverse("triage:rule_detail", args=[RULE])).content.decode()
     assert 'id="fleet-playbook"' in page and page.count('name="snapshot"') == 20
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        service_unavailable(f"{name} is not installed (Debian packages ansible, ansible-lint)")
-    return path
-
-
-def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    import os
-
-    env = {**os.environ, "HOME": str(cwd), "ANSIBLE_LOCAL_TEMP": str(cwd / ".tmp"), "ANSIBLE_NOCOWS": "1"}
-    env["ANSIBLE_FORCE_COLOR"] = "0"
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.mark.slow
