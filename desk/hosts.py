@@ -17,7 +17,7 @@ from django.http import Http404
 
 from engine.severity import severity_rank
 from triage.models import Acknowledgement, Finding, Snapshot
-from triage.selectors import visible_snapshots
+from triage.selectors import rechecked, visible_snapshots
 from troubleshoot.access import visible_sessions
 from troubleshoot.models import Session
 
@@ -102,9 +102,9 @@ def history(snapshots: Iterable[Snapshot]) -> list[HostSnapshot]:
             now = {f.rule: f for f in findings}
             if previous is not None:
                 gone = set(previous) - set(now)
-                checked = set(snap.checked or [])
+                checked = {rule for rule in gone if rechecked(rule, snap)}
                 row.appeared = _changes(set(now) - set(previous), now)
-                row.cleared = _changes(gone & checked, previous)
+                row.cleared = _changes(checked, previous)
                 row.not_rechecked = _changes(gone - checked, previous)
             previous = now
         rows.append(row)

@@ -256,6 +256,14 @@ def cluster_state(snapshot: Snapshot) -> tuple:
     return (state["n"], state["ids"], state["last"])
 
 
+def rechecked(rule: str, snapshot: Snapshot) -> bool:
+    """``snapshot`` checked ``rule``: it ran with every fact it decides on, on
+    every host it applies to (``checked``), and no host is listed as lacking
+    one (DESIGN.md "What a result claims": only then can a finding be cleared)."""
+    lacking = any(isinstance(n, dict) and n.get("rule") == rule for n in snapshot.not_checked or [])
+    return rule in (snapshot.checked or []) and not lacking
+
+
 def hostname_expression():
     """The hostname of a snapshot's host for ``host_key`` (annotate it as
     ``facts_hostname``): read from the small fleet profile, so listing the

@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from engine.rules import load_all
 from engine.run import commands_for
 from triage.models import Snapshot
+from triage.selectors import rechecked
 from troubleshoot.apply import applied_steps
 from troubleshoot.findings import MergedFinding, merged_findings
 from troubleshoot.models import PlannedMeasure, Session
@@ -21,13 +22,6 @@ def _host_names(snap: Snapshot) -> set[str]:
         if isinstance(facts, dict):
             names.update(str(facts.get(k) or "") for k in ("hostname", "label"))
     return {n for n in names if n}
-
-
-def _rechecked(rule: str, snap: Snapshot) -> bool:
-    """``snap`` checked ``rule``: it ran with every fact it decides on, on every
-    host it applies to (``checked``), and no host is listed as lacking one."""
-    lacking = any(isinstance(n, dict) and n.get("rule") == rule for n in snap.not_checked or [])
-    return rule in (snap.checked or []) and not lacking
 
 
 def _recheck_request(finding: MergedFinding, snaps: list[Snapshot]) -> dict:
@@ -83,7 +77,7 @@ def verification(session: Session) -> dict:
         ok = True
         for host in finding.hosts or [""]:
             mine = [snap for snap in done if host in names[snap.pk]] or done
-            if not any(_rechecked(rule, snap) for snap in mine):
+            if not any(rechecked(rule, snap) for snap in mine):
                 ok = False
         if ok:
             cleared.append(finding)
