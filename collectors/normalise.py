@@ -465,6 +465,41 @@ def _dedent(lines: list[str], body: str | None) -> bool:
     return changed
 
 
+def _join_node_cpus(prev: str, line: str, above: str) -> str | None:
+    """Integers continuing ``node N cpus:``."""
+    if _NODE_CPUS.match(prev) and _INTS.match(line):
+        return f"{prev.rstrip()} {line.strip()}"
+    return None
+
+
+def _join_numa_cpus(prev: str, line: str, above: str) -> str | None:
+    """A CPU list continuing lscpu's ``NUMA nodeN CPU(s):`` ending in a comma."""
+    if _NUMA_CPUS.match(prev) and prev.rstrip().endswith(",") and _CPULIST.match(line):
+        return f"{prev.rstrip()}{line.strip()}"
+    return None
+
+
+def _join_flags(prev: str, line: str, above: str) -> str | None:
+    """Flag words continuing a ``Flags:`` line whose last piece (``above``) was long."""
+    if (
+        _FLAGS.match(prev)
+        and len(above) >= WRAP_MIN_WIDTH
+        and _FLAG_WORDS.match(line)
+        and not any(w in STOPWORDS for w in line.split())
+    ):
+        return f"{prev.rstrip()} {line.strip()}"
+    return None
+
+
+# the first five characters of a line a terminal may have wrapped -> what joins
+# the next line to it (the joined line, or None: it does not continue)
+_JOINERS: dict[str, Callable[[str, str, str], str | None]] = {
+    "node ": _join_node_cpus,
+    "NUMA ": _join_numa_cpus,
+    "Flags": _join_flags,
+}
+
+
 def _joins(
     lines: list[str], first: list[int], last: list[int], body: str | None
 ) -> tuple[list[str], list[int], list[int]]:
@@ -473,46 +508,39 @@ def _joins(
     ``NUMA nodeN CPU(s):`` ending in a comma, flag words after a long
     ``Flags:`` line. ``body`` is ``"\\n".join(lines)`` (None: every line is
     looked at)."""
-    heads = ("node ", "NUMA ", "Flags")
-    n = len(lines)
-    starts = range(n) if body is None else line_indexes(_JOIN_HEAD, _JOIN_HEAD_NEXT, body)
+    starts = range(len(lines)) if body is None else line_indexes(_JOIN_HEAD, _JOIN_HEAD_NEXT, body)
     dropped: list[tuple[int, int]] = []  # [start, end) of the lines joined into the one before
     done = 0
     for i in starts:
-        if i < done:
+        join = _JOINERS.get(lines[i][:5])
+        if i < done or join is None:
             continue
-        prev = lines[i]
-        head = prev[:5]
-        if head not in heads:
-            continue
-        j = i + 1
-        while j < n and lines[j].strip() and len(prev) < 1_000_000:
-            line = lines[j]
-            if head == "node " and _NODE_CPUS.match(prev) and _INTS.match(line):
-                prev = f"{prev.rstrip()} {line.strip()}"
-            elif (
-                head == "NUMA "
-                and _NUMA_CPUS.match(prev)
-                and prev.rstrip().endswith(",")
-                and _CPULIST.match(line)
-            ):
-                prev = f"{prev.rstrip()}{line.strip()}"
-            elif (
-                head == "Flags"
-                and _FLAGS.match(prev)
-                and len(lines[j - 1]) >= WRAP_MIN_WIDTH
-                and _FLAG_WORDS.match(line)
-                and not any(w in STOPWORDS for w in line.split())
-            ):
-                prev = f"{prev.rstrip()} {line.strip()}"
-            else:
-                break
-            last[i] = last[j]
-            j += 1
-        if j > i + 1:
-            dropped.append((i + 1, j))
-        lines[i] = prev
-        done = j
+        done = _join_into(lines, last, i, join)
+        if done > i + 1:
+            dropped.append((i + 1, done))
+    return _without(dropped, lines, first, last)
+
+
+def _join_into(lines: list[str], last: list[int], i: int, join: Callable[[str, str, str], str | None]) -> int:
+    """Join into line ``i`` the lines after it that ``join`` continues it with
+    (their last original line becomes its); the index after the last joined."""
+    prev = lines[i]
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and len(prev) < 1_000_000:
+        joined = join(prev, lines[j], lines[j - 1])
+        if joined is None:
+            break
+        prev = joined
+        last[i] = last[j]
+        j += 1
+    lines[i] = prev
+    return j
+
+
+def _without(
+    dropped: list[tuple[int, int]], lines: list[str], first: list[int], last: list[int]
+) -> tuple[list[str], list[int], list[int]]:
+    """``lines`` and their spans without the ``[start, end)`` ranges ``dropped``."""
     if not dropped:
         return lines, first, last
     out_l: list[str] = []
@@ -531,31 +559,49 @@ def _clean(text: str, notes: list[str]) -> str:
     """The whole-text passes (C speed), each only when its marker is present;
     none of them adds or removes a newline."""
     if "\r" in text:
-        text = text.replace("\r\n", "\n")
-        if "\r" in text:
-            text = _REDRAWN.sub(lambda m: _redraw(m.group()), text)
+        text = _uncarriage(text)
     if "\x1b" in text or "\x9b" in text:
         text = (_ANSI if "\x9b" in text else _ANSI_ESC).sub("", text)
     if not text.isascii():
-        for space in _WIDE_SPACES:
-            if space in text:
-                text = text.replace(space, " ")
-        for space in _ZERO_WIDTHS:
-            if space in text:
-                text = text.replace(space, "")
-        if "\x9b" in text:
-            text = _ANSI.sub("", text)
+        text = _plain_spaces(text)
     if _CONTROL.search(text):
         text = _CONTROL.sub("", text)
     if _line_starts(_QUOTED, _QUOTED_NEXT, text):
-        # e-mail quoting, line by line: replies mix quoted and unquoted lines
-        m = _QUOTE.match(text)
-        if m:
-            text = text[m.end() :]
-        text, quoted = _QUOTE_NEXT.subn("\n", text)
-        notes.append(f"{quoted + (m is not None)} e-mail quoted lines unquoted")
+        text = _unquote(text, notes)
     if "=~=~" in text:
         text = _PUTTY_HEADER.sub("", text)
+    return text
+
+
+def _uncarriage(text: str) -> str:
+    """CRLF line ends made LF; a line a carriage return redrew, as it was shown."""
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        text = _REDRAWN.sub(lambda m: _redraw(m.group()), text)
+    return text
+
+
+def _plain_spaces(text: str) -> str:
+    """Wide spaces made plain spaces, zero-width ones dropped (and an 8-bit
+    escape sequence behind them)."""
+    for space in _WIDE_SPACES:
+        if space in text:
+            text = text.replace(space, " ")
+    for space in _ZERO_WIDTHS:
+        if space in text:
+            text = text.replace(space, "")
+    if "\x9b" in text:
+        text = _ANSI.sub("", text)
+    return text
+
+
+def _unquote(text: str, notes: list[str]) -> str:
+    """E-mail quoting removed, line by line: replies mix quoted and unquoted lines."""
+    m = _QUOTE.match(text)
+    if m:
+        text = text[m.end() :]
+    text, quoted = _QUOTE_NEXT.subn("\n", text)
+    notes.append(f"{quoted + (m is not None)} e-mail quoted lines unquoted")
     return text
 
 
@@ -646,76 +692,115 @@ def strip_log_prefixes(
         body = "\n".join(lines)
         if body.count("\n") != len(lines) - 1:
             return 0
-    found = line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else "")
-    # only lines in a run of LOG_PREFIX_MIN_RUN consecutive candidates can be stripped
-    # (a "# cmd" prompt or a log line on its own costs nothing more)
-    candidates = [
+    candidates = _in_runs(line_indexes(_PREFIX_FIRST, _PREFIX_NEXT, body, lines[0] if lines else ""))
+    if len(candidates) < LOG_PREFIX_MIN_RUN:
+        return 0
+    return _LoggerPrefixes(lines, recognise, parses).strip(candidates)
+
+
+def _in_runs(found: list[int]) -> list[int]:
+    """The lines of ``found`` in a run of LOG_PREFIX_MIN_RUN consecutive ones:
+    only they can be stripped (a "# cmd" prompt or a log line on its own costs
+    nothing more)."""
+    return [
         i
         for k, i in enumerate(found)
         if (k >= 2 and found[k - 2] == i - 2)
         or (0 < k < len(found) - 1 and found[k - 1] == i - 1 and found[k + 1] == i + 1)
         or (k < len(found) - 2 and found[k + 2] == i + 2)
     ]
-    if len(candidates) < LOG_PREFIX_MIN_RUN:
-        return 0
-    changed = 0
-    run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
-    shape = ""
 
-    decided: dict[str, bool] = {}  # prefix shape -> strip it (one logger, one decision)
-    unknown: dict[str, int] = {}  # prefix shape -> runs behind which nothing was recognised
 
-    def close() -> int:
-        if len(run) < LOG_PREFIX_MIN_RUN:
+class _LoggerPrefixes:
+    """The runs of lines of :func:`strip_log_prefixes`, and per prefix shape
+    whether it is stripped (one logger, one decision)."""
+
+    def __init__(
+        self,
+        lines: list[str],
+        recognise: Callable[[list[str]], str | None],
+        parses: Callable[[str, list[str]], bool],
+    ) -> None:
+        self.lines = lines
+        self.recognise = recognise
+        self.parses = parses
+        self.decided: dict[str, bool] = {}  # prefix shape -> strip it
+        self.unknown: dict[str, int] = {}  # prefix shape -> runs behind which nothing was recognised
+
+    def strip(self, candidates: list[int]) -> int:
+        """Strip the runs of ``candidates`` that are a logger's; the number of lines changed."""
+        changed = 0
+        run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
+        shape = ""
+        for i in candidates:
+            m = _LOG_PREFIX.match(self.lines[i])
+            if m is None or m.end() == 0:
+                changed += self.close(run, shape)
+                run, shape = [], ""
+                continue
+            follows = bool(run) and i == run[-1][0] + 1
+            this, cut = self.prefix(i, m.group(), shape if follows else None)
+            if run and (not follows or this != shape):
+                changed += self.close(run, shape)
+                run = []
+            shape = this
+            run.append((i, cut or m.end()))
+        return changed + self.close(run, shape)
+
+    def prefix(self, i: int, prefix: str, shape: str | None) -> tuple[str, int]:
+        """The shape of line ``i``'s ``prefix`` and where it ends (0: its end).
+        After a run of ``shape``, a prefix that is the run's then more that
+        looks like one (a logged line that starts with its own time) is the
+        run's only: the rest is the logged line's."""
+        this = _prefix_shape(prefix)
+        if shape is None or this == shape or not this.startswith(shape):
+            return this, len(prefix)
+        cut = _cut_to_shape(self.lines[i], shape)
+        return (shape if cut else this), cut
+
+    def close(self, run: list[tuple[int, int]], shape: str) -> int:
+        """Strip the prefixes of ``run`` when it is a logger's; the lines changed."""
+        if len(run) < LOG_PREFIX_MIN_RUN or not self.stripped(run, shape):
             return 0
-        if not decided.get(shape, True):
-            return 0
-        if shape not in decided:
-            probe = run[:LOG_PREFIX_PROBE]
-            behind = None
-            for start in range(0, min(len(run), LOG_PREFIX_WINDOWS * LOG_PREFIX_PROBE), LOG_PREFIX_PROBE):
-                window = run[start : start + LOG_PREFIX_PROBE]  # a log's first lines may be its own
-                behind = recognise([lines[i][cut:] for i, cut in window])
-                if behind is not None:
-                    probe = window
-                    break
-            if behind is None:
-                # undecided: another run of this shape may show what it prefixes, but
-                # a shape that hid nothing recognisable thrice is a log's own
-                unknown[shape] = unknown.get(shape, 0) + 1
-                if unknown[shape] >= LOG_PREFIX_TRIES:
-                    decided[shape] = False
-                return 0
-            if behind != "prompt":  # a prompt behind a prefix is a terminal logger's
-                original = [lines[i] for i, _ in probe]
-                before = recognise(original)
-                if before is not None and (before != behind or parses(before, original)):
-                    decided[shape] = False
-                    return 0
-            decided[shape] = True
         for i, cut in run:
-            lines[i] = lines[i][cut:]
+            self.lines[i] = self.lines[i][cut:]
         return len(run)
 
-    for i in candidates:
-        m = _LOG_PREFIX.match(lines[i])
-        if m is None or m.end() == 0:
-            changed += close()
-            run, shape = [], ""
-            continue
-        this, cut = _prefix_shape(m.group()), m.end()
-        if run and i == run[-1][0] + 1 and this != shape and this.startswith(shape):
-            # the run's prefix, then more that looks like one (a logged line that
-            # starts with its own time): only the run's prefix is the logger's
-            cut = _cut_to_shape(lines[i], shape)
-            this = shape if cut else this
-        if run and (i != run[-1][0] + 1 or this != shape):
-            changed += close()
-            run = []
-        shape = this
-        run.append((i, cut or m.end()))
-    changed += close()
-    return changed
+    def stripped(self, run: list[tuple[int, int]], shape: str) -> bool:
+        """Whether the prefixes of ``shape`` are stripped, decided on ``run``
+        when not decided yet."""
+        if shape not in self.decided:
+            decision = self.decide(run, shape)
+            if decision is None:
+                return False
+            self.decided[shape] = decision
+        return self.decided[shape]
+
+    def decide(self, run: list[tuple[int, int]], shape: str) -> bool | None:
+        """Whether a prefix of ``shape`` (as on ``run``) is a logger's: what is
+        behind it is recognised, and the lines as they are were not (or do not
+        parse as the same thing). None: undecided, another run of this shape
+        may show what it prefixes (but a shape that hid nothing recognisable
+        thrice is a log's own)."""
+        probe, behind = self.behind(run)
+        if behind is None:
+            self.unknown[shape] = self.unknown.get(shape, 0) + 1
+            return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
+        if behind == "prompt":  # a prompt behind a prefix is a terminal logger's
+            return True
+        original = [self.lines[i] for i, _ in probe]
+        before = self.recognise(original)
+        return before is None or (before == behind and not self.parses(before, original))
+
+    def behind(self, run: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], str | None]:
+        """What the prefixes of ``run`` hide, from the first window of its lines
+        where it is recognised (a log's first lines may be its own), with that window."""
+        for start in range(0, min(len(run), LOG_PREFIX_WINDOWS * LOG_PREFIX_PROBE), LOG_PREFIX_PROBE):
+            window = run[start : start + LOG_PREFIX_PROBE]
+            behind = self.recognise([self.lines[i][cut:] for i, cut in window])
+            if behind is not None:
+                return window, behind
+        return run[:LOG_PREFIX_PROBE], None
 
 
 def normalise(text: str) -> Normalised:
@@ -728,48 +813,10 @@ def normalise(text: str) -> Normalised:
     count = text.count("\n") + 1
     notes: list[str] = []
     text = _clean(text, notes)
-    lines = text.split("\n")
-    first = list(range(count))
-    last = list(range(count))
-    # "\n".join(lines) while it is known (None once a line holds a newline)
-    body: str | None = text
-    html_mode = _HTML_MODE.search(text) is not None
-    jira = "{code" in text or "{noformat" in text or "{CODE" in text or "{NOFORMAT" in text
-    if html_mode or jira:
-        before = lines
-        lines, first, last, clean = _unwrap(lines, first, last, text, jira=jira, html_mode=html_mode)
-        if lines is not before:
-            body = "\n".join(lines) if clean else None
-    # after the wrappers: "<pre><code>2024-05-01 10:00:01 [root@h ~]# ..." is stamped too
-    if _line_starts(_STAMP, _STAMP_NEXT, text):
-        stamps = _stamped(lines, body)
-        for i, end in stamps:
-            lines[i] = lines[i][end:]
-        if stamps:
-            notes.append("terminal-logger timestamps removed")
-            body = "\n".join(lines) if body is not None else None
-    if "**" in text and body is not None:
-        bolded = _unbolded(lines, body)
-        for i, line in bolded:
-            lines[i] = line
-        if bolded:
-            notes.append(UNBOLDED)
-            body = "\n".join(lines)
-    if _line_starts(_COMPOSE, _COMPOSE_NEXT, text):
-        prefixed = _compose_prefixed(lines)
-        for i, end in prefixed:
-            lines[i] = lines[i][end:]
-        if prefixed:
-            notes.append("docker compose service prefixes removed")
-            body = "\n".join(lines) if body is not None else None
-    indented = text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(text)
-    if indented and _dedent(lines, body) and body is not None:
-        body = "\n".join(lines)
-    if _line_starts(_WRAPPABLE, _WRAPPABLE_NEXT, text):
-        before = lines
-        lines, first, last = _joins(lines, first, last, body)
-        if lines is not before:
-            body = None
+    work = _Work(text, text.split("\n"), list(range(count)), list(range(count)), text, notes)
+    for step in _PASSES:
+        step(work)
+    lines, first, last = work.lines, work.first, work.last
     identity = len(lines) == count and first[-1] == count - 1 and first == last
     return Normalised(
         lines=lines,
@@ -778,5 +825,92 @@ def normalise(text: str) -> Normalised:
         original_lines=count,
         notes=notes,
         identity=identity,
-        joined=body,
+        joined=work.body,
     )
+
+
+@dataclass
+class _Work:
+    """What :func:`normalise`'s line passes work on."""
+
+    text: str  # the text after the whole-text passes (where each line pass looks for its marker)
+    lines: list[str]
+    first: list[int]
+    last: list[int]
+    body: str | None  # "\\n".join(lines) while it is known (None once a line holds a newline)
+    notes: list[str]
+
+    def rejoined(self) -> None:
+        """The lines changed in place: ``body`` follows (while it is known)."""
+        if self.body is not None:
+            self.body = "\n".join(self.lines)
+
+    def cut_starts(self, cuts: list[tuple[int, int]], note: str) -> None:
+        """Cut the first ``end`` characters of each line ``i`` of ``cuts``."""
+        for i, end in cuts:
+            self.lines[i] = self.lines[i][end:]
+        if cuts:
+            self.notes.append(note)
+            self.rejoined()
+
+
+def _unwrap_pass(work: _Work) -> None:
+    """HTML and Jira wrappers made Markdown fences."""
+    html_mode = _HTML_MODE.search(work.text) is not None
+    text = work.text
+    jira = "{code" in text or "{noformat" in text or "{CODE" in text or "{NOFORMAT" in text
+    if not (html_mode or jira):
+        return
+    before = work.lines
+    work.lines, work.first, work.last, clean = _unwrap(
+        work.lines, work.first, work.last, text, jira=jira, html_mode=html_mode
+    )
+    if work.lines is not before:
+        work.body = "\n".join(work.lines) if clean else None
+
+
+def _stamp_pass(work: _Work) -> None:
+    """After the wrappers: "<pre><code>2024-05-01 10:00:01 [root@h ~]# ..." is stamped too."""
+    if _line_starts(_STAMP, _STAMP_NEXT, work.text):
+        work.cut_starts(_stamped(work.lines, work.body), "terminal-logger timestamps removed")
+
+
+def _bold_pass(work: _Work) -> None:
+    if "**" not in work.text or work.body is None:
+        return
+    bolded = _unbolded(work.lines, work.body)
+    for i, line in bolded:
+        work.lines[i] = line
+    if bolded:
+        work.notes.append(UNBOLDED)
+        work.rejoined()
+
+
+def _compose_pass(work: _Work) -> None:
+    if _line_starts(_COMPOSE, _COMPOSE_NEXT, work.text):
+        work.cut_starts(_compose_prefixed(work.lines), "docker compose service prefixes removed")
+
+
+def _dedent_pass(work: _Work) -> None:
+    indented = work.text[:1] in (" ", "\t") or _INDENTED_PARAGRAPH.search(work.text)
+    if indented and _dedent(work.lines, work.body):
+        work.rejoined()
+
+
+def _join_pass(work: _Work) -> None:
+    if _line_starts(_WRAPPABLE, _WRAPPABLE_NEXT, work.text):
+        before = work.lines
+        work.lines, work.first, work.last = _joins(work.lines, work.first, work.last, work.body)
+        if work.lines is not before:
+            work.body = None
+
+
+# normalise()'s line passes, in order
+_PASSES: tuple[Callable[[_Work], None], ...] = (
+    _unwrap_pass,
+    _stamp_pass,
+    _bold_pass,
+    _compose_pass,
+    _dedent_pass,
+    _join_pass,
+)

@@ -29,6 +29,7 @@ import functools
 import itertools
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,8 @@ MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
 MAX_TRAILING_DETECT = 4  # per prompted output
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
 PROBE_HEAD_CHARS = 600
+_FIRST_HEAD = (DETECT_HEAD_LINES, DETECT_HEAD_CHARS)  # what detection reads of a run's first line
+_PROBE_HEAD = (PROBE_HEAD_LINES, PROBE_HEAD_CHARS)  # and of a later candidate
 _UNSET = object()
 
 
@@ -556,44 +559,57 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
         return None
     head = line[0]
     if head == "(":
-        env = _ENV_PREFIX.match(line)
-        rest = line[env.end() :] if env else ""
-        return match_prompt(rest) if rest and rest[0] != "(" else None
-    if head in "➜❯":
-        m = _ZSH_PROMPT.match(line) or _STARSHIP_PROMPT.match(line)
-        return ("shell", (m.group("cmd") or "").strip(), None) if m else None
-    if head == "[":
-        m = _BRACKET_PROMPT.match(line)
-        if m:
-            return "shell", (m.group("cmd") or "").strip(), m.group("host")
-        return None
-    if head == "$":
-        m = _DOLLAR_PROMPT.match(line)
-        if m:
-            return "shell", (m.group("cmd") or "").strip(), None
-        return None
+        return _prompt_after_env(line)
     if head == "#":
-        m = _HASH_PROMPT.match(line)
+        return _hash_prompt(line)
+    return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS))
+
+
+# (pattern, prompt kind, what the command is prefixed with); the host is the
+# pattern's "host" group when it has one
+_PromptForm = tuple[re.Pattern[str], str, str]
+# a prompt starting with one of these characters is one of these forms or none
+_PROMPTS_BY_HEAD: dict[str, tuple[_PromptForm, ...]] = {
+    "➜": ((_ZSH_PROMPT, "shell", ""), (_STARSHIP_PROMPT, "shell", "")),
+    "❯": ((_ZSH_PROMPT, "shell", ""), (_STARSHIP_PROMPT, "shell", "")),
+    "[": ((_BRACKET_PROMPT, "shell", ""),),
+    "$": ((_DOLLAR_PROMPT, "shell", ""),),
+}
+# the other prompts, tried in this order
+_OTHER_PROMPTS: tuple[_PromptForm, ...] = (
+    (_SHELL_VERSION_PROMPT, "shell", ""),
+    (_VIRSH_PROMPT, "shell", "virsh "),  # read as the shell command "virsh vcpuinfo guest"
+    (_SQL_PROMPT, "sql", ""),
+    (_USER_HOST_PROMPT, "shell", ""),
+    (_USER_HOST_DIR_PROMPT, "shell", ""),
+    (_HOST_PATH_PROMPT, "shell", ""),
+)
+
+
+def _first_prompt(line: str, forms: tuple[_PromptForm, ...]) -> tuple[str, str, str | None] | None:
+    """The prompt of the first of ``forms`` that ``line`` matches, or None."""
+    for pattern, kind, prefix in forms:
+        m = pattern.match(line)
         if m:
-            cmd = m.group("cmd").strip()
-            if _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd):
-                return "shell", cmd, None
+            return kind, f"{prefix}{m.group('cmd') or ''}".strip(), m.groupdict().get("host")
+    return None
+
+
+def _prompt_after_env(line: str) -> tuple[str, str, str | None] | None:
+    """A prompt after a virtualenv's name: ``(env)[root@host dir]# cmd``."""
+    env = _ENV_PREFIX.match(line)
+    rest = line[env.end() :] if env else ""
+    return match_prompt(rest) if rest and rest[0] != "(" else None
+
+
+def _hash_prompt(line: str) -> tuple[str, str, str | None] | None:
+    """``# cmd``, a prompt only when ``cmd`` is a command (not a comment)."""
+    m = _HASH_PROMPT.match(line)
+    if m is None:
         return None
-    m = _SHELL_VERSION_PROMPT.match(line)
-    if m:
-        return "shell", m.group("cmd").strip(), None
-    m = _VIRSH_PROMPT.match(line)
-    if m:
-        return "shell", f"virsh {m.group('cmd') or ''}".strip(), None
-    m = _SQL_PROMPT.match(line)
-    if m:
-        return "sql", m.group("cmd").strip(), None
-    m = _USER_HOST_PROMPT.match(line) or _USER_HOST_DIR_PROMPT.match(line)
-    if m:
-        return "shell", m.group("cmd").strip(), m.group("host")
-    m = _HOST_PATH_PROMPT.match(line)
-    if m:
-        return "shell", m.group("cmd").strip(), m.group("host")
+    cmd = m.group("cmd").strip()
+    if _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd):
+        return "shell", cmd, None
     return None
 
 
@@ -681,16 +697,7 @@ def line_class(line: str) -> str:
         return "blank"
     if len(s) > LONG_LINE:
         return "data"
-    if _MD_LINK_LINE.fullmatch(s):
-        return "prose"
-    if _CJK.search(s) and _cjk_prose(s):
-        return "prose"
-    head = s[0]
-    if (
-        (head in "h<f" and _URL_LINE.fullmatch(s))
-        or (head in "*_" and _BOLD_LINE.fullmatch(s))
-        or (head in _LIST_STARTS and _list_item_prose(s))
-    ):
+    if _marked_prose(s):
         return "prose"
     if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
         # a tab-separated row, even one whose last column is empty
@@ -699,25 +706,66 @@ def line_class(line: str) -> str:
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
-    if _LOG_START.match(s):
-        return "data"
-    tokens = s.split()
-    if not _ALNUM.search(s):
-        return "data"  # table borders, separators
+    if _LOG_START.match(s) or not _ALNUM.search(s):
+        return "data"  # a log line; table borders, separators
     if not _DIGIT.search(s):
-        if (
-            len(tokens) >= 5
-            and not s.endswith((".", ":", "?", "!", ","))
-            and not any(t.lower() in _STOPWORDS for t in tokens)
-        ):
-            return "data"  # column headers: Time rrqms wrqms %rrqm ...
-        if len(tokens) >= 2 and all(not any(c.islower() for c in t) for t in tokens):
-            return "data"  # column headers: PID USER PR NI ...
-        if ":" in s and not s.endswith(":") and len(tokens) <= 6:
-            return "data"  # "Byte Order: Little Endian", "policy: default"
-        if len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!":
-            return "data"  # "name value" rows: "license GPL", "Variable_name Value"
-        return "prose"
+        return _words_line_class(s, s.split())
+    return _numbers_line_class(s, s.split())
+
+
+# a line that reads as prose on its own: (first characters, test of the stripped line)
+_PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] = (
+    ("h<f", _URL_LINE.fullmatch),
+    ("*_", _BOLD_LINE.fullmatch),
+    (_LIST_STARTS, _list_item_prose),
+)
+
+
+def _marked_prose(s: str) -> bool:
+    """Whether a stripped line is prose by its marks: a Markdown link, a CJK
+    sentence, a link, a bold heading, a list item in words."""
+    if _MD_LINK_LINE.fullmatch(s) or (_CJK.search(s) and _cjk_prose(s)):
+        return True
+    head = s[0]
+    return any(head in starts and test(s) for starts, test in _PROSE_LINES)
+
+
+def _column_headers(s: str, tokens: list[str]) -> bool:
+    """Column headers: ``Time rrqms wrqms %rrqm ...``."""
+    return (
+        len(tokens) >= 5
+        and not s.endswith((".", ":", "?", "!", ","))
+        and not any(t.lower() in _STOPWORDS for t in tokens)
+    )
+
+
+def _upper_headers(s: str, tokens: list[str]) -> bool:
+    """Column headers in capitals: ``PID USER PR NI ...``."""
+    return len(tokens) >= 2 and all(not any(c.islower() for c in t) for t in tokens)
+
+
+def _key_value_words(s: str, tokens: list[str]) -> bool:
+    """``Byte Order: Little Endian``, ``policy: default``."""
+    return ":" in s and not s.endswith(":") and len(tokens) <= 6
+
+
+def _name_value_row(s: str, tokens: list[str]) -> bool:
+    """``name value`` rows: ``license GPL``, ``Variable_name Value``."""
+    return len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!"
+
+
+# the rows without a digit that are data, not a sentence
+_WORD_ROWS = (_column_headers, _upper_headers, _key_value_words, _name_value_row)
+
+
+def _words_line_class(s: str, tokens: list[str]) -> str:
+    """The class of a stripped line without a digit."""
+    return "data" if any(row(s, tokens) for row in _WORD_ROWS) else "prose"
+
+
+def _numbers_line_class(s: str, tokens: list[str]) -> str:
+    """The class of a stripped line with a digit: prose when it is mostly words
+    and ends like a sentence."""
     alpha = sum(1 for t in tokens if t.strip(".,:;!?()\"'").isalpha())
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
@@ -737,6 +785,15 @@ def same_host(a: str | None, b: str | None) -> bool:
     if not a or not b:
         return False
     return host_key(a) == host_key(b)
+
+
+def _known_parts(command: str) -> list[tuple[str, str]] | None:
+    """The commands of a compound shell line (``a; b``, ``cd /x && b``) that a
+    parser reads, with their kinds; None when the line is one command."""
+    parts = command_parts(command)
+    if not (len(parts) > 1 or (parts and parts[0] != command.strip())):
+        return None
+    return [(part, k) for part in parts if (k := kind_for_command(part)) is not None]
 
 
 class _Splitter:
@@ -828,6 +885,12 @@ class _Splitter:
 
     def blank(self, i: int) -> bool:
         return not self.lines[i].strip()
+
+    def trimmed(self, a: int, b: int) -> int:
+        """``b`` moved back over the blank lines that end ``a..b`` (never before ``a``)."""
+        while b > a and self.blank(b - 1):
+            b -= 1
+        return b
 
     def next_prose(self, j: int, end: int) -> int:
         """The first line of ``j..end`` that reads like prose, or ``end``. The
@@ -936,66 +999,72 @@ class _Splitter:
     # -- a fenced or un-fenced region: prompts
     def region(self, a: int, b: int, *, fenced: bool) -> None:
         j = pending = a
-        while j < b:
-            j = self.next_prompt(j, b)
-            if j >= b:
-                break
+        while (j := self.next_prompt(j, b)) < b:
             if len(self.blocks) >= MAX_SPLIT_BLOCKS:
                 # a generated or hostile paste: the rest is one unrecognised block
                 self.truncated = True
                 self.mark(j, b, UNRECOGNISED)
                 return
-            prompt = self.prompt(j)
-            assert prompt is not None
             self.unprompted(pending, j, fenced=fenced, host=self.host)
-            kind_of_prompt, command, prompt_host = prompt
-            # Only a prompt that runs a command switches hosts: a bare prompt
-            # naming another host is usually the tail of a paste from another
-            # window, and what follows it is read with the current host.
-            if command or self.host is None:
-                self.prompt_host(j, prompt_host)
-            host = self.host
-            first = j
-            j += 1
-            if kind_of_prompt == "sql":
-                while j < b and not command.rstrip().endswith((";", "\\G", "\\g")):
-                    cm = _SQL_CONTINUATION.match(self.lines[j])
-                    if not cm:
-                        break
-                    command = f"{command} {cm.group('cont').strip()}".strip()
-                    j += 1
-            out_start = j
-            self.mark(first, out_start, PROMPT)
-            nxt = self.next_prompt(j, b)
-            if fenced:
-                j = nxt
-            else:
-                # Comment lines ("# clients (those using ...)." in a my.cnf, the
-                # "# The following is the parsable format" header of lscpu -p)
-                # read like prose: they end the output only when prose, not
-                # data, follows them (a file shown with cat/grep keeps them all).
-                file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-                j = out_start + 1 if out_start < nxt else out_start
-                while (j := self.next_prose(j, nxt)) < nxt:
-                    if not _is_comment(self.lines[j]):
-                        break
-                    if not file_shown and not self.data_after_comments(j, nxt):
-                        break
-                    j += 1
-            out_end = j
-            while out_end > out_start and self.blank(out_end - 1):
-                out_end -= 1
-            if command:
-                self.prompted(first, out_start, out_end, command, kind_of_prompt, host, fenced)
-                pending = j
-            else:
-                # An empty prompt ("[root@host ~]#" alone) ends the previous
-                # output; what follows is recognised by content.
-                pending = out_start
-                j = self.next_prompt(out_start, b)
-                self.unprompted(pending, j, fenced=fenced, host=host)
-                pending = j
+            j = pending = self.prompt_and_output(j, b, fenced=fenced)
         self.unprompted(pending, b, fenced=fenced, host=self.host)
+
+    def prompt_and_output(self, first: int, b: int, *, fenced: bool) -> int:
+        """Read the prompt on line ``first`` and its output (up to the next
+        prompt at most, before ``b``); the index where what follows starts."""
+        prompt = self.prompt(first)
+        assert prompt is not None
+        kind_of_prompt, command, prompt_host = prompt
+        # Only a prompt that runs a command switches hosts: a bare prompt
+        # naming another host is usually the tail of a paste from another
+        # window, and what follows it is read with the current host.
+        if command or self.host is None:
+            self.prompt_host(first, prompt_host)
+        host = self.host
+        out_start = first + 1
+        if kind_of_prompt == "sql":
+            out_start, command = self.sql_statement(out_start, b, command)
+        self.mark(first, out_start, PROMPT)
+        if not command:
+            # An empty prompt ("[root@host ~]#" alone) ends the previous
+            # output; what follows is recognised by content.
+            j = self.next_prompt(out_start, b)
+            self.unprompted(out_start, j, fenced=fenced, host=host)
+            return j
+        file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
+        j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
+        self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
+        return j
+
+    def sql_statement(self, j: int, b: int, command: str) -> tuple[int, str]:
+        """A SQL statement continued on the lines from ``j`` (``    -> ...``):
+        the line after it and the whole statement."""
+        while j < b and not command.rstrip().endswith((";", "\\G", "\\g")):
+            cm = _SQL_CONTINUATION.match(self.lines[j])
+            if not cm:
+                break
+            command = f"{command} {cm.group('cont').strip()}".strip()
+            j += 1
+        return j, command
+
+    def output_end(self, out_start: int, b: int, *, file_shown: bool, fenced: bool) -> int:
+        """Where the output of a command starting on line ``out_start`` ends:
+        the next prompt, or (outside a fence) the first prose line."""
+        nxt = self.next_prompt(out_start, b)
+        if fenced:
+            return nxt
+        # Comment lines ("# clients (those using ...)." in a my.cnf, the
+        # "# The following is the parsable format" header of lscpu -p)
+        # read like prose: they end the output only when prose, not
+        # data, follows them (a file shown with cat/grep keeps them all).
+        j = out_start + 1 if out_start < nxt else out_start
+        while (j := self.next_prose(j, nxt)) < nxt:
+            if not _is_comment(self.lines[j]):
+                break
+            if not file_shown and not self.data_after_comments(j, nxt):
+                break
+            j += 1
+        return j
 
     def data_after_comments(self, j: int, end: int) -> bool:
         """Whether the comment lines from ``j`` are followed by data (within a
@@ -1016,54 +1085,65 @@ class _Splitter:
         host: str | None,
         fenced: bool,
     ) -> None:
+        known = _known_parts(command) if prompt == "shell" else None
+        if known is not None and self.compound(out_start, out_end, known, host, fenced):
+            return
+        kind = self.command_kind(out_start, out_end, command, known)
         output = self.text(out_start, out_end)
-        kind = kind_for_command(command)
-        parts = command_parts(command) if prompt == "shell" else []
-        if len(parts) > 1 or (parts and parts[0] != command.strip()):
-            known = [(part, k) for part in parts if (k := kind_for_command(part)) is not None]
-            kinds = {k for _part, k in known}
-            if len(kinds) > 1 and self.compound(out_start, out_end, known, host, fenced):
-                return
-            if len(kinds) > 1:
-                detected = self.detect(self.head(out_start, out_end))
-                kind = detected if detected in kinds else known[-1][1]
-            elif known:
-                kind = known[-1][1]  # "cd /x && numactl -H": the command that prints
         if kind is None and output.strip():
             kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
-        if kind is None and output.strip() and command_failure(output) is None:
-            what = unused_command(command) or unused_output(self.head(out_start, out_end))
+            what = None if kind is not None else self.unused_what(command, output, out_start, out_end)
             if what is not None:
                 self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
                 return
         rest: tuple[int, int] | None = None
-        if prompt == "shell" and kind is not None and out_end - out_start > 2:
-            # the output may run straight into another pasted artifact
-            cut = self.trailing_artifact(out_start, out_end, kind)
-            if cut is not None:
-                rest = (cut, out_end)
-                out_end = cut
-                while out_end > out_start and self.blank(out_end - 1):
-                    out_end -= 1
-                output = self.text(out_start, out_end)
-        if prompt == "shell" and kind is not None and self.other_form_at_end(out_start, out_end):
-            # a table reader stops at the first line that is not a row: what it
-            # passed over at the end ("text after the table not read") is handed back
-            end = self.unread_tail(kind, out_start, out_end)
-            if end < out_end:
-                rest = (end, rest[1] if rest is not None else out_end)
-                out_end = end
-                output = self.text(out_start, out_end)
+        if prompt == "shell" and kind is not None:
+            out_end, rest = self.shell_output_end(kind, out_start, out_end)
         self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
-        if prompt == "sql":
-            # The statement says what a result table is (plan_type counts,
-            # proxy config, a timed CREATE INDEX), so SQL parsers get it too.
-            start, text = first, self.text(first, out_end)
-        else:
-            start, text = out_start, output
-        self.append_prompted(start, out_end, text, command, kind, prompt, host, fenced)
+        # The statement says what a result table is (plan_type counts, proxy
+        # config, a timed CREATE INDEX), so SQL parsers get it too.
+        start = first if prompt == "sql" else out_start
+        self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def command_kind(self, a: int, b: int, command: str, known: list[tuple[str, str]] | None) -> str | None:
+        """The kind of what ``command`` printed on lines ``a..b`` by the
+        command; of a compound line (``known``: the parts a parser reads, with
+        their kinds), the one that prints."""
+        if known is None:
+            return kind_for_command(command)
+        kinds = {k for _part, k in known}
+        if len(kinds) > 1:
+            detected = self.detect(self.head(a, b))
+            return detected if detected in kinds else known[-1][1]
+        return known[-1][1] if known else kind_for_command(command)  # "cd /x && numactl -H"
+
+    def unused_what(self, command: str, output: str, a: int, b: int) -> str | None:
+        """What an output no parser reads is (a command Casebook does not read),
+        or None (a failed command's errors are not)."""
+        if command_failure(output) is not None:
+            return None
+        return unused_command(command) or unused_output(self.head(a, b))
+
+    def shell_output_end(self, kind: str, a: int, b: int) -> tuple[int, tuple[int, int] | None]:
+        """Where the output of a ``kind`` shell command on lines ``a..b`` ends,
+        and the lines after it that are something else, if any."""
+        rest: tuple[int, int] | None = None
+        if b - a > 2:
+            # the output may run straight into another pasted artifact
+            cut = self.trailing_artifact(a, b, kind)
+            if cut is not None:
+                rest = (cut, b)
+                b = self.trimmed(a, cut)
+        if self.other_form_at_end(a, b):
+            # a table reader stops at the first line that is not a row: what it
+            # passed over at the end ("text after the table not read") is handed back
+            end = self.unread_tail(kind, a, b)
+            if end < b:
+                rest = (end, rest[1] if rest is not None else b)
+                b = end
+        return b, rest
 
     def compound(self, a: int, b: int, known: list[tuple[str, str]], host: str | None, fenced: bool) -> bool:
         """The output of ``a; b`` (lines ``a..b``) shared between the commands of
@@ -1071,6 +1151,8 @@ class _Splitter:
         next output starts at the first line from which it parses (or is
         detected) while the output before it parses as its own command's. False
         when no such split is found."""
+        if len({k for _part, k in known}) < 2:
+            return False
         pieces: list[tuple[int, int, str, str]] = []
         p = a
         for (cmd, kind), (_next_cmd, next_kind) in itertools.pairwise(known):
@@ -1090,9 +1172,8 @@ class _Splitter:
             pieces.append((p, cut, cmd, kind))
             p = cut
         pieces.append((p, b, known[-1][0], known[-1][1]))
-        for start, end, cmd, kind in pieces:
-            while end > start and self.blank(end - 1):
-                end -= 1
+        for start, piece_end, cmd, kind in pieces:
+            end = self.trimmed(start, piece_end)
             self.mark(start, end, READ)
             self.append_prompted(start, end, self.text(start, end), cmd, kind, "shell", host, fenced)
         return True
@@ -1111,9 +1192,7 @@ class _Splitter:
         """The output of a command Casebook does not read: accounted as such, up
         to where another pasted artifact starts (that one is read)."""
         cut = self.artifact_after(out_start, out_end) if out_end - out_start > 2 else None
-        end = out_end if cut is None else cut
-        while end > out_start and self.blank(end - 1):
-            end -= 1
+        end = self.trimmed(out_start, out_end if cut is None else cut)
         self.mark(out_start, end, UNUSED)
         if end > out_start:
             self.unused.append((out_start, end, what))
@@ -1148,26 +1227,14 @@ class _Splitter:
         line's number saying "not read": the prompt of another tool, a
         variable, a sentence); ``b`` when there are none. Lines the parser
         reports as cut by the paste stay with it."""
-        if not self.parses(kind, a, b):
-            return b
-        result = self._results.get((kind, a, b))
-        results = result if isinstance(result, list) else [result]
-        unread = {
-            e.line
-            for r in results
-            for e in getattr(r, "errors", ())
-            if e.line and "not read" in e.message and "cut" not in e.message
-        }
+        unread = self.unread_lines(kind, a, b)
         if not unread:
             return b
         end, passed = b, 0
         while end > a and (self.blank(end - 1) or (end - a) in unread):
             passed += not self.blank(end - 1)
             end -= 1
-        last = b
-        while last > a and self.blank(last - 1):
-            last -= 1
-        if passed == 1 and self.last_line(last - 1):
+        if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
             return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
         while end < b and self.blank(end - 1):  # never cut before a blank line
             end -= 1
@@ -1175,13 +1242,25 @@ class _Splitter:
             return b
         return end if self.parses(kind, a, end) else b
 
+    def unread_lines(self, kind: str, a: int, b: int) -> set[int]:
+        """The numbers (1-based in ``a..b``) of the lines the ``kind`` parser
+        reports it did not read; none when the lines do not parse."""
+        if not self.parses(kind, a, b):
+            return set()
+        result = self._results.get((kind, a, b))
+        results = result if isinstance(result, list) else [result]
+        return {
+            e.line
+            for r in results
+            for e in getattr(r, "errors", ())
+            if e.line and "not read" in e.message and "cut" not in e.message
+        }
+
     def other_form_at_end(self, a: int, b: int) -> bool:
         """Whether the last line of ``a..b`` starts like none of the output's
         first lines (only then is the output parsed here, to find where it ends:
         a paste of thousands of prompted outputs must not hold every parse)."""
-        last = b
-        while last > a + 1 and self.blank(last - 1):
-            last -= 1
+        last = self.trimmed(a + 1, b)
         if last - a < 2:
             return False
         forms = {self.form(line) for line in self.lines[a : min(a + 8, last - 1)] if line.strip()}
@@ -1327,10 +1406,7 @@ class _Splitter:
             if c == "data":
                 # blank lines inside a data run are kept when data follows
                 j = self.next_prose(i + 1, b)
-                end = j
-                while end > i and self.blank(end - 1):
-                    end -= 1
-                self.data_run(i, end, fenced=False, host=host)
+                self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
             else:
                 j = i + 1
                 while j < b and self.cls(j) == "prose":
@@ -1341,33 +1417,10 @@ class _Splitter:
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
         while a < b and self.blank(a):
             a += 1
-        while b > a and self.blank(b - 1):
-            b -= 1
+        b = self.trimmed(a, b)
         if a >= b:
             return
-        kinds: list[str | None] = [None] * (b - a)
-        # Content detection costs ~35 regex searches, so it runs only where the
-        # shape of the lines changes (a new first word, after a blank line), at
-        # most MAX_DETECT_PER_RUN times per run. Each such line is first tried
-        # with the text up to the next change ("top - ..." alone is top even when
-        # node meminfo lines follow), then with the rest of the run.
-        candidates = [a]
-        if b - a <= self.detect_lines:
-            budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
-            candidates += self.form_changes(a, b, budget - 1)
-        for index, i in enumerate(candidates):
-            nxt = candidates[index + 1] if index + 1 < len(candidates) else b
-            # the run's first line gets a full head, later candidates a probe
-            size = (
-                (DETECT_HEAD_LINES, DETECT_HEAD_CHARS) if index == 0 else (PROBE_HEAD_LINES, PROBE_HEAD_CHARS)
-            )
-            kind = self.detect(self.head(i, nxt, *size))
-            if kind is None and nxt < b and nxt - i < size[0]:
-                kind = self.detect(self.head(i, b, *size))
-                self.detect_budget -= 1
-            self.detect_budget -= 1
-            for j in range(i, nxt):
-                kinds[j - a] = kind
+        kinds = self.detected_kinds(a, b)
         piece_start, piece_kind = a, kinds[0]
         for offset in range(1, b - a):
             k = kinds[offset]
@@ -1383,6 +1436,30 @@ class _Splitter:
             self.emit_unprompted(piece_start, i, piece_kind, fenced, host)
             piece_start, piece_kind = i, k
         self.emit_unprompted(piece_start, b, piece_kind, fenced, host)
+
+    def detected_kinds(self, a: int, b: int) -> list[str | None]:
+        """The kind detected for each line of the data run ``a..b``.
+
+        Content detection costs ~35 regex searches, so it runs only where the
+        shape of the lines changes (a new first word, after a blank line), at
+        most MAX_DETECT_PER_RUN times per run. Each such line is first tried
+        with the text up to the next change ("top - ..." alone is top even when
+        node meminfo lines follow), then with the rest of the run."""
+        kinds: list[str | None] = [None] * (b - a)
+        candidates = [a]
+        if b - a <= self.detect_lines:
+            budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
+            candidates += self.form_changes(a, b, budget - 1)
+        for index, (i, nxt) in enumerate(itertools.pairwise([*candidates, b])):
+            # the run's first line gets a full head, later candidates a probe
+            size = _FIRST_HEAD if index == 0 else _PROBE_HEAD
+            kind = self.detect(self.head(i, nxt, *size))
+            if kind is None and nxt < b and nxt - i < size[0]:
+                kind = self.detect(self.head(i, b, *size))
+                self.detect_budget -= 1
+            self.detect_budget -= 1
+            kinds[i - a : nxt - a] = [kind] * (nxt - i)
+        return kinds
 
     def parses(self, kind: str | None, a: int, b: int) -> bool:
         if kind is None:
@@ -1413,30 +1490,13 @@ class _Splitter:
         return True
 
     def emit_unprompted(self, a: int, b: int, kind: str | None, fenced: bool, host: str | None) -> None:
-        while b > a and self.blank(b - 1):
-            b -= 1
+        b = self.trimmed(a, b)
         if a >= b:
             return
         if kind is not None and b - a > 1 and not self.parses(kind, a, b):
-            # Recognised from its first lines only (a "CPU0 CPU1" header alone
-            # reads as /proc/interrupts); the whole piece may say better.
-            whole = self.detect(self.head(a, b))
-            if whole is not None and whole != kind and self.parses(whole, a, b):
-                kind = whole
+            kind = self.whole_kind(kind, a, b)
         if kind is None:
-            what = unused_output(self.head(a, b))
-            if what is not None:
-                self.mark(a, b, UNUSED)
-                self.unused.append((a, b, what))
-                return
-            if b - a <= BARE_COMMAND_MAX_LINES and all(
-                self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
-            ):
-                self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
-                return
-            self.mark(a, b, UNRECOGNISED)
-            if not fenced and b - a <= MENTION_MAX_LINES:
-                self.mentions(a, b, host=host)
+            self.undetected(a, b, fenced, host)
             return
         end = self.unread_tail(kind, a, b) if b - a > 1 else b
         self.mark(a, end, READ)
@@ -1460,6 +1520,33 @@ class _Splitter:
             while end < b and self.blank(end):
                 end += 1
             self.emit_unprompted(end, b, None, fenced, host)
+
+    def whole_kind(self, kind: str, a: int, b: int) -> str:
+        """The kind of lines ``a..b`` recognised as ``kind`` from their first
+        lines only (a "CPU0 CPU1" header alone reads as /proc/interrupts) but
+        not parsing as it: the whole piece may say better."""
+        whole = self.detect(self.head(a, b))
+        if whole is not None and whole != kind and self.parses(whole, a, b):
+            return whole
+        return kind
+
+    def undetected(self, a: int, b: int, fenced: bool, host: str | None) -> None:
+        """Lines ``a..b`` that no detector recognised: the output of a command
+        Casebook does not read, bare commands, or unrecognised (mentions
+        inside them are looked for)."""
+        what = unused_output(self.head(a, b))
+        if what is not None:
+            self.mark(a, b, UNUSED)
+            self.unused.append((a, b, what))
+            return
+        if b - a <= BARE_COMMAND_MAX_LINES and all(
+            self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
+        ):
+            self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
+            return
+        self.mark(a, b, UNRECOGNISED)
+        if not fenced and b - a <= MENTION_MAX_LINES:
+            self.mentions(a, b, host=host)
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
