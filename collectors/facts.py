@@ -466,6 +466,9 @@ class TcQdiscs(Parsed):
 @dataclass
 class PingResult(Parsed):
     target: str | None = None
+    # the numeric address the replies came from ("PING name (10.0.0.2)", "bytes from
+    # 10.0.0.2", "Reply from 10.0.0.2"); None when the output shows only a name
+    address: str | None = None
     # the host the ping ran on, where the output names it ("crdb1a to 1d rtt ..."
     # of a mesh script); None: the host the input belongs to
     from_host: str | None = None

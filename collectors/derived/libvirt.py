@@ -134,7 +134,10 @@ class CpuSharing:
     """Which other guests of a host may run on a guest's CPUs, for every guest
     of the host at once (``kvm.host_contention``): the running ones (by name,
     from ``virsh list``), or without a virsh list the host's other domains,
-    unless both guests are pinned to CPUs they do not share.
+    unless both guests are pinned to CPUs they do not share. Without a virsh list only
+    domains that name themselves (name or UUID) are guests: XML pieces without either
+    (a page that splits one guest's dumpxml by its explanations, separate snippets of
+    a note) cannot be told apart from the guest itself, and neither side of them counts.
 
     Each guest's pins are read once, as a bit mask, and the candidates are
     grouped by mask, so one guest's answer costs a test per distinct mask and
@@ -148,6 +151,9 @@ class CpuSharing:
     >>> sharing = CpuSharing([a, b, c], running=[], listed=False)
     >>> sharing.others(a), sharing.others(c)
     ((1, ['c']), (2, ['a', 'b']))
+    >>> piece = Domain(vcpus=1)
+    >>> CpuSharing([c, piece], running=[], listed=False).others(c)
+    (0, [])
     """
 
     def __init__(self, domains: list[Domain], *, running: list[str], listed: bool) -> None:
@@ -172,6 +178,8 @@ class CpuSharing:
                 self._masks.append(self._pins[id(xml)] if xml is not None else None)
         else:
             for d in domains:
+                if not (d.name or d.uuid):
+                    continue
                 self._index_of_domain[id(d)] = len(self._labels)
                 self._labels.append(domain_label(d))
                 self._masks.append(self._pins[id(d)])
@@ -187,6 +195,8 @@ class CpuSharing:
 
     def others(self, d: Domain, *, shown: int = SHARING_NAMES_SHOWN) -> tuple[int, list[str]]:
         """How many other guests may share ``d``'s CPUs, and the first ``shown`` of their names."""
+        if not self._indexes_of_name and not (d.name or d.uuid):
+            return 0, []  # an unnamed XML piece: which guest it belongs to is unknown
         mine = self._pins.get(id(d))
 
         def shares(mask: int | None) -> bool:  # not provably pinned apart from d

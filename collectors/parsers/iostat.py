@@ -2,7 +2,9 @@
 tsar-style per-device history.
 
 ``iostat -x [interval count]`` (old and new column sets; the LAST report is
-used, because the first one averages everything since boot)::
+used, because the first one averages everything since boot; when the paste ends
+inside the last report, a device whose row is cut, or that comes after the cut,
+keeps the figures of the report before)::
 
     Device            r/s     w/s  rkB/s  wkB/s  r_await  w_await  aqu-sz  %util
     vda             50.19   21.54 1113.65 1012.48    0.28     0.35    0.02   0.67
@@ -72,15 +74,17 @@ def _iostat_stat(device: str, header: list[str], cells: list[str], line: int) ->
 def _parse_iostat(lines: list[str]) -> DiskStats:
     out = DiskStats()
     header: list[str] | None = None
+    previous: dict[str, DiskStat] = {}
+    cut: list[str] = []
     for idx, line in enumerate(lines, start=1):
         tokens = line.split()
         if not tokens:
-            header = None if header is None else header
             continue
         if tokens[0] in ("Device:", "Device") and len(tokens) > 2:
             # a new report starts: only the last one counts
             header = tokens[1:]
-            out.devices, out.lines, out.errors = [], {}, []
+            previous = {d.device: d for d in out.devices} or previous
+            out.devices, out.lines, out.errors, cut = [], {}, [], []
             continue
         if header is None or tokens[0].startswith(("avg-cpu", "Linux")):
             if tokens[0].startswith("avg-cpu"):
@@ -95,9 +99,29 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
             out.errors.append(
                 ArtifactError("", f"iostat: row of {tokens[0]} cut mid-paste: no {missing}", idx)
             )
+            cut.append(stat.device)
         out.devices.append(stat)
         out.lines[stat.device] = idx
+    if cut and previous:
+        _complete_from_previous(out, previous)
     return out
+
+
+def _complete_from_previous(out: DiskStats, previous: dict[str, DiskStat]) -> None:
+    """The paste ended inside the last report: a device whose row was cut, or that the
+    cut came before, keeps the figures of the report before (the latest it has)."""
+    seen = {d.device for d in out.devices}
+    for stat in out.devices:
+        before = previous.get(stat.device)
+        if before is None:
+            continue
+        for name in ("r_await_ms", "w_await_ms", "await_ms", "util_pct"):
+            if getattr(stat, name) is None:
+                setattr(stat, name, getattr(before, name))
+    for device, before in previous.items():
+        if device not in seen:
+            out.devices.append(before)
+            out.lines[device] = before.line
 
 
 def _parse_tsar(lines: list[str]) -> DiskStats:

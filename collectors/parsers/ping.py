@@ -14,10 +14,24 @@ busybox prints ``round-trip min/avg/max = 0.042/0.089/0.177 ms``. Pastes often s
 after the replies; then min/avg/max come from the replies, and the average is rounded
 half-up to 2 decimals (the precision iputils prints per reply), so replies of
 1.07, 1.06, 1.06, 1.06, 1.07, 1.07, 1.07 ms give ``rtt_avg_ms == 1.07``.
+
+Pastes also drop the ``PING`` line: replies alone (RT-Thread's ``msh />`` ping prints
+``60 bytes from 192.168.10.12 icmp_seq=0 ttl=64 time=5 ms`` and nothing else), or only
+the statistics, whose ``--- 192.168.128.73 ping statistics ---`` line names the peer.
+Windows ping is read in English, Chinese and Japanese::
+
+    Reply from 192.168.1.14: bytes=32 time=21ms TTL=64
+    来自 10.68.55.1 的回复: 字节=32 时间=5ms TTL=64
+    192.168.1.13 からの応答: バイト数 =32 時間 =100ms TTL=128
+    Minimum = 21ms, Maximum = 142ms, Average = 60ms
+
+``address`` is the numeric address the replies came from (``PING host.1.jsdig.com
+(100.42.212.8)``), so a name resolving to a public address is known to be one.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
@@ -25,16 +39,62 @@ from decimal import ROUND_HALF_UP, Decimal
 from collectors.facts import ParseError, PingResult
 from collectors.parsers import register
 
-_HEADER = re.compile(r"^PING\s+(?P<target>\S+)")
+_HEADER = re.compile(r"^PING\s+(?P<target>\S+)(?:\s+\((?P<address>[0-9A-Fa-f:.]+)\))?")
+# Windows: "Pinging 10.0.0.2 with 32 bytes of data:", "正在 Ping 10.0.0.2 具有 32 字节的数据:",
+# "10.0.0.2 に ping を送信しています 32 バイトのデータ:"
+_WIN_HEADER = re.compile(
+    r"^(?:Pinging\s+(?P<en>\S+)|正在\s*Ping\s+(?P<zh>\S+)|(?P<ja>\S+)\s*に\s*ping\s*を送信しています)", re.I
+)
+_STATS_HEADER = re.compile(r"^-{2,}\s*(?P<target>\S+?)\s+(?:PYTHON\s+)?PING\s+statistics\s*-{2,}", re.I)
 _REPLY = re.compile(r"\bbytes from\b.*?\btime\s*(?P<op>[=<])\s*(?P<ms>\d+(?:\.\d+)?)\s*ms\b")
+_REPLY_FROM = re.compile(r"\bbytes from\s+(?P<first>\S+)(?:\s+\((?P<paren>[0-9A-Fa-f:.]+)\))?")
+_WIN_REPLY = re.compile(
+    r"^(?:Reply from\s+(?P<en>[0-9A-Fa-f:.]+)|来自\s*(?P<zh>[0-9A-Fa-f:.]+)\s*的回复|"
+    r"(?P<ja>[0-9A-Fa-f:.]+)\s*からの応答)\s*[:：].*?(?:time|时间|時間)\s*(?P<op>[=<])\s*"
+    r"(?P<ms>\d+(?:\.\d+)?)\s*ms",
+    re.I,
+)
+_WIN_SUMMARY = re.compile(
+    r"(?:Minimum|最短|最小)\s*=\s*(?P<min>\d+(?:\.\d+)?)\s*ms\s*[,，、]\s*(?:Maximum|最长|最大)\s*=\s*"
+    r"(?P<max>\d+(?:\.\d+)?)\s*ms\s*[,，、]\s*(?:Average|平均)\s*=\s*(?P<avg>\d+(?:\.\d+)?)\s*ms",
+    re.I,
+)
 _TRANSMIT = re.compile(
     r"(?P<tx>\d+)\s+packets transmitted,\s*(?P<rx>\d+)\s+(?:packets\s+)?received"
     r"(?:,\s*\+\d+\s+\w+)*(?:,\s*(?P<loss>\d+(?:\.\d+)?)%\s+packet loss)?"
 )
 _SUMMARY = re.compile(
-    r"^(?:rtt|round-trip)\s+min/avg/max(?:/(?:mdev|stddev))?\s*=\s*"
-    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*ms"
+    r"^(?:rtt|round-trip)(?:\s+\(ms\))?\s+min/avg/max(?:/(?:mdev|stddev))?\s*=\s*"
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*(?:ms)?"
 )
+
+
+def _numeric(text: str | None) -> str | None:
+    """``text`` when it is an IP address, else None."""
+    try:
+        return str(ipaddress.ip_address((text or "").strip("()[]:").split("%")[0]))
+    except ValueError:
+        return None
+
+
+def _reply_address(line: str) -> str | None:
+    if m := _REPLY_FROM.search(line):
+        return _numeric(m.group("paren")) or _numeric(m.group("first").rstrip(":"))
+    return None
+
+
+def _looks_like_ping(head: str) -> bool:
+    """A ping output, with or without its command and ``PING`` line: two replies, or a
+    statistics block, are enough."""
+    if re.search(r"^PING\s+\S+", head, re.M) and re.search(r"bytes from|packets transmitted", head):
+        return True
+    replies = sum(1 for line in head.splitlines() if _REPLY.search(line) or _WIN_REPLY.search(line.strip()))
+    if replies >= 2:
+        return True
+    return bool(
+        re.search(r"^\s*-{2,}\s*\S+\s+(?:PYTHON\s+)?PING\s+statistics", head, re.M | re.I)
+        and re.search(r"packets transmitted|min/avg/max", head)
+    )
 
 
 def _round2(value: float) -> float:
@@ -54,11 +114,7 @@ def _float(text: str, number: int) -> float:
 @register(
     "ping",
     commands=(r"^ping6?\b",),
-    detect=lambda head: bool(
-        "PING" in head
-        and re.search(r"^PING\s+\S+", head, re.M)
-        and re.search(r"bytes from|packets transmitted", head)
-    ),
+    detect=_looks_like_ping,
     priority=10,
 )
 def parse_ping(text: str) -> PingResult:
@@ -72,25 +128,9 @@ def parse_ping(text: str) -> PingResult:
     summary = False
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
-        if (m := _HEADER.match(line)) and out.target is None:
-            out.target = m.group("target")
-            out.lines["target"] = number
-        elif m := _REPLY.search(line):
-            out.replies_ms.append(_float(m.group("ms"), number))
-            out.lines.setdefault("replies_ms", number)
-        elif m := _TRANSMIT.search(line):
-            out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
-            if m.group("loss") is not None:
-                out.loss_pct = _float(m.group("loss"), number)
-            out.lines["transmitted"] = out.lines["loss_pct"] = number
-        elif m := _SUMMARY.match(line):
-            summary = True
-            out.rtt_min_ms = _float(m.group("min"), number)
-            out.rtt_avg_ms = _float(m.group("avg"), number)
-            out.rtt_max_ms = _float(m.group("max"), number)
-            if m.group("mdev"):
-                out.rtt_mdev_ms = _float(m.group("mdev"), number)
-            out.lines["rtt_avg_ms"] = number
+        if not summary and _read_header(out, line, number):
+            continue
+        summary = _read_line(out, line, number) or summary
     if not summary and out.replies_ms:
         out.rtt_min_ms = min(out.replies_ms)
         out.rtt_max_ms = max(out.replies_ms)
@@ -101,6 +141,52 @@ def parse_ping(text: str) -> PingResult:
     if not summary and not out.replies_ms and out.transmitted is None:
         raise ParseError("no ping replies or statistics")
     return out
+
+
+def _read_line(out: PingResult, line: str, number: int) -> bool:
+    """A reply, the packet counts or the min/avg/max summary; True for the summary."""
+    if m := _REPLY.search(line) or _WIN_REPLY.search(line):
+        out.replies_ms.append(_float(m.group("ms"), number))
+        out.lines.setdefault("replies_ms", number)
+        address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
+        if address and out.address is None:
+            out.address = address
+            out.target = out.target or address
+    elif m := _TRANSMIT.search(line):
+        out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
+        if m.group("loss") is not None:
+            out.loss_pct = _float(m.group("loss"), number)
+        out.lines["transmitted"] = out.lines["loss_pct"] = number
+    elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
+        out.rtt_min_ms = _float(m.group("min"), number)
+        out.rtt_avg_ms = _float(m.group("avg"), number)
+        out.rtt_max_ms = _float(m.group("max"), number)
+        if m.groupdict().get("mdev"):
+            out.rtt_mdev_ms = _float(m.group("mdev"), number)
+        out.lines["rtt_avg_ms"] = number
+        return True
+    return False
+
+
+def _group(m: re.Match[str], *names: str) -> str | None:
+    groups = m.groupdict()
+    return next((groups[n] for n in names if groups.get(n)), None)
+
+
+def _read_header(out: PingResult, line: str, number: int) -> bool:
+    """The ``PING`` line, Windows' ``Pinging ...`` or the ``--- X ping statistics ---``
+    line: the first one names the target."""
+    m = _HEADER.match(line) or _WIN_HEADER.match(line) or _STATS_HEADER.match(line)
+    if not m:
+        return False
+    target = m.group("target") if "target" in m.groupdict() else _group(m, "en", "zh", "ja")
+    if out.target is None or (out.lines.get("target") is None and not out.replies_ms):
+        out.target = target
+        out.lines["target"] = number
+    address = _numeric(m.groupdict().get("address")) or _numeric(target)
+    if address and out.address is None:
+        out.address = address
+    return True
 
 
 # "for h in a b c; do echo -n "$h "; ping -qc 100 $h | tail -1; done" and mesh scripts

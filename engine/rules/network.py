@@ -70,13 +70,20 @@ def netem_delay(ctx: RuleContext) -> Iterator[RuleFinding]:
             )
 
 
-def _public_target(target: str | None) -> bool:
-    """A ping to a public address measures the internet path, not the LAN;
-    names and masked addresses ("xx.xx.xx.196") count as LAN peers."""
-    try:
-        return ipaddress.ip_address((target or "").strip("()")).is_global
-    except ValueError:
-        return False
+def _not_a_lan_peer(p: PingResult) -> bool:
+    """A ping to a public address measures the internet path, and one to the machine
+    itself (127.0.0.0/8, ::1, ``localhost``) no path at all; names and masked addresses
+    ("xx.xx.xx.196") count as LAN peers. The numeric address the replies came from
+    decides when the output shows one (``PING name (100.42.212.8)``)."""
+    if (p.target or "").strip("()").lower() in ("localhost", "localhost.localdomain", "ip6-localhost"):
+        return True
+    for text in (p.address, p.target):
+        try:
+            address = ipaddress.ip_address((text or "").strip("()"))
+        except ValueError:
+            continue
+        return address.is_global or address.is_loopback
+    return False
 
 
 def _avg_rtt(p: PingResult) -> float | None:
@@ -94,10 +101,12 @@ def _avg_rtt(p: PingResult) -> float | None:
     title_zh="同一部署内主机间往返延迟偏高",
     condition=(
         f"ping RTT average >= {LAN_RTT_MS} ms (mean of the replies when there is no summary) to a peer "
-        "that is "
-        "not a public internet address"
+        "that is neither a public internet address nor the machine itself (loopback)"
     ),
-    condition_zh=f"到非公网地址对端的 ping RTT 平均值 >= {LAN_RTT_MS} ms（没有汇总行时取各次回复的平均值）",
+    condition_zh=(
+        f"到既非公网地址、也非本机（环回地址）的对端的 ping RTT 平均值 >= {LAN_RTT_MS} ms"
+        "（没有汇总行时取各次回复的平均值）"
+    ),
     requires=("pings",),
     # the hosts of a deployment: an observer or proxy, or one of several physical hosts
     relevant=lambda ctx, h: ("pings",) if h.pings or h.oceanbase or len(ctx.physical_hosts()) >= 2 else (),
@@ -125,7 +134,7 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
-            if avg is None or avg < LAN_RTT_MS or _public_target(p.target):
+            if avg is None or avg < LAN_RTT_MS or _not_a_lan_peer(p):
                 continue
             # a mesh script's output names the host each ping ran on ("crdb1a to 1d")
             values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})

@@ -105,3 +105,20 @@ def test_a_row_cut_mid_paste_is_kept_and_reported():
 
 def test_complete_rows_report_nothing():
     assert parse_iostat(SYSSTAT_341_CUT.rsplit("nvme8n1", 1)[0]).errors == []
+
+
+def test_a_last_report_cut_by_the_paste_keeps_the_report_before():
+    # influxdata/influxdb#6531: the third report is cut inside sda's row; sda and dm-0
+    # were at 98 %util in the second one, and dm-0/dm-1 come after the cut
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "published" / "influxdb-6531-iostat-xd-last-report-cut.txt").read_text(
+        encoding="utf-8"
+    )
+    r = parse_iostat(text[text.index("Linux 3.19") :])
+    assert [(d.device, d.util_pct, d.await_ms) for d in r.devices] == [
+        ("sda", 98.0, 8.7),
+        ("dm-0", 98.0, 9.51),
+        ("dm-1", 0.0, 0.0),
+    ]
+    assert [e.line for e in r.errors] == [14]

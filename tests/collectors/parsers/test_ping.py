@@ -139,3 +139,67 @@ def test_a_plain_ping_is_not_read_as_labelled_summaries():
     assert detect(plain).kind == "ping"
     with pytest.raises(ParseError):
         parse_ping_summaries(plain)
+
+
+def _published(name: str) -> str:
+    from tests.conftest import FIXTURES
+
+    return (FIXTURES / "published" / name).read_text(encoding="utf-8")
+
+
+def test_the_address_of_a_name_is_kept_from_the_ping_line():
+    # jaywcjlove/linux-command's ping page: a name that resolves to a public address
+    block = "\n".join(_published("linuxcommand-ping-public-name.txt").splitlines()[1:-1])
+    r = parse_ping(block)
+    assert (r.target, r.address, r.rtt_avg_ms, r.received) == ("host.1.jsdig.com", "100.42.212.8", 176.916, 4)
+
+
+def test_replies_without_ping_line_or_statistics_are_a_ping():
+    # RT-Thread's msh ping prints replies only (icmp_seq from 0, no statistics)
+    text = _published("rtthread-msh-ping-no-statistics.txt")
+    lan = text[text.index("msh />ping 192.168.10.12") :].splitlines()[1:5]
+    block = "\n".join(lan)
+    assert detect(block).kind == "ping"
+    r = parse_ping(block)
+    assert (r.target, r.address, r.replies_ms, r.rtt_avg_ms) == (
+        "192.168.10.12",
+        "192.168.10.12",
+        [5, 1, 2, 3],
+        2.75,
+    )
+
+
+def test_statistics_alone_name_their_peer():
+    block = "\n".join(_published("chirpstack-ping-statistics-only.txt").splitlines()[:3])
+    assert detect(block).kind == "ping"
+    r = parse_ping(block)
+    assert (r.target, r.address, r.transmitted, r.rtt_avg_ms) == (
+        "192.168.128.73",
+        "192.168.128.73",
+        393,
+        5.136,
+    )
+
+
+def test_replies_and_statistics_without_the_ping_line():
+    lines = _published("cloudatlas-ping-replies-statistics-no-header.txt").splitlines()[1:-1]
+    block = "\n".join(lines)
+    assert detect(block).kind == "ping"
+    r = parse_ping(block)
+    assert (r.target, r.replies_ms, r.rtt_avg_ms, r.rtt_max_ms) == (
+        "192.168.47.127",
+        [0.198, 120, 0.493],
+        2.323,
+        120.569,
+    )
+
+
+def test_windows_ping_in_japanese():
+    # linux-memo.net: a Windows PC's replies through a netem bridge, 100 ms then <1 ms
+    lines = _published("linuxmemo-windows-ping-ja.txt").splitlines()[1:]
+    block = "\n".join(lines)
+    assert detect(block).kind == "ping"
+    r = parse_ping(block)
+    assert r.address == "192.168.1.13"
+    assert r.replies_ms == [100] * 5 + [1] * 5
+    assert r.rtt_avg_ms == 50.5

@@ -390,3 +390,16 @@ def test_capabilities_cells_give_the_host_node_memory():
     # a 6 GiB guest without guest NUMA on cells of 2 and 4 GiB
     assert "kvm.guest_numa_missing" in _eval_rules("58-kvm-guest-larger-than-node")
     assert "kvm.guest_numa_missing" not in _eval_rules("20-libvirt-tuned-guest")
+
+
+def test_host_contention_quiet_on_one_guest_xml_split_by_a_manual(analyze_texts):
+    # Red Hat's zh-cn RHEL 8 guide: one guest's dumpxml cut into pieces by Chinese
+    # explanations; the unnamed pieces are that guest, not other guests
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "published" / "redhat-zh-cn-rhel8-domain-xml-sample-table.txt").read_text(
+        encoding="utf-8"
+    )
+    result = analyze_texts(text)
+    assert "kvm.host_contention" not in result.rule_ids
+    assert "kvm.cpu_model_hides_cache" in result.rule_ids

@@ -143,3 +143,43 @@ def test_lan_rtt_names_the_host_each_mesh_ping_ran_on(analyze_texts):
     (finding,) = [f for f in result.findings if f.rule == "net.lan_rtt_high"]
     assert finding.evidence[0].fact == "pings[crdb1a to 1d].rtt_avg_ms"
     assert "from crdb1a to 1d" in finding.explanation
+
+
+def _published(name: str) -> str:
+    from tests.conftest import FIXTURES
+
+    return (FIXTURES / "published" / name).read_text(encoding="utf-8")
+
+
+def test_lan_rtt_quiet_for_a_name_that_resolves_to_a_public_address(analyze_texts):
+    # jaywcjlove/linux-command: "PING host.1.jsdig.com (100.42.212.8)", 177 ms
+    text = _published("linuxcommand-ping-public-name.txt")
+    result = analyze_texts("```\n" + text)
+    assert "net.lan_rtt_high" in result.checked
+    assert "net.lan_rtt_high" not in result.rule_ids
+
+
+def test_lan_rtt_quiet_for_loopback(analyze_texts):
+    # github/advisory-database#7554: 127.0.0.1 at 0.567 ms is the machine itself
+    result = analyze_texts(_published("advisorydb-ping-loopback-cut-unit.txt"))
+    assert "net.lan_rtt_high" in result.checked
+    assert "net.lan_rtt_high" not in result.rule_ids
+
+
+def test_lan_rtt_fires_on_replies_of_a_shell_without_ping_line(analyze_texts):
+    # RT-Thread's msh />ping: the public peer (10-12 ms) is not judged, the LAN one (2.75 ms) is
+    result = analyze_texts(_published("rtthread-msh-ping-no-statistics.txt"))
+    findings = [f for f in result.findings if f.rule == "net.lan_rtt_high"]
+    assert [f.evidence[0].value for f in findings] == [2.75]
+
+
+def test_lan_rtt_fires_on_statistics_alone(analyze_texts):
+    result = analyze_texts(_published("chirpstack-ping-statistics-only.txt"))
+    finding = next(f for f in result.findings if f.rule == "net.lan_rtt_high")
+    assert finding.evidence[0].value == 5.136
+
+
+def test_lan_rtt_fires_on_windows_replies(analyze_texts):
+    result = analyze_texts(_published("linuxmemo-windows-ping-ja.txt"))
+    finding = next(f for f in result.findings if f.rule == "net.lan_rtt_high")
+    assert finding.evidence[0].value == 50.5
