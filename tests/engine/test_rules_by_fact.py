@@ -183,6 +183,10 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "zone_reclaim": _setting_gone("vm.zone_reclaim_mode"),
     "thp": _no_thp,
     "datastore": _no_datastore,
+    "proc_vmstat": _set(proc_vmstat=None),
+    "ksm": _set(ksm=None),
+    "io_schedulers": _set(io_schedulers=None),
+    "cpu_governor": lambda h: h.cpu_power.governors.clear() if h.cpu_power else None,
 }
 
 
