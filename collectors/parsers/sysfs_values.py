@@ -57,7 +57,7 @@ _PATH = (
 _INLINE = re.compile(rf"^\s*{_PATH}\s*[:\s]\s*(?P<value>\S[^\n]*?)\s*$")
 _HEADER = re.compile(rf"^\s*(?:==>\s*)?{_PATH}(?:\s*<==)?\s*:?\s*$")
 _PT_SUMMARY_ROW = re.compile(
-    r"^\s{0,4}(?P<dev>[a-z][\w\-]{0,31})\s+\|\s+(?P<value>\S.*?)\s*(?P<depth>\d+)?\s*$"
+    r"^\s{0,16}(?P<dev>[a-z][\w\-]{0,31})\s+\|\s+(?P<value>\S.*?)\s*(?P<depth>\d+)?\s*$"
 )
 _SCHEDULER_VALUE = re.compile(r"^(?:[\w\-]+\s+)*\[[\w\-]+\](?:\s+[\w\-]+)*$|^none$")
 _GOVERNORS = ("performance", "powersave", "ondemand", "conservative", "schedutil", "userspace")
