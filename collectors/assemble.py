@@ -460,6 +460,34 @@ class HostAssembler:
         if getattr(self.host, attr) is None:
             setattr(self.host, attr, result)
 
+    def _merge_values(self, attr: str, result: Any, *maps: str) -> None:
+        """Several greps of one family (``grep allocstall /proc/vmstat``, then
+        ``grep compact``) add up to one fact: the first artifact keeps its
+        values and lines, a later one adds the keys it lacks."""
+        current = getattr(self.host, attr)
+        if current is None:
+            setattr(self.host, attr, result)
+            return
+        for name in maps:
+            held, more = getattr(current, name), getattr(result, name)
+            for key, value in more.items():
+                held.setdefault(key, value)
+        for key, line in result.lines.items():
+            current.lines.setdefault(key, line)
+
+    def _add_cpu_power(self, r: f.CpuPower) -> None:
+        current = self.host.cpu_power
+        if current is None:
+            self.host.cpu_power = r
+            return
+        for key, value in r.governors.items():
+            current.governors.setdefault(key, value)
+        current.driver = current.driver or r.driver
+        current.idle_driver = current.idle_driver or r.idle_driver
+        current.idle_states = current.idle_states or r.idle_states
+        for key, line in r.lines.items():
+            current.lines.setdefault(key, line)
+
     # /proc/meminfo beats some of its lines (a grep), which beat free's rounded figures
     _MEMINFO_RANK = {"proc": 0, "subset": 1, "free": 2}
 
@@ -947,6 +975,10 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
     (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
     (f.Vmstat, lambda a, r: a._first("vmstat", r)),
+    (f.ProcVmstat, lambda a, r: a._merge_values("proc_vmstat", r, "values")),
+    (f.KsmState, lambda a, r: a._merge_values("ksm", r, "values")),
+    (f.IoSchedulers, lambda a, r: a._merge_values("io_schedulers", r, "active", "available", "rotational")),
+    (f.CpuPower, lambda a, r: a._add_cpu_power(r)),
     (f.NumaBootMessages, lambda a, r: a._add_numa_boot(r)),
     (f.NetDevStats, lambda a, r: a._first("net_dev", r)),
     (f.ProcessList, lambda a, r: a._add_processes(r)),

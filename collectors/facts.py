@@ -521,7 +521,57 @@ class Interrupts(Parsed):
     descriptions: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class ProcVmstat(Parsed):
+    """``/proc/vmstat`` (or some of its lines): counter name -> value. The
+    event counters (``allocstall_*``, ``pgscan_*``, ``compact_*``, ``pswp*``)
+    count since boot; the ``nr_*`` lines are gauges."""
+
+    values: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class KsmState(Parsed):
+    """``/sys/kernel/mm/ksm/*``: file name (``run``, ``pages_sharing``,
+    ``merge_across_nodes`` ...) -> integer value."""
+
+    values: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class IdleState:
+    """One CPU idle state (``cpupower idle-info``, cpuidle sysfs)."""
+
+    name: str  # "POLL", "C1", "C6" ...
+    latency_us: int | None = None  # exit latency
+    disabled: bool = False
+    line: int | None = None
+
+
+@dataclass
+class CpuPower(Parsed):
+    """CPU frequency scaling and idle states: ``scaling_governor`` per CPU
+    (sysfs), ``cpupower frequency-info`` (driver and policy) and ``cpupower
+    idle-info`` (idle driver and states)."""
+
+    governors: dict[str, str] = field(default_factory=dict)  # "cpu0" (or "policy") -> governor
+    driver: str | None = None  # scaling driver: intel_pstate, acpi-cpufreq, amd-pstate ...
+    idle_driver: str | None = None  # intel_idle, acpi_idle, haltpoll ...
+    idle_states: list[IdleState] = field(default_factory=list)
+
+
 # ------------------------------------------------------------------------- disks
+
+
+@dataclass
+class IoSchedulers(Parsed):
+    """``/sys/block/<device>/queue/scheduler``: device -> the selected
+    scheduler (the bracketed one) and the ones offered; ``rotational`` from
+    ``queue/rotational`` where shown (True: a spinning disk)."""
+
+    active: dict[str, str] = field(default_factory=dict)
+    available: dict[str, list[str]] = field(default_factory=dict)
+    rotational: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -1025,6 +1075,10 @@ class HostFacts:
     memory_devices: MemoryDevices | None = None
     # added by parsers-mem
     vmstat: Vmstat | None = None
+    proc_vmstat: ProcVmstat | None = None
+    ksm: KsmState | None = None
+    io_schedulers: IoSchedulers | None = None
+    cpu_power: CpuPower | None = None
     process_numa: list[ProcessNuma] = field(default_factory=list)
     numa_boot: NumaBootMessages | None = None
     net_dev: NetDevStats | None = None

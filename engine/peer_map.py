@@ -105,14 +105,14 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "obdiag (32768-2097152); arp142 `2310`; tuned hpc-compute",
         "vm.min_free_kbytes / watermarks",
-        "",
-        "not done: needs a calibration against RAM size; watermarks are read by numa.local_node_pagecache_pressure",
+        "memory.direct_reclaim_stalls",
+        "judged by its effect (direct reclaim and compaction stalls in /proc/vmstat), not by the value: the right reserve depends on RAM and burst size",
     ),
     (
         "RH guide 9.4; tuned realtime-virtual-host; risu `ksm-disabled-on-nfv`; arp142 `2400`",
         "KSM on a virtualisation host",
-        "",
-        "not done: needs the KSM sysfs parser (kvm.ksm_active proposed)",
+        "kvm.ksm_active",
+        "KSM merging (run = 1, pages_sharing > 0); merge_across_nodes = 1 on a multi-node host is named in the finding, not a rule of its own (no public multi-node KSM output found)",
     ),
     (
         "MySQLTuner; postgresqltuner; obdiag `memory_limit_vs_phy_mem`",
@@ -136,8 +136,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "tuned; arp142 `1300/1400/1410/1500/1600`; risu `disablecstates`; DataStax",
         "governor / C-states / EPB / P-states",
-        "",
-        "not done: needs the scaling_governor / cpuidle parser",
+        "cpu.governor_not_performance",
+        "the governor; cpupower idle-info is parsed (states, latency, disabled) but no C-state rule yet: deep states are the default on every server, a rule needs a latency calibration first; EPB / P-state limits not parsed",
     ),
     (
         "risu `nova/numa.sh`; tuned cpu-partitioning",
@@ -177,8 +177,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "arp142 `1700`; tuned cpu-partitioning; RHEL network guide",
         "irqbalance service / IRQ affinity vs isolated CPUs",
-        "",
-        "not done: net.irq_single_cpu proposed; the public /proc/interrupts excerpts found were cut",
+        "net.irq_single_cpu",
+        "NIC queue interrupts on one CPU (with whether ps shows irqbalance); IRQs on isolated CPUs not checked",
     ),
     ("insights `softnet_stat`, `ethtool`", "NIC queues / RSS / RPS, softnet drops", "", "not done"),
     (
@@ -204,7 +204,7 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
         "arp142 `5010`; postgresqltuner; DataStax; pt-summary (prints)",
         "I/O scheduler",
         "",
-        "not done: needs the /sys/block/*/queue/scheduler parser (disk.io_scheduler proposed)",
+        "not done: the scheduler is parsed (sysfs, pt-summary); disk.io_scheduler waits for a public output of a database host with CFQ/BFQ (the incidents found state CFQ in prose only)",
     ),
     ("tuned; MongoDB; DataStax; arp142 `4110`", "readahead, mount options, filesystem", "", "not done"),
     ("obdiag `disk_iops`", "disk latency / utilisation / IOPS", "disk.latency_high", ""),
@@ -261,8 +261,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "obdiag `clock_source`, `arm_smmu`, `kernel_bad_version`",
         "clock source, SMMU, bad kernel versions",
-        "memory.swappiness_zero_oom",
-        "kernel-version awareness only where a rule needs it; kernel.known_regression not done",
+        "memory.swappiness_zero_oom, kernel.known_regression",
+        "a table of sourced regressions (4.11-rc KSM lockup, EL7 XFS allocation deadlock, Linux 7.0 and PostgreSQL); obdiag's 3.10 + cgroup check is OceanBase deployment, not included",
     ),
     (
         "risu (778 plugins)",

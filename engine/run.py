@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "6"
+ENGINE_VERSION = "7"
 
 
 def _numa_nodes(h: HostFacts) -> list:
@@ -112,6 +112,11 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "interrupts": lambda h: h.interrupts is not None,
     "nic_channels": lambda h: bool(h.nic_channels),
     "process_numa": lambda h: bool(h.process_numa),
+    "proc_vmstat": lambda h: h.proc_vmstat is not None,
+    # whether KSM runs: the run file (a grep of the pages_* files alone does not say)
+    "ksm": lambda h: bool(h.ksm and "run" in h.ksm.values),
+    "io_schedulers": lambda h: bool(h.io_schedulers and h.io_schedulers.active),
+    "cpu_governor": lambda h: bool(h.cpu_power and h.cpu_power.governors),
 }
 
 
@@ -331,6 +336,31 @@ FACT_SOURCES: dict[str, FactSource] = {
         packages=_pkg("procps-ng", "procps", "procps"),
     ),
     "interrupts": FactSource("/proc/interrupts", "/proc/interrupts", ("cat /proc/interrupts",)),
+    "proc_vmstat": FactSource(
+        "reclaim and compaction counters (/proc/vmstat)",
+        "回收与内存规整计数（/proc/vmstat）",
+        ("cat /proc/vmstat",),
+    ),
+    "ksm": FactSource(
+        "kernel same-page merging state (/sys/kernel/mm/ksm)",
+        "内核同页合并状态（/sys/kernel/mm/ksm）",
+        ("grep . /sys/kernel/mm/ksm/*",),
+    ),
+    "io_schedulers": FactSource(
+        "the I/O scheduler of each block device",
+        "各块设备的 I/O 调度器",
+        ("grep . /sys/block/*/queue/scheduler /sys/block/*/queue/rotational",),
+    ),
+    "cpu_governor": FactSource(
+        "the CPU frequency governor",
+        "CPU 调频策略（governor）",
+        ("cpupower frequency-info", "grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"),
+        packages={
+            _RHEL: "yum install -y kernel-tools",
+            _DEB: "apt-get install -y linux-tools-common",
+            _SUSE: "zypper install -y cpupower",
+        },
+    ),
     "nic_channels": FactSource(
         "the NIC queue counts (ethtool -l)",
         "网卡队列数（ethtool -l）",

@@ -20,7 +20,7 @@ description (controller, hwirq, trigger, device names). Rows are read with
 from __future__ import annotations
 
 from collectors.facts import Interrupts, ParseError
-from collectors.parsers import register
+from collectors.parsers import UnreadLines, register
 
 _MAX_DIGITS = 20
 # the kernel's softirq vectors (include/linux/interrupt.h): /proc/softirqs has
@@ -113,4 +113,47 @@ def parse_interrupts(text: str) -> Interrupts:
         raise ParseError("no interrupt rows after the CPU header")
     if set(out.rows) <= SOFTIRQ_NAMES:
         raise ParseError("only softirq rows: this is /proc/softirqs, not /proc/interrupts")
+    return out
+
+
+@register(
+    "interrupts_grep",
+    commands=(r"^(e|f)?grep\s+(-\w+\s+)*\S+\s+/proc/interrupts\s*$",),
+    priority=5,
+)
+def parse_interrupts_grep(text: str) -> Interrupts:
+    """``grep eth0 /proc/interrupts``: rows without the ``CPUn`` header. The
+    CPU columns are the counts every row has (the shortest row's run of
+    numbers), named ``CPU0``.. in order.
+
+    Sample input::
+
+         27:  356669796          0          0          0   PCI-MSI 1048577-edge      eth0-TxRx-0
+         28:  308170840          0          0          0   PCI-MSI 1048578-edge      eth0-TxRx-1
+    """
+    if not isinstance(text, str):
+        raise ParseError("interrupts: not text")
+    rows: list[tuple[str, list[str], int]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        name, sep, rest = line.partition(":")
+        name = name.strip()
+        if sep and name and " " not in name:
+            rows.append((name, rest.split(), number))
+    widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
+    # the width most rows have: a row the paste cut has fewer counts and is left out
+    ncpu = max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 0
+    if ncpu == 0:
+        raise ParseError("no 'irq: count count ...' rows")
+    out = Interrupts(cpus=[f"CPU{i}" for i in range(ncpu)])
+    unread = UnreadLines("/proc/interrupts: row cut (fewer counts than CPUs)")
+    for name, tokens, number in rows:
+        if len(_leading_counts(tokens)) < ncpu:
+            unread.add(number, f"{name}:")
+            continue
+        out.rows[name] = [int(t) for t in tokens[:ncpu]]
+        out.lines[name] = number
+        description = " ".join(tokens[len(_leading_counts(tokens)) :])
+        if description:
+            out.descriptions[name] = description
+    out.errors = unread.errors()
     return out

@@ -183,6 +183,10 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "zone_reclaim": _setting_gone("vm.zone_reclaim_mode"),
     "thp": _no_thp,
     "datastore": _no_datastore,
+    "proc_vmstat": _set(proc_vmstat=None),
+    "ksm": _set(ksm=None),
+    "io_schedulers": _set(io_schedulers=None),
+    "cpu_governor": lambda h: h.cpu_power.governors.clear() if h.cpu_power else None,
 }
 
 
@@ -269,6 +273,10 @@ STILL_FIRES: dict[str, tuple[str, ...]] = {
 SCOPE: dict[str, tuple[str, ...]] = {
     "disk.latency_high": ("disks",),  # iostat alone: no database or benchmark on the input
     "fleet.benchmark_spread": ("benchmarks",),  # no benchmark: no spread to ask about
+    # the outputs alone, no data store or guest in sight: without them nothing says the host matters
+    "memory.direct_reclaim_stalls": ("proc_vmstat",),
+    "kvm.ksm_active": ("ksm",),
+    "net.irq_single_cpu": ("interrupts",),
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from

@@ -1,0 +1,122 @@
+"""``cpupower frequency-info`` / ``cpufreq-info`` and ``cpupower idle-info``
+-> :class:`CpuPower`.
+
+Sample input (``cpupower frequency-info``)::
+
+    analyzing CPU 0:
+      driver: intel_pstate
+      available cpufreq governors: performance powersave
+      current policy: frequency should be within 1.20 GHz and 3.10 GHz.
+                      The governor "powersave" may decide which speed to use
+                      within this range.
+
+Sample input (``cpupower idle-info``)::
+
+    CPUidle driver: intel_idle
+    CPUidle governor: menu
+    analyzing CPU 0:
+
+    Number of idle states: 4
+    Available idle states: POLL C1 C1E C6
+    C6 (DISABLED) :
+    Flags/Description: MWAIT 0x20
+    Latency: 190
+
+One report may hold several ``analyzing CPU n:`` blocks (``-c all``): each
+CPU's governor is kept (``cpu<n>``). ``lines`` keys: ``driver``,
+``governor.cpu<n>``, ``idle_driver``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from collectors.facts import CpuPower, IdleState, ParseError
+from collectors.parsers import register
+
+_ANALYZING = re.compile(r"^\s*analyzing CPU (\d{1,5}):")
+_DRIVER = re.compile(r"^\s*driver:\s*(\S+)")
+_GOVERNOR = re.compile(r'The governor "(\w+)" may decide')
+_IDLE_DRIVER = re.compile(r"^\s*CPUidle driver:\s*(\S+)")
+_STATE = re.compile(r"^\s*([A-Z][\w\-]{0,15})(\s*\(DISABLED\))?\s*:\s*$")
+# lines only cpupower prints: a report that shows none of the facts above is still its output
+_MARKER = re.compile(
+    r"^\s*(analyzing CPU \d+:|hardware limits:|available cpufreq governors:|current policy:|"
+    r"maximum transition latency:|CPUs which (run|need))",
+    re.M,
+)
+_LATENCY = re.compile(r"^\s*Latency:\s*(\d{1,9})\s*$")
+
+
+def _detect(head: str) -> bool:
+    return bool(_GOVERNOR.search(head) or (_IDLE_DRIVER.search(head) and "Available idle states" in head))
+
+
+def _read_line(out: CpuPower, line: str, number: int, cpu: str) -> None:
+    m = _DRIVER.match(line)
+    if m and out.driver is None and not line.lstrip().startswith("CPUidle"):
+        out.driver = m.group(1)
+        out.lines["driver"] = number
+        return
+    m = _GOVERNOR.search(line)
+    if m:
+        out.governors[cpu] = m.group(1)
+        out.lines[f"governor.{cpu}"] = number
+        return
+    m = _IDLE_DRIVER.match(line)
+    if m:
+        out.idle_driver = m.group(1)
+        out.lines["idle_driver"] = number
+        return
+    m = _STATE.match(line)
+    if m and not line.strip().startswith(("analyzing", "Available", "Number")):
+        out.idle_states.append(IdleState(name=m.group(1), disabled=bool(m.group(2)), line=number))
+        return
+    m = _LATENCY.match(line)
+    if m and out.idle_states and out.idle_states[-1].latency_us is None:
+        out.idle_states[-1].latency_us = int(m.group(1))
+
+
+@register(
+    "cpupower",
+    commands=(r"^(cpupower\s+(-c\s+\S+\s+)?(frequency-info|idle-info)|cpufreq-info)\b",),
+    paths=(r"sos_commands/processor/cpupower_(frequency|idle)-info\w*$",),
+    detect=_detect,
+    priority=5,
+    # the state headers ("POLL:", "C6 (DISABLED) :") and section lines read like prose
+    prose_lines=(
+        r"[A-Z][\w\-]{0,15}(\s*\(DISABLED\))?\s*:",
+        r"analyzing CPU \d{1,5}:",
+        r"boost state support:",
+        r"within this range\.",
+    ),
+)
+def parse_cpupower(text: str) -> CpuPower:
+    """Parse ``cpupower frequency-info`` and/or ``cpupower idle-info``.
+
+    Sample input::
+
+        analyzing CPU 0:
+          driver: acpi-cpufreq
+          current policy: frequency should be within 1.20 GHz and 2.60 GHz.
+                          The governor "ondemand" may decide which speed to use
+    """
+    if not isinstance(text, str):
+        raise ParseError("cpupower: not text")
+    out = CpuPower()
+    cpu = "cpu0"
+    seen_idle_cpu = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _ANALYZING.match(line)
+        if m:
+            cpu = f"cpu{m.group(1)}"
+            if out.idle_driver is not None:
+                # idle-info analyses one CPU: its states stand for the host's
+                if seen_idle_cpu:
+                    break
+                seen_idle_cpu = True
+            continue
+        _read_line(out, line, number, cpu)
+    if not (out.governors or out.driver or out.idle_states or out.idle_driver or _MARKER.search(text)):
+        raise ParseError("no cpupower frequency-info or idle-info lines found")
+    return out
