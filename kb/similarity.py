@@ -437,6 +437,10 @@ class CaseMatcher:
         """A published case with signature rules or version ranges: anything to match on."""
         return self.exists and bool(self.rules or self.applies_to)
 
+    def qualifies(self, findings: Iterable[Any]) -> bool:
+        """The findings hold a warning or critical one of the case's rules."""
+        return bool(self.rules & set(serious_rules(findings)))
+
     def match(self, findings: Iterable[Any], snapshot_facts: Any) -> dict | None:
         """``{"score", "rules", "versions"}`` when the case matches a host with
         these findings and facts (``score`` None for a match by versions

@@ -155,10 +155,16 @@ def case_matcher(slug: str) -> Matcher | None:
     if not matcher.can_match:
         return None
     host_rules = {rule_id: spec for rule_id, spec in load_rules().items() if not is_fleet_rule(rule_id)}
+    decisive = {rule_id: spec for rule_id, spec in host_rules.items() if rule_id in matcher.rules}
 
     def match(snapshot: Snapshot, fleet: list) -> tuple[float | None, dict] | None:
         facts = stored_facts(snapshot)
-        found = matcher.match([*analyze(facts, rules=host_rules).findings, *fleet], facts)
+        # Only a host on which one of the case's rules fires can qualify: the
+        # whole catalogue (what the score weighs) runs on those hosts alone.
+        findings = [*analyze(facts, rules=decisive).findings, *fleet]
+        if matcher.qualifies(findings):
+            findings = [*analyze(facts, rules=host_rules).findings, *fleet]
+        found = matcher.match(findings, facts)
         if found is None:
             return None
         return found["score"], {"rules": found["rules"], "versions": found["versions"]}
@@ -266,10 +272,10 @@ def _visit_hosts(scan: RetroScan, owner: str, limits: Limits) -> str:
     matcher = matcher_for(scan)
     started = time.monotonic()
     while True:
+        began = time.monotonic()
         batch = next_batch(scan.cursor, limits.batch) if matcher is not None else []
         if not batch or matcher is None:  # every host visited (none: nothing to match on)
             return "done" if retroscans.finish_scan(scan=scan, owner=owner) else "lost"
-        began = time.monotonic()
         found = match_batch(batch, matcher)
         written = retroscans.record_batch(
             scan=scan,

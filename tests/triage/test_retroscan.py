@@ -136,6 +136,19 @@ def test_the_scan_matches_from_stored_facts_without_reading_an_upload(fleet, mon
     assert match.shared_rules == KVM_RULES and 0.1 <= match.score <= 1
 
 
+def test_a_match_scores_as_the_similar_cases_of_a_new_analysis_would(fleet):
+    from kb.similarity import similar_cases_for
+
+    publish_case(rules=[*KVM_RULES, "memory.hugepages_absent"])
+    retroscan.run_scan(scan_id=the_scan().pk)
+    snap = fleet["db-kvm1"]
+    offered = similar_cases_for(list(snap.current_findings()), retroscan.stored_facts(snap), limit=50)
+    (case,) = [c for c in offered if c["slug"] == SLUG]
+    match = HostMatch.objects.get(target=SLUG, host_key="db-kvm1")
+    assert match.score == case["score"]
+    assert match.shared_rules == [*KVM_RULES, "memory.hugepages_absent"]
+
+
 def test_only_the_newest_snapshot_of_a_host_is_matched(fleet, people):
     # db-kvm2 was re-snapshotted after its fix: the Kunpeng host's outputs under its name
     upload(people["ann"], KUNPENG, "db-kvm2")
