@@ -279,6 +279,14 @@ CASEBOOK_WRITE_RETRY_SECONDS = env.float("CASEBOOK_WRITE_RETRY_SECONDS", default
 CASEBOOK_WRITE_RETRY_MAX_DELAY = env.float("CASEBOOK_WRITE_RETRY_MAX_DELAY", default=15)
 # Snapshots left ``queued`` this long (enqueue lost: broker down) are sent again.
 CASEBOOK_STALE_AFTER_SECONDS = env.int("CASEBOOK_STALE_AFTER_SECONDS", default=60)
+# Retro-scans (triage.retroscan): new knowledge matched against the newest
+# stored snapshot of every host, BATCH hosts per transaction; one task works
+# for TASK_SECONDS, then queues the next (other work gets the worker in
+# between); a scan's lease lasts LEASE_SECONDS from its last batch, after which
+# the sweeper sends an abandoned scan again (it resumes after its last batch).
+CASEBOOK_RETRO_BATCH = env.int("CASEBOOK_RETRO_BATCH", default=200)
+CASEBOOK_RETRO_TASK_SECONDS = env.float("CASEBOOK_RETRO_TASK_SECONDS", default=20)
+CASEBOOK_RETRO_LEASE_SECONDS = env.float("CASEBOOK_RETRO_LEASE_SECONDS", default=120)
 # /healthz says "degraded" when no worker heartbeat is this recent; with
 # CASEBOOK_HEALTHZ_STRICT it then answers 503 instead of 200.
 CASEBOOK_HEARTBEAT_STALE_SECONDS = env.float(

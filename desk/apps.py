@@ -17,6 +17,7 @@ class DeskConfig(AppConfig):
         for signal, receiver in (
             (kb_signals.case_review_requested, receivers.case_review_requested),
             (kb_signals.case_returned, receivers.case_returned),
+            (kb_signals.hosts_matched, receivers.hosts_matched),
             (session_signals.session_assigned, receivers.session_assigned),
             (session_signals.comment_added, receivers.comment_added),
             (triage_signals.analysis_finished, receivers.analysis_finished),

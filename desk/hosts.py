@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
+from django.urls import reverse
 
 from engine.severity import severity_rank
 from triage.models import Acknowledgement, Finding, Snapshot
@@ -155,6 +156,11 @@ def facts_diff(before: dict[str, Any], after: dict[str, Any]) -> list[FactChange
         if old.get(path) != new.get(path)
     ]
     return changes[:DIFF_MAX_ROWS]
+
+
+def host_path(*, team_slug: str | None, host_key: str) -> str:
+    """The host's page: ``/hosts/<team>/<host>/`` (``-`` for no team)."""
+    return reverse("desk:host_detail", args=[team_slug or NO_TEAM, host_key])
 
 
 def team_slug(snapshot: Snapshot) -> str | None:

@@ -4,8 +4,10 @@ Items are written when the apps announce an event (``desk.receivers``): a case
 sent to review (to every reviewer, the author excepted), a case returned to
 draft (to its author, with the reviewer's comment), a session given to someone,
 a comment naming someone (``@username``, if they may read the session), an
-analysis of someone's upload that found something critical. One item per event
-and person; nobody is told of what they did themselves."""
+analysis of someone's upload that found something critical, a case published or
+a rule deployed whose retro-scan matched a team's stored hosts (to every member
+of the team; a team-less host's uploader). One item per event and person;
+nobody is told of what they did themselves."""
 
 from __future__ import annotations
 
@@ -18,11 +20,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.access import support_staff
+from accounts.models import Membership
 from desk.models import InboxItem
 from desk.signals import inbox_item_created
 from kb.access import can_review_case
-from kb.models import Case
+from kb.models import Case, RetroScan
 from triage.models import Finding, Snapshot
+from triage.retroscan import news_by_scope, subject_of
 from troubleshoot.access import can_view
 from troubleshoot.models import Comment, Session
 
@@ -183,3 +187,30 @@ def analysis_finished(*, snapshot_id: int) -> None:
             key=f"critical:{snapshot.pk}:{snapshot.engine_version}:{snapshot.finished_at}",
             detail="; ".join(critical),
         )
+
+
+# Hosts named in a "matches your hosts" item; the rest are counted.
+HOSTS_NAMED = 10
+
+
+def hosts_matched(*, scan: RetroScan) -> None:
+    """A retro-scan matched hosts first: one item per member of each team
+    whose hosts they are (for a team-less host, its uploader), naming them."""
+    subject = subject_of(scan)
+    for team, owner, matches in news_by_scope(scan):
+        if team is not None:
+            people = [m.user for m in Membership.objects.filter(team=team).select_related("user")]
+        else:
+            people = [owner]
+        named = ", ".join(m.host_key for m in matches[:HOSTS_NAMED])
+        more = len(matches) - HOSTS_NAMED
+        detail = f"{len(matches)}: {named}" + (f" (+{more})" if more > 0 else "")
+        for person in people:
+            do_notify(
+                user=person,
+                kind=InboxItem.Kind.HOSTS_MATCHED,
+                title=subject.title,
+                url=subject.url,
+                key=f"matches:{scan.pk}:{matches[0].scope}",
+                detail=detail,
+            )

@@ -1,6 +1,7 @@
 """The inbox: what waits for one person (a review asked of them, a case
 returned to them, a session given to them, a comment naming them, an analysis
-of their upload that found something critical)."""
+of their upload that found something critical, a new case or rule that
+matches their team's stored hosts)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class InboxItem(models.Model):
         SESSION_ASSIGNED = "session_assigned", _("session assigned")
         MENTION = "mention", _("mentioned")
         CRITICAL_FINDING = "critical_finding", _("critical finding")
+        HOSTS_MATCHED = "hosts_matched", _("new knowledge matches your hosts")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inbox_items")
     kind = models.CharField(max_length=24, choices=Kind.choices)

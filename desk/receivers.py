@@ -26,3 +26,7 @@ def comment_added(sender: Any, *, comment: Any, **kwargs: Any) -> None:
 
 def analysis_finished(sender: Any, *, snapshot_id: int, **kwargs: Any) -> None:
     inbox.analysis_finished(snapshot_id=snapshot_id)
+
+
+def hosts_matched(sender: Any, *, scan: Any, **kwargs: Any) -> None:
+    inbox.hosts_matched(scan=scan)

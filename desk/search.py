@@ -13,6 +13,7 @@ from django.db.models import Max
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from desk.hosts import host_path
 from engine.rules import load_all
 from kb.access import case_search_filters
 from kb.models import Case
@@ -74,7 +75,7 @@ def _hosts(user, text: str) -> list[Item]:
     return [
         Item(
             title=row["host_key"],
-            url=reverse("desk:host_detail", args=[row["team__slug"] or "-", row["host_key"]]),
+            url=host_path(team_slug=row["team__slug"], host_key=row["host_key"]),
             detail=row["team__name"] or "",
         )
         for row in rows

@@ -18,6 +18,8 @@ and every finding gets its ``impact``; findings are ordered by it.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -634,6 +636,27 @@ def with_partial(
     kept = [n for n in result.not_checked if (n.rule, n.host) not in replaced]
     added = [NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h) for r, h, why, why_zh in extra]
     return sorted(kept + added, key=lambda n: (n.rule, n.host))
+
+
+def rule_digest(spec: RuleSpec) -> str:
+    """What a rule decides by, hashed: its severity, the facts it needs, its
+    thresholds, measures and the source of its function. A deploy that
+    changes any of them changes the digest (a change confined to a shared
+    helper of ``collectors.derived`` does not: bump the rule's thresholds or
+    code, or start a retro-scan by hand with ``manage.py retroscan --rule``)."""
+    try:
+        code = inspect.getsource(spec.func)
+    except (OSError, TypeError):  # no source shipped: the compiled body
+        code = spec.func.__code__.co_code.hex()
+    declared = [spec.id, spec.severity, list(spec.requires), spec.requires_mode, list(spec.measures)]
+    text = json.dumps([*declared, spec.thresholds, code], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def rule_digests(registry: dict[str, RuleSpec] | None = None) -> dict[str, str]:
+    """Rule ID -> :func:`rule_digest` of every registered rule."""
+    registry = registry if registry is not None else load_all()
+    return {rule_id: rule_digest(spec) for rule_id, spec in sorted(registry.items())}
 
 
 def is_fleet_rule(rule_id: str) -> bool:

@@ -19,6 +19,7 @@ class IntegrationsConfig(AppConfig):
             (triage.snapshots_requeued, receivers.snapshots_requeued),
             (troubleshoot.session_closed, receivers.session_closed),
             (kb.case_published, receivers.case_published),
+            (kb.hosts_matched, receivers.hosts_matched),
             (desk.inbox_item_created, receivers.inbox_item_created),
         ):
             signal.connect(receiver, dispatch_uid=f"integrations.{receiver.__name__}")

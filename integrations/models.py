@@ -14,6 +14,8 @@ class Event(models.TextChoices):
     ANALYSIS_FAILED = "analysis.failed", _("analysis failed")
     SESSION_CLOSED = "session.closed", _("session closed")
     CASE_PUBLISHED = "case.published", _("case published")
+    CASE_MATCHES_HOSTS = "case.matches_hosts", _("a published case matches our hosts")
+    RULE_MATCHES_HOSTS = "rule.matches_hosts", _("a new or changed rule matches our hosts")
 
 
 class PersonalEvent(models.TextChoices):

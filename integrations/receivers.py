@@ -22,6 +22,10 @@ def case_published(sender: Any, *, case: Any, **kwargs: Any) -> None:
     services.case_published(case=case)
 
 
+def hosts_matched(sender: Any, *, scan: Any, **kwargs: Any) -> None:
+    services.hosts_matched(scan=scan)
+
+
 def snapshots_requeued(sender: Any, *, count: int, **kwargs: Any) -> None:
     services.increment(name=metrics.SWEEPER_REQUEUES, by=count)
 

@@ -39,8 +39,11 @@ from django.utils.translation import gettext as _
 
 from accounts.access import home_team
 from config.enqueue import enqueue
+from desk.hosts import host_path
 from engine.severity import SEVERITIES
+from kb.models import RetroScan
 from triage.models import Snapshot
+from triage.retroscan import news_by_scope, subject_of
 from troubleshoot.models import Session
 
 from .models import TEST_EVENT, Counter, Delivery, Event, NotificationPreference, PersonalEvent, Webhook
@@ -432,6 +435,8 @@ def _email_text(event: str, payload: dict) -> tuple[str, str]:
         subject = _("Session closed: %(title)s") % {"title": session.get("title", "")}
         lines = [_("Outcome: %(outcome)s") % {"outcome": session.get("outcome", "")}]
         url = session.get("url", "")
+    elif event in (Event.CASE_MATCHES_HOSTS, Event.RULE_MATCHES_HOSTS):
+        subject, lines, url = _matches_text(data)
     else:
         case = data.get("case") or {}
         subject = _("Case published: %(title)s") % {"title": case.get("title", "")}
@@ -446,6 +451,18 @@ def _email_text(event: str, payload: dict) -> tuple[str, str]:
     ]
     # Subjects are one line whatever the label held.
     return " ".join(subject.split())[:200], "\n".join(lines)
+
+
+def _matches_text(data: dict) -> tuple[str, list[str], str]:
+    """(subject, lines, link) of a ``case.matches_hosts`` / ``rule.matches_hosts`` e-mail."""
+    about = data.get("case") or data.get("rule") or {}
+    hosts = data.get("hosts") or []
+    subject = _("%(count)s of your hosts match: %(title)s") % {
+        "count": len(hosts),
+        "title": about.get("title", ""),
+    }
+    lines = [_("Hosts:")] + [f"  {h.get('host')}  {h.get('url', '')}" for h in hosts]
+    return subject, lines, about.get("url", "")
 
 
 def mail_event(*, event: str, team_id: int, payload: dict) -> int:
@@ -630,6 +647,42 @@ def case_published(*, case) -> None:
     transaction.on_commit(
         lambda: _emit_safely(event=Event.CASE_PUBLISHED, team=_case_team(case), data_of=data)
     )
+
+
+def _scan_about(scan: RetroScan) -> tuple[str, dict]:
+    """The event of a retro-scan and what it was about, for its payload."""
+    subject = subject_of(scan)
+    about = {"title": subject.title, "url": _absolute(subject.url), "reason": scan.reason}
+    if scan.kind == RetroScan.Kind.RULE:
+        return Event.RULE_MATCHES_HOSTS, {"rule": {"id": scan.target, **about}}
+    return Event.CASE_MATCHES_HOSTS, {"case": {"slug": scan.target, **about}}
+
+
+def hosts_matched(*, scan: RetroScan) -> None:
+    """Emit ``case.matches_hosts`` / ``rule.matches_hosts`` to each team whose
+    hosts the retro-scan matched first, with those hosts (team-less hosts
+    have no webhook: their uploader's inbox tells them)."""
+    event, about = _scan_about(scan)
+    for team, _owner, matches in news_by_scope(scan):
+        hosts = [
+            {
+                "host": m.host_key,
+                "cluster": m.cluster,
+                "score": m.score,
+                "rules": m.shared_rules,
+                "versions": m.version_matches,
+                "snapshot": {
+                    "id": m.snapshot_id,
+                    "url": _absolute(reverse("triage:snapshot_detail", args=[m.snapshot_id])),
+                },
+                "url": _absolute(host_path(team_slug=team.slug if team else None, host_key=m.host_key)),
+            }
+            for m in matches
+        ]
+        data = {**about, "hosts": hosts, "scan": {"id": scan.pk, "hosts_scanned": scan.hosts_scanned}}
+        transaction.on_commit(
+            functools.partial(_emit_safely, event=event, team=team, data_of=lambda d=data: d)
+        )
 
 
 # --------------------------------------------------------------------- counters

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from accounts.access import home_team, is_support
-from kb.models import Case
+from accounts.access import home_team, is_support, visible_teams
+from kb.models import Case, HostMatch
 
 
 def readable_cases(user):
@@ -54,3 +54,14 @@ def case_search_filters(user, filters: dict) -> dict:
     if filters.get("state") not in (None, "", *PUBLIC_CASE_STATES) and not is_support(user):
         return {**filters, "author_id": user.pk}
     return filters
+
+
+def visible_host_matches(user):
+    """The hosts found by retro-scans (``HostMatch``) that the user may see,
+    as they may see the snapshots behind them (``triage.selectors.visible_snapshots``):
+    support staff every host; others their teams' hosts and those they uploaded."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return HostMatch.objects.none()
+    if is_support(user):
+        return HostMatch.objects.all()
+    return HostMatch.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))

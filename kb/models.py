@@ -380,3 +380,127 @@ class CaseReuse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slug} helped {self.user} ({self.source})"
+
+
+class RetroScan(models.Model):
+    """A retro-scan: new knowledge (a case just published, a rule added or
+    changed) matched against the newest stored snapshot of every host, from
+    the facts stored with it (never a re-parse of an upload). Done in batches
+    by the workers (``triage.retroscan``); the row is the scan's progress, so
+    a worker that dies resumes after ``cursor`` (the last snapshot id it
+    finished), and its lease tells a live scan from an abandoned one.
+    Written through ``kb.retroscans``."""
+
+    class Kind(models.TextChoices):
+        CASE = "case", _("case")
+        RULE = "rule", _("rule")
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        # a newer scan of the same case or rule took over before it finished
+        STOPPED = "stopped", _("stopped")
+
+    class Reason(models.TextChoices):
+        PUBLISHED = "published", _("case published")
+        RULE_ADDED = "rule-added", _("rule added")
+        RULE_CHANGED = "rule-changed", _("rule changed")
+        REQUESTED = "requested", _("requested")
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    # the case group's slug or the rule id
+    target = models.CharField(max_length=100)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    # The id of the last snapshot matched (snapshots are visited by id).
+    cursor = models.BigIntegerField(default=0)
+    hosts_total = models.PositiveIntegerField(default=0)  # hosts to visit, counted at the start
+    hosts_scanned = models.PositiveIntegerField(default=0)
+    hosts_matched = models.PositiveIntegerField(default=0)
+    batches = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0)  # worker time spent, all batches together
+    lease_owner = models.CharField(max_length=255, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["kind", "target", "-created_at"], name="kb_retroscan_target"),
+            models.Index(fields=["status", "updated_at"], name="kb_retroscan_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target}: {self.status} {self.hosts_scanned}/{self.hosts_total}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.STOPPED)
+
+
+class HostMatch(models.Model):
+    """A stored host that a case or a rule matches, as its retro-scan found
+    it: the host (its team, or its owner when team-less, and
+    ``Snapshot.host_key``) and the snapshot matched, as plain columns (kb
+    sits beneath triage: like ``Snapshot.similar_cases`` names cases by
+    slug, this names snapshots by id). One row per host and target; a later
+    scan of the same target updates it and removes the hosts it no longer
+    matches."""
+
+    kind = models.CharField(max_length=8, choices=RetroScan.Kind.choices)
+    target = models.CharField(max_length=100)
+    team = models.ForeignKey(
+        "accounts.Team", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    # who uploaded the snapshot matched (a team-less host is its uploader's)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    # "t<team id>" or "u<owner id>": whose host it is, for the unique constraint
+    scope = models.CharField(max_length=24)
+    host_key = models.CharField(max_length=200)
+    snapshot_id = models.BigIntegerField()
+    snapshot_label = models.CharField(max_length=200, blank=True)
+    cluster = models.CharField(max_length=200, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    # {"rules": [...shared or fired rules], "versions": [{"kind", "version", "range"}]}
+    reasons = models.JSONField(default=dict, blank=True)
+    scan_id = models.BigIntegerField()  # the latest scan that matched it
+    first_scan_id = models.BigIntegerField()  # the scan that matched it first (its news)
+    first_matched_at = models.DateTimeField(auto_now_add=True)
+    matched_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["kind", "target", "host_key", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "target", "scope", "host_key"], name="kb_hostmatch_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target} @ {self.host_key}"
+
+    @property
+    def shared_rules(self) -> list[str]:
+        return list((self.reasons or {}).get("rules", []))
+
+    @property
+    def version_matches(self) -> list[dict]:
+        return list((self.reasons or {}).get("versions", []))
+
+
+class RuleCatalogue(models.Model):
+    """The rule catalogue the workers last started with (one row): each
+    rule's digest (``engine.run.rule_digests``). A worker that starts with
+    other digests has been deployed with new or changed rules, which are
+    then retro-scanned (``triage.retroscan.check_rule_catalogue``)."""
+
+    fingerprint = models.CharField(max_length=64)
+    digests = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.fingerprint

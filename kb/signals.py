@@ -15,3 +15,8 @@ case_review_requested = Signal()
 
 # A reviewer returned a case group to draft: ``slug``, ``user`` (the reviewer), ``comment``.
 case_returned = Signal()
+
+# A retro-scan finished and found hosts that no earlier scan of its case or
+# rule had matched: ``scan`` (a ``RetroScan``; its new hosts are the
+# ``HostMatch`` rows whose ``first_scan_id`` is its id).
+hosts_matched = Signal()

@@ -150,6 +150,29 @@ def _case_groups(where: Q, language: str, *, with_text: bool) -> tuple[dict, dic
     return chosen, case_tokens
 
 
+def _evidence_points(
+    signature: dict,
+    weights: dict[str, float],
+    features: set[str],
+    frequencies: tuple[int, dict[str, int]],
+    shares: tuple[float, float],
+) -> tuple[list[str], dict[str, float], list[str], float]:
+    """What a case's ``signature`` shares with a snapshot: (the shared
+    rules, each one's points, the matched features, the points of each
+    matched feature). ``weights``: each of the snapshot's rules' weight;
+    ``frequencies``: (case groups, groups per rule) of the rule index;
+    ``shares``: the rules' and the features' part of the score."""
+    groups, df = frequencies
+    w_rule, w_feat = shares
+    case_rules = set(signature.get("rules", []))
+    shared = sorted(case_rules & set(weights))
+    denominator = sum(weights.values()) + sum(idf(df.get(r, 0), groups) for r in case_rules)
+    rule_points = {r: w_rule * 2 * weights[r] / denominator for r in shared} if denominator else {}
+    case_features = set(signature.get("features", []))
+    union = case_features | features
+    return shared, rule_points, sorted(case_features & features), (w_feat / len(union) if union else 0.0)
+
+
 def rank(
     rules: Iterable[str],
     features: Iterable[str],
@@ -209,18 +232,11 @@ def rank(
         w_text = TEXT_WEIGHT
     else:
         w_rule, w_feat, w_text = RULE_WEIGHT, FEATURE_WEIGHT, 0.0
-    snap_weight = sum(weights.values())
     results = []
     for case in chosen.values():
-        case_rules = set(case.signature_rules)
-        shared = sorted(case_rules & set(rules))
-        case_weight = sum(idf(df.get(r, 0), groups) for r in case_rules)
-        denominator = snap_weight + case_weight
-        rule_points = {r: w_rule * 2 * weights[r] / denominator for r in shared} if denominator else {}
-        case_features = set(case.signature_features)
-        matched = sorted(case_features & features)
-        union = case_features | features
-        feature_points = w_feat / len(union) if union else 0.0
+        shared, rule_points, matched, feature_points = _evidence_points(
+            case.signature or {}, weights, features, (groups, df), (w_rule, w_feat)
+        )
         tokens = case_tokens.get(case.slug, set())
         coverage = _term_coverage(terms, tokens)
         text_score = coverage if text_only else _text_score(symptom_tokens, tokens)
@@ -367,6 +383,11 @@ def similar_cases_for(
 VERSION_BONUS = 0.2
 
 
+def version_bonus(score: float) -> float:
+    """What a qualifying case whose version ranges hold the snapshot's gains."""
+    return round(VERSION_BONUS * (1.0 - score), 3)
+
+
 def _with_version_matches(results: list[dict], snapshot_facts, *, language: str) -> list[dict]:
     """Raise the qualifying cases whose stated versions hold the snapshot's
     (``kb.versions``), with a ``version`` contribution and the facts that
@@ -378,13 +399,68 @@ def _with_version_matches(results: list[dict], snapshot_facts, *, language: str)
         matches = known.get(result["slug"])
         if not matches:
             continue
-        bonus = round(VERSION_BONUS * (1.0 - result["score"]), 3)
+        bonus = version_bonus(result["score"])
         result["score"] = round(min(result["score"] + bonus, 1.0), 3)
         result["version_matches"] = matches
         names = ", ".join(f"{m['kind']} {m['version']}" for m in matches)
         result.setdefault("contributions", []).append({"kind": "version", "name": names, "points": bonus})
     results.sort(key=lambda r: (-r["score"], r["slug"]))
     return results
+
+
+class CaseMatcher:
+    """Whether one published case group matches a host: it would be offered
+    as a similar case of the host's findings (a shared warning or critical
+    finding, a score of at least :data:`NEW_PROBLEM_THRESHOLD`, as
+    :func:`similar_cases_for` decides, without its cut to the best few), or
+    its stated version ranges hold the host's versions (a known issue,
+    :func:`known_issues_for`). What a retro-scan asks of every stored host
+    when the case is published; built once per batch, so the case and the
+    rule frequencies are read once."""
+
+    def __init__(self, slug: str) -> None:
+        case = (
+            Case.objects.filter(slug=slug, state=Case.State.PUBLISHED)
+            .only("signature", "applies_to")
+            .order_by("language")
+            .first()
+        )
+        self.exists = case is not None
+        self.signature: dict = (case.signature or {}) if case is not None else {}
+        self.applies_to: dict = (case.applies_to or {}) if case is not None else {}
+        self.rules = set(self.signature.get("rules", []))
+        with rule_index.reading() as index:
+            self.frequencies = index.frequencies()
+
+    @property
+    def can_match(self) -> bool:
+        """A published case with signature rules or version ranges: anything to match on."""
+        return self.exists and bool(self.rules or self.applies_to)
+
+    def qualifies(self, findings: Iterable[Any]) -> bool:
+        """The findings hold a warning or critical one of the case's rules."""
+        return bool(self.rules & set(serious_rules(findings)))
+
+    def match(self, findings: Iterable[Any], snapshot_facts: Any) -> dict | None:
+        """``{"score", "rules", "versions"}`` when the case matches a host with
+        these findings and facts (``score`` None for a match by versions
+        alone), else None."""
+        found = versions.version_matches(self.applies_to, versions.snapshot_versions(snapshot_facts))
+        qualifying = sorted(self.rules & set(serious_rules(findings)))
+        score = None
+        if qualifying:
+            groups, df = self.frequencies
+            weights = {r: idf(df.get(r, 0), groups) for r in _rules_of(findings)}
+            features = set(snapshot_features(snapshot_facts))
+            _shared, points, matched, per_feature = _evidence_points(
+                self.signature, weights, features, self.frequencies, (RULE_WEIGHT, FEATURE_WEIGHT)
+            )
+            evidence = sum(points.values()) + per_feature * len(matched)
+            if evidence >= NEW_PROBLEM_THRESHOLD:
+                score = round(min(evidence + (version_bonus(evidence) if found else 0.0), 1.0), 3)
+        if score is None and not found:
+            return None
+        return {"score": score, "rules": qualifying if score is not None else [], "versions": found}
 
 
 def known_issues_for(snapshot_facts, *, language: str = "en") -> list[dict]:

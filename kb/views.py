@@ -19,8 +19,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.access import SignedInRequest
 from config.language import content_language
-from kb import authoring, history, services
-from kb.access import can_create_case, can_edit_case, can_review_case, case_search_filters, readable_cases
+from config.pagination import paginate
+from kb import authoring, history, retroscans, services
+from kb.access import (
+    PUBLIC_CASE_STATES,
+    can_create_case,
+    can_edit_case,
+    can_review_case,
+    case_search_filters,
+    readable_cases,
+)
 from kb.forms import (
     CaseEditForm,
     CaseSearchForm,
@@ -30,7 +38,7 @@ from kb.forms import (
     WriteupForm,
     parse_references,
 )
-from kb.models import Case, CaseReuse, Measure
+from kb.models import Case, CaseReuse, Measure, RetroScan
 from kb.search import searching, snippets
 from kb.similarity import related_cases
 
@@ -88,6 +96,26 @@ def case_list(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+# Matching hosts per page of the case and rule pages.
+HOSTS_PER_PAGE = 100
+
+
+def matching_hosts_context(request: HttpRequest, *, kind: str, target: str) -> dict[str, Any]:
+    """The hosts a case group or rule matches that the reader may see, paged
+    (``?matches=``), and the latest retro-scan that looked for them: the
+    "Matching hosts" section of the case and rule pages
+    (``kb/_matching_hosts.html``)."""
+    scan = retroscans.latest_scan(kind=kind, target=target)
+    if scan is None:
+        return {"scan": None, "kind": kind}
+    hosts = retroscans.matching_hosts(request.user, kind=kind, target=target)
+    return {
+        "scan": scan,
+        "kind": kind,
+        **paginate(request, hosts, per_page=HOSTS_PER_PAGE, param="matches", newest_first=False),
+    }
+
+
 def _case_page(request: SignedInRequest, case: Case) -> HttpResponse:
     steps = list(case.steps.select_related("measure"))
     user = request.user
@@ -113,6 +141,9 @@ def _case_page(request: SignedInRequest, case: Case) -> HttpResponse:
         "review_comments": history.review_comments(case),
         "review_form": ReviewForm(),
         "reuse_count": services.reuse_counts([case.slug]).get(case.slug, 0),
+        "matching": matching_hosts_context(request, kind=RetroScan.Kind.CASE, target=case.slug)
+        if case.state in PUBLIC_CASE_STATES
+        else None,
         # "This case helped" is offered to a reader who came from search.
         "offer_helped": from_search
         and case.state == Case.State.PUBLISHED

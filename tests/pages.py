@@ -77,6 +77,13 @@ def build_page_world(django_user_model) -> PageWorld:
         owner=engineer, data=ZSTACK_HOST.read_bytes(), filename=ZSTACK_HOST.name, label="zstack-9"
     )
     w.guest_snapshot = analysis.analyze_snapshot_now(snapshot_id=guest.pk, force=True)
+    # The hosts a founding case and a rule match, listed on their pages (retro-scans run here).
+    from kb.models import RetroScan
+    from triage import retroscan
+
+    for kind, target in (("case", "zstack-mariadb-v2v"), ("rule", "net.netem_delay")):
+        scan = retroscan.start_scan(kind=kind, target=target, reason=RetroScan.Reason.REQUESTED)
+        retroscan.run_scan(scan_id=scan.pk)
 
     s = w.session
     lifecycle.update_session(

@@ -52,7 +52,8 @@ BASELINES: dict[str, int] = {
     "password_change_done": 3,
     "triage:case_new": 7,
     "triage:cluster_detail": 6,
-    "triage:rule_detail": 14,
+    # the hosts its retro-scan matched: the scan, who may see them, their count and the page of them
+    "triage:rule_detail": 18,
     "triage:rule_list": 5,
     "triage:snapshot_detail": 14,
     "triage:snapshot_list": 9,

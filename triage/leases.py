@@ -50,7 +50,7 @@ def new_lease_owner() -> str:
     return f"{socket.gethostname()}:{_pid_namespace()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
-def _owner_gone(owner: str) -> bool:
+def owner_gone(owner: str) -> bool:
     """True when ``owner`` is a process of this machine (same host name and
     PID namespace) that no longer runs this lease: the process is gone, or it
     is this very process and the analysis that took the lease has ended. A
@@ -82,7 +82,7 @@ def lease_holds(snapshot: Snapshot, *, now=None) -> bool:
         snapshot.status == Snapshot.Status.ANALYZING
         and snapshot.lease_expires_at is not None
         and snapshot.lease_expires_at > now
-        and not _owner_gone(snapshot.lease_owner)
+        and not owner_gone(snapshot.lease_owner)
     )
 
 

@@ -30,14 +30,15 @@ from collections.abc import Iterator
 
 from celery import Task, shared_task
 from celery.exceptions import TimeLimitExceeded
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from collectors.parsers import load_all as load_parsers
+from config.enqueue import enqueue
 from engine.rules import load_all as load_rules
-from triage import analysis, leases, uploads
+from triage import analysis, leases, retroscan, uploads
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +110,44 @@ def _soft_limit_raises_analysis_timeout() -> Iterator[None]:
 def sweep_stale_snapshots() -> int:
     """Beat task: re-enqueue snapshots stuck ``queued`` longer than
     ``settings.CASEBOOK_STALE_AFTER_SECONDS`` and ``analyzing`` ones whose
-    lease expired; also removes upload temp files nobody holds any more."""
+    lease expired, and retro-scans no worker holds that stopped moving
+    (``triage.retroscan.requeue_stalled``); also removes upload temp files
+    nobody holds any more."""
     uploads.cleanup_temp_files()
+    retroscan.requeue_stalled()
     return len(analysis.sweep_stale())
+
+
+@shared_task(
+    name="triage.tasks.retro_scan",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+    soft_time_limit=settings.CASEBOOK_RETRO_TASK_SECONDS + settings.CASEBOOK_RETRO_LEASE_SECONDS,
+)
+def retro_scan(scan_id: int) -> str:
+    """Work on one retro-scan for a while; it queues its own continuation."""
+    return retroscan.run_scan(scan_id=scan_id)
+
+
+@shared_task(name="triage.tasks.check_rule_catalogue", acks_late=True, autoretry_for=TRANSIENT, max_retries=5)
+def check_rule_catalogue() -> int:
+    """Retro-scan the rules added or changed since the workers last started."""
+    return len(retroscan.check_rule_catalogue())
+
+
+@worker_ready.connect
+def _check_rules_on_start(sender=None, **_kwargs) -> None:
+    """A worker that starts may run a newly deployed rule catalogue: have
+    one worker compare it with the stored one (several starting at once
+    queue on its row)."""
+    try:
+        enqueue("triage.tasks.check_rule_catalogue")
+    except Exception:
+        log.warning("could not queue the rule catalogue check", exc_info=True)
 
 
 @worker_process_init.connect

@@ -34,7 +34,7 @@ from engine.severity import SEVERITIES
 from kb import authoring
 from kb import views as kb_views
 from kb.access import readable_cases
-from kb.models import Case, Measure
+from kb.models import Case, Measure, RetroScan
 from kb.similarity import QUALIFYING_SEVERITIES, case_digest, explain, format_score
 from triage import acknowledgements, analysis, charts, fleetview, selectors, tickets, uploads
 from triage import cluster as clusters
@@ -689,6 +689,8 @@ def rule_detail(request: HttpRequest, rule_id: str) -> HttpResponse:
             "weeks": weeks,
             "chart": chart,
             "acknowledgements": list(fleetview.visible_acknowledgements(request.user, rule_id)[:200]),
+            # what the rule's last retro-scan found from the stored facts (it was added or changed)
+            "matching": kb_views.matching_hosts_context(request, kind=RetroScan.Kind.RULE, target=rule_id),
         },
     )
 
