@@ -467,6 +467,15 @@ grab /sys/kernel/mm/transparent_hugepage/enabled thp_enabled
 grab /sys/kernel/mm/transparent_hugepage/defrag thp_defrag
 grab /proc/sys/vm/nr_hugepages nr_hugepages
 run sysctl sysctl "sysctl -a" sysctl -a
+# Reclaim and compaction stalls, swap-in/out since boot (memory.direct_reclaim_stalls)
+grab /proc/vmstat proc_vmstat
+# KSM: whether ksmd runs and how much it merges (kvm.ksm_active); one file per line
+if [ -d /sys/kernel/mm/ksm ]; then
+    run ksm ksm "grep . /sys/kernel/mm/ksm/*" grep . /sys/kernel/mm/ksm/run /sys/kernel/mm/ksm/pages_shared \
+        /sys/kernel/mm/ksm/pages_sharing /sys/kernel/mm/ksm/pages_unshared /sys/kernel/mm/ksm/pages_volatile \
+        /sys/kernel/mm/ksm/full_scans /sys/kernel/mm/ksm/merge_across_nodes /sys/kernel/mm/ksm/sleep_millisecs \
+        /sys/kernel/mm/ksm/pages_to_scan
+fi
 run uname kernel "uname -a" uname -a
 grab /etc/os-release kernel
 
@@ -487,10 +496,26 @@ else
 fi
 run mpstat mpstat "mpstat -P ALL 1 1" mpstat -P ALL 1 1
 run sar_cpu sar_cpu "sar -u 1 1" sar -u 1 1
+# CPU frequency governor and idle states (cpu.governor_not_performance); without
+# cpupower the governors of sysfs (a guest usually has neither)
+if have cpupower; then
+    run cpupower_frequency cpupower "cpupower frequency-info" cpupower frequency-info
+    run cpupower_idle cpupower "cpupower idle-info" cpupower idle-info
+elif [ -e /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor ]; then
+    run scaling_governor scaling_governor "grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor" \
+        grep . /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor
+fi
 
 # -------------------------------------------------------------------- disks
 
 run iostat iostat "iostat -x 1 2" iostat -x 1 2
+# The I/O scheduler of every block device, and whether it spins
+for f in /sys/block/*/queue/scheduler; do
+    [ -e "$f" ] || break
+    run io_scheduler io_scheduler "grep . /sys/block/*/queue/scheduler /sys/block/*/queue/rotational" \
+        grep . /sys/block/*/queue/scheduler /sys/block/*/queue/rotational
+    break
+done
 run df df "df -k" df -k
 
 # ------------------------------------------------------------------ network

@@ -295,6 +295,17 @@ def test_archive_analyses_without_parse_errors(archive):
     assert host.vmstat is not None and len(host.vmstat.samples) == 3
     kinds = {a["kind"] for a in host.artifacts}
     assert {"free_kb", "vmstat", "dmidecode_memory"} <= kinds
+    # issue 27's host tuning rules: /proc/vmstat, the KSM files and the block schedulers of this
+    # machine are collected and read (it has no cpufreq: a guest, so no governor either way)
+    assert host.proc_vmstat is not None and "pgfault" in host.proc_vmstat.values
+    if Path("/sys/kernel/mm/ksm/run").exists():
+        ksm_run = int(Path("/sys/kernel/mm/ksm/run").read_text())
+        assert host.ksm is not None and host.ksm.values["run"] == ksm_run
+    schedulers = sorted(p.parent.parent.name for p in Path("/sys/block").glob("*/queue/scheduler"))
+    if schedulers:
+        assert host.io_schedulers is not None and sorted(host.io_schedulers.active) == schedulers
+    if not Path("/sys/devices/system/cpu/cpu0/cpufreq").exists() and not shutil.which("cpupower"):
+        assert "scaling_governor" not in kinds and "cpupower" not in kinds
     assert sum(1 for a in host.artifacts if a["kind"] == "lscpu") >= 2
 
 
