@@ -16,13 +16,16 @@ from engine.rules import (
     finding,
     is_multinode,
     numa_evidence,
+    numa_needs,
     rule,
 )
 from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of
 
 
 def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("zone_reclaim",) if stores_of(host) and is_multinode(host) else ()
+    """The setting, on a data store host not known to have one node (a store's
+    own zone reclaim warning says the node count without a numactl)."""
+    return ("zone_reclaim",) if stores_of(host) and host.numa_node_count() != 1 else ()
 
 
 @rule(
@@ -167,7 +170,9 @@ def swappiness_zero_is_strict(release: str | None) -> bool | None:
         "ed "
         "的配置使用 1-10。"
     ),
-    relevant=lambda ctx, host: ("swappiness", "kernel") if stores_of(host) else (),
+    # every host: 0 is judged on any host (info without a data store or a kernel
+    # release); the release only sets the severity
+    relevant=lambda ctx, host: ("swappiness",),
     peer=(
         "MySQLTuner (`vm.swappiness > 10`, the opposite direction); obdiag `system/parameter.py` "
         "(requires 0: conflicts); SAP arp142 `2325`; Percona blog 'OOM relation to vm.swappiness=0'"
@@ -370,11 +375,7 @@ REDIS_TCP_BACKLOG = 511  # Redis's default tcp-backlog
         "超时后重试，客户端看到的是延迟尖刺。Redis 需要 511，拿不到时会告警；tuned 的 throughput-performance "
         "至少设为 2048。past = 511 / somaxconn。"
     ),
-    relevant=lambda ctx, host: (
-        ("sysctl",)
-        if stores_of(host, {"redis"}) and sysctl_setting(host, "net.core.somaxconn") is None
-        else ()
-    ),
+    relevant=lambda ctx, host: ("somaxconn",) if stores_of(host, {"redis"}) else (),
     peer=(
         "Redis start-up warning (TCP backlog vs somaxconn); obdiag `system/parameter.py` "
         "(net.core.somaxconn); tuned throughput-performance"
@@ -413,8 +414,13 @@ PLACEMENT_NODE_FILL = 0.50
 
 
 def _placement_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    stores = [s for s in stores_of(host) if s.kind != "mysql"]
-    return ("process_numa",) if stores and is_multinode(host) else ()
+    """A store's placement (its per-node memory, or MongoDB's own reading of
+    it); the node count and sizes too unless MongoDB's warning said it."""
+    if not [s for s in stores_of(host) if s.kind != "mysql"]:
+        return ()
+    if service_warning(host, "numa_interleave") is not None:
+        return ("process_numa",)
+    return numa_needs(host, "process_numa", "node_meminfo")
 
 
 @rule(
