@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "6"
+ENGINE_VERSION = "7"
 
 
 def _numa_nodes(h: HostFacts) -> list:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from collectors.derived.workload import Datastore, service_warning, sysctl_setting
+from collectors.derived.workload import (
+    Datastore,
+    service_warning,
+    sysctl_setting,
+    tuned_profiles,
+    tuned_setting,
+)
 from collectors.facts import HostFacts
 from engine.rules import (
     Phrase,
@@ -76,10 +82,25 @@ def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]
             "{host} runs {stores} with vm.zone_reclaim_mode = {mode}: a full node reclaims its own page cac"
             "he "
             "before using the other node's memory, so the database's cache shrinks to one node and its "
-            "threads stall in reclaim.",
+            "threads stall in reclaim.{tuned}",
             "{host} 运行 {stores}，vm.zone_reclaim_mode = {mode}：节点满时先回收本节点的页缓存，而不是使用"
             "另一"
-            "节点的内存，数据库的缓存被压缩到一个节点，线程卡在回收里。",
+            "节点的内存，数据库的缓存被压缩到一个节点，线程卡在回收里。{tuned}",
+        ),
+        "tuned_sets": (
+            " The value comes from the active TuneD profile {profile}: set 0 in a custom profile that "
+            "includes it (or choose another profile), or tuned sets it again.",
+            "该值来自当前的 TuneD 配置 {profile}：请在包含它的自定义配置中设为 0（或换用其他配置），否则 "
+            "tuned 会再次设置它。",
+        ),
+        "tuned_other": (
+            " The active TuneD profile ({profile}) does not set it: a sysctl.d file or the kernel's boot "
+            "default (before 3.16) does.",
+            "当前的 TuneD 配置（{profile}）并未设置它：来自 sysctl.d 文件或内核的开机默认值（3.16 之前）。",
+        ),
+        "tuned_unknown": (
+            " If a TuneD profile is active (`tuned-adm active`; hpc-compute sets 1), change it there too.",
+            "如果启用了 TuneD 配置（`tuned-adm active`；hpc-compute 会设为 1），也请在其中修改。",
         ),
     },
 )
@@ -94,10 +115,26 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "numa.zone_reclaim_on_cache_host",
                 host,
                 "store",
-                values={"stores": ", ".join(store_label(s) for s in stores), "mode": setting.value},
+                values={
+                    "stores": ", ".join(store_label(s) for s in stores),
+                    "mode": setting.value,
+                    "tuned": _tuned_source(host),
+                },
                 evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
             )
             continue
+
+
+def _tuned_source(host: HostFacts) -> Phrase:
+    """Whether the host's TuneD profile is what sets zone reclaim (then the
+    change belongs in the profile)."""
+    setting = tuned_setting(host, "vm.zone_reclaim_mode")
+    if setting is not None and setting[0] != "0":
+        return Phrase("tuned_sets", {"profile": setting[1]})
+    profiles = tuned_profiles(host)
+    if profiles:
+        return Phrase("tuned_other", {"profile": " ".join(profiles)})
+    return Phrase("tuned_unknown")
 
 
 # ---------------------------------------------------------------- swappiness
