@@ -487,6 +487,11 @@ class HostAssembler:
         current.idle_states = current.idle_states or r.idle_states
         for key, line in r.lines.items():
             current.lines.setdefault(key, line)
+    def _add_tuned(self, r: f.TunedProfile) -> None:
+        """tuned-adm's word (active or only preset) beats the file's."""
+        current = self.host.tuned
+        if current is None or (current.applied is None and r.applied is not None):
+            self.host.tuned = r
 
     # /proc/meminfo beats some of its lines (a grep), which beat free's rounded figures
     _MEMINFO_RANK = {"proc": 0, "subset": 1, "free": 2}
@@ -951,6 +956,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.HugePages, lambda a, r: a._add_hugepages(r)),
     (f.Sysctl, lambda a, r: a._add_sysctl(r)),
     (f.KernelCmdline, lambda a, r: a._first("cmdline", r)),
+    (f.TunedProfile, lambda a, r: a._add_tuned(r)),
     (f.KernelVersion, lambda a, r: a._add_kernel(r)),
     (f.CpuUsage, lambda a, r: a._usage_candidates.append(r)),
     (f.Softirqs, lambda a, r: a._first("softirqs", r)),

@@ -399,6 +399,20 @@ class Sysctl(Parsed):
 
 
 @dataclass
+class TunedProfile(Parsed):
+    """The TuneD profile of a host (``tuned-adm active``/``list``,
+    ``/etc/tuned/active_profile``). ``profiles``: the selected profiles in
+    order (TuneD merges several, the last one winning a conflict);
+    ``applied``: True when tuned-adm says they are active, False when it says
+    the daemon is not running (only a preset), None when only the file named
+    them."""
+
+    profiles: list[str] = field(default_factory=list)
+    applied: bool | None = None
+    available: list[str] = field(default_factory=list)
+
+
+@dataclass
 class KernelCmdline(Parsed):
     raw: str = ""
     params: dict[str, str | None] = field(default_factory=dict)
@@ -1050,6 +1064,7 @@ class HostFacts:
     sysctl: Sysctl | None = None
     cmdline: KernelCmdline | None = None
     kernel: KernelVersion | None = None
+    tuned: TunedProfile | None = None
     cpu_usage: CpuUsage | None = None
     softirqs: Softirqs | None = None
     interrupts: Interrupts | None = None

@@ -674,9 +674,10 @@ _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 
 
 def _list_item_prose(s: str) -> bool:
-    """A list item or numbered step whose text is words, not an output row."""
+    """A list item or numbered step whose text is words, not an output row
+    (nor a row a parser declares, ``ParserSpec.prose_lines``)."""
     m = _LIST_ITEM.match(s)
-    if m is None:
+    if m is None or _output_prose().fullmatch(s):
         return False
     words = s[m.end() :].split()
     if len(words) < 2 or len(words) > 80:

@@ -205,13 +205,17 @@ FACT_DESCRIPTIONS = {
     "memory_devices": "a host has its DIMM slots (dmidecode -t memory)",
     "datastore": "a host runs a data store seen in its facts (database output, a Redis/MongoDB log, ps/top)",
     "thp": "the THP mode is known (/sys, or a data store's start-up warning that printed it)",
+    "thp_defrag": "the THP defrag mode is known (/sys, or MongoDB's start-up warning that printed it)",
+    "mongodb_version": "each MongoDB's generation is known (its version, or its 7.0 or 8.0 THP warning)",
+    "somaxconn": "net.core.somaxconn is known (sysctl, or Redis's warning that printed it)",
+    "redis_fork": "how long Redis's latest fork took is known (INFO latest_fork_usec, or its log's saves)",
     "swappiness": "vm.swappiness is known",
     "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
     "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
     "vmstat": "vmstat with at least two samples is known",
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",
-    "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
+    "process_numa": "per-node memory of a process is known (numastat -p, numa_maps, MongoDB's NUMA warning)",
 }
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.derived.topology import cpu_node_map
-from collectors.derived.workload import datastores, sysctl_setting, thp_setting
+from collectors.derived.workload import datastores, service_warning, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from engine import partial
 from engine.rules import (
@@ -40,6 +40,8 @@ from engine.rules import (
     load_all,
 )
 from engine.rules.numa import balancing_setting_known
+from engine.rules.redis import redis_fork_ms
+from engine.rules.thp import mongodb_generation_known
 from engine.severity import severity_rank
 
 logger = logging.getLogger(__name__)
@@ -107,13 +109,22 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "datastore": lambda h: bool(datastores(h)),
     # the THP mode, from /sys or from what a data store's log says it read
     "thp": lambda h: thp_setting(h) is not None,
+    # THP defrag: what a fault does when no huge page is free
+    "thp_defrag": lambda h: thp_setting(h, "defrag") is not None,
+    # MongoDB's version, or the generation its start-up warnings show (8.0's THP
+    # advice is the reverse of 7.0's)
+    "mongodb_version": mongodb_generation_known,
+    "somaxconn": lambda h: sysctl_setting(h, "net.core.somaxconn") is not None,
+    # how long Redis's last fork took (INFO latest_fork_usec, or its log's saves)
+    "redis_fork": lambda h: redis_fork_ms(h) is not None,
     "swappiness": lambda h: sysctl_setting(h, "vm.swappiness") is not None,
     "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
     "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
     "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
     "interrupts": lambda h: h.interrupts is not None,
     "nic_channels": lambda h: bool(h.nic_channels),
-    "process_numa": lambda h: bool(h.process_numa),
+    # per-node memory of a process, or MongoDB's own reading of its numa_maps
+    "process_numa": lambda h: bool(h.process_numa) or service_warning(h, "numa_interleave") is not None,
     "proc_vmstat": lambda h: h.proc_vmstat is not None,
     # whether KSM runs: the run file (a grep of the pages_* files alone does not say)
     "ksm": lambda h: bool(h.ksm and "run" in h.ksm.values),
@@ -323,6 +334,22 @@ FACT_SOURCES: dict[str, FactSource] = {
             "cat /sys/kernel/mm/transparent_hugepage/enabled",
             "cat /sys/kernel/mm/transparent_hugepage/defrag",
         ),
+    ),
+    "thp_defrag": FactSource(
+        "the transparent huge page defrag mode",
+        "透明大页（THP）defrag 模式",
+        ("cat /sys/kernel/mm/transparent_hugepage/defrag",),
+    ),
+    "mongodb_version": FactSource(
+        "the MongoDB version",
+        "MongoDB 版本",
+        ("mongod --version", "mongosh --quiet --eval 'db.version()'"),
+    ),
+    "somaxconn": FactSource("net.core.somaxconn", "net.core.somaxconn", ("sysctl net.core.somaxconn",)),
+    "redis_fork": FactSource(
+        "how long Redis's latest fork took (INFO latest_fork_usec)",
+        "Redis 最近一次 fork 的耗时（INFO latest_fork_usec）",
+        ("redis-cli INFO stats | grep latest_fork_usec", "redis-cli INFO memory | grep '^used_memory:'"),
     ),
     "swappiness": FactSource("vm.swappiness", "vm.swappiness", ("sysctl vm.swappiness",)),
     "overcommit": FactSource(

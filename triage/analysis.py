@@ -540,6 +540,9 @@ class _Outcome:
     parse_seconds: float
     rules_seconds: float
     excerpts: dict = dataclasses.field(default_factory=dict)
+    # every fleet finding of the run, for the members known by their summary
+    # (``own`` holds only those that concern the analysed host)
+    fleet: list = dataclasses.field(default_factory=list)
     own_host: str | None = None
     hostname: str | None = None  # the upload's host, as its facts name it
     extra_hosts: list = dataclasses.field(default_factory=list)
@@ -794,6 +797,7 @@ def _read_and_run_rules(snapshot: Snapshot) -> _Outcome:
         sibling_ids=[s.pk for s in siblings],
         own=own,
         by_sibling=by_sibling,
+        fleet=[f for f in result.findings if _is_fleet(f)],
         fleet_siblings=[s.pk for s in summarised],
         cluster_state=state,
         facts=to_dict(host),
@@ -829,11 +833,13 @@ def _findings_by_snapshot(
         if target is None and _is_fleet(f):
             # a fleet finding that names the hosts it blames is stored on those
             # (the best host of a benchmark spread is its reference, not affected)
-            blamed = {by_label[name] for name in getattr(f, "affected", ()) if name in by_label}
-            if not blamed or snapshot.pk in blamed:
+            # (one blaming only members known by their summary is none of these)
+            affected = set(getattr(f, "affected", ()) or ())
+            blamed = {by_label[name] for name in affected if name in by_label}
+            if not affected or snapshot.pk in blamed:
                 own.append(f)
             for pk, items in by_sibling.items():
-                if not blamed or pk in blamed:
+                if not affected or pk in blamed:
                     items.append(f)
         elif target is None or target == snapshot.pk:
             own.append(f)
@@ -984,8 +990,10 @@ def _store_fleet_findings(outcome: _Outcome, members: QuerySet[Snapshot], *, pre
     fleet findings changes (``previous``: the set before this run), e.g. when a
     drift appears or goes away. Every member joining writes its own rows, so
     otherwise every member holds them already and nothing is written."""
-    fleet = [f for f in outcome.own if is_fleet_rule(f.rule)]
-    if Counter(f.rule for f in fleet) == previous:
+    fleet = outcome.fleet
+    # a finding that names the hosts it blames changes hands as members join:
+    # its rows are rewritten every time
+    if Counter(f.rule for f in fleet) == previous and not any(getattr(f, "affected", None) for f in fleet):
         return
     members = members.filter(
         pk__in=outcome.fleet_siblings, status=Snapshot.Status.DONE, engine_version=outcome.version

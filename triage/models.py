@@ -210,13 +210,14 @@ class Snapshot(models.Model):
         if not self.cluster:
             return own
         fleet = Q(rule__startswith=FLEET_PREFIX)
+        source = Subquery(self.fleet_findings_source())
+        # a fleet finding that blames some hosts only is not on the source when
+        # it is not one of them: the member's own row says it then
+        at_source = Finding.objects.filter(fleet, snapshot_id=source, engine_version=self.engine_version)
         return Finding.objects.filter(
             (Q(snapshot_id=self.pk) & ~fleet)
-            | (
-                fleet
-                & Q(snapshot_id=Subquery(self.fleet_findings_source()))
-                & Q(rule__in=own.filter(fleet).values("rule"))
-            ),
+            | (fleet & Q(snapshot_id=source) & Q(rule__in=own.filter(fleet).values("rule")))
+            | (fleet & Q(snapshot_id=self.pk) & ~Q(rule__in=at_source.values("rule"))),
             engine_version=self.engine_version,
         )
 

@@ -176,15 +176,87 @@ DATABASE_WORKLOADS = frozenset(
 )
 
 
+# What TuneD's own profiles set for NUMA balancing and zone reclaim, and what
+# they include (redhat-performance/tuned profiles/*/tuned.conf at commit
+# 2bfa4423586bb516452c538a232c8f7075bafbdf; throughput-performance turns
+# balancing off on Cavium ThunderX only, not modelled). A custom profile is
+# unknown here: its name is reported, its settings are not guessed.
+TUNED_INCLUDES = {
+    "atomic-guest": "virtual-guest",
+    "atomic-host": "throughput-performance",
+    "cpu-partitioning": "network-latency",
+    "cpu-partitioning-powersave": "cpu-partitioning",
+    "enterprise-storage": "throughput-performance",
+    "hpc-compute": "latency-performance",
+    "mssql": "throughput-performance",
+    "network-latency": "latency-performance",
+    "network-throughput": "throughput-performance",
+    "oracle": "throughput-performance",
+    "postgresql": "throughput-performance",
+    "realtime": "network-latency",
+    "realtime-virtual-guest": "realtime",
+    "realtime-virtual-host": "realtime",
+    "sap-hana-kvm-guest": "sap-hana",
+    "sap-netweaver": "throughput-performance",
+    "spectrumscale-ece": "throughput-performance",
+    "virtual-guest": "throughput-performance",
+    "virtual-host": "throughput-performance",
+}
+TUNED_SETS: dict[str, dict[str, str]] = {
+    "hpc-compute": {"kernel.numa_balancing": "0", "vm.zone_reclaim_mode": "1"},
+    "mssql": {"kernel.numa_balancing": "0"},
+    "network-latency": {"kernel.numa_balancing": "0"},
+    "oracle": {"kernel.numa_balancing": "0"},
+    "sap-hana": {"kernel.numa_balancing": "0"},
+    "spectrumscale-ece": {"kernel.numa_balancing": "1"},
+}
+# the workload a profile is made for (its vendor's guidance)
+TUNED_WORKLOADS = {
+    "oracle": "oracle",
+    "mssql": "mssql",
+    "sap-hana": "sap-hana",
+    "sap-hana-kvm-guest": "sap-hana",
+    "postgresql": "postgresql",
+}
+
+
+def tuned_profiles(host: HostFacts, *, applied: bool = True) -> list[str]:
+    """The host's TuneD profiles, last one winning; with ``applied`` only
+    those in effect (not a preset tuned-adm says is not active)."""
+    tuned = host.tuned
+    if tuned is None or (applied and tuned.applied is False):
+        return []
+    return list(tuned.profiles)
+
+
+def tuned_setting(host: HostFacts, key: str) -> tuple[str, str] | None:
+    """(value, profile) of sysctl ``key`` as the host's TuneD profiles set it
+    (the profile named is the one whose tuned.conf has the line); None when no
+    known profile sets it."""
+    found = None
+    for profile in tuned_profiles(host):
+        name: str | None = profile
+        for _depth in range(8):  # includes are a short chain
+            if name is None:
+                break
+            if key in TUNED_SETS.get(name, {}):
+                found = (TUNED_SETS[name][key], name)
+                break
+            name = TUNED_INCLUDES.get(name)
+    return found
+
+
 def workloads(host: HostFacts) -> set[str]:
     """The workloads the host's facts show: its data stores (:func:`datastores`),
-    OceanBase parameters, and the servers of :data:`_VENDOR_PROCESSES`.
+    OceanBase parameters, the servers of :data:`_VENDOR_PROCESSES`, and the
+    workload its TuneD profile is made for (:data:`TUNED_WORKLOADS`).
 
     >>> from collectors.facts import DatabaseFacts
     >>> sorted(workloads(HostFacts(label="db", database=DatabaseFacts(kind="mariadb"))))
     ['mysql']
     """
     found = {store.kind for store in datastores(host)}
+    found |= {TUNED_WORKLOADS[p] for p in tuned_profiles(host, applied=False) if p in TUNED_WORKLOADS}
     if host.oceanbase is not None:
         found.add("oceanbase")
     for proc in host.processes.processes if host.processes else ():

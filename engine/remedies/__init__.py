@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from collectors.derived.database import observer_cpus
+from collectors.derived.workload import DATABASE_WORKLOADS, workloads
 from collectors.facts import HostFacts
 from engine.remedies.base import NoRemedy, Remedy, RemedyResult
 from engine.remedies.database import (
@@ -72,7 +73,13 @@ def _numa_sysctl(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
         "numa.local_node_pagecache_pressure": ("vm.zone_reclaim_mode", 1),
         "numa.balancing_disabled": ("kernel.numa_balancing", 1),
     }
+    if workloads(host) & DATABASE_WORKLOADS:
+        # a database host: zone reclaim on is the cause there, not the cure (the
+        # finding asks to place the database's memory instead)
+        wanted.pop("numa.local_node_pagecache_pressure")
     settings: dict[str, str | int] = dict(value for rule, value in wanted.items() if rule in rules)
+    if not settings:
+        return []
     return [sysctl_file(settings=settings, previous={k: host.sysctl_value(k) for k in settings})]
 
 

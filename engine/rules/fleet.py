@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from collectors.derived.fleet import (
     DRIFT_KEYS,
     TIME_UNITS,
     BenchKey,
+    BenchRow,
+    Cited,
     FleetProfile,
     FleetSummary,
     FleetView,
@@ -67,12 +70,15 @@ def _in_cluster(ctx: RuleContext, host: HostFacts) -> bool:
         "among the physical hosts of one snapshot (2+), a setting known on at least two hosts differs: "
         "NUMA node "
         "count, vm.zone_reclaim_mode, kernel.numa_balancing, static huge pages, THP mode or kernel release; "
-        "the finding names the hosts that differ from the majority value (every host when there is none)"
+        "the finding names the hosts that differ from the majority value (every host when there is none); "
+        "when a benchmark finds hosts slow (fleet.benchmark_spread), from the majority of the others, or "
+        "else the best host's value, never the slow hosts' majority"
     ),
     condition_zh=(
         "同一快照中的物理主机（2 台及以上）之间，某项至少在两台主机上已知的设置不一致：NUMA 节点数、"
         "vm.zone_reclaim_mode、kernel.numa_balancing、静态大页、THP 模式或内核版本；发现中列出与多数值不同的"
-        "主机（没有多数值时列出全部主机）"
+        "主机（没有多数值时列出全部主机）；当基准测试判定某些主机偏慢（fleet.benchmark_spread）时，以其余主机的"
+        "多数值为参照，否则以最好主机的取值为参照，绝不以慢主机的多数值为参照"
     ),
     requires=("cluster",),
     # each physical host of a cluster: its node count and its kernel settings
@@ -98,6 +104,20 @@ def _in_cluster(ctx: RuleContext, host: HostFacts) -> bool:
             "同的"
             "硬件在同样的测试下表现不同，主机之间的结果无法比较。",
         ),
+        "better_majority": (
+            "{setting} differs between the hosts of this cluster: {count} of the {hosts} hosts that {bench} "
+            "does not find slow have {usual}; different: {odd}. The slow hosts' value is not the reference: "
+            "identical hardware then behaves differently under the same test.",
+            "集群内各主机的 {setting} 不一致：{bench} 未判为慢的 {hosts} 台主机中 {count} 台为 {usual}；"
+            "不同的主机：{odd}。慢主机的取值不作为参照：相同的硬件在同样的测试下表现不同。",
+        ),
+        "best_host": (
+            "{setting} differs between the hosts of this cluster: the host with the best {bench}, "
+            "{best_host}, has {usual}; different: {odd}. Identical hardware then behaves differently under "
+            "the same test, and results cannot be compared host to host.",
+            "集群内各主机的 {setting} 不一致：{bench} 最好的主机 {best_host} 为 {usual}；不同的主机：{odd}。"
+            "相同的硬件在同样的测试下表现不同，主机之间的结果无法比较。",
+        ),
         "no_majority": (
             "{setting} differs between the hosts of this cluster ({groups}). Identical hardware then behaves "
             "differently under the same test, and results cannot be compared host to host.",
@@ -109,25 +129,29 @@ def _in_cluster(ctx: RuleContext, host: HostFacts) -> bool:
 )
 def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
     view = fleet_view(ctx)
+    slow, best = _benchmark_outliers(view)
     for key in DRIFT_KEYS:
         counts = view.drift_counts(key)
         if sum(counts.values()) < 2 or len(counts) < 2:
             continue
-        usual = majority(counts)
+        ref = _drift_reference(view, key, counts, slow, best)
+        usual = ref.value if ref is not None else None
         # Name the odd hosts out: on a large cluster a list of every host's
-        # value hides the three that differ. Without a strict majority every
-        # group is "odd" and every host is cited.
+        # value hides the three that differ. Without a reference every group
+        # is "odd" and every host is cited.
         odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
-        first = view.drift_first(key, usual) if usual is not None else None
+        first = _reference_row(view, key, usual, slow)
         reference = [first] if first is not None else []
-        if usual is not None:
-            template = "majority"
+        if ref is not None:
+            template = ref.template
             filled: dict[str, Any] = {
                 "setting": key,
-                "count": counts[usual],
-                "hosts": sum(counts.values()),
-                "usual": usual,
+                "count": ref.count,
+                "hosts": ref.hosts,
+                "usual": ref.value,
                 "odd": ", ".join(f"{name} ({c.value})" for name, c in odd),
+                "best_host": best[0] if best else "",
+                "bench": best[1] if best else "",
             }
         else:
             template = "no_majority"
@@ -145,7 +169,86 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
                 for name, c in [*odd, *reference]
             ],
             host_label="cluster",
+            # the hosts that differ from the reference hold the finding (their
+            # snapshots, the rules page's count), never the reference; without
+            # a reference every host
+            affected=sorted({name for name, _c in odd}) if ref is not None else [],
         )
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """The value a drift is judged against and how many hosts of the group it
+    was taken from hold it (explanation template ``template``)."""
+
+    value: str
+    template: str  # "majority", "better_majority", "best_host"
+    count: int
+    hosts: int
+
+
+def _drift_reference(
+    view: FleetView, key: str, counts: Mapping[str, int], slow: set[str], best: tuple[str, str] | None
+) -> _Reference | None:
+    """When a benchmark finds hosts slow (``slow``) the value of the majority
+    of the others (the better majority), else the best host's value: never the
+    slow hosts' majority, which makes the good host the odd one out (issue 25).
+    Without a benchmark spread, the strict majority of all hosts. None: no
+    reference (a tie)."""
+    overall = majority(counts)
+    if slow:
+        better = [
+            (name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow
+        ]
+        tally = Counter(value for _name, value in better)
+        usual = majority(tally)
+        if usual is not None and usual != overall:
+            return _Reference(usual, "better_majority", tally[usual], len(better))
+        held = next((value for name, value in better if best is not None and name == best[0]), None)
+        if usual is None and held is not None and held != overall:
+            return _Reference(held, "best_host", tally[held], len(better))
+    if overall is None:
+        return None
+    return _Reference(overall, "majority", counts[overall], sum(counts.values()))
+
+
+def _reference_row(view: FleetView, key: str, usual: str | None, slow: set[str]) -> tuple[str, Cited] | None:
+    """One host holding the reference value, one no benchmark finds slow first."""
+    if usual is None:
+        return None
+    rows = view.drift_rows(key, usual)
+    return next((r for r in rows if r[0] not in slow), rows[0] if rows else None)
+
+
+def _benchmark_outliers(view: FleetView) -> tuple[set[str], tuple[str, str] | None]:
+    """The hosts a benchmark finds slow (``fleet.benchmark_spread``'s outliers,
+    by host and by tested name) and (the best host, "kind name") of the widest
+    spread; (set(), None) without a spread."""
+    slow: set[str] = set()
+    widest: tuple[float, str, str] | None = None
+    for key in view.bench_keys():
+        best = view.bench_best(key)
+        if view.bench_count(key) < 2 or best is None:
+            continue
+        rows = _slow_rows(view, key, best[1].value)
+        if not rows:
+            continue
+        slow |= {name for name, _b, _t in rows} | {tested for _h, _b, tested in rows}
+        ratio = spread(rows[0][1].value, best[1].value)
+        if widest is None or ratio > widest[0]:
+            widest = (ratio, best[2], f"{key[0]} {best[1].name}")
+    return slow, (widest[1], widest[2]) if widest else None
+
+
+def _slow_rows(view: FleetView, key: BenchKey, best_value: float) -> list[BenchRow]:
+    """The results at least BENCHMARK_SPREAD_RATIO times worse than the best,
+    worst first (always the worst host when there is such a spread)."""
+    slow = []
+    for row in view.bench_from_worst(key):
+        if spread(row[1].value, best_value) < BENCHMARK_SPREAD_RATIO:
+            break
+        slow.append(row)
+    return slow
 
 
 def majority(counts: Mapping[Any, int]) -> Any | None:
@@ -234,11 +337,7 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
         # The outliers are the hosts at least RATIO times worse than the best
         # one: always at least the worst host, and on a cluster of identical
         # machines exactly the ones to look at (the best is the reference).
-        slow = []
-        for row in view.bench_from_worst(key):
-            if spread(row[1].value, best_value) < BENCHMARK_SPREAD_RATIO:
-                break
-            slow.append(row)
+        slow = _slow_rows(view, key, best_value)
         # worst first; hosts with the same result by name
         slow.sort(key=lambda r: (-r[1].value if lower_is_better else r[1].value, r[2]))
         worst = slow[0]

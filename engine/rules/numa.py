@@ -7,9 +7,16 @@ from collections.abc import Iterator
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
-from collectors.derived.workload import BALANCING_OFF_WORKLOADS, DATABASE_WORKLOADS, workloads
+from collectors.derived.workload import (
+    BALANCING_OFF_WORKLOADS,
+    DATABASE_WORKLOADS,
+    tuned_profiles,
+    tuned_setting,
+    workloads,
+)
 from collectors.facts import HostFacts
 from engine.rules import (
+    Evidence,
     Joined,
     Phrase,
     RuleContext,
@@ -300,11 +307,27 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
             "memory from the remote node instead, so memory-bound work (STREAM, a benchmark) runs at remote "
             "bandwidth. Turning zone reclaim on follows the kernel's vm.zone_reclaim_mode documentation for "
             "work that fits a node (seed 001, tuned hpc-compute); a file server whose cache matters more "
-            "than remote access keeps 0.",
+            "than remote access keeps 0.{tuned}",
             "页缓存占满了{nodes}，其空闲内存已降到回收水位附近。vm.zone_reclaim_mode = 0 时内核不会为新分配回"
             "收本节点的缓存，而是直接从远端节点拿内存，内存密集型负载（STREAM、基准测试）只能得到远端带宽。开"
             "启 zone reclaim 依据内核 vm.zone_reclaim_mode 文档，适用于可放进单个节点的负载（奠基案例 001，"
-            "tuned hpc-compute）；缓存比远端访问更重要的文件服务器应保持 0。",
+            "tuned hpc-compute）；缓存比远端访问更重要的文件服务器应保持 0。{tuned}",
+        ),
+        "tuned_sets_zone_reclaim": (
+            " The active TuneD profile {profile} sets it to {value}: the running 0 overrides tuned's "
+            "(check `tuned-adm verify`).",
+            "当前的 TuneD 配置 {profile} 将其设为 {value}：运行中的 0 覆盖了 tuned 的设置（请检查 "
+            "`tuned-adm verify`）。",
+        ),
+        "tuned_leaves_zone_reclaim": (
+            " The active TuneD profile ({profile}) leaves it at the kernel's default; hpc-compute is the "
+            "profile that turns it on.",
+            "当前的 TuneD 配置（{profile}）保持内核默认值；开启它的是 hpc-compute 配置。",
+        ),
+        "tuned_unknown_zone_reclaim": (
+            " No TuneD profile was in the snapshot (`tuned-adm active`); hpc-compute is the profile that "
+            "turns it on.",
+            "快照中没有 TuneD 配置（`tuned-adm active`）；开启它的是 hpc-compute 配置。",
         ),
         "database": (
             "Page cache fills {nodes} and free memory there is down at the reclaim watermark, so new "
@@ -376,12 +399,13 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
                 measures=DATABASE_PAGECACHE_MEASURES,
             )
             continue
+        setting = tuned_setting(host, "vm.zone_reclaim_mode")
         yield finding(
             "numa.local_node_pagecache_pressure",
             host,
             "general",
-            values={"nodes": nodes},
-            evidence=ev,
+            values={"nodes": nodes, "tuned": _tuned_phrase(host, setting, "zone_reclaim")},
+            evidence=[*ev, *_tuned_evidence(host)],
         )
 
 
@@ -483,11 +507,27 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
             "long-running processes end up accessing remote memory. This follows the kernel's default for "
             "general workloads; Oracle, SAP HANA, SQL Server and OceanBase require balancing off (tuned "
             "profiles oracle, sap-hana, mssql; SAP's check 2200_numa_balancing; obdiag), and none of them "
-            "was seen on this host: if it runs one, leave it off.",
+            "was seen on this host: if it runs one, leave it off.{tuned}",
             "{host} 上{reason}：进程与其内存分离后没有机制把它们重新放到一起，长时间运行的进程会越来越多地访"
             "问远端内存。此建议依据内核对通用负载的默认设置；Oracle、SAP HANA、SQL Server 和 OceanBase 要求关"
             "闭自动平衡（tuned 的 oracle、sap-hana、mssql 配置，SAP 检查 2200_numa_balancing，obdiag），"
-            "本主机上未见到它们：如果运行的是其中之一，请保持关闭。",
+            "本主机上未见到它们：如果运行的是其中之一，请保持关闭。{tuned}",
+        ),
+        "tuned_sets_balancing": (
+            " The active TuneD profile {profile} sets it to {value}: the running value overrides tuned's "
+            "(check `tuned-adm verify`).",
+            "当前的 TuneD 配置 {profile} 将其设为 {value}：运行中的值覆盖了 tuned 的设置（请检查 "
+            "`tuned-adm verify`）。",
+        ),
+        "tuned_leaves_balancing": (
+            " The active TuneD profile ({profile}) does not turn it off.",
+            "当前的 TuneD 配置（{profile}）并未关闭它。",
+        ),
+        "tuned_unknown_balancing": (
+            " No TuneD profile was in the snapshot (`tuned-adm active`): the profiles oracle, mssql, "
+            "sap-hana, hpc-compute and network-latency turn it off on purpose.",
+            "快照中没有 TuneD 配置（`tuned-adm active`）：oracle、mssql、sap-hana、hpc-compute 和 "
+            "network-latency 配置会有意关闭它。",
         ),
         "balancing_off": ("kernel.numa_balancing is 0", "kernel.numa_balancing 为 0"),
         "balancing_unsupported": ("the kernel has no automatic NUMA balancing", "内核不支持自动 NUMA 平衡"),
@@ -502,6 +542,9 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         if workloads(host) & BALANCING_OFF_WORKLOADS:
             continue  # set as its vendor requires (tuned profiles, SAP's check, obdiag)
+        profile = tuned_setting(host, "kernel.numa_balancing")
+        if profile is not None and profile[0] == "0":
+            continue  # the host's TuneD profile turns it off (hpc-compute, network-latency ...)
         value = host.sysctl_value("kernel.numa_balancing")
         ev = []
         if value is not None:
@@ -532,9 +575,28 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
         yield finding(
             "numa.balancing_disabled",
             host,
-            values={"reason": reason},
-            evidence=ev,
+            values={"reason": reason, "tuned": _tuned_phrase(host, profile, "balancing")},
+            evidence=[*ev, *_tuned_evidence(host)],
         )
+
+
+def _tuned_phrase(host: HostFacts, setting: tuple[str, str] | None, what: str) -> Phrase:
+    """Which TuneD guidance the finding follows: the profile that sets the
+    value (and was overridden), the active profile that leaves it alone, or
+    none seen (``what``: "balancing", "zone_reclaim")."""
+    profiles = tuned_profiles(host)
+    if setting is not None:
+        return Phrase(f"tuned_sets_{what}", {"profile": setting[1], "value": setting[0]})
+    if profiles:
+        return Phrase(f"tuned_leaves_{what}", {"profile": " ".join(profiles)})
+    return Phrase(f"tuned_unknown_{what}")
+
+
+def _tuned_evidence(host: HostFacts) -> list[Evidence]:
+    tuned = host.tuned
+    if tuned is None or not tuned.profiles:
+        return []
+    return [evidence(host, "tuned.profiles", " ".join(tuned.profiles), tuned, "profiles")]
 
 
 @rule(

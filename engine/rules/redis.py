@@ -31,6 +31,13 @@ def _fork_ms(host: HostFacts) -> tuple[float, ServiceLog, int | None, str] | Non
     return best
 
 
+def redis_fork_ms(host: HostFacts) -> float | None:
+    """How long Redis's longest fork seen took, in ms (None: no INFO
+    latest_fork_usec and no background save in its log)."""
+    worst = _fork_ms(host)
+    return worst[0] if worst is not None else None
+
+
 def _used_gb(host: HostFacts) -> float | None:
     for log in host.services:
         used = log.settings.get("used_memory", "")
@@ -77,7 +84,8 @@ def _used_gb(host: HostFacts) -> float | None:
         " 时"
         "同时给出速率（>= 100 ms/GB：fork 慢的平台）。past = fork / 500 ms。"
     ),
-    relevant=lambda ctx, host: ("datastore",) if stores_of(host, {"redis"}) else (),
+    # a Redis seen (its log, INFO, a process): the fork time decides
+    relevant=lambda ctx, host: ("redis_fork",) if stores_of(host, {"redis"}) else (),
     peer=(
         "Redis LATENCY DOCTOR (fork quality from stat_fork_rate; 'better VM' advice); none among the host "
         "checkers"

@@ -22,12 +22,28 @@ REDIS_WARNS_ONLY_ON_ALWAYS = (6, 0, 8)
 
 def _is_mongo8(host: HostFacts, store: Datastore) -> bool:
     """MongoDB 8.0 or later: by its version, or by the THP warning only 8.0 prints."""
-    if store.kind != "mongodb":
-        return False
+    return store.kind == "mongodb" and _mongodb_generation(host, store) is True
+
+
+def _mongodb_generation(host: HostFacts, store: Datastore) -> bool | None:
+    """Whether the MongoDB is 8.0 or later; None when neither its version nor
+    its start-up warnings tell (7.0 and earlier warn "enabled is 'always'",
+    8.0 asks to change a sysfsFile)."""
     newer = at_least(store, MONGODB_WANTS_THP)
-    if newer is None:
-        return service_warning(host, "thp_sysfs") is not None
-    return newer
+    if newer is not None:
+        return newer
+    if service_warning(host, "thp_sysfs") is not None:
+        return True
+    old_style = {"thp_enabled", "thp_defrag"}
+    if any(w.code in old_style for log in host.services if log.kind == "mongodb" for w in log.warnings):
+        return False
+    return None
+
+
+def mongodb_generation_known(host: HostFacts) -> bool:
+    """Every MongoDB of the host has a known generation (see
+    :func:`_mongodb_generation`); True on a host without MongoDB."""
+    return all(_mongodb_generation(host, s) is not None for s in stores_of(host, {"mongodb"}))
 
 
 def _averse_stores(host: HostFacts) -> list[Datastore]:
@@ -154,7 +170,11 @@ def thp_on_latency_db(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 
 def _defrag_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("thp",) if stores_of(host) else ()
+    """The enabled mode and the defrag mode; defrag says nothing once THP is never."""
+    if not stores_of(host):
+        return ()
+    enabled = thp_setting(host)
+    return ("thp",) if enabled is not None and enabled.value == "never" else ("thp", "thp_defrag")
 
 
 @rule(
@@ -228,6 +248,18 @@ def _mongo8(host: HostFacts) -> list[Datastore]:
     return [s for s in stores_of(host, {"mongodb"}) if _is_mongo8(host, s)]
 
 
+def _mongo8_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """The THP mode of a MongoDB 8.0 host; of a MongoDB of unknown generation,
+    its version too, unless THP is already what 8.0 wants."""
+    if _mongo8(host):
+        return ("thp",)
+    unknown = [s for s in stores_of(host, {"mongodb"}) if _mongodb_generation(host, s) is None]
+    setting = thp_setting(host)
+    if not unknown or (setting is not None and setting.value == "always"):
+        return ()
+    return ("thp", "mongodb_version")
+
+
 @rule(
     "memory.thp_off_for_mongodb_tcmalloc",
     severity="warning",
@@ -256,7 +288,7 @@ def _mongo8(host: HostFacts) -> list[Datastore]:
         "反。"
         "沿用旧版本的主机调优（THP never）会让 8.0 失去其分配器在 TLB 上的收益。"
     ),
-    relevant=lambda ctx, host: ("thp",) if _mongo8(host) else (),
+    relevant=_mongo8_relevant,
     peer=(
         "MongoDB 8.0 start-up warnings (sysfsFile / TCMalloc); docs tcmalloc-performance; none among the "
         "host checkers"

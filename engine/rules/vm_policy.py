@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from collectors.derived.workload import Datastore, service_warning, sysctl_setting
+from collectors.derived.workload import (
+    Datastore,
+    service_warning,
+    sysctl_setting,
+    tuned_profiles,
+    tuned_setting,
+)
 from collectors.facts import HostFacts
 from engine.rules import (
     Phrase,
@@ -16,13 +22,16 @@ from engine.rules import (
     finding,
     is_multinode,
     numa_evidence,
+    numa_needs,
     rule,
 )
 from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of
 
 
 def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("zone_reclaim",) if stores_of(host) and is_multinode(host) else ()
+    """The setting, on a data store host not known to have one node (a store's
+    own zone reclaim warning says the node count without a numactl)."""
+    return ("zone_reclaim",) if stores_of(host) and host.numa_node_count() != 1 else ()
 
 
 @rule(
@@ -73,10 +82,25 @@ def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]
             "{host} runs {stores} with vm.zone_reclaim_mode = {mode}: a full node reclaims its own page cac"
             "he "
             "before using the other node's memory, so the database's cache shrinks to one node and its "
-            "threads stall in reclaim.",
+            "threads stall in reclaim.{tuned}",
             "{host} 运行 {stores}，vm.zone_reclaim_mode = {mode}：节点满时先回收本节点的页缓存，而不是使用"
             "另一"
-            "节点的内存，数据库的缓存被压缩到一个节点，线程卡在回收里。",
+            "节点的内存，数据库的缓存被压缩到一个节点，线程卡在回收里。{tuned}",
+        ),
+        "tuned_sets": (
+            " The value comes from the active TuneD profile {profile}: set 0 in a custom profile that "
+            "includes it (or choose another profile), or tuned sets it again.",
+            "该值来自当前的 TuneD 配置 {profile}：请在包含它的自定义配置中设为 0（或换用其他配置），否则 "
+            "tuned 会再次设置它。",
+        ),
+        "tuned_other": (
+            " The active TuneD profile ({profile}) does not set it: a sysctl.d file or the kernel's boot "
+            "default (before 3.16) does.",
+            "当前的 TuneD 配置（{profile}）并未设置它：来自 sysctl.d 文件或内核的开机默认值（3.16 之前）。",
+        ),
+        "tuned_unknown": (
+            " If a TuneD profile is active (`tuned-adm active`; hpc-compute sets 1), change it there too.",
+            "如果启用了 TuneD 配置（`tuned-adm active`；hpc-compute 会设为 1），也请在其中修改。",
         ),
     },
 )
@@ -91,10 +115,26 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "numa.zone_reclaim_on_cache_host",
                 host,
                 "store",
-                values={"stores": ", ".join(store_label(s) for s in stores), "mode": setting.value},
+                values={
+                    "stores": ", ".join(store_label(s) for s in stores),
+                    "mode": setting.value,
+                    "tuned": _tuned_source(host),
+                },
                 evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
             )
             continue
+
+
+def _tuned_source(host: HostFacts) -> Phrase:
+    """Whether the host's TuneD profile is what sets zone reclaim (then the
+    change belongs in the profile)."""
+    setting = tuned_setting(host, "vm.zone_reclaim_mode")
+    if setting is not None and setting[0] != "0":
+        return Phrase("tuned_sets", {"profile": setting[1]})
+    profiles = tuned_profiles(host)
+    if profiles:
+        return Phrase("tuned_other", {"profile": " ".join(profiles)})
+    return Phrase("tuned_unknown")
 
 
 # ---------------------------------------------------------------- swappiness
@@ -167,7 +207,9 @@ def swappiness_zero_is_strict(release: str | None) -> bool | None:
         "ed "
         "的配置使用 1-10。"
     ),
-    relevant=lambda ctx, host: ("swappiness", "kernel") if stores_of(host) else (),
+    # every host: 0 is judged on any host (info without a data store or a kernel
+    # release); the release only sets the severity
+    relevant=lambda ctx, host: ("swappiness",),
     peer=(
         "MySQLTuner (`vm.swappiness > 10`, the opposite direction); obdiag `system/parameter.py` "
         "(requires 0: conflicts); SAP arp142 `2325`; Percona blog 'OOM relation to vm.swappiness=0'"
@@ -370,11 +412,7 @@ REDIS_TCP_BACKLOG = 511  # Redis's default tcp-backlog
         "超时后重试，客户端看到的是延迟尖刺。Redis 需要 511，拿不到时会告警；tuned 的 throughput-performance "
         "至少设为 2048。past = 511 / somaxconn。"
     ),
-    relevant=lambda ctx, host: (
-        ("sysctl",)
-        if stores_of(host, {"redis"}) and sysctl_setting(host, "net.core.somaxconn") is None
-        else ()
-    ),
+    relevant=lambda ctx, host: ("somaxconn",) if stores_of(host, {"redis"}) else (),
     peer=(
         "Redis start-up warning (TCP backlog vs somaxconn); obdiag `system/parameter.py` "
         "(net.core.somaxconn); tuned throughput-performance"
@@ -413,8 +451,13 @@ PLACEMENT_NODE_FILL = 0.50
 
 
 def _placement_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    stores = [s for s in stores_of(host) if s.kind != "mysql"]
-    return ("process_numa",) if stores and is_multinode(host) else ()
+    """A store's placement (its per-node memory, or MongoDB's own reading of
+    it); the node count and sizes too unless MongoDB's warning said it."""
+    if not [s for s in stores_of(host) if s.kind != "mysql"]:
+        return ()
+    if service_warning(host, "numa_interleave") is not None:
+        return ("process_numa",)
+    return numa_needs(host, "process_numa", "node_meminfo")
 
 
 @rule(

@@ -257,9 +257,11 @@ def test_cluster_page_of_18_hosts(world):
     outliers = set(re.findall(r'data-host="([^"]+)" data-value="[^"]+" data-outlier="1"', svg))
     assert outliers == SLOW and svg.count("<rect") == 18
 
-    # The stored fleet findings agree with the page's: the last analysis saw every host.
-    stored = snaps["gp-sdw18"].findings.filter(rule="fleet.benchmark_spread").get()
+    # The stored fleet findings agree with the page's: the last analysis (gp-sdw18's) saw
+    # every host and rewrote the slow hosts' rows; gp-sdw18 is not slow and holds none.
+    stored = snaps["gp-sdw14"].findings.filter(rule="fleet.benchmark_spread").get()
     assert all(h in stored.explanation for h in SLOW)
+    assert not snaps["gp-sdw18"].findings.filter(rule="fleet.benchmark_spread").exists()
 
     # Bob sees only his own host under that name; someone with no host of it gets a 404.
     bob_html = _client(bob).get(url).content.decode()
@@ -354,3 +356,28 @@ def test_the_fast_host_is_not_counted_as_affected_on_the_rules_page(world):
     assert blamed == {"gp-sdw03", "gp-sdw04"}
     html = _client(alice).get("/rules/").content.decode()
     assert 'data-rule="fleet.benchmark_spread" data-hosts="2"' in html
+
+
+KUNPENG_AFTER = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "after"
+
+
+def test_the_drift_finding_is_stored_on_the_differing_hosts_only(world):
+    """Issue 25: the fleet drift finding was stored on every host of the
+    cluster. Two slow hosts at vm.zone_reclaim_mode = 0 and the fixed, fast
+    one at 1 (its after-snapshot): the slow ones differ from the better host,
+    and only their snapshots hold the finding (and count on /rules/)."""
+    alice = world["alice"]
+    texts = {h: (KUNPENG_BEFORE / f"{h}.txt").read_text() for h in ("gp-sdw03", "gp-sdw04")}
+    texts["gp-sdw01"] = (KUNPENG_AFTER / "gp-sdw01.txt").read_text()
+    snaps = {h: _upload(alice, h, text, "rollout") for h, text in texts.items()}
+    for snap in snaps.values():
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    rule = "fleet.numa_config_drift"
+    fresh = {h: type(snap).objects.get(pk=snap.pk) for h, snap in snaps.items()}
+    held = {h for h, snap in fresh.items() if snap.current_findings().filter(rule=rule).exists()}
+    assert held == {"gp-sdw03", "gp-sdw04"}
+    # the slow hosts' reports say it, naming them and the reference host
+    text = fresh["gp-sdw03"].current_findings().get(rule=rule).explanation
+    assert "different: gp-sdw03 (0), gp-sdw04 (0)" in text or "different: gp-sdw04 (0), gp-sdw03 (0)" in text
+    html = _client(alice).get("/rules/").content.decode()
+    assert f'data-rule="{rule}" data-hosts="2"' in html

@@ -50,11 +50,39 @@ def test_numa_config_drift_fires_on_one_host_with_other_zone_reclaim(analyze_tex
 
 
 def test_numa_config_drift_without_a_majority_cites_every_host(analyze_texts, seed_text):
-    edits = {name: {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"} for name in HOSTS[2:]}
-    result = analyze_texts(*_cluster(seed_text, "before", edits))
+    # after the fix STREAM agrees on every host: no benchmark tells a better group
+    edits = {name: {"vm.zone_reclaim_mode = 1": "vm.zone_reclaim_mode = 0"} for name in HOSTS[:2]}
+    result = analyze_texts(*_cluster(seed_text, "after", edits))
     finding = next(f for f in result.findings if f.rule == "fleet.numa_config_drift")
     assert "0: gp-sdw01, gp-sdw02; 1: gp-sdw03, gp-sdw04" in finding.explanation
     assert sorted(e.host for e in finding.evidence) == ["gp-sdw01", "gp-sdw02", "gp-sdw03", "gp-sdw04"]
+    assert finding.affected == []  # no host singled out: stored on every host
+
+
+def test_numa_config_drift_is_judged_against_the_hosts_the_benchmark_does_not_find_slow(
+    analyze_texts, seed_text
+):
+    """Issue 25: a tie of two fast hosts at 0 and two slow ones at 1 is no tie
+    once STREAM tells the better hosts: the slow hosts differ from them."""
+    edits = {name: {"vm.zone_reclaim_mode = 0": "vm.zone_reclaim_mode = 1"} for name in HOSTS[2:]}
+    result = analyze_texts(*_cluster(seed_text, "before", edits))
+    finding = next(f for f in result.findings if f.rule == "fleet.numa_config_drift")
+    assert "2 of the 2 hosts that stream Triad does not find slow have 0" in finding.explanation
+    assert "different: gp-sdw03 (1), gp-sdw04 (1)" in finding.explanation
+    assert finding.affected == ["gp-sdw03", "gp-sdw04"]
+    assert [e.host for e in finding.evidence] == ["gp-sdw03", "gp-sdw04", "gp-sdw01"]
+
+
+def test_numa_config_drift_never_makes_the_fast_host_the_odd_one_out(analyze_texts, seed_text):
+    """Issue 25 point 7 for the settings: two slow hosts at 0 and the fixed,
+    fast one at 1 (its after-snapshot). The majority (0) is the slow hosts':
+    judged against it, the fast host was the one that differed."""
+    texts = [seed_text(KUNPENG, "before", h) for h in ("gp-sdw03.txt", "gp-sdw04.txt")]
+    texts.append(seed_text(KUNPENG, "after", "gp-sdw01.txt"))
+    finding = next(f for f in analyze_texts(*texts).findings if f.rule == "fleet.numa_config_drift")
+    assert finding.affected == ["gp-sdw03", "gp-sdw04"]
+    assert "1 of the 1 hosts that stream Triad does not find slow have 1" in finding.explanation
+    assert "different: gp-sdw03 (0), gp-sdw04 (0)" in finding.explanation
 
 
 def test_benchmark_spread_names_the_slow_hosts(analyze_texts, seed_text):
