@@ -27,7 +27,7 @@ help:
 	@echo "make run      create .venv, install, migrate, load cases, create admin, serve on http://$(HOST):$(PORT)/"
 	@echo "make test     install test dependencies and run the whole suite (pytest)"
 	@echo "make install-ldap  add the optional directory sign-in packages (needs gcc, libldap2-dev, libsasl2-dev)"
-	@echo "make lint     ruff check + ruff format --check + mypy + import-linter (the layers) + radon (no D or worse beyond tools/radon-baseline.txt)"
+	@echo "make lint     ruff check + ruff format --check + mypy + import-linter (the layers) + radon (no D or worse, average under the ceiling: tools/radon-baseline.txt)"
 	@echo "make format   ruff format + ruff check --fix"
 	@echo "make messages extract UI strings into locale/zh_Hans and compile them"
 	@echo "make worker   run a Celery worker (needs REDIS_URL)"
@@ -94,7 +94,7 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
-	@# no new function rated D or worse by radon, none worse than tools/radon-baseline.txt (it only shrinks)
+	@# no function rated D or worse by radon beyond tools/radon-baseline.txt (it only shrinks), average complexity under its ceiling (it only falls)
 	$(PY) tools/radon_gate.py
 
 format: install-dev

@@ -216,6 +216,17 @@ def _safe_label(name: str) -> str:
     return cleaned if len(cleaned) <= 200 else cleaned[:197] + "..."
 
 
+def _one_artifact(split: Split, kind: str, text: str) -> bool:
+    """Whether a text file detected as ``kind`` is one artifact (a domain XML,
+    an error log), parsed whole so that a parser sees all of it, rather than
+    several pasted one after the other (parsed block by block)."""
+    kinds = {b.kind for b in split.blocks if b.kind and not b.prose and b.command is None}
+    # Output lines that Markdown bold wrapped, or a logger prefixed, are only clean in the split.
+    cleaned = any(note == UNBOLDED or note.endswith(LOG_PREFIXES) for note in split.notes)
+    # ... and two outputs of one whole-machine command are two machines
+    return not (kinds - {kind}) and not cleaned and not repeats_output(kind, text)
+
+
 class _Loader:
     def __init__(self, *, label: str, limits: Limits | None, split_hosts: bool = False):
         ensure_parsers()
@@ -634,42 +645,55 @@ class _Loader:
         if split is None:
             self.read_unrecognised(name, text, lines, member=member)
             return False
-        blocks = split.blocks
         kind = detect_kind(text)
         fallback: f.ArtifactError | None = None
-        kinds = {b.kind for b in blocks if b.kind and not b.prose and b.command is None}
-        # One artifact (a domain XML, an error log): parsed whole, so a parser
-        # sees all of it; several pasted one after the other: block by block.
-        # Output lines that Markdown bold wrapped, or a logger prefixed, are only clean in the split.
-        cleaned = any(note == UNBOLDED or note.endswith(LOG_PREFIXES) for note in split.notes)
-        whole = not transcript_like and len(kinds - {kind}) == 0 and not cleaned
-        # ... unless it holds two outputs of one whole-machine command: two machines
-        whole = whole and not repeats_output(kind, text)
-        if kind and whole:
-            results, err = run_parser(kind, text, artifact=name)
-            if err is None:
-                for result in results:
-                    self.asm.add(result, kind=kind)
-                self.asm.artifact(name, kind, lines=lines, parsed=True, encoding=encoding or None)
-                self.read_whole(
-                    name, kind, lines, parsed=True, member=member, prose=_prose_margins(split, text)
-                )
+        if kind and not transcript_like and _one_artifact(split, kind, text):
+            fallback = self.whole_artifact(
+                name, kind, text, split, lines=lines, encoding=encoding, member=member
+            )
+            if fallback is None:
                 return True
-            fallback = err
         parsed = self.transcript(name, split, text)
-        if not parsed and split.unused and UNRECOGNISED not in split.roles and READ not in split.roles:
+        if not parsed:
+            self.nothing_parsed(name, kind, split, fallback, lines=lines, encoding=encoding)
+        return parsed > 0
+
+    def whole_artifact(
+        self, name: str, kind: str, text: str, split: Split, *, lines: int, encoding: str, member: bool
+    ) -> f.ArtifactError | None:
+        """Parse ``text`` whole as ``kind``; the parser's error, or None when it read it."""
+        results, err = run_parser(kind, text, artifact=name)
+        if err is not None:
+            return err
+        for result in results:
+            self.asm.add(result, kind=kind)
+        self.asm.artifact(name, kind, lines=lines, parsed=True, encoding=encoding or None)
+        self.read_whole(name, kind, lines, parsed=True, member=member, prose=_prose_margins(split, text))
+        return None
+
+    def nothing_parsed(
+        self,
+        name: str,
+        kind: str | None,
+        split: Split,
+        fallback: f.ArtifactError | None,
+        *,
+        lines: int,
+        encoding: str,
+    ) -> None:
+        """Record a text file of which no block parsed: not used, or an error
+        (the whole parse's, when there was one)."""
+        if split.unused and UNRECOGNISED not in split.roles and READ not in split.roles:
             # only outputs Casebook does not use (and prose): recognised, nothing to report
             self.asm.artifact(
                 name, None, lines=lines, parsed=False, encoding=encoding or None, note="not used"
             )
-            return False
-        if not parsed:
-            if fallback:
-                self.error(fallback.artifact, fallback.message, fallback.line)
-            else:
-                self.error(name, "no recognisable artifact (not a known command output, file or transcript)")
-            self.asm.artifact(name, kind, lines=lines, parsed=False, encoding=encoding or None)
-        return parsed > 0
+            return
+        if fallback:
+            self.error(fallback.artifact, fallback.message, fallback.line)
+        else:
+            self.error(name, "no recognisable artifact (not a known command output, file or transcript)")
+        self.asm.artifact(name, kind, lines=lines, parsed=False, encoding=encoding or None)
 
     def split(self, name: str, text: str, *, detect_budget: int) -> Split | None:
         try:

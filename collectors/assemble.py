@@ -125,24 +125,35 @@ def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[i
         return
     for name in _field_names(type(obj)):
         value = getattr(obj, name)
-        if name == "line" and isinstance(value, int) and not isinstance(value, bool):
-            setattr(obj, name, _moved(value, offset, line_map))
-        elif name == "lines" and isinstance(value, dict):
-            _shift_lines(value, offset, line_map)
-        elif name == "source" or value is None or isinstance(value, (str, int, float)):
-            continue
-        elif isinstance(value, (list, tuple)):
-            if _holds_dataclasses(value):
-                for item in value:
-                    if hasattr(item, "__dataclass_fields__"):
-                        _shift(item, offset, seen, line_map)
-        elif isinstance(value, dict):
-            if _holds_dataclasses(value.values()):
-                for item in value.values():
-                    if hasattr(item, "__dataclass_fields__"):
-                        _shift(item, offset, seen, line_map)
-        elif dataclasses.is_dataclass(value):
-            _shift(value, offset, seen, line_map)
+        if value is not None and not isinstance(value, (str, float)):
+            _shift_field(obj, name, value, offset, seen, line_map)
+
+
+def _shift_field(
+    obj: Any, name: str, value: Any, offset: int, seen: set[int], line_map: list[int] | None
+) -> None:
+    """:func:`_shift` of one field of a parser result: a line, the lines, or the results it holds."""
+    if name == "line" and isinstance(value, int) and not isinstance(value, bool):
+        setattr(obj, name, _moved(value, offset, line_map))
+    elif name == "lines" and isinstance(value, dict):
+        _shift_lines(value, offset, line_map)
+    elif name != "source" and not isinstance(value, int):
+        for item in _held_dataclasses(value):
+            _shift(item, offset, seen, line_map)
+
+
+def _held_dataclasses(value: Any) -> Iterable[Any]:
+    """The dataclass instances a field holds: itself, or items of a list,
+    tuple or dict (its values)."""
+    if isinstance(value, (list, tuple)):
+        items: Iterable[Any] = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return (value,) if dataclasses.is_dataclass(value) else ()
+    if not _holds_dataclasses(items):
+        return ()
+    return [item for item in items if hasattr(item, "__dataclass_fields__")]
 
 
 def _as_results(value: Any) -> list[Any]:
@@ -410,6 +421,114 @@ def _config_only(db: f.DatabaseFacts) -> bool:
     )
 
 
+def _merge_database_identity(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
+    """The server kind (MariaDB or Percona over plain MySQL) and the first version known."""
+    if db.kind is None or (db.kind == "mysql" and r.kind in ("mariadb", "percona")):
+        db.kind = r.kind or db.kind
+    if db.version is None and r.version:
+        db.version = r.version
+        if "version" in r.lines:
+            db.lines["version"] = r.lines["version"]
+
+
+def _merge_database_variables(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
+    """The first value of a name wins, except that a live server value
+    replaces one configured in my.cnf."""
+    for key, value in r.variables.items():
+        source = r.variable_sources.get(key, "server")
+        held = db.variable_sources.get(key, "server") if key in db.variables else None
+        if held is None or (held == "config" and source == "server"):
+            db.variables[key] = value
+            db.variable_sources[key] = source
+            if key in r.lines:
+                db.lines[key] = r.lines[key]
+
+
+_CPU_MAP_COUNTS = ("cpus", "sockets", "cores_per_socket", "threads_per_core", "numa_nodes")
+
+
+def _cpu_map_of(cand: f.CpuTopology, best: f.CpuTopology) -> bool:
+    """Whether ``cand`` is a CPU map alone (lscpu -e / -p, no summary) of the
+    machine of ``best`` (same CPU count, when both know it)."""
+    if "cpu_map_rows" not in cand.extra or cand.model_name or cand.architecture:
+        return False
+    return best.cpus is None or cand.cpus is None or best.cpus == cand.cpus
+
+
+def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
+    """Fill what ``best`` lacks from the CPU map ``cand``: counts, online CPUs, node CPU lists."""
+    best.extra.setdefault("cpu_map_rows", cand.extra["cpu_map_rows"])
+    for name in _CPU_MAP_COUNTS:
+        if getattr(best, name) is None and getattr(cand, name) is not None:
+            setattr(best, name, getattr(cand, name))
+            if name in cand.lines:
+                best.lines.setdefault(name, cand.lines[name])
+    if not best.online_cpus and cand.online_cpus:
+        best.online_cpus = list(cand.online_cpus)
+    if not best.numa_node_cpus and cand.numa_node_cpus:
+        best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
+        for key, line in cand.lines.items():
+            if key.startswith("numa_node_cpus."):
+                best.lines.setdefault(key, line)
+
+
+class _Pinned:
+    """Whether an affinity pins: some host CPUs, not all of them (libvirt's
+    default); never when the host's CPU count is unknown."""
+
+    def __init__(self, host_cpus: int | None) -> None:
+        self.everything = set(range(host_cpus)) if host_cpus else None
+
+    def __call__(self, cpus: list[int]) -> bool:
+        return self.everything is not None and bool(cpus) and set(cpus) != self.everything
+
+    def every(self, affinity: dict[int, list[int]]) -> bool:
+        return all(self(c) for c in affinity.values())
+
+
+def _tuning_telling(t: f.VirshDomainTuning, pinned: _Pinned) -> bool:
+    """Whether live tuning says something a Domain can hold."""
+    return bool(
+        t.vcpus
+        or (t.affinity and pinned.every(t.affinity))
+        or (t.emulator_affinity is not None and pinned(t.emulator_affinity))
+        or t.numa_nodeset is not None
+    )
+
+
+def _tune_vcpu_count(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: bool) -> None:
+    if t.vcpus and dom.vcpu_current is None:
+        dom.vcpu_current = len(t.vcpus)
+
+
+def _tune_vcpupin(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: bool) -> None:
+    if not (t.affinity and not dom.vcpupin and pinned.every(t.affinity)):
+        return
+    dom.vcpupin = {v: list(c) for v, c in t.affinity.items()}
+    if own:
+        dom.lines.update({f"vcpupin[{v}]": t.lines[f"affinity[{v}]"] for v in t.affinity})
+        dom.lines["vcpupin"] = min(dom.lines[f"vcpupin[{v}]"] for v in t.affinity)
+
+
+def _tune_emulatorpin(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: bool) -> None:
+    if t.emulator_affinity is not None and dom.emulatorpin is None and pinned(t.emulator_affinity):
+        dom.emulatorpin = list(t.emulator_affinity)
+        if own:
+            dom.lines["emulatorpin"] = t.lines["emulator_affinity"]
+
+
+def _tune_numatune(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: bool) -> None:
+    if t.numa_nodeset is not None and dom.numatune_memory_mode is None:
+        dom.numatune_memory_mode = t.numa_mode or "strict"
+        dom.numatune_memory_nodeset = list(t.numa_nodeset)
+        if own:
+            dom.lines["numatune"] = dom.lines["numatune_memory_mode"] = t.lines["numa_nodeset"]
+
+
+# what live tuning fills in a Domain, each only where the XML left it unknown
+_TUNING_STEPS = (_tune_vcpu_count, _tune_vcpupin, _tune_emulatorpin, _tune_numatune)
+
+
 class HostAssembler:
     """Collects parser results of one host, then :meth:`finish` builds HostFacts."""
 
@@ -669,22 +788,8 @@ class HostAssembler:
             self.host.database = r
             self._add_database(db)
             return
-        if db.kind is None or (db.kind == "mysql" and r.kind in ("mariadb", "percona")):
-            db.kind = r.kind or db.kind
-        if db.version is None and r.version:
-            db.version = r.version
-            if "version" in r.lines:
-                db.lines["version"] = r.lines["version"]
-        for key, value in r.variables.items():
-            source = r.variable_sources.get(key, "server")
-            held = db.variable_sources.get(key, "server") if key in db.variables else None
-            # the first value of a name wins, except that a live server value
-            # replaces one configured in my.cnf
-            if held is None or (held == "config" and source == "server"):
-                db.variables[key] = value
-                db.variable_sources[key] = source
-                if key in r.lines:
-                    db.lines[key] = r.lines[key]
+        _merge_database_identity(db, r)
+        _merge_database_variables(db, r)
         for key, value in r.config.items():
             db.config.setdefault(key, value)
         for key, value in r.status.items():
@@ -725,23 +830,8 @@ class HostAssembler:
         # ... except a CPU map (lscpu -e / -p) of the same machine (same CPU
         # count), which fills what the summary lacks: node CPU lists, counts.
         for cand in self._cpu_candidates:
-            if cand is best or "cpu_map_rows" not in cand.extra or cand.model_name or cand.architecture:
-                continue
-            if best.cpus is not None and cand.cpus is not None and best.cpus != cand.cpus:
-                continue
-            best.extra.setdefault("cpu_map_rows", cand.extra["cpu_map_rows"])
-            for name in ("cpus", "sockets", "cores_per_socket", "threads_per_core", "numa_nodes"):
-                if getattr(best, name) is None and getattr(cand, name) is not None:
-                    setattr(best, name, getattr(cand, name))
-                    if name in cand.lines:
-                        best.lines.setdefault(name, cand.lines[name])
-            if not best.online_cpus and cand.online_cpus:
-                best.online_cpus = list(cand.online_cpus)
-            if not best.numa_node_cpus and cand.numa_node_cpus:
-                best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
-                for key, line in cand.lines.items():
-                    if key.startswith("numa_node_cpus."):
-                        best.lines.setdefault(key, line)
+            if cand is not best and _cpu_map_of(cand, best):
+                _fill_from_cpu_map(best, cand)
 
     def _pick_usage(self) -> None:
         if not self._usage_candidates:
@@ -870,43 +960,17 @@ class HostAssembler:
         the host's CPU count is unknown an affinity cannot be told from the
         default and is left in ``domain_tuning`` only. Only what the XML left
         unknown is filled in."""
-        host_cpus = self._host_cpu_count()
-        everything = set(range(host_cpus)) if host_cpus else None
-
-        def pinned(cpus: list[int]) -> bool:
-            return everything is not None and bool(cpus) and set(cpus) != everything
-
+        pinned = _Pinned(self._host_cpu_count())
         for t in self.host.domain_tuning:
             dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
             if dom is None:
-                telling = (
-                    t.vcpus
-                    or (t.affinity and all(pinned(c) for c in t.affinity.values()))
-                    or (t.emulator_affinity is not None and pinned(t.emulator_affinity))
-                    or t.numa_nodeset is not None
-                )
-                if not telling:
+                if not _tuning_telling(t, pinned):
                     continue  # nothing a Domain could hold: the tuning fact alone stays
                 dom = f.Domain(name=t.domain, fragment=True, source=t.source)
                 self.host.domains.append(dom)
-            # evidence lines only where the Domain's source is this artifact
-            own = dom.source is t.source
-            if t.vcpus and dom.vcpu_current is None:
-                dom.vcpu_current = len(t.vcpus)
-            if t.affinity and not dom.vcpupin and all(pinned(c) for c in t.affinity.values()):
-                dom.vcpupin = {v: list(c) for v, c in t.affinity.items()}
-                if own:
-                    dom.lines.update({f"vcpupin[{v}]": t.lines[f"affinity[{v}]"] for v in t.affinity})
-                    dom.lines["vcpupin"] = min(dom.lines[f"vcpupin[{v}]"] for v in t.affinity)
-            if t.emulator_affinity is not None and dom.emulatorpin is None and pinned(t.emulator_affinity):
-                dom.emulatorpin = list(t.emulator_affinity)
-                if own:
-                    dom.lines["emulatorpin"] = t.lines["emulator_affinity"]
-            if t.numa_nodeset is not None and dom.numatune_memory_mode is None:
-                dom.numatune_memory_mode = t.numa_mode or "strict"
-                dom.numatune_memory_nodeset = list(t.numa_nodeset)
-                if own:
-                    dom.lines["numatune"] = dom.lines["numatune_memory_mode"] = t.lines["numa_nodeset"]
+            for step in _TUNING_STEPS:
+                # evidence lines only where the Domain's source is this artifact
+                step(dom, t, pinned, dom.source is t.source)
 
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
         self._pick_cpu()

@@ -45,6 +45,7 @@ reject the OCR'd tables, so one table reader here serves mpstat and sar.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
 from collectors.numbers import decimal
@@ -254,50 +255,13 @@ _SOLARIS_MPSTAT = re.compile(r"^[ \t]*CPU[ \t]+minf[ \t]+mjf[ \t]+xcal[ \t]+intr
 
 def _parse_table(text: str, tool: str) -> CpuUsage:
     out = CpuUsage(tool=tool)
-    columns: list[str | None] = []
-    cpu_pos: int | None = None
     averages: dict[str, CpuUtil] = {}
     series: dict[str, list[CpuUtil]] = {}
-    for idx, raw in enumerate(text.splitlines(), start=1):
-        tokens = raw.split()
-        if not tokens:
-            continue
-        pos = _is_table_header(tokens)
-        if pos is not None:
-            cpu_pos = pos
-            columns = [_column(t) for t in tokens[pos + 1 :]]
-            out.lines.setdefault("header", idx)
-            continue
-        if len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:]):
-            # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
-            cpu_pos = None
-            continue
-        if cpu_pos is None:
-            continue
-        # "平均时间" is sysstat's zh_CN "Average"
-        average = tokens[0].lower().startswith(("average", "平均时间"))
-        at = 1 if average else cpu_pos
-        if at >= len(tokens):
-            continue
-        cpu = _cpu_token(tokens[at])
-        if cpu is None:
-            continue
-        util = CpuUtil(cpu=cpu, line=idx)
-        cells = tokens[at + 1 :]
-        got = False
-        for name, cell in zip(columns, cells, strict=False):
-            if name is None:
-                continue
-            value = decimal(cell)
-            if value is not None:
-                setattr(util, name, value)
-                got = True
-        if not got:
-            continue
+    for average, util in _table_rows(text, out):
         if average:
-            averages[cpu] = util
+            averages[util.cpu] = util
         else:
-            series.setdefault(cpu, []).append(util)
+            series.setdefault(util.cpu, []).append(util)
     if not averages and not series:
         if _SOLARIS_MPSTAT.search(text):
             raise ParseError(
@@ -311,6 +275,51 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         out.lines["overall"] = out.overall.line or 0
     out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
     return out
+
+
+def _table_rows(text: str, out: CpuUsage) -> Iterator[tuple[bool, CpuUtil]]:
+    """The CPU rows of the mpstat/sar tables of ``text``: (an Average row, its values)."""
+    columns: list[str | None] = []
+    cpu_pos: int | None = None
+    for idx, raw in enumerate(text.splitlines(), start=1):
+        tokens = raw.split()
+        if not tokens:
+            continue
+        pos = _is_table_header(tokens)
+        if pos is not None:
+            cpu_pos = pos
+            columns = [_column(t) for t in tokens[pos + 1 :]]
+            out.lines.setdefault("header", idx)
+        elif len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:]):
+            # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
+            cpu_pos = None
+        elif cpu_pos is not None and (row := _table_row(tokens, cpu_pos, columns, idx)) is not None:
+            yield row
+
+
+def _table_row(
+    tokens: list[str], cpu_pos: int, columns: list[str | None], idx: int
+) -> tuple[bool, CpuUtil] | None:
+    """A row under a CPU header: (an Average row, its values), or None."""
+    # "平均时间" is sysstat's zh_CN "Average"
+    average = tokens[0].lower().startswith(("average", "平均时间"))
+    at = 1 if average else cpu_pos
+    cpu = _cpu_token(tokens[at]) if at < len(tokens) else None
+    if cpu is None:
+        return None
+    util = CpuUtil(cpu=cpu, line=idx)
+    return (average, util) if _fill(util, columns, tokens[at + 1 :]) else None
+
+
+def _fill(util: CpuUtil, columns: list[str | None], cells: list[str]) -> bool:
+    """Set the values of ``cells`` in their ``columns``; whether one was a number."""
+    got = False
+    for name, cell in zip(columns, cells, strict=False):
+        value = decimal(cell) if name is not None else None
+        if name is not None and value is not None:
+            setattr(util, name, value)
+            got = True
+    return got
 
 
 def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:

@@ -135,6 +135,25 @@ def parse_cpuinfo(text: str) -> CpuTopology:
     >>> (t.vendor, t.model_name, t.architecture, t.cpus)
     ('HiSilicon', 'Kunpeng-920', 'aarch64', 1)
     """
+    blocks = _processor_blocks(text)
+    first = blocks[0]
+    topo = CpuTopology(extra={"cpuinfo": 1})
+    put = _Setter(topo, _first_lines(text))
+    if "CPU implementer" in first:
+        _arm_identity(first, put)
+    else:
+        _x86_identity(first, put)
+    if "hypervisor" in topo.flags:
+        topo.extra["hypervisor_flag"] = 1
+        topo.virtualization_type = "full"
+    if _whole_file(blocks):
+        _counts(blocks, put)
+    return topo
+
+
+def _processor_blocks(text: str) -> list[dict[str, Any]]:
+    """jc's processor blocks of ``text``, or of a grep of some keys ("grep
+    'model name' /proc/cpuinfo", no counts) the first entry."""
     try:
         parsed = jc.parse("proc_cpuinfo", text, quiet=True) or []
     except (ValueError, TypeError, KeyError, IndexError) as exc:  # jc on text that is not cpuinfo
@@ -142,51 +161,58 @@ def parse_cpuinfo(text: str) -> CpuTopology:
     entries = [b for b in parsed if isinstance(b, dict)]
     blocks = [b for b in entries if isinstance(b.get("processor"), int)]
     if not blocks:
-        # a grep of some keys ("grep 'model name' /proc/cpuinfo"): no counts
         blocks = [b for b in entries if _KNOWN_KEYS & set(b)][:1]
     if not blocks:
         raise ParseError("no processor blocks and no model, vendor or flags lines")
-    first, lines = blocks[0], _first_lines(text)
-    topo = CpuTopology(extra={"cpuinfo": 1})
+    return blocks
 
-    def put(name: str, value: Any, key: str) -> None:
+
+class _Setter:
+    """Sets a field of the topology with the line of the key it comes from."""
+
+    def __init__(self, topo: CpuTopology, lines: dict[str, int]) -> None:
+        self.topo = topo
+        self.lines = lines
+
+    def __call__(self, name: str, value: Any, key: str) -> None:
         if value is None or value == "":
             return
-        setattr(topo, name, value)
-        if key in lines:
-            topo.lines[name] = lines[key]
+        setattr(self.topo, name, value)
+        if key in self.lines:
+            self.topo.lines[name] = self.lines[key]
 
+
+def _arm_identity(first: dict[str, Any], put: _Setter) -> None:
+    """Vendor, model and flags of an ARM CPU (implementer and part numbers)."""
+    vendor, model = _arm_names(first)
+    put("vendor", vendor, "CPU implementer")
+    put("model_name", first.get("model name") or model, "model name" if "model name" in first else "CPU part")
+    put("architecture", "aarch64" if first.get("CPU architecture") == 8 else None, "CPU architecture")
+    features = first.get("Features") or ""
+    put.topo.flags = features.split() if isinstance(features, str) else list(features)
+
+
+def _x86_identity(first: dict[str, Any], put: _Setter) -> None:
+    """Vendor, model and flags of an x86 CPU."""
     flags = first.get("flags") or []
     if isinstance(flags, str):
         flags = flags.split()
-    if "CPU implementer" in first:
-        vendor, model = _arm_names(first)
-        put("vendor", vendor, "CPU implementer")
-        put(
-            "model_name",
-            first.get("model name") or model,
-            "model name" if "model name" in first else "CPU part",
-        )
-        put("architecture", "aarch64" if first.get("CPU architecture") == 8 else None, "CPU architecture")
-        features = first.get("Features") or ""
-        topo.flags = features.split() if isinstance(features, str) else list(features)
-    else:
-        put("vendor", first.get("vendor_id"), "vendor_id")
-        put("model_name", first.get("model name"), "model name")
-        put("architecture", "x86_64" if "lm" in flags else None, "flags")
-        topo.flags = list(flags)
-    if "hypervisor" in topo.flags:
-        topo.extra["hypervisor_flag"] = 1
-        topo.virtualization_type = "full"
-    if _whole_file(blocks):
-        put("cpus", len(blocks), "processor")
-        topo.online_cpus = list(range(len(blocks)))
-        sockets = {b.get("physical id") for b in blocks if b.get("physical id") is not None}
-        cores, siblings = first.get("cpu cores"), first.get("siblings")
-        if sockets:
-            put("sockets", len(sockets), "physical id")
-        if isinstance(cores, int) and cores > 0:
-            put("cores_per_socket", cores, "cpu cores")
-            if isinstance(siblings, int) and siblings % cores == 0:
-                put("threads_per_core", siblings // cores, "siblings")
-    return topo
+    put("vendor", first.get("vendor_id"), "vendor_id")
+    put("model_name", first.get("model name"), "model name")
+    put("architecture", "x86_64" if "lm" in flags else None, "flags")
+    put.topo.flags = list(flags)
+
+
+def _counts(blocks: list[dict[str, Any]], put: _Setter) -> None:
+    """CPUs, sockets, cores and threads of a whole file."""
+    first = blocks[0]
+    put("cpus", len(blocks), "processor")
+    put.topo.online_cpus = list(range(len(blocks)))
+    sockets = {b.get("physical id") for b in blocks if b.get("physical id") is not None}
+    cores, siblings = first.get("cpu cores"), first.get("siblings")
+    if sockets:
+        put("sockets", len(sockets), "physical id")
+    if isinstance(cores, int) and cores > 0:
+        put("cores_per_socket", cores, "cpu cores")
+        if isinstance(siblings, int) and siblings % cores == 0:
+            put("threads_per_core", siblings // cores, "siblings")

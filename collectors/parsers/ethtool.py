@@ -51,41 +51,11 @@ def parse_ethtool_channels(text: str) -> list[NicChannels]:
     >>> (nic.device, nic.maximum, nic.current)
     ('eth0', {'rx': None, 'combined': 8}, {'rx': None, 'combined': 2})
     """
-    out: list[NicChannels] = []
-    nic: NicChannels | None = None
-    section: dict[str, int | None] | None = None
-    skipped: list[int] = []
+    reader = _Channels()
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        m = _DEVICE.match(line)
-        if m:
-            nic = NicChannels(device=m.group(1))
-            nic.lines["device"] = number
-            out.append(nic)
-            section = None
-            continue
-        m = _SECTION.match(line)
-        if m:
-            if nic is None:  # "-l" output without its first line
-                nic = NicChannels()
-                out.append(nic)
-            section = nic.maximum if m.group(1).startswith("Pre-set") else nic.current
-            nic.lines["maximum" if section is nic.maximum else "current"] = number
-            continue
-        m = _COUNT.match(line)
-        if m and section is not None and nic is not None:
-            key = m.group(1).lower()
-            section[key] = None if m.group(2).lower() == "n/a" else int(m.group(2))
-            which = "maximum" if section is nic.maximum else "current"
-            nic.lines[f"{which}.{key}"] = number
-            continue
-        if _UNSUPPORTED.search(line):
-            if nic is not None and not nic.maximum and not nic.current:
-                out.remove(nic)
-                nic = None
-            continue
-        skipped.append(number)
+        if line.strip():
+            reader.read(number, line)
+    out, skipped = reader.nics, reader.skipped
     out = [n for n in out if n.maximum or n.current]
     if not out:
         if _UNSUPPORTED.search(text):
@@ -100,3 +70,61 @@ def parse_ethtool_channels(text: str) -> list[NicChannels]:
             )
         )
     return out
+
+
+class _Channels:
+    """``ethtool -l`` output, line by line: a device, a section, a count."""
+
+    def __init__(self) -> None:
+        self.nics: list[NicChannels] = []
+        self.nic: NicChannels | None = None
+        self.section: dict[str, int | None] | None = None
+        self.skipped: list[int] = []
+
+    def read(self, number: int, line: str) -> None:
+        for reader in (self.device, self.section_title, self.count, self.unsupported):
+            if reader(number, line):
+                return
+        self.skipped.append(number)
+
+    def device(self, number: int, line: str) -> bool:
+        m = _DEVICE.match(line)
+        if not m:
+            return False
+        self.nic = NicChannels(device=m.group(1))
+        self.nic.lines["device"] = number
+        self.nics.append(self.nic)
+        self.section = None
+        return True
+
+    def section_title(self, number: int, line: str) -> bool:
+        m = _SECTION.match(line)
+        if not m:
+            return False
+        if self.nic is None:  # "-l" output without its first line
+            self.nic = NicChannels()
+            self.nics.append(self.nic)
+        nic = self.nic
+        self.section = nic.maximum if m.group(1).startswith("Pre-set") else nic.current
+        nic.lines["maximum" if self.section is nic.maximum else "current"] = number
+        return True
+
+    def count(self, number: int, line: str) -> bool:
+        m = _COUNT.match(line)
+        if not m or self.section is None or self.nic is None:
+            return False
+        key = m.group(1).lower()
+        self.section[key] = None if m.group(2).lower() == "n/a" else int(m.group(2))
+        which = "maximum" if self.section is self.nic.maximum else "current"
+        self.nic.lines[f"{which}.{key}"] = number
+        return True
+
+    def unsupported(self, number: int, line: str) -> bool:
+        """An error instead of counts: the device it names has none."""
+        if not _UNSUPPORTED.search(line):
+            return False
+        nic = self.nic
+        if nic is not None and not nic.maximum and not nic.current:
+            self.nics.remove(nic)
+            self.nic = None
+        return True

@@ -63,10 +63,41 @@ def _guess_scale(total: int) -> float:
     return 1
 
 
+# a column of free's Mem: row -> the /proc/meminfo key it is
+_COLUMNS = {
+    "total": "MemTotal",
+    "used": "MemUsed",
+    "free": "MemFree",
+    "shared": "Shmem",
+    "buffers": "Buffers",
+    "cache": "Cached",
+    "cached": "Cached",
+    "available": "MemAvailable",
+    "buff/cache": "BuffCache",
+}
+
+
 def _parse(text: str, scale: float | None) -> Meminfo:
     if not isinstance(text, str):
         raise ParseError("free: not text")
     out = Meminfo(origin="free")
+    columns, rows = _table(text, out)
+    if columns is None or "mem" not in rows:
+        raise ParseError("no free header (total used free ...) and Mem: row found")
+    mem_cells, mem_line = rows["mem"]
+    if scale is None:
+        scale = _scale_of(mem_cells[0] if mem_cells else "")
+    _read_mem(out, columns, mem_cells, mem_line, scale)
+    if "swap" in rows:
+        _read_swap(out, *rows["swap"], scale)
+    if "MemTotal" not in out.values:
+        raise ParseError("free: Mem: row without a readable total", line=mem_line)
+    return out
+
+
+def _table(text: str, out: Meminfo) -> tuple[list[str] | None, dict[str, tuple[list[str], int]]]:
+    """The header's columns and the first ``Mem:`` and ``Swap:`` rows after it
+    (their cells and line number)."""
     columns: list[str] | None = None
     rows: dict[str, tuple[list[str], int]] = {}
     for idx, line in enumerate(text.splitlines(), start=1):
@@ -80,44 +111,36 @@ def _parse(text: str, scale: float | None) -> Meminfo:
         label = tokens[0].rstrip(":").lower()
         if label in ("mem", "swap") and label not in rows:
             rows[label] = (tokens[1:], idx)
-    if columns is None or "mem" not in rows:
-        raise ParseError("no free header (total used free ...) and Mem: row found")
-    mem_cells, mem_line = rows["mem"]
-    if scale is None:
-        first = mem_cells[0] if mem_cells else ""
-        scale = 1 if _HUMAN.match(first) else _guess_scale(int(first)) if _PLAIN.match(first) else 1
+    return columns, rows
+
+
+def _scale_of(first: str) -> float:
+    """kB per unit of plain numbers, by the magnitude of the Mem: total ``first``."""
+    if _PLAIN.match(first) and not _HUMAN.match(first):
+        return _guess_scale(int(first))
+    return 1
+
+
+def _read_mem(out: Meminfo, columns: list[str], cells: list[str], line: int, scale: float) -> None:
     values: dict[str, int] = {}
-    for name, cell in zip(columns, mem_cells, strict=False):
+    for name, cell in zip(columns, cells, strict=False):
         kb, _human = _kb(cell, scale)
         if kb is not None:
             values[name] = kb
-    mapping = {
-        "total": "MemTotal",
-        "used": "MemUsed",
-        "free": "MemFree",
-        "shared": "Shmem",
-        "buffers": "Buffers",
-        "cache": "Cached",
-        "cached": "Cached",
-        "available": "MemAvailable",
-        "buff/cache": "BuffCache",
-    }
-    for column, key in mapping.items():
+    for column, key in _COLUMNS.items():
         if column in values:
             out.values[key] = values[column]
-            out.lines[key] = mem_line
+            out.lines[key] = line
     if "BuffCache" not in out.values and "Buffers" in out.values and "Cached" in out.values:
         out.values["BuffCache"] = out.values["Buffers"] + out.values["Cached"]
-        out.lines["BuffCache"] = mem_line
-    if "swap" in rows:
-        cells, swap_line = rows["swap"]
-        swap = [kb for kb in (_kb(c, scale)[0] for c in cells[:3]) if kb is not None]
-        if len(swap) == 3:
-            out.values["SwapTotal"], out.values["SwapFree"] = swap[0], swap[2]
-            out.lines["SwapTotal"] = out.lines["SwapFree"] = swap_line
-    if "MemTotal" not in out.values:
-        raise ParseError("free: Mem: row without a readable total", line=mem_line)
-    return out
+        out.lines["BuffCache"] = line
+
+
+def _read_swap(out: Meminfo, cells: list[str], line: int, scale: float) -> None:
+    swap = [kb for kb in (_kb(c, scale)[0] for c in cells[:3]) if kb is not None]
+    if len(swap) == 3:
+        out.values["SwapTotal"], out.values["SwapFree"] = swap[0], swap[2]
+        out.lines["SwapTotal"] = out.lines["SwapFree"] = line
 
 
 _DETECT = re.compile(r"^[ \t]*total[ \t]+used[ \t]+free\b[^\n]*\n[ \t]*Mem:[ \t]", re.M)

@@ -75,39 +75,48 @@ def parse_kernel(text: str) -> KernelVersion:
     if not isinstance(text, str):
         raise ParseError("kernel: not text")
     out = KernelVersion()
-    os_kv: dict[str, tuple[str, int]] = {}
+    os_kv: dict[str, tuple[str, int]] = {}  # os-release's KEY=value lines: (value, line)
     for idx, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        if not stripped:
-            continue
-        if out.release is None:
-            m = (
-                _UNAME_A.match(line)
-                or _PROC_VERSION.match(line)
-                or _PT_KERNEL.match(line)
-                or _HOSTNAMECTL_KERNEL.match(stripped)
-            )
-            if m:
-                out.release = m.group(1)
-                out.lines["release"] = idx
-                continue
-            if _RELEASE.match(stripped):
-                out.release = stripped
-                out.lines["release"] = idx
-                continue
-        m = _OS_KV.match(line)
-        if m:
-            os_kv.setdefault(m.group(1), (m.group(2).strip().strip("\"'").strip(), idx))
-            continue
-        if out.os_release is None and "=" not in stripped:
-            m = (
-                _PT_RELEASE.match(stripped)
-                or _HOSTNAMECTL_OS.match(stripped)
-                or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
-            )
-            if m:
-                out.os_release = m.group(1)
-                out.lines["os_release"] = idx
+        if stripped and not (out.release is None and _read_release(out, line, stripped, idx)):
+            _read_os(out, os_kv, line, stripped, idx)
+    _read_os_release_file(out, os_kv)
+    if out.release is None and out.os_release is None:
+        raise ParseError("no kernel release or OS release found")
+    return out
+
+
+def _read_release(out: KernelVersion, line: str, stripped: str, idx: int) -> bool:
+    """Whether line ``idx`` names the kernel release (read into ``out``)."""
+    m = _UNAME_A.match(line) or _PROC_VERSION.match(line) or _PT_KERNEL.match(line)
+    m = m or _HOSTNAMECTL_KERNEL.match(stripped)
+    release = m.group(1) if m else (stripped if _RELEASE.match(stripped) else None)
+    if release is None:
+        return False
+    out.release = release
+    out.lines["release"] = idx
+    return True
+
+
+def _read_os(
+    out: KernelVersion, os_kv: dict[str, tuple[str, int]], line: str, stripped: str, idx: int
+) -> None:
+    """An os-release ``KEY=value`` line (kept in ``os_kv``), or a line naming the OS release."""
+    m = _OS_KV.match(line)
+    if m:
+        os_kv.setdefault(m.group(1), (m.group(2).strip().strip("\"'").strip(), idx))
+        return
+    if out.os_release is not None or "=" in stripped:
+        return
+    m = _PT_RELEASE.match(stripped) or _HOSTNAMECTL_OS.match(stripped)
+    m = m or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
+    if m:
+        out.os_release = m.group(1)
+        out.lines["os_release"] = idx
+
+
+def _read_os_release_file(out: KernelVersion, os_kv: dict[str, tuple[str, int]]) -> None:
+    """The OS release of os-release's lines: PRETTY_NAME, else NAME VERSION."""
     if "PRETTY_NAME" in os_kv:
         out.os_release, out.lines["os_release"] = os_kv["PRETTY_NAME"]
     elif "NAME" in os_kv and out.os_release is None:
@@ -115,6 +124,3 @@ def parse_kernel(text: str) -> KernelVersion:
         version = os_kv.get("VERSION", ("", idx))[0]
         out.os_release = f"{name} {version}".strip()
         out.lines["os_release"] = idx
-    if out.release is None and out.os_release is None:
-        raise ParseError("no kernel release or OS release found")
-    return out

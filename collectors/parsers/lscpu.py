@@ -54,6 +54,7 @@ import difflib
 import functools
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.cpulist import parse_cpulist
@@ -443,50 +444,67 @@ def _parse_section(lines: list[str], start: int, builder: _Builder) -> None:
     _apply_map(builder, rows, start + 1, total=len(rows))
 
 
+@dataclass
+class _CpuMap:
+    """What the online rows of ``lscpu -e``/``-p`` say."""
+
+    cpus: list[int] = field(default_factory=list)
+    nodes: dict[int, list[int]] = field(default_factory=dict)
+    sockets: set[str] = field(default_factory=set)
+    cores: set[tuple[str, str]] = field(default_factory=set)  # (socket, core)
+
+    def add(self, row: dict[str, str]) -> None:
+        cpu = _int(row.get("CPU", ""))
+        if cpu is None or row.get("ONLINE", "yes") not in ("yes", "Y", "y"):
+            return
+        self.cpus.append(cpu)
+        node = _int(row.get("NODE", ""))
+        if node is not None:
+            self.nodes.setdefault(node, []).append(cpu)
+        socket = row.get("SOCKET", "")
+        if socket:
+            self.sockets.add(socket)
+            if row.get("CORE"):
+                self.cores.add((socket, row["CORE"]))
+
+
 def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, total: int) -> None:
     """Fill the topology from ``lscpu -e``/``-p`` rows (upper-case column -> cell):
     CPU count, online CPUs, node CPU lists, sockets, cores per socket, threads per core."""
-    topo = builder.topo
-    cpus: list[int] = []
-    nodes: dict[int, list[int]] = {}
-    sockets: set[str] = set()
-    cores: set[tuple[str, str]] = set()
-    for row in rows:
-        cpu = _int(row.get("CPU", ""))
-        if cpu is None or row.get("ONLINE", "yes") not in ("yes", "Y", "y"):
-            continue
-        cpus.append(cpu)
-        node = _int(row.get("NODE", ""))
-        if node is not None:
-            nodes.setdefault(node, []).append(cpu)
-        socket = row.get("SOCKET", "")
-        if socket:
-            sockets.add(socket)
-            if row.get("CORE"):
-                cores.add((socket, row["CORE"]))
     if not rows:
         return
+    cpu_map = _CpuMap()
+    for row in rows:
+        cpu_map.add(row)
+    topo = builder.topo
     builder.parse_section = True
     builder.recognised += 1
     topo.extra.setdefault("cpu_map_rows", len(rows))
     if topo.cpus is None:
         topo.cpus = total  # CPU(s) counts offline CPUs too
         topo.lines["cpus"] = line
-    if not topo.online_cpus and cpus:
-        topo.online_cpus = sorted(cpus)
-    if nodes and not topo.numa_node_cpus:
-        topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(nodes.items())}
+    if not topo.online_cpus and cpu_map.cpus:
+        topo.online_cpus = sorted(cpu_map.cpus)
+    if cpu_map.nodes and not topo.numa_node_cpus:
+        topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(cpu_map.nodes.items())}
         for n in topo.numa_node_cpus:
             topo.lines.setdefault(f"numa_node_cpus.{n}", line)
+    _apply_sockets(topo, cpu_map, line)
+
+
+def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
+    """Sockets, threads per core and cores per socket of the map, where it says them evenly."""
+    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
     if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
         topo.sockets = len(sockets)
         topo.lines.setdefault("sockets", line)
-    if cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0:
-        topo.threads_per_core = len(cpus) // len(cores)
-        topo.lines.setdefault("threads_per_core", line)
-        if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
-            topo.cores_per_socket = len(cores) // len(sockets)
-            topo.lines.setdefault("cores_per_socket", line)
+    if not (cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0):
+        return
+    topo.threads_per_core = len(cpus) // len(cores)
+    topo.lines.setdefault("threads_per_core", line)
+    if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
+        topo.cores_per_socket = len(cores) // len(sockets)
+        topo.lines.setdefault("cores_per_socket", line)
 
 
 def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from collectors.facts import ArtifactError, DatabaseFacts, DbEvent, ParseError
 from collectors.parsers import register
@@ -779,6 +779,97 @@ def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEv
     facts.lines["version"] = event.line or 0
 
 
+class _LogEntry(NamedTuple):
+    """A line of a mysqld log: its time (as printed, and in seconds), level and message."""
+
+    stamp: str | None = None
+    seconds: float | None = None
+    level: str | None = None
+    msg: str | None = None  # None: a line without a timestamp
+
+
+class _LogClock:
+    """Reads the timestamp of each line of a log; syslog lines carry no year,
+    so a month that goes backwards is taken as the next year."""
+
+    def __init__(self) -> None:
+        self.syslog_year, self.last_month = 2000, 0
+
+    def read(self, line: str) -> _LogEntry | None:
+        """The entry of ``line``, or None when it is not a mysqld log line."""
+        try:
+            return self._read(line)
+        except ValueError:
+            return None  # a timestamp out of range is not a log line
+
+    def _read(self, line: str) -> _LogEntry | None:
+        m = _ISO.match(line)
+        if m:
+            stamp = f"{m.group('date')}T{m.group('time')}{m.group('frac') or ''}"
+            seconds = _seconds_iso(m.group("date"), m.group("time"), m.group("frac"))
+            return _LogEntry(stamp, seconds, m.group("level"), m.group("msg"))
+        if (m := _OLD.match(line)) is not None:
+            dd = m.group("date")
+            date = f"20{dd[0:2]}-{dd[2:4]}-{dd[4:6]}"
+            seconds = _seconds_iso(date, m.group("time"), None)
+            return _LogEntry(f"{date}T{m.group('time')}", seconds, m.group("level"), m.group("msg"))
+        if (m := _SYSLOG.match(line)) is not None and m.group("mon") in _MONTHS:
+            return self._syslog(m)
+        return _LogEntry()
+
+    def _syslog(self, m: re.Match[str]) -> _LogEntry | None:
+        if not _DB_PROGRAM.search(m.group("prog")):
+            return None
+        month = _MONTHS[m.group("mon")]
+        if month < self.last_month:
+            self.syslog_year += 1
+        self.last_month = month
+        stamp = f"{m.group('mon')} {m.group('day')} {m.group('time')}"
+        seconds = _seconds_iso(
+            f"{self.syslog_year}-{month:02d}-{int(m.group('day')):02d}", m.group("time"), None
+        )
+        msg = m.group("msg")
+        inner = _ISO.match(msg)  # mysqld's own timestamped line inside the journal
+        if inner:
+            return _LogEntry(stamp, seconds, inner.group("level"), inner.group("msg"))
+        return _LogEntry(stamp, seconds, None, msg)
+
+
+def _read_bare_line(facts: DatabaseFacts, line: str, number: int) -> int:
+    """A line without a timestamp: a ``Version:`` line or a crash signal (1), else 0."""
+    found = _find_version(line)
+    if found and line.startswith("Version:"):
+        _note_version(facts, found, DbEvent(kind="version", message=line, line=number))
+        return 1
+    if _SIGNAL.search(line):
+        facts.events.append(DbEvent(kind="crash", message=line, data={}, line=number))
+        return 1
+    return 0
+
+
+def _read_entry(facts: DatabaseFacts, entry: _LogEntry, number: int) -> None:
+    """A timestamped line: counted by level, and an event when it says one."""
+    stamp, seconds, level, msg = entry
+    assert msg is not None
+    if level:
+        key = _LEVEL_NAMES.get(level.lower(), level)
+        facts.log_counts[key] = facts.log_counts.get(key, 0) + 1
+    found = _find_version(msg)
+    if found:
+        _note_version(
+            facts, found, DbEvent(kind="version", timestamp=stamp, seconds=seconds, message=msg, line=number)
+        )
+    classified = _classify_message(msg)
+    if classified:
+        kind, data = classified
+        facts.events.append(
+            DbEvent(kind=kind, timestamp=stamp, seconds=seconds, message=msg, data=data, line=number)
+        )
+        facts.lines.setdefault(kind, number)
+    elif level and level.upper() == "ERROR":
+        facts.events.append(DbEvent(kind="error", timestamp=stamp, seconds=seconds, message=msg, line=number))
+
+
 @register(
     "mysql_error_log",
     commands=(
@@ -810,72 +901,17 @@ def parse_mysql_error_log(text: str) -> DatabaseFacts:
     """
     facts = DatabaseFacts(log_counts={"Warning": 0, "Note": 0, "ERROR": 0})
     recognised = 0
-    syslog_year, last_month = 2000, 0
+    clock = _LogClock()
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
-        if not line:
+        entry = clock.read(line) if line else None
+        if entry is None:
             continue
-        stamp: str | None = None
-        seconds: float | None = None
-        level: str | None = None
-        msg: str | None = None
-        try:
-            m = _ISO.match(line)
-            if m:
-                stamp = f"{m.group('date')}T{m.group('time')}{m.group('frac') or ''}"
-                seconds = _seconds_iso(m.group("date"), m.group("time"), m.group("frac"))
-                level, msg = m.group("level"), m.group("msg")
-            elif (m := _OLD.match(line)) is not None:
-                dd = m.group("date")
-                date = f"20{dd[0:2]}-{dd[2:4]}-{dd[4:6]}"
-                stamp = f"{date}T{m.group('time')}"
-                seconds = _seconds_iso(date, m.group("time"), None)
-                level, msg = m.group("level"), m.group("msg")
-            elif (m := _SYSLOG.match(line)) is not None and m.group("mon") in _MONTHS:
-                if not _DB_PROGRAM.search(m.group("prog")):
-                    continue
-                month = _MONTHS[m.group("mon")]
-                if month < last_month:
-                    syslog_year += 1
-                last_month = month
-                stamp = f"{m.group('mon')} {m.group('day')} {m.group('time')}"
-                seconds = _seconds_iso(
-                    f"{syslog_year}-{month:02d}-{int(m.group('day')):02d}", m.group("time"), None
-                )
-                msg = m.group("msg")
-                inner = _ISO.match(msg)  # mysqld's own timestamped line inside the journal
-                if inner:
-                    level, msg = inner.group("level"), inner.group("msg")
-        except ValueError:
-            continue  # a timestamp out of range is not a log line
-        if msg is None:
-            found = _find_version(line)
-            if found and line.startswith("Version:"):
-                recognised += 1
-                _note_version(facts, found, DbEvent(kind="version", message=line, line=number))
-            elif _SIGNAL.search(line):
-                facts.events.append(DbEvent(kind="crash", message=line, data={}, line=number))
-                recognised += 1
-            continue
-        recognised += 1
-        if level:
-            key = _LEVEL_NAMES.get(level.lower(), level)
-            facts.log_counts[key] = facts.log_counts.get(key, 0) + 1
-        found = _find_version(msg)
-        if found:
-            event = DbEvent(kind="version", timestamp=stamp, seconds=seconds, message=msg, line=number)
-            _note_version(facts, found, event)
-        classified = _classify_message(msg)
-        if classified:
-            kind, data = classified
-            facts.events.append(
-                DbEvent(kind=kind, timestamp=stamp, seconds=seconds, message=msg, data=data, line=number)
-            )
-            facts.lines.setdefault(kind, number)
-        elif level and level.upper() == "ERROR":
-            facts.events.append(
-                DbEvent(kind="error", timestamp=stamp, seconds=seconds, message=msg, line=number)
-            )
+        if entry.msg is None:
+            recognised += _read_bare_line(facts, line, number)
+        else:
+            recognised += 1
+            _read_entry(facts, entry, number)
     if recognised == 0:
         raise ParseError("no mysqld log lines (timestamped [Note]/[Warning]/[ERROR] or mysqld syslog lines)")
     return facts

@@ -118,6 +118,73 @@ def _incomplete(out: NumactlHardware) -> list[str]:
     return missing
 
 
+class _Hardware:
+    """``numactl -H`` line by line: available, node lines, the distance table, a policy."""
+
+    def __init__(self) -> None:
+        self.out = NumactlHardware()
+        self.in_distances = False
+
+    def read(self, idx: int, line: str) -> None:
+        for reader in (self.available, self.node_line, self.distances_title, self.distance_line):
+            if reader(idx, line):
+                return
+        m = _POLICY.match(line)
+        if m:
+            self.out.policy = m.group(1)
+            self.out.lines["policy"] = idx
+
+    def available(self, idx: int, line: str) -> bool:
+        m = _AVAILABLE.match(line)
+        if m:
+            self.out.available = int(m.group(1))
+            self.out.lines["available"] = idx
+        return m is not None
+
+    def node_line(self, idx: int, line: str) -> bool:
+        """``node N cpus:``, ``node N size:``, ``node N free:``."""
+        m = _NODE.match(line)
+        if not m:
+            return False
+        node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
+        node = self.out.nodes.setdefault(node_id, NumaNode(node=node_id))
+        if what == "cpus":
+            node.cpus = [
+                int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6
+            ]
+        elif what == "size":
+            node.size_mb = _mb(value)
+        else:
+            node.free_mb = _mb(value)
+        self.out.lines[f"node.{node_id}.{what}"] = idx
+        return True
+
+    def distances_title(self, idx: int, line: str) -> bool:
+        if not line.strip().startswith("node distances"):
+            return False
+        self.in_distances = True
+        self.out.lines["distances"] = idx
+        return True
+
+    def distance_line(self, idx: int, line: str) -> bool:
+        """The distance table's header or a row; a line after the table ends it."""
+        out = self.out
+        if not self.in_distances and not out.distances and _DIST_HEADER.match(line):
+            self.in_distances = True  # the table pasted without its "node distances:" line
+            out.lines.setdefault("distances", idx)
+        if not self.in_distances:
+            return False
+        if _DIST_HEADER.match(line):
+            out.distance_nodes = [int(tok) for tok in line.split()[1:]]
+            return True
+        m = _DIST_ROW.match(line)
+        if m:
+            out.distances.append([int(tok) for tok in m.group(2).split()])
+            return True
+        self.in_distances = False
+        return False
+
+
 @register(
     "numactl_hardware",
     commands=(r"^numactl\s+(-H|--hardware)",),
@@ -141,49 +208,10 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
     """
     if not isinstance(text, str):
         raise ParseError("numactl -H: not text")
-    out = NumactlHardware()
-    in_distances = False
+    reader = _Hardware()
     for idx, line in enumerate(text.splitlines(), start=1):
-        m = _AVAILABLE.match(line)
-        if m:
-            out.available = int(m.group(1))
-            out.lines["available"] = idx
-            continue
-        m = _NODE.match(line)
-        if m:
-            node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
-            node = out.nodes.setdefault(node_id, NumaNode(node=node_id))
-            if what == "cpus":
-                cpus = [
-                    int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6
-                ]
-                node.cpus = cpus
-            elif what == "size":
-                node.size_mb = _mb(value)
-            else:
-                node.free_mb = _mb(value)
-            out.lines[f"node.{node_id}.{what}"] = idx
-            continue
-        if line.strip().startswith("node distances"):
-            in_distances = True
-            out.lines["distances"] = idx
-            continue
-        if not in_distances and not out.distances and _DIST_HEADER.match(line):
-            in_distances = True  # the table pasted without its "node distances:" line
-            out.lines.setdefault("distances", idx)
-        if in_distances:
-            if _DIST_HEADER.match(line):
-                out.distance_nodes = [int(tok) for tok in line.split()[1:]]
-                continue
-            m = _DIST_ROW.match(line)
-            if m:
-                out.distances.append([int(tok) for tok in m.group(2).split()])
-                continue
-            in_distances = False
-        m = _POLICY.match(line)
-        if m:
-            out.policy = m.group(1)
-            out.lines["policy"] = idx
+        reader.read(idx, line)
+    out = reader.out
     if out.available is None and not out.nodes and not out.distances:
         if "No NUMA available" in text:
             raise ParseError("numactl reports no NUMA support on this system")

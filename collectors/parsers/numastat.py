@@ -97,65 +97,106 @@ _PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\(([^)]{0,200}?)\)?\s+(-?\d[\d.\s-]*)$
 def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
     if not isinstance(text, str):
         raise ParseError("numastat: not text")
-    out = Numastat()
-    procs = ProcessNumaUsage()
-    current: ProcessNuma | None = None  # numastat -p PID: the one process of the table
-    mode = "counters"  # "counters" or "process"
-    header: list[int] | None = None
-    pid_table = False
-    kv_seen = False
     lines = text.splitlines()
     last = max((i for i, line in enumerate(lines, start=1) if line.strip()), default=0)
+    reader = _Reader(node, last)
     for idx, line in enumerate(lines, start=1):
         stripped = line.strip()
-        if not stripped or set(stripped) <= set("- "):
-            continue
+        if stripped and not set(stripped) <= set("- "):
+            reader.read(idx, line, stripped)
+    return reader.results()
+
+
+class _Reader:
+    """numastat's output, line by line: the counter tables (default, -n, -m)
+    and the per-process tables (-p)."""
+
+    def __init__(self, node: int | None, last: int) -> None:
+        self.node = node  # the node of a sysfs numastat file, if known
+        self.last = last  # the number of the last non-blank line
+        self.out = Numastat()
+        self.procs = ProcessNumaUsage()
+        self.current: ProcessNuma | None = None  # numastat -p PID: the one process of the table
+        self.mode = "counters"  # "counters" or "process"
+        self.header: list[int] | None = None
+        self.pid_table = False
+        self.kv_seen = False
+
+    def read(self, idx: int, line: str, stripped: str) -> None:
+        """Read line ``idx``: the first of the readers that takes it."""
+        for reader in (self.title, self.unit_line, self.header_line, self.process_line):
+            if reader(idx, line, stripped):
+                return
+        self.counter_line(idx, line, stripped)
+
+    def title(self, idx: int, line: str, stripped: str) -> bool:
+        """``Per-node process memory usage (in MBs) [for PID N (name)]``."""
         title = _PROC_TITLE.search(stripped)
-        if title:
-            mode, header, current = "process", None, None
-            procs.lines.setdefault("header", idx)
-            if title.group(1):
-                current = ProcessNuma(pid=int(title.group(1)), name=title.group(2), line=idx)
-                procs.processes.append(current)
-            continue
-        if "(in MBs)" in stripped:
-            out.unit = "MB"
-            mode, header = "counters", None
-            continue
+        if not title:
+            return False
+        self.mode, self.header, self.current = "process", None, None
+        self.procs.lines.setdefault("header", idx)
+        if title.group(1):
+            self.current = ProcessNuma(pid=int(title.group(1)), name=title.group(2), line=idx)
+            self.procs.processes.append(self.current)
+        return True
+
+    def unit_line(self, idx: int, line: str, stripped: str) -> bool:
+        """The title of a counter table in MB (``-m``, ``-n``)."""
+        if "(in MBs)" not in stripped:
+            return False
+        self.out.unit = "MB"
+        self.mode, self.header = "counters", None
+        return True
+
+    def header_line(self, idx: int, line: str, stripped: str) -> bool:
+        """A table header naming the nodes."""
         parsed_header = _header_nodes(line)
-        if parsed_header is not None:
-            header, pid_table = parsed_header
-            if mode == "counters":
-                if stripped.endswith("Total"):
-                    out.unit = "MB"  # -m / -n: only the MB forms print a Total column
-                out.lines.setdefault("header", idx)
-                for n in header:
-                    out.nodes.setdefault(n, {})
-            continue
-        if mode == "process":
-            _process_row(stripped, header, pid_table, current, procs, idx)
-            continue
-        if header is None and mode == "counters" and not kv_seen:
-            header = _implied_header(stripped, out)
-        if header is not None and _counter_row(out, stripped.split(), header, idx, last=idx == last):
-            continue
+        if parsed_header is None:
+            return False
+        self.header, self.pid_table = parsed_header
+        if self.mode == "counters":
+            if stripped.endswith("Total"):
+                self.out.unit = "MB"  # -m / -n: only the MB forms print a Total column
+            self.out.lines.setdefault("header", idx)
+            for n in self.header:
+                self.out.nodes.setdefault(n, {})
+        return True
+
+    def process_line(self, idx: int, line: str, stripped: str) -> bool:
+        if self.mode != "process":
+            return False
+        _process_row(stripped, self.header, self.pid_table, self.current, self.procs, idx)
+        return True
+
+    def counter_line(self, idx: int, line: str, stripped: str) -> None:
+        """A row of a counter table, or a ``counter value`` line of a sysfs file."""
+        if self.header is None and not self.kv_seen:
+            self.header = _implied_header(stripped, self.out)
+        if self.header is not None and _counter_row(
+            self.out, stripped.split(), self.header, idx, last=idx == self.last
+        ):
+            return
         m = _KV.match(line)
-        if m and header is None and m.group(1) in NUMASTAT_COUNTERS:
-            target = 0 if node is None else node
-            out.nodes.setdefault(target, {})[m.group(1)] = float(int(m.group(2)))
-            out.lines[m.group(1)] = idx
-            kv_seen = True
-    results: list[Numastat | ProcessNumaUsage] = []
-    if any(out.nodes.values()):
-        if kv_seen:
-            out.unit = "pages"
-        results.append(out)
-    procs.processes = [p for p in procs.processes if p.node_mb or p.total_mb is not None]
-    if procs.processes:
-        results.append(procs)
-    if not results:
-        raise ParseError("no numastat counters or per-process rows found")
-    return results
+        if m and self.header is None and m.group(1) in NUMASTAT_COUNTERS:
+            target = 0 if self.node is None else self.node
+            self.out.nodes.setdefault(target, {})[m.group(1)] = float(int(m.group(2)))
+            self.out.lines[m.group(1)] = idx
+            self.kv_seen = True
+
+    def results(self) -> list[Numastat | ProcessNumaUsage]:
+        results: list[Numastat | ProcessNumaUsage] = []
+        if any(self.out.nodes.values()):
+            if self.kv_seen:
+                self.out.unit = "pages"
+            results.append(self.out)
+        procs = self.procs
+        procs.processes = [p for p in procs.processes if p.node_mb or p.total_mb is not None]
+        if procs.processes:
+            results.append(procs)
+        if not results:
+            raise ParseError("no numastat counters or per-process rows found")
+        return results
 
 
 def _implied_header(row: str, out: Numastat) -> list[int] | None:

@@ -77,33 +77,40 @@ def parse_ps(text: str) -> ProcessList:
             continue
         if header is None or not tokens:
             continue
-        cells = line.split(None, len(header) - 1) if header[-1] in _LAST else tokens
-        if len(cells) < len(header):
-            continue
-        row = dict(zip(header, cells, strict=False))
-        pid = row.get("PID", "")
-        if not (pid.isascii() and pid.isdigit()):
-            continue
-        psr = row.get("PSR", "")
-        cpu = row.get("%CPU", "")
-        mem = row.get("%MEM", "")
-        command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
-        out.processes.append(
-            ProcessInfo(
-                pid=int(pid),
-                user=row.get("USER") or row.get("UID") or None,
-                cpu_pct=float(cpu) if _NUM.match(cpu) else None,
-                mem_pct=float(mem) if _NUM.match(mem) else None,
-                command=command.strip(),
-                line=idx,
-                psr=int(psr) if psr.isascii() and psr.isdigit() else None,
-            )
-        )
+        process = _row(header, line, tokens, idx)
+        if process is not None:
+            out.processes.append(process)
     if header is None:
         _headerless(text, out)
     if not out.processes:
         raise ParseError("no ps header (PID ...) with process rows found")
     return out
+
+
+def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessInfo | None:
+    """The process of a row under ``header``, or None (not a process row)."""
+    cells = line.split(None, len(header) - 1) if header[-1] in _LAST else tokens
+    if len(cells) < len(header):
+        return None
+    row = dict(zip(header, cells, strict=False))
+    pid = row.get("PID", "")
+    if not (pid.isascii() and pid.isdigit()):
+        return None
+    psr = row.get("PSR", "")
+    command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
+    return ProcessInfo(
+        pid=int(pid),
+        user=row.get("USER") or row.get("UID") or None,
+        cpu_pct=_percent(row.get("%CPU", "")),
+        mem_pct=_percent(row.get("%MEM", "")),
+        command=command.strip(),
+        line=idx,
+        psr=int(psr) if psr.isascii() and psr.isdigit() else None,
+    )
+
+
+def _percent(cell: str) -> float | None:
+    return float(cell) if _NUM.match(cell) else None
 
 
 def _headerless(text: str, out: ProcessList) -> None:

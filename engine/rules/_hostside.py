@@ -4,6 +4,8 @@ artifact showed it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from collectors.derived.workload import Datastore, Setting, datastores, version_tuple
 from collectors.facts import HostFacts
 from engine.rules import Evidence, evidence
@@ -31,6 +33,13 @@ def store_evidence(host: HostFacts, store: Datastore) -> Evidence:
 
 def setting_evidence(host: HostFacts, setting: Setting) -> Evidence:
     return evidence(host, setting.fact, setting.value, setting.parsed, line=setting.line)
+
+
+def warning_evidence(host: HostFacts, warned: tuple[Any, Any], store: str, value: Any) -> Evidence:
+    """Evidence of a data store's own warning (``service_warning``'s (log, warning)):
+    the fact ``services[<store>].<code>``, on the warning's line of the log."""
+    log, w = warned
+    return evidence(host, f"services[{store}].{w.code}", value, log, line=w.line)
 
 
 def stores_of(host: HostFacts, kinds: set[str] | None = None) -> list[Datastore]:

@@ -9,8 +9,15 @@ from collections.abc import Iterator
 
 from collectors.derived.workload import Datastore, service_warning, thp_setting
 from collectors.facts import HostFacts
-from engine.rules import Joined, RuleContext, RuleFinding, evidence, finding, rule
-from engine.rules._hostside import at_least, setting_evidence, store_evidence, store_label, stores_of
+from engine.rules import Joined, RuleContext, RuleFinding, finding, rule
+from engine.rules._hostside import (
+    at_least,
+    setting_evidence,
+    store_evidence,
+    store_label,
+    stores_of,
+    warning_evidence,
+)
 
 # stores whose vendors ask for THP off (MongoDB only before 8.0)
 THP_AVERSE = {"redis", "mongodb", "postgresql", "oracle", "mysql"}
@@ -145,27 +152,22 @@ def thp_on_latency_db(ctx: RuleContext) -> Iterator[RuleFinding]:
             and warned[0].kind == "redis"
             and at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS)
         ):
-            log, w = warned
             yield finding(
                 "memory.thp_on_latency_db",
                 host,
                 "setting",
                 values={"stores": labels, "thp": "always"},
-                evidence=[
-                    evidence(host, "services[redis].thp_enabled", "always", log, line=w.line),
-                    store_evidence(host, redis),
-                ],
+                evidence=[warning_evidence(host, warned, "redis", "always"), store_evidence(host, redis)],
             )
             continue
         in_use = service_warning(host, "anon_huge_pages")
         if in_use is not None:
-            log, w = in_use
             yield finding(
                 "memory.thp_on_latency_db",
                 host,
                 "in_use",
                 values={},
-                evidence=[evidence(host, "services[redis].anon_huge_pages", True, log, line=w.line)],
+                evidence=[warning_evidence(host, in_use, "redis", True)],
             )
 
 
@@ -317,13 +319,13 @@ def thp_off_for_mongodb_tcmalloc(ctx: RuleContext) -> Iterator[RuleFinding]:
                 continue
             warned = service_warning(host, "thp_sysfs")
             if warned is not None:
-                log, w = warned
+                w = warned[1]
                 yield finding(
                     "memory.thp_off_for_mongodb_tcmalloc",
                     host,
                     values={"store": store_label(store), "thp": w.value or "not always"},
                     evidence=[
-                        evidence(host, "services[mongodb].thp_sysfs", w.value or w.message, log, line=w.line),
+                        warning_evidence(host, warned, "mongodb", w.value or w.message),
                         store_evidence(host, store),
                     ],
                 )

@@ -13,7 +13,7 @@ from collectors.derived.workload import (
     tuned_profiles,
     tuned_setting,
 )
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, ProcessNuma
 from engine.rules import (
     Phrase,
     RuleContext,
@@ -25,7 +25,7 @@ from engine.rules import (
     numa_needs,
     rule,
 )
-from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of
+from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of, warning_evidence
 
 
 def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -359,13 +359,7 @@ def overcommit_policy(ctx: RuleContext) -> Iterator[RuleFinding]:
             else:
                 warned = service_warning(host, "overcommit_memory")
                 if warned is not None:
-                    log, w = warned
-                    ev.insert(
-                        0,
-                        evidence(
-                            host, "services[redis].overcommit_memory", w.value or "!= 1", log, line=w.line
-                        ),
-                    )
+                    ev.insert(0, warning_evidence(host, warned, "redis", warned[1].value or "!= 1"))
             yield finding(
                 "memory.overcommit_policy",
                 host,
@@ -518,57 +512,63 @@ def _placement_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 )
 def process_placement(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        stores = [s for s in stores_of(host) if s.kind != "mysql"]
-        if not stores:
-            continue
-        warned = service_warning(host, "numa_interleave")
-        if warned is not None:
-            log, w = warned
-            yield finding(
-                "numa.process_placement",
-                host,
-                "warned",
-                values={},
-                evidence=[evidence(host, "services[mongodb].numa_interleave", False, log, line=w.line)],
-            )
-            continue
-        if not is_multinode(host):
-            continue
-        totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
-        kinds = {s.kind for s in stores}
-        for pn in host.process_numa:
-            store = next(
-                (s for s in stores if s.kind in kinds and s.fact == f"process_numa[{pn.name}]"), None
-            )
-            if store is None or not pn.node_mb:
-                continue
-            total = pn.total_mb or sum(pn.node_mb.values())
-            node, mb = max(pn.node_mb.items(), key=lambda kv: kv[1])
-            node_kb = totals.get(node)
-            if not total or not node_kb:
-                continue
-            share, fill = mb / total, mb * 1024 / node_kb
-            if share < PLACEMENT_ONE_NODE_SHARE or fill < PLACEMENT_NODE_FILL:
-                continue
-            yield finding(
-                "numa.process_placement",
-                host,
-                "measured",
-                values={
-                    "store": store_label(store),
-                    "process": pn.name or pn.pid,
-                    "share": share,
-                    "total_gib": total / 1024,
-                    "node": node,
-                    "fill": fill,
-                },
-                evidence=[
-                    evidence(
-                        host, f"process_numa[{pn.name or pn.pid}].node_mb.{node}", mb, None, line=pn.line
-                    ),
-                    numa_evidence(
-                        host, f"numa.nodes.{node}.MemTotal", node_kb, "NodeMeminfo", f"{node}.MemTotal"
-                    ),
-                ],
-                past=share / PLACEMENT_ONE_NODE_SHARE,
-            )
+        yield from _host_placement(host)
+
+
+def _host_placement(host: HostFacts) -> Iterator[RuleFinding]:
+    """The data stores (not MySQL) of one host placed on one node: their own
+    warning, else each process's NUMA usage."""
+    stores = [s for s in stores_of(host) if s.kind != "mysql"]
+    if not stores:
+        return
+    warned = service_warning(host, "numa_interleave")
+    if warned is not None:
+        yield finding(
+            "numa.process_placement",
+            host,
+            "warned",
+            values={},
+            evidence=[warning_evidence(host, warned, "mongodb", False)],
+        )
+        return
+    if not is_multinode(host):
+        return
+    totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
+    for pn in host.process_numa:
+        store = next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
+        placed = _placed_on_one_node(host, store, pn, totals) if store is not None and pn.node_mb else None
+        if placed is not None:
+            yield placed
+
+
+def _placed_on_one_node(
+    host: HostFacts, store: Datastore, pn: ProcessNuma, totals: dict[int, int | None]
+) -> RuleFinding | None:
+    """The finding when process ``pn`` (of ``store``) has most of its memory
+    on one node and fills much of that node, else None."""
+    total = pn.total_mb or sum(pn.node_mb.values())
+    node, mb = max(pn.node_mb.items(), key=lambda kv: kv[1])
+    node_kb = totals.get(node)
+    if not total or not node_kb:
+        return None
+    share, fill = mb / total, mb * 1024 / node_kb
+    if share < PLACEMENT_ONE_NODE_SHARE or fill < PLACEMENT_NODE_FILL:
+        return None
+    return finding(
+        "numa.process_placement",
+        host,
+        "measured",
+        values={
+            "store": store_label(store),
+            "process": pn.name or pn.pid,
+            "share": share,
+            "total_gib": total / 1024,
+            "node": node,
+            "fill": fill,
+        },
+        evidence=[
+            evidence(host, f"process_numa[{pn.name or pn.pid}].node_mb.{node}", mb, None, line=pn.line),
+            numa_evidence(host, f"numa.nodes.{node}.MemTotal", node_kb, "NodeMeminfo", f"{node}.MemTotal"),
+        ],
+        past=share / PLACEMENT_ONE_NODE_SHARE,
+    )
