@@ -26,6 +26,9 @@ _AREAS = {
     "kernel": "Kernel releases",
     "cpu": "CPU frequency and idle states",
     "redis": "Redis",
+    "postgresql": "PostgreSQL",
+    "oracle": "Oracle Database",
+    "mongodb": "MongoDB",
     "fleet": "Fleet (hosts of one cluster)",
 }
 
@@ -212,6 +215,9 @@ FACT_DESCRIPTIONS = {
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",
     "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
+    "pg_settings": "PostgreSQL settings are known (SHOW ALL, postgresql.conf)",
+    "oracle_settings": "Oracle memory parameters or the alert log's Large Pages Information are known",
+    "max_map_count": "vm.max_map_count is known (sysctl, or MongoDB's warning that it is too low)",
 }
 
 

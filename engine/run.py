@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.derived.database import oracle_settings, pg_settings
 from collectors.derived.topology import cpu_node_map
-from collectors.derived.workload import datastores, sysctl_setting, thp_setting
+from collectors.derived.workload import datastores, service_warning, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
 from engine import partial
 from engine.rules import (
@@ -44,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "6"
+ENGINE_VERSION = "7"
 
 
 def _numa_nodes(h: HostFacts) -> list:
@@ -112,6 +113,14 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "interrupts": lambda h: h.interrupts is not None,
     "nic_channels": lambda h: bool(h.nic_channels),
     "process_numa": lambda h: bool(h.process_numa),
+    # PostgreSQL's settings (SHOW ALL, postgresql.conf)
+    "pg_settings": lambda h: pg_settings(h) is not None,
+    # Oracle's memory parameters or its alert log's large-page report
+    "oracle_settings": lambda h: oracle_settings(h) is not None,
+    # vm.max_map_count (sysctl), or MongoDB's warning that it is too low
+    "max_map_count": lambda h: (
+        sysctl_setting(h, "vm.max_map_count") is not None or service_warning(h, "max_map_count") is not None
+    ),
 }
 
 
@@ -350,6 +359,23 @@ FACT_SOURCES: dict[str, FactSource] = {
         root=True,
         packages=_pkg("dmidecode"),
     ),
+    "pg_settings": FactSource(
+        "the PostgreSQL settings (SHOW ALL)",
+        "PostgreSQL 的参数（SHOW ALL）",
+        ("sudo -u postgres psql -c 'SHOW ALL'", "cat \"$(sudo -u postgres psql -Atc 'SHOW config_file')\""),
+    ),
+    "oracle_settings": FactSource(
+        "Oracle's memory parameters and the alert log's large-page report",
+        "Oracle 的内存参数和告警日志中的大页报告",
+        (
+            "grep -A12 'Large Pages Information' "
+            '"$ORACLE_BASE"/diag/rdbms/*/*/trace/alert_*.log | tail -n 14',
+            "sqlplus -s / as sysdba <<< 'show parameter memory_target'",
+            "sqlplus -s / as sysdba <<< 'show parameter sga'",
+            "sqlplus -s / as sysdba <<< 'show parameter use_large_pages'",
+        ),
+    ),
+    "max_map_count": FactSource("vm.max_map_count", "vm.max_map_count", ("sysctl vm.max_map_count",)),
 }
 
 
