@@ -74,8 +74,9 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "postgresqltuner (`nr_hugepages` sizing)",
         "huge pages reserved but unused / not sized; PageTables large",
-        "",
-        "not done: memory.pagetables_high proposed, no incident output found in time",
+        "memory.hugepages_unused, postgresql.huge_pages_unused, oracle.sga_not_in_huge_pages",
+        "reserved and all free; too few for PostgreSQL's shared memory or Oracle's SGA; PageTables size not "
+        "judged (memory.pagetables_high proposed, no incident output with the RAM found)",
     ),
     (
         "arp142 `2001`; obdiag `vm.nr_hugepages=0`",

@@ -117,6 +117,10 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "pg_settings": lambda h: pg_settings(h) is not None,
     # Oracle's memory parameters or its alert log's large-page report
     "oracle_settings": lambda h: oracle_settings(h) is not None,
+    # how many reserved huge pages are free (/proc/meminfo)
+    "hugepages_usage": lambda h: bool(
+        h.meminfo and {"HugePages_Total", "HugePages_Free"} <= set(h.meminfo.values)
+    ),
     # vm.max_map_count (sysctl), or MongoDB's warning that it is too low
     "max_map_count": lambda h: (
         sysctl_setting(h, "vm.max_map_count") is not None or service_warning(h, "max_map_count") is not None
@@ -376,6 +380,9 @@ FACT_SOURCES: dict[str, FactSource] = {
         ),
     ),
     "max_map_count": FactSource("vm.max_map_count", "vm.max_map_count", ("sysctl vm.max_map_count",)),
+    "hugepages_usage": FactSource(
+        "how many reserved huge pages are in use", "预留大页的使用情况", ("grep -i huge /proc/meminfo",)
+    ),
 }
 
 

@@ -158,6 +158,12 @@ def _no_max_map_count(h: HostFacts) -> None:
         log.warnings = [w for w in log.warnings if w.code != "max_map_count"]
 
 
+def _no_free_hugepages(h: HostFacts) -> None:
+    """HugePages_Free gone from /proc/meminfo (the reserved count still known)."""
+    if h.meminfo is not None:
+        h.meminfo.values.pop("HugePages_Free", None)
+
+
 def _no_balancing_setting(h: HostFacts) -> None:
     h.sysctl = None
     h.kernel = None
@@ -208,6 +214,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "pg_settings": _no_pg_settings,
     "oracle_settings": _no_oracle_settings,
     "max_map_count": _no_max_map_count,
+    "hugepages_usage": _no_free_hugepages,
 }
 
 

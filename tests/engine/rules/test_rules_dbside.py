@@ -97,3 +97,30 @@ def test_mongodb_max_map_count_low_quiet_on_a_log_without_the_warning(analyze_te
     # docker-library/mongo#34: MongoDB 3.0 warns about THP, not about map counts
     result = analyze_texts((HOSTSIDE / "mongo34-thp-always.log").read_text())
     assert "mongodb.max_map_count_low" not in result.rule_ids
+
+
+# ---------------------------------------------------------------- reserved huge pages nothing uses
+
+EVALUATION = FIXTURES.parent / "evaluation"
+
+
+def test_hugepages_unused_fires_on_a_free_1gib_page_of_a_postgres_node(analyze_texts):
+    # CrunchyData/postgres-operator#3126: one 1 GiB page reserved on the node, free, PostgreSQL not using it
+    result = analyze_texts((DBSIDE / "crunchy-3126-hugepages-1gi-free.txt").read_text())
+    assert "memory.hugepages_unused" in result.rule_ids
+    (f,) = _fired(result, "memory.hugepages_unused")
+    assert f.severity == "info" and f.template == "size"  # no MemTotal in a grep of the Huge lines
+    assert [e.fact for e in f.evidence] == ["meminfo.HugePages_Total", "meminfo.HugePages_Free"]
+
+
+@pytest.mark.parametrize(
+    "snapshot",
+    [
+        "71-exadata-hugepages-grep",  # an Exadata database node: 159427 pages, 76189 free, 153 reserved
+        "105-netdata-hugepages-grep-bold",  # Oracle hosts: 53342 pages, 11904 free
+    ],
+)
+def test_hugepages_unused_quiet_when_the_pool_is_in_use(analyze_texts, snapshot):
+    result = analyze_texts((EVALUATION / snapshot / "issue.txt").read_text())
+    assert "memory.hugepages_unused" not in result.rule_ids
+    assert "memory.hugepages_unused" in result.checked
