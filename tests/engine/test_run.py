@@ -38,6 +38,11 @@ HOST_SIDE_RULES = {
     "numa.process_placement",
     "redis.fork_latency",
     "kvm.virtio_net_single_queue",
+    # database-side rules (issue 27, branch rules2)
+    "postgresql.huge_pages_unused",
+    "oracle.sga_not_in_huge_pages",
+    "mongodb.max_map_count_low",
+    "memory.hugepages_unused",
 }
 
 
@@ -189,6 +194,10 @@ MEASURE_SLUGS = set(
         "interleave-db-memory",
         "redis-fork-latency",
         "virtio-net-multiqueue",
+        "postgresql-huge-pages",
+        "oracle-sga-huge-pages",
+        "raise-max-map-count",
+        "size-hugepages-to-use",
     ]
 )
 CASE_SLUGS = {
