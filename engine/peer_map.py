@@ -68,14 +68,15 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "postgresqltuner (3 advices); pgtune; pt-variable-advisor `large_pages`; Oracle; RH guide 8",
         "static huge pages for a large DB pool / VM",
-        "memory.hugepages_absent, mysql.large_pages_off",
-        "MySQL pools and VMs; PostgreSQL shared_buffers and Oracle SGA need their parsers (not done)",
+        "memory.hugepages_absent, mysql.large_pages_off, postgresql.huge_pages_unused, oracle.sga_not_in_huge_pages",
+        "MySQL pools and VMs; PostgreSQL shared_buffers (SHOW ALL / postgresql.conf); Oracle SGA (alert log, parameters)",
     ),
     (
         "postgresqltuner (`nr_hugepages` sizing)",
         "huge pages reserved but unused / not sized; PageTables large",
-        "",
-        "not done: memory.pagetables_high proposed, no incident output found in time",
+        "memory.hugepages_unused, postgresql.huge_pages_unused, oracle.sga_not_in_huge_pages",
+        "reserved and all free; too few for PostgreSQL's shared memory or Oracle's SGA; PageTables size not "
+        "judged (memory.pagetables_high proposed, no incident output with the RAM found)",
     ),
     (
         "arp142 `2001`; obdiag `vm.nr_hugepages=0`",
@@ -129,8 +130,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "obdiag `system/parameter.py`",
         "vm.max_map_count, fs.aio-max-nr, fs.nr_open and other limits",
-        "",
-        "out of scope: start-up failures with their own error messages, not performance",
+        "mongodb.max_map_count_low",
+        "vm.max_map_count for MongoDB (its own warning or sysctl); the other limits are start-up failures with their own error messages, out of scope",
     ),
     # --- CPU
     (
@@ -231,8 +232,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "postgresqltuner; pgtune; tuned postgresql; EDB",
         "PostgreSQL host-facing (huge_pages, overcommit, THP, shared_buffers vs RAM)",
-        "memory.thp_on_latency_db, memory.overcommit_policy",
-        "PostgreSQL is seen from ps/top only; its settings need a SHOW ALL parser (not done)",
+        "memory.thp_on_latency_db, memory.overcommit_policy, postgresql.huge_pages_unused",
+        "settings from SHOW ALL / postgresql.conf; shared_buffers vs RAM is database tuning, out of scope",
     ),
     (
         "Redis warnings + LATENCY DOCTOR",
@@ -243,14 +244,14 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "mongod start-up warnings",
         "MongoDB (NUMA, zone reclaim, THP version-aware, overcommit, rlimits)",
-        "numa.process_placement, numa.zone_reclaim_on_cache_host, memory.thp_on_latency_db, memory.thp_defrag_always, memory.thp_off_for_mongodb_tcmalloc, memory.overcommit_policy",
+        "numa.process_placement, numa.zone_reclaim_on_cache_host, memory.thp_on_latency_db, memory.thp_defrag_always, memory.thp_off_for_mongodb_tcmalloc, memory.overcommit_policy, mongodb.max_map_count_low",
         "rlimits and filesystem warnings are out of scope",
     ),
     (
         "Oracle CVU; tuned oracle",
         "Oracle (HugePages for SGA, THP, AMM vs HugePages)",
-        "memory.thp_on_latency_db",
-        "SGA and AMM need Oracle's parameters (not parsed)",
+        "memory.thp_on_latency_db, oracle.sga_not_in_huge_pages",
+        "the alert log's Large Pages Information, memory_target (AMM) and use_large_pages",
     ),
     (
         "obdiag (151 tasks)",

@@ -26,6 +26,9 @@ _AREAS = {
     "kernel": "Kernel releases",
     "cpu": "CPU frequency and idle states",
     "redis": "Redis",
+    "postgresql": "PostgreSQL",
+    "oracle": "Oracle Database",
+    "mongodb": "MongoDB",
     "fleet": "Fleet (hosts of one cluster)",
 }
 
@@ -216,6 +219,10 @@ FACT_DESCRIPTIONS = {
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",
     "process_numa": "per-node memory of a process is known (numastat -p, numa_maps, MongoDB's NUMA warning)",
+    "pg_settings": "PostgreSQL settings are known (SHOW ALL, postgresql.conf)",
+    "oracle_settings": "Oracle memory parameters or the alert log's Large Pages Information are known",
+    "max_map_count": "vm.max_map_count is known (sysctl, or MongoDB's warning that it is too low)",
+    "hugepages_usage": "/proc/meminfo shows HugePages_Total and HugePages_Free",
 }
 
 

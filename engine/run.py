@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from collectors.derived.database import oracle_settings, pg_settings
 from collectors.derived.topology import cpu_node_map
 from collectors.derived.workload import datastores, service_warning, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
@@ -130,6 +131,18 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "ksm": lambda h: bool(h.ksm and "run" in h.ksm.values),
     "io_schedulers": lambda h: bool(h.io_schedulers and h.io_schedulers.active),
     "cpu_governor": lambda h: bool(h.cpu_power and h.cpu_power.governors),
+    # PostgreSQL's settings (SHOW ALL, postgresql.conf)
+    "pg_settings": lambda h: pg_settings(h) is not None,
+    # Oracle's memory parameters or its alert log's large-page report
+    "oracle_settings": lambda h: oracle_settings(h) is not None,
+    # how many reserved huge pages are free (/proc/meminfo)
+    "hugepages_usage": lambda h: bool(
+        h.meminfo and {"HugePages_Total", "HugePages_Free"} <= set(h.meminfo.values)
+    ),
+    # vm.max_map_count (sysctl), or MongoDB's warning that it is too low
+    "max_map_count": lambda h: (
+        sysctl_setting(h, "vm.max_map_count") is not None or service_warning(h, "max_map_count") is not None
+    ),
 }
 
 
@@ -408,6 +421,26 @@ FACT_SOURCES: dict[str, FactSource] = {
         ("sudo dmidecode -t memory",),
         root=True,
         packages=_pkg("dmidecode"),
+    ),
+    "pg_settings": FactSource(
+        "the PostgreSQL settings (SHOW ALL)",
+        "PostgreSQL 的参数（SHOW ALL）",
+        ("sudo -u postgres psql -c 'SHOW ALL'", "cat \"$(sudo -u postgres psql -Atc 'SHOW config_file')\""),
+    ),
+    "oracle_settings": FactSource(
+        "Oracle's memory parameters and the alert log's large-page report",
+        "Oracle 的内存参数和告警日志中的大页报告",
+        (
+            "grep -A12 'Large Pages Information' "
+            '"$ORACLE_BASE"/diag/rdbms/*/*/trace/alert_*.log | tail -n 14',
+            "sqlplus -s / as sysdba <<< 'show parameter memory_target'",
+            "sqlplus -s / as sysdba <<< 'show parameter sga'",
+            "sqlplus -s / as sysdba <<< 'show parameter use_large_pages'",
+        ),
+    ),
+    "max_map_count": FactSource("vm.max_map_count", "vm.max_map_count", ("sysctl vm.max_map_count",)),
+    "hugepages_usage": FactSource(
+        "how many reserved huge pages are in use", "预留大页的使用情况", ("grep -i huge /proc/meminfo",)
     ),
 }
 

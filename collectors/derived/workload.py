@@ -122,6 +122,7 @@ _SYSCTL_LOG_CODES = {
     "vm.overcommit_memory": "overcommit_memory",
     "vm.zone_reclaim_mode": "zone_reclaim",
     "net.core.somaxconn": "somaxconn",
+    "vm.max_map_count": "max_map_count",
 }
 
 
@@ -136,12 +137,11 @@ def sysctl_setting(host: HostFacts, key: str) -> Setting | None:
 
 
 def service_warning(host: HostFacts, code: str) -> tuple[Any, Any] | None:
-    """(log, warning) of the first data store warning ``code`` on the host."""
-    for log in host.services:
-        for w in log.warnings:
-            if w.code == code:
-                return log, w
-    return None
+    """(log, warning) of the first data store warning ``code`` on the host
+    that prints the setting's value, else the first one (a mongosh summary
+    line names the warning, the JSON log line after it the value)."""
+    found = [(log, w) for log in host.services for w in log.warnings if w.code == code]
+    return next(((log, w) for log, w in found if w.value is not None), found[0] if found else None)
 
 
 # --- vendor guidance on NUMA balancing and zone reclaim (issue 25) --------------------------

@@ -23,7 +23,9 @@ before 6.0.8 warns whenever THP is not ``[never]``, later versions only on
 (mongod is not interleaved on a multi-node host: MongoDB read its own
 ``/proc/self/numa_maps``), ``zone_reclaim``, ``anon_huge_pages`` (Redis
 ``LATENCY DOCTOR``: the process uses transparent huge pages), ``thp_sysfs``
-(MongoDB 8.0 asks to change a THP file: it wants THP ``always``).
+(MongoDB 8.0 asks to change a THP file: it wants THP ``always``),
+``max_map_count`` (MongoDB 5.0+: vm.max_map_count below twice its connection
+limit; the JSON log prints ``currentValue``).
 ``lines`` keys: ``version``.
 
 >>> log = parse_service_log("1:M 09 Nov 2024 09:57:17.203 # WARNING: The TCP backlog setting of 511 "
@@ -61,6 +63,11 @@ _WARNINGS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("mongodb", "overcommit_memory", re.compile(r"/proc/sys/vm/overcommit_memory is (?P<value>\d)")),
     (
         "mongodb",
+        "max_map_count",
+        re.compile(r"vm\.max_map_count is too low(?:.{0,20}?\"currentValue\":(?P<value>\d{1,12}))?"),
+    ),
+    (
+        "mongodb",
         "thp_sysfs",
         re.compile(
             r"we suggest changing the contents of the following sysfsFile"
@@ -94,6 +101,16 @@ def _detect(head: str) -> bool:
 
 def _clock_s(m: re.Match[str]) -> float:
     return int(m["h"]) * 3600 + int(m["m"]) * 60 + int(m["s"]) + int(m["ms"]) / 1000
+
+
+def _add_value(out: ServiceLog, code: str, value: str | None, line: str, idx: int) -> None:
+    """A warning seen again with the value its first line lacked (mongosh's
+    summary line, then the JSON log line with ``currentValue``): keep the
+    value and that line."""
+    held = next(w for w in out.warnings if w.code == code)
+    if held.value is None and value is not None:
+        held.value, held.message, held.line = value, line.strip()[:300], idx
+        out.lines[code] = idx
 
 
 @register(
@@ -137,10 +154,11 @@ def parse_service_log(text: str) -> ServiceLog:
             if m is None:
                 continue
             kinds.add(kind)
+            value = m.groupdict().get("value")
             if code in seen:
+                _add_value(out, code, value, line, idx)
                 continue
             seen.add(code)
-            value = m.groupdict().get("value")
             out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
             out.lines[code] = idx
     if not out.warnings and out.version is None and not out.forks:

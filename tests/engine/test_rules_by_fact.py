@@ -162,6 +162,34 @@ def _no_datastore(h: HostFacts) -> None:
         h.cpu_usage.processes = []
 
 
+def _no_pg_settings(h: HostFacts) -> None:
+    """PostgreSQL's settings gone; the server itself still seen (its log or process)."""
+    for log in h.services:
+        if log.kind == "postgresql":
+            log.settings = {}
+
+
+def _no_oracle_settings(h: HostFacts) -> None:
+    """Oracle's parameters and report gone; the instance itself still seen."""
+    for log in h.services:
+        if log.kind == "oracle":
+            log.settings = {}
+
+
+def _no_max_map_count(h: HostFacts) -> None:
+    """vm.max_map_count gone from sysctl and MongoDB's warning about it gone
+    from its log (the log, and so MongoDB, still seen)."""
+    _sysctl_drop(h, "vm.max_map_count")
+    for log in h.services:
+        log.warnings = [w for w in log.warnings if w.code != "max_map_count"]
+
+
+def _no_free_hugepages(h: HostFacts) -> None:
+    """HugePages_Free gone from /proc/meminfo (the reserved count still known)."""
+    if h.meminfo is not None:
+        h.meminfo.values.pop("HugePages_Free", None)
+
+
 def _no_balancing_setting(h: HostFacts) -> None:
     h.sysctl = None
     h.kernel = None
@@ -217,6 +245,10 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "ksm": _set(ksm=None),
     "io_schedulers": _set(io_schedulers=None),
     "cpu_governor": lambda h: h.cpu_power.governors.clear() if h.cpu_power else None,
+    "pg_settings": _no_pg_settings,
+    "oracle_settings": _no_oracle_settings,
+    "max_map_count": _no_max_map_count,
+    "hugepages_usage": _no_free_hugepages,
 }
 
 
@@ -265,6 +297,10 @@ EXTRA: dict[str, Callable[[Path], list[Path]]] = {
     "kvm.virtio_net_single_queue": lambda _tmp: sorted(
         (SEEDS / "zstack-mariadb-v2v" / "before").glob("*.txt")
     ),
+    # the library case's fixture (values its write-ups state); no golden input shows PostgreSQL settings
+    "postgresql.huge_pages_unused": lambda tmp: [
+        FIXTURES / "cases" / "postgresql-linux70-preemption-spinlock" / "before" / "pg17-graviton4.txt"
+    ],
     "numa.balancing_disabled": _edited(
         SEEDS / "zstack-mariadb-v2v" / "before" / "zstack-9.txt",
         "kernel.numa_balancing = 1",

@@ -38,6 +38,17 @@ HOST_SIDE_RULES = {
     "numa.process_placement",
     "redis.fork_latency",
     "kvm.virtio_net_single_queue",
+    # database-side rules (issue 27, branch rules2)
+    "postgresql.huge_pages_unused",
+    "oracle.sga_not_in_huge_pages",
+    "mongodb.max_map_count_low",
+    "memory.hugepages_unused",
+    # host-side rules (issue 27, branch rules)
+    "memory.direct_reclaim_stalls",
+    "kvm.ksm_active",
+    "cpu.governor_not_performance",
+    "net.irq_single_cpu",
+    "kernel.known_regression",
 }
 
 
@@ -189,6 +200,10 @@ MEASURE_SLUGS = set(
         "interleave-db-memory",
         "redis-fork-latency",
         "virtio-net-multiqueue",
+        "postgresql-huge-pages",
+        "oracle-sga-huge-pages",
+        "raise-max-map-count",
+        "size-hugepages-to-use",
     ]
 )
 CASE_SLUGS = {

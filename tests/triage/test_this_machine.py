@@ -59,6 +59,8 @@ DATA_STORE_RULES = {
     "memory.overcommit_policy",
     "memory.thp_on_latency_db",
     "memory.thp_defrag_always",
+    # this machine runs PostgreSQL (seen in ps): its settings are asked for (SHOW ALL)
+    "postgresql.huge_pages_unused",
 }
 TEST_DRIVER = ("virsh -c test:///default dumpxml test", ["virsh", "-c", "test:///default", "dumpxml", "test"])
 

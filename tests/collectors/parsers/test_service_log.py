@@ -52,12 +52,13 @@ def test_mongodb_text_log():
 
 def test_mongosh_startup_warning_summary():
     log = _parse("mongodb-k8s-operator-1400-startup-warnings.txt")
-    assert [(w.code, w.value) for w in log.warnings] == [("thp_enabled", "always")]
+    # the summary line of the max_map_count warning prints no value
+    assert [(w.code, w.value) for w in log.warnings] == [("thp_enabled", "always"), ("max_map_count", None)]
 
 
 def test_mongodb_8_thp_sysfs_warning():
     log = _parse("r-universe-509-mongodb8-warnings.txt")
-    assert (log.kind, [w.code for w in log.warnings]) == ("mongodb", ["thp_sysfs"])
+    assert (log.kind, [w.code for w in log.warnings]) == ("mongodb", ["thp_sysfs", "max_map_count"])
 
 
 def test_mongodb_numa_warning_without_timestamps():
