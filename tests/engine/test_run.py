@@ -204,6 +204,13 @@ MEASURE_SLUGS = set(
         "oracle-sga-huge-pages",
         "raise-max-map-count",
         "size-hugepages-to-use",
+        # host-side rules (issue 27, branch rules)
+        "thp-defrag-never",
+        "watermark-scale-factor",
+        "disable-ksm",
+        "cpu-governor-performance",
+        "rps-rfs",
+        "kernel-update-known-regression",
     ]
 )
 CASE_SLUGS = {
