@@ -361,6 +361,72 @@ def test_one_hit_per_case_in_the_readers_language(backend, request, tmp_path_fac
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_why_names_the_language_version_that_matched(backend, request, tmp_path_factory):
+    """Issue 28: a Chinese query in the English UI showed the English version
+    with "Without: 性能, 下降" and nothing matched, although its Chinese
+    version held both words and gave the score. The hit is still shown in the
+    reader's language; its why (and snippet) come from the version holding the
+    query words, and say which one that is."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    results = searching.search("性能 下降", filters=PUBLISHED, language="en")
+    assert results.hits
+    for hit in results.hits:
+        why = hit.why
+        assert hit.case.language == "en" and why.matched, (hit.case.slug, why)
+        assert not set(why.matched) & set(why.missing)
+        assert "<mark>" in str(hit.snippet), (hit.case.slug, hit.snippet)
+    assert {h.why.language for h in results.hits} == {"zh"}
+    zstack = next(h for h in results.hits if h.case.slug == ZSTACK)
+    assert zstack.why.matched == ["性能", "下降"] and not zstack.why.missing
+    # an English query in the English UI is explained by the English version
+    hit = searching.search("netem delay", filters=PUBLISHED, language="en").hits[0]
+    assert hit.why.language == "en" == hit.case.language
+    # an English query in the Chinese UI: the Chinese version holds the
+    # glossary's words for it, and says they are synonyms
+    hit = searching.search("huge pages", filters=PUBLISHED, language="zh").hits[0]
+    assert hit.case.language == "zh" == hit.why.language
+    assert ("huge pages", "大页") in hit.why.synonyms
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_listed_case_holds_a_query_word(backend, request, tmp_path_factory):
+    """Issue 28: search lists only cases that hold a query word, after
+    stemming, respelling, segmentation and the glossary. A number glued to
+    its unit (7GB) or a name to its number (centos6) is the two written
+    together (7 GB, CentOS 6), not the two anywhere in a case: a case with
+    "7 hosts" and "GB" apart matched 7GB. A match through a glossary synonym
+    only says so."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    for slug, symptom in [
+        ("glued-together", "Page tables take 7 GB on CentOS 6 hosts."),
+        ("glued-apart", "Seven hosts of the 7 racks each report 48 GB free; CentOS runs 6 services."),
+        ("synonym-only", "The virtual machine stalls when its vCPUs float."),
+    ]:
+        services.save_case(Case(slug=slug, language="en", state="published", title=slug, symptom=symptom))
+    for text in ("7GB", "centos6"):
+        slugs = [h.case.slug for h in searching.search(text, filters=PUBLISHED).hits]
+        assert slugs == ["glued-together"], (text, slugs)
+    guest = {h.case.slug: h for h in searching.search("guest stalls", filters=PUBLISHED).hits}
+    assert guest["synonym-only"].why.matched == ["guest", "stalls"]
+    assert guest["synonym-only"].why.synonyms == [("guest", "virtual machine")]
+    # every hit of mixed, typo and relaxed queries holds a query word in the version explained
+    for text, language in [
+        ("性能 下降", "en"),
+        ("mysql slow after migrating to kvm", "zh"),
+        ("云主机 没有绑核 性能下降一倍", "en"),
+        ("maridb slow in zstak vm", "en"),
+        ("PageTables 7GB in meminfo oracle 500 sessions", "en"),
+    ]:
+        results = searching.search(text, filters=PUBLISHED, language=language)
+        for hit in results.hits:
+            assert hit.why.matched and hit.why.language in ("en", "zh"), (text, hit.case.slug, hit.why)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_highlights_skip_stop_words_and_follow_stems(backend, request, tmp_path_factory):
     if _child_or_continue(backend, request, tmp_path_factory):
         return

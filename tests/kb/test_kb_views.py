@@ -61,6 +61,19 @@ def test_search_page_one_hit_per_case_with_why_and_suggestion(user_client):
     assert "<mark>on</mark>" not in english and "<mark>to</mark>" not in english
 
 
+def test_search_page_why_names_the_version_that_matched(user_client):
+    """Issue 28: a Chinese query in the English UI no longer says "Without:
+    性能, 下降" of a case whose Chinese version holds both: it says the words
+    matched in the Chinese version, and a glossary synonym says so."""
+    with translation.override("en"):
+        english = user_client.get("/cases/", {"q": "性能 下降"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        assert "Matched in the Chinese version" in english
+        assert "Without: 性能" not in english and "Without: 下降" not in english
+        assert "<mark>性能</mark>" in english
+    chinese = user_client.get("/cases/", {"q": "huge pages"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "在中文版中匹配" in chinese and "同义词" in chinese
+
+
 def test_search_page_escapes_the_query(user_client):
     body = user_client.get("/cases/", {"q": "<script>alert(1)</script>"}).content.decode()
     assert "<script>alert(1)</script>" not in body
