@@ -63,12 +63,10 @@ def search(
     versions = _versions(filters, [r[1] for r in rows], matched_ids, language, query.terms, shown)
     hits = []
     for case, other in versions:
-        if case.pk in shown:
-            where, tag_names = shown[case.pk]
-            why = explain(case, query, filters, where=where, tags=_tags_held(query, tag_names, where))
-        else:  # not foreseen as shown by _versions: looked up
-            why = explain(case, query, filters)
-        snippet = highlight(case, query, fields=why.fields)
+        why, source = _explained(case, other, query, filters, shown)
+        if not why.matched:  # never listed: a case holding none of the query words
+            continue
+        snippet = highlight(source, query, fields=why.fields, title=source is not case)
         hits.append(Hit(case, matched[case.slug][3], snippet, why, other, _reuse_count(case)))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
@@ -86,5 +84,19 @@ def search(
     )
 
 
-# The columns a hit reads (the API, the results page, explain and the
-# snippet); the others are deferred (loaded on first use).
+def _explained(case, other, query, filters: dict, shown: dict) -> tuple:
+    """(why, version explained) of a hit shown as ``case``: the version shown
+    when it holds the most query words (the reader's language first), else its
+    ``other`` version when that is the one that matched (a Chinese query in the
+    English UI: the Chinese version holds its words). ``Why.language`` names it."""
+    best = None
+    for version in (case, other):
+        if version is None or version.pk not in shown:
+            continue
+        where, tag_names = shown[version.pk]
+        why = explain(version, query, filters, where=where, tags=_tags_held(query, tag_names, where))
+        if best is None or len(why.matched) > len(best[0].matched):
+            best = (why, version)
+    if best is None:  # not foreseen as shown by _versions: looked up
+        best = (explain(case, query, filters), case)
+    return best

@@ -375,18 +375,19 @@ def test_why_names_the_language_version_that_matched(backend, request, tmp_path_
         why = hit.why
         assert hit.case.language == "en" and why.matched, (hit.case.slug, why)
         assert not set(why.matched) & set(why.missing)
-        assert "<mark>" in str(hit.snippet), (hit.case.slug, hit.snippet)
+        if set(why.fields) - {"measures", "tags"}:  # the snippet is read from the version explained
+            assert "<mark>" in str(hit.snippet), (hit.case.slug, hit.snippet)
     assert {h.why.language for h in results.hits} == {"zh"}
     zstack = next(h for h in results.hits if h.case.slug == ZSTACK)
     assert zstack.why.matched == ["性能", "下降"] and not zstack.why.missing
     # an English query in the English UI is explained by the English version
     hit = searching.search("netem delay", filters=PUBLISHED, language="en").hits[0]
     assert hit.why.language == "en" == hit.case.language
-    # an English query in the Chinese UI: the Chinese version holds the
-    # glossary's words for it, and says they are synonyms
-    hit = searching.search("huge pages", filters=PUBLISHED, language="zh").hits[0]
-    assert hit.case.language == "zh" == hit.why.language
-    assert ("huge pages", "大页") in hit.why.synonyms
+    # an English query in the Chinese UI: the Chinese versions hold the
+    # words or the glossary's for them (then said to be synonyms)
+    hits = searching.search("huge pages", filters=PUBLISHED, language="zh").hits
+    assert {(h.case.language, h.why.language) for h in hits} == {("zh", "zh")}
+    assert ("huge pages", "大页") in {s for h in hits for s in h.why.synonyms}
 
 
 @pytest.mark.django_db
@@ -606,11 +607,18 @@ def test_glossary_synonyms_are_marked_as_such():
     assert not {("zone", "reclaim"), ("zonereclaim",), ("reclaim",)} & synonyms
 
 
-def test_a_name_glued_to_its_number_is_also_the_name_and_the_number():
-    (group,) = queries.parse_query("Kunpeng920").groups
-    assert group == [("kunpeng920",), ("kunpeng", "920")]
-    assert ("mariadb", "10", "4") in queries.parse_query("MariaDB10.4").groups[0]
-    assert ("432", "gb") in queries.parse_query("432GB").groups[0]
+def test_a_name_glued_to_its_number_is_the_name_and_the_number_written_together():
+    """The index holds a name and its number, a number and its unit written
+    next to each other as the glued word too (Kunpeng 920 -> kunpeng920); a
+    query's glued word is that one token, no longer its pieces anywhere in a
+    case (issue 28: 7GB listed cases holding 7 and GB apart)."""
+    assert "kunpeng920" in tokenizer.tokenize("Kunpeng 920 servers")
+    assert "mariadb104" in tokenizer.tokenize("MariaDB 10.4")
+    assert "432gb" in tokenizer.tokenize("a 432 GB buffer pool")
+    assert not {"7gb", "gb7"} & set(tokenizer.tokenize("7 racks report GB free"))
+    assert queries.parse_query("Kunpeng920").groups == [[("kunpeng920",)]]
+    assert queries.parse_query("432GB").groups == [[("432gb",)]]
+    assert queries.parse_query("MariaDB10.4").groups[0][0] == ("mariadb104",)
     # single letters are no words: l3 has no fallback
     assert queries.parse_query("l3").groups == [[("l3",)]]
 
