@@ -167,14 +167,14 @@ def _rules(text: str, zh: bool) -> list[Item]:
 
 def _cases(user, text: str, language: str) -> list[Item]:
     filters = case_search_filters(user, {"state": Case.State.PUBLISHED})
-    results = searching.search(text, filters=filters, page_size=GROUP_LIMIT, language=language)
+    cases = searching.best_cases(text, filters=filters, limit=GROUP_LIMIT, language=language)
     return [
         Item(
-            title=hit.case.title,
-            url=reverse("kb:case_detail_lang", kwargs={"slug": hit.case.slug, "language": hit.case.language}),
-            detail=hit.case.get_language_display(),
+            title=case.title,
+            url=reverse("kb:case_detail_lang", kwargs={"slug": case.slug, "language": case.language}),
+            detail=case.get_language_display(),
         )
-        for hit in results.hits
+        for case in cases
     ]
 
 

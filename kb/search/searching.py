@@ -84,6 +84,33 @@ def search(
     )
 
 
+def best_cases(text: str, *, filters: dict, limit: int, language: str = "en") -> list[Case]:
+    """The ``limit`` best cases for ``text``, as :func:`search` ranks them (one
+    version per case, the reader's language first), without what a results
+    page adds: no counts, no why, no snippets, no other version. For a box
+    that lists titles (the desk's global search)."""
+    query = parse_query(text)
+    if not query:
+        return []
+    df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(limit))
+    _correct(query, df, filters)
+    _drop_fallbacks(query, df)
+    rows = _rank(query, filters, limit, df, versions, heads).rows[:limit]
+    slugs = [r[1] for r in rows]
+    by_slug: dict[str, dict[str, Case]] = {}
+    shown = _filtered(Case.objects.filter(slug__in=slugs), filters).only("id", "slug", "language", "title")
+    for case in shown:
+        by_slug.setdefault(case.slug, {})[case.language] = case
+    matched = {r[1]: r[0] for r in rows}
+    out = []
+    for slug in slugs:
+        found = by_slug.get(slug, {})
+        case = found.get(language) or next((c for c in found.values() if c.pk == matched[slug]), None)
+        if case is not None:
+            out.append(case)
+    return out
+
+
 def _explained(case, other, query, filters: dict, shown: dict) -> tuple:
     """(why, version explained) of a hit shown as ``case``: the version shown
     when it holds the most query words (the reader's language first), else its

@@ -428,6 +428,20 @@ def test_every_listed_case_holds_a_query_word(backend, request, tmp_path_factory
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_best_cases_are_the_first_hits_of_a_search(backend, request, tmp_path_factory):
+    """The desk's global search lists titles: best_cases ranks as search does,
+    without counts, whys and snippets (issue 28's p95 at 100k cases)."""
+    if _child_or_continue(backend, request, tmp_path_factory):
+        return
+    for text, language in [("numa", "en"), ("大页", "en"), ("huge pages", "zh"), ("maridb slow", "en")]:
+        hits = searching.search(text, filters=PUBLISHED, language=language, page_size=3).hits
+        best = searching.best_cases(text, filters=PUBLISHED, limit=3, language=language)
+        assert [(c.slug, c.language) for c in best] == [(h.case.slug, h.case.language) for h in hits], text
+    assert searching.best_cases("", filters=PUBLISHED, limit=3) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_highlights_skip_stop_words_and_follow_stems(backend, request, tmp_path_factory):
     if _child_or_continue(backend, request, tmp_path_factory):
         return
