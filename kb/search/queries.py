@@ -212,7 +212,41 @@ def parse_query(text: str) -> Query:
                 i += size
                 break
         else:
-            query.groups.append(_unit_alternatives(units[i], query.fallbacks))
-            query.labels.append(units[i].surface)
+            _add_word(query, units[i], index, concept_group)
             i += 1
     return query
+
+
+def _add_word(query: Query, unit: Unit, index: dict, concept_group: dict[int, int]) -> None:
+    """A word that starts no glossary phrase: its own group, or, for an
+    identifier naming a glossary concept (:func:`_named_concept`), that
+    concept's group (joined when the concept was named before)."""
+    number, words = _named_concept(unit, index)
+    if number is None:
+        query.groups.append(_unit_alternatives(unit, query.fallbacks))
+        query.labels.append(unit.surface)
+        return
+    own = [*_unit_alternatives(unit, query.fallbacks), (phrase_token(words),)]
+    if number in concept_group:  # the identifier joins the group of the concept named before
+        named = concept_group[number]
+        query.groups[named] = list(dict.fromkeys(query.groups[named] + own))
+        query.synonyms.difference_update(own)
+        query.labels[named] += f" / {unit.surface}"
+        return
+    concept = _concept_alternatives(number, query.fallbacks)
+    query.synonyms.update(alt for alt in concept if not _rewords(alt, own))
+    concept_group[number] = len(query.groups)
+    query.groups.append(list(dict.fromkeys(own + concept)))
+    query.labels.append(unit.surface)
+
+
+def _named_concept(unit: Unit, index: dict[tuple[str, ...], int]) -> tuple[int | None, tuple[str, ...]]:
+    """The glossary concept an identifier names by its words, and those words:
+    the parts of ``transparent_hugepage`` or ``huge_pages`` are the glossary
+    phrase ``transparent hugepages`` or ``huge pages`` (indexed as one token
+    wherever the identifier is, :func:`~kb.search.tokenizer._phrases`). None
+    for any other word."""
+    if len(unit.parts) < 2 or re.match(rf"[{_CJK}]", unit.primary):
+        return None, ()
+    leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
+    return index.get(leaves), leaves

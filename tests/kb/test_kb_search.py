@@ -621,6 +621,20 @@ def test_glossary_synonyms_are_marked_as_such():
     assert not {("zone", "reclaim"), ("zonereclaim",), ("reclaim",)} & synonyms
 
 
+def test_an_identifier_whose_words_are_a_glossary_phrase_names_its_concept():
+    """transparent_hugepage (the sysfs name) is the glossary's transparent
+    hugepages: its group holds the concept's words in both languages, and
+    named with THP it is one word group, not two (issue 27, library set)."""
+    (group,) = queries.parse_query("transparent_hugepage").groups
+    assert {("transparenthugepage",), ("transparhugepag",), ("透明大页",), ("thp",)} <= set(group)
+    query = queries.parse_query("THP transparent_hugepage madvise")
+    assert query.labels == ["thp / transparent_hugepage", "madvise"]
+    assert ("transparenthugepage",) in query.groups[0] and ("transparenthugepage",) not in query.synonyms
+    assert ("大页",) in queries.parse_query("huge_pages").groups[0]
+    # an identifier that is no glossary phrase keeps its own group
+    assert queries.parse_query("net_thread_count").labels == ["net_thread_count"]
+
+
 def test_a_name_glued_to_its_number_is_the_name_and_the_number_written_together():
     """The index holds a name and its number, a number and its unit written
     next to each other as the glued word too (Kunpeng 920 -> kunpeng920); a
