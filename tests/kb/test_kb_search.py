@@ -755,3 +755,11 @@ def test_why_is_read_off_the_index(backend, request, tmp_path_factory, django_as
     assert len(results.hits) == 5 and all(h.other is not None for h in results.hits)
     assert all(h.why.fields and h.why.matched for h in results.hits)
     assert not results.hits[0].why.missing and results.hits[0].why.tags == ["numa"]
+
+
+def test_a_word_holding_a_number_is_not_respelled():
+    """A ticket key, a host or a version names one thing by its number:
+    another number is another thing (and the trigrams of numbers are the
+    commonest of a large vocabulary: 90 ms of index at 100k cases)."""
+    for word in ("zstack40001", "db00017", "mariadb104"):
+        assert spelling.correct_term(word) is None
