@@ -78,7 +78,7 @@ COLUMNS = (
     "cpu_architecture, cpu_model, database, database_version, state, created_at, updated_at, "
     "published_at, translation_pending, "
     "signature, signature_engine_version, signature_source, source_digest, search_title, search_text, "
-    "search_dictionary_version"
+    "search_dictionary_version, applies_to"
 )
 
 
@@ -328,7 +328,7 @@ def load_generated(n: int, seed: int, workers: int, *, specifics_in_head: bool =
                             last_id, slug, language, title, symptom, cause, resolution, "",
                             meta.choice(platforms), "", "", "", meta.choice(databases), "", "published",
                             now, now, now, "f",
-                            json.dumps(signature), "bench", "", "", fields.title, fields.body, version,
+                            json.dumps(signature), "bench", "", "", fields.title, fields.body, version, "{}",
                         )
                     )
                 )  # fmt: skip

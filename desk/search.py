@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -57,17 +57,29 @@ def _snapshot_id(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _hosts(user, text: str) -> list[Item]:
-    if len(text) < MIN_SUBSTRING:
-        return []
-    keys = list(
-        Snapshot.objects.filter(host_key__icontains=text)
-        .values_list("host_key", flat=True)
-        .distinct()[:CANDIDATES]
-    )
+# Rows read for a group's candidates: the matches are read in no order and
+# stop there (a name of a 5,000-host fleet has about 20 snapshots).
+CANDIDATE_ROWS = 20 * CANDIDATES
+
+
+def _matching(model, column: str, text: str, value: str, limit: int) -> list:
+    """``value`` of at most ``limit`` rows of ``model`` whose ``column`` starts
+    with ``text`` (a btree range on the upper-cased column), else, when none
+    does, of those holding it (the trigram index: slower for a long name of
+    common trigrams). A name is mostly typed from its start: its middle is
+    looked for only when no name starts so. Read in no order, up to ``limit``."""
+    rows = model.objects.filter(**{f"{column}__istartswith": text}).order_by()
+    found = list(rows.values_list(value, flat=True)[:limit])
+    if found or len(text) < MIN_SUBSTRING:
+        return found
+    rows = model.objects.filter(**{f"{column}__icontains": text}).order_by()
+    return list(rows.values_list(value, flat=True)[:limit])
+
+
+def _hosts(snapshots: QuerySet, text: str) -> list[Item]:
+    keys = list(dict.fromkeys(_matching(Snapshot, "host_key", text, "host_key", CANDIDATE_ROWS)))[:CANDIDATES]
     rows = (
-        visible_snapshots(user)
-        .filter(host_key__in=keys)
+        snapshots.filter(host_key__in=keys)
         .values("team__slug", "team__name", "host_key")
         .annotate(last=Max("created_at"))
         .order_by("-last", "host_key")[:GROUP_LIMIT]
@@ -88,59 +100,58 @@ def _ticket_owners(text: str, field: str) -> list[int]:
     return list(tickets.values_list(f"{field}_id", flat=True)[:CANDIDATES])
 
 
-def _snapshots(user, text: str) -> list[Item]:
+def _snapshots(snapshots: QuerySet, text: str) -> list[Item]:
     ids = set(_ticket_owners(text, "snapshot"))
     number = _snapshot_id(text)
     if number is not None:
         ids.add(number)
-    if len(text) >= MIN_SUBSTRING:
-        ids.update(Snapshot.objects.filter(label__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
+    ids.update(_matching(Snapshot, "label", text, "pk", CANDIDATES))
     if re.fullmatch(r"[0-9a-fA-F]{8,64}", text):
         ids.update(
             Snapshot.objects.filter(sha256__startswith=text.lower()).values_list("pk", flat=True)[:CANDIDATES]
         )
-    qs = visible_snapshots(user).filter(pk__in=ids).order_by("-created_at", "-id")[:GROUP_LIMIT]
+    qs = snapshots.filter(pk__in=ids).order_by("-created_at", "-id")[:GROUP_LIMIT]
     return [
         Item(title=f"#{s.pk} {s.display_name}", url=s.get_absolute_url(), detail=f"{s.created_at:%Y-%m-%d}")
         for s in qs
     ]
 
 
-def _sessions(user, text: str) -> list[Item]:
+def _sessions(sessions: QuerySet, text: str) -> list[Item]:
     ids = set(_ticket_owners(text, "session"))
     number = _snapshot_id(text)
     if number is not None:
         ids.add(number)
     if len(text) >= MIN_SUBSTRING:
         ids.update(Session.objects.filter(title__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
-    qs = visible_sessions(user).filter(pk__in=ids).order_by("-updated_at", "-id")[:GROUP_LIMIT]
+    qs = sessions.filter(pk__in=ids).order_by("-updated_at", "-id")[:GROUP_LIMIT]
     return [Item(title=s.title, url=s.get_absolute_url(), detail=s.get_state_display()) for s in qs]
 
 
-def _tickets(user, text: str) -> list[Item]:
+def _tickets(snapshots: QuerySet, sessions: QuerySet, text: str) -> list[Item]:
     """Tickets whose key starts with ``text``, on a snapshot or session the user may see."""
     candidates = list(
         TicketRef.objects.filter(key__istartswith=text)
         .select_related("snapshot", "session")
         .order_by("key", "-id")[:CANDIDATES]
     )
-    snapshots = set(
-        visible_snapshots(user)
-        .filter(pk__in=[t.snapshot_id for t in candidates if t.snapshot_id])
-        .values_list("pk", flat=True)
+    seen_snapshots = set(
+        snapshots.filter(pk__in=[t.snapshot_id for t in candidates if t.snapshot_id]).values_list(
+            "pk", flat=True
+        )
     )
-    sessions = set(
-        visible_sessions(user)
-        .filter(pk__in=[t.session_id for t in candidates if t.session_id])
-        .values_list("pk", flat=True)
+    seen_sessions = set(
+        sessions.filter(pk__in=[t.session_id for t in candidates if t.session_id]).values_list(
+            "pk", flat=True
+        )
     )
     items = []
     for ticket in candidates:
         owner = (
             ticket.snapshot
-            if ticket.snapshot_id in snapshots
+            if ticket.snapshot_id in seen_snapshots
             else ticket.session
-            if ticket.session_id in sessions
+            if ticket.session_id in seen_sessions
             else None
         )
         if owner is not None:
@@ -168,14 +179,14 @@ def _rules(text: str, zh: bool) -> list[Item]:
 
 def _cases(user, text: str, language: str) -> list[Item]:
     filters = case_search_filters(user, {"state": Case.State.PUBLISHED})
-    results = searching.search(text, filters=filters, page_size=GROUP_LIMIT, language=language)
+    cases = searching.best_cases(text, filters=filters, limit=GROUP_LIMIT, language=language)
     return [
         Item(
-            title=hit.case.title,
-            url=reverse("kb:case_detail_lang", kwargs={"slug": hit.case.slug, "language": hit.case.language}),
-            detail=hit.case.get_language_display(),
+            title=case.title,
+            url=reverse("kb:case_detail_lang", kwargs={"slug": case.slug, "language": case.language}),
+            detail=case.get_language_display(),
         )
-        for hit in results.hits
+        for case in cases
     ]
 
 
@@ -185,11 +196,13 @@ def global_search(user, text: str, *, language: str) -> list[Group]:
     if len(text) < MIN_CHARS and not ID.match(text):
         return []
     zh = language == "zh"
+    # What the reader may see, asked once (each asks who is support staff).
+    snapshots, sessions = visible_snapshots(user), visible_sessions(user)
     groups = [
-        Group("hosts", str(_("Hosts")), _hosts(user, text)),
-        Group("tickets", str(_("Tickets")), _tickets(user, text)),
-        Group("snapshots", str(_("Snapshots")), _snapshots(user, text)),
-        Group("sessions", str(_("Sessions")), _sessions(user, text)),
+        Group("hosts", str(_("Hosts")), _hosts(snapshots, text)),
+        Group("tickets", str(_("Tickets")), _tickets(snapshots, sessions, text)),
+        Group("snapshots", str(_("Snapshots")), _snapshots(snapshots, text)),
+        Group("sessions", str(_("Sessions")), _sessions(sessions, text)),
         Group("rules", str(_("Rules")), _rules(text, zh)),
         Group("cases", str(_("Cases")), _cases(user, text, language)),
     ]

@@ -69,6 +69,11 @@ class CaseSerializer(serializers.ModelSerializer):
         return [{"language": c.language, "title": c.title} for c in case.translations()]
 
 
+class SynonymMatchSerializer(serializers.Serializer):
+    word = serializers.CharField(help_text="the query word as written")
+    synonym = serializers.CharField(help_text="its glossary synonym the case holds")
+
+
 class WhySerializer(serializers.Serializer):
     in_fields = serializers.ListField(
         source="fields",
@@ -81,6 +86,13 @@ class WhySerializer(serializers.Serializer):
     tags = serializers.ListField(child=serializers.CharField(), help_text="tags the query names")
     solved = serializers.BooleanField(help_text="a measure of the resolution was applied")
     verified = serializers.BooleanField(help_text="a metric was measured before and after")
+    language = serializers.CharField(
+        help_text="the language version these words were read from: the one shown when it holds "
+        "the query words, else the one that matched"
+    )
+    synonyms = SynonymMatchSerializer(
+        many=True, help_text="query words the version holds only through a glossary synonym"
+    )
 
 
 class OtherVersionSerializer(serializers.Serializer):
@@ -135,6 +147,8 @@ class CaseHitSerializer(serializers.Serializer):
                 "tags": list(why.tags),
                 "solved": bool(why.solved),
                 "verified": bool(why.verified),
+                "language": why.language,
+                "synonyms": [{"word": word, "synonym": synonym} for word, synonym in why.synonyms],
             },
             "other": None
             if other is None

@@ -7,6 +7,11 @@ Each snapshot directory holds its input files, a ``SOURCE.md`` and an
     {"must_fire": ["net.netem_delay"], "must_not_fire": ["net.softirq_hotspot"],
      "top_case": "oceanbase-bmsql-tuning", "healthy": false, "notes": "..."}
 
+A snapshot whose problem is the one of a published library case
+(``kb/data/library``) names it instead of ``top_case``, with why:
+``"library_case": "redis-fork-latency-xen", "library_case_why": "..."`` (the
+source the snapshot and the case share, or what makes it the same problem).
+
 Every other entry of the directory is one host, exactly as one path given to
 ``manage.py analyze`` (a file, or a directory of artifact files); several
 entries are several hosts analysed together. Entries whose name starts with
@@ -19,7 +24,9 @@ Measures (``evaluate_set``):
   healthy snapshot: any rule), and any similar case offered on a healthy
   snapshot (a healthy host has no problem to match, issue 17);
 * top-1 case: over the snapshots with a ``top_case``, the share whose best
-  similar case is that case;
+  similar case is that case (a founding case: the acceptance threshold);
+* top-1 library case: the same over the snapshots with a ``library_case``,
+  reported on its own (issue 27);
 * lines read: ``read_lines + prompt_lines + prose_lines + unused_lines`` over
   ``lines`` of the hosts' ``reading`` (``None`` when no host reports any line):
   the output of a command Casebook recognises but does not use is accounted
@@ -55,6 +62,8 @@ class Expectation:
     top_case: str | None = None
     healthy: bool = False
     notes: str = ""
+    library_case: str | None = None  # the published library case of the snapshot's problem
+    library_case_why: str = ""  # the shared source, or what makes it the same problem
 
 
 @dataclass
@@ -73,6 +82,7 @@ class SnapshotOutcome:
     hosts: int
     errors: list[str] = field(default_factory=list)
     lines_unused: int = 0  # of lines_read: outputs recognised but not used
+    library_case_ok: bool | None = None  # None: the snapshot has no library_case
 
 
 def load_expectation(path: Path) -> Expectation:
@@ -82,7 +92,9 @@ def load_expectation(path: Path) -> Expectation:
         raise EvaluationError(f"{path}: {exc}") from exc
     if not isinstance(data, dict):
         raise EvaluationError(f"{path}: expected a JSON object")
-    unknown = set(data) - {"must_fire", "must_not_fire", "top_case", "healthy", "notes"}
+    unknown = set(data) - {
+        "must_fire", "must_not_fire", "top_case", "healthy", "notes", "library_case", "library_case_why",
+    }  # fmt: skip
     if unknown:
         raise EvaluationError(f"{path}: unknown keys {sorted(unknown)}")
     exp = Expectation(
@@ -91,12 +103,18 @@ def load_expectation(path: Path) -> Expectation:
         top_case=data.get("top_case") or None,
         healthy=bool(data.get("healthy", False)),
         notes=str(data.get("notes") or ""),
+        library_case=data.get("library_case") or None,
+        library_case_why=str(data.get("library_case_why") or ""),
     )
     overlap = set(exp.must_fire) & set(exp.must_not_fire)
     if overlap:
         raise EvaluationError(f"{path}: rules both in must_fire and must_not_fire: {sorted(overlap)}")
-    if exp.healthy and (exp.must_fire or exp.top_case):
-        raise EvaluationError(f"{path}: a healthy snapshot has no must_fire and no top_case")
+    if exp.healthy and (exp.must_fire or exp.top_case or exp.library_case):
+        raise EvaluationError(f"{path}: a healthy snapshot has no must_fire, top_case or library_case")
+    if exp.library_case and not exp.library_case_why:
+        raise EvaluationError(f"{path}: library_case without library_case_why (its source or justification)")
+    if exp.library_case and exp.top_case:
+        raise EvaluationError(f"{path}: one expected first case: top_case or library_case")
     return exp
 
 
@@ -157,13 +175,19 @@ def evaluate_snapshot(directory: Path, similar: SimilarFn | None = None) -> Snap
         misses=[r for r in expected.must_fire if r not in fired],
         false_alarms=false_alarms,
         similar_cases=slugs,
-        top_case_ok=(bool(slugs) and slugs[0] == expected.top_case) if expected.top_case else None,
+        top_case_ok=_first_is(slugs, expected.top_case),
+        library_case_ok=_first_is(slugs, expected.library_case),
         lines=lines,
         lines_read=read,
         lines_unused=unused,
         hosts=len(snapshot.hosts),
         errors=errors,
     )
+
+
+def _first_is(slugs: list[str], expected: str | None) -> bool | None:
+    """Whether the best similar case is ``expected`` (None: nothing expected)."""
+    return (bool(slugs) and slugs[0] == expected) if expected else None
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -176,6 +200,7 @@ def evaluate_set(root: Path, similar: SimilarFn | None = None) -> dict[str, Any]
     expected_rules = sum(len(o.expected.must_fire) for o in outcomes)
     missed = sum(len(o.misses) for o in outcomes)
     with_case = [o for o in outcomes if o.top_case_ok is not None]
+    with_library = [o for o in outcomes if o.library_case_ok is not None]
     lines = sum(o.lines for o in outcomes)
     totals = {
         "snapshots": len(outcomes),
@@ -189,6 +214,9 @@ def evaluate_set(root: Path, similar: SimilarFn | None = None) -> dict[str, Any]
         "top_case_snapshots": len(with_case),
         "top_case_hit": sum(1 for o in with_case if o.top_case_ok),
         "top1": _ratio(sum(1 for o in with_case if o.top_case_ok), len(with_case)),
+        "library_case_snapshots": len(with_library),
+        "library_case_hit": sum(1 for o in with_library if o.library_case_ok),
+        "top1_library": _ratio(sum(1 for o in with_library if o.library_case_ok), len(with_library)),
         "lines": lines,
         "lines_read": sum(o.lines_read for o in outcomes),
         "read_share": _ratio(sum(o.lines_read for o in outcomes), lines),
@@ -235,9 +263,10 @@ def render_text(report: dict[str, Any]) -> str:
             marks.append("missed: " + ", ".join(s["misses"]))
         if s["false_alarms"]:
             marks.append("false alarms: " + ", ".join(s["false_alarms"]))
-        if s["top_case_ok"] is False:
-            got = s["similar_cases"][0] if s["similar_cases"] else "none"
-            marks.append(f"top case {got}, expected {exp['top_case']}")
+        for key, expected_key in (("top_case_ok", "top_case"), ("library_case_ok", "library_case")):
+            if s.get(key) is False:
+                got = s["similar_cases"][0] if s["similar_cases"] else "none"
+                marks.append(f"top case {got}, expected {exp[expected_key]}")
         status = "ok" if not marks else "; ".join(marks)
         kind = "healthy" if exp["healthy"] else "problem"
         read = f"{s['lines_read']}/{s['lines']} lines read" if s["lines"] else "reading n/a"
@@ -253,6 +282,11 @@ def render_text(report: dict[str, Any]) -> str:
         f" (similar case on a healthy snapshot: {t['similar_on_healthy']})"
     )
     out.append(f"Top-1 case: {_pct(t['top1'])} ({t['top_case_hit']}/{t['top_case_snapshots']})")
+    if t.get("library_case_snapshots"):
+        out.append(
+            f"Top-1 library case: {_pct(t['top1_library'])}"
+            f" ({t['library_case_hit']}/{t['library_case_snapshots']})"
+        )
     if t["lines"]:
         out.append(f"Lines read: {_pct(t['read_share'])} ({t['lines_read']}/{t['lines']})")
         out.append(f"  of which output recognised but not used: {t.get('lines_unused', 0)}")

@@ -9,7 +9,7 @@ from django.db import connection
 
 from kb.models import Case, CaseMeasure, CaseReuse, Metric, Posting, Tag
 from kb.search.indexing import WHERE_BIT
-from kb.search.queries import Query
+from kb.search.queries import Query, synonym_phrase
 from kb.search.ranking import _group_matches, _in
 from kb.search.resultset import Why, _filter_sql
 from kb.search.tokenizer import _phrases, _word_units, simplified
@@ -237,6 +237,12 @@ def explain(
     rules = [rule for rule in case.signature_rules if rule == wanted_rule or (in_rules and names(rule))]
     held = set(where)
     labelled = list(zip(query.groups, query.labels, strict=True))
+    synonyms = [
+        (label, synonym_phrase(alts[0]))
+        for g, label in labelled
+        if (alts := [alt for alt in g if all(t in held for t in alt)])
+        and all(alt in query.synonyms for alt in alts)
+    ]
     solved, verified = getattr(case, "solved", None), getattr(case, "verified", None)
     if solved is None or verified is None:
         solved = case.steps.filter(status=CaseMeasure.Status.APPLIED).exists()
@@ -249,4 +255,6 @@ def explain(
         tags=list(tags),
         solved=bool(solved),
         verified=bool(verified),
+        language=case.language,
+        synonyms=synonyms,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -9,11 +10,9 @@ from kb.search.tokenizer import (
     _CJK,
     _CJK_START_RE,
     _HYPHENATED_RE,
-    _STOP,
     Unit,
     _compound_stem,
     _glossary_index,
-    _stem,
     _units,
     dictionary,
     glossary,
@@ -122,31 +121,9 @@ def _unit_alternatives(unit: Unit, fallbacks: dict | None = None) -> list[tuple[
                 alts.append((stem,))
             leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
             alts.append(leaves or unit.parts)
-    glued = _glued_pieces(unit.surface)
-    if glued and glued not in alts:
-        # A name glued to its number (kunpeng920): the name and the number.
-        alts.append(glued)
-        if fallbacks is not None:
-            fallbacks[glued] = unit.primary
     if fallbacks is not None and len(alts) > 1 and alts[-1] not in fallbacks:
         fallbacks[alts[-1]] = unit.primary
     return alts
-
-
-_GLUED_RE = re.compile(r"[a-z]{2,}|[0-9]+")
-_GLUED_WORD_RE = re.compile(r"[a-z][0-9]|[0-9][a-z]")
-
-
-def _glued_pieces(word: str) -> tuple[str, ...]:
-    """A name glued to a number (``kunpeng920``, ``mariadb10.4``, ``432gb``)
-    as its words and numbers (``kunpeng 920``), each word stemmed: how the
-    cases write them. Only a query's fallback (:func:`_drop_fallbacks`): a
-    word the index knows whole (``cpu0``, ``l3``) means itself. Empty for a
-    word without one; single letters are left out (``l3`` is no ``l`` and ``3``)."""
-    if not _GLUED_WORD_RE.search(word):
-        return ()
-    pieces = tuple(_stem(p) for p in _GLUED_RE.findall(word) if p not in _STOP)
-    return pieces if len(pieces) > 1 else ()
 
 
 def _rewords(alt: tuple[str, ...], typed: list[tuple[str, ...]]) -> bool:
@@ -168,6 +145,29 @@ def _concept_alternatives(number: int, fallbacks: dict) -> list[tuple[str, ...]]
         elif phrase_units:
             group.extend(_phrase_alternatives(tuple(u.primary for u in phrase_units), fallbacks))
     return group
+
+
+@functools.cache
+def _synonym_phrases() -> dict[tuple[str, ...], str]:
+    """Each alternative a glossary phrase gives a query -> the phrase as the
+    glossary writes it (the first phrase giving it): how a match through a
+    synonym is named to the reader (``("hugepag",)`` -> ``hugepages``)."""
+    phrases: dict[tuple[str, ...], str] = {}
+    for concept in glossary()[1]:
+        for phrase in concept:
+            phrase_units = _units(phrase)
+            if len(phrase_units) == 1:
+                alts = _unit_alternatives(phrase_units[0])
+            else:
+                alts = _phrase_alternatives(tuple(u.primary for u in phrase_units), {})
+            for alt in alts:
+                phrases.setdefault(alt, phrase)
+    return phrases
+
+
+def synonym_phrase(alt: tuple[str, ...]) -> str:
+    """The glossary phrase a synonym alternative of a query stands for."""
+    return _synonym_phrases().get(alt, " ".join(alt))
 
 
 def _phrase_alternatives(words: tuple[str, ...], fallbacks: dict) -> list[tuple[str, ...]]:
@@ -212,7 +212,41 @@ def parse_query(text: str) -> Query:
                 i += size
                 break
         else:
-            query.groups.append(_unit_alternatives(units[i], query.fallbacks))
-            query.labels.append(units[i].surface)
+            _add_word(query, units[i], index, concept_group)
             i += 1
     return query
+
+
+def _add_word(query: Query, unit: Unit, index: dict, concept_group: dict[int, int]) -> None:
+    """A word that starts no glossary phrase: its own group, or, for an
+    identifier naming a glossary concept (:func:`_named_concept`), that
+    concept's group (joined when the concept was named before)."""
+    number, words = _named_concept(unit, index)
+    if number is None:
+        query.groups.append(_unit_alternatives(unit, query.fallbacks))
+        query.labels.append(unit.surface)
+        return
+    own = [*_unit_alternatives(unit, query.fallbacks), (phrase_token(words),)]
+    if number in concept_group:  # the identifier joins the group of the concept named before
+        named = concept_group[number]
+        query.groups[named] = list(dict.fromkeys(query.groups[named] + own))
+        query.synonyms.difference_update(own)
+        query.labels[named] += f" / {unit.surface}"
+        return
+    concept = _concept_alternatives(number, query.fallbacks)
+    query.synonyms.update(alt for alt in concept if not _rewords(alt, own))
+    concept_group[number] = len(query.groups)
+    query.groups.append(list(dict.fromkeys(own + concept)))
+    query.labels.append(unit.surface)
+
+
+def _named_concept(unit: Unit, index: dict[tuple[str, ...], int]) -> tuple[int | None, tuple[str, ...]]:
+    """The glossary concept an identifier names by its words, and those words:
+    the parts of ``transparent_hugepage`` or ``huge_pages`` are the glossary
+    phrase ``transparent hugepages`` or ``huge pages`` (indexed as one token
+    wherever the identifier is, :func:`~kb.search.tokenizer._phrases`). None
+    for any other word."""
+    if len(unit.parts) < 2 or re.match(rf"[{_CJK}]", unit.primary):
+        return None, ()
+    leaves = tuple(p for p in unit.parts if not any(p != q and q in p for q in unit.parts))
+    return index.get(leaves), leaves

@@ -33,6 +33,12 @@ class Why:
     tags: list[str]  # tags the query names
     solved: bool  # a measure was applied
     verified: bool  # a metric was measured before and after
+    # The language version whose words these are: the one shown (the
+    # reader's) when it holds the query words, else the version that matched.
+    language: str = ""
+    # (query word as written, glossary synonym) for each word the version
+    # holds only through a synonym of the glossary (guest -> virtual machine).
+    synonyms: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -63,12 +63,10 @@ def search(
     versions = _versions(filters, [r[1] for r in rows], matched_ids, language, query.terms, shown)
     hits = []
     for case, other in versions:
-        if case.pk in shown:
-            where, tag_names = shown[case.pk]
-            why = explain(case, query, filters, where=where, tags=_tags_held(query, tag_names, where))
-        else:  # not foreseen as shown by _versions: looked up
-            why = explain(case, query, filters)
-        snippet = highlight(case, query, fields=why.fields)
+        why, source = _explained(case, other, query, filters, shown)
+        if not why.matched:  # never listed: a case holding none of the query words
+            continue
+        snippet = highlight(source, query, fields=why.fields, title=source is not case)
         hits.append(Hit(case, matched[case.slug][3], snippet, why, other, _reuse_count(case)))
     capped = total > COUNT_CAP or not exact_count
     total = min(total, COUNT_CAP)
@@ -86,5 +84,46 @@ def search(
     )
 
 
-# The columns a hit reads (the API, the results page, explain and the
-# snippet); the others are deferred (loaded on first use).
+def best_cases(text: str, *, filters: dict, limit: int, language: str = "en") -> list[Case]:
+    """The ``limit`` best cases for ``text``, as :func:`search` ranks them (one
+    version per case, the reader's language first), without what a results
+    page adds: no counts, no why, no snippets, no other version. For a box
+    that lists titles (the desk's global search)."""
+    query = parse_query(text)
+    if not query:
+        return []
+    df, versions, heads = _vocabulary(query.terms, _states(filters), _first_depth(limit))
+    _correct(query, df, filters)
+    _drop_fallbacks(query, df)
+    rows = _rank(query, filters, limit, df, versions, heads).rows[:limit]
+    slugs = [r[1] for r in rows]
+    by_slug: dict[str, dict[str, Case]] = {}
+    shown = _filtered(Case.objects.filter(slug__in=slugs), filters).only("id", "slug", "language", "title")
+    for case in shown:
+        by_slug.setdefault(case.slug, {})[case.language] = case
+    matched = {r[1]: r[0] for r in rows}
+    out = []
+    for slug in slugs:
+        found = by_slug.get(slug, {})
+        case = found.get(language) or next((c for c in found.values() if c.pk == matched[slug]), None)
+        if case is not None:
+            out.append(case)
+    return out
+
+
+def _explained(case, other, query, filters: dict, shown: dict) -> tuple:
+    """(why, version explained) of a hit shown as ``case``: the version shown
+    when it holds the most query words (the reader's language first), else its
+    ``other`` version when that is the one that matched (a Chinese query in the
+    English UI: the Chinese version holds its words). ``Why.language`` names it."""
+    best = None
+    for version in (case, other):
+        if version is None or version.pk not in shown:
+            continue
+        where, tag_names = shown[version.pk]
+        why = explain(version, query, filters, where=where, tags=_tags_held(query, tag_names, where))
+        if best is None or len(why.matched) > len(best[0].matched):
+            best = (why, version)
+    if best is None:  # not foreseen as shown by _versions: looked up
+        best = (explain(case, query, filters), case)
+    return best

@@ -83,15 +83,18 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
 _SNIPPET_FIELDS = ("symptom", "cause", "resolution", "environment")
 
 
-def highlight(case, query: Query, *, size: int = 240, fields: list[str] | None = None) -> SafeString:
+def highlight(
+    case, query: Query, *, size: int = 240, fields: list[str] | None = None, title: bool = False
+) -> SafeString:
     """An HTML snippet of the case around the first match, matches in <mark>.
     ``fields``: the fields known to hold query words (``Why.fields``), so the
-    others are not read.
+    others are not read. ``title``: the title is a field of the snippet too
+    (the version the snippet is read from is not the one whose title is shown).
 
     Text is escaped piece by piece and only our own <mark> tags are added, so
     case text can never inject markup."""
     attrs = dict(_FIELDS)
-    names = [f for f in _SNIPPET_FIELDS if fields is None or f in fields]
+    names = [f for f in (("title",) if title else ()) + _SNIPPET_FIELDS if fields is None or f in fields]
     for candidate in (getattr(case, attrs[name]) for name in names):
         text = " ".join((candidate or "").split())
         spans = _marks(text, query, within=size)

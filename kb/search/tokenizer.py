@@ -126,7 +126,7 @@ def storage_form(token: str) -> str:
 # Bump when the tokenizer itself changes (stemming, stop words, segmentation
 # rules, the traditional character table): loadcases re-indexes cases tokenized
 # by another version.
-TOKENIZER_VERSION = "6"
+TOKENIZER_VERSION = "7"
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -257,7 +257,33 @@ def tokenize(text: str) -> list[str]:
         if len(unit.parts) > 1:
             tokens.extend(_phrases(unit.parts))  # innodb_buffer_pool_size: buffer pool
     tokens.extend(_phrases([u.primary for u in units]))
+    tokens.extend(glued_tokens(text))
     return tokens
+
+
+# A name and its number (CentOS 6, Kunpeng 920, MariaDB 10.4) or a number and
+# its unit (7 GB, 100 ms) written apart: also indexed as the one word a reader
+# types for them (centos6, kunpeng920, mariadb104, 7gb, 100ms). Only two words
+# standing next to each other: "7 racks ... GB" holds no 7gb.
+_NAME_NUMBER_RE = re.compile(
+    r"(?<![a-z0-9_.:/$-])([a-z]{2,})[ \t]+([0-9]+(?:\.[0-9]+)*)(?![a-z0-9_]|\.[0-9])"
+)
+_NUMBER_UNIT_RE = re.compile(
+    r"(?<![a-z0-9_.:/$-])([0-9]+(?:\.[0-9]+)?)[ \t]+([a-z]{1,3})(?![a-z0-9_]|[.:/$-][a-z0-9])"
+)
+
+
+def glued_tokens(text: str) -> list[str]:
+    """The glued forms of the names and numbers, numbers and units written
+    apart in ``text`` (storage forms).
+
+    >>> glued_tokens("Kunpeng 920 hosts, 7 GB of page tables on CentOS 6.5, 2 of 8")
+    ['kunpeng920', 'centos65', '7gb']
+    """
+    text = simplified(unicodedata.normalize("NFKC", text or "")).lower()
+    found = [storage_form(a + b) for a, b in _NAME_NUMBER_RE.findall(text) if a not in _STOP]
+    found += [storage_form(a + b) for a, b in _NUMBER_UNIT_RE.findall(text) if b not in _STOP]
+    return found
 
 
 @functools.cache

@@ -53,3 +53,28 @@ def test_founding_cases_rank_first():
     assert result["mrr"] >= 0.95
     for kind, summary in result["kinds"].items():
         assert summary["top1"] >= 0.8, (kind, relevance.report(result, "founding cases"))
+
+
+LIBRARY_SETS = ("relevance_library.yaml", "relevance_library_heldout.yaml")
+
+
+def test_library_queries_cover_the_library():
+    """Issue 27: at least 120 queries over the published library and the
+    founding cases, a tuning part and a held-out part written together."""
+    relevance = _relevance()
+    queries = [q for name in LIBRARY_SETS for q in relevance.load_queries(ROOT / "bench" / name)]
+    assert len(queries) >= 120
+    assert len({q["q"].lower() for q in queries}) == len(queries)
+    slugs = {path.stem for path in services.case_files(library=True)}
+    assert {q["expect"] for q in queries} == slugs  # every case of the library and every founding case
+    assert {slug for q in queries for slug in q.get("also", [])} <= slugs
+    assert {"ticket", "log", "param", "zh", "mixed", "typo"} <= {q["kind"] for q in queries}
+
+
+def test_library_queries_rank_their_case_first():
+    """Top-1 >= 90 % and MRR >= 0.93 on each part (issue 27)."""
+    services.load_all(library=True)
+    relevance = _relevance()
+    for name in LIBRARY_SETS:
+        result = relevance.evaluate(relevance.load_queries(ROOT / "bench" / name))
+        assert result["top1"] >= 0.90 and result["mrr"] >= 0.93, relevance.report(result, name)

@@ -42,6 +42,9 @@ def test_search(api):
     assert "<mark>" in top["snippet"]
     assert "softirq" in data["terms"]
     assert "tags" in top["why"]["in_fields"] and top["why"]["solved"] and top["why"]["verified"]
+    # the why names the version it read (issue 28) and the glossary synonyms it matched through
+    assert top["why"]["language"] == "en" and top["why"]["matched"] == ["软中断"]
+    assert top["why"]["synonyms"] == [{"word": "软中断", "synonym": "softirq"}]
     zh = api.get("/api/v1/cases/", {"q": "软中断"}, HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     assert [r["language"] for r in zh["results"]] == ["zh"] and zh["results"][0]["other"]["language"] == "en"
     # a typo answers the case and says what was meant

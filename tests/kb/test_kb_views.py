@@ -61,6 +61,23 @@ def test_search_page_one_hit_per_case_with_why_and_suggestion(user_client):
     assert "<mark>on</mark>" not in english and "<mark>to</mark>" not in english
 
 
+def test_search_page_why_names_the_version_that_matched(user_client):
+    """Issue 28: a Chinese query in the English UI no longer says "Without:
+    性能, 下降" of a case whose Chinese version holds both: it says the words
+    matched in the Chinese version, and a glossary synonym says so."""
+    with translation.override("en"):
+        english = user_client.get("/cases/", {"q": "性能 下降"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        zstack = english.split('data-slug="zstack-mariadb-v2v"')[1].split("</li>")[0]
+        assert 'data-language="en"' in zstack and "Matched in the Chinese version" in zstack
+        assert "Without" not in zstack and "<mark>性能</mark>" in zstack
+        # the English version holds the glossary's words for 绑核, and says so
+        pinning = user_client.get("/cases/", {"q": "绑核"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        zstack = pinning.split('data-slug="zstack-mariadb-v2v"')[1].split("</li>")[0]
+        assert "Matched in the English version" in zstack and "Through a synonym: 绑核 →" in zstack
+    chinese = user_client.get("/cases/", {"q": "huge pages"}, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "在中文版中匹配" in chinese
+
+
 def test_search_page_escapes_the_query(user_client):
     body = user_client.get("/cases/", {"q": "<script>alert(1)</script>"}).content.decode()
     assert "<script>alert(1)</script>" not in body

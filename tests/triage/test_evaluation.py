@@ -112,6 +112,40 @@ def test_any_serious_rule_on_a_healthy_snapshot_is_a_false_alarm(tmp_path):
     assert [a.split(" ")[0] for a in outcome.false_alarms] == serious
 
 
+def test_library_case_expectations(tmp_path):
+    """Issue 27: a snapshot names the library case of its problem with why;
+    it is scored apart from the founding cases' top-1."""
+    path = tmp_path / "expected.json"
+    for bad in (
+        {"library_case": "redis-fork-latency-xen"},  # no why
+        {"library_case": "redis-fork-latency-xen", "library_case_why": "x", "healthy": True},
+        {"library_case": "redis-fork-latency-xen", "library_case_why": "x", "top_case": "zstack-mariadb-v2v"},
+    ):
+        path.write_text(json.dumps(bad))
+        with pytest.raises(evaluation.EvaluationError):
+            evaluation.load_expectation(path)
+    snap = tmp_path / "xen"
+    snap.mkdir()
+    for name in ("issue.txt", "SOURCE.md", "expected.json"):
+        (snap / name).write_bytes((SET / "524-redis-ec2-xen-fork-981ms" / name).read_bytes())
+    expected = evaluation.load_expectation(snap / "expected.json")
+    assert expected.library_case == "redis-fork-latency-xen" and "issue 1154" in expected.library_case_why
+    library_slugs = {p.stem for p in services.case_files(library=True)}
+    for d in evaluation.snapshot_dirs(SET):  # every library case named is a case of the library
+        named = evaluation.load_expectation(d / "expected.json").library_case
+        assert named is None or named in library_slugs, (d.name, named)
+
+    def similar(findings, snapshot, *, symptom=""):
+        return [{"slug": "redis-fork-latency-xen"}, {"slug": "zstack-mariadb-v2v"}]
+
+    report = evaluation.evaluate_set(snap, similar)
+    assert report["snapshots"][0]["library_case_ok"] is True and report["snapshots"][0]["top_case_ok"] is None
+    totals = report["totals"]
+    assert (totals["library_case_hit"], totals["library_case_snapshots"]) == (1, 1)
+    assert totals["top1_library"] == 1.0
+    assert totals["top1"] is None and "Top-1 library case: 100.0% (1/1)" in evaluation.render_text(report)
+
+
 def test_thresholds_failed_names_each_threshold():
     totals = {"recall": 0.8, "false_alarms": 2, "top1": None}
     assert evaluation.thresholds_failed(totals, min_recall=0.95, max_false_alarms=0, min_top1=0.95) == [

@@ -1,21 +1,33 @@
 """``manage.py evaluate DIR [--json] [--min-recall R] [--max-false-alarms N] [--min-top1 R]``.
 
 Analyses every snapshot directory of an evaluation set like ``manage.py
-analyze`` (similar cases from the configured database, prepared the same way)
-and scores it against its ``expected.json`` (see :mod:`triage.evaluation`).
+analyze`` (similar cases from the configured database, prepared the same way;
+the published library too when an expectation names a ``library_case`` that is
+not loaded) and scores it against its ``expected.json`` (see :mod:`triage.evaluation`).
 Exits non-zero when a requested threshold is not met.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from kb.models import Case
 from kb.similarity import similar_cases_for
-from triage.evaluation import EvaluationError, evaluate_set, render_text, thresholds_failed
+from triage.evaluation import (
+    EXPECTED,
+    EvaluationError,
+    evaluate_set,
+    load_expectation,
+    render_text,
+    snapshot_dirs,
+    thresholds_failed,
+)
 from triage.management.commands.analyze import ensure_database
 
 
@@ -45,6 +57,7 @@ class Command(BaseCommand):
             if warning:
                 sys.stderr.write(warning + "\n")
             else:
+                _load_library_cases(Path(directory))
                 similar = similar_cases_for
         try:
             report = evaluate_set(Path(directory), similar)
@@ -63,3 +76,20 @@ class Command(BaseCommand):
 
 def _dumps(payload) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+
+
+def _load_library_cases(directory: Path) -> None:
+    """``loadcases --library`` when an expectation names a library case the
+    database does not hold published (the founding cases alone are loaded by
+    ``ensure_database``)."""
+    try:
+        wanted = {
+            slug for d in snapshot_dirs(directory) if (slug := load_expectation(d / EXPECTED).library_case)
+        }
+    except EvaluationError:
+        return  # reported by the evaluation itself
+    held = set(
+        Case.objects.filter(slug__in=wanted, state=Case.State.PUBLISHED).values_list("slug", flat=True)
+    )
+    if wanted - held:
+        call_command("loadcases", library=True, verbosity=0, stdout=io.StringIO())
