@@ -81,7 +81,10 @@ class UploadThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         if request.method != "POST":
             return True
-        self.decision = ratelimit.hit_uploads(request.user, self.get_ident(request))
+        size = request.META.get("CONTENT_LENGTH") or ""
+        self.decision = ratelimit.hit_uploads(
+            request.user, self.get_ident(request), size=int(size) if size.isdigit() else 0
+        )
         return self.decision.allowed
 
     def wait(self) -> int | None:
