@@ -316,8 +316,10 @@ def analyze_snapshot_now(
 
 
 class NothingRead(Exception):
-    """Not one line of the upload could be read (DESIGN.md: such an upload
-    fails with its reason, never "done")."""
+    """Nothing of the upload can be analysed: not one line could be read
+    (DESIGN.md: such an upload fails with its reason, never "done"), or it
+    asks for more work than its budget (``collectors.limits.Limits``:
+    ``parsed_artifacts``, ``domains``) and reading stopped."""
 
 
 def nothing_read(hosts: list) -> str:
@@ -742,6 +744,8 @@ def _read_and_run_rules(snapshot: Snapshot) -> _Outcome:
     t0 = time.monotonic()
     artifact_ids = _added_ids(snapshot)
     reading = _read_upload(snapshot, snapshot.host_label)
+    if reading.over_budget:
+        raise NothingRead(reading.over_budget)
     host, *extra_hosts = reading.hosts
     unread = nothing_read([host, *extra_hosts])
     if unread:
