@@ -41,6 +41,7 @@ from collectors.archive import LoadedUpload
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
+from config import bulk
 from config import celery as broker
 from engine import run as engine_run
 from engine.rules import Evidence, host_domains, running_domain_names
@@ -879,10 +880,11 @@ def _store_outcome(
             return _CLUSTER_CHANGED
         previous = _fleet_rules_of_cluster(snapshot, outcome.version) if outcome.fleet_siblings else Counter()
         snapshot.findings.filter(engine_version=outcome.version).delete()
-        Finding.objects.bulk_create(
+        bulk.insert_rows(
+            Finding,
             _finding_rows(
                 outcome.own, snapshot=snapshot, engine_version=outcome.version, excerpts=outcome.excerpts
-            )
+            ),
         )
         snapshot.kind = outcome.kind or snapshot.kind
         snapshot.facts = outcome.facts
@@ -909,10 +911,11 @@ def _store_outcome(
             if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != outcome.version:
                 continue
             sib.findings.filter(engine_version=outcome.version).delete()
-            Finding.objects.bulk_create(
+            bulk.insert_rows(
+                Finding,
                 _finding_rows(
                     findings, snapshot=sib, engine_version=outcome.version, excerpts=outcome.excerpts
-                )
+                ),
             )
             if sib_id in outcome.sibling_not_checked:
                 # what the host misses, as seen with the whole cluster
@@ -1004,7 +1007,7 @@ def _store_fleet_findings(outcome: _Outcome, members: QuerySet[Snapshot], *, pre
         copies.extend(
             _finding_rows(mine, snapshot=member, engine_version=outcome.version, excerpts=outcome.excerpts)
         )
-    Finding.objects.bulk_create(copies, batch_size=1000)
+    bulk.insert_rows(Finding, copies)
 
 
 def _unique_errors(errors: Iterable[dict]) -> list[dict]:
