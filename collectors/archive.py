@@ -70,7 +70,7 @@ from collectors.transcript import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Limits", "LoadedUpload", "load", "load_snapshot"]
+__all__ = ["Limits", "LoadedUpload", "WorkBudgetExceeded", "load", "load_snapshot"]
 
 MAX_ERRORS = 200  # per host; a hostile archive could otherwise produce 20,000
 MAX_BLOCKS = 5_000  # outputs parsed per transcript (a real session has tens)
@@ -227,6 +227,20 @@ def _one_artifact(split: Split, kind: str, text: str) -> bool:
     return not (kinds - {kind}) and not cleaned and not repeats_output(kind, text)
 
 
+class WorkBudgetExceeded(Exception):
+    """The upload asks for more work than :class:`Limits` allows (outputs
+    parsed, domain XMLs). Raised while reading and caught by :func:`load`,
+    which stops reading and says so in :attr:`LoadedUpload.over_budget`."""
+
+
+# The work each budget counts: (Limits field, the parser kind it counts, or
+# None for every parse; what it counts, for the reason; its setting).
+_BUDGETS = (
+    ("domains", "libvirt_domain", "libvirt domain XMLs", "CASEBOOK_MAX_DOMAINS"),
+    ("parsed_artifacts", None, "command outputs and files to parse", "CASEBOOK_MAX_PARSED_ARTIFACTS"),
+)
+
+
 class _Loader:
     def __init__(self, *, label: str, limits: Limits | None, split_hosts: bool = False):
         ensure_parsers()
@@ -245,6 +259,9 @@ class _Loader:
         self._file: UploadFile | None = None
         self._machines = 1  # machines counted so far, for the labels of split-off ones
         self._boundaries: dict[int, Boundary] = {}  # first line (0-based) -> why a machine starts there
+        # parses charged to each budget of _BUDGETS, over every file of the upload
+        self._spent: dict[str, int] = dict.fromkeys((name for name, *_ in _BUDGETS), 0)
+        self.over_budget = ""
 
     # ------------------------------------------------------------------ bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -265,6 +282,26 @@ class _Loader:
         hosts = [self.main.finish(hostname=self._hostname)]
         hosts.extend(asm.finish(hostname=name or None) for name, asm in self.extra)
         return hosts
+
+    def charge(self, kind: str | None) -> None:
+        """Count one parse of ``kind`` against the upload's work budgets;
+        :class:`WorkBudgetExceeded` when it is one more than a budget allows."""
+        for name, counted, what, setting in _BUDGETS:
+            if counted is not None and counted != kind:
+                continue
+            self._spent[name] += 1
+            limit = getattr(self.limits, name)
+            if self._spent[name] > limit:
+                raise WorkBudgetExceeded(
+                    f"over the work budget: more than {limit:,} {what} in one upload "
+                    f"({setting}); reading stopped there and nothing was analysed"
+                )
+
+    def stop_over_budget(self, name: str, exc: WorkBudgetExceeded) -> None:
+        """Record why reading stopped (once, whichever file it stopped in)."""
+        if not self.over_budget:
+            self.over_budget = str(exc)
+            self.main.error(_safe_label(name), str(exc))
 
     # ------------------------------------------------------------------ reading record
     def read_whole(
@@ -623,6 +660,7 @@ class _Loader:
             m = _NODE_IN_PATH.search(name)
             if m:
                 kwargs["node"] = int(m.group(1))
+        self.charge(kind)
         results, err = run_parser(kind, text, artifact=name, **kwargs)
         if err:
             self.error(err.artifact, err.message, err.line)
@@ -662,6 +700,7 @@ class _Loader:
         self, name: str, kind: str, text: str, split: Split, *, lines: int, encoding: str, member: bool
     ) -> f.ArtifactError | None:
         """Parse ``text`` whole as ``kind``; the parser's error, or None when it read it."""
+        self.charge(kind)
         results, err = run_parser(kind, text, artifact=name)
         if err is not None:
             return err
@@ -794,6 +833,7 @@ class _Loader:
                 entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
             )
             return 0
+        self.charge(block.kind)
         results, err = run_parser(
             block.kind,
             block.text,
@@ -1237,6 +1277,9 @@ class LoadedUpload:
 
     hosts: list[f.HostFacts]
     files: list[UploadFile] = field(default_factory=list)
+    # why reading stopped short, when the upload asked for more work than
+    # Limits allows (WorkBudgetExceeded); "" when it was read within them
+    over_budget: str = ""
 
     @property
     def host(self) -> f.HostFacts:
@@ -1298,15 +1341,21 @@ def load(
     else:
         paths = [source] if isinstance(source, (str, os.PathLike)) else list(source)
         for path in paths:
+            if loader.over_budget:
+                break
             _read_path(loader, Path(path))
     hosts = loader.finish_all()
-    return LoadedUpload(hosts=hosts if split else hosts[:1], files=loader.files)
+    return LoadedUpload(
+        hosts=hosts if split else hosts[:1], files=loader.files, over_budget=loader.over_budget
+    )
 
 
 def _read_path(loader: _Loader, path: Path) -> None:
     loader.begin_file(path.name)
     try:
         loader.load_path(path)
+    except WorkBudgetExceeded as exc:
+        loader.stop_over_budget(path.name or str(path), exc)
     except Exception as exc:  # last line of defence: an upload never raises
         log.exception("loading %s failed", path)
         loader.error(path.name or str(path), f"internal error: {type(exc).__name__}")
@@ -1322,6 +1371,8 @@ def _read_bytes(loader: _Loader, data: bytes, name: str) -> None:
             )
         else:
             loader.load_stream(io.BytesIO(data), name, len(data))
+    except WorkBudgetExceeded as exc:
+        loader.stop_over_budget(name, exc)
     except Exception as exc:
         log.exception("loading %s failed", name)
         loader.error(name, f"internal error: {type(exc).__name__}")

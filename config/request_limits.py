@@ -162,7 +162,9 @@ class UploadGuardMiddleware:
             return too_large(request)
         if _cross_origin(request):
             return None  # the CSRF check refuses it; another site must not use up the user's uploads
-        decision = ratelimit.hit_uploads(request.user, request.META.get("REMOTE_ADDR"))
+        decision = ratelimit.hit_uploads(
+            request.user, request.META.get("REMOTE_ADDR"), size=_declared_length(request)
+        )
         if not decision.allowed:
             return throttled(request, decision)
         return None

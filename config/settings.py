@@ -190,6 +190,9 @@ _LIMIT_VARIABLES = {
     "artifact_bytes": "CASEBOOK_MAX_ARTIFACT_BYTES",
     # transcripts and text of unknown kind: only their first bytes are read
     "text_bytes": "CASEBOOK_MAX_TEXT_BYTES",
+    # the work budget of one upload: outputs parsed, and libvirt domain XMLs among them
+    "parsed_artifacts": "CASEBOOK_MAX_PARSED_ARTIFACTS",
+    "domains": "CASEBOOK_MAX_DOMAINS",
 }
 CASEBOOK_LIMITS = {
     name: env.int(variable, default=getattr(Limits, name)) for name, variable in _LIMIT_VARIABLES.items()
@@ -313,6 +316,10 @@ REST_FRAMEWORK = {
     # api: uploads are throttled per user (triage.api.UploadThrottle).
     "DEFAULT_THROTTLE_RATES": {"uploads": env("CASEBOOK_UPLOAD_RATE", default="120/min")},
 }
+# Byte-weighted upload rate (config.ratelimit.upload_weight): an upload counts once per
+# started N bytes of its declared length against CASEBOOK_UPLOAD_RATE; 0 (the default):
+# every upload counts once whatever its size.
+CASEBOOK_UPLOAD_WEIGHT_BYTES = env.int("CASEBOOK_UPLOAD_WEIGHT_BYTES", default=0)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Casebook API",
     "DESCRIPTION": "Host snapshots, findings, cases and troubleshooting sessions.",

@@ -15,7 +15,7 @@ from desk.charts import findings_over_time
 from desk.models import InboxItem
 from desk.search import global_search
 from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
-from engine.remedies.playbook import fleet_inventory, render_fleet_playbook
+from engine.remedies.playbook import fleet_inventory, in_playbook_language, render_fleet_playbook
 
 
 def host_detail(request: HttpRequest, team: str, host: str) -> HttpResponse:
@@ -77,6 +77,7 @@ def _download(text: str, filename: str, content_type: str) -> HttpResponse:
     return response
 
 
+@in_playbook_language
 def rule_playbook(request: HttpRequest, rule_id: str) -> HttpResponse:
     """``/rules/<id>/fleet/playbook.yml?snapshot=1&snapshot=2``: the rule's
     changes for the selected hosts, one inventory group each."""
@@ -95,6 +96,7 @@ def rule_playbook(request: HttpRequest, rule_id: str) -> HttpResponse:
     return _download(text, f"{stem}.yml", PLAYBOOK_MEDIA_TYPE)
 
 
+@in_playbook_language
 def rule_inventory(request: HttpRequest, rule_id: str) -> HttpResponse:
     """The inventory of :func:`rule_playbook` for the same selection."""
     per_host = playbooks.selected_hosts(request.user, rule_id, request.GET.getlist("snapshot"))

@@ -26,6 +26,17 @@ class WebhookForm(forms.Form):
         return url
 
 
+class PersonalWebhookForm(WebhookForm):
+    """A webhook of one's own: the events about oneself (``PersonalEvent``)."""
+
+    events = forms.MultipleChoiceField(
+        label=_("Events"),
+        choices=PersonalEvent.choices,
+        initial=PersonalEvent.values,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+
 class NotificationForm(forms.Form):
     email = forms.EmailField(label=_("E-mail address"), required=False)
     events = forms.MultipleChoiceField(

@@ -19,8 +19,9 @@ class Event(models.TextChoices):
 
 
 class PersonalEvent(models.TextChoices):
-    """Events about one person rather than a team: e-mail only (no webhook),
-    chosen on the same notification preferences. Public like ``Event``."""
+    """Events about one person rather than a team: mailed to them when they
+    opt in on their notification preferences, and posted to their personal
+    webhooks subscribed to it. Public like ``Event``."""
 
     INBOX_ITEM = "inbox.item", _("something waits for me in my inbox")
 
@@ -30,8 +31,25 @@ TEST_EVENT = "webhook.test"
 
 
 class Webhook(models.Model):
+    """A receiver of signed JSON POSTs: a team's (its ``Event`` s, managed by
+    the team's administrators) or one person's (``user``: their
+    ``PersonalEvent`` s, managed by them alone). Exactly one of the two is set."""
+
     team = models.ForeignKey(
-        "accounts.Team", on_delete=models.CASCADE, related_name="webhooks", verbose_name=_("team")
+        "accounts.Team",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="webhooks",
+        verbose_name=_("team"),
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="personal_webhooks",
+        verbose_name=_("user"),
     )
     url = models.URLField(_("URL"), max_length=500)
     # Shared with the receiver to check X-Casebook-Signature; shown to managers.
@@ -47,9 +65,16 @@ class Webhook(models.Model):
         ordering = ["team__name", "pk"]
         verbose_name = _("webhook")
         verbose_name_plural = _("webhooks")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(team__isnull=False, user__isnull=True)
+                | models.Q(team__isnull=True, user__isnull=False),
+                name="webhook_of_a_team_or_a_user",
+            )
+        ]
 
     def __str__(self) -> str:
-        return f"{self.team} -> {self.url}"
+        return f"{self.team or self.user} -> {self.url}"
 
 
 class Delivery(models.Model):

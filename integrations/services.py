@@ -200,6 +200,19 @@ def create_webhook(*, team, url: str, events: list[str], user=None, secret: str 
     )
 
 
+def create_personal_webhook(*, user, url: str, events: list[str], secret: str = "") -> Webhook:
+    """A webhook of ``user`` alone, for their personal events (``inbox.item``):
+    the same signed POSTs, retries, address checks and delivery log as a
+    team's."""
+    resolve_target(url)
+    unknown = sorted(set(events) - set(PersonalEvent.values))
+    if unknown or not events:
+        raise ValueError(f"unknown or no personal events: {unknown}")
+    return Webhook.objects.create(
+        user=user, url=url, events=sorted(set(events)), secret=secret or new_secret(), created_by=user
+    )
+
+
 def delete_webhook(*, webhook: Webhook) -> None:
     webhook.delete()
 
@@ -499,28 +512,61 @@ def _enqueue_inbox_email(payload: dict) -> None:
         log.warning("could not enqueue the inbox e-mail", exc_info=True)
 
 
-def inbox_item_created(*, item) -> None:
-    """Mail a new inbox item to its user if they opted in to ``inbox.item``,
-    once the transaction that wrote it commits. ``item`` is desk's
-    ``InboxItem`` (read by its fields: integrations knows desk only by its
-    signal). A notification never fails what it reports on: errors are logged."""
-    try:
-        if not _opted_in_address(item.user_id, PersonalEvent.INBOX_ITEM):
-            return
-        with translation.override(settings.CASEBOOK_EMAIL_LANGUAGE):
-            kind = str(item.get_kind_display())
-        payload = {
-            "user_id": item.user_id,
-            "kind": kind,
+def personal_webhooks(*, user_id: int, event: str) -> list[Webhook]:
+    """The active personal webhooks of the user subscribed to ``event``."""
+    hooks = Webhook.objects.filter(user_id=user_id, user__is_active=True, active=True)
+    return [h for h in hooks if event in (h.events or [])]
+
+
+def inbox_item_data(item) -> dict:
+    """The ``data`` of an ``inbox.item`` webhook: the item, its kind as a
+    stable code and, in ``CASEBOOK_EMAIL_LANGUAGE``, as words."""
+    with translation.override(settings.CASEBOOK_EMAIL_LANGUAGE):
+        label = str(item.get_kind_display())
+    return {
+        "user": {"username": item.user.get_username()},
+        "item": {
+            "id": item.pk,
+            "kind": item.kind,
+            "kind_label": label,
             "title": item.title,
             "detail": item.detail,
             "actor": item.actor.get_username() if item.actor_id else "",
             "url": _absolute(item.url),
+            "created_at": item.created_at.isoformat(),
+        },
+    }
+
+
+def inbox_item_created(*, item) -> None:
+    """Tell the item's user of a new inbox item through the channels they
+    opted in to: an e-mail (``inbox.item`` on their notification
+    preferences) and a POST to each of their personal webhooks subscribed to
+    ``inbox.item``, once the transaction that wrote it commits. ``item`` is
+    desk's ``InboxItem`` (read by its fields: integrations knows desk only by
+    its signal). A notification never fails what it reports on: errors are
+    logged, and the deliveries are written in a savepoint of their own."""
+    event = PersonalEvent.INBOX_ITEM
+    try:
+        mailed = bool(_opted_in_address(item.user_id, event))
+        hooks = personal_webhooks(user_id=item.user_id, event=event)
+        if not (mailed or hooks):
+            return
+        data = inbox_item_data(item)
+        fields = data["item"]
+        email = {"user_id": item.user_id, "kind": fields["kind_label"]} | {
+            k: fields[k] for k in ("title", "detail", "actor", "url")
         }
+        payload = _envelope(event=event, team=None, data=data)
+        with transaction.atomic():
+            deliveries = [Delivery.objects.create(webhook=h, event=event, payload=payload) for h in hooks]
     except Exception:
-        log.exception("could not prepare the inbox e-mail")
+        log.exception("could not prepare the inbox notifications")
         return
-    transaction.on_commit(lambda: _enqueue_inbox_email(payload))
+    if mailed:
+        transaction.on_commit(lambda: _enqueue_inbox_email(email))
+    for delivery in deliveries:
+        transaction.on_commit(functools.partial(_enqueue_delivery, delivery.pk))
 
 
 def mail_inbox_item(*, payload: dict) -> int:

@@ -52,6 +52,7 @@ STEPS = ("problem", "snapshots", "findings", "constraints", "plan", "apply", "ve
 class PageWorld(World):
     guest_snapshot: object = None
     webhook: object = None
+    personal_webhook: object = None
     draft_slug: str = ""
     review_slug: str = ""
 
@@ -124,6 +125,10 @@ def build_page_world(django_user_model) -> PageWorld:
     w.webhook = Webhook.objects.create(
         team=w.teams["team-a"], url="http://127.0.0.1:9/hook", secret="s", events=["analysis.done"]
     )
+    # ... and a personal webhook of the reader of the pages (support staff)
+    w.personal_webhook = Webhook.objects.create(
+        user=w.users["support"], url="http://127.0.0.1:9/me", secret="s", events=["inbox.item"]
+    )
     return w
 
 
@@ -150,6 +155,7 @@ PAGE_ARGS: dict[str, Callable[[PageWorld], list[dict]]] = {
     "integrations:webhook_list": lambda w: [{"team": "team-a"}],
     "desk:host_detail": lambda w: [{"team": "team-a", "host": w.guest_snapshot.host_key}],
     "integrations:webhook_detail": lambda w: [{"team": "team-a", "webhook": w.webhook.pk}],
+    "integrations:personal_webhook_detail": lambda w: [{"webhook": w.personal_webhook.pk}],
 }
 
 

@@ -139,6 +139,12 @@ EXPECTED: dict[str, tuple[str, tuple[int, ...]]] = {
     "integrations:webhook_detail": ("GET", (W, 403, 404, 403, 200)),
     "integrations:webhook_test": ("POST", (W, 403, 404, 403, 302)),
     "integrations:webhook_delete": ("POST", (W, 403, 404, 403, 302)),
+    # personal webhooks (engineer A's): only their owner sees or changes one, site
+    # administrators included; adding one with an empty form shows the form's errors
+    "integrations:personal_webhook_add": ("POST", (W, 200, 200, 200, 200)),
+    "integrations:personal_webhook_detail": ("GET", (W, 200, 404, 404, 404)),
+    "integrations:personal_webhook_test": ("POST", (W, 302, 404, 404, 404)),
+    "integrations:personal_webhook_delete": ("POST", (W, 302, 404, 404, 404)),
     # Prometheus: a token or an allowed address, never a session (none configured here)
     "metrics": ("GET", (403, 403, 403, 403, 403)),
     # the support desk: search and the inbox for everyone (each sees only their own items and
@@ -232,7 +238,9 @@ def fill(route: str, name: str, world: World) -> str:
         "name": quote(CLUSTER),
         "team": "team-a",
         "host": HOST,
-        "webhook": str(world.webhook.pk),
+        "webhook": str(
+            world.personal_webhook.pk if route.startswith("integrations/me/") else world.webhook.pk
+        ),
     }
 
     def sub(m: re.Match) -> str:
@@ -286,6 +294,10 @@ def world(db, django_user_model, settings, tmp_path, monkeypatch):
     world.webhook = Webhook.objects.create(
         team=world.teams["team-a"], url="http://127.0.0.1:9/hook", secret="s", events=["analysis.done"]
     )
+    # ... and a personal webhook of engineer A (for their inbox items)
+    world.personal_webhook = Webhook.objects.create(
+        user=world.users["engineer_a"], url="http://127.0.0.1:9/me", secret="s", events=["inbox.item"]
+    )
     return world
 
 
@@ -310,7 +322,13 @@ def _is_api(route: str) -> bool:
 
 # Signing out and rotating a token change the session or the credentials the
 # other requests use: these go last.
-LAST = ("logout", "accounts:token_create", "accounts:token_revoke", "integrations:webhook_delete")
+LAST = (
+    "logout",
+    "accounts:token_create",
+    "accounts:token_revoke",
+    "integrations:webhook_delete",
+    "integrations:personal_webhook_delete",
+)
 
 
 def test_access_matrix(world):

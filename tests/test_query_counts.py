@@ -38,6 +38,7 @@ BASELINES: dict[str, int] = {
     "desk:host_detail": 10,
     "desk:inbox": 7,
     "desk:search": 3,
+    "integrations:personal_webhook_detail": 7,
     "integrations:webhook_detail": 7,
     "integrations:webhook_list": 7,
     "kb:case_detail": 18,

@@ -41,6 +41,7 @@ from collectors.archive import LoadedUpload
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
 from collectors.facts import SnapshotFacts, to_dict
+from config import bulk
 from config import celery as broker
 from engine import run as engine_run
 from engine.rules import Evidence, host_domains, running_domain_names
@@ -316,8 +317,10 @@ def analyze_snapshot_now(
 
 
 class NothingRead(Exception):
-    """Not one line of the upload could be read (DESIGN.md: such an upload
-    fails with its reason, never "done")."""
+    """Nothing of the upload can be analysed: not one line could be read
+    (DESIGN.md: such an upload fails with its reason, never "done"), or it
+    asks for more work than its budget (``collectors.limits.Limits``:
+    ``parsed_artifacts``, ``domains``) and reading stopped."""
 
 
 def nothing_read(hosts: list) -> str:
@@ -745,6 +748,8 @@ def _read_and_run_rules(snapshot: Snapshot) -> _Outcome:
     t0 = time.monotonic()
     artifact_ids = _added_ids(snapshot)
     reading = _read_upload(snapshot, snapshot.host_label)
+    if reading.over_budget:
+        raise NothingRead(reading.over_budget)
     host, *extra_hosts = reading.hosts
     unread = nothing_read([host, *extra_hosts])
     if unread:
@@ -881,10 +886,11 @@ def _store_outcome(
             return _CLUSTER_CHANGED
         previous = _fleet_rules_of_cluster(snapshot, outcome.version) if outcome.fleet_siblings else Counter()
         snapshot.findings.filter(engine_version=outcome.version).delete()
-        Finding.objects.bulk_create(
+        bulk.insert_rows(
+            Finding,
             _finding_rows(
                 outcome.own, snapshot=snapshot, engine_version=outcome.version, excerpts=outcome.excerpts
-            )
+            ),
         )
         snapshot.kind = outcome.kind or snapshot.kind
         snapshot.facts = outcome.facts
@@ -911,10 +917,11 @@ def _store_outcome(
             if sib is None or sib.status != Snapshot.Status.DONE or sib.engine_version != outcome.version:
                 continue
             sib.findings.filter(engine_version=outcome.version).delete()
-            Finding.objects.bulk_create(
+            bulk.insert_rows(
+                Finding,
                 _finding_rows(
                     findings, snapshot=sib, engine_version=outcome.version, excerpts=outcome.excerpts
-                )
+                ),
             )
             if sib_id in outcome.sibling_not_checked:
                 # what the host misses, as seen with the whole cluster
@@ -1008,7 +1015,7 @@ def _store_fleet_findings(outcome: _Outcome, members: QuerySet[Snapshot], *, pre
         copies.extend(
             _finding_rows(mine, snapshot=member, engine_version=outcome.version, excerpts=outcome.excerpts)
         )
-    Finding.objects.bulk_create(copies, batch_size=1000)
+    bulk.insert_rows(Finding, copies)
 
 
 def _unique_errors(errors: Iterable[dict]) -> list[dict]:

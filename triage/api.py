@@ -31,6 +31,7 @@ from config import ratelimit
 from config.api_errors import ErrorSerializer, FirstRendererNegotiation, PayloadTooLarge
 from config.request_limits import MULTIPART_SLACK, upload_limit
 from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
+from engine.remedies.playbook import in_playbook_language
 from engine.rules import load_all as load_rules
 from kb import api as kb_api
 from kb import authoring
@@ -80,7 +81,10 @@ class UploadThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         if request.method != "POST":
             return True
-        self.decision = ratelimit.hit_uploads(request.user, self.get_ident(request))
+        size = request.META.get("CONTENT_LENGTH") or ""
+        self.decision = ratelimit.hit_uploads(
+            request.user, self.get_ident(request), size=int(size) if size.isdigit() else 0
+        )
         return self.decision.allowed
 
     def wait(self) -> int | None:
@@ -458,6 +462,7 @@ class SnapshotPlaybookView(APIView):
         summary="Host-level remedies as an Ansible playbook",
         responses={(200, PLAYBOOK_MEDIA_TYPE): OpenApiTypes.STR},
     )
+    @in_playbook_language
     def get(self, request: Request, pk: int) -> HttpResponse:
         snapshot = get_visible_snapshot(request, pk)
         if snapshot.status != Snapshot.Status.DONE:
@@ -475,6 +480,7 @@ class SnapshotGuestPlaybookView(APIView):
         summary="A guest's domain patch as an Ansible playbook",
         responses={(200, PLAYBOOK_MEDIA_TYPE): OpenApiTypes.STR},
     )
+    @in_playbook_language
     def get(self, request: Request, pk: int, domain: str) -> HttpResponse:
         snapshot = get_visible_snapshot(request, pk)
         try:

@@ -27,7 +27,7 @@ from config.request_limits import upload_view
 from engine import run as engine_run
 from engine.remedies.libvirt import RULES as DOMAIN_RULES
 from engine.remedies.playbook import MEDIA_TYPE as PLAYBOOK_MEDIA_TYPE
-from engine.remedies.playbook import render_playbook
+from engine.remedies.playbook import in_playbook_language, render_playbook
 from engine.rules import RuleFinding, rule_title
 from engine.rules import load_all as load_rules
 from engine.severity import SEVERITIES
@@ -360,6 +360,7 @@ def playbook_response(results: list, *, snapshot: Snapshot, suffix: str = "") ->
     return response
 
 
+@in_playbook_language
 def snapshot_playbook(request: HttpRequest, pk: int) -> HttpResponse:
     """The host-level changes of the report as an Ansible playbook."""
     snapshot = get_object_or_404(
@@ -368,6 +369,7 @@ def snapshot_playbook(request: HttpRequest, pk: int) -> HttpResponse:
     return playbook_response(selectors.host_remedies(snapshot), snapshot=snapshot)
 
 
+@in_playbook_language
 def snapshot_remedy_playbook(request: HttpRequest, pk: int, domain: str) -> HttpResponse:
     """One guest's patch as an Ansible playbook (backup, define, rollback)."""
     snapshot, result = _guest_remedy(request, pk, domain)

@@ -96,7 +96,7 @@ def mycnf_lines(
         rollback += "\n# previous values: " + ", ".join(restore)
     notes = []
     if settings.get("large_pages"):
-        notes.append("large_pages needs vm.nr_hugepages sized for the buffer pool and memlock for mysqld")
+        notes.append(_("large_pages needs vm.nr_hugepages sized for the buffer pool and memlock for mysqld"))
     return Remedy(
         key="mycnf",
         title=_("MySQL/MariaDB settings"),
@@ -133,7 +133,12 @@ def numactl_dropin_for(host: HostFacts) -> Remedy:
     pkg = host_packaging(host)
     r = numactl_dropin(unit=pkg.unit, binary=pkg.binary, args=pkg.args)
     return dataclasses.replace(
-        r, notes=(*r.notes, *_where_notes(host), f"Server binary and unit: {pkg.note}")
+        r,
+        notes=(
+            *r.notes,
+            *_where_notes(host),
+            _("Server binary and unit: %(note)s") % {"note": pkg.note},
+        ),
     )
 
 

@@ -149,5 +149,5 @@ def irq_affinity(
         measures=("irq-softirq-affinity",),
         rules=("net.softirq_hotspot",),
         data={"writes": writes, "service": "irqbalance"},
-        notes=("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified",),
+        notes=(_("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified"),),
     )

@@ -288,8 +288,8 @@ def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[s
         else:
             xmledit.remove_child(hugepages, page)
         notes.append(
-            f"huge page size for guest cell(s) {format_cpulist(wanted - kept)} dropped: the new guest "
-            "topology has no such cell"
+            _("huge page size for guest cell(s) %(cells)s dropped: the new guest topology has no such cell")
+            % {"cells": format_cpulist(wanted - kept)}
         )
 
 
@@ -505,11 +505,11 @@ def _patch_domain(
     vcpu.attrib.pop("current", None)
     vcpu.attrib.pop("cpuset", None)
     vcpu.set("placement", "static")
-    for tag, why in (("vcpus", "per-vCPU hot-plug state"), ("maxMemory", "memory hot-plug")):
+    for tag, why in (("vcpus", _("per-vCPU hot-plug state")), ("maxMemory", _("memory hot-plug"))):
         el = root.find(tag)
         if el is not None:
             xmledit.remove_child(root, el)
-            notes.append(f"<{tag}> removed ({why})")
+            notes.append(_("<%(tag)s> removed (%(why)s)") % {"tag": tag, "why": why})
     _patch_iothreads(root, d, new_iothread, thread_less, notes)
     _patch_cputune(root, placement)
     _patch_numatune(root, placement)
@@ -519,7 +519,10 @@ def _patch_domain(
         _patch_hugepages(root)
     skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
     if skipped:
-        notes.append(f"data disk(s) {', '.join(skipped)} are not virtio-blk and cannot use an iothread")
+        notes.append(
+            _("data disk(s) %(disks)s are not virtio-blk and cannot use an iothread")
+            % {"disks": ", ".join(skipped)}
+        )
     notes.append(
         _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )

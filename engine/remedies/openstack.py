@@ -93,6 +93,9 @@ def nova_cpu_mode(*, previous_mode: str | None = "host-model") -> Remedy:
         measures=("cpu-mode-host-passthrough",),
         rules=("kvm.cpu_model_hides_cache",),
         notes=(
-            "instances get the new CPU at their next hard reboot; live migration needs identical host CPUs",
+            _(
+                "instances get the new CPU at their next hard reboot; live migration needs identical "
+                "host CPUs"
+            ),
         ),
     )

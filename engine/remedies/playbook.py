@@ -17,16 +17,24 @@ smuggled in. Commands run as ``argv`` lists (no shell), except the writes to
 The rollback play is tagged ``rollback`` and ``never``: it runs only when asked
 for, and ``--tags rollback`` runs nothing else. ``docs/remedies.md`` lists
 what each remedy becomes.
+
+A playbook is written in English whatever the reader's language
+(:func:`in_playbook_language`): it is a file for operators' repositories, CI
+logs and ``ansible-lint``, and its header, task names and "not generated"
+reasons must agree with one another and with ``docs/remedies.md``. The report
+page shows the same remedies in the reader's language.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import yaml
+from django.utils import translation
 
 from engine.remedies.base import NoRemedy, Remedy, RemedyResult
 
@@ -38,6 +46,23 @@ OB_VARS = {"ob_host": "127.0.0.1", "ob_user": "root@sys", "ob_password": ""}
 # Cluster-wide changes (SQL, OpenStack API) run on the first host of the play
 # only (run_once, without ansible-lint's warning about the free strategy).
 ONCE = "inventory_hostname == ansible_play_hosts_all[0]"
+P = ParamSpec("P")
+R = TypeVar("R")
+# The language of every playbook and inventory (see the module docstring).
+LANGUAGE = "en"
+
+
+def in_playbook_language(view: Callable[P, R]) -> Callable[P, R]:
+    """``view`` (which builds the remedies and renders a playbook) run in
+    :data:`LANGUAGE`, so the remedies' titles and reasons, translated when they
+    are built, are English like the rest of the file."""
+
+    @functools.wraps(view)
+    def in_english(*args: P.args, **kwargs: P.kwargs) -> R:
+        with translation.override(LANGUAGE):
+            return view(*args, **kwargs)
+
+    return in_english
 
 
 class Unsafe(str):

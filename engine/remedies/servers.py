@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from collectors.facts import HostFacts
 
 RHEL, DEBIAN = "rhel", "debian"
@@ -78,27 +80,26 @@ def packaging(kind: str | None, version: str | None, family: str | None) -> Serv
     >>> packaging("mysql", "5.7.44", "debian").unit
     'mysql.service'
     """
-    assumed = "" if family else " (the distribution was not in the snapshot: RHEL names assumed)"
+    assumed = "" if family else " " + _("(the distribution was not in the snapshot: RHEL names assumed)")
     family = family or RHEL
     v = _version(version)
     if kind not in ("mysql", "percona"):
         # MariaDB, or a server whose flavour the snapshot did not show: the
         # flavour that lacks innodb_numa_interleave (MDEV-18860); /usr/sbin/mysqld
         # exists in MariaDB, MySQL and Percona alike
-        assumed = (
-            assumed
-            if kind == "mariadb"
-            else assumed + " (the server's flavour was not shown: MariaDB assumed)"
-        )
+        if kind != "mariadb":
+            assumed += " " + _("(the server's flavour was not shown: MariaDB assumed)")
         if v is not None and v >= (10, 5):
             return ServerPackaging(
                 "/usr/sbin/mariadbd", "mariadb.service", _MARIADB_ARGS, "MariaDB >= 10.5" + assumed
             )
-        note = "MariaDB < 10.5 runs /usr/sbin/mysqld"
+        note = _("MariaDB < 10.5 runs /usr/sbin/mysqld")
         if v is None:
-            note = "MariaDB version unknown: /usr/sbin/mysqld exists in every version"
+            note = _("MariaDB version unknown: /usr/sbin/mysqld exists in every version")
         if family == RHEL:
-            note += "; a distribution-built mariadb-server (RHEL/CentOS) has it at /usr/libexec/mysqld"
+            note = _(
+                "%(note)s; a distribution-built mariadb-server (RHEL/CentOS) has it at /usr/libexec/mysqld"
+            ) % {"note": note}
         return ServerPackaging("/usr/sbin/mysqld", "mariadb.service", _MARIADB_ARGS, note + assumed)
     unit = "mysqld.service" if family == RHEL else "mysql.service"
     flavour = "Percona Server" if kind == "percona" else "MySQL"
@@ -107,7 +108,7 @@ def packaging(kind: str | None, version: str | None, family: str | None) -> Serv
             "/usr/sbin/mysqld",
             unit,
             "--daemonize --pid-file=/var/run/mysqld/mysqld.pid $MYSQLD_OPTS",
-            f"{flavour} 5.7 RPM unit (Type=forking)" + assumed,
+            _("%(flavour)s 5.7 RPM unit (Type=forking)") % {"flavour": flavour} + assumed,
         )
     return ServerPackaging(
         "/usr/sbin/mysqld", unit, "$MYSQLD_OPTS", f"{flavour} {version or ''}".strip() + assumed

@@ -129,8 +129,11 @@ def _infer_cores(
             return tuple(groups), ""
     return (
         tuple((c,) for c in all_cpus),
-        f"lscpu reports {threads} threads per core but the SMT siblings could not be inferred; "
-        "each CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)",
+        _(
+            "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
+            "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
+        )
+        % {"threads": threads},
     )
 
 
@@ -453,7 +456,10 @@ def _fill_cells(
             CellPlan(cell=index, node=node, vcpus=vcpu_ids, host_cpus=tuple(host_cpus), memory_kb=mem or 0)
         )
         if mem is not None and topology.free_kb.get(node) is None:
-            notes.append(f"free memory of node {node} is unknown: check numactl -H before applying")
+            notes.append(
+                _("free memory of node %(node)s is unknown: check numactl -H before applying")
+                % {"node": node}
+            )
     return cells, spare
 
 
@@ -475,8 +481,10 @@ def _side_threads(
     else:
         emulator = tuple(cells[0].host_cpus)
         notes.append(
-            "no spare CPU is left in the chosen node(s): the emulator and I/O threads share the guest's own "
-            "CPUs (shrink the guest by one core to give them a CPU of their own)"
+            _(
+                "no spare CPU is left in the chosen node(s): the emulator and I/O threads share the guest's "
+                "own CPUs (shrink the guest by one core to give them a CPU of their own)"
+            )
         )
     iothreads = {
         io_id: tuple(pool[i % len(pool)]) if pool else tuple(emulator)
@@ -491,8 +499,11 @@ def _guest_threads(t_host: int, sizes: list[int], vcpus: int, notes: list[str]) 
     threads = t_host if all(s % t_host == 0 for s in sizes) else 1
     if t_host > 1 and threads == 1:
         notes.append(
-            f"{vcpus} vCPUs cannot be described as {t_host} threads per core: the guest topology says "
-            "threads=1 while the pins still keep SMT siblings within this guest"
+            _(
+                "%(vcpus)s vCPUs cannot be described as %(threads)s threads per core: the guest topology "
+                "says threads=1 while the pins still keep SMT siblings within this guest"
+            )
+            % {"vcpus": vcpus, "threads": t_host}
         )
     return threads
 
@@ -511,14 +522,16 @@ def _hugepages_fit(
     )
     if not fits:
         pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
+        reserve = "; ".join(
+            f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
+            for n, p in pages.items()
+        )
         notes.append(
-            _("not enough free huge pages for the guest: reserve them first, e.g.")
-            + " "
-            + "; ".join(
-                f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
-                for n, p in pages.items()
+            _(
+                "not enough free huge pages for the guest: reserve them first, e.g. %(commands)s, "
+                "then add <memoryBacking><hugepages/></memoryBacking>"
             )
-            + ", then add <memoryBacking><hugepages/></memoryBacking>"
+            % {"commands": reserve}
         )
     return fits
 

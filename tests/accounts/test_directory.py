@@ -56,10 +56,12 @@ SLAPD = shutil.which("slapd") or shutil.which("slapd", path="/usr/sbin:/usr/loca
 SLAPADD = shutil.which("slapadd") or shutil.which("slapadd", path="/usr/sbin:/usr/local/sbin")
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _python_ldap_installed():
     """Directory sign-in is an optional extra: ``make test`` on a fresh machine
-    has no C compiler for python-ldap."""
+    has no C compiler for python-ldap. Module-scoped, so it is asked before the
+    module-scoped :func:`slapd` (which imports python-ldap) on a machine that
+    has slapd but not the Python packages."""
     try:
         import django_auth_ldap  # noqa: F401 - optional (requirements-ldap.txt)
         import ldap  # noqa: F401 - optional (requirements-ldap.txt)

@@ -100,3 +100,47 @@ def test_a_cache_outage_does_not_refuse_uploads(settings, caplog):
     }
     assert ratelimit.hit("t", "u", "1/min") == ratelimit.Decision(True, 0)
     assert "rate limit not checked" in caplog.text
+
+
+def test_a_weighted_request_counts_as_many(monkeypatch):
+    """The byte-weighted mode: an upload counts ``weight`` times; one that does
+    not fit is refused until enough of the window's entries have left it, and
+    takes nothing."""
+    now = [1_000_000.0]
+    monkeypatch.setattr(ratelimit.time, "time", lambda: now[0])
+    assert ratelimit.hit("w", "u", "10/min", weight=4).allowed  # 4 of 10
+    now[0] += 10
+    assert ratelimit.hit("w", "u", "10/min", weight=5).allowed  # 9 of 10
+    now[0] += 10
+    refused = ratelimit.hit("w", "u", "10/min", weight=3)  # 12 > 10: wait for the first 4 to leave
+    assert not refused.allowed and refused.retry_after == 40
+    assert ratelimit.hit("w", "u", "10/min").allowed  # the refused one took nothing: 10 of 10
+    assert not ratelimit.hit("w", "u", "10/min").allowed
+    # heavier than the whole rate: it takes a whole (empty) window, never refused for ever
+    assert ratelimit.hit("w", "v", "10/min", weight=50).allowed
+    assert not ratelimit.hit("w", "v", "10/min").allowed
+
+
+def test_redis_log_weighs_requests_atomically(redis_cache):
+    start = threading.Barrier(12)
+
+    def one(i):
+        start.wait()
+        return ratelimit.hit("burst", "same-user", "10/min", weight=3)
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        decisions = list(pool.map(one, range(12)))
+    assert sum(d.allowed for d in decisions) == 3  # 9 of 10 taken; a fourth needs 12
+    key = redis_cache.make_and_validate_key("ratelimit:burst:same-user")
+    assert redis_cache._cache.get_client(key).zcard(key) == 9
+    assert {d.retry_after for d in decisions if not d.allowed} <= set(range(55, 61))
+
+
+def test_uploads_are_weighed_by_declared_size_only_when_asked(settings, django_user_model, db):
+    user = django_user_model.objects.create_user("big", password="pw-big-12345")
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"uploads": "10/min"}}
+    # off (the default): ten uploads of 100 MiB pass
+    assert all(ratelimit.hit_uploads(user, size=100 << 20).allowed for _ in range(10))
+    caches["default"].clear()
+    settings.CASEBOOK_UPLOAD_WEIGHT_BYTES = 50 << 20
+    assert [ratelimit.hit_uploads(user, size=100 << 20).allowed for _ in range(6)] == [True] * 5 + [False]

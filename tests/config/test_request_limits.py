@@ -17,6 +17,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import rotate_api_token
+from tests.conftest import FIXTURES
 from triage import uploads
 from triage.models import Snapshot
 
@@ -201,3 +202,24 @@ def test_a_declared_2_gib_body_with_a_session_gets_413_before_anything_is_read(l
         list(Path(settings.MEDIA_ROOT).rglob("*")) if Path(settings.MEDIA_ROOT).exists() else []
     ) == media_before
     assert not Snapshot.objects.exists()
+
+
+def test_byte_weighted_rate_counts_large_uploads_more_on_every_way_in(web, alice, settings):
+    """CASEBOOK_UPLOAD_WEIGHT_BYTES: the API and the web form weigh an upload
+    by its declared length against the one counter (config.ratelimit)."""
+    rate(settings, "4/min")
+    big = (FIXTURES / "seeds" / "oceanbase-bmsql-tuning" / "before" / "obs-197.txt").read_bytes()
+    settings.CASEBOOK_UPLOAD_WEIGHT_BYTES = len(big) // 2 + 1  # the seed counts twice
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {rotate_api_token(user=alice).key}")
+    assert api.generic("POST", "/api/v1/snapshots/", big, content_type="text/plain").status_code == 202
+
+    def small(i):  # far under the unit: counts once
+        return {"transcript": f"$ uptime\n {i} users\n"}
+
+    assert web.post(reverse("triage:snapshot_new"), small(1)).status_code == 302  # 3 of 4
+    refused = api.generic("POST", "/api/v1/snapshots/", big, content_type="text/plain")
+    assert refused.status_code == 429 and refused["Retry-After"]
+    assert web.post(reverse("triage:snapshot_new"), small(2)).status_code == 302  # 4 of 4
+    assert web.post(reverse("triage:snapshot_new"), small(3)).status_code == 429
+    assert Snapshot.objects.filter(owner=alice).count() == 3

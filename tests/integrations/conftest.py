@@ -1,5 +1,7 @@
 import pytest
 
+from accounts.models import Membership, Team
+
 # The real-process harness of the pipeline tests (gunicorn, redis-server, workers).
 from tests.browser.test_login_language import browser_page  # noqa: F401
 from tests.integrations.receiver import Receiver
@@ -14,3 +16,15 @@ def receiver(settings):
     r = Receiver().start()
     yield r
     r.stop()
+
+
+@pytest.fixture
+def people(db, django_user_model, settings):
+    """alice, bob and carol of team DB, each with an e-mail address (the inbox tests)."""
+    settings.CASEBOOK_BASE_URL = "https://casebook.example.com"
+    team = Team.objects.create(name="DB", slug="db")
+    users = {}
+    for name in ("alice", "bob", "carol"):
+        users[name] = django_user_model.objects.create_user(name, f"{name}@example.com", "pass-123-xyz")
+        Membership.objects.create(user=users[name], team=team)
+    return users

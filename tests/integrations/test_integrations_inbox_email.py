@@ -4,26 +4,13 @@ after the transaction commits, through the e-mail task. Django's mail outbox."""
 
 from __future__ import annotations
 
-import pytest
 from django.core import mail
 from django.urls import reverse
 
-from accounts.models import Membership, Team
 from integrations import services
 from integrations.models import Event, PersonalEvent
 from troubleshoot import lifecycle
 from troubleshoot import people as session_people
-
-
-@pytest.fixture
-def people(db, django_user_model, settings):
-    settings.CASEBOOK_BASE_URL = "https://casebook.example.com"
-    team = Team.objects.create(name="DB", slug="db")
-    users = {}
-    for name in ("alice", "bob", "carol"):
-        users[name] = django_user_model.objects.create_user(name, f"{name}@example.com", "pass-123-xyz")
-        Membership.objects.create(user=users[name], team=team)
-    return users
 
 
 def test_a_new_inbox_item_is_mailed_to_who_opted_in(people, django_capture_on_commit_callbacks):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
@@ -116,18 +118,19 @@ def test_queue_depth_from_redis(settings, redis_url):
 
     settings.CASEBOOK_METRICS_ALLOW = ["127.0.0.1/32"]
     settings.REDIS_URL = redis_url
-    settings.CELERY_TASK_DEFAULT_QUEUE = "metrics-test-queue"
-    settings.CASEBOOK_BEAT_QUEUE = "metrics-test-queue-beat"
+    # queue names of this test only: another run of the suite may share this Redis
+    queue = f"metrics-test-queue-{uuid.uuid4().hex[:8]}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    settings.CASEBOOK_BEAT_QUEUE = f"{queue}-beat"
     client = redis.Redis.from_url(redis_url)
-    names = ["metrics-test-queue", "metrics-test-queue\x06\x163", "metrics-test-queue-beat"]
-    client.delete(*names)
+    names = [queue, f"{queue}\x06\x163", f"{queue}-beat"]
     try:
-        client.lpush("metrics-test-queue", "a", "b")
-        client.lpush("metrics-test-queue\x06\x163", "c")  # a priority-3 message
-        client.lpush("metrics-test-queue-beat", "d")
+        client.lpush(queue, "a", "b")
+        client.lpush(f"{queue}\x06\x163", "c")  # a priority-3 message
+        client.lpush(f"{queue}-beat", "d")
         parsed = samples(scrape())
-        assert value(parsed, "casebook_queue_length", queue="metrics-test-queue") == 3
-        assert value(parsed, "casebook_queue_length", queue="metrics-test-queue-beat") == 1
+        assert value(parsed, "casebook_queue_length", queue=queue) == 3
+        assert value(parsed, "casebook_queue_length", queue=f"{queue}-beat") == 1
     finally:
         client.delete(*names)
         client.close()

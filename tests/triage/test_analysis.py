@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from collectors.archive import LoadedUpload
 from collectors.facts import HostFacts
+from config import bulk
 from engine import run as engine_run
 from engine.rules import Evidence, RuleFinding
 from tests.conftest import CORPUS, FIXTURES
@@ -265,13 +266,13 @@ def test_failed_write_leaves_no_half_written_findings(user, enqueued, fake_loade
     analysis.analyze_snapshot_now(snapshot_id=snap.pk)
     assert snap.findings.count() == 2
 
-    original = Finding.objects.bulk_create
+    original = bulk.insert_rows
 
-    def explode(rows, *args, **kwargs):
-        original(rows[:1], *args, **kwargs)  # half the set is written ...
+    def explode(model, rows):
+        original(model, list(rows)[:1])  # half the set is written ...
         raise OperationalError("connection lost")  # ... then the database goes away
 
-    monkeypatch.setattr(Finding.objects, "bulk_create", explode)
+    monkeypatch.setattr(bulk, "insert_rows", explode)
     with pytest.raises(OperationalError):
         analysis.analyze_snapshot_now(snapshot_id=snap.pk, force=True)
     # The transaction rolled back: the previous complete set is intact.

@@ -3,6 +3,7 @@ timings from the live MariaDB client, and the STREAM 5.10 report layout."""
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 
@@ -57,10 +58,12 @@ def test_live_mariadb_verbose_timings():
     client = shutil.which("mariadb") or shutil.which("mysql")
     if client is None or not port_open("127.0.0.1", 3306):
         service_unavailable("MariaDB is not listening on 127.0.0.1:3306")
+    # a database of this run only: two runs of the suite may share this server
+    db = f"cb_parsers_apps_bench_{secrets.token_hex(4)}"
     sql = (
-        "DO SLEEP(0.3); CREATE DATABASE IF NOT EXISTS cb_parsers_apps_bench; "
-        "CREATE TABLE IF NOT EXISTS cb_parsers_apps_bench.t (a int); "
-        "CREATE INDEX ia ON cb_parsers_apps_bench.t (a); DROP DATABASE cb_parsers_apps_bench"
+        f"DO SLEEP(0.3); CREATE DATABASE IF NOT EXISTS {db}; "
+        f"CREATE TABLE IF NOT EXISTS {db}.t (a int); "
+        f"CREATE INDEX ia ON {db}.t (a); DROP DATABASE {db}"
     )
     proc = subprocess.run(
         [client, "-h127.0.0.1", "-uroot", "-vvv", "-e", sql],
@@ -75,10 +78,10 @@ def test_live_mariadb_verbose_timings():
     names = [b.name for b in results]
     assert names == [
         "DO SLEEP(0.3)",
-        "CREATE DATABASE IF NOT EXISTS cb_parsers_apps_bench",
-        "CREATE TABLE IF NOT EXISTS cb_parsers_apps_bench.t (a int)",
-        "CREATE INDEX ia ON cb_parsers_apps_bench.t (a)",
-        "DROP DATABASE cb_parsers_apps_bench",
+        f"CREATE DATABASE IF NOT EXISTS {db}",
+        f"CREATE TABLE IF NOT EXISTS {db}.t (a int)",
+        f"CREATE INDEX ia ON {db}.t (a)",
+        f"DROP DATABASE {db}",
     ]
     assert results[0].value >= 0.29
 

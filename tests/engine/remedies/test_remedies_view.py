@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils import translation
 
 from accounts.services import rotate_api_token
 from tests.conftest import FIXTURES
@@ -135,3 +138,27 @@ def test_guest_patch_downloads_as_an_ansible_playbook(client, alice, analysed):
     assert (
         client.get(reverse("triage:snapshot_remedy_playbook", args=[analysed.pk, "nope"])).status_code == 404
     )
+
+
+def test_a_chinese_reader_gets_chinese_notes_on_the_page_and_an_english_playbook(client, alice, monkeypatch):
+    """The page follows the reader's language; the playbook file is English
+    whatever the reader's language (engine.remedies.playbook.LANGUAGE)."""
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    path = FIXTURES / "seeds" / "oceanbase-bmsql-tuning" / "before" / "obs-197.txt"
+    snap = uploads.create_snapshot(owner=alice, data=path.read_bytes(), filename=path.name, label="obs-197")
+    snap = analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    client.force_login(alice)
+    token = rotate_api_token(user=alice).key
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+    with translation.override("zh-hans"):
+        page = client.get(snap.get_absolute_url(), **zh).content.decode()
+        download = client.get(reverse("triage:snapshot_playbook", args=[snap.pk]), **zh)
+        api = client.get(
+            f"/api/v1/snapshots/{snap.pk}/playbook.yml", HTTP_AUTHORIZATION=f"Token {token}", **zh
+        )
+    section = page[page.index('id="host-remedies"') :]
+    assert "OceanBase 系统参数" in section and "net_thread_count 在 observer 重启后生效" in section
+    playbook = download.content.decode()
+    assert "OceanBase system parameters" in playbook
+    assert not re.search(r"[\u4e00-\u9fff]", playbook)
+    assert api.status_code == 200 and api.content.decode() == playbook
