@@ -606,6 +606,7 @@ class HostAssembler:
         current.idle_states = current.idle_states or r.idle_states
         for key, line in r.lines.items():
             current.lines.setdefault(key, line)
+
     def _add_tuned(self, r: f.TunedProfile) -> None:
         """tuned-adm's word (active or only preset) beats the file's."""
         current = self.host.tuned

@@ -121,7 +121,8 @@ def _complete_from_previous(out: DiskStats, previous: dict[str, DiskStat]) -> No
     for device, before in previous.items():
         if device not in seen:
             out.devices.append(before)
-            out.lines[device] = before.line
+            if before.line is not None:
+                out.lines[device] = before.line
 
 
 def _parse_tsar(lines: list[str]) -> DiskStats:
