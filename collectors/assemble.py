@@ -632,6 +632,21 @@ class HostAssembler:
             if key in r.lines:
                 base.lines.setdefault(key, r.lines[key])
 
+    def _add_guest_signals(self, r: f.GuestSignals) -> None:
+        """DMI, systemd-detect-virt and virtio devices of every artifact: the
+        first value of each kept, the devices joined; a hypervisor named by any
+        of them makes the machine virtual."""
+        base = self.host.guest_signals
+        if base is None:
+            self.host.guest_signals = r
+            return
+        for key in ("dmi_vendor", "dmi_product", "detected_virt"):
+            if getattr(base, key) is None and getattr(r, key) is not None:
+                setattr(base, key, getattr(r, key))
+        base.virtio.extend(v for v in r.virtio if v not in base.virtio)
+        if r.virtual is not None and base.virtual is not True:
+            base.virtual = r.virtual
+
     def _add_memory_devices(self, r: f.MemoryDevices) -> None:
         """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
         becomes the base over one without (a VM's "no SMBIOS", other record types)."""
@@ -908,14 +923,18 @@ class HostAssembler:
 
     def _role(self) -> None:
         cpu = self.host.cpu
+        signals = self.host.guest_signals
+        if signals is not None and signals.virtual:
+            # DMI "QEMU", a virtio NIC, systemd-detect-virt "kvm": a guest
+            self.host.role = "guest"
         if cpu is None:
             return
         vendor = normalise_hypervisor(cpu.hypervisor_vendor)
         if vendor:
             cpu.hypervisor_vendor = vendor
             self.host.role = "guest"
-        elif cpu.extra.get("hypervisor_flag"):
-            # /proc/cpuinfo's "hypervisor" flag: a guest, of a hypervisor it does not name
+        elif self.host.role == "guest" or cpu.extra.get("hypervisor_flag"):
+            # DMI or virtio devices said so, or /proc/cpuinfo's "hypervisor" flag (a hypervisor not named)
             self.host.role = "guest"
         else:
             self.host.role = "physical"
@@ -1044,6 +1063,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.ServiceLog, lambda a, r: a.host.services.append(r)),
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
+    (f.GuestSignals, lambda a, r: a._add_guest_signals(r)),
     (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
     (f.Vmstat, lambda a, r: a._first("vmstat", r)),
     (f.ProcVmstat, lambda a, r: a._merge_values("proc_vmstat", r, "values")),

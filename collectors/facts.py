@@ -946,6 +946,23 @@ class Dimm:
 
 
 @dataclass
+class GuestSignals(Parsed):
+    """What a machine's firmware and devices say of it being a virtual machine:
+    the DMI system record (``dmidecode -t system``, ``/sys/class/dmi/id``),
+    ``systemd-detect-virt``, and paravirtual devices (a ``virtio_net`` driver in
+    ``ethtool -i``, ``/sys/bus/virtio/devices``, a ``vda`` disk). ``virtual`` is
+    True when one of them names a hypervisor, False when one says "physical"
+    (``systemd-detect-virt`` printing ``none``) and None when they say nothing."""
+
+    dmi_vendor: str | None = None
+    dmi_product: str | None = None
+    detected_virt: str | None = None
+    # one line per paravirtual device seen ("driver: virtio_net", "virtio0", "vda")
+    virtio: list[str] = field(default_factory=list)
+    virtual: bool | None = None
+
+
+@dataclass
 class MemoryDevices(Parsed):
     """``dmidecode -t memory`` / ``dmidecode -t 17``: every DIMM slot."""
 
@@ -1088,6 +1105,8 @@ class HostFacts:
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)
     memory_devices: MemoryDevices | None = None
+    # DMI, systemd-detect-virt and virtio devices (collectors.parsers.virt)
+    guest_signals: GuestSignals | None = None
     # added by parsers-mem
     vmstat: Vmstat | None = None
     proc_vmstat: ProcVmstat | None = None

@@ -33,9 +33,20 @@ from typing import Any
 from collectors import facts as f
 from collectors import parsers
 
+# outputs that say whether the machine is virtual (collectors.parsers.virt):
+# DMI "QEMU", a virtio NIC or "kvm" after a physical lscpu is another machine
+GUEST_SIGNAL_KINDS = (
+    "dmi_system",
+    "dmi_sys_vendor",
+    "dmi_product_name",
+    "systemd_detect_virt",
+    "ethtool_driver",
+    "virtio_devices",
+    "lsblk_virtio",
+)
 # the kinds whose output describes a whole machine: a second, different one is
 # another machine
-WHOLE_MACHINE_KINDS = ("numactl_hardware", "lscpu")
+WHOLE_MACHINE_KINDS = ("numactl_hardware", "lscpu", *GUEST_SIGNAL_KINDS)
 # a block larger than this is not parsed twice to look for a machine boundary
 MAX_PROBE_CHARS = 256 << 10
 # outputs of one command in one block that are told apart, and machines split
@@ -142,6 +153,8 @@ class MachineView:
 
 def view_of(kind: str, result: Any, line: int) -> MachineView | None:
     """The machine a parsed whole-machine output describes."""
+    if kind in GUEST_SIGNAL_KINDS:
+        return _signals_view(kind, result, line)
     if kind == "numactl_hardware" and isinstance(result, f.NumactlHardware) and result.nodes:
         cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
         listed = all(cpu_lists)
@@ -165,6 +178,13 @@ def view_of(kind: str, result: Any, line: int) -> MachineView | None:
             cpus=result.cpus,
             guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
         )
+    return None
+
+
+def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
+    """DMI, systemd-detect-virt or a virtio device: virtual or physical, nothing more."""
+    if kind in GUEST_SIGNAL_KINDS and isinstance(result, f.GuestSignals) and result.virtual is not None:
+        return MachineView(kind=kind, line=line, guest=result.virtual)
     return None
 
 
@@ -395,7 +415,13 @@ def find_conflicts(
     if _distinct(distances):
         out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
     cpus = _cpu_counts(numactl, summaries)
-    if _distinct(cpus) or len({bool(c.hypervisor_vendor) for c in summaries}) > 1:
+    roles = {bool(c.hypervisor_vendor) for c in summaries}
+    signals = host.guest_signals
+    if summaries and signals is not None and signals.virtual is not None:
+        roles.add(signals.virtual)  # DMI or virtio devices against a physical lscpu
+    if len(roles) > 1 and signals is not None and signals.virtual is not None:
+        cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
+    if _distinct(cpus) or len(roles) > 1:
         out.append(
             _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
         )

@@ -97,6 +97,27 @@ _MASKS: dict[str, Callable[[HostFacts], None]] = {
 }
 
 
+def _usage_cut(host: HostFacts) -> bool:
+    return host.cpu_usage is not None and host.cpu_usage.cut
+
+
+def cut_usage_reason(host: HostFacts) -> tuple[str, str]:
+    """Why a rule that judges every CPU's row and stayed quiet was not checked:
+    the per-CPU table (top's ``%CpuN`` lines, mpstat -P ALL) was cut by the
+    paste, so the rows not shown may hold what it looks for. A rule that fired
+    on the rows shown keeps its finding (its evidence is in the paste)."""
+    usage = host.cpu_usage
+    assert usage is not None
+    shown = len([c for c in usage.per_cpu if c.cpu != "all"])
+    tool = usage.tool or "top"
+    return (
+        f"the per-CPU table of {tool} is cut after CPU {usage.truncated_after}: "
+        f"{shown} of {usage.of_cpus} CPUs shown, what the others showed was not in the paste",
+        f"{tool} 的每 CPU 表格在 CPU {usage.truncated_after} 之后被截断：{usage.of_cpus} 个 CPU 中只显示了 "
+        f"{shown} 个，其余 CPU 的数据不在粘贴内容中",
+    )
+
+
 def masked(snapshot: SnapshotFacts) -> SnapshotFacts:
     """``snapshot`` with every host's conflicting facts hidden (a shallow copy
     per host that has any; the snapshot itself is not changed)."""
@@ -136,7 +157,7 @@ def partial_not_checked(
         name = host_name(host)
         checks = conflicting_checks(host)
         cut = [d for d in host.domains if d.cut]
-        if not checks and not cut:
+        if not checks and not cut and not _usage_cut(host):
             continue
         for rule_id in sorted(rules):
             if (rule_id, name) in fired:
@@ -154,6 +175,9 @@ def partial_not_checked(
                         f"取值冲突（同一主机的输出不一致，可能混入了另一台机器）：{text}",
                     )
                 )
+                continue
+            if _usage_cut(host) and "per_cpu_usage" in relevant(spec, host):
+                out.append((rule_id, name, *cut_usage_reason(host)))
                 continue
             for domain in cut:
                 if cut_hides(domain, rule_id):
