@@ -212,6 +212,7 @@ FACT_DESCRIPTIONS = {
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",
     "process_numa": "per-node memory of a process is known (numastat -p, numa_maps)",
+    "cpu_idle": "the CPU idle states are known (cpupower idle-info)",
 }
 
 

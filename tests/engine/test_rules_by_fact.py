@@ -187,6 +187,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "ksm": _set(ksm=None),
     "io_schedulers": _set(io_schedulers=None),
     "cpu_governor": lambda h: h.cpu_power.governors.clear() if h.cpu_power else None,
+    "cpu_idle": lambda h: h.cpu_power.idle_states.clear() if h.cpu_power else None,
 }
 
 
@@ -277,6 +278,8 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "memory.direct_reclaim_stalls": ("proc_vmstat",),
     "kvm.ksm_active": ("ksm",),
     "net.irq_single_cpu": ("interrupts",),
+    "disk.io_scheduler": ("io_schedulers",),
+    "cpu.deep_cstates": ("cpu_idle",),
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from
