@@ -102,6 +102,21 @@ _BULK_DIRS = frozenset(
 _NODE_IN_PATH = re.compile(r"node(\d+)/[^/]+$")
 
 
+# ``cat /sys/block/sda/queue/scheduler``: the command names the one device its bare value is of
+_ONE_SCHEDULER_FILE = re.compile(
+    r"^\S*(?:cat|head|tail)\s+(?:-\S+\s+)*/sys/block/([\w.\-]+)/queue/scheduler\s*$"
+)
+
+
+def _named_by_command(block: Block) -> dict[str, Any]:
+    """What a block's command line says that its output does not: the device
+    of a lone ``/sys/block/<dev>/queue/scheduler`` value."""
+    if block.kind != "io_scheduler" or not block.command:
+        return {}
+    m = _ONE_SCHEDULER_FILE.match(block.command.strip())
+    return {"device": m.group(1)} if m else {}
+
+
 class _LimitExceeded(Exception):
     pass
 
@@ -841,6 +856,7 @@ class _Loader:
             line_offset=block.start_line - 1,
             line_map=block.origins,
             parsed=result,
+            **_named_by_command(block),
         )
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)

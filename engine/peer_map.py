@@ -137,8 +137,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "tuned; arp142 `1300/1400/1410/1500/1600`; risu `disablecstates`; DataStax",
         "governor / C-states / EPB / P-states",
-        "cpu.governor_not_performance",
-        "the governor; cpupower idle-info is parsed (states, latency, disabled) but no C-state rule yet: deep states are the default on every server, a rule needs a latency calibration first; EPB / P-state limits not parsed",
+        "cpu.governor_not_performance, cpu.deep_cstates",
+        "the governor; C-states from cpupower idle-info, calibrated on tuned's latency profiles (force_latency=cstate.id:1: nothing deeper than C1), info since deep states are every server's default; EPB / P-state limits not parsed",
     ),
     (
         "risu `nova/numa.sh`; tuned cpu-partitioning",
@@ -204,8 +204,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "arp142 `5010`; postgresqltuner; DataStax; pt-summary (prints)",
         "I/O scheduler",
-        "",
-        "not done: the scheduler is parsed (sysfs, pt-summary); disk.io_scheduler waits for a public output of a database host with CFQ/BFQ (the incidents found state CFQ in prose only)",
+        "disk.io_scheduler",
+        "cfq/bfq on a data device: warning on a host with a data store or guests, info elsewhere; none, mq-deadline, noop, deadline and kyber quiet (MySQL, Oracle, ScyllaDB, TiDB, Elastic guidance)",
     ),
     ("tuned; MongoDB; DataStax; arp142 `4110`", "readahead, mount options, filesystem", "", "not done"),
     ("obdiag `disk_iops`", "disk latency / utilisation / IOPS", "disk.latency_high", ""),

@@ -223,6 +223,7 @@ FACT_DESCRIPTIONS = {
     "oracle_settings": "Oracle memory parameters or the alert log's Large Pages Information are known",
     "max_map_count": "vm.max_map_count is known (sysctl, or MongoDB's warning that it is too low)",
     "hugepages_usage": "/proc/meminfo shows HugePages_Total and HugePages_Free",
+    "cpu_idle": "the CPU idle states are known (cpupower idle-info)",
 }
 
 

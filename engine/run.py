@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 # Bump whenever a rule's behaviour changes (thresholds, new rules, evidence):
 # snapshots analysed by an older version are re-analysed.
-ENGINE_VERSION = "7"
+ENGINE_VERSION = "8"
 
 
 def _numa_nodes(h: HostFacts) -> list:
@@ -143,6 +143,7 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "max_map_count": lambda h: (
         sysctl_setting(h, "vm.max_map_count") is not None or service_warning(h, "max_map_count") is not None
     ),
+    "cpu_idle": lambda h: bool(h.cpu_power and h.cpu_power.idle_states),
 }
 
 
@@ -185,6 +186,12 @@ class FactSource:
 
 
 _RHEL, _DEB, _SUSE = "RHEL/CentOS/openEuler/Kylin", "Debian/Ubuntu", "SUSE"
+# cpupower: kernel-tools / linux-tools / cpupower by distribution
+_CPUPOWER_PACKAGES = {
+    _RHEL: "yum install -y kernel-tools",
+    _DEB: "apt-get install -y linux-tools-common",
+    _SUSE: "zypper install -y cpupower",
+}
 
 
 def _pkg(rhel: str, deb: str | None = None, suse: str | None = None) -> dict[str, str]:
@@ -397,11 +404,13 @@ FACT_SOURCES: dict[str, FactSource] = {
         "the CPU frequency governor",
         "CPU 调频策略（governor）",
         ("cpupower frequency-info", "grep . /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"),
-        packages={
-            _RHEL: "yum install -y kernel-tools",
-            _DEB: "apt-get install -y linux-tools-common",
-            _SUSE: "zypper install -y cpupower",
-        },
+        packages=_CPUPOWER_PACKAGES,
+    ),
+    "cpu_idle": FactSource(
+        "the CPU idle states (C-states) and their exit latencies",
+        "CPU 空闲状态（C-state）及其退出延迟",
+        ("cpupower idle-info",),
+        packages=_CPUPOWER_PACKAGES,
     ),
     "nic_channels": FactSource(
         "the NIC queue counts (ethtool -l)",

@@ -249,6 +249,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "oracle_settings": _no_oracle_settings,
     "max_map_count": _no_max_map_count,
     "hugepages_usage": _no_free_hugepages,
+    "cpu_idle": lambda h: h.cpu_power.idle_states.clear() if h.cpu_power else None,
 }
 
 
@@ -348,6 +349,8 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "memory.direct_reclaim_stalls": ("proc_vmstat",),
     "kvm.ksm_active": ("ksm",),
     "net.irq_single_cpu": ("interrupts",),
+    "disk.io_scheduler": ("io_schedulers",),
+    "cpu.deep_cstates": ("cpu_idle",),
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from

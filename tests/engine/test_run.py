@@ -43,12 +43,17 @@ HOST_SIDE_RULES = {
     "oracle.sga_not_in_huge_pages",
     "mongodb.max_map_count_low",
     "memory.hugepages_unused",
-    # host-side rules (issue 27, branch rules)
+}
+# host tuning rules of issue 27 (tests/engine/rules/test_rules_host_tuning.py, test_rules_io_scheduler.py,
+# test_rules_cpu_idle.py): public outputs, no founding case
+HOST_TUNING_RULES = {
     "memory.direct_reclaim_stalls",
     "kvm.ksm_active",
     "cpu.governor_not_performance",
     "net.irq_single_cpu",
     "kernel.known_regression",
+    "disk.io_scheduler",
+    "cpu.deep_cstates",
 }
 
 
@@ -58,10 +63,12 @@ def _zstack():
 
 def test_every_rule_of_the_catalogue_is_registered_with_known_facts():
     registry = load_all()
-    assert len(registry) == 35 + len(HOST_SIDE_RULES)
+    assert len(registry) == 35 + len(HOST_SIDE_RULES) + len(HOST_TUNING_RULES)
     # the two rules DESIGN.md lists without a founding case, and the host-side rules of
     # data stores (issue 27), which are tested on public incidents instead
-    unseeded = {"numa.memoryless_node", "memory.dimm_population_unbalanced"} | HOST_SIDE_RULES
+    unseeded = (
+        {"numa.memoryless_node", "memory.dimm_population_unbalanced"} | HOST_SIDE_RULES | HOST_TUNING_RULES
+    )
     for spec in registry.values():
         assert spec.requires, spec.id
         assert set(spec.requires) <= set(FACT_CHECKS), spec.id
@@ -211,6 +218,8 @@ MEASURE_SLUGS = set(
         "cpu-governor-performance",
         "rps-rfs",
         "kernel-update-known-regression",
+        "io-scheduler-deadline",
+        "limit-cstates-c1",
     ]
 )
 CASE_SLUGS = {
