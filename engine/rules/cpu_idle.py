@@ -31,9 +31,8 @@ def allowed_latency_us(states: list[IdleState]) -> int:
     >>> allowed_latency_us([IdleState("POLL", 0)])
     2
     """
-    if len(states) > C1_INDEX and states[C1_INDEX].latency_us is not None:
-        return states[C1_INDEX].latency_us
-    return FALLBACK_LATENCY_US
+    c1 = states[C1_INDEX].latency_us if len(states) > C1_INDEX else None
+    return c1 if c1 is not None else FALLBACK_LATENCY_US
 
 
 def deep_states(states: list[IdleState]) -> list[IdleState]:
