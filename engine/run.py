@@ -703,7 +703,12 @@ def with_partial(
         return result.not_checked
     replaced = {(rule, host) for rule, host, _r, _z in extra}
     kept = [n for n in result.not_checked if (n.rule, n.host) not in replaced]
-    added = [NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h) for r, h, why, why_zh in extra]
+    # the commands that get a missing fact stay with the entry whose reason changes
+    commands = {(n.rule, n.host): n.commands for n in result.not_checked if (n.rule, n.host) in replaced}
+    added = [
+        NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h, commands=list(commands.get((r, h), [])))
+        for r, h, why, why_zh in extra
+    ]
     return sorted(kept + added, key=lambda n: (n.rule, n.host))
 
 

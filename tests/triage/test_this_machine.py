@@ -66,6 +66,7 @@ DATA_STORE_RULES = {
     "memory.direct_reclaim_stalls",
     "net.irq_single_cpu",
     "kernel.known_regression",
+    "disk.io_scheduler",
 }
 TEST_DRIVER = ("virsh -c test:///default dumpxml test", ["virsh", "-c", "test:///default", "dumpxml", "test"])
 
