@@ -76,6 +76,8 @@ def _finish(out: GuestSignals) -> GuestSignals:
         re.search(r"^System Information\s*$", head, re.M) is not None
         and re.search(r"^\s+Product Name:", head, re.M) is not None
         and "Memory Device" not in head
+        # a whole dmidecode starts with the BIOS record: its memory devices are the point
+        and "BIOS Information" not in head
     ),
     priority=11,  # above dmidecode_memory, which reads any "DMI type" record
     prose_lines=(r"System Information",),
