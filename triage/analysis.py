@@ -40,7 +40,7 @@ from collectors import archive
 from collectors.archive import LoadedUpload
 from collectors.derived.features import prose_only
 from collectors.derived.fleet import FleetProfile, FleetSummary, fleet_profile, profile_to_json
-from collectors.facts import HostFacts, SnapshotFacts, to_dict
+from collectors.facts import SnapshotFacts, to_dict
 from config import bulk
 from config import celery as broker
 from engine import run as engine_run
@@ -330,12 +330,8 @@ def nothing_read(hosts: list) -> str:
         return ""
     if any(h.reading.artifacts for h in hosts):
         return ""
-    # a hostname (from a prompt or an artifact) or any fact is something read; a
-    # check that holds on an empty host ("every MongoDB's version is known" on a
-    # host without one) says nothing was read
-    empty = HostFacts(label="")
-    checks = [c for c in engine_run.HOST_FACT_CHECKS.values() if not c(empty)]
-    if any(h.hostname or any(check(h) for check in checks) for h in hosts):
+    # a hostname (from a prompt or an artifact) or any fact is something read
+    if any(h.hostname or any(check(h) for check in engine_run.HOST_FACT_CHECKS.values()) for h in hosts):
         return ""
     errors = [e.message for h in hosts for e in h.errors if getattr(e, "message", "")]
     why = f" ({errors[0]})" if errors else ""

@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from collectors.facts import HostFacts
 
+# the huge page size of x86_64 (and of most distributions' arm64 kernels with 4 KiB pages)
+DEFAULT_HUGEPAGE_KB = 2048
+
+
+def hugepage_size_kb(host: HostFacts) -> int | None:
+    """The host's huge page size in KiB as read (the hugepages fact, else
+    /proc/meminfo's Hugepagesize), None when no output said it."""
+    if host.hugepages and host.hugepages.hugepagesize_kb:
+        return host.hugepages.hugepagesize_kb
+    size = host.meminfo.values.get("Hugepagesize") if host.meminfo else None
+    return size or None
+
 
 def static_hugepages(host: HostFacts) -> tuple[int | None, object, str]:
     """(configured static huge pages, parsed fact, fact path), None when unknown."""

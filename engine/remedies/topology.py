@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 
 from collectors.cpulist import format_cpulist
+from collectors.derived.memory import DEFAULT_HUGEPAGE_KB, hugepage_size_kb
 from collectors.derived.topology import cpu_node_map
 from collectors.facts import Domain, HostFacts
 from engine.remedies.base import NoRemedy
@@ -224,12 +225,10 @@ def _node_memory(
 def _hugepage_size(host: HostFacts, huge_free: dict[int, int | None]) -> int | None:
     """The huge page size in KiB, from hugepages or meminfo; 2048 on an x86_64
     host whose node meminfo counts pages without saying their size."""
-    hugepage_kb = host.hugepages.hugepagesize_kb if host.hugepages else None
-    if hugepage_kb is None and host.meminfo:
-        hugepage_kb = host.meminfo.values.get("Hugepagesize")
+    hugepage_kb = hugepage_size_kb(host)
     arch = (host.cpu.architecture if host.cpu else None) or ""
     if hugepage_kb is None and arch == "x86_64" and any(v is not None for v in huge_free.values()):
-        hugepage_kb = 2048  # the x86_64 default size; node meminfo counts pages without their size
+        hugepage_kb = DEFAULT_HUGEPAGE_KB  # node meminfo counts pages without their size
     return hugepage_kb
 
 

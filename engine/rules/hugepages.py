@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.memory import static_hugepages
+from collectors.derived.memory import DEFAULT_HUGEPAGE_KB, hugepage_size_kb, static_hugepages
 from collectors.facts import HostFacts
 from engine.rules import RuleContext, RuleFinding, evidence, finding, host_ram_kb, rule
 from engine.rules.memory import GIB
@@ -116,7 +116,7 @@ def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
         total, free = values.get("HugePages_Total"), values.get("HugePages_Free")
         if not total or free != total or values.get("HugePages_Rsvd", 0):
             continue
-        size_kb = values.get("Hugepagesize") or 2048
+        size_kb = hugepage_size_kb(host) or DEFAULT_HUGEPAGE_KB
         pool_kb = total * size_kb
         ram_kb = host_ram_kb(host)
         severity, past = _unused_severity(pool_kb, ram_kb)

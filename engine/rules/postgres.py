@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.database import pg_setting_bytes, pg_settings
-from collectors.derived.memory import static_hugepages
+from collectors.derived.memory import DEFAULT_HUGEPAGE_KB, hugepage_size_kb, static_hugepages
 from collectors.derived.values import as_int
 from collectors.derived.workload import version_tuple
 from collectors.facts import HostFacts, ServiceLog
@@ -21,7 +21,6 @@ from engine.rules.memory import (
 
 # huge_pages exists from PostgreSQL 9.4 (before it, shared memory always used 4 KiB pages)
 PG_HUGE_PAGES_FROM = (9, 4)
-DEFAULT_HUGEPAGE_KB = 2048
 
 
 def _shared_buffers(log: ServiceLog) -> int | None:
@@ -73,10 +72,7 @@ def _needed_pages(log: ServiceLog, pool: int, page_kb: int) -> int:
 
 
 def _page_kb(host: HostFacts) -> int:
-    size = host.meminfo.values.get("Hugepagesize") if host.meminfo else None
-    if not size and host.hugepages is not None:
-        size = host.hugepages.hugepagesize_kb
-    return size or DEFAULT_HUGEPAGE_KB
+    return hugepage_size_kb(host) or DEFAULT_HUGEPAGE_KB
 
 
 def _setting_evidence(host: HostFacts, log: ServiceLog, name: str, value: object) -> Evidence:

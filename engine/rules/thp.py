@@ -48,9 +48,11 @@ def _mongodb_generation(host: HostFacts, store: Datastore) -> bool | None:
 
 
 def mongodb_generation_known(host: HostFacts) -> bool:
-    """Every MongoDB of the host has a known generation (see
-    :func:`_mongodb_generation`); True on a host without MongoDB."""
-    return all(_mongodb_generation(host, s) is not None for s in stores_of(host, {"mongodb"}))
+    """The host shows MongoDB and every MongoDB of it has a known generation
+    (see :func:`_mongodb_generation`); False on a host without MongoDB, where
+    no such fact was read."""
+    stores = stores_of(host, {"mongodb"})
+    return bool(stores) and all(_mongodb_generation(host, s) is not None for s in stores)
 
 
 def _averse_stores(host: HostFacts) -> list[Datastore]:
