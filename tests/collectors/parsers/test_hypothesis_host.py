@@ -14,6 +14,10 @@ from hypothesis import strategies as st
 
 from collectors.facts import Parsed, ParseError
 from collectors.parsers import load_all
+from tests.conftest import ROOT
+
+# `grep eth /proc/interrupts` rows of irqbalance issue 122 (tests/fixtures/published/README.md)
+IRQBALANCE_122 = ROOT / "tests" / "fixtures" / "published" / "host" / "irqbalance-122-grep-eth-interrupts.txt"
 
 # the samples are artifact lines, kept whole
 # ruff: noqa: E501
@@ -53,6 +57,7 @@ SAMPLES = {
         "           CPU0       CPU1\n  0:         45          0   IO-APIC-edge      timer\n"
         "NMI:        210         92   Non-maskable interrupts\nIPI0:2768808080 2844211768 Rescheduling\nERR:   0\n"
     ),
+    "interrupts_grep": "\n".join(IRQBALANCE_122.read_text().splitlines()[1:4]) + "\n",
     "softirqs": "                    CPU0       CPU1\n          HI:          7          1\n      NET_RX:      43066     104508\n",
     "top": (
         "top - 17:19:08 up 47 days, 17:07, 3 users, load average: 22.43, 7.27, 3.81\n"
