@@ -13,7 +13,7 @@ Usage::
     # another queries file of the same format (the held-out set)
     .venv/bin/python bench/relevance.py --queries bench/relevance_heldout.yaml
 
-    # the library set (issue 27): 138 queries over the 40 published and the 5
+    # the library set (issue 27): 162 queries over the 52 published and the 5
     # founding cases, a tuning part and a held-out part written together
     .venv/bin/python bench/relevance.py --queries bench/relevance_library.yaml
     .venv/bin/python bench/relevance.py --queries bench/relevance_library_heldout.yaml
