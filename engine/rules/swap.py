@@ -67,7 +67,8 @@ def _moving(sample: VmstatSample) -> bool:
         "每个采样 si = so = 0）。页面在流动才是问题：每次换入都是一个线程在等磁盘读回它本来就拥有的内存。"
         "LKML 上两台 SAP 应用服务器的报告（Linux 2.4.20，2003 年）中，一台每个采样换出 100-200 KiB/s，另一台 "
         "400-2,700 KiB/s，SAP 工作进程卡在 D 状态。100 KiB/s（每秒 25 页）让采样中偶尔的一页不被报告（一台有 "
-        "40 GB 空闲内存的主机只出现过一次 4 KiB/s 的换入），一半的采样间隔说明是持续换页而不是一次突发。past = "
+        "40 GB 空闲内存的主机只出现过一次 4 KiB/s 的换入"
+        "），一半的采样间隔说明是持续换页而不是一次突发。past = "
         "平均 (si + so) / 100 KiB/s。"
     ),
     peer=(
@@ -80,7 +81,8 @@ def _moving(sample: VmstatSample) -> bool:
         "reads of their own memory; the host needs more memory than it has for what runs on it."
     ),
     explanation_zh=(
-        "{host} 正在换页：{intervals} 个 vmstat 采样间隔中有 {moving} 个 si + so >= {rate} KiB/s（平均每秒换入"
+        "{host} 正在换页：{intervals} 个 vmstat 采样间隔中有 {moving} "
+        "个 si + so >= {rate} KiB/s（平均每秒换入"
         "换出 {mean:,.0f} KiB，swap 中有 {swpd:,} KiB）。进程要等磁盘读回自己的内存；主机上运行的负载需要的"
         "内存超过了它拥有的内存。"
     ),
@@ -127,7 +129,9 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     """The PageTables line of a whole /proc/meminfo or of a grep that printed
     it, and on a data store host (where it matters most) in any case."""
     meminfo = host.meminfo
-    if stores_of(host) or (meminfo is not None and (meminfo.origin == "proc" or "PageTables" in meminfo.values)):
+    if stores_of(host) or (
+        meminfo is not None and (meminfo.origin == "proc" or "PageTables" in meminfo.values)
+    ):
         return ("page_tables",)
     return ()
 
@@ -138,13 +142,16 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     title="Page tables take gigabytes of memory",
     title_zh="页表占用了数 GB 内存",
     condition=(
-        f"/proc/meminfo: PageTables >= {PAGE_TABLES_WARN_KB // 1024**2} GiB, or >= {PAGE_TABLES_SHARE:.0%} of "
-        f"MemTotal and >= {PAGE_TABLES_SHARE_MIN_KB // 1024} MiB (a grep of the PageTables line alone is judged "
+        f"/proc/meminfo: PageTables >= {PAGE_TABLES_WARN_KB // 1024**2} "
+        f"GiB, or >= {PAGE_TABLES_SHARE:.0%} of "
+        f"MemTotal and >= {PAGE_TABLES_SHARE_MIN_KB // 1024} MiB "
+        "(a grep of the PageTables line alone is judged "
         "on the size)"
     ),
     condition_zh=(
         f"/proc/meminfo：PageTables >= {PAGE_TABLES_WARN_KB // 1024**2} GiB，或 >= MemTotal 的 "
-        f"{PAGE_TABLES_SHARE:.0%} 且 >= {PAGE_TABLES_SHARE_MIN_KB // 1024} MiB（只 grep 了 PageTables 一行时只看"
+        f"{PAGE_TABLES_SHARE:.0%} 且 >= {PAGE_TABLES_SHARE_MIN_KB // 1024} "
+        "MiB（只 grep 了 PageTables 一行时只看"
         "大小）"
     ),
     requires=("page_tables",),
@@ -159,7 +166,8 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "Every process that maps shared memory with 4 KiB pages keeps its own page-table entries for it, 8 "
         "bytes per 4 KiB touched, so a multi-process database (Oracle dedicated servers, PostgreSQL "
         "backends) pays for its shared memory once per connection: Oracle's installation guide (Configuring "
-        "Large Memory Optimization) gives the arithmetic, Kevin Closson measured about 7 GB of page tables for "
+        "Large Memory Optimization) gives the arithmetic, Kevin "
+        "Closson measured about 7 GB of page tables for "
         "500 connections to an 8000M Oracle SGA against a 265 MB peak with huge pages, and a PostgreSQL "
         "huge-pages post shows 18.3 GB (PageTables 19215332 kB) for 602 backends on a 32 GB shared_buffers, "
         "judging 'a few hundred MB' harmless and 'several GB' worth the migration. 2 GiB is the low end of "
@@ -172,7 +180,8 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         "（Configuring Large Memory Optimization）给出了算法，Kevin Closson 测得 500 个连接访问 8000M 的 "
         "Oracle SGA 时页表约 7 GB，使用大页后峰值 265 MB；一篇 PostgreSQL 大页文章中 602 个后端、32 GB "
         "shared_buffers 的服务器页表为 18.3 GB（PageTables 19215332 kB），并认为“几百 MB”无碍、“数 GB”值得"
-        "迁移。2 GiB 是“数 GB”的下限，高于见到的健康主机（一台使用大页的 Percona 支持主机：189 GiB 内存中 389 "
+        "迁移。2 GiB 是“数 GB”的下限，高于见到的健康主机（一台使"
+        "用大页的 Percona 支持主机：189 GiB 内存中 389 "
         "MB）；小主机上内存的十分之一是我们自己的选择。past = PageTables / 2 GiB（或占比 / 10 %）。"
     ),
     peer=(
@@ -184,14 +193,16 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
             "{host}: page tables take {gib:.1f} GiB, {share:.0%} of its {ram_gib:.0f} GiB of RAM. Processes "
             "that map the same shared memory with 4 KiB pages (database connections) each keep their own "
             "entries for it; with huge pages the shared memory needs 512 times fewer.",
-            "{host}：页表占用 {gib:.1f} GiB，占 {ram_gib:.0f} GiB 内存的 {share:.0%}。以 4 KiB 页映射同一块共享"
+            "{host}：页表占用 {gib:.1f} GiB，占 {ram_gib:.0f} "
+            "GiB 内存的 {share:.0%}。以 4 KiB 页映射同一块共享"
             "内存的进程（数据库连接）各自为它维护页表项；使用大页时共享内存所需的页表项少 512 倍。",
         ),
         "size": (
             "{host}: page tables take {gib:.1f} GiB (PageTables in /proc/meminfo; MemTotal was not in the "
             "output). Processes that map the same shared memory with 4 KiB pages (database connections) each "
             "keep their own entries for it; with huge pages the shared memory needs 512 times fewer.",
-            "{host}：页表占用 {gib:.1f} GiB（/proc/meminfo 的 PageTables；输出中没有 MemTotal）。以 4 KiB 页映射"
+            "{host}：页表占用 {gib:.1f} GiB（/proc/meminfo "
+            "的 PageTables；输出中没有 MemTotal）。以 4 KiB 页映射"
             "同一块共享内存的进程（数据库连接）各自为它维护页表项；使用大页时共享内存所需的页表项少 512 倍。",
         ),
     },

@@ -85,7 +85,13 @@ def test_linux_2_4_vmstat_with_the_w_column():
     text = (MEMORY / "lkml-2003-sap-2.4.20aa1-vmstat.txt").read_text(encoding="utf-8")
     assert detect(text).kind == "vmstat"
     stat = parse_vmstat(text)
-    assert [(s.si, s.so) for s in stat.samples] == [(1031, 1035), (746, 424), (791, 362), (1585, 1091), (0, 0)]
+    assert [(s.si, s.so) for s in stat.samples] == [
+        (1031, 1035),
+        (746, 424),
+        (791, 362),
+        (1585, 1091),
+        (0, 0),
+    ]
     assert stat.samples[0].swpd_kb == 5109180 and stat.samples[0].id == 88.0
 
 
@@ -95,4 +101,11 @@ def test_oswatcher_rows_lose_their_time_column():
     stat = parse_vmstat(text)
     assert len(stat.samples) == 11
     first = stat.samples[0]
-    assert (first.r, first.swpd_kb, first.free_kb, first.si, first.so, first.cs) == (2, 376, 141000624, 0, 0, 37894)
+    assert (first.r, first.swpd_kb, first.free_kb, first.si, first.so, first.cs) == (
+        2,
+        376,
+        141000624,
+        0,
+        0,
+        37894,
+    )

@@ -82,6 +82,7 @@ def test_page_tables_large_quiet_with_huge_pages(analyze_texts, name):
 
 
 def test_page_tables_large_quiet_on_this_machine(analyze_texts):
-    result = analyze_texts("$ cat /proc/meminfo\n" + open("/proc/meminfo", encoding="utf-8").read())
+    with open("/proc/meminfo", encoding="utf-8") as f:
+        result = analyze_texts("$ cat /proc/meminfo\n" + f.read())
     assert "memory.page_tables_large" in result.checked
     assert "memory.page_tables_large" not in result.rule_ids
