@@ -74,9 +74,9 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "postgresqltuner (`nr_hugepages` sizing)",
         "huge pages reserved but unused / not sized; PageTables large",
-        "memory.hugepages_unused, postgresql.huge_pages_unused, oracle.sga_not_in_huge_pages",
-        "reserved and all free; too few for PostgreSQL's shared memory or Oracle's SGA; PageTables size not "
-        "judged (memory.pagetables_high proposed, no incident output with the RAM found)",
+        "memory.hugepages_unused, postgresql.huge_pages_unused, oracle.sga_not_in_huge_pages, memory.page_tables_large",
+        "reserved and all free; too few for PostgreSQL's shared memory or Oracle's SGA; PageTables >= 2 GiB "
+        "(or a tenth of RAM)",
     ),
     (
         "arp142 `2001`; obdiag `vm.nr_hugepages=0`",
@@ -94,8 +94,8 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     (
         "risu `swap-usage-high`; obdiag `swapon`; Redis checklist; Elasticsearch",
         "swap in use / swap activity on a DB host",
-        "",
-        "not done: memory.swap_activity_db proposed; no public vmstat of a swapping DB host found in time",
+        "memory.swap_activity",
+        "activity, not use: si + so over vmstat's intervals on any host with swap (swap used but not moving is not a fault); /proc/vmstat's cumulative pswpin/pswpout leave it not checked",
     ),
     (
         "Redis (=1); postgresqltuner (=2); MongoDB (!=2); obdiag (=0); arp142 `2320`",

@@ -216,6 +216,7 @@ FACT_DESCRIPTIONS = {
     "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
     "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
     "vmstat": "vmstat with at least two samples is known",
+    "page_tables": "the PageTables line of /proc/meminfo is known",
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",
     "process_numa": "per-node memory of a process is known (numastat -p, numa_maps, MongoDB's NUMA warning)",

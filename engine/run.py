@@ -122,6 +122,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
     "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
     "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
+    # the PageTables line of /proc/meminfo (whole or grepped)
+    "page_tables": lambda h: bool(h.meminfo and "PageTables" in h.meminfo.values),
     "interrupts": lambda h: h.interrupts is not None,
     "nic_channels": lambda h: bool(h.nic_channels),
     # per-node memory of a process, or MongoDB's own reading of its numa_maps
@@ -383,6 +385,11 @@ FACT_SOURCES: dict[str, FactSource] = {
         "一段时间内的换页与内存活动（vmstat）",
         ("vmstat 5 6",),
         packages=_pkg("procps-ng", "procps", "procps"),
+    ),
+    "page_tables": FactSource(
+        "page-table memory (PageTables in /proc/meminfo)",
+        "页表内存（/proc/meminfo 的 PageTables）",
+        ("cat /proc/meminfo",),
     ),
     "interrupts": FactSource("/proc/interrupts", "/proc/interrupts", ("cat /proc/interrupts",)),
     "proc_vmstat": FactSource(

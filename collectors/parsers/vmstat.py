@@ -9,7 +9,10 @@ Sample input (``vmstat 1 3``)::
 
 Columns are read by their header, so ``-w`` (wide), ``-t`` (a timestamp at the
 end), ``-a`` (``inact``/``active`` instead of ``buff``/``cache``) and newer
-kernels' ``gu`` column parse alike; the header may repeat every screenful.
+kernels' ``gu`` column parse alike; the header may repeat every screenful. The
+procps of Linux 2.4 prints a ``w`` (swapped-out runnable processes) column
+after ``b``, and Oracle's OSWatcher (ExaWatcher) puts a ``HH:MM:SS`` time in
+front of every row under its ``--time--`` header: both are read, the time dropped.
 Memory columns are kB, or MiB with ``-S M`` (the ``vmstat_mb`` kind, chosen by
 the command) or units of 10^6 bytes with ``-S m`` (``vmstat_mb_si``); both are
 converted to kB. The first row reports averages since boot: rules
@@ -45,7 +48,8 @@ _COLUMNS = {
 }
 _MEMORY = {"swpd_kb", "free_kb", "buff_kb", "cache_kb"}
 _PERCENT = {"us", "sy", "id", "wa", "st"}
-_HEADER = re.compile(r"^\s*r\s+b\s+swpd\s+free\s")
+_HEADER = re.compile(r"^\s*r\s+b\s+(?:w\s+)?swpd\s+free\s")
+_TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _INT = re.compile(r"^\d{1,18}$")
 
 
@@ -60,6 +64,8 @@ def _parse(text: str, memory_scale: float) -> Vmstat:
             out.lines.setdefault("header", idx)
             continue
         tokens = line.split()
+        if header is not None and len(tokens) > len(header) and _TIME.match(tokens[0]):
+            tokens = tokens[1:]  # OSWatcher's time column
         if (
             header is None
             or len(tokens) < len(header) - 1
@@ -82,7 +88,10 @@ def _parse(text: str, memory_scale: float) -> Vmstat:
 
 
 def _detect(head: str) -> bool:
-    return "swpd" in head and re.search(r"^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free[ \t]", head, re.M) is not None
+    return (
+        "swpd" in head
+        and re.search(r"^[ \t]*r[ \t]+b[ \t]+(?:w[ \t]+)?swpd[ \t]+free[ \t]", head, re.M) is not None
+    )
 
 
 @register("vmstat_mb", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*M|--unit[= ]M)\b",))

@@ -190,6 +190,12 @@ def _no_free_hugepages(h: HostFacts) -> None:
         h.meminfo.values.pop("HugePages_Free", None)
 
 
+def _no_page_tables(h: HostFacts) -> None:
+    """PageTables gone from /proc/meminfo (the rest of it still known)."""
+    if h.meminfo is not None:
+        h.meminfo.values.pop("PageTables", None)
+
+
 def _no_balancing_setting(h: HostFacts) -> None:
     h.sysctl = None
     h.kernel = None
@@ -231,6 +237,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "nic_channels": _set(nic_channels=[]),
     "interrupts": _set(interrupts=None),
     "vmstat": _set(vmstat=None),
+    "page_tables": _no_page_tables,
     "process_numa": _no_process_numa,
     "swappiness": _setting_gone("vm.swappiness"),
     "overcommit": _setting_gone("vm.overcommit_memory", "overcommit_memory"),
@@ -302,6 +309,13 @@ EXTRA: dict[str, Callable[[Path], list[Path]]] = {
     "postgresql.huge_pages_unused": lambda tmp: [
         FIXTURES / "cases" / "postgresql-linux70-preemption-spinlock" / "before" / "pg17-graviton4.txt"
     ],
+    # published outputs (tests/fixtures/published/memory)
+    "memory.swap_activity": lambda _tmp: [
+        FIXTURES / "published" / "memory" / "lkml-2003-sap-2.4.20rmap-vmstat.txt"
+    ],
+    "memory.page_tables_large": lambda _tmp: [
+        FIXTURES / "published" / "memory" / "pg-hugepages-post-pagetables-grep.txt"
+    ],
     "numa.balancing_disabled": _edited(
         SEEDS / "zstack-mariadb-v2v" / "before" / "zstack-9.txt",
         "kernel.numa_balancing = 1",
@@ -351,6 +365,8 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "net.irq_single_cpu": ("interrupts",),
     "disk.io_scheduler": ("io_schedulers",),
     "cpu.deep_cstates": ("cpu_idle",),
+    "memory.swap_activity": ("vmstat",),
+    "memory.page_tables_large": ("page_tables",),
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from

@@ -54,6 +54,9 @@ HOST_TUNING_RULES = {
     "kernel.known_regression",
     "disk.io_scheduler",
     "cpu.deep_cstates",
+    # tests/engine/rules/test_rules_swap.py
+    "memory.swap_activity",
+    "memory.page_tables_large",
 }
 
 
@@ -220,6 +223,9 @@ MEASURE_SLUGS = set(
         "kernel-update-known-regression",
         "io-scheduler-deadline",
         "limit-cstates-c1",
+        # memory.swap_activity (branch rulesmem)
+        "reduce-memory-demand",
+        "disable-swap-for-db",
     ]
 )
 CASE_SLUGS = {

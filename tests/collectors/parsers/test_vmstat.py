@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from collectors.facts import ParseError
@@ -72,3 +74,38 @@ def test_published_vmstat_S_m_tab_indented():
     assert samples[1].interrupts == 14335 and samples[1].cs == 5579
     table = "\n".join(text.splitlines()[1:])
     assert detect(table).kind == "vmstat"
+
+
+MEMORY = Path(__file__).resolve().parents[2] / "fixtures" / "published" / "memory"
+
+
+def test_linux_2_4_vmstat_with_the_w_column():
+    """The LKML 2003 SAP mail (tests/fixtures/published/README.md): procps of
+    Linux 2.4 prints ``w`` after ``b``; the swap columns are still found."""
+    text = (MEMORY / "lkml-2003-sap-2.4.20aa1-vmstat.txt").read_text(encoding="utf-8")
+    assert detect(text).kind == "vmstat"
+    stat = parse_vmstat(text)
+    assert [(s.si, s.so) for s in stat.samples] == [
+        (1031, 1035),
+        (746, 424),
+        (791, 362),
+        (1585, 1091),
+        (0, 0),
+    ]
+    assert stat.samples[0].swpd_kb == 5109180 and stat.samples[0].id == 88.0
+
+
+def test_oswatcher_rows_lose_their_time_column():
+    """ExaWatcher's vmstat file (an Exadata node): ``HH:MM:SS`` before every row."""
+    text = (MEMORY / "exadata-oswatcher-vmstat.txt").read_text(encoding="utf-8")
+    stat = parse_vmstat(text)
+    assert len(stat.samples) == 11
+    first = stat.samples[0]
+    assert (first.r, first.swpd_kb, first.free_kb, first.si, first.so, first.cs) == (
+        2,
+        376,
+        141000624,
+        0,
+        0,
+        37894,
+    )
