@@ -54,6 +54,9 @@ HOST_TUNING_RULES = {
     "kernel.known_regression",
     "disk.io_scheduler",
     "cpu.deep_cstates",
+    # domain XML rules of the RH virtualization tuning guide (branch ruleskvm)
+    "kvm.disk_cache_mode",
+    "kvm.vhost_net_disabled",
 }
 
 
@@ -197,6 +200,8 @@ MEASURE_SLUGS = set(
         "disk-io-review",
         "colocate-proxy-and-observers",
         # issue 27
+        "disk-cache-none",
+        "enable-vhost-net",
         "disable-thp",
         "thp-defrag-defer",
         "enable-thp-mongodb8",
