@@ -639,6 +639,12 @@ class DomainDisk:
     bus: str | None = None
     source: str | None = None
     iothread: int | None = None
+    # <driver cache='...' io='...'>: None when the attribute is absent (libvirt
+    # then passes no cache/aio option and the hypervisor's default applies);
+    # ``driver_shown`` is False when the <disk> has no <driver> element at all
+    cache: str | None = None
+    io: str | None = None
+    driver_shown: bool = False
 
 
 @dataclass
@@ -649,6 +655,9 @@ class DomainInterface:
     queues: int | None = None  # <driver queues='N'>; None: not set (one queue pair)
     kind: str | None = None  # the interface type: "bridge", "network", "direct", "vhostuser" ...
     mac: str | None = None
+    # <driver name='...'>: "vhost" or "qemu" (userspace virtio); None when not set
+    # (libvirt then uses vhost-net when /dev/vhost-net is available)
+    driver: str | None = None
 
 
 @dataclass

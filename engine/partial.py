@@ -45,6 +45,9 @@ CUT_HIDES: dict[str, tuple[str, ...]] = {
     "kvm.pinning_spans_nodes": ("vcpupin", "numatune", "numa"),
     "kvm.cpu_model_hides_cache": ("cpu",),
     "kvm.flat_socket_topology": ("cpu", "topology"),
+    # a cut in or before <devices> hides disks (and their <driver>) and NICs
+    "kvm.disk_cache_mode": ("devices", "disk"),
+    "kvm.vhost_net_disabled": ("devices", "interface"),
 }
 
 

@@ -168,8 +168,20 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
         "info from the domain XML (queues per vCPU); the guest's ethtool -l is not yet compared",
     ),
     (
-        "RH guide 5-7, 9.3; CERN (EPT)",
-        "vhost_net, disk cache / io mode, PCI locality, EPT",
+        "RH guide 5.2-5.3",
+        "vhost_net",
+        "kvm.vhost_net_disabled",
+        "a virtio NIC with <driver name='qemu'> on a KVM guest; TCG guests left out",
+    ),
+    (
+        "RH guide 7.2-7.4",
+        "disk cache / io mode",
+        "kvm.disk_cache_mode",
+        "cache mode per disk (I/O-heavy guests; unsafe on any); the io mode is not judged: the guide advises none",
+    ),
+    (
+        "RH guide 9.3; CERN (EPT)",
+        "PCI locality, EPT",
         "",
         "out of scope for now: not parsed from the domain XML yet",
     ),

@@ -609,6 +609,9 @@ def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
             bus=target.get("bus") if target is not None else None,
             source=_disk_source(disk.find("source")),
             iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
+            cache=(driver.get("cache") or None) if driver is not None else None,
+            io=(driver.get("io") or None) if driver is not None else None,
+            driver_shown=driver is not None,
         )
         d.disks.append(dd)
         m = next(disk_starts, None)
@@ -636,7 +639,7 @@ _CHILD_ORDER = {
     ),
     "numatune": ("memory", "memnode"),
     "cpu": ("model", "vendor", "topology", "cache", "maxphysaddr", "feature", "numa"),
-    "devices": ("emulator", "disk"),
+    "devices": ("emulator", "disk", "controller", "lease", "filesystem", "interface"),
 }  # fmt: skip
 
 
@@ -721,6 +724,7 @@ def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
                 queues=queues,
                 kind=nic.get("type"),
                 mac=mac.get("address") if mac is not None else None,
+                driver=(driver.get("name") or None) if driver is not None else None,
             )
         )
         m = next(starts, None)

@@ -94,3 +94,119 @@ def virtio_net_single_queue(ctx: RuleContext) -> Iterator[RuleFinding]:
                         evidence(host, f"domains[{domain_label(d)}].vcpus", vcpus, d, "vcpu"),
                     ],
                 )
+
+
+VHOST_RULE = "kvm.vhost_net_disabled"
+
+
+@rule(
+    VHOST_RULE,
+    severity="warning",
+    title="A guest's virtio NIC runs in QEMU user space (vhost-net disabled)",
+    title_zh="虚拟机的 virtio 网卡在 QEMU 用户态处理（未使用 vhost-net）",
+    condition=(
+        "a KVM domain has a virtio <interface> with <driver name='qemu'>: its packets are processed by the "
+        "QEMU process instead of the vhost-net kernel driver; a domain of type 'qemu' (TCG) is not judged; a "
+        "fragment or cut XML, or one without the domain type: info"
+    ),
+    condition_zh=(
+        "KVM 域有 <driver name='qemu'> 的 virtio <interface>：其报文由 QEMU 进程处理，而不是 vhost-net "
+        "内核驱动；"
+        "类型为 'qemu'（TCG）的域不判断；XML 是片段、被截断或看不到域类型时：info"
+    ),
+    requires=("domains",),
+    relevant=lambda ctx, h: ("domains",) if looks_like_kvm_host(h) else (),
+    measures=("enable-vhost-net",),
+    rationale=(
+        "RH Virtualization Tuning and Optimization Guide 5.2/5.3: vhost_net moves part of the virtio driver "
+        "into the host kernel, which reduces copies, latency and CPU use. libvirt uses it by default when "
+        "/dev/vhost-net exists; <driver name='qemu'/> forces the user-space backend even then (libvirt "
+        "commit 175077fd). A yes/no setting. The RHEL 6 host configuration guide (11.2) names the one case "
+        "for it: UDP sent from the host to a slower guest on the same host, so the finding says so. TCG "
+        "guests (domain type 'qemu', e.g. nova with virt_type=qemu writes driver name='qemu') are emulated "
+        "as a whole and out of scope."
+    ),
+    rationale_zh=(
+        "红帽虚拟化调优指南 5.2/5.3：vhost_net 把 virtio 驱动的一部分移入宿主机内核，减少拷贝、降低延迟"
+        "和 CPU "
+        "占用。/dev/vhost-net 存在时 libvirt 默认使用它；<driver name='qemu'/> 则强制使用用户态后端（libvirt "
+        "提交 175077fd）。这是一个是/否设置。RHEL 6 主机配置指南 11.2 说明了唯一适用的情形：宿主机向同机"
+        "上处理"
+        "较慢的虚拟机发送 UDP，因此结论中会提到。TCG 虚拟机（域类型 'qemu'，例如 virt_type=qemu 的 nova 会写 "
+        "driver name='qemu'）整体都是模拟的，不在范围内。"
+    ),
+    peer=(
+        "RH Virtualization Tuning and Optimization Guide 5.2/5.3 (virtio and vhost_net); none among the "
+        "checkers"
+    ),
+    explanations={
+        "": (
+            "Guest {domain}: virtio NIC(s) {nics} have <driver name='qemu'>, so every packet is copied t"
+            "hrough "
+            "the QEMU process instead of the vhost-net kernel driver: more CPU and latency per packet. K"
+            "eep it "
+            "only if it was set for UDP from the host to this guest (RHEL 6 host guide 11.2).",
+            "虚拟机 {domain}：virtio 网卡 {nics} 设置了 <driver name='qemu'>，每个报文都经 QEMU 进程拷贝"
+            "，而不是由 "
+            "vhost-net 内核驱动处理：每个报文的 CPU 开销和延迟更高。只有为宿主机向该虚拟机发送 UDP 而设"
+            "置时才应保留"
+            "（RHEL 6 主机配置指南 11.2）。",
+        ),
+        "managed": (
+            "Guest {domain}: virtio NIC(s) {nics} have <driver name='qemu'>, so every packet is copied t"
+            "hrough "
+            "the QEMU process instead of the vhost-net kernel driver. {manager} writes this domain XML (nova "
+            "writes driver name='qemu' when vhost-net is not usable or virt_type is qemu): check /dev/vh"
+            "ost-net "
+            "and the manager's settings, a virsh edit does not last.",
+            "虚拟机 {domain}：virtio 网卡 {nics} 设置了 <driver name='qemu'>，每个报文都经 QEMU 进程拷贝"
+            "，而不是由 "
+            "vhost-net 内核驱动处理。该域 XML 由 {manager} 生成（vhost-net 不可用或 virt_type 为 qemu 时"
+            " nova 会写 "
+            "driver name='qemu'）：请检查 /dev/vhost-net 和管理平台的设置，virsh edit 的修改不会保留。",
+        ),
+        "partial": (
+            "Guest {domain} (a partial domain XML, or one whose domain type is not shown): virtio NIC(s)"
+            " {nics} "
+            "show <driver name='qemu'>, the user-space backend. Whether the guest is a KVM guest, and th"
+            "e rest "
+            "of its devices, are not in the part shown.",
+            "虚拟机 {domain}（不完整的域 XML，或看不到域类型）：virtio 网卡 {nics} 显示 <driver name='qe"
+            "mu'>，即用户态"
+            "后端。所示部分看不出它是否为 KVM 虚拟机，也看不到其余设备。",
+        ),
+    },
+)
+def vhost_net_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
+    for host in ctx.hosts:
+        for d in host_domains(host):
+            if d.domain_type not in (None, "kvm"):
+                continue
+            nics = [
+                (i, nic)
+                for i, nic in enumerate(d.interfaces)
+                if nic.model == "virtio" and nic.driver == "qemu"
+            ]
+            if not nics:
+                continue
+            partial = d.fragment or d.recovered or d.cut or d.domain_type is None
+            label = domain_label(d)
+            names = [nic.mac or f"#{i}" for i, nic in nics]
+            template = "partial" if partial else ("managed" if d.manager else "")
+            yield finding(
+                VHOST_RULE,
+                host,
+                template,
+                values={
+                    "domain": label,
+                    "nics": ", ".join(names),
+                    "manager": {"openstack": "OpenStack nova", "zstack": "ZStack"}.get(d.manager or "", ""),
+                },
+                severity="info" if partial else "warning",
+                evidence=[
+                    evidence(
+                        host, f"domains[{label}].interfaces[{i}].driver", nic.driver, d, f"interfaces[{i}]"
+                    )
+                    for i, nic in nics
+                ],
+            )

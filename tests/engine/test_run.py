@@ -57,6 +57,9 @@ HOST_TUNING_RULES = {
     # tests/engine/rules/test_rules_swap.py
     "memory.swap_activity",
     "memory.page_tables_large",
+    # domain XML rules of the RH virtualization tuning guide (branch ruleskvm)
+    "kvm.disk_cache_mode",
+    "kvm.vhost_net_disabled",
 }
 
 
@@ -200,6 +203,8 @@ MEASURE_SLUGS = set(
         "disk-io-review",
         "colocate-proxy-and-observers",
         # issue 27
+        "disk-cache-none",
+        "enable-vhost-net",
         "disable-thp",
         "thp-defrag-defer",
         "enable-thp-mongodb8",

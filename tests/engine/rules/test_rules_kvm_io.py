@@ -1,0 +1,78 @@
+"""Disk cache mode and vhost-net on real domain XMLs (RH virtualization tuning guide 5.3, 7.2)."""
+
+from __future__ import annotations
+
+from tests.conftest import CORPUS, FIXTURES
+
+KVMXML = FIXTURES / "published" / "kvmxml"
+ZSTACK_HOST = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before" / "zstack-9.txt"
+CACHE = "kvm.disk_cache_mode"
+VHOST = "kvm.vhost_net_disabled"
+
+
+def _findings(result, rule):
+    return [f for f in result.findings if f.rule == rule]
+
+
+def test_disk_cache_default_on_a_data_disk_is_info(analyze_texts):
+    # the ZStack founding case's hypervisor: vda cache='none', the data disk vdb without a cache mode
+    result = analyze_texts(ZSTACK_HOST.read_text())
+    [finding] = _findings(result, CACHE)
+    assert finding.severity == "info"
+    assert [e.value for e in finding.evidence] == ["default"]
+    assert finding.evidence[0].fact.endswith("disks[vdb].cache")
+
+
+def test_disk_cache_explicit_writeback_on_a_data_disk_warns(analyze_texts):
+    text = ZSTACK_HOST.read_text().replace(
+        "<driver name='qemu' type='raw'/>", "<driver name='qemu' type='raw' cache='writeback'/>"
+    )
+    [finding] = _findings(analyze_texts(text), CACHE)
+    assert finding.severity == "warning"
+    assert [e.value for e in finding.evidence] == ["writeback"]
+
+
+def test_disk_cache_quiet_on_vendor_tuned_openstack_guests(analyze_texts):
+    # RHOSP nova guests: cache='none' on every disk, io='native' on the volume
+    for name in ("insights-core_test_qemu_xml_XML_RHOSP.txt", "insights-core_test_qemu_xml_XML_RHOSP_2.txt"):
+        result = analyze_texts((CORPUS / "libvirt" / name).read_text(), names=["guest.xml"])
+        assert CACHE not in result.rule_ids and VHOST not in result.rule_ids, name
+
+
+def test_disk_cache_quiet_on_a_single_disk_guest_with_default_cache(analyze_texts):
+    text = (CORPUS / "libvirt" / "insights-core_test_qemu_xml_RHEL_7_4_XML.txt").read_text()
+    assert CACHE not in analyze_texts(text, names=["guest.xml"]).rule_ids
+
+
+def test_disk_cache_on_a_cut_xml_is_info_or_not_checked(analyze_texts):
+    lines = ZSTACK_HOST.read_text().splitlines()
+    # cut right after the data disk's <driver> line: what is shown is judged, at info only
+    cut = "\n".join(lines[: lines.index("      <driver name='qemu' type='raw'/>") + 1])
+    result = analyze_texts(cut)
+    assert {f.severity for f in _findings(result, CACHE)} <= {"info"}
+    # cut before <devices>: the disks are unseen, the rule is not checked
+    early = "\n".join(lines[: next(i for i, ln in enumerate(lines) if "<devices>" in ln)])
+    result = analyze_texts(early)
+    assert not _findings(result, CACHE)
+    assert CACHE in {n.rule for n in result.not_checked}
+
+
+def test_vhost_quiet_on_a_tcg_nova_guest(analyze_texts):
+    # nova with virt_type=qemu writes <driver name='qemu'/>: a TCG guest is out of scope
+    text = (KVMXML / "sdndbg-neutron-diag-nova-tcg-instance.xml").read_text()
+    result = analyze_texts(text, names=["instance.xml"])
+    assert VHOST not in result.rule_ids and CACHE not in result.rule_ids
+
+
+def test_vhost_fires_on_a_kvm_guest_with_driver_qemu(analyze_texts):
+    # the same published nova XML as a KVM guest (the only change: the domain type)
+    text = (KVMXML / "sdndbg-neutron-diag-nova-tcg-instance.xml").read_text()
+    result = analyze_texts(text.replace("<domain type='qemu'", "<domain type='kvm'"), names=["instance.xml"])
+    [finding] = _findings(result, VHOST)
+    assert finding.severity == "warning" and finding.template == "managed"
+    assert [e.value for e in finding.evidence] == ["qemu", "qemu", "qemu"]
+
+
+def test_vhost_quiet_without_driver_name(analyze_texts):
+    text = (CORPUS / "libvirt" / "insights-core_test_qemu_xml_RHEL_7_4_XML.txt").read_text()
+    assert VHOST not in analyze_texts(text, names=["guest.xml"]).rule_ids
