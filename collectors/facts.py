@@ -518,6 +518,8 @@ class TableCut:
     unknown: the rules that judge the table do not decide on it."""
 
     rows: list[str] = field(default_factory=list)
+    shown: dict[str, int] = field(default_factory=dict)  # cut row -> the counts it shows
+    lines: dict[str, int] = field(default_factory=dict)  # cut row -> its line
     wrapped: int = 0
     truncated_after: str | None = None
     line: int | None = None
