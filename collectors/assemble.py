@@ -643,9 +643,33 @@ class HostAssembler:
         for key in ("dmi_vendor", "dmi_product", "detected_virt"):
             if getattr(base, key) is None and getattr(r, key) is not None:
                 setattr(base, key, getattr(r, key))
-        base.virtio.extend(v for v in r.virtio if v not in base.virtio)
+        for key in ("virtio", "emulated", "hints"):
+            have = getattr(base, key)
+            have.extend(v for v in getattr(r, key) if v not in have)
+            if key in r.lines:
+                base.lines.setdefault(key, r.lines[key])
         if r.virtual is not None and base.virtual is not True:
             base.virtual = r.virtual
+
+    def _add_pci_devices(self, r: f.PciDevices) -> None:
+        """lspci's devices (the first output kept, another's new addresses
+        added) and what they say of the machine, with the guest signals."""
+        if self.host.pci_devices is None:
+            self.host.pci_devices = r
+        else:
+            seen = {d.address for d in self.host.pci_devices.devices}
+            self.host.pci_devices.devices.extend(d for d in r.devices if d.address not in seen)
+        signals = r.signals
+        if signals.virtio or signals.emulated or signals.hints:
+            signals.source = r.source
+            copied = dataclasses.replace(
+                signals,
+                virtio=[*signals.virtio],
+                emulated=[*signals.emulated],
+                hints=[*signals.hints],
+                lines=dict(signals.lines),
+            )
+            self._add_guest_signals(copied)
 
     def _add_memory_devices(self, r: f.MemoryDevices) -> None:
         """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
@@ -1064,6 +1088,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
     (f.GuestSignals, lambda a, r: a._add_guest_signals(r)),
+    (f.PciDevices, lambda a, r: a._add_pci_devices(r)),
     (f.ProcessNumaUsage, lambda a, r: a._add_process_numa(r)),
     (f.Vmstat, lambda a, r: a._first("vmstat", r)),
     (f.ProcVmstat, lambda a, r: a._merge_values("proc_vmstat", r, "values")),

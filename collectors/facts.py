@@ -503,6 +503,26 @@ class Softirqs(Parsed):
 
     cpus: list[str] = field(default_factory=list)  # "CPU0", ...
     rows: dict[str, list[int]] = field(default_factory=dict)
+    # the paste cut the table (see ``TableCut``): the rows it cut are not in ``rows``
+    cut: TableCut | None = None
+
+
+@dataclass
+class TableCut:
+    """How a paste cut a per-CPU counter table (/proc/interrupts,
+    /proc/softirqs): ``rows`` the rows with fewer counts than the header's
+    CPUs (a row cut short, or wrapped by a terminal onto the next line),
+    ``wrapped`` the lines that only continue a row or the header,
+    ``truncated_after`` the last row shown when the table stops before its
+    last row, ``line`` the first cut line (1-based). What the cut rows held is
+    unknown: the rules that judge the table do not decide on it."""
+
+    rows: list[str] = field(default_factory=list)
+    shown: dict[str, int] = field(default_factory=dict)  # cut row -> the counts it shows
+    lines: dict[str, int] = field(default_factory=dict)  # cut row -> its line
+    wrapped: int = 0
+    truncated_after: str | None = None
+    line: int | None = None
 
 
 @dataclass
@@ -533,6 +553,8 @@ class Interrupts(Parsed):
     cpus: list[str] = field(default_factory=list)
     rows: dict[str, list[int]] = field(default_factory=dict)
     descriptions: dict[str, str] = field(default_factory=dict)
+    # the paste cut the table: the rows it cut are not in ``rows``
+    cut: TableCut | None = None
 
 
 @dataclass
@@ -958,17 +980,50 @@ class Dimm:
 class GuestSignals(Parsed):
     """What a machine's firmware and devices say of it being a virtual machine:
     the DMI system record (``dmidecode -t system``, ``/sys/class/dmi/id``),
-    ``systemd-detect-virt``, and paravirtual devices (a ``virtio_net`` driver in
-    ``ethtool -i``, ``/sys/bus/virtio/devices``, a ``vda`` disk). ``virtual`` is
+    ``systemd-detect-virt``, paravirtual devices (a ``virtio_net`` driver in
+    ``ethtool -i``, ``/sys/bus/virtio/devices``, a ``vda`` disk, lspci's virtio
+    devices) and the PCI devices only a hypervisor emulates. ``virtual`` is
     True when one of them names a hypervisor, False when one says "physical"
     (``systemd-detect-virt`` printing ``none``) and None when they say nothing."""
 
     dmi_vendor: str | None = None
     dmi_product: str | None = None
     detected_virt: str | None = None
-    # one line per paravirtual device seen ("driver: virtio_net", "virtio0", "vda")
+    # one line per paravirtual device seen ("driver: virtio_net", "virtio0", "vda",
+    # "00:03.0 Red Hat, Inc. Virtio network device" from lspci)
     virtio: list[str] = field(default_factory=list)
+    # PCI devices (lspci) only a hypervisor presents: QEMU's 440FX host bridge,
+    # QXL, VMware SVGA II, Hyper-V's VGA ("00:00.0 Intel Corporation 440FX -
+    # 82441FX PMC [Natoma]"); like ``virtio`` they make the machine virtual
+    emulated: list[str] = field(default_factory=list)
+    # PCI devices seen in guests that physical machines have too (a Q35 "82G33"
+    # host bridge, a Cirrus GD 5446, Amazon's ENA): kept, never deciding alone
+    hints: list[str] = field(default_factory=list)
     virtual: bool | None = None
+
+
+@dataclass
+class PciDevice:
+    """One device of ``lspci`` (plain, ``-nn``, ``-n``, ``-v``/``-k``, ``-mm``, ``-vmm``)."""
+
+    address: str  # "00:03.0" or, with -D, "0000:00:03.0"
+    name: str  # vendor and device as printed ("Red Hat, Inc. Virtio network device")
+    class_name: str | None = None  # "Ethernet controller"
+    class_id: str | None = None  # "0200" (-nn, -n)
+    vendor_id: str | None = None  # "1af4" (-nn, -n, -vmmn)
+    device_id: str | None = None  # "1000"
+    subsystem: str | None = None  # -v/-k: "Red Hat, Inc. QEMU Virtual Machine"
+    driver: str | None = None  # -k: "Kernel driver in use: virtio-pci"
+    line: int | None = None
+
+
+@dataclass
+class PciDevices(Parsed):
+    """``lspci``: the PCI devices, and what they say of the machine being a
+    virtual machine (``signals``, read by ``collectors.parsers.lspci``)."""
+
+    devices: list[PciDevice] = field(default_factory=list)
+    signals: GuestSignals = field(default_factory=GuestSignals)
 
 
 @dataclass
@@ -1114,8 +1169,9 @@ class HostFacts:
     oceanbase: OceanBaseFacts | None = None
     benchmarks: list[Benchmark] = field(default_factory=list)
     memory_devices: MemoryDevices | None = None
-    # DMI, systemd-detect-virt and virtio devices (collectors.parsers.virt)
+    # DMI, systemd-detect-virt, virtio and emulated PCI devices (collectors.parsers.virt, .lspci)
     guest_signals: GuestSignals | None = None
+    pci_devices: PciDevices | None = None  # lspci
     # added by parsers-mem
     vmstat: Vmstat | None = None
     proc_vmstat: ProcVmstat | None = None

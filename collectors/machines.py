@@ -33,8 +33,9 @@ from typing import Any
 from collectors import facts as f
 from collectors import parsers
 
-# outputs that say whether the machine is virtual (collectors.parsers.virt):
-# DMI "QEMU", a virtio NIC or "kvm" after a physical lscpu is another machine
+# outputs that say whether the machine is virtual (collectors.parsers.virt,
+# .lspci): DMI "QEMU", a virtio NIC, QEMU's 440FX or "kvm" after a physical
+# lscpu is another machine
 GUEST_SIGNAL_KINDS = (
     "dmi_system",
     "dmi_sys_vendor",
@@ -43,6 +44,8 @@ GUEST_SIGNAL_KINDS = (
     "ethtool_driver",
     "virtio_devices",
     "lsblk_virtio",
+    "lspci",
+    "pci_sysfs",
 )
 # the kinds whose output describes a whole machine: a second, different one is
 # another machine
@@ -183,6 +186,8 @@ def view_of(kind: str, result: Any, line: int) -> MachineView | None:
 
 def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
     """DMI, systemd-detect-virt or a virtio device: virtual or physical, nothing more."""
+    if isinstance(result, f.PciDevices):
+        result = result.signals  # a virtio or emulated device; no device list says "physical"
     if kind in GUEST_SIGNAL_KINDS and isinstance(result, f.GuestSignals) and result.virtual is not None:
         return MachineView(kind=kind, line=line, guest=result.virtual)
     return None

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from collectors.facts import Domain, FactConflict, HostFacts, SnapshotFacts
+from collectors.facts import Domain, FactConflict, HostFacts, SnapshotFacts, TableCut
 
 # A conflicting fact and the engine's fact checks (engine.run.HOST_FACT_CHECKS)
 # that depend on it: a rule requiring any of them is not checked.
@@ -121,6 +121,46 @@ def cut_usage_reason(host: HostFacts) -> tuple[str, str]:
     )
 
 
+# the per-CPU counter tables a paste can cut: fact check -> (file, HostFacts field)
+_TABLES = (("softirqs", "/proc/softirqs", "softirqs"), ("interrupts", "/proc/interrupts", "interrupts"))
+
+
+def _table_text(cut: TableCut, cpus: int) -> tuple[str, str]:
+    """What a cut took from a table, in English and Chinese."""
+    en: list[str] = []
+    zh: list[str] = []
+    if cut.rows:
+        names = ", ".join(cut.rows[:4]) + (f" +{len(cut.rows) - 4}" if len(cut.rows) > 4 else "")
+        en.append(f"row {names} shows fewer counts than its {cpus} CPU columns")
+        zh.append(f"行 {names} 的计数少于表头的 {cpus} 个 CPU 列")
+    if cut.wrapped:
+        en.append(f"{cut.wrapped} lines wrapped onto the next")
+        zh.append(f"{cut.wrapped} 行被终端折行")
+    if cut.truncated_after:
+        en.append(f"it stops after row {cut.truncated_after}")
+        zh.append(f"表格在 {cut.truncated_after} 行之后中断")
+    return "; ".join(en), "；".join(zh)
+
+
+def table_cuts(host: HostFacts) -> dict[str, tuple[str, str]]:
+    """Fact check (``softirqs``, ``interrupts``) -> why (English, Chinese) the
+    paste's per-CPU table of it cannot be judged whole: a rule that stayed
+    quiet on the rows shown says nothing of the rows cut."""
+    out: dict[str, tuple[str, str]] = {}
+    for check, path, attr in _TABLES:
+        table = getattr(host, attr)
+        cut = table.cut if table is not None else None
+        if cut is None:
+            continue
+        en, zh = _table_text(cut, len(table.cpus))
+        line, line_zh = (f" (line {cut.line})", f"（第 {cut.line} 行）") if cut.line else ("", "")
+        out[check] = (
+            f"the {path} table is cut{line}: {en}; what the cut rows held was not in the paste",
+            f"{path} 表格被截断{line_zh}：{zh}；被截断的行的数据不在粘贴内容中",
+        )
+    return out
+
+
 def masked(snapshot: SnapshotFacts) -> SnapshotFacts:
     """``snapshot`` with every host's conflicting facts hidden (a shallow copy
     per host that has any; the snapshot itself is not changed)."""
@@ -160,7 +200,8 @@ def partial_not_checked(
         name = host_name(host)
         checks = conflicting_checks(host)
         cut = [d for d in host.domains if d.cut]
-        if not checks and not cut and not _usage_cut(host):
+        tables = table_cuts(host)
+        if not checks and not cut and not _usage_cut(host) and not tables:
             continue
         for rule_id in sorted(rules):
             if (rule_id, name) in fired:
@@ -181,6 +222,10 @@ def partial_not_checked(
                 continue
             if _usage_cut(host) and "per_cpu_usage" in relevant(spec, host):
                 out.append((rule_id, name, *cut_usage_reason(host)))
+                continue
+            table = next((tables[n] for n in sorted(needs) if n in tables), None)
+            if table is not None:
+                out.append((rule_id, name, *table))
                 continue
             for domain in cut:
                 if cut_hides(domain, rule_id):

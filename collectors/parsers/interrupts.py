@@ -19,7 +19,7 @@ description (controller, hwirq, trigger, device names). Rows are read with
 
 from __future__ import annotations
 
-from collectors.facts import Interrupts, ParseError
+from collectors.facts import Interrupts, ParseError, TableCut
 from collectors.parsers import UnreadLines, register
 
 _MAX_DIGITS = 20
@@ -45,8 +45,41 @@ def _detect(head: str) -> bool:
     return bool(first) and first[0] == "CPU0" and all(t.startswith("CPU") for t in first[:4])
 
 
+# rows that carry one total, not a count per CPU (x86 ERR/MIS, arm64 Err)
+_TOTAL_ROWS = frozenset({"ERR", "MIS", "Err"})
+
+
+def _cut_of(out: Interrupts) -> TableCut:
+    if out.cut is None:
+        out.cut = TableCut()
+    return out.cut
+
+
+def _cut_row(out: Interrupts, name: str, shown: int, line: int) -> None:
+    cut = _cut_of(out)
+    cut.rows.append(name)
+    cut.shown[name] = shown
+    cut.lines[name] = line
+    cut.line = cut.line or line
+
+
+def _header_continued(cpus: list[str], line: str) -> list[str] | None:
+    """The header's CPU names when ``line`` goes on with it (a terminal broke it
+    at its width, maybe inside a name: ``... CPU5       CPU`` then ``6       CPU7``)."""
+    tokens = line.split()
+    if not tokens or not all(t.startswith("CPU") or t.isdigit() for t in tokens):
+        return None
+    if not cpus[-1][3:].isdigit() and not line[:1].isspace():
+        return [*cpus[:-1], cpus[-1] + tokens[0], *tokens[1:]]  # the name cut in two
+    return [*cpus, *tokens] if tokens[0] == f"CPU{len(cpus)}" else None
+
+
 def parse_counter_table(text: str, out: Interrupts) -> None:
-    """Shared by /proc/interrupts and /proc/softirqs: a ``CPUn`` header then ``name: n n ...``."""
+    """Shared by /proc/interrupts and /proc/softirqs: a ``CPUn`` header then ``name: n n ...``.
+
+    A row with fewer counts than the header's CPUs was cut by the paste (or
+    wrapped by a terminal): it is left out of ``rows`` and named in ``out.cut``,
+    as are the lines that only continue the header or a row."""
     ncpu = 0
     for idx, line in enumerate(text.splitlines(), start=1):
         if not ncpu:
@@ -59,11 +92,16 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
         name, sep, rest = line.partition(":")
         name = name.strip()
         if not sep or not name or " " in name:
+            _continuation(out, line, idx)
+            ncpu = len(out.cpus)
             continue
         tokens = rest.split()
         counts = _leading_counts(tokens[:ncpu])
         if not counts and tokens:
             # a row without counts is not a counter row (stray text)
+            continue
+        if len(counts) < ncpu and name not in _TOTAL_ROWS:
+            _cut_row(out, name, len(counts), idx)
             continue
         out.rows[name] = counts
         out.lines[name] = idx
@@ -72,6 +110,19 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
             out.descriptions[name] = description
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _continuation(out: Interrupts, line: str, idx: int) -> None:
+    """A line that is no row: the header or a row a terminal wrapped onto it."""
+    tokens = line.split()
+    header = _header_continued(out.cpus, line) if not out.rows and not (out.cut and out.cut.rows) else None
+    if header is not None:
+        out.cpus = header
+    elif not (tokens and all(t.isascii() and t.isdigit() for t in tokens)):
+        return
+    cut = _cut_of(out)
+    cut.wrapped += 1
+    cut.line = cut.line or idx
 
 
 def _leading_counts(head: list[str]) -> list[int]:
@@ -109,9 +160,9 @@ def parse_interrupts(text: str) -> Interrupts:
         raise ParseError("interrupts: not text")
     out = Interrupts()
     parse_counter_table(text, out)
-    if not out.rows:
+    if not out.rows and out.cut is None:
         raise ParseError("no interrupt rows after the CPU header")
-    if set(out.rows) <= SOFTIRQ_NAMES:
+    if out.rows and set(out.rows) <= SOFTIRQ_NAMES:
         raise ParseError("only softirq rows: this is /proc/softirqs, not /proc/interrupts")
     return out
 
@@ -134,11 +185,14 @@ def parse_interrupts_grep(text: str) -> Interrupts:
     if not isinstance(text, str):
         raise ParseError("interrupts: not text")
     rows: list[tuple[str, list[str], int]] = []
+    wrapped: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
         name, sep, rest = line.partition(":")
         name = name.strip()
         if sep and name and " " not in name:
             rows.append((name, rest.split(), number))
+        elif rows and line.split() and line.split()[0].isascii() and line.split()[0].isdigit():
+            wrapped.append(number)  # a terminal wrapped the row above: its CPU columns are unknown
     widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
     # the width most rows have: a row the paste cut has fewer counts and is left out
     ncpu = max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 0
@@ -149,11 +203,16 @@ def parse_interrupts_grep(text: str) -> Interrupts:
     for name, tokens, number in rows:
         if len(_leading_counts(tokens)) < ncpu:
             unread.add(number, f"{name}:")
+            _cut_row(out, name, len(_leading_counts(tokens)), number)
             continue
         out.rows[name] = [int(t) for t in tokens[:ncpu]]
         out.lines[name] = number
         description = " ".join(tokens[len(_leading_counts(tokens)) :])
         if description:
             out.descriptions[name] = description
+    if wrapped:
+        cut = _cut_of(out)
+        cut.wrapped = len(wrapped)
+        cut.line = min(cut.line or wrapped[0], wrapped[0])
     out.errors = unread.errors()
     return out

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import ArtifactError, Interrupts, ParseError, Softirqs
+from collectors.facts import ArtifactError, Interrupts, ParseError, Softirqs, TableCut
 from collectors.parsers import register
 from collectors.parsers.interrupts import SOFTIRQ_NAMES, parse_counter_table
+
+# the kernel's last softirq vector (include/linux/interrupt.h): /proc/softirqs ends with it
+LAST_SOFTIRQ = "RCU"
 
 
 def _detect(head: str) -> bool:
@@ -49,17 +52,21 @@ def parse_softirqs(text: str) -> Softirqs:
         raise ParseError("softirqs: not text")
     table = Interrupts()
     parse_counter_table(text, table)
-    if not table.rows:
+    if not table.rows and table.cut is None:
         raise ParseError("no softirq rows after the CPU header")
-    if not SOFTIRQ_NAMES & set(table.rows):
+    if not SOFTIRQ_NAMES & (set(table.rows) | set(table.cut.rows if table.cut else [])):
         raise ParseError("no softirq names (HI, TIMER, NET_RX, ...): this is not /proc/softirqs")
     # every softirq row has a count per CPU: a shorter one is a paste cut mid-row, and
     # its counts would misstate the share of the CPUs it lost (kept out, reported)
-    cut = {name: len(counts) for name, counts in table.rows.items() if len(counts) < len(table.cpus)}
-    rows = {name: counts for name, counts in table.rows.items() if name not in cut}
-    out = Softirqs(cpus=table.cpus, rows=rows, lines=table.lines)
-    for name, count in cut.items():
-        out.errors.append(
-            ArtifactError("", f"row {name} cut: {count} of {len(table.cpus)} CPUs", table.lines.get(name))
-        )
+    out = Softirqs(cpus=table.cpus, rows=table.rows, lines=table.lines, cut=table.cut)
+    last = max(table.rows, key=lambda name: table.lines.get(name, 0), default=LAST_SOFTIRQ)
+    if last != LAST_SOFTIRQ and (out.cut is None or not out.cut.rows):
+        # the kernel prints every vector down to RCU: a table that stops before it was cut
+        out.cut = out.cut or TableCut()
+        out.cut.truncated_after = last
+        out.cut.line = out.cut.line or table.lines.get(last)
+    cut = out.cut or TableCut()
+    for name in cut.rows:
+        message = f"row {name} cut: {cut.shown.get(name, 0)} of {len(table.cpus)} CPUs"
+        out.errors.append(ArtifactError("", message, cut.lines.get(name)))
     return out

@@ -89,6 +89,8 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
         queues = nic_queue_irqs(host)
         if interrupts is None or len(queues) < MIN_QUEUES or len(interrupts.cpus) < MIN_CPUS:
             continue
+        if interrupts.cut is not None and interrupts.cut.wrapped:
+            continue  # a terminal wrapped the rows: which column is which CPU is unknown (not checked)
         width = min(len(q.counts) for q in queues)
         per_cpu = [sum(q.counts[i] for q in queues) for i in range(width)]
         total = sum(per_cpu)

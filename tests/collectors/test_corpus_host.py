@@ -63,13 +63,13 @@ PT_SUMMARY_OURS = {
     "mounted_fs": "df",  # df -h rows + mount options
     "summary": "kernel",  # "kernel" and "release" rows
     "dmesg_file": "kernel",  # first line: "Linux version ..."
+    "lspci_file": "lspci",  # the PCI devices (a Dell R520: no guest signal)
 }
 # pt-summary files no host parser reads, and why
 PT_SUMMARY_NOT_OURS = {
     "collect.err": "stderr of the pt-summary run",
     "dmidecode": "hardware inventory; no facts model for it",
     "ip": "ip -s link counters; network interfaces are not modelled",
-    "lspci_file": "PCI devices; not modelled",
     "lvs": "LVM logical volumes; not modelled",
     "netstat": "socket list; not modelled",
     "network_devices": "ethtool settings; not modelled",
@@ -239,6 +239,9 @@ def test_pt_summary_host_file(name, corpus, registry):
         assert fact.os_release == "CentOS Linux release 7.9.2009 (Core)"
     elif name == "dmesg_file":
         assert fact.release == "5.1.7-1.el7.elrepo.x86_64"
+    elif name == "lspci_file":
+        assert len(fact.devices) == want["lines"] and not fact.errors
+        assert fact.signals.virtual is None and not fact.signals.hints
 
 
 @pytest.mark.parametrize("name", sorted(PT_SUMMARY_NOT_OURS))
