@@ -219,8 +219,11 @@ def rank(
         return []
     # The symptom's distinctive technical terms: held by some candidate case
     # group, but by at most a third of them. A strong text match shares them.
+    # Identifiers that no candidate holds count too: a pasted output full of
+    # names no case knows (an lscpu's flags) that shares one (``x86_64``)
+    # describes no case's problem (round E, 914).
     term_df = {t: sum(1 for toks in case_tokens.values() if t in toks) for t in _identifier_terms(symptom)}
-    terms = {t for t, n in term_df.items() if 0 < n <= max(1, len(case_tokens) // 3)}
+    terms = {t for t, n in term_df.items() if n <= max(1, len(case_tokens) // 3)}
     text_only = symptom_tokens and not rules and not features
     if text_only:  # a prose-only snapshot: its text is all there is to compare
         # words weigh what they weigh beside evidence: a match on words alone is
