@@ -138,6 +138,23 @@ def _add_value(out: ServiceLog, code: str, value: str | None, line: str, idx: in
         out.lines[code] = idx
 
 
+def _read_warnings(out: ServiceLog, line: str, idx: int, kinds: set[str], seen: set[str]) -> None:
+    """The warnings on line ``idx``: each code once (its first line), its value
+    taken from a later line when the first one lacked it."""
+    for kind, code, pattern in _WARNINGS:
+        m = pattern.search(line)
+        if m is None:
+            continue
+        kinds.add(kind)
+        value = m.groupdict().get("value") or _implied_value(kind, code, line)
+        if code in seen:
+            _add_value(out, code, value, line, idx)
+            continue
+        seen.add(code)
+        out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
+        out.lines[code] = idx
+
+
 @register(
     "service_log",
     commands=(
@@ -174,18 +191,7 @@ def parse_service_log(text: str) -> ServiceLog:
                 kinds.add(kind)
                 out.version = m.group("v")
                 out.lines["version"] = idx
-        for kind, code, pattern in _WARNINGS:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            kinds.add(kind)
-            value = m.groupdict().get("value") or _implied_value(kind, code, line)
-            if code in seen:
-                _add_value(out, code, value, line, idx)
-                continue
-            seen.add(code)
-            out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
-            out.lines[code] = idx
+        _read_warnings(out, line, idx, kinds, seen)
     if not out.warnings and out.version is None and not out.forks:
         raise ParseError("service log: no Redis or MongoDB warning, version or background save")
     if len(kinds) == 1:
