@@ -605,9 +605,10 @@ def _unquote(text: str, notes: list[str]) -> str:
     return text
 
 
-# What a logger, a CI runner or a script puts before each line of a command's
-# output: timestamps in common formats, levels, [stdout] marks, syslog's
-# "host prog[pid]:", "|" gutters and "#" comment marks, in any order and number.
+# What a logger, a CI runner, a script or a web page puts before each line of a
+# command's output: timestamps in common formats, levels, [stdout] marks, syslog's
+# "host prog[pid]:", "|" gutters and "#" comment marks, a code listing's line
+# numbers ("  1. ", "12 | ") and "> " marks, in any order and number.
 _TS = r"\[?\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)?\]?"
 _TIME = r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [\w.-]{1,64} [\w./-]{1,64}(?:\[\d{1,10}\])?:)?"
@@ -615,13 +616,18 @@ _LEVEL = r"[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)[\
 _STREAM = r"\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]:?"
 # the kernel console's "[   28.812567]" and its caller id "[  T127]" (kernel test robot logs)
 _CONSOLE = r"\[[ \t]{0,12}\d{1,8}\.\d{1,9}\](?:\[[ \t]{0,6}[TC]\d{1,7}\])?"
-_PREFIX_ELEMENT = rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|\||#(?=[ \t]|$))"
+# a web page's code listing: "  1. ", "12) ", "12 | ", "12 │ " (nl, bat, pastebins)
+_LISTING = r"\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?=[ \t]|$)"
+_PREFIX_ELEMENT = (
+    rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|{_LISTING}|\||#(?=[ \t]|$)|>(?=[ \t]|$))"
+)
 _LOG_PREFIX = re.compile(rf"[ \t]{{0,8}}(?:{_PREFIX_ELEMENT}[ \t]{{0,4}}){{1,8}}")
 # the start of a prefix holding at least one element that is not a gutter
 _PREFIX_LEAD = (
     r"[ \t]{0,8}(?:\|[ \t]{0,4})?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:"
     r"|#(?:[ \t]|$)|\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]|\[[ \t]{0,12}\d{1,8}\.\d"
-    r"|[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b)"
+    r"|[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b"
+    r"|\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?:[ \t]|$)|>(?:[ \t]|$))"
 )
 _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
 _PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
@@ -633,15 +639,24 @@ LOG_PREFIX_TRIES = 3  # runs of one prefix shape hiding nothing recognised befor
 
 
 _FOLD = str.maketrans("0123456789", "9999999999", " \t")
+_NINES = re.compile("9{2,}")
+# the shape of a prefix that holds a listing's line number: decided run by run
+# (a post's numbered steps and its numbered code listings share the shape)
+_LISTING_SHAPE = re.compile(r"^[|>#]*9[.)|│](?!9)")
 
 
 def _prefix_shape(prefix: str) -> str:
     """What the lines of one run share: digits and levels folded, spaces dropped
     (``2024-05-01 10:00:00,123 DEBUG| [stdout] `` and the next second's line
-    at INFO have one shape)."""
+    at INFO have one shape; so have a listing's lines ``  9. `` and ``  10. ``).
+
+    >>> _prefix_shape("  9. ") == _prefix_shape("  10. ")
+    True
+    """
     if prefix != prefix.lower():  # only a level word is folded
         prefix = _LEVEL_WORD.sub("L", prefix)
-    return prefix.translate(_FOLD)
+    shape = prefix.translate(_FOLD)
+    return _NINES.sub("9", shape) if "99" in shape else shape
 
 
 _PREFIX_STEP = re.compile(rf"[ \t]{{0,8}}{_PREFIX_ELEMENT}[ \t]{{0,4}}")
@@ -768,7 +783,9 @@ class _LoggerPrefixes:
 
     def stripped(self, run: list[tuple[int, int]], shape: str) -> bool:
         """Whether the prefixes of ``shape`` are stripped, decided on ``run``
-        when not decided yet."""
+        when not decided yet (a listing's line numbers: on each run)."""
+        if _LISTING_SHAPE.search(shape):
+            return bool(self.decide(run, shape))
         if shape not in self.decided:
             decision = self.decide(run, shape)
             if decision is None:
@@ -786,7 +803,9 @@ class _LoggerPrefixes:
         if behind is None:
             self.unknown[shape] = self.unknown.get(shape, 0) + 1
             return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
-        if behind == "prompt":  # a prompt behind a prefix is a terminal logger's
+        if behind == "prompt" or _LISTING_SHAPE.search(shape):
+            # a prompt behind a prefix is a terminal logger's; a listing's line
+            # numbers are a web page's, never an output's
             return True
         original = [self.lines[i] for i, _ in probe]
         before = self.recognise(original)

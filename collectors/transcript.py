@@ -292,10 +292,22 @@ _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
     r"(?:\s*\[(?P<db>[^\]]*)\])?(?:\s*\((?P<db2>[^)]*)\))?\s?>\s?(?P<cmd>.*)$"
 )
+# PowerShell's "PS C:\Users\me> cmd" (and "PS /home/me> " on Linux), cmd.exe's "C:\Users\>cmd"
+_POWERSHELL_PROMPT = re.compile(r"^PS (?:[A-Za-z]:\\|/)[^>\n]{0,250}>\s?(?P<cmd>.*)$")
+_CMD_EXE_PROMPT = re.compile(r"^[A-Za-z]:\\[^>\n]{0,250}>\s?(?P<cmd>.*)$")
+# psql's "postgres=# show all;" (superuser), "app=> select 1;"
+_PSQL_PROMPT = re.compile(r"^(?P<db>[A-Za-z_][\w$-]{0,62})=[#>](?:\s(?P<cmd>.*)|\s*$)")
+# redis-cli's "127.0.0.1:6379> info memory", "redis 127.0.0.1:6379[2]> ", "not connected> ";
+# read as the shell command "redis-cli info memory" (the server named is not this host)
+_REDIS_PROMPT = re.compile(
+    r"^(?:redis )?(?:(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d{2,5}"
+    r"(?:\[\d{1,2}\])?|redis-cli|not connected)>\s?(?P<cmd>.*)$"
+)
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
     r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
-    r"|virsh ?[#>]"
+    r"|virsh ?[#>]|PS [A-Za-z/]|[A-Za-z]:\\|[A-Za-z_][\w$-]{0,62}=[#>]"
+    r"|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d|redis-cli>|not connected>"
     r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
     r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
@@ -304,8 +316,9 @@ _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character, virsh's or an SQL client's, or holding "@" or ":/"
 _PROMPT_LEAD_NEXT = re.compile(
-    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]"
-    r"|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]|PS [A-Za-z/]|[A-Za-z]:\\"
+    r"|[A-Za-z_][\w$-]{0,62}=[#>]|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d"
+    r"|redis-cli>|not connected>|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
 )
 _AT = re.compile("@")
 _HOST_PATH = re.compile(r":[~\"'/]")
@@ -495,6 +508,13 @@ _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep
 
 
 BARE_COMMAND_MAX_LINES = 3
+PROPOSAL_MAX_LINES = 12
+# a sentence that introduces configuration to add: it ends with a colon and says
+# to add, append or write the lines below (English, Chinese)
+_PROPOSES = re.compile(
+    r"(?i)(?:\b(?:add|append|insert|put|write)\b[^.!?]{0,100}"
+    r"|(?:添加|加入|追加|增加|写入|修改为|改为|改成|设置为|设为)[^。！？]{0,40})[:：]\s*$"
+)
 
 
 def _bare_command(line: str) -> bool:
@@ -540,6 +560,58 @@ def command_failure(text: str) -> str | None:
     return lines[0][:200]
 
 
+_HEADING = re.compile(r"^#{2,6}[ \t]+(?P<cmd>[a-z./_][^\n]{0,300}?)[ \t#]*$")
+
+
+def _is_command(cmd: str) -> bool:
+    return _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd) is not None
+
+
+def heading_command(line: str) -> str | None:
+    """The command a Markdown heading names (``### cat /proc/meminfo``): the
+    output below it is that command's. ``# cmd`` is a root prompt already
+    (:func:`match_prompt`); a heading in words names none.
+
+    >>> heading_command("### cat /proc/meminfo")
+    'cat /proc/meminfo'
+    >>> heading_command("## numactl -H ##"), heading_command("## Background") is None
+    ('numactl -H', True)
+    """
+    m = _HEADING.match(line) if line.startswith("##") else None
+    if m is None:
+        return None
+    cmd = m.group("cmd").strip()
+    return cmd if _is_command(cmd) else None
+
+
+# a fence's info string: a language, then maybe a title, then the command
+_FENCE_INFO = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})\s*(?P<info>[^`\n]{1,300})$")
+_FENCE_LANGUAGES = frozenset(
+    {"sh", "bash", "shell", "console", "shell-session", "shellsession", "zsh", "text", "txt", "plaintext"}
+    | {"terminal", "output", "log", "none", "plain", "sql", "mysql", "psql"}
+)
+
+
+def _fence_info_command(line: str) -> str | None:
+    """The command a fence's info string names (```` ```sh numactl -H ````,
+    ```` ```console title="$ lscpu" ````), or None (```` ```bash ```` alone).
+
+    >>> _fence_info_command("```console title='numactl -H'"), _fence_info_command("```bash") is None
+    ('numactl -H', True)
+    """
+    m = _FENCE_INFO.match(line)
+    if m is None:
+        return None
+    info = m.group("info").strip().strip("{}")
+    first, _, rest = info.partition(" ")
+    if first.lower() in _FENCE_LANGUAGES:
+        info = rest.strip()
+    if info.startswith("title="):
+        info = info[len("title=") :].strip("\"'")
+    info = re.sub(r"^[$#]\s?", "", info).strip()
+    return info if info and _is_command(info) else None
+
+
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     """``(prompt kind, command, host)`` when ``line`` is a prompt line.
 
@@ -580,6 +652,10 @@ _OTHER_PROMPTS: tuple[_PromptForm, ...] = (
     (_SHELL_VERSION_PROMPT, "shell", ""),
     (_VIRSH_PROMPT, "shell", "virsh "),  # read as the shell command "virsh vcpuinfo guest"
     (_SQL_PROMPT, "sql", ""),
+    (_PSQL_PROMPT, "sql", ""),
+    (_REDIS_PROMPT, "shell", "redis-cli "),  # read as the shell command "redis-cli info"
+    (_POWERSHELL_PROMPT, "shell", ""),
+    (_CMD_EXE_PROMPT, "shell", ""),
     (_USER_HOST_PROMPT, "shell", ""),
     (_USER_HOST_DIR_PROMPT, "shell", ""),
     (_HOST_PATH_PROMPT, "shell", ""),
@@ -821,6 +897,10 @@ class _Splitter:
         self._prompts: dict[int, tuple[str, str, str | None]] = {}
         self._prompt_index: list[int] = []
         self._detected: dict[str, str | None] = {}
+        # prompt lines that may be a heading naming a command ("# vmstat", "### cat
+        # /proc/meminfo") or a fence's info string: their output is read by content
+        # when it does not parse as the command's
+        self._weak: set[int] = set()
         self._find_prompts()
         self.host: str | None = None
         self.truncated = False
@@ -847,10 +927,15 @@ class _Splitter:
         else:
             candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
         for line in candidates:
-            prompt = match_prompt(self.lines[line])
+            text = self.lines[line]
+            prompt = match_prompt(text)
+            if prompt is None and (command := heading_command(text)) is not None:
+                prompt = ("shell", command, None)
             if prompt is not None:
                 self._prompts[line] = prompt
                 index.append(line)
+                if text.startswith("#"):
+                    self._weak.add(line)  # a Markdown heading as much as a root prompt
         self._prompt_index = index
 
     def prompt(self, i: int) -> tuple[str, str, str | None] | None:
@@ -959,7 +1044,6 @@ class _Splitter:
                 continue
             m = _FENCE.match(self.lines[i])
             assert m is not None
-            self.region(region_start, i, fenced=False)
             marker = m.group(1)[0] * 3
             # the closing fence: the next fence line with the same marker (an
             # index walk, not a slice per fence: a paste of fences stays linear)
@@ -967,7 +1051,7 @@ class _Splitter:
             while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
                 close += 1
             j = fences[close] if close < len(fences) else n
-            self.region(i + 1, j, fenced=True)
+            self.fence(region_start, i, j)
             region_start = j + 1
             k += 1
         if self.truncated:
@@ -975,6 +1059,48 @@ class _Splitter:
         else:
             self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def fence(self, region_start: int, i: int, j: int) -> None:
+        """The text from ``region_start`` up to the fence opened on line ``i``,
+        then the fence's content (up to line ``j``). A command named just
+        before the fence (a prompt or a Markdown heading alone on its line) or
+        in its info string (```` ```sh numactl -H ````) is the content's
+        command when the content starts without a prompt of its own."""
+        named = self.command_before_fence(region_start, i)
+        command = named[1] if named else _fence_info_command(self.lines[i])
+        first = self.first_nonblank(i + 1, j)
+        if command is None or first >= j or self.prompt(first) is not None:
+            self.region(region_start, i, fenced=False)
+            # configuration a post proposes, in a fence of its own, is not read
+            if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
+                self.region(i + 1, j, fenced=True)
+            return
+        line = named[0] if named else i
+        self.region(region_start, line, fenced=False)
+        self.mark(line, line + 1, PROMPT)
+        self._weak.add(line)
+        end = self.next_prompt(first, j)
+        self.prompted(line, i + 1, self.trimmed(i + 1, end), command, "shell", self.host, True)
+        self.region(end, j, fenced=True)
+
+    def command_before_fence(self, region_start: int, i: int) -> tuple[int, str] | None:
+        """``(line, command)`` of a shell prompt or a heading naming a command
+        on the last non-blank line before the fence on line ``i`` (within a
+        few lines), or None."""
+        k = i - 1
+        while k >= region_start and i - k <= 3 and self.blank(k):
+            k -= 1
+        if k < region_start or i - k > 3:
+            return None
+        prompt = self.prompt(k)
+        if prompt is None or prompt[0] != "shell" or not prompt[1]:
+            return None
+        return k, prompt[1]
+
+    def first_nonblank(self, a: int, b: int) -> int:
+        while a < b and self.blank(a):
+            a += 1
+        return a
 
     def _front_matter(self) -> int:
         """A blog post's YAML front matter (``---``, ``title: ...``, ``tags:``,
@@ -1034,6 +1160,9 @@ class _Splitter:
             return j
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
         j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
+        if first in self._weak and self.trimmed(out_start, j) == out_start:
+            self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
+            return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
 
@@ -1090,6 +1219,8 @@ class _Splitter:
         if known is not None and self.compound(out_start, out_end, known, host, fenced):
             return
         kind = self.command_kind(out_start, out_end, command, known)
+        if first in self._weak and kind is not None and out_end > out_start:
+            kind = self.kind_by_content(kind, out_start, out_end)
         output = self.text(out_start, out_end)
         if kind is None and output.strip():
             kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
@@ -1107,6 +1238,15 @@ class _Splitter:
         self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def kind_by_content(self, kind: str, a: int, b: int) -> str:
+        """The kind of lines ``a..b`` that a heading named ``kind``: the kind
+        their content is recognised as when they do not parse as ``kind``
+        (an issue titled ``# vmstat`` above an iostat report)."""
+        if self.parses(kind, a, b):
+            return kind
+        other = self.detect(self.head(a, b))
+        return other if other is not None and self.parses(other, a, b) else kind
 
     def command_kind(self, a: int, b: int, command: str, known: list[tuple[str, str]] | None) -> str | None:
         """The kind of what ``command`` printed on lines ``a..b`` by the
@@ -1407,13 +1547,29 @@ class _Splitter:
             if c == "data":
                 # blank lines inside a data run are kept when data follows
                 j = self.next_prose(i + 1, b)
-                self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
+                if not self.proposal(i, self.trimmed(i, j)):
+                    self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
             else:
                 j = i + 1
                 while j < b and self.cls(j) == "prose":
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
+
+    def proposal(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are configuration a post proposes, not what a
+        host printed: a few lines after a sentence that says to add them
+        (``在/etc/sysctl.conf文件中添加如下配置:``, ``Add the following to
+        /etc/sysctl.conf:``). They are marked as prose and not read."""
+        if b - a > PROPOSAL_MAX_LINES:
+            return False
+        k = a - 1
+        while k >= 0 and (self.blank(k) or _FENCE.match(self.lines[k])) and a - k <= 3:
+            k -= 1
+        if k < 0 or self.cls(k) != "prose" or not _PROPOSES.search(self.lines[k]):
+            return False
+        self.mark(a, b, PROSE)
+        return True
 
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
         while a < b and self.blank(a):

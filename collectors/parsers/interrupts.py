@@ -19,7 +19,9 @@ description (controller, hwirq, trigger, device names). Rows are read with
 
 from __future__ import annotations
 
-from collectors.facts import Interrupts, ParseError, TableCut
+import re
+
+from collectors.facts import ArtifactError, Interrupts, ParseError, TableCut
 from collectors.parsers import UnreadLines, register
 
 _MAX_DIGITS = 20
@@ -167,32 +169,68 @@ def parse_interrupts(text: str) -> Interrupts:
     return out
 
 
+# an interrupt row without the header: "irq: count ... controller ... device", the
+# controller named as the kernel prints it (PCI-MSI, IO-APIC, GICv3, ...-edge/-level)
+_IRQ_ROW = re.compile(
+    r"^[ \t]*\d{1,5}:(?:[ \t]+\d{1,20}){1,512}[ \t]+"
+    r"(?:[\w-]*(?:MSI|APIC|GIC|PCI|edge|Edge|level|Level|fasteoi|XICS|XIVE)[\w-]*)\b"
+)
+# where a web page that dropped the line breaks put the next row: " 126: 987654321 0"
+_NEXT_ROW = re.compile(r"(?<=\S)[ \t]+(?=\d{1,5}:[ \t]+\d{1,20}[ \t]+\d)")
+NO_HEADER = "no CPU header row: the CPU columns are counted from the rows' width"
+
+
+def _detect_rows(head: str) -> bool:
+    """Interrupt rows pasted without the ``CPU0 CPU1`` header (``grep eth0
+    /proc/interrupts``), the first line a row."""
+    first = head.lstrip("\n").split("\n", 1)[0]
+    return _IRQ_ROW.match(first) is not None and "CPU0" not in head
+
+
+def _rows(text: str) -> tuple[list[tuple[str, list[str], int]], list[int]]:
+    """``(name, tokens, line number)`` of each ``name: ...`` row; a line holding
+    several rows (a web page dropped the line breaks) gives each of them. Also
+    the numbers of the lines that only continue the row above (a terminal
+    wrapped it: its CPU columns are unknown)."""
+    rows: list[tuple[str, list[str], int]] = []
+    wrapped: list[int] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        pieces = _NEXT_ROW.split(line) if _IRQ_ROW.match(line) else [line]
+        for piece in pieces:
+            name, sep, rest = piece.partition(":")
+            name = name.strip()
+            if sep and name and " " not in name:
+                rows.append((name, rest.split(), number))
+            elif rows and piece.split() and piece.split()[0].isascii() and piece.split()[0].isdigit():
+                wrapped.append(number)
+    return rows, wrapped
+
+
 @register(
     "interrupts_grep",
     commands=(r"^(e|f)?grep\s+(-\w+\s+)*\S+\s+/proc/interrupts\s*$",),
-    priority=5,
+    detect=_detect_rows,
+    priority=4,
 )
 def parse_interrupts_grep(text: str) -> Interrupts:
     """``grep eth0 /proc/interrupts``: rows without the ``CPUn`` header. The
     CPU columns are the counts every row has (the shortest row's run of
-    numbers), named ``CPU0``.. in order.
+    numbers), named ``CPU0``.. in order, and the result says the header was
+    missing. Rows a web page put on one line are read as rows.
 
     Sample input::
 
          27:  356669796          0          0          0   PCI-MSI 1048577-edge      eth0-TxRx-0
          28:  308170840          0          0          0   PCI-MSI 1048578-edge      eth0-TxRx-1
+
+    >>> i = parse_interrupts_grep("125: 124856789 0 0 0 PCI-MSI 122880-edge eth0-TxRx-0 "
+    ...     "126: 987654321 0 0 0 PCI-MSI 122881-edge eth0-TxRx-1")
+    >>> i.cpus, i.rows["126"], i.descriptions["125"], i.errors[-1].message == NO_HEADER
+    (['CPU0', 'CPU1', 'CPU2', 'CPU3'], [987654321, 0, 0, 0], 'PCI-MSI 122880-edge eth0-TxRx-0', True)
     """
     if not isinstance(text, str):
         raise ParseError("interrupts: not text")
-    rows: list[tuple[str, list[str], int]] = []
-    wrapped: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        name, sep, rest = line.partition(":")
-        name = name.strip()
-        if sep and name and " " not in name:
-            rows.append((name, rest.split(), number))
-        elif rows and line.split() and line.split()[0].isascii() and line.split()[0].isdigit():
-            wrapped.append(number)  # a terminal wrapped the row above: its CPU columns are unknown
+    rows, wrapped = _rows(text)
     widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
     # the width most rows have: a row the paste cut has fewer counts and is left out
     ncpu = max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 0
@@ -214,5 +252,5 @@ def parse_interrupts_grep(text: str) -> Interrupts:
         cut = _cut_of(out)
         cut.wrapped = len(wrapped)
         cut.line = min(cut.line or wrapped[0], wrapped[0])
-    out.errors = unread.errors()
+    out.errors = [*unread.errors(), ArtifactError("", NO_HEADER, rows[0][2])]
     return out

@@ -18,7 +18,8 @@ prints them (4.4+ JSON logs carry the same message texts)::
 
 What each warning means (``ServiceWarning.code``): ``thp_enabled`` (Redis
 before 6.0.8 warns whenever THP is not ``[never]``, later versions only on
-``always``; MongoDB prints the value), ``thp_defrag``, ``overcommit_memory``,
+``always``, and those name ``madvise`` in their advice: such a warning's value
+is ``always``; MongoDB prints the value), ``thp_defrag``, ``overcommit_memory``,
 ``somaxconn`` (the value Redis found, lower than its backlog), ``numa_interleave``
 (mongod is not interleaved on a multi-node host: MongoDB read its own
 ``/proc/self/numa_maps``), ``zone_reclaim``, ``anon_huge_pages`` (Redis
@@ -43,7 +44,12 @@ from collectors.parsers import register
 
 # (kind, code, pattern; group "value" is the setting when the store prints it)
 _WARNINGS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("redis", "thp_enabled", re.compile(r"WARNING you have Transparent Huge Pages \(THP\) support enabled")),
+    # "you" before Redis 7, "You" from it
+    (
+        "redis",
+        "thp_enabled",
+        re.compile(r"WARNING [Yy]ou have Transparent Huge Pages \(THP\) support enabled"),
+    ),
     ("redis", "overcommit_memory", re.compile(r"WARNING overcommit_memory is set to (?P<value>\d)!")),
     ("redis", "overcommit_memory", re.compile(r"WARNING Memory overcommit must be enabled!")),
     (
@@ -84,6 +90,9 @@ _VERSIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mongodb", re.compile(r"MongoDB server version: (?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
     ("mongodb", re.compile(r"Using MongoDB:\s+(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
 )
+# Redis >= 6.0.8 warns only when THP is [always], and says so: its advice is
+# 'echo madvise' and it counts 'madvise' as disabled (before, 'echo never')
+_REDIS_THP_ALWAYS = re.compile(r"echo madvise >|set to 'madvise' or 'never'")
 # a Redis background save: "Saving..." then "Background saving started by pid N"; the gap is the fork
 _CLOCK = r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ms>\d{3})"
 _SAVING = re.compile(_CLOCK + r" \* .{0,80}\bSaving\.\.")
@@ -99,6 +108,22 @@ def _detect(head: str) -> bool:
     )
 
 
+def _implied_value(kind: str, code: str, line: str) -> str | None:
+    """The setting a warning implies without printing it: Redis >= 6.0.8's THP
+    warning (its advice is ``echo madvise``) is printed only for ``always``.
+
+    >>> _implied_value("redis", "thp_enabled", "# WARNING You have Transparent Huge Pages (THP) "
+    ...     "support enabled in your kernel. ... run the command "
+    ...     "'echo madvise > /sys/kernel/mm/transparent_hugepage/enabled'")
+    'always'
+    >>> _implied_value("redis", "thp_enabled", "... the command 'echo never > /sys/kernel/mm/...'") is None
+    True
+    """
+    if kind == "redis" and code == "thp_enabled" and _REDIS_THP_ALWAYS.search(line):
+        return "always"
+    return None
+
+
 def _clock_s(m: re.Match[str]) -> float:
     return int(m["h"]) * 3600 + int(m["m"]) * 60 + int(m["s"]) + int(m["ms"]) / 1000
 
@@ -110,6 +135,23 @@ def _add_value(out: ServiceLog, code: str, value: str | None, line: str, idx: in
     held = next(w for w in out.warnings if w.code == code)
     if held.value is None and value is not None:
         held.value, held.message, held.line = value, line.strip()[:300], idx
+        out.lines[code] = idx
+
+
+def _read_warnings(out: ServiceLog, line: str, idx: int, kinds: set[str], seen: set[str]) -> None:
+    """The warnings on line ``idx``: each code once (its first line), its value
+    taken from a later line when the first one lacked it."""
+    for kind, code, pattern in _WARNINGS:
+        m = pattern.search(line)
+        if m is None:
+            continue
+        kinds.add(kind)
+        value = m.groupdict().get("value") or _implied_value(kind, code, line)
+        if code in seen:
+            _add_value(out, code, value, line, idx)
+            continue
+        seen.add(code)
+        out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
         out.lines[code] = idx
 
 
@@ -149,18 +191,7 @@ def parse_service_log(text: str) -> ServiceLog:
                 kinds.add(kind)
                 out.version = m.group("v")
                 out.lines["version"] = idx
-        for kind, code, pattern in _WARNINGS:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            kinds.add(kind)
-            value = m.groupdict().get("value")
-            if code in seen:
-                _add_value(out, code, value, line, idx)
-                continue
-            seen.add(code)
-            out.warnings.append(ServiceWarning(code=code, value=value, message=line.strip()[:300], line=idx))
-            out.lines[code] = idx
+        _read_warnings(out, line, idx, kinds, seen)
     if not out.warnings and out.version is None and not out.forks:
         raise ParseError("service log: no Redis or MongoDB warning, version or background save")
     if len(kinds) == 1:
