@@ -101,12 +101,14 @@ def _spelling_candidates(term: str) -> list[tuple[str, int]]:
     edits = _max_edits(term)
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # pg_trgm: the trigram index on kb_termstat.term finds near terms
-            # without reading the vocabulary. A short word with one edit
-            # shares few trigrams ("dealy"/"delay": 0.2), hence the low bar.
+            # pg_trgm: the trigram index on lower(kb_termstat.term) finds near
+            # terms without reading the vocabulary (on the expression, so that
+            # look-ups by term keep the primary key: kb/migrations/0012). A
+            # short word with one edit shares few trigrams ("dealy"/"delay":
+            # 0.2), hence the low bar.
             cursor.execute("SET LOCAL pg_trgm.similarity_threshold = 0.15")
             cursor.execute(
-                "SELECT term, ndoc FROM kb_termstat WHERE term %% %s AND ndoc > 0"
+                "SELECT term, ndoc FROM kb_termstat WHERE lower(term) %% %s AND ndoc > 0"
                 " AND length(term) BETWEEN %s AND %s ORDER BY similarity(term, %s) DESC LIMIT 100",
                 [term, len(term) - edits, len(term) + edits, term],
             )
