@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.derived.database import oracle_settings, pg_settings
+from collectors.derived.database import innodb_flush_method, oracle_settings, pg_settings
 from collectors.derived.topology import cpu_node_map
 from collectors.derived.workload import datastores, service_warning, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
@@ -94,6 +94,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "db_variables": lambda h: bool(h.database and h.database.variables),
     "db_version": lambda h: bool(h.database and h.database.version),
     "db_events": lambda h: bool(h.database and h.database.events),
+    # innodb_flush_method, or the version whose default it is
+    "db_flush_method": lambda h: innodb_flush_method(h.database) is not None,
     "oceanbase": lambda h: bool(h.oceanbase and h.oceanbase.parameters),
     "odp": lambda h: bool(h.oceanbase and h.oceanbase.proxy_config),
     "sql_audit": lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts),
@@ -300,6 +302,15 @@ FACT_SOURCES: dict[str, FactSource] = {
     ),
     "db_version": FactSource(
         "the database version", "数据库版本", ("mysql -u root -p -e 'SELECT VERSION()'", "mysqld --version")
+    ),
+    "db_flush_method": FactSource(
+        "InnoDB's flush method (innodb_flush_method and the server version)",
+        "InnoDB 的刷盘方式（innodb_flush_method 和服务器版本）",
+        (
+            'mysql -u root -p -e "SHOW GLOBAL VARIABLES WHERE Variable_name IN '
+            "('version', 'innodb_flush_method', 'innodb_buffer_pool_size')\"",
+            "mysqladmin -u root -p variables",
+        ),
     ),
     "db_events": FactSource(
         "the database error log",
