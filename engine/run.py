@@ -42,6 +42,7 @@ from engine.rules import (
 )
 from engine.rules.numa import balancing_setting_known
 from engine.rules.redis import redis_fork_ms
+from engine.rules.swap import swap_rate_known
 from engine.rules.thp import mongodb_generation_known
 from engine.severity import severity_rank
 
@@ -124,6 +125,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
     "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
     "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
+    # si/so in a known unit (vmstat -S M prints MB), or all 0
+    "vmstat_swap_unit": swap_rate_known,
     # the PageTables line of /proc/meminfo (whole or grepped)
     "page_tables": lambda h: bool(h.meminfo and "PageTables" in h.meminfo.values),
     "interrupts": lambda h: h.interrupts is not None,
@@ -394,6 +397,12 @@ FACT_SOURCES: dict[str, FactSource] = {
     "vmstat": FactSource(
         "swap and memory activity over time (vmstat)",
         "一段时间内的换页与内存活动（vmstat）",
+        ("vmstat 5 6",),
+        packages=_pkg("procps-ng", "procps", "procps"),
+    ),
+    "vmstat_swap_unit": FactSource(
+        "vmstat with its command line (the unit of si/so: -S M prints MB)",
+        "带命令行的 vmstat（si/so 的单位：-S M 时为 MB）",
         ("vmstat 5 6",),
         packages=_pkg("procps-ng", "procps", "procps"),
     ),

@@ -246,6 +246,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "interrupts": _set(interrupts=None),
     "vmstat": _set(vmstat=None),
     "page_tables": _no_page_tables,
+    "vmstat_swap_unit": _set(vmstat=None),
     "db_flush_method": _no_flush_method,
     "process_numa": _no_process_numa,
     "swappiness": _setting_gone("vm.swappiness"),
@@ -377,7 +378,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "net.irq_single_cpu": ("interrupts",),
     "disk.io_scheduler": ("io_schedulers",),
     "cpu.deep_cstates": ("cpu_idle",),
-    "memory.swap_activity": ("vmstat",),
+    "memory.swap_activity": ("vmstat", "vmstat_swap_unit"),
     "memory.page_tables_large": ("page_tables",),
     "mysql.flush_method_buffered": ("db_flush_method",),
 }
