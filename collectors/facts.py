@@ -343,8 +343,10 @@ class Meminfo(Parsed):
 
 @dataclass
 class VmstatSample:
-    """One ``vmstat`` row. Memory in kB (``-S M`` rows are converted), swap and
-    block I/O per second as printed, CPU in percent."""
+    """One ``vmstat`` row. Memory in kB (``-S M`` rows are converted), swap-in
+    and swap-out in KiB/s when ``Vmstat.swap_unit_kb`` is known (converted from
+    the ``-S`` unit) and as printed otherwise, block I/O per second as printed,
+    CPU in percent."""
 
     r: int | None = None  # run queue
     b: int | None = None  # blocked (uninterruptible)
@@ -352,7 +354,7 @@ class VmstatSample:
     free_kb: int | None = None
     buff_kb: int | None = None
     cache_kb: int | None = None
-    si: int | None = None  # swapped in from disk (per second, vmstat's unit)
+    si: int | None = None  # swapped in from disk (KiB/s; as printed when the unit is unknown)
     so: int | None = None  # swapped out
     bi: int | None = None
     bo: int | None = None
@@ -372,6 +374,10 @@ class Vmstat(Parsed):
     averages since boot; ``samples[1:]`` are the intervals (see ``interval_samples``)."""
 
     samples: list[VmstatSample] = field(default_factory=list)
+    # KiB per unit of the si/so columns as printed (1 by default, 1024 with -S M,
+    # 976.5625 with -S m); None when the output does not say which -S it had:
+    # si/so are then left as printed
+    swap_unit_kb: float | None = None
 
     @property
     def interval_samples(self) -> list[VmstatSample]:

@@ -225,9 +225,9 @@ PEER_MAP: tuple[tuple[str, str, str, str], ...] = (
     # --- databases
     (
         "MySQLTuner; pt-variable-advisor",
-        "MySQL host-facing variables (interleave, large_pages, BP dump/load, pool vs node)",
-        "mysql.numa_interleave_unavailable, mysql.numa_interleave_populate_startup, mysql.buffer_pool_not_persisted, mysql.large_pages_off, memory.db_exceeds_node",
-        "",
+        "MySQL host-facing variables (interleave, large_pages, BP dump/load, pool vs node, flush method)",
+        "mysql.numa_interleave_unavailable, mysql.numa_interleave_populate_startup, mysql.buffer_pool_not_persisted, mysql.large_pages_off, memory.db_exceeds_node, mysql.flush_method_buffered",
+        "innodb_flush_method fsync (or printed empty on 5.x): warning with a pool >= half of RAM, info when the share is not shown",
     ),
     (
         "MySQLTuner",

@@ -216,6 +216,8 @@ FACT_DESCRIPTIONS = {
     "overcommit": "vm.overcommit_memory is known (sysctl, or a Redis/MongoDB warning that printed it)",
     "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
     "vmstat": "vmstat with at least two samples is known",
+    "db_flush_method": "InnoDB's innodb_flush_method is shown (an empty value: the version's default)",
+    "vmstat_swap_unit": "vmstat's si/so are in a known unit (command line or output shows its -S), or all 0",
     "page_tables": "the PageTables line of /proc/meminfo is known",
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",

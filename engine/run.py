@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from collectors.derived.database import oracle_settings, pg_settings
+from collectors.derived.database import innodb_flush_method, oracle_settings, pg_settings
 from collectors.derived.topology import cpu_node_map
 from collectors.derived.workload import datastores, service_warning, sysctl_setting, thp_setting
 from collectors.facts import HostFacts, SnapshotFacts, to_dict
@@ -42,6 +42,7 @@ from engine.rules import (
 )
 from engine.rules.numa import balancing_setting_known
 from engine.rules.redis import redis_fork_ms
+from engine.rules.swap import swap_rate_known
 from engine.rules.thp import mongodb_generation_known
 from engine.severity import severity_rank
 
@@ -94,6 +95,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "db_variables": lambda h: bool(h.database and h.database.variables),
     "db_version": lambda h: bool(h.database and h.database.version),
     "db_events": lambda h: bool(h.database and h.database.events),
+    # innodb_flush_method, or the version whose default it is
+    "db_flush_method": lambda h: innodb_flush_method(h.database) is not None,
     "oceanbase": lambda h: bool(h.oceanbase and h.oceanbase.parameters),
     "odp": lambda h: bool(h.oceanbase and h.oceanbase.proxy_config),
     "sql_audit": lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts),
@@ -122,6 +125,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
     "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
     "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
+    # si/so in a known unit (vmstat -S M prints MB), or all 0
+    "vmstat_swap_unit": swap_rate_known,
     # the PageTables line of /proc/meminfo (whole or grepped)
     "page_tables": lambda h: bool(h.meminfo and "PageTables" in h.meminfo.values),
     "interrupts": lambda h: h.interrupts is not None,
@@ -301,6 +306,15 @@ FACT_SOURCES: dict[str, FactSource] = {
     "db_version": FactSource(
         "the database version", "数据库版本", ("mysql -u root -p -e 'SELECT VERSION()'", "mysqld --version")
     ),
+    "db_flush_method": FactSource(
+        "InnoDB's flush method (innodb_flush_method and the server version)",
+        "InnoDB 的刷盘方式（innodb_flush_method 和服务器版本）",
+        (
+            'mysql -u root -p -e "SHOW GLOBAL VARIABLES WHERE Variable_name IN '
+            "('version', 'innodb_flush_method', 'innodb_buffer_pool_size')\"",
+            "mysqladmin -u root -p variables",
+        ),
+    ),
     "db_events": FactSource(
         "the database error log",
         "数据库错误日志",
@@ -383,6 +397,12 @@ FACT_SOURCES: dict[str, FactSource] = {
     "vmstat": FactSource(
         "swap and memory activity over time (vmstat)",
         "一段时间内的换页与内存活动（vmstat）",
+        ("vmstat 5 6",),
+        packages=_pkg("procps-ng", "procps", "procps"),
+    ),
+    "vmstat_swap_unit": FactSource(
+        "vmstat with its command line (the unit of si/so: -S M prints MB)",
+        "带命令行的 vmstat（si/so 的单位：-S M 时为 MB）",
         ("vmstat 5 6",),
         packages=_pkg("procps-ng", "procps", "procps"),
     ),

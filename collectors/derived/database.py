@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collectors.derived.values import as_int
-from collectors.facts import HostFacts, ServiceLog
+import re
+from dataclasses import dataclass
+
+from collectors.derived.values import as_bool, as_int
+from collectors.facts import DatabaseFacts, HostFacts, ServiceLog
 from collectors.sizes import size_bytes
 
 
@@ -71,3 +74,99 @@ def pg_setting_bytes(settings: dict[str, str], name: str) -> int | None:
     if value.isdigit():
         return int(value) * (8192 if name in _PG_BLOCK_SETTINGS else 1024)
     return size_bytes(value)
+
+
+# innodb_flush_method values whose data-file reads and writes go through the
+# kernel's page cache (fdatasync is 5.x's name for fsync; littlesync/nosync are
+# test settings); O_DIRECT, O_DIRECT_NO_FSYNC and Percona's ALL_O_DIRECT bypass it
+BUFFERED_FLUSH_METHODS = frozenset({"fsync", "fdatasync", "o_dsync", "littlesync", "nosync"})
+# MariaDB printed the method as a number before 10.5 in some builds (0..5 in this order)
+_MARIADB_FLUSH_NUMBERS = ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT", "O_DIRECT_NO_FSYNC")
+
+
+@dataclass(frozen=True)
+class FlushMethod:
+    """How InnoDB opens its data files, and how that is known: ``"variable"``
+    (innodb_flush_method as the server or my.cnf gives it), ``"buffering"``
+    (MariaDB 11's innodb_data_file_buffering) or ``"default"`` (not set: the
+    default of the version)."""
+
+    method: str
+    how: str
+    variable: str  # the variable the answer rests on ("version" for a default)
+
+    @property
+    def buffered(self) -> bool:
+        return self.method.lower() in BUFFERED_FLUSH_METHODS
+
+
+def mysql_version(db: DatabaseFacts) -> tuple[str, tuple[int, ...]] | None:
+    """The server's flavour and version numbers, from its version string.
+
+    >>> mysql_version(DatabaseFacts(version="10.4.14-MariaDB-log"))
+    ('mariadb', (10, 4, 14))
+    >>> mysql_version(DatabaseFacts(kind="mysql", version="5.7"))
+    ('mysql', (5, 7))
+    """
+    text = db.version or db.variables.get("version") or ""
+    m = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not m:
+        return None
+    label = " ".join([db.kind or "", text, db.variables.get("version_comment", "")]).lower()
+    flavour = "mariadb" if "mariadb" in label else "percona" if "percona" in label else "mysql"
+    return flavour, tuple(int(g) for g in m.groups() if g is not None)
+
+
+def _default_flush_method(db: DatabaseFacts) -> str | None:
+    """The data-file flush method a server uses when innodb_flush_method is not
+    set: fsync up to MySQL 8.0 (5.x prints the default as an empty value) and
+    before MariaDB 10.6, O_DIRECT from MariaDB 10.6 (MDEV-24854) and MySQL 8.4;
+    None when the version does not tell (MySQL 8.1-8.3, or no version)."""
+    parsed = mysql_version(db)
+    if parsed is None:
+        return None
+    flavour, numbers = parsed
+    if flavour == "mariadb":
+        return "O_DIRECT" if numbers[:2] >= (10, 6) else "fsync"
+    if numbers[:2] <= (8, 0):
+        return "fsync"
+    return "O_DIRECT" if numbers[:2] >= (8, 4) else None
+
+
+def innodb_flush_method(db: DatabaseFacts | None) -> FlushMethod | None:
+    """How the server's InnoDB data files are opened, or None when the facts
+    do not show innodb_flush_method (a LIKE or WHERE query that did not ask for
+    it, a my.cnf that does not set it: the server may have it from elsewhere).
+    An empty value is the server's default, told by its version.
+
+    >>> innodb_flush_method(DatabaseFacts(variables={"innodb_flush_method": "O_DIRECT"})).buffered
+    False
+    >>> innodb_flush_method(DatabaseFacts(version="5.7.30", variables={"innodb_flush_method": ""}))
+    FlushMethod(method='fsync', how='default', variable='version')
+    >>> innodb_flush_method(DatabaseFacts(version="5.7.22-22-log")) is None
+    True
+    >>> innodb_flush_method(DatabaseFacts(variables={"innodb_flush_method": ""},
+    ...     variable_sources={"innodb_flush_method": "server"})).method
+    'fsync'
+    """
+    if db is None:
+        return None
+    buffering = as_bool(db.variables.get("innodb_data_file_buffering"))
+    if buffering is not None:
+        method = "fsync" if buffering else "O_DIRECT"
+        return FlushMethod(method, "buffering", "innodb_data_file_buffering")
+    if "innodb_flush_method" not in db.variables:
+        # a LIKE or WHERE query that did not ask for it, or a my.cnf: not known
+        return None
+    value = (db.variables.get("innodb_flush_method") or "").strip().strip("'\"")
+    if value.isdigit() and int(value) < len(_MARIADB_FLUSH_NUMBERS):
+        value = _MARIADB_FLUSH_NUMBERS[int(value)]
+    if value and value.upper() != "NULL":
+        return FlushMethod(value, "variable", "innodb_flush_method")
+    default = _default_flush_method(db)
+    if default:
+        return FlushMethod(default, "default", "version")
+    if db.variable_sources.get("innodb_flush_method") == "server":
+        # only MySQL/Percona up to 5.7 print the variable empty: its NULL default, fsync
+        return FlushMethod("fsync", "default", "innodb_flush_method")
+    return None

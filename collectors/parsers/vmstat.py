@@ -15,7 +15,13 @@ after ``b``, and Oracle's OSWatcher (ExaWatcher) puts a ``HH:MM:SS`` time in
 front of every row under its ``--time--`` header: both are read, the time dropped.
 Memory columns are kB, or MiB with ``-S M`` (the ``vmstat_mb`` kind, chosen by
 the command) or units of 10^6 bytes with ``-S m`` (``vmstat_mb_si``); both are
-converted to kB. The first row reports averages since boot: rules
+converted to kB. procps prints the swap columns (si/so) in the same ``-S`` unit,
+so they are converted to KiB/s too and ``Vmstat.swap_unit_kb`` records the
+unit. A table read without its command (the ``vmstat_table`` kind, found by its
+header) has a known unit only when the text shows the command line (OSWatcher's
+``Collection Command:`` line, a bare ``vmstat 5`` line above the table) or is
+procps 2.0's (the ``w`` column: that vmstat had no ``-S``); otherwise
+``swap_unit_kb`` is None and si/so stay as printed. The first row reports averages since boot: rules
 should look at ``Vmstat.interval_samples``. ``vmstat -s``/``-d``/``-m`` print other
 reports and are not read here. ``lines`` keys: ``header``.
 """
@@ -51,9 +57,28 @@ _PERCENT = {"us", "sy", "id", "wa", "st"}
 _HEADER = re.compile(r"^\s*r\s+b\s+(?:w\s+)?swpd\s+free\s")
 _TIME = re.compile(r"^\d{1,2}:\d{2}:\d{2}$")
 _INT = re.compile(r"^\d{1,18}$")
+_SWAP = {"si", "so"}
+# KiB per unit of vmstat -S k / K / m / M (procps: k = 1000 bytes, K = 1024, m = 10^6, M = 2^20)
+UNIT_KB = {"k": 1000 / 1024, "K": 1.0, "m": 1_000_000 / 1024, "M": 1024.0}
+_COMMAND = re.compile(r"(?:^|[\s/$#>:])vmstat\b(?P<args>[^\n]*)", re.M)
+_UNIT_FLAG = re.compile(r"(?:-S\s*|--unit[= ])(?P<unit>[kKmM])\b")
 
 
-def _parse(text: str, memory_scale: float) -> Vmstat:
+def _unit_in_text(text: str, header_at: int) -> float | None:
+    """KiB per si/so unit from what the text shows above the table: a vmstat
+    command line (its -S, or the default KiB), or procps 2.0's ``w`` column."""
+    lines = text.splitlines()
+    head = "\n".join(lines[: max(header_at - 1, 0)])
+    commands = list(_COMMAND.finditer(head))
+    if commands:
+        command = commands[-1]
+        flag = _UNIT_FLAG.search(command.group("args"))
+        return UNIT_KB[flag.group("unit")] if flag else 1.0
+    header = lines[header_at - 1].split() if header_at else []
+    return 1.0 if header[2:3] == ["w"] else None
+
+
+def _parse(text: str, memory_scale: float, swap_scale: float | None) -> Vmstat:
     if not isinstance(text, str):
         raise ParseError("vmstat: not text")
     out = Vmstat()
@@ -80,10 +105,13 @@ def _parse(text: str, memory_scale: float) -> Vmstat:
             value = int(token)
             if attr in _MEMORY:
                 value = round(value * memory_scale)
+            elif attr in _SWAP and swap_scale is not None:
+                value = round(value * swap_scale)
             setattr(sample, attr, float(value) if attr in _PERCENT else value)
         out.samples.append(sample)
     if not out.samples:
         raise ParseError("no vmstat header (r b swpd free ...) with rows found")
+    out.swap_unit_kb = swap_scale
     return out
 
 
@@ -103,7 +131,7 @@ def parse_vmstat_mb(text: str) -> Vmstat:
          r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
          4  0      0  22366      9    558    0    0  1144  1288  424  794 43  4 52  1  0
     """
-    return _parse(text, 1024)
+    return _parse(text, 1024, UNIT_KB["M"])
 
 
 @register("vmstat_mb_si", commands=(r"^vmstat\s+(?:.*\s)?(?:-S\s*m|--unit[= ]m)\b",))
@@ -115,14 +143,13 @@ def parse_vmstat_mb_si(text: str) -> Vmstat:
          r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
          1  0   2947    779    189  10160    0    0   658    37    3    7 21  8 69  2  0
     """
-    return _parse(text, 1_000_000 / 1024)
+    return _parse(text, 1_000_000 / 1024, UNIT_KB["m"])
 
 
-@register(
-    "vmstat", commands=(r"^vmstat(?!\s+(?:.*\s)?-[a-zA-Z]*[sdDmfp])(\s|$)",), detect=_detect, priority=10
-)
+@register("vmstat", commands=(r"^vmstat(?!\s+(?:.*\s)?-[a-zA-Z]*[sdDmfp])(\s|$)",))
 def parse_vmstat(text: str) -> Vmstat:
-    """Parse ``vmstat [delay [count]]`` (see the module docstring for the variants).
+    """Parse ``vmstat [delay [count]]`` given with its command (see the module
+    docstring for the variants): si/so in KiB/s, vmstat's default unit.
 
     Sample input::
 
@@ -130,4 +157,20 @@ def parse_vmstat(text: str) -> Vmstat:
          r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
          4  0      0 23503412  14820 544272    0    0  1158  1591  463  915 43  4 52  1  0
     """
-    return _parse(text, 1)
+    return _parse(text, 1, UNIT_KB["K"])
+
+
+@register("vmstat_table", detect=_detect, priority=10)
+def parse_vmstat_table(text: str) -> Vmstat:
+    """A vmstat table found by its header, without a command: the unit of
+    si/so is read from the text (a command line above it, procps 2.0's ``w``
+    column) or left unknown; memory columns are taken as kB.
+
+    Sample input (OSWatcher)::
+
+        # Collection Command:\t/usr/bin/vmstat  5  2
+         r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+         2  0    376 141000624 945216 8464640    0    0     2   806 31414 37894  2  1 97  0  0
+    """
+    header_at = next((i for i, line in enumerate(text.splitlines(), start=1) if _HEADER.match(line)), 0)
+    return _parse(text, 1, _unit_in_text(text, header_at))

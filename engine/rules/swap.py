@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.facts import HostFacts, VmstatSample
+from collectors.facts import HostFacts, Vmstat, VmstatSample
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 
@@ -22,11 +22,22 @@ def _swap_in_sight(host: HostFacts) -> bool:
     return bool(meminfo.get("SwapTotal") or counters.get("pswpout") or counters.get("pswpin"))
 
 
+def swap_rate_known(host: HostFacts) -> bool:
+    """vmstat's si/so can be read as KiB/s: their unit is known (the command
+    line or the output says which ``-S`` it had), or every interval is 0, which
+    is 0 in any unit."""
+    vm: Vmstat | None = host.vmstat
+    if vm is None:
+        return False
+    return vm.swap_unit_kb is not None or all(not s.si and not s.so for s in vm.interval_samples)
+
+
 def _swap_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    """vmstat's samples on a host with a vmstat, with swap in sight or with a
-    data store; /proc/vmstat's pswpin/pswpout run since boot and cannot say
-    whether pages move now, so they only put the host in scope."""
-    return ("vmstat",) if host.vmstat is not None or _swap_in_sight(host) or stores_of(host) else ()
+    """vmstat's samples, in a known unit, on a host with a vmstat, with swap in
+    sight or with a data store; /proc/vmstat's pswpin/pswpout run since boot and
+    cannot say whether pages move now, so they only put the host in scope."""
+    in_scope = host.vmstat is not None or _swap_in_sight(host) or stores_of(host)
+    return ("vmstat", "vmstat_swap_unit") if in_scope else ()
 
 
 def _moving(sample: VmstatSample) -> bool:
@@ -42,12 +53,15 @@ def _moving(sample: VmstatSample) -> bool:
         f"vmstat: swap-in plus swap-out (si + so) >= {SWAP_RATE_KB_S} KiB/s in at least "
         f"{SWAP_SUSTAINED_SHARE:.0%} of the intervals (the first row, averages since boot, left out). Swap "
         "that is used but not moving (swpd > 0, si = so = 0) is not this rule; /proc/vmstat's pswpin/pswpout "
-        "count since boot and cannot show current activity: without vmstat samples the rule is not checked"
+        "count since boot and cannot show current activity: without vmstat samples the rule is not checked, "
+        "and so it is when the samples move pages but do not say their unit (a table pasted without its "
+        "command line could be vmstat -S M)"
     ),
     condition_zh=(
         f"vmstat：至少 {SWAP_SUSTAINED_SHARE:.0%} 的采样间隔中换入加换出（si + so）>= {SWAP_RATE_KB_S} KiB/s"
         "（第一行是开机以来的平均值，不计）。swap 被占用但没有流动（swpd > 0，si = so = 0）不属于本规则；"
-        "/proc/vmstat 的 pswpin/pswpout 从开机起累计，看不出当前是否在换页：没有 vmstat 采样时本规则不检查"
+        "/proc/vmstat 的 pswpin/pswpout 从开机起累计，看不出当前是否在换页：没有 vmstat 采样时本规则不检查；"
+        "采样中有换页但看不出单位时（没有命令行的表格可能来自 vmstat -S M）同样不检查"
     ),
     requires=("vmstat",),
     relevant=_swap_relevant,
@@ -90,7 +104,7 @@ def _moving(sample: VmstatSample) -> bool:
 def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         vm = host.vmstat
-        if vm is None or len(vm.samples) < 2:
+        if vm is None or len(vm.samples) < 2 or vm.swap_unit_kb is None:
             continue
         intervals = vm.interval_samples
         moving = [s for s in intervals if _moving(s)]

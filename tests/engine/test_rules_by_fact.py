@@ -196,6 +196,14 @@ def _no_page_tables(h: HostFacts) -> None:
         h.meminfo.values.pop("PageTables", None)
 
 
+def _no_flush_method(h: HostFacts) -> None:
+    """innodb_flush_method gone, and the version that would give its default."""
+    if h.database is not None:
+        for name in ("innodb_flush_method", "innodb_data_file_buffering", "version"):
+            h.database.variables.pop(name, None)
+        h.database.version = None
+
+
 def _no_balancing_setting(h: HostFacts) -> None:
     h.sysctl = None
     h.kernel = None
@@ -238,6 +246,8 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "interrupts": _set(interrupts=None),
     "vmstat": _set(vmstat=None),
     "page_tables": _no_page_tables,
+    "vmstat_swap_unit": _set(vmstat=None),
+    "db_flush_method": _no_flush_method,
     "process_numa": _no_process_numa,
     "swappiness": _setting_gone("vm.swappiness"),
     "overcommit": _setting_gone("vm.overcommit_memory", "overcommit_memory"),
@@ -316,6 +326,9 @@ EXTRA: dict[str, Callable[[Path], list[Path]]] = {
     "memory.page_tables_large": lambda _tmp: [
         FIXTURES / "published" / "memory" / "pg-hugepages-post-pagetables-grep.txt"
     ],
+    "mysql.flush_method_buffered": lambda _tmp: [
+        FIXTURES / "published" / "dbside" / "burton-2007-innodb-7g-pool-8g-swap.txt"
+    ],
     "numa.balancing_disabled": _edited(
         SEEDS / "zstack-mariadb-v2v" / "before" / "zstack-9.txt",
         "kernel.numa_balancing = 1",
@@ -365,8 +378,9 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "net.irq_single_cpu": ("interrupts",),
     "disk.io_scheduler": ("io_schedulers",),
     "cpu.deep_cstates": ("cpu_idle",),
-    "memory.swap_activity": ("vmstat",),
+    "memory.swap_activity": ("vmstat", "vmstat_swap_unit"),
     "memory.page_tables_large": ("page_tables",),
+    "mysql.flush_method_buffered": ("db_flush_method",),
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from

@@ -43,6 +43,8 @@ HOST_SIDE_RULES = {
     "oracle.sga_not_in_huge_pages",
     "mongodb.max_map_count_low",
     "memory.hugepages_unused",
+    # tests/engine/rules/test_rules_mysql_flush.py (branch rules60)
+    "mysql.flush_method_buffered",
 }
 # host tuning rules of issue 27 (tests/engine/rules/test_rules_host_tuning.py, test_rules_io_scheduler.py,
 # test_rules_cpu_idle.py): public outputs, no founding case
@@ -231,6 +233,8 @@ MEASURE_SLUGS = set(
         # memory.swap_activity (branch rulesmem)
         "reduce-memory-demand",
         "disable-swap-for-db",
+        # mysql.flush_method_buffered (branch rules60)
+        "innodb-flush-method-o-direct",
     ]
 )
 CASE_SLUGS = {

@@ -36,7 +36,10 @@ def test_this_machine_layouts(command, kind):
         assert sample.si is not None and sample.so is not None
         assert 95 <= sum(getattr(sample, c) or 0 for c in ("us", "sy", "id", "wa", "st")) <= 105
         assert sample.free_kb > 0
-    assert detect(out).kind == "vmstat"
+    assert detect(out).kind == "vmstat_table"
+    # the command says the unit of si/so; the table alone does not
+    assert stat.swap_unit_kb == (1024.0 if "-S M" in command else 1.0)
+    assert REGISTRY["vmstat_table"].func(out).swap_unit_kb is None
 
 
 def test_megabyte_rows_are_converted_to_kb():
@@ -73,7 +76,18 @@ def test_published_vmstat_S_m_tab_indented():
     assert all(s.si == 0 and s.so == 0 for s in samples)
     assert samples[1].interrupts == 14335 and samples[1].cs == 5579
     table = "\n".join(text.splitlines()[1:])
-    assert detect(table).kind == "vmstat"
+    assert detect(table).kind == "vmstat_table"
+    assert host.vmstat.swap_unit_kb == pytest.approx(1_000_000 / 1024)
+    # the table without its `vmstat -S m 5` line: the unit of si/so is not known
+    assert REGISTRY["vmstat_table"].func(table).swap_unit_kb is None
+
+
+def test_table_with_its_command_line_in_the_text():
+    """A bare command line above the table (no prompt) says the unit: the
+    same machine's `vmstat -S M 1 2` is MiB, its `vmstat 1 2` KiB."""
+    for command, unit in (("vmstat -S M 1 2", 1024.0), ("vmstat 1 2", 1.0)):
+        text = command + "\n" + run(command, package="procps")
+        assert REGISTRY["vmstat_table"].func(text).swap_unit_kb == unit
 
 
 MEMORY = Path(__file__).resolve().parents[2] / "fixtures" / "published" / "memory"
@@ -83,8 +97,9 @@ def test_linux_2_4_vmstat_with_the_w_column():
     """The LKML 2003 SAP mail (tests/fixtures/published/README.md): procps of
     Linux 2.4 prints ``w`` after ``b``; the swap columns are still found."""
     text = (MEMORY / "lkml-2003-sap-2.4.20aa1-vmstat.txt").read_text(encoding="utf-8")
-    assert detect(text).kind == "vmstat"
-    stat = parse_vmstat(text)
+    assert detect(text).kind == "vmstat_table"
+    stat = REGISTRY["vmstat_table"].func(text)
+    assert stat.swap_unit_kb == 1.0  # procps 2.0 had no -S: KiB
     assert [(s.si, s.so) for s in stat.samples] == [
         (1031, 1035),
         (746, 424),
@@ -98,7 +113,8 @@ def test_linux_2_4_vmstat_with_the_w_column():
 def test_oswatcher_rows_lose_their_time_column():
     """ExaWatcher's vmstat file (an Exadata node): ``HH:MM:SS`` before every row."""
     text = (MEMORY / "exadata-oswatcher-vmstat.txt").read_text(encoding="utf-8")
-    stat = parse_vmstat(text)
+    stat = REGISTRY["vmstat_table"].func(text)
+    assert stat.swap_unit_kb == 1.0  # its "Collection Command: /usr/bin/vmstat  5  2" line
     assert len(stat.samples) == 11
     first = stat.samples[0]
     assert (first.r, first.swpd_kb, first.free_kb, first.si, first.so, first.cs) == (

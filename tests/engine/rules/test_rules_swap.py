@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from collectors.archive import load
+from collectors.facts import SnapshotFacts
+from engine.run import analyze
 from tests.conftest import FIXTURES
 
 MEMORY = FIXTURES / "published" / "memory"
@@ -86,3 +89,28 @@ def test_page_tables_large_quiet_on_this_machine(analyze_texts):
         result = analyze_texts("$ cat /proc/meminfo\n" + f.read())
     assert "memory.page_tables_large" in result.checked
     assert "memory.page_tables_large" not in result.rule_ids
+
+
+def test_swap_activity_quiet_on_a_table_without_its_unit_when_nothing_moves(analyze_texts):
+    """The published `vmstat -S m 5` table without its command line: the unit
+    of si/so is unknown, but every interval is 0, which is 0 in any unit."""
+    text = (FIXTURES / "commands" / "vmstat_S_m_5.txt").read_text(encoding="utf-8")
+    table = "\n".join(text.splitlines()[1:])
+    result = analyze_texts(table)
+    assert "memory.swap_activity" in result.checked
+    assert "memory.swap_activity" not in result.rule_ids
+
+
+def test_swap_activity_not_checked_when_moving_pages_have_no_unit(tmp_path):
+    """The LKML 2.4.20aa1 samples read as if their unit were unknown (a table
+    pasted without its command could be `vmstat -S M`, MB/s): the rule does
+    not decide on them and asks for vmstat with its command line."""
+    upload = load([str(MEMORY / "lkml-2003-sap-2.4.20aa1-vmstat.txt")])
+    (host,) = upload.hosts
+    assert host.vmstat.swap_unit_kb == 1.0  # procps 2.0: KiB
+    host.vmstat.swap_unit_kb = None
+    result = analyze(SnapshotFacts(hosts=[host]))
+    assert "memory.swap_activity" not in result.checked
+    assert "memory.swap_activity" not in result.rule_ids
+    (missing,) = [n for n in result.not_checked if n.rule == "memory.swap_activity"]
+    assert "vmstat 5 6" in missing.commands
