@@ -329,6 +329,13 @@ EXTRA: dict[str, Callable[[Path], list[Path]]] = {
     "mysql.flush_method_buffered": lambda _tmp: [
         FIXTURES / "published" / "dbside" / "burton-2007-innodb-7g-pool-8g-swap.txt"
     ],
+    # no published KVM guest with vhost-net off prints its XML (kb/data/rules_without_case.yaml):
+    # the published nova guest's XML with its domain type made kvm (its only edit)
+    "kvm.vhost_net_disabled": _edited(
+        FIXTURES / "published" / "kvmxml" / "sdndbg-neutron-diag-nova-tcg-instance.xml",
+        "<domain type='qemu'",
+        "<domain type='kvm'",
+    ),
     "numa.balancing_disabled": _edited(
         SEEDS / "zstack-mariadb-v2v" / "before" / "zstack-9.txt",
         "kernel.numa_balancing = 1",
@@ -381,6 +388,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "memory.swap_activity": ("vmstat", "vmstat_swap_unit"),
     "memory.page_tables_large": ("page_tables",),
     "mysql.flush_method_buffered": ("db_flush_method",),
+    "kvm.vhost_net_disabled": ("domains",),  # its input is one guest's XML: nothing else shows a guest
 }
 
 # memory.dimm_population_unbalanced fires in its rule test on facts built from

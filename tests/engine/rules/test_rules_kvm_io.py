@@ -17,6 +17,7 @@ def _findings(result, rule):
 def test_disk_cache_default_on_a_data_disk_is_info(analyze_texts):
     # the ZStack founding case's hypervisor: vda cache='none', the data disk vdb without a cache mode
     result = analyze_texts(ZSTACK_HOST.read_text())
+    assert "kvm.disk_cache_mode" in result.rule_ids
     [finding] = _findings(result, CACHE)
     assert finding.severity == "info"
     assert [e.value for e in finding.evidence] == ["default"]
@@ -36,7 +37,8 @@ def test_disk_cache_quiet_on_vendor_tuned_openstack_guests(analyze_texts):
     # RHOSP nova guests: cache='none' on every disk, io='native' on the volume
     for name in ("insights-core_test_qemu_xml_XML_RHOSP.txt", "insights-core_test_qemu_xml_XML_RHOSP_2.txt"):
         result = analyze_texts((CORPUS / "libvirt" / name).read_text(), names=["guest.xml"])
-        assert CACHE not in result.rule_ids and VHOST not in result.rule_ids, name
+        assert "kvm.disk_cache_mode" not in result.rule_ids, name
+        assert "kvm.vhost_net_disabled" not in result.rule_ids, name
 
 
 def test_disk_cache_quiet_on_a_single_disk_guest_with_default_cache(analyze_texts):
@@ -68,6 +70,7 @@ def test_vhost_fires_on_a_kvm_guest_with_driver_qemu(analyze_texts):
     # the same published nova XML as a KVM guest (the only change: the domain type)
     text = (KVMXML / "sdndbg-neutron-diag-nova-tcg-instance.xml").read_text()
     result = analyze_texts(text.replace("<domain type='qemu'", "<domain type='kvm'"), names=["instance.xml"])
+    assert "kvm.vhost_net_disabled" in result.rule_ids
     [finding] = _findings(result, VHOST)
     assert finding.severity == "warning" and finding.template == "managed"
     assert [e.value for e in finding.evidence] == ["qemu", "qemu", "qemu"]
