@@ -30,6 +30,8 @@ EXPECTED_BEFORE = {
         "kvm.host_contention",
         # the guest's 32 vCPUs share one virtio-net queue pair (info; not in the write-up)
         "kvm.virtio_net_single_queue",
+        # the data disk vdb has no cache mode (info; not in the write-up)
+        "kvm.disk_cache_mode",
     },
     "kunpeng-stream-zone-reclaim": {
         "numa.local_node_pagecache_pressure",
@@ -65,7 +67,12 @@ CLEARED_AFTER = {
     # hot-plug off, vCPUs pinned to node 1, vNUMA cell, emulatorpin/iothreadpin,
     # numatune memnode; the guest now lives in node 1, so interleaving is moot
     "zstack-mariadb-v2v": EXPECTED_BEFORE["zstack-mariadb-v2v"]
-    - {"memory.hugepages_absent", "kvm.host_contention", "kvm.virtio_net_single_queue"},
+    - {
+        "memory.hugepages_absent",
+        "kvm.host_contention",
+        "kvm.virtio_net_single_queue",
+        "kvm.disk_cache_mode",
+    },
     # vm.zone_reclaim_mode = 1 on every host
     "kunpeng-stream-zone-reclaim": {"numa.local_node_pagecache_pressure", "fleet.benchmark_spread"},
     # host-passthrough, 4 sockets x 8 cores, 4 guest nodes, SLES 12 with balancing
@@ -87,6 +94,8 @@ REMAINING_AFTER = {
         "kvm.no_cpu_isolation",
         # the fix pinned the guest; its NIC still has one queue pair (info)
         "kvm.virtio_net_single_queue",
+        # and its data disk still has no cache mode (info)
+        "kvm.disk_cache_mode",
     },
     # Distance 32 vs 10 is the hardware; it stays as context (info).
     "kunpeng-stream-zone-reclaim": {"numa.high_remote_distance"},
