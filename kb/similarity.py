@@ -98,9 +98,15 @@ def _identifier_terms(text: str) -> set[str]:
     """The identifiers a symptom text names (``cpu_quota_concurrency``,
     ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
     form (``cpuquotaconcurrency``). Plain words of either language are not
-    terms and never qualify a case by text."""
+    terms and never qualify a case by text, nor are words joined by hyphens
+    or a colon (round F, 1017: "Out-Of-Memory" in a swap guide).
+
+    >>> sorted(_identifier_terms("Out-Of-Memory; vm.swappiness=0, Size:Swap, E5-2680"))
+    ['e52680', 'vmswappiness']"""
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
+        if not re.search(r"[._0-9]", ident):
+            continue  # words joined by hyphens or a colon ("Out-Of-Memory", "Size:Swap") are words
         tokens = tokenizer.tokenize(ident)
         if tokens:
             out.add(max(tokens, key=len))
