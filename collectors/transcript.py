@@ -766,11 +766,18 @@ _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 
 
 def _list_item_prose(s: str) -> bool:
-    """A list item or numbered step whose text is words, not an output row
-    (nor a row a parser declares, ``ParserSpec.prose_lines``)."""
+    """A list item or numbered step whose text is words or a Markdown link, not
+    an output row (nor a row a parser declares, ``ParserSpec.prose_lines``).
+
+    >>> _list_item_prose("- [https://coderwall.com/p/utc42q/understanding-iostat]"
+    ...     "(https://coderwall.com/p/utc42q/understanding-iostat)")
+    True
+    """
     m = _LIST_ITEM.match(s)
     if m is None or _output_prose().fullmatch(s):
         return False
+    if _MD_LINK_LINE.fullmatch(s, m.end()):
+        return True
     words = s[m.end() :].split()
     if len(words) < 2 or len(words) > 80:
         return False
