@@ -64,6 +64,10 @@ _ZERO_WIDTHS = "\u200b\u200c\u200d\u2060\ufeff"
 _QUOTE = re.compile(r"[ \t]*+(?:>[ \t]?+)++")
 _QUOTE_NEXT = re.compile(r"\n" + _QUOTE.pattern)
 _QUOTED = re.compile(r"^[ \t]*>", re.M)
+# a quote marker a web page left mid-line when it joined a wrapped quoted line
+# back ("somaxconn >is set to"): words follow it, not a path or a file name
+_JOINED_QUOTE = re.compile(r"(?<=[^\s>] )>(?=[a-z]{2,20} [a-z])")
+_QUOTED_REST_NEXT = re.compile(_QUOTE_NEXT.pattern + r"([^\n]*+)")
 # Existence checks scan the whole paste, so each has a form that starts with
 # a literal newline (the regex engine then skips to newlines at C speed, ten
 # times faster than trying "^" at every position); the first line is matched
@@ -110,8 +114,9 @@ _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
 # every tag _html_lines acts on starts like this (a necessary condition only)
 _HTML_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|b|strong|i|em|tt|font)\b", re.I)
 _AMPERSAND = re.compile("&")
-_HTML_OPEN = re.compile(r"^\s*+(?:<(?:pre|code)\b[^>]{0,200}>\s*+)++", re.I)
-_HTML_CLOSE = re.compile(r"(?:\s*</(?:pre|code)\s*>){1,8}\s*$", re.I)
+# <pre> and <code> with the blocks a page's theme puts around them ("<div><div><pre><code>")
+_HTML_OPEN = re.compile(r"^\s*+(?:<(?:pre|code|div|figure)\b[^>]{0,200}>\s*+)++", re.I)
+_HTML_CLOSE = re.compile(r"(?:\s*</(?:pre|code|div|figure)\s*>){1,8}\s*$", re.I)
 _HTML_BR = re.compile(r"<br\s*/?>", re.I)
 _HTML_WRAP = re.compile(r"</?(?:p|div|span|code|b|strong|i|em|tt|font)\b[^>]{0,200}>", re.I)
 _ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")
@@ -596,11 +601,28 @@ def _plain_spaces(text: str) -> str:
 
 
 def _unquote(text: str, notes: list[str]) -> str:
-    """E-mail quoting removed, line by line: replies mix quoted and unquoted lines."""
+    r"""E-mail quoting removed, line by line: replies mix quoted and unquoted lines.
+    A quoted line that a mail client wrapped and a web page joined back keeps
+    the wrapped part's marker in its middle (``... somaxconn >is set to ...``):
+    on quoted lines it goes too when words follow it (a redirection such as
+    ``> /path``, ``>file.log`` or ``>out 2>&1`` is kept).
+
+    >>> _unquote("># WARNING: ... /proc/sys/net/core/somaxconn >is set to the lower value of 128.", [])
+    '# WARNING: ... /proc/sys/net/core/somaxconn is set to the lower value of 128.'
+    >>> _unquote("text\n> echo never > /sys/kernel/mm/transparent_hugepage/enabled", [])
+    'text\necho never > /sys/kernel/mm/transparent_hugepage/enabled'
+    """
     m = _QUOTE.match(text)
     if m:
         text = text[m.end() :]
-    text, quoted = _QUOTE_NEXT.subn("\n", text)
+    if _JOINED_QUOTE.search(text) is None:
+        text, quoted = _QUOTE_NEXT.subn("\n", text)
+    else:  # a callable per quoted line: only when a joined marker is there
+        if m:
+            end = text.find("\n")
+            end = len(text) if end < 0 else end
+            text = _JOINED_QUOTE.sub("", text[:end]) + text[end:]
+        text, quoted = _QUOTED_REST_NEXT.subn(lambda q: "\n" + _JOINED_QUOTE.sub("", q[1]), text)
     notes.append(f"{quoted + (m is not None)} e-mail quoted lines unquoted")
     return text
 

@@ -744,17 +744,40 @@ def _cjk_prose(s: str) -> bool:
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
 _BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+# a page's or a thread's metadata: fields joined by " · " ("owner/repo · issue #685 · closed ·
+# JavaScript", "Oratorian · comment · 2017-10-26", "张三 · 2023-05-22 · 阅读 1234"), the last
+# field possibly cut off ("Rooie ·"); no field is a column of a table (no gap, no tab)
+_BYLINE_FIELD = r"[^\s·](?:[^\t·]{0,78}[^\s·])?"
+_BYLINE = re.compile(rf"{_BYLINE_FIELD}(?: · {_BYLINE_FIELD}){{1,7}}(?: ·)?|{_BYLINE_FIELD} ·")
+# a Chinese page's byline with its reading counter: "wmui / 3343人阅读", "作者 · 阅读 1234"
+_BYLINE_ZH = re.compile(
+    r"[^\s/·]{1,40}(?: [/·] [^\s/·]{1,40}){0,4} [/·] (?:\d{1,9} ?人阅读|阅读(?:数|量)?[:：]? ?\d{1,9})"
+)
+# a line of a web page's markup: only HTML tags of text (headings, lists, paragraphs,
+# emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
+# "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
+_HTML_TEXT_TAG = (
+    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr)\b[^<>\n]{0,300}+>"
+)
+_HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
 _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 
 
 def _list_item_prose(s: str) -> bool:
-    """A list item or numbered step whose text is words, not an output row
-    (nor a row a parser declares, ``ParserSpec.prose_lines``)."""
+    """A list item or numbered step whose text is words or a Markdown link, not
+    an output row (nor a row a parser declares, ``ParserSpec.prose_lines``).
+
+    >>> _list_item_prose("- [https://coderwall.com/p/utc42q/understanding-iostat]"
+    ...     "(https://coderwall.com/p/utc42q/understanding-iostat)")
+    True
+    """
     m = _LIST_ITEM.match(s)
     if m is None or _output_prose().fullmatch(s):
         return False
+    if _MD_LINK_LINE.fullmatch(s, m.end()):
+        return True
     words = s[m.end() :].split()
     if len(words) < 2 or len(words) > 80:
         return False
@@ -768,6 +791,10 @@ def line_class(line: str) -> str:
     'prose'
     >>> line_class("node 0 size: 32722 MB")
     'data'
+    >>> line_class("mailcow/mailcow-dockerized · issue #685 · closed · JavaScript")
+    'prose'
+    >>> line_class("Oratorian · description · 2017-10-26"), line_class("wmui / 3343人阅读")
+    ('prose', 'prose')
     """
     s = line.strip()
     if not s:
@@ -792,6 +819,7 @@ def line_class(line: str) -> str:
 
 # a line that reads as prose on its own: (first characters, test of the stripped line)
 _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] = (
+    ("<", _HTML_TEXT_LINE.fullmatch),
     ("h<f", _URL_LINE.fullmatch),
     ("*_", _BOLD_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
@@ -802,6 +830,10 @@ def _marked_prose(s: str) -> bool:
     """Whether a stripped line is prose by its marks: a Markdown link, a CJK
     sentence, a link, a bold heading, a list item in words."""
     if _MD_LINK_LINE.fullmatch(s) or (_CJK.search(s) and _cjk_prose(s)):
+        return True
+    if " ·" in s and _BYLINE.fullmatch(s) and not _GAP.search(s):
+        return True  # a page's or a thread's metadata
+    if "阅读" in s and _BYLINE_ZH.fullmatch(s):
         return True
     head = s[0]
     return any(head in starts and test(s) for starts, test in _PROSE_LINES)

@@ -74,11 +74,22 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("cd", r"^(?:cd|pwd|clear|history|exit|logout)(\s|$)"),
     Unused("package manager", r"^(?:yum|dnf|apt|apt-get|rpm|dpkg|pip3?|zypper)\s"),
     Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
-           r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"),
+           r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"
+           r"|^Client:[^\n]{0,40}\n[ \t]+(?:Version:[ \t]+\S+\n[ \t]+API version:|Context:|Debug Mode)"
+           r"|^Containers: \d+\n[ \t]+Running: \d+"),
     Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
            r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b|^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b"),
     Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),
     Unused("perf", r"^perf\s"),
+    # memory summaries whose figures the parsers read elsewhere (/proc/meminfo, free)
+    Unused("vmstat -s", r"^vmstat\s+(?:.*\s)?(?:-[a-zA-Z]*s\b|--stats)",
+           r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
+    Unused("swapon", r"^swapon(\s|$)", r"^Filename\s+Type\s+Size\s+Used\s+Priority"),
+    Unused("hugeadm", r"^hugeadm\s",
+           r"^[ \t]*Size[ \t]+Minimum[ \t]+Current[ \t]+Maximum[ \t]+Default[ \t]*$"),
+    Unused("xsos", r"^xsos(\s|$)",
+           r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
+           r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
     Unused("git", r"^git\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),

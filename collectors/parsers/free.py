@@ -95,12 +95,37 @@ def _parse(text: str, scale: float | None) -> Meminfo:
     return out
 
 
+# where a web page that dropped the line breaks put the next row of free: before
+# "Mem:", "Swap:" (glued to the header's last column or to the last value, or not)
+_NEXT_ROW = re.compile(r"(?<=\S)[ \t]*(?=(?:Mem|Swap|Low|High|Total|-/\+ buffers/cache):[ \t])")
+# a header holding the rows a web page put on its line
+_FLAT = re.compile(r"^[ \t]*total[ \t]+used[ \t]+free\b[^\n]*?\S[ \t]*Mem:[ \t]", re.M)
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, line)``, a header line holding its rows (a web page
+    dropped the line breaks: ``... availableMem: 64Gi ...Swap: 16Gi ...``) given
+    as the header and each row, on the same line number.
+
+    >>> [line for _n, line in _lines("total used free shared buff/cache availableMem: 64Gi 50Gi "
+    ...     "4Gi 1Gi 10Gi 12GiSwap: 16Gi 2Gi 14G")]
+    ['total used free shared buff/cache available', 'Mem: 64Gi 50Gi 4Gi 1Gi 10Gi 12Gi', 'Swap: 16Gi 2Gi 14G']
+    """
+    out: list[tuple[int, str]] = []
+    for idx, line in enumerate(text.splitlines(), start=1):
+        if _HEADER.match(line) and _FLAT.match(line):
+            out += [(idx, piece) for piece in _NEXT_ROW.split(line)]
+        else:
+            out.append((idx, line))
+    return out
+
+
 def _table(text: str, out: Meminfo) -> tuple[list[str] | None, dict[str, tuple[list[str], int]]]:
     """The header's columns and the first ``Mem:`` and ``Swap:`` rows after it
     (their cells and line number)."""
     columns: list[str] | None = None
     rows: dict[str, tuple[list[str], int]] = {}
-    for idx, line in enumerate(text.splitlines(), start=1):
+    for idx, line in _lines(text):
         if _HEADER.match(line):
             columns = line.split()
             out.lines.setdefault("header", idx)
@@ -147,7 +172,7 @@ _DETECT = re.compile(r"^[ \t]*total[ \t]+used[ \t]+free\b[^\n]*\n[ \t]*Mem:[ \t]
 
 
 def _detect(head: str) -> bool:
-    return "Mem:" in head and _DETECT.search(head) is not None
+    return "Mem:" in head and (_DETECT.search(head) is not None or _FLAT.search(head) is not None)
 
 
 def _option(letters: str, longs: str) -> str:

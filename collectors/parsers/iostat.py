@@ -31,6 +31,7 @@ import re
 from collectors.facts import ArtifactError, DiskStat, DiskStats, ParseError
 from collectors.parsers import register
 
+CUT_AT_HEADER = "output of iostat, cut: no device rows"
 _CELL = re.compile(r"^(\d{1,15}(?:[.,]\d{1,6})?)([KMG])?$")
 _SCALE = {None: 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
@@ -187,12 +188,20 @@ def _detect(head: str) -> bool:
     priority=10,
 )
 def parse_iostat(text: str) -> DiskStats:
-    """Parse ``iostat -x`` (last report) or the tsar-style per-device history.
+    r"""Parse ``iostat -x`` (last report) or the tsar-style per-device history.
 
     Sample input::
 
         Device            r/s     w/s  r_await w_await  aqu-sz  %util
         nvme0n1        100.00  300.00     2.00    6.00    1.00  50.00
+
+    A report the paste cut at its header (the last line starts with ``Device``)
+    is said to be one:
+
+    >>> parse_iostat("Linux 3.10.0-1160.11.1.el7.x86_64 (h) \t08/06/2021 \t_x86_64_\t(16 CPU)\n"
+    ...     "\nDevice:            tp")
+    Traceback (most recent call last):
+    collectors.facts.ParseError: output of iostat, cut: no device rows
     """
     if not isinstance(text, str):
         raise ParseError("iostat: not text")
@@ -200,5 +209,8 @@ def parse_iostat(text: str) -> DiskStats:
     tsar = any(_tsar_device(line) for line in lines)
     out = _parse_tsar(lines) if tsar else _parse_iostat(lines)
     if not out.devices:
+        last = next((line for line in reversed(lines) if line.strip()), "")
+        if not tsar and last.lstrip().startswith("Device"):
+            raise ParseError(CUT_AT_HEADER)
         raise ParseError("no device rows found (expected iostat -x or a tsar device table)")
     return out

@@ -78,12 +78,44 @@ def _unit_in_text(text: str, header_at: int) -> float | None:
     return 1.0 if header[2:3] == ["w"] else None
 
 
+# a header a web page put on one line with the group line before it and the
+# samples after it: "procs ---...--- r b swpd free ... wa st 1 0 2048 ..."
+_FLAT = re.compile(
+    r"(?:^|[ \t])r[ \t]+b[ \t]+(?:w[ \t]+)?swpd[ \t]+free(?:[ \t]+[a-z]{1,6}){8,16}[ \t]+\d", re.M
+)
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, line)``, a line holding the header and its samples (a web
+    page dropped the line breaks) given as the header and a row per header's
+    width of numbers, on the same line number.
+
+    >>> for _n, line in _lines("procs ---swap-- r b swpd free buff cache si so bi bo in cs "
+    ...     "us sy id wa st 1 0 2048 4096 5120 10240 0 0 10 5 100 200 5 2 92 1 0"):
+    ...     print(line)
+    r b swpd free buff cache si so bi bo in cs us sy id wa st
+    1 0 2048 4096 5120 10240 0 0 10 5 100 200 5 2 92 1 0
+    """
+    out: list[tuple[int, str]] = []
+    for idx, line in enumerate(text.splitlines(), start=1):
+        m = _FLAT.search(line) if "swpd" in line else None
+        if m is None:
+            out.append((idx, line))
+            continue
+        tokens = line[m.start() :].split()
+        width = next(i for i, t in enumerate(tokens) if t.isdigit())
+        out.append((idx, " ".join(tokens[:width])))
+        numbers = tokens[width:]
+        out += [(idx, " ".join(numbers[k : k + width])) for k in range(0, len(numbers), width)]
+    return out
+
+
 def _parse(text: str, memory_scale: float, swap_scale: float | None) -> Vmstat:
     if not isinstance(text, str):
         raise ParseError("vmstat: not text")
     out = Vmstat()
     header: list[str] | None = None
-    for idx, line in enumerate(text.splitlines(), start=1):
+    for idx, line in _lines(text):
         if _HEADER.match(line):
             header = line.split()
             out.lines.setdefault("header", idx)
@@ -116,9 +148,9 @@ def _parse(text: str, memory_scale: float, swap_scale: float | None) -> Vmstat:
 
 
 def _detect(head: str) -> bool:
-    return (
-        "swpd" in head
-        and re.search(r"^[ \t]*r[ \t]+b[ \t]+(?:w[ \t]+)?swpd[ \t]+free[ \t]", head, re.M) is not None
+    return "swpd" in head and (
+        re.search(r"^[ \t]*r[ \t]+b[ \t]+(?:w[ \t]+)?swpd[ \t]+free[ \t]", head, re.M) is not None
+        or _FLAT.search(head) is not None
     )
 
 
