@@ -94,19 +94,39 @@ def _text_score(symptom_tokens: set[str], case_tokens: set[str]) -> float:
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*(?:[._:-][A-Za-z0-9]+)+")
 
 
+_ARCHITECTURES = frozenset(
+    (
+        "x86_64",
+        "amd64",
+        "i386",
+        "i686",
+        "aarch64",
+        "arm64",
+        "ppc64",
+        "ppc64le",
+        "s390x",
+        "riscv64",
+        "loongarch64",
+    )
+)
+
+
 def _identifier_terms(text: str) -> set[str]:
     """The identifiers a symptom text names (``cpu_quota_concurrency``,
     ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
     form (``cpuquotaconcurrency``). Plain words of either language are not
     terms and never qualify a case by text, nor are words joined by hyphens
-    or a colon (round F, 1017: "Out-Of-Memory" in a swap guide).
+    or a colon (round F, 1017: "Out-Of-Memory" in a swap guide), nor an
+    architecture name, which is the environment (round E, 931).
 
-    >>> sorted(_identifier_terms("Out-Of-Memory; vm.swappiness=0, Size:Swap, E5-2680"))
+    >>> sorted(_identifier_terms("Out-Of-Memory; vm.swappiness=0, Size:Swap, E5-2680, x86_64"))
     ['e52680', 'vmswappiness']"""
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
         if not re.search(r"[._0-9]", ident):
             continue  # words joined by hyphens or a colon ("Out-Of-Memory", "Size:Swap") are words
+        if ident.lower() in _ARCHITECTURES:
+            continue  # the environment (an ``arch:`` feature), not a problem (round E, 931)
         tokens = tokenizer.tokenize(ident)
         if tokens:
             out.add(max(tokens, key=len))
