@@ -135,6 +135,23 @@ def _shared_chromium_stops():
         chromium.stop()
 
 
+FAST_HASHER = "django.contrib.auth.hashers.MD5PasswordHasher"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Test users' passwords are hashed with MD5 for the whole run: PBKDF2's
+    iterations cost about 0.25 s of CPU per user, a third of some test files'
+    time. The real hashers stay listed after it, so their hashes still verify.
+    Tests whose users sign in to a server in another process (tests/processes)
+    put the real ones back, as that process knows no MD5 (its conftest)."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=[FAST_HASHER, *settings.PASSWORD_HASHERS]):
+        yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _plain_static_file_names():
     """Static files under their plain names for the whole run. The live server

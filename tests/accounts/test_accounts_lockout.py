@@ -19,7 +19,6 @@ PASSWORD = "correct-horse-battery-9"
 
 @pytest.fixture
 def eve(db, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
     return User.objects.create_user("eve", password=PASSWORD)
 
 

@@ -170,7 +170,6 @@ def directory(slapd, settings, monkeypatch):
         "accounts.directory.DirectoryBackend",
         "django.contrib.auth.backends.ModelBackend",
     ]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return slapd
 
 

@@ -10,7 +10,6 @@ from accounts.models import Membership, Team
 
 @pytest.fixture
 def people(db, django_user_model, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     teams = {slug: Team.objects.create(name=slug.upper(), slug=slug) for slug in ("db", "net", "support")}
     users = {}
     for name, team, role in (

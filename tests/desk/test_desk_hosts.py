@@ -25,7 +25,6 @@ LSCPU_ONLY = BEFORE.split(b"$ping")[0] + b"```\n"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -33,7 +33,6 @@ KUNPENG = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path, monkeypatch):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
 

@@ -30,7 +30,6 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 

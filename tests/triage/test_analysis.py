@@ -41,7 +41,6 @@ ZSTACK_BEFORE = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 

@@ -67,7 +67,6 @@ def storage(settings):
 
 @pytest.fixture
 def user(db, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return get_user_model().objects.create_user("alice", password="pw-alice-123")
 
 

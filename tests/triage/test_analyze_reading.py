@@ -51,7 +51,6 @@ def test_text_report_says_what_was_read(tmp_path):
 
 @pytest.fixture
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     return settings.MEDIA_ROOT
 

@@ -185,7 +185,6 @@ def test_host_bars_colours_outliers_and_escapes_labels():
 
 @pytest.fixture
 def world(db, settings, tmp_path, monkeypatch):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     users = {}

@@ -30,7 +30,6 @@ CLUSTER = "greenplum"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -26,7 +26,6 @@ BASE = timezone.make_aware(dt.datetime(2026, 1, 1, 8, 0))
 
 @pytest.fixture
 def alice(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return get_user_model().objects.create_user("alice", password="pw-alice-123")
 
 

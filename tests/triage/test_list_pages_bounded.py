@@ -29,7 +29,6 @@ HEAVY_COLUMNS = ("facts", "similar_cases", "extra_hosts", "skipped")
 @pytest.fixture
 def engineer(django_user_model, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return django_user_model.objects.create_user("many", password="pw-many-12345")
 
 

@@ -29,7 +29,6 @@ TICKETS = FIXTURES / "tickets"
 @pytest.fixture
 def alice(settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     from kb.services import load_all
 

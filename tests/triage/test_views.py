@@ -19,7 +19,6 @@ NUMA_XML = CORPUS / "libvirt" / "insights-core_test_qemu_xml_XML_NUMA.txt"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -21,7 +21,6 @@ GUEST = "8c1f5e2a0d9b4c6e9f3a7b2d1e4c6a80"
 
 @pytest.fixture(autouse=True)
 def media(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users
     settings.MEDIA_ROOT = tmp_path / "media"
 
 

@@ -1,0 +1,15 @@
+"""The process tests' users sign in to servers in other processes (gunicorn,
+Celery workers), which hash with the project's real hashers only: their
+passwords are hashed with those, not the fast one of the rest of the suite
+(tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FAST_HASHER
+
+
+@pytest.fixture(autouse=True)
+def _real_password_hashing(settings):
+    settings.PASSWORD_HASHERS = [h for h in settings.PASSWORD_HASHERS if h != FAST_HASHER]
