@@ -13,6 +13,7 @@ from django.db.models import Max, QuerySet
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from accounts.access import reach
 from desk.hosts import host_path
 from engine.rules import load_all
 from kb.access import case_search_filters
@@ -94,14 +95,21 @@ def _hosts(snapshots: QuerySet, text: str) -> list[Item]:
     ]
 
 
-def _ticket_owners(text: str, field: str) -> list[int]:
-    """Ids of the snapshots or sessions (``field``) holding the ticket ``text``."""
-    tickets = TicketRef.objects.filter(key__iexact=text, **{f"{field}__isnull": False})
-    return list(tickets.values_list(f"{field}_id", flat=True)[:CANDIDATES])
+def _ticket_owners(text: str) -> list[tuple[int | None, int | None]]:
+    """(snapshot id, session id) of the tickets whose key is ``text``: asked
+    once for the snapshots and the sessions groups."""
+    tickets = TicketRef.objects.filter(key__iexact=text).order_by()
+    return list(tickets.values_list("snapshot_id", "session_id")[:CANDIDATES])
 
 
-def _snapshots(snapshots: QuerySet, text: str) -> list[Item]:
-    ids = set(_ticket_owners(text, "snapshot"))
+# The columns a group's items show (a snapshot row also holds its facts and
+# history: large JSON never read here).
+SNAPSHOT_COLUMNS = ("id", "label", "original_filename", "created_at")
+SESSION_COLUMNS = ("id", "title", "step", "state")
+
+
+def _snapshots(snapshots: QuerySet, text: str, owners: list) -> list[Item]:
+    ids = {snapshot for snapshot, _ in owners if snapshot}
     number = _snapshot_id(text)
     if number is not None:
         ids.add(number)
@@ -110,22 +118,32 @@ def _snapshots(snapshots: QuerySet, text: str) -> list[Item]:
         ids.update(
             Snapshot.objects.filter(sha256__startswith=text.lower()).values_list("pk", flat=True)[:CANDIDATES]
         )
-    qs = snapshots.filter(pk__in=ids).order_by("-created_at", "-id")[:GROUP_LIMIT]
+    if not ids:
+        return []
+    qs = snapshots.filter(pk__in=ids).only(*SNAPSHOT_COLUMNS).order_by("-created_at", "-id")[:GROUP_LIMIT]
     return [
         Item(title=f"#{s.pk} {s.display_name}", url=s.get_absolute_url(), detail=f"{s.created_at:%Y-%m-%d}")
         for s in qs
     ]
 
 
-def _sessions(sessions: QuerySet, text: str) -> list[Item]:
-    ids = set(_ticket_owners(text, "session"))
+def _sessions(sessions: QuerySet, text: str, owners: list) -> list[Item]:
+    ids = {session for _, session in owners if session}
     number = _snapshot_id(text)
     if number is not None:
         ids.add(number)
     if len(text) >= MIN_SUBSTRING:
         ids.update(Session.objects.filter(title__icontains=text).values_list("pk", flat=True)[:CANDIDATES])
-    qs = sessions.filter(pk__in=ids).order_by("-updated_at", "-id")[:GROUP_LIMIT]
+    if not ids:
+        return []
+    qs = sessions.filter(pk__in=ids).only(*SESSION_COLUMNS).order_by("-updated_at", "-id")[:GROUP_LIMIT]
     return [Item(title=s.title, url=s.get_absolute_url(), detail=s.get_state_display()) for s in qs]
+
+
+def _visible_ids(rows: QuerySet, ids: list[int | None]) -> set[int]:
+    """Those of ``ids`` (None skipped) among ``rows`` (what the reader may see); no query for none."""
+    wanted = {i for i in ids if i}
+    return set(rows.filter(pk__in=wanted).values_list("pk", flat=True)) if wanted else set()
 
 
 def _tickets(snapshots: QuerySet, sessions: QuerySet, text: str) -> list[Item]:
@@ -133,18 +151,15 @@ def _tickets(snapshots: QuerySet, sessions: QuerySet, text: str) -> list[Item]:
     candidates = list(
         TicketRef.objects.filter(key__istartswith=text)
         .select_related("snapshot", "session")
+        .only(
+            "key",
+            *(f"snapshot__{c}" for c in SNAPSHOT_COLUMNS),
+            *(f"session__{c}" for c in SESSION_COLUMNS),
+        )
         .order_by("key", "-id")[:CANDIDATES]
     )
-    seen_snapshots = set(
-        snapshots.filter(pk__in=[t.snapshot_id for t in candidates if t.snapshot_id]).values_list(
-            "pk", flat=True
-        )
-    )
-    seen_sessions = set(
-        sessions.filter(pk__in=[t.session_id for t in candidates if t.session_id]).values_list(
-            "pk", flat=True
-        )
-    )
+    seen_snapshots = _visible_ids(snapshots, [t.snapshot_id for t in candidates])
+    seen_sessions = _visible_ids(sessions, [t.session_id for t in candidates])
     items = []
     for ticket in candidates:
         owner = (
@@ -197,12 +212,14 @@ def global_search(user, text: str, *, language: str) -> list[Group]:
         return []
     zh = language == "zh"
     # What the reader may see, asked once (each asks who is support staff).
-    snapshots, sessions = visible_snapshots(user), visible_sessions(user)
+    scope = reach(user)
+    snapshots, sessions = visible_snapshots(user, scope=scope), visible_sessions(user, scope=scope)
+    owners = _ticket_owners(text)
     groups = [
         Group("hosts", str(_("Hosts")), _hosts(snapshots, text)),
         Group("tickets", str(_("Tickets")), _tickets(snapshots, sessions, text)),
-        Group("snapshots", str(_("Snapshots")), _snapshots(snapshots, text)),
-        Group("sessions", str(_("Sessions")), _sessions(sessions, text)),
+        Group("snapshots", str(_("Snapshots")), _snapshots(snapshots, text, owners)),
+        Group("sessions", str(_("Sessions")), _sessions(sessions, text, owners)),
         Group("rules", str(_("Rules")), _rules(text, zh)),
         Group("cases", str(_("Cases")), _cases(user, text, language)),
     ]
