@@ -55,7 +55,7 @@ def reach(user) -> Reach:
         return Reach(None)
     if user.is_superuser:
         return Reach(user.pk, everything=True)
-    rows = list(Membership.objects.filter(user=user).values_list("team_id", "role"))
+    rows = list(Membership.objects.filter(user_id=user.pk).values_list("team_id", "role"))
     return Reach(
         user.pk,
         everything=any(role in SUPPORT_ROLES for _, role in rows),

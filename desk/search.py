@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Max, QuerySet
+from django.db import connection
+from django.db.models import Exists, Max, QuerySet
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
@@ -68,13 +69,19 @@ def _matching(model, column: str, text: str, value: str, limit: int) -> list:
     with ``text`` (a btree range on the upper-cased column), else, when none
     does, of those holding it (the trigram index: slower for a long name of
     common trigrams). A name is mostly typed from its start: its middle is
-    looked for only when no name starts so. Read in no order, up to ``limit``."""
-    rows = model.objects.filter(**{f"{column}__istartswith": text}).order_by()
-    found = list(rows.values_list(value, flat=True)[:limit])
-    if found or len(text) < MIN_SUBSTRING:
-        return found
-    rows = model.objects.filter(**{f"{column}__icontains": text}).order_by()
-    return list(rows.values_list(value, flat=True)[:limit])
+    looked for only when no name starts so. Read in no order, up to ``limit``.
+    One round trip where the database can limit each part of a UNION
+    (PostgreSQL: the middle is read only when ``NOT EXISTS`` a start), else two."""
+    rows = model.objects.order_by()
+    starts = rows.filter(**{f"{column}__istartswith": text})
+    first = starts.values_list(value, flat=True)[:limit]
+    if len(text) < MIN_SUBSTRING:
+        return list(first)
+    holding = rows.filter(**{f"{column}__icontains": text})
+    if connection.features.supports_slicing_ordering_in_compound:
+        middle = holding.filter(~Exists(starts)).values_list(value, flat=True)[:limit]
+        return list(first.union(middle, all=True))
+    return list(first) or list(holding.values_list(value, flat=True)[:limit])
 
 
 def _hosts(snapshots: QuerySet, text: str) -> list[Item]:
