@@ -64,30 +64,60 @@ def _snapshot_id(text: str) -> int | None:
 CANDIDATE_ROWS = 20 * CANDIDATES
 
 
+def _matching_rows(model, column: str, text: str, value: str, limit: int) -> QuerySet | None:
+    """The query of :func:`_matching` in one round trip, where the database can
+    limit each part of a UNION (PostgreSQL: the middle is read only when
+    ``NOT EXISTS`` a start, a one-time filter); None elsewhere (SQLite)."""
+    rows = model.objects.order_by()
+    starts = rows.filter(**{f"{column}__istartswith": text})
+    first = starts.values_list(value, flat=True)[:limit]
+    if len(text) < MIN_SUBSTRING:
+        return first
+    if not connection.features.supports_slicing_ordering_in_compound:
+        return None
+    holding = rows.filter(**{f"{column}__icontains": text}).filter(~Exists(starts))
+    return first.union(holding.values_list(value, flat=True)[:limit], all=True)
+
+
 def _matching(model, column: str, text: str, value: str, limit: int) -> list:
     """``value`` of at most ``limit`` rows of ``model`` whose ``column`` starts
     with ``text`` (a btree range on the upper-cased column), else, when none
     does, of those holding it (the trigram index: slower for a long name of
     common trigrams). A name is mostly typed from its start: its middle is
-    looked for only when no name starts so. Read in no order, up to ``limit``.
-    One round trip where the database can limit each part of a UNION
-    (PostgreSQL: the middle is read only when ``NOT EXISTS`` a start), else two."""
-    rows = model.objects.order_by()
-    starts = rows.filter(**{f"{column}__istartswith": text})
-    first = starts.values_list(value, flat=True)[:limit]
-    if len(text) < MIN_SUBSTRING:
-        return list(first)
-    holding = rows.filter(**{f"{column}__icontains": text})
-    if connection.features.supports_slicing_ordering_in_compound:
-        middle = holding.filter(~Exists(starts)).values_list(value, flat=True)[:limit]
-        return list(first.union(middle, all=True))
-    return list(first) or list(holding.values_list(value, flat=True)[:limit])
+    looked for only when no name starts so. Read in no order, up to ``limit``."""
+    rows = _matching_rows(model, column, text, value, limit)
+    if rows is not None:
+        return list(rows)
+    found: list = []
+    for lookup in ("istartswith", "icontains"):
+        found = found or list(
+            model.objects.filter(**{f"{column}__{lookup}": text}).values_list(value, flat=True)[:limit]
+        )
+    return found
+
+
+def _host_keys(text: str) -> list[str]:
+    """Up to CANDIDATES host keys matching ``text`` (the first of them in
+    name order) among CANDIDATE_ROWS matching snapshots; on PostgreSQL the
+    database keeps one row per key (a host has many snapshots), in one round
+    trip. A list, not a subquery: with the reader's teams in the same query
+    the planner reads every snapshot of the team instead of the keys' ones."""
+    rows = _matching_rows(Snapshot, "host_key", text, "host_key", CANDIDATE_ROWS)
+    if rows is None:
+        return sorted(set(_matching(Snapshot, "host_key", text, "host_key", CANDIDATE_ROWS)))[:CANDIDATES]
+    sql, params = rows.query.sql_with_params()
+    with connection.cursor() as cursor:
+        # The compiled SQL of the query above, its values passed as parameters.
+        cursor.execute(
+            f"SELECT DISTINCT m.host_key FROM ({sql}) AS m ORDER BY m.host_key LIMIT %s",  # noqa: S608
+            (*params, CANDIDATES),
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _hosts(snapshots: QuerySet, text: str) -> list[Item]:
-    keys = list(dict.fromkeys(_matching(Snapshot, "host_key", text, "host_key", CANDIDATE_ROWS)))[:CANDIDATES]
     rows = (
-        snapshots.filter(host_key__in=keys)
+        snapshots.filter(host_key__in=_host_keys(text))
         .values("team__slug", "team__name", "host_key")
         .annotate(last=Max("created_at"))
         .order_by("-last", "host_key")[:GROUP_LIMIT]
