@@ -177,37 +177,29 @@ def _sessions(sessions: QuerySet, text: str, owners: list) -> list[Item]:
     return [Item(title=s.title, url=s.get_absolute_url(), detail=s.get_state_display()) for s in qs]
 
 
-def _visible_ids(rows: QuerySet, ids: list[int | None]) -> set[int]:
-    """Those of ``ids`` (None skipped) among ``rows`` (what the reader may see); no query for none."""
+def _visible(rows: QuerySet, ids, columns: tuple[str, ...]) -> dict:
+    """Those of ``ids`` (None skipped) among ``rows`` (what the reader may
+    see) by id, with ``columns`` only; no query for none."""
     wanted = {i for i in ids if i}
-    return set(rows.filter(pk__in=wanted).values_list("pk", flat=True)) if wanted else set()
+    return {row.pk: row for row in rows.filter(pk__in=wanted).only(*columns)} if wanted else {}
 
 
 def _tickets(snapshots: QuerySet, sessions: QuerySet, text: str) -> list[Item]:
-    """Tickets whose key starts with ``text``, on a snapshot or session the user may see."""
+    """Tickets whose key starts with ``text``, on a snapshot or session the
+    user may see: the keys first (no row of their owners), then the owners
+    the reader may see, each read once with the columns an item shows."""
     candidates = list(
         TicketRef.objects.filter(key__istartswith=text)
-        .select_related("snapshot", "session")
-        .only(
-            "key",
-            *(f"snapshot__{c}" for c in SNAPSHOT_COLUMNS),
-            *(f"session__{c}" for c in SESSION_COLUMNS),
-        )
-        .order_by("key", "-id")[:CANDIDATES]
+        .order_by("key", "-id")
+        .values_list("key", "snapshot_id", "session_id")[:CANDIDATES]
     )
-    seen_snapshots = _visible_ids(snapshots, [t.snapshot_id for t in candidates])
-    seen_sessions = _visible_ids(sessions, [t.session_id for t in candidates])
+    seen_snapshots = _visible(snapshots, (t[1] for t in candidates), SNAPSHOT_COLUMNS)
+    seen_sessions = _visible(sessions, (t[2] for t in candidates), SESSION_COLUMNS)
     items = []
-    for ticket in candidates:
-        owner = (
-            ticket.snapshot
-            if ticket.snapshot_id in seen_snapshots
-            else ticket.session
-            if ticket.session_id in seen_sessions
-            else None
-        )
+    for key, snapshot_id, session_id in candidates:
+        owner = seen_snapshots.get(snapshot_id) or seen_sessions.get(session_id)
         if owner is not None:
-            items.append(Item(title=ticket.key, url=owner.get_absolute_url(), detail=str(owner)))
+            items.append(Item(title=key, url=owner.get_absolute_url(), detail=str(owner)))
         if len(items) >= GROUP_LIMIT:
             break
     return items
