@@ -3,6 +3,8 @@ helpers instead of reading memberships themselves, so the policy lives here."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
@@ -28,6 +30,37 @@ def is_support(user) -> bool:
     if user.is_superuser:
         return True
     return Membership.objects.filter(user=user, role__in=SUPPORT_ROLES).exists()
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What a reader may read, asked once: nothing (anonymous or inactive),
+    everything (support staff, :func:`is_support`), or what they own and what
+    their teams hold (``team_ids``, the teams :func:`visible_teams` gives them).
+    A page that filters several kinds of rows (the desk's global search) asks
+    :func:`reach` once and hands it to ``visible_snapshots`` / ``visible_sessions``."""
+
+    user_id: int | None
+    everything: bool = False
+    team_ids: tuple[int, ...] = ()
+
+    @property
+    def nothing(self) -> bool:
+        return self.user_id is None
+
+
+def reach(user) -> Reach:
+    """The user's :class:`Reach` in one query (their memberships)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return Reach(None)
+    if user.is_superuser:
+        return Reach(user.pk, everything=True)
+    rows = list(Membership.objects.filter(user_id=user.pk).values_list("team_id", "role"))
+    return Reach(
+        user.pk,
+        everything=any(role in SUPPORT_ROLES for _, role in rows),
+        team_ids=tuple(sorted({team_id for team_id, _ in rows})),
+    )
 
 
 def support_staff() -> QuerySet[User]:

@@ -16,7 +16,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from accounts.access import is_support, visible_teams
+from accounts.access import Reach, reach
 from collectors.derived.citing import artifact_file
 from collectors.derived.features import snapshot_features
 from collectors.facts import HostFacts, Reading, SnapshotFacts, to_dict
@@ -41,15 +41,17 @@ MAX_CLUSTER_HOSTS = 5000
 TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
 
 
-def visible_snapshots(user) -> QuerySet[Snapshot]:
+def visible_snapshots(user, *, scope: Reach | None = None) -> QuerySet[Snapshot]:
     """Snapshots a user may see: their own, and those of the teams
     ``accounts.access.visible_teams`` lets them read; support staff see all,
-    team-less uploads included (as with sessions)."""
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
+    team-less uploads included (as with sessions). ``scope``: the user's
+    ``accounts.access.reach`` when the caller already asked it."""
+    scope = scope or reach(user)
+    if scope.nothing:
         return Snapshot.objects.none()
-    if is_support(user):
+    if scope.everything:
         return Snapshot.objects.all()
-    return Snapshot.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
+    return Snapshot.objects.filter(Q(owner_id=scope.user_id) | Q(team_id__in=scope.team_ids))
 
 
 def load_host_facts(snapshot: Snapshot):

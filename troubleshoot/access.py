@@ -6,19 +6,21 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 
-from accounts.access import can_view_team, is_support, visible_teams
+from accounts.access import Reach, can_view_team, is_support, reach
 from accounts.models import Membership
 from troubleshoot.models import Session
 
 
-def visible_sessions(user) -> QuerySet[Session]:
+def visible_sessions(user, *, scope: Reach | None = None) -> QuerySet[Session]:
     """Sessions a user may read: their own, their teams' and, for support
-    staff, every session (``accounts.access`` decides who is support)."""
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
+    staff, every session (``accounts.access`` decides who is support).
+    ``scope``: the user's ``accounts.access.reach`` when the caller already asked it."""
+    scope = scope or reach(user)
+    if scope.nothing:
         return Session.objects.none()
-    if is_support(user):
+    if scope.everything:
         return Session.objects.all()
-    return Session.objects.filter(Q(owner=user) | Q(team__in=visible_teams(user)))
+    return Session.objects.filter(Q(owner_id=scope.user_id) | Q(team_id__in=scope.team_ids))
 
 
 def can_view(user, session: Session) -> bool:

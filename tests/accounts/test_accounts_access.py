@@ -85,3 +85,28 @@ def test_support_sees_team_less_snapshots_engineers_do_not(teams):
     assert list(visible_snapshots(lone)) == [shot]
     assert list(visible_snapshots(support)) == [shot]
     assert list(visible_snapshots(engineer)) == []
+
+
+def test_reach_says_what_is_support_and_visible_teams_say_in_one_query(teams, django_assert_num_queries):
+    """``reach`` (asked once by pages that filter several kinds of rows) agrees
+    with ``is_support`` and ``visible_teams`` for every kind of reader."""
+    from accounts.access import reach
+
+    bank, telco, _cloud = teams
+    alice = User.objects.create_user("alice", password="pw-alice-123")
+    add_member(team=bank, user=alice)
+    add_member(team=telco, user=alice)
+    bob = User.objects.create_user("bob", password="pw-bob-1234")
+    add_member(team=bank, user=bob, role="support")
+    root = User.objects.create_superuser("root", password="pw-root-1234")
+    carol = User.objects.create_user("carol", password="pw-carol-123", is_active=False)
+    add_member(team=bank, user=carol, role="admin")
+    erin = User.objects.create_user("erin", password="pw-erin-1234")
+
+    for user in (alice, bob, root, carol, erin, AnonymousUser()):
+        with django_assert_num_queries(0 if user in (root, carol) or not user.is_authenticated else 1):
+            scope = reach(user)
+        assert scope.everything == is_support(user)
+        assert scope.nothing == (not user.is_authenticated or not user.is_active)
+        if not scope.everything:
+            assert set(scope.team_ids) == set(visible_teams(user).values_list("pk", flat=True))
