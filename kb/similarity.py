@@ -94,6 +94,9 @@ def _text_score(symptom_tokens: set[str], case_tokens: set[str]) -> float:
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*(?:[._:-][A-Za-z0-9]+)+")
 
 
+# A setting's or a symbol's name: a word joined to another by "_" or "."
+# (vm.swappiness, cpu_quota_concurrency, hw:numa_nodes, MADV_HUGEPAGE).
+_SETTING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z]")
 _ARCHITECTURES = frozenset(
     (
         "x86_64",
@@ -114,19 +117,19 @@ _ARCHITECTURES = frozenset(
 def _identifier_terms(text: str) -> set[str]:
     """The identifiers a symptom text names (``cpu_quota_concurrency``,
     ``vm.zone_reclaim_mode``, ``hw:numa_nodes``), each in its indexed whole
-    form (``cpuquotaconcurrency``). Plain words of either language are not
-    terms and never qualify a case by text, nor are words joined by hyphens
-    or a colon (round F, 1017: "Out-Of-Memory" in a swap guide), nor an
-    architecture name, which is the environment (round E, 931).
+    form (``cpuquotaconcurrency``). Only names of settings and symbols are
+    terms (a word joined to another by ``_`` or ``.``): plain words of either
+    language never qualify a case by text, nor do words joined by hyphens or
+    a colon (round F, 1017: "Out-Of-Memory" in a swap guide), versions and
+    models (round D, 725: "Linux 2.4"; "E5-2680"), or an architecture name,
+    which is the environment (round E, 931: x86_64).
 
-    >>> sorted(_identifier_terms("Out-Of-Memory; vm.swappiness=0, Size:Swap, E5-2680, x86_64"))
-    ['e52680', 'vmswappiness']"""
+    >>> sorted(_identifier_terms("Out-Of-Memory; vm.swappiness=0, Size:Swap, E5-2680, x86_64, linux-2.4"))
+    ['vmswappiness']"""
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
-        if not re.search(r"[._0-9]", ident):
-            continue  # words joined by hyphens or a colon ("Out-Of-Memory", "Size:Swap") are words
-        if ident.lower() in _ARCHITECTURES:
-            continue  # the environment (an ``arch:`` feature), not a problem (round E, 931)
+        if ident.lower() in _ARCHITECTURES or not _SETTING_NAME.search(ident):
+            continue
         tokens = tokenizer.tokenize(ident)
         if tokens:
             out.add(max(tokens, key=len))
