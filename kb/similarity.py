@@ -97,21 +97,6 @@ _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z][A-Za-z0-9]*(?:[._:-][A-Za-
 # A setting's or a symbol's name: a word joined to another by "_" or "."
 # (vm.swappiness, cpu_quota_concurrency, hw:numa_nodes, MADV_HUGEPAGE).
 _SETTING_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z]")
-_ARCHITECTURES = frozenset(
-    (
-        "x86_64",
-        "amd64",
-        "i386",
-        "i686",
-        "aarch64",
-        "arm64",
-        "ppc64",
-        "ppc64le",
-        "s390x",
-        "riscv64",
-        "loongarch64",
-    )
-)
 
 
 def _identifier_terms(text: str) -> set[str]:
@@ -128,7 +113,7 @@ def _identifier_terms(text: str) -> set[str]:
     ['vmswappiness']"""
     out = set()
     for ident in _IDENTIFIER.findall(text or ""):
-        if ident.lower() in _ARCHITECTURES or not _SETTING_NAME.search(ident):
+        if not _SETTING_NAME.search(ident):
             continue
         tokens = tokenizer.tokenize(ident)
         if tokens:
