@@ -162,7 +162,8 @@ class RuleIndex:
             # Every group at least as good as the limit-th, so ties are cut by slug, not at random.
             kth = np.partition(dice[candidates], len(candidates) - limit)[len(candidates) - limit]
             candidates = candidates[dice[candidates] >= kth]
-        ranked = sorted((-float(dice[i]), self.slugs[i]) for i in candidates)[:limit]
+        # equal scores tie exactly whatever order their weights were summed in; then by slug
+        ranked = sorted((-round(float(dice[i]), 12), self.slugs[i]) for i in candidates)[:limit]
         return [(slug, -d) for d, slug in ranked]
 
     def _columns_of(self, rules: set[str]) -> np.ndarray:

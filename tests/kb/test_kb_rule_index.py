@@ -47,7 +47,7 @@ def _brute_force(groups: dict[str, set[str]], rules: set[str], limit: int) -> li
     w = {r: rule_index.idf(df.get(r, 0), n) for r in set(df) | rules}
     snapshot = sum(w[r] for r in rules)
     scored = [
-        (-2 * sum(w[r] for r in held & rules) / (snapshot + sum(w[r] for r in held)), slug)
+        (-round(2 * sum(w[r] for r in held & rules) / (snapshot + sum(w[r] for r in held)), 12), slug)
         for slug, held in groups.items()
         if held & rules
     ]
