@@ -85,7 +85,7 @@ def stack(transactional_db, tmp_path):
         s.start_worker("curl-worker")
         yield s
     finally:
-        s.close()
+        s.close(timeout=5, quick=True)
         connection.close()
 
 

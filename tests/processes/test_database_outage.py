@@ -78,7 +78,7 @@ def web_stack(transactional_db, tmp_path):
         try:
             _terminate_backends(block=False)
         finally:
-            stack.close()
+            stack.close(timeout=5, quick=True)
             connection.close()
 
 

@@ -87,10 +87,8 @@ def stack(transactional_db, tmp_path):
         s.start_web()
         yield s
     finally:
-        # The assertions are made: 5 s for the warm shutdown, then SIGKILL
-        # (with 15 s, tearing down the hard-time-limit test of
-        # test_bounded_worker.py took 18-20 s).
-        s.close(timeout=5)
+        # The assertions are made: a quick shutdown, SIGKILL after 5 s.
+        s.close(timeout=5, quick=True)
         # Connections of the killed processes are gone; make sure no other
         # session holds the test database before pytest-django flushes it.
         connection.close()
