@@ -44,18 +44,24 @@ def expected_rules(path: Path) -> list[str]:
     return sorted(f.rule for f in result.findings)
 
 
-@pytest.fixture
-def stack(transactional_db, tmp_path):
+def servers_database_url(who: str) -> str:
+    """The URL of this test's PostgreSQL database for servers in other
+    processes; skips (fails in CI) where ``who`` cannot run: SQLite, no
+    redis-server, PostgreSQL not listening."""
     if connection.vendor != "postgresql":
-        service_unavailable("the pipeline integration tests need DATABASE_URL pointing to PostgreSQL")
+        service_unavailable(f"{who} need DATABASE_URL pointing to PostgreSQL")
     if not shutil.which("redis-server"):
         service_unavailable("redis-server is not installed")
     if not port_open("127.0.0.1", 5432):
         service_unavailable("PostgreSQL is not listening on 127.0.0.1:5432")
     db = connection.settings_dict
-    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    if db.get("PASSWORD"):
-        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    credentials = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def stack(transactional_db, tmp_path):
+    url = servers_database_url("the pipeline integration tests")
     s = Stack(database_url=url, workdir=tmp_path, secret_key=settings.SECRET_KEY)
     try:
         s.start_redis()
