@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from collectors.facts import HostFacts, PingResult
+from collectors.facts import CpuUtil, HostFacts, PingResult
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
@@ -230,13 +230,8 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
     usage = host.cpu_usage
     cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
-    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
-    if not (
-        hot
-        and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-        and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
-    ):
+    hot = _hot_among_quiet(cpus)
+    if not hot:
         return None
     return finding(
         "net.softirq_hotspot",
@@ -250,6 +245,15 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
         },
         evidence=[evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line) for c in hot],
     )
+
+
+def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
+    """The CPUs at or above SOFTIRQ_HOT_PCT of %si, when they are at most
+    SOFTIRQ_MAX_HOT_SHARE of ``cpus`` and every other one is near 0; else none."""
+    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
+    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    few = len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
+    return hot if few and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest) else []
 
 
 def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
