@@ -12,6 +12,11 @@ from engine.remedies.base import Remedy
 
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_\-]+)+$")
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")  # IFNAMSIZ is 16 with the NUL
+# sysctl -> the catalogue's measure that sets it, in the order measures are listed
+SYSCTL_MEASURES = {
+    "vm.zone_reclaim_mode": "zone-reclaim-mode",
+    "kernel.numa_balancing": "enable-numa-balancing",
+}
 
 
 def cpu_mask(cpus: list[int] | set[int] | tuple[int, ...]) -> str:
@@ -53,24 +58,16 @@ def sysctl_file(
         raise ValueError(f"bad drop-in name: {name!r}")
     path = f"/etc/sysctl.d/{name}.conf"
     text = "# Casebook: NUMA memory policy\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
-    restore = [f"sysctl -w {k}={shlex.quote(str(v))}" for k, v in (previous or {}).items() if v is not None]
-    measures = []
-    if "vm.zone_reclaim_mode" in settings:
-        measures.append("zone-reclaim-mode")
-    if "kernel.numa_balancing" in settings:
-        measures.append("enable-numa-balancing")
+    known = {k: str(v) for k, v in (previous or {}).items() if v is not None}
     return Remedy(
         key=f"sysctl:{name}",
         title=_("Persistent kernel settings in %(path)s") % {"path": path},
         text=text,
         path=path,
-        rollback="\n".join([f"rm -f {path}", *restore]),
+        rollback="\n".join([f"rm -f {path}", *(f"sysctl -w {k}={shlex.quote(v)}" for k, v in known.items())]),
         commands=(f"cat > {path} <<'EOF'\n{text}EOF", f"sysctl -p {path}"),
-        measures=tuple(measures),
-        data={
-            "settings": {k: str(v) for k, v in settings.items()},
-            "previous": {k: str(v) for k, v in (previous or {}).items() if v is not None},
-        },
+        measures=tuple(slug for key, slug in SYSCTL_MEASURES.items() if key in settings),
+        data={"settings": {k: str(v) for k, v in settings.items()}, "previous": known},
         rules=("numa.local_node_pagecache_pressure", "numa.balancing_disabled", "fleet.numa_config_drift"),
     )
 
