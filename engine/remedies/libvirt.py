@@ -409,12 +409,10 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     files, non-KVM domains, domains without ``<vcpu>``, guests with memory
     devices, hosts without NUMA facts and hosts without room for the guest.
     """
-    try:
-        d = parse_domain(domain_xml)
-        doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
-    except ParseError as exc:
-        unreadable = _("the domain XML cannot be read: %(error)s") % {"error": exc.message}
-        return NoRemedy(key="libvirt", reason=unreadable)
+    read = _read_domain(domain_xml)
+    if isinstance(read, NoRemedy):
+        return read
+    d, doc = read
     name = _label(d)
     key = f"libvirt:{name}"
     reason = _refuse(d, doc.root if doc is not None else ET.Element("domain"))
@@ -425,20 +423,13 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         return NoRemedy(key=key, reason=topo.reason)
 
     n = domain_vcpus(d)
-    memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
     thread_less = _data_disks_without_thread(d)
     existing = _iothread_ids(d)
     new_iothread = (max(existing, default=0) + 1) if thread_less else None
     threads = existing + ([new_iothread] if new_iothread is not None else [])
-    placement = plan_placement(topology=topo, vcpus=n, memory_kb=memory_kb, iothread_ids=threads)
+    placement = _checked_placement(key, d, topo, threads)
     if isinstance(placement, NoRemedy):
-        return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
-    problems = check_placement(placement, topo)
-    if problems:  # a planner bug must never reach a user as a plausible patch
-        failed = _("the generated placement failed its checks: %(problems)s") % {
-            "problems": "; ".join(problems)
-        }
-        return NoRemedy(key=key, reason=failed)
+        return placement
 
     notes = list(placement.notes)
     _patch_domain(doc.root, d, n, placement, topo, new_iothread, thread_less, notes)
@@ -448,14 +439,6 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
     )
     original, patched = _original_and_patched(doc, domain_xml)
-    diff = "".join(
-        difflib.unified_diff(
-            original.splitlines(keepends=True),
-            patched.splitlines(keepends=True),
-            fromfile=f"{name}.original.xml",
-            tofile=f"{name}.patched.xml",
-        )
-    )
     measures = [*MEASURES, *(["static-hugepages"] if placement.hugepages else [])]
     return Remedy(
         key=key,
@@ -471,13 +454,54 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         rules=RULES,
         disruption="guest reboot",
         notes=tuple(notes),
-        diff=diff,
+        diff=_unified_diff(name, original, patched),
         commands=tuple(_commands(name, per_measure)),
         original=original,
         patched=patched,
         fragments=fragments,
         placement=placement,
         data={"domain": name},
+    )
+
+
+def _read_domain(domain_xml: str) -> tuple[Domain, xmledit.Document | None] | NoRemedy:
+    """The domain's facts, and its document when it is a whole ``<domain>``
+    read without recovery (the only kind a patch is written into)."""
+    try:
+        d = parse_domain(domain_xml)
+        doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
+    except ParseError as exc:
+        unreadable = _("the domain XML cannot be read: %(error)s") % {"error": exc.message}
+        return NoRemedy(key="libvirt", reason=unreadable)
+    return d, doc
+
+
+def _checked_placement(key: str, d: Domain, topo: HostTopology, threads: list[int]) -> Placement | NoRemedy:
+    """Where the guest goes on the host (its vCPUs, memory and ``threads``),
+    checked: a planner bug must never reach a user as a plausible patch."""
+    memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
+    placement = plan_placement(
+        topology=topo, vcpus=domain_vcpus(d), memory_kb=memory_kb, iothread_ids=threads
+    )
+    if isinstance(placement, NoRemedy):
+        return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
+    problems = check_placement(placement, topo)
+    if problems:
+        failed = _("the generated placement failed its checks: %(problems)s") % {
+            "problems": "; ".join(problems)
+        }
+        return NoRemedy(key=key, reason=failed)
+    return placement
+
+
+def _unified_diff(name: str, original: str, patched: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True),
+            patched.splitlines(keepends=True),
+            fromfile=f"{name}.original.xml",
+            tofile=f"{name}.patched.xml",
+        )
     )
 
 

@@ -405,6 +405,25 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     """The apply play and the rollback play for ``results`` (NoRemedy and
     remedies without a rendering are listed in a first ``debug`` task), for
     the inventory pattern ``hosts``."""
+    steps, skipped = _rendered(results)
+    common: dict[str, Any] = {"hosts": hosts, "become": True, "gather_facts": False}
+    variables = {k: v for s in steps for k, v in s.vars.items()}
+    if variables:
+        common["vars"] = variables
+    apply = _apply_play(steps, skipped, title=title, common=common)
+    # undo in the reverse order of applying
+    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
+    rollback = {
+        "name": label(f"Casebook rollback: {title}"),
+        **common,
+        "tags": ["rollback", "never"],
+        "tasks": rollback_tasks,
+    }
+    return [apply, rollback] if rollback_tasks else [apply]
+
+
+def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
+    """The steps of each remedy with a rendering, and "key: why not" for the others."""
     steps: list[Steps] = []
     skipped: list[str] = []
     for result in results:
@@ -414,10 +433,11 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
             skipped.append(f"{result.key}: {reason}")
             continue
         steps.append(render(result))
-    common: dict[str, Any] = {"hosts": hosts, "become": True, "gather_facts": False}
-    variables = {k: v for s in steps for k, v in s.vars.items()}
-    if variables:
-        common["vars"] = variables
+    return steps, skipped
+
+
+def _apply_play(steps: list[Steps], skipped: list[str], *, title: str, common: dict[str, Any]) -> dict:
+    """The apply play: what was not generated first (a ``debug`` task), then each remedy's tasks."""
     apply_tasks = [t for s in steps for t in s.apply]
     if skipped:
         apply_tasks.insert(
@@ -432,15 +452,7 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     handlers = [h for s in steps for h in s.handlers]
     if handlers:
         apply["handlers"] = handlers
-    # undo in the reverse order of applying
-    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
-    rollback = {
-        "name": label(f"Casebook rollback: {title}"),
-        **common,
-        "tags": ["rollback", "never"],
-        "tasks": rollback_tasks,
-    }
-    return [apply, rollback] if rollback_tasks else [apply]
+    return apply
 
 
 HEADER = """\
