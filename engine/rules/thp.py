@@ -134,43 +134,59 @@ def thp_on_latency_db(ctx: RuleContext) -> Iterator[RuleFinding]:
         stores = _averse_stores(host)
         if not stores:
             continue
-        labels = Joined("and", tuple(store_label(s) for s in stores))
-        setting = thp_setting(host)
-        if setting is not None and setting.value == "always":
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "setting",
-                values={"stores": labels, "thp": setting.value},
-                evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
-            )
-            continue
-        redis = next((s for s in stores if s.kind == "redis"), None)
-        warned = service_warning(host, "thp_enabled")
-        if (
-            setting is None
-            and redis is not None
-            and warned is not None
-            and warned[0].kind == "redis"
-            and at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS)
-        ):
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "setting",
-                values={"stores": labels, "thp": "always"},
-                evidence=[warning_evidence(host, warned, "redis", "always"), store_evidence(host, redis)],
-            )
-            continue
-        in_use = service_warning(host, "anon_huge_pages")
-        if in_use is not None:
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "in_use",
-                values={},
-                evidence=[warning_evidence(host, in_use, "redis", True)],
-            )
+        # what shows THP on, most direct first: the setting, Redis's warning, pages in use
+        for shown in (_thp_set_always, _redis_warned_always, _huge_pages_in_use):
+            found = shown(host, stores)
+            if found is not None:
+                yield found
+                break
+
+
+def _stores_phrase(stores: list[Datastore]) -> Joined:
+    return Joined("and", tuple(store_label(s) for s in stores))
+
+
+def _thp_set_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    setting = thp_setting(host)
+    if setting is None or setting.value != "always":
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "setting",
+        values={"stores": _stores_phrase(stores), "thp": setting.value},
+        evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
+    )
+
+
+def _redis_warned_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    """No setting read, but a Redis that warns only when THP is always did."""
+    redis = next((s for s in stores if s.kind == "redis"), None)
+    warned = service_warning(host, "thp_enabled")
+    if thp_setting(host) is not None or redis is None or warned is None or warned[0].kind != "redis":
+        return None
+    if not at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS):
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "setting",
+        values={"stores": _stores_phrase(stores), "thp": "always"},
+        evidence=[warning_evidence(host, warned, "redis", "always"), store_evidence(host, redis)],
+    )
+
+
+def _huge_pages_in_use(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    in_use = service_warning(host, "anon_huge_pages")
+    if in_use is None:
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "in_use",
+        values={},
+        evidence=[warning_evidence(host, in_use, "redis", True)],
+    )
 
 
 def _defrag_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
