@@ -45,7 +45,14 @@ from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
 from engine.remedies.cloud import manager_notes
-from engine.remedies.topology import HostTopology, Placement, check_placement, host_topology, plan_placement
+from engine.remedies.topology import (
+    CellPlan,
+    HostTopology,
+    Placement,
+    check_placement,
+    host_topology,
+    plan_placement,
+)
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -239,14 +246,7 @@ def _patch_cpu_topology(cpu: ET.Element, placement: Placement) -> None:
 def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple[int, int], int]) -> None:
     """The guest's NUMA cells, one per placement cell (keeping each old cell's
     memAccess/discard), with the host nodes' distances between them."""
-    numa = cpu.find("numa")
-    old_cells: dict[str, dict[str, str]] = {}
-    if numa is not None:
-        for cell in numa.findall("cell"):
-            keep = {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
-            old_cells[cell.get("id") or ""] = keep
-        # HMAT interconnects refer to the old cells
-        xmledit.remove_child(cpu, numa)
+    old_cells = _remove_old_cells(cpu)
     numa = _el("numa")
     for plan in placement.cells:
         cell = _el(
@@ -257,16 +257,40 @@ def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple
             unit="KiB",
             **old_cells.get(str(plan.cell), {}),
         )
-        if len(placement.cells) > 1 and distances:
-            dist = _el("distances")
-            for other in placement.cells:
-                value = distances.get((plan.node, other.node))
-                if value is not None:
-                    dist.append(_el("sibling", id=str(other.cell), value=str(value)))
-            if len(dist):
-                cell.append(dist)
+        siblings = _cell_distances(plan, placement, distances) if len(placement.cells) > 1 else None
+        if siblings is not None and len(siblings):
+            cell.append(siblings)
         numa.append(cell)
     xmledit.add_child(cpu, numa, level=2, after=("topology", "feature", "cache", "maxphysaddr"))
+
+
+def _remove_old_cells(cpu: ET.Element) -> dict[str, dict[str, str]]:
+    """Remove the guest's ``<numa>`` (HMAT interconnects refer to its old
+    cells), keeping each cell's memAccess/discard by cell id."""
+    numa = cpu.find("numa")
+    if numa is None:
+        return {}
+    old_cells = {
+        cell.get("id") or "": {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
+        for cell in numa.findall("cell")
+    }
+    xmledit.remove_child(cpu, numa)
+    return old_cells
+
+
+def _cell_distances(
+    plan: CellPlan, placement: Placement, distances: dict[tuple[int, int], int]
+) -> ET.Element | None:
+    """A cell's ``<distances>``: the host distance from its node to each
+    cell's node (None without host distances)."""
+    if not distances:
+        return None
+    dist = _el("distances")
+    for other in placement.cells:
+        value = distances.get((plan.node, other.node))
+        if value is not None:
+            dist.append(_el("sibling", id=str(other.cell), value=str(value)))
+    return dist
 
 
 def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[str]) -> None:
@@ -518,22 +542,7 @@ def _patch_domain(
     """Patch the domain document in place for ``placement`` (vCPUs, hot-plug,
     iothreads, cputune, numatune, CPU topology, huge pages); ``notes`` say
     what changed beyond the pins."""
-    vcpu = root.find("vcpu")
-    assert vcpu is not None  # _refuse checked
-    if d.vcpus and n < d.vcpus:
-        notes.append(
-            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
-            % {"n": n, "max": d.vcpus}
-        )
-    vcpu.text = str(n)
-    vcpu.attrib.pop("current", None)
-    vcpu.attrib.pop("cpuset", None)
-    vcpu.set("placement", "static")
-    for tag, why in (("vcpus", _("per-vCPU hot-plug state")), ("maxMemory", _("memory hot-plug"))):
-        el = root.find(tag)
-        if el is not None:
-            xmledit.remove_child(root, el)
-            notes.append(_("<%(tag)s> removed (%(why)s)") % {"tag": tag, "why": why})
+    _patch_vcpus(root, d, n, notes)
     _patch_iothreads(root, d, new_iothread, thread_less, notes)
     _patch_cputune(root, placement)
     _patch_numatune(root, placement)
@@ -550,6 +559,26 @@ def _patch_domain(
     notes.append(
         _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )
+
+
+def _patch_vcpus(root: ET.Element, d: Domain, n: int, notes: list[str]) -> None:
+    """``n`` static vCPUs, CPU and memory hot-plug removed."""
+    vcpu = root.find("vcpu")
+    assert vcpu is not None  # _refuse checked
+    if d.vcpus and n < d.vcpus:
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
+    vcpu.text = str(n)
+    vcpu.attrib.pop("current", None)
+    vcpu.attrib.pop("cpuset", None)
+    vcpu.set("placement", "static")
+    for tag, why in (("vcpus", _("per-vCPU hot-plug state")), ("maxMemory", _("memory hot-plug"))):
+        el = root.find(tag)
+        if el is not None:
+            xmledit.remove_child(root, el)
+            notes.append(_("<%(tag)s> removed (%(why)s)") % {"tag": tag, "why": why})
 
 
 def _original_and_patched(doc: xmledit.Document, domain_xml: str) -> tuple[str, str]:
