@@ -105,16 +105,24 @@ def _largest_guest_size(host: HostFacts) -> _Sized | None:
     )
 
 
-def _pool_grade(pool: int, share: float) -> tuple[str, float] | None:
-    """(severity, past) of a buffer pool of ``pool`` bytes, ``share`` of the
-    host's RAM; None below the info threshold."""
+def ram_share(host: HostFacts, pool: int) -> float:
+    """``pool`` bytes as a share of the host's RAM (0.0: RAM unknown)."""
+    ram_kb = host_ram_kb(host)
+    return pool / (ram_kb * 1024) if ram_kb else 0.0
+
+
+def pool_severity(host: HostFacts, pool: int) -> tuple[str | None, float]:
+    """(severity, past) for huge pages of a memory pool of ``pool`` bytes on
+    ``host`` (a buffer pool, shared_buffers, an SGA); (None, 1.0) below the
+    info threshold."""
+    share = ram_share(host, pool)
     if pool >= HUGEPAGES_POOL_WARN_BYTES or (
         pool >= HUGEPAGES_POOL_SHARE_MIN_BYTES and share >= HUGEPAGES_POOL_WARN_SHARE
     ):
         return "warning", max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
     if pool >= HUGEPAGES_POOL_INFO_BYTES:
         return "info", pool / HUGEPAGES_POOL_INFO_BYTES
-    return None
+    return None, 1.0
 
 
 def _buffer_pool_size(host: HostFacts) -> _Sized | None:
@@ -122,14 +130,13 @@ def _buffer_pool_size(host: HostFacts) -> _Sized | None:
     pool = db_pool_bytes(host) if _db_host(host) else None
     if not pool:
         return None
-    ram_kb = host_ram_kb(host)
-    share = pool / (ram_kb * 1024) if ram_kb else 0.0
-    grade = _pool_grade(pool, share)
-    if grade is None:
+    severity, past = pool_severity(host, pool)
+    if severity is None:
         return None
+    share = ram_share(host, pool)
     return _Sized(
-        severity=grade[0],
-        past=grade[1],
+        severity=severity,
+        past=past,
         evidence=evidence(
             host, "database.variables.innodb_buffer_pool_size", pool, host.database, "innodb_buffer_pool_size"
         ),
