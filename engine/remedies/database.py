@@ -162,6 +162,15 @@ def _sql_value(value: str | int) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _restore_sql(verb: str, previous: list[tuple[str, str | None]]) -> str:
+    """The statements that set each parameter back to its previous value (a
+    comment for a value the snapshot did not show)."""
+    return "\n".join(
+        f"{verb} {k} = {_sql_value(v)};" if v is not None else f"-- {k}: previous value unknown"
+        for k, v in previous
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class _SqlEndpoint:
     """Where OceanBase parameters are set: the observer, or ODP (its proxy)."""
@@ -203,10 +212,7 @@ def oceanbase_parameters(
         if not _IDENT.match(name):
             raise ValueError(f"not a parameter name: {name!r}")
     text = "\n".join(f"{target.verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
-    rollback = "\n".join(
-        f"{target.verb} {k} = {_sql_value(v)};" if v is not None else f"-- {k}: previous value unknown"
-        for k, v in ((k, (previous or {}).get(k)) for k in parameters)
-    )
+    rollback = _restore_sql(target.verb, [(k, (previous or {}).get(k)) for k in parameters])
     restart = "net_thread_count" in parameters
     known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
     return Remedy(

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import latency_why
 from engine.rules.disk import NON_DATA_DEVICE
 
 # the proportional-share schedulers: per-process queues, idling between requests
@@ -106,7 +107,7 @@ def io_scheduler(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "scheduler": scheduler,
                 "devices": [dev for dev, _name in fair],
                 "count": len(fair),
-                "why": Phrase("runs", {"what": what}) if what else Phrase("nothing"),
+                "why": latency_why(what),
             },
             evidence=[
                 evidence(host, f"io_schedulers.active.{dev}", name, schedulers, f"scheduler.{dev}")

@@ -531,8 +531,12 @@ def _host_placement(host: HostFacts) -> Iterator[RuleFinding]:
             evidence=[warning_evidence(host, warned, "mongodb", False)],
         )
         return
-    if not is_multinode(host):
-        return
+    if is_multinode(host):
+        yield from _measured_placements(host, stores)
+
+
+def _measured_placements(host: HostFacts, stores: list[Datastore]) -> Iterator[RuleFinding]:
+    """The stores' processes whose NUMA usage shows them on one node."""
     totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
     for pn in host.process_numa:
         store = next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
