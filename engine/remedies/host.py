@@ -119,19 +119,14 @@ def irq_affinity(
         raise ValueError("no CPUs to spread the interrupts over")
     if device is not None and not _DEVICE.match(device):
         raise ValueError(f"not a network device name: {device!r}")
-    # file under /proc or /sys -> the mask written to it
-    writes: dict[str, str] = {}
-    restores: dict[str, str] = {}
-    for i, irq in enumerate(irqs):
-        path = f"/proc/irq/{int(irq)}/smp_affinity"
-        writes[path] = cpu_mask([cpus[i % len(cpus)]])
-        restores[path] = "$(cat /proc/irq/default_smp_affinity)"
-    for q in range(rx_queues if device else 0):
-        path = f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus"
-        writes[path] = cpu_mask(cpus)
-        restores[path] = "0"
+    # file under /proc or /sys -> (the mask written to it, the value that undoes it)
+    masks = _irq_masks(irqs, cpus) | (_rps_masks(device, rx_queues, cpus) if device else {})
+    writes = {path: mask for path, (mask, _undo) in masks.items()}
     lines = ["systemctl stop irqbalance", *(f"echo {mask} > {path}" for path, mask in writes.items())]
-    rollback = [*(f"echo {mask} > {path}" for path, mask in restores.items()), "systemctl start irqbalance"]
+    rollback = [
+        *(f"echo {undo} > {path}" for path, (_mask, undo) in masks.items()),
+        "systemctl start irqbalance",
+    ]
     cpu_list = format_cpulist(cpus)
     return Remedy(
         key=f"irq:{device or 'irqs'}",
@@ -148,3 +143,19 @@ def irq_affinity(
         data={"writes": writes, "service": "irqbalance"},
         notes=(_("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified"),),
     )
+
+
+def _irq_masks(irqs: list[int], cpus: list[int]) -> dict[str, tuple[str, str]]:
+    """Each interrupt's ``smp_affinity``: the CPUs in turn, undone with the default affinity."""
+    undo = "$(cat /proc/irq/default_smp_affinity)"
+    return {
+        f"/proc/irq/{int(irq)}/smp_affinity": (cpu_mask([cpus[i % len(cpus)]]), undo)
+        for i, irq in enumerate(irqs)
+    }
+
+
+def _rps_masks(device: str, rx_queues: int, cpus: list[int]) -> dict[str, tuple[str, str]]:
+    """Each receive queue's ``rps_cpus``: all the CPUs, undone with 0 (no steering)."""
+    return {
+        f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus": (cpu_mask(cpus), "0") for q in range(rx_queues)
+    }

@@ -200,16 +200,22 @@ def fragment(elements: list[ET.Element], doc: Document, *, wrapper: str | None =
         items = [copy.deepcopy(e) for e in elements]
     texts = []
     for item in items:
-        for el in item.iter():
-            if el.text is not None and not el.text.strip():
-                el.text = None
-            if el.tail is not None and not el.tail.strip():
-                el.tail = None
+        _drop_blank_text(item)
         ET.indent(item, space="  ")
         out: list[str] = []
         _write(item, doc, out)
         texts.append("".join(out))
     return "\n".join(texts)
+
+
+def _drop_blank_text(item: ET.Element) -> None:
+    """Remove the whitespace-only text and tails of ``item`` and its
+    descendants, so that indenting starts afresh."""
+    for el in item.iter():
+        if el.text is not None and not el.text.strip():
+            el.text = None
+        if el.tail is not None and not el.tail.strip():
+            el.tail = None
 
 
 def add_child(
