@@ -35,6 +35,7 @@ import difflib
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 from django.utils.translation import gettext as _
 
@@ -143,23 +144,8 @@ def _patch_iothreads(
     """Give the virtio data disks ``thread_less`` the new iothread ``new_id``."""
     if new_id is None:
         return
-    ids_el = root.find("iothreadids")
-    count_el = root.find("iothreads")
-    total = len(_iothread_ids(d)) + 1
-    if ids_el is not None:
-        xmledit.add_child(ids_el, _el("iothread", id=str(new_id)), level=2)
-    if count_el is not None:
-        count_el.text = str(total)
-    elif ids_el is None:
-        count = _el("iothreads")
-        count.text = str(total)
-        xmledit.add_child(root, count, level=1, after=("vcpu", "vcpus"))
-    for disk in root.iter("disk"):
-        if disk.get("device", "disk") != "disk":
-            continue
-        target = disk.find("target")
-        if target is None or target.get("dev") not in thread_less:
-            continue
+    _declare_iothread(root, new_id, total=len(_iothread_ids(d)) + 1)
+    for disk in _disks_named(root, thread_less):
         driver = disk.find("driver")
         if driver is None:
             driver = xmledit.add_first(disk, _el("driver", name="qemu"), level=3)
@@ -168,6 +154,29 @@ def _patch_iothreads(
         _("iothread %(id)s added for data disk(s) %(disks)s")
         % {"id": new_id, "disks": ", ".join(thread_less)}
     )
+
+
+def _declare_iothread(root: ET.Element, new_id: int, *, total: int) -> None:
+    """Add iothread ``new_id`` to ``<iothreadids>`` and count ``total`` in
+    ``<iothreads>`` (added when the domain declares neither)."""
+    ids_el = root.find("iothreadids")
+    count_el = root.find("iothreads")
+    if ids_el is not None:
+        xmledit.add_child(ids_el, _el("iothread", id=str(new_id)), level=2)
+    if count_el is not None:
+        count_el.text = str(total)
+    elif ids_el is None:
+        count = _el("iothreads")
+        count.text = str(total)
+        xmledit.add_child(root, count, level=1, after=("vcpu", "vcpus"))
+
+
+def _disks_named(root: ET.Element, targets: list[str]) -> Iterator[ET.Element]:
+    """The ``<disk device='disk'>`` elements whose target is one of ``targets``."""
+    for disk in root.iter("disk"):
+        target = disk.find("target")
+        if disk.get("device", "disk") == "disk" and target is not None and target.get("dev") in targets:
+            yield disk
 
 
 def _data_disks(d: Domain) -> list:

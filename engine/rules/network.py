@@ -262,9 +262,7 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     rx = sirq.rows.get("NET_RX") if sirq else None
     if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
         return None
-    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
-    ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
-    share = sum(rx[i] for i in ranked) / sum(rx)
+    ranked, share = _busiest(rx)
     if share < NET_RX_CONCENTRATION:
         return None
     names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
@@ -283,3 +281,11 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
             )
         ],
     )
+
+
+def _busiest(counts: list[int]) -> tuple[list[int], float]:
+    """The columns of the busiest SOFTIRQ_MAX_HOT_SHARE of the CPUs (at least
+    one), busiest first, and their share of all the counts."""
+    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(counts)))
+    ranked = sorted(range(len(counts)), key=lambda i: counts[i], reverse=True)[:top_n]
+    return ranked, sum(counts[i] for i in ranked) / sum(counts)

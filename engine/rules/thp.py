@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.workload import Datastore, service_warning, thp_setting
+from collectors.derived.workload import Datastore, Setting, service_warning, thp_setting
 from collectors.facts import HostFacts
 from engine.rules import Joined, RuleContext, RuleFinding, finding, rule
 from engine.rules._hostside import (
@@ -248,8 +248,7 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
         enabled = thp_setting(host)
         if defrag is None or defrag.value != "always":
             continue
-        # MongoDB prints the defrag warning only when enabled is always
-        mode = enabled.value if enabled is not None else ("always" if defrag.from_log else None)
+        mode = _enabled_mode(enabled, defrag)
         if mode not in ("always", "madvise"):
             continue
         ev = [setting_evidence(host, defrag)]
@@ -262,6 +261,14 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
             evidence=[*ev, *(store_evidence(host, s) for s in stores)],
             severity="warning" if mode == "always" else "info",
         )
+
+
+def _enabled_mode(enabled: Setting | None, defrag: Setting) -> str | None:
+    """THP's enabled mode: the setting read, else "always" when the defrag
+    setting came from MongoDB's warning (printed only when enabled is always)."""
+    if enabled is not None:
+        return enabled.value
+    return "always" if defrag.from_log else None
 
 
 def _mongo8(host: HostFacts) -> list[Datastore]:
