@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from collectors.facts import CpuUtil, HostFacts, PingResult
+from collectors.facts import CpuUsage, CpuUtil, HostFacts, PingResult
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
@@ -158,10 +158,15 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         return ()
     if any(c.cpu != "all" for c in usage.per_cpu):
         return ("per_cpu_usage",)
-    # any soft interrupt time at all: one CPU at 100 % is 1.6 % of a 64-CPU total
+    return () if _no_softirq_time(usage) else ("per_cpu_usage",)
+
+
+def _no_softirq_time(usage: CpuUsage) -> bool:
+    """The all-CPU figures report soft interrupt time, and all of it is 0 (any
+    time at all matters: one CPU at 100 % is 1.6 % of a 64-CPU total; none
+    reported: cannot tell)."""
     overall = [u.si for u in [usage.overall, *usage.samples] if u is not None and u.si is not None]
-    # (none reported: cannot tell either)
-    return () if overall and not any(si > 0 for si in overall) else ("per_cpu_usage",)
+    return bool(overall) and not any(si > 0 for si in overall)
 
 
 @rule(

@@ -410,25 +410,31 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
         nodes = Joined(
             "node_sep", tuple(Phrase("node_share", {"node": p.node, "pct": p.pct}) for p in pressed)
         )
-        databases = sorted(workloads(host) & DATABASE_WORKLOADS)
-        if databases:  # zone reclaim on is the cause there, not the cure
-            yield finding(
-                "numa.local_node_pagecache_pressure",
-                host,
-                "database",
-                values={"nodes": nodes, "workloads": ", ".join(databases)},
-                evidence=ev,
-                measures=DATABASE_PAGECACHE_MEASURES,
-            )
-            continue
-        setting = tuned_setting(host, "vm.zone_reclaim_mode")
-        yield finding(
+        yield _pagecache_finding(host, nodes, ev)
+
+
+def _pagecache_finding(host: HostFacts, nodes: Joined, ev: list[Evidence]) -> RuleFinding:
+    """On a database host zone reclaim on is the cause there, not the cure:
+    place the memory and drop the cache; elsewhere, turn it on (in the TuneD
+    profile when one sets it)."""
+    databases = sorted(workloads(host) & DATABASE_WORKLOADS)
+    if databases:
+        return finding(
             "numa.local_node_pagecache_pressure",
             host,
-            "general",
-            values={"nodes": nodes, "tuned": _tuned_phrase(host, setting, "zone_reclaim")},
-            evidence=[*ev, *_tuned_evidence(host)],
+            "database",
+            values={"nodes": nodes, "workloads": ", ".join(databases)},
+            evidence=ev,
+            measures=DATABASE_PAGECACHE_MEASURES,
         )
+    setting = tuned_setting(host, "vm.zone_reclaim_mode")
+    return finding(
+        "numa.local_node_pagecache_pressure",
+        host,
+        "general",
+        values={"nodes": nodes, "tuned": _tuned_phrase(host, setting, "zone_reclaim")},
+        evidence=[*ev, *_tuned_evidence(host)],
+    )
 
 
 @rule(
