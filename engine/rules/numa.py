@@ -471,15 +471,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa:
             continue
-        ev = []
-        for n, node in sorted(host.numa.nodes.items()):
-            st = node.numastat
-            for bad, good in (("numa_miss", "numa_hit"), ("other_node", "local_node")):
-                if bad in st and good in st and st[bad] > st[good]:
-                    ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{bad}", st[bad], "Numastat", bad))
-                    ev.append(
-                        numa_evidence(host, f"numa.nodes.{n}.numastat.{good}", st[good], "Numastat", good)
-                    )
+        ev = [e for n, node in sorted(host.numa.nodes.items()) for e in _remote_over_local(host, n, node)]
         if ev:
             yield finding(
                 "numa.remote_access_dominant",
@@ -487,6 +479,21 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
                 values={},
                 evidence=ev,
             )
+
+
+# numastat's (remote, local) counter pairs: remote above local on a node is the rule's condition
+REMOTE_LOCAL_COUNTERS = (("numa_miss", "numa_hit"), ("other_node", "local_node"))
+
+
+def _remote_over_local(host: HostFacts, n: int, node: NumaNode) -> list[Evidence]:
+    """Both counters of each pair in which the node's remote count is larger than its local one."""
+    st = node.numastat
+    ev = []
+    for bad, good in REMOTE_LOCAL_COUNTERS:
+        if bad in st and good in st and st[bad] > st[good]:
+            ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{bad}", st[bad], "Numastat", bad))
+            ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{good}", st[good], "Numastat", good))
+    return ev
 
 
 @rule(
