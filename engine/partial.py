@@ -18,9 +18,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from collectors.facts import Domain, FactConflict, HostFacts, SnapshotFacts, TableCut
+
+T = TypeVar("T")
 
 # A conflicting fact and the engine's fact checks (engine.run.HOST_FACT_CHECKS)
 # that depend on it: a rule requiring any of them is not checked.
@@ -193,6 +195,11 @@ def _conflict_reason(conflict: FactConflict) -> tuple[str, str]:
     )
 
 
+def _first_needed(by_check: dict[str, T], needs: set[str]) -> T | None:
+    """The entry of ``by_check`` for the first of ``needs`` (in name order) it holds."""
+    return next((by_check[n] for n in sorted(needs) if n in by_check), None)
+
+
 @dataclasses.dataclass(frozen=True)
 class _Gaps:
     """What a host's facts cannot decide: fact checks with conflicting values,
@@ -221,12 +228,12 @@ class _Gaps:
         not decide (English, Chinese), the first that applies: a conflict on
         one of its facts, the cut per-CPU table it judges, a cut counter
         table, a domain cut before an element it judges; None: it decided."""
-        conflict = next((self.conflicts[n] for n in sorted(needs) if n in self.conflicts), None)
+        conflict = _first_needed(self.conflicts, needs)
         if conflict is not None:
             return _conflict_reason(conflict)
         if self.usage_cut and judges_every_cpu:
             return self.usage_cut
-        table = next((self.tables[n] for n in sorted(needs) if n in self.tables), None)
+        table = _first_needed(self.tables, needs)
         if table is not None:
             return table
         domain = next((d for d in self.cut_domains if cut_hides(d, rule_id)), None)
