@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -946,8 +947,76 @@ def _join_pass(work: _Work) -> None:
             work.body = None
 
 
+# Quoted-printable mail text (RFC 2045 6.7) shown undecoded, as mailing-list
+# archives keep it: "=20" for a trailing space, "=3D" for "=", and a soft line
+# break ("=" at a line's end) where the mailer wrapped a long line. A literal
+# "=" is always encoded there, so once a text shows the encoding every "=XX"
+# is an escape and every "=" at a line's end a soft break.
+_QP_SIGN = re.compile(r"=(?:20|09)$|=3D", re.M)
+_QP_ESCAPES = re.compile(r"(?:=[0-9A-F]{2})+")
+QP_MIN_SIGNS = 2  # encoded trailing spaces or "=3D" before a text is taken for quoted-printable
+
+
+def _quoted_printable(text: str) -> bool:
+    """Does ``text`` show quoted-printable encoding (at least :data:`QP_MIN_SIGNS`
+    encoded trailing blanks or encoded "=")?"""
+    if "=20" not in text and "=09" not in text and "=3D" not in text:
+        return False
+    return len(list(itertools.islice(_QP_SIGN.finditer(text), QP_MIN_SIGNS))) >= QP_MIN_SIGNS
+
+
+def _qp_unescaped(line: str) -> str:
+    """``line`` with its "=XX" escapes decoded (runs of them as UTF-8 bytes).
+
+    >>> _qp_unescaped(">>  7:  32  16  10=20")
+    '>>  7:  32  16  10 '
+    >>> _qp_unescaped("innodb_numa_interleave=3DON =E4=B8=AD")
+    'innodb_numa_interleave=ON \u4e2d'
+    """
+    if "=" not in line:
+        return line
+    return _QP_ESCAPES.sub(lambda m: bytes.fromhex(m[0].replace("=", "")).decode("utf-8", "replace"), line)
+
+
+def _qp_lines(lines: list[str], first: list[int], last: list[int]) -> tuple[list[str], list[int], list[int]]:
+    """Quoted-printable ``lines`` decoded: soft line breaks joined (the joined
+    line spans the original lines it comes from), escapes decoded.
+
+    >>> _qp_lines(["page: refcount:1 =", "mapping:0 index:0x0", "node   0   1=20"], [0, 1, 2], [0, 1, 2])
+    (['page: refcount:1 mapping:0 index:0x0', 'node   0   1 '], [0, 2], [1, 2])
+    """
+    out: list[str] = []
+    out_first: list[int] = []
+    out_last: list[int] = []
+    pending: list[str] = []
+    for line, a, b in zip(lines, first, last, strict=True):
+        if not pending:
+            out_first.append(a)
+        if line.endswith("=") and len(pending) < 1_000:
+            pending.append(line[:-1])
+            continue
+        out.append(_qp_unescaped("".join(pending) + line))
+        out_last.append(b)
+        pending = []
+    if pending:
+        out.append(_qp_unescaped("".join(pending)))
+        out_last.append(last[-1])
+    return out, out_first, out_last
+
+
+def _quoted_printable_pass(work: _Work) -> None:
+    """Quoted-printable mail text decoded, before any other line pass reads it."""
+    if not _quoted_printable(work.text):
+        return
+    work.lines, work.first, work.last = _qp_lines(work.lines, work.first, work.last)
+    work.body = "\n".join(work.lines)
+    work.text = work.body
+    work.notes.append("quoted-printable mail text decoded")
+
+
 # normalise()'s line passes, in order
 _PASSES: tuple[Callable[[_Work], None], ...] = (
+    _quoted_printable_pass,
     _unwrap_pass,
     _stamp_pass,
     _bold_pass,
