@@ -48,3 +48,16 @@ def test_text_without_the_encodings_signs_keeps_its_equals_signs():
     ``=``: one ``=20`` alone does not make a text quoted-printable."""
     text = "kernel.domainname =\nexport OPTS=\nnet.ipv4.tcp_rmem = 4096=20"
     assert normalise(text).lines == text.split("\n")
+
+
+# -- 2. the cpuidle sysfs dump and cpupower idle-info pasted below its driver lines
+
+
+def test_cpuidle_sysfs_dump_and_a_cut_idle_info_without_prompts_are_read():
+    """arp142-hana 383: ``/sys/devices/system/cpu/cpu0/cpuidle/state3/disable:1`` ...
+    then ``Number of idle states: 4`` without the ``CPUidle driver:`` lines above it."""
+    host = _host("arp142-383-cpuidle-sysfs-idle-info-cut.txt")
+    assert [a["kind"] for a in host.artifacts] == ["cpuidle_sysfs", "cpupower"]
+    assert not host.errors
+    assert [(s.name, s.disabled) for s in host.cpu_power.idle_states][-1] == ("C6", True)
+    assert host.reading.unrecognised_lines == 0
