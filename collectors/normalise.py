@@ -332,6 +332,34 @@ def _html_lines(line: str) -> list[str]:
     return out
 
 
+def _pre_balanced(line: str, pieces: list[str], inside: bool) -> tuple[list[str], bool]:
+    """``pieces`` of an HTML ``line`` (:func:`_html_lines`) without the fence of
+    a ``</pre>`` that no ``<pre>`` opened (a page or an excerpt cut inside a
+    code block: its closing tags are markup, and a fence there would pair with
+    the next ``<pre>`` and fence the prose between them); whether a ``<pre>``
+    is open after the line.
+
+    >>> _pre_balanced("</code></pre></div></div>", ["```"], False)
+    ([''], False)
+    >>> _pre_balanced("<pre><code>available: 2 nodes (0-1)", ["```", "available: 2 nodes (0-1)"], False)
+    (['```', 'available: 2 nodes (0-1)'], True)
+    """
+    if FENCE not in pieces:
+        return pieces, inside
+    opens = bool(_HTML_OPEN.match(line)) and pieces[0] == FENCE
+    out = list(pieces)
+    for k, piece in enumerate(pieces):
+        if piece != FENCE:
+            continue
+        if k == 0 and opens:
+            inside = True
+        elif inside:
+            inside = False
+        else:
+            out[k] = ""
+    return out, inside
+
+
 def _jira_lines(line: str) -> list[str]:
     """``{code}`` / ``{noformat}`` markers -> fence lines, content kept."""
     out: list[str] = []
@@ -366,12 +394,13 @@ def _unwrap(
     new_t: list[int] = []
     done = 0
     clean = True
+    inside_pre = False
     for i in sorted(found):
         line = lines[i]
         if jira and "{" in line and _JIRA.search(line):
             pieces = _jira_lines(line)
         elif html_mode and ("<" in line or "&" in line):
-            pieces = _html_lines(line)
+            pieces, inside_pre = _pre_balanced(line, _html_lines(line), inside_pre)
         else:
             continue
         if len(pieces) == 1 and pieces[0] == line:

@@ -1,11 +1,14 @@
 """General readers of the fix round after issue 26's blind round G, each on the
 real output that needed it (sources in tests/fixtures/published/README.md,
-``roundg/``): quoted-printable mail text."""
+``roundg/``): quoted-printable mail text, the cpuidle sysfs dump, a how-to's
+notes (commands without output, Markdown fields and rules, configuration)."""
 
 from __future__ import annotations
 
 from collectors.archive import load
 from collectors.normalise import normalise
+from collectors.transcript import command_notes, line_class, note_kind
+from collectors.unused import unused_command, unused_output
 from tests.conftest import FIXTURES
 
 ROUND_G = FIXTURES / "published" / "roundg"
@@ -61,3 +64,76 @@ def test_cpuidle_sysfs_dump_and_a_cut_idle_info_without_prompts_are_read():
     assert not host.errors
     assert [(s.name, s.disabled) for s in host.cpu_power.idle_states][-1] == ("C6", True)
     assert host.reading.unrecognised_lines == 0
+
+
+# -- 3. a how-to's notes: commands without output, comments, sentences, Markdown fields
+
+
+def test_chinese_notes_of_commands_without_output_are_prose_and_commands():
+    """guguyayak/linux performance/numa.md: ``# 查看系统CPU及node信息--指令：lscpu``,
+    a fence of ``numactl -H`` between Chinese sentences, a tuning story with
+    ``测试执行：iozone ...`` and ``前面测试：577MB/s`` figures."""
+    path = ROUND_G / "guguyayak-numa-notes-commands-zh.md"
+    r = _host(path.name).reading
+    assert r.unrecognised_lines == 0 and r.read_lines == 0 and not r.artifacts
+    assert r.prompt_lines >= 4  # numastat -p [pid], numactl -H, time numactl ..., ps ... | xargs
+    assert r.prose_lines + r.prompt_lines == r.lines
+
+
+def test_a_cjk_label_naming_a_command_or_a_path_is_prose_but_a_reading_is_not():
+    text = _text("guguyayak-numa-notes-commands-zh.md").splitlines()
+    assert line_class(text[0]) == "prose"  # # 查看系统CPU及node信息--指令：lscpu
+    assert line_class(text[1]) == "prose"  # > cpu信息目录：/sys/devices/system/cpu/
+    figure = next(line for line in text if line.startswith("前面测试"))
+    assert line_class(figure) == "data"  # 前面测试：577MB/s
+    assert line_class("型号名称：                       Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz") == "data"
+
+
+def test_a_swap_note_reads_its_outputs_and_accounts_fields_rules_config_and_commands():
+    """sscp28 SWAP_CONFIGURATION.md: ``- **大小**: 2 GB``, ``---``, ``NAME TYPE SIZE
+    USED PRIO`` (swapon --show), ``/swapfile none swap sw 0 0`` (fstab) and
+    ``sudo swapoff /swapfile     # 禁用Swap``."""
+    path = ROUND_G / "sscp28-swap-configuration-zh.md"
+    host = _host(path.name)
+    r = host.reading
+    assert r.unrecognised_lines == 0
+    assert [(u.what, u.start_line) for u in r.unused] == [("swapon", 18), ("fstab", 51)]
+    assert host.meminfo is not None  # free -h
+    text = path.read_text().splitlines()
+    assert line_class(text[9]) == "prose"  # - **文件路径**: `/swapfile`
+    assert line_class(text[2]) == "prose"  # **配置时间**: 2026-01-18 00:02 UTC
+
+
+def test_commands_quoted_in_a_fence_are_notes_an_output_of_labels_is_not():
+    text = _text("sscp28-swap-configuration-zh.md").splitlines()
+    block = text[76:78]  # sudo swapoff / sudo swapon, each with a comment
+    kinds = [note_kind(line, line_class(line)) for line in block]
+    assert kinds == ["command", "command"] and command_notes(kinds)
+    labels = ["架构：           x86_64", "虚拟化类型：完全", "numactl -H"]
+    assert not command_notes([note_kind(line, line_class(line)) for line in labels])
+
+
+# -- 4. a page cut inside a <pre> block; cpupower monitor
+
+
+def test_a_closing_pre_before_any_opening_one_fences_nothing():
+    """read-it-later 11542 opens with ``</code></pre></div></div>``: the
+    ``<p>``/``<h3>`` prose after it is prose, not the content of a fence that
+    the next ``<pre>`` would close."""
+    host = _host("readitlater-11542-cpupower-monitor-html-cut-zh.txt")
+    r = host.reading
+    prose_start = next(
+        i
+        for i, line in enumerate(_text("readitlater-11542-cpupower-monitor-html-cut-zh.txt").splitlines(), 1)
+        if line.startswith("<p>三家都是")
+    )
+    assert not any(b.start_line <= prose_start <= b.end_line for b in r.unrecognised)
+    assert [(u.what, u.start_line, u.end_line) for u in r.unused] == [("cpupower monitor", 12, 17)]
+
+
+def test_cpupower_monitor_is_recognised_but_not_used():
+    text = _text("readitlater-11542-cpupower-monitor-html-cut-zh.txt").splitlines()
+    header = "\n".join(line.replace("<span>", "").replace("</span>", "") for line in text[11:13])
+    assert unused_output(header) == "cpupower monitor"
+    assert unused_command("cpupower -c all monitor") == "cpupower monitor"
+    assert unused_command("cpupower idle-info") is None
