@@ -752,6 +752,9 @@ _BOLD_LABEL = re.compile(r"(?:[-*+][ \t]+)?\*\*(?=\S)[^*\n]{1,60}(?<=\S)\*\*[:�
 # field possibly cut off ("Rooie ·"); no field is a column of a table (no gap, no tab)
 _BYLINE_FIELD = r"[^\s·](?:[^\t·]{0,78}[^\s·])?"
 _BYLINE = re.compile(rf"{_BYLINE_FIELD}(?: · {_BYLINE_FIELD}){{1,7}}(?: ·)?|{_BYLINE_FIELD} ·")
+# an issue's labels as a thread's header shows them (``gh issue view`` prints "labels:\tbug"):
+# "labels: bug", "labels: operator, platform, Priority: High"
+_LABELS_LINE = re.compile(r"labels:[ \t]+[^,\t\n]{1,50}(?:,[ \t]*[^,\t\n]{1,50}){0,20}")
 # a Chinese page's byline with its reading counter: "wmui / 3343人阅读", "作者 · 阅读 1234"
 _BYLINE_ZH = re.compile(
     r"[^\s/·]{1,40}(?: [/·] [^\s/·]{1,40}){0,4} [/·] (?:\d{1,9} ?人阅读|阅读(?:数|量)?[:：]? ?\d{1,9})"
@@ -760,7 +763,8 @@ _BYLINE_ZH = re.compile(
 # emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
 # "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
 _HTML_TEXT_TAG = (
-    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr)\b[^<>\n]{0,300}+>"
+    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary)"
+    r"\b[^<>\n]{0,300}+>"
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
@@ -820,12 +824,37 @@ def line_class(line: str) -> str:
     return _numbers_line_class(s, s.split())
 
 
+_MD_HEADING = re.compile(r"#{1,6}[ \t]+")
+HEADING_MIN_WORDS = 3  # a shorter "# ..." line may be a comment on a command or a prompt
+
+
+def _heading_prose(s: str) -> bool:
+    """A Markdown heading (or an issue's title line) in words, inline code
+    read as a word; not a heading naming a command (:func:`heading_command`)
+    nor a row a parser declares.
+
+    >>> _heading_prose("## ARM bare-metal `lscpu -Je` output (follow-up)"), _heading_prose("## numactl -H")
+    (True, False)
+    >>> _heading_prose("# Nvidia Grace CPU detected as Neoverse N1 instead of Neoverse V2")
+    True
+    """
+    m = _MD_HEADING.match(s)
+    if m is None or _output_prose().fullmatch(s):
+        return False
+    words = _MD_INLINE.sub(_inline_text, s[m.end() :]).split()
+    if len(words) < HEADING_MIN_WORDS or len(words) > 40:
+        return False
+    return sum(1 for w in words if _WORD.fullmatch(w)) / len(words) >= 0.6
+
+
 # a line that reads as prose on its own: (first characters, test of the stripped line)
 _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] = (
     ("<", _HTML_TEXT_LINE.fullmatch),
     ("h<f", _URL_LINE.fullmatch),
     ("*_", _BOLD_LINE.fullmatch),
     ("*-+", _BOLD_LABEL.fullmatch),
+    ("#", _heading_prose),
+    ("l", _LABELS_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
 )
 

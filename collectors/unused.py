@@ -65,6 +65,9 @@ CATALOGUE: tuple[Unused, ...] = (
            r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
     Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
     Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
+    # lscpu -e in JSON (lscpu -J, the summary, is read)
+    Unused("lscpu -e JSON", r"^lscpu\s+(?:-\w*e\w*J|-\w*J\w*e|--extended\s+--json|--json\s+--extended)",
+           r'^\{[ \t]*\n[ \t]*"cpus":[ \t]*\[[ \t]*\n[ \t]*\{[ \t]*"cpu":'),
     Unused("lsmod", r"^lsmod(\s|$)", r"^Module\s+Size\s+Used by\s*$"),
     Unused("mount", r"^mount(\s|$)"),
     Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"),
@@ -99,6 +102,7 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
            r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
     Unused("git", r"^git\s"),
+    Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
     # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)
     Unused("sysbench", r"^sysbench(\s|$)",

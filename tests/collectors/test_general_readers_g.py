@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collectors.archive import load
 from collectors.normalise import normalise
-from collectors.transcript import command_notes, line_class, note_kind
+from collectors.transcript import command_notes, line_class, match_prompt, note_kind
 from collectors.unused import unused_command, unused_output
 from tests.conftest import FIXTURES
 
@@ -137,3 +137,35 @@ def test_cpupower_monitor_is_recognised_but_not_used():
     assert unused_output(header) == "cpupower monitor"
     assert unused_command("cpupower -c all monitor") == "cpupower monitor"
     assert unused_command("cpupower idle-info") is None
+
+
+# -- 5. a thread's header, Markdown headings and <details>; lscpu -e in JSON, spack
+
+
+def test_labels_and_title_lines_of_a_thread_are_prose():
+    text = _text("archspec-83-grace-spack-arch-lscpu-cut.txt").splitlines()
+    assert line_class(text[1]) == "prose"  # labels: bug
+    assert line_class(text[2]) == "prose"  # # Nvidia Grace CPU detected as Neoverse N1 instead of Neoverse V2
+    assert line_class("labels: operator, platform, Priority: High") == "prose"  # firedancer 1427 (G 1119)
+    assert match_prompt("# numactl -H") is not None  # a root prompt stays one
+
+
+def test_a_title_line_before_an_issue_body_does_not_join_the_output_below():
+    host = _host("archspec-83-grace-spack-arch-lscpu-cut.txt")
+    assert not any(b.start_line <= 3 <= b.end_line for b in host.reading.unrecognised)
+
+
+def test_spack_arch_is_recognised_but_not_used_and_lscpu_still_read():
+    host = _host("archspec-83-grace-spack-arch-lscpu-cut.txt")
+    assert [(u.what, u.start_line) for u in host.reading.unused] == [("spack", 9)]
+    assert host.cpu.model_name == "Neoverse-V2"
+
+
+def test_a_heading_in_words_details_markup_and_lscpu_e_json_are_accounted():
+    host = _host("vllm-39191-altra-lscpu-subset-json-cut.txt")
+    r = host.reading
+    text = _text("vllm-39191-altra-lscpu-subset-json-cut.txt").splitlines()
+    assert line_class(text[4]) == "prose"  # ## ARM bare-metal `lscpu -Je` output (follow-up)
+    assert line_class(text[29]) == line_class(text[30]) == "prose"  # <details>, <summary>...</summary>
+    assert [(u.what, u.start_line, u.end_line) for u in r.unused] == [("lscpu -e JSON", 34, 39)]
+    assert host.cpu.sockets == 2
