@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -331,6 +332,34 @@ def _html_lines(line: str) -> list[str]:
     return out
 
 
+def _pre_balanced(line: str, pieces: list[str], inside: bool) -> tuple[list[str], bool]:
+    """``pieces`` of an HTML ``line`` (:func:`_html_lines`) without the fence of
+    a ``</pre>`` that no ``<pre>`` opened (a page or an excerpt cut inside a
+    code block: its closing tags are markup, and a fence there would pair with
+    the next ``<pre>`` and fence the prose between them); whether a ``<pre>``
+    is open after the line.
+
+    >>> _pre_balanced("</code></pre></div></div>", ["```"], False)
+    ([''], False)
+    >>> _pre_balanced("<pre><code>available: 2 nodes (0-1)", ["```", "available: 2 nodes (0-1)"], False)
+    (['```', 'available: 2 nodes (0-1)'], True)
+    """
+    if FENCE not in pieces:
+        return pieces, inside
+    opens = bool(_HTML_OPEN.match(line)) and pieces[0] == FENCE
+    out = list(pieces)
+    for k, piece in enumerate(pieces):
+        if piece != FENCE:
+            continue
+        if k == 0 and opens:
+            inside = True
+        elif inside:
+            inside = False
+        else:
+            out[k] = ""
+    return out, inside
+
+
 def _jira_lines(line: str) -> list[str]:
     """``{code}`` / ``{noformat}`` markers -> fence lines, content kept."""
     out: list[str] = []
@@ -365,12 +394,13 @@ def _unwrap(
     new_t: list[int] = []
     done = 0
     clean = True
+    inside_pre = False
     for i in sorted(found):
         line = lines[i]
         if jira and "{" in line and _JIRA.search(line):
             pieces = _jira_lines(line)
         elif html_mode and ("<" in line or "&" in line):
-            pieces = _html_lines(line)
+            pieces, inside_pre = _pre_balanced(line, _html_lines(line), inside_pre)
         else:
             continue
         if len(pieces) == 1 and pieces[0] == line:
@@ -946,8 +976,76 @@ def _join_pass(work: _Work) -> None:
             work.body = None
 
 
+# Quoted-printable mail text (RFC 2045 6.7) shown undecoded, as mailing-list
+# archives keep it: "=20" for a trailing space, "=3D" for "=", and a soft line
+# break ("=" at a line's end) where the mailer wrapped a long line. A literal
+# "=" is always encoded there, so once a text shows the encoding every "=XX"
+# is an escape and every "=" at a line's end a soft break.
+_QP_SIGN = re.compile(r"=(?:20|09)$|=3D", re.M)
+_QP_ESCAPES = re.compile(r"(?:=[0-9A-F]{2})+")
+QP_MIN_SIGNS = 2  # encoded trailing spaces or "=3D" before a text is taken for quoted-printable
+
+
+def _quoted_printable(text: str) -> bool:
+    """Does ``text`` show quoted-printable encoding (at least :data:`QP_MIN_SIGNS`
+    encoded trailing blanks or encoded "=")?"""
+    if "=20" not in text and "=09" not in text and "=3D" not in text:
+        return False
+    return len(list(itertools.islice(_QP_SIGN.finditer(text), QP_MIN_SIGNS))) >= QP_MIN_SIGNS
+
+
+def _qp_unescaped(line: str) -> str:
+    """``line`` with its "=XX" escapes decoded (runs of them as UTF-8 bytes).
+
+    >>> _qp_unescaped(">>  7:  32  16  10=20")
+    '>>  7:  32  16  10 '
+    >>> _qp_unescaped("innodb_numa_interleave=3DON =E4=B8=AD")
+    'innodb_numa_interleave=ON \u4e2d'
+    """
+    if "=" not in line:
+        return line
+    return _QP_ESCAPES.sub(lambda m: bytes.fromhex(m[0].replace("=", "")).decode("utf-8", "replace"), line)
+
+
+def _qp_lines(lines: list[str], first: list[int], last: list[int]) -> tuple[list[str], list[int], list[int]]:
+    """Quoted-printable ``lines`` decoded: soft line breaks joined (the joined
+    line spans the original lines it comes from), escapes decoded.
+
+    >>> _qp_lines(["page: refcount:1 =", "mapping:0 index:0x0", "node   0   1=20"], [0, 1, 2], [0, 1, 2])
+    (['page: refcount:1 mapping:0 index:0x0', 'node   0   1 '], [0, 2], [1, 2])
+    """
+    out: list[str] = []
+    out_first: list[int] = []
+    out_last: list[int] = []
+    pending: list[str] = []
+    for line, a, b in zip(lines, first, last, strict=True):
+        if not pending:
+            out_first.append(a)
+        if line.endswith("=") and len(pending) < 1_000:
+            pending.append(line[:-1])
+            continue
+        out.append(_qp_unescaped("".join(pending) + line))
+        out_last.append(b)
+        pending = []
+    if pending:
+        out.append(_qp_unescaped("".join(pending)))
+        out_last.append(last[-1])
+    return out, out_first, out_last
+
+
+def _quoted_printable_pass(work: _Work) -> None:
+    """Quoted-printable mail text decoded, before any other line pass reads it."""
+    if not _quoted_printable(work.text):
+        return
+    work.lines, work.first, work.last = _qp_lines(work.lines, work.first, work.last)
+    work.body = "\n".join(work.lines)
+    work.text = work.body
+    work.notes.append("quoted-printable mail text decoded")
+
+
 # normalise()'s line passes, in order
 _PASSES: tuple[Callable[[_Work], None], ...] = (
+    _quoted_printable_pass,
     _unwrap_pass,
     _stamp_pass,
     _bold_pass,

@@ -736,7 +736,7 @@ def _cjk_prose(s: str) -> bool:
     if kv and not text.endswith(_CJK_SENTENCE_END):
         value = re.split(r"[:：]", text, maxsplit=1)[1]
         if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
-            return False  # "虚拟化类型：完全", "型号名称：Intel(R) ..."
+            return _names_a_command(value)  # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
     return True
 
 
@@ -744,11 +744,17 @@ def _cjk_prose(s: str) -> bool:
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
 _BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+# a write-up's field: a bold label and its value, in a list or not ("- **大小**: 2 GB",
+# "**配置时间**: 2026-01-18 00:02 UTC")
+_BOLD_LABEL = re.compile(r"(?:[-*+][ \t]+)?\*\*(?=\S)[^*\n]{1,60}(?<=\S)\*\*[:：][ \t]*\S.{0,300}")
 # a page's or a thread's metadata: fields joined by " · " ("owner/repo · issue #685 · closed ·
 # JavaScript", "Oratorian · comment · 2017-10-26", "张三 · 2023-05-22 · 阅读 1234"), the last
 # field possibly cut off ("Rooie ·"); no field is a column of a table (no gap, no tab)
 _BYLINE_FIELD = r"[^\s·](?:[^\t·]{0,78}[^\s·])?"
 _BYLINE = re.compile(rf"{_BYLINE_FIELD}(?: · {_BYLINE_FIELD}){{1,7}}(?: ·)?|{_BYLINE_FIELD} ·")
+# an issue's labels as a thread's header shows them (``gh issue view`` prints "labels:\tbug"):
+# "labels: bug", "labels: operator, platform, Priority: High"
+_LABELS_LINE = re.compile(r"labels:[ \t]+[^,\t\n]{1,50}(?:,[ \t]*[^,\t\n]{1,50}){0,20}")
 # a Chinese page's byline with its reading counter: "wmui / 3343人阅读", "作者 · 阅读 1234"
 _BYLINE_ZH = re.compile(
     r"[^\s/·]{1,40}(?: [/·] [^\s/·]{1,40}){0,4} [/·] (?:\d{1,9} ?人阅读|阅读(?:数|量)?[:：]? ?\d{1,9})"
@@ -757,7 +763,8 @@ _BYLINE_ZH = re.compile(
 # emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
 # "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
 _HTML_TEXT_TAG = (
-    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr)\b[^<>\n]{0,300}+>"
+    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary)"
+    r"\b[^<>\n]{0,300}+>"
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
@@ -817,11 +824,37 @@ def line_class(line: str) -> str:
     return _numbers_line_class(s, s.split())
 
 
+_MD_HEADING = re.compile(r"#{1,6}[ \t]+")
+HEADING_MIN_WORDS = 3  # a shorter "# ..." line may be a comment on a command or a prompt
+
+
+def _heading_prose(s: str) -> bool:
+    """A Markdown heading (or an issue's title line) in words, inline code
+    read as a word; not a heading naming a command (:func:`heading_command`)
+    nor a row a parser declares.
+
+    >>> _heading_prose("## ARM bare-metal `lscpu -Je` output (follow-up)"), _heading_prose("## numactl -H")
+    (True, False)
+    >>> _heading_prose("# Nvidia Grace CPU detected as Neoverse N1 instead of Neoverse V2")
+    True
+    """
+    m = _MD_HEADING.match(s)
+    if m is None or _output_prose().fullmatch(s):
+        return False
+    words = _MD_INLINE.sub(_inline_text, s[m.end() :]).split()
+    if len(words) < HEADING_MIN_WORDS or len(words) > 40:
+        return False
+    return sum(1 for w in words if _WORD.fullmatch(w)) / len(words) >= 0.6
+
+
 # a line that reads as prose on its own: (first characters, test of the stripped line)
 _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] = (
     ("<", _HTML_TEXT_LINE.fullmatch),
     ("h<f", _URL_LINE.fullmatch),
     ("*_", _BOLD_LINE.fullmatch),
+    ("*-+", _BOLD_LABEL.fullmatch),
+    ("#", _heading_prose),
+    ("l", _LABELS_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
 )
 
@@ -1733,9 +1766,23 @@ class _Splitter:
         ):
             self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
             return
+        if self.notes(a, b):
+            return
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def notes(self, a: int, b: int) -> bool:
+        """Lines ``a..b`` that are a how-to's notes (:func:`command_notes`):
+        its commands read as prompt lines, the rest as prose."""
+        kinds = [note_kind(self.lines[i], self.cls(i)) for i in range(a, b)]
+        if not command_notes(kinds):
+            return False
+        self.mark(a, b, PROSE)
+        for i, kind in enumerate(kinds, start=a):
+            if kind == "command" and not _CJK.search(self.lines[i]):
+                self.mark(i, i + 1, PROMPT)
+        return True
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -1794,6 +1841,88 @@ class _Splitter:
                     )
                 )
                 break  # one mention per line
+
+
+# ------------------------------------------------------------- a how-to's notes
+
+# what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息") and
+# what runs it ("sudo", "time")
+_TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
+_RUNS = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nohup|nice(?:\s+-n\s*-?\d+)?)\s+")
+_ABSOLUTE_PATH = re.compile(r"/[\w.\-\[\]*/]{1,300}")
+_MARKDOWN_RULE = re.compile(r"-{3,}|\*{3,}|_{3,}")  # a thematic break
+
+
+def quoted_command(line: str) -> bool:
+    """A command quoted without a prompt in a how-to: a command Casebook knows
+    by name (or whose output the catalogue of unused outputs names) after
+    ``sudo``/``time``, a trailing comment allowed.
+
+    >>> quoted_command("sudo sysctl -p             # 重新加载配置")
+    True
+    >>> quoted_command("time numactl -N 0 -m 0 ./a.out")
+    True
+    >>> quoted_command("Swap:          2.0Gi          0B       2.0Gi")
+    False
+    """
+    s = _TRAILING_COMMENT.sub("", line.strip())
+    while (unwrapped := _RUNS.sub("", s, count=1)) != s:
+        s = unwrapped
+    if _bare_command(s):
+        return True
+    return bool(s) and s[0].islower() and not _CJK.search(s) and unused_command(s) is not None
+
+
+def _names_a_command(value: str) -> bool:
+    """Whether the value of a CJK label names a command or a path (a note,
+    "查看node物理内存信息：cat /sys/devices/system/node/[nodeid]/meminfo",
+    "cpu信息目录：/sys/devices/system/cpu/"), not a reading."""
+    value = value.strip()
+    return quoted_command(value) or _ABSOLUTE_PATH.fullmatch(value) is not None
+
+
+def note_kind(line: str, cls: str) -> str | None:
+    """What a line of a how-to's notes is: ``"command"`` (quoted without a
+    prompt, or named after a CJK label), ``"comment"``, ``"prose"``,
+    ``"label"`` (a CJK label and a value: a figure of a note, or the output
+    of a tool in a CJK locale), ``"rule"`` (a Markdown thematic break),
+    ``"blank"``; None for anything else."""
+    s = line.strip()
+    if not s:
+        return "blank"
+    if _MARKDOWN_RULE.fullmatch(s):
+        return "rule"
+    if quoted_command(s):
+        return "command"
+    if s.startswith("#"):
+        return "comment"  # a shell comment, a Markdown heading
+    kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
+    if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
+        return "command"
+    if cls == "prose":
+        return "prose"
+    return "label" if kv is not None else None
+
+
+def command_notes(kinds: list[str | None]) -> bool:
+    """Whether lines of these kinds (:func:`note_kind`) are a how-to's notes
+    rather than an output nothing read: commands quoted without their output,
+    with comments and sentences between them, and fewer CJK "label：value"
+    lines than commands and sentences (an output of a tool in a CJK locale is
+    labels alone).
+
+    >>> command_notes(["command", "comment", "command", "blank"])
+    True
+    >>> command_notes(["label", "label", "command"]), command_notes(["prose", None, "command"])
+    (False, False)
+    >>> command_notes(["blank", "rule", "blank"])
+    True
+    """
+    if None in kinds:
+        return False
+    if "command" not in kinds:
+        return "rule" in kinds and set(kinds) <= {"rule", "blank"}  # a Markdown thematic break
+    return kinds.count("label") < kinds.count("command") + kinds.count("prose")
 
 
 def _mention_candidates(line: str) -> list[list[str]]:

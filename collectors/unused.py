@@ -65,6 +65,9 @@ CATALOGUE: tuple[Unused, ...] = (
            r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
     Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
     Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
+    # lscpu -e in JSON (lscpu -J, the summary, is read)
+    Unused("lscpu -e JSON", r"^lscpu\s+(?:-\w*e\w*J|-\w*J\w*e|--extended\s+--json|--json\s+--extended)",
+           r'^\{[ \t]*\n[ \t]*"cpus":[ \t]*\[[ \t]*\n[ \t]*\{[ \t]*"cpu":'),
     Unused("lsmod", r"^lsmod(\s|$)", r"^Module\s+Size\s+Used by\s*$"),
     Unused("mount", r"^mount(\s|$)"),
     Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"),
@@ -72,6 +75,8 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("which", r"^(?:which|whereis|type|command -v)\s"),
     Unused("echo", r"^echo(\s|$)"),
     Unused("cd", r"^(?:cd|pwd|clear|history|exit|logout)(\s|$)"),
+    Unused("file management", r"^(?:rm|cp|mv|mkdir|chmod|chown|touch|ln|fallocate|truncate)\s"),
+    Unused("editor", r"^(?:vi|vim|nano|emacs)\s"),
     Unused("package manager", r"^(?:yum|dnf|apt|apt-get|rpm|dpkg|pip3?|zypper)\s"),
     Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
            r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"
@@ -84,14 +89,20 @@ CATALOGUE: tuple[Unused, ...] = (
     # memory summaries whose figures the parsers read elsewhere (/proc/meminfo, free)
     Unused("vmstat -s", r"^vmstat\s+(?:.*\s)?(?:-[a-zA-Z]*s\b|--stats)",
            r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
-    Unused("swapon", r"^swapon(\s|$)", r"^Filename\s+Type\s+Size\s+Used\s+Priority"),
+    Unused("swapon", r"^(?:swapon|swapoff|mkswap)(\s|$)",
+           r"^Filename\s+Type\s+Size\s+Used\s+Priority|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO\s*$"),
     Unused("hugeadm", r"^hugeadm\s",
            r"^[ \t]*Size[ \t]+Minimum[ \t]+Current[ \t]+Maximum[ \t]+Default[ \t]*$"),
     Unused("xsos", r"^xsos(\s|$)",
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
+    # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
+    Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
+           r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
+           r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
     Unused("git", r"^git\s"),
+    Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
     # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)
     Unused("sysbench", r"^sysbench(\s|$)",
@@ -116,6 +127,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("SQL result", r"(?i)^(?:select|show|desc|describe|explain|use|set|call|with)\b",
            r"^\d+ rows? in set \([\d.]+ sec\)|^Empty set \([\d.]+ sec\)"
            r"|^Query OK, \d+ rows? affected|^Database changed$"),
+    # /etc/fstab as cat prints it (or a post quotes it): device, mount point, type, options, dump, pass
+    Unused("fstab", r"^(?:cat|more|less)\s+/etc/fstab\b",
+           r"^(?:UUID=[\w-]+|LABEL=\S+|/dev/\S+|/\S+)\s+(?:/\S*|none|swap)\s+"
+           r"(?:swap|ext[234]|xfs|btrfs|vfat|nfs4?|tmpfs|auto)\s+\S+\s+\d\s+\d\s*$"),
     Unused("cat", r"^(?:cat|more|less|head|tail|zcat)\s+\S"),
 )
 # fmt: on
