@@ -499,7 +499,15 @@ def _index(items: list[Any], value: Any, start: int) -> int:
 
 
 def _command_words(cmd: str) -> str:
-    first = cmd.strip().split(None, 1)[0] if cmd.strip() else ""
+    """The command's name, after its ``sudo``/``time`` prefixes and path.
+
+    >>> _command_words("sudo sysctl vm.overcommit_memory=1"), _command_words("/usr/bin/numactl -H")
+    ('sysctl', 'numactl')
+    """
+    cmd = cmd.strip()
+    while (stripped := _SUDO.sub("", cmd, count=1)) != cmd:
+        cmd = stripped
+    first = cmd.split(None, 1)[0] if cmd else ""
     return first.rsplit("/", 1)[-1]
 
 
@@ -561,6 +569,31 @@ def command_failure(text: str) -> str | None:
 
 
 _HEADING = re.compile(r"^#{2,6}[ \t]+(?P<cmd>[a-z./_][^\n]{0,300}?)[ \t#]*$")
+
+
+# a Markdown heading in words ("# PC-011 — Redis memory-overcommit warning at startup",
+# "# [numastat]Add more info to list of known fields in meminfo"): not a sentence's end,
+# no table or column gap
+_TITLE = re.compile(r"#{1,6}[ \t]+(?P<text>[^\s#|][^\t|]{0,300}?)[ \t#]*")
+
+
+def title_heading(line: str) -> bool:
+    """Whether ``line`` is a Markdown heading in words, not a command (``# numactl -H``
+    is a root prompt, ``## cat /proc/meminfo`` names the output below it) nor a
+    sentence-ending comment. The splitter reads it as prose where it stands alone
+    (a blank line, prose or the text's edge on both sides), never inside a
+    configuration file whose comments touch its settings.
+
+    >>> title_heading("# fix vm.overcommit_memory = 1 in docker logs")
+    True
+    >>> title_heading("# numactl -H"), title_heading("# Added by the installer.")
+    (False, False)
+    """
+    m = _TITLE.fullmatch(line.strip())
+    if m is None:
+        return False
+    text = m.group("text")
+    return not text.endswith((".", ",", ";")) and not _GAP.search(text) and not _is_command(text)
 
 
 def _is_command(cmd: str) -> bool:
@@ -753,6 +786,12 @@ _BYLINE = re.compile(rf"{_BYLINE_FIELD}(?: · {_BYLINE_FIELD}){{1,7}}(?: ·)?|{_
 _BYLINE_ZH = re.compile(
     r"[^\s/·]{1,40}(?: [/·] [^\s/·]{1,40}){0,4} [/·] (?:\d{1,9} ?人阅读|阅读(?:数|量)?[:：]? ?\d{1,9})"
 )
+# a page's or a thread's tags: "labels: bug, reliability", "Tags: linux, numa", "标签：内存";
+# names and commas only (no "=", braces or brackets of a YAML or Kubernetes "labels:" map)
+_TAG = r"[^\t,={}\[\]<>|]"
+_TAGS_LINE = re.compile(
+    rf"(?i:labels|tags|标签)[:：] ?[^\s,=:{{}}\[\]<>|]{_TAG}{{0,40}}(?:, ?{_TAG}{{1,40}}){{0,15}}"
+)
 # a line of a web page's markup: only HTML tags of text (headings, lists, paragraphs,
 # emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
 # "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
@@ -826,6 +865,30 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
 )
 
 
+_INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
+
+
+def _sentence_with_code(s: str) -> bool:
+    """A sentence quoting inline code (``Redis emits this when `vm.overcommit_memory
+    != 1`. With AOF persistence``): prose once each code span reads as a word,
+    with a short word of English prose outside the code. A line that starts with
+    code (a ``SHOW CREATE TABLE`` row: ```` `name` varchar(255) ... ````) is not one.
+
+    >>> _sentence_with_code("Also, I noticed that using `--membind=0` explicitly greatly "
+    ...     "reduce minor page faults. What could possibly cause this?")
+    True
+    >>> _sentence_with_code("`name` varchar(64) NOT NULL COMMENT 'the name of the user',")
+    False
+    """
+    if s[0] == "`" or s.count("`") < 2:
+        return False
+    text = _INLINE_CODE.sub("code", s)
+    if "`" in text:
+        return False
+    words = [w.strip(".,:;!?()").lower() for w in text.split()]
+    return len(words) >= 4 and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+
+
 def _marked_prose(s: str) -> bool:
     """Whether a stripped line is prose by its marks: a Markdown link, a CJK
     sentence, a link, a bold heading, a list item in words."""
@@ -835,15 +898,20 @@ def _marked_prose(s: str) -> bool:
         return True  # a page's or a thread's metadata
     if "阅读" in s and _BYLINE_ZH.fullmatch(s):
         return True
+    if s[0] in "lLtT标" and _TAGS_LINE.fullmatch(s):
+        return True
+    if "`" in s and _sentence_with_code(s):
+        return True
     head = s[0]
     return any(head in starts and test(s) for starts, test in _PROSE_LINES)
 
 
 def _column_headers(s: str, tokens: list[str]) -> bool:
-    """Column headers: ``Time rrqms wrqms %rrqm ...``."""
+    """Column headers: ``Time rrqms wrqms %rrqm ...``; never a sentence ending
+    inside its parentheses (``(First line applies immediately; ... reboots.)``)."""
     return (
         len(tokens) >= 5
-        and not s.endswith((".", ":", "?", "!", ","))
+        and not s.rstrip(")").endswith((".", ":", "?", "!", ","))
         and not any(t.lower() in _STOPWORDS for t in tokens)
     )
 
@@ -858,9 +926,19 @@ def _key_value_words(s: str, tokens: list[str]) -> bool:
     return ":" in s and not s.endswith(":") and len(tokens) <= 6
 
 
+_QUOTED_NAME = re.compile(r'"[^"\s]{1,200}"')
+
+
 def _name_value_row(s: str, tokens: list[str]) -> bool:
-    """``name value`` rows: ``license GPL``, ``Variable_name Value``."""
-    return len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!"
+    """``name value`` rows: ``license GPL``, ``Variable_name Value``, and an
+    object with its quoted name (lstopo's ``Block(Disk) "sda"``, ``Net "eth0"``).
+
+    >>> _name_value_row('Block(Disk) "sdf"', ["Block(Disk)", '"sdf"'])
+    True
+    """
+    if len(tokens) != 2 or s[-1] in ".:;,?!":
+        return False
+    return tokens[0][0].islower() or "_" in tokens[0] or _QUOTED_NAME.fullmatch(tokens[1]) is not None
 
 
 # the rows without a digit that are data, not a sentence
@@ -872,10 +950,14 @@ def _words_line_class(s: str, tokens: list[str]) -> str:
     return "data" if any(row(s, tokens) for row in _WORD_ROWS) else "prose"
 
 
+# a word, with the apostrophes and hyphens inside it ("I'm", "don't", "one-time")
+_ALPHA_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
+
+
 def _numbers_line_class(s: str, tokens: list[str]) -> str:
     """The class of a stripped line with a digit: prose when it is mostly words
     and ends like a sentence."""
-    alpha = sum(1 for t in tokens if t.strip(".,:;!?()\"'").isalpha())
+    alpha = sum(1 for t in tokens if _ALPHA_WORD.fullmatch(t.strip(".,:;!?()\"'")))
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
     return "data"
@@ -1576,7 +1658,10 @@ class _Splitter:
             if c == "blank":
                 i += 1
                 continue
-            if c == "data":
+            if c == "data" and self.lone_title(i, b):
+                self.prose_run(i, i + 1, host=host)
+                j = i + 1
+            elif c == "data":
                 # blank lines inside a data run are kept when data follows
                 j = self.next_prose(i + 1, b)
                 if not self.proposal(i, self.trimmed(i, j)):
@@ -1587,6 +1672,13 @@ class _Splitter:
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
+
+    def lone_title(self, i: int, b: int) -> bool:
+        """Whether line ``i`` is a Markdown heading in words (:func:`title_heading`)
+        between blank lines, prose or the edges of ``..b``."""
+        if not title_heading(self.lines[i]):
+            return False
+        return (i == 0 or self.cls(i - 1) != "data") and (i + 1 >= b or self.cls(i + 1) != "data")
 
     def proposal(self, a: int, b: int) -> bool:
         """Whether lines ``a..b`` are configuration a post proposes, not what a
@@ -1721,12 +1813,15 @@ class _Splitter:
 
     def undetected(self, a: int, b: int, fenced: bool, host: str | None) -> None:
         """Lines ``a..b`` that no detector recognised: the output of a command
-        Casebook does not read, bare commands, or unrecognised (mentions
-        inside them are looked for)."""
+        Casebook does not read, bare commands, a post's Markdown (a table, a
+        rule), or unrecognised (mentions inside them are looked for)."""
         what = unused_output(self.head(a, b))
         if what is not None:
             self.mark(a, b, UNUSED)
             self.unused.append((a, b, what))
+            return
+        if not fenced and markdown_markup([self.lines[i] for i in range(a, b) if not self.blank(i)]):
+            self.mark(a, b, PROSE)
             return
         if b - a <= BARE_COMMAND_MAX_LINES and all(
             self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
@@ -1794,6 +1889,38 @@ class _Splitter:
                     )
                 )
                 break  # one mention per line
+
+
+# a Markdown table's row: cells between pipes, the first or the last pipe kept (a
+# page that flattened its table keeps "k | KB |"), maybe inside a quote ("> | 5 | 0.90 |")
+_MD_TABLE_ROW = re.compile(r"(?:>[ \t]*)?(?:\|[^|\n]*(?:\|[^|\n]*)*|[^|\n]+(?:\|[^|\n]*)*\|)")
+_MD_TABLE_RULE = re.compile(r"(?:>[ \t]*)?\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?")
+# a thematic break, or the underline of a heading above it ("logs" over "------------")
+_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
+
+
+def markdown_markup(lines: list[str]) -> bool:
+    """Whether unrecognised ``lines`` (non-blank, outside a fence) are a post's
+    Markdown: a table (its rule row ``|---|`` present, or every row ending in a
+    pipe as a page flattened it: ``pswpin | |``), or a line alone that rules the
+    page or underlines a heading. An SQL client's grid is never one (its rows
+    start with a pipe and its rules with ``+``).
+
+    >>> markdown_markup(["| |", "|---|", "pswpin | |", "pswpout | |"])
+    True
+    >>> markdown_markup(["| id | name |", "| 1  | db1  |"]), markdown_markup(["------------"])
+    (False, True)
+    """
+    if not lines:
+        return False
+    if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
+        return True
+    rows = [line.strip() for line in lines]
+    if not all(_MD_TABLE_ROW.fullmatch(row) for row in rows):
+        return False
+    if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
+        return True
+    return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
 
 
 def _mention_candidates(line: str) -> list[list[str]]:

@@ -1,0 +1,150 @@
+"""General readers of the reading round after issue 26's blind rounds D, E and F
+(issue 26, "read fresh pastes as well as the evaluation set"), each on the real
+text that needed it (excerpts in tests/fixtures/published/roundsdef/, origins in
+tests/fixtures/published/README.md): a prompt opened as inline code, lstopo's
+``Block(Disk) "sda"`` rows, a thread's labels and title, commands behind
+``sudo``, sentences quoting inline code, a post's Markdown tables and rules."""
+
+from __future__ import annotations
+
+from collectors.archive import load
+from collectors.normalise import normalise
+from collectors.transcript import (
+    PROMPT,
+    PROSE,
+    READ,
+    UNRECOGNISED,
+    line_class,
+    markdown_markup,
+    read_transcript,
+    title_heading,
+)
+from tests.conftest import FIXTURES
+
+ROUNDS = FIXTURES / "published" / "roundsdef"
+
+
+def _text(name: str) -> str:
+    return (ROUNDS / name).read_text()
+
+
+def _roles(name: str) -> list[int]:
+    return list(read_transcript(_text(name)).roles)
+
+
+def _line(name: str, start: str) -> int:
+    """The 0-based index of the excerpt's first line starting with ``start``."""
+    return next(i for i, line in enumerate(_text(name).splitlines()) if line.startswith(start))
+
+
+# -- 1. a prompt opened as Markdown inline code, and lstopo's block devices
+
+
+def test_a_prompt_after_an_inline_code_backtick_is_a_prompt_and_its_output_is_read():
+    """QAT_Engine 303: `` `root@xxx:~# lstopo --ignore PU --merge --no-caches `` on a line of its own."""
+    name = "qat-engine-303-lstopo-ignore-pu-backtick-prompt.txt"
+    assert normalise(_text(name)).lines[0] == "root@xxx:~# lstopo --ignore PU --merge --no-caches"
+    split = read_transcript(_text(name))
+    (block,) = split.blocks
+    assert (block.command, block.kind) == ("lstopo --ignore PU --merge --no-caches", "hwloc_ls")
+    lines = len(_text(name).splitlines())
+    assert split.roles[0] == PROMPT and set(split.roles[1:lines]) == {READ}
+
+
+def test_lstopo_block_device_rows_are_data():
+    assert line_class('          Block(Disk) "sdf"') == "data"
+    assert line_class("Say hello.") == "prose"
+
+
+def test_an_lstopo_tree_without_pus_says_why_it_gives_no_cpus():
+    host = load(ROUNDS / "qat-engine-303-lstopo-ignore-pu-backtick-prompt.txt", split=False).host
+    assert any("--ignore PU" in e.message for e in host.errors)
+    assert host.cpu is None and host.numa is None
+
+
+def test_a_backtick_inside_a_fence_is_kept():
+    text = "```\n`root@xxx:~# lstopo\n```\n"
+    assert normalise(text).lines[1] == "`root@xxx:~# lstopo"
+
+
+# -- 2. a thread's labels and title; commands behind sudo; sentences around inline code
+
+
+def test_a_thread_header_with_labels_and_a_title_is_prose():
+    """ATLAS 53: ``labels: bug, reliability``, ``# PC-011 — Redis memory-overcommit warning at startup``."""
+    name = "atlas-53-thread-header-fenced-sudo-commands.txt"
+    roles = _roles(name)
+    assert roles[1:3] == [PROSE, PROSE]
+    assert roles[_line(name, "---")] == PROSE  # a thematic break between blank lines
+    assert roles[_line(name, "Redis emits this when `vm.overcommit_memory != 1`")] == PROSE
+
+
+def test_commands_behind_sudo_in_a_fence_are_commands():
+    name = "atlas-53-thread-header-fenced-sudo-commands.txt"
+    roles = _roles(name)
+    assert roles[_line(name, "   sudo sysctl vm.overcommit_memory=1")] == PROMPT
+    assert roles[_line(name, "   echo 'vm.overcommit_memory = 1' | sudo tee")] == PROMPT
+    assert roles[_line(name, "   (First line applies immediately;")] == PROSE
+    assert UNRECOGNISED not in roles[: _line(name, "**Status")] + roles[_line(name, "---") :]
+
+
+def test_labels_of_a_kubernetes_object_stay_data():
+    """``kubectl describe``'s ``Labels:`` column and a YAML map are not a page's tags."""
+    assert line_class("labels: feature, fixinbound") == "prose"
+    assert line_class("Labels:             app=nginx") == "data"
+    assert line_class("labels: {app: nginx}") == "data"
+
+
+def test_a_title_heading_is_not_a_command_nor_a_comment_sentence():
+    assert title_heading("# Unable to detect second CPU while windows does") is True
+    assert title_heading("# numactl -H") is False
+    assert title_heading("# See sysctl.conf (5) for information.") is False
+
+
+def test_a_comment_touching_the_lines_below_is_no_lone_title():
+    """This machine's /etc/sysctl.conf (Debian 12, copied into the fixture): the
+    heading-like ``# Magic system request Key`` sits on the comments of its
+    setting, so it stays in their run rather than becoming prose."""
+    text = (ROUNDS / "debian12-etc-sysctl.conf").read_text()
+    i = text.splitlines().index("# Magic system request Key")
+    assert title_heading(text.splitlines()[i]) and line_class(text.splitlines()[i]) == "data"
+    assert read_transcript(text).roles[i] != PROSE
+
+
+def test_sentences_with_apostrophes_and_inline_code_are_prose():
+    """WSL 1115's template answers; numactl 67's question quoting ``--membind=0``."""
+    roles = _roles("wsl-1115-template-apostrophes.txt")
+    assert UNRECOGNISED not in roles
+    name = "numactl-67-sentence-with-inline-code.txt"
+    assert _roles(name)[_line(name, "Also, I noticed that using `--membind=0`")] == PROSE
+
+
+# -- 3. a post's Markdown tables and rules
+
+
+def test_markdown_tables_with_empty_cells_are_prose():
+    """mffb 464078: ``| |`` / ``|---|`` / ``pswpin | |`` rows of a Chinese swap guide."""
+    name = "mffb-464078-markdown-tables-empty-cells-zh.txt"
+    roles = _roles(name)
+    for i, line in enumerate(_text(name).splitlines()):
+        if line.startswith("|") or line.endswith(" |"):
+            assert roles[i] == PROSE, line
+
+
+def test_a_quoted_table_and_a_flattened_table_are_prose():
+    """billfeller 109's quoted latency table; cnblogs' free options as ``k | KB |`` rows."""
+    assert UNRECOGNISED not in _roles("billfeller-109-quoted-markdown-table.txt")
+    assert UNRECOGNISED not in _roles("cnblogs-free-flattened-options-table-zh.txt")
+
+
+def test_an_sql_grid_is_never_a_markdown_table():
+    assert markdown_markup(["| id | name |", "| 1  | db1  |"]) is False
+    assert markdown_markup(["+----+------+", "| 1  | db1  |"]) is False
+
+
+def test_a_heading_underline_is_prose_and_the_output_below_is_read():
+    """numactl 127: ``logs`` over ``------------`` above ``llocalhost:~ # numactl -H``."""
+    name = "numactl-127-setext-heading-logs.txt"
+    roles = _roles(name)
+    assert roles[_line(name, "------------")] == PROSE
+    assert roles[_line(name, "available: 4 nodes")] == READ
