@@ -1820,7 +1820,9 @@ class _Splitter:
             self.mark(a, b, UNUSED)
             self.unused.append((a, b, what))
             return
-        if not fenced and markdown_markup([self.lines[i] for i in range(a, b) if not self.blank(i)]):
+        lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
+        above = self.lines[a - 1] if a > 0 else ""
+        if (not fenced and markdown_markup(lines)) or code_fragment(lines, above):
             self.mark(a, b, PROSE)
             return
         if b - a <= BARE_COMMAND_MAX_LINES and all(
@@ -1921,6 +1923,78 @@ def markdown_markup(lines: list[str]) -> bool:
     if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
         return True
     return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
+
+
+# source code and configuration a post quotes (code_fragment): C or awk statements
+_CODE_KEYWORD = re.compile(r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]")
+
+
+def _c_like(rows: list[str]) -> bool:
+    """C or awk: a block opened by ``{`` and closed by ``}``, with a statement."""
+    opens = any(r.rstrip().endswith("{") or r.lstrip().startswith("{") for r in rows)
+    closes = any(r.rstrip().rstrip(";").endswith("}") for r in rows)
+    statement = any(_CODE_KEYWORD.search(r) or _ASSIGNMENT.match(r.strip()) for r in rows)
+    return opens and closes and statement
+
+
+_DOCKERFILE = re.compile(
+    r"(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL|VOLUME|HEALTHCHECK|SHELL)\s+\S"
+)
+
+
+def _dockerfile(rows: list[str]) -> bool:
+    """A Dockerfile: its instructions (and their ``\\`` continuations)."""
+    instructions = 0
+    for prev, row in itertools.pairwise(["", *rows]):
+        if _DOCKERFILE.match(row):
+            instructions += 1
+        elif not prev.rstrip().endswith("\\"):
+            return False
+    return instructions >= 2 or rows[0].startswith("FROM ")
+
+
+_YAML_KEY = re.compile(r"[ \t]*(?:- )?[\w.\-\"']{1,64}:(?:[ \t].*)?")
+_YAML_ITEM = re.compile(r"[ \t]*- \S.*")
+
+
+def _yaml(rows: list[str], above: str) -> bool:
+    """A YAML map (a key alone, then its more indented keys and items), or
+    items under the key on the line above (a compose file's ``sysctls:``)."""
+    if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
+        return False
+    if above.rstrip().endswith(":") and _YAML_KEY.fullmatch(above.rstrip()):
+        return all(_YAML_ITEM.fullmatch(r) for r in rows)
+    indent = [len(r) - len(r.lstrip()) for r in rows]
+    return any(r.rstrip().endswith(":") and indent[i + 1] > indent[i] for i, r in enumerate(rows[:-1]))
+
+
+_ELISION = re.compile(r"\.{3,}|…+")
+# an expression assigned to a name: an operator between two terms ("mem_free = a / b")
+_EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
+
+
+def code_fragment(lines: list[str], above: str = "") -> bool:
+    """Whether unrecognised ``lines`` (non-blank; ``above`` is the line before
+    them) are source code or configuration a post quotes rather than what a host
+    printed: C or awk, a Dockerfile, a YAML map, expressions assigned to names.
+    Elisions (``....``) and comments may stand between their lines; a JSON
+    document (no statement) or a ``key = value`` dump (no operator) is none.
+
+    >>> code_fragment(["   if (HugepagesTotal > 0) {",
+    ...     "    HP_Used         = (HugepagesTotal - HugepagesFree) * Hugepagesize", "  }"])
+    True
+    >>> code_fragment(["- net.core.somaxconn=511"], above="      sysctls:")
+    True
+    >>> code_fragment(["{", '  "numa_hit": 1386436009', "}"]), code_fragment(["vm.swappiness = 60"])
+    (False, False)
+    """
+    rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+    if not rows:
+        return False
+    if all(_EXPRESSION.match(r.strip()) for r in rows):
+        return True
+    return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
 
 
 def _mention_candidates(line: str) -> list[list[str]]:

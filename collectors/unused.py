@@ -104,6 +104,11 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("iperf", r"^iperf3?(\s|$)", r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\d+\.\d+\s+sec\s+[\d.]+ [KMG]?Bytes"),
     Unused("mlc", r"^(?:\./)?mlc(\s|$)", r"^Intel\(R\) Memory Latency Checker"),
     Unused("stress-ng", r"^stress-ng(\s|$)", r"^stress-ng: info:\s+\[\d+\]"),
+    # a program started under a NUMA policy: what it prints (or numactl's refusal, "libnuma:
+    # Warning: node argument 2 is out of range") is the program's run, not numactl's tables
+    Unused("a program run under numactl",
+           r"^numactl\s+(?:\S+\s+)*?(?:--(?:cpunodebind|membind|physcpubind|interleave|preferred|localalloc)\b"
+           r"|-[NmCip](?:\s|\d|=))"),
     Unused("dd", r"^dd\s", r"^\d+ bytes .{0,40}copied, [\d.]+ s, [\d.]+ [kMG]?B/s$"),
     Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
     # database tools and result grids no parser reads

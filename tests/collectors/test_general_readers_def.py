@@ -148,3 +148,56 @@ def test_a_heading_underline_is_prose_and_the_output_below_is_read():
     roles = _roles(name)
     assert roles[_line(name, "------------")] == PROSE
     assert roles[_line(name, "available: 4 nodes")] == READ
+
+
+# -- 4. code and configuration a post quotes; a program run under numactl
+
+
+def _unrecognised(name: str) -> list[str]:
+    text = _text(name).splitlines()
+    return [text[i] for i, role in enumerate(_roles(name)[: len(text)]) if role == UNRECOGNISED]
+
+
+def test_awk_fragments_are_code_a_post_quotes():
+    """xsos 288: the script's HugePages arithmetic in two fences, one with ``....`` elided."""
+    assert _unrecognised("xsos-288-awk-fragments.txt") == []
+
+
+def test_a_dockerfile_and_a_compose_file_are_configuration():
+    """docker-redis 301's ```` ```Dockerfile ```` (FROM, a comment, CMD); bitnami-redis 132's compose file."""
+    assert _unrecognised("docker-redis-301-dockerfile.txt") == []
+    assert _unrecognised("bitnami-redis-132-compose-file.txt") == []
+
+
+def test_a_quoted_compose_sysctls_item_is_configuration_and_the_warning_still_read():
+    """mailcow 685: ``>       sysctls:`` over ``>       - net.core.somaxconn=511``, the proposed fix."""
+    name = FIXTURES / "published" / "roundf" / "mailcow-685-somaxconn-blockquote-joined.txt"
+    text = name.read_text().splitlines()
+    roles = read_transcript(name.read_text()).roles
+    assert roles[text.index(">       - net.core.somaxconn=511")] == PROSE
+    host = load(name, split=False).host
+    assert [(w.code, w.value) for w in host.services[0].warnings] == [("somaxconn", "128")]
+    assert host.sysctl_value("net.core.somaxconn") is None  # the proposal is not the host's value
+
+
+def test_a_formula_assigned_to_a_name_is_code():
+    """starsliao/Prometheus 11: ``mem_free = node_memory_MemAvailable_bytes /  node_memory_MemTotal_bytes``
+    on a line of its own between Chinese sentences."""
+    assert _unrecognised("starsliao-prometheus-11-promql-formula-zh.txt") == []
+
+
+def test_data_is_never_code():
+    """numastat's JSON and sysctl's settings (the founding case's values) have no statement."""
+    from collectors.transcript import code_fragment
+
+    assert not code_fragment(["{", '  "numa_hit": 1386436009,', '  "numa_miss": 0', "}"])
+    assert not code_fragment(["vm.zone_reclaim_mode = 0", "kernel.numa_balancing = 0"])
+    assert not code_fragment(["Socket Designation: FT2000plus_CPU", "Type: Central Processor"])
+
+
+def test_what_a_program_under_numactl_prints_is_its_run_not_used():
+    """numactl 127: ``numactl --cpunodebind=0 --membind=1 dd ...`` answered by libnuma's refusal."""
+    name = "numactl-127-setext-heading-logs.txt"
+    split = read_transcript(_text(name))
+    assert [what for *_span, what in split.unused] == ["a program run under numactl"]
+    assert split.roles[_line(name, "available: 4 nodes")] == READ
