@@ -802,6 +802,9 @@ _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
 _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
+# in an item without a figure, a name in camel case is a word too ("- Linux : HugePages")
+_NAME_WORD = re.compile(r"[(\"']?[A-Za-z][A-Za-z]*(?:['-][A-Za-z]+)*[)\"',.:;!?]{0,2}")
+_DASHES = frozenset({":", "-", "–", "—", "/", "|"})
 
 
 def _list_item_prose(s: str) -> bool:
@@ -817,10 +820,11 @@ def _list_item_prose(s: str) -> bool:
         return False
     if _MD_LINK_LINE.fullmatch(s, m.end()):
         return True
-    words = s[m.end() :].split()
+    words = [w for w in s[m.end() :].split() if w not in _DASHES]
     if len(words) < 2 or len(words) > 80:
         return False
-    return sum(1 for w in words if _WORD.fullmatch(w)) / len(words) >= 0.6
+    word = _WORD if _DIGIT.search(s, m.end()) else _NAME_WORD
+    return sum(1 for w in words if word.fullmatch(w)) / len(words) >= 0.6
 
 
 def line_class(line: str) -> str:
@@ -861,6 +865,7 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
     ("<", _HTML_TEXT_LINE.fullmatch),
     ("h<f", _URL_LINE.fullmatch),
     ("*_", _BOLD_LINE.fullmatch),
+    ("lLtT标", _TAGS_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
 )
 
@@ -872,15 +877,18 @@ def _sentence_with_code(s: str) -> bool:
     """A sentence quoting inline code (``Redis emits this when `vm.overcommit_memory
     != 1`. With AOF persistence``): prose once each code span reads as a word,
     with a short word of English prose outside the code. A line that starts with
-    code (a ``SHOW CREATE TABLE`` row: ```` `name` varchar(255) ... ````) is not one.
+    code ends like a sentence (a ``SHOW CREATE TABLE`` row, ```` `name` varchar(255)
+    ... ,````, does not).
 
     >>> _sentence_with_code("Also, I noticed that using `--membind=0` explicitly greatly "
     ...     "reduce minor page faults. What could possibly cause this?")
     True
+    >>> _sentence_with_code("`uname -m` returns `aarch64` on armv8 machines, not `aarch6`.")
+    True
     >>> _sentence_with_code("`name` varchar(64) NOT NULL COMMENT 'the name of the user',")
     False
     """
-    if s[0] == "`" or s.count("`") < 2:
+    if s.count("`") < 2 or (s[0] == "`" and not s.endswith((".", "?", "!", ":"))):
         return False
     text = _INLINE_CODE.sub("code", s)
     if "`" in text:
@@ -894,16 +902,23 @@ def _marked_prose(s: str) -> bool:
     sentence, a link, a bold heading, a list item in words."""
     if _MD_LINK_LINE.fullmatch(s) or (_CJK.search(s) and _cjk_prose(s)):
         return True
-    if " ·" in s and _BYLINE.fullmatch(s) and not _GAP.search(s):
-        return True  # a page's or a thread's metadata
-    if "阅读" in s and _BYLINE_ZH.fullmatch(s):
-        return True
-    if s[0] in "lLtT标" and _TAGS_LINE.fullmatch(s):
-        return True
-    if "`" in s and _sentence_with_code(s):
+    if any(mark in s and test(s) for mark, test in _PROSE_MARKS):
         return True
     head = s[0]
     return any(head in starts and test(s) for starts, test in _PROSE_LINES)
+
+
+def _byline(s: str) -> bool:
+    """A page's or a thread's metadata (no field a column of a table)."""
+    return _BYLINE.fullmatch(s) is not None and not _GAP.search(s)
+
+
+# a line that reads as prose by what it holds: (a string it holds, test of the stripped line)
+_PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
+    (" ·", _byline),
+    ("阅读", _BYLINE_ZH.fullmatch),
+    ("`", _sentence_with_code),
+)
 
 
 def _column_headers(s: str, tokens: list[str]) -> bool:
@@ -1820,9 +1835,7 @@ class _Splitter:
             self.mark(a, b, UNUSED)
             self.unused.append((a, b, what))
             return
-        lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
-        above = self.lines[a - 1] if a > 0 else ""
-        if (not fenced and markdown_markup(lines)) or code_fragment(lines, above):
+        if self.quoted_text(a, b, fenced=fenced):
             self.mark(a, b, PROSE)
             return
         if b - a <= BARE_COMMAND_MAX_LINES and all(
@@ -1833,6 +1846,15 @@ class _Splitter:
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def quoted_text(self, a: int, b: int, *, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what a post quotes rather than what a host
+        printed: its Markdown, a message's header (outside a fence), code or
+        configuration (anywhere)."""
+        lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
+        if not fenced and (markdown_markup(lines) or message_header(lines)):
+            return True
+        return code_fragment(lines, self.lines[a - 1] if a > 0 else "")
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -1913,16 +1935,44 @@ def markdown_markup(lines: list[str]) -> bool:
     >>> markdown_markup(["| id | name |", "| 1  | db1  |"]), markdown_markup(["------------"])
     (False, True)
     """
-    if not lines:
-        return False
     if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
         return True
     rows = [line.strip() for line in lines]
-    if not all(_MD_TABLE_ROW.fullmatch(row) for row in rows):
-        return False
+    return bool(rows) and all(_MD_TABLE_ROW.fullmatch(row) for row in rows) and _table_rows(rows)
+
+
+def _table_rows(rows: list[str]) -> bool:
+    """Rows of cells are a Markdown table: a rule row, or every row ending in a pipe
+    and none starting with one (a flattened table, never an SQL grid's row)."""
     if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
         return True
     return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
+
+
+# a message's or a patch's header: git format-patch's first line, and the fields of a
+# mail's header (English, or Chinese as Outlook writes them)
+_PATCH_FROM = re.compile(r"From [0-9a-f]{40} Mon Sep 17 00:00:00 2001")
+_MAIL_FIELD = re.compile(
+    r"(?:From|To|Cc|Date|Subject|Sent|Reply-To|Message-I[Dd]|In-Reply-To"
+    r"|发件人|收件人|抄送|主题|日期|发送时间)[:：][ \t]*\S.{0,300}"
+)
+
+
+def message_header(lines: list[str]) -> bool:
+    """Whether unrecognised ``lines`` (non-blank) are the header of a mail or a
+    patch a post quotes: its fields only, a sender or a subject among them.
+
+    >>> message_header(["From fe35004fbf9eaf67482b074a2e032abb9c89b1dd Mon Sep 17 00:00:00 2001",
+    ...     "From: Satoru Moriya", "Date: Tue, 29 May 2012 15:06:47 -0700",
+    ...     "Subject: [PATCH] mm: avoid swapping out with swappiness==0"])
+    True
+    >>> message_header(["Date: Tue, 29 May 2012 15:06:47 GMT", "Server: nginx"])
+    False
+    """
+    rows = [line.strip() for line in lines]
+    if len(rows) < 2 or not all(_MAIL_FIELD.fullmatch(r) or _PATCH_FROM.fullmatch(r) for r in rows):
+        return False
+    return any(r.startswith(("From", "Subject", "发件人", "主题")) for r in rows)
 
 
 # source code and configuration a post quotes (code_fragment): C or awk statements

@@ -76,7 +76,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
            r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"
            r"|^Client:[^\n]{0,40}\n[ \t]+(?:Version:[ \t]+\S+\n[ \t]+API version:|Context:|Debug Mode)"
-           r"|^Containers: \d+\n[ \t]+Running: \d+"),
+           r"|^Containers: \d+\n[ \t]+Running: \d+"
+           # "docker --version" and its tools' ("docker-machine version 0.4.1 (e2c88d6)")
+           r"|^(?:Docker|docker-machine|Boot2Docker|docker-compose|Docker Compose) version "
+           r"v?\d+\.\d+[\w.-]*,? (?:build [0-9a-f]{6,40}|\([0-9a-f]{6,40}\))"),
     Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
            r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b|^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b"),
     Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),

@@ -16,6 +16,7 @@ from collectors.transcript import (
     UNRECOGNISED,
     line_class,
     markdown_markup,
+    message_header,
     read_transcript,
     title_heading,
 )
@@ -201,3 +202,31 @@ def test_what_a_program_under_numactl_prints_is_its_run_not_used():
     split = read_transcript(_text(name))
     assert [what for *_span, what in split.unused] == ["a program run under numactl"]
     assert split.roles[_line(name, "available: 4 nodes")] == READ
+
+
+# -- 5. docker's version lines, a patch's header, names in a list, a sentence opening with code
+
+
+def test_docker_version_lines_are_recognised_but_not_used():
+    """docker-redis 35: ``docker-machine version 0.4.1 (e2c88d6)``,
+    ``Docker version 1.8.2, build 0a8c2e3``."""
+    split = read_transcript(_text("docker-redis-35-docker-versions.txt"))
+    assert [what for *_span, what in split.unused] == ["docker"]
+    assert UNRECOGNISED not in split.roles
+
+
+def test_a_quoted_patch_header_is_prose():
+    """php.cn 65688 quotes the kernel patch ``From fe35004f... Mon Sep 17 00:00:00 2001`` with its header."""
+    assert _unrecognised("phpcn-65688-format-patch-header-zh.txt") == []
+    assert not message_header(["Date: Tue, 29 May 2012 15:06:47 GMT", "Server: nginx"])
+
+
+def test_a_list_of_names_in_camel_case_is_prose_but_a_bulleted_value_is_data():
+    """xiexianbin: ``- Linux : HugePages`` / ``- BSD : SuperPages`` / ``- Windows : LargePages``."""
+    assert _unrecognised("xiexianbin-hugepage-names-list-zh.txt") == []
+    assert line_class("* MemTotal: 1234 kB") == "data"
+
+
+def test_a_sentence_opening_with_inline_code_is_prose():
+    """miniflux/website 17: ``\\`uname -m\\` returns \\`aarch64\\` on armv8 machines, not \\`aarch6\\`.``"""
+    assert _unrecognised("miniflux-rk3399-sentence-opening-with-code.txt") == []
