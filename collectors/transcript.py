@@ -525,10 +525,24 @@ _PROPOSES = re.compile(
 )
 
 
+# a numbered step of a guide: "1. ", "2) ", "3、"
+_STEP = re.compile(r"\d{1,2}[.)、][ \t]*")
+
+
 def _bare_command(line: str) -> bool:
     """A command line quoted without a prompt (``lscpu -e``, ``echo 10 > /sys/...``):
-    a command Casebook knows by name, then its arguments."""
+    a command Casebook knows by name, then its arguments; also a guide's numbered
+    step naming one, or the file a parser reads (``1. free``, ``1. /proc/meminfo``).
+
+    >>> _bare_command("1. free"), _bare_command("2. /proc/vmstat"), _bare_command("1. Setup cmdline")
+    (True, True, False)
+    """
     s = line.strip()
+    step = _STEP.match(s)
+    if step is not None:
+        s = s[step.end() :]
+        if s.startswith("/") and kind_for_path(s) is not None:
+            return True
     if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
         return False
     return _command_words(s) in COMMON_COMMANDS or kind_for_command(s) is not None
@@ -776,6 +790,13 @@ def _cjk_prose(s: str) -> bool:
 # a link on a line of its own, a Markdown bold heading ("**Test:**"), a list item or
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
+# a reference: a few words, then links ("See: https://...", "Ref From https://...",
+# "Links: https://... and https://..."), or a Markdown link definition ("[亲和性]:http://...")
+_REFERENCE = re.compile(
+    r"(?:[A-Za-z][\w'-]{0,30}[ \t]){0,5}[A-Za-z][\w'-]{0,30}:?[ \t]+"
+    r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?(?:[ \t]+and[ \t]+<?(?:https?|ftp)://[^\s<>]{1,2000}>?)?"
+    r"|\[[^\]\n]{1,80}\]:[ \t]*<?(?:https?|ftp)://[^\s<>]{1,2000}>?"
+)
 _BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
 # a page's or a thread's metadata: fields joined by " · " ("owner/repo · issue #685 · closed ·
 # JavaScript", "Oratorian · comment · 2017-10-26", "张三 · 2023-05-22 · 阅读 1234"), the last
@@ -918,6 +939,7 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     (" ·", _byline),
     ("阅读", _BYLINE_ZH.fullmatch),
     ("`", _sentence_with_code),
+    ("://", _REFERENCE.fullmatch),
 )
 
 

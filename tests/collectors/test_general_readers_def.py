@@ -230,3 +230,22 @@ def test_a_list_of_names_in_camel_case_is_prose_but_a_bulleted_value_is_data():
 def test_a_sentence_opening_with_inline_code_is_prose():
     """miniflux/website 17: ``\\`uname -m\\` returns \\`aarch64\\` on armv8 machines, not \\`aarch6\\`.``"""
     assert _unrecognised("miniflux-rk3399-sentence-opening-with-code.txt") == []
+
+
+# -- 6. references to a page, a guide's numbered steps naming a command or a file
+
+
+def test_a_reference_to_a_page_is_prose():
+    """billfeller 109's ``Ref From https://hpbn.co/...``; bohai's note ends with the Markdown link
+    definition ``[亲和性]:http://www.ibm.com/...``; an HTTP log line is none."""
+    assert _unrecognised("billfeller-109-quoted-markdown-table.txt") == []
+    assert _unrecognised("bohai-openstack-note-link-definition-zh.md") == []
+    assert line_class("GET http://127.0.0.1:8080/ 200") == "data"
+    assert line_class("URL         : http://www.kernel.org/") == "data"
+
+
+def test_numbered_steps_naming_a_command_or_a_file_are_commands():
+    """mffb 464078: ``1. /proc/meminfo`` over ``cat /proc/meminfo | grep Swap``, ``2. /proc/vmstat``."""
+    name = "mffb-464078-markdown-tables-empty-cells-zh.txt"
+    assert _unrecognised(name) == []
+    assert _roles(name)[_line(name, "1. /proc/meminfo")] == PROMPT
