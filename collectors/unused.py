@@ -94,6 +94,10 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
+    # a process's or its threads' status lines ("grep Cpus_allowed_list /proc/28863/task/*/status")
+    Unused("/proc/PID/status",
+           r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
+           r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
     Unused("git", r"^git\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
     # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)

@@ -7,6 +7,9 @@ tests/fixtures/published/README.md): a prompt opened as inline code, lstopo's
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 from collectors.archive import load
 from collectors.normalise import normalise
 from collectors.transcript import (
@@ -249,3 +252,16 @@ def test_numbered_steps_naming_a_command_or_a_file_are_commands():
     name = "mffb-464078-markdown-tables-empty-cells-zh.txt"
     assert _unrecognised(name) == []
     assert _roles(name)[_line(name, "1. /proc/meminfo")] == PROMPT
+
+
+def test_a_process_status_grep_is_recognised_but_not_used():
+    """This machine's ``grep Cpus_allowed_list /proc/PID/task/*/status`` (the test's own
+    process), pasted after a prompt and alone, as bohai's note shows its qemu's threads."""
+    pid = os.getpid()
+    command = f"grep Cpus_allowed_list /proc/{pid}/task/*/status"
+    output = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True).stdout
+    assert output.startswith(f"/proc/{pid}/task/")
+    prompted = read_transcript(f"[root@host ~]# {command}\n{output}")
+    assert [what for *_span, what in prompted.unused] == ["/proc/PID/status"]
+    alone = read_transcript(f"The threads:\n\n{output}")
+    assert [what for *_span, what in alone.unused] == ["/proc/PID/status"]
