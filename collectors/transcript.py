@@ -1997,17 +1997,21 @@ def message_header(lines: list[str]) -> bool:
     return any(r.startswith(("From", "Subject", "发件人", "主题")) for r in rows)
 
 
-# source code and configuration a post quotes (code_fragment): C or awk statements
-_CODE_KEYWORD = re.compile(r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]")
+# source code and configuration a post quotes (code_fragment): C or awk, a block opened
+# by "{" and closed by "}", with a statement (a keyword, or an assignment)
+_C_LIKE = (
+    re.compile(r"^\s*\{|\{\s*$"),
+    re.compile(r"\}\s*;?\s*$"),
+    re.compile(
+        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b"
+        r"|^\s*[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]"
+    ),
+)
 
 
 def _c_like(rows: list[str]) -> bool:
-    """C or awk: a block opened by ``{`` and closed by ``}``, with a statement."""
-    opens = any(r.rstrip().endswith("{") or r.lstrip().startswith("{") for r in rows)
-    closes = any(r.rstrip().rstrip(";").endswith("}") for r in rows)
-    statement = any(_CODE_KEYWORD.search(r) or _ASSIGNMENT.match(r.strip()) for r in rows)
-    return opens and closes and statement
+    """C or awk: each of :data:`_C_LIKE` holds on one of the rows."""
+    return all(any(rx.search(r) for r in rows) for rx in _C_LIKE)
 
 
 _DOCKERFILE = re.compile(
