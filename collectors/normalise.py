@@ -109,6 +109,10 @@ _COMPOSE_MAX_SERVICES = 16
 # "HugePages_Free:    11904**"); the line must hold no other "**"
 _BOLD_EDGE = re.compile(r"^[ \t]*\*\*(?=[\w(])|(?<=[\w)%.])\*\*[ \t]*$", re.M)
 _MD_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
+# Markdown inline code opened at a prompt on a line of its own and never closed, or
+# closed at the line's end, as an unfenced paste shows it ("`root@xxx:~# lstopo ...",
+# "`$ numactl -H`"): the rest of the line is a prompt (_PROMPTISH)
+_CODE_TICK = re.compile(r"^[ \t]*`(?!`)", re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
@@ -293,6 +297,31 @@ def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
             continue
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         out.append((i, indent + body))
+    return out
+
+
+def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
+    """``(line, line without its inline-code backticks)`` of each line outside a
+    fence that opens inline code at a prompt, with no other backtick but one
+    that closes it at the line's end (inside a fence a backtick is what the
+    command printed).
+
+    >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
+    [(0, 'root@xxx:~# lstopo --no-caches')]
+    """
+    fences = lines_holding(_MD_FENCE, text)
+    out: list[tuple[int, str]] = []
+    for i in lines_holding(_CODE_TICK, text):
+        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
+            continue  # inside a fence
+        body = lines[i].strip()[1:]
+        ticks = body.count("`")
+        if ticks == 1 and body.endswith("`"):
+            body = body[:-1].rstrip()
+        elif ticks:
+            continue
+        if _PROMPTISH.match(body):
+            out.append((i, body))
     return out
 
 
@@ -916,6 +945,14 @@ class _Work:
         if self.body is not None:
             self.body = "\n".join(self.lines)
 
+    def replace_lines(self, replaced: list[tuple[int, str]], note: str) -> None:
+        """Put each ``(line, text)`` of ``replaced`` in place."""
+        for i, line in replaced:
+            self.lines[i] = line
+        if replaced:
+            self.notes.append(note)
+            self.rejoined()
+
     def cut_starts(self, cuts: list[tuple[int, int]], note: str) -> None:
         """Cut the first ``end`` characters of each line ``i`` of ``cuts``."""
         for i, end in cuts:
@@ -947,14 +984,15 @@ def _stamp_pass(work: _Work) -> None:
 
 
 def _bold_pass(work: _Work) -> None:
-    if "**" not in work.text or work.body is None:
-        return
-    bolded = _unbolded(work.lines, work.body)
-    for i, line in bolded:
-        work.lines[i] = line
-    if bolded:
-        work.notes.append(UNBOLDED)
-        work.rejoined()
+    if "**" in work.text and work.body is not None:
+        work.replace_lines(_unbolded(work.lines, work.body), UNBOLDED)
+
+
+def _tick_pass(work: _Work) -> None:
+    if "`" in work.text and work.body is not None:
+        work.replace_lines(
+            _untick(work.lines, work.body), "Markdown inline-code backticks around a prompt removed"
+        )
 
 
 def _compose_pass(work: _Work) -> None:
@@ -1049,6 +1087,7 @@ _PASSES: tuple[Callable[[_Work], None], ...] = (
     _unwrap_pass,
     _stamp_pass,
     _bold_pass,
+    _tick_pass,
     _compose_pass,
     _dedent_pass,
     _join_pass,

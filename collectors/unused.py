@@ -81,7 +81,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
            r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"
            r"|^Client:[^\n]{0,40}\n[ \t]+(?:Version:[ \t]+\S+\n[ \t]+API version:|Context:|Debug Mode)"
-           r"|^Containers: \d+\n[ \t]+Running: \d+"),
+           r"|^Containers: \d+\n[ \t]+Running: \d+"
+           # "docker --version" and its tools' ("docker-machine version 0.4.1 (e2c88d6)")
+           r"|^(?:Docker|docker-machine|Boot2Docker|docker-compose|Docker Compose) version "
+           r"v?\d+\.\d+[\w.-]*,? (?:build [0-9a-f]{6,40}|\([0-9a-f]{6,40}\))"),
     Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
            r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b|^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b"),
     Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),
@@ -101,6 +104,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
            r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
+    # a process's or its threads' status lines ("grep Cpus_allowed_list /proc/28863/task/*/status")
+    Unused("/proc/PID/status",
+           r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
+           r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
     Unused("git", r"^git\s"),
     Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
@@ -115,6 +122,11 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("iperf", r"^iperf3?(\s|$)", r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\d+\.\d+\s+sec\s+[\d.]+ [KMG]?Bytes"),
     Unused("mlc", r"^(?:\./)?mlc(\s|$)", r"^Intel\(R\) Memory Latency Checker"),
     Unused("stress-ng", r"^stress-ng(\s|$)", r"^stress-ng: info:\s+\[\d+\]"),
+    # a program started under a NUMA policy: what it prints (or numactl's refusal, "libnuma:
+    # Warning: node argument 2 is out of range") is the program's run, not numactl's tables
+    Unused("a program run under numactl",
+           r"^numactl\s+(?:\S+\s+)*?(?:--(?:cpunodebind|membind|physcpubind|interleave|preferred|localalloc)\b"
+           r"|-[NmCip](?:\s|\d|=))"),
     Unused("dd", r"^dd\s", r"^\d+ bytes .{0,40}copied, [\d.]+ s, [\d.]+ [kMG]?B/s$"),
     Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
     # database tools and result grids no parser reads

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collectors.archive import load
 from collectors.normalise import normalise
-from collectors.transcript import command_notes, line_class, match_prompt, note_kind
+from collectors.transcript import PROSE, command_notes, line_class, match_prompt, note_kind, read_transcript
 from collectors.unused import unused_command, unused_output
 from tests.conftest import FIXTURES
 
@@ -145,7 +145,8 @@ def test_cpupower_monitor_is_recognised_but_not_used():
 def test_labels_and_title_lines_of_a_thread_are_prose():
     text = _text("archspec-83-grace-spack-arch-lscpu-cut.txt").splitlines()
     assert line_class(text[1]) == "prose"  # labels: bug
-    assert line_class(text[2]) == "prose"  # # Nvidia Grace CPU detected as Neoverse N1 instead of Neoverse V2
+    # a title standing alone (transcript.title_heading)
+    assert read_transcript("\n".join(text)).roles[2] == PROSE  # # Nvidia Grace CPU detected as ...
     assert line_class("labels: operator, platform, Priority: High") == "prose"  # firedancer 1427 (G 1119)
     assert match_prompt("# numactl -H") is not None  # a root prompt stays one
 
@@ -165,7 +166,9 @@ def test_a_heading_in_words_details_markup_and_lscpu_e_json_are_accounted():
     host = _host("vllm-39191-altra-lscpu-subset-json-cut.txt")
     r = host.reading
     text = _text("vllm-39191-altra-lscpu-subset-json-cut.txt").splitlines()
-    assert line_class(text[4]) == "prose"  # ## ARM bare-metal `lscpu -Je` output (follow-up)
+    assert (
+        read_transcript("\n".join(text)).roles[4] == PROSE
+    )  # ## ARM bare-metal `lscpu -Je` output (follow-up)
     assert line_class(text[29]) == line_class(text[30]) == "prose"  # <details>, <summary>...</summary>
     assert [(u.what, u.start_line, u.end_line) for u in r.unused] == [("lscpu -e JSON", 34, 39)]
     assert host.cpu.sockets == 2
