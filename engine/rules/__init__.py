@@ -42,7 +42,7 @@ from collectors.derived.topology import (
     node_mem_totals_kb,
 )
 from collectors.derived.values import as_bool, as_int
-from collectors.facts import Domain, HostFacts, NumaTopology, SnapshotFacts, Source
+from collectors.facts import Domain, DomainDisk, HostFacts, NumaTopology, SnapshotFacts, Source
 from collectors.sizes import size_bytes
 from config.language import in_language
 from engine.severity import SEVERITIES
@@ -405,6 +405,11 @@ def domain_host(ctx: RuleContext, domain: Domain) -> HostFacts | None:
         if any(d is domain for d in h.domains):
             return h
     return None
+
+
+def guest_disks(domain: Domain) -> list[DomainDisk]:
+    """The domain's disks (``<disk device='disk'>``: not its CD-ROMs or floppies), in XML order."""
+    return [disk for disk in domain.disks if disk.device == "disk"]
 
 
 def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None:

@@ -32,6 +32,7 @@ from engine.rules import (
     domain_vcpus,
     evidence,
     finding,
+    guest_disks,
     host_domains,
     host_name,
     host_of_guest,
@@ -241,8 +242,27 @@ def emulator_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
-def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
-    return disk.device == "disk" and disk is not first_disk
+def _unpinned_iothreads(d: Domain, disks: list[DomainDisk]) -> list[int]:
+    """The iothreads some disk uses that have no <iothreadpin> (idle ones do not count)."""
+    used = sorted({disk.iothread for disk in disks if disk.iothread is not None})
+    return [i for i in used if i not in d.iothreadpin]
+
+
+def _data_disks_without_iothread(disks: list[DomainDisk]) -> list[DomainDisk]:
+    """The disks after the first (the boot disk) that the QEMU main loop serves."""
+    return [disk for disk in disks[1:] if disk.iothread is None]
+
+
+def _iothread_gaps(host: HostFacts, d: Domain) -> list[Evidence]:
+    """Evidence of the disks' iothreads left unpinned, then of each data disk without one."""
+    disks = guest_disks(d)
+    unpinned = _unpinned_iothreads(d, disks)
+    ev = [_dom_ev(host, d, "iothreads_unpinned", unpinned, "iothreadpin", "iothreads")] if unpinned else []
+    ev += [
+        _dom_ev(host, d, f"disks[{disk.target}].iothread", None, f"disk.{disk.target}", "disks")
+        for disk in _data_disks_without_iothread(disks)
+    ]
+    return ev
 
 
 @rule(
@@ -288,26 +308,9 @@ def iothread_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
             d, bool(d.disks or d.iothreads), "kvm.iothread_unpinned"
         ):
             continue
-        disks = [disk for disk in d.disks if disk.device == "disk"]
-        first = disks[0] if disks else None
-        used = sorted({disk.iothread for disk in disks if disk.iothread is not None})
-        unpinned = [i for i in used if i not in d.iothreadpin]
-        no_thread = [disk for disk in disks if _is_data_disk(disk, first) and disk.iothread is None]
-        if not unpinned and not no_thread:
-            continue
-        ev = []
-        if unpinned:
-            ev.append(_dom_ev(host, d, "iothreads_unpinned", unpinned, "iothreadpin", "iothreads"))
-        for disk in no_thread:
-            ev.append(
-                _dom_ev(host, d, f"disks[{disk.target}].iothread", None, f"disk.{disk.target}", "disks")
-            )
-        yield finding(
-            "kvm.iothread_unpinned",
-            host,
-            values={"guest": domain_label(d)},
-            evidence=ev,
-        )
+        ev = _iothread_gaps(host, d)
+        if ev:
+            yield finding("kvm.iothread_unpinned", host, values={"guest": domain_label(d)}, evidence=ev)
 
 
 def _single_spanning_cell(d: Domain) -> bool:
@@ -562,17 +565,8 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
         nodes = domain_host_nodes(d, host)
         if not nodes:
             continue
-        ev = []
-        cells = max(len(d.numa_cells), 1)
-        if len(nodes) > cells:
-            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
-            ev.append(_dom_ev(host, d, "numa_cells", len(d.numa_cells), "numa"))
-        bound = set(d.numatune_memory_nodeset or [])
-        for memnode in d.memnodes.values():
-            bound.update(memnode.get("nodeset") or [])
-        if bound and bound != nodes:
-            ev.append(_dom_ev(host, d, "numatune_nodeset", sorted(bound), "numatune"))
-            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
+        bound = _memory_nodes(d)
+        ev = [*_pins_outnumber_cells(host, d, nodes), *_memory_bound_elsewhere(host, d, nodes, bound)]
         if ev:
             yield finding(
                 "kvm.pinning_spans_nodes",
@@ -584,6 +578,34 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
                 },
                 evidence=ev,
             )
+
+
+def _memory_nodes(d: Domain) -> set[int]:
+    """The host nodes <numatune> binds the guest's memory to (<memory> and every <memnode>)."""
+    bound = set(d.numatune_memory_nodeset or [])
+    for memnode in d.memnodes.values():
+        bound.update(memnode.get("nodeset") or [])
+    return bound
+
+
+def _pins_outnumber_cells(host: HostFacts, d: Domain, nodes: set[int]) -> list[Evidence]:
+    """Evidence when the pinned vCPUs land on more host nodes than the guest has NUMA cells."""
+    if len(nodes) <= max(len(d.numa_cells), 1):
+        return []
+    return [
+        _dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"),
+        _dom_ev(host, d, "numa_cells", len(d.numa_cells), "numa"),
+    ]
+
+
+def _memory_bound_elsewhere(host: HostFacts, d: Domain, nodes: set[int], bound: set[int]) -> list[Evidence]:
+    """Evidence when <numatune> binds the memory to other nodes than those of the pinned CPUs."""
+    if not bound or bound == nodes:
+        return []
+    return [
+        _dom_ev(host, d, "numatune_nodeset", sorted(bound), "numatune"),
+        _dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"),
+    ]
 
 
 @rule(
@@ -633,26 +655,48 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
     },
 )
 def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
+    yield from _cpu_model_hides_cache_in_xml(ctx)
+    yield from _cpu_model_hides_cache_inside(ctx)
+
+
+def _model_hides_cache(d: Domain) -> bool:
+    """<cpu mode> host-model or custom, or no <cpu> at all (QEMU's default model)."""
+    return d.cpu_mode is None or d.cpu_mode in HIDING_CPU_MODES
+
+
+def _default_model_outside_kvm(d: Domain) -> bool:
+    """No <cpu> on a domain not of type kvm: TCG guests (type='qemu') are emulated anyway."""
+    return d.cpu_mode is None and d.domain_type != "kvm"
+
+
+def _cpu_model_hides_cache_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
-            d, d.cpu_mode is not None, "kvm.cpu_model_hides_cache"
+        if (
+            not _model_hides_cache(d)
+            or _says_nothing_of(d, d.cpu_mode is not None, "kvm.cpu_model_hides_cache")
+            or _default_model_outside_kvm(d)
         ):
             continue
-        if d.cpu_mode is None and d.domain_type != "kvm":
-            continue  # TCG guests (type='qemu') are emulated anyway
-        mode = d.cpu_mode or Phrase("default_model")
         yield finding(
             "kvm.cpu_model_hides_cache",
             host,
-            values={"guest": domain_label(d), "mode": mode},
+            values={"guest": domain_label(d), "mode": d.cpu_mode or Phrase("default_model")},
             evidence=[_dom_ev(host, d, "cpu_mode", d.cpu_mode, "cpu")],
         )
+
+
+def _kvm_caches_without_l3(cpu: CpuTopology) -> bool:
+    """A KVM guest's lscpu that lists caches but no L3."""
+    return (cpu.hypervisor_vendor or "").upper() == "KVM" and bool(cpu.caches) and not cpu.has_l3
+
+
+def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or (cpu.hypervisor_vendor or "").upper() != "KVM" or not cpu.caches or cpu.has_l3:
+        if cpu is None or not _kvm_caches_without_l3(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and (domain.cpu_mode is None or domain.cpu_mode in HIDING_CPU_MODES):
+        if domain is not None and _model_hides_cache(domain):
             continue  # already reported from its XML
         yield finding(
             "kvm.cpu_model_hides_cache",

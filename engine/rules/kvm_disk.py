@@ -22,6 +22,7 @@ from engine.rules import (
     domain_label,
     evidence,
     finding,
+    guest_disks,
     host_domains,
     looks_like_kvm_host,
     rule,
@@ -39,14 +40,10 @@ def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("domains",) if looks_like_kvm_host(host) else ()
 
 
-def _guest_disks(d: Domain) -> list[DomainDisk]:
-    return [disk for disk in d.disks if disk.device == "disk"]
-
-
 def _io_heavy(d: Domain) -> bool:
     """What the XML shows of an I/O-heavy guest: a data disk besides the
     system disk, or I/O threads (configured for disk I/O)."""
-    disks = _guest_disks(d)
+    disks = guest_disks(d)
     return len(disks) >= 2 or d.iothreads > 0 or any(disk.iothread is not None for disk in disks)
 
 
