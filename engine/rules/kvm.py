@@ -15,7 +15,7 @@ from typing import Any
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.libvirt import CpuSharing
-from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
+from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, KernelCmdline, ProcessInfo
 from engine.partial import cut_hides
 from engine.rules import (
     Evidence,
@@ -810,27 +810,34 @@ def _process_samples(host: HostFacts) -> int:
     return max(Counter(p.pid for p in usage.processes).values())
 
 
+def _mean_cpu_per_process(host: HostFacts) -> Iterator[tuple[ProcessInfo, float]]:
+    """Each process of top's list once: its last sample and its mean %CPU over the samples."""
+    by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
+    for p in host.cpu_usage.processes if host.cpu_usage else []:
+        by_pid[p.pid].append(p)
+    for samples in by_pid.values():
+        yield samples[-1], sum(p.cpu_pct or 0 for p in samples) / len(samples)
+
+
+def _is_other_load(command: str, d: Domain) -> bool:
+    """Not guest ``d``'s own QEMU, not another QEMU (counted as guests), not a
+    command that collected the snapshot."""
+    return (
+        not (d.name and d.name in command)
+        and not is_qemu_process(command)
+        and not is_collector_process(command)
+    )
+
+
 def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
     """Processes of ``host`` whose mean %CPU over the samples is above the busy
-    threshold and that are other load for guest ``d``: not the guest's own QEMU,
-    not another QEMU (counted as guests), not the commands that collected the
-    snapshot. One entry per process (its last sample, with the mean)."""
-    procs = host.cpu_usage.processes if host.cpu_usage else []
-    by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
-    for p in procs:
-        by_pid[p.pid].append(p)
-    out = []
-    for samples in by_pid.values():
-        last = samples[-1]
-        mean = sum(p.cpu_pct or 0 for p in samples) / len(samples)
-        if (
-            mean >= BUSY_PROCESS_CPU_PCT
-            and not (d.name and d.name in last.command)
-            and not is_qemu_process(last.command)
-            and not is_collector_process(last.command)
-        ):
-            out.append(replace(last, cpu_pct=round(mean, 1)))
-    return out
+    threshold and that are other load for guest ``d``. One entry per process
+    (its last sample, with the mean)."""
+    return [
+        replace(last, cpu_pct=round(mean, 1))
+        for last, mean in _mean_cpu_per_process(host)
+        if mean >= BUSY_PROCESS_CPU_PCT and _is_other_load(last.command, d)
+    ]
 
 
 @rule(
@@ -887,53 +894,76 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
 )
 def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        running = running_domain_names(host)
         domains = host_domains(host)
-        if not domains:
-            if len(running) >= 2:
-                yield finding(
-                    "kvm.host_contention",
-                    host,
-                    "running_guests",
-                    values={"guests": len(running)},
-                    evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
-                )
+        if domains:
+            yield from _guests_sharing_cpus(host, domains)
+        else:
+            yield from _running_guests_without_xml(host)
+
+
+def _running_guests_without_xml(host: HostFacts) -> Iterator[RuleFinding]:
+    """Without any domain XML, a virsh list with two or more running guests."""
+    running = running_domain_names(host)
+    if len(running) >= 2:
+        yield finding(
+            "kvm.host_contention",
+            host,
+            "running_guests",
+            values={"guests": len(running)},
+            evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
+        )
+
+
+def _guests_sharing_cpus(host: HostFacts, domains: list[Domain]) -> Iterator[RuleFinding]:
+    """Each guest of a domain XML that shares its CPUs with other running guests or busy processes."""
+    sharing = CpuSharing(domains, running=running_domain_names(host), listed=host.virsh_list is not None)
+    for d in domains:
+        n_others, others = _other_guests_named(sharing, d)
+        procs = _other_load(host, d)
+        if not n_others and not procs:
             continue
-        sharing = CpuSharing(domains, running=running, listed=host.virsh_list is not None)
-        for d in domains:
-            n_others, others = sharing.others(d)
-            if n_others > len(others):
-                others = [*others, f"(+{n_others - len(others)} more)"]
-            procs = _other_load(host, d)
-            if not n_others and not procs:
-                continue
-            # one top sample is one instant: busy processes alone are worth a look (info),
-            # not a verdict; other running guests are there all the time (warning)
-            severity = "warning" if n_others or _process_samples(host) >= 2 else "info"
-            busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
-            ev = []
-            if others:
-                ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
-            for p in procs[:5]:
-                ev.append(
-                    evidence(
-                        host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
-                    )
-                )
-            sample = Phrase("one_sample") if severity == "info" else ""
-            yield finding(
-                "kvm.host_contention",
-                host,
-                values={
-                    "guest": domain_label(d),
-                    "others": n_others,
-                    "procs": len(procs),
-                    "sample": sample,
-                },
-                evidence=ev,
-                severity=severity,
-                past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
-            )
+        severity = _contention_severity(host, n_others)
+        busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
+        yield finding(
+            "kvm.host_contention",
+            host,
+            values={
+                "guest": domain_label(d),
+                "others": n_others,
+                "procs": len(procs),
+                "sample": Phrase("one_sample") if severity == "info" else "",
+            },
+            evidence=_contention_evidence(host, d, others, procs),
+            severity=severity,
+            past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+        )
+
+
+def _other_guests_named(sharing: CpuSharing, d: Domain) -> tuple[int, list[str]]:
+    """How many other running guests share ``d``'s CPUs, and their names (the
+    ones not named counted as ``(+N more)``)."""
+    n_others, others = sharing.others(d)
+    if n_others > len(others):
+        others = [*others, f"(+{n_others - len(others)} more)"]
+    return n_others, others
+
+
+def _contention_severity(host: HostFacts, n_others: int) -> str:
+    """One top sample is one instant: busy processes alone are worth a look
+    (info), not a verdict; other running guests are there all the time (warning)."""
+    return "warning" if n_others or _process_samples(host) >= 2 else "info"
+
+
+def _contention_evidence(
+    host: HostFacts, d: Domain, others: list[str], procs: list[ProcessInfo]
+) -> list[Evidence]:
+    """The other running guests, then the first five busy processes."""
+    ev = [evidence(host, "virsh_list.running", others, host.virsh_list or d)] if others else []
+    ev += [
+        evidence(host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line)
+        for p in procs[:5]
+    ]
+    return ev
 
 
 @rule(
@@ -972,32 +1002,37 @@ def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def no_cpu_isolation(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.cmdline or not host_domains(host):
+        domains = host_domains(host)
+        if not host.cmdline or not domains:
             continue
-        pinned: set[int] = set()
-        for d in host_domains(host):
-            if d.vcpupin:
-                pinned |= domain_pinned_cpus(d)
-        if not pinned:
-            continue
-        isolated = set(host.cmdline.cpulist("isolcpus")) | set(host.cmdline.cpulist("nohz_full"))
-        uncovered = sorted(pinned - isolated)
+        uncovered = sorted(_vcpupin_cpus(domains) - _isolated_cpus(host.cmdline))
         if not uncovered:
             continue
-        cpu_map = cpu_node_map(host)
-        nodes = sorted({cpu_map[c] for c in uncovered if c in cpu_map})
         yield finding(
             "kvm.no_cpu_isolation",
             host,
-            values={
-                "cpus": (
-                    Phrase("cpus_on_nodes", {"cpus": format_cpulist(uncovered), "nodes": nodes})
-                    if nodes
-                    else format_cpulist(uncovered)
-                )
-            },
+            values={"cpus": _cpus_and_nodes(host, uncovered)},
             evidence=[
                 evidence(host, "cmdline.isolcpus", host.cmdline.params.get("isolcpus"), host.cmdline),
-                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host_domains(host)[0]),
+                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), domains[0]),
             ],
         )
+
+
+def _vcpupin_cpus(domains: list[Domain]) -> set[int]:
+    """The host CPUs the guests' <vcpupin>s name."""
+    return {cpu for d in domains if d.vcpupin for cpu in domain_pinned_cpus(d)}
+
+
+def _isolated_cpus(cmdline: KernelCmdline) -> set[int]:
+    """The CPUs the kernel command line keeps from the scheduler (isolcpus) or the tick (nohz_full)."""
+    return set(cmdline.cpulist("isolcpus")) | set(cmdline.cpulist("nohz_full"))
+
+
+def _cpus_and_nodes(host: HostFacts, cpus: list[int]) -> str | Phrase:
+    """The CPU list, with the host nodes it lies on when the host's NUMA map is known."""
+    cpu_map = cpu_node_map(host)
+    nodes = sorted({cpu_map[c] for c in cpus if c in cpu_map})
+    if not nodes:
+        return format_cpulist(cpus)
+    return Phrase("cpus_on_nodes", {"cpus": format_cpulist(cpus), "nodes": nodes})
