@@ -445,16 +445,11 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     """Guests that see one NUMA node from inside (lscpu) on a multi-node hypervisor."""
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or guest.numa_node_count() != 1:
+        if cpu is None or guest.numa_node_count() != 1 or _flat_in_its_xml(ctx, guest):
             continue
-        domain = domain_of_guest(ctx, guest)
-        if domain is not None and (not domain.numa_cells or _single_spanning_cell(domain)):
-            continue  # judged from its XML above
-        hv = host_of_guest(ctx, guest)
-        if hv is None or (hv.numa_node_count() or 0) < 2:
-            continue
+        hv = _multinode_hypervisor(ctx, guest)
         cpus = guest.logical_cpus() or 0
-        if cpus < VNUMA_GUEST_VCPUS and not _guest_larger_than_a_node(guest, hv, cpus):
+        if hv is None or not _should_see_numa(guest, hv, cpus):
             continue
         yield finding(
             "kvm.guest_numa_missing",
@@ -467,6 +462,23 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
                 evidence(hv, "numa_nodes", hv.numa_node_count(), hv.numa or hv.cpu, "available"),
             ],
         )
+
+
+def _flat_in_its_xml(ctx: RuleContext, guest: HostFacts) -> bool:
+    """The guest's domain XML has no NUMA cells or one spanning cell: judged from the XML."""
+    domain = domain_of_guest(ctx, guest)
+    return domain is not None and (not domain.numa_cells or _single_spanning_cell(domain))
+
+
+def _multinode_hypervisor(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
+    """The guest's host when the snapshot names it and it has two NUMA nodes or more."""
+    hv = host_of_guest(ctx, guest)
+    return hv if hv is not None and (hv.numa_node_count() or 0) >= 2 else None
+
+
+def _should_see_numa(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
+    """A guest of ``cpus`` CPUs large enough to be shown NUMA cells."""
+    return cpus >= VNUMA_GUEST_VCPUS or _guest_larger_than_a_node(guest, hv, cpus)
 
 
 def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
@@ -751,28 +763,41 @@ def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     },
 )
 def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
-    reported: set[int] = set()
+    yield from _flat_topology_in_xml(ctx)
+    yield from _flat_topology_inside(ctx)
+
+
+def _xml_shows_flat_topology(d: Domain) -> bool:
+    """A domain with enough vCPUs whose XML shows them as single-core sockets."""
+    return (
+        (d.vcpus or 0) >= FLAT_TOPOLOGY_MIN_VCPUS
+        and not _says_nothing_of(d, bool(d.topology), "kvm.flat_socket_topology")
+        and _flat_in_xml(d.topology)
+    )
+
+
+def _flat_topology_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
+        if not _xml_shows_flat_topology(d):
+            continue
         n = d.vcpus or 0
-        if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology), "kvm.flat_socket_topology"):
-            continue
         t = d.topology
-        if not _flat_in_xml(t):
-            continue
-        reported.add(id(d))
         yield finding(
             "kvm.flat_socket_topology",
             host,
             values={"guest": domain_label(d), "vcpus": n, "sockets": t.get("sockets", n)},
             evidence=[_dom_ev(host, d, "topology", dict(t) or None, "topology", "cpu")],
         )
+
+
+def _flat_topology_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or not _flat_inside(cpu):
+        if cpu is None or not _flat_inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and id(domain) in reported:
-            continue
+        if domain is not None and _xml_shows_flat_topology(domain):
+            continue  # already reported from its XML
         yield finding(
             "kvm.flat_socket_topology",
             guest,
