@@ -412,6 +412,29 @@ def guest_disks(domain: Domain) -> list[DomainDisk]:
     return [disk for disk in domain.disks if disk.device == "disk"]
 
 
+# how a finding names the cloud manager that writes a domain XML (``Domain.manager``)
+MANAGER_NAMES = {"openstack": "OpenStack nova", "zstack": "ZStack"}
+
+
+def domain_manager_name(domain: Domain) -> str:
+    """The cloud manager that writes the domain XML, as a finding names it ("" when none)."""
+    return MANAGER_NAMES.get(domain.manager or "", "")
+
+
+def domain_is_partial(domain: Domain) -> bool:
+    """Only part of the domain XML is known: a pasted fragment (completed to parse it or
+    not) or a document the paste cut."""
+    return domain.fragment or domain.recovered or domain.cut
+
+
+def domain_explanation(domain: Domain, *, partial: bool) -> str:
+    """The explanation of a finding on a domain XML: "partial" for part of one, "managed"
+    when a cloud manager writes it (a virsh edit does not last), else the plain one."""
+    if partial:
+        return "partial"
+    return "managed" if domain.manager else ""
+
+
 def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None:
     """Host NUMA nodes the domain's pinned vCPUs run on (None: cannot tell)."""
     if host is None:
@@ -466,6 +489,11 @@ def _numastat_row_line(numa: NumaTopology, keys: tuple[str, ...]) -> int | None:
 
 # ----------------------------------------------------------------------------
 # What a host is (shared by the rules and their ``relevant`` declarations).
+
+
+def kvm_host_needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
+    return ("domains",) if looks_like_kvm_host(host) else ()
 
 
 def numa_needs(host: HostFacts, *facts: str) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ from engine.rules import (
     host_of_guest,
     is_collector_process,
     is_qemu_process,
+    kvm_host_needs_domains,
     looks_like_kvm_host,
     node_cpu_counts,
     node_mem_totals_kb,
@@ -59,11 +60,6 @@ def _domains(ctx: RuleContext) -> Iterator[tuple[HostFacts, Domain]]:
     for host in ctx.hosts:
         for domain in host_domains(host):
             yield host, domain
-
-
-def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
-    return ("domains",) if looks_like_kvm_host(host) else ()
 
 
 def _needs_domains_or_guest_cpu(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -115,7 +111,7 @@ def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) 
         "热插拔是一个是/否属性：只要有空闲的 vCPU 槽位或设置了 maxMemory，就无法预先设定固定的 vNUMA 布局和"
         "绑核（奠基案例 000）。不涉及程度。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} is defined for hot-plug (spare vCPU slots or maxMemory). Hot-pluggable CPUs and "
         "memory cannot be described in a fixed guest NUMA topology or pinned in advance, so hot-plug blocks "
@@ -165,7 +161,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[RuleFinding]:
         "从 8 个 vCPU 起，虚拟机会跨越多个宿主机核心和 L3 切片；在常见的每节点 8-32 核的 2 路宿主机上还可能"
         "横跨多个节点。低于这个规模，调度器基本能把它放在一起。past = vCPU 数 / 8。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has {vcpus} vCPUs and {pinned} of them pinned: the host scheduler moves the vCPU "
         "threads across all host CPUs and nodes, away from the guest's memory and its caches."
@@ -215,7 +211,7 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
         "模拟器线程负责设备模拟和主循环；在已绑核或 >= 8 个 vCPU 的虚拟机上，它会抢占已绑定 vCPU 的时间，并"
         "从任意节点访问内存。虚拟机达到这一规模后，这是一个是/否设置。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has no emulatorpin: QEMU's main loop and device emulation float over every host CPU, "
         "steal time from pinned vCPUs and touch guest memory from remote nodes."
@@ -291,7 +287,7 @@ def _iothread_gaps(host: HostFacts, d: Domain) -> list[Evidence]:
         "在大到需要绑核（>= 8 个 vCPU）的虚拟机上，由 QEMU 主循环或未绑定的 iothread 处理的数据盘会在 I/O 压"
         "力下增加延迟；只有系统盘时不值得为它配专用线程。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest}: data disks without a dedicated iothread are served by the QEMU main loop, and "
         "iothreads without iothreadpin run on any host CPU; both add latency and disturb pinned vCPUs under "
@@ -510,7 +506,7 @@ def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> boo
         "没有 numatune 时，已绑核或 >= 8 个 vCPU 的虚拟机的内存落在触发缺页的 vCPU 当时运行的节点上；vCPU 绑"
         "定之后，这是唯一能让内存保持本地的手段。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has no numatune: its memory is allocated wherever the faulting vCPU happened to run, "
         "so it ends up spread over all host nodes regardless of where the vCPUs are pinned."
@@ -898,7 +894,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
         "collect.sh、mysql 客户端、virsh、numastat ……）和 QEMU 自身的线程不算其他负载。past = 最繁忙进程 / "
         "50 %。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanations={
         "": (
             "Guest {guest} shares the CPUs of {host} with {others} other running guest(s) and {procs} busy "
