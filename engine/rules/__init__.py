@@ -382,12 +382,19 @@ def domain_of_guest(
     domain with the guest's vCPU count."""
     hosts = hosts if hosts is not None else [h for h in ctx.hosts if h is not guest]
     domains = [d for h in hosts for d in host_domains(h)]
+    return _the_one(_named_as(domains, guest)) or _the_one(_with_vcpus_of(domains, guest))
+
+
+def _named_as(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains called by the guest's hostname or label (any case) or UUID."""
     names = {n.lower() for n in (guest.hostname, guest.label) if n}
-    by_name = _the_one([d for d in domains if _called(d, names)])
-    if by_name is not None:
-        return by_name
+    return [d for d in domains if _called(d, names)]
+
+
+def _with_vcpus_of(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains with as many vCPUs as the guest shows CPUs (none when it shows none)."""
     cpus = guest.logical_cpus()
-    return _the_one([d for d in domains if domain_vcpus(d) == cpus]) if cpus else None
+    return [d for d in domains if domain_vcpus(d) == cpus] if cpus else []
 
 
 def _called(domain: Domain, names: set[str]) -> bool:

@@ -403,15 +403,26 @@ def _guest_numa_missing_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
+def _smallest_node(host: HostFacts) -> tuple[int | None, int | None]:
+    """The CPUs and the memory (KiB) of the host's smallest NUMA node (None: not known)."""
+    cpus = node_cpu_counts(host).values()
+    mem_kb = node_mem_totals_kb(host).values()
+    return min(cpus, default=None), min(mem_kb, default=None)
+
+
+def _above(value: int | None, limit: int | None) -> bool:
+    """Both known, and ``value`` beyond ``limit``."""
+    return value is not None and limit is not None and value > limit
+
+
 def _larger_than_a_node(host: HostFacts, d: Domain, n: int) -> list[Evidence]:
     """Evidence that the guest has more vCPUs or memory than the host's smallest node."""
-    node_cpus = node_cpu_counts(host)
-    node_mem = node_mem_totals_kb(host)
+    node_cpus, node_mem = _smallest_node(host)
     mem = d.current_memory_kb or d.memory_kb
     larger = []
-    if node_cpus and n > min(node_cpus.values()):
-        larger.append(evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu))
-    if node_mem and mem and mem > min(node_mem.values()):
+    if _above(n, node_cpus):
+        larger.append(evidence(host, "cpus_per_host_node", node_cpus, host.numa or host.cpu))
+    if _above(mem, node_mem):
         larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
     return larger
 
@@ -478,13 +489,10 @@ def _should_see_numa(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
 
 
 def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
-    node_cpus = node_cpu_counts(hv)
-    node_mem = node_mem_totals_kb(hv)
+    """The guest (its lscpu and MemTotal) has more CPUs or memory than the host's smallest node."""
+    node_cpus, node_mem = _smallest_node(hv)
     guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
-    return bool(
-        (node_cpus and cpus > min(node_cpus.values()))
-        or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
-    )
+    return _above(cpus, node_cpus) or _above(guest_mem, node_mem)
 
 
 @rule(
