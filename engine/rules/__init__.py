@@ -42,7 +42,7 @@ from collectors.derived.topology import (
     node_mem_totals_kb,
 )
 from collectors.derived.values import as_bool, as_int
-from collectors.facts import Domain, HostFacts, NumaTopology, SnapshotFacts, Source
+from collectors.facts import Domain, DomainDisk, HostFacts, NumaTopology, SnapshotFacts, Source
 from collectors.sizes import size_bytes
 from config.language import in_language
 from engine.severity import SEVERITIES
@@ -382,12 +382,19 @@ def domain_of_guest(
     domain with the guest's vCPU count."""
     hosts = hosts if hosts is not None else [h for h in ctx.hosts if h is not guest]
     domains = [d for h in hosts for d in host_domains(h)]
+    return _the_one(_named_as(domains, guest)) or _the_one(_with_vcpus_of(domains, guest))
+
+
+def _named_as(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains called by the guest's hostname or label (any case) or UUID."""
     names = {n.lower() for n in (guest.hostname, guest.label) if n}
-    by_name = _the_one([d for d in domains if _called(d, names)])
-    if by_name is not None:
-        return by_name
+    return [d for d in domains if _called(d, names)]
+
+
+def _with_vcpus_of(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains with as many vCPUs as the guest shows CPUs (none when it shows none)."""
     cpus = guest.logical_cpus()
-    return _the_one([d for d in domains if domain_vcpus(d) == cpus]) if cpus else None
+    return [d for d in domains if domain_vcpus(d) == cpus] if cpus else []
 
 
 def _called(domain: Domain, names: set[str]) -> bool:
@@ -405,6 +412,34 @@ def domain_host(ctx: RuleContext, domain: Domain) -> HostFacts | None:
         if any(d is domain for d in h.domains):
             return h
     return None
+
+
+def guest_disks(domain: Domain) -> list[DomainDisk]:
+    """The domain's disks (``<disk device='disk'>``: not its CD-ROMs or floppies), in XML order."""
+    return [disk for disk in domain.disks if disk.device == "disk"]
+
+
+# how a finding names the cloud manager that writes a domain XML (``Domain.manager``)
+MANAGER_NAMES = {"openstack": "OpenStack nova", "zstack": "ZStack"}
+
+
+def domain_manager_name(domain: Domain) -> str:
+    """The cloud manager that writes the domain XML, as a finding names it ("" when none)."""
+    return MANAGER_NAMES.get(domain.manager or "", "")
+
+
+def domain_is_partial(domain: Domain) -> bool:
+    """Only part of the domain XML is known: a pasted fragment (completed to parse it or
+    not) or a document the paste cut."""
+    return domain.fragment or domain.recovered or domain.cut
+
+
+def domain_explanation(domain: Domain, *, partial: bool) -> str:
+    """The explanation of a finding on a domain XML: "partial" for part of one, "managed"
+    when a cloud manager writes it (a virsh edit does not last), else the plain one."""
+    if partial:
+        return "partial"
+    return "managed" if domain.manager else ""
 
 
 def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None:
@@ -461,6 +496,11 @@ def _numastat_row_line(numa: NumaTopology, keys: tuple[str, ...]) -> int | None:
 
 # ----------------------------------------------------------------------------
 # What a host is (shared by the rules and their ``relevant`` declarations).
+
+
+def kvm_host_needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
+    return ("domains",) if looks_like_kvm_host(host) else ()
 
 
 def numa_needs(host: HostFacts, *facts: str) -> tuple[str, ...]:
