@@ -270,35 +270,12 @@ def _balance(text: str) -> tuple[str, list[str]]:
         if i < 0:
             break
         out.append(body[pos:i])
-        special = next(((o, c) for o, c in _SPECIALS if body.startswith(o, i)), None)
-        if special is not None:
-            opener, closer = special
-            j = body.find(closer, i + len(opener))
-            if j < 0:
-                what = {"<!--": "comment", "<?": "processing instruction"}.get(opener, "CDATA section")
-                line = body.count("\n", 0, i) + 1
-                raise ParseError(f"unterminated {what} in XML fragment", line=line)
-            pos = j + len(closer)
+        end = _special_end(body, i)
+        if end is None:
+            pos = _read_tag(body, i, out, stack)
+        else:
+            pos = end
             out.append(body[i:pos])
-            continue
-        head = _TAG_HEAD.match(body, i)
-        end = _tag_end(body, head.end()) if head else -(i + 1)
-        if head is None or end < 0:
-            # not a tag (or one cut short): keep it as text and go on from where
-            # the scan stopped, so no character is scanned twice
-            pos = max(-end, i + 1)
-            out.append(body[i:pos].replace("<", "&lt;"))
-            continue
-        pos = end
-        closing, name = head.group(1), head.group(2)
-        if closing:
-            out.extend(_close_up_to(stack, name))
-            continue
-        out.append(body[i:end])
-        if body[end - 2] != "/":
-            stack.append(name)
-            if len(stack) > _MAX_RECOVERY_DEPTH:
-                raise ParseError("XML fragment nests too deeply to recover")
     out.append(body[pos:])
     open_at_end = list(stack)
     out.extend(f"</{name}>" for name in reversed(stack))
@@ -306,6 +283,44 @@ def _balance(text: str) -> tuple[str, list[str]]:
     if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
         balanced = f"<domain>\n{balanced}\n</domain>"
     return balanced, open_at_end
+
+
+def _special_end(body: str, i: int) -> int | None:
+    """The end of the comment, processing instruction or CDATA section that starts
+    at ``i``; None when none does. One left open raises ParseError."""
+    special = next(((o, c) for o, c in _SPECIALS if body.startswith(o, i)), None)
+    if special is None:
+        return None
+    opener, closer = special
+    j = body.find(closer, i + len(opener))
+    if j < 0:
+        what = {"<!--": "comment", "<?": "processing instruction"}.get(opener, "CDATA section")
+        line = body.count("\n", 0, i) + 1
+        raise ParseError(f"unterminated {what} in XML fragment", line=line)
+    return j + len(closer)
+
+
+def _read_tag(body: str, i: int, out: list[str], stack: list[str]) -> int:
+    """The tag at ``i`` into ``out`` (a closing one closes what was opened after
+    its element, an opening one goes on ``stack``); where the scan goes on."""
+    head = _TAG_HEAD.match(body, i)
+    end = _tag_end(body, head.end()) if head else -(i + 1)
+    if head is None or end < 0:
+        # not a tag (or one cut short): keep it as text and go on from where
+        # the scan stopped, so no character is scanned twice
+        pos = max(-end, i + 1)
+        out.append(body[i:pos].replace("<", "&lt;"))
+        return pos
+    closing, name = head.group(1), head.group(2)
+    if closing:
+        out.extend(_close_up_to(stack, name))
+        return end
+    out.append(body[i:end])
+    if body[end - 2] != "/":
+        stack.append(name)
+        if len(stack) > _MAX_RECOVERY_DEPTH:
+            raise ParseError("XML fragment nests too deeply to recover")
+    return end
 
 
 def _skip_comments(text: str) -> str:

@@ -573,42 +573,60 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     seen_group = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip().lstrip("\ufeff")
-        if (
-            not line
-            or line[0] in "#;"
-            or line.startswith(("!include", "==>"))
-            or line.endswith("would have been started with the following arguments:")
-        ):
+        if _holds_no_option(line):
             continue
         m = _GROUP_LINE.match(line)
         if m:
             group, seen_group = m.group(1), True
             continue
-        if line.startswith("--") and (group is None or _SERVER_GROUP.match(group)):
-            # one option per line (my_print_defaults) or all on one (--print-defaults)
-            printed = True
-            tokens = re.split(r"\s+(?=--)", line)
-        elif group is None or not _SERVER_GROUP.match(group):
+        tokens = _server_options(line, group)
+        if tokens is None:
             continue
-        else:
-            tokens = [line]
-        for token in tokens:
-            om = _OPTION.match(token)
-            if not om:
-                skipped.add(number, line)
-                break
-            name = _option_name(om.group(1))
-            raw_value = om.group(2)
-            facts.config[name] = "ON" if raw_value is None else raw_value.strip().strip("'\"")
-            facts.variables[name] = _option_value(raw_value)
-            facts.variable_sources[name] = "config"
-            facts.lines[name] = number
+        printed = printed or line.startswith("--")
+        if not all(_store_option(facts, token, number) for token in tokens):
+            skipped.add(number, line)
     if not facts.variables:
         if not seen_group and not printed and group is None:
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()
     return facts
+
+
+def _holds_no_option(line: str) -> bool:
+    """A blank line, a comment, an include (not followed), a ``==> file <==``
+    header of ``tail``, the banner of ``--print-defaults``."""
+    return (
+        not line
+        or line[0] in "#;"
+        or line.startswith(("!include", "==>"))
+        or line.endswith("would have been started with the following arguments:")
+    )
+
+
+def _server_options(line: str, group: str | None) -> list[str] | None:
+    """The options of a line of a server group (or of printed ``--options``
+    outside any group); None for another program's group or a line outside any."""
+    if group is not None and not _SERVER_GROUP.match(group):
+        return None
+    if line.startswith("--"):
+        # one option per line (my_print_defaults) or all on one (--print-defaults)
+        return re.split(r"\s+(?=--)", line)
+    return None if group is None else [line]
+
+
+def _store_option(facts: DatabaseFacts, token: str, number: int) -> bool:
+    """One ``name = value`` (or bare ``name``) into the facts; False when it is none."""
+    om = _OPTION.match(token)
+    if not om:
+        return False
+    name = _option_name(om.group(1))
+    raw_value = om.group(2)
+    facts.config[name] = "ON" if raw_value is None else raw_value.strip().strip("'\"")
+    facts.variables[name] = _option_value(raw_value)
+    facts.variable_sources[name] = "config"
+    facts.lines[name] = number
+    return True
 
 
 # ------------------------------------------------------------------ version
