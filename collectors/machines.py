@@ -159,29 +159,37 @@ def view_of(kind: str, result: Any, line: int) -> MachineView | None:
     if kind in GUEST_SIGNAL_KINDS:
         return _signals_view(kind, result, line)
     if kind == "numactl_hardware" and isinstance(result, f.NumactlHardware) and result.nodes:
-        cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
-        listed = all(cpu_lists)
-        return MachineView(
-            kind=kind,
-            line=line,
-            nodes=len(result.nodes),
-            cpus=sum(len(c) for c in cpu_lists) if listed else None,
-            distances=tuple(tuple(r) for r in result.distances) or None,
-            node_cpus=tuple(cpu_lists) if listed else None,
-        )
+        return _numactl_view(result, line)
     if kind == "lscpu" and isinstance(result, f.CpuTopology):
-        if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
-            return None  # lscpu -e / -p: a CPU map, not the summary
-        if result.cpus is None and result.numa_nodes is None:
-            return None
-        return MachineView(
-            kind=kind,
-            line=line,
-            nodes=result.numa_nodes,
-            cpus=result.cpus,
-            guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
-        )
+        return _lscpu_view(result, line)
     return None
+
+
+def _numactl_view(result: f.NumactlHardware, line: int) -> MachineView:
+    cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
+    listed = all(cpu_lists)
+    return MachineView(
+        kind="numactl_hardware",
+        line=line,
+        nodes=len(result.nodes),
+        cpus=sum(len(c) for c in cpu_lists) if listed else None,
+        distances=tuple(tuple(r) for r in result.distances) or None,
+        node_cpus=tuple(cpu_lists) if listed else None,
+    )
+
+
+def _lscpu_view(result: f.CpuTopology, line: int) -> MachineView | None:
+    if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
+        return None  # lscpu -e / -p: a CPU map, not the summary
+    if result.cpus is None and result.numa_nodes is None:
+        return None
+    return MachineView(
+        kind="lscpu",
+        line=line,
+        nodes=result.numa_nodes,
+        cpus=result.cpus,
+        guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
+    )
 
 
 def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
@@ -304,25 +312,45 @@ def machine_boundaries(
     walk = _Walk(named=hosts[0] if hosts else None)
     segment = 0
     for index, block in enumerate(blocks):
-        while segment + 1 < len(segment_starts) and block.start_line - 1 >= segment_starts[segment + 1]:
-            segment += 1
+        now = _segment_of(block.start_line - 1, segment, segment_starts)
+        if now != segment:
             # a prompt named another host: that one starts afresh
+            segment = now
             walk.seen, walk.named = [], hosts[segment] if segment < len(hosts) else None
         if block.host and walk.named is None:
             walk.named = block.host
-        if block.prose:
-            continue
-        if block.kind == "mysql_variables":
-            if walk.named:
-                _database_boundary(walk, block, _server_hostname(index, block, parsed, probe), lines)
-            continue
-        if block.kind not in WHOLE_MACHINE_KINDS:
-            continue
-        result = _parsed(index, block, parsed, probe)
-        view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
-        if view is not None:
-            _output_boundary(walk, block, view)
+        if not block.prose:
+            _read_block(walk, index, block, parsed, probe, lines)
     return walk.out
+
+
+def _read_block(
+    walk: _Walk,
+    index: int,
+    block: Any,
+    parsed: dict[int, Any],
+    probe: Callable[[str, str], Any],
+    lines: Sequence[str] | None,
+) -> None:
+    """A boundary before a database whose server or an output whose machine is
+    another one than the walk's."""
+    if block.kind == "mysql_variables":
+        if walk.named:
+            _database_boundary(walk, block, _server_hostname(index, block, parsed, probe), lines)
+        return
+    if block.kind not in WHOLE_MACHINE_KINDS:
+        return
+    result = _parsed(index, block, parsed, probe)
+    view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
+    if view is not None:
+        _output_boundary(walk, block, view)
+
+
+def _segment_of(line: int, segment: int, segment_starts: Sequence[int]) -> int:
+    """The segment (from ``segment`` on) that holds the 0-based ``line``."""
+    while segment + 1 < len(segment_starts) and line >= segment_starts[segment + 1]:
+        segment += 1
+    return segment
 
 
 def _prompt_names(lines: Sequence[str] | None, block: Any, host: str) -> bool:
@@ -419,6 +447,20 @@ def find_conflicts(
     distances: Values = [(str(p.distances), p, "distances") for p in numactl if p.distances]
     if _distinct(distances):
         out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
+    conflict = _cpu_conflict(host, numactl, summaries)
+    if conflict is not None:
+        out.append(conflict)
+    conflict = _database_conflict(host)
+    if conflict is not None:
+        out.append(conflict)
+    return out
+
+
+def _cpu_conflict(
+    host: f.HostFacts, numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]
+) -> f.FactConflict | None:
+    """The CPU counts differ, or an lscpu and the guest signals disagree on
+    whether the machine is virtual."""
     cpus = _cpu_counts(numactl, summaries)
     roles = {bool(c.hypervisor_vendor) for c in summaries}
     signals = host.guest_signals
@@ -427,13 +469,8 @@ def find_conflicts(
     if len(roles) > 1 and signals is not None and signals.virtual is not None:
         cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
     if _distinct(cpus) or len(roles) > 1:
-        out.append(
-            _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
-        )
-    conflict = _database_conflict(host)
-    if conflict is not None:
-        out.append(conflict)
-    return out
+        return _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
+    return None
 
 
 def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:
