@@ -37,7 +37,7 @@ import re
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -45,7 +45,7 @@ from typing import IO, Any
 from collectors import facts as f
 from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
-from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
+from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, Decoded, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
@@ -207,15 +207,16 @@ class _ManifestEntry:
     exit_code: int | None = None
 
 
+# what a member name holds that needs its parts split and checked
+_NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
+
+
 def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     """``(normalised name, None)`` or ``(None, reason to skip)``."""
-    if len(name) > MAX_NAME:
-        return None, "member name too long"
-    if "\x00" in name:
-        return None, "member name contains NUL"
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
-        return None, "absolute member path"
-    if ".." not in name and "\\" not in name and "//" not in name and "./" not in name:
+    why = _unsafe_name(name)
+    if why is not None:
+        return None, why
+    if not _NAME_TO_NORMALISE.search(name):
         return name.rstrip("/") or None, None if name.rstrip("/") else "empty member name"
     parts = [p for p in re.split(r"[\\/]+", name) if p not in ("", ".")]
     if any(p == ".." for p in parts):
@@ -223,6 +224,17 @@ def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     if not parts:
         return None, "empty member name"
     return "/".join(parts), None
+
+
+def _unsafe_name(name: str) -> str | None:
+    """Why a member name is refused before it is read: too long, a NUL, absolute."""
+    if len(name) > MAX_NAME:
+        return "member name too long"
+    if "\x00" in name:
+        return "member name contains NUL"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
+        return "absolute member path"
+    return None
 
 
 def _safe_label(name: str) -> str:
@@ -254,6 +266,37 @@ _BUDGETS = (
     ("domains", "libvirt_domain", "libvirt domain XMLs", "CASEBOOK_MAX_DOMAINS"),
     ("parsed_artifacts", None, "command outputs and files to parse", "CASEBOOK_MAX_PARSED_ARTIFACTS"),
 )
+
+
+def _count_reading(assemblers: list[HostAssembler], starts: list[int], roles: bytearray) -> None:
+    """Each machine's lines of a transcript counted by what they were read as."""
+    bounds = [*starts[1:], len(roles)]
+    for asm, a, b in zip(assemblers, starts, bounds, strict=True):
+        reading = asm.host.reading
+        reading.lines += b - a
+        chunk = roles[a:b]
+        reading.read_lines += chunk.count(READ)
+        reading.prompt_lines += chunk.count(PROMPT)
+        reading.prose_lines += chunk.count(PROSE)
+        reading.unrecognised_lines += chunk.count(UNRECOGNISED)
+        reading.unused_lines += chunk.count(UNUSED)
+
+
+def _list_unread(name: str, split: Split, assemblers: list[HostAssembler], starts: list[int]) -> None:
+    """The unused and the unrecognised blocks of a transcript, each under its
+    machine (at most MAX_UNUSED_BLOCKS unused ones, then a line saying there are more)."""
+    for start, end, what in split.unused:
+        unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
+        if len(unused) < MAX_UNUSED_BLOCKS:
+            unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
+        elif len(unused) == MAX_UNUSED_BLOCKS:
+            more = "(more, not listed)"
+            unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
+    for start, end, first in split.unrecognised:
+        asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
+        asm.host.reading.unrecognised.append(
+            f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
+        )
 
 
 class _Loader:
@@ -632,35 +675,43 @@ class _Loader:
                 f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
             )
             lines = self.limits.text_lines
-        if not decoded.binary:
-            self.keep_text(name, decoded.text, member=member)
         if decoded.binary:
             self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
             return False
-        if decoded.nul_bytes:
-            self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
-        if decoded.long_lines:
-            self.error(
-                name, f"{decoded.long_lines} line(s) longer than {MAX_LINE_CHARS} characters cut there"
-            )
-        if not decoded.text.strip():
-            if not member:
-                self.error(name, "empty artifact")
-            self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
-            self.asm.host.reading.lines += lines  # blank lines: nothing to read
-            self.asm.host.reading.prose_lines += lines
-            return False
-        if path_kind and _only_comments(decoded.text):
-            self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
-            self.asm.host.reading.lines += lines
-            self.asm.host.reading.prose_lines += lines
+        self.keep_text(name, decoded.text, member=member)
+        self.report_decoding(name, decoded)
+        if self.holds_nothing(name, decoded.text, path_kind, lines, member=member):
             return False
         if path_kind:
             ok = self.parse(name, path_kind, decoded.text, lines=lines, encoding=decoded.encoding, **kwargs)
             self.read_whole(name, path_kind, lines, parsed=ok, member=member)
             return ok
         return self.text_artifact(name, decoded.text, encoding=decoded.encoding, member=member)
+
+    def report_decoding(self, name: str, decoded: Decoded) -> None:
+        """What decoding the text removed or cut."""
+        if decoded.nul_bytes:
+            self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
+        if decoded.long_lines:
+            self.error(
+                name, f"{decoded.long_lines} line(s) longer than {MAX_LINE_CHARS} characters cut there"
+            )
+
+    def holds_nothing(self, name: str, text: str, path_kind: str | None, lines: int, *, member: bool) -> bool:
+        """A blank file, or a configuration file of comments only, recorded as
+        read with nothing in it."""
+        if not text.strip():
+            if not member:
+                self.error(name, "empty artifact")
+            self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
+        elif path_kind and _only_comments(text):
+            self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
+        else:
+            return False
+        self.asm.host.reading.lines += lines  # blank lines or comments: nothing to read
+        self.asm.host.reading.prose_lines += lines
+        return True
 
     def keep_text(self, name: str, text: str, *, member: bool) -> None:
         """Keep the text of a member, or of a whole text file, for the lines a
@@ -769,29 +820,8 @@ class _Loader:
             self.host_for(host, first_host) if why is None else self.new_machine(host, why, start)
             for start, host, why in segments
         ]
-        bounds = [*starts[1:], len(split.roles)]
-        roles = split.roles
-        for asm, a, b in zip(assemblers, starts, bounds, strict=True):
-            reading = asm.host.reading
-            reading.lines += b - a
-            chunk = roles[a:b]
-            reading.read_lines += chunk.count(READ)
-            reading.prompt_lines += chunk.count(PROMPT)
-            reading.prose_lines += chunk.count(PROSE)
-            reading.unrecognised_lines += chunk.count(UNRECOGNISED)
-            reading.unused_lines += chunk.count(UNUSED)
-        for start, end, what in split.unused:
-            unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
-            if len(unused) < MAX_UNUSED_BLOCKS:
-                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
-            elif len(unused) == MAX_UNUSED_BLOCKS:
-                more = "(more, not listed)"
-                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
-        for start, end, first in split.unrecognised:
-            asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
-            asm.host.reading.unrecognised.append(
-                f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
-            )
+        _count_reading(assemblers, starts, split.roles)
+        _list_unread(name, split, assemblers, starts)
         for note in split.notes:
             if note.startswith("more than"):
                 self.error(name, note)
@@ -952,6 +982,37 @@ def _looks_like_transcript(text: str) -> bool:
     return False
 
 
+def _unreadable_type(member: tarfile.TarInfo) -> str | None:
+    """Why a member that is neither a directory nor a link is not read."""
+    if member.ischr() or member.isblk() or member.isfifo():
+        return "device or FIFO member skipped"
+    if not member.isreg():
+        return "unsupported member type skipped"
+    return None
+
+
+def _manifest_items(doc: dict[str, Any], limit: int) -> list[tuple[str, dict[str, Any]]]:
+    """("commands" or "files", entry) of the collector's manifest, at most ``limit`` of each."""
+    entries: list[tuple[str, dict[str, Any]]] = []
+    for key in ("commands", "files"):
+        items = doc.get(key)
+        if isinstance(items, list):
+            entries.extend((key, item) for item in items[:limit] if isinstance(item, dict))
+    return entries
+
+
+def _sos_commands(plugins: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(command, file path) of every command a sos manifest's plugins ran."""
+    for plugin in plugins.values():
+        commands = plugin.get("commands") if isinstance(plugin, dict) else None
+        if not isinstance(commands, list):
+            continue
+        for cmd in commands:
+            exec_, path = (cmd.get("exec"), cmd.get("filepath")) if isinstance(cmd, dict) else (None, None)
+            if isinstance(exec_, str) and isinstance(path, str):
+                yield exec_, path
+
+
 class _TarWalk:
     """One pass over a tar stream: map, read or skip each member."""
 
@@ -979,27 +1040,30 @@ class _TarWalk:
             if self.members > limits.members:
                 self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
                 return
-            raw_name = member.name
-            if self.members <= KIND_MEMBERS:
-                self.loader.note_member(raw_name)
-            if member.isdir():
-                continue
-            name, why = _clean_member_name(raw_name)
-            if name is None:
-                self.error(_safe_label(raw_name), f"{why}; skipped")
-                continue
-            if member.issym() or member.islnk():
-                self.links.append(name)  # reported in finish(), once we know if this is a sosreport
-                continue
-            if member.ischr() or member.isblk() or member.isfifo():
-                self.error(name, "device or FIFO member skipped")
-                continue
-            if not member.isreg():
-                self.error(name, "unsupported member type skipped")
-                continue
-            if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
-                self.is_sos = True
-            self.member(tf, member, name)
+            self.take(tf, member)
+
+    def take(self, tf: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+        """One member: a directory passed, a link kept for :meth:`report_links`, an
+        unsafe name or a device reported, a regular file read."""
+        raw_name = member.name
+        if self.members <= KIND_MEMBERS:
+            self.loader.note_member(raw_name)
+        if member.isdir():
+            return
+        name, why = _clean_member_name(raw_name)
+        if name is None:
+            self.error(_safe_label(raw_name), f"{why}; skipped")
+            return
+        if member.issym() or member.islnk():
+            self.links.append(name)  # reported in finish(), once we know if this is a sosreport
+            return
+        unreadable = _unreadable_type(member)
+        if unreadable is not None:
+            self.error(name, unreadable)
+            return
+        if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
+            self.is_sos = True
+        self.member(tf, member, name)
 
     def _read(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, limit: int
@@ -1162,23 +1226,7 @@ class _TarWalk:
         hostname = doc.get("hostname")
         if isinstance(hostname, str):
             self.loader._hostname = hostname.strip()[:253] or None
-        pre = f"{prefix}/" if prefix else ""
-        entries: list[tuple[Any, dict[str, Any]]] = []
-        for key in ("commands", "files"):
-            items = doc.get(key)
-            if isinstance(items, list):
-                entries.extend(
-                    (key, item) for item in items[: self.loader.limits.members] if isinstance(item, dict)
-                )
-        for key, item in entries:
-            path = item.get("file") if key == "commands" else item.get("path")
-            if not isinstance(path, str) or not path:
-                continue
-            clean, why = _clean_member_name(path)
-            if clean is None:
-                self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
-                continue
-            self.manifest[pre + clean] = self._manifest_entry(item, clean)
+        self.map_manifest(name, doc, f"{prefix}/" if prefix else "")
         self.loader.asm.artifact(
             name,
             "manifest",
@@ -1189,6 +1237,18 @@ class _TarWalk:
             else None,
             time=str(doc.get("time"))[:64] if doc.get("time") else None,
         )
+
+    def map_manifest(self, name: str, doc: dict[str, Any], pre: str) -> None:
+        """Each file the manifest lists -> its parser kind, command and exit code."""
+        for key, item in _manifest_items(doc, self.loader.limits.members):
+            path = item.get("file") if key == "commands" else item.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            clean, why = _clean_member_name(path)
+            if clean is None:
+                self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
+                continue
+            self.manifest[pre + clean] = self._manifest_entry(item, clean)
 
     def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
         """What a manifest says of one file: its parser kind (as written, else
@@ -1217,20 +1277,11 @@ class _TarWalk:
             return
         if not isinstance(plugins, dict):
             return
-        for plugin in plugins.values():
-            commands = plugin.get("commands") if isinstance(plugin, dict) else None
-            if not isinstance(commands, list):
-                continue
-            for cmd in commands:
-                if not isinstance(cmd, dict):
-                    continue
-                exec_, path = cmd.get("exec"), cmd.get("filepath")
-                if not isinstance(exec_, str) or not isinstance(path, str):
-                    continue
-                clean, _why = _clean_member_name(path)
-                kind = kind_for_command(exec_)
-                if clean and kind:
-                    self.manifest.setdefault(prefix + clean, _ManifestEntry(kind=kind, command=exec_))
+        for exec_, path in _sos_commands(plugins):
+            clean, _why = _clean_member_name(path)
+            kind = kind_for_command(exec_)
+            if clean and kind:
+                self.manifest.setdefault(prefix + clean, _ManifestEntry(kind=kind, command=exec_))
 
     @staticmethod
     def _kinds() -> set[str]:
@@ -1539,18 +1590,18 @@ def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = No
         if len(data) > limits.artifact_bytes:
             return {}
         return dict.fromkeys(names, decode_bytes(data).text.split("\n"))
+    return _member_lines(fh, names, limits)
+
+
+def _member_lines(fh: IO[bytes], names: set[str], limits: Limits) -> dict[str, list[str]]:
+    """The lines of the named members of an archive (see :func:`artifact_lines`)."""
     out: dict[str, list[str]] = {}
     remaining = set(names)
     unpacked = 0
     for tar, member in _tar_members(fh, limits):
         if not remaining:
             break
-        if not member.isfile() or member.size > limits.artifact_bytes:
-            continue
-        clean, _skip = _clean_member_name(member.name)
-        if clean is None:
-            continue
-        match = next((n for n in remaining if _same_path(n, clean)), None)
+        match = _wanted_member(member, remaining, limits)
         if match is None:
             continue
         unpacked += member.size
@@ -1561,3 +1612,13 @@ def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = No
             out[match] = decode_bytes(extracted.read()).text.split("\n")
             remaining.discard(match)
     return out
+
+
+def _wanted_member(member: tarfile.TarInfo, remaining: set[str], limits: Limits) -> str | None:
+    """The name in ``remaining`` a regular member of a readable size stands for."""
+    if not member.isfile() or member.size > limits.artifact_bytes:
+        return None
+    clean, _skip = _clean_member_name(member.name)
+    if clean is None:
+        return None
+    return next((n for n in remaining if _same_path(n, clean)), None)
