@@ -166,26 +166,35 @@ class CpuSharing:
         self._index_of_domain: dict[int, int] = {}
         self._indexes_of_name: dict[str, list[int]] = {}
         if listed:
-            by_name: dict[str, Domain] = {}
-            for d in domains:
-                for key in (d.name, d.uuid):
-                    if key and key not in by_name:
-                        by_name[key] = d
-            for name in running:
-                xml = by_name.get(name)
-                self._indexes_of_name.setdefault(name, []).append(len(self._labels))
-                self._labels.append(name)
-                self._masks.append(self._pins[id(xml)] if xml is not None else None)
+            self._add_running(domains, running)
         else:
-            for d in domains:
-                if not (d.name or d.uuid):
-                    continue
-                self._index_of_domain[id(d)] = len(self._labels)
-                self._labels.append(domain_label(d))
-                self._masks.append(self._pins[id(d)])
+            self._add_domains(domains)
         self._groups: dict[int | None, list[int]] = {}
         for index, mask in enumerate(self._masks):
             self._groups.setdefault(mask, []).append(index)
+
+    def _add_running(self, domains: list[Domain], running: list[str]) -> None:
+        """The candidates are the guests ``virsh list`` shows running, pinned as
+        the XML of the same name or UUID says."""
+        by_name: dict[str, Domain] = {}
+        for d in domains:
+            for key in (d.name, d.uuid):
+                if key and key not in by_name:
+                    by_name[key] = d
+        for name in running:
+            xml = by_name.get(name)
+            self._indexes_of_name.setdefault(name, []).append(len(self._labels))
+            self._labels.append(name)
+            self._masks.append(self._pins[id(xml)] if xml is not None else None)
+
+    def _add_domains(self, domains: list[Domain]) -> None:
+        """Without ``virsh list``, the candidates are the named domain XMLs."""
+        for d in domains:
+            if not (d.name or d.uuid):
+                continue
+            self._index_of_domain[id(d)] = len(self._labels)
+            self._labels.append(domain_label(d))
+            self._masks.append(self._pins[id(d)])
 
     def _selves(self, d: Domain) -> set[int]:
         """The candidates that are ``d`` itself (the domain, or its name or UUID in virsh list)."""

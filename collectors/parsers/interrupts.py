@@ -96,22 +96,26 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
         if not sep or not name or " " in name:
             _continuation(out, line, idx)
             ncpu = len(out.cpus)
-            continue
-        tokens = rest.split()
-        counts = _leading_counts(tokens[:ncpu])
-        if not counts and tokens:
-            # a row without counts is not a counter row (stray text)
-            continue
-        if len(counts) < ncpu and name not in _TOTAL_ROWS:
-            _cut_row(out, name, len(counts), idx)
-            continue
-        out.rows[name] = counts
-        out.lines[name] = idx
-        description = " ".join(tokens[len(counts) :])
-        if description:
-            out.descriptions[name] = description
+        else:
+            _read_row(out, name, rest.split(), ncpu, idx)
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _read_row(out: Interrupts, name: str, tokens: list[str], ncpu: int, idx: int) -> None:
+    """``name: n n ... description``: its counts, or the row named as cut when it
+    has fewer than the header's CPUs; a row without counts is stray text."""
+    counts = _leading_counts(tokens[:ncpu])
+    if not counts and tokens:
+        return
+    if len(counts) < ncpu and name not in _TOTAL_ROWS:
+        _cut_row(out, name, len(counts), idx)
+        return
+    out.rows[name] = counts
+    out.lines[name] = idx
+    description = " ".join(tokens[len(counts) :])
+    if description:
+        out.descriptions[name] = description
 
 
 def _continuation(out: Interrupts, line: str, idx: int) -> None:

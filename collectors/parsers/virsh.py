@@ -261,19 +261,8 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     for m in _CAPS_TAG.finditer(body):
         out.append(body[pos : m.start()].replace("<", "&lt;"))
         pos = m.end()
-        closing, name, empty = m.group(1), m.group(2), m.group(3)
-        if closing:
-            if name in stack:
-                while stack and stack[-1] != name:
-                    out.append(f"</{stack.pop()}>")
-                stack.pop()
-            elif not stack:
-                openers.insert(0, name)
-            else:
-                continue  # closes nothing open: dropped
-        elif not empty:
-            stack.append(name)
-        out.append(m.group(0))
+        if _keep_capabilities_tag(m, stack, openers, out):
+            out.append(m.group(0))
     out.append(body[pos:].replace("<", "&lt;"))
     out.extend(f"</{name}>" for name in reversed(stack))
     doc = "".join(f"<{name}>" for name in openers) + "".join(out)
@@ -283,6 +272,27 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     wrappers = _CAPS_WRAPPERS[: _CAPS_WRAPPERS.index(outer)] if outer in _CAPS_WRAPPERS else _CAPS_WRAPPERS
     doc = "".join(f"<{w}>" for w in wrappers) + doc + "".join(f"</{w}>" for w in reversed(wrappers))
     return doc, text.count("\n", 0, start) + 1
+
+
+def _keep_capabilities_tag(m: re.Match[str], stack: list[str], openers: list[str], out: list[str]) -> bool:
+    """Whether a tag of a capabilities fragment is kept: an opening tag goes on
+    ``stack``; a closing one closes the elements opened after its own (into
+    ``out``), or, with nothing open, needs an opening tag before the fragment
+    (``openers``); one that closes nothing open is dropped."""
+    closing, name, empty = m.group(1), m.group(2), m.group(3)
+    if not closing:
+        if not empty:
+            stack.append(name)
+        return True
+    if name in stack:
+        while stack and stack[-1] != name:
+            out.append(f"</{stack.pop()}>")
+        stack.pop()
+        return True
+    if not stack:
+        openers.insert(0, name)
+        return True
+    return False
 
 
 def _cell_id(cell: Any) -> int | None:
