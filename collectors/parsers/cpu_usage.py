@@ -93,11 +93,14 @@ def _parse_top(text: str) -> CpuUsage:
         if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
             proc_header = tokens
             out.lines["processes"] = idx
-    if not (
-        out.per_cpu or out.overall or out.processes or out.load_average or out.mem_total_kb or out.tasks_total
-    ):
+    if not _top_read_anything(out):
         raise ParseError("no top header, CPU lines or process list found")
     return out
+
+
+def _top_read_anything(out: CpuUsage) -> bool:
+    """Whether top's header, CPU lines or process list gave anything."""
+    return any((out.per_cpu, out.overall, out.processes, out.load_average, out.mem_total_kb, out.tasks_total))
 
 
 def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int) -> bool:
@@ -189,11 +192,7 @@ def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
     # isascii: str.isdigit() accepts superscripts that int() rejects
     if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
         return None
-    time_pos = None
-    for pos in range(2, len(tokens)):
-        if _TIME_PLUS.match(tokens[pos]):
-            time_pos = pos
-            break
+    time_pos = next((pos for pos in range(2, len(tokens)) if _TIME_PLUS.match(tokens[pos])), None)
     if time_pos is not None and time_pos >= 4:
         cpu, mem = decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1])
         command = " ".join(tokens[time_pos + 1 :])

@@ -23,6 +23,7 @@ parsed with the same defused parser as domain XML.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from collectors.cpulist import parse_cpulist
@@ -504,6 +505,40 @@ def _cpu_list(value: str, what: str, number: int) -> list[int]:
         raise ParseError(f"{what} is not a CPU list: {value.strip()!r}", line=number) from None
 
 
+def _start_vcpu(out: VirshDomainTuning, value: str, number: int) -> VcpuInfo:
+    """A ``VCPU: N`` line starts the next vCPU's record."""
+    try:
+        vcpu = VcpuInfo(vcpu=int(value), line=number)
+    except ValueError:
+        raise ParseError(f"VCPU is not a number: {value!r}", line=number) from None
+    out.vcpus.append(vcpu)
+    out.lines[f"vcpus[{vcpu.vcpu}]"] = number
+    return vcpu
+
+
+def _set_vcpu_cpu(vcpu: VcpuInfo, value: str) -> None:
+    vcpu.cpu = int(value) if value.isdigit() else None
+
+
+def _set_vcpu_state(vcpu: VcpuInfo, value: str) -> None:
+    vcpu.state = value or None
+
+
+def _set_vcpu_time(vcpu: VcpuInfo, value: str) -> None:
+    try:
+        vcpu.cpu_time_s = float(value.rstrip("s"))
+    except ValueError:
+        vcpu.cpu_time_s = None
+
+
+# the lower-cased key of a vcpuinfo line -> what it sets of the current vCPU
+_VCPU_FIELDS: dict[str, Callable[[VcpuInfo, str], None]] = {
+    "cpu": _set_vcpu_cpu,
+    "state": _set_vcpu_state,
+    "cpu time": _set_vcpu_time,
+}
+
+
 @register(
     "virsh_vcpuinfo",
     commands=(r"\bvirsh\b.*\bvcpuinfo\b",),
@@ -531,28 +566,16 @@ def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
             continue
         key, value = m.group(1).lower(), m.group(2).strip()
         if key == "vcpu":
-            try:
-                current = VcpuInfo(vcpu=int(value), line=number)
-            except ValueError:
-                raise ParseError(f"VCPU is not a number: {value!r}", line=number) from None
-            out.vcpus.append(current)
-            out.lines[f"vcpus[{current.vcpu}]"] = number
+            current = _start_vcpu(out, value, number)
         elif current is None:
             continue
-        elif key == "cpu":
-            current.cpu = int(value) if value.isdigit() else None
-        elif key == "state":
-            current.state = value or None
-        elif key == "cpu time":
-            try:
-                current.cpu_time_s = float(value.rstrip("s"))
-            except ValueError:
-                current.cpu_time_s = None
         elif key == "cpu affinity":
             current.affinity, total = _affinity(value, number)
             out.affinity[current.vcpu] = current.affinity
             out.lines[f"affinity[{current.vcpu}]"] = number
             out.host_cpus = total if total is not None else out.host_cpus
+        elif key in _VCPU_FIELDS:
+            _VCPU_FIELDS[key](current, value)
     if not out.vcpus:
         raise ParseError("no 'VCPU:' records: not virsh vcpuinfo output")
     return out
