@@ -693,15 +693,7 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
     present = [child.tag for child in dom]
     unseen: list[str] = []
     if d.cut_in is not None:
-        element = dom.find(d.cut_in)
-        children = list(element) if element is not None else []
-        if children:
-            d.truncated_after = _describe(children[-1])
-        order = _CHILD_ORDER.get(d.cut_in, ())
-        last = children[-1].tag if children else None
-        after = order.index(last) if last in order else -1
-        # the last child's kind may go on (vcpupin 24, 25 ...): it is unseen too
-        unseen.extend(order[max(after, 0) :] if last in order else order)
+        unseen = _unseen_inside(dom, d, d.cut_in)
         anchor = d.cut_in
     else:
         anchor = present[-1] if present else "name"
@@ -709,6 +701,21 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
             d.truncated_after = _describe(dom[-1])
     unseen.extend(_unseen_after(anchor, present, unseen))
     d.unseen = list(dict.fromkeys(unseen))
+
+
+def _unseen_inside(dom: ET.Element, d: Domain, cut_in: str) -> list[str]:
+    """The children the element the paste was cut in could still have held (the
+    last child's kind may go on: vcpupin 24, 25 ...); its last child read goes
+    to ``d.truncated_after``."""
+    element = dom.find(cut_in)
+    children = list(element) if element is not None else []
+    if children:
+        d.truncated_after = _describe(children[-1])
+    order = _CHILD_ORDER.get(cut_in, ())
+    last = children[-1].tag if children else None
+    if last not in order:
+        return list(order)
+    return list(order[order.index(last) :])
 
 
 def _unseen_after(anchor: str, present: list[str], unseen: list[str]) -> list[str]:
@@ -728,25 +735,31 @@ def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     starts = re.finditer(r"<interface\b", r.text)
     line, last = 1, 0
     for nic in dom.iter("interface"):
-        if nic.find("model") is None and nic.find("driver") is None and nic.find("mac") is None:
-            continue  # <interface> of another element (not a guest NIC)
-        model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
-        raw = (driver.get("queues") or "").strip() if driver is not None else ""
-        queues = int(raw) if raw.isdigit() else None
-        d.interfaces.append(
-            DomainInterface(
-                model=model.get("type") if model is not None else None,
-                queues=queues,
-                kind=nic.get("type"),
-                mac=mac.get("address") if mac is not None else None,
-                driver=(driver.get("name") or None) if driver is not None else None,
-            )
-        )
+        interface = _interface(nic)
+        if interface is None:
+            continue
+        d.interfaces.append(interface)
         m = next(starts, None)
         if m:
             line += r.text.count("\n", last, m.start())
             last = m.start()
             r.lines[f"interfaces[{len(d.interfaces) - 1}]"] = line
+
+
+def _interface(nic: ET.Element) -> DomainInterface | None:
+    """A guest NIC; None for an ``<interface>`` of another element (no model,
+    driver or MAC)."""
+    model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
+    if model is None and driver is None and mac is None:
+        return None
+    raw = (driver.get("queues") or "").strip() if driver is not None else ""
+    return DomainInterface(
+        model=model.get("type") if model is not None else None,
+        queues=int(raw) if raw.isdigit() else None,
+        kind=nic.get("type"),
+        mac=mac.get("address") if mac is not None else None,
+        driver=(driver.get("name") or None) if driver is not None else None,
+    )
 
 
 # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
@@ -769,6 +782,19 @@ def _aliased(lines: dict[str, int]) -> dict[str, int]:
     return lines
 
 
+def _domain_element(root: ET.Element, fragment: bool) -> ET.Element:
+    """The ``<domain>`` of the tree (a fragment's loose children adopted); a
+    ParseError when there is none or it holds no element a domain has."""
+    dom = _find_domain(root)
+    if dom is None:
+        raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
+    if fragment:
+        _adopt_orphans(dom)
+    if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
+        raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
+    return dom
+
+
 @register(
     "libvirt_domain",
     # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
@@ -786,13 +812,7 @@ def parse_domain(text: str) -> Domain:
     (4, 2, 'static', None)
     """
     root, recovered, fragment = _parse_tree(text)
-    dom = _find_domain(root)
-    if dom is None:
-        raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
-    if fragment:
-        _adopt_orphans(dom)
-    if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
-        raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
+    dom = _domain_element(root, fragment)
 
     d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     r = _DomainReader(text)
