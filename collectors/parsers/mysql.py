@@ -283,22 +283,23 @@ def _variables_from_tables(text: str, cut: list[ArtifactError] | None = None) ->
     for table in parse_result_tables(text):
         cols = table.columns
         if "variable_name" in cols and "value" in cols:
-            name_i, value_i = cols.index("variable_name"), cols.index("value")
-        elif len(cols) == 2 and cols[0].startswith("@@"):
+            _read_name_value_table(read, table, cut)
+        elif len(cols) == 2 and cols[0].startswith("@@") and table.rows:
             # SELECT @@innodb_numa_interleave: the header names the variable
             name = cols[0][2:].removeprefix("global.").removeprefix("session.")
-            if table.rows:
-                read.values[name] = table.rows[0][0]
-                read.lines[name] = table.row_lines[0]
-            continue
-        else:
-            continue
-        for ln, row_text in table.cut_rows:
-            cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
-        for row, ln in zip(table.rows, table.row_lines, strict=True):
-            if not read.add(row[name_i], row[value_i], ln):
-                read.skipped.add(ln, " | ".join(row))
+            read.values[name] = table.rows[0][0]
+            read.lines[name] = table.row_lines[0]
     return read
+
+
+def _read_name_value_table(read: _Read, table: ResultTable, cut: list[ArtifactError]) -> None:
+    """The rows of a ``| Variable_name | Value |`` table; its cut rows go to ``cut``."""
+    name_i, value_i = table.columns.index("variable_name"), table.columns.index("value")
+    for ln, row_text in table.cut_rows:
+        cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
+    for row, ln in zip(table.rows, table.row_lines, strict=True):
+        if not read.add(row[name_i], row[value_i], ln):
+            read.skipped.add(ln, " | ".join(row))
 
 
 def _variables_from_plain(text: str) -> _Read:
@@ -310,18 +311,23 @@ def _variables_from_plain(text: str) -> _Read:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or _CLIENT_NOISE.match(line):
             continue
-        if tabbed and "\t" in line:
-            name, _, value = line.partition("\t")
-        else:
-            # "name   value" (tabs turned into spaces) or a bare name (empty value)
-            parts = line.split(None, 1)
-            if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
-                read.skipped.add(number, line)
-                continue
-            name, value = parts[0], parts[1] if len(parts) > 1 else ""
-        if not read.add(name, value.strip(), number):
+        pair = _name_and_value(line, tabbed)
+        if pair is None or not read.add(pair[0], pair[1].strip(), number):
             read.skipped.add(number, line)
     return read
+
+
+def _name_and_value(line: str, tabbed: bool) -> tuple[str, str] | None:
+    """A line's name and value: split at its tab, else at its first spaces
+    ("name   value", tabs turned into spaces) or a bare name (empty value);
+    None when it starts with no variable name."""
+    if tabbed and "\t" in line:
+        name, _, value = line.partition("\t")
+        return name, value
+    parts = line.split(None, 1)
+    if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
+        return None
+    return parts[0], parts[1] if len(parts) > 1 else ""
 
 
 def _finish(values: dict[str, str], lines: dict[str, int], read: _Read | None = None) -> DatabaseFacts:
@@ -653,6 +659,28 @@ def _find_version(text: str) -> tuple[str, str, int] | None:
     return None
 
 
+_VERSION_QUERIES = ("version()", "@@version", "@@global.version")
+
+
+def _version_in_table(text: str) -> tuple[str, str, int] | None:
+    """A ``SELECT VERSION()`` result table's value."""
+    for table in parse_result_tables(text):
+        if table.columns and table.columns[0] in _VERSION_QUERIES and table.rows:
+            return table.rows[0][0], "", table.row_lines[0]
+    return None
+
+
+def _bare_version(text: str) -> tuple[str, str, int] | None:
+    """Tab-separated ``VERSION()\n10.11.19-MariaDB-0+deb12u1`` or a bare ``-N`` value."""
+    plain = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if plain and plain[0].lower() in _VERSION_QUERIES:
+        plain = plain[1:]
+    if len(plain) != 1 or not re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
+        return None
+    number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
+    return plain[0], "", number
+
+
 @register(
     "mysql_version",
     commands=(
@@ -689,25 +717,11 @@ def parse_mysql_version(text: str) -> DatabaseFacts:
     >>> parse_mysql_version("mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL))").kind
     'percona'
     """
-    found = _find_version(text)
-    if found is None:
-        for table in parse_result_tables(text):
-            if (
-                table.columns
-                and table.columns[0] in ("version()", "@@version", "@@global.version")
-                and table.rows
-            ):
-                found = (table.rows[0][0], "", table.row_lines[0])
-                break
-    if found is None:
-        # tab-separated "VERSION()\n10.11.19-MariaDB-0+deb12u1" or a bare -N value
-        plain = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        if plain and plain[0].lower() in ("version()", "@@version", "@@global.version"):
-            plain = plain[1:]
-        if len(plain) == 1 and re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
-            number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
-            found = (plain[0], "", number)
-    if found is None:
+    for find in (_find_version, _version_in_table, _bare_version):
+        found = find(text)
+        if found is not None:
+            break
+    else:
         raise ParseError("no MySQL/MariaDB server version string")
     version, comment, line = found
     return DatabaseFacts(kind=classify(version, comment), version=version, lines={"version": line})

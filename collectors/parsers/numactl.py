@@ -245,6 +245,17 @@ def _detect_show(head: str) -> bool:
     return len(keys) >= 3 and "policy" in keys
 
 
+def _set_show_field(out: NumaPolicy, key: str, value: str) -> None:
+    """A ``*bind:`` list of ids, the policy's name or the preferred node."""
+    if key in _SHOW_LISTS:
+        ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
+        setattr(out, key, ids)
+    elif key == "policy":
+        out.policy = value.split()[0] if value else None
+    else:
+        out.preferred_node = value or None
+
+
 @register(
     "numactl_show",
     commands=(r"^numactl\s+(-s|--show)\s*$",),
@@ -273,13 +284,7 @@ def parse_numactl_show(text: str) -> NumaPolicy:
         if not m:
             continue
         key, value = m.group(1).replace(" ", "_"), m.group(2)
-        if key in _SHOW_LISTS:
-            ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
-            setattr(out, key, ids)
-        elif key == "policy":
-            out.policy = value.split()[0] if value else None
-        else:
-            out.preferred_node = value or None
+        _set_show_field(out, key, value)
         out.lines[key] = idx
     if not out.lines:
         raise ParseError("not numactl --show output (no 'policy:' or '*bind:' line)")
