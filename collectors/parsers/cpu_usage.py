@@ -192,18 +192,25 @@ def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
     # isascii: str.isdigit() accepts superscripts that int() rejects
     if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
         return None
-    time_pos = next((pos for pos in range(2, len(tokens)) if _TIME_PLUS.match(tokens[pos])), None)
-    if time_pos is not None and time_pos >= 4:
-        cpu, mem = decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1])
-        command = " ".join(tokens[time_pos + 1 :])
-    elif len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
-        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
-        command = " ".join(tokens[len(header) - 1 :])
-    else:
+    usage = _cpu_mem_command(tokens, header)
+    if usage is None:
         return None
+    cpu, mem, command = usage
     return ProcessInfo(
         pid=int(tokens[0]), user=tokens[1], cpu_pct=cpu, mem_pct=mem, command=command, line=idx
     )
+
+
+def _cpu_mem_command(tokens: list[str], header: list[str]) -> tuple[float | None, float | None, str] | None:
+    """%CPU, %MEM and the command of a process row: the two cells before TIME+
+    and what follows it, else the header's columns; None when neither places them."""
+    time_pos = next((pos for pos in range(2, len(tokens)) if _TIME_PLUS.match(tokens[pos])), None)
+    if time_pos is not None and time_pos >= 4:
+        return decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1]), " ".join(tokens[time_pos + 1 :])
+    if len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
+        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
+        return cpu, mem, " ".join(tokens[len(header) - 1 :])
+    return None
 
 
 # ------------------------------------------------------------ mpstat / sar

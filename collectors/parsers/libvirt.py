@@ -509,19 +509,25 @@ def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     cell_lines = r.lines_of("cell", "id")
     for index, cell in enumerate(numa.findall("cell")):
         cell_id = _int(cell.get("id"), "<cell id>")
-        gcell = GuestNumaCell(
-            id=cell_id if cell_id is not None else index,
-            cpus=r.cpu_ids(cell.get("cpus"), "<cell cpus>"),
-            memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
-            mem_access=cell.get("memAccess"),
-        )
-        for sibling in cell.findall("distances/sibling"):
-            sid = _int(sibling.get("id"), "<sibling id>")
-            value = _int(sibling.get("value"), "<sibling value>")
-            if sid is not None and value is not None:
-                gcell.distances[sid] = value
+        gcell = _guest_cell(cell, cell_id if cell_id is not None else index, r)
         d.numa_cells.append(gcell)
         r.mark_id(f"numa_cells[{gcell.id}]", cell_lines, cell_id)
+
+
+def _guest_cell(cell: ET.Element, cell_id: int, r: _DomainReader) -> GuestNumaCell:
+    """A ``<cell>`` of the guest's ``<numa>``: its CPUs, memory and distances."""
+    gcell = GuestNumaCell(
+        id=cell_id,
+        cpus=r.cpu_ids(cell.get("cpus"), "<cell cpus>"),
+        memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
+        mem_access=cell.get("memAccess"),
+    )
+    for sibling in cell.findall("distances/sibling"):
+        sid = _int(sibling.get("id"), "<sibling id>")
+        value = _int(sibling.get("value"), "<sibling value>")
+        if sid is not None and value is not None:
+            gcell.distances[sid] = value
+    return gcell
 
 
 def _read_pins(
@@ -612,22 +618,26 @@ def _disk_source(source: ET.Element | None) -> str | None:
     return src
 
 
+def _disk(disk: ET.Element) -> DomainDisk:
+    target = disk.find("target")
+    driver = disk.find("driver")
+    return DomainDisk(
+        target=target.get("dev") if target is not None else None,
+        device=disk.get("device") or "disk",
+        bus=target.get("bus") if target is not None else None,
+        source=_disk_source(disk.find("source")),
+        iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
+        cache=(driver.get("cache") or None) if driver is not None else None,
+        io=(driver.get("io") or None) if driver is not None else None,
+        driver_shown=driver is not None,
+    )
+
+
 def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     disk_starts = re.finditer(r"<disk\b", r.text)
     disk_line, disk_last = 1, 0
     for disk in dom.iter("disk"):
-        target = disk.find("target")
-        driver = disk.find("driver")
-        dd = DomainDisk(
-            target=target.get("dev") if target is not None else None,
-            device=disk.get("device") or "disk",
-            bus=target.get("bus") if target is not None else None,
-            source=_disk_source(disk.find("source")),
-            iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
-            cache=(driver.get("cache") or None) if driver is not None else None,
-            io=(driver.get("io") or None) if driver is not None else None,
-            driver_shown=driver is not None,
-        )
+        dd = _disk(disk)
         d.disks.append(dd)
         m = next(disk_starts, None)
         if m:

@@ -172,6 +172,36 @@ def _named(address: str, rest: str, number: int) -> PciDevice | None:
     return PciDevice(address, name.strip(), class_name.strip(), class_id, vendor, device, line=number)
 
 
+def _vmm_device(block: dict[str, str], line: int) -> PciDevice:
+    """One ``lspci -vmm`` record: with ``-n`` its vendor and device are numbers
+    (the class too), else names (with the subsystem's)."""
+    vendor, device = block.get("Vendor", ""), block.get("Device", "")
+    if re.fullmatch(r"[0-9a-fA-F]{4}", vendor) and re.fullmatch(r"[0-9a-fA-F]{4}", device):
+        return PciDevice(
+            block["Slot"],
+            f"{vendor}:{device}",
+            None,
+            block.get("Class"),
+            vendor.lower(),
+            device.lower(),
+            subsystem=None,
+            driver=block.get("Driver"),
+            line=line,
+        )
+    sub = " ".join(v for v in (block.get("SVendor"), block.get("SDevice")) if v) or None
+    return PciDevice(
+        block["Slot"],
+        f"{vendor} {device}".strip(),
+        block.get("Class"),
+        None,
+        None,
+        None,
+        subsystem=sub,
+        driver=block.get("Driver"),
+        line=line,
+    )
+
+
 class _Reader:
     """The lines of one ``lspci`` output, one method per kind of line."""
 
@@ -212,24 +242,8 @@ class _Reader:
 
     def end_vmm_block(self) -> None:
         block, self.vmm = self.vmm, {}
-        if "Slot" not in block:
-            return
-        vendor, device = block.get("Vendor", ""), block.get("Device", "")
-        numeric = bool(re.fullmatch(r"[0-9a-fA-F]{4}", vendor) and re.fullmatch(r"[0-9a-fA-F]{4}", device))
-        sub = " ".join(v for v in (block.get("SVendor"), block.get("SDevice")) if v) or None
-        self.devices.append(
-            PciDevice(
-                block["Slot"],
-                f"{vendor} {device}".strip() if not numeric else f"{vendor}:{device}",
-                None if numeric else block.get("Class"),
-                block.get("Class") if numeric else None,
-                vendor.lower() if numeric else None,
-                device.lower() if numeric else None,
-                subsystem=None if numeric else sub,
-                driver=block.get("Driver"),
-                line=self.vmm_line,
-            )
-        )
+        if "Slot" in block:
+            self.devices.append(_vmm_device(block, self.vmm_line))
 
     def read(self, text: str) -> None:
         for number, line in enumerate(text.splitlines(), 1):
