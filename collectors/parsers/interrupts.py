@@ -210,6 +210,18 @@ def _rows(text: str) -> tuple[list[tuple[str, list[str], int]], list[int]]:
     return rows, wrapped
 
 
+def _add_grepped_row(
+    out: Interrupts, name: str, tokens: list[str], ncpu: int, width: int, number: int
+) -> None:
+    """A grepped row of at least ``ncpu`` counts (its ``width``): the first
+    ``ncpu`` of them, and what follows the counts as its description."""
+    out.rows[name] = [int(t) for t in tokens[:ncpu]]
+    out.lines[name] = number
+    description = " ".join(tokens[width:])
+    if description:
+        out.descriptions[name] = description
+
+
 @register(
     "interrupts_grep",
     commands=(r"^(e|f)?grep\s+(-\w+\s+)*\S+\s+/proc/interrupts\s*$",),
@@ -242,16 +254,12 @@ def parse_interrupts_grep(text: str) -> Interrupts:
         raise ParseError("no 'irq: count count ...' rows")
     out = Interrupts(cpus=[f"CPU{i}" for i in range(ncpu)])
     unread = UnreadLines("/proc/interrupts: row cut (fewer counts than CPUs)")
-    for name, tokens, number in rows:
-        if len(_leading_counts(tokens)) < ncpu:
+    for (name, tokens, number), width in zip(rows, widths, strict=True):
+        if width < ncpu:
             unread.add(number, f"{name}:")
-            _cut_row(out, name, len(_leading_counts(tokens)), number)
-            continue
-        out.rows[name] = [int(t) for t in tokens[:ncpu]]
-        out.lines[name] = number
-        description = " ".join(tokens[len(_leading_counts(tokens)) :])
-        if description:
-            out.descriptions[name] = description
+            _cut_row(out, name, width, number)
+        else:
+            _add_grepped_row(out, name, tokens, ncpu, width, number)
     if wrapped:
         cut = _cut_of(out)
         cut.wrapped = len(wrapped)

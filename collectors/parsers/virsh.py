@@ -349,22 +349,10 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
     >>> caps.iommu
     False
     """
-    if _HOSTILE.search(text):
-        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
-    root, fragment_line = _capabilities_root(text)
-    if root.tag != "capabilities":
-        raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
-    host = root.find("host")
-    if host is None:
-        raise ParseError("<capabilities> without <host>")
+    host, fragment_line = _capabilities_host(text)
     out = VirshCapabilities()
     _read_host_cpu(host, text, out)
-    iommu = host.find("iommu")
-    if iommu is not None:
-        out.iommu = iommu.get("support") == "yes"
-        ln = line_of(text, r"<iommu\b")
-        if ln:
-            out.lines["iommu"] = ln
+    _read_iommu(host, text, out)
     threads = _read_cells(host, text, fragment_line, out)
     if not out.topology and threads:
         out.topology = _topology_of_threads(threads)
@@ -379,6 +367,30 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
             )
         )
     return out
+
+
+def _capabilities_host(text: str) -> tuple[Any, int | None]:
+    """The ``<host>`` of the document (a fragment made whole) and the line
+    where a fragment starts; ParseError on unsafe XML or another document."""
+    if _HOSTILE.search(text):
+        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+    root, fragment_line = _capabilities_root(text)
+    if root.tag != "capabilities":
+        raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
+    host = root.find("host")
+    if host is None:
+        raise ParseError("<capabilities> without <host>")
+    return host, fragment_line
+
+
+def _read_iommu(host: Any, text: str, out: VirshCapabilities) -> None:
+    iommu = host.find("iommu")
+    if iommu is None:
+        return
+    out.iommu = iommu.get("support") == "yes"
+    ln = line_of(text, r"<iommu\b")
+    if ln:
+        out.lines["iommu"] = ln
 
 
 def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
