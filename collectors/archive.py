@@ -121,21 +121,22 @@ class _LimitExceeded(Exception):
     pass
 
 
+# the first bytes of a compressed file or archive -> its format
+_MAGIC: tuple[tuple[bytes | tuple[bytes, ...], str], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bzip2"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    ((b"PK\x03\x04", b"PK\x05\x06"), "zip"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+    (b"Rar!", "rar"),
+)
+
+
 def _magic(head: bytes | bytearray) -> str:
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    if head.startswith(b"BZh"):
-        return "bzip2"
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        return "zstd"
-    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return "zip"
-    if head.startswith(b"7z\xbc\xaf\x27\x1c"):
-        return "7z"
-    if head.startswith(b"Rar!"):
-        return "rar"
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
     if _is_tar_header(head) or (len(head) == 512 and not head.strip(b"\0")):
         return "tar"  # a header, or the zero blocks of an empty tar
     return "text"
@@ -461,8 +462,23 @@ class _Loader:
             self.error(path.name, "not a regular file")
 
     def load_directory(self, root: Path) -> None:
-        count = 0
         total = 0
+        for count, (full, rel) in enumerate(self.directory_files(root), 1):
+            if count > self.limits.members:
+                self.error(str(root.name), f"more than {self.limits.members} files; the rest was not read")
+                return
+            size = self.regular_size(full, rel)
+            if size is None:
+                continue
+            total += size
+            if total > self.limits.unpacked_bytes:
+                self.error(str(root.name), "directory larger than the unpacked limit; the rest was not read")
+                return
+            self.load_file(full, rel, size)
+
+    def directory_files(self, root: Path) -> Iterator[tuple[Path, str]]:
+        """(path, path relative to ``root``) of every file under ``root``, in
+        sorted order; a linked directory is reported, not followed."""
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames.sort()
             base = Path(dirpath)
@@ -472,31 +488,23 @@ class _Loader:
                     dirnames.remove(d)
             for name in sorted(filenames):
                 full = base / name
-                rel = full.relative_to(root).as_posix()
-                count += 1
-                if count > self.limits.members:
-                    self.error(
-                        str(root.name), f"more than {self.limits.members} files; the rest was not read"
-                    )
-                    return
-                try:
-                    st = os.lstat(full)
-                except OSError as exc:
-                    self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
-                    continue
-                if stat.S_ISLNK(st.st_mode):
-                    self.error(rel, "symbolic link not followed")
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    self.error(rel, "not a regular file (device, FIFO or socket) skipped")
-                    continue
-                total += st.st_size
-                if total > self.limits.unpacked_bytes:
-                    self.error(
-                        str(root.name), "directory larger than the unpacked limit; the rest was not read"
-                    )
-                    return
-                self.load_file(full, rel, st.st_size)
+                yield full, full.relative_to(root).as_posix()
+
+    def regular_size(self, full: Path, rel: str) -> int | None:
+        """The size of a regular file; None (reported) for a link, a device, a
+        FIFO, a socket or a file that cannot be read."""
+        try:
+            st = os.lstat(full)
+        except OSError as exc:
+            self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            self.error(rel, "symbolic link not followed")
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            self.error(rel, "not a regular file (device, FIFO or socket) skipped")
+            return None
+        return st.st_size
 
     def load_file(self, path: Path, name: str, size: int) -> None:
         if size > self.limits.upload_bytes:
@@ -530,18 +538,27 @@ class _Loader:
             self.error(name, f"{kind} archives are not supported; upload a .tar.gz, .tar.xz or .tar")
             return
         if kind == "text":
-            path_kind = kind_for_path(name)
-            data = self._read_text(fh, name, head, known_kind=path_kind is not None)
-            if data is not None and self._file is not None:
-                self._file.keep_head(data, whole=size <= self.limits.artifact_bytes)
-            if data is not None:
-                self.text_file(name, data, path_kind=path_kind)
+            self.load_text(fh, name, head, size)
             return
         budget = self.limits.unpacked_budget(size)
         if kind == "tar":
             reader = _CountingReader(fh, max(budget, size + MiB), prefix=head)
             self.load_tar(reader, name)
             return
+        self.load_compressed(fh, name, kind, budget)
+
+    def load_text(self, fh: IO[bytes], name: str, head: bytes, size: int) -> None:
+        """A text upload: its head kept for the report, then read as one file."""
+        path_kind = kind_for_path(name)
+        data = self._read_text(fh, name, head, known_kind=path_kind is not None)
+        if data is None:
+            return
+        if self._file is not None:
+            self._file.keep_head(data, whole=size <= self.limits.artifact_bytes)
+        self.text_file(name, data, path_kind=path_kind)
+
+    def load_compressed(self, fh: IO[bytes], name: str, kind: str, budget: int) -> None:
+        """A gzip, xz or bzip2 upload: a compressed tar, or one compressed file."""
         fh.seek(0)
         try:
             stream = self._decompressor(kind, fh)
@@ -860,27 +877,33 @@ class _Loader:
     def block(self, name: str, block: Block, result: Any = NOT_PARSED) -> int:
         if block.host:
             self.asm.hostname(block.host)
-        source = f"transcript:{block.label}"
-        entry_name = f"{name}:{block.start_line}"
-        nlines = block.end_line - block.start_line + 1
+        if block.unused is not None or block.kind is None:
+            self.record_unread(name, block)
+            return 0
+        return self.parse_block(name, block, block.kind, result)
+
+    def record_unread(self, name: str, block: Block) -> None:
+        """A block kept out of the facts (why: ``unused``) or of no known kind (a
+        failed command says so)."""
+        source, entry_name, nlines = _block_entry(name, block)
         if block.unused is not None:
             self.asm.artifact(
                 entry_name, None, lines=nlines, parsed=False, source=source, note=f"not used ({block.unused})"
             )
-            return 0
-        if block.kind is None:
-            failure = command_failure(block.text) if block.command else None
-            if failure is not None:
-                # "error: Operation not supported ..." of virsh, "bash: numastat: command
-                # not found": the command ran and failed, which says what to re-run
-                self.error(source, f"the command failed: {failure}", block.start_line)
-            self.asm.artifact(
-                entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
-            )
-            return 0
-        self.charge(block.kind)
+            return
+        failure = command_failure(block.text) if block.command else None
+        if failure is not None:
+            # "error: Operation not supported ..." of virsh, "bash: numastat: command
+            # not found": the command ran and failed, which says what to re-run
+            self.error(source, f"the command failed: {failure}", block.start_line)
+        self.asm.artifact(entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised")
+
+    def parse_block(self, name: str, block: Block, kind: str, result: Any) -> int:
+        """A block of a known kind parsed (or its result taken) and recorded."""
+        source, entry_name, nlines = _block_entry(name, block)
+        self.charge(kind)
         results, err = run_parser(
-            block.kind,
+            kind,
             block.text,
             artifact=source,
             line_offset=block.start_line - 1,
@@ -891,10 +914,10 @@ class _Loader:
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)
         for result in results:
-            self.asm.add(result, kind=block.kind)
+            self.asm.add(result, kind=kind)
         self.asm.artifact(
             entry_name,
-            block.kind,
+            kind,
             lines=nlines,
             parsed=err is None,
             source=source,
@@ -903,7 +926,7 @@ class _Loader:
         )
         self.asm.host.reading.artifacts.append(
             f.ReadArtifact(
-                kind=block.kind,
+                kind=kind,
                 start_line=block.start_line,
                 end_line=block.end_line,
                 parsed=err is None,
@@ -912,6 +935,11 @@ class _Loader:
             )
         )
         return 1 if err is None or results else 0  # a partial parse kept facts
+
+
+def _block_entry(name: str, block: Block) -> tuple[str, str, int]:
+    """A transcript block's source, its entry's name among the artifacts and its line count."""
+    return f"transcript:{block.label}", f"{name}:{block.start_line}", block.end_line - block.start_line + 1
 
 
 def _nth_newline(text: str, n: int) -> int:

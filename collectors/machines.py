@@ -104,26 +104,33 @@ def split_repeated_outputs(blocks: list[Any], parsed: dict[int, Any]) -> list[An
                 moved[len(out)] = parsed[index]
             out.append(block)
             continue
-        lines = block.text.split("\n")
-        firsts[0] = 0
-        for k, first in enumerate(firsts):
-            last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
-            origins = block.origins[first:last] if block.origins else None
-            out.append(
-                dataclasses.replace(
-                    block,
-                    text="\n".join(lines[first:last]),
-                    start_line=origins[0] if origins else block.start_line + first,
-                    end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
-                    origins=origins,
-                    command=block.command if k == 0 else None,
-                )
-            )
-        if out:
-            out[-1].end_line = max(out[-1].end_line, block.end_line)
+        out.extend(_cut_at(block, firsts))
+        out[-1].end_line = max(out[-1].end_line, block.end_line)
     parsed.clear()
     parsed.update(moved)
     return out
+
+
+def _cut_at(block: Any, firsts: list[int]) -> list[Any]:
+    """``block`` cut into one block per output, each starting at one of the
+    ``firsts`` (0-based lines of the block; the first output starts the block)."""
+    lines = block.text.split("\n")
+    firsts[0] = 0
+    pieces = []
+    for k, first in enumerate(firsts):
+        last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
+        origins = block.origins[first:last] if block.origins else None
+        pieces.append(
+            dataclasses.replace(
+                block,
+                text="\n".join(lines[first:last]),
+                start_line=origins[0] if origins else block.start_line + first,
+                end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
+                origins=origins,
+                command=block.command if k == 0 else None,
+            )
+        )
+    return pieces
 
 
 @dataclass
