@@ -151,26 +151,37 @@ def _rtt_from_replies(out: PingResult) -> None:
 def _read_line(out: PingResult, line: str, number: int) -> bool:
     """A reply, the packet counts or the min/avg/max summary; True for the summary."""
     if m := _REPLY.search(line) or _WIN_REPLY.search(line):
-        out.replies_ms.append(_float(m.group("ms"), number))
-        out.lines.setdefault("replies_ms", number)
-        address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
-        if address and out.address is None:
-            out.address = address
-            out.target = out.target or address
+        _read_reply(out, m, line, number)
     elif m := _TRANSMIT.search(line):
         out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
         if m.group("loss") is not None:
             out.loss_pct = _float(m.group("loss"), number)
         out.lines["transmitted"] = out.lines["loss_pct"] = number
     elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
-        out.rtt_min_ms = _float(m.group("min"), number)
-        out.rtt_avg_ms = _float(m.group("avg"), number)
-        out.rtt_max_ms = _float(m.group("max"), number)
-        if m.groupdict().get("mdev"):
-            out.rtt_mdev_ms = _float(m.group("mdev"), number)
-        out.lines["rtt_avg_ms"] = number
+        _read_summary(out, m, number)
         return True
     return False
+
+
+def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> None:
+    """``64 bytes from h (10.0.0.1): ... time=1.07 ms``: its time, and the first
+    address a reply names."""
+    out.replies_ms.append(_float(m.group("ms"), number))
+    out.lines.setdefault("replies_ms", number)
+    address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
+    if address and out.address is None:
+        out.address = address
+        out.target = out.target or address
+
+
+def _read_summary(out: PingResult, m: re.Match[str], number: int) -> None:
+    """``rtt min/avg/max/mdev = ...`` (Windows: ``Minimum = ..., Maximum = ...``)."""
+    out.rtt_min_ms = _float(m.group("min"), number)
+    out.rtt_avg_ms = _float(m.group("avg"), number)
+    out.rtt_max_ms = _float(m.group("max"), number)
+    if m.groupdict().get("mdev"):
+        out.rtt_mdev_ms = _float(m.group("mdev"), number)
+    out.lines["rtt_avg_ms"] = number
 
 
 def _group(m: re.Match[str], *names: str) -> str | None:
