@@ -269,11 +269,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         else:
             series.setdefault(util.cpu, []).append(util)
     if not averages and not series:
-        if _SOLARIS_MPSTAT.search(text):
-            raise ParseError(
-                "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
-            )
-        raise ParseError(f"no {tool} CPU table rows found")
+        raise _no_rows(text, tool)
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
     out.overall = chosen.get("all")
@@ -281,6 +277,15 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         out.lines["overall"] = out.overall.line or 0
     out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
     return out
+
+
+def _no_rows(text: str, tool: str) -> ParseError:
+    """Why a text gave no CPU rows: illumos's mpstat, or no table at all."""
+    if _SOLARIS_MPSTAT.search(text):
+        return ParseError(
+            "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
+        )
+    return ParseError(f"no {tool} CPU table rows found")
 
 
 def _table_rows(text: str, out: CpuUsage) -> Iterator[tuple[bool, CpuUtil]]:

@@ -432,25 +432,36 @@ def _parse_json(text: str) -> CpuTopology:
 
 def _parse_section(lines: list[str], start: int, builder: _Builder) -> None:
     """``lscpu --parse``: header ``# CPU,Core,Socket,Node,,L1d,...`` at ``start``."""
-    topo = builder.topo
     header = [c.strip() for c in lines[start].lstrip("#").split(",")]
-    for col in header:
-        if re.match(r"^L\d[a-z]?$", col) and col not in topo.caches:
-            # size unknown: the --parse output only numbers the cache instances
-            topo.caches[col] = ""
-            topo.lines.setdefault(f"caches.{col}", start + 1)
+    _add_cache_columns(builder.topo, header, start + 1)
     upper = [c.upper() for c in header]
     if "CPU" not in upper:
         return
+    rows = _parse_rows(lines[start + 1 :], upper)
+    _apply_map(builder, rows, start + 1, total=len(rows))
+
+
+def _parse_rows(lines: list[str], upper: list[str]) -> list[dict[str, str]]:
+    """The comma-separated rows under the ``--parse`` header (upper-case column ->
+    cell) up to a blank or ``#`` line; a row without a CPU number is skipped."""
+    cpu_at = upper.index("CPU")
     rows: list[dict[str, str]] = []
-    for line in lines[start + 1 :]:
+    for line in lines:
         if not line.strip() or line.startswith("#"):
             break
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) <= upper.index("CPU") or _int(cells[upper.index("CPU")]) is None:
-            continue
-        rows.append(dict(zip(upper, cells, strict=False)))
-    _apply_map(builder, rows, start + 1, total=len(rows))
+        if len(cells) > cpu_at and _int(cells[cpu_at]) is not None:
+            rows.append(dict(zip(upper, cells, strict=False)))
+    return rows
+
+
+def _add_cache_columns(topo: CpuTopology, names: list[str], line: int) -> None:
+    """The caches a CPU map has a column for (``L1d``, ``L2`` ...); their sizes
+    are not in the map, which only numbers the cache instances."""
+    for name in names:
+        if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
+            topo.caches[name] = ""
+            topo.lines.setdefault(f"caches.{name}", line)
 
 
 @dataclass
@@ -503,10 +514,16 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
 
 def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
     """Sockets, threads per core and cores per socket of the map, where it says them evenly."""
-    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
+    sockets = cpu_map.sockets
     if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
         topo.sockets = len(sockets)
         topo.lines.setdefault("sockets", line)
+    _apply_cores(topo, cpu_map, line)
+
+
+def _apply_cores(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
+    """Threads per core and cores per socket, when the map's CPUs and cores divide evenly."""
+    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
     if not (cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0):
         return
     topo.threads_per_core = len(cpus) // len(cores)
@@ -577,13 +594,8 @@ def _is_extended_header(head: list[str]) -> bool:
 
 def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
     """``lscpu -e``: ``CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE`` then one row per CPU."""
-    topo = builder.topo
     header = lines[start].split()
-    for col in header:
-        for name in col.split(":"):
-            if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
-                topo.caches[name] = ""  # sizes are not in this table
-                topo.lines.setdefault(f"caches.{name}", start + 1)
+    _add_cache_columns(builder.topo, [name for col in header for name in col.split(":")], start + 1)
     rows: list[dict[str, str]] = []
     for line in lines[start + 1 :]:
         cells = line.split()
