@@ -267,10 +267,15 @@ def workloads(host: HostFacts) -> set[str]:
     found |= {TUNED_WORKLOADS[p] for p in tuned_profiles(host, applied=False) if p in TUNED_WORKLOADS}
     if host.oceanbase is not None:
         found.add("oceanbase")
+    return found | _vendor_servers(host)
+
+
+def _vendor_servers(host: HostFacts) -> set[str]:
+    """The workloads of the servers of :data:`_VENDOR_PROCESSES` ps lists (by
+    the name of the program each process runs)."""
+    found: set[str] = set()
     for proc in host.processes.processes if host.processes else ():
         first = (proc.command or "").split()
         name = first[0].rsplit("/", 1)[-1] if first else ""
-        for pattern, workload in _VENDOR_PROCESSES:
-            if pattern.search(name):
-                found.add(workload)
+        found.update(workload for pattern, workload in _VENDOR_PROCESSES if pattern.search(name))
     return found
