@@ -417,14 +417,27 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
         read = _variables_from_plain(text)
     if not len(read):
         raise ParseError("no server variables found")
+    _check_variables_look_real(read)
+    facts = _finish(read.values, read.lines, read)
+    facts.errors = read.skipped.errors() + cut
+    return facts
+
+
+# a few of the names every server has
+_KNOWN_VARIABLES = frozenset(
+    {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
+)
+
+
+def _check_variables_look_real(read: _Read) -> None:
+    """ParseError unless what was read looks like server variables: a handful of
+    names could be any "word value" prose; a variables dump has many known names,
+    a single SELECT @@x has its one; a status dump has several counters every
+    server has. Most lines must have been read."""
     values, skipped = read.values, read.skipped
-    # A handful of names could be any "word value" prose; a variables dump has many
-    # known names, a single SELECT @@x has its one; a status dump has several
-    # counters every server has.
-    known = {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
     plausible = (
         len(values) >= 3
-        or known & values.keys()
+        or _KNOWN_VARIABLES & values.keys()
         or any(k.startswith("innodb_") for k in values)
         or len(_KNOWN_STATUS.findall("\n".join(read.status))) >= 2
     )
@@ -435,9 +448,6 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
             f"text does not look like server variables: {skipped.count} of "
             f"{skipped.count + len(read)} lines are not"
         )
-    facts = _finish(values, read.lines, read)
-    facts.errors = skipped.errors() + cut
-    return facts
 
 
 # ------------------------------------------------------------------ option files

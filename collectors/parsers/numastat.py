@@ -288,20 +288,25 @@ def _process_row(
     if header is None:
         return
     if pid_table:
-        m = _PROC_ROW.match(stripped)
-        if m:
-            got = _values(m.group(3).split(), header)
-            if got:
-                procs.processes.append(
-                    ProcessNuma(
-                        pid=int(m.group(1)), name=m.group(2), node_mb=got[0], total_mb=got[1], line=idx
-                    )
-                )
-        return
+        _pid_row(stripped, header, procs, idx)
+    elif current is not None:
+        _category_row(stripped, header, current, idx)
+
+
+def _pid_row(stripped: str, header: list[int], procs: ProcessNumaUsage, idx: int) -> None:
+    """A row of ``numastat -p``'s per-process table: ``PID (name) MB MB ... total``."""
+    m = _PROC_ROW.match(stripped)
+    got = _values(m.group(3).split(), header) if m else None
+    if m and got:
+        procs.processes.append(
+            ProcessNuma(pid=int(m.group(1)), name=m.group(2), node_mb=got[0], total_mb=got[1], line=idx)
+        )
+
+
+def _category_row(stripped: str, header: list[int], current: ProcessNuma, idx: int) -> None:
+    """A row of one process's table (``Huge``, ``Heap`` ... ``Total``)."""
     tokens = stripped.split()
-    if current is None or len(tokens) < 2:
-        return
-    got = _values(tokens[1:], header)
+    got = _values(tokens[1:], header) if len(tokens) >= 2 else None
     if not got:
         return
     if tokens[0] == "Total":

@@ -713,6 +713,17 @@ _NODEINFO_KEYS = {
 }
 
 
+def _set_nodeinfo_field(out: VirshNodeInfo, name: str, key: str, value: str, number: int) -> None:
+    """The CPU model as written; any other field a number (its unit dropped)."""
+    if name == "cpu_model":
+        out.cpu_model = value or None
+        return
+    digits = re.match(r"\d+", value)
+    if digits is None:
+        raise ParseError(f"{key} is not a number: {value!r}", line=number)
+    setattr(out, name, int(digits.group(0)))
+
+
 @register(
     "virsh_nodeinfo",
     commands=(r"\bvirsh\b.*\bnodeinfo\b",),
@@ -746,14 +757,8 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
         m = _FIELD.match(line)
         if not m or m.group(1).lower() not in _NODEINFO_KEYS:
             continue
-        name, value = _NODEINFO_KEYS[m.group(1).lower()], m.group(2).strip()
-        if name == "cpu_model":
-            out.cpu_model = value or None
-        else:
-            digits = re.match(r"\d+", value)
-            if digits is None:
-                raise ParseError(f"{m.group(1)} is not a number: {value!r}", line=number)
-            setattr(out, name, int(digits.group(0)))
+        name = _NODEINFO_KEYS[m.group(1).lower()]
+        _set_nodeinfo_field(out, name, m.group(1), m.group(2).strip(), number)
         out.lines[name] = number
     if out.cpus is None:
         raise ParseError("no 'CPU(s):' line: not virsh nodeinfo output")
