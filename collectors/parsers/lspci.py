@@ -146,18 +146,30 @@ def _add_sign(signals: GuestSignals, device: PciDevice) -> None:
 
 
 def _named(address: str, rest: str, number: int) -> PciDevice | None:
-    """A device line with names: ``Host bridge [0600]: Intel ... [8086:1237] (rev 02)``."""
+    """A device line with names: ``Host bridge [0600]: Intel ... [8086:1237] (rev 02)``
+    (``lspci -mm``'s quoted fields and ``lspci -n``'s numbers too)."""
     if rest.startswith('"'):
-        fields = _QUOTED.findall(rest)  # lspci -mm
-        if len(fields) < 3:
-            return None
-        sub = " ".join(f for f in fields[3:5] if f) or None
-        return PciDevice(address, f"{fields[1]} {fields[2]}".strip(), fields[0], subsystem=sub, line=number)
+        return _quoted_device(address, rest, number)
     numeric = _NUMERIC.match(rest)
-    if numeric:  # lspci -n
+    if numeric:
         klass, vendor, device = numeric.groups()
-        name = f"{vendor}:{device}"
-        return PciDevice(address, name, None, klass, vendor.lower(), device.lower(), line=number)
+        return PciDevice(
+            address, f"{vendor}:{device}", None, klass, vendor.lower(), device.lower(), line=number
+        )
+    return _class_named_device(address, rest, number)
+
+
+def _quoted_device(address: str, rest: str, number: int) -> PciDevice | None:
+    """``lspci -mm``: ``"class" "vendor" "device" ... "subsystem vendor" "subsystem"``."""
+    fields = _QUOTED.findall(rest)
+    if len(fields) < 3:
+        return None
+    sub = " ".join(f for f in fields[3:5] if f) or None
+    return PciDevice(address, f"{fields[1]} {fields[2]}".strip(), fields[0], subsystem=sub, line=number)
+
+
+def _class_named_device(address: str, rest: str, number: int) -> PciDevice | None:
+    """``Class [id]: Vendor Device [vvvv:dddd] (rev nn)``, the ids and revision optional."""
     klass, sep, name = rest.partition(": ")
     if not sep or not name:
         return None

@@ -78,16 +78,21 @@ def parse_numa_maps(text: str) -> ProcessNumaUsage:
         _add_mapping(kb, categories, m.group(2), m.group(3))
     if not rows:
         raise ParseError("no numa_maps lines (address policy N<node>=<pages> ...) found")
-    node_mb = {n: round(v / 1024, 2) for n, v in sorted(kb.items())}
-    proc = ProcessNuma(
+    return ProcessNumaUsage(processes=[_process(pid, first, kb, categories)])
+
+
+def _process(
+    pid: int | None, first: int | None, kb: dict[int, int], categories: dict[str, dict[int, float]]
+) -> ProcessNuma:
+    """The process's MiB per node, in all and per category, as numastat -p gives them."""
+    return ProcessNuma(
         pid=pid,
-        node_mb=node_mb,
+        node_mb={n: round(v / 1024, 2) for n, v in sorted(kb.items())},
         total_mb=round(sum(kb.values()) / 1024, 2),
         categories={c: {n: round(v, 2) for n, v in sorted(per.items())} for c, per in categories.items()},
         tool="numa_maps",
         line=first,
     )
-    return ProcessNumaUsage(processes=[proc])
 
 
 def _add_mapping(

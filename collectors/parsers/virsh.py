@@ -55,6 +55,15 @@ _VERSION_LINE = re.compile(
 )
 
 
+# a line of virsh version -> the version it gives
+_VERSION_LABELS = {
+    "Using library": "libvirt_version",
+    "Compiled against library": "libvirt_version",
+    "Using API": "api_version",
+    "Running hypervisor": "hypervisor_version",
+}
+
+
 @register(
     "virsh_version",
     commands=(r"^virsh\b.*\bversion\b",),
@@ -78,19 +87,15 @@ def parse_virsh_version(text: str) -> VirshVersion:
         if not m:
             continue
         label, product, version = m.groups()
-        if label == "Using library":
-            out.libvirt_version = version
-            out.lines["libvirt_version"] = number
-        elif label == "Compiled against library" and out.libvirt_version is None:
-            # only a fallback: the library actually loaded is what "Using library" says
-            out.libvirt_version = version
-            out.lines["libvirt_version"] = number
-        elif label == "Using API":
-            out.api_version = version
-            out.lines["api_version"] = number
-        elif label == "Running hypervisor":
-            out.hypervisor, out.hypervisor_version = product, version
-            out.lines["hypervisor_version"] = number
+        name = _VERSION_LABELS.get(label)
+        if name is None or (label == "Compiled against library" and out.libvirt_version is not None):
+            # "Compiled against" is only a fallback: the library actually loaded
+            # is what "Using library" says
+            continue
+        setattr(out, name, version)
+        out.lines[name] = number
+        if label == "Running hypervisor":
+            out.hypervisor = product
     if out.libvirt_version is None and out.hypervisor_version is None:
         raise ParseError("no 'Using library' or 'Running hypervisor' line: not virsh version output")
     return out
