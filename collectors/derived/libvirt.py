@@ -4,6 +4,7 @@ test driver's), their vCPUs and pins, whether it runs KVM."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import re
 from typing import Any
 
@@ -130,6 +131,12 @@ def _cpu_mask(cpus: set[int]) -> int:
     return mask
 
 
+def _may_share(mask: int | None, mine: int | None) -> bool:
+    """Whether a guest pinned to ``mask`` is not provably pinned apart from one
+    pinned to ``mine`` (None: not provably pinned)."""
+    return not mine or mask is None or bool(mask & mine)
+
+
 class CpuSharing:
     """Which other guests of a host may run on a guest's CPUs, for every guest
     of the host at once (``kvm.host_contention``): the running ones (by name,
@@ -207,16 +214,8 @@ class CpuSharing:
         if not self._indexes_of_name and not (d.name or d.uuid):
             return 0, []  # an unnamed XML piece: which guest it belongs to is unknown
         mine = self._pins.get(id(d))
-
-        def shares(mask: int | None) -> bool:  # not provably pinned apart from d
-            return not mine or mask is None or bool(mask & mine)
-
-        groups = [indexes for mask, indexes in self._groups.items() if shares(mask)]
-        selves = {i for i in self._selves(d) if shares(self._masks[i])}
-        names: list[str] = []
-        for index in heapq.merge(*groups):
-            if len(names) >= shown:
-                break
-            if index not in selves:
-                names.append(self._labels[index])
-        return sum(len(g) for g in groups) - len(selves), names
+        groups = [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+        selves = {i for i in self._selves(d) if _may_share(self._masks[i], mine)}
+        # the first ``shown`` of the others, in the candidates' order
+        others = (self._labels[index] for index in heapq.merge(*groups) if index not in selves)
+        return sum(len(g) for g in groups) - len(selves), list(itertools.islice(others, shown))

@@ -82,11 +82,8 @@ def parse_dmesg_numa(text: str) -> NumaBootMessages:
         if not _KEYS.search(line) and "numa" not in line.lower():
             continue
         found = _read_flags(line, idx, out) | ids.read(line, idx, out.lines)
-        if not found and _KEYS.search(line):
-            m = _NODE_ONLY.search(line)
-            if m:
-                ids.nodes.add(int(m.group(1)))
-            found = True
+        if not found:
+            found = ids.read_other(line)
         if found or "numa" in line.lower():
             out.messages.append(line.strip()[:300])
     if not out.messages:
@@ -131,3 +128,13 @@ class _Ids:
                 self.nodes.add(int(m.group("node")))
                 found = True
         return found
+
+    def read_other(self, line: str) -> bool:
+        """Another NUMA set-up message (``NUMA: Node 0 ...``, ``Initmem setup node 1``):
+        the node it names; whether it was one."""
+        if not _KEYS.search(line):
+            return False
+        m = _NODE_ONLY.search(line)
+        if m:
+            self.nodes.add(int(m.group(1)))
+        return True

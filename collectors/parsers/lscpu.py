@@ -294,13 +294,7 @@ class _Builder:
         line is not recorded either)."""
         topo = self.topo
         if name in _INT_FIELDS:
-            number = _int(value)
-            if name in _TOP_FIELDS:
-                # the first value wins; core-type reconciliation happens in finish()
-                if getattr(topo, name) is None and number is not None:
-                    setattr(topo, name, number)
-            elif number is not None:
-                topo.extra.setdefault(name, number)
+            self._set_number(name, _int(value))
         elif name == "online_cpus":
             try:
                 topo.online_cpus = parse_cpulist(value)
@@ -314,6 +308,16 @@ class _Builder:
         else:
             topo.extra.setdefault(name, value)
         return True
+
+    def _set_number(self, name: str, number: int | None) -> None:
+        """A count: the first value wins (core types are reconciled in finish()),
+        one lscpu prints beyond the model's fields goes to ``extra``."""
+        if number is None:
+            return
+        if name not in _TOP_FIELDS:
+            self.topo.extra.setdefault(name, number)
+        elif getattr(self.topo, name) is None:
+            setattr(self.topo, name, number)
 
     def _set_text(self, name: str, value: str, *, ocr: bool) -> bool:
         topo = self.topo
