@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -775,36 +776,57 @@ def _seconds_iso(date: str, time: str, frac: str | None) -> float:
     return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + (float(frac) if frac else 0.0)
 
 
+def _pool_init(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    """``Initializing buffer pool, total size = 128G, instances = 8, chunk size = 128M``."""
+    size_text = m.group("size").replace(" ", "")
+    data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
+    if m.group("instances"):
+        data["instances"] = int(m.group("instances"))
+    if m.group("chunk"):
+        chunk = m.group("chunk").replace(" ", "")
+        data["chunk_size"] = chunk
+        data["chunk_size_bytes"] = size_bytes(chunk)
+    return data
+
+
+def _mariadb_pool_size(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    """MariaDB's ``InnoDB: ... innodb_buffer_pool_size=...`` (not another program's)."""
+    if "InnoDB" not in msg:
+        return None
+    return {"size_text": m.group("size"), "size_bytes": size_bytes(m.group("size"))}
+
+
+def _numa_policy(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {"policy": m.group("policy")}
+
+
+def _signal(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {"signal": int(m.group("signal"))}
+
+
+def _no_data(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {}
+
+
+# the messages of an error log that are events: (pattern, event kind, its data),
+# tried in order; a data function may return None to let the next ones try
+_EVENTS: tuple[tuple[re.Pattern[str], str, Callable[[re.Match[str], str], dict[str, Any] | None]], ...] = (
+    (_BP_INIT, "buffer_pool_init", _pool_init),
+    (_BP_SIZE_MARIADB, "buffer_pool_init", _mariadb_pool_size),
+    (_NUMA_POLICY, "numa_policy", _numa_policy),
+    (_BP_READY, "buffer_pool_ready", _no_data),
+    (_SIGNAL, "crash", _signal),
+    (_READY, "ready", _no_data),
+    (_SHUTDOWN, "shutdown", _no_data),
+)
+
+
 def _classify_message(msg: str) -> tuple[str, dict[str, Any]] | None:
-    m = _BP_INIT.search(msg)
-    if m:
-        size_text = m.group("size").replace(" ", "")
-        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
-        if m.group("instances"):
-            data["instances"] = int(m.group("instances"))
-        if m.group("chunk"):
-            chunk = m.group("chunk").replace(" ", "")
-            data["chunk_size"] = chunk
-            data["chunk_size_bytes"] = size_bytes(chunk)
-        return "buffer_pool_init", data
-    m = _BP_SIZE_MARIADB.search(msg)
-    if m and "InnoDB" in msg:
-        return "buffer_pool_init", {
-            "size_text": m.group("size"),
-            "size_bytes": size_bytes(m.group("size")),
-        }
-    m = _NUMA_POLICY.search(msg)
-    if m:
-        return "numa_policy", {"policy": m.group("policy")}
-    if _BP_READY.search(msg):
-        return "buffer_pool_ready", {}
-    m = _SIGNAL.search(msg)
-    if m:
-        return "crash", {"signal": int(m.group("signal"))}
-    if _READY.search(msg):
-        return "ready", {}
-    if _SHUTDOWN.search(msg):
-        return "shutdown", {}
+    for pattern, kind, data_of in _EVENTS:
+        m = pattern.search(msg)
+        data = data_of(m, msg) if m else None
+        if data is not None:
+            return kind, data
     return None
 
 
