@@ -227,20 +227,22 @@ def _distances(text: str, tree: _Tree, topo: NumaTopology) -> list[str]:
     lines = text.splitlines()
     for idx, line in enumerate(lines):
         m = _MATRIX.match(line)
-        if not m:
-            continue
-        # hwloc 2.x: "between 8 NUMANodes (depth -3)"; 1.x: "between NUMANodes (depth 1)"
-        header = lines[idx + 1].split() if idx + 1 < len(lines) else []
-        size = len(header) - 1
-        by_logical = (
-            {o.logical: o.os_index for o in tree.of("NUMANode")} if m.group(1).lower() == "logical" else None
-        )
-        labels, rows = _matrix_rows(lines[idx + 2 : idx + 2 + size], by_logical)
-        if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
-            return [f"distance table incomplete: {len(rows)} of {size} rows"]
-        topo.distance_nodes, topo.distances = labels, rows
-        topo.lines["distances"] = idx + 1
-        return []
+        if m:
+            return _read_matrix(lines, idx, tree, topo, logical=m.group(1).lower() == "logical")
+    return []
+
+
+def _read_matrix(lines: list[str], idx: int, tree: _Tree, topo: NumaTopology, *, logical: bool) -> list[str]:
+    """The matrix whose title is at ``idx`` (its header follows: hwloc 2.x
+    "between 8 NUMANodes (depth -3)", 1.x "between NUMANodes (depth 1)")."""
+    header = lines[idx + 1].split() if idx + 1 < len(lines) else []
+    size = len(header) - 1
+    by_logical = {o.logical: o.os_index for o in tree.of("NUMANode")} if logical else None
+    labels, rows = _matrix_rows(lines[idx + 2 : idx + 2 + size], by_logical)
+    if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
+        return [f"distance table incomplete: {len(rows)} of {size} rows"]
+    topo.distance_nodes, topo.distances = labels, rows
+    topo.lines["distances"] = idx + 1
     return []
 
 
@@ -326,12 +328,20 @@ def _cuts(tree: _Tree, topo: NumaTopology) -> list[str]:
         missing.append(
             f"nodes incomplete: {len(sizes)} node(s) with {sum(sizes)} MB of the Machine's {total} MB"
         )
-    packages = tree.of("Package")
-    if len(packages) >= 2 and not missing:
-        first, last = len(packages[0].pus()), len(packages[-1].pus())
-        if last < first and tree.last_line == _last_tree_object_line(packages[-1]):
-            missing.append(f"last package cut: {last} of {first} PUs listed")
+    if not missing:
+        missing += _last_package_cut(tree)
     return missing
+
+
+def _last_package_cut(tree: _Tree) -> list[str]:
+    """The last package listing fewer PUs than the first, where the tree ends."""
+    packages = tree.of("Package")
+    if len(packages) < 2:
+        return []
+    first, last = len(packages[0].pus()), len(packages[-1].pus())
+    if last < first and tree.last_line == _last_tree_object_line(packages[-1]):
+        return [f"last package cut: {last} of {first} PUs listed"]
+    return []
 
 
 def _last_tree_object_line(obj: _Obj) -> int:
