@@ -1120,19 +1120,29 @@ class _TarWalk:
         entry = self.manifest.get(name)
         kind = entry.kind if entry else kind_for_path(name)
         if entry is not None or kind is not None:
-            if _ARCHIVE_SUFFIX.search(parts[-1]):
-                self.error(name, "nested archive not opened")
-                return
-            data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
-            if data is not None:
-                self.artifact(name, data, kind, entry)
-            return
-        if parts[-1] == "hostname" and member.size <= 256:
+            self.mapped_member(tf, member, name, kind, entry)
+        elif parts[-1] == "hostname" and member.size <= 256:
             data = self._read(tf, member, name, 256)
             if data:
                 self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
+        else:
+            self.unmapped_member(tf, member, name, parts)
+
+    def mapped_member(
+        self,
+        tf: tarfile.TarFile,
+        member: tarfile.TarInfo,
+        name: str,
+        kind: str | None,
+        entry: _ManifestEntry | None,
+    ) -> None:
+        """A member the manifest or its path maps to a kind, read (a nested archive is not)."""
+        if _ARCHIVE_SUFFIX.search(name.rsplit("/", 1)[-1]):
+            self.error(name, "nested archive not opened")
             return
-        self.unmapped_member(tf, member, name, parts)
+        data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
+        if data is not None:
+            self.artifact(name, data, kind, entry)
 
     def manifest_member(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
