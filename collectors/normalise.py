@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -108,6 +109,10 @@ _COMPOSE_MAX_SERVICES = 16
 # "HugePages_Free:    11904**"); the line must hold no other "**"
 _BOLD_EDGE = re.compile(r"^[ \t]*\*\*(?=[\w(])|(?<=[\w)%.])\*\*[ \t]*$", re.M)
 _MD_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
+# Markdown inline code opened at a prompt on a line of its own and never closed, or
+# closed at the line's end, as an unfenced paste shows it ("`root@xxx:~# lstopo ...",
+# "`$ numactl -H`"): the rest of the line is a prompt (_PROMPTISH)
+_CODE_TICK = re.compile(r"^[ \t]*`(?!`)", re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
@@ -295,6 +300,31 @@ def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
+    """``(line, line without its inline-code backticks)`` of each line outside a
+    fence that opens inline code at a prompt, with no other backtick but one
+    that closes it at the line's end (inside a fence a backtick is what the
+    command printed).
+
+    >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
+    [(0, 'root@xxx:~# lstopo --no-caches')]
+    """
+    fences = lines_holding(_MD_FENCE, text)
+    out: list[tuple[int, str]] = []
+    for i in lines_holding(_CODE_TICK, text):
+        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
+            continue  # inside a fence
+        body = lines[i].strip()[1:]
+        ticks = body.count("`")
+        if ticks == 1 and body.endswith("`"):
+            body = body[:-1].rstrip()
+        elif ticks:
+            continue
+        if _PROMPTISH.match(body):
+            out.append((i, body))
+    return out
+
+
 def _html_lines(line: str) -> list[str]:
     """One HTML line -> cleaned lines (``<pre>`` becomes a fence)."""
     out: list[str] = []
@@ -331,6 +361,34 @@ def _html_lines(line: str) -> list[str]:
     return out
 
 
+def _pre_balanced(line: str, pieces: list[str], inside: bool) -> tuple[list[str], bool]:
+    """``pieces`` of an HTML ``line`` (:func:`_html_lines`) without the fence of
+    a ``</pre>`` that no ``<pre>`` opened (a page or an excerpt cut inside a
+    code block: its closing tags are markup, and a fence there would pair with
+    the next ``<pre>`` and fence the prose between them); whether a ``<pre>``
+    is open after the line.
+
+    >>> _pre_balanced("</code></pre></div></div>", ["```"], False)
+    ([''], False)
+    >>> _pre_balanced("<pre><code>available: 2 nodes (0-1)", ["```", "available: 2 nodes (0-1)"], False)
+    (['```', 'available: 2 nodes (0-1)'], True)
+    """
+    if FENCE not in pieces:
+        return pieces, inside
+    opens = bool(_HTML_OPEN.match(line)) and pieces[0] == FENCE
+    out = list(pieces)
+    for k, piece in enumerate(pieces):
+        if piece != FENCE:
+            continue
+        if k == 0 and opens:
+            inside = True
+        elif inside:
+            inside = False
+        else:
+            out[k] = ""
+    return out, inside
+
+
 def _jira_lines(line: str) -> list[str]:
     """``{code}`` / ``{noformat}`` markers -> fence lines, content kept."""
     out: list[str] = []
@@ -365,12 +423,13 @@ def _unwrap(
     new_t: list[int] = []
     done = 0
     clean = True
+    inside_pre = False
     for i in sorted(found):
         line = lines[i]
         if jira and "{" in line and _JIRA.search(line):
             pieces = _jira_lines(line)
         elif html_mode and ("<" in line or "&" in line):
-            pieces = _html_lines(line)
+            pieces, inside_pre = _pre_balanced(line, _html_lines(line), inside_pre)
         else:
             continue
         if len(pieces) == 1 and pieces[0] == line:
@@ -886,6 +945,14 @@ class _Work:
         if self.body is not None:
             self.body = "\n".join(self.lines)
 
+    def replace_lines(self, replaced: list[tuple[int, str]], note: str) -> None:
+        """Put each ``(line, text)`` of ``replaced`` in place."""
+        for i, line in replaced:
+            self.lines[i] = line
+        if replaced:
+            self.notes.append(note)
+            self.rejoined()
+
     def cut_starts(self, cuts: list[tuple[int, int]], note: str) -> None:
         """Cut the first ``end`` characters of each line ``i`` of ``cuts``."""
         for i, end in cuts:
@@ -917,14 +984,15 @@ def _stamp_pass(work: _Work) -> None:
 
 
 def _bold_pass(work: _Work) -> None:
-    if "**" not in work.text or work.body is None:
-        return
-    bolded = _unbolded(work.lines, work.body)
-    for i, line in bolded:
-        work.lines[i] = line
-    if bolded:
-        work.notes.append(UNBOLDED)
-        work.rejoined()
+    if "**" in work.text and work.body is not None:
+        work.replace_lines(_unbolded(work.lines, work.body), UNBOLDED)
+
+
+def _tick_pass(work: _Work) -> None:
+    if "`" in work.text and work.body is not None:
+        work.replace_lines(
+            _untick(work.lines, work.body), "Markdown inline-code backticks around a prompt removed"
+        )
 
 
 def _compose_pass(work: _Work) -> None:
@@ -946,11 +1014,80 @@ def _join_pass(work: _Work) -> None:
             work.body = None
 
 
+# Quoted-printable mail text (RFC 2045 6.7) shown undecoded, as mailing-list
+# archives keep it: "=20" for a trailing space, "=3D" for "=", and a soft line
+# break ("=" at a line's end) where the mailer wrapped a long line. A literal
+# "=" is always encoded there, so once a text shows the encoding every "=XX"
+# is an escape and every "=" at a line's end a soft break.
+_QP_SIGN = re.compile(r"=(?:20|09)$|=3D", re.M)
+_QP_ESCAPES = re.compile(r"(?:=[0-9A-F]{2})+")
+QP_MIN_SIGNS = 2  # encoded trailing spaces or "=3D" before a text is taken for quoted-printable
+
+
+def _quoted_printable(text: str) -> bool:
+    """Does ``text`` show quoted-printable encoding (at least :data:`QP_MIN_SIGNS`
+    encoded trailing blanks or encoded "=")?"""
+    if "=20" not in text and "=09" not in text and "=3D" not in text:
+        return False
+    return len(list(itertools.islice(_QP_SIGN.finditer(text), QP_MIN_SIGNS))) >= QP_MIN_SIGNS
+
+
+def _qp_unescaped(line: str) -> str:
+    """``line`` with its "=XX" escapes decoded (runs of them as UTF-8 bytes).
+
+    >>> _qp_unescaped(">>  7:  32  16  10=20")
+    '>>  7:  32  16  10 '
+    >>> _qp_unescaped("innodb_numa_interleave=3DON =E4=B8=AD")
+    'innodb_numa_interleave=ON \u4e2d'
+    """
+    if "=" not in line:
+        return line
+    return _QP_ESCAPES.sub(lambda m: bytes.fromhex(m[0].replace("=", "")).decode("utf-8", "replace"), line)
+
+
+def _qp_lines(lines: list[str], first: list[int], last: list[int]) -> tuple[list[str], list[int], list[int]]:
+    """Quoted-printable ``lines`` decoded: soft line breaks joined (the joined
+    line spans the original lines it comes from), escapes decoded.
+
+    >>> _qp_lines(["page: refcount:1 =", "mapping:0 index:0x0", "node   0   1=20"], [0, 1, 2], [0, 1, 2])
+    (['page: refcount:1 mapping:0 index:0x0', 'node   0   1 '], [0, 2], [1, 2])
+    """
+    out: list[str] = []
+    out_first: list[int] = []
+    out_last: list[int] = []
+    pending: list[str] = []
+    for line, a, b in zip(lines, first, last, strict=True):
+        if not pending:
+            out_first.append(a)
+        if line.endswith("=") and len(pending) < 1_000:
+            pending.append(line[:-1])
+            continue
+        out.append(_qp_unescaped("".join(pending) + line))
+        out_last.append(b)
+        pending = []
+    if pending:
+        out.append(_qp_unescaped("".join(pending)))
+        out_last.append(last[-1])
+    return out, out_first, out_last
+
+
+def _quoted_printable_pass(work: _Work) -> None:
+    """Quoted-printable mail text decoded, before any other line pass reads it."""
+    if not _quoted_printable(work.text):
+        return
+    work.lines, work.first, work.last = _qp_lines(work.lines, work.first, work.last)
+    work.body = "\n".join(work.lines)
+    work.text = work.body
+    work.notes.append("quoted-printable mail text decoded")
+
+
 # normalise()'s line passes, in order
 _PASSES: tuple[Callable[[_Work], None], ...] = (
+    _quoted_printable_pass,
     _unwrap_pass,
     _stamp_pass,
     _bold_pass,
+    _tick_pass,
     _compose_pass,
     _dedent_pass,
     _join_pass,

@@ -1,13 +1,24 @@
-"""Numbers as sysstat and top print them: an optional minus, up to 15 digits
+"""Numbers read from command output.
+
+``decimal``: as sysstat and top print them, an optional minus, up to 15 digits
 and up to 6 decimals after a point or (in some locales) a comma.
 
     >>> decimal("12,50"), decimal(" -3 "), decimal("1e5")
     (12.5, -3.0, None)
+
+``finite``: a number a parser's pattern has already matched (ping's round
+trips, a benchmark's rate), which must still be finite:
+
+    >>> finite("0.042", line=3)
+    0.042
 """
 
 from __future__ import annotations
 
+import math
 import re
+
+from collectors.facts import ParseError
 
 DECIMAL = re.compile(r"^-?\d{1,15}(?:[.,]\d{1,6})?$")
 
@@ -16,3 +27,14 @@ def decimal(token: str) -> float | None:
     """``token`` (surrounding blanks ignored) as a number; None when it is not one."""
     token = token.strip()
     return float(token.replace(",", ".")) if DECIMAL.match(token) else None
+
+
+def finite(text: str, line: int) -> float:
+    """``text`` as a float; ParseError (at ``line``) when it is not a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseError(f"bad number {text!r}", line=line) from None
+    if not math.isfinite(value):
+        raise ParseError(f"number out of range {text[:20]!r}", line=line)
+    return value

@@ -499,7 +499,15 @@ def _index(items: list[Any], value: Any, start: int) -> int:
 
 
 def _command_words(cmd: str) -> str:
-    first = cmd.strip().split(None, 1)[0] if cmd.strip() else ""
+    """The command's name, after its ``sudo``/``time`` prefixes and path.
+
+    >>> _command_words("sudo sysctl vm.overcommit_memory=1"), _command_words("/usr/bin/numactl -H")
+    ('sysctl', 'numactl')
+    """
+    cmd = cmd.strip()
+    while (stripped := _SUDO.sub("", cmd, count=1)) != cmd:
+        cmd = stripped
+    first = cmd.split(None, 1)[0] if cmd else ""
     return first.rsplit("/", 1)[-1]
 
 
@@ -517,10 +525,24 @@ _PROPOSES = re.compile(
 )
 
 
+# a numbered step of a guide: "1. ", "2) ", "3、"
+_STEP = re.compile(r"\d{1,2}[.)、][ \t]*")
+
+
 def _bare_command(line: str) -> bool:
     """A command line quoted without a prompt (``lscpu -e``, ``echo 10 > /sys/...``):
-    a command Casebook knows by name, then its arguments."""
+    a command Casebook knows by name, then its arguments; also a guide's numbered
+    step naming one, or the file a parser reads (``1. free``, ``1. /proc/meminfo``).
+
+    >>> _bare_command("1. free"), _bare_command("2. /proc/vmstat"), _bare_command("1. Setup cmdline")
+    (True, True, False)
+    """
     s = line.strip()
+    step = _STEP.match(s)
+    if step is not None:
+        s = s[step.end() :]
+        if s.startswith("/") and kind_for_path(s) is not None:
+            return True
     if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
         return False
     return _command_words(s) in COMMON_COMMANDS or kind_for_command(s) is not None
@@ -561,6 +583,31 @@ def command_failure(text: str) -> str | None:
 
 
 _HEADING = re.compile(r"^#{2,6}[ \t]+(?P<cmd>[a-z./_][^\n]{0,300}?)[ \t#]*$")
+
+
+# a Markdown heading in words ("# PC-011 — Redis memory-overcommit warning at startup",
+# "# [numastat]Add more info to list of known fields in meminfo"): not a sentence's end,
+# no table or column gap
+_TITLE = re.compile(r"#{1,6}[ \t]+(?P<text>[^\s#|][^\t|]{0,300}?)[ \t#]*")
+
+
+def title_heading(line: str) -> bool:
+    """Whether ``line`` is a Markdown heading in words, not a command (``# numactl -H``
+    is a root prompt, ``## cat /proc/meminfo`` names the output below it) nor a
+    sentence-ending comment. The splitter reads it as prose where it stands alone
+    (a blank line, prose or the text's edge on both sides), never inside a
+    configuration file whose comments touch its settings.
+
+    >>> title_heading("# fix vm.overcommit_memory = 1 in docker logs")
+    True
+    >>> title_heading("# numactl -H"), title_heading("# Added by the installer.")
+    (False, False)
+    """
+    m = _TITLE.fullmatch(line.strip())
+    if m is None:
+        return False
+    text = m.group("text")
+    return not text.endswith((".", ",", ";")) and not _GAP.search(text) and not _is_command(text)
 
 
 def _is_command(cmd: str) -> bool:
@@ -736,14 +783,24 @@ def _cjk_prose(s: str) -> bool:
     if kv and not text.endswith(_CJK_SENTENCE_END):
         value = re.split(r"[:：]", text, maxsplit=1)[1]
         if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
-            return False  # "虚拟化类型：完全", "型号名称：Intel(R) ..."
+            return _names_a_command(value)  # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
     return True
 
 
 # a link on a line of its own, a Markdown bold heading ("**Test:**"), a list item or
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
+# a reference: a few words, then links ("See: https://...", "Ref From https://...",
+# "Links: https://... and https://..."), or a Markdown link definition ("[亲和性]:http://...")
+_REFERENCE = re.compile(
+    r"(?:[A-Za-z][\w'-]{0,30}[ \t]){0,5}[A-Za-z][\w'-]{0,30}:?[ \t]+"
+    r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?(?:[ \t]+and[ \t]+<?(?:https?|ftp)://[^\s<>]{1,2000}>?)?"
+    r"|\[[^\]\n]{1,80}\]:[ \t]*<?(?:https?|ftp)://[^\s<>]{1,2000}>?"
+)
 _BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+# a write-up's field: a bold label and its value, in a list or not ("- **大小**: 2 GB",
+# "**配置时间**: 2026-01-18 00:02 UTC")
+_BOLD_LABEL = re.compile(r"(?:[-*+][ \t]+)?\*\*(?=\S)[^*\n]{1,60}(?<=\S)\*\*[:：][ \t]*\S.{0,300}")
 # a page's or a thread's metadata: fields joined by " · " ("owner/repo · issue #685 · closed ·
 # JavaScript", "Oratorian · comment · 2017-10-26", "张三 · 2023-05-22 · 阅读 1234"), the last
 # field possibly cut off ("Rooie ·"); no field is a column of a table (no gap, no tab)
@@ -753,16 +810,28 @@ _BYLINE = re.compile(rf"{_BYLINE_FIELD}(?: · {_BYLINE_FIELD}){{1,7}}(?: ·)?|{_
 _BYLINE_ZH = re.compile(
     r"[^\s/·]{1,40}(?: [/·] [^\s/·]{1,40}){0,4} [/·] (?:\d{1,9} ?人阅读|阅读(?:数|量)?[:：]? ?\d{1,9})"
 )
+# a page's or a thread's tags: "labels: bug, reliability", "Tags: linux, numa", "标签：内存",
+# an issue's labels as ``gh issue view`` prints them ("labels:\tbug", "labels: operator,
+# platform, Priority: High"); names and commas only (no "=", braces or brackets of a YAML
+# or Kubernetes "labels:" map)
+_TAG = r"[^\t,={}\[\]<>|]"
+_TAGS_LINE = re.compile(
+    rf"(?i:labels|tags|标签)[:：][ \t]?[^\s,=:{{}}\[\]<>|]{_TAG}{{0,40}}(?:, ?{_TAG}{{1,40}}){{0,15}}"
+)
 # a line of a web page's markup: only HTML tags of text (headings, lists, paragraphs,
 # emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
 # "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
 _HTML_TEXT_TAG = (
-    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr)\b[^<>\n]{0,300}+>"
+    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary)"
+    r"\b[^<>\n]{0,300}+>"
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
 _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
+# in an item without a figure, a name in camel case is a word too ("- Linux : HugePages")
+_NAME_WORD = re.compile(r"[(\"']?[A-Za-z][A-Za-z]*(?:['-][A-Za-z]+)*[)\"',.:;!?]{0,2}")
+_DASHES = frozenset({":", "-", "–", "—", "/", "|"})
 
 
 def _list_item_prose(s: str) -> bool:
@@ -778,10 +847,11 @@ def _list_item_prose(s: str) -> bool:
         return False
     if _MD_LINK_LINE.fullmatch(s, m.end()):
         return True
-    words = s[m.end() :].split()
+    words = [w for w in s[m.end() :].split() if w not in _DASHES]
     if len(words) < 2 or len(words) > 80:
         return False
-    return sum(1 for w in words if _WORD.fullmatch(w)) / len(words) >= 0.6
+    word = _WORD if _DIGIT.search(s, m.end()) else _NAME_WORD
+    return sum(1 for w in words if word.fullmatch(w)) / len(words) >= 0.6
 
 
 def line_class(line: str) -> str:
@@ -822,8 +892,37 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
     ("<", _HTML_TEXT_LINE.fullmatch),
     ("h<f", _URL_LINE.fullmatch),
     ("*_", _BOLD_LINE.fullmatch),
+    ("*-+", _BOLD_LABEL.fullmatch),
+    ("lLtT标", _TAGS_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
 )
+
+
+_INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
+
+
+def _sentence_with_code(s: str) -> bool:
+    """A sentence quoting inline code (``Redis emits this when `vm.overcommit_memory
+    != 1`. With AOF persistence``): prose once each code span reads as a word,
+    with a short word of English prose outside the code. A line that starts with
+    code ends like a sentence (a ``SHOW CREATE TABLE`` row, ```` `name` varchar(255)
+    ... ,````, does not).
+
+    >>> _sentence_with_code("Also, I noticed that using `--membind=0` explicitly greatly "
+    ...     "reduce minor page faults. What could possibly cause this?")
+    True
+    >>> _sentence_with_code("`uname -m` returns `aarch64` on armv8 machines, not `aarch6`.")
+    True
+    >>> _sentence_with_code("`name` varchar(64) NOT NULL COMMENT 'the name of the user',")
+    False
+    """
+    if s.count("`") < 2 or (s[0] == "`" and not s.endswith((".", "?", "!", ":"))):
+        return False
+    text = _INLINE_CODE.sub("code", s)
+    if "`" in text:
+        return False
+    words = [w.strip(".,:;!?()").lower() for w in text.split()]
+    return len(words) >= 4 and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
 
 
 def _marked_prose(s: str) -> bool:
@@ -831,19 +930,32 @@ def _marked_prose(s: str) -> bool:
     sentence, a link, a bold heading, a list item in words."""
     if _MD_LINK_LINE.fullmatch(s) or (_CJK.search(s) and _cjk_prose(s)):
         return True
-    if " ·" in s and _BYLINE.fullmatch(s) and not _GAP.search(s):
-        return True  # a page's or a thread's metadata
-    if "阅读" in s and _BYLINE_ZH.fullmatch(s):
+    if any(mark in s and test(s) for mark, test in _PROSE_MARKS):
         return True
     head = s[0]
     return any(head in starts and test(s) for starts, test in _PROSE_LINES)
 
 
+def _byline(s: str) -> bool:
+    """A page's or a thread's metadata (no field a column of a table)."""
+    return _BYLINE.fullmatch(s) is not None and not _GAP.search(s)
+
+
+# a line that reads as prose by what it holds: (a string it holds, test of the stripped line)
+_PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
+    (" ·", _byline),
+    ("阅读", _BYLINE_ZH.fullmatch),
+    ("`", _sentence_with_code),
+    ("://", _REFERENCE.fullmatch),
+)
+
+
 def _column_headers(s: str, tokens: list[str]) -> bool:
-    """Column headers: ``Time rrqms wrqms %rrqm ...``."""
+    """Column headers: ``Time rrqms wrqms %rrqm ...``; never a sentence ending
+    inside its parentheses (``(First line applies immediately; ... reboots.)``)."""
     return (
         len(tokens) >= 5
-        and not s.endswith((".", ":", "?", "!", ","))
+        and not s.rstrip(")").endswith((".", ":", "?", "!", ","))
         and not any(t.lower() in _STOPWORDS for t in tokens)
     )
 
@@ -858,9 +970,19 @@ def _key_value_words(s: str, tokens: list[str]) -> bool:
     return ":" in s and not s.endswith(":") and len(tokens) <= 6
 
 
+_QUOTED_NAME = re.compile(r'"[^"\s]{1,200}"')
+
+
 def _name_value_row(s: str, tokens: list[str]) -> bool:
-    """``name value`` rows: ``license GPL``, ``Variable_name Value``."""
-    return len(tokens) == 2 and (tokens[0][0].islower() or "_" in tokens[0]) and s[-1] not in ".:;,?!"
+    """``name value`` rows: ``license GPL``, ``Variable_name Value``, and an
+    object with its quoted name (lstopo's ``Block(Disk) "sda"``, ``Net "eth0"``).
+
+    >>> _name_value_row('Block(Disk) "sdf"', ["Block(Disk)", '"sdf"'])
+    True
+    """
+    if len(tokens) != 2 or s[-1] in ".:;,?!":
+        return False
+    return tokens[0][0].islower() or "_" in tokens[0] or _QUOTED_NAME.fullmatch(tokens[1]) is not None
 
 
 # the rows without a digit that are data, not a sentence
@@ -872,10 +994,14 @@ def _words_line_class(s: str, tokens: list[str]) -> str:
     return "data" if any(row(s, tokens) for row in _WORD_ROWS) else "prose"
 
 
+# a word, with the apostrophes and hyphens inside it ("I'm", "don't", "one-time")
+_ALPHA_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
+
+
 def _numbers_line_class(s: str, tokens: list[str]) -> str:
     """The class of a stripped line with a digit: prose when it is mostly words
     and ends like a sentence."""
-    alpha = sum(1 for t in tokens if t.strip(".,:;!?()\"'").isalpha())
+    alpha = sum(1 for t in tokens if _ALPHA_WORD.fullmatch(t.strip(".,:;!?()\"'")))
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
     return "data"
@@ -1576,7 +1702,10 @@ class _Splitter:
             if c == "blank":
                 i += 1
                 continue
-            if c == "data":
+            if c == "data" and self.lone_title(i, b):
+                self.prose_run(i, i + 1, host=host)
+                j = i + 1
+            elif c == "data":
                 # blank lines inside a data run are kept when data follows
                 j = self.next_prose(i + 1, b)
                 if not self.proposal(i, self.trimmed(i, j)):
@@ -1587,6 +1716,13 @@ class _Splitter:
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
+
+    def lone_title(self, i: int, b: int) -> bool:
+        """Whether line ``i`` is a Markdown heading in words (:func:`title_heading`)
+        between blank lines, prose or the edges of ``..b``."""
+        if not title_heading(self.lines[i]):
+            return False
+        return (i == 0 or self.cls(i - 1) != "data") and (i + 1 >= b or self.cls(i + 1) != "data")
 
     def proposal(self, a: int, b: int) -> bool:
         """Whether lines ``a..b`` are configuration a post proposes, not what a
@@ -1721,21 +1857,47 @@ class _Splitter:
 
     def undetected(self, a: int, b: int, fenced: bool, host: str | None) -> None:
         """Lines ``a..b`` that no detector recognised: the output of a command
-        Casebook does not read, bare commands, or unrecognised (mentions
-        inside them are looked for)."""
+        Casebook does not read, bare commands, a post's Markdown (a table, a
+        rule), or unrecognised (mentions inside them are looked for)."""
         what = unused_output(self.head(a, b))
         if what is not None:
             self.mark(a, b, UNUSED)
             self.unused.append((a, b, what))
+            return
+        if self.quoted_text(a, b, fenced=fenced):
+            self.mark(a, b, PROSE)
             return
         if b - a <= BARE_COMMAND_MAX_LINES and all(
             self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
         ):
             self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
             return
+        if self.notes(a, b):
+            return
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def notes(self, a: int, b: int) -> bool:
+        """Lines ``a..b`` that are a how-to's notes (:func:`command_notes`):
+        its commands read as prompt lines, the rest as prose."""
+        kinds = [note_kind(self.lines[i], self.cls(i)) for i in range(a, b)]
+        if not command_notes(kinds):
+            return False
+        self.mark(a, b, PROSE)
+        for i, kind in enumerate(kinds, start=a):
+            if kind == "command" and not _CJK.search(self.lines[i]):
+                self.mark(i, i + 1, PROMPT)
+        return True
+
+    def quoted_text(self, a: int, b: int, *, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what a post quotes rather than what a host
+        printed: its Markdown, a message's header (outside a fence), code or
+        configuration (anywhere)."""
+        lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
+        if not fenced and (markdown_markup(lines) or message_header(lines)):
+            return True
+        return code_fragment(lines, self.lines[a - 1] if a > 0 else "")
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -1794,6 +1956,224 @@ class _Splitter:
                     )
                 )
                 break  # one mention per line
+
+
+# ------------------------------------------------------------- a how-to's notes
+
+# what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息") and
+# what runs it ("sudo", "time")
+_TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
+_RUNS = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nohup|nice(?:\s+-n\s*-?\d+)?)\s+")
+_ABSOLUTE_PATH = re.compile(r"/[\w.\-\[\]*/]{1,300}")
+_MARKDOWN_RULE = re.compile(r"-{3,}|\*{3,}|_{3,}")  # a thematic break
+
+
+def quoted_command(line: str) -> bool:
+    """A command quoted without a prompt in a how-to: a command Casebook knows
+    by name (or whose output the catalogue of unused outputs names) after
+    ``sudo``/``time``, a trailing comment allowed.
+
+    >>> quoted_command("sudo sysctl -p             # 重新加载配置")
+    True
+    >>> quoted_command("time numactl -N 0 -m 0 ./a.out")
+    True
+    >>> quoted_command("Swap:          2.0Gi          0B       2.0Gi")
+    False
+    """
+    s = _TRAILING_COMMENT.sub("", line.strip())
+    while (unwrapped := _RUNS.sub("", s, count=1)) != s:
+        s = unwrapped
+    if _bare_command(s):
+        return True
+    return bool(s) and s[0].islower() and not _CJK.search(s) and unused_command(s) is not None
+
+
+def _names_a_command(value: str) -> bool:
+    """Whether the value of a CJK label names a command or a path (a note,
+    "查看node物理内存信息：cat /sys/devices/system/node/[nodeid]/meminfo",
+    "cpu信息目录：/sys/devices/system/cpu/"), not a reading."""
+    value = value.strip()
+    return quoted_command(value) or _ABSOLUTE_PATH.fullmatch(value) is not None
+
+
+def note_kind(line: str, cls: str) -> str | None:
+    """What a line of a how-to's notes is: ``"command"`` (quoted without a
+    prompt, or named after a CJK label), ``"comment"``, ``"prose"``,
+    ``"label"`` (a CJK label and a value: a figure of a note, or the output
+    of a tool in a CJK locale), ``"rule"`` (a Markdown thematic break),
+    ``"blank"``; None for anything else."""
+    s = line.strip()
+    if not s:
+        return "blank"
+    if _MARKDOWN_RULE.fullmatch(s):
+        return "rule"
+    if quoted_command(s):
+        return "command"
+    if s.startswith("#"):
+        return "comment"  # a shell comment, a Markdown heading
+    kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
+    if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
+        return "command"
+    if cls == "prose":
+        return "prose"
+    return "label" if kv is not None else None
+
+
+def command_notes(kinds: list[str | None]) -> bool:
+    """Whether lines of these kinds (:func:`note_kind`) are a how-to's notes
+    rather than an output nothing read: commands quoted without their output,
+    with comments and sentences between them, and fewer CJK "label：value"
+    lines than commands and sentences (an output of a tool in a CJK locale is
+    labels alone).
+
+    >>> command_notes(["command", "comment", "command", "blank"])
+    True
+    >>> command_notes(["label", "label", "command"]), command_notes(["prose", None, "command"])
+    (False, False)
+    >>> command_notes(["blank", "rule", "blank"])
+    True
+    """
+    if None in kinds:
+        return False
+    if "command" not in kinds:
+        return "rule" in kinds and set(kinds) <= {"rule", "blank"}  # a Markdown thematic break
+    return kinds.count("label") < kinds.count("command") + kinds.count("prose")
+
+
+# a Markdown table's row: cells between pipes, the first or the last pipe kept (a
+# page that flattened its table keeps "k | KB |"), maybe inside a quote ("> | 5 | 0.90 |")
+_MD_TABLE_ROW = re.compile(r"(?:>[ \t]*)?(?:\|[^|\n]*(?:\|[^|\n]*)*|[^|\n]+(?:\|[^|\n]*)*\|)")
+_MD_TABLE_RULE = re.compile(r"(?:>[ \t]*)?\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?")
+# a thematic break, or the underline of a heading above it ("logs" over "------------")
+_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
+
+
+def markdown_markup(lines: list[str]) -> bool:
+    """Whether unrecognised ``lines`` (non-blank, outside a fence) are a post's
+    Markdown: a table (its rule row ``|---|`` present, or every row ending in a
+    pipe as a page flattened it: ``pswpin | |``), or a line alone that rules the
+    page or underlines a heading. An SQL client's grid is never one (its rows
+    start with a pipe and its rules with ``+``).
+
+    >>> markdown_markup(["| |", "|---|", "pswpin | |", "pswpout | |"])
+    True
+    >>> markdown_markup(["| id | name |", "| 1  | db1  |"]), markdown_markup(["------------"])
+    (False, True)
+    """
+    if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
+        return True
+    rows = [line.strip() for line in lines]
+    return bool(rows) and all(_MD_TABLE_ROW.fullmatch(row) for row in rows) and _table_rows(rows)
+
+
+def _table_rows(rows: list[str]) -> bool:
+    """Rows of cells are a Markdown table: a rule row, or every row ending in a pipe
+    and none starting with one (a flattened table, never an SQL grid's row)."""
+    if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
+        return True
+    return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
+
+
+# a message's or a patch's header: git format-patch's first line, and the fields of a
+# mail's header (English, or Chinese as Outlook writes them)
+_PATCH_FROM = re.compile(r"From [0-9a-f]{40} Mon Sep 17 00:00:00 2001")
+_MAIL_FIELD = re.compile(
+    r"(?:From|To|Cc|Date|Subject|Sent|Reply-To|Message-I[Dd]|In-Reply-To"
+    r"|发件人|收件人|抄送|主题|日期|发送时间)[:：][ \t]*\S.{0,300}"
+)
+
+
+def message_header(lines: list[str]) -> bool:
+    """Whether unrecognised ``lines`` (non-blank) are the header of a mail or a
+    patch a post quotes: its fields only, a sender or a subject among them.
+
+    >>> message_header(["From fe35004fbf9eaf67482b074a2e032abb9c89b1dd Mon Sep 17 00:00:00 2001",
+    ...     "From: Satoru Moriya", "Date: Tue, 29 May 2012 15:06:47 -0700",
+    ...     "Subject: [PATCH] mm: avoid swapping out with swappiness==0"])
+    True
+    >>> message_header(["Date: Tue, 29 May 2012 15:06:47 GMT", "Server: nginx"])
+    False
+    """
+    rows = [line.strip() for line in lines]
+    if len(rows) < 2 or not all(_MAIL_FIELD.fullmatch(r) or _PATCH_FROM.fullmatch(r) for r in rows):
+        return False
+    return any(r.startswith(("From", "Subject", "发件人", "主题")) for r in rows)
+
+
+# source code and configuration a post quotes (code_fragment): C or awk, a block opened
+# by "{" and closed by "}", with a statement (a keyword, or an assignment)
+_C_LIKE = (
+    re.compile(r"^\s*\{|\{\s*$"),
+    re.compile(r"\}\s*;?\s*$"),
+    re.compile(
+        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b"
+        r"|^\s*[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]"
+    ),
+)
+
+
+def _c_like(rows: list[str]) -> bool:
+    """C or awk: each of :data:`_C_LIKE` holds on one of the rows."""
+    return all(any(rx.search(r) for r in rows) for rx in _C_LIKE)
+
+
+_DOCKERFILE = re.compile(
+    r"(?:FROM|RUN|CMD|ENTRYPOINT|COPY|ADD|ENV|EXPOSE|WORKDIR|USER|ARG|LABEL|VOLUME|HEALTHCHECK|SHELL)\s+\S"
+)
+
+
+def _dockerfile(rows: list[str]) -> bool:
+    """A Dockerfile: its instructions (and their ``\\`` continuations)."""
+    instructions = 0
+    for prev, row in itertools.pairwise(["", *rows]):
+        if _DOCKERFILE.match(row):
+            instructions += 1
+        elif not prev.rstrip().endswith("\\"):
+            return False
+    return instructions >= 2 or rows[0].startswith("FROM ")
+
+
+_YAML_KEY = re.compile(r"[ \t]*(?:- )?[\w.\-\"']{1,64}:(?:[ \t].*)?")
+_YAML_ITEM = re.compile(r"[ \t]*- \S.*")
+
+
+def _yaml(rows: list[str], above: str) -> bool:
+    """A YAML map (a key alone, then its more indented keys and items), or
+    items under the key on the line above (a compose file's ``sysctls:``)."""
+    if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
+        return False
+    if above.rstrip().endswith(":") and _YAML_KEY.fullmatch(above.rstrip()):
+        return all(_YAML_ITEM.fullmatch(r) for r in rows)
+    indent = [len(r) - len(r.lstrip()) for r in rows]
+    return any(r.rstrip().endswith(":") and indent[i + 1] > indent[i] for i, r in enumerate(rows[:-1]))
+
+
+_ELISION = re.compile(r"\.{3,}|…+")
+# an expression assigned to a name: an operator between two terms ("mem_free = a / b")
+_EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
+
+
+def code_fragment(lines: list[str], above: str = "") -> bool:
+    """Whether unrecognised ``lines`` (non-blank; ``above`` is the line before
+    them) are source code or configuration a post quotes rather than what a host
+    printed: C or awk, a Dockerfile, a YAML map, expressions assigned to names.
+    Elisions (``....``) and comments may stand between their lines; a JSON
+    document (no statement) or a ``key = value`` dump (no operator) is none.
+
+    >>> code_fragment(["   if (HugepagesTotal > 0) {",
+    ...     "    HP_Used         = (HugepagesTotal - HugepagesFree) * Hugepagesize", "  }"])
+    True
+    >>> code_fragment(["- net.core.somaxconn=511"], above="      sysctls:")
+    True
+    >>> code_fragment(["{", '  "numa_hit": 1386436009', "}"]), code_fragment(["vm.swappiness = 60"])
+    (False, False)
+    """
+    rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+    if not rows:
+        return False
+    if all(_EXPRESSION.match(r.strip()) for r in rows):
+        return True
+    return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
 
 
 def _mention_candidates(line: str) -> list[list[str]]:

@@ -65,6 +65,9 @@ CATALOGUE: tuple[Unused, ...] = (
            r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
     Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
     Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
+    # lscpu -e in JSON (lscpu -J, the summary, is read)
+    Unused("lscpu -e JSON", r"^lscpu\s+(?:-\w*e\w*J|-\w*J\w*e|--extended\s+--json|--json\s+--extended)",
+           r'^\{[ \t]*\n[ \t]*"cpus":[ \t]*\[[ \t]*\n[ \t]*\{[ \t]*"cpu":'),
     Unused("lsmod", r"^lsmod(\s|$)", r"^Module\s+Size\s+Used by\s*$"),
     Unused("mount", r"^mount(\s|$)"),
     Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"),
@@ -72,11 +75,16 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("which", r"^(?:which|whereis|type|command -v)\s"),
     Unused("echo", r"^echo(\s|$)"),
     Unused("cd", r"^(?:cd|pwd|clear|history|exit|logout)(\s|$)"),
+    Unused("file management", r"^(?:rm|cp|mv|mkdir|chmod|chown|touch|ln|fallocate|truncate)\s"),
+    Unused("editor", r"^(?:vi|vim|nano|emacs)\s"),
     Unused("package manager", r"^(?:yum|dnf|apt|apt-get|rpm|dpkg|pip3?|zypper)\s"),
     Unused("docker", r"^(?:docker|podman)(?:\s+\S+)?\s+(?:ps|images|stats|inspect|logs|info|version)\b",
            r"^CONTAINER ID\s+(?:IMAGE|NAME)\s"
            r"|^Client:[^\n]{0,40}\n[ \t]+(?:Version:[ \t]+\S+\n[ \t]+API version:|Context:|Debug Mode)"
-           r"|^Containers: \d+\n[ \t]+Running: \d+"),
+           r"|^Containers: \d+\n[ \t]+Running: \d+"
+           # "docker --version" and its tools' ("docker-machine version 0.4.1 (e2c88d6)")
+           r"|^(?:Docker|docker-machine|Boot2Docker|docker-compose|Docker Compose) version "
+           r"v?\d+\.\d+[\w.-]*,? (?:build [0-9a-f]{6,40}|\([0-9a-f]{6,40}\))"),
     Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
            r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b|^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b"),
     Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),
@@ -84,14 +92,24 @@ CATALOGUE: tuple[Unused, ...] = (
     # memory summaries whose figures the parsers read elsewhere (/proc/meminfo, free)
     Unused("vmstat -s", r"^vmstat\s+(?:.*\s)?(?:-[a-zA-Z]*s\b|--stats)",
            r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
-    Unused("swapon", r"^swapon(\s|$)", r"^Filename\s+Type\s+Size\s+Used\s+Priority"),
+    Unused("swapon", r"^(?:swapon|swapoff|mkswap)(\s|$)",
+           r"^Filename\s+Type\s+Size\s+Used\s+Priority|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO\s*$"),
     Unused("hugeadm", r"^hugeadm\s",
            r"^[ \t]*Size[ \t]+Minimum[ \t]+Current[ \t]+Maximum[ \t]+Default[ \t]*$"),
     Unused("xsos", r"^xsos(\s|$)",
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
+    # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
+    Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
+           r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
+           r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
+    # a process's or its threads' status lines ("grep Cpus_allowed_list /proc/28863/task/*/status")
+    Unused("/proc/PID/status",
+           r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
+           r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
     Unused("git", r"^git\s"),
+    Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
     # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)
     Unused("sysbench", r"^sysbench(\s|$)",
@@ -104,6 +122,11 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("iperf", r"^iperf3?(\s|$)", r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\d+\.\d+\s+sec\s+[\d.]+ [KMG]?Bytes"),
     Unused("mlc", r"^(?:\./)?mlc(\s|$)", r"^Intel\(R\) Memory Latency Checker"),
     Unused("stress-ng", r"^stress-ng(\s|$)", r"^stress-ng: info:\s+\[\d+\]"),
+    # a program started under a NUMA policy: what it prints (or numactl's refusal, "libnuma:
+    # Warning: node argument 2 is out of range") is the program's run, not numactl's tables
+    Unused("a program run under numactl",
+           r"^numactl\s+(?:\S+\s+)*?(?:--(?:cpunodebind|membind|physcpubind|interleave|preferred|localalloc)\b"
+           r"|-[NmCip](?:\s|\d|=))"),
     Unused("dd", r"^dd\s", r"^\d+ bytes .{0,40}copied, [\d.]+ s, [\d.]+ [kMG]?B/s$"),
     Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
     # database tools and result grids no parser reads
@@ -116,6 +139,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("SQL result", r"(?i)^(?:select|show|desc|describe|explain|use|set|call|with)\b",
            r"^\d+ rows? in set \([\d.]+ sec\)|^Empty set \([\d.]+ sec\)"
            r"|^Query OK, \d+ rows? affected|^Database changed$"),
+    # /etc/fstab as cat prints it (or a post quotes it): device, mount point, type, options, dump, pass
+    Unused("fstab", r"^(?:cat|more|less)\s+/etc/fstab\b",
+           r"^(?:UUID=[\w-]+|LABEL=\S+|/dev/\S+|/\S+)\s+(?:/\S*|none|swap)\s+"
+           r"(?:swap|ext[234]|xfs|btrfs|vfat|nfs4?|tmpfs|auto)\s+\S+\s+\d\s+\d\s*$"),
     Unused("cat", r"^(?:cat|more|less|head|tail|zcat)\s+\S"),
 )
 # fmt: on

@@ -18,9 +18,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from collectors.facts import Domain, FactConflict, HostFacts, SnapshotFacts, TableCut
+
+T = TypeVar("T")
 
 # A conflicting fact and the engine's fact checks (engine.run.HOST_FACT_CHECKS)
 # that depend on it: a rule requiring any of them is not checked.
@@ -185,6 +187,59 @@ def _conflict_text(conflict: FactConflict) -> str:
     return f"{conflict.reason}: " + " vs ".join(shown)
 
 
+def _conflict_reason(conflict: FactConflict) -> tuple[str, str]:
+    text = _conflict_text(conflict)
+    return (
+        f"conflicting values: {text}",
+        f"取值冲突（同一主机的输出不一致，可能混入了另一台机器）：{text}",
+    )
+
+
+def _first_needed(by_check: dict[str, T], needs: set[str]) -> T | None:
+    """The entry of ``by_check`` for the first of ``needs`` (in name order) it holds."""
+    return next((by_check[n] for n in sorted(needs) if n in by_check), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gaps:
+    """What a host's facts cannot decide: fact checks with conflicting values,
+    a cut per-CPU table (why, in English and Chinese), cut counter tables
+    (fact check -> why) and domain XMLs cut by the paste."""
+
+    conflicts: dict[str, FactConflict]
+    usage_cut: tuple[str, str] | None
+    tables: dict[str, tuple[str, str]]
+    cut_domains: list[Domain]
+
+    @classmethod
+    def of(cls, host: HostFacts) -> _Gaps:
+        return cls(
+            conflicts=conflicting_checks(host),
+            usage_cut=cut_usage_reason(host) if _usage_cut(host) else None,
+            tables=table_cuts(host),
+            cut_domains=[d for d in host.domains if d.cut],
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.conflicts or self.usage_cut or self.tables or self.cut_domains)
+
+    def why_undecided(self, rule_id: str, needs: set[str], judges_every_cpu: bool) -> tuple[str, str] | None:
+        """Why rule ``rule_id``, which needs the fact checks ``needs``, could
+        not decide (English, Chinese), the first that applies: a conflict on
+        one of its facts, the cut per-CPU table it judges, a cut counter
+        table, a domain cut before an element it judges; None: it decided."""
+        conflict = _first_needed(self.conflicts, needs)
+        if conflict is not None:
+            return _conflict_reason(conflict)
+        if self.usage_cut and judges_every_cpu:
+            return self.usage_cut
+        table = _first_needed(self.tables, needs)
+        if table is not None:
+            return table
+        domain = next((d for d in self.cut_domains if cut_hides(d, rule_id)), None)
+        return cut_reason(domain) if domain is not None else None
+
+
 def partial_not_checked(
     rules: dict[str, Any],
     hosts: Iterable[HostFacts],
@@ -197,39 +252,16 @@ def partial_not_checked(
     id), ``relevant`` the facts a spec needs on a host."""
     out: list[tuple[str, str, str, str]] = []
     for host in hosts:
-        name = host_name(host)
-        checks = conflicting_checks(host)
-        cut = [d for d in host.domains if d.cut]
-        tables = table_cuts(host)
-        if not checks and not cut and not _usage_cut(host) and not tables:
+        name, gaps = host_name(host), _Gaps.of(host)
+        if not gaps:
             continue
         for rule_id in sorted(rules):
             if (rule_id, name) in fired:
                 continue
             spec = rules[rule_id]
-            needs = set(spec.requires) | set(relevant(spec, host))
-            hit = next((checks[n] for n in sorted(needs) if n in checks), None)
-            if hit is not None:
-                text = _conflict_text(hit)
-                out.append(
-                    (
-                        rule_id,
-                        name,
-                        f"conflicting values: {text}",
-                        f"取值冲突（同一主机的输出不一致，可能混入了另一台机器）：{text}",
-                    )
-                )
-                continue
-            if _usage_cut(host) and "per_cpu_usage" in relevant(spec, host):
-                out.append((rule_id, name, *cut_usage_reason(host)))
-                continue
-            table = next((tables[n] for n in sorted(needs) if n in tables), None)
-            if table is not None:
-                out.append((rule_id, name, *table))
-                continue
-            for domain in cut:
-                if cut_hides(domain, rule_id):
-                    reason, reason_zh = cut_reason(domain)
-                    out.append((rule_id, name, reason, reason_zh))
-                    break
+            relevant_checks = relevant(spec, host)
+            needs = set(spec.requires) | set(relevant_checks)
+            why = gaps.why_undecided(rule_id, needs, "per_cpu_usage" in relevant_checks)
+            if why is not None:
+                out.append((rule_id, name, *why))
     return out

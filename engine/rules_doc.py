@@ -156,20 +156,20 @@ def _facts_section() -> list[str]:
         "| fact | present when | artifact | commands | package if missing |",
         "|---|---|---|---|---|",
     ]
-    for name, check in FACT_CHECKS.items():
-        doc = getattr(check, "__doc__", None)
-        source = FACT_SOURCES.get(name)
-        artifact = _cell(source.artifact) if source else "-"
-        commands = "<br>".join(f"`{_cell(c)}`" for c in source.commands) if source else "-"
-        packages = (
-            "<br>".join(f"{f}: `{c}`" for f, c in source.packages.items())
-            if source and source.packages
-            else "-"
-        )
-        present = _cell(FACT_DESCRIPTIONS.get(name, doc or ""))
-        out.append(f"| `{name}` | {present} | {artifact} | {commands} | {packages} |")
+    out += [_fact_row(name, check) for name, check in FACT_CHECKS.items()]
     out.append("")
     return out
+
+
+def _fact_row(name: str, check: object) -> str:
+    """A fact's row: when it is present, its artifact, commands and packages."""
+    source = FACT_SOURCES.get(name)
+    present = _cell(FACT_DESCRIPTIONS.get(name, getattr(check, "__doc__", None) or ""))
+    if source is None:
+        return f"| `{name}` | {present} | - | - | - |"
+    commands = "<br>".join(f"`{_cell(c)}`" for c in source.commands)
+    packages = "<br>".join(f"{f}: `{c}`" for f, c in source.packages.items()) or "-"
+    return f"| `{name}` | {present} | {_cell(source.artifact)} | {commands} | {packages} |"
 
 
 def _pkg_example() -> dict[str, str]:

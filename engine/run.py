@@ -616,27 +616,24 @@ def not_checked_for(
             name = host_name(host)
             if (rule_id, name) in fired:
                 continue
-            try:
-                needs = tuple(spec.relevant(ctx, host) or ())
-            except Exception:  # a broken declaration must not stop the analysis
-                logger.exception("relevance of %s failed", rule_id)
-                continue
-            missing = _missing_on_host(needs, host)
-            if not missing:
-                continue
-            sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
-            what = "; ".join(s.artifact for s in sources) or ", ".join(missing)
-            what_zh = "；".join(s.artifact_zh for s in sources) or ", ".join(missing)
-            out.append(
-                NotChecked(
-                    rule=rule_id,
-                    reason=f'{what}: not in the snapshot, so "{spec.title}" could not be checked',
-                    reason_zh=f"快照中没有{what_zh}，无法检查“{spec.title_zh}”",
-                    commands=commands_for(missing),
-                    host=name,
-                )
-            )
+            missing = _missing_on_host(_relevant_checks(spec, ctx, host, log=True), host)
+            if missing:
+                out.append(_not_in_snapshot(rule_id, spec, name, missing))
     return out
+
+
+def _not_in_snapshot(rule_id: str, spec: RuleSpec, host: str, missing: list[str]) -> NotChecked:
+    """The rule was not checked on ``host`` for lack of the ``missing`` facts."""
+    sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
+    what = "; ".join(s.artifact for s in sources) or ", ".join(missing)
+    what_zh = "；".join(s.artifact_zh for s in sources) or ", ".join(missing)
+    return NotChecked(
+        rule=rule_id,
+        reason=f'{what}: not in the snapshot, so "{spec.title}" could not be checked',
+        reason_zh=f"快照中没有{what_zh}，无法检查“{spec.title_zh}”",
+        commands=commands_for(missing),
+        host=host,
+    )
 
 
 def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisResult) -> bool:
@@ -681,19 +678,24 @@ def _not_checked(
     return sorted((n for n in both if n.host not in fleet_only), key=lambda n: n.rule)
 
 
+def _analysed_in_full(ctx: RuleContext) -> RuleContext:
+    """``ctx`` without the hosts present for the fleet rules only (the other
+    members of a large cluster, rebuilt from their stored summaries): every
+    other rule, and the not-checked list, see the hosts analysed in full."""
+    snapshot = ctx.snapshot
+    if not snapshot.fleet_only:
+        return ctx
+    full = [h for h in snapshot.hosts if h.label not in snapshot.fleet_only]
+    return RuleContext(snapshot=SnapshotFacts(hosts=full))
+
+
 def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -> AnalysisResult:
     """Run ``rules`` (default: the whole registry) over ``snapshot``."""
     registry = rules if rules is not None else load_all()
     whole = snapshot
     snapshot = partial.masked(snapshot)  # conflicting facts: no rule decides on them
     ctx = RuleContext(snapshot=snapshot)
-    # Hosts present for the fleet rules only (the other members of a large
-    # cluster, rebuilt from their stored summaries): every other rule, and the
-    # not-checked list, see the hosts analysed in full.
-    local = ctx
-    if snapshot.fleet_only:
-        full = [h for h in snapshot.hosts if h.label not in snapshot.fleet_only]
-        local = RuleContext(snapshot=SnapshotFacts(hosts=full))
+    local = _analysed_in_full(ctx)
     result = AnalysisResult()
     ran = [
         rule_id
@@ -710,22 +712,31 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
     return result
 
 
+def _relevant_checks(
+    spec: RuleSpec, ctx: RuleContext, host: HostFacts, *, log: bool = False
+) -> tuple[str, ...]:
+    """The fact checks the rule's ``relevant`` declaration names for ``host``;
+    none without one, or when it breaks (it must not stop the analysis: the
+    first to ask, ``not_checked_for``, logs the failure)."""
+    try:
+        return tuple(spec.relevant(ctx, host) or ()) if spec.relevant else ()
+    except Exception:
+        if log:
+            logger.exception("relevance of %s failed", spec.id)
+        return ()
+
+
 def with_partial(
     registry: dict[str, RuleSpec], whole: SnapshotFacts, result: AnalysisResult
 ) -> list[NotChecked]:
     """``result.not_checked`` with the rules a conflict or a cut kept from
     deciding (``engine.partial``): their reason replaces "not in the snapshot"."""
     ctx = RuleContext(snapshot=whole)
-
-    def relevant(spec: RuleSpec, host: HostFacts) -> tuple[str, ...]:
-        try:
-            return tuple(spec.relevant(ctx, host) or ()) if spec.relevant else ()
-        except Exception:  # a broken declaration must not stop the analysis
-            return ()
-
     local = [h for h in whole.hosts if h.label not in whole.fleet_only]
     fired = {(f.rule, f.host) for f in result.findings}
-    extra = partial.partial_not_checked(registry, local, fired, host_name, relevant)
+    extra = partial.partial_not_checked(
+        registry, local, fired, host_name, lambda spec, host: _relevant_checks(spec, ctx, host)
+    )
     if not extra:
         return result.not_checked
     replaced = {(rule, host) for rule, host, _r, _z in extra}

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
+
 from tests.conftest import service_unavailable
 
 try:
@@ -95,3 +97,13 @@ def shared_browser() -> Iterator[Any]:
         finally:
             if _holders[0] == 0:
                 asyncio._set_running_loop(None)
+
+
+@pytest.fixture
+def browser_page():
+    """A 1200x800 English page of the shared Chromium (import it into a test
+    module or conftest to use it)."""
+    with shared_browser() as browser:
+        page = browser.new_page(viewport={"width": 1200, "height": 800}, locale="en-US")
+        page.set_default_timeout(15_000)
+        yield page

@@ -7,6 +7,7 @@ CI must never go green by skipping what it was meant to prove.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -73,6 +74,33 @@ def django_db_setup(django_db_setup):
     global _test_databases_ready
     _test_databases_ready = True
     yield
+
+
+# Seconds per test file in a recent CI run (tools/test_durations.py writes it).
+DURATIONS = ROOT / "tests" / "durations.json"
+UNKNOWN_FILE_SECONDS = 1.0  # a file added since: most take about that
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest test files first. ``--dist loadfile`` hands whole files to
+    the xdist workers in collection order; in path order the real-process and
+    browser files came last, and one worker ran them alone for minutes while
+    the other sat idle. Longest first (LPT) leaves the short files to even the
+    workers out at the end. A file's tests keep their order."""
+    try:
+        seconds = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(item.nodeid.split("::", 1)[0], index)
+
+    def weight(item: pytest.Item) -> tuple[float, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return -seconds.get(path, UNKNOWN_FILE_SECONDS), first_seen[path]
+
+    items.sort(key=weight)
 
 
 @pytest.hookimpl(tryfirst=True)

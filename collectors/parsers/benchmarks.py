@@ -22,24 +22,14 @@ client echoes each statement between two ``--------------`` lines instead of a p
 
 from __future__ import annotations
 
-import math
 import re
 
 from collectors.facts import Benchmark, BenchmarkResults, ParseError
+from collectors.numbers import finite
 from collectors.parsers import register
 
 _STREAM_ROW = re.compile(r"^\s*(?P<name>Copy|Scale|Add|Triad):\s+(?P<rate>\d+(?:\.\d+)?)\b")
 _STREAM_HEADER = re.compile(r"^\s*Function\s+(Best\s+)?Rate\s*\(?MB/s\)?", re.M)
-
-
-def _finite(text: str, number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParseError(f"bad number {text!r}", line=number) from None
-    if not math.isfinite(value):
-        raise ParseError(f"number out of range {text[:20]!r}", line=number)
-    return value
 
 
 @register(
@@ -79,7 +69,7 @@ def parse_stream(text: str) -> BenchmarkResults:
             found[m.group("name")] = Benchmark(
                 kind="stream",
                 name=m.group("name"),
-                value=_finite(m.group("rate"), number),
+                value=finite(m.group("rate"), number),
                 unit="MB/s",
                 line=number,
             )
@@ -114,14 +104,14 @@ def parse_jtpcc(text: str) -> BenchmarkResults:
     found: dict[str, Benchmark] = {}
     for number, line in enumerate(text.splitlines(), 1):
         for m in _TPM_RUNNING.finditer(line):
-            found["tpmTOTAL"] = Benchmark("tpmc", "tpmTOTAL", _finite(m.group("avg"), number), "tpm", number)
+            found["tpmTOTAL"] = Benchmark("tpmc", "tpmTOTAL", finite(m.group("avg"), number), "tpm", number)
             if m.group("cur"):
                 found["tpmTOTAL current"] = Benchmark(
-                    "tpmc", "tpmTOTAL current", _finite(m.group("cur"), number), "tpm", number
+                    "tpmc", "tpmTOTAL current", finite(m.group("cur"), number), "tpm", number
                 )
         for m in _TPM_MEASURED.finditer(line):
             name = f"measured {m.group('name')}"
-            found[name] = Benchmark("tpmc", name, _finite(m.group("value"), number), "tpm", number)
+            found[name] = Benchmark("tpmc", name, finite(m.group("value"), number), "tpm", number)
     if not found:
         raise ParseError("no BenchmarkSQL tpmTOTAL/tpmC lines")
     out = BenchmarkResults(results=list(found.values()))
@@ -189,7 +179,7 @@ class _Timings:
         m = _TIMING.match(line)
         if m is None:
             return False
-        seconds = _finite(m.group("sec"), number) + 60 * int(m.group("min") or 0)
+        seconds = finite(m.group("sec"), number) + 60 * int(m.group("min") or 0)
         name = " ".join(s for s in self.statement if s).rstrip(";").strip()
         name = re.sub(r"(\\G|;)$", "", name).strip()[:200]
         self.out.results.append(Benchmark("statement", name, round(seconds, 6), "s", number))

@@ -47,10 +47,16 @@ _MARKER = re.compile(
     re.M,
 )
 _LATENCY = re.compile(r"^\s*Latency:\s*(\d{1,9})\s*$")
+# idle-info's two summary lines: what a paste that starts below the driver lines still shows
+_IDLE_SUMMARY = re.compile(r"^\s*Number of idle states: \d{1,3}\s*\n\s*Available idle states:", re.M)
 
 
 def _detect(head: str) -> bool:
-    return bool(_GOVERNOR.search(head) or (_IDLE_DRIVER.search(head) and "Available idle states" in head))
+    return bool(
+        _GOVERNOR.search(head)
+        or (_IDLE_DRIVER.search(head) and "Available idle states" in head)
+        or _IDLE_SUMMARY.search(head)
+    )
 
 
 def _read_driver(out: CpuPower, line: str, number: int, cpu: str) -> bool:

@@ -390,6 +390,8 @@ def parse_hwloc_ls(text: str) -> list[CpuTopology | NumaTopology]:
     tree = _Tree()
     tree.read(text)
     if not tree.of("PU"):
+        if tree.of("Core"):  # "lstopo --ignore PU": the cores are there, their CPU numbers not
+            raise ParseError("lstopo tree without its PU objects (--ignore PU): no CPU numbers to read")
         raise ParseError("not hwloc-ls / lstopo output (no 'PU L#n (P#n)' object)")
     topo, node_cpus, node_lines = _numa(tree)
     cpu = _cpu(tree, node_cpus, node_lines)

@@ -16,7 +16,7 @@ Accepted input::
 * the classic ``Key: value`` summary above, and the newer hierarchical one
   (indented keys under ``Caches (sum of all):`` / ``NUMA:`` sections) whose
   long values (``Flags``) wrap onto following lines aligned on the value column;
-* the same under a Chinese or Japanese locale, whose labels are translated and,
+* the same under a Chinese, Japanese or Russian locale, whose labels are translated and,
   when wider than lscpu's column, run into the value::
 
     アーキテクチャ: x86_64
@@ -205,6 +205,23 @@ _JA_KEYS = {
     "仮想化": "virtualization",
     "フラグ": "flags",
 }
+# lscpu under a Russian locale (util-linux ru catalogue, its "прроизводителя" typo
+# included); CPU(s), NUMA and cache lines stay in English
+_RU_KEYS = {
+    "архитектура": "architecture",
+    "порядок байт": "byte order",
+    "потоков на ядро": "thread(s) per core",
+    "ядер на сокет": "core(s) per socket",
+    "сокетов": "socket(s)",
+    "id прроизводителя": "vendor id",
+    "семейство цпу": "cpu family",
+    "модель": "model",
+    "имя модели": "model name",
+    "степпинг": "stepping",
+    "cpu мгц": "cpu mhz",
+    "виртуализация": "virtualization",
+    "флаги": "flags",
+}
 _LOCALE_VALUES = {"完全": "full", "半": "para", "容器": "container", "完全仮想化": "full", "準仮想化": "para"}
 _ZH_NODE = re.compile(r"^numa 节点(\d{1,5}) cpu$")
 _ZH_CACHE = re.compile(r"^(l\d[a-z]?) 缓存$")
@@ -223,7 +240,7 @@ def _norm_key(key: str) -> str:
     m = _ZH_CACHE.match(key) or _JA_CACHE.match(key)
     if m:
         return f"{m.group(1)} cache"
-    return _ZH_KEYS.get(key) or _JA_KEYS.get(key, key)
+    return _ZH_KEYS.get(key) or _JA_KEYS.get(key) or _RU_KEYS.get(key, key)
 
 
 class _Builder:
@@ -688,14 +705,24 @@ def _detect(head: str) -> bool:
     if "CPU" in head and (re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head)):
         return True  # lscpu -p / lscpu -e
     if not any(
-        word in head for word in ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数", "コアあたり")
+        word in head
+        for word in (
+            "Socket(s)",
+            "Thread(s) per core",
+            "座",
+            "每个核的线程数",
+            "コアあたり",
+            "Потоков на ядро",
+        )
     ):
         return False
-    has_cpus = re.search(r"^\s*(Architecture|CPU\(s\)|架构|アーキテクチャ)[:：]", head, re.M) is not None
+    has_cpus = (
+        re.search(r"^\s*(Architecture|CPU\(s\)|架构|アーキテクチャ|Архитектура)[:：]", head, re.M) is not None
+    )
     has_topo = (
         re.search(
             r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数"
-            r"|コアあたりのスレッド数|ソケット数)[:：]",
+            r"|コアあたりのスレッド数|ソケット数|Потоков на ядро|Сокетов)[:：]",
             head,
             re.M,
         )

@@ -32,11 +32,11 @@ Windows ping is read in English, Chinese and Japanese::
 from __future__ import annotations
 
 import ipaddress
-import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
 from collectors.facts import ParseError, PingResult
+from collectors.numbers import finite
 from collectors.parsers import register
 
 _HEADER = re.compile(r"^PING\s+(?P<target>\S+)(?:\s+\((?P<address>[0-9A-Fa-f:.]+)\))?")
@@ -101,16 +101,6 @@ def _round2(value: float) -> float:
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def _float(text: str, number: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParseError(f"bad number {text!r}", line=number) from None
-    if not math.isfinite(value):
-        raise ParseError(f"number out of range {text[:20]!r}", line=number)
-    return value
-
-
 @register(
     "ping",
     commands=(r"^ping6?\b",),
@@ -155,7 +145,7 @@ def _read_line(out: PingResult, line: str, number: int) -> bool:
     elif m := _TRANSMIT.search(line):
         out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
         if m.group("loss") is not None:
-            out.loss_pct = _float(m.group("loss"), number)
+            out.loss_pct = finite(m.group("loss"), number)
         out.lines["transmitted"] = out.lines["loss_pct"] = number
     elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
         _read_summary(out, m, number)
@@ -166,7 +156,7 @@ def _read_line(out: PingResult, line: str, number: int) -> bool:
 def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> None:
     """``64 bytes from h (10.0.0.1): ... time=1.07 ms``: its time, and the first
     address a reply names."""
-    out.replies_ms.append(_float(m.group("ms"), number))
+    out.replies_ms.append(finite(m.group("ms"), number))
     out.lines.setdefault("replies_ms", number)
     address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
     if address and out.address is None:
@@ -176,11 +166,11 @@ def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> No
 
 def _read_summary(out: PingResult, m: re.Match[str], number: int) -> None:
     """``rtt min/avg/max/mdev = ...`` (Windows: ``Minimum = ..., Maximum = ...``)."""
-    out.rtt_min_ms = _float(m.group("min"), number)
-    out.rtt_avg_ms = _float(m.group("avg"), number)
-    out.rtt_max_ms = _float(m.group("max"), number)
+    out.rtt_min_ms = finite(m.group("min"), number)
+    out.rtt_avg_ms = finite(m.group("avg"), number)
+    out.rtt_max_ms = finite(m.group("max"), number)
     if m.groupdict().get("mdev"):
-        out.rtt_mdev_ms = _float(m.group("mdev"), number)
+        out.rtt_mdev_ms = finite(m.group("mdev"), number)
     out.lines["rtt_avg_ms"] = number
 
 
@@ -271,10 +261,10 @@ def _labelled_result(m: re.Match[str], number: int) -> PingResult:
     return PingResult(
         target=peer.group("target") if peer else label.split()[-1].rstrip(":"),
         from_host=peer.group("source") if peer else None,
-        rtt_min_ms=_float(m.group("min"), number),
-        rtt_avg_ms=_float(m.group("avg"), number),
-        rtt_max_ms=_float(m.group("max"), number),
-        rtt_mdev_ms=_float(m.group("mdev"), number) if m.group("mdev") else None,
+        rtt_min_ms=finite(m.group("min"), number),
+        rtt_avg_ms=finite(m.group("avg"), number),
+        rtt_max_ms=finite(m.group("max"), number),
+        rtt_mdev_ms=finite(m.group("mdev"), number) if m.group("mdev") else None,
     )
 
 

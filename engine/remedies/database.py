@@ -71,22 +71,8 @@ def mycnf_lines(
     innodb_buffer_pool_dump_at_shutdown = ON
     innodb_buffer_pool_load_at_startup = ON
     """
-    lines = ["[mysqld]"]
-    for name, value in settings.items():
-        if not _IDENT.match(name):
-            raise ValueError(f"not a server variable: {name!r}")
-        shown = ("ON" if value else "OFF") if isinstance(value, bool) else str(value)
-        lines.append(f"{name} = {shown}")
+    lines = ["[mysqld]", *(f"{name} = {_mycnf_value(name, value)}" for name, value in settings.items())]
     path = "/etc/my.cnf.d/casebook-numa.cnf"
-    measures = []
-    if "innodb_numa_interleave" in settings:
-        measures.append("disable-numa-interleave")
-    if any(
-        k.startswith("innodb_buffer_pool_dump") or k.startswith("innodb_buffer_pool_load") for k in settings
-    ):
-        measures.append("buffer-pool-dump-load")
-    if "large_pages" in settings:
-        measures.append("mysql-large-pages")
     restore = [f"{k} = {v}" for k, v in (previous or {}).items() if v is not None]
     service = service.removesuffix(".service")
     if not _IDENT.match(service.replace("-", "_").replace("@", "_")):
@@ -104,7 +90,7 @@ def mycnf_lines(
         path=path,
         rollback=rollback,
         disruption="service restart",
-        measures=tuple(measures),
+        measures=_mycnf_measures(settings),
         rules=(
             "mysql.numa_interleave_populate_startup",
             "mysql.buffer_pool_not_persisted",
@@ -113,6 +99,25 @@ def mycnf_lines(
         notes=tuple(notes),
         data={"service": service},
     )
+
+
+def _mycnf_value(name: str, value: str | int | bool) -> str:
+    """A server variable's value as my.cnf writes it (a bool as ON/OFF)."""
+    if not _IDENT.match(name):
+        raise ValueError(f"not a server variable: {name!r}")
+    return ("ON" if value else "OFF") if isinstance(value, bool) else str(value)
+
+
+def _mycnf_measures(settings: dict[str, str | int | bool]) -> tuple[str, ...]:
+    """The catalogue's measures a my.cnf with ``settings`` carries out."""
+    carried_out = {
+        "disable-numa-interleave": "innodb_numa_interleave" in settings,
+        "buffer-pool-dump-load": any(
+            k.startswith(("innodb_buffer_pool_dump", "innodb_buffer_pool_load")) for k in settings
+        ),
+        "mysql-large-pages": "large_pages" in settings,
+    }
+    return tuple(slug for slug, done in carried_out.items() if done)
 
 
 def _where_notes(host: HostFacts) -> tuple[str, ...]:
@@ -157,6 +162,35 @@ def _sql_value(value: str | int) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _restore_sql(verb: str, previous: list[tuple[str, str | None]]) -> str:
+    """The statements that set each parameter back to its previous value (a
+    comment for a value the snapshot did not show)."""
+    return "\n".join(
+        f"{verb} {k} = {_sql_value(v)};" if v is not None else f"-- {k}: previous value unknown"
+        for k, v in previous
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _SqlEndpoint:
+    """Where OceanBase parameters are set: the observer, or ODP (its proxy)."""
+
+    key: str
+    verb: str
+    port: int  # its SQL port
+
+
+_OBSERVER = _SqlEndpoint(key="oceanbase", verb="ALTER SYSTEM SET", port=2881)
+_ODP = _SqlEndpoint(key="odp", verb="ALTER PROXYCONFIG SET", port=2883)
+
+# parameter -> (the measure that changes it, the rule that asks for it)
+OB_PARAMETERS = {
+    "cpu_quota_concurrency": ("tune-cpu-quota-concurrency", "oceanbase.cpu_quota_concurrency_high"),
+    "net_thread_count": ("tune-net-thread-count", "oceanbase.net_thread_count_high"),
+    "server_routing_mode": ("odp-routing-mode-oceanbase", "oceanbase.proxy_routing_not_default"),
+}
+
+
 def oceanbase_parameters(
     *, parameters: dict[str, str | int], previous: dict[str, str | None] | None = None, proxy: bool = False
 ) -> Remedy | NoRemedy:
@@ -171,44 +205,25 @@ def oceanbase_parameters(
     ALTER SYSTEM SET cpu_quota_concurrency = '4';
     ALTER SYSTEM SET net_thread_count = '32';
     """
-    verb = "ALTER PROXYCONFIG SET" if proxy else "ALTER SYSTEM SET"
-    port = 2883 if proxy else 2881  # ODP / observer SQL port
-    key = "odp" if proxy else "oceanbase"
+    target = _ODP if proxy else _OBSERVER
     if not parameters:
-        return NoRemedy(key=key, reason=_("no parameter to change"))
+        return NoRemedy(key=target.key, reason=_("no parameter to change"))
     for name in parameters:
         if not _IDENT.match(name):
             raise ValueError(f"not a parameter name: {name!r}")
-    text = "\n".join(f"{verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
-    old = [(k, (previous or {}).get(k)) for k in parameters]
-    rollback = "\n".join(
-        f"{verb} {k} = {_sql_value(v)};" if v is not None else f"-- {k}: previous value unknown"
-        for k, v in old
-    )
-    slugs = {
-        "cpu_quota_concurrency": "tune-cpu-quota-concurrency",
-        "net_thread_count": "tune-net-thread-count",
-        "server_routing_mode": "odp-routing-mode-oceanbase",
-    }
-    rules = {
-        "cpu_quota_concurrency": "oceanbase.cpu_quota_concurrency_high",
-        "net_thread_count": "oceanbase.net_thread_count_high",
-        "server_routing_mode": "oceanbase.proxy_routing_not_default",
-    }
-    notes = (
-        (_("net_thread_count takes effect after the observer restarts"),)
-        if "net_thread_count" in parameters
-        else ()
-    )
+    text = "\n".join(f"{target.verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
+    rollback = _restore_sql(target.verb, [(k, (previous or {}).get(k)) for k in parameters])
+    restart = "net_thread_count" in parameters
+    known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
     return Remedy(
-        key=key,
+        key=target.key,
         title=_("OceanBase proxy configuration") if proxy else _("OceanBase system parameters"),
         text=text,
         rollback=rollback,
-        disruption="service restart" if "net_thread_count" in parameters else "online",
-        measures=tuple(slugs[k] for k in parameters if k in slugs),
-        rules=tuple(rules[k] for k in parameters if k in rules),
-        notes=notes,
-        commands=(f"obclient -h <host> -P {port} -uroot@sys -p -e {shlex.quote(text)}",),
-        data={"port": port, "sql": text, "rollback_sql": rollback},
+        disruption="service restart" if restart else "online",
+        measures=tuple(measure for measure, _rule in known),
+        rules=tuple(rule for _measure, rule in known),
+        notes=(_("net_thread_count takes effect after the observer restarts"),) if restart else (),
+        commands=(f"obclient -h <host> -P {target.port} -uroot@sys -p -e {shlex.quote(text)}",),
+        data={"port": target.port, "sql": text, "rollback_sql": rollback},
     )

@@ -12,6 +12,11 @@ from engine.remedies.base import Remedy
 
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_\-]+)+$")
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")  # IFNAMSIZ is 16 with the NUL
+# sysctl -> the catalogue's measure that sets it, in the order measures are listed
+SYSCTL_MEASURES = {
+    "vm.zone_reclaim_mode": "zone-reclaim-mode",
+    "kernel.numa_balancing": "enable-numa-balancing",
+}
 
 
 def cpu_mask(cpus: list[int] | set[int] | tuple[int, ...]) -> str:
@@ -53,24 +58,16 @@ def sysctl_file(
         raise ValueError(f"bad drop-in name: {name!r}")
     path = f"/etc/sysctl.d/{name}.conf"
     text = "# Casebook: NUMA memory policy\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
-    restore = [f"sysctl -w {k}={shlex.quote(str(v))}" for k, v in (previous or {}).items() if v is not None]
-    measures = []
-    if "vm.zone_reclaim_mode" in settings:
-        measures.append("zone-reclaim-mode")
-    if "kernel.numa_balancing" in settings:
-        measures.append("enable-numa-balancing")
+    known = {k: str(v) for k, v in (previous or {}).items() if v is not None}
     return Remedy(
         key=f"sysctl:{name}",
         title=_("Persistent kernel settings in %(path)s") % {"path": path},
         text=text,
         path=path,
-        rollback="\n".join([f"rm -f {path}", *restore]),
+        rollback="\n".join([f"rm -f {path}", *(f"sysctl -w {k}={shlex.quote(v)}" for k, v in known.items())]),
         commands=(f"cat > {path} <<'EOF'\n{text}EOF", f"sysctl -p {path}"),
-        measures=tuple(measures),
-        data={
-            "settings": {k: str(v) for k, v in settings.items()},
-            "previous": {k: str(v) for k, v in (previous or {}).items() if v is not None},
-        },
+        measures=tuple(slug for key, slug in SYSCTL_MEASURES.items() if key in settings),
+        data={"settings": {k: str(v) for k, v in settings.items()}, "previous": known},
         rules=("numa.local_node_pagecache_pressure", "numa.balancing_disabled", "fleet.numa_config_drift"),
     )
 
@@ -122,19 +119,14 @@ def irq_affinity(
         raise ValueError("no CPUs to spread the interrupts over")
     if device is not None and not _DEVICE.match(device):
         raise ValueError(f"not a network device name: {device!r}")
-    # file under /proc or /sys -> the mask written to it
-    writes: dict[str, str] = {}
-    restores: dict[str, str] = {}
-    for i, irq in enumerate(irqs):
-        path = f"/proc/irq/{int(irq)}/smp_affinity"
-        writes[path] = cpu_mask([cpus[i % len(cpus)]])
-        restores[path] = "$(cat /proc/irq/default_smp_affinity)"
-    for q in range(rx_queues if device else 0):
-        path = f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus"
-        writes[path] = cpu_mask(cpus)
-        restores[path] = "0"
+    # file under /proc or /sys -> (the mask written to it, the value that undoes it)
+    masks = _irq_masks(irqs, cpus) | (_rps_masks(device, rx_queues, cpus) if device else {})
+    writes = {path: mask for path, (mask, _undo) in masks.items()}
     lines = ["systemctl stop irqbalance", *(f"echo {mask} > {path}" for path, mask in writes.items())]
-    rollback = [*(f"echo {mask} > {path}" for path, mask in restores.items()), "systemctl start irqbalance"]
+    rollback = [
+        *(f"echo {undo} > {path}" for path, (_mask, undo) in masks.items()),
+        "systemctl start irqbalance",
+    ]
     cpu_list = format_cpulist(cpus)
     return Remedy(
         key=f"irq:{device or 'irqs'}",
@@ -151,3 +143,19 @@ def irq_affinity(
         data={"writes": writes, "service": "irqbalance"},
         notes=(_("not persistent: put the commands in a oneshot unit or the NIC's udev rule once verified"),),
     )
+
+
+def _irq_masks(irqs: list[int], cpus: list[int]) -> dict[str, tuple[str, str]]:
+    """Each interrupt's ``smp_affinity``: the CPUs in turn, undone with the default affinity."""
+    undo = "$(cat /proc/irq/default_smp_affinity)"
+    return {
+        f"/proc/irq/{int(irq)}/smp_affinity": (cpu_mask([cpus[i % len(cpus)]]), undo)
+        for i, irq in enumerate(irqs)
+    }
+
+
+def _rps_masks(device: str, rx_queues: int, cpus: list[int]) -> dict[str, tuple[str, str]]:
+    """Each receive queue's ``rps_cpus``: all the CPUs, undone with 0 (no steering)."""
+    return {
+        f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus": (cpu_mask(cpus), "0") for q in range(rx_queues)
+    }

@@ -35,6 +35,7 @@ import difflib
 import re
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 from django.utils.translation import gettext as _
 
@@ -45,7 +46,14 @@ from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
 from engine.remedies.cloud import manager_notes
-from engine.remedies.topology import HostTopology, Placement, check_placement, host_topology, plan_placement
+from engine.remedies.topology import (
+    CellPlan,
+    HostTopology,
+    Placement,
+    check_placement,
+    host_topology,
+    plan_placement,
+)
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -136,23 +144,8 @@ def _patch_iothreads(
     """Give the virtio data disks ``thread_less`` the new iothread ``new_id``."""
     if new_id is None:
         return
-    ids_el = root.find("iothreadids")
-    count_el = root.find("iothreads")
-    total = len(_iothread_ids(d)) + 1
-    if ids_el is not None:
-        xmledit.add_child(ids_el, _el("iothread", id=str(new_id)), level=2)
-    if count_el is not None:
-        count_el.text = str(total)
-    elif ids_el is None:
-        count = _el("iothreads")
-        count.text = str(total)
-        xmledit.add_child(root, count, level=1, after=("vcpu", "vcpus"))
-    for disk in root.iter("disk"):
-        if disk.get("device", "disk") != "disk":
-            continue
-        target = disk.find("target")
-        if target is None or target.get("dev") not in thread_less:
-            continue
+    _declare_iothread(root, new_id, total=len(_iothread_ids(d)) + 1)
+    for disk in _disks_named(root, thread_less):
         driver = disk.find("driver")
         if driver is None:
             driver = xmledit.add_first(disk, _el("driver", name="qemu"), level=3)
@@ -161,6 +154,29 @@ def _patch_iothreads(
         _("iothread %(id)s added for data disk(s) %(disks)s")
         % {"id": new_id, "disks": ", ".join(thread_less)}
     )
+
+
+def _declare_iothread(root: ET.Element, new_id: int, *, total: int) -> None:
+    """Add iothread ``new_id`` to ``<iothreadids>`` and count ``total`` in
+    ``<iothreads>`` (added when the domain declares neither)."""
+    ids_el = root.find("iothreadids")
+    count_el = root.find("iothreads")
+    if ids_el is not None:
+        xmledit.add_child(ids_el, _el("iothread", id=str(new_id)), level=2)
+    if count_el is not None:
+        count_el.text = str(total)
+    elif ids_el is None:
+        count = _el("iothreads")
+        count.text = str(total)
+        xmledit.add_child(root, count, level=1, after=("vcpu", "vcpus"))
+
+
+def _disks_named(root: ET.Element, targets: list[str]) -> Iterator[ET.Element]:
+    """The ``<disk device='disk'>`` elements whose target is one of ``targets``."""
+    for disk in root.iter("disk"):
+        target = disk.find("target")
+        if disk.get("device", "disk") == "disk" and target is not None and target.get("dev") in targets:
+            yield disk
 
 
 def _data_disks(d: Domain) -> list:
@@ -239,14 +255,7 @@ def _patch_cpu_topology(cpu: ET.Element, placement: Placement) -> None:
 def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple[int, int], int]) -> None:
     """The guest's NUMA cells, one per placement cell (keeping each old cell's
     memAccess/discard), with the host nodes' distances between them."""
-    numa = cpu.find("numa")
-    old_cells: dict[str, dict[str, str]] = {}
-    if numa is not None:
-        for cell in numa.findall("cell"):
-            keep = {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
-            old_cells[cell.get("id") or ""] = keep
-        # HMAT interconnects refer to the old cells
-        xmledit.remove_child(cpu, numa)
+    old_cells = _remove_old_cells(cpu)
     numa = _el("numa")
     for plan in placement.cells:
         cell = _el(
@@ -257,16 +266,40 @@ def _patch_cpu_numa(cpu: ET.Element, placement: Placement, distances: dict[tuple
             unit="KiB",
             **old_cells.get(str(plan.cell), {}),
         )
-        if len(placement.cells) > 1 and distances:
-            dist = _el("distances")
-            for other in placement.cells:
-                value = distances.get((plan.node, other.node))
-                if value is not None:
-                    dist.append(_el("sibling", id=str(other.cell), value=str(value)))
-            if len(dist):
-                cell.append(dist)
+        siblings = _cell_distances(plan, placement, distances) if len(placement.cells) > 1 else None
+        if siblings is not None and len(siblings):
+            cell.append(siblings)
         numa.append(cell)
     xmledit.add_child(cpu, numa, level=2, after=("topology", "feature", "cache", "maxphysaddr"))
+
+
+def _remove_old_cells(cpu: ET.Element) -> dict[str, dict[str, str]]:
+    """Remove the guest's ``<numa>`` (HMAT interconnects refer to its old
+    cells), keeping each cell's memAccess/discard by cell id."""
+    numa = cpu.find("numa")
+    if numa is None:
+        return {}
+    old_cells = {
+        cell.get("id") or "": {k: v for k, v in cell.attrib.items() if k in ("memAccess", "discard")}
+        for cell in numa.findall("cell")
+    }
+    xmledit.remove_child(cpu, numa)
+    return old_cells
+
+
+def _cell_distances(
+    plan: CellPlan, placement: Placement, distances: dict[tuple[int, int], int]
+) -> ET.Element | None:
+    """A cell's ``<distances>``: the host distance from its node to each
+    cell's node (None without host distances)."""
+    if not distances:
+        return None
+    dist = _el("distances")
+    for other in placement.cells:
+        value = distances.get((plan.node, other.node))
+        if value is not None:
+            dist.append(_el("sibling", id=str(other.cell), value=str(value)))
+    return dist
 
 
 def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[str]) -> None:
@@ -409,12 +442,10 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
     files, non-KVM domains, domains without ``<vcpu>``, guests with memory
     devices, hosts without NUMA facts and hosts without room for the guest.
     """
-    try:
-        d = parse_domain(domain_xml)
-        doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
-    except ParseError as exc:
-        unreadable = _("the domain XML cannot be read: %(error)s") % {"error": exc.message}
-        return NoRemedy(key="libvirt", reason=unreadable)
+    read = _read_domain(domain_xml)
+    if isinstance(read, NoRemedy):
+        return read
+    d, doc = read
     name = _label(d)
     key = f"libvirt:{name}"
     reason = _refuse(d, doc.root if doc is not None else ET.Element("domain"))
@@ -425,20 +456,13 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         return NoRemedy(key=key, reason=topo.reason)
 
     n = domain_vcpus(d)
-    memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
     thread_less = _data_disks_without_thread(d)
     existing = _iothread_ids(d)
     new_iothread = (max(existing, default=0) + 1) if thread_less else None
     threads = existing + ([new_iothread] if new_iothread is not None else [])
-    placement = plan_placement(topology=topo, vcpus=n, memory_kb=memory_kb, iothread_ids=threads)
+    placement = _checked_placement(key, d, topo, threads)
     if isinstance(placement, NoRemedy):
-        return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
-    problems = check_placement(placement, topo)
-    if problems:  # a planner bug must never reach a user as a plausible patch
-        failed = _("the generated placement failed its checks: %(problems)s") % {
-            "problems": "; ".join(problems)
-        }
-        return NoRemedy(key=key, reason=failed)
+        return placement
 
     notes = list(placement.notes)
     _patch_domain(doc.root, d, n, placement, topo, new_iothread, thread_less, notes)
@@ -448,14 +472,6 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         doc, name, per_measure, hugepages=placement.hugepages and not d.hugepages, thread_less=thread_less
     )
     original, patched = _original_and_patched(doc, domain_xml)
-    diff = "".join(
-        difflib.unified_diff(
-            original.splitlines(keepends=True),
-            patched.splitlines(keepends=True),
-            fromfile=f"{name}.original.xml",
-            tofile=f"{name}.patched.xml",
-        )
-    )
     measures = [*MEASURES, *(["static-hugepages"] if placement.hugepages else [])]
     return Remedy(
         key=key,
@@ -471,13 +487,54 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         rules=RULES,
         disruption="guest reboot",
         notes=tuple(notes),
-        diff=diff,
+        diff=_unified_diff(name, original, patched),
         commands=tuple(_commands(name, per_measure)),
         original=original,
         patched=patched,
         fragments=fragments,
         placement=placement,
         data={"domain": name},
+    )
+
+
+def _read_domain(domain_xml: str) -> tuple[Domain, xmledit.Document | None] | NoRemedy:
+    """The domain's facts, and its document when it is a whole ``<domain>``
+    read without recovery (the only kind a patch is written into)."""
+    try:
+        d = parse_domain(domain_xml)
+        doc = xmledit.load(domain_xml) if d.xml_root == "domain" and not d.recovered else None
+    except ParseError as exc:
+        unreadable = _("the domain XML cannot be read: %(error)s") % {"error": exc.message}
+        return NoRemedy(key="libvirt", reason=unreadable)
+    return d, doc
+
+
+def _checked_placement(key: str, d: Domain, topo: HostTopology, threads: list[int]) -> Placement | NoRemedy:
+    """Where the guest goes on the host (its vCPUs, memory and ``threads``),
+    checked: a planner bug must never reach a user as a plausible patch."""
+    memory_kb = d.memory_kb or sum(c.memory_kb or 0 for c in d.numa_cells) or None
+    placement = plan_placement(
+        topology=topo, vcpus=domain_vcpus(d), memory_kb=memory_kb, iothread_ids=threads
+    )
+    if isinstance(placement, NoRemedy):
+        return NoRemedy(key=key, reason=placement.reason, notes=topo.notes)
+    problems = check_placement(placement, topo)
+    if problems:
+        failed = _("the generated placement failed its checks: %(problems)s") % {
+            "problems": "; ".join(problems)
+        }
+        return NoRemedy(key=key, reason=failed)
+    return placement
+
+
+def _unified_diff(name: str, original: str, patched: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True),
+            patched.splitlines(keepends=True),
+            fromfile=f"{name}.original.xml",
+            tofile=f"{name}.patched.xml",
+        )
     )
 
 
@@ -494,22 +551,7 @@ def _patch_domain(
     """Patch the domain document in place for ``placement`` (vCPUs, hot-plug,
     iothreads, cputune, numatune, CPU topology, huge pages); ``notes`` say
     what changed beyond the pins."""
-    vcpu = root.find("vcpu")
-    assert vcpu is not None  # _refuse checked
-    if d.vcpus and n < d.vcpus:
-        notes.append(
-            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
-            % {"n": n, "max": d.vcpus}
-        )
-    vcpu.text = str(n)
-    vcpu.attrib.pop("current", None)
-    vcpu.attrib.pop("cpuset", None)
-    vcpu.set("placement", "static")
-    for tag, why in (("vcpus", _("per-vCPU hot-plug state")), ("maxMemory", _("memory hot-plug"))):
-        el = root.find(tag)
-        if el is not None:
-            xmledit.remove_child(root, el)
-            notes.append(_("<%(tag)s> removed (%(why)s)") % {"tag": tag, "why": why})
+    _patch_vcpus(root, d, n, notes)
     _patch_iothreads(root, d, new_iothread, thread_less, notes)
     _patch_cputune(root, placement)
     _patch_numatune(root, placement)
@@ -526,6 +568,26 @@ def _patch_domain(
     notes.append(
         _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )
+
+
+def _patch_vcpus(root: ET.Element, d: Domain, n: int, notes: list[str]) -> None:
+    """``n`` static vCPUs, CPU and memory hot-plug removed."""
+    vcpu = root.find("vcpu")
+    assert vcpu is not None  # _refuse checked
+    if d.vcpus and n < d.vcpus:
+        notes.append(
+            _("CPU hot-plug removed: the guest keeps its %(n)s current vCPUs (maximum was %(max)s)")
+            % {"n": n, "max": d.vcpus}
+        )
+    vcpu.text = str(n)
+    vcpu.attrib.pop("current", None)
+    vcpu.attrib.pop("cpuset", None)
+    vcpu.set("placement", "static")
+    for tag, why in (("vcpus", _("per-vCPU hot-plug state")), ("maxMemory", _("memory hot-plug"))):
+        el = root.find(tag)
+        if el is not None:
+            xmledit.remove_child(root, el)
+            notes.append(_("<%(tag)s> removed (%(why)s)") % {"tag": tag, "why": why})
 
 
 def _original_and_patched(doc: xmledit.Document, domain_xml: str) -> tuple[str, str]:

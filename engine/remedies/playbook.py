@@ -65,6 +65,10 @@ def in_playbook_language(view: Callable[P, R]) -> Callable[P, R]:
     return in_english
 
 
+# a word Casebook writes into a playbook's comments (its own words and ids, never snapshot text)
+PLAIN_WORDS = re.compile(r"[\w .#-]{1,80}")
+
+
 class Unsafe(str):
     """A string Ansible must take literally (YAML tag ``!unsafe``)."""
 
@@ -405,6 +409,25 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     """The apply play and the rollback play for ``results`` (NoRemedy and
     remedies without a rendering are listed in a first ``debug`` task), for
     the inventory pattern ``hosts``."""
+    steps, skipped = _rendered(results)
+    common: dict[str, Any] = {"hosts": hosts, "become": True, "gather_facts": False}
+    variables = {k: v for s in steps for k, v in s.vars.items()}
+    if variables:
+        common["vars"] = variables
+    apply = _apply_play(steps, skipped, title=title, common=common)
+    # undo in the reverse order of applying
+    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
+    rollback = {
+        "name": label(f"Casebook rollback: {title}"),
+        **common,
+        "tags": ["rollback", "never"],
+        "tasks": rollback_tasks,
+    }
+    return [apply, rollback] if rollback_tasks else [apply]
+
+
+def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
+    """The steps of each remedy with a rendering, and "key: why not" for the others."""
     steps: list[Steps] = []
     skipped: list[str] = []
     for result in results:
@@ -414,10 +437,11 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
             skipped.append(f"{result.key}: {reason}")
             continue
         steps.append(render(result))
-    common: dict[str, Any] = {"hosts": hosts, "become": True, "gather_facts": False}
-    variables = {k: v for s in steps for k, v in s.vars.items()}
-    if variables:
-        common["vars"] = variables
+    return steps, skipped
+
+
+def _apply_play(steps: list[Steps], skipped: list[str], *, title: str, common: dict[str, Any]) -> dict:
+    """The apply play: what was not generated first (a ``debug`` task), then each remedy's tasks."""
     apply_tasks = [t for s in steps for t in s.apply]
     if skipped:
         apply_tasks.insert(
@@ -432,15 +456,7 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     handlers = [h for s in steps for h in s.handlers]
     if handlers:
         apply["handlers"] = handlers
-    # undo in the reverse order of applying
-    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
-    rollback = {
-        "name": label(f"Casebook rollback: {title}"),
-        **common,
-        "tags": ["rollback", "never"],
-        "tasks": rollback_tasks,
-    }
-    return [apply, rollback] if rollback_tasks else [apply]
+    return apply
 
 
 HEADER = """\
@@ -462,15 +478,11 @@ def render_playbook(
 ) -> str:
     """The playbook as YAML text. ``source`` and ``filename`` go into comments:
     callers pass Casebook's own words and ids, never snapshot text."""
-    if not re.fullmatch(r"[\w .#-]{1,80}", source) or not re.fullmatch(r"[\w.-]{1,80}", filename):
+    if not PLAIN_WORDS.fullmatch(source) or not re.fullmatch(r"[\w.-]{1,80}", filename):
         raise ValueError("source and filename must be plain words")
     document = plays(results, title=title)
-    body = _dump(document)
-    header = HEADER.format(source=source, filename=filename)
-    names = sorted(document[0].get("vars", {}))
-    if names:
-        header += f"# Variables (-e name=value): {', '.join(names)}\n"
-    return header + body
+    header = HEADER.format(source=source, filename=filename) + _variables_comment(document[:1])
+    return header + _dump(document)
 
 
 FLEET_HEADER = """\
@@ -504,8 +516,20 @@ def render_fleet_playbook(
     (its nodes, CPUs, memory). Hosts whose name cannot stand in an inventory
     and hosts with nothing to apply are left out (:func:`fleet_inventory` says so)."""
     for word in (source, filename, inventory):
-        if not re.fullmatch(r"[\w .#-]{1,80}", word):
+        if not PLAIN_WORDS.fullmatch(word):
             raise ValueError("source and file names must be plain words")
+    apply, rollback = _fleet_plays(per_host, title=title)
+    if not apply:
+        raise ValueError("nothing to apply on any of the hosts")
+    header = FLEET_HEADER.format(source=source, filename=filename, inventory=inventory)
+    return header + _variables_comment(apply) + _dump(apply + rollback)
+
+
+def _fleet_plays(
+    per_host: list[tuple[str, list[RemedyResult]]], *, title: str
+) -> tuple[list[dict], list[dict]]:
+    """The apply plays and the rollback plays of the hosts that can be named
+    in an inventory and have something to apply."""
     apply: list[dict] = []
     rollback: list[dict] = []
     for index, (host, results) in enumerate(per_host):
@@ -513,19 +537,18 @@ def render_fleet_playbook(
             continue
         for play in plays(results, title=f"{title} on {host}", hosts=fleet_group(index)):
             (rollback if "rollback" in play["tags"] else apply).append(play)
-    if not apply:
-        raise ValueError("nothing to apply on any of the hosts")
-    body = _dump(apply + rollback)
-    header = FLEET_HEADER.format(source=source, filename=filename, inventory=inventory)
+    return apply, rollback
+
+
+def _variables_comment(apply: list[dict]) -> str:
+    """The header line naming the variables the apply plays ask for (none: no line)."""
     names = sorted({k for play in apply for k in play.get("vars", {})})
-    if names:
-        header += f"# Variables (-e name=value): {', '.join(names)}\n"
-    return header + body
+    return f"# Variables (-e name=value): {', '.join(names)}\n" if names else ""
 
 
 def fleet_inventory(per_host: list[tuple[str, list[RemedyResult]]], *, source: str) -> str:
     """The INI inventory of :func:`render_fleet_playbook`: each host in its group."""
-    if not re.fullmatch(r"[\w .#-]{1,80}", source):
+    if not PLAIN_WORDS.fullmatch(source):
         raise ValueError("source must be plain words")
     lines = [f"# Casebook inventory for {source}: check each name resolves to the host it means."]
     for index, (host, results) in enumerate(per_host):

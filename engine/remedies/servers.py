@@ -81,28 +81,37 @@ def packaging(kind: str | None, version: str | None, family: str | None) -> Serv
     'mysql.service'
     """
     assumed = "" if family else " " + _("(the distribution was not in the snapshot: RHEL names assumed)")
-    family = family or RHEL
-    v = _version(version)
-    if kind not in ("mysql", "percona"):
-        # MariaDB, or a server whose flavour the snapshot did not show: the
-        # flavour that lacks innodb_numa_interleave (MDEV-18860); /usr/sbin/mysqld
-        # exists in MariaDB, MySQL and Percona alike
-        if kind != "mariadb":
-            assumed += " " + _("(the server's flavour was not shown: MariaDB assumed)")
-        if v is not None and v >= (10, 5):
-            return ServerPackaging(
-                "/usr/sbin/mariadbd", "mariadb.service", _MARIADB_ARGS, "MariaDB >= 10.5" + assumed
-            )
-        note = _("MariaDB < 10.5 runs /usr/sbin/mysqld")
-        if v is None:
-            note = _("MariaDB version unknown: /usr/sbin/mysqld exists in every version")
-        if family == RHEL:
-            note = _(
-                "%(note)s; a distribution-built mariadb-server (RHEL/CentOS) has it at /usr/libexec/mysqld"
-            ) % {"note": note}
-        return ServerPackaging("/usr/sbin/mysqld", "mariadb.service", _MARIADB_ARGS, note + assumed)
+    if kind in ("mysql", "percona"):
+        return _mysql_packaging(kind, version, family or RHEL, assumed)
+    # MariaDB, or a server whose flavour the snapshot did not show: the
+    # flavour that lacks innodb_numa_interleave (MDEV-18860); /usr/sbin/mysqld
+    # exists in MariaDB, MySQL and Percona alike
+    if kind != "mariadb":
+        assumed += " " + _("(the server's flavour was not shown: MariaDB assumed)")
+    return _mariadb_packaging(_version(version), family or RHEL, assumed)
+
+
+def _mariadb_packaging(v: tuple[int, int] | None, family: str, assumed: str) -> ServerPackaging:
+    """MariaDB's row: mariadbd from 10.5 on, mysqld before."""
+    if v is not None and v >= (10, 5):
+        return ServerPackaging(
+            "/usr/sbin/mariadbd", "mariadb.service", _MARIADB_ARGS, "MariaDB >= 10.5" + assumed
+        )
+    note = _("MariaDB < 10.5 runs /usr/sbin/mysqld")
+    if v is None:
+        note = _("MariaDB version unknown: /usr/sbin/mysqld exists in every version")
+    if family == RHEL:
+        note = _(
+            "%(note)s; a distribution-built mariadb-server (RHEL/CentOS) has it at /usr/libexec/mysqld"
+        ) % {"note": note}
+    return ServerPackaging("/usr/sbin/mysqld", "mariadb.service", _MARIADB_ARGS, note + assumed)
+
+
+def _mysql_packaging(kind: str, version: str | None, family: str, assumed: str) -> ServerPackaging:
+    """MySQL's or Percona Server's row: the RPM unit of MySQL 5.7 forks."""
     unit = "mysqld.service" if family == RHEL else "mysql.service"
     flavour = "Percona Server" if kind == "percona" else "MySQL"
+    v = _version(version)
     if family == RHEL and kind != "percona" and v is not None and v < (8, 0):
         return ServerPackaging(
             "/usr/sbin/mysqld",

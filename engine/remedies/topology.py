@@ -124,10 +124,10 @@ def _infer_cores(
     if threads <= 1 or not all_cpus:
         return tuple((c,) for c in all_cpus), ""
     node_of = {c: n for n, cpus in nodes.items() for c in cpus}
-    present = set(all_cpus)
-    for groups in _sibling_layouts(all_cpus, threads):
-        if all(set(g) <= present and len({node_of[c] for c in g}) == 1 for g in groups):
-            return tuple(groups), ""
+    layouts = _sibling_layouts(all_cpus, threads)
+    groups = next((g for g in layouts if _each_inside_one_node(g, node_of)), None)
+    if groups is not None:
+        return tuple(groups), ""
     return (
         tuple((c,) for c in all_cpus),
         _(
@@ -136,6 +136,11 @@ def _infer_cores(
         )
         % {"threads": threads},
     )
+
+
+def _each_inside_one_node(groups: list[tuple[int, ...]], node_of: dict[int, int]) -> bool:
+    """Every group is made of CPUs the host has, all on one node."""
+    return all(set(g) <= node_of.keys() and len({node_of[c] for c in g}) == 1 for g in groups)
 
 
 def _sibling_layouts(all_cpus: list[int], threads: int) -> list[list[tuple[int, ...]]]:
@@ -585,22 +590,29 @@ def _side_thread_problems(placement: Placement, topology: HostTopology, guest_cp
     """The emulator's and each I/O thread's CPUs exist, are free and are on the
     guest's nodes; they are added to ``guest_cpus``."""
     problems: list[str] = []
-    node_of = topology.node_of
     extra = [("emulator", placement.emulator_cpus)] + [
         (f"iothread {k}", v) for k, v in placement.iothread_cpus.items()
     ]
     for what, cpus in extra:
-        missing = [c for c in cpus if c not in node_of]
-        if missing:
-            problems.append(f"{what} CPUs {format_cpulist(missing)} do not exist on the host")
-        taken = [c for c in cpus if c in topology.used]
-        if taken:
-            problems.append(f"{what} CPUs {format_cpulist(taken)} are pinned by another guest")
-        off_node = [c for c in cpus if c in node_of and node_of[c] not in placement.nodes]
-        if off_node:
-            problems.append(f"{what} CPUs {format_cpulist(off_node)} are outside the guest's nodes")
+        problems += _thread_cpu_problems(what, cpus, placement, topology)
         guest_cpus.update(cpus)
     return problems
+
+
+def _thread_cpu_problems(
+    what: str, cpus: tuple[int, ...], placement: Placement, topology: HostTopology
+) -> list[str]:
+    """What is wrong with the CPUs of one side thread (``what``): missing on
+    the host, pinned by another guest, outside the guest's nodes."""
+    node_of = topology.node_of
+    wrong = {
+        "do not exist on the host": [c for c in cpus if c not in node_of],
+        "are pinned by another guest": [c for c in cpus if c in topology.used],
+        "are outside the guest's nodes": [
+            c for c in cpus if c in node_of and node_of[c] not in placement.nodes
+        ],
+    }
+    return [f"{what} CPUs {format_cpulist(found)} {problem}" for problem, found in wrong.items() if found]
 
 
 def _smt_problems(
@@ -615,12 +627,19 @@ def _smt_problems(
         shared = [c for c in core if c != cpu and c in topology.used]
         if shared:
             problems.append(f"CPU {cpu} shares its core with {topology.used[shared[0]]} (CPU {shared[0]})")
-    if placement.threads > 1:
-        pins = placement.vcpupin
-        for first in range(0, len(pins), placement.threads):
-            group = [pins.get(v) for v in range(first, first + placement.threads)]
-            cores = {core_of.get(c) for c in group if c is not None}
-            if len(cores) != 1 or None in cores:
-                last = first + placement.threads - 1
-                problems.append(f"vCPUs {first}-{last} are not SMT siblings: {group}")
+    return problems + _sibling_problems(placement, core_of)
+
+
+def _sibling_problems(placement: Placement, core_of: dict[int, tuple[int, ...]]) -> list[str]:
+    """With threads=N, each group of N vCPUs (N*i..N*i+N-1) is pinned to one host core."""
+    problems: list[str] = []
+    if placement.threads <= 1:
+        return problems
+    pins = placement.vcpupin
+    for first in range(0, len(pins), placement.threads):
+        group = [pins.get(v) for v in range(first, first + placement.threads)]
+        cores = {core_of.get(c) for c in group if c is not None}
+        if len(cores) != 1 or None in cores:
+            last = first + placement.threads - 1
+            problems.append(f"vCPUs {first}-{last} are not SMT siblings: {group}")
     return problems

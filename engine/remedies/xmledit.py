@@ -58,6 +58,22 @@ def load(text: str) -> Document:
     if not start or end < start.start():
         raise ParseError("no complete <domain> element")
     body = text[start.start() : end + len("</domain>")]
+    root, decls = _parse(body)
+    singles, doubles = body.count("='"), body.count('="')
+    return Document(
+        start_tags=_start_tags(root, body),
+        root=root,
+        prefix=text[: start.start()],
+        suffix=text[end + len("</domain>") :],
+        quote='"' if doubles > singles else "'",
+        ns_decls=decls,
+        ns_prefix={uri: p for items in decls.values() for p, uri in items},
+    )
+
+
+def _parse(body: str) -> tuple[ET.Element, dict[int, list[tuple[str, str]]]]:
+    """The root element of ``body`` (no DTD, no entities) and, by element id,
+    the namespace declarations each element carries."""
     parser = SafeET.XMLParser(
         target=ET.TreeBuilder(insert_comments=True),
         forbid_dtd=True,
@@ -71,32 +87,28 @@ def load(text: str) -> Document:
         for event, item in SafeET.iterparse(io.StringIO(body), events=("start-ns", "start"), parser=parser):
             if event == "start-ns":
                 pending.append(item)
-            else:
-                if root is None:
-                    root = item
-                if pending:
-                    decls[id(item)] = pending
-                    pending = []
+                continue
+            if root is None:
+                root = item
+            if pending:
+                decls[id(item)] = pending
+                pending = []
     except defusedxml.DefusedXmlException as exc:
         raise ParseError(f"refused unsafe XML: {exc.__class__.__name__}") from None
     except ET.ParseError as exc:
         raise ParseError(f"malformed XML: {exc}") from None
     assert root is not None
-    singles, doubles = body.count("='"), body.count('="')
+    return root, decls
+
+
+def _start_tags(root: ET.Element, body: str) -> dict[int, tuple[ET.Element, str, dict[str, str]]]:
+    """Each element's start tag as written in ``body`` (see ``Document.start_tags``);
+    none when the tags found in the text do not pair one to one with the elements."""
     elements = [e for e in root.iter() if e.tag is not ET.Comment]
     tags = [m.group(0) for m in _TAG.finditer(body) if m.group(1)]
-    start_tags = {}
-    if len(tags) == len(elements):
-        start_tags = {id(e): (e, t, dict(e.attrib)) for e, t in zip(elements, tags, strict=True)}
-    return Document(
-        start_tags=start_tags,
-        root=root,
-        prefix=text[: start.start()],
-        suffix=text[end + len("</domain>") :],
-        quote='"' if doubles > singles else "'",
-        ns_decls=decls,
-        ns_prefix={uri: p for items in decls.values() for p, uri in items},
-    )
+    if len(tags) != len(elements):
+        return {}
+    return {id(e): (e, t, dict(e.attrib)) for e, t in zip(elements, tags, strict=True)}
 
 
 def _escape(value: str, quote: str | None = None) -> str:
@@ -188,16 +200,22 @@ def fragment(elements: list[ET.Element], doc: Document, *, wrapper: str | None =
         items = [copy.deepcopy(e) for e in elements]
     texts = []
     for item in items:
-        for el in item.iter():
-            if el.text is not None and not el.text.strip():
-                el.text = None
-            if el.tail is not None and not el.tail.strip():
-                el.tail = None
+        _drop_blank_text(item)
         ET.indent(item, space="  ")
         out: list[str] = []
         _write(item, doc, out)
         texts.append("".join(out))
     return "\n".join(texts)
+
+
+def _drop_blank_text(item: ET.Element) -> None:
+    """Remove the whitespace-only text and tails of ``item`` and its
+    descendants, so that indenting starts afresh."""
+    for el in item.iter():
+        if el.text is not None and not el.text.strip():
+            el.text = None
+        if el.tail is not None and not el.tail.strip():
+            el.tail = None
 
 
 def add_child(

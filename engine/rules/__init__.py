@@ -42,7 +42,7 @@ from collectors.derived.topology import (
     node_mem_totals_kb,
 )
 from collectors.derived.values import as_bool, as_int
-from collectors.facts import Domain, HostFacts, SnapshotFacts
+from collectors.facts import Domain, DomainDisk, HostFacts, NumaTopology, SnapshotFacts, Source
 from collectors.sizes import size_bytes
 from config.language import in_language
 from engine.severity import SEVERITIES
@@ -382,16 +382,29 @@ def domain_of_guest(
     domain with the guest's vCPU count."""
     hosts = hosts if hosts is not None else [h for h in ctx.hosts if h is not guest]
     domains = [d for h in hosts for d in host_domains(h)]
+    return _the_one(_named_as(domains, guest)) or _the_one(_with_vcpus_of(domains, guest))
+
+
+def _named_as(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains called by the guest's hostname or label (any case) or UUID."""
     names = {n.lower() for n in (guest.hostname, guest.label) if n}
-    by_name = [d for d in domains if (d.name and d.name.lower() in names) or (d.uuid and d.uuid in names)]
-    if len(by_name) == 1:
-        return by_name[0]
+    return [d for d in domains if _called(d, names)]
+
+
+def _with_vcpus_of(domains: list[Domain], guest: HostFacts) -> list[Domain]:
+    """The domains with as many vCPUs as the guest shows CPUs (none when it shows none)."""
     cpus = guest.logical_cpus()
-    if cpus:
-        by_size = [d for d in domains if (d.vcpu_current or d.vcpus) == cpus]
-        if len(by_size) == 1:
-            return by_size[0]
-    return None
+    return [d for d in domains if domain_vcpus(d) == cpus] if cpus else []
+
+
+def _called(domain: Domain, names: set[str]) -> bool:
+    """``domain``'s name (any case) or UUID is one of ``names`` (lower case)."""
+    return bool(domain.name and domain.name.lower() in names) or bool(domain.uuid and domain.uuid in names)
+
+
+def _the_one(domains: list[Domain]) -> Domain | None:
+    """The domain when there is exactly one: two candidates are no answer."""
+    return domains[0] if len(domains) == 1 else None
 
 
 def domain_host(ctx: RuleContext, domain: Domain) -> HostFacts | None:
@@ -399,6 +412,34 @@ def domain_host(ctx: RuleContext, domain: Domain) -> HostFacts | None:
         if any(d is domain for d in h.domains):
             return h
     return None
+
+
+def guest_disks(domain: Domain) -> list[DomainDisk]:
+    """The domain's disks (``<disk device='disk'>``: not its CD-ROMs or floppies), in XML order."""
+    return [disk for disk in domain.disks if disk.device == "disk"]
+
+
+# how a finding names the cloud manager that writes a domain XML (``Domain.manager``)
+MANAGER_NAMES = {"openstack": "OpenStack nova", "zstack": "ZStack"}
+
+
+def domain_manager_name(domain: Domain) -> str:
+    """The cloud manager that writes the domain XML, as a finding names it ("" when none)."""
+    return MANAGER_NAMES.get(domain.manager or "", "")
+
+
+def domain_is_partial(domain: Domain) -> bool:
+    """Only part of the domain XML is known: a pasted fragment (completed to parse it or
+    not) or a document the paste cut."""
+    return domain.fragment or domain.recovered or domain.cut
+
+
+def domain_explanation(domain: Domain, *, partial: bool) -> str:
+    """The explanation of a finding on a domain XML: "partial" for part of one, "managed"
+    when a cloud manager writes it (a virsh edit does not last), else the plain one."""
+    if partial:
+        return "partial"
+    return "managed" if domain.manager else ""
 
 
 def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None:
@@ -426,30 +467,40 @@ def guest_bound_to_one_node(ctx: RuleContext, guest: HostFacts) -> bool:
 def numa_evidence(host: HostFacts, fact: str, value: Any, part: str, *keys: str) -> Evidence:
     """Evidence for a NUMA fact, citing the artifact it was merged from
     (``part``: "NumactlHardware", "NodeMeminfo", "Numastat", "Zoneinfo")."""
-    numa = host.numa
-    sources = getattr(numa, "sources", None) or {}
-    source = sources.get(part) or (numa.source if numa is not None else None)
-    line = None
-    if numa is not None:
-        for key in keys:
-            if key in numa.lines:
-                line = numa.lines[key]
-                break
-        else:
-            # numastat -m has one row per key for every node ("MemUsed"), where
-            # node meminfo has one line per node and key ("0.MemUsed")
-            rows = [key.split(".", 1)[1] for key in keys if key.split(".", 1)[0].isdigit()]
-            row = next((r for r in rows if r in numa.lines), None)
-            if row is not None and "Numastat" in sources:
-                line, source = numa.lines[row], sources["Numastat"]
+    line, source = _numa_citation(host.numa, part, keys) if host.numa is not None else (None, None)
     if line is None and source is not None:
         line = source.line
     artifact = _covering_artifact(host, source.artifact if source else "", line)
     return Evidence(fact=fact, value=value, artifact=artifact, line=line, host=host_name(host))
 
 
+def _numa_citation(numa: NumaTopology, part: str, keys: tuple[str, ...]) -> tuple[int | None, Source]:
+    """(line, source) of a NUMA fact: the line of the first of ``keys`` in
+    ``part``'s artifact, else of numastat -m's row for it, else no line."""
+    source = numa.sources.get(part) or numa.source
+    line = next((numa.lines[key] for key in keys if key in numa.lines), None)
+    if line is None and "Numastat" in numa.sources:
+        row_line = _numastat_row_line(numa, keys)
+        if row_line is not None:
+            return row_line, numa.sources["Numastat"]
+    return line, source
+
+
+def _numastat_row_line(numa: NumaTopology, keys: tuple[str, ...]) -> int | None:
+    """numastat -m has one row per key for every node ("MemUsed"), where node
+    meminfo has one line per node and key ("0.MemUsed"): the line of the row
+    of the first per-node key that numastat shows."""
+    rows = [key.split(".", 1)[1] for key in keys if key.split(".", 1)[0].isdigit()]
+    return next((numa.lines[row] for row in rows if row in numa.lines), None)
+
+
 # ----------------------------------------------------------------------------
 # What a host is (shared by the rules and their ``relevant`` declarations).
+
+
+def kvm_host_needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
+    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
+    return ("domains",) if looks_like_kvm_host(host) else ()
 
 
 def numa_needs(host: HostFacts, *facts: str) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """Helpers of the host-side rules of data stores (thp, vm_policy, irq,
 placement): evidence for a data store and for a kernel setting, whichever
-artifact showed it."""
+artifact showed it, and what makes a host-tuning rule matter."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from collectors.derived.workload import Datastore, Setting, datastores, version_tuple
 from collectors.facts import HostFacts
-from engine.rules import Evidence, evidence
+from engine.rules import Evidence, Phrase, evidence
 
 STORE_NAMES = {
     "redis": "Redis",
@@ -52,3 +52,9 @@ def at_least(store: Datastore, version: tuple[int, ...]) -> bool | None:
     if have is None:
         return None
     return have >= version
+
+
+def latency_why(what: str | None) -> Phrase:
+    """What makes a host-tuning rule matter on the host: its phrase "runs"
+    with the latency-sensitive workload (``latency_sensitive``), else "nothing"."""
+    return Phrase("runs", {"what": what}) if what else Phrase("nothing")

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts, IdleState
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import latency_why
 
 # tuned's latency-performance and network-latency profiles: force_latency=cstate.id:1|<fallback>,
 # the exit latency of idle state 1 (C1), or 2 us where the host has no state 1 (Red Hat, "Disabling
@@ -118,7 +119,7 @@ def deep_cstates(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "deepest": deepest.name,
                 "latency": deepest.latency_us,
                 "allowed": allowed_latency_us(power.idle_states),
-                "why": Phrase("runs", {"what": what}) if what else Phrase("nothing"),
+                "why": latency_why(what),
             },
             evidence=[
                 evidence(

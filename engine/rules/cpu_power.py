@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import latency_why
 
 SLOW_GOVERNORS = ("powersave", "ondemand", "conservative", "schedutil")
 
@@ -78,8 +79,7 @@ def governor_not_performance(ctx: RuleContext) -> Iterator[RuleFinding]:
         slow = {cpu: g for cpu, g in power.governors.items() if g in SLOW_GOVERNORS}
         if not slow:
             continue
-        governor = max(set(slow.values()), key=list(slow.values()).count)
-        first = next(cpu for cpu, g in slow.items() if g == governor)
+        governor, first = _most_common(slow)
         what = latency_sensitive(host)
         yield finding(
             "cpu.governor_not_performance",
@@ -88,8 +88,14 @@ def governor_not_performance(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "cpus": len(slow),
                 "governor": governor,
                 "driver": power.driver or "?",
-                "why": Phrase("runs", {"what": what}) if what else Phrase("nothing"),
+                "why": latency_why(what),
             },
             evidence=[evidence(host, f"cpu_power.governors.{first}", governor, power, f"governor.{first}")],
             severity="warning" if what else "info",
         )
+
+
+def _most_common(governors: dict[str, str]) -> tuple[str, str]:
+    """The governor most CPUs run, and the first CPU that runs it."""
+    governor = max(set(governors.values()), key=list(governors.values()).count)
+    return governor, next(cpu for cpu, g in governors.items() if g == governor)

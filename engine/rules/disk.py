@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from collectors.facts import DiskStat, HostFacts
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 AWAIT_MS = 10.0
@@ -51,26 +52,36 @@ NON_DATA_DEVICE = re.compile(r"^(loop|ram|sr|zram|fd)\d*")
 )
 def latency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.disks:
-            continue
-        for d in host.disks.devices:
+        devices = host.disks.devices if host.disks else []
+        for d in devices:
             if NON_DATA_DEVICE.match(d.device):
                 continue
-            waits = [w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None]
-            worst = max(waits) if waits else None
-            slow = worst is not None and worst >= AWAIT_MS
-            busy = d.util_pct is not None and d.util_pct >= UTIL_PCT
-            if not (slow or busy):
-                continue
-            ev = []
-            if slow:
-                ev.append(evidence(host, f"disks[{d.device}].await_ms", worst, host.disks, line=d.line))
-            if busy:
-                ev.append(evidence(host, f"disks[{d.device}].util_pct", d.util_pct, host.disks, line=d.line))
-            yield finding(
-                "disk.latency_high",
-                host,
-                values={"device": d.device, "await_ms": worst, "util_pct": d.util_pct},
-                evidence=ev,
-                past=max((worst or 0) / AWAIT_MS, (d.util_pct or 0) / UTIL_PCT),
-            )
+            found = _slow_or_busy(host, d)
+            if found is not None:
+                yield found
+
+
+def _worst_await(d: DiskStat) -> float | None:
+    """The longest of the device's waits (await, r_await, w_await)."""
+    waits = [w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None]
+    return max(waits) if waits else None
+
+
+def _slow_or_busy(host: HostFacts, d: DiskStat) -> RuleFinding | None:
+    worst = _worst_await(d)
+    slow = worst is not None and worst >= AWAIT_MS
+    busy = d.util_pct is not None and d.util_pct >= UTIL_PCT
+    if not (slow or busy):
+        return None
+    ev = []
+    if slow:
+        ev.append(evidence(host, f"disks[{d.device}].await_ms", worst, host.disks, line=d.line))
+    if busy:
+        ev.append(evidence(host, f"disks[{d.device}].util_pct", d.util_pct, host.disks, line=d.line))
+    return finding(
+        "disk.latency_high",
+        host,
+        values={"device": d.device, "await_ms": worst, "util_pct": d.util_pct},
+        evidence=ev,
+        past=max((worst or 0) / AWAIT_MS, (d.util_pct or 0) / UTIL_PCT),
+    )

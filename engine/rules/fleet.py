@@ -142,23 +142,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
         odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
         first = _reference_row(view, key, usual, slow)
         reference = [first] if first is not None else []
-        if ref is not None:
-            template = ref.template
-            filled: dict[str, Any] = {
-                "setting": key,
-                "count": ref.count,
-                "hosts": ref.hosts,
-                "usual": ref.value,
-                "odd": ", ".join(f"{name} ({c.value})" for name, c in odd),
-                "best_host": best[0] if best else "",
-                "bench": best[1] if best else "",
-            }
-        else:
-            template = "no_majority"
-            groups = "; ".join(
-                f"{v}: {', '.join(name for name, _ in view.drift_rows(key, v))}" for v in sorted(counts)
-            )
-            filled = {"setting": key, "groups": groups}
+        template, filled = _drift_explained(view, key, counts, ref, odd, best)
         yield finding(
             "fleet.numa_config_drift",
             None,
@@ -174,6 +158,32 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
             # a reference every host
             affected=sorted({name for name, _c in odd}) if ref is not None else [],
         )
+
+
+def _drift_explained(
+    view: FleetView,
+    key: str,
+    counts: Mapping[str, int],
+    ref: _Reference | None,
+    odd: list[tuple[str, Cited]],
+    best: tuple[str, str] | None,
+) -> tuple[str, dict[str, Any]]:
+    """The explanation template of a drift and its values: the odd hosts
+    against the reference, or without one every value with its hosts."""
+    if ref is None:
+        groups = "; ".join(
+            f"{v}: {', '.join(name for name, _ in view.drift_rows(key, v))}" for v in sorted(counts)
+        )
+        return "no_majority", {"setting": key, "groups": groups}
+    return ref.template, {
+        "setting": key,
+        "count": ref.count,
+        "hosts": ref.hosts,
+        "usual": ref.value,
+        "odd": ", ".join(f"{name} ({c.value})" for name, c in odd),
+        "best_host": best[0] if best else "",
+        "bench": best[1] if best else "",
+    }
 
 
 @dataclass(frozen=True)
@@ -196,20 +206,34 @@ def _drift_reference(
     Without a benchmark spread, the strict majority of all hosts. None: no
     reference (a tie)."""
     overall = majority(counts)
-    if slow:
-        better = [
-            (name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow
-        ]
-        tally = Counter(value for _name, value in better)
-        usual = majority(tally)
-        if usual is not None and usual != overall:
-            return _Reference(usual, "better_majority", tally[usual], len(better))
-        held = next((value for name, value in better if best is not None and name == best[0]), None)
-        if usual is None and held is not None and held != overall:
-            return _Reference(held, "best_host", tally[held], len(better))
+    among_fast = _reference_among_fast(view, key, counts, slow, best, overall) if slow else None
+    if among_fast is not None:
+        return among_fast
     if overall is None:
         return None
     return _Reference(overall, "majority", counts[overall], sum(counts.values()))
+
+
+def _reference_among_fast(
+    view: FleetView,
+    key: str,
+    counts: Mapping[str, int],
+    slow: set[str],
+    best: tuple[str, str] | None,
+    overall: str | None,
+) -> _Reference | None:
+    """The value of the majority of the hosts no benchmark finds slow, else
+    (no majority there) the best host's value, when it is not the ``overall``
+    majority already."""
+    better = [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
+    tally = Counter(value for _name, value in better)
+    usual = majority(tally)
+    if usual is not None and usual != overall:
+        return _Reference(usual, "better_majority", tally[usual], len(better))
+    held = next((value for name, value in better if best is not None and name == best[0]), None)
+    if usual is None and held is not None and held != overall:
+        return _Reference(held, "best_host", tally[held], len(better))
+    return None
 
 
 def _reference_row(view: FleetView, key: str, usual: str | None, slow: set[str]) -> tuple[str, Cited] | None:
@@ -318,18 +342,7 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
     # per (kind, name, unit): one (the first) result per tested host; a
     # gpcheckperf report uploaded from one host names every host it tested
     view = fleet_view(ctx)
-    # one finding per benchmark kind: the metric (e.g. Triad) with the widest spread
-    widest: dict[tuple[str, str], tuple[float, BenchKey]] = {}
-    for key in view.bench_keys():
-        kind, _name, unit = key
-        best = view.bench_best(key)
-        if view.bench_count(key) < 2 or best is None:
-            continue
-        worst_value = next(view.bench_from_worst(key))[1].value
-        ratio = max(best[1].value, worst_value) / min(best[1].value, worst_value)
-        if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, key))[0]:
-            widest[(kind, unit)] = (ratio, key)
-    for (kind, unit), (ratio, key) in sorted(widest.items()):
+    for (kind, unit), (ratio, key) in sorted(_widest_spreads(view).items()):
         lower_is_better = unit in TIME_UNITS
         best = view.bench_best(key)
         assert best is not None
@@ -374,3 +387,18 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
             # the slow hosts (their snapshots), never the best one it is judged against
             affected=sorted({name for name, _b, _tested in slow} | {tested for _h, _b, tested in slow}),
         )
+
+
+def _widest_spreads(view: FleetView) -> dict[tuple[str, str], tuple[float, BenchKey]]:
+    """(kind, unit) -> (spread, benchmark) of the metric (e.g. Triad) with the
+    widest spread of at least BENCHMARK_SPREAD_RATIO: one finding per kind."""
+    widest: dict[tuple[str, str], tuple[float, BenchKey]] = {}
+    for key in view.bench_keys():
+        kind, _name, unit = key
+        best = view.bench_best(key)
+        if view.bench_count(key) < 2 or best is None:
+            continue
+        ratio = spread(best[1].value, next(view.bench_from_worst(key))[1].value)
+        if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, key))[0]:
+            widest[(kind, unit)] = (ratio, key)
+    return widest

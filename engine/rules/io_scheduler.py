@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
-from collectors.facts import HostFacts
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from collectors.facts import HostFacts, IoSchedulers
+from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import latency_why
 from engine.rules.disk import NON_DATA_DEVICE
 
 # the proportional-share schedulers: per-process queues, idling between requests
@@ -86,13 +87,7 @@ def _scheduler_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 def io_scheduler(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         schedulers = host.io_schedulers
-        if schedulers is None:
-            continue
-        fair = [
-            (dev, name)
-            for dev, name in schedulers.active.items()
-            if name in FAIR_SCHEDULERS and not NON_DATA_DEVICE.match(dev)
-        ]
+        fair = _fair_queued(schedulers) if schedulers is not None else []
         if not fair:
             continue
         device, scheduler = fair[0]
@@ -106,7 +101,7 @@ def io_scheduler(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "scheduler": scheduler,
                 "devices": [dev for dev, _name in fair],
                 "count": len(fair),
-                "why": Phrase("runs", {"what": what}) if what else Phrase("nothing"),
+                "why": latency_why(what),
             },
             evidence=[
                 evidence(host, f"io_schedulers.active.{dev}", name, schedulers, f"scheduler.{dev}")
@@ -114,3 +109,12 @@ def io_scheduler(ctx: RuleContext) -> Iterator[RuleFinding]:
             ],
             severity="warning" if what else "info",
         )
+
+
+def _fair_queued(schedulers: IoSchedulers) -> list[tuple[str, str]]:
+    """(device, scheduler) of the data devices whose active scheduler is a fair-queueing one."""
+    return [
+        (dev, name)
+        for dev, name in schedulers.active.items()
+        if name in FAIR_SCHEDULERS and not NON_DATA_DEVICE.match(dev)
+    ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.host_tuning import irqbalance_running, latency_sensitive, nic_queue_irqs
+from collectors.derived.host_tuning import NicQueueIrq, irqbalance_running, latency_sensitive, nic_queue_irqs
 from collectors.facts import HostFacts
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
 
@@ -12,6 +12,8 @@ MIN_QUEUES = 2
 MIN_CPUS = 4
 ONE_CPU_SHARE = 0.9
 MIN_INTERRUPTS = 100_000
+# whether irqbalance runs (None: not known) -> the rule's phrase
+IRQBALANCE_PHRASES = {True: "irqbalance_running", False: "irqbalance_absent", None: "irqbalance_unknown"}
 
 
 def _irq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -91,21 +93,14 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         if interrupts.cut is not None and interrupts.cut.wrapped:
             continue  # a terminal wrapped the rows: which column is which CPU is unknown (not checked)
-        width = min(len(q.counts) for q in queues)
-        per_cpu = [sum(q.counts[i] for q in queues) for i in range(width)]
+        per_cpu = _per_cpu_counts(queues)
         total = sum(per_cpu)
         if total < MIN_INTERRUPTS:
             continue
-        busiest = max(range(width), key=per_cpu.__getitem__)
+        busiest = max(range(len(per_cpu)), key=per_cpu.__getitem__)
         share = per_cpu[busiest] / total
         if share < ONE_CPU_SHARE:
             continue
-        running = irqbalance_running(host)
-        balance = {True: "irqbalance_running", False: "irqbalance_absent", None: "irqbalance_unknown"}[
-            running
-        ]
-        names = [q.name for q in queues]
-        shown = ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")
         yield finding(
             "net.irq_single_cpu",
             host,
@@ -113,14 +108,27 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "share": share * 100,
                 "total": total,
                 "queues": len(queues),
-                "names": shown,
+                "names": _first_names([q.name for q in queues]),
                 "cpu": interrupts.cpus[busiest] if busiest < len(interrupts.cpus) else f"CPU{busiest}",
                 "cpus": len(interrupts.cpus),
-                "irqbalance": Phrase(balance),
+                "irqbalance": Phrase(IRQBALANCE_PHRASES[irqbalance_running(host)]),
             },
             evidence=[
-                evidence(host, f"interrupts.{q.irq}", list(q.counts[: min(width, 8)]), interrupts, q.irq)
+                evidence(
+                    host, f"interrupts.{q.irq}", list(q.counts[: min(len(per_cpu), 8)]), interrupts, q.irq
+                )
                 for q in queues[:4]
             ],
             past=share / ONE_CPU_SHARE,
         )
+
+
+def _per_cpu_counts(queues: list[NicQueueIrq]) -> list[int]:
+    """The queues' interrupts summed per CPU, over the CPUs every queue's row shows."""
+    width = min(len(q.counts) for q in queues)
+    return [sum(q.counts[i] for q in queues) for i in range(width)]
+
+
+def _first_names(names: list[str]) -> str:
+    """The first four names, and how many more."""
+    return ", ".join(names[:4]) + (f" +{len(names) - 4}" if len(names) > 4 else "")

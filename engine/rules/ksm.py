@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import is_hypervisor
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, KsmState
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
 
 PAGE_KB = 4
@@ -97,13 +97,13 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         nodes = host.numa_node_count() or 0
         across = ksm.values.get("merge_across_nodes") == 1 and nodes >= 2
-        guests = is_hypervisor(host)
         ev = [
             evidence(host, "ksm.run", 1, ksm, "ksm.run"),
             evidence(host, "ksm.pages_sharing", sharing, ksm, "ksm.pages_sharing"),
         ]
         if across:
             ev.append(evidence(host, "ksm.merge_across_nodes", 1, ksm, "ksm.merge_across_nodes"))
+        guests = is_hypervisor(host)
         yield finding(
             "kvm.ksm_active",
             host,
@@ -112,10 +112,15 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "sharing": sharing,
                 "shared": ksm.values.get("pages_shared") or 0,
                 "saved_mb": sharing * PAGE_KB / 1024,
-                "across": Phrase("across", {"nodes": nodes})
-                if across
-                else Phrase("within", {"value": ksm.values.get("merge_across_nodes", "?")}),
+                "across": _merging(ksm, nodes, across),
             },
             evidence=ev,
             severity="warning" if guests else "info",
         )
+
+
+def _merging(ksm: KsmState, nodes: int, across: bool) -> Phrase:
+    """The rule's phrase for where KSM merges pages: across the host's nodes, or within each."""
+    if across:
+        return Phrase("across", {"nodes": nodes})
+    return Phrase("within", {"value": ksm.values.get("merge_across_nodes", "?")})

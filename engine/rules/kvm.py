@@ -15,7 +15,7 @@ from typing import Any
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.libvirt import CpuSharing
-from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, ProcessInfo
+from collectors.facts import CpuTopology, Domain, DomainDisk, HostFacts, KernelCmdline, ProcessInfo
 from engine.partial import cut_hides
 from engine.rules import (
     Evidence,
@@ -32,11 +32,13 @@ from engine.rules import (
     domain_vcpus,
     evidence,
     finding,
+    guest_disks,
     host_domains,
     host_name,
     host_of_guest,
     is_collector_process,
     is_qemu_process,
+    kvm_host_needs_domains,
     looks_like_kvm_host,
     node_cpu_counts,
     node_mem_totals_kb,
@@ -58,11 +60,6 @@ def _domains(ctx: RuleContext) -> Iterator[tuple[HostFacts, Domain]]:
     for host in ctx.hosts:
         for domain in host_domains(host):
             yield host, domain
-
-
-def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    """A KVM host (virsh list, QEMU processes, a libvirt that runs QEMU) needs its domain XMLs."""
-    return ("domains",) if looks_like_kvm_host(host) else ()
 
 
 def _needs_domains_or_guest_cpu(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -114,7 +111,7 @@ def _dom_ev(host: HostFacts, domain: Domain, fact: str, value: Any, *keys: str) 
         "热插拔是一个是/否属性：只要有空闲的 vCPU 槽位或设置了 maxMemory，就无法预先设定固定的 vNUMA 布局和"
         "绑核（奠基案例 000）。不涉及程度。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} is defined for hot-plug (spare vCPU slots or maxMemory). Hot-pluggable CPUs and "
         "memory cannot be described in a fixed guest NUMA topology or pinned in advance, so hot-plug blocks "
@@ -164,7 +161,7 @@ def vcpu_hotplug_enabled(ctx: RuleContext) -> Iterator[RuleFinding]:
         "从 8 个 vCPU 起，虚拟机会跨越多个宿主机核心和 L3 切片；在常见的每节点 8-32 核的 2 路宿主机上还可能"
         "横跨多个节点。低于这个规模，调度器基本能把它放在一起。past = vCPU 数 / 8。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has {vcpus} vCPUs and {pinned} of them pinned: the host scheduler moves the vCPU "
         "threads across all host CPUs and nodes, away from the guest's memory and its caches."
@@ -214,7 +211,7 @@ def vcpus_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
         "模拟器线程负责设备模拟和主循环；在已绑核或 >= 8 个 vCPU 的虚拟机上，它会抢占已绑定 vCPU 的时间，并"
         "从任意节点访问内存。虚拟机达到这一规模后，这是一个是/否设置。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has no emulatorpin: QEMU's main loop and device emulation float over every host CPU, "
         "steal time from pinned vCPUs and touch guest memory from remote nodes."
@@ -241,8 +238,27 @@ def emulator_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
-def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
-    return disk.device == "disk" and disk is not first_disk
+def _unpinned_iothreads(d: Domain, disks: list[DomainDisk]) -> list[int]:
+    """The iothreads some disk uses that have no <iothreadpin> (idle ones do not count)."""
+    used = sorted({disk.iothread for disk in disks if disk.iothread is not None})
+    return [i for i in used if i not in d.iothreadpin]
+
+
+def _data_disks_without_iothread(disks: list[DomainDisk]) -> list[DomainDisk]:
+    """The disks after the first (the boot disk) that the QEMU main loop serves."""
+    return [disk for disk in disks[1:] if disk.iothread is None]
+
+
+def _iothread_gaps(host: HostFacts, d: Domain) -> list[Evidence]:
+    """Evidence of the disks' iothreads left unpinned, then of each data disk without one."""
+    disks = guest_disks(d)
+    unpinned = _unpinned_iothreads(d, disks)
+    ev = [_dom_ev(host, d, "iothreads_unpinned", unpinned, "iothreadpin", "iothreads")] if unpinned else []
+    ev += [
+        _dom_ev(host, d, f"disks[{disk.target}].iothread", None, f"disk.{disk.target}", "disks")
+        for disk in _data_disks_without_iothread(disks)
+    ]
+    return ev
 
 
 @rule(
@@ -271,7 +287,7 @@ def _is_data_disk(disk: DomainDisk, first_disk: DomainDisk | None) -> bool:
         "在大到需要绑核（>= 8 个 vCPU）的虚拟机上，由 QEMU 主循环或未绑定的 iothread 处理的数据盘会在 I/O 压"
         "力下增加延迟；只有系统盘时不值得为它配专用线程。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest}: data disks without a dedicated iothread are served by the QEMU main loop, and "
         "iothreads without iothreadpin run on any host CPU; both add latency and disturb pinned vCPUs under "
@@ -288,26 +304,9 @@ def iothread_unpinned(ctx: RuleContext) -> Iterator[RuleFinding]:
             d, bool(d.disks or d.iothreads), "kvm.iothread_unpinned"
         ):
             continue
-        disks = [disk for disk in d.disks if disk.device == "disk"]
-        first = disks[0] if disks else None
-        used = sorted({disk.iothread for disk in disks if disk.iothread is not None})
-        unpinned = [i for i in used if i not in d.iothreadpin]
-        no_thread = [disk for disk in disks if _is_data_disk(disk, first) and disk.iothread is None]
-        if not unpinned and not no_thread:
-            continue
-        ev = []
-        if unpinned:
-            ev.append(_dom_ev(host, d, "iothreads_unpinned", unpinned, "iothreadpin", "iothreads"))
-        for disk in no_thread:
-            ev.append(
-                _dom_ev(host, d, f"disks[{disk.target}].iothread", None, f"disk.{disk.target}", "disks")
-            )
-        yield finding(
-            "kvm.iothread_unpinned",
-            host,
-            values={"guest": domain_label(d)},
-            evidence=ev,
-        )
+        ev = _iothread_gaps(host, d)
+        if ev:
+            yield finding("kvm.iothread_unpinned", host, values={"guest": domain_label(d)}, evidence=ev)
 
 
 def _single_spanning_cell(d: Domain) -> bool:
@@ -404,15 +403,26 @@ def _guest_numa_missing_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
+def _smallest_node(host: HostFacts) -> tuple[int | None, int | None]:
+    """The CPUs and the memory (KiB) of the host's smallest NUMA node (None: not known)."""
+    cpus = node_cpu_counts(host).values()
+    mem_kb = node_mem_totals_kb(host).values()
+    return min(cpus, default=None), min(mem_kb, default=None)
+
+
+def _above(value: int | None, limit: int | None) -> bool:
+    """Both known, and ``value`` beyond ``limit``."""
+    return value is not None and limit is not None and value > limit
+
+
 def _larger_than_a_node(host: HostFacts, d: Domain, n: int) -> list[Evidence]:
     """Evidence that the guest has more vCPUs or memory than the host's smallest node."""
-    node_cpus = node_cpu_counts(host)
-    node_mem = node_mem_totals_kb(host)
+    node_cpus, node_mem = _smallest_node(host)
     mem = d.current_memory_kb or d.memory_kb
     larger = []
-    if node_cpus and n > min(node_cpus.values()):
-        larger.append(evidence(host, "cpus_per_host_node", min(node_cpus.values()), host.numa or host.cpu))
-    if node_mem and mem and mem > min(node_mem.values()):
+    if _above(n, node_cpus):
+        larger.append(evidence(host, "cpus_per_host_node", node_cpus, host.numa or host.cpu))
+    if _above(mem, node_mem):
         larger.append(_dom_ev(host, d, "memory_kb", mem, "memory"))
     return larger
 
@@ -442,16 +452,11 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     """Guests that see one NUMA node from inside (lscpu) on a multi-node hypervisor."""
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or guest.numa_node_count() != 1:
+        if cpu is None or guest.numa_node_count() != 1 or _flat_in_its_xml(ctx, guest):
             continue
-        domain = domain_of_guest(ctx, guest)
-        if domain is not None and (not domain.numa_cells or _single_spanning_cell(domain)):
-            continue  # judged from its XML above
-        hv = host_of_guest(ctx, guest)
-        if hv is None or (hv.numa_node_count() or 0) < 2:
-            continue
+        hv = _multinode_hypervisor(ctx, guest)
         cpus = guest.logical_cpus() or 0
-        if cpus < VNUMA_GUEST_VCPUS and not _guest_larger_than_a_node(guest, hv, cpus):
+        if hv is None or not _should_see_numa(guest, hv, cpus):
             continue
         yield finding(
             "kvm.guest_numa_missing",
@@ -466,14 +471,28 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
+def _flat_in_its_xml(ctx: RuleContext, guest: HostFacts) -> bool:
+    """The guest's domain XML has no NUMA cells or one spanning cell: judged from the XML."""
+    domain = domain_of_guest(ctx, guest)
+    return domain is not None and (not domain.numa_cells or _single_spanning_cell(domain))
+
+
+def _multinode_hypervisor(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
+    """The guest's host when the snapshot names it and it has two NUMA nodes or more."""
+    hv = host_of_guest(ctx, guest)
+    return hv if hv is not None and (hv.numa_node_count() or 0) >= 2 else None
+
+
+def _should_see_numa(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
+    """A guest of ``cpus`` CPUs large enough to be shown NUMA cells."""
+    return cpus >= VNUMA_GUEST_VCPUS or _guest_larger_than_a_node(guest, hv, cpus)
+
+
 def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
-    node_cpus = node_cpu_counts(hv)
-    node_mem = node_mem_totals_kb(hv)
+    """The guest (its lscpu and MemTotal) has more CPUs or memory than the host's smallest node."""
+    node_cpus, node_mem = _smallest_node(hv)
     guest_mem = guest.meminfo.values.get("MemTotal") if guest.meminfo else None
-    return bool(
-        (node_cpus and cpus > min(node_cpus.values()))
-        or (node_mem and guest_mem and guest_mem > min(node_mem.values()))
-    )
+    return _above(cpus, node_cpus) or _above(guest_mem, node_mem)
 
 
 @rule(
@@ -495,7 +514,7 @@ def _guest_larger_than_a_node(guest: HostFacts, hv: HostFacts, cpus: int) -> boo
         "没有 numatune 时，已绑核或 >= 8 个 vCPU 的虚拟机的内存落在触发缺页的 vCPU 当时运行的节点上；vCPU 绑"
         "定之后，这是唯一能让内存保持本地的手段。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanation=(
         "Guest {guest} has no numatune: its memory is allocated wherever the faulting vCPU happened to run, "
         "so it ends up spread over all host nodes regardless of where the vCPUs are pinned."
@@ -562,17 +581,8 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
         nodes = domain_host_nodes(d, host)
         if not nodes:
             continue
-        ev = []
-        cells = max(len(d.numa_cells), 1)
-        if len(nodes) > cells:
-            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
-            ev.append(_dom_ev(host, d, "numa_cells", len(d.numa_cells), "numa"))
-        bound = set(d.numatune_memory_nodeset or [])
-        for memnode in d.memnodes.values():
-            bound.update(memnode.get("nodeset") or [])
-        if bound and bound != nodes:
-            ev.append(_dom_ev(host, d, "numatune_nodeset", sorted(bound), "numatune"))
-            ev.append(_dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"))
+        bound = _memory_nodes(d)
+        ev = [*_pins_outnumber_cells(host, d, nodes), *_memory_bound_elsewhere(host, d, nodes, bound)]
         if ev:
             yield finding(
                 "kvm.pinning_spans_nodes",
@@ -584,6 +594,34 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
                 },
                 evidence=ev,
             )
+
+
+def _memory_nodes(d: Domain) -> set[int]:
+    """The host nodes <numatune> binds the guest's memory to (<memory> and every <memnode>)."""
+    bound = set(d.numatune_memory_nodeset or [])
+    for memnode in d.memnodes.values():
+        bound.update(memnode.get("nodeset") or [])
+    return bound
+
+
+def _pins_outnumber_cells(host: HostFacts, d: Domain, nodes: set[int]) -> list[Evidence]:
+    """Evidence when the pinned vCPUs land on more host nodes than the guest has NUMA cells."""
+    if len(nodes) <= max(len(d.numa_cells), 1):
+        return []
+    return [
+        _dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"),
+        _dom_ev(host, d, "numa_cells", len(d.numa_cells), "numa"),
+    ]
+
+
+def _memory_bound_elsewhere(host: HostFacts, d: Domain, nodes: set[int], bound: set[int]) -> list[Evidence]:
+    """Evidence when <numatune> binds the memory to other nodes than those of the pinned CPUs."""
+    if not bound or bound == nodes:
+        return []
+    return [
+        _dom_ev(host, d, "numatune_nodeset", sorted(bound), "numatune"),
+        _dom_ev(host, d, "vcpupin_host_nodes", sorted(nodes), "cputune", "vcpupin"),
+    ]
 
 
 @rule(
@@ -633,26 +671,48 @@ def pinning_spans_nodes(ctx: RuleContext) -> Iterator[RuleFinding]:
     },
 )
 def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
+    yield from _cpu_model_hides_cache_in_xml(ctx)
+    yield from _cpu_model_hides_cache_inside(ctx)
+
+
+def _model_hides_cache(d: Domain) -> bool:
+    """<cpu mode> host-model or custom, or no <cpu> at all (QEMU's default model)."""
+    return d.cpu_mode is None or d.cpu_mode in HIDING_CPU_MODES
+
+
+def _default_model_outside_kvm(d: Domain) -> bool:
+    """No <cpu> on a domain not of type kvm: TCG guests (type='qemu') are emulated anyway."""
+    return d.cpu_mode is None and d.domain_type != "kvm"
+
+
+def _cpu_model_hides_cache_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
-        if (d.cpu_mode is not None and d.cpu_mode not in HIDING_CPU_MODES) or _says_nothing_of(
-            d, d.cpu_mode is not None, "kvm.cpu_model_hides_cache"
+        if (
+            not _model_hides_cache(d)
+            or _says_nothing_of(d, d.cpu_mode is not None, "kvm.cpu_model_hides_cache")
+            or _default_model_outside_kvm(d)
         ):
             continue
-        if d.cpu_mode is None and d.domain_type != "kvm":
-            continue  # TCG guests (type='qemu') are emulated anyway
-        mode = d.cpu_mode or Phrase("default_model")
         yield finding(
             "kvm.cpu_model_hides_cache",
             host,
-            values={"guest": domain_label(d), "mode": mode},
+            values={"guest": domain_label(d), "mode": d.cpu_mode or Phrase("default_model")},
             evidence=[_dom_ev(host, d, "cpu_mode", d.cpu_mode, "cpu")],
         )
+
+
+def _kvm_caches_without_l3(cpu: CpuTopology) -> bool:
+    """A KVM guest's lscpu that lists caches but no L3."""
+    return (cpu.hypervisor_vendor or "").upper() == "KVM" and bool(cpu.caches) and not cpu.has_l3
+
+
+def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or (cpu.hypervisor_vendor or "").upper() != "KVM" or not cpu.caches or cpu.has_l3:
+        if cpu is None or not _kvm_caches_without_l3(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and (domain.cpu_mode is None or domain.cpu_mode in HIDING_CPU_MODES):
+        if domain is not None and _model_hides_cache(domain):
             continue  # already reported from its XML
         yield finding(
             "kvm.cpu_model_hides_cache",
@@ -707,28 +767,41 @@ def cpu_model_hides_cache(ctx: RuleContext) -> Iterator[RuleFinding]:
     },
 )
 def flat_socket_topology(ctx: RuleContext) -> Iterator[RuleFinding]:
-    reported: set[int] = set()
+    yield from _flat_topology_in_xml(ctx)
+    yield from _flat_topology_inside(ctx)
+
+
+def _xml_shows_flat_topology(d: Domain) -> bool:
+    """A domain with enough vCPUs whose XML shows them as single-core sockets."""
+    return (
+        (d.vcpus or 0) >= FLAT_TOPOLOGY_MIN_VCPUS
+        and not _says_nothing_of(d, bool(d.topology), "kvm.flat_socket_topology")
+        and _flat_in_xml(d.topology)
+    )
+
+
+def _flat_topology_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host, d in _domains(ctx):
+        if not _xml_shows_flat_topology(d):
+            continue
         n = d.vcpus or 0
-        if n < FLAT_TOPOLOGY_MIN_VCPUS or _says_nothing_of(d, bool(d.topology), "kvm.flat_socket_topology"):
-            continue
         t = d.topology
-        if not _flat_in_xml(t):
-            continue
-        reported.add(id(d))
         yield finding(
             "kvm.flat_socket_topology",
             host,
             values={"guest": domain_label(d), "vcpus": n, "sockets": t.get("sockets", n)},
             evidence=[_dom_ev(host, d, "topology", dict(t) or None, "topology", "cpu")],
         )
+
+
+def _flat_topology_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     for guest in ctx.guests():
         cpu = guest.cpu
-        if not cpu or not _flat_inside(cpu):
+        if cpu is None or not _flat_inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and id(domain) in reported:
-            continue
+        if domain is not None and _xml_shows_flat_topology(domain):
+            continue  # already reported from its XML
         yield finding(
             "kvm.flat_socket_topology",
             guest,
@@ -766,27 +839,34 @@ def _process_samples(host: HostFacts) -> int:
     return max(Counter(p.pid for p in usage.processes).values())
 
 
+def _mean_cpu_per_process(host: HostFacts) -> Iterator[tuple[ProcessInfo, float]]:
+    """Each process of top's list once: its last sample and its mean %CPU over the samples."""
+    by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
+    for p in host.cpu_usage.processes if host.cpu_usage else []:
+        by_pid[p.pid].append(p)
+    for samples in by_pid.values():
+        yield samples[-1], sum(p.cpu_pct or 0 for p in samples) / len(samples)
+
+
+def _is_other_load(command: str, d: Domain) -> bool:
+    """Not guest ``d``'s own QEMU, not another QEMU (counted as guests), not a
+    command that collected the snapshot."""
+    return (
+        not (d.name and d.name in command)
+        and not is_qemu_process(command)
+        and not is_collector_process(command)
+    )
+
+
 def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
     """Processes of ``host`` whose mean %CPU over the samples is above the busy
-    threshold and that are other load for guest ``d``: not the guest's own QEMU,
-    not another QEMU (counted as guests), not the commands that collected the
-    snapshot. One entry per process (its last sample, with the mean)."""
-    procs = host.cpu_usage.processes if host.cpu_usage else []
-    by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
-    for p in procs:
-        by_pid[p.pid].append(p)
-    out = []
-    for samples in by_pid.values():
-        last = samples[-1]
-        mean = sum(p.cpu_pct or 0 for p in samples) / len(samples)
-        if (
-            mean >= BUSY_PROCESS_CPU_PCT
-            and not (d.name and d.name in last.command)
-            and not is_qemu_process(last.command)
-            and not is_collector_process(last.command)
-        ):
-            out.append(replace(last, cpu_pct=round(mean, 1)))
-    return out
+    threshold and that are other load for guest ``d``. One entry per process
+    (its last sample, with the mean)."""
+    return [
+        replace(last, cpu_pct=round(mean, 1))
+        for last, mean in _mean_cpu_per_process(host)
+        if mean >= BUSY_PROCESS_CPU_PCT and _is_other_load(last.command, d)
+    ]
 
 
 @rule(
@@ -822,7 +902,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
         "collect.sh、mysql 客户端、virsh、numastat ……）和 QEMU 自身的线程不算其他负载。past = 最繁忙进程 / "
         "50 %。"
     ),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     explanations={
         "": (
             "Guest {guest} shares the CPUs of {host} with {others} other running guest(s) and {procs} busy "
@@ -843,53 +923,76 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
 )
 def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        running = running_domain_names(host)
         domains = host_domains(host)
-        if not domains:
-            if len(running) >= 2:
-                yield finding(
-                    "kvm.host_contention",
-                    host,
-                    "running_guests",
-                    values={"guests": len(running)},
-                    evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
-                )
+        if domains:
+            yield from _guests_sharing_cpus(host, domains)
+        else:
+            yield from _running_guests_without_xml(host)
+
+
+def _running_guests_without_xml(host: HostFacts) -> Iterator[RuleFinding]:
+    """Without any domain XML, a virsh list with two or more running guests."""
+    running = running_domain_names(host)
+    if len(running) >= 2:
+        yield finding(
+            "kvm.host_contention",
+            host,
+            "running_guests",
+            values={"guests": len(running)},
+            evidence=[evidence(host, "virsh_list.running", running, host.virsh_list)],
+        )
+
+
+def _guests_sharing_cpus(host: HostFacts, domains: list[Domain]) -> Iterator[RuleFinding]:
+    """Each guest of a domain XML that shares its CPUs with other running guests or busy processes."""
+    sharing = CpuSharing(domains, running=running_domain_names(host), listed=host.virsh_list is not None)
+    for d in domains:
+        n_others, others = _other_guests_named(sharing, d)
+        procs = _other_load(host, d)
+        if not n_others and not procs:
             continue
-        sharing = CpuSharing(domains, running=running, listed=host.virsh_list is not None)
-        for d in domains:
-            n_others, others = sharing.others(d)
-            if n_others > len(others):
-                others = [*others, f"(+{n_others - len(others)} more)"]
-            procs = _other_load(host, d)
-            if not n_others and not procs:
-                continue
-            # one top sample is one instant: busy processes alone are worth a look (info),
-            # not a verdict; other running guests are there all the time (warning)
-            severity = "warning" if n_others or _process_samples(host) >= 2 else "info"
-            busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
-            ev = []
-            if others:
-                ev.append(evidence(host, "virsh_list.running", others, host.virsh_list or d))
-            for p in procs[:5]:
-                ev.append(
-                    evidence(
-                        host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line
-                    )
-                )
-            sample = Phrase("one_sample") if severity == "info" else ""
-            yield finding(
-                "kvm.host_contention",
-                host,
-                values={
-                    "guest": domain_label(d),
-                    "others": n_others,
-                    "procs": len(procs),
-                    "sample": sample,
-                },
-                evidence=ev,
-                severity=severity,
-                past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
-            )
+        severity = _contention_severity(host, n_others)
+        busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
+        yield finding(
+            "kvm.host_contention",
+            host,
+            values={
+                "guest": domain_label(d),
+                "others": n_others,
+                "procs": len(procs),
+                "sample": Phrase("one_sample") if severity == "info" else "",
+            },
+            evidence=_contention_evidence(host, d, others, procs),
+            severity=severity,
+            past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+        )
+
+
+def _other_guests_named(sharing: CpuSharing, d: Domain) -> tuple[int, list[str]]:
+    """How many other running guests share ``d``'s CPUs, and their names (the
+    ones not named counted as ``(+N more)``)."""
+    n_others, others = sharing.others(d)
+    if n_others > len(others):
+        others = [*others, f"(+{n_others - len(others)} more)"]
+    return n_others, others
+
+
+def _contention_severity(host: HostFacts, n_others: int) -> str:
+    """One top sample is one instant: busy processes alone are worth a look
+    (info), not a verdict; other running guests are there all the time (warning)."""
+    return "warning" if n_others or _process_samples(host) >= 2 else "info"
+
+
+def _contention_evidence(
+    host: HostFacts, d: Domain, others: list[str], procs: list[ProcessInfo]
+) -> list[Evidence]:
+    """The other running guests, then the first five busy processes."""
+    ev = [evidence(host, "virsh_list.running", others, host.virsh_list or d)] if others else []
+    ev += [
+        evidence(host, f"cpu_usage.processes[{p.pid}].cpu_pct", p.cpu_pct, host.cpu_usage, line=p.line)
+        for p in procs[:5]
+    ]
+    return ev
 
 
 @rule(
@@ -928,32 +1031,37 @@ def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def no_cpu_isolation(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.cmdline or not host_domains(host):
+        domains = host_domains(host)
+        if not host.cmdline or not domains:
             continue
-        pinned: set[int] = set()
-        for d in host_domains(host):
-            if d.vcpupin:
-                pinned |= domain_pinned_cpus(d)
-        if not pinned:
-            continue
-        isolated = set(host.cmdline.cpulist("isolcpus")) | set(host.cmdline.cpulist("nohz_full"))
-        uncovered = sorted(pinned - isolated)
+        uncovered = sorted(_vcpupin_cpus(domains) - _isolated_cpus(host.cmdline))
         if not uncovered:
             continue
-        cpu_map = cpu_node_map(host)
-        nodes = sorted({cpu_map[c] for c in uncovered if c in cpu_map})
         yield finding(
             "kvm.no_cpu_isolation",
             host,
-            values={
-                "cpus": (
-                    Phrase("cpus_on_nodes", {"cpus": format_cpulist(uncovered), "nodes": nodes})
-                    if nodes
-                    else format_cpulist(uncovered)
-                )
-            },
+            values={"cpus": _cpus_and_nodes(host, uncovered)},
             evidence=[
                 evidence(host, "cmdline.isolcpus", host.cmdline.params.get("isolcpus"), host.cmdline),
-                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), host_domains(host)[0]),
+                evidence(host, "domains.pinned_cpus", format_cpulist(uncovered), domains[0]),
             ],
         )
+
+
+def _vcpupin_cpus(domains: list[Domain]) -> set[int]:
+    """The host CPUs the guests' <vcpupin>s name."""
+    return {cpu for d in domains if d.vcpupin for cpu in domain_pinned_cpus(d)}
+
+
+def _isolated_cpus(cmdline: KernelCmdline) -> set[int]:
+    """The CPUs the kernel command line keeps from the scheduler (isolcpus) or the tick (nohz_full)."""
+    return set(cmdline.cpulist("isolcpus")) | set(cmdline.cpulist("nohz_full"))
+
+
+def _cpus_and_nodes(host: HostFacts, cpus: list[int]) -> str | Phrase:
+    """The CPU list, with the host nodes it lies on when the host's NUMA map is known."""
+    cpu_map = cpu_node_map(host)
+    nodes = sorted({cpu_map[c] for c in cpus if c in cpu_map})
+    if not nodes:
+        return format_cpulist(cpus)
+    return Phrase("cpus_on_nodes", {"cpus": format_cpulist(cpus), "nodes": nodes})

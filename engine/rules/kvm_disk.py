@@ -19,11 +19,15 @@ from engine.partial import cut_hides
 from engine.rules import (
     RuleContext,
     RuleFinding,
+    domain_explanation,
+    domain_is_partial,
     domain_label,
+    domain_manager_name,
     evidence,
     finding,
+    guest_disks,
     host_domains,
-    looks_like_kvm_host,
+    kvm_host_needs_domains,
     rule,
 )
 
@@ -35,18 +39,10 @@ DIRECT_MODES = ("none", "directsync")
 DEFAULT_MODE = "default"
 
 
-def _needs_domains(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("domains",) if looks_like_kvm_host(host) else ()
-
-
-def _guest_disks(d: Domain) -> list[DomainDisk]:
-    return [disk for disk in d.disks if disk.device == "disk"]
-
-
 def _io_heavy(d: Domain) -> bool:
     """What the XML shows of an I/O-heavy guest: a data disk besides the
     system disk, or I/O threads (configured for disk I/O)."""
-    disks = _guest_disks(d)
+    disks = guest_disks(d)
     return len(disks) >= 2 or d.iothreads > 0 or any(disk.iothread is not None for disk in disks)
 
 
@@ -65,20 +61,10 @@ def _judged(d: Domain, disk: DomainDisk) -> bool:
     return mode == "unsafe" or (mode in (*HOST_CACHED_MODES, DEFAULT_MODE) and _io_heavy(d))
 
 
-def _partial(d: Domain) -> bool:
-    return d.fragment or d.recovered or d.cut
-
-
 def _severity(d: Domain, disks: list[DomainDisk]) -> str:
-    if _partial(d) or all(_mode(disk) == DEFAULT_MODE for disk in disks):
+    if domain_is_partial(d) or all(_mode(disk) == DEFAULT_MODE for disk in disks):
         return "info"
     return "warning"
-
-
-def _template(d: Domain) -> str:
-    if _partial(d):
-        return "partial"
-    return "managed" if d.manager else ""
 
 
 _EXPLANATIONS = {
@@ -129,7 +115,7 @@ _EXPLANATIONS = {
         "writeback：info），而不是 'none' 或 'directsync'；XML 是片段或被截断时：info"
     ),
     requires=("domains",),
-    relevant=_needs_domains,
+    relevant=kvm_host_needs_domains,
     measures=("disk-cache-none",),
     thresholds={"host_cached_modes": list(HOST_CACHED_MODES), "direct_modes": list(DIRECT_MODES)},
     rationale=(
@@ -161,29 +147,35 @@ _EXPLANATIONS = {
 def disk_cache_mode(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for d in host_domains(host):
-            if d.domain_type not in (None, "kvm") or cut_hides(d, RULE_ID):
-                continue
-            disks = [disk for disk in d.disks if _judged(d, disk)]
-            if not disks:
-                continue
-            label = domain_label(d)
-            names = [disk.target or disk.source or f"#{i}" for i, disk in enumerate(disks)]
-            modes = sorted({_mode(disk) for disk in disks})
-            yield finding(
-                RULE_ID,
-                host,
-                _template(d),
-                values={
-                    "guest": label,
-                    "disks": ", ".join(names),
-                    "modes": "/".join(modes),
-                    "manager": {"openstack": "OpenStack nova", "zstack": "ZStack"}.get(d.manager or "", ""),
-                },
-                severity=_severity(d, disks),
-                evidence=[
-                    evidence(
-                        host, f"domains[{label}].disks[{name}].cache", _mode(disk), d, f"disks[{disk.target}]"
-                    )
-                    for name, disk in zip(names, disks, strict=True)
-                ],
-            )
+            disks = _judged_disks(d)
+            if disks:
+                yield _host_cached_disks(host, d, disks)
+
+
+def _judged_disks(d: Domain) -> list[DomainDisk]:
+    """The disks whose cache mode the rule judges: none on a TCG guest (type 'qemu')
+    or when the paste cut the XML before its disks."""
+    if d.domain_type not in (None, "kvm") or cut_hides(d, RULE_ID):
+        return []
+    return [disk for disk in d.disks if _judged(d, disk)]
+
+
+def _host_cached_disks(host: HostFacts, d: Domain, disks: list[DomainDisk]) -> RuleFinding:
+    label = domain_label(d)
+    names = [disk.target or disk.source or f"#{i}" for i, disk in enumerate(disks)]
+    return finding(
+        RULE_ID,
+        host,
+        domain_explanation(d, partial=domain_is_partial(d)),
+        values={
+            "guest": label,
+            "disks": ", ".join(names),
+            "modes": "/".join(sorted({_mode(disk) for disk in disks})),
+            "manager": domain_manager_name(d),
+        },
+        severity=_severity(d, disks),
+        evidence=[
+            evidence(host, f"domains[{label}].disks[{name}].cache", _mode(disk), d, f"disks[{disk.target}]")
+            for name, disk in zip(names, disks, strict=True)
+        ],
+    )

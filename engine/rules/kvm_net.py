@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from collectors.facts import Domain, DomainInterface, HostFacts
 from engine.rules import (
     RuleContext,
     RuleFinding,
+    domain_explanation,
+    domain_is_partial,
     domain_label,
+    domain_manager_name,
     domain_vcpus,
     evidence,
     finding,
     host_domains,
-    looks_like_kvm_host,
+    kvm_host_needs_domains,
     rule,
 )
 
@@ -37,7 +41,7 @@ SINGLE_QUEUE_MIN_VCPUS = 4
     ),
     requires=("domains",),
     # a KVM host decides from its domain XMLs
-    relevant=lambda ctx, h: ("domains",) if looks_like_kvm_host(h) else (),
+    relevant=kvm_host_needs_domains,
     measures=("virtio-net-multiqueue",),
     thresholds={"min_vcpus": SINGLE_QUEUE_MIN_VCPUS},
     rationale=(
@@ -73,27 +77,36 @@ def virtio_net_single_queue(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for d in host_domains(host):
             vcpus = domain_vcpus(d)
-            if not vcpus or vcpus < SINGLE_QUEUE_MIN_VCPUS:
+            if vcpus < SINGLE_QUEUE_MIN_VCPUS:
                 continue
-            for i, nic in enumerate(d.interfaces):
-                if nic.model != "virtio" or (nic.queues is not None and nic.queues > 1):
-                    continue
-                label = nic.mac or f"#{i}"
-                yield finding(
-                    "kvm.virtio_net_single_queue",
-                    host,
-                    values={"domain": domain_label(d), "vcpus": vcpus, "nic": label, "others": vcpus - 1},
-                    evidence=[
-                        evidence(
-                            host,
-                            f"domains[{domain_label(d)}].interfaces[{i}].queues",
-                            nic.queues or 1,
-                            d,
-                            f"interfaces[{i}]",
-                        ),
-                        evidence(host, f"domains[{domain_label(d)}].vcpus", vcpus, d, "vcpu"),
-                    ],
-                )
+            for i, nic in _single_queue_nics(d):
+                yield _single_queue_finding(host, d, vcpus, i, nic)
+
+
+def _single_queue_nics(d: Domain) -> list[tuple[int, DomainInterface]]:
+    """(index, NIC) of each virtio NIC without <driver queues='N'> above 1."""
+    return [
+        (i, nic)
+        for i, nic in enumerate(d.interfaces)
+        if nic.model == "virtio" and (nic.queues is None or nic.queues <= 1)
+    ]
+
+
+def _single_queue_finding(
+    host: HostFacts, d: Domain, vcpus: int, i: int, nic: DomainInterface
+) -> RuleFinding:
+    label = domain_label(d)
+    return finding(
+        "kvm.virtio_net_single_queue",
+        host,
+        values={"domain": label, "vcpus": vcpus, "nic": nic.mac or f"#{i}", "others": vcpus - 1},
+        evidence=[
+            evidence(
+                host, f"domains[{label}].interfaces[{i}].queues", nic.queues or 1, d, f"interfaces[{i}]"
+            ),
+            evidence(host, f"domains[{label}].vcpus", vcpus, d, "vcpu"),
+        ],
+    )
 
 
 VHOST_RULE = "kvm.vhost_net_disabled"
@@ -115,7 +128,7 @@ VHOST_RULE = "kvm.vhost_net_disabled"
         "类型为 'qemu'（TCG）的域不判断；XML 是片段、被截断或看不到域类型时：info"
     ),
     requires=("domains",),
-    relevant=lambda ctx, h: ("domains",) if looks_like_kvm_host(h) else (),
+    relevant=kvm_host_needs_domains,
     measures=("enable-vhost-net",),
     rationale=(
         "RH Virtualization Tuning and Optimization Guide 5.2/5.3: vhost_net moves part of the virtio driver "
@@ -180,33 +193,38 @@ VHOST_RULE = "kvm.vhost_net_disabled"
 def vhost_net_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for d in host_domains(host):
-            if d.domain_type not in (None, "kvm"):
-                continue
-            nics = [
-                (i, nic)
-                for i, nic in enumerate(d.interfaces)
-                if nic.model == "virtio" and nic.driver == "qemu"
-            ]
-            if not nics:
-                continue
-            partial = d.fragment or d.recovered or d.cut or d.domain_type is None
-            label = domain_label(d)
-            names = [nic.mac or f"#{i}" for i, nic in nics]
-            template = "partial" if partial else ("managed" if d.manager else "")
-            yield finding(
-                VHOST_RULE,
-                host,
-                template,
-                values={
-                    "domain": label,
-                    "nics": ", ".join(names),
-                    "manager": {"openstack": "OpenStack nova", "zstack": "ZStack"}.get(d.manager or "", ""),
-                },
-                severity="info" if partial else "warning",
-                evidence=[
-                    evidence(
-                        host, f"domains[{label}].interfaces[{i}].driver", nic.driver, d, f"interfaces[{i}]"
-                    )
-                    for i, nic in nics
-                ],
-            )
+            nics = _user_space_nics(d)
+            if nics:
+                yield _user_space_finding(host, d, nics)
+
+
+def _user_space_nics(d: Domain) -> list[tuple[int, DomainInterface]]:
+    """(index, NIC) of each virtio NIC with <driver name='qemu'>; none on a TCG guest (type 'qemu')."""
+    if d.domain_type not in (None, "kvm"):
+        return []
+    return [(i, nic) for i, nic in enumerate(d.interfaces) if nic.model == "virtio" and nic.driver == "qemu"]
+
+
+def _kvm_not_shown(d: Domain) -> bool:
+    """Part of a domain XML, or one without its type: whether it is a KVM guest is not shown."""
+    return domain_is_partial(d) or d.domain_type is None
+
+
+def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, DomainInterface]]) -> RuleFinding:
+    partial = _kvm_not_shown(d)
+    label = domain_label(d)
+    return finding(
+        VHOST_RULE,
+        host,
+        domain_explanation(d, partial=partial),
+        values={
+            "domain": label,
+            "nics": ", ".join(nic.mac or f"#{i}" for i, nic in nics),
+            "manager": domain_manager_name(d),
+        },
+        severity="info" if partial else "warning",
+        evidence=[
+            evidence(host, f"domains[{label}].interfaces[{i}].driver", nic.driver, d, f"interfaces[{i}]")
+            for i, nic in nics
+        ],
+    )

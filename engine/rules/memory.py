@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from collectors.derived.memory import static_hugepages
-from collectors.facts import Dimm, Domain, HostFacts
+from collectors.facts import Dimm, Domain, HostFacts, MemoryDevices
 from engine.rules import (
-    SEVERITIES,
     Evidence,
     Joined,
     Phrase,
@@ -28,8 +28,8 @@ from engine.rules import (
     node_mem_totals_kb,
     numa_evidence,
     rule,
-    size_bytes,
 )
+from engine.severity import severity_rank
 
 __all__ = ["static_hugepages"]  # derived, re-exported
 
@@ -79,46 +79,82 @@ def _hugepages_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ()
 
 
-def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evidence], Joined]:
-    """(severity or None, how far past the threshold, evidence, why: the
-    rule's phrases "vm" and "db" / "db_share")."""
-    severity, past, ev, why = None, 1.0, [], []
-    if is_vm_host(host):
-        largest = _largest_guest_kb(host)
-        if largest is not None and largest[0] >= HUGEPAGES_GUEST_INFO_KB:
-            mem, d = largest
-            warn = mem >= HUGEPAGES_GUEST_WARN_KB
-            severity = "warning" if warn else "info"
-            past = mem / (HUGEPAGES_GUEST_WARN_KB if warn else HUGEPAGES_GUEST_INFO_KB)
-            ev.append(
-                evidence(host, f"domains[{domain_label(d)}].memory_kb", mem, d, "currentMemory", "memory")
-            )
-            why.append(Phrase("vm", {"guest": domain_label(d), "guest_gib": mem / 1024**2}))
-    if _db_host(host):
-        pool = db_pool_bytes(host)
-        ram_kb = host_ram_kb(host)
-        share = pool / (ram_kb * 1024) if pool and ram_kb else 0.0
-        db_sev, db_past = None, 1.0
-        if pool and (
-            pool >= HUGEPAGES_POOL_WARN_BYTES
-            or (pool >= HUGEPAGES_POOL_SHARE_MIN_BYTES and share >= HUGEPAGES_POOL_WARN_SHARE)
-        ):
-            db_sev = "warning"
-            db_past = max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
-        elif pool and pool >= HUGEPAGES_POOL_INFO_BYTES:
-            db_sev, db_past = "info", pool / HUGEPAGES_POOL_INFO_BYTES
-        if db_sev is not None and pool:
-            db = host.database
-            ev.append(
-                evidence(
-                    host, "database.variables.innodb_buffer_pool_size", pool, db, "innodb_buffer_pool_size"
-                )
-            )
-            if severity is None or SEVERITIES.index(db_sev) < SEVERITIES.index(severity):
-                severity = db_sev
-            past = max(past, db_past)
-            why.append(Phrase("db_share" if share else "db", {"pool_gib": pool / GIB, "share": share}))
-    return severity, past, ev, Joined("and", tuple(why))
+@dataclass(frozen=True)
+class _Sized:
+    """What makes huge pages matter on a host (its largest guest, or its
+    database's buffer pool): how much, with the rule's phrase for it."""
+
+    severity: str
+    past: float  # how far past the threshold of that severity
+    evidence: Evidence
+    why: Phrase  # the rule's phrase "vm", "db" or "db_share"
+
+
+def _largest_guest_size(host: HostFacts) -> _Sized | None:
+    """The largest guest of a VM host, when it is large enough to matter."""
+    largest = _largest_guest_kb(host) if is_vm_host(host) else None
+    if largest is None or largest[0] < HUGEPAGES_GUEST_INFO_KB:
+        return None
+    mem, d = largest
+    warn = mem >= HUGEPAGES_GUEST_WARN_KB
+    return _Sized(
+        severity="warning" if warn else "info",
+        past=mem / (HUGEPAGES_GUEST_WARN_KB if warn else HUGEPAGES_GUEST_INFO_KB),
+        evidence=evidence(host, f"domains[{domain_label(d)}].memory_kb", mem, d, "currentMemory", "memory"),
+        why=Phrase("vm", {"guest": domain_label(d), "guest_gib": mem / 1024**2}),
+    )
+
+
+def ram_share(host: HostFacts, pool: int) -> float:
+    """``pool`` bytes as a share of the host's RAM (0.0: RAM unknown)."""
+    ram_kb = host_ram_kb(host)
+    return pool / (ram_kb * 1024) if ram_kb else 0.0
+
+
+def pool_severity(host: HostFacts, pool: int) -> tuple[str | None, float]:
+    """(severity, past) for huge pages of a memory pool of ``pool`` bytes on
+    ``host`` (a buffer pool, shared_buffers, an SGA); (None, 1.0) below the
+    info threshold."""
+    share = ram_share(host, pool)
+    if pool >= HUGEPAGES_POOL_WARN_BYTES or (
+        pool >= HUGEPAGES_POOL_SHARE_MIN_BYTES and share >= HUGEPAGES_POOL_WARN_SHARE
+    ):
+        return "warning", max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
+    if pool >= HUGEPAGES_POOL_INFO_BYTES:
+        return "info", pool / HUGEPAGES_POOL_INFO_BYTES
+    return None, 1.0
+
+
+def _buffer_pool_size(host: HostFacts) -> _Sized | None:
+    """The buffer pool of a database host, when it is large enough to matter."""
+    pool = db_pool_bytes(host) if _db_host(host) else None
+    if not pool:
+        return None
+    severity, past = pool_severity(host, pool)
+    if severity is None:
+        return None
+    share = ram_share(host, pool)
+    return _Sized(
+        severity=severity,
+        past=past,
+        evidence=evidence(
+            host, "database.variables.innodb_buffer_pool_size", pool, host.database, "innodb_buffer_pool_size"
+        ),
+        why=Phrase("db_share" if share else "db", {"pool_gib": pool / GIB, "share": share}),
+    )
+
+
+def _sizes_that_matter(host: HostFacts) -> list[_Sized]:
+    """The host's largest guest and its buffer pool, those large enough for huge pages to matter."""
+    return [s for s in (_largest_guest_size(host), _buffer_pool_size(host)) if s is not None]
+
+
+def _static_hugepages_evidence(host: HostFacts, path: str, count: int, parsed: object) -> Evidence:
+    """The fact that says no static huge page is reserved: per node, or the host's."""
+    if path.startswith("numa."):
+        nodes = host.numa.nodes if host.numa else ()
+        return numa_evidence(host, path, count, "NodeMeminfo", *(f"{n}.HugePages_Total" for n in nodes))
+    return evidence(host, path, count, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages")
 
 
 @rule(
@@ -197,37 +233,30 @@ def _hugepages_magnitude(host: HostFacts) -> tuple[str | None, float, list[Evide
 )
 def hugepages_absent(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not (is_vm_host(host) or _db_host(host)):
-            continue
-        if any(d.hugepages for d in host_domains(host)):
+        sizes = _sizes_that_matter(host)
+        if not sizes or any(d.hugepages for d in host_domains(host)):
             continue
         count, parsed, path = static_hugepages(host)
         if count is None or count > 0:
             continue
-        severity, past, sized_ev, why = _hugepages_magnitude(host)
-        if severity is None:
-            continue
-        vm_host = is_vm_host(host)
-        count_ev = (
-            numa_evidence(
-                host,
-                path,
-                count,
-                "NodeMeminfo",
-                *(f"{n}.HugePages_Total" for n in (host.numa.nodes if host.numa else ())),
-            )
-            if path.startswith("numa.")
-            else evidence(host, path, count, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages")
-        )
         yield finding(
             "memory.hugepages_absent",
             host,
-            values={"why": why},
-            evidence=[count_ev, *sized_ev],
-            measures=["static-hugepages"] if vm_host else ["mysql-large-pages", "static-hugepages"],
-            severity=severity,
-            past=past,
+            values={"why": Joined("and", tuple(s.why for s in sizes))},
+            evidence=[_static_hugepages_evidence(host, path, count, parsed), *(s.evidence for s in sizes)],
+            measures=["static-hugepages"] if is_vm_host(host) else ["mysql-large-pages", "static-hugepages"],
+            severity=min((s.severity for s in sizes), key=severity_rank),
+            past=max(1.0, *(s.past for s in sizes)),
         )
+
+
+def _nodes_of(ctx: RuleContext, host: HostFacts) -> tuple[HostFacts, dict[int, int]]:
+    """The host whose NUMA nodes ``host``'s memory comes from, with their
+    memory (kB): the host itself, or the hypervisor of a guest that shows
+    fewer than two nodes of its own (when the snapshot names it)."""
+    totals = node_mem_totals_kb(host)
+    hv = host_of_guest(ctx, host) if len(totals) < 2 and host.is_guest else None
+    return (hv, node_mem_totals_kb(hv)) if hv is not None else (host, totals)
 
 
 @rule(
@@ -272,24 +301,14 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def db_exceeds_node(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        db = host.database
-        if not db:
+        db, pool = host.database, db_pool_bytes(host)
+        if db is None or not pool or as_bool(db.variables.get("innodb_numa_interleave")):
             continue
-        pool = size_bytes(db.variables.get("innodb_buffer_pool_size"))
-        if not pool:
-            continue
-        topo_host = host
-        totals = node_mem_totals_kb(host)
-        if len(totals) < 2 and host.is_guest:
-            hv = host_of_guest(ctx, host)
-            if hv is not None:
-                topo_host, totals = hv, node_mem_totals_kb(hv)
+        topo_host, totals = _nodes_of(ctx, host)
         if len(totals) < 2:
             continue
         smallest = min(totals.values()) * 1024
         if pool <= DB_EXCEEDS_NODE_RATIO * smallest:
-            continue
-        if as_bool(db.variables.get("innodb_numa_interleave")):
             continue
         yield finding(
             "memory.db_exceeds_node",
@@ -328,59 +347,86 @@ def _dimm_groups(dimms: list[Dimm]) -> tuple[dict[int, int], dict[int, dict[str,
     return per_socket, channels
 
 
+def _cpu_nodes_uneven(host: HostFacts) -> bool:
+    """A node with CPUs has no memory, or two of them differ by the socket ratio."""
+    totals = [n.mem_total_kb() for n in host.numa.nodes.values() if n.cpus] if host.numa else []
+    sized = [t for t in totals if t]
+    return 0 in totals or (len(sized) >= 2 and max(sized) >= DIMM_SOCKET_RATIO_WARN * min(sized))
+
+
 def _dimm_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     """The hardware cause matters when nodes differ in size or have no memory."""
-    if host.is_guest or not is_multinode(host) or not host.numa:
+    if host.is_guest or not is_multinode(host):
         return ()
-    totals = [n.mem_total_kb() for n in host.numa.nodes.values() if n.cpus]
-    if any(t == 0 for t in totals):
-        return ("memory_devices",)
-    sized = [t for t in totals if t]
-    if len(sized) >= 2 and max(sized) >= DIMM_SOCKET_RATIO_WARN * min(sized):
-        return ("memory_devices",)
-    return ()
+    return ("memory_devices",) if _cpu_nodes_uneven(host) else ()
+
+
+def _socket_problem(per_socket: dict[int, int]) -> tuple[str, float, Phrase] | None:
+    """(severity, past, the rule's phrase) when the sockets hold different
+    amounts of memory."""
+    if len(per_socket) < 2:
+        return None
+    sizes = sorted(per_socket.items())
+    big, small = max(per_socket.values()), min(per_socket.values())
+    listing = Joined(
+        "socket_sep", tuple(Phrase("socket_size", {"socket": s, "gib": v // 1024}) for s, v in sizes)
+    )
+    if small == 0 or big >= DIMM_SOCKET_RATIO_WARN * small:
+        past = big / small / DIMM_SOCKET_RATIO_WARN if small else 9.9
+        return "warning", past, Phrase("sockets_differ", {"listing": listing})
+    if big != small:
+        return "info", 1.0, Phrase("sockets_differ_slightly", {"listing": listing})
+    return None
+
+
+def _channel_problems(socket: int, chans: dict[str, list[int]]) -> Iterator[tuple[str, float, Phrase]]:
+    """(severity, past, the rule's phrase) for a socket's empty channels and
+    for channels holding different sizes."""
+    empty = sorted(c for c, sizes in chans.items() if not sizes)
+    if empty:
+        share = len(empty) / len(chans)
+        values = {"socket": socket, "empty": len(empty), "channels": len(chans), "names": ", ".join(empty)}
+        severity = "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info"
+        yield severity, share / DIMM_EMPTY_CHANNEL_SHARE_WARN, Phrase("channels_empty", values)
+    totals = {c: sum(sizes) for c, sizes in chans.items() if sizes}
+    if len(set(totals.values())) > 1:
+        sizes_text = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
+        yield "info", 1.0, Phrase("channels_differ", {"socket": socket, "sizes": sizes_text})
 
 
 def _dimm_problems(
     per_socket: dict[int, int], channels: dict[int, dict[str, list[int]]]
 ) -> list[tuple[str, float, Phrase]]:
-    """(severity, past, the rule's phrase) for each unevenness found."""
-    out = []
-    if len(per_socket) >= 2:
-        sizes = sorted(per_socket.items())
-        big, small = max(v for _, v in sizes), min(v for _, v in sizes)
-        listing = Joined(
-            "socket_sep", tuple(Phrase("socket_size", {"socket": s, "gib": v // 1024}) for s, v in sizes)
-        )
-        if small == 0 or big >= DIMM_SOCKET_RATIO_WARN * small:
-            past = big / small / DIMM_SOCKET_RATIO_WARN if small else 9.9
-            out.append(("warning", past, Phrase("sockets_differ", {"listing": listing})))
-        elif big != small:
-            out.append(("info", 1.0, Phrase("sockets_differ_slightly", {"listing": listing})))
-    for socket, chans in sorted(channels.items()):
-        if len(chans) < 2 or not per_socket.get(socket):
-            continue
-        empty = sorted(c for c, sizes in chans.items() if not sizes)
-        totals = {c: sum(sizes) for c, sizes in chans.items() if sizes}
-        if empty:
-            share = len(empty) / len(chans)
-            values = {
-                "socket": socket,
-                "empty": len(empty),
-                "channels": len(chans),
-                "names": ", ".join(empty),
-            }
-            out.append(
-                (
-                    "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info",
-                    share / DIMM_EMPTY_CHANNEL_SHARE_WARN,
-                    Phrase("channels_empty", values),
-                )
-            )
-        if len(set(totals.values())) > 1:
-            sizes_text = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
-            out.append(("info", 1.0, Phrase("channels_differ", {"socket": socket, "sizes": sizes_text})))
-    return out
+    """(severity, past, the rule's phrase) for each unevenness found: between
+    sockets, then within each populated socket of two channels or more."""
+    between = _socket_problem(per_socket)
+    within = [
+        problem
+        for socket, chans in sorted(channels.items())
+        if len(chans) >= 2 and per_socket.get(socket)
+        for problem in _channel_problems(socket, chans)
+    ]
+    return [between, *within] if between else within
+
+
+def _dimm_evidence(
+    host: HostFacts,
+    md: MemoryDevices,
+    per_socket: dict[int, int],
+    channels: dict[int, dict[str, list[int]]],
+) -> list[Evidence]:
+    """Memory per socket (cited at the first populated DIMM), then DIMMs per channel of each socket."""
+    populated = [d for d in md.dimms if d.size_mb]
+    first = populated[0] if populated else md.dimms[0]
+    per_socket_mb = {str(s): v for s, v in sorted(per_socket.items())}
+    return [
+        evidence(host, "memory_devices.per_socket_mb", per_socket_mb, md, line=first.line),
+        *(
+            evidence(host, f"memory_devices.channels[{s}]", {c: len(v) for c, v in sorted(ch.items())}, md)
+            for s, ch in sorted(channels.items())
+            if ch
+        ),
+    ]
 
 
 @rule(
@@ -463,32 +509,11 @@ def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[RuleFinding]:
         problems = _dimm_problems(per_socket, channels)
         if not problems:
             continue
-        severity = min((p[0] for p in problems), key=SEVERITIES.index)
-        past = max(p[1] for p in problems)
-        if severity is None:
-            continue
-        populated = [d for d in md.dimms if d.size_mb]
-        first = populated[0] if populated else md.dimms[0]
         yield finding(
             "memory.dimm_population_unbalanced",
             host,
             values={"problems": Joined("problem_sep", tuple(p[2] for p in problems))},
-            evidence=[
-                evidence(
-                    host,
-                    "memory_devices.per_socket_mb",
-                    {str(s): v for s, v in sorted(per_socket.items())},
-                    md,
-                    line=first.line,
-                ),
-                *(
-                    evidence(
-                        host, f"memory_devices.channels[{s}]", {c: len(v) for c, v in sorted(ch.items())}, md
-                    )
-                    for s, ch in sorted(channels.items())
-                    if ch
-                ),
-            ],
-            severity=severity,
-            past=past,
+            evidence=_dimm_evidence(host, md, per_socket, channels),
+            severity=min((p[0] for p in problems), key=severity_rank),
+            past=max(p[1] for p in problems),
         )

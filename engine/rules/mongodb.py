@@ -78,31 +78,42 @@ def max_map_count_low(ctx: RuleContext) -> Iterator[RuleFinding]:
         stores = _mongodb(host)
         if not stores:
             continue
-        warned = service_warning(host, "max_map_count")
-        setting = sysctl_setting(host, "vm.max_map_count")
-        if warned is not None:
-            log, w = warned
-            current = w.value or (setting.value if setting is not None else None)
-            yield finding(
-                "mongodb.max_map_count_low",
-                host,
-                "warned",
-                values={"current": _current(current)},
-                evidence=[
-                    evidence(host, "services[mongodb].max_map_count", w.value or w.message, log, line=w.line),
-                    store_evidence(host, stores[0]),
-                ],
-            )
-            continue
-        if setting is None or not setting.value.isdigit() or int(setting.value) >= MONGODB_MIN_MAP_COUNT:
-            continue
-        yield finding(
-            "mongodb.max_map_count_low",
-            host,
-            "setting",
-            values={"current_value": setting.value, "minimum": MONGODB_MIN_MAP_COUNT},
-            evidence=[setting_evidence(host, setting), store_evidence(host, stores[0])],
-        )
+        # MongoDB's own start-up warning first, else the setting read
+        found = _warned(host, stores[0]) or _set_low(host, stores[0])
+        if found is not None:
+            yield found
+
+
+def _warned(host: HostFacts, store: Datastore) -> RuleFinding | None:
+    warned = service_warning(host, "max_map_count")
+    if warned is None:
+        return None
+    log, w = warned
+    setting = sysctl_setting(host, "vm.max_map_count")
+    current = w.value or (setting.value if setting is not None else None)
+    return finding(
+        "mongodb.max_map_count_low",
+        host,
+        "warned",
+        values={"current": _current(current)},
+        evidence=[
+            evidence(host, "services[mongodb].max_map_count", w.value or w.message, log, line=w.line),
+            store_evidence(host, store),
+        ],
+    )
+
+
+def _set_low(host: HostFacts, store: Datastore) -> RuleFinding | None:
+    setting = sysctl_setting(host, "vm.max_map_count")
+    if setting is None or not setting.value.isdigit() or int(setting.value) >= MONGODB_MIN_MAP_COUNT:
+        return None
+    return finding(
+        "mongodb.max_map_count_low",
+        host,
+        "setting",
+        values={"current_value": setting.value, "minimum": MONGODB_MIN_MAP_COUNT},
+        evidence=[setting_evidence(host, setting), store_evidence(host, store)],
+    )
 
 
 def _current(value: str | None) -> Phrase | str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from collectors.facts import DatabaseFacts, DbEvent, HostFacts
 from engine.rules import (
+    Evidence,
     RuleContext,
     RuleFinding,
     as_bool,
@@ -223,32 +224,7 @@ def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[RuleFinding]:
         db = host.database
         if not db:
             continue
-        ev = []
-        for start, end in _populate_events(db):
-            if (
-                start.seconds is not None
-                and end.seconds is not None
-                and end.seconds - start.seconds >= POPULATE_SLOW_SECONDS
-            ):
-                ev.append(evidence(host, "database.events.numa_policy", start.message, db, line=start.line))
-                ev.append(evidence(host, "database.events.numa_policy", end.message, db, line=end.line))
-                ev.append(
-                    evidence(host, "database.startup_populate_seconds", end.seconds - start.seconds, db)
-                )
-        interleave = as_bool(db.variables.get("innodb_numa_interleave"))
-        parsed = _parse_version(_version(db))
-        # with large pages the pool comes from the huge page pool (shmget), not
-        # from an mmap(MAP_POPULATE) that faults every page in
-        large_pages = as_bool(db.variables.get("large_pages"))
-        if interleave and parsed and _flavour(db) == "percona" and not large_pages:
-            since = PERCONA_POPULATE_SINCE.get(parsed[0][:2])
-            if since and (parsed[0], parsed[1] or 0.0) >= since:
-                ev.append(evidence(host, "database.version", _version(db), db, "version"))
-                ev.append(
-                    evidence(
-                        host, "database.variables.innodb_numa_interleave", "ON", db, "innodb_numa_interleave"
-                    )
-                )
+        ev = _slow_populate_evidence(host, db) + _populating_version_evidence(host, db)
         if not ev:
             continue
         pool = size_bytes(db.variables.get("innodb_buffer_pool_size"))
@@ -259,6 +235,42 @@ def numa_interleave_populate_startup(ctx: RuleContext) -> Iterator[RuleFinding]:
             values={"pool_gib": pool // 1024**3} if pool else {},
             evidence=ev,
         )
+
+
+def _slow_populate_evidence(host: HostFacts, db: DatabaseFacts) -> list[Evidence]:
+    """The log's MPOL_INTERLEAVE -> MPOL_DEFAULT pairs at least
+    POPULATE_SLOW_SECONDS apart, and how long each took."""
+    ev = []
+    for start, end in _populate_events(db):
+        if (
+            start.seconds is None
+            or end.seconds is None
+            or end.seconds - start.seconds < POPULATE_SLOW_SECONDS
+        ):
+            continue
+        ev.append(evidence(host, "database.events.numa_policy", start.message, db, line=start.line))
+        ev.append(evidence(host, "database.events.numa_policy", end.message, db, line=end.line))
+        ev.append(evidence(host, "database.startup_populate_seconds", end.seconds - start.seconds, db))
+    return ev
+
+
+def _populating_version_evidence(host: HostFacts, db: DatabaseFacts) -> list[Evidence]:
+    """The version and the setting, when a Percona server that pre-faults the
+    interleaved pool (PERCONA_POPULATE_SINCE) runs with innodb_numa_interleave
+    ON. With large pages the pool comes from the huge page pool (shmget), not
+    from an mmap(MAP_POPULATE) that faults every page in."""
+    interleave = as_bool(db.variables.get("innodb_numa_interleave"))
+    large_pages = as_bool(db.variables.get("large_pages"))
+    parsed = _parse_version(_version(db))
+    if not interleave or not parsed or _flavour(db) != "percona" or large_pages:
+        return []
+    since = PERCONA_POPULATE_SINCE.get(parsed[0][:2])
+    if not since or (parsed[0], parsed[1] or 0.0) < since:
+        return []
+    return [
+        evidence(host, "database.version", _version(db), db, "version"),
+        evidence(host, "database.variables.innodb_numa_interleave", "ON", db, "innodb_numa_interleave"),
+    ]
 
 
 def _large_pool(db: DatabaseFacts) -> int | None:

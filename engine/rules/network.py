@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from collectors.facts import HostFacts, PingResult
+from collectors.facts import CpuUsage, CpuUtil, HostFacts, PingResult
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 
 LAN_RTT_MS = 0.5
@@ -158,10 +158,15 @@ def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
         return ()
     if any(c.cpu != "all" for c in usage.per_cpu):
         return ("per_cpu_usage",)
-    # any soft interrupt time at all: one CPU at 100 % is 1.6 % of a 64-CPU total
+    return () if _no_softirq_time(usage) else ("per_cpu_usage",)
+
+
+def _no_softirq_time(usage: CpuUsage) -> bool:
+    """The all-CPU figures report soft interrupt time, and all of it is 0 (any
+    time at all matters: one CPU at 100 % is 1.6 % of a 64-CPU total; none
+    reported: cannot tell)."""
     overall = [u.si for u in [usage.overall, *usage.samples] if u is not None and u.si is not None]
-    # (none reported: cannot tell either)
-    return () if overall and not any(si > 0 for si in overall) else ("per_cpu_usage",)
+    return bool(overall) and not any(si > 0 for si in overall)
 
 
 @rule(
@@ -230,13 +235,8 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
     usage = host.cpu_usage
     cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
-    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
-    if not (
-        hot
-        and len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-        and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest)
-    ):
+    hot = _hot_among_quiet(cpus)
+    if not hot:
         return None
     return finding(
         "net.softirq_hotspot",
@@ -252,15 +252,22 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     )
 
 
+def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
+    """The CPUs at or above SOFTIRQ_HOT_PCT of %si, when they are at most
+    SOFTIRQ_MAX_HOT_SHARE of ``cpus`` and every other one is near 0; else none."""
+    hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
+    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    few = len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
+    return hot if few and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest) else []
+
+
 def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     """NET_RX softirqs concentrated (NET_RX_CONCENTRATION) on a few CPUs."""
     sirq = host.softirqs
     rx = sirq.rows.get("NET_RX") if sirq else None
     if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
         return None
-    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(rx)))
-    ranked = sorted(range(len(rx)), key=lambda i: rx[i], reverse=True)[:top_n]
-    share = sum(rx[i] for i in ranked) / sum(rx)
+    ranked, share = _busiest(rx)
     if share < NET_RX_CONCENTRATION:
         return None
     names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
@@ -279,3 +286,11 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
             )
         ],
     )
+
+
+def _busiest(counts: list[int]) -> tuple[list[int], float]:
+    """The columns of the busiest SOFTIRQ_MAX_HOT_SHARE of the CPUs (at least
+    one), busiest first, and their share of all the counts."""
+    top_n = max(1, int(SOFTIRQ_MAX_HOT_SHARE * len(counts)))
+    ranked = sorted(range(len(counts)), key=lambda i: counts[i], reverse=True)[:top_n]
+    return ranked, sum(counts[i] for i in ranked) / sum(counts)

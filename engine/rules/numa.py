@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from collectors.cpulist import format_cpulist
 from collectors.derived.topology import cpus_by_node, node_cpus_unknown
@@ -14,7 +15,7 @@ from collectors.derived.workload import (
     tuned_setting,
     workloads,
 )
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, NumaNode, NumaTopology, VirshCapabilities
 from engine.rules import (
     Evidence,
     Joined,
@@ -76,9 +77,16 @@ def balancing_setting_known(host: HostFacts) -> bool:
     the key, a kernel older than the setting, or a full ``sysctl -a`` dump."""
     if host.sysctl_value("kernel.numa_balancing") is not None:
         return True
+    return _kernel_predates_balancing(host) or _full_sysctl_dump(host)
+
+
+def _kernel_predates_balancing(host: HostFacts) -> bool:
     kv = _kernel_tuple(host.kernel.release if host.kernel else None)
-    if kv is not None and kv < NUMA_BALANCING_MIN_KERNEL:
-        return True
+    return kv is not None and kv < NUMA_BALANCING_MIN_KERNEL
+
+
+def _full_sysctl_dump(host: HostFacts) -> bool:
+    """A ``sysctl -a`` dump, where a missing key is missing from the kernel."""
     return bool(host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS)
 
 
@@ -214,32 +222,16 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
-        # memoryless nodes (CPU-only chiplets, empty sockets) have nothing to balance
-        with_memory = {n: node for n, node in host.numa.nodes.items() if node.mem_total_kb()}
-        # a node none of whose memory is in use is a memory-only tier nothing allocates on
-        # (GPU memory: Summit's nodes 250-255; CXL): the kernel always uses some of a node
-        # it runs on, so comparing against it would only ever name it as the quiet node
-        used = {n: kb for n, node in with_memory.items() if (kb := node.mem_used_kb()) is not None and kb > 0}
+        used = _used_memory_kb(host.numa)
         if len(used) < 2:
             continue
         busy = max(used, key=used.__getitem__)
         quiet = min(used, key=used.__getitem__)
         ratio = used[busy] / used[quiet]
+        larger = max(host.numa.nodes[busy].mem_total_kb() or 0, host.numa.nodes[quiet].mem_total_kb() or 0)
         diff = used[busy] - used[quiet]
-        larger = max(with_memory[busy].mem_total_kb() or 0, with_memory[quiet].mem_total_kb() or 0)
         if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB):
             continue
-        ev = [
-            numa_evidence(
-                host,
-                f"numa.nodes.{n}.mem_used_kb",
-                used[n],
-                "NodeMeminfo" if "MemUsed" in host.numa.nodes[n].meminfo else "NumactlHardware",
-                f"{n}.MemUsed",
-                f"node.{n}.free",
-            )
-            for n in (busy, quiet)
-        ]
         yield finding(
             "numa.node_memory_imbalance",
             host,
@@ -250,9 +242,67 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "quiet_gib": used[quiet] // 1048576,
                 "ratio": ratio,
             },
-            evidence=ev,
+            evidence=[_used_memory_evidence(host, n, used[n]) for n in (busy, quiet)],
             past=ratio / IMBALANCE_RATIO,
         )
+
+
+def _used_memory_kb(numa: NumaTopology) -> dict[int, int]:
+    """Node -> used memory (kB), for the nodes that have memory and use some:
+    memoryless nodes (CPU-only chiplets, empty sockets) have nothing to
+    balance, and a node none of whose memory is in use is a memory-only tier
+    nothing allocates on (GPU memory: Summit's nodes 250-255; CXL). The kernel
+    always uses some of a node it runs on, so comparing against such a node
+    would only ever name it as the quiet one."""
+    used = {n: node.mem_used_kb() for n, node in numa.nodes.items() if node.mem_total_kb()}
+    return {n: kb for n, kb in used.items() if kb is not None and kb > 0}
+
+
+def _used_memory_evidence(host: HostFacts, n: int, used_kb: int) -> Evidence:
+    assert host.numa is not None
+    part = "NodeMeminfo" if "MemUsed" in host.numa.nodes[n].meminfo else "NumactlHardware"
+    return numa_evidence(host, f"numa.nodes.{n}.mem_used_kb", used_kb, part, f"{n}.MemUsed", f"node.{n}.free")
+
+
+@dataclass(frozen=True)
+class _PressedNode:
+    """A node whose page cache holds most of its memory while its free memory
+    is near the low watermark."""
+
+    node: int
+    pct: int  # page cache, % of the node's memory
+    evidence: list[Evidence]  # the page cache, then the free memory
+
+
+def _pressed_node(host: HostFacts, n: int, node: NumaNode) -> _PressedNode | None:
+    total, free = node.mem_total_kb(), node.mem_free_kb()
+    cache = node.meminfo.get("FilePages")
+    if not total or free is None or cache is None or cache < PAGECACHE_MIN_SHARE * total:
+        return None
+    near, free_ev = _near_low_watermark(host, n, node, free, total)
+    if not near:
+        return None
+    cache_ev = numa_evidence(
+        host, f"numa.nodes.{n}.meminfo.FilePages", cache, "NodeMeminfo", f"{n}.FilePages"
+    )
+    return _PressedNode(node=n, pct=cache * 100 // total, evidence=[cache_ev, *free_ev])
+
+
+def _near_low_watermark(
+    host: HostFacts, n: int, node: NumaNode, free: int, total: int
+) -> tuple[bool, list[Evidence]]:
+    """Whether the node's free memory is near its low watermark (zoneinfo),
+    else a small share of the node (meminfo alone), with the evidence."""
+    if node.free_pages is not None and node.watermark_low:
+        return node.free_pages <= NEAR_LOW_WATERMARK_FACTOR * node.watermark_low, [
+            numa_evidence(host, f"numa.nodes.{n}.free_pages", node.free_pages, "Zoneinfo", f"{n}.Normal"),
+            numa_evidence(
+                host, f"numa.nodes.{n}.watermark_low", node.watermark_low, "Zoneinfo", f"{n}.Normal"
+            ),
+        ]
+    return free < FREE_SHARE_WITHOUT_ZONEINFO * total, [
+        numa_evidence(host, f"numa.nodes.{n}.meminfo.MemFree", free, "NodeMeminfo", f"{n}.MemFree")
+    ]
 
 
 @rule(
@@ -352,61 +402,39 @@ def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
         zrm = host.sysctl_value("vm.zone_reclaim_mode")
         if zrm is None or zrm.strip() != "0":
             continue
-        ev, pressed = [], []
-        for n, node in sorted(host.numa.nodes.items()):
-            total, free = node.mem_total_kb(), node.mem_free_kb()
-            cache = node.meminfo.get("FilePages")
-            if not total or free is None or cache is None or cache < PAGECACHE_MIN_SHARE * total:
-                continue
-            if node.free_pages is not None and node.watermark_low:
-                near = node.free_pages <= NEAR_LOW_WATERMARK_FACTOR * node.watermark_low
-                free_ev = [
-                    numa_evidence(
-                        host, f"numa.nodes.{n}.free_pages", node.free_pages, "Zoneinfo", f"{n}.Normal"
-                    ),
-                    numa_evidence(
-                        host, f"numa.nodes.{n}.watermark_low", node.watermark_low, "Zoneinfo", f"{n}.Normal"
-                    ),
-                ]
-            else:
-                near = free < FREE_SHARE_WITHOUT_ZONEINFO * total
-                free_ev = [
-                    numa_evidence(
-                        host, f"numa.nodes.{n}.meminfo.MemFree", free, "NodeMeminfo", f"{n}.MemFree"
-                    )
-                ]
-            if not near:
-                continue
-            pressed.append((n, cache * 100 // total))
-            ev.append(
-                numa_evidence(
-                    host, f"numa.nodes.{n}.meminfo.FilePages", cache, "NodeMeminfo", f"{n}.FilePages"
-                )
-            )
-            ev.extend(free_ev)
+        pressed = [p for n, node in sorted(host.numa.nodes.items()) if (p := _pressed_node(host, n, node))]
         if not pressed:
             continue
+        ev = [e for p in pressed for e in p.evidence]
         ev.append(evidence(host, "sysctl.vm.zone_reclaim_mode", zrm, host.sysctl, "vm.zone_reclaim_mode"))
-        nodes = Joined("node_sep", tuple(Phrase("node_share", {"node": n, "pct": pct}) for n, pct in pressed))
-        databases = sorted(workloads(host) & DATABASE_WORKLOADS)
-        if databases:  # zone reclaim on is the cause there, not the cure
-            yield finding(
-                "numa.local_node_pagecache_pressure",
-                host,
-                "database",
-                values={"nodes": nodes, "workloads": ", ".join(databases)},
-                evidence=ev,
-                measures=DATABASE_PAGECACHE_MEASURES,
-            )
-            continue
-        setting = tuned_setting(host, "vm.zone_reclaim_mode")
-        yield finding(
+        nodes = Joined(
+            "node_sep", tuple(Phrase("node_share", {"node": p.node, "pct": p.pct}) for p in pressed)
+        )
+        yield _pagecache_finding(host, nodes, ev)
+
+
+def _pagecache_finding(host: HostFacts, nodes: Joined, ev: list[Evidence]) -> RuleFinding:
+    """On a database host zone reclaim on is the cause there, not the cure:
+    place the memory and drop the cache; elsewhere, turn it on (in the TuneD
+    profile when one sets it)."""
+    databases = sorted(workloads(host) & DATABASE_WORKLOADS)
+    if databases:
+        return finding(
             "numa.local_node_pagecache_pressure",
             host,
-            "general",
-            values={"nodes": nodes, "tuned": _tuned_phrase(host, setting, "zone_reclaim")},
-            evidence=[*ev, *_tuned_evidence(host)],
+            "database",
+            values={"nodes": nodes, "workloads": ", ".join(databases)},
+            evidence=ev,
+            measures=DATABASE_PAGECACHE_MEASURES,
         )
+    setting = tuned_setting(host, "vm.zone_reclaim_mode")
+    return finding(
+        "numa.local_node_pagecache_pressure",
+        host,
+        "general",
+        values={"nodes": nodes, "tuned": _tuned_phrase(host, setting, "zone_reclaim")},
+        evidence=[*ev, *_tuned_evidence(host)],
+    )
 
 
 @rule(
@@ -443,15 +471,7 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa:
             continue
-        ev = []
-        for n, node in sorted(host.numa.nodes.items()):
-            st = node.numastat
-            for bad, good in (("numa_miss", "numa_hit"), ("other_node", "local_node")):
-                if bad in st and good in st and st[bad] > st[good]:
-                    ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{bad}", st[bad], "Numastat", bad))
-                    ev.append(
-                        numa_evidence(host, f"numa.nodes.{n}.numastat.{good}", st[good], "Numastat", good)
-                    )
+        ev = [e for n, node in sorted(host.numa.nodes.items()) for e in _remote_over_local(host, n, node)]
         if ev:
             yield finding(
                 "numa.remote_access_dominant",
@@ -459,6 +479,21 @@ def remote_access_dominant(ctx: RuleContext) -> Iterator[RuleFinding]:
                 values={},
                 evidence=ev,
             )
+
+
+# numastat's (remote, local) counter pairs: remote above local on a node is the rule's condition
+REMOTE_LOCAL_COUNTERS = (("numa_miss", "numa_hit"), ("other_node", "local_node"))
+
+
+def _remote_over_local(host: HostFacts, n: int, node: NumaNode) -> list[Evidence]:
+    """Both counters of each pair in which the node's remote count is larger than its local one."""
+    st = node.numastat
+    ev = []
+    for bad, good in REMOTE_LOCAL_COUNTERS:
+        if bad in st and good in st and st[bad] > st[good]:
+            ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{bad}", st[bad], "Numastat", bad))
+            ev.append(numa_evidence(host, f"numa.nodes.{n}.numastat.{good}", st[good], "Numastat", good))
+    return ev
 
 
 @rule(
@@ -545,39 +580,43 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
         profile = tuned_setting(host, "kernel.numa_balancing")
         if profile is not None and profile[0] == "0":
             continue  # the host's TuneD profile turns it off (hpc-compute, network-latency ...)
-        value = host.sysctl_value("kernel.numa_balancing")
-        ev = []
-        if value is not None:
-            if value.strip() != "0":
-                continue
-            ev.append(
-                evidence(host, "sysctl.kernel.numa_balancing", value, host.sysctl, "kernel.numa_balancing")
-            )
-            reason = Phrase("balancing_off")
-        else:
-            release = host.kernel.release if host.kernel else None
-            kv = _kernel_tuple(release)
-            if kv is not None and kv < NUMA_BALANCING_MIN_KERNEL:
-                ev.append(evidence(host, "kernel.release", release, host.kernel, "release"))
-            elif host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS:
-                ev.append(evidence(host, "sysctl.kernel.numa_balancing", None, host.sysctl))
-            else:
-                continue
-            reason = Phrase("balancing_unsupported")
-        ev.insert(
-            0,
-            (
-                numa_evidence(host, "numa_nodes", nodes, "NumactlHardware", "available")
-                if host.numa
-                else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
-            ),
+        off = _balancing_off(host)
+        if off is None:
+            continue
+        reason, reason_ev = off
+        nodes_ev = (
+            numa_evidence(host, "numa_nodes", nodes, "NumactlHardware", "available")
+            if host.numa
+            else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
         )
         yield finding(
             "numa.balancing_disabled",
             host,
             values={"reason": reason, "tuned": _tuned_phrase(host, profile, "balancing")},
-            evidence=[*ev, *_tuned_evidence(host)],
+            evidence=[nodes_ev, reason_ev, *_tuned_evidence(host)],
         )
+
+
+def _balancing_off(host: HostFacts) -> tuple[Phrase, Evidence] | None:
+    """Why the host runs without automatic NUMA balancing (the rule's phrase
+    and its evidence): kernel.numa_balancing = 0, or a kernel without the
+    setting (older than it, or a full sysctl dump that lacks it)."""
+    value = host.sysctl_value("kernel.numa_balancing")
+    if value is not None:
+        if value.strip() != "0":
+            return None
+        ev = evidence(host, "sysctl.kernel.numa_balancing", value, host.sysctl, "kernel.numa_balancing")
+        return Phrase("balancing_off"), ev
+    if _kernel_predates_balancing(host):
+        release = host.kernel.release if host.kernel else None
+        return Phrase("balancing_unsupported"), evidence(
+            host, "kernel.release", release, host.kernel, "release"
+        )
+    if _full_sysctl_dump(host):
+        return Phrase("balancing_unsupported"), evidence(
+            host, "sysctl.kernel.numa_balancing", None, host.sysctl
+        )
+    return None
 
 
 def _tuned_phrase(host: HostFacts, setting: tuple[str, str] | None, what: str) -> Phrase:
@@ -642,18 +681,12 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[RuleFinding]:
         if not numa or not numa.distances:
             yield from _high_capabilities_distance(host)
             continue
-        worst = None
-        for i, row in enumerate(numa.distances):
-            if i >= len(row) or not row[i]:
-                continue
-            for j, d in enumerate(row):
-                if j != i and (worst is None or d / row[i] > worst[0]):
-                    worst = (d / row[i], i, j, row[i], d)
+        rows = ((i, row[i] if i < len(row) else None, enumerate(row)) for i, row in enumerate(numa.distances))
+        worst = _worst_distance(rows)
         if worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
             continue
         ratio, i, j, local, remote = worst
-        a = numa.distance_nodes[i] if i < len(numa.distance_nodes) else i
-        b = numa.distance_nodes[j] if j < len(numa.distance_nodes) else j
+        a, b = _distance_node(numa, i), _distance_node(numa, j)
         yield finding(
             "numa.high_remote_distance",
             host,
@@ -664,19 +697,33 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[RuleFinding]:
         )
 
 
+def _worst_distance(
+    rows: Iterable[tuple[int, int | None, Iterable[tuple[int, int]]]],
+) -> tuple[float, int, int, int, int] | None:
+    """(remote / local, node, other node, local, remote) of the largest ratio
+    (the first of equal ones) in distance rows, each ``(node, its distance to
+    itself, (other node, distance) pairs)``; rows without a local distance
+    are skipped."""
+    worst = None
+    for node, local, row in rows:
+        if not local:
+            continue
+        for other, remote in row:
+            if other != node and (worst is None or remote / local > worst[0]):
+                worst = (remote / local, node, other, local, remote)
+    return worst
+
+
+def _distance_node(numa: NumaTopology, index: int) -> int:
+    """The node of the ``index``-th row or column of the distance table."""
+    return numa.distance_nodes[index] if index < len(numa.distance_nodes) else index
+
+
 def _high_capabilities_distance(host: HostFacts) -> Iterator[RuleFinding]:
     """numa.high_remote_distance from ``virsh capabilities`` cells (each with its
     row of distances) when the host has no numactl -H distance table."""
     caps = host.capabilities
-    worst = None
-    for node, cell in (caps.cells if caps else {}).items():
-        row = cell.get("distances") or {}
-        local = row.get(node)
-        if not local:
-            continue
-        for other, remote in row.items():
-            if other != node and (worst is None or remote / local > worst[0]):
-                worst = (remote / local, node, other, local, remote)
+    worst = _worst_distance(_capabilities_rows(caps)) if caps is not None else None
     if caps is None or worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
         return
     ratio, a, b, local, remote = worst
@@ -686,6 +733,15 @@ def _high_capabilities_distance(host: HostFacts) -> Iterator[RuleFinding]:
         values={"remote": remote, "local": local, "from_node": a, "to_node": b, "ratio": ratio},
         evidence=[evidence(host, f"capabilities.cells[{a}].distances[{b}]", remote, caps, f"cells[{a}]")],
     )
+
+
+def _capabilities_rows(
+    caps: VirshCapabilities,
+) -> Iterator[tuple[int, int | None, Iterable[tuple[int, int]]]]:
+    """The distance rows of ``virsh capabilities``' cells, as :func:`_worst_distance` reads them."""
+    for node, cell in caps.cells.items():
+        distances = cell.get("distances") or {}
+        yield node, distances.get(node), distances.items()
 
 
 # numa.memoryless_node
@@ -763,23 +819,36 @@ def memoryless_node(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         if not host.numa or len(host.numa.nodes) < 2:
             continue
-        nodes = host.numa.nodes
-        by_node = cpus_by_node(host)
-        node_cpus = {n: by_node.get(n, []) for n in nodes}
-        cpu_only = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb() == 0)
-        # a node is "without CPUs" only when an artifact says so; numastat -m alone
-        # lists no CPUs (not_checked asks for them)
-        mem_only = sorted(
-            n
-            for n, node in nodes.items()
-            if not node_cpus[n] and node.mem_total_kb() and not node_cpus_unknown(host, n)
-        )
-        with_both = sorted(n for n, node in nodes.items() if node_cpus[n] and node.mem_total_kb())
-        if cpu_only and with_both:
-            all_cpus = sum(len(cpus) for cpus in by_node.values())
-            yield _cpus_without_memory(host, node_cpus, cpu_only, with_both, all_cpus)
-        if mem_only:
-            yield _memory_without_cpus(host, mem_only)
+        kinds = _node_kinds(host, host.numa)
+        if kinds.cpu_only and kinds.with_both:
+            all_cpus = sum(len(cpus) for cpus in cpus_by_node(host).values())
+            yield _cpus_without_memory(host, kinds.node_cpus, kinds.cpu_only, kinds.with_both, all_cpus)
+        if kinds.mem_only:
+            yield _memory_without_cpus(host, kinds.mem_only)
+
+
+@dataclass(frozen=True)
+class _NodeKinds:
+    """A host's NUMA nodes by what they have: CPUs only, memory only, both."""
+
+    node_cpus: dict[int, list[int]]
+    cpu_only: list[int]
+    mem_only: list[int]
+    with_both: list[int]
+
+
+def _node_kinds(host: HostFacts, numa: NumaTopology) -> _NodeKinds:
+    by_node = cpus_by_node(host)
+    node_cpus = {n: by_node.get(n, []) for n in numa.nodes}
+    has_memory = {n for n, node in numa.nodes.items() if node.mem_total_kb()}
+    # a node is "without CPUs" only when an artifact says so; numastat -m alone
+    # lists no CPUs (not_checked asks for them)
+    return _NodeKinds(
+        node_cpus=node_cpus,
+        cpu_only=sorted(n for n, node in numa.nodes.items() if node_cpus[n] and node.mem_total_kb() == 0),
+        mem_only=sorted(n for n in has_memory if not node_cpus[n] and not node_cpus_unknown(host, n)),
+        with_both=sorted(n for n in has_memory if node_cpus[n]),
+    )
 
 
 def _cpus_without_memory(

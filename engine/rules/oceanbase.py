@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 from collectors.derived.database import observer_cpus
 from collectors.facts import HostFacts, OceanBaseFacts
-from engine.rules import RuleContext, RuleFinding, as_int, evidence, finding, rule
+from engine.rules import Evidence, RuleContext, RuleFinding, as_int, evidence, finding, rule
 
 SMALL_OBSERVER_CPUS = 16
 CPU_QUOTA_CONCURRENCY_MAX = 4  # fires at >= this on a small observer
@@ -33,6 +33,17 @@ def _ob_needs(ctx: RuleContext, host: HostFacts, fact: str) -> tuple[str, ...]:
     if any(h is not host and h.oceanbase is not None and have(h.oceanbase) for h in ctx.hosts):
         return ()
     return (fact,)
+
+
+def _int_parameter(ob: OceanBaseFacts | None, name: str) -> int | None:
+    """An observer parameter read as a whole number (None: not shown, or not a number)."""
+    return as_int(ob.parameters.get(name)) if ob else None
+
+
+def _observer_cpus_evidence(host: HostFacts, cpus: int, fact: str) -> Evidence:
+    """The observer's CPUs (``observer_cpus``), cited from the parameter or the host's CPUs."""
+    parsed = host.oceanbase if "oceanbase" in fact else host.cpu
+    return evidence(host, fact, cpus, parsed, "cpu_count", "cpus")
 
 
 @rule(
@@ -74,7 +85,7 @@ def _ob_needs(ctx: RuleContext, host: HostFacts, fact: str) -> tuple[str, ...]:
 def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
-        value = as_int(ob.parameters.get("cpu_quota_concurrency")) if ob else None
+        value = _int_parameter(ob, "cpu_quota_concurrency")
         cpus, cpus_fact = observer_cpus(host)
         if value is None or cpus is None or value < CPU_QUOTA_CONCURRENCY_MAX or cpus > SMALL_OBSERVER_CPUS:
             continue
@@ -86,9 +97,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
                 evidence(
                     host, "oceanbase.parameters.cpu_quota_concurrency", value, ob, "cpu_quota_concurrency"
                 ),
-                evidence(
-                    host, cpus_fact, cpus, ob if "oceanbase" in cpus_fact else host.cpu, "cpu_count", "cpus"
-                ),
+                _observer_cpus_evidence(host, cpus, cpus_fact),
             ],
         )
 
@@ -125,7 +134,7 @@ def cpu_quota_concurrency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
 def net_thread_count_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         ob = host.oceanbase
-        value = as_int(ob.parameters.get("net_thread_count")) if ob else None
+        value = _int_parameter(ob, "net_thread_count")
         cpus, cpus_fact = observer_cpus(host)
         if not value or not cpus or value <= NET_THREADS_SHARE * cpus:
             continue
@@ -135,9 +144,7 @@ def net_thread_count_high(ctx: RuleContext) -> Iterator[RuleFinding]:
             values={"value": value, "cpus": cpus},
             evidence=[
                 evidence(host, "oceanbase.parameters.net_thread_count", value, ob, "net_thread_count"),
-                evidence(
-                    host, cpus_fact, cpus, ob if "oceanbase" in cpus_fact else host.cpu, "cpu_count", "cpus"
-                ),
+                _observer_cpus_evidence(host, cpus, cpus_fact),
             ],
         )
 

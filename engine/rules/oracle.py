@@ -8,8 +8,7 @@ from collectors.derived.database import oracle_settings
 from collectors.facts import HostFacts, ServiceLog
 from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule, size_bytes
 from engine.rules._hostside import stores_of
-from engine.rules.memory import GIB, HUGEPAGES_POOL_WARN_BYTES
-from engine.rules.postgres import pool_severity
+from engine.rules.memory import GIB, HUGEPAGES_POOL_WARN_BYTES, pool_severity
 
 FULL_PCT = 100
 

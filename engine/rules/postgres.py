@@ -9,7 +9,7 @@ from collectors.derived.memory import DEFAULT_HUGEPAGE_KB, hugepage_size_kb, sta
 from collectors.derived.values import as_int
 from collectors.derived.workload import version_tuple
 from collectors.facts import HostFacts, ServiceLog
-from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, host_ram_kb, rule
+from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 from engine.rules.memory import (
     GIB,
@@ -17,27 +17,17 @@ from engine.rules.memory import (
     HUGEPAGES_POOL_SHARE_MIN_BYTES,
     HUGEPAGES_POOL_WARN_BYTES,
     HUGEPAGES_POOL_WARN_SHARE,
+    pool_severity,
 )
 
 # huge_pages exists from PostgreSQL 9.4 (before it, shared memory always used 4 KiB pages)
 PG_HUGE_PAGES_FROM = (9, 4)
+# huge_pages = off, as PostgreSQL reads a boolean
+OFF_MODES = ("off", "false", "0", "no")
 
 
 def _shared_buffers(log: ServiceLog) -> int | None:
     return pg_setting_bytes(log.settings, "shared_buffers")
-
-
-def pool_severity(host: HostFacts, pool: int) -> tuple[str | None, float]:
-    """memory.hugepages_absent's calibration for a buffer pool, applied to shared_buffers."""
-    ram_kb = host_ram_kb(host)
-    share = pool / (ram_kb * 1024) if ram_kb else 0.0
-    if pool >= HUGEPAGES_POOL_WARN_BYTES or (
-        pool >= HUGEPAGES_POOL_SHARE_MIN_BYTES and share >= HUGEPAGES_POOL_WARN_SHARE
-    ):
-        return "warning", max(pool / HUGEPAGES_POOL_WARN_BYTES, share / HUGEPAGES_POOL_WARN_SHARE)
-    if pool >= HUGEPAGES_POOL_INFO_BYTES:
-        return "info", pool / HUGEPAGES_POOL_INFO_BYTES
-    return None, 1.0
 
 
 def _mode(log: ServiceLog) -> str:
@@ -57,7 +47,7 @@ def _huge_pages_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     pool = _shared_buffers(log)
     if pool is None or pool < HUGEPAGES_POOL_INFO_BYTES or not _supports_huge_pages(log):
         return ()
-    if _mode(log) in ("off", "false", "0", "no"):
+    if _mode(log) in OFF_MODES:
         return ("pg_settings",)
     return ("pg_settings", "hugepages")
 
@@ -161,7 +151,7 @@ def huge_pages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         mode = _mode(log)
         pool_ev = _setting_evidence(host, log, "shared_buffers", log.settings["shared_buffers"])
-        if mode in ("off", "false", "0", "no"):
+        if mode in OFF_MODES:
             yield finding(
                 "postgresql.huge_pages_unused",
                 host,
@@ -172,25 +162,33 @@ def huge_pages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
                 past=past,
             )
             continue
-        if mode != "try":
-            continue  # on: the server does not start without them
-        have, parsed, path = static_hugepages(host)
-        if have is None:
+        short = _pages_short(host, log, pool) if mode == "try" else None  # on: no start without them
+        if short is None:
             continue
-        need = _needed_pages(log, pool, _page_kb(host))
-        if have >= need:
-            continue
+        have, need, pages_ev = short
         mode_ev = [_setting_evidence(host, log, "huge_pages", mode)] if "huge_pages" in log.settings else []
         yield finding(
             "postgresql.huge_pages_unused",
             host,
             "try",
             values={"pool_gib": pool / GIB, "mode": mode, "have": have, "need": need},
-            evidence=[
-                pool_ev,
-                *mode_ev,
-                evidence(host, path, have, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages"),
-            ],
+            evidence=[pool_ev, *mode_ev, pages_ev],
             severity=severity,
             past=past,
         )
+
+
+def _pages_short(host: HostFacts, log: ServiceLog, pool: int) -> tuple[int, int, Evidence] | None:
+    """(reserved, needed, the reservation's evidence) when fewer static huge
+    pages are reserved than shared memory needs; None when enough, or unknown."""
+    have, parsed, path = static_hugepages(host)
+    if have is None:
+        return None
+    need = _needed_pages(log, pool, _page_kb(host))
+    if have >= need:
+        return None
+    return (
+        have,
+        need,
+        evidence(host, path, have, parsed, "HugePages_Total", "nr_hugepages", "vm.nr_hugepages"),
+    )

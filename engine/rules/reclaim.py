@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import counter_sum, latency_sensitive
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, ProcVmstat
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
 
 ALLOCSTALL_MIN = 10_000
@@ -98,33 +98,51 @@ def direct_reclaim_stalls(ctx: RuleContext) -> Iterator[RuleFinding]:
         vm = host.proc_vmstat
         if vm is None:
             continue
-        stalls = counter_sum(vm, "allocstall")
-        direct, kswapd = counter_sum(vm, "pgscan_direct"), counter_sum(vm, "pgscan_kswapd")
-        scanned = (direct or 0) + (kswapd or 0)
-        share = direct / scanned if direct is not None and kswapd is not None and scanned else None
-        if stalls is not None and stalls >= ALLOCSTALL_MIN and (share is None or share >= DIRECT_SCAN_SHARE):
-            key = next((k for k in vm.values if k.startswith("allocstall")), "allocstall")
-            ev = [evidence(host, "proc_vmstat.allocstall", stalls, vm, f"{key}")]
-            if share is not None:
-                ev.append(
-                    evidence(host, "proc_vmstat.pgscan_direct_share", round(share, 3), vm, "pgscan_direct")
-                )
-            part = Phrase("share", {"pct": share * 100}) if share is not None else Phrase("no_share")
-            yield finding(
-                "memory.direct_reclaim_stalls",
-                host,
-                "reclaim",
-                values={"stalls": stalls, "share": part},
-                evidence=ev,
-                past=stalls / ALLOCSTALL_MIN,
-            )
-        compact, failed = vm.values.get("compact_stall"), vm.values.get("compact_fail")
-        if compact is not None and compact >= COMPACT_STALL_MIN:
-            yield finding(
-                "memory.direct_reclaim_stalls",
-                host,
-                "compaction",
-                values={"stalls": compact, "failed": (failed or 0) / compact * 100},
-                evidence=[evidence(host, "proc_vmstat.compact_stall", compact, vm, "compact_stall")],
-                past=compact / COMPACT_STALL_MIN,
-            )
+        for stalled in (_reclaim_stalls(host, vm), _compaction_stalls(host, vm)):
+            if stalled is not None:
+                yield stalled
+
+
+def _direct_scan_share(vm: ProcVmstat) -> float | None:
+    """The share of scanned pages that allocating tasks scanned themselves
+    (None: a counter is missing, or nothing was scanned)."""
+    direct, kswapd = counter_sum(vm, "pgscan_direct"), counter_sum(vm, "pgscan_kswapd")
+    scanned = (direct or 0) + (kswapd or 0)
+    return direct / scanned if direct is not None and kswapd is not None and scanned else None
+
+
+def _reclaim_stalls(host: HostFacts, vm: ProcVmstat) -> RuleFinding | None:
+    """Allocations stalled in direct reclaim, when direct scanning is a real
+    share of the scanning (or the share is unknown)."""
+    stalls = counter_sum(vm, "allocstall")
+    share = _direct_scan_share(vm)
+    if stalls is None or stalls < ALLOCSTALL_MIN or (share is not None and share < DIRECT_SCAN_SHARE):
+        return None
+    key = next((k for k in vm.values if k.startswith("allocstall")), "allocstall")
+    ev = [evidence(host, "proc_vmstat.allocstall", stalls, vm, f"{key}")]
+    if share is not None:
+        ev.append(evidence(host, "proc_vmstat.pgscan_direct_share", round(share, 3), vm, "pgscan_direct"))
+    part = Phrase("share", {"pct": share * 100}) if share is not None else Phrase("no_share")
+    return finding(
+        "memory.direct_reclaim_stalls",
+        host,
+        "reclaim",
+        values={"stalls": stalls, "share": part},
+        evidence=ev,
+        past=stalls / ALLOCSTALL_MIN,
+    )
+
+
+def _compaction_stalls(host: HostFacts, vm: ProcVmstat) -> RuleFinding | None:
+    """Allocations stalled compacting memory for a large page."""
+    compact, failed = vm.values.get("compact_stall"), vm.values.get("compact_fail")
+    if compact is None or compact < COMPACT_STALL_MIN:
+        return None
+    return finding(
+        "memory.direct_reclaim_stalls",
+        host,
+        "compaction",
+        values={"stalls": compact, "failed": (failed or 0) / compact * 100},
+        evidence=[evidence(host, "proc_vmstat.compact_stall", compact, vm, "compact_stall")],
+        past=compact / COMPACT_STALL_MIN,
+    )

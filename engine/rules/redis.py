@@ -15,20 +15,20 @@ FORK_SLOW_MS_PER_GB = 100.0
 
 
 def _fork_ms(host: HostFacts) -> tuple[float, ServiceLog, int | None, str] | None:
-    """The longest fork seen: (ms, the log or INFO, line, fact)."""
-    best: tuple[float, ServiceLog, int | None, str] | None = None
+    """The longest fork seen (the first of equal ones): (ms, the log or INFO, line, fact)."""
+    return max(_forks(host), key=lambda fork: fork[0], default=None)
+
+
+def _forks(host: HostFacts) -> Iterator[tuple[float, ServiceLog, int | None, str]]:
+    """Every fork Redis's INFO (latest_fork_usec) or its log shows."""
     for log in host.services:
         if log.kind != "redis":
             continue
         usec = log.settings.get("latest_fork_usec", "")
         if usec.isdigit():
-            ms = int(usec) / 1000
-            if best is None or ms > best[0]:
-                best = (ms, log, log.lines.get("latest_fork_usec"), "services[redis].latest_fork_usec")
+            yield int(usec) / 1000, log, log.lines.get("latest_fork_usec"), "services[redis].latest_fork_usec"
         for ms, line in log.forks:
-            if best is None or ms > best[0]:
-                best = (ms, log, line, "services[redis].fork_ms")
-    return best
+            yield ms, log, line, "services[redis].fork_ms"
 
 
 def redis_fork_ms(host: HostFacts) -> float | None:

@@ -40,8 +40,13 @@ def _swap_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     return ("vmstat", "vmstat_swap_unit") if in_scope else ()
 
 
+def _swap_kb_s(sample: VmstatSample) -> int:
+    """Pages swapped in and out in an interval, KiB/s."""
+    return (sample.si or 0) + (sample.so or 0)
+
+
 def _moving(sample: VmstatSample) -> bool:
-    return (sample.si or 0) + (sample.so or 0) >= SWAP_RATE_KB_S
+    return _swap_kb_s(sample) >= SWAP_RATE_KB_S
 
 
 @rule(
@@ -110,8 +115,8 @@ def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
         moving = [s for s in intervals if _moving(s)]
         if len(moving) < SWAP_SUSTAINED_SHARE * len(intervals):
             continue
-        mean = sum((s.si or 0) + (s.so or 0) for s in intervals) / len(intervals)
-        peak = max(moving, key=lambda s: (s.si or 0) + (s.so or 0))
+        mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
+        peak = max(moving, key=_swap_kb_s)
         swpd = max((s.swpd_kb or 0) for s in intervals)
         yield finding(
             "memory.swap_activity",
@@ -229,19 +234,22 @@ def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         ram_kb = meminfo.values.get("MemTotal")
         share = kb / ram_kb if ram_kb else None
-        by_size = kb >= PAGE_TABLES_WARN_KB
-        by_share = share is not None and share >= PAGE_TABLES_SHARE and kb >= PAGE_TABLES_SHARE_MIN_KB
-        if not (by_size or by_share):
+        if not _page_tables_too_large(kb, share):
             continue
         ev = [evidence(host, "meminfo.PageTables", kb, meminfo, "PageTables")]
         if ram_kb:
             ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
-        past = max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE)
         yield finding(
             "memory.page_tables_large",
             host,
             "share" if share is not None else "size",
             values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": (ram_kb or 0) / 1024**2},
             evidence=ev,
-            past=past,
+            past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
         )
+
+
+def _page_tables_too_large(kb: int, share: float | None) -> bool:
+    """Page tables of PAGE_TABLES_WARN_KB, or PAGE_TABLES_SHARE of RAM from PAGE_TABLES_SHARE_MIN_KB."""
+    by_share = share is not None and share >= PAGE_TABLES_SHARE and kb >= PAGE_TABLES_SHARE_MIN_KB
+    return kb >= PAGE_TABLES_WARN_KB or by_share

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.workload import Datastore, service_warning, thp_setting
+from collectors.derived.workload import Datastore, Setting, service_warning, thp_setting
 from collectors.facts import HostFacts
 from engine.rules import Joined, RuleContext, RuleFinding, finding, rule
 from engine.rules._hostside import (
@@ -134,43 +134,59 @@ def thp_on_latency_db(ctx: RuleContext) -> Iterator[RuleFinding]:
         stores = _averse_stores(host)
         if not stores:
             continue
-        labels = Joined("and", tuple(store_label(s) for s in stores))
-        setting = thp_setting(host)
-        if setting is not None and setting.value == "always":
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "setting",
-                values={"stores": labels, "thp": setting.value},
-                evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
-            )
-            continue
-        redis = next((s for s in stores if s.kind == "redis"), None)
-        warned = service_warning(host, "thp_enabled")
-        if (
-            setting is None
-            and redis is not None
-            and warned is not None
-            and warned[0].kind == "redis"
-            and at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS)
-        ):
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "setting",
-                values={"stores": labels, "thp": "always"},
-                evidence=[warning_evidence(host, warned, "redis", "always"), store_evidence(host, redis)],
-            )
-            continue
-        in_use = service_warning(host, "anon_huge_pages")
-        if in_use is not None:
-            yield finding(
-                "memory.thp_on_latency_db",
-                host,
-                "in_use",
-                values={},
-                evidence=[warning_evidence(host, in_use, "redis", True)],
-            )
+        # what shows THP on, most direct first: the setting, Redis's warning, pages in use
+        for shown in (_thp_set_always, _redis_warned_always, _huge_pages_in_use):
+            found = shown(host, stores)
+            if found is not None:
+                yield found
+                break
+
+
+def _stores_phrase(stores: list[Datastore]) -> Joined:
+    return Joined("and", tuple(store_label(s) for s in stores))
+
+
+def _thp_set_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    setting = thp_setting(host)
+    if setting is None or setting.value != "always":
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "setting",
+        values={"stores": _stores_phrase(stores), "thp": setting.value},
+        evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
+    )
+
+
+def _redis_warned_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    """No setting read, but a Redis that warns only when THP is always did."""
+    redis = next((s for s in stores if s.kind == "redis"), None)
+    warned = service_warning(host, "thp_enabled")
+    if thp_setting(host) is not None or redis is None or warned is None or warned[0].kind != "redis":
+        return None
+    if not at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS):
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "setting",
+        values={"stores": _stores_phrase(stores), "thp": "always"},
+        evidence=[warning_evidence(host, warned, "redis", "always"), store_evidence(host, redis)],
+    )
+
+
+def _huge_pages_in_use(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
+    in_use = service_warning(host, "anon_huge_pages")
+    if in_use is None:
+        return None
+    return finding(
+        "memory.thp_on_latency_db",
+        host,
+        "in_use",
+        values={},
+        evidence=[warning_evidence(host, in_use, "redis", True)],
+    )
 
 
 def _defrag_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -232,8 +248,7 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
         enabled = thp_setting(host)
         if defrag is None or defrag.value != "always":
             continue
-        # MongoDB prints the defrag warning only when enabled is always
-        mode = enabled.value if enabled is not None else ("always" if defrag.from_log else None)
+        mode = _enabled_mode(enabled, defrag)
         if mode not in ("always", "madvise"):
             continue
         ev = [setting_evidence(host, defrag)]
@@ -246,6 +261,14 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
             evidence=[*ev, *(store_evidence(host, s) for s in stores)],
             severity="warning" if mode == "always" else "info",
         )
+
+
+def _enabled_mode(enabled: Setting | None, defrag: Setting) -> str | None:
+    """THP's enabled mode: the setting read, else "always" when the defrag
+    setting came from MongoDB's warning (printed only when enabled is always)."""
+    if enabled is not None:
+        return enabled.value
+    return "always" if defrag.from_log else None
 
 
 def _mongo8(host: HostFacts) -> list[Datastore]:

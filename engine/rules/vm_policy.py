@@ -15,6 +15,7 @@ from collectors.derived.workload import (
 )
 from collectors.facts import HostFacts, ProcessNuma
 from engine.rules import (
+    Evidence,
     Phrase,
     RuleContext,
     RuleFinding,
@@ -250,21 +251,22 @@ def swappiness_zero_oom(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "memory.swappiness_zero_oom", host, "unknown_kernel", values={}, evidence=ev, severity="info"
             )
             continue
-        target = (
-            Phrase("the_db", {"stores": ", ".join(store_label(s) for s in stores)})
-            if stores
-            else Phrase("largest")
-        )
-        kernel = host.kernel
-        ev.insert(1, evidence(host, "kernel.release", release, kernel, "release"))
+        ev.insert(1, evidence(host, "kernel.release", release, host.kernel, "release"))
         yield finding(
             "memory.swappiness_zero_oom",
             host,
             "strict",
-            values={"kernel": release, "target": target},
+            values={"kernel": release, "target": _oom_target(stores)},
             evidence=ev,
             severity="warning" if stores else "info",
         )
+
+
+def _oom_target(stores: list[Datastore]) -> Phrase:
+    """Whom the OOM killer picks: the data stores, else the largest process."""
+    if not stores:
+        return Phrase("largest")
+    return Phrase("the_db", {"stores": ", ".join(store_label(s) for s in stores)})
 
 
 # ---------------------------------------------------------------- overcommit
@@ -352,14 +354,6 @@ def overcommit_policy(ctx: RuleContext) -> Iterator[RuleFinding]:
             if problem is None:
                 continue
             template, mode = problem
-            setting = sysctl_setting(host, "vm.overcommit_memory")
-            ev = [store_evidence(host, store)]
-            if mode is not None and setting is not None:
-                ev.insert(0, setting_evidence(host, setting))
-            else:
-                warned = service_warning(host, "overcommit_memory")
-                if warned is not None:
-                    ev.insert(0, warning_evidence(host, warned, "redis", warned[1].value or "!= 1"))
             yield finding(
                 "memory.overcommit_policy",
                 host,
@@ -368,8 +362,19 @@ def overcommit_policy(ctx: RuleContext) -> Iterator[RuleFinding]:
                     "store": store_label(store),
                     "mode": Phrase("is", {"mode": mode}) if mode is not None else Phrase("not_one"),
                 },
-                evidence=ev,
+                evidence=[*_overcommit_evidence(host, mode), store_evidence(host, store)],
             )
+
+
+def _overcommit_evidence(host: HostFacts, mode: str | None) -> list[Evidence]:
+    """The setting when its mode was read, else the store's warning about it."""
+    setting = sysctl_setting(host, "vm.overcommit_memory")
+    if mode is not None and setting is not None:
+        return [setting_evidence(host, setting)]
+    warned = service_warning(host, "overcommit_memory")
+    if warned is None:
+        return []
+    return [warning_evidence(host, warned, "redis", warned[1].value or "!= 1")]
 
 
 # ---------------------------------------------------------------- listen backlog
@@ -531,8 +536,12 @@ def _host_placement(host: HostFacts) -> Iterator[RuleFinding]:
             evidence=[warning_evidence(host, warned, "mongodb", False)],
         )
         return
-    if not is_multinode(host):
-        return
+    if is_multinode(host):
+        yield from _measured_placements(host, stores)
+
+
+def _measured_placements(host: HostFacts, stores: list[Datastore]) -> Iterator[RuleFinding]:
+    """The stores' processes whose NUMA usage shows them on one node."""
     totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
     for pn in host.process_numa:
         store = next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)

@@ -3,21 +3,12 @@ UI to Simplified Chinese and signs out. Screenshots go to test-output/."""
 
 import pytest
 
-from tests.chromium import shared_browser
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 OUTPUT = ROOT / "test-output"
 PASSWORD = "browser-test-password-1"
-
-
-@pytest.fixture
-def browser_page():
-    with shared_browser() as browser:
-        page = browser.new_page(viewport={"width": 1200, "height": 800}, locale="en-US")
-        page.set_default_timeout(15_000)
-        yield page
 
 
 @pytest.fixture(autouse=True)

@@ -3,9 +3,9 @@ import pytest
 from accounts.models import Membership, Team
 
 # The real-process harness of the pipeline tests (gunicorn, redis-server, workers).
-from tests.browser.test_login_language import browser_page  # noqa: F401
+from tests.chromium import browser_page  # noqa: F401
 from tests.integrations.receiver import Receiver
-from tests.processes.test_pipeline_worker import stack, web  # noqa: F401
+from tests.processes.harness import stack, web  # noqa: F401
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from bench.pipeline import WebClient
 from integrations import services
 from integrations.models import Delivery, Event
 from tests.integrations.test_integrations_metrics import samples, value
-from tests.processes.test_pipeline_worker import wait_for
+from tests.processes.harness import wait_for
 from triage.models import Snapshot
 
 pytestmark = [

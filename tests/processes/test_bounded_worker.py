@@ -30,13 +30,8 @@ from django.utils import timezone
 
 from accounts.models import WorkerHeartbeat
 from bench.pipeline import WebClient
-from tests.processes import test_pipeline_worker as pipeline
-from tests.processes.test_pipeline_worker import ZSTACK_BEFORE, statuses, wait_for
+from tests.processes.harness import ZSTACK_BEFORE, statuses, wait_for
 from triage.models import Snapshot
-
-# The process harness fixtures of the pipeline tests.
-stack = pipeline.stack
-web = pipeline.web
 
 pytestmark = [
     pytest.mark.services,

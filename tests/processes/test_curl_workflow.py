@@ -27,7 +27,8 @@ from bench.pipeline import Stack
 from kb.models import Case
 from kb.services import save_case
 from tests.collectors.test_sosreport import sosreport  # noqa: F401 - the session fixture
-from tests.conftest import FIXTURES, ROOT, port_open, service_unavailable
+from tests.conftest import FIXTURES, ROOT, service_unavailable
+from tests.processes.harness import servers_database_url
 
 pytestmark = [
     pytest.mark.services,
@@ -68,16 +69,9 @@ def auth(token: str) -> list[str]:
 
 @pytest.fixture
 def stack(transactional_db, tmp_path):
-    for tool in ("curl", "redis-server"):
-        if not shutil.which(tool):
-            service_unavailable(f"{tool} is not installed")
-    if connection.vendor != "postgresql":
-        service_unavailable("the curl workflow test needs DATABASE_URL pointing to PostgreSQL")
-    if not port_open("127.0.0.1", 5432):
-        service_unavailable("PostgreSQL is not listening on 127.0.0.1:5432")
-    db = connection.settings_dict
-    credentials = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    url = f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    if not shutil.which("curl"):
+        service_unavailable("curl is not installed")
+    url = servers_database_url("the curl workflow tests")
     s = Stack(database_url=url, workdir=tmp_path, secret_key=settings.SECRET_KEY)
     try:
         s.start_redis()
@@ -85,7 +79,7 @@ def stack(transactional_db, tmp_path):
         s.start_worker("curl-worker")
         yield s
     finally:
-        s.close()
+        s.close(timeout=5, quick=True)
         connection.close()
 
 

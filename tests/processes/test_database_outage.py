@@ -13,7 +13,6 @@ sending requests as the backends are terminated under it.
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 
@@ -24,7 +23,7 @@ from django.db import connection
 
 from accounts.services import rotate_api_token
 from bench.pipeline import Stack, session_key_for
-from tests.conftest import port_open, service_unavailable
+from tests.processes.harness import servers_database_url
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -60,15 +59,7 @@ def _terminate_backends(*, block: bool | None = None) -> int:
 
 @pytest.fixture
 def web_stack(transactional_db, tmp_path):
-    if connection.vendor != "postgresql":
-        service_unavailable("the outage test needs DATABASE_URL pointing to PostgreSQL")
-    if not shutil.which("redis-server"):
-        service_unavailable("redis-server is not installed")
-    if not port_open("127.0.0.1", 5432):
-        service_unavailable("PostgreSQL is not listening on 127.0.0.1:5432")
-    db = connection.settings_dict
-    auth = f"{db['USER']}:{db['PASSWORD']}" if db.get("PASSWORD") else db["USER"]
-    url = f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    url = servers_database_url("the outage tests")
     stack = Stack(database_url=url, workdir=tmp_path, secret_key=settings.SECRET_KEY, conn_max_age=60)
     try:
         stack.start_redis()
@@ -78,7 +69,7 @@ def web_stack(transactional_db, tmp_path):
         try:
             _terminate_backends(block=False)
         finally:
-            stack.close()
+            stack.close(timeout=5, quick=True)
             connection.close()
 
 

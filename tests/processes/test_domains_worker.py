@@ -15,12 +15,8 @@ import pytest
 
 from bench.domains import sosreport
 from bench.pipeline import WebClient
-from tests.processes import test_pipeline_worker as pipeline
-from tests.processes.test_pipeline_worker import wait_for
+from tests.processes.harness import wait_for
 from triage.models import Finding, Snapshot
-
-stack = pipeline.stack
-web = pipeline.web
 
 pytestmark = [
     pytest.mark.services,

@@ -21,8 +21,8 @@ from bench.pipeline import WebClient
 from integrations import services
 from integrations.models import Delivery, Event
 from tests.integrations.receiver import Receiver
+from tests.processes.harness import expected_rules, wait_for, zstack_inputs
 from tests.processes.test_database_outage import _terminate_backends
-from tests.processes.test_pipeline_worker import _inputs, expected_rules, stack, wait_for, web  # noqa: F401
 from triage.models import Finding, Snapshot
 
 pytestmark = [
@@ -36,7 +36,7 @@ ALLOW = "127.0.0.1/32"
 
 
 @pytest.fixture
-def hooked(web, settings):  # noqa: F811 (the fixture imported above)
+def hooked(web, settings):
     """(web client, a receiver subscribed to ``analysis.done`` for the user's team)."""
     client, user = web
     team = Team.objects.create(name="Team L", slug="team-l")
@@ -91,7 +91,7 @@ def _assert_one_run_one_webhook(snapshot_id: int, receiver: Receiver, hook, path
     assert rules == expected_rules(path)
 
 
-def test_terminating_the_lease_threads_backend_runs_the_analysis_once(stack, hooked):  # noqa: F811
+def test_terminating_the_lease_threads_backend_runs_the_analysis_once(stack, hooked):
     client, receiver, hook = hooked
     # A short lease and an eager sweeper in the same worker, with a free pool
     # process: a lease that stopped being renewed would be taken over within
@@ -107,7 +107,7 @@ def test_terminating_the_lease_threads_backend_runs_the_analysis_once(stack, hoo
         CASEBOOK_SWEEP_SECONDS="1",
         CASEBOOK_WEBHOOK_ALLOW=ALLOW,
     )
-    path = _inputs()[0]
+    path = zstack_inputs()[0]
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="lease"))
     first = wait_for(lambda: _lease_backends(snapshot_id), 30)
     assert first, worker.text()[-3000:]
@@ -124,7 +124,7 @@ def test_terminating_the_lease_threads_backend_runs_the_analysis_once(stack, hoo
     assert "could not renew the lease" in worker.text()
 
 
-def test_a_finished_analysis_survives_a_database_outage_while_it_writes(stack, hooked):  # noqa: F811
+def test_a_finished_analysis_survives_a_database_outage_while_it_writes(stack, hooked):
     client, receiver, hook = hooked
     worker = stack.start_worker(
         "w-write",
@@ -135,7 +135,7 @@ def test_a_finished_analysis_survives_a_database_outage_while_it_writes(stack, h
         CASEBOOK_WRITE_RETRY_MAX_DELAY="2",
         CASEBOOK_WEBHOOK_ALLOW=ALLOW,
     )
-    path = _inputs()[0]
+    path = zstack_inputs()[0]
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="outage"))
     assert wait_for(lambda: "writing in 6 s (test hook)" in worker.text(), 30), worker.text()[-3000:]
     # The analysis is finished; the database goes away before it writes (6 s

@@ -25,20 +25,16 @@ worker's environment only.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
-from bench.pipeline import Stack, WebClient, session_key_for
-from collectors.facts import SnapshotFacts
+from bench.pipeline import Stack, WebClient
 from engine import run as engine_run
-from tests.conftest import FIXTURES, port_open, service_unavailable
+from tests.conftest import FIXTURES
+from tests.processes.harness import expected_rules, pool_children, statuses, wait_for, zstack_inputs
 from triage.models import Finding, Snapshot
 
 pytestmark = [
@@ -48,81 +44,11 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-ZSTACK_BEFORE = FIXTURES / "seeds" / "zstack-mariadb-v2v" / "before"
-
-
-def _inputs() -> list[Path]:
-    """The ZStack host first (it carries most of the seed's findings), then the guest."""
-    files = [p for p in ZSTACK_BEFORE.glob("*") if p.is_file()]
-    files.sort(key=lambda p: p.name != "zstack-9.txt")
-    if not files or files[0].name != "zstack-9.txt":
-        pytest.fail(f"rebuilt founding snapshot missing: {ZSTACK_BEFORE}")
-    return files
-
-
-def expected_rules(path: Path) -> list[str]:
-    """What the pipeline must store for ``path`` analysed alone, computed
-    in-process with the same loader and engine."""
-    from collectors.archive import load
-
-    result = engine_run.analyze(SnapshotFacts(hosts=[load(str(path), label=path.name, split=False).host]))
-    return sorted(f.rule for f in result.findings)
-
-
-@pytest.fixture
-def stack(transactional_db, tmp_path):
-    if connection.vendor != "postgresql":
-        service_unavailable("the pipeline integration tests need DATABASE_URL pointing to PostgreSQL")
-    if not shutil.which("redis-server"):
-        service_unavailable("redis-server is not installed")
-    if not port_open("127.0.0.1", 5432):
-        service_unavailable("PostgreSQL is not listening on 127.0.0.1:5432")
-    db = connection.settings_dict
-    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    if db.get("PASSWORD"):
-        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    s = Stack(database_url=url, workdir=tmp_path, secret_key=settings.SECRET_KEY)
-    try:
-        s.start_redis()
-        s.start_web()
-        yield s
-    finally:
-        # The assertions are made: 5 s for the warm shutdown, then SIGKILL
-        # (with 15 s, tearing down the hard-time-limit test of
-        # test_bounded_worker.py took 18-20 s).
-        s.close(timeout=5)
-        # Connections of the killed processes are gone; make sure no other
-        # session holds the test database before pytest-django flushes it.
-        connection.close()
-
-
-@pytest.fixture
-def web(stack, django_user_model):
-    user = django_user_model.objects.create_user("pipeline", password="pipeline-pass-123")
-    return WebClient(stack.base_url, session_key_for(user)), user
-
-
-def wait_for(predicate, timeout: float, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
-
-
-def statuses(ids) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for status in Snapshot.objects.filter(pk__in=ids).values_list("status", flat=True):
-        out[status] = out.get(status, 0) + 1
-    return out
-
 
 def test_upload_through_the_web_form_reaches_done_with_findings(stack, web):
     client, user = web
     stack.start_worker("w-a")
-    path = _inputs()[0]
+    path = zstack_inputs()[0]
     response = client.upload(path.read_bytes(), path.name, label="zstack", cluster="")
     snapshot_id = WebClient.snapshot_id(response)
 
@@ -153,7 +79,7 @@ def test_worker_killed_mid_analysis_completes_with_one_set_of_findings(stack, we
         CASEBOOK_LEASE_SECONDS="3",
         CASEBOOK_LEASE_RENEW_SECONDS="1",
     )
-    path = _inputs()[0]
+    path = zstack_inputs()[0]
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="crash"))
 
     assert wait_for(lambda: Snapshot.objects.filter(pk=snapshot_id, status="analyzing").exists(), 30), (
@@ -184,7 +110,7 @@ def test_uploads_while_redis_is_down_all_complete_through_the_sweeper(stack, web
     client.csrf()
     stack.stop_redis()
 
-    inputs = _inputs()
+    inputs = zstack_inputs()
     ids = []
     started = time.monotonic()
     for i in range(20):
@@ -210,11 +136,6 @@ def test_uploads_while_redis_is_down_all_complete_through_the_sweeper(stack, web
         assert per_snapshot[sid] == expected[inputs[i % len(inputs)].name]
 
 
-def _pool_children(proc) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.popen.pid)], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
 def test_pool_process_killed_mid_analysis_is_redelivered_by_the_broker(stack, web):
     """acks_late + reject_on_worker_lost: when the pool process running the task
     dies, the worker requeues the message at once; no sweeper is involved
@@ -223,10 +144,10 @@ def test_pool_process_killed_mid_analysis_is_redelivered_by_the_broker(stack, we
     worker = stack.start_worker(
         "w-child", CASEBOOK_TEST_ANALYSIS_DELAY="4", CASEBOOK_STALE_AFTER_SECONDS="3600"
     )
-    path = _inputs()[0]
+    path = zstack_inputs()[0]
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="child"))
     assert wait_for(lambda: Snapshot.objects.filter(pk=snapshot_id, status="analyzing").exists(), 30)
-    children = _pool_children(worker)
+    children = pool_children(worker)
     assert len(children) == 1, children
     os.kill(children[0], signal.SIGKILL)
 

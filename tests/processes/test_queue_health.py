@@ -14,7 +14,7 @@ import requests
 
 from bench.pipeline import Stack, WebClient
 from tests.integrations.test_integrations_pipeline import TRANSCRIPTS
-from tests.processes.test_pipeline_worker import stack, wait_for, web  # noqa: F401
+from tests.processes.harness import wait_for
 from triage.models import Snapshot
 
 pytestmark = [
@@ -31,7 +31,7 @@ def healthz(running: Stack) -> dict:
     return requests.get(f"{running.base_url}/healthz", timeout=10).json()
 
 
-def test_without_analysis_workers_healthz_is_degraded_and_the_queue_stays_flat(stack, web):  # noqa: F811
+def test_without_analysis_workers_healthz_is_degraded_and_the_queue_stays_flat(stack, web):
     client, _user = web
     beat = stack.start_worker(
         "w-beat",

@@ -1,7 +1,7 @@
 """Issue 27, acceptance 4: publishing a case that matches 20 of 2,000 stored
 hosts lists exactly those 20 on the case page within a minute and tells
 their teams, with a real Celery worker (and a real gunicorn and Redis: the
-harness of ``test_pipeline_worker.py``).
+harness of ``harness.py``).
 
 The 2,000 hosts are stored as an analysis leaves them: a few real seed
 snapshots (ZStack host, Kunpeng nodes, OceanBase observer, Percona server,
@@ -31,7 +31,7 @@ from kb.models import Case, HostMatch, RetroScan
 from kb.services import save_case
 from tests.conftest import FIXTURES
 from tests.integrations.receiver import Receiver
-from tests.processes.test_pipeline_worker import stack, wait_for  # noqa: F401
+from tests.processes.harness import wait_for
 from triage import analysis, uploads
 from triage.models import Snapshot
 
@@ -107,7 +107,7 @@ def store_fleet(members: list, templates: dict[str, list[Snapshot]]) -> None:
 
 
 @pytest.fixture
-def world(stack, django_user_model, settings, tmp_path, monkeypatch):  # noqa: F811
+def world(stack, django_user_model, settings, tmp_path, monkeypatch):
     settings.MEDIA_ROOT = stack.workdir / "data" / "uploads"
     settings.CASEBOOK_WEBHOOK_ALLOW = [ALLOW]
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
@@ -163,7 +163,7 @@ def listed_hosts(html: str) -> list[str]:
 
 
 def test_publishing_a_case_lists_its_20_of_2000_hosts_within_a_minute_and_tells_their_teams(
-    stack,  # noqa: F811
+    stack,
     world,
 ):
     worker = stack.start_worker("w-retro", CASEBOOK_WEBHOOK_ALLOW=ALLOW)

@@ -27,13 +27,9 @@ import pytest
 from bench.pipeline import WebClient
 from collectors.limits import Limits
 from tests.conftest import FIXTURES
-from tests.processes import test_pipeline_worker as pipeline
+from tests.processes.harness import pool_children, wait_for
 from tests.processes.test_bounded_worker import small_transcript
-from tests.processes.test_pipeline_worker import wait_for
 from triage.models import Snapshot
-
-stack = pipeline.stack
-web = pipeline.web
 
 pytestmark = [
     pytest.mark.services,
@@ -79,7 +75,7 @@ def finished(snapshot_id: int, timeout: float) -> Snapshot | None:
 def test_a_paste_of_many_lines_grows_the_worker_by_a_bounded_amount(stack, web, make, budget_mib):
     client, _ = web
     worker = stack.start_worker(f"w-rss-{make.__name__}")
-    children = pipeline._pool_children(worker)
+    children = pool_children(worker)
     assert len(children) == 1, children
     child = children[0]
     ready_kib = peak_kib(child)
@@ -94,7 +90,7 @@ def test_a_paste_of_many_lines_grows_the_worker_by_a_bounded_amount(stack, web, 
     snapshot_id = WebClient.snapshot_id(client.upload(data, name, label="paste"))
     snap = finished(snapshot_id, 120)
     assert snap is not None, worker.text()[-3000:]
-    assert pipeline._pool_children(worker) == [child], "the pool process was replaced: its peak is lost"
+    assert pool_children(worker) == [child], "the pool process was replaced: its peak is lost"
     after_kib = peak_kib(child)
     growth = (after_kib - baseline_kib) / 1024
     print(

@@ -12,7 +12,7 @@ from collectors.cpulist import parse_cpulist
 from collectors.facts import ParseError
 from collectors.parsers.lscpu import parse_lscpu
 from tests.collectors.parsers.lookup import detect, for_command, for_path
-from tests.conftest import service_unavailable
+from tests.conftest import FIXTURES, service_unavailable
 
 
 def _require(tool: str, package: str) -> None:
@@ -314,6 +314,26 @@ def test_published_japanese_lscpu_of_a_xen_guest():
     assert topo.numa_nodes == 1 and topo.numa_node_cpus == {0: [0, 1]}
     assert (topo.hypervisor_vendor, topo.virtualization_type) == ("Xen", "full")
     assert topo.caches == {"L1d": "32K", "L1i": "32K", "L2": "256K", "L3": "25600K"}
+
+
+def test_published_russian_lscpu():
+    """elementary/settings-system issue 110 (tests/fixtures/published/roundsdef/): util-linux's
+    ru catalogue (``Потоков на ядро:``, ``Сокетов:``, its ``ID прроизводителя:`` typo)."""
+    text = (FIXTURES / "published" / "roundsdef" / "elementary-110-lscpu-ru-locale.txt").read_text()
+    assert detect(text).kind == "lscpu"
+    topo = parse_lscpu(text)
+    assert (topo.architecture, topo.cpus, topo.sockets, topo.cores_per_socket, topo.threads_per_core) == (
+        "x86_64",
+        4,
+        1,
+        2,
+        2,
+    )
+    assert (topo.vendor, topo.model_name) == (
+        "AuthenticAMD",
+        "AMD A10-9620P RADEON R5, 10 COMPUTE CORES 4C+6G",
+    )
+    assert topo.numa_nodes == 1 and topo.numa_node_cpus == {0: [0, 1, 2, 3]} and "sse4_2" in topo.flags
 
 
 def test_rhel6_socket_key():
