@@ -37,7 +37,7 @@ import re
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -45,7 +45,7 @@ from typing import IO, Any
 from collectors import facts as f
 from collectors import parsers
 from collectors.assemble import NOT_PARSED, HostAssembler, artifact_parse_budget, run_parser
-from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, decode_bytes, looks_binary
+from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, Decoded, decode_bytes, looks_binary
 from collectors.limits import Limits, MiB
 from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
@@ -121,21 +121,22 @@ class _LimitExceeded(Exception):
     pass
 
 
+# the first bytes of a compressed file or archive -> its format
+_MAGIC: tuple[tuple[bytes | tuple[bytes, ...], str], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bzip2"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    ((b"PK\x03\x04", b"PK\x05\x06"), "zip"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+    (b"Rar!", "rar"),
+)
+
+
 def _magic(head: bytes | bytearray) -> str:
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    if head.startswith(b"BZh"):
-        return "bzip2"
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        return "zstd"
-    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
-        return "zip"
-    if head.startswith(b"7z\xbc\xaf\x27\x1c"):
-        return "7z"
-    if head.startswith(b"Rar!"):
-        return "rar"
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
     if _is_tar_header(head) or (len(head) == 512 and not head.strip(b"\0")):
         return "tar"  # a header, or the zero blocks of an empty tar
     return "text"
@@ -207,15 +208,16 @@ class _ManifestEntry:
     exit_code: int | None = None
 
 
+# what a member name holds that needs its parts split and checked
+_NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
+
+
 def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     """``(normalised name, None)`` or ``(None, reason to skip)``."""
-    if len(name) > MAX_NAME:
-        return None, "member name too long"
-    if "\x00" in name:
-        return None, "member name contains NUL"
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
-        return None, "absolute member path"
-    if ".." not in name and "\\" not in name and "//" not in name and "./" not in name:
+    why = _unsafe_name(name)
+    if why is not None:
+        return None, why
+    if not _NAME_TO_NORMALISE.search(name):
         return name.rstrip("/") or None, None if name.rstrip("/") else "empty member name"
     parts = [p for p in re.split(r"[\\/]+", name) if p not in ("", ".")]
     if any(p == ".." for p in parts):
@@ -223,6 +225,17 @@ def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     if not parts:
         return None, "empty member name"
     return "/".join(parts), None
+
+
+def _unsafe_name(name: str) -> str | None:
+    """Why a member name is refused before it is read: too long, a NUL, absolute."""
+    if len(name) > MAX_NAME:
+        return "member name too long"
+    if "\x00" in name:
+        return "member name contains NUL"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
+        return "absolute member path"
+    return None
 
 
 def _safe_label(name: str) -> str:
@@ -254,6 +267,37 @@ _BUDGETS = (
     ("domains", "libvirt_domain", "libvirt domain XMLs", "CASEBOOK_MAX_DOMAINS"),
     ("parsed_artifacts", None, "command outputs and files to parse", "CASEBOOK_MAX_PARSED_ARTIFACTS"),
 )
+
+
+def _count_reading(assemblers: list[HostAssembler], starts: list[int], roles: bytearray) -> None:
+    """Each machine's lines of a transcript counted by what they were read as."""
+    bounds = [*starts[1:], len(roles)]
+    for asm, a, b in zip(assemblers, starts, bounds, strict=True):
+        reading = asm.host.reading
+        reading.lines += b - a
+        chunk = roles[a:b]
+        reading.read_lines += chunk.count(READ)
+        reading.prompt_lines += chunk.count(PROMPT)
+        reading.prose_lines += chunk.count(PROSE)
+        reading.unrecognised_lines += chunk.count(UNRECOGNISED)
+        reading.unused_lines += chunk.count(UNUSED)
+
+
+def _list_unread(name: str, split: Split, assemblers: list[HostAssembler], starts: list[int]) -> None:
+    """The unused and the unrecognised blocks of a transcript, each under its
+    machine (at most MAX_UNUSED_BLOCKS unused ones, then a line saying there are more)."""
+    for start, end, what in split.unused:
+        unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
+        if len(unused) < MAX_UNUSED_BLOCKS:
+            unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
+        elif len(unused) == MAX_UNUSED_BLOCKS:
+            more = "(more, not listed)"
+            unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
+    for start, end, first in split.unrecognised:
+        asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
+        asm.host.reading.unrecognised.append(
+            f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
+        )
 
 
 class _Loader:
@@ -418,8 +462,23 @@ class _Loader:
             self.error(path.name, "not a regular file")
 
     def load_directory(self, root: Path) -> None:
-        count = 0
         total = 0
+        for count, (full, rel) in enumerate(self.directory_files(root), 1):
+            if count > self.limits.members:
+                self.error(str(root.name), f"more than {self.limits.members} files; the rest was not read")
+                return
+            size = self.regular_size(full, rel)
+            if size is None:
+                continue
+            total += size
+            if total > self.limits.unpacked_bytes:
+                self.error(str(root.name), "directory larger than the unpacked limit; the rest was not read")
+                return
+            self.load_file(full, rel, size)
+
+    def directory_files(self, root: Path) -> Iterator[tuple[Path, str]]:
+        """(path, path relative to ``root``) of every file under ``root``, in
+        sorted order; a linked directory is reported, not followed."""
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames.sort()
             base = Path(dirpath)
@@ -429,31 +488,23 @@ class _Loader:
                     dirnames.remove(d)
             for name in sorted(filenames):
                 full = base / name
-                rel = full.relative_to(root).as_posix()
-                count += 1
-                if count > self.limits.members:
-                    self.error(
-                        str(root.name), f"more than {self.limits.members} files; the rest was not read"
-                    )
-                    return
-                try:
-                    st = os.lstat(full)
-                except OSError as exc:
-                    self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
-                    continue
-                if stat.S_ISLNK(st.st_mode):
-                    self.error(rel, "symbolic link not followed")
-                    continue
-                if not stat.S_ISREG(st.st_mode):
-                    self.error(rel, "not a regular file (device, FIFO or socket) skipped")
-                    continue
-                total += st.st_size
-                if total > self.limits.unpacked_bytes:
-                    self.error(
-                        str(root.name), "directory larger than the unpacked limit; the rest was not read"
-                    )
-                    return
-                self.load_file(full, rel, st.st_size)
+                yield full, full.relative_to(root).as_posix()
+
+    def regular_size(self, full: Path, rel: str) -> int | None:
+        """The size of a regular file; None (reported) for a link, a device, a
+        FIFO, a socket or a file that cannot be read."""
+        try:
+            st = os.lstat(full)
+        except OSError as exc:
+            self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            self.error(rel, "symbolic link not followed")
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            self.error(rel, "not a regular file (device, FIFO or socket) skipped")
+            return None
+        return st.st_size
 
     def load_file(self, path: Path, name: str, size: int) -> None:
         if size > self.limits.upload_bytes:
@@ -487,18 +538,27 @@ class _Loader:
             self.error(name, f"{kind} archives are not supported; upload a .tar.gz, .tar.xz or .tar")
             return
         if kind == "text":
-            path_kind = kind_for_path(name)
-            data = self._read_text(fh, name, head, known_kind=path_kind is not None)
-            if data is not None and self._file is not None:
-                self._file.keep_head(data, whole=size <= self.limits.artifact_bytes)
-            if data is not None:
-                self.text_file(name, data, path_kind=path_kind)
+            self.load_text(fh, name, head, size)
             return
         budget = self.limits.unpacked_budget(size)
         if kind == "tar":
             reader = _CountingReader(fh, max(budget, size + MiB), prefix=head)
             self.load_tar(reader, name)
             return
+        self.load_compressed(fh, name, kind, budget)
+
+    def load_text(self, fh: IO[bytes], name: str, head: bytes, size: int) -> None:
+        """A text upload: its head kept for the report, then read as one file."""
+        path_kind = kind_for_path(name)
+        data = self._read_text(fh, name, head, known_kind=path_kind is not None)
+        if data is None:
+            return
+        if self._file is not None:
+            self._file.keep_head(data, whole=size <= self.limits.artifact_bytes)
+        self.text_file(name, data, path_kind=path_kind)
+
+    def load_compressed(self, fh: IO[bytes], name: str, kind: str, budget: int) -> None:
+        """A gzip, xz or bzip2 upload: a compressed tar, or one compressed file."""
         fh.seek(0)
         try:
             stream = self._decompressor(kind, fh)
@@ -632,35 +692,43 @@ class _Loader:
                 f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
             )
             lines = self.limits.text_lines
-        if not decoded.binary:
-            self.keep_text(name, decoded.text, member=member)
         if decoded.binary:
             self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
             return False
-        if decoded.nul_bytes:
-            self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
-        if decoded.long_lines:
-            self.error(
-                name, f"{decoded.long_lines} line(s) longer than {MAX_LINE_CHARS} characters cut there"
-            )
-        if not decoded.text.strip():
-            if not member:
-                self.error(name, "empty artifact")
-            self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
-            self.asm.host.reading.lines += lines  # blank lines: nothing to read
-            self.asm.host.reading.prose_lines += lines
-            return False
-        if path_kind and _only_comments(decoded.text):
-            self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
-            self.asm.host.reading.lines += lines
-            self.asm.host.reading.prose_lines += lines
+        self.keep_text(name, decoded.text, member=member)
+        self.report_decoding(name, decoded)
+        if self.holds_nothing(name, decoded.text, path_kind, lines, member=member):
             return False
         if path_kind:
             ok = self.parse(name, path_kind, decoded.text, lines=lines, encoding=decoded.encoding, **kwargs)
             self.read_whole(name, path_kind, lines, parsed=ok, member=member)
             return ok
         return self.text_artifact(name, decoded.text, encoding=decoded.encoding, member=member)
+
+    def report_decoding(self, name: str, decoded: Decoded) -> None:
+        """What decoding the text removed or cut."""
+        if decoded.nul_bytes:
+            self.error(name, f"{decoded.nul_bytes} NUL bytes removed")
+        if decoded.long_lines:
+            self.error(
+                name, f"{decoded.long_lines} line(s) longer than {MAX_LINE_CHARS} characters cut there"
+            )
+
+    def holds_nothing(self, name: str, text: str, path_kind: str | None, lines: int, *, member: bool) -> bool:
+        """A blank file, or a configuration file of comments only, recorded as
+        read with nothing in it."""
+        if not text.strip():
+            if not member:
+                self.error(name, "empty artifact")
+            self.asm.artifact(name, path_kind, lines=0, parsed=False, note="empty")
+        elif path_kind and _only_comments(text):
+            self.asm.artifact(name, path_kind, lines=lines, parsed=False, note="only comments")
+        else:
+            return False
+        self.asm.host.reading.lines += lines  # blank lines or comments: nothing to read
+        self.asm.host.reading.prose_lines += lines
+        return True
 
     def keep_text(self, name: str, text: str, *, member: bool) -> None:
         """Keep the text of a member, or of a whole text file, for the lines a
@@ -769,29 +837,8 @@ class _Loader:
             self.host_for(host, first_host) if why is None else self.new_machine(host, why, start)
             for start, host, why in segments
         ]
-        bounds = [*starts[1:], len(split.roles)]
-        roles = split.roles
-        for asm, a, b in zip(assemblers, starts, bounds, strict=True):
-            reading = asm.host.reading
-            reading.lines += b - a
-            chunk = roles[a:b]
-            reading.read_lines += chunk.count(READ)
-            reading.prompt_lines += chunk.count(PROMPT)
-            reading.prose_lines += chunk.count(PROSE)
-            reading.unrecognised_lines += chunk.count(UNRECOGNISED)
-            reading.unused_lines += chunk.count(UNUSED)
-        for start, end, what in split.unused:
-            unused = assemblers[bisect.bisect_right(starts, start - 1) - 1].host.reading.unused
-            if len(unused) < MAX_UNUSED_BLOCKS:
-                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=what, name=name))
-            elif len(unused) == MAX_UNUSED_BLOCKS:
-                more = "(more, not listed)"
-                unused.append(f.UnusedBlock(start_line=start, end_line=end, what=more, name=name))
-        for start, end, first in split.unrecognised:
-            asm = assemblers[bisect.bisect_right(starts, start - 1) - 1]
-            asm.host.reading.unrecognised.append(
-                f.UnrecognisedBlock(start_line=start, end_line=end, first_line=first, name=name)
-            )
+        _count_reading(assemblers, starts, split.roles)
+        _list_unread(name, split, assemblers, starts)
         for note in split.notes:
             if note.startswith("more than"):
                 self.error(name, note)
@@ -830,27 +877,33 @@ class _Loader:
     def block(self, name: str, block: Block, result: Any = NOT_PARSED) -> int:
         if block.host:
             self.asm.hostname(block.host)
-        source = f"transcript:{block.label}"
-        entry_name = f"{name}:{block.start_line}"
-        nlines = block.end_line - block.start_line + 1
+        if block.unused is not None or block.kind is None:
+            self.record_unread(name, block)
+            return 0
+        return self.parse_block(name, block, block.kind, result)
+
+    def record_unread(self, name: str, block: Block) -> None:
+        """A block kept out of the facts (why: ``unused``) or of no known kind (a
+        failed command says so)."""
+        source, entry_name, nlines = _block_entry(name, block)
         if block.unused is not None:
             self.asm.artifact(
                 entry_name, None, lines=nlines, parsed=False, source=source, note=f"not used ({block.unused})"
             )
-            return 0
-        if block.kind is None:
-            failure = command_failure(block.text) if block.command else None
-            if failure is not None:
-                # "error: Operation not supported ..." of virsh, "bash: numastat: command
-                # not found": the command ran and failed, which says what to re-run
-                self.error(source, f"the command failed: {failure}", block.start_line)
-            self.asm.artifact(
-                entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised"
-            )
-            return 0
-        self.charge(block.kind)
+            return
+        failure = command_failure(block.text) if block.command else None
+        if failure is not None:
+            # "error: Operation not supported ..." of virsh, "bash: numastat: command
+            # not found": the command ran and failed, which says what to re-run
+            self.error(source, f"the command failed: {failure}", block.start_line)
+        self.asm.artifact(entry_name, None, lines=nlines, parsed=False, source=source, note="not recognised")
+
+    def parse_block(self, name: str, block: Block, kind: str, result: Any) -> int:
+        """A block of a known kind parsed (or its result taken) and recorded."""
+        source, entry_name, nlines = _block_entry(name, block)
+        self.charge(kind)
         results, err = run_parser(
-            block.kind,
+            kind,
             block.text,
             artifact=source,
             line_offset=block.start_line - 1,
@@ -861,10 +914,10 @@ class _Loader:
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)
         for result in results:
-            self.asm.add(result, kind=block.kind)
+            self.asm.add(result, kind=kind)
         self.asm.artifact(
             entry_name,
-            block.kind,
+            kind,
             lines=nlines,
             parsed=err is None,
             source=source,
@@ -873,7 +926,7 @@ class _Loader:
         )
         self.asm.host.reading.artifacts.append(
             f.ReadArtifact(
-                kind=block.kind,
+                kind=kind,
                 start_line=block.start_line,
                 end_line=block.end_line,
                 parsed=err is None,
@@ -882,6 +935,11 @@ class _Loader:
             )
         )
         return 1 if err is None or results else 0  # a partial parse kept facts
+
+
+def _block_entry(name: str, block: Block) -> tuple[str, str, int]:
+    """A transcript block's source, its entry's name among the artifacts and its line count."""
+    return f"transcript:{block.label}", f"{name}:{block.start_line}", block.end_line - block.start_line + 1
 
 
 def _nth_newline(text: str, n: int) -> int:
@@ -952,6 +1010,37 @@ def _looks_like_transcript(text: str) -> bool:
     return False
 
 
+def _unreadable_type(member: tarfile.TarInfo) -> str | None:
+    """Why a member that is neither a directory nor a link is not read."""
+    if member.ischr() or member.isblk() or member.isfifo():
+        return "device or FIFO member skipped"
+    if not member.isreg():
+        return "unsupported member type skipped"
+    return None
+
+
+def _manifest_items(doc: dict[str, Any], limit: int) -> list[tuple[str, dict[str, Any]]]:
+    """("commands" or "files", entry) of the collector's manifest, at most ``limit`` of each."""
+    entries: list[tuple[str, dict[str, Any]]] = []
+    for key in ("commands", "files"):
+        items = doc.get(key)
+        if isinstance(items, list):
+            entries.extend((key, item) for item in items[:limit] if isinstance(item, dict))
+    return entries
+
+
+def _sos_commands(plugins: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(command, file path) of every command a sos manifest's plugins ran."""
+    for plugin in plugins.values():
+        commands = plugin.get("commands") if isinstance(plugin, dict) else None
+        if not isinstance(commands, list):
+            continue
+        for cmd in commands:
+            exec_, path = (cmd.get("exec"), cmd.get("filepath")) if isinstance(cmd, dict) else (None, None)
+            if isinstance(exec_, str) and isinstance(path, str):
+                yield exec_, path
+
+
 class _TarWalk:
     """One pass over a tar stream: map, read or skip each member."""
 
@@ -979,27 +1068,30 @@ class _TarWalk:
             if self.members > limits.members:
                 self.error(self.archive, f"more than {limits.members} members; stopped, kept what was read")
                 return
-            raw_name = member.name
-            if self.members <= KIND_MEMBERS:
-                self.loader.note_member(raw_name)
-            if member.isdir():
-                continue
-            name, why = _clean_member_name(raw_name)
-            if name is None:
-                self.error(_safe_label(raw_name), f"{why}; skipped")
-                continue
-            if member.issym() or member.islnk():
-                self.links.append(name)  # reported in finish(), once we know if this is a sosreport
-                continue
-            if member.ischr() or member.isblk() or member.isfifo():
-                self.error(name, "device or FIFO member skipped")
-                continue
-            if not member.isreg():
-                self.error(name, "unsupported member type skipped")
-                continue
-            if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
-                self.is_sos = True
-            self.member(tf, member, name)
+            self.take(tf, member)
+
+    def take(self, tf: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+        """One member: a directory passed, a link kept for :meth:`report_links`, an
+        unsafe name or a device reported, a regular file read."""
+        raw_name = member.name
+        if self.members <= KIND_MEMBERS:
+            self.loader.note_member(raw_name)
+        if member.isdir():
+            return
+        name, why = _clean_member_name(raw_name)
+        if name is None:
+            self.error(_safe_label(raw_name), f"{why}; skipped")
+            return
+        if member.issym() or member.islnk():
+            self.links.append(name)  # reported in finish(), once we know if this is a sosreport
+            return
+        unreadable = _unreadable_type(member)
+        if unreadable is not None:
+            self.error(name, unreadable)
+            return
+        if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
+            self.is_sos = True
+        self.member(tf, member, name)
 
     def _read(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, limit: int
@@ -1028,19 +1120,29 @@ class _TarWalk:
         entry = self.manifest.get(name)
         kind = entry.kind if entry else kind_for_path(name)
         if entry is not None or kind is not None:
-            if _ARCHIVE_SUFFIX.search(parts[-1]):
-                self.error(name, "nested archive not opened")
-                return
-            data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
-            if data is not None:
-                self.artifact(name, data, kind, entry)
-            return
-        if parts[-1] == "hostname" and member.size <= 256:
+            self.mapped_member(tf, member, name, kind, entry)
+        elif parts[-1] == "hostname" and member.size <= 256:
             data = self._read(tf, member, name, 256)
             if data:
                 self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
+        else:
+            self.unmapped_member(tf, member, name, parts)
+
+    def mapped_member(
+        self,
+        tf: tarfile.TarFile,
+        member: tarfile.TarInfo,
+        name: str,
+        kind: str | None,
+        entry: _ManifestEntry | None,
+    ) -> None:
+        """A member the manifest or its path maps to a kind, read (a nested archive is not)."""
+        if _ARCHIVE_SUFFIX.search(name.rsplit("/", 1)[-1]):
+            self.error(name, "nested archive not opened")
             return
-        self.unmapped_member(tf, member, name, parts)
+        data = self._read(tf, member, name, self.loader.limits.artifact_bytes)
+        if data is not None:
+            self.artifact(name, data, kind, entry)
 
     def manifest_member(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
@@ -1162,23 +1264,7 @@ class _TarWalk:
         hostname = doc.get("hostname")
         if isinstance(hostname, str):
             self.loader._hostname = hostname.strip()[:253] or None
-        pre = f"{prefix}/" if prefix else ""
-        entries: list[tuple[Any, dict[str, Any]]] = []
-        for key in ("commands", "files"):
-            items = doc.get(key)
-            if isinstance(items, list):
-                entries.extend(
-                    (key, item) for item in items[: self.loader.limits.members] if isinstance(item, dict)
-                )
-        for key, item in entries:
-            path = item.get("file") if key == "commands" else item.get("path")
-            if not isinstance(path, str) or not path:
-                continue
-            clean, why = _clean_member_name(path)
-            if clean is None:
-                self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
-                continue
-            self.manifest[pre + clean] = self._manifest_entry(item, clean)
+        self.map_manifest(name, doc, f"{prefix}/" if prefix else "")
         self.loader.asm.artifact(
             name,
             "manifest",
@@ -1189,6 +1275,18 @@ class _TarWalk:
             else None,
             time=str(doc.get("time"))[:64] if doc.get("time") else None,
         )
+
+    def map_manifest(self, name: str, doc: dict[str, Any], pre: str) -> None:
+        """Each file the manifest lists -> its parser kind, command and exit code."""
+        for key, item in _manifest_items(doc, self.loader.limits.members):
+            path = item.get("file") if key == "commands" else item.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            clean, why = _clean_member_name(path)
+            if clean is None:
+                self.error(name, f"manifest entry {_safe_label(path)!r}: {why}; ignored")
+                continue
+            self.manifest[pre + clean] = self._manifest_entry(item, clean)
 
     def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
         """What a manifest says of one file: its parser kind (as written, else
@@ -1217,20 +1315,11 @@ class _TarWalk:
             return
         if not isinstance(plugins, dict):
             return
-        for plugin in plugins.values():
-            commands = plugin.get("commands") if isinstance(plugin, dict) else None
-            if not isinstance(commands, list):
-                continue
-            for cmd in commands:
-                if not isinstance(cmd, dict):
-                    continue
-                exec_, path = cmd.get("exec"), cmd.get("filepath")
-                if not isinstance(exec_, str) or not isinstance(path, str):
-                    continue
-                clean, _why = _clean_member_name(path)
-                kind = kind_for_command(exec_)
-                if clean and kind:
-                    self.manifest.setdefault(prefix + clean, _ManifestEntry(kind=kind, command=exec_))
+        for exec_, path in _sos_commands(plugins):
+            clean, _why = _clean_member_name(path)
+            kind = kind_for_command(exec_)
+            if clean and kind:
+                self.manifest.setdefault(prefix + clean, _ManifestEntry(kind=kind, command=exec_))
 
     @staticmethod
     def _kinds() -> set[str]:
@@ -1539,18 +1628,18 @@ def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = No
         if len(data) > limits.artifact_bytes:
             return {}
         return dict.fromkeys(names, decode_bytes(data).text.split("\n"))
+    return _member_lines(fh, names, limits)
+
+
+def _member_lines(fh: IO[bytes], names: set[str], limits: Limits) -> dict[str, list[str]]:
+    """The lines of the named members of an archive (see :func:`artifact_lines`)."""
     out: dict[str, list[str]] = {}
     remaining = set(names)
     unpacked = 0
     for tar, member in _tar_members(fh, limits):
         if not remaining:
             break
-        if not member.isfile() or member.size > limits.artifact_bytes:
-            continue
-        clean, _skip = _clean_member_name(member.name)
-        if clean is None:
-            continue
-        match = next((n for n in remaining if _same_path(n, clean)), None)
+        match = _wanted_member(member, remaining, limits)
         if match is None:
             continue
         unpacked += member.size
@@ -1561,3 +1650,13 @@ def artifact_lines(fh: IO[bytes], names: set[str], *, limits: Limits | None = No
             out[match] = decode_bytes(extracted.read()).text.split("\n")
             remaining.discard(match)
     return out
+
+
+def _wanted_member(member: tarfile.TarInfo, remaining: set[str], limits: Limits) -> str | None:
+    """The name in ``remaining`` a regular member of a readable size stands for."""
+    if not member.isfile() or member.size > limits.artifact_bytes:
+        return None
+    clean, _skip = _clean_member_name(member.name)
+    if clean is None:
+        return None
+    return next((n for n in remaining if _same_path(n, clean)), None)

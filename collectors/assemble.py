@@ -268,14 +268,6 @@ def run_parser(
     if spec is None:
         return [], f.ArtifactError(artifact, f"no parser for kind {kind!r}")
     error: f.ArtifactError | None = None
-
-    def where(line: int | None) -> int | None:
-        if not isinstance(line, int):
-            return None
-        if line_map and 1 <= line <= len(line_map):
-            return line_map[line - 1]
-        return line + line_offset
-
     seconds, max_bytes = parse_budget()
     if max_bytes > 0 and len(text) > max_bytes:
         return [], f.ArtifactError(
@@ -291,7 +283,9 @@ def run_parser(
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
         return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
     except f.ParseError as exc:
-        error = f.ArtifactError(artifact, f"{kind}: {exc.message}", where(exc.line))
+        error = f.ArtifactError(
+            artifact, f"{kind}: {exc.message}", _file_line(exc.line, line_offset, line_map)
+        )
         partial = getattr(exc, "partial", None)
         if partial is None:
             return [], error
@@ -304,20 +298,34 @@ def run_parser(
             raise
         log.exception("parser %s failed on %s", kind, artifact)
         return [], f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
-    out = []
     for result in results:
         if isinstance(result, f.Parsed):
-            try:
-                _shift(result, line_offset, line_map=line_map)
-            except Exception:
-                log.exception("could not shift lines of %s result", kind)
-            result.source = f.Source(artifact=artifact, line=where(result.source.line or 1))
-            for err in result.errors:
-                err.artifact = artifact
-                if not err.message.startswith(f"{kind}:"):
-                    err.message = f"{kind}: {err.message}"
-        out.append(result)
-    return out, error
+            _place(result, kind, artifact, line_offset, line_map)
+    return results, error
+
+
+def _file_line(line: int | None, line_offset: int, line_map: list[int] | None) -> int | None:
+    """The uploaded file's line of a line of the parsed text."""
+    if not isinstance(line, int):
+        return None
+    if line_map and 1 <= line <= len(line_map):
+        return line_map[line - 1]
+    return line + line_offset
+
+
+def _place(result: f.Parsed, kind: str, artifact: str, line_offset: int, line_map: list[int] | None) -> None:
+    """A result's lines, source and errors made the uploaded file's."""
+    try:
+        _shift(result, line_offset, line_map=line_map)
+    except Exception:
+        log.exception("could not shift lines of %s result", kind)
+    result.source = f.Source(
+        artifact=artifact, line=_file_line(result.source.line or 1, line_offset, line_map)
+    )
+    for err in result.errors:
+        err.artifact = artifact
+        if not err.message.startswith(f"{kind}:"):
+            err.message = f"{kind}: {err.message}"
 
 
 # --------------------------------------------------------------------- assembling
@@ -327,6 +335,48 @@ def _fill(target: dict[str, Any], values: dict[str, Any]) -> None:
     """Copy the keys ``target`` does not have yet (the first source wins)."""
     for key, value in values.items():
         target.setdefault(key, value)
+
+
+def _every_cpu(host: f.HostFacts) -> int | None:
+    """The host's CPU count as lscpu says it, else as numactl's node lists do
+    when every node lists its CPUs."""
+    if host.cpu and host.cpu.cpus:
+        return host.cpu.cpus
+    if host.numa and all(n.cpus for n in host.numa.nodes.values()):
+        return sum(len(n.cpus) for n in host.numa.nodes.values()) or None
+    return None
+
+
+def _merge_process(seen: f.ProcessNuma, proc: f.ProcessNuma) -> None:
+    """The same process twice (numastat -c NAME, then -p PID): the per-PID table
+    has the categories, and -c cuts names ("qemu-syste")."""
+    if proc.categories and not seen.categories:
+        seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
+        seen.categories, seen.line = proc.categories, proc.line
+    if proc.name and (not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))):
+        seen.name = proc.name
+
+
+def _merge_numa_part(topo: f.NumaTopology, part: f.Parsed, *, hugepage_kb: int) -> None:
+    """One NUMA-shaped part into ``topo``: each kind by its ``_merge_*`` function."""
+    if isinstance(part, f.NumactlHardware | f.NumaTopology):
+        _merge_topology(topo, part)
+    elif isinstance(part, f.NodeMeminfo):
+        for node_id, values in part.nodes.items():
+            _fill(topo.node(node_id).meminfo, values)
+    elif isinstance(part, f.Numastat):
+        _merge_numastat(topo, part, hugepage_kb=hugepage_kb)
+    elif isinstance(part, f.VirshFreecell):
+        _merge_freecell(topo, part)
+    elif isinstance(part, f.Zoneinfo):
+        _merge_zoneinfo(topo, part)
+
+
+def _merge_freecell(topo: f.NumaTopology, part: f.VirshFreecell) -> None:
+    for node_id, free_kb in part.free_kb.items():
+        target = topo.node(node_id)
+        if target.free_mb is None:
+            target.free_mb = free_kb // 1024
 
 
 def _merge_topology(topo: f.NumaTopology, part: f.NumactlHardware | f.NumaTopology) -> None:
@@ -696,15 +746,7 @@ class HostAssembler:
                 if proc.pid is not None:
                     known[(proc.pid, proc.tool)] = proc
                 continue
-            # the same process twice (numastat -c NAME, then -p PID): the per-PID table
-            # has the categories, and -c cuts names ("qemu-syste")
-            if proc.categories and not seen.categories:
-                seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
-                seen.categories, seen.line = proc.categories, proc.line
-            if proc.name and (
-                not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))
-            ):
-                seen.name = proc.name
+            _merge_process(seen, proc)
 
     def _add_numa_boot(self, r: f.NumaBootMessages) -> None:
         target = self.host.numa_boot
@@ -894,24 +936,12 @@ class HostAssembler:
         parts = sorted(self._numa_parts, key=lambda p: isinstance(p, f.NumaTopology))
         topo = f.NumaTopology()
         topo.source = parts[0].source
+        hugepage_kb = self._hugepage_kb()
         for part in parts:
             topo.sources.setdefault(type(part).__name__, part.source)
             for key, line in part.lines.items():
                 topo.lines.setdefault(key, line)
-            if isinstance(part, f.NumactlHardware | f.NumaTopology):
-                _merge_topology(topo, part)
-            elif isinstance(part, f.NodeMeminfo):
-                for node_id, values in part.nodes.items():
-                    _fill(topo.node(node_id).meminfo, values)
-            elif isinstance(part, f.Numastat):
-                _merge_numastat(topo, part, hugepage_kb=self._hugepage_kb())
-            elif isinstance(part, f.VirshFreecell):
-                for node_id, free_kb in part.free_kb.items():
-                    target = topo.node(node_id)
-                    if target.free_mb is None:
-                        target.free_mb = free_kb // 1024
-            elif isinstance(part, f.Zoneinfo):
-                _merge_zoneinfo(topo, part)
+            _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
         cpu = self.host.cpu
         if cpu and cpu.numa_node_cpus:
             for node_id, cpus in cpu.numa_node_cpus.items():
@@ -1041,12 +1071,12 @@ class HostAssembler:
     def _mark_cut_usage(self) -> None:
         """A per-CPU table (top's ``%CpuN`` lines) with fewer rows than the
         host's CPUs was cut by the paste (seed 000: Cpu0-Cpu53 of 72)."""
-        usage, host = self.host.cpu_usage, self.host
-        rows = [c for c in usage.per_cpu if c.cpu != "all"] if usage else []
-        total = host.cpu.cpus if host.cpu and host.cpu.cpus else None
-        if total is None and host.numa and all(n.cpus for n in host.numa.nodes.values()):
-            total = sum(len(n.cpus) for n in host.numa.nodes.values()) or None
-        if usage is None or not rows or total is None or len(rows) >= total:
+        usage = self.host.cpu_usage
+        if usage is None:
+            return
+        rows = [c for c in usage.per_cpu if c.cpu != "all"]
+        total = _every_cpu(self.host)
+        if not rows or total is None or len(rows) >= total:
             return
         usage.cut, usage.truncated_after, usage.of_cpus = True, rows[-1].cpu, total
 

@@ -1327,41 +1327,60 @@ def _decoder(hint: Any) -> typing.Callable[[Any], Any]:
     ``from_dict`` slow)."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(hint) if a is not type(None)]
-        # Every optional field of the model is ``X | None`` with a single X.
-        inner = _decoder(options[0]) if len(options) == 1 else _identity
-        return lambda value: None if value is None else inner(value)
+        return _optional_decoder(hint)
     if dataclasses.is_dataclass(hint):
         fact_type = typing.cast(type, hint)
         return lambda value: from_dict(fact_type, value) if isinstance(value, dict) else None
-    if origin is list:
-        (item,) = typing.get_args(hint) or (Any,)
-        decode_item = _decoder(item)
-        return lambda value: (
-            None if value is None else [decode_item(v) for v in value] if isinstance(value, list) else []
-        )
-    if origin is tuple:
-        return lambda value: tuple(value) if isinstance(value, list) else value
-    if origin is dict:
-        key_t, value_t = typing.get_args(hint) or (Any, Any)
-        decode_value = _decoder(value_t)
+    container = _CONTAINER_DECODERS.get(origin)
+    return container(hint) if container is not None else _identity
 
-        def decode_dict(value: Any) -> Any:
-            if value is None:
-                return None
-            if not isinstance(value, dict):
-                return {}
-            out = {}
-            for k, v in value.items():
-                try:
-                    key = int(k) if key_t is int else k  # JSON made int keys (NUMA nodes) strings
-                except ValueError:
-                    key = k
-                out[key] = decode_value(v)
-            return out
 
-        return decode_dict
-    return _identity
+def _optional_decoder(hint: Any) -> typing.Callable[[Any], Any]:
+    options = [a for a in typing.get_args(hint) if a is not type(None)]
+    # Every optional field of the model is ``X | None`` with a single X.
+    inner = _decoder(options[0]) if len(options) == 1 else _identity
+    return lambda value: None if value is None else inner(value)
+
+
+def _list_decoder(hint: Any) -> typing.Callable[[Any], Any]:
+    (item,) = typing.get_args(hint) or (Any,)
+    decode_item = _decoder(item)
+    return lambda value: (
+        None if value is None else [decode_item(v) for v in value] if isinstance(value, list) else []
+    )
+
+
+def _tuple_decoder(hint: Any) -> typing.Callable[[Any], Any]:
+    return lambda value: tuple(value) if isinstance(value, list) else value
+
+
+def _dict_decoder(hint: Any) -> typing.Callable[[Any], Any]:
+    key_t, value_t = typing.get_args(hint) or (Any, Any)
+    decode_value = _decoder(value_t)
+
+    def decode_dict(value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            return {}
+        out = {}
+        for k, v in value.items():
+            try:
+                key = int(k) if key_t is int else k  # JSON made int keys (NUMA nodes) strings
+            except ValueError:
+                key = k
+            out[key] = decode_value(v)
+        return out
+
+    return decode_dict
+
+
+# the origin of a container type hint (``list[int]`` -> list) -> its decoder's builder
+_CONTAINER_DECODERS: dict[Any, typing.Callable[[Any], typing.Callable[[Any], Any]]] = {
+    list: _list_decoder,
+    tuple: _tuple_decoder,
+    dict: _dict_decoder,
+}
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:

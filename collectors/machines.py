@@ -104,26 +104,33 @@ def split_repeated_outputs(blocks: list[Any], parsed: dict[int, Any]) -> list[An
                 moved[len(out)] = parsed[index]
             out.append(block)
             continue
-        lines = block.text.split("\n")
-        firsts[0] = 0
-        for k, first in enumerate(firsts):
-            last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
-            origins = block.origins[first:last] if block.origins else None
-            out.append(
-                dataclasses.replace(
-                    block,
-                    text="\n".join(lines[first:last]),
-                    start_line=origins[0] if origins else block.start_line + first,
-                    end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
-                    origins=origins,
-                    command=block.command if k == 0 else None,
-                )
-            )
-        if out:
-            out[-1].end_line = max(out[-1].end_line, block.end_line)
+        out.extend(_cut_at(block, firsts))
+        out[-1].end_line = max(out[-1].end_line, block.end_line)
     parsed.clear()
     parsed.update(moved)
     return out
+
+
+def _cut_at(block: Any, firsts: list[int]) -> list[Any]:
+    """``block`` cut into one block per output, each starting at one of the
+    ``firsts`` (0-based lines of the block; the first output starts the block)."""
+    lines = block.text.split("\n")
+    firsts[0] = 0
+    pieces = []
+    for k, first in enumerate(firsts):
+        last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
+        origins = block.origins[first:last] if block.origins else None
+        pieces.append(
+            dataclasses.replace(
+                block,
+                text="\n".join(lines[first:last]),
+                start_line=origins[0] if origins else block.start_line + first,
+                end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
+                origins=origins,
+                command=block.command if k == 0 else None,
+            )
+        )
+    return pieces
 
 
 @dataclass
@@ -159,29 +166,37 @@ def view_of(kind: str, result: Any, line: int) -> MachineView | None:
     if kind in GUEST_SIGNAL_KINDS:
         return _signals_view(kind, result, line)
     if kind == "numactl_hardware" and isinstance(result, f.NumactlHardware) and result.nodes:
-        cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
-        listed = all(cpu_lists)
-        return MachineView(
-            kind=kind,
-            line=line,
-            nodes=len(result.nodes),
-            cpus=sum(len(c) for c in cpu_lists) if listed else None,
-            distances=tuple(tuple(r) for r in result.distances) or None,
-            node_cpus=tuple(cpu_lists) if listed else None,
-        )
+        return _numactl_view(result, line)
     if kind == "lscpu" and isinstance(result, f.CpuTopology):
-        if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
-            return None  # lscpu -e / -p: a CPU map, not the summary
-        if result.cpus is None and result.numa_nodes is None:
-            return None
-        return MachineView(
-            kind=kind,
-            line=line,
-            nodes=result.numa_nodes,
-            cpus=result.cpus,
-            guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
-        )
+        return _lscpu_view(result, line)
     return None
+
+
+def _numactl_view(result: f.NumactlHardware, line: int) -> MachineView:
+    cpu_lists = [tuple(n.cpus) for _i, n in sorted(result.nodes.items())]
+    listed = all(cpu_lists)
+    return MachineView(
+        kind="numactl_hardware",
+        line=line,
+        nodes=len(result.nodes),
+        cpus=sum(len(c) for c in cpu_lists) if listed else None,
+        distances=tuple(tuple(r) for r in result.distances) or None,
+        node_cpus=tuple(cpu_lists) if listed else None,
+    )
+
+
+def _lscpu_view(result: f.CpuTopology, line: int) -> MachineView | None:
+    if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
+        return None  # lscpu -e / -p: a CPU map, not the summary
+    if result.cpus is None and result.numa_nodes is None:
+        return None
+    return MachineView(
+        kind="lscpu",
+        line=line,
+        nodes=result.numa_nodes,
+        cpus=result.cpus,
+        guest=bool(result.hypervisor_vendor and result.hypervisor_vendor.strip()),
+    )
 
 
 def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
@@ -304,25 +319,45 @@ def machine_boundaries(
     walk = _Walk(named=hosts[0] if hosts else None)
     segment = 0
     for index, block in enumerate(blocks):
-        while segment + 1 < len(segment_starts) and block.start_line - 1 >= segment_starts[segment + 1]:
-            segment += 1
+        now = _segment_of(block.start_line - 1, segment, segment_starts)
+        if now != segment:
             # a prompt named another host: that one starts afresh
+            segment = now
             walk.seen, walk.named = [], hosts[segment] if segment < len(hosts) else None
         if block.host and walk.named is None:
             walk.named = block.host
-        if block.prose:
-            continue
-        if block.kind == "mysql_variables":
-            if walk.named:
-                _database_boundary(walk, block, _server_hostname(index, block, parsed, probe), lines)
-            continue
-        if block.kind not in WHOLE_MACHINE_KINDS:
-            continue
-        result = _parsed(index, block, parsed, probe)
-        view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
-        if view is not None:
-            _output_boundary(walk, block, view)
+        if not block.prose:
+            _read_block(walk, index, block, parsed, probe, lines)
     return walk.out
+
+
+def _read_block(
+    walk: _Walk,
+    index: int,
+    block: Any,
+    parsed: dict[int, Any],
+    probe: Callable[[str, str], Any],
+    lines: Sequence[str] | None,
+) -> None:
+    """A boundary before a database whose server or an output whose machine is
+    another one than the walk's."""
+    if block.kind == "mysql_variables":
+        if walk.named:
+            _database_boundary(walk, block, _server_hostname(index, block, parsed, probe), lines)
+        return
+    if block.kind not in WHOLE_MACHINE_KINDS:
+        return
+    result = _parsed(index, block, parsed, probe)
+    view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
+    if view is not None:
+        _output_boundary(walk, block, view)
+
+
+def _segment_of(line: int, segment: int, segment_starts: Sequence[int]) -> int:
+    """The segment (from ``segment`` on) that holds the 0-based ``line``."""
+    while segment + 1 < len(segment_starts) and line >= segment_starts[segment + 1]:
+        segment += 1
+    return segment
 
 
 def _prompt_names(lines: Sequence[str] | None, block: Any, host: str) -> bool:
@@ -419,6 +454,20 @@ def find_conflicts(
     distances: Values = [(str(p.distances), p, "distances") for p in numactl if p.distances]
     if _distinct(distances):
         out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
+    conflict = _cpu_conflict(host, numactl, summaries)
+    if conflict is not None:
+        out.append(conflict)
+    conflict = _database_conflict(host)
+    if conflict is not None:
+        out.append(conflict)
+    return out
+
+
+def _cpu_conflict(
+    host: f.HostFacts, numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]
+) -> f.FactConflict | None:
+    """The CPU counts differ, or an lscpu and the guest signals disagree on
+    whether the machine is virtual."""
     cpus = _cpu_counts(numactl, summaries)
     roles = {bool(c.hypervisor_vendor) for c in summaries}
     signals = host.guest_signals
@@ -427,13 +476,8 @@ def find_conflicts(
     if len(roles) > 1 and signals is not None and signals.virtual is not None:
         cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
     if _distinct(cpus) or len(roles) > 1:
-        out.append(
-            _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
-        )
-    conflict = _database_conflict(host)
-    if conflict is not None:
-        out.append(conflict)
-    return out
+        return _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
+    return None
 
 
 def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:

@@ -43,13 +43,17 @@ def covering_artifact(host: HostFacts, artifact: str, line: int | None) -> str:
     # line numbers are those of the file the cited block came from.
     files = {artifact_file(e) for e in host.artifacts if e.get("source") == artifact}
     for entry in host.artifacts:
-        start, count = entry.get("start_line"), entry.get("lines")
         if files and artifact_file(entry) not in files:
             continue
-        source: str = entry.get("source") or ""
-        if start and count and start <= line < start + count and source:
-            return source
+        if _holds_line(entry, line):
+            return str(entry["source"])
     return artifact
+
+
+def _holds_line(entry: dict[str, Any], line: int) -> bool:
+    """Whether an artifact read from a block of lines (and named) holds ``line``."""
+    start, count = entry.get("start_line"), entry.get("lines")
+    return bool(start and count and start <= line < start + count and entry.get("source"))
 
 
 def artifact_file(entry: dict[str, Any]) -> str:

@@ -158,10 +158,8 @@ def innodb_flush_method(db: DatabaseFacts | None) -> FlushMethod | None:
     if "innodb_flush_method" not in db.variables:
         # a LIKE or WHERE query that did not ask for it, or a my.cnf: not known
         return None
-    value = (db.variables.get("innodb_flush_method") or "").strip().strip("'\"")
-    if value.isdigit() and int(value) < len(_MARIADB_FLUSH_NUMBERS):
-        value = _MARIADB_FLUSH_NUMBERS[int(value)]
-    if value and value.upper() != "NULL":
+    value = _flush_method_named(db.variables.get("innodb_flush_method") or "")
+    if value:
         return FlushMethod(value, "variable", "innodb_flush_method")
     default = _default_flush_method(db)
     if default:
@@ -170,3 +168,12 @@ def innodb_flush_method(db: DatabaseFacts | None) -> FlushMethod | None:
         # only MySQL/Percona up to 5.7 print the variable empty: its NULL default, fsync
         return FlushMethod("fsync", "default", "innodb_flush_method")
     return None
+
+
+def _flush_method_named(value: str) -> str:
+    """The method a value of innodb_flush_method names (MariaDB's numbers by
+    their names); "" for an empty or NULL one."""
+    value = value.strip().strip("'\"")
+    if value.isdigit() and int(value) < len(_MARIADB_FLUSH_NUMBERS):
+        value = _MARIADB_FLUSH_NUMBERS[int(value)]
+    return "" if value.upper() == "NULL" else value

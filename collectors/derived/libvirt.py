@@ -4,6 +4,7 @@ test driver's), their vCPUs and pins, whether it runs KVM."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import re
 from typing import Any
 
@@ -130,6 +131,12 @@ def _cpu_mask(cpus: set[int]) -> int:
     return mask
 
 
+def _may_share(mask: int | None, mine: int | None) -> bool:
+    """Whether a guest pinned to ``mask`` is not provably pinned apart from one
+    pinned to ``mine`` (None: not provably pinned)."""
+    return not mine or mask is None or bool(mask & mine)
+
+
 class CpuSharing:
     """Which other guests of a host may run on a guest's CPUs, for every guest
     of the host at once (``kvm.host_contention``): the running ones (by name,
@@ -166,26 +173,35 @@ class CpuSharing:
         self._index_of_domain: dict[int, int] = {}
         self._indexes_of_name: dict[str, list[int]] = {}
         if listed:
-            by_name: dict[str, Domain] = {}
-            for d in domains:
-                for key in (d.name, d.uuid):
-                    if key and key not in by_name:
-                        by_name[key] = d
-            for name in running:
-                xml = by_name.get(name)
-                self._indexes_of_name.setdefault(name, []).append(len(self._labels))
-                self._labels.append(name)
-                self._masks.append(self._pins[id(xml)] if xml is not None else None)
+            self._add_running(domains, running)
         else:
-            for d in domains:
-                if not (d.name or d.uuid):
-                    continue
-                self._index_of_domain[id(d)] = len(self._labels)
-                self._labels.append(domain_label(d))
-                self._masks.append(self._pins[id(d)])
+            self._add_domains(domains)
         self._groups: dict[int | None, list[int]] = {}
         for index, mask in enumerate(self._masks):
             self._groups.setdefault(mask, []).append(index)
+
+    def _add_running(self, domains: list[Domain], running: list[str]) -> None:
+        """The candidates are the guests ``virsh list`` shows running, pinned as
+        the XML of the same name or UUID says."""
+        by_name: dict[str, Domain] = {}
+        for d in domains:
+            for key in (d.name, d.uuid):
+                if key and key not in by_name:
+                    by_name[key] = d
+        for name in running:
+            xml = by_name.get(name)
+            self._indexes_of_name.setdefault(name, []).append(len(self._labels))
+            self._labels.append(name)
+            self._masks.append(self._pins[id(xml)] if xml is not None else None)
+
+    def _add_domains(self, domains: list[Domain]) -> None:
+        """Without ``virsh list``, the candidates are the named domain XMLs."""
+        for d in domains:
+            if not (d.name or d.uuid):
+                continue
+            self._index_of_domain[id(d)] = len(self._labels)
+            self._labels.append(domain_label(d))
+            self._masks.append(self._pins[id(d)])
 
     def _selves(self, d: Domain) -> set[int]:
         """The candidates that are ``d`` itself (the domain, or its name or UUID in virsh list)."""
@@ -198,16 +214,8 @@ class CpuSharing:
         if not self._indexes_of_name and not (d.name or d.uuid):
             return 0, []  # an unnamed XML piece: which guest it belongs to is unknown
         mine = self._pins.get(id(d))
-
-        def shares(mask: int | None) -> bool:  # not provably pinned apart from d
-            return not mine or mask is None or bool(mask & mine)
-
-        groups = [indexes for mask, indexes in self._groups.items() if shares(mask)]
-        selves = {i for i in self._selves(d) if shares(self._masks[i])}
-        names: list[str] = []
-        for index in heapq.merge(*groups):
-            if len(names) >= shown:
-                break
-            if index not in selves:
-                names.append(self._labels[index])
-        return sum(len(g) for g in groups) - len(selves), names
+        groups = [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+        selves = {i for i in self._selves(d) if _may_share(self._masks[i], mine)}
+        # the first ``shown`` of the others, in the candidates' order
+        others = (self._labels[index] for index in heapq.merge(*groups) if index not in selves)
+        return sum(len(g) for g in groups) - len(selves), list(itertools.islice(others, shown))

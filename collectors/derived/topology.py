@@ -3,25 +3,28 @@ CPUs and memory per node, total RAM."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from collectors.facts import HostFacts
 
 
 def cpu_node_map(host: HostFacts) -> dict[int, int]:
     """Host CPU id -> NUMA node id, from numactl/sysfs, lscpu or ``virsh capabilities``."""
-    out: dict[int, int] = {}
+    for node_cpus in _node_cpu_lists(host):
+        out = {cpu: node_id for node_id, cpus in node_cpus for cpu in cpus}
+        if out:
+            return out
+    return {}
+
+
+def _node_cpu_lists(host: HostFacts) -> Iterator[list[tuple[int, list[int]]]]:
+    """(node, its CPUs) as each artifact lists them, in the order they are trusted."""
     if host.numa and host.numa.nodes:
-        for node_id, node in host.numa.nodes.items():
-            for cpu in node.cpus:
-                out[cpu] = node_id
-    if not out and host.cpu and host.cpu.numa_node_cpus:
-        for node_id, cpus in host.cpu.numa_node_cpus.items():
-            for cpu in cpus:
-                out[cpu] = node_id
-    if not out and host.capabilities and host.capabilities.cells:
-        for node_id, cell in host.capabilities.cells.items():
-            for cpu in cell.get("cpus") or []:
-                out[cpu] = node_id
-    return out
+        yield [(node_id, node.cpus) for node_id, node in host.numa.nodes.items()]
+    if host.cpu and host.cpu.numa_node_cpus:
+        yield list(host.cpu.numa_node_cpus.items())
+    if host.capabilities and host.capabilities.cells:
+        yield [(node_id, cell.get("cpus") or []) for node_id, cell in host.capabilities.cells.items()]
 
 
 def cpus_by_node(host: HostFacts) -> dict[int, list[int]]:

@@ -5,6 +5,7 @@ own output first, else what a data store's start-up log says it read)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,18 +48,26 @@ def datastores(host: HostFacts) -> list[Datastore]:
     """Every data store seen on ``host``, one per kind (the most specific
     sighting: a database's own output, then its log, then a process)."""
     found: dict[str, Datastore] = {}
-
-    def add(store: Datastore) -> None:
+    for store in _sightings(host):
         held = found.get(store.kind)
         if held is None or (held.version is None and store.version is not None):
             found[store.kind] = store
+    return sorted(found.values(), key=lambda s: s.kind)
 
+
+def _sightings(host: HostFacts) -> Iterator[Datastore]:
+    """Every sighting of a data store, the most specific first."""
     db = host.database
     if db is not None and (db.kind in _MYSQL_FAMILY or db.kind is None):
-        add(Datastore("mysql", db.version, "database.kind", db, db.lines.get("version")))
+        yield Datastore("mysql", db.version, "database.kind", db, db.lines.get("version"))
     for log in host.services:
         if log.kind:
-            add(Datastore(log.kind, log.version, f"services[{log.kind}]", log, log.lines.get("version")))
+            yield Datastore(log.kind, log.version, f"services[{log.kind}]", log, log.lines.get("version"))
+    yield from _process_sightings(host)
+
+
+def _process_sightings(host: HostFacts) -> Iterator[Datastore]:
+    """The data stores the process lists (ps, top, numastat -p) name."""
     rows = list(host.processes.processes) if host.processes else []
     if host.cpu_usage is not None:
         rows += host.cpu_usage.processes
@@ -66,12 +75,11 @@ def datastores(host: HostFacts) -> list[Datastore]:
         kind = _process_kind(p.command)
         if kind:
             parsed = host.processes if host.processes and p in host.processes.processes else host.cpu_usage
-            add(Datastore(kind, None, f"processes[{p.pid}]", parsed, p.line))
+            yield Datastore(kind, None, f"processes[{p.pid}]", parsed, p.line)
     for pn in host.process_numa:
         kind = _process_kind(pn.name or "")
         if kind:
-            add(Datastore(kind, None, f"process_numa[{pn.name}]", None, pn.line))
-    return sorted(found.values(), key=lambda s: s.kind)
+            yield Datastore(kind, None, f"process_numa[{pn.name}]", None, pn.line)
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
@@ -259,10 +267,15 @@ def workloads(host: HostFacts) -> set[str]:
     found |= {TUNED_WORKLOADS[p] for p in tuned_profiles(host, applied=False) if p in TUNED_WORKLOADS}
     if host.oceanbase is not None:
         found.add("oceanbase")
+    return found | _vendor_servers(host)
+
+
+def _vendor_servers(host: HostFacts) -> set[str]:
+    """The workloads of the servers of :data:`_VENDOR_PROCESSES` ps lists (by
+    the name of the program each process runs)."""
+    found: set[str] = set()
     for proc in host.processes.processes if host.processes else ():
         first = (proc.command or "").split()
         name = first[0].rsplit("/", 1)[-1] if first else ""
-        for pattern, workload in _VENDOR_PROCESSES:
-            if pattern.search(name):
-                found.add(workload)
+        found.update(workload for pattern, workload in _VENDOR_PROCESSES if pattern.search(name))
     return found

@@ -129,6 +129,65 @@ _TIMING = re.compile(
 )
 
 
+class _Timings:
+    """A SQL client session line by line: the statement typed at a prompt (or
+    echoed by ``mysql -v``) and the timing line after it."""
+
+    def __init__(self) -> None:
+        self.out = BenchmarkResults()
+        self.statement: list[str] = []
+        self.statement_open = False
+        self.echo: list[str] | None = None  # inside the client's -v statement echo
+
+    def read(self, line: str, number: int) -> None:
+        readers = (self._fence, self._echoed, self._prompt, self._continued, self._timing)
+        if not any(read(line, number) for read in readers) and line.strip():
+            self.statement_open = False
+
+    def _fence(self, line: str, number: int) -> bool:
+        """The ``----`` around ``-v``'s echo: the statement is what it encloses."""
+        if not _ECHO_FENCE.match(line):
+            return False
+        if self.echo is None:
+            self.echo = []
+        else:
+            self.statement, self.echo, self.statement_open = self.echo, None, False
+        return True
+
+    def _echoed(self, line: str, number: int) -> bool:
+        if self.echo is None:
+            return False
+        self.echo.append(line.strip())
+        return True
+
+    def _prompt(self, line: str, number: int) -> bool:
+        m = _PROMPT.match(line)
+        if m is None:
+            return False
+        self.statement = [m.group("sql").strip()]
+        self.statement_open = True
+        return True
+
+    def _continued(self, line: str, number: int) -> bool:
+        m = _CONTINUATION.match(line) if self.statement_open else None
+        if m is None:
+            return False
+        self.statement.append(m.group("sql").strip())
+        return True
+
+    def _timing(self, line: str, number: int) -> bool:
+        m = _TIMING.match(line)
+        if m is None:
+            return False
+        seconds = finite(m.group("sec"), number) + 60 * int(m.group("min") or 0)
+        name = " ".join(s for s in self.statement if s).rstrip(";").strip()
+        name = re.sub(r"(\\G|;)$", "", name).strip()[:200]
+        self.out.results.append(Benchmark("statement", name, round(seconds, 6), "s", number))
+        self.out.lines[f"results[{len(self.out.results) - 1}]"] = number
+        self.statement, self.statement_open = [], False
+        return True
+
+
 @register(
     "sql_timing",
     commands=(r"(?i)^\s*(create|alter|insert|update|delete|replace|optimize|truncate|drop|load|call)\b",),
@@ -147,37 +206,10 @@ def parse_sql_timing(text: str) -> BenchmarkResults:
     >>> (r.results[0].name, r.results[0].value, r.results[0].unit)
     ('create index i on t (c)', 118.37, 's')
     """
-    out = BenchmarkResults()
-    statement: list[str] = []
-    statement_open = False
-    echo: list[str] | None = None  # inside the client's -v statement echo
+    reader = _Timings()
     for number, line in enumerate(text.splitlines(), 1):
-        if _ECHO_FENCE.match(line):
-            if echo is None:
-                echo = []
-            else:
-                statement, echo, statement_open = echo, None, False
-            continue
-        if echo is not None:
-            echo.append(line.strip())
-            continue
-        if m := _PROMPT.match(line):
-            statement = [m.group("sql").strip()]
-            statement_open = True
-            continue
-        if statement_open and (m := _CONTINUATION.match(line)):
-            statement.append(m.group("sql").strip())
-            continue
-        m = _TIMING.match(line)
-        if m:
-            seconds = finite(m.group("sec"), number) + 60 * int(m.group("min") or 0)
-            name = " ".join(s for s in statement if s).rstrip(";").strip()
-            name = re.sub(r"(\\G|;)$", "", name).strip()[:200]
-            out.results.append(Benchmark("statement", name, round(seconds, 6), "s", number))
-            out.lines[f"results[{len(out.results) - 1}]"] = number
-            statement, statement_open = [], False
-        elif line.strip():
-            statement_open = False
+        reader.read(line, number)
+    out = reader.out
     if not out.results:
         raise ParseError("no SQL client timing lines ('Query OK, ... (N sec)' or 'N rows in set (N sec)')")
     return out

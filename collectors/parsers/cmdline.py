@@ -38,6 +38,19 @@ def _detect(head: str) -> bool:
     return len(set(_KNOWN.findall(lines[0]))) >= 2
 
 
+def _params(raw: str) -> dict[str, str | None]:
+    """``key=value`` (quotes dropped) and bare ``key`` parameters, up to ``--``
+    (what follows is init's)."""
+    params: dict[str, str | None] = {}
+    for token in _TOKEN.findall(raw):
+        if token == "--":  # noqa: S105 - the end-of-options marker, not a secret
+            break
+        key, sep, value = token.partition("=")
+        if _KEY.match(key):
+            params[key] = value.strip('"') if sep else None
+    return params
+
+
 @register(
     "cmdline",
     commands=(r"cat\s+/proc/cmdline",),
@@ -62,15 +75,8 @@ def parse_cmdline(text: str) -> KernelCmdline:
         raise ParseError(f"a kernel command line is one line, got {len(lines)} lines")
     # a pasted transcript may keep the prompt line; the command line is the longest line
     idx, raw = max(lines, key=lambda item: len(item[1].split()))
-    out = KernelCmdline(raw=raw)
+    out = KernelCmdline(raw=raw, params=_params(raw))
     out.lines["raw"] = idx
-    for token in _TOKEN.findall(raw):
-        if token == "--":  # noqa: S105 - the end-of-options marker, not a secret
-            break
-        key, sep, value = token.partition("=")
-        if not _KEY.match(key):
-            continue
-        out.params[key] = value.strip('"') if sep else None
     if not any(value is not None for value in out.params.values()):
         # every real command line carries root=, BOOT_IMAGE= or some key=value
         raise ParseError("no key=value kernel parameters found")

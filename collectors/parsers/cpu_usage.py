@@ -93,11 +93,14 @@ def _parse_top(text: str) -> CpuUsage:
         if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
             proc_header = tokens
             out.lines["processes"] = idx
-    if not (
-        out.per_cpu or out.overall or out.processes or out.load_average or out.mem_total_kb or out.tasks_total
-    ):
+    if not _top_read_anything(out):
         raise ParseError("no top header, CPU lines or process list found")
     return out
+
+
+def _top_read_anything(out: CpuUsage) -> bool:
+    """Whether top's header, CPU lines or process list gave anything."""
+    return any((out.per_cpu, out.overall, out.processes, out.load_average, out.mem_total_kb, out.tasks_total))
 
 
 def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int) -> bool:
@@ -189,22 +192,25 @@ def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
     # isascii: str.isdigit() accepts superscripts that int() rejects
     if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
         return None
-    time_pos = None
-    for pos in range(2, len(tokens)):
-        if _TIME_PLUS.match(tokens[pos]):
-            time_pos = pos
-            break
-    if time_pos is not None and time_pos >= 4:
-        cpu, mem = decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1])
-        command = " ".join(tokens[time_pos + 1 :])
-    elif len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
-        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
-        command = " ".join(tokens[len(header) - 1 :])
-    else:
+    usage = _cpu_mem_command(tokens, header)
+    if usage is None:
         return None
+    cpu, mem, command = usage
     return ProcessInfo(
         pid=int(tokens[0]), user=tokens[1], cpu_pct=cpu, mem_pct=mem, command=command, line=idx
     )
+
+
+def _cpu_mem_command(tokens: list[str], header: list[str]) -> tuple[float | None, float | None, str] | None:
+    """%CPU, %MEM and the command of a process row: the two cells before TIME+
+    and what follows it, else the header's columns; None when neither places them."""
+    time_pos = next((pos for pos in range(2, len(tokens)) if _TIME_PLUS.match(tokens[pos])), None)
+    if time_pos is not None and time_pos >= 4:
+        return decimal(tokens[time_pos - 2]), decimal(tokens[time_pos - 1]), " ".join(tokens[time_pos + 1 :])
+    if len(tokens) >= len(header) and "%CPU" in header and "%MEM" in header:
+        cpu, mem = decimal(tokens[header.index("%CPU")]), decimal(tokens[header.index("%MEM")])
+        return cpu, mem, " ".join(tokens[len(header) - 1 :])
+    return None
 
 
 # ------------------------------------------------------------ mpstat / sar
@@ -263,11 +269,7 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         else:
             series.setdefault(util.cpu, []).append(util)
     if not averages and not series:
-        if _SOLARIS_MPSTAT.search(text):
-            raise ParseError(
-                "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
-            )
-        raise ParseError(f"no {tool} CPU table rows found")
+        raise _no_rows(text, tool)
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
     out.overall = chosen.get("all")
@@ -275,6 +277,15 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         out.lines["overall"] = out.overall.line or 0
     out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
     return out
+
+
+def _no_rows(text: str, tool: str) -> ParseError:
+    """Why a text gave no CPU rows: illumos's mpstat, or no table at all."""
+    if _SOLARIS_MPSTAT.search(text):
+        return ParseError(
+            "illumos/Solaris mpstat (CPU minf mjf xcal intr ...): not Linux sysstat's, not read"
+        )
+    return ParseError(f"no {tool} CPU table rows found")
 
 
 def _table_rows(text: str, out: CpuUsage) -> Iterator[tuple[bool, CpuUtil]]:

@@ -30,6 +30,7 @@ CPU's governor is kept (``cpu<n>``). ``lines`` keys: ``driver``,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from collectors.facts import CpuPower, IdleState, ParseError
 from collectors.parsers import register
@@ -58,29 +59,69 @@ def _detect(head: str) -> bool:
     )
 
 
-def _read_line(out: CpuPower, line: str, number: int, cpu: str) -> None:
+def _read_driver(out: CpuPower, line: str, number: int, cpu: str) -> bool:
     m = _DRIVER.match(line)
-    if m and out.driver is None and not line.lstrip().startswith("CPUidle"):
-        out.driver = m.group(1)
-        out.lines["driver"] = number
-        return
+    if m is None or out.driver is not None or line.lstrip().startswith("CPUidle"):
+        return False
+    out.driver = m.group(1)
+    out.lines["driver"] = number
+    return True
+
+
+def _read_governor(out: CpuPower, line: str, number: int, cpu: str) -> bool:
     m = _GOVERNOR.search(line)
-    if m:
-        out.governors[cpu] = m.group(1)
-        out.lines[f"governor.{cpu}"] = number
-        return
+    if m is None:
+        return False
+    out.governors[cpu] = m.group(1)
+    out.lines[f"governor.{cpu}"] = number
+    return True
+
+
+def _read_idle_driver(out: CpuPower, line: str, number: int, cpu: str) -> bool:
     m = _IDLE_DRIVER.match(line)
-    if m:
-        out.idle_driver = m.group(1)
-        out.lines["idle_driver"] = number
-        return
+    if m is None:
+        return False
+    out.idle_driver = m.group(1)
+    out.lines["idle_driver"] = number
+    return True
+
+
+def _read_idle_state(out: CpuPower, line: str, number: int, cpu: str) -> bool:
     m = _STATE.match(line)
-    if m and not line.strip().startswith(("analyzing", "Available", "Number")):
-        out.idle_states.append(IdleState(name=m.group(1), disabled=bool(m.group(2)), line=number))
-        return
+    if m is None or line.strip().startswith(("analyzing", "Available", "Number")):
+        return False
+    out.idle_states.append(IdleState(name=m.group(1), disabled=bool(m.group(2)), line=number))
+    return True
+
+
+def _read_latency(out: CpuPower, line: str, number: int, cpu: str) -> bool:
+    """The latency of the idle state above."""
     m = _LATENCY.match(line)
-    if m and out.idle_states and out.idle_states[-1].latency_us is None:
-        out.idle_states[-1].latency_us = int(m.group(1))
+    if m is None or not out.idle_states or out.idle_states[-1].latency_us is not None:
+        return False
+    out.idle_states[-1].latency_us = int(m.group(1))
+    return True
+
+
+# what a line of cpupower may be, tried in order until one reads it
+_LINE_READERS: tuple[Callable[[CpuPower, str, int, str], bool], ...] = (
+    _read_driver,
+    _read_governor,
+    _read_idle_driver,
+    _read_idle_state,
+    _read_latency,
+)
+
+
+def _read_line(out: CpuPower, line: str, number: int, cpu: str) -> None:
+    """The first of ``_LINE_READERS`` that takes the line reads it."""
+    for read in _LINE_READERS:
+        if read(out, line, number, cpu):
+            return
+
+
+def _read_anything(out: CpuPower) -> bool:
+    return any((out.governors, out.driver, out.idle_states, out.idle_driver))
 
 
 @register(
@@ -123,6 +164,6 @@ def parse_cpupower(text: str) -> CpuPower:
                 seen_idle_cpu = True
             continue
         _read_line(out, line, number, cpu)
-    if not (out.governors or out.driver or out.idle_states or out.idle_driver or _MARKER.search(text)):
+    if not (_read_anything(out) or _MARKER.search(text)):
         raise ParseError("no cpupower frequency-info or idle-info lines found")
     return out

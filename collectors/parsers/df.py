@@ -17,6 +17,7 @@ the mount points.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from collectors.facts import DiskFree, Filesystem, ParseError
 from collectors.parsers import register
@@ -75,6 +76,21 @@ def parse_df(text: str) -> DiskFree:
     # df -T adds a Type column after the filesystem
     typed = re.search(r"^(Filesystem|文件系统)\s+(Type|类型)\s", text, re.M) is not None
     width = 7 if typed else 6
+    for idx, tokens in _rows(text):
+        if len(tokens) < width:
+            continue
+        filesystem = _filesystem([tokens[0], *tokens[2:]] if typed else tokens, human)
+        if filesystem is not None:
+            out.filesystems.append(filesystem)
+            out.lines.setdefault(filesystem.mounted_on, idx)
+    if not out.filesystems:
+        raise ParseError("no df rows found")
+    return out
+
+
+def _rows(text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each row below a header, a wrapped row joined back:
+    a filesystem name alone on its line starts the row of the next line."""
     carry: str | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
         tokens = line.split()
@@ -87,28 +103,23 @@ def parse_df(text: str) -> DiskFree:
         if len(tokens) == 1 and ("/" in tokens[0] or ":" in tokens[0]):
             carry = tokens[0]
             continue
-        if len(tokens) < width:
-            continue
-        if typed:
-            tokens = [tokens[0], *tokens[2:]]
-        pct = _PCT.match(tokens[4])
-        size = _kb(tokens[1], human)
-        if size is None or not (pct or tokens[4] == "-"):
-            continue
-        # a mount point may hold spaces; pt-summary appends "on <dir> type <fs> (...)"
-        rest = tokens[5:]
-        mount = rest[0] if len(rest) > 1 and rest[1] == "on" else " ".join(rest)
-        out.filesystems.append(
-            Filesystem(
-                filesystem=tokens[0],
-                mounted_on=mount,
-                size_kb=size,
-                used_kb=_kb(tokens[2], human),
-                available_kb=_kb(tokens[3], human),
-                use_pct=float(pct.group(1)) if pct else None,
-            )
-        )
-        out.lines.setdefault(mount, idx)
-    if not out.filesystems:
-        raise ParseError("no df rows found")
-    return out
+        yield idx, tokens
+
+
+def _filesystem(tokens: list[str], human: bool) -> Filesystem | None:
+    """One row (without its Type cell); None when its size or use% is not one."""
+    pct = _PCT.match(tokens[4])
+    size = _kb(tokens[1], human)
+    if size is None or not (pct or tokens[4] == "-"):
+        return None
+    # a mount point may hold spaces; pt-summary appends "on <dir> type <fs> (...)"
+    rest = tokens[5:]
+    mount = rest[0] if len(rest) > 1 and rest[1] == "on" else " ".join(rest)
+    return Filesystem(
+        filesystem=tokens[0],
+        mounted_on=mount,
+        size_kb=size,
+        used_kb=_kb(tokens[2], human),
+        available_kb=_kb(tokens[3], human),
+        use_pct=float(pct.group(1)) if pct else None,
+    )

@@ -28,13 +28,20 @@ The timestamp prefix (``[  0.000000]``, syslog ``kernel:``) is ignored.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from collectors.facts import NumaBootMessages, ParseError
 from collectors.parsers import register
 
 _NODE_PATTERNS = (
-    re.compile(r"SRAT: PXM (\d{1,5}) -> \S{1,20} \S{1,30} -> Node (\d{1,5})"),
-    re.compile(r"SRAT: Node (\d{1,5}) PXM (\d{1,5})"),
+    re.compile(r"SRAT: PXM (?P<pxm>\d{1,5}) -> \S{1,20} \S{1,30} -> Node (?P<node>\d{1,5})"),
+    re.compile(r"SRAT: Node (?P<node>\d{1,5}) PXM (?P<pxm>\d{1,5})"),
+)
+# a message that says the firmware or the kernel set NUMA up otherwise -> its flag
+_FLAGS = (
+    ("No NUMA configuration found", "no_numa_config"),
+    ("NUMA turned off", "numa_off"),
+    ("Faking a node at", "fake_node"),
 )
 _NODE_ONLY = re.compile(r"(?:NUMA: Node|Initmem setup node|NODE_DATA\(|node) ?(\d{1,5})\b")
 _EMULATED = re.compile(r"Faking node (\d{1,5}) at")
@@ -70,47 +77,64 @@ def parse_dmesg_numa(text: str) -> NumaBootMessages:
     if not isinstance(text, str):
         raise ParseError("dmesg: not text")
     out = NumaBootMessages()
-    nodes: set[int] = set()
-    pxms: set[int] = set()
-    emulated: set[int] = set()
+    ids = _Ids()
     for idx, line in enumerate(text.splitlines(), start=1):
         if not _KEYS.search(line) and "numa" not in line.lower():
             continue
-        found = False
-        if "No NUMA configuration found" in line:
-            out.no_numa_config = found = True
-            out.lines.setdefault("no_numa_config", idx)
-        if "NUMA turned off" in line:
-            out.numa_off = found = True
-            out.lines.setdefault("numa_off", idx)
-        if "Faking a node at" in line:
-            out.fake_node = found = True
-            out.lines.setdefault("fake_node", idx)
-        m = _EMULATED.search(line)
-        if m:
-            emulated.add(int(m.group(1)))
-            out.lines.setdefault("emulated_nodes", idx)
-            found = True
-        m = _NODE_PATTERNS[0].search(line)
-        if m:
-            pxms.add(int(m.group(1)))
-            nodes.add(int(m.group(2)))
-            found = True
-        m = _NODE_PATTERNS[1].search(line)
-        if m:
-            nodes.add(int(m.group(1)))
-            pxms.add(int(m.group(2)))
-            found = True
-        if not found and _KEYS.search(line):
-            m = _NODE_ONLY.search(line)
-            if m:
-                nodes.add(int(m.group(1)))
-            found = True
+        found = _read_flags(line, idx, out) | ids.read(line, idx, out.lines)
+        if not found:
+            found = ids.read_other(line)
         if found or "numa" in line.lower():
             out.messages.append(line.strip()[:300])
     if not out.messages:
         raise ParseError("no NUMA kernel messages found")
-    out.nodes = sorted(nodes)
-    out.srat_pxms = sorted(pxms)
-    out.emulated_nodes = len(emulated) if emulated else None
+    out.nodes = sorted(ids.nodes)
+    out.srat_pxms = sorted(ids.pxms)
+    out.emulated_nodes = len(ids.emulated) if ids.emulated else None
     return out
+
+
+def _read_flags(line: str, idx: int, out: NumaBootMessages) -> bool:
+    """Sets the flag of each message of ``_FLAGS`` the line holds; whether it held one."""
+    found = False
+    for message, flag in _FLAGS:
+        if message in line:
+            setattr(out, flag, True)
+            out.lines.setdefault(flag, idx)
+            found = True
+    return found
+
+
+@dataclass
+class _Ids:
+    """The nodes, proximity domains and emulated nodes the messages name."""
+
+    nodes: set[int] = field(default_factory=set)
+    pxms: set[int] = field(default_factory=set)
+    emulated: set[int] = field(default_factory=set)
+
+    def read(self, line: str, idx: int, lines: dict[str, int]) -> bool:
+        """The ids an emulation or SRAT message names; whether it was one."""
+        found = False
+        m = _EMULATED.search(line)
+        if m:
+            self.emulated.add(int(m.group(1)))
+            lines.setdefault("emulated_nodes", idx)
+            found = True
+        for pattern in _NODE_PATTERNS:
+            m = pattern.search(line)
+            if m:
+                self.pxms.add(int(m.group("pxm")))
+                self.nodes.add(int(m.group("node")))
+                found = True
+        return found
+
+    def read_other(self, line: str) -> bool:
+        """Another NUMA set-up message (``NUMA: Node 0 ...``, ``Initmem setup node 1``):
+        the node it names; whether it was one."""
+        if not _KEYS.search(line):
+            return False
+        m = _NODE_ONLY.search(line)
+        if m:
+            self.nodes.add(int(m.group(1)))
+        return True

@@ -41,6 +41,7 @@ pasted dump is cut into, give no DIMMs and the ``lines`` key
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from collectors.facts import Dimm, MemoryDevices, ParseError
 from collectors.parsers import register
@@ -80,34 +81,34 @@ def slot_position(locator: str, bank: str | None) -> tuple[int | None, str | Non
     bank = (bank or "").strip()
     if bank.lower() in _NONE:
         bank = ""
-    socket: int | None = None
-    channel: str | None = None
-    for name in (locator, bank):
-        if not name:
-            continue
-        for rx in _SOCKET_CHANNEL:
-            m = rx.search(name)
-            if m:
-                socket = socket if socket is not None else int(m.group(1))
-                channel = channel or m.group(2).upper()
-                break
+    names = [name for name in (locator, bank) if name]
+    named = next(_sockets_and_channels(names), None)
+    if named is not None:
+        return named
+    socket = next((int(m.group(1)) for name in names if (m := _SOCKET_ONLY.search(name))), None)
+    m = _LETTER.match(locator)
+    return _lettered(m.group(1).upper(), socket) if m else (socket, None)
+
+
+def _lettered(letter: str, socket: int | None) -> tuple[int | None, str | None]:
+    """A lone letter-and-number locator's letter: the channel when the socket is
+    known, else Dell's processor (A = CPU1 .. H = CPU8)."""
+    if socket is not None:
+        return socket, letter
+    if letter <= "H":
+        return ord(letter) - ord("A") + 1, None
+    return None, None
+
+
+def _sockets_and_channels(names: list[str]) -> Iterator[tuple[int, str]]:
+    """Every (socket, channel) the names spell together, the locator's first."""
+    for name in names:
+        m = next((m for rx in _SOCKET_CHANNEL if (m := rx.search(name))), None)
+        if m:
+            yield int(m.group(1)), m.group(2).upper()
         m = _HUAWEI.match(name)
         if m:
-            socket = socket if socket is not None else int(m.group(1))
-            channel = channel or m.group(2)
-    if socket is None:
-        for name in (locator, bank):
-            m = _SOCKET_ONLY.search(name) if name else None
-            if m:
-                socket = int(m.group(1))
-                break
-    m = _LETTER.match(locator)
-    if m and channel is None:
-        if socket is not None:
-            channel = m.group(1).upper()
-        elif m.group(1).upper() <= "H":
-            socket = ord(m.group(1).upper()) - ord("A") + 1
-    return socket, channel
+            yield int(m.group(1)), m.group(2)
 
 
 def _size_mb(value: str) -> int | None:
@@ -191,36 +192,48 @@ def parse_dmidecode_memory(text: str) -> MemoryDevices:
     if not isinstance(text, str):
         raise ParseError("dmidecode: not text")
     out = MemoryDevices()
+    for start, fields in _memory_devices(text, out.lines):
+        out.dimms.append(_finish(fields, start))
+    out.dimms = [d for d in out.dimms if d.locator or d.size_mb is not None]
+    if not out.dimms:
+        _mark_no_dimms(text, out.lines)
+    return out
+
+
+def _mark_no_dimms(text: str, lines: dict[str, int]) -> None:
+    """Why an output gave no DIMM, as a ``lines`` key; ParseError when it is not
+    dmidecode's."""
+    if "/dev/mem" in text or "No SMBIOS nor DMI entry point found" in text:
+        # a VM or container without SMBIOS: dmidecode ran and there is nothing to read
+        lines["no_dmi"] = 1
+    elif not text.strip() or re.search(r"^# dmidecode \d|DMI type \d", text, re.M):
+        # other records of a full dmidecode (a paste cut into pieces), or nothing printed
+        lines["no_memory_records"] = 1
+    else:
+        raise ParseError("no 'Memory Device' records found")
+
+
+def _memory_devices(text: str, lines: dict[str, int]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(first line, fields) of every "Memory Device" record; a record ends at the
+    next one, a ``Handle`` line or a line that is not indented. The first record's
+    line goes to ``lines``."""
     fields: dict[str, str] | None = None
     start = 0
     for idx, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped == "Memory Device":
             if fields is not None:
-                out.dimms.append(_finish(fields, start))
+                yield start, fields
             fields, start = {}, idx
-            out.lines.setdefault("first_device", idx)
+            lines.setdefault("first_device", idx)
+        elif fields is None:
             continue
-        if fields is None:
-            continue
-        if stripped.startswith("Handle 0x") or (stripped and not line[:1].isspace()):
-            out.dimms.append(_finish(fields, start))
+        elif stripped.startswith("Handle 0x") or (stripped and not line[:1].isspace()):
+            yield start, fields
             fields = None
-            continue
-        key, sep, value = stripped.partition(":")
-        if sep:
-            fields.setdefault(key.strip().lower(), value.strip())
+        else:
+            key, sep, value = stripped.partition(":")
+            if sep:
+                fields.setdefault(key.strip().lower(), value.strip())
     if fields is not None:
-        out.dimms.append(_finish(fields, start))
-    out.dimms = [d for d in out.dimms if d.locator or d.size_mb is not None]
-    if not out.dimms:
-        if "/dev/mem" in text or "No SMBIOS nor DMI entry point found" in text:
-            # a VM or container without SMBIOS: dmidecode ran and there is nothing to read
-            out.lines["no_dmi"] = 1
-            return out
-        if not text.strip() or re.search(r"^# dmidecode \d|DMI type \d", text, re.M):
-            # other records of a full dmidecode (a paste cut into pieces), or nothing printed
-            out.lines["no_memory_records"] = 1
-            return out
-        raise ParseError("no 'Memory Device' records found")
-    return out
+        yield start, fields

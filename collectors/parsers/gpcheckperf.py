@@ -101,13 +101,24 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
                 (m.group("name"), host),
                 Benchmark("stream", m.group("name"), _value(m.group(3), idx), "MB/s", line=idx, host=host),
             )
+    results = _chosen(per_host, bounds, raw)
+    if not results:
+        raise ParseError("no gpcheckperf bandwidth lines with a host ([name]) found")
+    results.sort(key=lambda b: b.line or 0)
+    return BenchmarkResults(results=results)
+
+
+def _chosen(
+    per_host: dict[tuple[str, str], Benchmark],
+    bounds: dict[tuple[str, str], Benchmark],
+    raw: dict[tuple[str, str], Benchmark],
+) -> list[Benchmark]:
+    """The per-host figures; a test's min/max lines when it has none, and the raw
+    STREAM figures of hosts without a summary one."""
     results: list[Benchmark] = []
     kinds_with_hosts = {kind for kind, _host in per_host}
     results.extend(per_host.values())
     results.extend(b for (kind, _h), b in bounds.items() if kind not in kinds_with_hosts)
     have = {(b.name, b.host) for b in results if b.kind == "stream"}
     results.extend(b for key, b in raw.items() if key not in have)
-    if not results:
-        raise ParseError("no gpcheckperf bandwidth lines with a host ([name]) found")
-    results.sort(key=lambda b: b.line or 0)
-    return BenchmarkResults(results=results)
+    return results

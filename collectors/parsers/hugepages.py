@@ -74,35 +74,45 @@ def _parse(text: str, name: str | None) -> HugePages:
     if name is not None:
         idx, line = _one_line_file(text)
         _apply(out, name, line, idx)
-    else:
-        dump_lines = 0
-        for idx, line in enumerate(text.splitlines(), start=1):
-            # "path:value" lines of a combined dump (grep -r . /sys/kernel/mm/...); the path names the file
-            path, sep, value = line.partition(":")
-            if not sep or "/" not in path:
-                continue
-            dump_lines += 1
-            if path.endswith("transparent_hugepage/enabled"):
-                _apply(out, "thp_enabled", value, idx)
-            elif path.endswith("transparent_hugepage/defrag"):
-                _apply(out, "thp_defrag", value, idx)
-            elif path.endswith("/nr_hugepages"):
-                before = out.nr_hugepages
-                _apply(out, "nr_hugepages", value, idx)
-                size = _SIZE_IN_PATH.search(path)
-                if size and before is None and out.nr_hugepages is not None:
-                    out.hugepagesize_kb = int(size.group(1))
-                    out.lines["hugepagesize_kb"] = idx
-        if not dump_lines:
-            # a lone file without a hint: tell it by its content
-            idx, line = _one_line_file(text)
-            if _CHOICE.search(line):
-                _apply(out, "thp_defrag" if "defer" in line else "thp_enabled", line, idx)
-            else:
-                _apply(out, "nr_hugepages", line, idx)
+    elif not _read_dump(out, text):
+        # a lone file without a hint: tell it by its content
+        idx, line = _one_line_file(text)
+        if _CHOICE.search(line):
+            _apply(out, "thp_defrag" if "defer" in line else "thp_enabled", line, idx)
+        else:
+            _apply(out, "nr_hugepages", line, idx)
     if out.thp_enabled is None and out.thp_defrag is None and out.nr_hugepages is None:
         raise ParseError("no huge page setting found")
     return out
+
+
+def _read_dump(out: HugePages, text: str) -> int:
+    """The "path:value" lines of a combined dump (``grep -r . /sys/kernel/mm/...``),
+    each path naming its file; how many there were."""
+    dump_lines = 0
+    for idx, line in enumerate(text.splitlines(), start=1):
+        path, sep, value = line.partition(":")
+        if not sep or "/" not in path:
+            continue
+        dump_lines += 1
+        if path.endswith("transparent_hugepage/enabled"):
+            _apply(out, "thp_enabled", value, idx)
+        elif path.endswith("transparent_hugepage/defrag"):
+            _apply(out, "thp_defrag", value, idx)
+        elif path.endswith("/nr_hugepages"):
+            _read_nr_hugepages(out, path, value, idx)
+    return dump_lines
+
+
+def _read_nr_hugepages(out: HugePages, path: str, value: str, idx: int) -> None:
+    """A ``.../hugepages-<size>kB/nr_hugepages`` line: the count, and the page size
+    its path names."""
+    before = out.nr_hugepages
+    _apply(out, "nr_hugepages", value, idx)
+    size = _SIZE_IN_PATH.search(path)
+    if size and before is None and out.nr_hugepages is not None:
+        out.hugepagesize_kb = int(size.group(1))
+        out.lines["hugepagesize_kb"] = idx
 
 
 def _detect(head: str) -> bool:

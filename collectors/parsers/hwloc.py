@@ -111,6 +111,11 @@ def _detect(head: str) -> bool:
     return len(re.findall(r"\bCore L#\d", head)) >= 2
 
 
+def _is_named(m: re.Match[str] | None) -> bool:
+    """An object match with its ``L#`` (the Machine has none)."""
+    return m is not None and (m.group(1) == "Machine" or m.group(2) is not None)
+
+
 class _Tree:
     """The objects of the tree, with the problems met while reading it."""
 
@@ -130,21 +135,29 @@ class _Tree:
             indent = len(raw) - len(raw.lstrip())
             while stack and stack[-1].indent >= indent:
                 stack.pop()
-            parent = stack[-1] if stack else None
             self.last_line = idx
-            for piece in raw.strip().split(" + "):
-                obj = self._object(piece.strip(), idx, indent)
-                if obj is None:
-                    break
-                obj.parent = parent
-                if parent is not None:
-                    parent.children.append(obj)
-                self.objects.append(obj)
-                parent = obj
-            if parent is not None and (not stack or parent is not stack[-1]):
-                stack.append(parent)
-        # a piece cut short on the last line of the tree is where the paste ends;
-        # one followed by more of the tree is a line wrapped by a terminal or a mail
+            last = self._read_line(raw, idx, indent, stack[-1] if stack else None)
+            if last is not None and (not stack or last is not stack[-1]):
+                stack.append(last)
+        self._drop_cut_pieces()
+
+    def _read_line(self, raw: str, idx: int, indent: int, parent: _Obj | None) -> _Obj | None:
+        """The objects of one line (``a + b + c``: each the parent of the next)
+        under ``parent``; the last one read (``parent`` when none was)."""
+        for piece in raw.strip().split(" + "):
+            obj = self._object(piece.strip(), idx, indent)
+            if obj is None:
+                break
+            obj.parent = parent
+            if parent is not None:
+                parent.children.append(obj)
+            self.objects.append(obj)
+            parent = obj
+        return parent
+
+    def _drop_cut_pieces(self) -> None:
+        """A piece cut short on the last line of the tree is where the paste ends;
+        one followed by more of the tree is a line wrapped by a terminal or a mail."""
         for idx, piece, obj in self._unfinished:
             if idx != self.last_line:
                 continue
@@ -159,15 +172,15 @@ class _Tree:
         if not _TRACKED.match(piece):
             return None  # an I/O object ("PCI 8086:8d66", "HostBridge L#0")
         m = _OBJECT.match(piece)
-        if not m or (m.group(1) != "Machine" and m.group(2) is None):
+        unfinished = not _is_named(m)
+        if unfinished:
             m = _OPEN.match(piece)
-            if not m or (m.group(1) != "Machine" and m.group(2) is None):
-                self._unfinished.append((idx, piece, None))
-                return None
-            obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
+        if m is None or not _is_named(m):
+            self._unfinished.append((idx, piece, None))
+            return None
+        obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
+        if unfinished:
             self._unfinished.append((idx, piece, obj))
-        else:
-            obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
         obj.logical = int(m.group(2)) if m.group(2) is not None else None
         if obj.kind == "Machine" and self.machine is None:
             self.machine = obj
@@ -214,32 +227,65 @@ def _distances(text: str, tree: _Tree, topo: NumaTopology) -> list[str]:
     lines = text.splitlines()
     for idx, line in enumerate(lines):
         m = _MATRIX.match(line)
-        if not m:
-            continue
-        # hwloc 2.x: "between 8 NUMANodes (depth -3)"; 1.x: "between NUMANodes (depth 1)"
-        header = lines[idx + 1].split() if idx + 1 < len(lines) else []
-        size, logical = len(header) - 1, m.group(1).lower() == "logical"
-        by_logical = {o.logical: o.os_index for o in tree.of("NUMANode")}
-        rows: list[list[int]] = []
-        labels: list[int] = []
-        for row_line in lines[idx + 2 : idx + 2 + size]:
-            r = _MATRIX_ROW.match(row_line)
-            if not r:
-                break
-            label = int(r.group(1))
-            node = by_logical.get(label) if logical else label
-            labels.append(node if node is not None else -1)
-            rows.append([round(float(v)) for v in r.group(2).split()])
-        if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
-            return [f"distance table incomplete: {len(rows)} of {size} rows"]
-        topo.distance_nodes, topo.distances = labels, rows
-        topo.lines["distances"] = idx + 1
-        return []
+        if m:
+            return _read_matrix(lines, idx, tree, topo, logical=m.group(1).lower() == "logical")
     return []
+
+
+def _read_matrix(lines: list[str], idx: int, tree: _Tree, topo: NumaTopology, *, logical: bool) -> list[str]:
+    """The matrix whose title is at ``idx`` (its header follows: hwloc 2.x
+    "between 8 NUMANodes (depth -3)", 1.x "between NUMANodes (depth 1)")."""
+    header = lines[idx + 1].split() if idx + 1 < len(lines) else []
+    size = len(header) - 1
+    by_logical = {o.logical: o.os_index for o in tree.of("NUMANode")} if logical else None
+    labels, rows = _matrix_rows(lines[idx + 2 : idx + 2 + size], by_logical)
+    if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
+        return [f"distance table incomplete: {len(rows)} of {size} rows"]
+    topo.distance_nodes, topo.distances = labels, rows
+    topo.lines["distances"] = idx + 1
+    return []
+
+
+def _matrix_rows(
+    row_lines: list[str], by_logical: dict[int | None, int | None] | None
+) -> tuple[list[int], list[list[int]]]:
+    """The node of each row (-1 when unknown) and its distances, up to the first
+    line that is no row; a row's label is a logical index when ``by_logical``
+    maps them to node numbers."""
+    rows: list[list[int]] = []
+    labels: list[int] = []
+    for row_line in row_lines:
+        r = _MATRIX_ROW.match(row_line)
+        if not r:
+            break
+        label = int(r.group(1))
+        node = by_logical.get(label) if by_logical is not None else label
+        labels.append(node if node is not None else -1)
+        rows.append([round(float(v)) for v in r.group(2).split()])
+    return labels, rows
 
 
 def _cpu(tree: _Tree, node_cpus: dict[int, list[int]], node_lines: dict[int, int]) -> CpuTopology:
     cpu = CpuTopology()
+    _count_cpus(cpu, tree)
+    if node_cpus:
+        cpu.numa_nodes = len(node_cpus)
+        cpu.lines["numa_nodes"] = min(node_lines.values())
+        cpu.numa_node_cpus = {n: list(c) for n, c in sorted(node_cpus.items())}
+        for node_id, line in node_lines.items():
+            cpu.lines[f"numa_node_cpus.{node_id}"] = line
+    for obj in tree.objects:
+        if re.fullmatch(r"L\d[diu]?", obj.kind) and obj.kind not in cpu.caches:
+            size = re.search(r"\d[\d.]*\s?[KMGT]i?B", obj.attrs)
+            if size:
+                cpu.caches[obj.kind] = size.group(0)
+    _read_identity(cpu, tree)
+    cpu.extra["hwloc"] = True
+    return cpu
+
+
+def _count_cpus(cpu: CpuTopology, tree: _Tree) -> None:
+    """CPUs, sockets, cores per socket and threads per core."""
     pus = [pu.os_index for pu in tree.of("PU") if pu.os_index is not None]
     cores, packages = tree.of("Core"), tree.of("Package")
     if pus:
@@ -255,17 +301,11 @@ def _cpu(tree: _Tree, node_cpus: dict[int, list[int]], node_lines: dict[int, int
     if cores:
         cpu.threads_per_core = max(len(c.pus()) for c in cores)
         cpu.lines["threads_per_core"] = cores[0].line
-    if node_cpus:
-        cpu.numa_nodes = len(node_cpus)
-        cpu.lines["numa_nodes"] = min(node_lines.values())
-        cpu.numa_node_cpus = {n: list(c) for n, c in sorted(node_cpus.items())}
-        for node_id, line in node_lines.items():
-            cpu.lines[f"numa_node_cpus.{node_id}"] = line
-    for obj in tree.objects:
-        if re.fullmatch(r"L\d[diu]?", obj.kind) and obj.kind not in cpu.caches:
-            size = re.search(r"\d[\d.]*\s?[KMGT]i?B", obj.attrs)
-            if size:
-                cpu.caches[obj.kind] = size.group(0)
+
+
+def _read_identity(cpu: CpuTopology, tree: _Tree) -> None:
+    """Model, vendor and architecture from ``lstopo -v``'s attributes."""
+    packages = tree.of("Package")
     packages_attrs = " ".join(p.attrs for p in packages)
     m = re.search(r'CPUModel="([^"]{1,200})"', packages_attrs)
     if m:
@@ -277,8 +317,6 @@ def _cpu(tree: _Tree, node_cpus: dict[int, list[int]], node_lines: dict[int, int
     m = re.search(r"Architecture=(\w{1,20})", tree.machine.attrs if tree.machine else "")
     if m:
         cpu.architecture = m.group(1)
-    cpu.extra["hwloc"] = True
-    return cpu
 
 
 def _cuts(tree: _Tree, topo: NumaTopology) -> list[str]:
@@ -290,12 +328,20 @@ def _cuts(tree: _Tree, topo: NumaTopology) -> list[str]:
         missing.append(
             f"nodes incomplete: {len(sizes)} node(s) with {sum(sizes)} MB of the Machine's {total} MB"
         )
-    packages = tree.of("Package")
-    if len(packages) >= 2 and not missing:
-        first, last = len(packages[0].pus()), len(packages[-1].pus())
-        if last < first and tree.last_line == _last_tree_object_line(packages[-1]):
-            missing.append(f"last package cut: {last} of {first} PUs listed")
+    if not missing:
+        missing += _last_package_cut(tree)
     return missing
+
+
+def _last_package_cut(tree: _Tree) -> list[str]:
+    """The last package listing fewer PUs than the first, where the tree ends."""
+    packages = tree.of("Package")
+    if len(packages) < 2:
+        return []
+    first, last = len(packages[0].pus()), len(packages[-1].pus())
+    if last < first and tree.last_line == _last_tree_object_line(packages[-1]):
+        return [f"last package cut: {last} of {first} PUs listed"]
+    return []
 
 
 def _last_tree_object_line(obj: _Obj) -> int:

@@ -96,22 +96,26 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
         if not sep or not name or " " in name:
             _continuation(out, line, idx)
             ncpu = len(out.cpus)
-            continue
-        tokens = rest.split()
-        counts = _leading_counts(tokens[:ncpu])
-        if not counts and tokens:
-            # a row without counts is not a counter row (stray text)
-            continue
-        if len(counts) < ncpu and name not in _TOTAL_ROWS:
-            _cut_row(out, name, len(counts), idx)
-            continue
-        out.rows[name] = counts
-        out.lines[name] = idx
-        description = " ".join(tokens[len(counts) :])
-        if description:
-            out.descriptions[name] = description
+        else:
+            _read_row(out, name, rest.split(), ncpu, idx)
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _read_row(out: Interrupts, name: str, tokens: list[str], ncpu: int, idx: int) -> None:
+    """``name: n n ... description``: its counts, or the row named as cut when it
+    has fewer than the header's CPUs; a row without counts is stray text."""
+    counts = _leading_counts(tokens[:ncpu])
+    if not counts and tokens:
+        return
+    if len(counts) < ncpu and name not in _TOTAL_ROWS:
+        _cut_row(out, name, len(counts), idx)
+        return
+    out.rows[name] = counts
+    out.lines[name] = idx
+    description = " ".join(tokens[len(counts) :])
+    if description:
+        out.descriptions[name] = description
 
 
 def _continuation(out: Interrupts, line: str, idx: int) -> None:
@@ -206,6 +210,18 @@ def _rows(text: str) -> tuple[list[tuple[str, list[str], int]], list[int]]:
     return rows, wrapped
 
 
+def _add_grepped_row(
+    out: Interrupts, name: str, tokens: list[str], ncpu: int, width: int, number: int
+) -> None:
+    """A grepped row of at least ``ncpu`` counts (its ``width``): the first
+    ``ncpu`` of them, and what follows the counts as its description."""
+    out.rows[name] = [int(t) for t in tokens[:ncpu]]
+    out.lines[name] = number
+    description = " ".join(tokens[width:])
+    if description:
+        out.descriptions[name] = description
+
+
 @register(
     "interrupts_grep",
     commands=(r"^(e|f)?grep\s+(-\w+\s+)*\S+\s+/proc/interrupts\s*$",),
@@ -238,16 +254,12 @@ def parse_interrupts_grep(text: str) -> Interrupts:
         raise ParseError("no 'irq: count count ...' rows")
     out = Interrupts(cpus=[f"CPU{i}" for i in range(ncpu)])
     unread = UnreadLines("/proc/interrupts: row cut (fewer counts than CPUs)")
-    for name, tokens, number in rows:
-        if len(_leading_counts(tokens)) < ncpu:
+    for (name, tokens, number), width in zip(rows, widths, strict=True):
+        if width < ncpu:
             unread.add(number, f"{name}:")
-            _cut_row(out, name, len(_leading_counts(tokens)), number)
-            continue
-        out.rows[name] = [int(t) for t in tokens[:ncpu]]
-        out.lines[name] = number
-        description = " ".join(tokens[len(_leading_counts(tokens)) :])
-        if description:
-            out.descriptions[name] = description
+            _cut_row(out, name, width, number)
+        else:
+            _add_grepped_row(out, name, tokens, ncpu, width, number)
     if wrapped:
         cut = _cut_of(out)
         cut.wrapped = len(wrapped)

@@ -87,25 +87,33 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
             previous = {d.device: d for d in out.devices} or previous
             out.devices, out.lines, out.errors, cut = [], {}, [], []
             continue
-        if header is None or tokens[0].startswith(("avg-cpu", "Linux")):
-            if tokens[0].startswith("avg-cpu"):
-                header = None
+        if tokens[0].startswith("avg-cpu"):
+            header = None
             continue
-        if len(tokens) < 2 or _cell(tokens[1]) is None:
+        if header is None or not _is_device_row(tokens):
             continue
         stat = _iostat_stat(tokens[0], header, tokens[1:], idx)
-        if len(tokens) - 1 < len(header):
-            # a row cut mid-paste: what it holds is kept, the missing columns said
-            missing = ", ".join(header[len(tokens) - 1 :][:4])
-            out.errors.append(
-                ArtifactError("", f"iostat: row of {tokens[0]} cut mid-paste: no {missing}", idx)
-            )
+        if _is_cut(out, tokens, header, idx):
             cut.append(stat.device)
         out.devices.append(stat)
         out.lines[stat.device] = idx
     if cut and previous:
         _complete_from_previous(out, previous)
     return out
+
+
+def _is_device_row(tokens: list[str]) -> bool:
+    """A device's name then numbers (not the ``Linux ...`` banner)."""
+    return not tokens[0].startswith("Linux") and len(tokens) >= 2 and _cell(tokens[1]) is not None
+
+
+def _is_cut(out: DiskStats, tokens: list[str], header: list[str], idx: int) -> bool:
+    """A row cut mid-paste: what it holds is kept, the missing columns said."""
+    if len(tokens) - 1 >= len(header):
+        return False
+    missing = ", ".join(header[len(tokens) - 1 :][:4])
+    out.errors.append(ArtifactError("", f"iostat: row of {tokens[0]} cut mid-paste: no {missing}", idx))
+    return True
 
 
 def _complete_from_previous(out: DiskStats, previous: dict[str, DiskStat]) -> None:
@@ -132,27 +140,10 @@ def _parse_tsar(lines: list[str]) -> DiskStats:
     title_line = 0
     header: list[str] = []
     rows: list[dict[str, float | None]] = []
-
-    def flush() -> None:
-        if device is None or not rows:
-            return
-        stat = DiskStat(device=device, line=title_line)
-        for field, column in (
-            ("await_ms", "await"),
-            ("r_await_ms", "rawait"),
-            ("w_await_ms", "wawait"),
-            ("util_pct", "util"),
-        ):
-            values = [r[column] for r in rows if r.get(column) is not None]
-            if values:
-                setattr(stat, field, round(sum(values) / len(values), 2))
-        out.devices.append(stat)
-        out.lines[device] = title_line
-
     for idx, line in enumerate(lines, start=1):
         title = _tsar_device(line)
         if title:
-            flush()
+            _add_tsar_device(out, device, title_line, rows)
             device, title_line, header, rows = title, idx, [], []
             continue
         tokens = line.split()
@@ -161,17 +152,45 @@ def _parse_tsar(lines: list[str]) -> DiskStats:
         if tokens[0] == "Time":
             header = tokens[1:]
             continue
-        if header and len(tokens) == len(header) + 1:
-            cells = [_cell(t) for t in tokens[1:]]
-            if sum(c is not None for c in cells) >= len(cells) // 2:
-                rows.append(dict(zip(header, cells, strict=True)))
-                continue
-        if header and rows:
+        row = _tsar_row(header, tokens)
+        if row is not None:
+            rows.append(row)
+        elif header and rows:
             # prose after the table ends the device block
-            flush()
+            _add_tsar_device(out, device, title_line, rows)
             device, rows = None, []
-    flush()
+    _add_tsar_device(out, device, title_line, rows)
     return out
+
+
+def _tsar_row(header: list[str], tokens: list[str]) -> dict[str, float | None] | None:
+    """A time's row under the header (at least half its cells numbers), or None."""
+    if not header or len(tokens) != len(header) + 1:
+        return None
+    cells = [_cell(t) for t in tokens[1:]]
+    if sum(c is not None for c in cells) < len(cells) // 2:
+        return None
+    return dict(zip(header, cells, strict=True))
+
+
+def _add_tsar_device(
+    out: DiskStats, device: str | None, title_line: int, rows: list[dict[str, float | None]]
+) -> None:
+    """A device's block of tsar rows: the mean of each latency and the utilisation."""
+    if device is None or not rows:
+        return
+    stat = DiskStat(device=device, line=title_line)
+    for field, column in (
+        ("await_ms", "await"),
+        ("r_await_ms", "rawait"),
+        ("w_await_ms", "wawait"),
+        ("util_pct", "util"),
+    ):
+        values = [v for r in rows if (v := r.get(column)) is not None]
+        if values:
+            setattr(stat, field, round(sum(values) / len(values), 2))
+    out.devices.append(stat)
+    out.lines[device] = title_line
 
 
 def _detect(head: str) -> bool:

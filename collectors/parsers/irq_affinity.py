@@ -69,36 +69,8 @@ def parse_irq_affinity(text: str) -> IrqAffinity:
     out = IrqAffinity()
     skipped: list[int] = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        m = _PATH_ROW.match(line)
-        if m:
-            irq, name, kind, value = m.groups()
-            if not value:
-                skipped.append(number)
-                continue
-            try:
-                cpus = _cpus(value, mask=not kind.endswith("_list"))
-            except ValueError:
-                skipped.append(number)
-                continue
-            target = out.effective if kind.startswith("effective") else out.cpus
-            target[irq] = cpus
-            if name:
-                out.names[irq] = name
-            out.lines[irq if target is out.cpus else f"effective[{irq}]"] = number
-            continue
-        m = _LOOP_ROW.match(line)
-        if m:
-            irq, value = m.groups()
-            try:
-                out.cpus[irq] = _cpus(value, mask=bool(_MASK.match(value)))
-            except ValueError:
-                skipped.append(number)
-                continue
-            out.lines[irq] = number
-            continue
-        skipped.append(number)
+        if line.strip() and not _read_row(out, line, number):
+            skipped.append(number)
     if not out.cpus and not out.effective:
         raise ParseError("no '/proc/irq/N/smp_affinity_list:CPUS' or 'IRQ CPUS' lines")
     if len(skipped) > len(out.cpus) + len(out.effective):
@@ -114,3 +86,33 @@ def parse_irq_affinity(text: str) -> IrqAffinity:
             )
         )
     return out
+
+
+def _read_row(out: IrqAffinity, line: str, number: int) -> bool:
+    """A ``/proc/irq/N/<file>:CPUS`` line (grep's) or an ``IRQ CPUS`` one (a
+    shell loop's) into ``out``; False when the line is neither."""
+    m = _PATH_ROW.match(line)
+    if m:
+        irq, name, kind, value = m.groups()
+        if not value:
+            return False
+        try:
+            cpus = _cpus(value, mask=not kind.endswith("_list"))
+        except ValueError:
+            return False
+        target = out.effective if kind.startswith("effective") else out.cpus
+        target[irq] = cpus
+        if name:
+            out.names[irq] = name
+        out.lines[irq if target is out.cpus else f"effective[{irq}]"] = number
+        return True
+    m = _LOOP_ROW.match(line)
+    if not m:
+        return False
+    irq, value = m.groups()
+    try:
+        out.cpus[irq] = _cpus(value, mask=bool(_MASK.match(value)))
+    except ValueError:
+        return False
+    out.lines[irq] = number
+    return True

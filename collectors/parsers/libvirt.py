@@ -270,35 +270,12 @@ def _balance(text: str) -> tuple[str, list[str]]:
         if i < 0:
             break
         out.append(body[pos:i])
-        special = next(((o, c) for o, c in _SPECIALS if body.startswith(o, i)), None)
-        if special is not None:
-            opener, closer = special
-            j = body.find(closer, i + len(opener))
-            if j < 0:
-                what = {"<!--": "comment", "<?": "processing instruction"}.get(opener, "CDATA section")
-                line = body.count("\n", 0, i) + 1
-                raise ParseError(f"unterminated {what} in XML fragment", line=line)
-            pos = j + len(closer)
+        end = _special_end(body, i)
+        if end is None:
+            pos = _read_tag(body, i, out, stack)
+        else:
+            pos = end
             out.append(body[i:pos])
-            continue
-        head = _TAG_HEAD.match(body, i)
-        end = _tag_end(body, head.end()) if head else -(i + 1)
-        if head is None or end < 0:
-            # not a tag (or one cut short): keep it as text and go on from where
-            # the scan stopped, so no character is scanned twice
-            pos = max(-end, i + 1)
-            out.append(body[i:pos].replace("<", "&lt;"))
-            continue
-        pos = end
-        closing, name = head.group(1), head.group(2)
-        if closing:
-            out.extend(_close_up_to(stack, name))
-            continue
-        out.append(body[i:end])
-        if body[end - 2] != "/":
-            stack.append(name)
-            if len(stack) > _MAX_RECOVERY_DEPTH:
-                raise ParseError("XML fragment nests too deeply to recover")
     out.append(body[pos:])
     open_at_end = list(stack)
     out.extend(f"</{name}>" for name in reversed(stack))
@@ -306,6 +283,44 @@ def _balance(text: str) -> tuple[str, list[str]]:
     if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
         balanced = f"<domain>\n{balanced}\n</domain>"
     return balanced, open_at_end
+
+
+def _special_end(body: str, i: int) -> int | None:
+    """The end of the comment, processing instruction or CDATA section that starts
+    at ``i``; None when none does. One left open raises ParseError."""
+    special = next(((o, c) for o, c in _SPECIALS if body.startswith(o, i)), None)
+    if special is None:
+        return None
+    opener, closer = special
+    j = body.find(closer, i + len(opener))
+    if j < 0:
+        what = {"<!--": "comment", "<?": "processing instruction"}.get(opener, "CDATA section")
+        line = body.count("\n", 0, i) + 1
+        raise ParseError(f"unterminated {what} in XML fragment", line=line)
+    return j + len(closer)
+
+
+def _read_tag(body: str, i: int, out: list[str], stack: list[str]) -> int:
+    """The tag at ``i`` into ``out`` (a closing one closes what was opened after
+    its element, an opening one goes on ``stack``); where the scan goes on."""
+    head = _TAG_HEAD.match(body, i)
+    end = _tag_end(body, head.end()) if head else -(i + 1)
+    if head is None or end < 0:
+        # not a tag (or one cut short): keep it as text and go on from where
+        # the scan stopped, so no character is scanned twice
+        pos = max(-end, i + 1)
+        out.append(body[i:pos].replace("<", "&lt;"))
+        return pos
+    closing, name = head.group(1), head.group(2)
+    if closing:
+        out.extend(_close_up_to(stack, name))
+        return end
+    out.append(body[i:end])
+    if body[end - 2] != "/":
+        stack.append(name)
+        if len(stack) > _MAX_RECOVERY_DEPTH:
+            raise ParseError("XML fragment nests too deeply to recover")
+    return end
 
 
 def _skip_comments(text: str) -> str:
@@ -494,19 +509,25 @@ def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     cell_lines = r.lines_of("cell", "id")
     for index, cell in enumerate(numa.findall("cell")):
         cell_id = _int(cell.get("id"), "<cell id>")
-        gcell = GuestNumaCell(
-            id=cell_id if cell_id is not None else index,
-            cpus=r.cpu_ids(cell.get("cpus"), "<cell cpus>"),
-            memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
-            mem_access=cell.get("memAccess"),
-        )
-        for sibling in cell.findall("distances/sibling"):
-            sid = _int(sibling.get("id"), "<sibling id>")
-            value = _int(sibling.get("value"), "<sibling value>")
-            if sid is not None and value is not None:
-                gcell.distances[sid] = value
+        gcell = _guest_cell(cell, cell_id if cell_id is not None else index, r)
         d.numa_cells.append(gcell)
         r.mark_id(f"numa_cells[{gcell.id}]", cell_lines, cell_id)
+
+
+def _guest_cell(cell: ET.Element, cell_id: int, r: _DomainReader) -> GuestNumaCell:
+    """A ``<cell>`` of the guest's ``<numa>``: its CPUs, memory and distances."""
+    gcell = GuestNumaCell(
+        id=cell_id,
+        cpus=r.cpu_ids(cell.get("cpus"), "<cell cpus>"),
+        memory_kb=to_kib(cell.get("memory"), cell.get("unit")),
+        mem_access=cell.get("memAccess"),
+    )
+    for sibling in cell.findall("distances/sibling"):
+        sid = _int(sibling.get("id"), "<sibling id>")
+        value = _int(sibling.get("value"), "<sibling value>")
+        if sid is not None and value is not None:
+            gcell.distances[sid] = value
+    return gcell
 
 
 def _read_pins(
@@ -597,22 +618,26 @@ def _disk_source(source: ET.Element | None) -> str | None:
     return src
 
 
+def _disk(disk: ET.Element) -> DomainDisk:
+    target = disk.find("target")
+    driver = disk.find("driver")
+    return DomainDisk(
+        target=target.get("dev") if target is not None else None,
+        device=disk.get("device") or "disk",
+        bus=target.get("bus") if target is not None else None,
+        source=_disk_source(disk.find("source")),
+        iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
+        cache=(driver.get("cache") or None) if driver is not None else None,
+        io=(driver.get("io") or None) if driver is not None else None,
+        driver_shown=driver is not None,
+    )
+
+
 def _read_disks(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     disk_starts = re.finditer(r"<disk\b", r.text)
     disk_line, disk_last = 1, 0
     for disk in dom.iter("disk"):
-        target = disk.find("target")
-        driver = disk.find("driver")
-        dd = DomainDisk(
-            target=target.get("dev") if target is not None else None,
-            device=disk.get("device") or "disk",
-            bus=target.get("bus") if target is not None else None,
-            source=_disk_source(disk.find("source")),
-            iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
-            cache=(driver.get("cache") or None) if driver is not None else None,
-            io=(driver.get("io") or None) if driver is not None else None,
-            driver_shown=driver is not None,
-        )
+        dd = _disk(disk)
         d.disks.append(dd)
         m = next(disk_starts, None)
         if m:
@@ -678,15 +703,7 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
     present = [child.tag for child in dom]
     unseen: list[str] = []
     if d.cut_in is not None:
-        element = dom.find(d.cut_in)
-        children = list(element) if element is not None else []
-        if children:
-            d.truncated_after = _describe(children[-1])
-        order = _CHILD_ORDER.get(d.cut_in, ())
-        last = children[-1].tag if children else None
-        after = order.index(last) if last in order else -1
-        # the last child's kind may go on (vcpupin 24, 25 ...): it is unseen too
-        unseen.extend(order[max(after, 0) :] if last in order else order)
+        unseen = _unseen_inside(dom, d, d.cut_in)
         anchor = d.cut_in
     else:
         anchor = present[-1] if present else "name"
@@ -694,6 +711,21 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
             d.truncated_after = _describe(dom[-1])
     unseen.extend(_unseen_after(anchor, present, unseen))
     d.unseen = list(dict.fromkeys(unseen))
+
+
+def _unseen_inside(dom: ET.Element, d: Domain, cut_in: str) -> list[str]:
+    """The children the element the paste was cut in could still have held (the
+    last child's kind may go on: vcpupin 24, 25 ...); its last child read goes
+    to ``d.truncated_after``."""
+    element = dom.find(cut_in)
+    children = list(element) if element is not None else []
+    if children:
+        d.truncated_after = _describe(children[-1])
+    order = _CHILD_ORDER.get(cut_in, ())
+    last = children[-1].tag if children else None
+    if last not in order:
+        return list(order)
+    return list(order[order.index(last) :])
 
 
 def _unseen_after(anchor: str, present: list[str], unseen: list[str]) -> list[str]:
@@ -713,25 +745,31 @@ def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     starts = re.finditer(r"<interface\b", r.text)
     line, last = 1, 0
     for nic in dom.iter("interface"):
-        if nic.find("model") is None and nic.find("driver") is None and nic.find("mac") is None:
-            continue  # <interface> of another element (not a guest NIC)
-        model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
-        raw = (driver.get("queues") or "").strip() if driver is not None else ""
-        queues = int(raw) if raw.isdigit() else None
-        d.interfaces.append(
-            DomainInterface(
-                model=model.get("type") if model is not None else None,
-                queues=queues,
-                kind=nic.get("type"),
-                mac=mac.get("address") if mac is not None else None,
-                driver=(driver.get("name") or None) if driver is not None else None,
-            )
-        )
+        interface = _interface(nic)
+        if interface is None:
+            continue
+        d.interfaces.append(interface)
         m = next(starts, None)
         if m:
             line += r.text.count("\n", last, m.start())
             last = m.start()
             r.lines[f"interfaces[{len(d.interfaces) - 1}]"] = line
+
+
+def _interface(nic: ET.Element) -> DomainInterface | None:
+    """A guest NIC; None for an ``<interface>`` of another element (no model,
+    driver or MAC)."""
+    model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
+    if model is None and driver is None and mac is None:
+        return None
+    raw = (driver.get("queues") or "").strip() if driver is not None else ""
+    return DomainInterface(
+        model=model.get("type") if model is not None else None,
+        queues=int(raw) if raw.isdigit() else None,
+        kind=nic.get("type"),
+        mac=mac.get("address") if mac is not None else None,
+        driver=(driver.get("name") or None) if driver is not None else None,
+    )
 
 
 # the element names too, as rules cite them ("vcpu", "maxMemory", "disk.vdb" ...)
@@ -754,6 +792,19 @@ def _aliased(lines: dict[str, int]) -> dict[str, int]:
     return lines
 
 
+def _domain_element(root: ET.Element, fragment: bool) -> ET.Element:
+    """The ``<domain>`` of the tree (a fragment's loose children adopted); a
+    ParseError when there is none or it holds no element a domain has."""
+    dom = _find_domain(root)
+    if dom is None:
+        raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
+    if fragment:
+        _adopt_orphans(dom)
+    if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
+        raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
+    return dom
+
+
 @register(
     "libvirt_domain",
     # "(?<![\w-])dumpxml" so net-dumpxml / pool-dumpxml (other XML roots) are not
@@ -771,13 +822,7 @@ def parse_domain(text: str) -> Domain:
     (4, 2, 'static', None)
     """
     root, recovered, fragment = _parse_tree(text)
-    dom = _find_domain(root)
-    if dom is None:
-        raise ParseError(f"not a libvirt domain: root element <{root.tag}>")
-    if fragment:
-        _adopt_orphans(dom)
-    if not any(dom.find(tag) is not None for tag in _DOMAIN_ELEMENTS) and dom.find("name") is None:
-        raise ParseError("no libvirt domain elements (vcpu, cputune, numatune, cpu, disk ...) found")
+    dom = _domain_element(root, fragment)
 
     d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     r = _DomainReader(text)

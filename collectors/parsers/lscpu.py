@@ -275,14 +275,18 @@ class _Builder:
         self.recognised += 1
         if name in _CORE_NAMES:
             self.core_fields += 1
+        self._add_core_type_field(name, value, line)
+        if self._set_field(name, value, ocr=ocr) and line is not None:
+            self.topo.lines.setdefault(name, line)
+
+    def _add_core_type_field(self, name: str, value: str, line: int | None) -> None:
+        """A repeated "Model name" starts the next core type (ARM big.LITTLE); the
+        counts after it are that type's."""
         if name == "model_name":
-            # a repeated "Model name" starts the next core type (ARM big.LITTLE)
             self.core_types.append({"model_name": value, "line": line})
         elif name in _CORE_TYPE_FIELDS and self.core_types:
             number = _int(value)
             self.core_types[-1][name] = number if number is not None else value
-        if self._set_field(name, value, ocr=ocr) and line is not None:
-            self.topo.lines.setdefault(name, line)
 
     def _add_node(self, node: int, value: str, line: int | None) -> None:
         try:
@@ -307,13 +311,7 @@ class _Builder:
         line is not recorded either)."""
         topo = self.topo
         if name in _INT_FIELDS:
-            number = _int(value)
-            if name in _TOP_FIELDS:
-                # the first value wins; core-type reconciliation happens in finish()
-                if getattr(topo, name) is None and number is not None:
-                    setattr(topo, name, number)
-            elif number is not None:
-                topo.extra.setdefault(name, number)
+            self._set_number(name, _int(value))
         elif name == "online_cpus":
             try:
                 topo.online_cpus = parse_cpulist(value)
@@ -327,6 +325,16 @@ class _Builder:
         else:
             topo.extra.setdefault(name, value)
         return True
+
+    def _set_number(self, name: str, number: int | None) -> None:
+        """A count: the first value wins (core types are reconciled in finish()),
+        one lscpu prints beyond the model's fields goes to ``extra``."""
+        if number is None:
+            return
+        if name not in _TOP_FIELDS:
+            self.topo.extra.setdefault(name, number)
+        elif getattr(self.topo, name) is None:
+            setattr(self.topo, name, number)
 
     def _set_text(self, name: str, value: str, *, ocr: bool) -> bool:
         topo = self.topo
@@ -354,19 +362,7 @@ class _Builder:
     def finish(self) -> CpuTopology:
         topo = self.topo
         if len(self.core_types) > 1:
-            for entry in self.core_types:
-                line = entry.pop("line", None)
-                entry.setdefault("sockets", None)
-                if line is not None:
-                    entry["line"] = line
-            topo.core_types = self.core_types
-            topo.model_name = self.core_types[0].get("model_name")
-            for name in ("threads_per_core", "cores_per_socket", "sockets"):
-                values = {entry.get(name) for entry in self.core_types}
-                if len(values) == 1 and isinstance(next(iter(values)), int):
-                    setattr(topo, name, values.pop())
-                else:
-                    setattr(topo, name, None)
+            self._reconcile_core_types()
         if topo.numa_nodes is None and topo.numa_node_cpus:
             topo.numa_nodes = len(topo.numa_node_cpus)
         if topo.cpus is None and topo.online_cpus:
@@ -378,6 +374,23 @@ class _Builder:
             # but carry none of its counts: refuse them rather than half-parse
             raise ParseError("not lscpu output: no CPU(s), Architecture, Socket(s) or thread/core counts")
         return topo
+
+    def _reconcile_core_types(self) -> None:
+        """Several core types: the counts they share are the CPU's, the others unknown."""
+        topo = self.topo
+        for entry in self.core_types:
+            line = entry.pop("line", None)
+            entry.setdefault("sockets", None)
+            if line is not None:
+                entry["line"] = line
+        topo.core_types = self.core_types
+        topo.model_name = self.core_types[0].get("model_name")
+        for name in ("threads_per_core", "cores_per_socket", "sockets"):
+            values = {entry.get(name) for entry in self.core_types}
+            if len(values) == 1 and isinstance(next(iter(values)), int):
+                setattr(topo, name, values.pop())
+            else:
+                setattr(topo, name, None)
 
 
 @functools.lru_cache(maxsize=512)
@@ -440,25 +453,36 @@ def _parse_json(text: str) -> CpuTopology:
 
 def _parse_section(lines: list[str], start: int, builder: _Builder) -> None:
     """``lscpu --parse``: header ``# CPU,Core,Socket,Node,,L1d,...`` at ``start``."""
-    topo = builder.topo
     header = [c.strip() for c in lines[start].lstrip("#").split(",")]
-    for col in header:
-        if re.match(r"^L\d[a-z]?$", col) and col not in topo.caches:
-            # size unknown: the --parse output only numbers the cache instances
-            topo.caches[col] = ""
-            topo.lines.setdefault(f"caches.{col}", start + 1)
+    _add_cache_columns(builder.topo, header, start + 1)
     upper = [c.upper() for c in header]
     if "CPU" not in upper:
         return
+    rows = _parse_rows(lines[start + 1 :], upper)
+    _apply_map(builder, rows, start + 1, total=len(rows))
+
+
+def _parse_rows(lines: list[str], upper: list[str]) -> list[dict[str, str]]:
+    """The comma-separated rows under the ``--parse`` header (upper-case column ->
+    cell) up to a blank or ``#`` line; a row without a CPU number is skipped."""
+    cpu_at = upper.index("CPU")
     rows: list[dict[str, str]] = []
-    for line in lines[start + 1 :]:
+    for line in lines:
         if not line.strip() or line.startswith("#"):
             break
         cells = [c.strip() for c in line.split(",")]
-        if len(cells) <= upper.index("CPU") or _int(cells[upper.index("CPU")]) is None:
-            continue
-        rows.append(dict(zip(upper, cells, strict=False)))
-    _apply_map(builder, rows, start + 1, total=len(rows))
+        if len(cells) > cpu_at and _int(cells[cpu_at]) is not None:
+            rows.append(dict(zip(upper, cells, strict=False)))
+    return rows
+
+
+def _add_cache_columns(topo: CpuTopology, names: list[str], line: int) -> None:
+    """The caches a CPU map has a column for (``L1d``, ``L2`` ...); their sizes
+    are not in the map, which only numbers the cache instances."""
+    for name in names:
+        if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
+            topo.caches[name] = ""
+            topo.lines.setdefault(f"caches.{name}", line)
 
 
 @dataclass
@@ -511,10 +535,16 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
 
 def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
     """Sockets, threads per core and cores per socket of the map, where it says them evenly."""
-    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
+    sockets = cpu_map.sockets
     if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
         topo.sockets = len(sockets)
         topo.lines.setdefault("sockets", line)
+    _apply_cores(topo, cpu_map, line)
+
+
+def _apply_cores(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
+    """Threads per core and cores per socket, when the map's CPUs and cores divide evenly."""
+    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
     if not (cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0):
         return
     topo.threads_per_core = len(cpus) // len(cores)
@@ -546,13 +576,7 @@ def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:
 def _parse_text(text: str) -> CpuTopology:
     lines = text.splitlines()
     builder = _Builder()
-    summary_end = len(lines)
-    parse_header = None
-    for idx, line in enumerate(lines):
-        if line.startswith("#"):
-            summary_end = min(summary_end, idx)
-            if parse_header is None and re.match(r"^#\s*CPU,", line):
-                parse_header = idx
+    summary_end, parse_header = _comment_lines(lines)
     tokens = _tokens(lines[:summary_end])
     empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
     with_value = [t for t in tokens if t[0] == "KV"]
@@ -564,24 +588,35 @@ def _parse_text(text: str) -> CpuTopology:
         _pair_plain(tokens, builder)
     if parse_header is not None:
         _parse_section(lines, parse_header, builder)
-    else:
-        for idx, line in enumerate(lines):
-            head = line.split()
-            if head[:1] == ["CPU"] and ("SOCKET" in head or "NODE" in head):
-                _parse_extended(lines, idx, builder)
-                break
+        return builder.finish()
+    extended = next((idx for idx, line in enumerate(lines) if _is_extended_header(line.split())), None)
+    if extended is not None:
+        _parse_extended(lines, extended, builder)
     return builder.finish()
+
+
+def _comment_lines(lines: list[str]) -> tuple[int, int | None]:
+    """Where the summary ends (the first ``#`` line) and the ``# CPU,...`` header
+    of ``lscpu --parse`` (None without one)."""
+    summary_end = len(lines)
+    parse_header = None
+    for idx, line in enumerate(lines):
+        if line.startswith("#"):
+            summary_end = min(summary_end, idx)
+            if parse_header is None and re.match(r"^#\s*CPU,", line):
+                parse_header = idx
+    return summary_end, parse_header
+
+
+def _is_extended_header(head: list[str]) -> bool:
+    """``lscpu -e``'s header: ``CPU NODE SOCKET ...``."""
+    return head[:1] == ["CPU"] and ("SOCKET" in head or "NODE" in head)
 
 
 def _parse_extended(lines: list[str], start: int, builder: _Builder) -> None:
     """``lscpu -e``: ``CPU NODE SOCKET CORE L1d:L1i:L2:L3 ONLINE`` then one row per CPU."""
-    topo = builder.topo
     header = lines[start].split()
-    for col in header:
-        for name in col.split(":"):
-            if re.match(r"^L\d[a-z]?$", name) and name not in topo.caches:
-                topo.caches[name] = ""  # sizes are not in this table
-                topo.lines.setdefault(f"caches.{name}", start + 1)
+    _add_cache_columns(builder.topo, [name for col in header for name in col.split(":")], start + 1)
     rows: list[dict[str, str]] = []
     for line in lines[start + 1 :]:
         cells = line.split()
@@ -604,28 +639,28 @@ def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder)
     for kind, line_no, key, value, col in tokens:
         width, last_width = last_width, (len(value) if kind == "V" else col + len(value))
         if kind == "V":
-            if pending is not None and pending[3] and width < _MIN_WRAP_WIDTH and not value[:1].isspace():
-                # not under the value column and the line before it too short to
-                # have wrapped: a key cut before its colon ("CPU M" at the end of a paste)
-                builder.topo.errors.append(
-                    ArtifactError("", f"lscpu: line without ':' not read: {value.strip()[:80]!r}", line_no)
-                )
-                continue
             if pending is not None and pending[3]:
-                # wrapped value: text continues at the value column (a wrap may split a word)
-                raw = value
-                cont = (
-                    raw[pending[3] :]
-                    if len(raw) > pending[3] and not raw[: pending[3]].strip()
-                    else raw.strip()
-                )
-                pending[1].append(cont)
+                _add_wrapped(pending, value, width, line_no, builder)
             continue
         if pending is not None:
             builder.add(pending[0], "".join(pending[1]), pending[2])
         pending = [key, [value], line_no, col if value else 0]
     if pending is not None:
         builder.add(pending[0], "".join(pending[1]), pending[2])
+
+
+def _add_wrapped(pending: list[Any], value: str, width: int, line_no: int, builder: _Builder) -> None:
+    """A line without a key under a pending value: the rest of a wrapped value, or,
+    when the line before was too short to wrap and this one is not under the
+    value column, a key cut before its colon ("CPU M" at the end of a paste)."""
+    col = pending[3]
+    if width < _MIN_WRAP_WIDTH and not value[:1].isspace():
+        builder.topo.errors.append(
+            ArtifactError("", f"lscpu: line without ':' not read: {value.strip()[:80]!r}", line_no)
+        )
+        return
+    # wrapped value: text continues at the value column (a wrap may split a word)
+    pending[1].append(value[col:] if len(value) > col and not value[:col].strip() else value.strip())
 
 
 def _pair_ocr(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -> None:
@@ -636,21 +671,25 @@ def _pair_ocr(tokens: list[tuple[str, int, str, str, int]], builder: _Builder) -
             continue
         if kind != "K":
             continue
-        pick = None
-        if pos + 1 < len(tokens) and tokens[pos + 1][0] == "V" and (pos + 1) not in claimed:
-            pick = pos + 1
-        else:
-            back = pos - 1
-            # OCR misplaces a value by a line or two, never by a screenful
-            while back >= max(0, pos - _OCR_WINDOW) and tokens[back][0] != "KV":
-                if tokens[back][0] == "V" and back not in claimed:
-                    pick = back
-                    break
-                back -= 1
+        pick = _ocr_value_of(tokens, pos, claimed)
         if pick is None:
             continue
         claimed.add(pick)
         builder.add(key, tokens[pick][3], tokens[pick][1], ocr=True)
+
+
+def _ocr_value_of(tokens: list[tuple[str, int, str, str, int]], pos: int, claimed: set[int]) -> int | None:
+    """The unclaimed value line of the key at ``pos``: the next line, else the
+    nearest one above it (OCR misplaces a value by a line or two, never by a
+    screenful) before a line holding both a key and a value."""
+    if pos + 1 < len(tokens) and tokens[pos + 1][0] == "V" and (pos + 1) not in claimed:
+        return pos + 1
+    back = pos - 1
+    while back >= max(0, pos - _OCR_WINDOW) and tokens[back][0] != "KV":
+        if tokens[back][0] == "V" and back not in claimed:
+            return back
+        back -= 1
+    return None
 
 
 _MAP_HEADER = re.compile(

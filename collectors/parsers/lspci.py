@@ -146,18 +146,30 @@ def _add_sign(signals: GuestSignals, device: PciDevice) -> None:
 
 
 def _named(address: str, rest: str, number: int) -> PciDevice | None:
-    """A device line with names: ``Host bridge [0600]: Intel ... [8086:1237] (rev 02)``."""
+    """A device line with names: ``Host bridge [0600]: Intel ... [8086:1237] (rev 02)``
+    (``lspci -mm``'s quoted fields and ``lspci -n``'s numbers too)."""
     if rest.startswith('"'):
-        fields = _QUOTED.findall(rest)  # lspci -mm
-        if len(fields) < 3:
-            return None
-        sub = " ".join(f for f in fields[3:5] if f) or None
-        return PciDevice(address, f"{fields[1]} {fields[2]}".strip(), fields[0], subsystem=sub, line=number)
+        return _quoted_device(address, rest, number)
     numeric = _NUMERIC.match(rest)
-    if numeric:  # lspci -n
+    if numeric:
         klass, vendor, device = numeric.groups()
-        name = f"{vendor}:{device}"
-        return PciDevice(address, name, None, klass, vendor.lower(), device.lower(), line=number)
+        return PciDevice(
+            address, f"{vendor}:{device}", None, klass, vendor.lower(), device.lower(), line=number
+        )
+    return _class_named_device(address, rest, number)
+
+
+def _quoted_device(address: str, rest: str, number: int) -> PciDevice | None:
+    """``lspci -mm``: ``"class" "vendor" "device" ... "subsystem vendor" "subsystem"``."""
+    fields = _QUOTED.findall(rest)
+    if len(fields) < 3:
+        return None
+    sub = " ".join(f for f in fields[3:5] if f) or None
+    return PciDevice(address, f"{fields[1]} {fields[2]}".strip(), fields[0], subsystem=sub, line=number)
+
+
+def _class_named_device(address: str, rest: str, number: int) -> PciDevice | None:
+    """``Class [id]: Vendor Device [vvvv:dddd] (rev nn)``, the ids and revision optional."""
     klass, sep, name = rest.partition(": ")
     if not sep or not name:
         return None
@@ -170,6 +182,36 @@ def _named(address: str, rest: str, number: int) -> PciDevice | None:
         vendor, device = ids.group(1).lower(), ids.group(2).lower()
         name = name[: ids.start()]
     return PciDevice(address, name.strip(), class_name.strip(), class_id, vendor, device, line=number)
+
+
+def _vmm_device(block: dict[str, str], line: int) -> PciDevice:
+    """One ``lspci -vmm`` record: with ``-n`` its vendor and device are numbers
+    (the class too), else names (with the subsystem's)."""
+    vendor, device = block.get("Vendor", ""), block.get("Device", "")
+    if re.fullmatch(r"[0-9a-fA-F]{4}", vendor) and re.fullmatch(r"[0-9a-fA-F]{4}", device):
+        return PciDevice(
+            block["Slot"],
+            f"{vendor}:{device}",
+            None,
+            block.get("Class"),
+            vendor.lower(),
+            device.lower(),
+            subsystem=None,
+            driver=block.get("Driver"),
+            line=line,
+        )
+    sub = " ".join(v for v in (block.get("SVendor"), block.get("SDevice")) if v) or None
+    return PciDevice(
+        block["Slot"],
+        f"{vendor} {device}".strip(),
+        block.get("Class"),
+        None,
+        None,
+        None,
+        subsystem=sub,
+        driver=block.get("Driver"),
+        line=line,
+    )
 
 
 class _Reader:
@@ -212,24 +254,8 @@ class _Reader:
 
     def end_vmm_block(self) -> None:
         block, self.vmm = self.vmm, {}
-        if "Slot" not in block:
-            return
-        vendor, device = block.get("Vendor", ""), block.get("Device", "")
-        numeric = bool(re.fullmatch(r"[0-9a-fA-F]{4}", vendor) and re.fullmatch(r"[0-9a-fA-F]{4}", device))
-        sub = " ".join(v for v in (block.get("SVendor"), block.get("SDevice")) if v) or None
-        self.devices.append(
-            PciDevice(
-                block["Slot"],
-                f"{vendor} {device}".strip() if not numeric else f"{vendor}:{device}",
-                None if numeric else block.get("Class"),
-                block.get("Class") if numeric else None,
-                vendor.lower() if numeric else None,
-                device.lower() if numeric else None,
-                subsystem=None if numeric else sub,
-                driver=block.get("Driver"),
-                line=self.vmm_line,
-            )
-        )
+        if "Slot" in block:
+            self.devices.append(_vmm_device(block, self.vmm_line))
 
     def read(self, text: str) -> None:
         for number, line in enumerate(text.splitlines(), 1):

@@ -127,6 +127,14 @@ def _cut_key(line: str) -> bool:
     )
 
 
+def _is_new_key(key: str, values: dict[str, int]) -> bool:
+    """A key not read yet; an unknown key before any known one is another tool's
+    "Key: N" line."""
+    if key in values:
+        return False
+    return key in MEMINFO_KEYS or bool(values) or "MemTotal" in key
+
+
 @register(
     "meminfo",
     # cat/grep/awk/head ... of /proc/meminfo, piped or not ("cat /proc/meminfo | grep -i huge")
@@ -156,11 +164,9 @@ def parse_meminfo(text: str) -> Meminfo:
                 out.errors.append(ArtifactError("", f"meminfo: last line cut: {line.strip()!r}", idx))
             continue
         key = m.group(1)
-        if key in out.values or (key not in MEMINFO_KEYS and not out.values and "MemTotal" not in key):
-            # an unknown key before any known one is another tool's "Key: N" line
-            continue
-        out.values[key] = int(m.group(2))
-        out.lines[key] = idx
+        if _is_new_key(key, out.values):
+            out.values[key] = int(m.group(2))
+            out.lines[key] = idx
     if not out.values:
         raise ParseError("no /proc/meminfo lines (Key: N kB) found")
     if "MemTotal" not in out.values or len(out.values) < FULL_MIN_KEYS:

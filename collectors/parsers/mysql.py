@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -283,22 +284,23 @@ def _variables_from_tables(text: str, cut: list[ArtifactError] | None = None) ->
     for table in parse_result_tables(text):
         cols = table.columns
         if "variable_name" in cols and "value" in cols:
-            name_i, value_i = cols.index("variable_name"), cols.index("value")
-        elif len(cols) == 2 and cols[0].startswith("@@"):
+            _read_name_value_table(read, table, cut)
+        elif len(cols) == 2 and cols[0].startswith("@@") and table.rows:
             # SELECT @@innodb_numa_interleave: the header names the variable
             name = cols[0][2:].removeprefix("global.").removeprefix("session.")
-            if table.rows:
-                read.values[name] = table.rows[0][0]
-                read.lines[name] = table.row_lines[0]
-            continue
-        else:
-            continue
-        for ln, row_text in table.cut_rows:
-            cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
-        for row, ln in zip(table.rows, table.row_lines, strict=True):
-            if not read.add(row[name_i], row[value_i], ln):
-                read.skipped.add(ln, " | ".join(row))
+            read.values[name] = table.rows[0][0]
+            read.lines[name] = table.row_lines[0]
     return read
+
+
+def _read_name_value_table(read: _Read, table: ResultTable, cut: list[ArtifactError]) -> None:
+    """The rows of a ``| Variable_name | Value |`` table; its cut rows go to ``cut``."""
+    name_i, value_i = table.columns.index("variable_name"), table.columns.index("value")
+    for ln, row_text in table.cut_rows:
+        cut.append(ArtifactError("", f"variables: row cut mid-paste: {row_text[:60]!r}", ln))
+    for row, ln in zip(table.rows, table.row_lines, strict=True):
+        if not read.add(row[name_i], row[value_i], ln):
+            read.skipped.add(ln, " | ".join(row))
 
 
 def _variables_from_plain(text: str) -> _Read:
@@ -310,18 +312,23 @@ def _variables_from_plain(text: str) -> _Read:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or _CLIENT_NOISE.match(line):
             continue
-        if tabbed and "\t" in line:
-            name, _, value = line.partition("\t")
-        else:
-            # "name   value" (tabs turned into spaces) or a bare name (empty value)
-            parts = line.split(None, 1)
-            if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
-                read.skipped.add(number, line)
-                continue
-            name, value = parts[0], parts[1] if len(parts) > 1 else ""
-        if not read.add(name, value.strip(), number):
+        pair = _name_and_value(line, tabbed)
+        if pair is None or not read.add(pair[0], pair[1].strip(), number):
             read.skipped.add(number, line)
     return read
+
+
+def _name_and_value(line: str, tabbed: bool) -> tuple[str, str] | None:
+    """A line's name and value: split at its tab, else at its first spaces
+    ("name   value", tabs turned into spaces) or a bare name (empty value);
+    None when it starts with no variable name."""
+    if tabbed and "\t" in line:
+        name, _, value = line.partition("\t")
+        return name, value
+    parts = line.split(None, 1)
+    if not _NAME.match(parts[0]) or (tabbed and len(parts) > 1):
+        return None
+    return parts[0], parts[1] if len(parts) > 1 else ""
 
 
 def _finish(values: dict[str, str], lines: dict[str, int], read: _Read | None = None) -> DatabaseFacts:
@@ -411,14 +418,27 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
         read = _variables_from_plain(text)
     if not len(read):
         raise ParseError("no server variables found")
+    _check_variables_look_real(read)
+    facts = _finish(read.values, read.lines, read)
+    facts.errors = read.skipped.errors() + cut
+    return facts
+
+
+# a few of the names every server has
+_KNOWN_VARIABLES = frozenset(
+    {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
+)
+
+
+def _check_variables_look_real(read: _Read) -> None:
+    """ParseError unless what was read looks like server variables: a handful of
+    names could be any "word value" prose; a variables dump has many known names,
+    a single SELECT @@x has its one; a status dump has several counters every
+    server has. Most lines must have been read."""
     values, skipped = read.values, read.skipped
-    # A handful of names could be any "word value" prose; a variables dump has many
-    # known names, a single SELECT @@x has its one; a status dump has several
-    # counters every server has.
-    known = {"version", "datadir", "basedir", "port", "innodb_buffer_pool_size", "max_connections", "socket"}
     plausible = (
         len(values) >= 3
-        or known & values.keys()
+        or _KNOWN_VARIABLES & values.keys()
         or any(k.startswith("innodb_") for k in values)
         or len(_KNOWN_STATUS.findall("\n".join(read.status))) >= 2
     )
@@ -429,9 +449,6 @@ def parse_mysql_variables(text: str) -> DatabaseFacts:
             f"text does not look like server variables: {skipped.count} of "
             f"{skipped.count + len(read)} lines are not"
         )
-    facts = _finish(values, read.lines, read)
-    facts.errors = skipped.errors() + cut
-    return facts
 
 
 # ------------------------------------------------------------------ option files
@@ -573,42 +590,60 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     seen_group = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip().lstrip("\ufeff")
-        if (
-            not line
-            or line[0] in "#;"
-            or line.startswith(("!include", "==>"))
-            or line.endswith("would have been started with the following arguments:")
-        ):
+        if _holds_no_option(line):
             continue
         m = _GROUP_LINE.match(line)
         if m:
             group, seen_group = m.group(1), True
             continue
-        if line.startswith("--") and (group is None or _SERVER_GROUP.match(group)):
-            # one option per line (my_print_defaults) or all on one (--print-defaults)
-            printed = True
-            tokens = re.split(r"\s+(?=--)", line)
-        elif group is None or not _SERVER_GROUP.match(group):
+        tokens = _server_options(line, group)
+        if tokens is None:
             continue
-        else:
-            tokens = [line]
-        for token in tokens:
-            om = _OPTION.match(token)
-            if not om:
-                skipped.add(number, line)
-                break
-            name = _option_name(om.group(1))
-            raw_value = om.group(2)
-            facts.config[name] = "ON" if raw_value is None else raw_value.strip().strip("'\"")
-            facts.variables[name] = _option_value(raw_value)
-            facts.variable_sources[name] = "config"
-            facts.lines[name] = number
+        printed = printed or line.startswith("--")
+        if not all(_store_option(facts, token, number) for token in tokens):
+            skipped.add(number, line)
     if not facts.variables:
         if not seen_group and not printed and group is None:
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()
     return facts
+
+
+def _holds_no_option(line: str) -> bool:
+    """A blank line, a comment, an include (not followed), a ``==> file <==``
+    header of ``tail``, the banner of ``--print-defaults``."""
+    return (
+        not line
+        or line[0] in "#;"
+        or line.startswith(("!include", "==>"))
+        or line.endswith("would have been started with the following arguments:")
+    )
+
+
+def _server_options(line: str, group: str | None) -> list[str] | None:
+    """The options of a line of a server group (or of printed ``--options``
+    outside any group); None for another program's group or a line outside any."""
+    if group is not None and not _SERVER_GROUP.match(group):
+        return None
+    if line.startswith("--"):
+        # one option per line (my_print_defaults) or all on one (--print-defaults)
+        return re.split(r"\s+(?=--)", line)
+    return None if group is None else [line]
+
+
+def _store_option(facts: DatabaseFacts, token: str, number: int) -> bool:
+    """One ``name = value`` (or bare ``name``) into the facts; False when it is none."""
+    om = _OPTION.match(token)
+    if not om:
+        return False
+    name = _option_name(om.group(1))
+    raw_value = om.group(2)
+    facts.config[name] = "ON" if raw_value is None else raw_value.strip().strip("'\"")
+    facts.variables[name] = _option_value(raw_value)
+    facts.variable_sources[name] = "config"
+    facts.lines[name] = number
+    return True
 
 
 # ------------------------------------------------------------------ version
@@ -633,6 +668,28 @@ def _find_version(text: str) -> tuple[str, str, int] | None:
         if m:
             return m.group("version"), m.group("comment").strip(), text.count("\n", 0, m.start()) + 1
     return None
+
+
+_VERSION_QUERIES = ("version()", "@@version", "@@global.version")
+
+
+def _version_in_table(text: str) -> tuple[str, str, int] | None:
+    """A ``SELECT VERSION()`` result table's value."""
+    for table in parse_result_tables(text):
+        if table.columns and table.columns[0] in _VERSION_QUERIES and table.rows:
+            return table.rows[0][0], "", table.row_lines[0]
+    return None
+
+
+def _bare_version(text: str) -> tuple[str, str, int] | None:
+    """Tab-separated ``VERSION()\n10.11.19-MariaDB-0+deb12u1`` or a bare ``-N`` value."""
+    plain = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if plain and plain[0].lower() in _VERSION_QUERIES:
+        plain = plain[1:]
+    if len(plain) != 1 or not re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
+        return None
+    number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
+    return plain[0], "", number
 
 
 @register(
@@ -671,25 +728,11 @@ def parse_mysql_version(text: str) -> DatabaseFacts:
     >>> parse_mysql_version("mysqld  Ver 5.7.22-22 for Linux on x86_64 (Percona Server (GPL))").kind
     'percona'
     """
-    found = _find_version(text)
-    if found is None:
-        for table in parse_result_tables(text):
-            if (
-                table.columns
-                and table.columns[0] in ("version()", "@@version", "@@global.version")
-                and table.rows
-            ):
-                found = (table.rows[0][0], "", table.row_lines[0])
-                break
-    if found is None:
-        # tab-separated "VERSION()\n10.11.19-MariaDB-0+deb12u1" or a bare -N value
-        plain = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        if plain and plain[0].lower() in ("version()", "@@version", "@@global.version"):
-            plain = plain[1:]
-        if len(plain) == 1 and re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
-            number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
-            found = (plain[0], "", number)
-    if found is None:
+    for find in (_find_version, _version_in_table, _bare_version):
+        found = find(text)
+        if found is not None:
+            break
+    else:
         raise ParseError("no MySQL/MariaDB server version string")
     version, comment, line = found
     return DatabaseFacts(kind=classify(version, comment), version=version, lines={"version": line})
@@ -733,36 +776,57 @@ def _seconds_iso(date: str, time: str, frac: str | None) -> float:
     return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) + (float(frac) if frac else 0.0)
 
 
+def _pool_init(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    """``Initializing buffer pool, total size = 128G, instances = 8, chunk size = 128M``."""
+    size_text = m.group("size").replace(" ", "")
+    data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
+    if m.group("instances"):
+        data["instances"] = int(m.group("instances"))
+    if m.group("chunk"):
+        chunk = m.group("chunk").replace(" ", "")
+        data["chunk_size"] = chunk
+        data["chunk_size_bytes"] = size_bytes(chunk)
+    return data
+
+
+def _mariadb_pool_size(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    """MariaDB's ``InnoDB: ... innodb_buffer_pool_size=...`` (not another program's)."""
+    if "InnoDB" not in msg:
+        return None
+    return {"size_text": m.group("size"), "size_bytes": size_bytes(m.group("size"))}
+
+
+def _numa_policy(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {"policy": m.group("policy")}
+
+
+def _signal(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {"signal": int(m.group("signal"))}
+
+
+def _no_data(m: re.Match[str], msg: str) -> dict[str, Any] | None:
+    return {}
+
+
+# the messages of an error log that are events: (pattern, event kind, its data),
+# tried in order; a data function may return None to let the next ones try
+_EVENTS: tuple[tuple[re.Pattern[str], str, Callable[[re.Match[str], str], dict[str, Any] | None]], ...] = (
+    (_BP_INIT, "buffer_pool_init", _pool_init),
+    (_BP_SIZE_MARIADB, "buffer_pool_init", _mariadb_pool_size),
+    (_NUMA_POLICY, "numa_policy", _numa_policy),
+    (_BP_READY, "buffer_pool_ready", _no_data),
+    (_SIGNAL, "crash", _signal),
+    (_READY, "ready", _no_data),
+    (_SHUTDOWN, "shutdown", _no_data),
+)
+
+
 def _classify_message(msg: str) -> tuple[str, dict[str, Any]] | None:
-    m = _BP_INIT.search(msg)
-    if m:
-        size_text = m.group("size").replace(" ", "")
-        data: dict[str, Any] = {"size_text": size_text, "size_bytes": size_bytes(size_text)}
-        if m.group("instances"):
-            data["instances"] = int(m.group("instances"))
-        if m.group("chunk"):
-            chunk = m.group("chunk").replace(" ", "")
-            data["chunk_size"] = chunk
-            data["chunk_size_bytes"] = size_bytes(chunk)
-        return "buffer_pool_init", data
-    m = _BP_SIZE_MARIADB.search(msg)
-    if m and "InnoDB" in msg:
-        return "buffer_pool_init", {
-            "size_text": m.group("size"),
-            "size_bytes": size_bytes(m.group("size")),
-        }
-    m = _NUMA_POLICY.search(msg)
-    if m:
-        return "numa_policy", {"policy": m.group("policy")}
-    if _BP_READY.search(msg):
-        return "buffer_pool_ready", {}
-    m = _SIGNAL.search(msg)
-    if m:
-        return "crash", {"signal": int(m.group("signal"))}
-    if _READY.search(msg):
-        return "ready", {}
-    if _SHUTDOWN.search(msg):
-        return "shutdown", {}
+    for pattern, kind, data_of in _EVENTS:
+        m = pattern.search(msg)
+        data = data_of(m, msg) if m else None
+        if data is not None:
+            return kind, data
     return None
 
 

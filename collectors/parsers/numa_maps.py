@@ -75,24 +75,37 @@ def parse_numa_maps(text: str) -> ProcessNumaUsage:
         if pid is None:
             p = _PID.search(line)
             pid = int(p.group(1)) if p else None
-        page = _PAGE.search(m.group(3))
-        page_kb = int(page.group(1)) if page else 4
-        policy = "prefer" if m.group(2) == "preferred" else m.group(2)
-        for node_s, pages_s in _NODE.findall(m.group(3)):
-            node, size = int(node_s), int(pages_s) * page_kb
-            kb[node] = kb.get(node, 0) + size
-            for cat in (policy, "huge") if page_kb > 4 else (policy,):
-                per = categories.setdefault(cat, {})
-                per[node] = per.get(node, 0.0) + size / 1024
+        _add_mapping(kb, categories, m.group(2), m.group(3))
     if not rows:
         raise ParseError("no numa_maps lines (address policy N<node>=<pages> ...) found")
-    node_mb = {n: round(v / 1024, 2) for n, v in sorted(kb.items())}
-    proc = ProcessNuma(
+    return ProcessNumaUsage(processes=[_process(pid, first, kb, categories)])
+
+
+def _process(
+    pid: int | None, first: int | None, kb: dict[int, int], categories: dict[str, dict[int, float]]
+) -> ProcessNuma:
+    """The process's MiB per node, in all and per category, as numastat -p gives them."""
+    return ProcessNuma(
         pid=pid,
-        node_mb=node_mb,
+        node_mb={n: round(v / 1024, 2) for n, v in sorted(kb.items())},
         total_mb=round(sum(kb.values()) / 1024, 2),
         categories={c: {n: round(v, 2) for n, v in sorted(per.items())} for c, per in categories.items()},
         tool="numa_maps",
         line=first,
     )
-    return ProcessNumaUsage(processes=[proc])
+
+
+def _add_mapping(
+    kb: dict[int, int], categories: dict[str, dict[int, float]], policy: str, fields: str
+) -> None:
+    """One mapping's pages per node, in kB per node and in MiB per node under its
+    policy (and ``huge`` for huge pages)."""
+    page = _PAGE.search(fields)
+    page_kb = int(page.group(1)) if page else 4
+    policy = "prefer" if policy == "preferred" else policy
+    for node_s, pages_s in _NODE.findall(fields):
+        node, size = int(node_s), int(pages_s) * page_kb
+        kb[node] = kb.get(node, 0) + size
+        for cat in (policy, "huge") if page_kb > 4 else (policy,):
+            per = categories.setdefault(cat, {})
+            per[node] = per.get(node, 0.0) + size / 1024

@@ -89,24 +89,33 @@ def _detect(head: str) -> bool:
 
 def _incomplete(out: NumactlHardware) -> list[str]:
     """What a torn paste lost; a distance table that cannot be kept square is dropped."""
-    missing: list[str] = []
     alone = out.available is None and not out.nodes and bool(out.distances)
-    if out.distances and len(out.distance_nodes) != len(out.distances):
-        # keep the matrix square and labelled; a torn paste is better dropped than misread
-        if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
-            out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
-        else:
-            if len(out.distances) < len(out.distance_nodes):
-                missing.append(
-                    f"distance table incomplete: {len(out.distances)} of {len(out.distance_nodes)} rows"
-                )
-            else:
-                missing.append("distance table unreadable: rows and header disagree")
-            out.distance_nodes, out.distances = [], []
-    elif "distances" in out.lines and not out.distances:
-        missing.append("distance table incomplete: 0 rows")
+    missing = _square_distances(out)
     if alone:
         return missing  # the distance table pasted alone: nothing above it was meant
+    return missing + _missing_nodes(out)
+
+
+def _square_distances(out: NumactlHardware) -> list[str]:
+    """Keeps the distance matrix square and labelled (a torn paste is better dropped
+    than misread); what it lost."""
+    if not out.distances:
+        return ["distance table incomplete: 0 rows"] if "distances" in out.lines else []
+    if len(out.distance_nodes) == len(out.distances):
+        return []
+    if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
+        out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
+        return []
+    rows, labels = len(out.distances), len(out.distance_nodes)
+    out.distance_nodes, out.distances = [], []
+    if rows < labels:
+        return [f"distance table incomplete: {rows} of {labels} rows"]
+    return ["distance table unreadable: rows and header disagree"]
+
+
+def _missing_nodes(out: NumactlHardware) -> list[str]:
+    """The start of the output or nodes a torn paste lost."""
+    missing: list[str] = []
     if out.available is None:
         # the paste starts below "available:": the first node may have lost its CPU line
         missing.append("cut at the start: no 'available:' line")
@@ -236,6 +245,17 @@ def _detect_show(head: str) -> bool:
     return len(keys) >= 3 and "policy" in keys
 
 
+def _set_show_field(out: NumaPolicy, key: str, value: str) -> None:
+    """A ``*bind:`` list of ids, the policy's name or the preferred node."""
+    if key in _SHOW_LISTS:
+        ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
+        setattr(out, key, ids)
+    elif key == "policy":
+        out.policy = value.split()[0] if value else None
+    else:
+        out.preferred_node = value or None
+
+
 @register(
     "numactl_show",
     commands=(r"^numactl\s+(-s|--show)\s*$",),
@@ -264,13 +284,7 @@ def parse_numactl_show(text: str) -> NumaPolicy:
         if not m:
             continue
         key, value = m.group(1).replace(" ", "_"), m.group(2)
-        if key in _SHOW_LISTS:
-            ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
-            setattr(out, key, ids)
-        elif key == "policy":
-            out.policy = value.split()[0] if value else None
-        else:
-            out.preferred_node = value or None
+        _set_show_field(out, key, value)
         out.lines[key] = idx
     if not out.lines:
         raise ParseError("not numactl --show output (no 'policy:' or '*bind:' line)")

@@ -230,29 +230,41 @@ def _counter_row(
     """A ``name v v ...`` row under the node header, read into ``out``; a row cut
     mid-paste ("Inactive   4650.94   17.62" under nine columns, or the paste's
     ``last`` line cut in its name: "Mapp") is reported."""
-    if len(tokens) >= len(header) + 1:
-        values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
-        if len(values) == len(header):
-            name = tokens[0]
-            if name.lower() in NUMASTAT_COUNTERS:
-                name = name.lower()
-            for n, v in zip(header, values, strict=True):
-                out.nodes[n][name] = v
-            out.lines[name] = idx
-            return True
-    # a meminfo line after the table ("HugePages_Total:   400000") is not a numastat row
-    named = _ROW_NAME.match(tokens[0]) is not None if tokens else False
-    if (
-        named
-        and (last or len(tokens) > 1)
-        and len(tokens) <= len(header)
-        and all(_num(t) is not None for t in tokens[1:])
-    ):
+    values = _node_values(tokens, header)
+    if values is not None:
+        name = tokens[0]
+        if name.lower() in NUMASTAT_COUNTERS:
+            name = name.lower()
+        for n, v in zip(header, values, strict=True):
+            out.nodes[n][name] = v
+        out.lines[name] = idx
+        return True
+    if _is_cut_row(tokens, header, last=last):
         out.errors.append(
             ArtifactError("", f"row {tokens[0]} cut: {len(tokens) - 1} of {len(header)} nodes", idx)
         )
         return True
     return False
+
+
+def _node_values(tokens: list[str], header: list[int]) -> list[float] | None:
+    """A row's value for each node of the header; None unless it has them all."""
+    if len(tokens) < len(header) + 1:
+        return None
+    values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
+    return values if len(values) == len(header) else None
+
+
+def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
+    """A named row with fewer numbers than nodes (a name alone only on the paste's
+    last line); a meminfo line after the table ("HugePages_Total:   400000") is none."""
+    if not tokens or _ROW_NAME.match(tokens[0]) is None:
+        return False
+    return (
+        (last or len(tokens) > 1)
+        and len(tokens) <= len(header)
+        and all(_num(t) is not None for t in tokens[1:])
+    )
 
 
 def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:
@@ -276,20 +288,25 @@ def _process_row(
     if header is None:
         return
     if pid_table:
-        m = _PROC_ROW.match(stripped)
-        if m:
-            got = _values(m.group(3).split(), header)
-            if got:
-                procs.processes.append(
-                    ProcessNuma(
-                        pid=int(m.group(1)), name=m.group(2), node_mb=got[0], total_mb=got[1], line=idx
-                    )
-                )
-        return
+        _pid_row(stripped, header, procs, idx)
+    elif current is not None:
+        _category_row(stripped, header, current, idx)
+
+
+def _pid_row(stripped: str, header: list[int], procs: ProcessNumaUsage, idx: int) -> None:
+    """A row of ``numastat -p``'s per-process table: ``PID (name) MB MB ... total``."""
+    m = _PROC_ROW.match(stripped)
+    got = _values(m.group(3).split(), header) if m else None
+    if m and got:
+        procs.processes.append(
+            ProcessNuma(pid=int(m.group(1)), name=m.group(2), node_mb=got[0], total_mb=got[1], line=idx)
+        )
+
+
+def _category_row(stripped: str, header: list[int], current: ProcessNuma, idx: int) -> None:
+    """A row of one process's table (``Huge``, ``Heap`` ... ``Total``)."""
     tokens = stripped.split()
-    if current is None or len(tokens) < 2:
-        return
-    got = _values(tokens[1:], header)
+    got = _values(tokens[1:], header) if len(tokens) >= 2 else None
     if not got:
         return
     if tokens[0] == "Total":

@@ -122,40 +122,56 @@ def parse_ping(text: str) -> PingResult:
             continue
         summary = _read_line(out, line, number) or summary
     if not summary and out.replies_ms:
-        out.rtt_min_ms = min(out.replies_ms)
-        out.rtt_max_ms = max(out.replies_ms)
-        out.rtt_avg_ms = _round2(sum(out.replies_ms) / len(out.replies_ms))
-        out.lines["rtt_avg_ms"] = out.lines["replies_ms"]
-        if out.received is None:
-            out.received = len(out.replies_ms)
+        _rtt_from_replies(out)
     if not summary and not out.replies_ms and out.transmitted is None:
         raise ParseError("no ping replies or statistics")
     return out
 
 
+def _rtt_from_replies(out: PingResult) -> None:
+    """Without the summary line (a paste cut before it): min/avg/max of the replies."""
+    out.rtt_min_ms = min(out.replies_ms)
+    out.rtt_max_ms = max(out.replies_ms)
+    out.rtt_avg_ms = _round2(sum(out.replies_ms) / len(out.replies_ms))
+    out.lines["rtt_avg_ms"] = out.lines["replies_ms"]
+    if out.received is None:
+        out.received = len(out.replies_ms)
+
+
 def _read_line(out: PingResult, line: str, number: int) -> bool:
     """A reply, the packet counts or the min/avg/max summary; True for the summary."""
     if m := _REPLY.search(line) or _WIN_REPLY.search(line):
-        out.replies_ms.append(finite(m.group("ms"), number))
-        out.lines.setdefault("replies_ms", number)
-        address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
-        if address and out.address is None:
-            out.address = address
-            out.target = out.target or address
+        _read_reply(out, m, line, number)
     elif m := _TRANSMIT.search(line):
         out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
         if m.group("loss") is not None:
             out.loss_pct = finite(m.group("loss"), number)
         out.lines["transmitted"] = out.lines["loss_pct"] = number
     elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
-        out.rtt_min_ms = finite(m.group("min"), number)
-        out.rtt_avg_ms = finite(m.group("avg"), number)
-        out.rtt_max_ms = finite(m.group("max"), number)
-        if m.groupdict().get("mdev"):
-            out.rtt_mdev_ms = finite(m.group("mdev"), number)
-        out.lines["rtt_avg_ms"] = number
+        _read_summary(out, m, number)
         return True
     return False
+
+
+def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> None:
+    """``64 bytes from h (10.0.0.1): ... time=1.07 ms``: its time, and the first
+    address a reply names."""
+    out.replies_ms.append(finite(m.group("ms"), number))
+    out.lines.setdefault("replies_ms", number)
+    address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
+    if address and out.address is None:
+        out.address = address
+        out.target = out.target or address
+
+
+def _read_summary(out: PingResult, m: re.Match[str], number: int) -> None:
+    """``rtt min/avg/max/mdev = ...`` (Windows: ``Minimum = ..., Maximum = ...``)."""
+    out.rtt_min_ms = finite(m.group("min"), number)
+    out.rtt_avg_ms = finite(m.group("avg"), number)
+    out.rtt_max_ms = finite(m.group("max"), number)
+    if m.groupdict().get("mdev"):
+        out.rtt_mdev_ms = finite(m.group("mdev"), number)
+    out.lines["rtt_avg_ms"] = number
 
 
 def _group(m: re.Match[str], *names: str) -> str | None:
@@ -216,30 +232,47 @@ def parse_ping_summaries(text: str) -> list[PingResult]:
         if not m:
             # the script's own lines ("Processing crdb1a"), ssh's goodbyes; a
             # "<source> to <peer>" line without its summary was cut
-            start = _FROM_TO_START.match(line.strip())
-            if start and (start.group("source") in sources or "rtt" in line or "min/" in line):
+            if _is_cut_summary(line, sources):
                 cut.append((number, line.strip()))
             continue
-        label = m.group("label").strip()
-        peer = _FROM_TO.match(label)
-        result = PingResult(
-            target=peer.group("target") if peer else label.split()[-1].rstrip(":"),
-            from_host=peer.group("source") if peer else None,
-            rtt_min_ms=finite(m.group("min"), number),
-            rtt_avg_ms=finite(m.group("avg"), number),
-            rtt_max_ms=finite(m.group("max"), number),
-            rtt_mdev_ms=finite(m.group("mdev"), number) if m.group("mdev") else None,
-        )
+        result = _labelled_result(m, number)
         if result.from_host:
             sources.add(result.from_host)
         result.lines["target"] = result.lines["rtt_avg_ms"] = number
         out.append(result)
     if not out:
         raise ParseError("no '<peer> rtt min/avg/max = ...' lines")
+    _check_cut(cut, out)
+    return out
+
+
+def _is_cut_summary(line: str, sources: set[str]) -> bool:
+    """A ``<source> to ...`` line without its figures, of a source seen before or
+    cut inside them."""
+    start = _FROM_TO_START.match(line.strip())
+    return bool(start and (start.group("source") in sources or "rtt" in line or "min/" in line))
+
+
+def _labelled_result(m: re.Match[str], number: int) -> PingResult:
+    """One labelled summary: the peer is the label's last word, or what follows
+    ``to`` in ``<source> to <peer>``."""
+    label = m.group("label").strip()
+    peer = _FROM_TO.match(label)
+    return PingResult(
+        target=peer.group("target") if peer else label.split()[-1].rstrip(":"),
+        from_host=peer.group("source") if peer else None,
+        rtt_min_ms=finite(m.group("min"), number),
+        rtt_avg_ms=finite(m.group("avg"), number),
+        rtt_max_ms=finite(m.group("max"), number),
+        rtt_mdev_ms=finite(m.group("mdev"), number) if m.group("mdev") else None,
+    )
+
+
+def _check_cut(cut: list[tuple[int, str]], out: list[PingResult]) -> None:
+    """ParseError (keeping the results read) when a summary line was cut."""
     if cut:
         number, line = cut[0]
         more = f" (and {len(cut) - 1} more)" if len(cut) > 1 else ""
         raise ParseError(
             f"ping summary cut: {line[:80]!r} holds no rtt figures{more}", line=number, partial=out
         )
-    return out

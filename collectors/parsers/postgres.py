@@ -105,6 +105,21 @@ def _with_unit(value: str, rest: str | None, unit_at: int | None) -> str:
     return f"{value}*{unit}" if unit else value
 
 
+def _setting(line: str, unit_at: int | None) -> tuple[str, str] | None:
+    """(name, value) of a row of ``SHOW ALL``/``pg_settings`` (with its unit) or
+    of a ``name = 'value'`` line of postgresql.conf; None for any other line."""
+    m = _ROW.match(line)
+    if m is not None and m["name"] not in ("name",):
+        return m["name"], _with_unit(m["value"], m["rest"], unit_at)
+    m = _CONF.match(line)
+    if m is None:
+        return None
+    value = m["value"]
+    if value.startswith("'") and value.endswith("'") and len(value) >= 2:
+        value = value[1:-1].replace("''", "'")
+    return m["name"], value
+
+
 @register(
     "pg_settings",
     commands=(
@@ -125,20 +140,12 @@ def parse_pg_settings(text: str) -> ServiceLog:
     lines = text.splitlines()
     unit_at = _unit_column(lines)
     for n, raw in enumerate(lines, start=1):
-        line = raw.replace("\r", "")
-        m = _ROW.match(line)
-        if m is not None and m["name"] not in ("name",):
-            value = _with_unit(m["value"], m["rest"], unit_at)
-        else:
-            m = _CONF.match(line)
-            if m is None:
-                continue
-            value = m["value"]
-            if value.startswith("'") and value.endswith("'") and len(value) >= 2:
-                value = value[1:-1].replace("''", "'")
-        # the server applies the last occurrence of a setting in a file
-        out.settings[m["name"]] = value
-        out.lines[m["name"]] = n
+        setting = _setting(raw.replace("\r", ""), unit_at)
+        if setting is not None:
+            # the server applies the last occurrence of a setting in a file
+            name, value = setting
+            out.settings[name] = value
+            out.lines[name] = n
     if not (set(out.settings) & _KNOWN):
         out.settings, out.lines = {}, {}
         if not _single_show(lines, out):

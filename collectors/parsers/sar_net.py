@@ -17,6 +17,7 @@ Other ``sar -n`` reports (``EDEV``, ``TCP`` ...) in the same text are skipped.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from collectors.facts import NetDevRate, NetDevStats, ParseError
 from collectors.numbers import decimal
@@ -54,36 +55,58 @@ def parse_sar_net_dev(text: str) -> NetDevStats:
     if not isinstance(text, str):
         raise ParseError("sar: not text")
     out = NetDevStats()
-    columns: list[str] | None = None
     averages: dict[str, NetDevRate] = {}
     series: dict[str, list[NetDevRate]] = {}
-    for idx, line in enumerate(text.splitlines(), start=1):
-        tokens = line.split()
-        if "IFACE" in tokens:
-            rest = tokens[tokens.index("IFACE") + 1 :]
-            columns = [t.lower() for t in rest] if any(t.lower() in _COLUMNS for t in rest) else None
-            if columns:
-                out.lines.setdefault("header", idx)
-            continue
-        if columns is None or len(tokens) < len(columns) + 2:
-            if tokens and columns is not None and all(decimal(t) is None for t in tokens[1:]):
-                columns = None  # another report's header
-            continue
-        rate = _rate_row(tokens, columns, idx)
-        if rate is None:
-            continue
-        if tokens[0].lower().startswith(("average", "平均时间")):
+    for first, rate in _rates(text, out.lines):
+        if first.lower().startswith(("average", "平均时间")):
             averages[rate.iface] = rate
         else:
             series.setdefault(rate.iface, []).append(rate)
-    chosen = dict(averages)
-    for iface, rows in series.items():
-        if iface not in chosen:
-            chosen[iface] = _mean_rate(iface, rows)
+    chosen = _averaged(averages, series)
     if not chosen:
         raise ParseError("no sar -n DEV table (IFACE rxpck/s txpck/s ...) found")
     out.interfaces = sorted(chosen.values(), key=lambda r: r.line or 0)
     return out
+
+
+def _rates(text: str, lines: dict[str, int]) -> Iterator[tuple[str, NetDevRate]]:
+    """(the row's first cell, its rates) for every row of a ``-n DEV`` table; the
+    first table header's line goes to ``lines``."""
+    columns: list[str] | None = None
+    for idx, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if "IFACE" in tokens:
+            columns = _header_columns(tokens)
+            if columns:
+                lines.setdefault("header", idx)
+            continue
+        if columns is None or len(tokens) < len(columns) + 2:
+            if _is_other_header(tokens, columns):
+                columns = None
+            continue
+        rate = _rate_row(tokens, columns, idx)
+        if rate is not None:
+            yield tokens[0], rate
+
+
+def _header_columns(tokens: list[str]) -> list[str] | None:
+    """The lower-cased column names after ``IFACE``; None when none is a rate of ``-n DEV``."""
+    rest = tokens[tokens.index("IFACE") + 1 :]
+    return [t.lower() for t in rest] if any(t.lower() in _COLUMNS for t in rest) else None
+
+
+def _is_other_header(tokens: list[str], columns: list[str] | None) -> bool:
+    """A short row without a number after its time, under a table: another report's header."""
+    return bool(tokens) and columns is not None and all(decimal(t) is None for t in tokens[1:])
+
+
+def _averaged(averages: dict[str, NetDevRate], series: dict[str, list[NetDevRate]]) -> dict[str, NetDevRate]:
+    """Each interface's ``Average:`` row, or the mean of its samples when it has none."""
+    chosen = dict(averages)
+    for iface, rows in series.items():
+        if iface not in chosen:
+            chosen[iface] = _mean_rate(iface, rows)
+    return chosen
 
 
 def _rate_row(tokens: list[str], columns: list[str], idx: int) -> NetDevRate | None:

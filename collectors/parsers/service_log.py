@@ -175,16 +175,7 @@ def parse_service_log(text: str) -> ServiceLog:
     seen: set[str] = set()
     saving: float | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
-        m_saving = _SAVING.search(line)
-        if m_saving:
-            saving = _clock_s(m_saving)
-        m_started = _SAVE_STARTED.search(line)
-        if m_started:
-            kinds.add("redis")
-            if saving is not None:
-                gap = _clock_s(m_started) - saving
-                out.forks.append((round((gap + _DAY_S if gap < 0 else gap) * 1000, 1), idx))
-            saving = None
+        saving = _read_fork(out, line, idx, saving, kinds)
         for kind, pattern in _VERSIONS:
             m = pattern.search(line)
             if m and out.version is None:
@@ -194,13 +185,36 @@ def parse_service_log(text: str) -> ServiceLog:
         _read_warnings(out, line, idx, kinds, seen)
     if not out.warnings and out.version is None and not out.forks:
         raise ParseError("service log: no Redis or MongoDB warning, version or background save")
-    if len(kinds) == 1:
-        out.kind = kinds.pop()
-    elif _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
-        out.kind = "mongodb"
-    elif _REDIS_HINT.search(text):
-        out.kind = "redis"
+    out.kind = _store(text, kinds)
     return out
+
+
+def _read_fork(out: ServiceLog, line: str, idx: int, saving: float | None, kinds: set[str]) -> float | None:
+    """Redis's "Background saving started" after a save request: the time the
+    fork took, in ms, into ``forks``. The clock of the request not yet started."""
+    m_saving = _SAVING.search(line)
+    if m_saving:
+        saving = _clock_s(m_saving)
+    m_started = _SAVE_STARTED.search(line)
+    if not m_started:
+        return saving
+    kinds.add("redis")
+    if saving is not None:
+        gap = _clock_s(m_started) - saving
+        out.forks.append((round((gap + _DAY_S if gap < 0 else gap) * 1000, 1), idx))
+    return None
+
+
+def _store(text: str, kinds: set[str]) -> str:
+    """The store the log is of: the one its lines named, else the one its text
+    hints at; "" when neither tells."""
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    if _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
+        return "mongodb"
+    if _REDIS_HINT.search(text):
+        return "redis"
+    return ""
 
 
 _INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")

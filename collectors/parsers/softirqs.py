@@ -32,6 +32,17 @@ def _detect(head: str) -> bool:
     )
 
 
+def _mark_stopped_early(out: Softirqs) -> None:
+    """The kernel prints every vector down to RCU: a table that stops before it
+    (with no row cut short) was cut after its last row."""
+    last = max(out.rows, key=lambda name: out.lines.get(name, 0), default=LAST_SOFTIRQ)
+    if last == LAST_SOFTIRQ or (out.cut is not None and out.cut.rows):
+        return
+    out.cut = out.cut or TableCut()
+    out.cut.truncated_after = last
+    out.cut.line = out.cut.line or out.lines.get(last)
+
+
 @register(
     "softirqs",
     commands=(r"cat\s+/proc/softirqs",),
@@ -59,12 +70,7 @@ def parse_softirqs(text: str) -> Softirqs:
     # every softirq row has a count per CPU: a shorter one is a paste cut mid-row, and
     # its counts would misstate the share of the CPUs it lost (kept out, reported)
     out = Softirqs(cpus=table.cpus, rows=table.rows, lines=table.lines, cut=table.cut)
-    last = max(table.rows, key=lambda name: table.lines.get(name, 0), default=LAST_SOFTIRQ)
-    if last != LAST_SOFTIRQ and (out.cut is None or not out.cut.rows):
-        # the kernel prints every vector down to RCU: a table that stops before it was cut
-        out.cut = out.cut or TableCut()
-        out.cut.truncated_after = last
-        out.cut.line = out.cut.line or table.lines.get(last)
+    _mark_stopped_early(out)
     cut = out.cut or TableCut()
     for name in cut.rows:
         message = f"row {name} cut: {cut.shown.get(name, 0)} of {len(table.cpus)} CPUs"

@@ -43,6 +43,13 @@ def _detect(head: str) -> bool:
     return hits >= 1 and all(_SETTING.match(line) or line.lstrip().startswith(("#", ";")) for line in lines)
 
 
+def _may_set(stripped: str) -> bool:
+    """Not blank, a comment or sysctl's own complaint, and holding an ``=``."""
+    return (
+        bool(stripped) and stripped[0] not in "#;" and not stripped.startswith("sysctl:") and "=" in stripped
+    )
+
+
 @register(
     "sysctl",
     commands=(r"^sysctl\s+(-a|--all|-A)", r"cat\s+\S*sysctl(\.conf|\.d/\S+)"),
@@ -68,10 +75,7 @@ def parse_sysctl(text: str) -> Sysctl:
         raise ParseError("sysctl: not text")
     out = Sysctl()
     for idx, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped[0] in "#;" or stripped.startswith("sysctl:") or "=" not in stripped:
-            continue
-        m = _LINE.match(line)
+        m = _LINE.match(line) if _may_set(line.strip()) else None
         if not m:
             continue
         value = m.group(2).rstrip()

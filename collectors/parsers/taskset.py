@@ -57,27 +57,38 @@ def parse_taskset(text: str) -> list[TaskAffinity]:
         m = _LINE.search(line.strip())
         if not m:
             continue
-        pid, state, form, value = int(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
-        if form == "list":
-            try:
-                cpus = parse_cpulist(value)
-            except ValueError:
-                continue
-            mask = None
-        else:
-            mask_cpus = _mask_cpus(value)
-            if mask_cpus is None:
-                continue
-            cpus, mask = mask_cpus, value
-        current = found.get(pid)
-        if current is None or state == "new" or (form == "list" and current.mask is not None):
-            affinity = TaskAffinity(pid=pid, cpus=cpus, mask=mask if form == "mask" else None)
-            if current is not None and current.mask and form == "list":
-                affinity.mask = current.mask
-            affinity.lines["cpus"] = idx
-            found[pid] = affinity
-        elif form == "mask" and current.mask is None:
-            current.mask = mask
+        pid, state, form = int(m.group(1)), m.group(2), m.group(3)
+        read = _cpus_and_mask(form, m.group(4).strip())
+        if read is not None:
+            _merge(found, pid, state, read, idx)
     if not found:
         raise ParseError('no "pid N\'s current affinity list" lines found')
     return list(found.values())
+
+
+def _cpus_and_mask(form: str, value: str) -> tuple[list[int], str | None] | None:
+    """The CPUs of an affinity ``list`` or ``mask`` (with the mask); None when unreadable."""
+    if form == "list":
+        try:
+            return parse_cpulist(value), None
+        except ValueError:
+            return None
+    cpus = _mask_cpus(value)
+    return None if cpus is None else (cpus, value)
+
+
+def _merge(
+    found: dict[int, TaskAffinity], pid: int, state: str, read: tuple[list[int], str | None], idx: int
+) -> None:
+    """A pid's line into ``found``: a ``new`` line wins over ``current``, a list over
+    a mask (keeping the mask)."""
+    cpus, mask = read
+    current = found.get(pid)
+    if current is None or state == "new" or (mask is None and current.mask is not None):
+        affinity = TaskAffinity(pid=pid, cpus=cpus, mask=mask)
+        if current is not None and current.mask and mask is None:
+            affinity.mask = current.mask
+        affinity.lines["cpus"] = idx
+        found[pid] = affinity
+    elif mask is not None and current.mask is None:
+        current.mask = mask

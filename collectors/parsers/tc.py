@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from collectors.facts import ArtifactError, ParseError, Qdisc, TcQdiscs
@@ -57,6 +58,47 @@ def time_to_ms(token: str) -> float | None:
     return round(float(m.group("num")) * _TO_MS[m.group("unit")], 6)
 
 
+def _read_device(q: Qdisc, tokens: list[str], value: int, number: int) -> int:
+    q.device = tokens[value]
+    return value + 1
+
+
+def _read_parent(q: Qdisc, tokens: list[str], value: int, number: int) -> int:
+    q.parent = tokens[value]
+    return value + 1
+
+
+def _read_delay(q: Qdisc, tokens: list[str], value: int, number: int) -> int:
+    """``delay 100ms`` with an optional jitter (and correlation percentage) after it."""
+    q.delay_ms = time_to_ms(tokens[value])
+    after = value + 1
+    if after < len(tokens) and time_to_ms(tokens[after]) is not None:
+        q.jitter_ms = time_to_ms(tokens[after])
+        after += 1
+    return after
+
+
+def _read_loss(q: Qdisc, tokens: list[str], value: int, number: int) -> int:
+    """``loss 0.5%`` or ``loss random 0.5%``."""
+    if tokens[value] == "random" and value + 1 < len(tokens):
+        value += 1
+    try:
+        q.loss_pct = float(tokens[value].rstrip("%"))
+    except ValueError:
+        raise ParseError(f"bad netem loss {tokens[value]!r}", line=number) from None
+    return value + 1
+
+
+# an option of a qdisc line -> (its reader, whether only netem has it); a reader gets the
+# index of the option's value and returns the index of the token after what it read
+_OPTIONS: dict[str, tuple[Callable[[Qdisc, list[str], int, int], int], bool]] = {
+    "dev": (_read_device, False),
+    "parent": (_read_parent, False),
+    "delay": (_read_delay, True),
+    "loss": (_read_loss, True),
+}
+
+
 def _parse_text_line(line: str, number: int) -> Qdisc:
     m = _QDISC.match(line.strip())
     if not m:
@@ -65,37 +107,13 @@ def _parse_text_line(line: str, number: int) -> Qdisc:
     q = Qdisc(kind=m.group("kind"), device="", handle=m.group("handle"), raw=line.strip(), line=number)
     i = 0
     while i < len(tokens):
-        tok = tokens[i]
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if tok == "dev" and nxt:
-            q.device = nxt
-            i += 2
-            continue
-        if tok == "root":
+        if tokens[i] == "root":
             q.parent = "root"
-        elif tok == "parent" and nxt:
-            q.parent = nxt
-            i += 2
-            continue
-        elif tok == "delay" and nxt and q.kind == "netem":
-            q.delay_ms = time_to_ms(nxt)
-            i += 2
-            # an optional jitter (and correlation percentage) follows the delay
-            if i < len(tokens) and time_to_ms(tokens[i]) is not None:
-                q.jitter_ms = time_to_ms(tokens[i])
-                i += 1
-            continue
-        elif tok == "loss" and nxt and q.kind == "netem":
-            if nxt == "random" and i + 2 < len(tokens):
-                nxt = tokens[i + 2]
-                i += 1
-            try:
-                q.loss_pct = float(nxt.rstrip("%"))
-            except ValueError:
-                raise ParseError(f"bad netem loss {nxt!r}", line=number) from None
-            i += 2
-            continue
-        i += 1
+        option = _OPTIONS.get(tokens[i])
+        if option and i + 1 < len(tokens) and (q.kind == "netem" or not option[1]):
+            i = option[0](q, tokens, i + 1, number)
+        else:
+            i += 1
     # "tc qdisc show dev eth0" leaves "dev eth0" out of every line: device stays ""
     # (unknown here; the caller knows it from the command)
     return q
@@ -107,6 +125,41 @@ def _seconds_field(value: Any) -> float | None:
     return round(float(value) * 1000.0, 6)
 
 
+def _netem_from_json(q: Qdisc, options: dict[str, Any]) -> None:
+    """netem's delay, jitter and loss from ``options``."""
+    delay = options.get("delay")
+    if isinstance(delay, dict):
+        q.delay_ms = _seconds_field(delay.get("delay"))
+        q.jitter_ms = _seconds_field(delay.get("jitter")) or None
+    else:
+        q.delay_ms = _seconds_field(delay)
+    loss = options.get("loss-random")
+    if isinstance(loss, dict) and isinstance(loss.get("loss"), int | float):
+        q.loss_pct = round(float(loss["loss"]) * 100.0, 6)
+
+
+def _qdisc_from_json(index: int, item: Any) -> Qdisc:
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("kind"), str)
+        or not isinstance(item.get("dev"), str)
+    ):
+        raise ParseError(f"qdisc entry {index} has no kind/dev")
+    handle = item.get("handle")
+    parent = "root" if item.get("root") is True else item.get("parent")
+    q = Qdisc(
+        kind=item["kind"],
+        device=item["dev"],
+        handle=handle if isinstance(handle, str) else None,
+        parent=parent if isinstance(parent, str) else None,
+        raw=json.dumps(item, sort_keys=True)[:500],
+    )
+    options = item.get("options")
+    if q.kind == "netem" and isinstance(options, dict):
+        _netem_from_json(q, options)
+    return q
+
+
 def _parse_json(text: str) -> TcQdiscs:
     try:
         data = json.loads(text)
@@ -116,34 +169,7 @@ def _parse_json(text: str) -> TcQdiscs:
         raise ParseError("tc -j output is a JSON list of qdiscs")
     out = TcQdiscs()
     for index, item in enumerate(data):
-        if (
-            not isinstance(item, dict)
-            or not isinstance(item.get("kind"), str)
-            or not isinstance(item.get("dev"), str)
-        ):
-            raise ParseError(f"qdisc entry {index} has no kind/dev")
-        handle = item.get("handle")
-        parent = "root" if item.get("root") is True else item.get("parent")
-        q = Qdisc(
-            kind=item["kind"],
-            device=item["dev"],
-            handle=handle if isinstance(handle, str) else None,
-            parent=parent if isinstance(parent, str) else None,
-            raw=json.dumps(item, sort_keys=True)[:500],
-        )
-        options = item.get("options")
-        if q.kind == "netem" and isinstance(options, dict):
-            delay = options.get("delay")
-            if isinstance(delay, dict):
-                q.delay_ms = _seconds_field(delay.get("delay"))
-                jitter = _seconds_field(delay.get("jitter"))
-                q.jitter_ms = jitter if jitter else None
-            else:
-                q.delay_ms = _seconds_field(delay)
-            loss = options.get("loss-random")
-            if isinstance(loss, dict) and isinstance(loss.get("loss"), int | float):
-                q.loss_pct = round(float(loss["loss"]) * 100.0, 6)
-        out.qdiscs.append(q)
+        out.qdiscs.append(_qdisc_from_json(index, item))
         out.lines[f"qdiscs[{index}]"] = 1
     return out
 

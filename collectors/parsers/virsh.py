@@ -23,6 +23,7 @@ parsed with the same defused parser as domain XML.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from collectors.cpulist import parse_cpulist
@@ -54,6 +55,15 @@ _VERSION_LINE = re.compile(
 )
 
 
+# a line of virsh version -> the version it gives
+_VERSION_LABELS = {
+    "Using library": "libvirt_version",
+    "Compiled against library": "libvirt_version",
+    "Using API": "api_version",
+    "Running hypervisor": "hypervisor_version",
+}
+
+
 @register(
     "virsh_version",
     commands=(r"^virsh\b.*\bversion\b",),
@@ -77,19 +87,15 @@ def parse_virsh_version(text: str) -> VirshVersion:
         if not m:
             continue
         label, product, version = m.groups()
-        if label == "Using library":
-            out.libvirt_version = version
-            out.lines["libvirt_version"] = number
-        elif label == "Compiled against library" and out.libvirt_version is None:
-            # only a fallback: the library actually loaded is what "Using library" says
-            out.libvirt_version = version
-            out.lines["libvirt_version"] = number
-        elif label == "Using API":
-            out.api_version = version
-            out.lines["api_version"] = number
-        elif label == "Running hypervisor":
-            out.hypervisor, out.hypervisor_version = product, version
-            out.lines["hypervisor_version"] = number
+        name = _VERSION_LABELS.get(label)
+        if name is None or (label == "Compiled against library" and out.libvirt_version is not None):
+            # "Compiled against" is only a fallback: the library actually loaded
+            # is what "Using library" says
+            continue
+        setattr(out, name, version)
+        out.lines[name] = number
+        if label == "Running hypervisor":
+            out.hypervisor = product
     if out.libvirt_version is None and out.hypervisor_version is None:
         raise ParseError("no 'Using library' or 'Running hypervisor' line: not virsh version output")
     return out
@@ -261,19 +267,8 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     for m in _CAPS_TAG.finditer(body):
         out.append(body[pos : m.start()].replace("<", "&lt;"))
         pos = m.end()
-        closing, name, empty = m.group(1), m.group(2), m.group(3)
-        if closing:
-            if name in stack:
-                while stack and stack[-1] != name:
-                    out.append(f"</{stack.pop()}>")
-                stack.pop()
-            elif not stack:
-                openers.insert(0, name)
-            else:
-                continue  # closes nothing open: dropped
-        elif not empty:
-            stack.append(name)
-        out.append(m.group(0))
+        if _keep_capabilities_tag(m, stack, openers, out):
+            out.append(m.group(0))
     out.append(body[pos:].replace("<", "&lt;"))
     out.extend(f"</{name}>" for name in reversed(stack))
     doc = "".join(f"<{name}>" for name in openers) + "".join(out)
@@ -283,6 +278,27 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     wrappers = _CAPS_WRAPPERS[: _CAPS_WRAPPERS.index(outer)] if outer in _CAPS_WRAPPERS else _CAPS_WRAPPERS
     doc = "".join(f"<{w}>" for w in wrappers) + doc + "".join(f"</{w}>" for w in reversed(wrappers))
     return doc, text.count("\n", 0, start) + 1
+
+
+def _keep_capabilities_tag(m: re.Match[str], stack: list[str], openers: list[str], out: list[str]) -> bool:
+    """Whether a tag of a capabilities fragment is kept: an opening tag goes on
+    ``stack``; a closing one closes the elements opened after its own (into
+    ``out``), or, with nothing open, needs an opening tag before the fragment
+    (``openers``); one that closes nothing open is dropped."""
+    closing, name, empty = m.group(1), m.group(2), m.group(3)
+    if not closing:
+        if not empty:
+            stack.append(name)
+        return True
+    if name in stack:
+        while stack and stack[-1] != name:
+            out.append(f"</{stack.pop()}>")
+        stack.pop()
+        return True
+    if not stack:
+        openers.insert(0, name)
+        return True
+    return False
 
 
 def _cell_id(cell: Any) -> int | None:
@@ -338,22 +354,10 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
     >>> caps.iommu
     False
     """
-    if _HOSTILE.search(text):
-        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
-    root, fragment_line = _capabilities_root(text)
-    if root.tag != "capabilities":
-        raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
-    host = root.find("host")
-    if host is None:
-        raise ParseError("<capabilities> without <host>")
+    host, fragment_line = _capabilities_host(text)
     out = VirshCapabilities()
     _read_host_cpu(host, text, out)
-    iommu = host.find("iommu")
-    if iommu is not None:
-        out.iommu = iommu.get("support") == "yes"
-        ln = line_of(text, r"<iommu\b")
-        if ln:
-            out.lines["iommu"] = ln
+    _read_iommu(host, text, out)
     threads = _read_cells(host, text, fragment_line, out)
     if not out.topology and threads:
         out.topology = _topology_of_threads(threads)
@@ -368,6 +372,30 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
             )
         )
     return out
+
+
+def _capabilities_host(text: str) -> tuple[Any, int | None]:
+    """The ``<host>`` of the document (a fragment made whole) and the line
+    where a fragment starts; ParseError on unsafe XML or another document."""
+    if _HOSTILE.search(text):
+        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+    root, fragment_line = _capabilities_root(text)
+    if root.tag != "capabilities":
+        raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
+    host = root.find("host")
+    if host is None:
+        raise ParseError("<capabilities> without <host>")
+    return host, fragment_line
+
+
+def _read_iommu(host: Any, text: str, out: VirshCapabilities) -> None:
+    iommu = host.find("iommu")
+    if iommu is None:
+        return
+    out.iommu = iommu.get("support") == "yes"
+    ln = line_of(text, r"<iommu\b")
+    if ln:
+        out.lines["iommu"] = ln
 
 
 def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
@@ -494,6 +522,40 @@ def _cpu_list(value: str, what: str, number: int) -> list[int]:
         raise ParseError(f"{what} is not a CPU list: {value.strip()!r}", line=number) from None
 
 
+def _start_vcpu(out: VirshDomainTuning, value: str, number: int) -> VcpuInfo:
+    """A ``VCPU: N`` line starts the next vCPU's record."""
+    try:
+        vcpu = VcpuInfo(vcpu=int(value), line=number)
+    except ValueError:
+        raise ParseError(f"VCPU is not a number: {value!r}", line=number) from None
+    out.vcpus.append(vcpu)
+    out.lines[f"vcpus[{vcpu.vcpu}]"] = number
+    return vcpu
+
+
+def _set_vcpu_cpu(vcpu: VcpuInfo, value: str) -> None:
+    vcpu.cpu = int(value) if value.isdigit() else None
+
+
+def _set_vcpu_state(vcpu: VcpuInfo, value: str) -> None:
+    vcpu.state = value or None
+
+
+def _set_vcpu_time(vcpu: VcpuInfo, value: str) -> None:
+    try:
+        vcpu.cpu_time_s = float(value.rstrip("s"))
+    except ValueError:
+        vcpu.cpu_time_s = None
+
+
+# the lower-cased key of a vcpuinfo line -> what it sets of the current vCPU
+_VCPU_FIELDS: dict[str, Callable[[VcpuInfo, str], None]] = {
+    "cpu": _set_vcpu_cpu,
+    "state": _set_vcpu_state,
+    "cpu time": _set_vcpu_time,
+}
+
+
 @register(
     "virsh_vcpuinfo",
     commands=(r"\bvirsh\b.*\bvcpuinfo\b",),
@@ -521,28 +583,16 @@ def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
             continue
         key, value = m.group(1).lower(), m.group(2).strip()
         if key == "vcpu":
-            try:
-                current = VcpuInfo(vcpu=int(value), line=number)
-            except ValueError:
-                raise ParseError(f"VCPU is not a number: {value!r}", line=number) from None
-            out.vcpus.append(current)
-            out.lines[f"vcpus[{current.vcpu}]"] = number
+            current = _start_vcpu(out, value, number)
         elif current is None:
             continue
-        elif key == "cpu":
-            current.cpu = int(value) if value.isdigit() else None
-        elif key == "state":
-            current.state = value or None
-        elif key == "cpu time":
-            try:
-                current.cpu_time_s = float(value.rstrip("s"))
-            except ValueError:
-                current.cpu_time_s = None
         elif key == "cpu affinity":
             current.affinity, total = _affinity(value, number)
             out.affinity[current.vcpu] = current.affinity
             out.lines[f"affinity[{current.vcpu}]"] = number
             out.host_cpus = total if total is not None else out.host_cpus
+        elif key in _VCPU_FIELDS:
+            _VCPU_FIELDS[key](current, value)
     if not out.vcpus:
         raise ParseError("no 'VCPU:' records: not virsh vcpuinfo output")
     return out
@@ -668,6 +718,17 @@ _NODEINFO_KEYS = {
 }
 
 
+def _set_nodeinfo_field(out: VirshNodeInfo, name: str, key: str, value: str, number: int) -> None:
+    """The CPU model as written; any other field a number (its unit dropped)."""
+    if name == "cpu_model":
+        out.cpu_model = value or None
+        return
+    digits = re.match(r"\d+", value)
+    if digits is None:
+        raise ParseError(f"{key} is not a number: {value!r}", line=number)
+    setattr(out, name, int(digits.group(0)))
+
+
 @register(
     "virsh_nodeinfo",
     commands=(r"\bvirsh\b.*\bnodeinfo\b",),
@@ -701,14 +762,8 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
         m = _FIELD.match(line)
         if not m or m.group(1).lower() not in _NODEINFO_KEYS:
             continue
-        name, value = _NODEINFO_KEYS[m.group(1).lower()], m.group(2).strip()
-        if name == "cpu_model":
-            out.cpu_model = value or None
-        else:
-            digits = re.match(r"\d+", value)
-            if digits is None:
-                raise ParseError(f"{m.group(1)} is not a number: {value!r}", line=number)
-            setattr(out, name, int(digits.group(0)))
+        name = _NODEINFO_KEYS[m.group(1).lower()]
+        _set_nodeinfo_field(out, name, m.group(1), m.group(2).strip(), number)
         out.lines[name] = number
     if out.cpus is None:
         raise ParseError("no 'CPU(s):' line: not virsh nodeinfo output")

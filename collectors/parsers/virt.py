@@ -24,7 +24,7 @@ machine under it (this set's build VM prints ``docker`` inside a KVM guest).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from collectors.facts import GuestSignals, ParseError
 from collectors.parsers import register
@@ -91,6 +91,19 @@ def parse_dmi_system(text: str) -> GuestSignals:
     ('QEMU', 'Standard PC (Q35 + ICH9, 2009)', True)
     """
     out = GuestSignals()
+    for number, m in _system_fields(text):
+        key = "dmi_vendor" if m.group(1) == "Manufacturer" else "dmi_product"
+        if getattr(out, key) is None:
+            setattr(out, key, m.group(2))
+            out.lines[key] = number
+    if out.dmi_vendor is None and out.dmi_product is None:
+        raise ParseError("no 'System Information' record with a Manufacturer or Product Name")
+    return _finish(out)
+
+
+def _system_fields(text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """The Manufacturer and Product Name lines of every "System Information"
+    record (which ends at the next line that is not indented)."""
     inside = False
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip() == "System Information":
@@ -100,13 +113,7 @@ def parse_dmi_system(text: str) -> GuestSignals:
             inside = False  # the next record
         m = _SYSTEM_FIELD.match(line) if inside else None
         if m:
-            key = "dmi_vendor" if m.group(1) == "Manufacturer" else "dmi_product"
-            if getattr(out, key) is None:
-                setattr(out, key, m.group(2))
-                out.lines[key] = number
-    if out.dmi_vendor is None and out.dmi_product is None:
-        raise ParseError("no 'System Information' record with a Manufacturer or Product Name")
-    return _finish(out)
+            yield number, m
 
 
 def _one_value(text: str, what: str) -> tuple[str, int]:

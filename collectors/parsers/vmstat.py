@@ -120,31 +120,45 @@ def _parse(text: str, memory_scale: float, swap_scale: float | None) -> Vmstat:
             header = line.split()
             out.lines.setdefault("header", idx)
             continue
-        tokens = line.split()
-        if header is not None and len(tokens) > len(header) and _TIME.match(tokens[0]):
-            tokens = tokens[1:]  # OSWatcher's time column
-        if (
-            header is None
-            or len(tokens) < len(header) - 1
-            or not all(_INT.match(t) for t in tokens[: min(len(tokens), len(header), 17)])
-        ):
+        if header is None:
             continue
-        sample = VmstatSample(line=idx)
-        for name, token in zip(header, tokens, strict=False):
-            attr = _COLUMNS.get(name)
-            if attr is None or not _INT.match(token):
-                continue
-            value = int(token)
-            if attr in _MEMORY:
-                value = round(value * memory_scale)
-            elif attr in _SWAP and swap_scale is not None:
-                value = round(value * swap_scale)
-            setattr(sample, attr, float(value) if attr in _PERCENT else value)
-        out.samples.append(sample)
+        cells = _sample_cells(header, line.split())
+        if cells is not None:
+            out.samples.append(_sample(header, cells, idx, memory_scale, swap_scale))
     if not out.samples:
         raise ParseError("no vmstat header (r b swpd free ...) with rows found")
     out.swap_unit_kb = swap_scale
     return out
+
+
+def _sample_cells(header: list[str], tokens: list[str]) -> list[str] | None:
+    """A sample row's cells under ``header`` (OSWatcher's time column dropped);
+    None for a row that is no sample."""
+    if len(tokens) > len(header) and _TIME.match(tokens[0]):
+        tokens = tokens[1:]  # OSWatcher's time column
+    if len(tokens) < len(header) - 1:
+        return None
+    if not all(_INT.match(t) for t in tokens[: min(len(tokens), len(header), 17)]):
+        return None
+    return tokens
+
+
+def _sample(
+    header: list[str], cells: list[str], idx: int, memory_scale: float, swap_scale: float | None
+) -> VmstatSample:
+    """One sample, memory columns in kB and si/so in KiB/s when their unit is known."""
+    sample = VmstatSample(line=idx)
+    for name, token in zip(header, cells, strict=False):
+        attr = _COLUMNS.get(name)
+        if attr is None or not _INT.match(token):
+            continue
+        value = int(token)
+        if attr in _MEMORY:
+            value = round(value * memory_scale)
+        elif attr in _SWAP and swap_scale is not None:
+            value = round(value * swap_scale)
+        setattr(sample, attr, float(value) if attr in _PERCENT else value)
+    return sample
 
 
 def _detect(head: str) -> bool:

@@ -68,10 +68,8 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
         if m is None:
             unread.add(number, line)
             continue
-        hard_text, _, soft_text = m.group("affinity").partition(" / ")
         try:
-            hard = _affinity(hard_text)
-            soft = _affinity(soft_text) if soft_text else None
+            hard, soft = _affinities(m.group("affinity"))
         except ValueError:
             out.errors.append(ArtifactError("", f"bad affinity {m.group('affinity')!r}", number))
             continue
@@ -95,3 +93,10 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
     # in line order, with the rows whose affinity could not be read
     out.errors = sorted([*unread.errors(), *out.errors], key=lambda e: e.line or 0)
     return out
+
+
+def _affinities(column: str) -> tuple[list[int] | None, list[int] | None]:
+    """(hard, soft) of ``hard / soft`` (an old column has the hard one only);
+    ValueError when one is not a CPU list."""
+    hard_text, _, soft_text = column.partition(" / ")
+    return _affinity(hard_text), _affinity(soft_text) if soft_text else None

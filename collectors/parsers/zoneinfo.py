@@ -31,6 +31,17 @@ def _detect(head: str) -> bool:
     return "zone" in head and re.search(r"^Node\s+\d+,\s*zone\s+\S+", head, re.M) is not None
 
 
+def _read_watermark(zone: ZoneWatermarks, line: str) -> bool:
+    """A ``min``/``low``/``high`` line under ``pages free`` (the first of each
+    wins); whether the pages block goes on (an indented line does)."""
+    m = _MARK.match(line)
+    if m is None:
+        return line.startswith("        ")
+    if getattr(zone, m.group(1)) is None:
+        setattr(zone, m.group(1), int(m.group(2)))
+    return True
+
+
 @register(
     "zoneinfo",
     commands=(r"cat\s+/proc/zoneinfo",),
@@ -71,13 +82,7 @@ def parse_zoneinfo(text: str) -> Zoneinfo:
             in_pages = True
             continue
         if in_pages:
-            m = _MARK.match(line)
-            if m:
-                if getattr(zone, m.group(1)) is None:
-                    setattr(zone, m.group(1), int(m.group(2)))
-                continue
-            if not line.startswith("        "):
-                in_pages = False
+            in_pages = _read_watermark(zone, line)
     if not out.zones:
         raise ParseError("no 'Node N, zone X' headers: not /proc/zoneinfo")
     return out
