@@ -234,9 +234,14 @@ def _cases(user, text: str, language: str) -> list[Item]:
     ]
 
 
+# Control characters are never part of a name, key or id, and PostgreSQL's text
+# cannot hold a NUL at all (a query with one answered 500 before).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def global_search(user, text: str, *, language: str) -> list[Group]:
     """The groups that have a hit, in a fixed order (hosts first: what a desk types most)."""
-    text = (text or "").strip()[:200]
+    text = _CONTROL.sub("", text or "").strip()[:200]
     if len(text) < MIN_CHARS and not ID.match(text):
         return []
     zh = language == "zh"

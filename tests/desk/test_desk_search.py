@@ -68,6 +68,14 @@ def test_a_snapshot_is_found_by_its_id(client, world):
     assert f"#{world['snap'].pk} db-node-07" in groups(client, f"#{world['snap'].pk}")["snapshots"]
 
 
+def test_control_characters_in_the_query_are_dropped_not_an_error(client, world):
+    """Schemathesis sent a NUL in ``q``: PostgreSQL refuses it in a text
+    parameter, and the search answered 500."""
+    client.force_login(world["alice"])
+    assert groups(client, "db-\x00node\x1f")["hosts"] == ["db-node-07.example.org"]
+    assert client.get(reverse("desk:search"), {"q": "\x00"}).status_code == 200
+
+
 def test_a_rule_is_found_by_its_id(client, world):
     client.force_login(world["alice"])
     assert groups(client, "numa.balancing")["rules"] == ["numa.balancing_disabled"]
