@@ -134,7 +134,7 @@ class Target:
     host: str
     port: int
     path: str
-    address: str  # the checked address the connection is made to
+    addresses: tuple[str, ...]  # the checked addresses, the only ones a connection is made to
 
 
 def resolve_target(url: str) -> Target:
@@ -142,7 +142,9 @@ def resolve_target(url: str) -> Target:
     address the name resolves to must pass (a name resolving to one good and
     one metadata address is refused), and the connection is then made to the
     address that was checked, so a DNS answer that changes between the check
-    and the POST cannot redirect it."""
+    and the POST cannot redirect it. All of them are kept and tried in
+    order, as a connection to the name would (``localhost`` is ``::1`` first
+    on Debian, a receiver may listen on 127.0.0.1 only)."""
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -170,7 +172,7 @@ def resolve_target(url: str) -> Target:
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"
-    return Target(parts.scheme, parts.hostname, port, path, addresses[0])
+    return Target(parts.scheme, parts.hostname, port, path, tuple(addresses))
 
 
 # ---------------------------------------------------------------------- webhooks
@@ -273,26 +275,38 @@ def send_test(*, webhook: Webhook, user=None) -> Delivery:
     return delivery
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """Connects to the checked address; the Host header keeps the name."""
+def _connect_checked(addresses: tuple[str, ...], port: int, timeout: float | None) -> socket.socket:
+    """A connection to the first of the checked ``addresses`` that accepts one
+    (the error of the last when none does)."""
+    error: OSError = OSError("no address to connect to")
+    for address in addresses:
+        try:
+            return socket.create_connection((address, port), timeout)
+        except OSError as exc:
+            error = exc
+    raise error
 
-    def __init__(self, host: str, address: str, **kwargs):
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to a checked address; the Host header keeps the name."""
+
+    def __init__(self, host: str, addresses: tuple[str, ...], **kwargs):
         super().__init__(host, **kwargs)
-        self._address = address
+        self._addresses = addresses
 
     def connect(self):
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = _connect_checked(self._addresses, self.port, self.timeout)
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """Connects to the checked address; TLS verifies the certificate for the name."""
+    """Connects to a checked address; TLS verifies the certificate for the name."""
 
-    def __init__(self, host: str, address: str, **kwargs):
+    def __init__(self, host: str, addresses: tuple[str, ...], **kwargs):
         super().__init__(host, context=ssl.create_default_context(), **kwargs)
-        self._address = address
+        self._addresses = addresses
 
     def connect(self):
-        sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock = _connect_checked(self._addresses, self.port, self.timeout)
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
 
 
@@ -303,7 +317,7 @@ def _post(url: str, body: bytes, headers: dict) -> tuple[int, str]:
     would turn the webhook into a way to read internal pages."""
     target = resolve_target(url)
     cls = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
-    conn = cls(target.host, target.address, port=target.port, timeout=settings.CASEBOOK_WEBHOOK_TIMEOUT)
+    conn = cls(target.host, target.addresses, port=target.port, timeout=settings.CASEBOOK_WEBHOOK_TIMEOUT)
     try:
         conn.request("POST", target.path, body=body, headers=headers)
         response = conn.getresponse()

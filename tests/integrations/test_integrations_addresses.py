@@ -96,6 +96,31 @@ def test_a_local_receiver_is_refused_by_default_and_reached_when_listed(team, lo
     assert len(receiver.received) == 1
 
 
+def test_a_name_is_reached_on_the_checked_address_that_listens(team, settings, monkeypatch):
+    """Stock Debian resolves ``localhost`` to ::1 first; a receiver listening
+    on 127.0.0.1 only was refused ("Connection refused") when only the first
+    checked address was tried. Every address the name resolves to is checked,
+    then tried in order, as a connection to the name would be."""
+    receiver = Receiver().start()  # 127.0.0.1 only
+    try:
+        nothing_listens = ("127.0.0.3", receiver.port)  # loopback, no listener on this port
+        answers = [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", nothing_listens),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", receiver.port)),
+        ]
+        monkeypatch.setattr(services.socket, "getaddrinfo", lambda *args, **kwargs: answers)
+        settings.CASEBOOK_WEBHOOK_ALLOW = ["127.0.0.0/8"]
+        url = f"http://receiver.internal:{receiver.port}/hook"
+        assert services.resolve_target(url).addresses == ("127.0.0.3", "127.0.0.1")
+        hook = services.create_webhook(team=team, url=url, events=[Event.ANALYSIS_DONE])
+        services.send_test(webhook=hook)
+        delivery = Delivery.objects.get()
+        assert (delivery.status, delivery.status_code) == ("delivered", 200)
+        assert len(receiver.received) == 1
+    finally:
+        receiver.stop()
+
+
 @pytest.mark.parametrize(
     "url",
     [
