@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ParseError, ServiceLog
-from collectors.parsers import register
+from collectors.parsers import UnreadLines, register
 
 _SIZE = r"\d+(?:\.\d+)?\s?[KMGT]?B"
 # (setting, pattern with group "v")
@@ -78,11 +78,16 @@ def _detect(head: str) -> bool:
     return len(names & _MEMORY_PARAMETERS) >= 2
 
 
+def _memory_parameter(name: str, value: str | None) -> tuple[str, str] | None:
+    """(name, value without quotes) of a parameter that sizes or pages the SGA."""
+    if name not in _MEMORY_PARAMETERS and not name.startswith(("sga_", "memory_")):
+        return None
+    return name, (value or "").strip().strip("\"'")
+
+
 def _parameter(line: str) -> tuple[str, str] | None:
     m = _PARAMETER.match(line) or _SHOW_PARAMETER.match(line)
-    if m is None or (m["name"] not in _MEMORY_PARAMETERS and not m["name"].startswith(("sga_", "memory_"))):
-        return None
-    return m["name"], (m["value"] or "").strip().strip("\"'")
+    return None if m is None else _memory_parameter(m["name"], m["value"])
 
 
 @register(
@@ -117,4 +122,113 @@ def parse_oracle(text: str) -> ServiceLog:
             out.lines[parameter[0]] = idx
     if not out.settings:
         raise ParseError("Oracle alert log: no large pages report or memory parameter")
+    return out
+
+
+# a parameter file line: "memory_target=3G", "*.sga_target=1G" (every instance),
+# "orcl1.instance_number=1" (one instance), "processes = 150"
+_PFILE_LINE = re.compile(
+    r"^\s*(?:(?P<sid>\*|[A-Za-z][\w$#]{0,30})\.)?(?P<name>_{0,2}[A-Za-z][\w$#]{1,60})\s*=\s*(?P<value>.*?)\s*$"
+)
+# parameters only an Oracle instance has (my.cnf, postgresql.conf and sysctl.conf
+# share none of them): a block of name=value lines is a parameter file when it
+# names two of them
+_PFILE_ONLY = frozenset(
+    {
+        "db_name",
+        "db_unique_name",
+        "db_block_size",
+        "db_domain",
+        "db_cache_size",
+        "control_files",
+        "compatible",
+        "undo_tablespace",
+        "undo_management",
+        "diagnostic_dest",
+        "audit_file_dest",
+        "background_dump_dest",
+        "user_dump_dest",
+        "core_dump_dest",
+        "db_recovery_file_dest",
+        "db_recovery_file_dest_size",
+        "remote_login_passwordfile",
+        "log_archive_dest_1",
+        "log_archive_format",
+        "instance_number",
+        "cluster_database",
+        "open_cursors",
+        "dispatchers",
+        "shared_pool_size",
+        *_MEMORY_PARAMETERS,
+    }
+)
+_PFILE_MIN_LINES = 3
+
+
+def _pfile_settings(text: str) -> list[tuple[int, re.Match[str] | None]]:
+    """(line number, the parameter or None) of every line but blanks and ``#`` comments."""
+    return [
+        (idx, _PFILE_LINE.match(line))
+        for idx, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def _pfile_looking(head: str) -> bool:
+    """Only parameter lines, at least three, two of them Oracle's own."""
+    settings = _pfile_settings(head)
+    if len(settings) < _PFILE_MIN_LINES or any(m is None for _, m in settings):
+        return False
+    return len({m["name"].lower() for _, m in settings if m} & _PFILE_ONLY) >= 2
+
+
+def _one_instance(m: re.Match[str]) -> bool:
+    return m["sid"] not in (None, "*")
+
+
+@register(
+    "oracle_pfile",
+    commands=(r"(?i)\b(?:cat|more|less|head|tail|grep|vi|vim|strings)\b.*\b(?:init|spfile)\w*\.ora\b",),
+    paths=(r"(?:^|/)(?:init|spfile)\w*\.ora$",),
+    detect=_pfile_looking,
+    priority=5,
+)
+def parse_oracle_pfile(text: str) -> ServiceLog:
+    """An Oracle instance parameter file (``init<SID>.ora``, ``create pfile``'s
+    output, ``strings spfile<SID>.ora``) -> its memory parameters, kept as
+    :func:`parse_oracle` keeps them::
+
+        *.db_name='ORCL'
+        *.memory_target=3G
+        orcl.__sga_target=1258291200
+        processes = 150
+
+    A ``SID.`` setting (one instance) wins over a ``*.`` or unprefixed one (every
+    instance that reads the file); the ``__name`` component sizes the instance
+    writes back are not parameters.
+
+    >>> parse_oracle_pfile("db_name='ORCL'\\nmemory_target=3G\\nprocesses = 150\\n").settings
+    {'memory_target': '3G'}
+    """
+    if not isinstance(text, str):
+        raise ParseError("Oracle parameter file: not text")
+    out = ServiceLog(kind="oracle")
+    unread = UnreadLines("not a NAME=VALUE parameter")
+    lines = text.splitlines()
+    settings = _pfile_settings(text)
+    if not any(m for _, m in settings):
+        raise ParseError("Oracle parameter file: no NAME=VALUE line")
+    per_instance: set[str] = set()
+    for idx, m in settings:
+        if m is None:
+            unread.add(idx, lines[idx - 1])
+            continue
+        parameter = _memory_parameter(m["name"].lower(), m["value"])
+        if parameter is None or (parameter[0] in per_instance and not _one_instance(m)):
+            continue
+        out.settings[parameter[0]] = parameter[1]
+        out.lines[parameter[0]] = idx
+        if _one_instance(m):
+            per_instance.add(parameter[0])
+    out.errors = unread.errors()
     return out

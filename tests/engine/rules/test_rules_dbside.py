@@ -67,6 +67,16 @@ def test_oracle_sga_not_in_huge_pages_quiet_when_the_whole_sga_is_in_large_pages
     assert "oracle.sga_not_in_huge_pages" in result.checked
 
 
+def test_oracle_sga_not_in_huge_pages_fires_on_a_pfiles_memory_target(analyze_texts):
+    # wachira90's 11.2 notes: init.ora with memory_target=3G (AMM, no HugePages), RAM not shown
+    text = (FIXTURES / "published" / "roundh" / "wachira90-oracle11g-initora-memory-target.md").read_text()
+    result = analyze_texts(text)
+    (f,) = _fired(result, "oracle.sga_not_in_huge_pages")
+    assert f.template == "amm" and f.values["target"] == "3G"
+    assert f.severity == "info"  # 3 GiB: below the 8 GiB warning, the RAM is not shown
+    assert f.evidence[0].fact == "services[oracle].memory_target" and f.evidence[0].line == 5
+
+
 # ---------------------------------------------------------------- MongoDB
 
 
