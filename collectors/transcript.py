@@ -292,6 +292,8 @@ _SQL_PROMPT = re.compile(
     r"^(?P<client>mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|obclient|tidb|TiDB)"
     r"(?:\s*\[(?P<db>[^\]]*)\])?(?:\s*\((?P<db2>[^)]*)\))?\s?>\s?(?P<cmd>.*)$"
 )
+# Oracle's SQL*Plus: "SQL> show parameter sga"
+_SQLPLUS_PROMPT = re.compile(r"^SQL>[ \t]?(?P<cmd>.*)$")
 # PowerShell's "PS C:\Users\me> cmd" (and "PS /home/me> " on Linux), cmd.exe's "C:\Users\>cmd"
 _POWERSHELL_PROMPT = re.compile(r"^PS (?:[A-Za-z]:\\|/)[^>\n]{0,250}>\s?(?P<cmd>.*)$")
 _CMD_EXE_PROMPT = re.compile(r"^[A-Za-z]:\\[^>\n]{0,250}>\s?(?P<cmd>.*)$")
@@ -306,7 +308,7 @@ _REDIS_PROMPT = re.compile(
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
     r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
-    r"|virsh ?[#>]|PS [A-Za-z/]|[A-Za-z]:\\|[A-Za-z_][\w$-]{0,62}=[#>]"
+    r"|virsh ?[#>]|SQL>|PS [A-Za-z/]|[A-Za-z]:\\|[A-Za-z_][\w$-]{0,62}=[#>]"
     r"|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d|redis-cli>|not connected>"
     r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
     r"|(?:ba|z|k|da)?sh-\d"
@@ -316,7 +318,7 @@ _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character, virsh's or an SQL client's, or holding "@" or ":/"
 _PROMPT_LEAD_NEXT = re.compile(
-    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]|PS [A-Za-z/]|[A-Za-z]:\\"
+    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]|SQL>|PS [A-Za-z/]|[A-Za-z]:\\"
     r"|[A-Za-z_][\w$-]{0,62}=[#>]|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d"
     r"|redis-cli>|not connected>|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
 )
@@ -672,6 +674,8 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     ('shell', 'virsh domstats', None)
     >>> match_prompt("virsh # vcpuinfo guest")
     ('shell', 'virsh vcpuinfo guest', None)
+    >>> match_prompt("SQL> show parameter sga;")
+    ('sql', 'show parameter sga;', None)
     """
     line = line.rstrip()
     if not line or len(line) > 4096:
@@ -699,6 +703,7 @@ _OTHER_PROMPTS: tuple[_PromptForm, ...] = (
     (_SHELL_VERSION_PROMPT, "shell", ""),
     (_VIRSH_PROMPT, "shell", "virsh "),  # read as the shell command "virsh vcpuinfo guest"
     (_SQL_PROMPT, "sql", ""),
+    (_SQLPLUS_PROMPT, "sql", ""),
     (_PSQL_PROMPT, "sql", ""),
     (_REDIS_PROMPT, "shell", "redis-cli "),  # read as the shell command "redis-cli info"
     (_POWERSHELL_PROMPT, "shell", ""),
@@ -1389,13 +1394,23 @@ class _Splitter:
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None:
             out_end, rest = self.shell_output_end(kind, out_start, out_end)
-        self.mark(out_start, out_end, READ if kind is not None else UNRECOGNISED)
+        self.mark(
+            out_start, out_end, READ if kind is not None else self.unread_role(out_start, out_end, fenced)
+        )
         # The statement says what a result table is (plan_type counts, proxy
         # config, a timed CREATE INDEX), so SQL parsers get it too.
         start = first if prompt == "sql" else out_start
         self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def unread_role(self, a: int, b: int, fenced: bool) -> int:
+        """What the output of a command no parser reads is: prose when it is
+        what the post quotes (comments under ``sysctl -p``, a script), else
+        unrecognised."""
+        if any(not self.blank(i) for i in range(a, b)) and self.quoted_text(a, b, fenced=fenced):
+            return PROSE
+        return UNRECOGNISED
 
     def kind_by_content(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` that a heading named ``kind``: the kind
@@ -2156,9 +2171,11 @@ _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
 def code_fragment(lines: list[str], above: str = "") -> bool:
     """Whether unrecognised ``lines`` (non-blank; ``above`` is the line before
     them) are source code or configuration a post quotes rather than what a host
-    printed: C or awk, a Dockerfile, a YAML map, expressions assigned to names.
-    Elisions (``....``) and comments may stand between their lines; a JSON
-    document (no statement) or a ``key = value`` dump (no operator) is none.
+    printed: C or awk, a Dockerfile, a YAML map, expressions assigned to names,
+    or only the comments of one (``##16gb to database``: no tool prints a run of
+    comment lines alone). Elisions (``....``) and comments may stand between
+    their lines; a JSON document (no statement) or a ``key = value`` dump (no
+    operator) is none.
 
     >>> code_fragment(["   if (HugepagesTotal > 0) {",
     ...     "    HP_Used         = (HugepagesTotal - HugepagesFree) * Hugepagesize", "  }"])
@@ -2167,10 +2184,12 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     True
     >>> code_fragment(["{", '  "numa_hit": 1386436009', "}"]), code_fragment(["vm.swappiness = 60"])
     (False, False)
+    >>> code_fragment(["##20gb physical memory", "##16gb to database", "##4 gb to OS"])
+    True
     """
     rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
     if not rows:
-        return False
+        return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
         return True
     return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)

@@ -59,6 +59,7 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("w", r"^w(\s|$)"),
     Unused("whoami",
            r"^(?:whoami|id|date|nproc|hostname|uname -[nrm]|arch|getenforce|sestatus|lsb_release)(\s|$)"),
+    Unused("getconf", r"^getconf(\s|$)"),
     Unused("hostnamectl", r"^hostnamectl(\s|$)",
            r"^\s+Static hostname: .*\n(?:.*\n){0,4}\s+(?:Icon name|Chassis|Machine ID): "),
     Unused("os-release", r"^(?:cat|more|less)\s+/etc/(?:os-release|redhat-release|lsb-release|issue)\b",
@@ -94,6 +95,9 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
     Unused("swapon", r"^(?:swapon|swapoff|mkswap)(\s|$)",
            r"^Filename\s+Type\s+Size\s+Used\s+Priority|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO\s*$"),
+    # System V IPC: the shared memory segments an SGA or shared_buffers is in, not what a rule reads
+    Unused("ipcs", r"^ipcs(\s|$)",
+           r"^-{6} (?:Shared Memory|Semaphore|Messages?)(?: [A-Z][a-z]+)? -{4,}[ \t]*$"),
     Unused("hugeadm", r"^hugeadm\s",
            r"^[ \t]*Size[ \t]+Minimum[ \t]+Current[ \t]+Maximum[ \t]+Default[ \t]*$"),
     Unused("xsos", r"^xsos(\s|$)",

@@ -126,9 +126,11 @@ def parse_oracle(text: str) -> ServiceLog:
 
 
 # a parameter file line: "memory_target=3G", "*.sga_target=1G" (every instance),
-# "orcl1.instance_number=1" (one instance), "processes = 150"
+# "orcl1.instance_number=1" (one instance), "processes = 150"; an "=" in a value
+# only inside quotes ("sga_max_size=sga_target=1970MB" is a note, not a file)
 _PFILE_LINE = re.compile(
-    r"^\s*(?:(?P<sid>\*|[A-Za-z][\w$#]{0,30})\.)?(?P<name>_{0,2}[A-Za-z][\w$#]{1,60})\s*=\s*(?P<value>.*?)\s*$"
+    r"^[ \t]*(?:(?P<sid>\*|[A-Za-z][\w$#]{0,30})\.)?(?P<name>_{0,2}[A-Za-z][\w$#]{1,60})[ \t]*=[ \t]*"
+    r"(?P<value>(?:(?:'[^'\n]*'|\"[^\"\n]*\"|[^'\"=\s])(?:'[^'\n]*'|\"[^\"\n]*\"|[^'\"=\n])*)?)$"
 )
 # parameters only an Oracle instance has (my.cnf, postgresql.conf and sysctl.conf
 # share none of them): a block of name=value lines is a parameter file when it

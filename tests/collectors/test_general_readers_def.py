@@ -108,11 +108,15 @@ def test_a_title_heading_is_not_a_command_nor_a_comment_sentence():
 def test_a_comment_touching_the_lines_below_is_no_lone_title():
     """This machine's /etc/sysctl.conf (Debian 12, copied into the fixture): the
     heading-like ``# Magic system request Key`` sits on the comments of its
-    setting, so it stays in their run rather than becoming prose."""
+    setting, so it stays in their run rather than becoming a prose title of its
+    own (the run, comments only, is the quoted file's: prose as a whole since
+    round H)."""
     text = (ROUNDS / "debian12-etc-sysctl.conf").read_text()
-    i = text.splitlines().index("# Magic system request Key")
-    assert title_heading(text.splitlines()[i]) and line_class(text.splitlines()[i]) == "data"
-    assert read_transcript(text).roles[i] != PROSE
+    lines = text.splitlines()
+    i = lines.index("# Magic system request Key")
+    assert title_heading(lines[i]) and line_class(lines[i]) == "data"
+    roles = read_transcript(text).roles
+    assert lines[i + 1].startswith("#") and roles[i] == roles[i + 1]
 
 
 def test_sentences_with_apostrophes_and_inline_code_are_prose():
