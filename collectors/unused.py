@@ -98,6 +98,8 @@ CATALOGUE: tuple[Unused, ...] = (
     # System V IPC: the shared memory segments an SGA or shared_buffers is in, not what a rule reads
     Unused("ipcs", r"^ipcs(\s|$)",
            r"^-{6} (?:Shared Memory|Semaphore|Messages?)(?: [A-Z][a-z]+)? -{4,}[ \t]*$"),
+    # tuned-adm's other commands (active and list are read): help, switching profiles
+    Unused("tuned-adm", r"^tuned-adm\s+(?:help|profile|off|recommend|verify|auto_profile|profile_mode)\b"),
     Unused("hugeadm", r"^hugeadm\s",
            r"^[ \t]*Size[ \t]+Minimum[ \t]+Current[ \t]+Maximum[ \t]+Default[ \t]*$"),
     Unused("xsos", r"^xsos(\s|$)",

@@ -69,3 +69,20 @@ def test_a_chained_assignment_in_an_article_is_not_a_parameter_file():
     lines = _lines("51cto-oracle-hugepages-params-prose-zh.txt")
     start = lines.index("sga_max_size=sga_target=1970MB")
     assert detect_kind("\n".join(lines[start : start + 3])) != "oracle_pfile"
+
+
+# -- 4. tuned-adm's commands that print no profile
+
+
+def test_tuned_adm_help_and_profile_are_recognised_but_not_used():
+    """heiqu: ``tuned-adm help`` (its usage) and ``tuned-adm profile desktop-powersave``
+    (``Reverting to saved sysctl settings: [ OK ]``); ``tuned-adm list`` stays read."""
+    lines = _lines("heiqu-tuned-adm-help-list-profile-zh.txt")
+    assert unused_command("tuned-adm profile desktop-powersave") == "tuned-adm"
+    host = _host("heiqu-tuned-adm-help-list-profile-zh.txt")
+    unused = [(u.what, lines[u.start_line - 2]) for u in host.reading.unused if u.what == "tuned-adm"]
+    assert unused == [
+        ("tuned-adm", "[root@SICS-MIGPC-DB ~]# tuned-adm help"),
+        ("tuned-adm", "[root@SICS-MIGPC-DB tune-profiles]# tuned-adm profile desktop-powersave"),
+    ]
+    assert host.tuned.profiles == ["enterprise-storage-no-thp"]
