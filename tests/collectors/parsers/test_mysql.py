@@ -382,52 +382,78 @@ def test_partial_parse_keeps_what_is_complete_and_reports_the_rest():
 # ------------------------------------------------------------------ option files
 
 
-def test_live_option_file_is_read():
-    path = Path("/etc/mysql/my.cnf")
-    if not path.is_file():
-        service_unavailable("/etc/mysql/my.cnf missing (apt-get install mariadb-server)")
-    text = path.read_text()
-    from collectors.parsers.mysql import parse_mysql_config
+MY_CNF = Path("/etc/mysql/my.cnf")
 
-    facts = parse_mysql_config(text)
+
+def option_files(path: Path) -> list[Path]:
+    """``path`` and the option files its ``!include`` and ``!includedir``
+    lines name, as the server reads them (a stock Debian my.cnf holds only
+    ``!includedir /etc/mysql/conf.d/`` and ``/etc/mysql/mariadb.conf.d/``;
+    this machine's is one flat file)."""
+    files = [path]
+    for line in path.read_text().splitlines():
+        directive, _, target = line.strip().partition(" ")
+        if directive == "!includedir" and Path(target.strip()).is_dir():
+            files += sorted(p for p in Path(target.strip()).glob("*.cnf") if p.is_file())
+        elif directive == "!include" and Path(target.strip()).is_file():
+            files.append(Path(target.strip()))
+    return files
+
+
+def server_options(path: Path, tmp_path: Path) -> str:
+    """What ``my_print_defaults`` prints of the server's groups of ``path``
+    alone (its include lines dropped: each file is compared on its own)."""
     if shutil.which("my_print_defaults") is None:
         service_unavailable("my_print_defaults missing (apt-get install mariadb-client)")
-    # my_print_defaults prints exactly the server's options of these files
-    printed = subprocess.run(
-        [
-            "my_print_defaults",
-            "--defaults-file=/etc/mysql/my.cnf",
-            "mysqld",
-            "server",
-            "mariadb",
-            "client-server",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    ).stdout
-    expected = {
-        ln[2:].split("=", 1)[0].replace("-", "_") for ln in printed.splitlines() if ln.startswith("--")
-    }
-    assert set(facts.variables) == expected
-    assert set(facts.variable_sources.values()) == {"config"}
-    assert facts.variables["skip_name_resolve"] == "ON"
-    assert facts.errors == []
-    assert detect(text).kind == "mysql_config"
-    # my_print_defaults output itself
-    assert set(parse_mysql_config(printed).variables) == expected
+    own = tmp_path / path.name
+    own.write_text(
+        "\n".join(ln for ln in path.read_text().splitlines() if not ln.strip().startswith("!include"))
+    )
+    groups = ("mysqld", "server", "mariadb", "client-server")
+    argv = ["my_print_defaults", f"--defaults-file={own}", *groups]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False).stdout
+
+
+def test_live_option_file_is_read(tmp_path):
+    if not MY_CNF.is_file():
+        service_unavailable("/etc/mysql/my.cnf missing (apt-get install mariadb-server)")
+    from collectors.parsers.mysql import parse_mysql_config
+
+    compared = 0
+    for path in option_files(MY_CNF):
+        text = path.read_text()
+        printed = server_options(path, tmp_path)
+        # my_print_defaults prints exactly the server's options of the file
+        expected = {
+            ln[2:].split("=", 1)[0].replace("-", "_") for ln in printed.splitlines() if ln.startswith("--")
+        }
+        if not expected:
+            continue  # a file of the clients' options only
+        facts = parse_mysql_config(text)
+        assert set(facts.variables) == expected, path
+        assert set(facts.variable_sources.values()) == {"config"}
+        if any(ln.strip() == "skip-name-resolve" for ln in text.splitlines()):
+            assert facts.variables["skip_name_resolve"] == "ON"  # a bare flag
+        assert facts.errors == []
+        assert detect(text).kind == "mysql_config"
+        # my_print_defaults output itself
+        assert set(parse_mysql_config(printed).variables) == expected
+        compared += 1
+    if not compared:
+        service_unavailable(f"no server options in {MY_CNF} or the files it includes")
 
 
 def test_live_server_values_beat_configured_ones():
-    path = Path("/etc/mysql/my.cnf")
-    if not path.is_file():
+    if not MY_CNF.is_file():
         service_unavailable("/etc/mysql/my.cnf missing")
-    cnf = path.read_text().rstrip("\n")
+    files = option_files(MY_CNF)
+    cnf = "\n".join(p.read_text().rstrip("\n") for p in files)
+    cat = "cat " + " ".join(str(p) for p in files)
     show = mariadb("-e", "SHOW GLOBAL VARIABLES").rstrip("\n")
+    server = {line.split("\t", 1)[0] for line in show.splitlines()[1:]}
     for first, second in (
-        (f"cat /etc/mysql/my.cnf\n{cnf}", f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}"),
-        (f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}", f"cat /etc/mysql/my.cnf\n{cnf}"),
+        (f"{cat}\n{cnf}", f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}"),
+        (f"mysql -e 'SHOW GLOBAL VARIABLES'\n{show}", f"{cat}\n{cnf}"),
     ):
         from collectors.archive import load
 
@@ -435,9 +461,13 @@ def test_live_server_values_beat_configured_ones():
             f"[root@db01 ~]# {first}\n[root@db01 ~]# {second}\n".encode(), name="p.txt", split=False
         ).host
         db = host.database
-        assert db.variable_sources["port"] == "server"
-        assert db.variable_sources["user"] == "config"  # an option, not a server variable
-        assert db.config["port"] == "3306"
+        both = set(db.config) & server
+        assert both, "no option is both configured and a server variable"
+        for name in both:  # e.g. port: the server's value wins, the configured one is kept
+            assert db.variable_sources[name] == "server", name
+            assert db.config[name]
+        for name in set(db.config) - server:  # e.g. user: an option, not a server variable
+            assert db.variable_sources[name] == "config", name
         assert len([k for k, v in db.variable_sources.items() if v == "server"]) == server_count()
         assert db.source.artifact.endswith("SHOW GLOBAL VARIABLES'")
 
