@@ -158,7 +158,7 @@ def ensure_parsers() -> None:
 
 
 _SUDO = re.compile(
-    r"^(?:sudo(?:\s+-\S+)*|time|nice(?:\s+-n\s*-?\d+)?|ip\s+netns\s+exec\s+[\w.-]+"
+    r"^(?:sudo(?:\s+-\S+)*|time|nohup|nice(?:\s+-n\s*-?\d+)?|ip\s+netns\s+exec\s+[\w.-]+"
     r"|(?:docker|podman)\s+exec(?:\s+-\w+)*\s+[\w.-]+)\s+"
 )
 # what separates the commands of one command line, outside quotes
@@ -1975,12 +1975,10 @@ class _Splitter:
 
 # ------------------------------------------------------------- a how-to's notes
 
-# what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息") and
-# what runs it ("sudo", "time")
+# what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息"); what
+# runs it ("sudo", "time") is _SUDO's
 _TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
-_RUNS = re.compile(r"^(?:sudo(?:\s+-\S+)*|time|nohup|nice(?:\s+-n\s*-?\d+)?)\s+")
 _ABSOLUTE_PATH = re.compile(r"/[\w.\-\[\]*/]{1,300}")
-_MARKDOWN_RULE = re.compile(r"-{3,}|\*{3,}|_{3,}")  # a thematic break
 
 
 def quoted_command(line: str) -> bool:
@@ -1996,7 +1994,7 @@ def quoted_command(line: str) -> bool:
     False
     """
     s = _TRAILING_COMMENT.sub("", line.strip())
-    while (unwrapped := _RUNS.sub("", s, count=1)) != s:
+    while (unwrapped := _SUDO.sub("", s, count=1)) != s:
         s = unwrapped
     if _bare_command(s):
         return True
@@ -2020,7 +2018,7 @@ def note_kind(line: str, cls: str) -> str | None:
     s = line.strip()
     if not s:
         return "blank"
-    if _MARKDOWN_RULE.fullmatch(s):
+    if _MD_RULE_LINE.fullmatch(s):  # a thematic break
         return "rule"
     if quoted_command(s):
         return "command"
