@@ -20,15 +20,12 @@ import subprocess
 import time
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from bench.pipeline import Stack
 from kb.models import Case
 from kb.services import save_case
 from tests.collectors.test_sosreport import sosreport  # noqa: F401 - the session fixture
 from tests.conftest import FIXTURES, ROOT, service_unavailable
-from tests.processes.harness import servers_database_url
 
 pytestmark = [
     pytest.mark.services,
@@ -68,19 +65,12 @@ def auth(token: str) -> list[str]:
 
 
 @pytest.fixture
-def stack(transactional_db, tmp_path):
+def stack(stack):
+    """The harness's servers (tests/processes/harness.py) and one worker."""
     if not shutil.which("curl"):
         service_unavailable("curl is not installed")
-    url = servers_database_url("the curl workflow tests")
-    s = Stack(database_url=url, workdir=tmp_path, secret_key=settings.SECRET_KEY)
-    try:
-        s.start_redis()
-        s.start_web()
-        s.start_worker("curl-worker")
-        yield s
-    finally:
-        s.close(timeout=5, quick=True)
-        connection.close()
+    stack.start_worker("curl-worker")
+    return stack
 
 
 @pytest.fixture
