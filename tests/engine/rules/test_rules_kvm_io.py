@@ -33,6 +33,40 @@ def test_disk_cache_explicit_writeback_on_a_data_disk_warns(analyze_texts):
     assert [e.value for e in finding.evidence] == ["writeback"]
 
 
+def test_disk_cache_fires_on_a_published_guest_with_writeback_and_unsafe(analyze_texts):
+    # qemu-devel 2019 (IGD assignment): the W10 guest's whole XML, unedited; its libvirt log in the
+    # same mail runs -drive ...cache=writeback and ...cache=unsafe, so the XML was the one in effect
+    text = (KVMXML / "qemu-devel-2019-igd-w10-writeback-unsafe.xml").read_text()
+    [finding] = _findings(analyze_texts(text, names=["w10.xml"]), CACHE)
+    assert finding.severity == "warning"
+    assert [(e.fact, e.value) for e in finding.evidence] == [
+        ("domains[W10].disks[vda].cache", "writeback"),
+        ("domains[W10].disks[vdb].cache", "unsafe"),
+    ]
+
+
+def test_disk_cache_fires_on_a_published_running_xml_quoted_in_a_mail_reply(analyze_texts):
+    # LKML 2025 (arm64 boot crash): a running guest's XML as the reply quotes it ("> " on every line),
+    # two test disks on cache='unsafe' beside a system disk on the default
+    text = (KVMXML / "lkml-2025-btrfs-aarch64-unsafe-quoted.xml").read_text()
+    [finding] = _findings(analyze_texts(text, names=["mail.txt"]), CACHE)
+    assert finding.severity == "warning"
+    assert [(e.fact, e.value) for e in finding.evidence] == [
+        ("domains[btrfs-aarch64].disks[vdb].cache", "unsafe"),
+        ("domains[btrfs-aarch64].disks[vdc].cache", "unsafe"),
+        ("domains[btrfs-aarch64].disks[vdd].cache", "default"),
+    ]
+
+
+def test_disk_cache_on_a_published_xml_with_a_broken_element_is_info(analyze_texts):
+    # a 2015 forum post: a Windows guest on a raw partition with cache='unsafe'; the pasted XML lost a
+    # </source> inside a <hostdev>, so it is read as partial and the finding stays info
+    text = (KVMXML / "forum-2015-ovmf-win-unsafe-blockdev.xml").read_text()
+    [finding] = _findings(analyze_texts(text, names=["win7.xml"]), CACHE)
+    assert finding.severity == "info" and finding.template == "partial"
+    assert [(e.fact, e.value) for e in finding.evidence] == [("domains[win7].disks[vda].cache", "unsafe")]
+
+
 def test_disk_cache_quiet_on_vendor_tuned_openstack_guests(analyze_texts):
     # RHOSP nova guests: cache='none' on every disk, io='native' on the volume
     for name in ("insights-core_test_qemu_xml_XML_RHOSP.txt", "insights-core_test_qemu_xml_XML_RHOSP_2.txt"):
