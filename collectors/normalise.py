@@ -68,6 +68,9 @@ _QUOTED = re.compile(r"^[ \t]*>", re.M)
 # a quote marker a web page left mid-line when it joined a wrapped quoted line
 # back ("somaxconn >is set to"): words follow it, not a path or a file name
 _JOINED_QUOTE = re.compile(r"(?<=[^\s>] )>(?=[a-z]{2,20} [a-z])")
+# the same marker found by its literal part first (a search skips to " >" at C
+# speed; a pattern that opens with a look-behind is tried at every position)
+_JOINED_QUOTE_AT = re.compile(r" >(?=[a-z]{2,20} [a-z])")
 _QUOTED_REST_NEXT = re.compile(_QUOTE_NEXT.pattern + r"([^\n]*+)")
 # Existence checks scan the whole paste, so each has a form that starts with
 # a literal newline (the regex engine then skips to newlines at C speed, ten
@@ -201,9 +204,22 @@ def line_indexes(
     return out
 
 
-def lines_holding(rx: re.Pattern[str], text: str) -> list[int]:
-    """Indexes of the lines of ``text`` in which ``rx`` finds a match (one
-    search per such line; ``rx`` must not match a newline first)."""
+def lines_holding(rx: re.Pattern[str], text: str, hint: str | None = None) -> list[int]:
+    r"""Indexes of the lines of ``text`` in which ``rx`` finds a match (one
+    search per such line; ``rx`` must not match a newline first).
+
+    ``hint`` is a literal that every match contains: only the lines holding it
+    are searched. A pattern that opens with a class (``^[ \t]*\*\*``) makes
+    the regex engine try every position of the text; ``str.find`` skips to the
+    literal at C speed.
+
+    >>> rx = re.compile(r"^[ \t]*\*\*(?=\w)", re.M)
+    >>> text = "a ** b\n  **bold\nplain\n**x"
+    >>> lines_holding(rx, text), lines_holding(rx, text, hint="**")
+    ([1, 3], [1, 3])
+    """
+    if hint is not None:
+        return _lines_holding_hint(rx, text, hint)
     out: list[int] = []
     search, count, find = rx.search, text.count, text.find
     line = pos = 0
@@ -215,6 +231,31 @@ def lines_holding(rx: re.Pattern[str], text: str) -> list[int]:
         if not pos:
             break
         line += 1
+    return out
+
+
+def fence_lines(text: str) -> list[int]:
+    r"""Indexes of the lines of ``text`` that open or close a Markdown fence
+    (quoted fences included).
+
+    >>> fence_lines("a\n```\nb\n> ~~~\n```")
+    [1, 3, 4]
+    """
+    return sorted({*lines_holding(_MD_FENCE, text, "```"), *lines_holding(_MD_FENCE, text, "~~~")})
+
+
+def _lines_holding_hint(rx: re.Pattern[str], text: str, hint: str) -> list[int]:
+    out: list[int] = []
+    search, count, find, size = rx.search, text.count, text.find, len(text)
+    line = pos = 0  # pos: the start of line number ``line``
+    while (hit := find(hint, pos)) >= 0:
+        start = text.rfind("\n", pos, hit) + 1 or pos
+        line += count("\n", pos, start)
+        end = find("\n", hit)
+        end = size if end < 0 else end
+        if search(text, start, end) is not None:
+            out.append(line)
+        pos, line = end + 1, line + 1
     return out
 
 
@@ -279,9 +320,9 @@ def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
     ``**`` is what the command printed."""
-    fences = lines_holding(_MD_FENCE, text)
+    fences = fence_lines(text)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_BOLD_EDGE, text):
+    for i in lines_holding(_BOLD_EDGE, text, hint="**"):
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence (an odd number of fence lines before it)
         line = lines[i]
@@ -309,9 +350,9 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
     >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
     [(0, 'root@xxx:~# lstopo --no-caches')]
     """
-    fences = lines_holding(_MD_FENCE, text)
+    fences = fence_lines(text)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_CODE_TICK, text):
+    for i in lines_holding(_CODE_TICK, text, hint="`"):
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence
         body = lines[i].strip()[1:]
@@ -659,6 +700,19 @@ def _plain_spaces(text: str) -> str:
     return text
 
 
+def _has_joined_quote(text: str) -> bool:
+    """Does ``_JOINED_QUOTE`` find a marker in ``text``?
+
+    >>> _has_joined_quote("somaxconn >is set to"), _has_joined_quote("cat a >out 2>&1")
+    (True, False)
+    """
+    for m in _JOINED_QUOTE_AT.finditer(text):
+        before = text[m.start() - 1] if m.start() else " "
+        if not before.isspace() and before != ">":
+            return True
+    return False
+
+
 def _unquote(text: str, notes: list[str]) -> str:
     r"""E-mail quoting removed, line by line: replies mix quoted and unquoted lines.
     A quoted line that a mail client wrapped and a web page joined back keeps
@@ -674,7 +728,7 @@ def _unquote(text: str, notes: list[str]) -> str:
     m = _QUOTE.match(text)
     if m:
         text = text[m.end() :]
-    if _JOINED_QUOTE.search(text) is None:
+    if not _has_joined_quote(text):
         text, quoted = _QUOTE_NEXT.subn("\n", text)
     else:  # a callable per quoted line: only when a joined marker is there
         if m:
