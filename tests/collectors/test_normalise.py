@@ -5,9 +5,12 @@ facts as the clean output; and line numbers still point at the original."""
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from collectors import normalise as n
 from collectors.archive import load
 from collectors.facts import to_dict
 from collectors.normalise import LOG_PREFIXES, normalise
@@ -244,3 +247,21 @@ def test_a_logged_line_that_starts_with_its_own_time_loses_only_the_loggers_pref
     assert (host.cpu.threads_per_core, host.cpu.cores_per_socket, host.cpu.sockets) == (2, 10, 1)
     (block,) = host.reading.unrecognised
     assert block.first_line == "2026-05-30 10:54:26 cd /lkp/benchmarks/blktests"
+
+
+# Text made of the characters the hinted patterns turn on, so that markers at a
+# line's start, in its middle and at its end, quoted and indented, all occur.
+_MARKUP_TEXT = st.text(alphabet="ab1 \t\n*`~>|.-_is", max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MARKUP_TEXT)
+def test_a_hint_finds_the_same_lines_as_a_search_of_the_whole_text(text):
+    assert n.lines_holding(n._BOLD_EDGE, text, hint="**") == n.lines_holding(n._BOLD_EDGE, text)
+    assert n.lines_holding(n._CODE_TICK, text, hint="`") == n.lines_holding(n._CODE_TICK, text)
+    assert n.fence_lines(text) == n.lines_holding(n._MD_FENCE, text)
+    assert n._has_joined_quote(text) == (n._JOINED_QUOTE.search(text) is not None)
+    # the compose-log pattern before it was made possessive
+    backtracking = re.compile(r"\n[A-Za-z0-9][\w.-]{0,63}[ \t]+\|[ \t]?")
+    found, before = n._COMPOSE_NEXT.search("\n" + text), backtracking.search("\n" + text)
+    assert (found and found.span()) == (before and before.span())
