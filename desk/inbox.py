@@ -167,8 +167,33 @@ def comment_added(*, comment: Comment) -> None:
 
 
 def analysis_finished(*, snapshot_id: int) -> None:
+    """Tell the uploader of a critical finding of the analysis, once the
+    analysis's write commits. Never inside that transaction: it holds the
+    snapshot's row and the cluster's lock, and the snapshot is not ``done``
+    for anyone until it commits (its two to seven queries there made every
+    upload wait for them). An error is logged (``robust``): the inbox never
+    undoes or fails the analysis it reports on."""
+    transaction.on_commit(lambda: _notify_critical_findings(snapshot_id), robust=True)
+
+
+# What the item needs of the snapshot (its JSON columns are not read).
+_NOTIFIED_FIELDS = (
+    "label",
+    "original_filename",
+    "cluster",
+    "engine_version",
+    "finished_at",
+    "owner",
+    "team",
+)
+
+
+def _notify_critical_findings(snapshot_id: int) -> None:
     snapshot = (
-        Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.DONE).select_related("owner").first()
+        Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.DONE)
+        .select_related("owner")
+        .only(*_NOTIFIED_FIELDS)
+        .first()
     )
     if snapshot is None:
         return

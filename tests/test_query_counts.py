@@ -109,3 +109,32 @@ def test_every_page_keeps_to_its_query_baseline(pages_world):
     if os.environ.get("CASEBOOK_PRINT_QUERY_COUNTS"):
         print("\n".join(f'    "{name}": {n},' for name, n in sorted(counts.items())))
     assert not over, "pages over their query baseline:\n" + "\n".join(over)
+
+
+# POST /snapshots/new/ with one file: the session, the user, the duplicate
+# check, the uploader's team, the row (in a savepoint here: the test's
+# transaction). The analysis is queued after the commit, outside the database.
+UPLOAD_BASELINE = 7
+
+
+def test_the_upload_form_keeps_to_its_query_baseline(django_user_model, settings, tmp_path, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from triage import uploads
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(django_user_model.objects.create_user("uploader", password="x" * 12))
+    for n in range(3):  # the first upload warms the per-process caches; the last one counts
+        upload = SimpleUploadedFile("host.txt", f"$ uname -r\n6.1.{n}\n".encode())
+        with translation.override("en"), CaptureQueriesContext(connection) as ctx:
+            response = client.post(reverse("triage:snapshot_new"), {"label": f"h{n}", "files": upload})
+        assert response.status_code == 302, response.content[:500]
+    n, sql = len(ctx.captured_queries), [q["sql"] for q in ctx.captured_queries]
+    if os.environ.get("CASEBOOK_PRINT_QUERY_COUNTS"):
+        print(f"upload: {n}\n  " + "\n  ".join(sql))
+    assert n <= UPLOAD_BASELINE, (
+        f"the upload made {n} queries (baseline {UPLOAD_BASELINE}):\n  " + "\n  ".join(sql)
+    )

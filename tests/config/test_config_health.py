@@ -169,3 +169,27 @@ def test_healthz_is_degraded_while_no_worker_consumes_the_analysis_queue(client,
     broker.announce_consumer(worker="analysis@node2", queues=[analysis], ttl=60)
     broker.withdraw_consumer(worker="analysis@node2", queues=[analysis])  # a warm shutdown
     assert client.get("/healthz").json()["status"] == "degraded"
+
+
+@pytest.mark.services
+def test_the_broker_marks_reuse_one_connection(own_broker, monkeypatch):
+    """Marking a sent analysis and clearing the mark when a worker takes it
+    are on the path from the row's save to the task's start: each opened a
+    new connection (TCP and four handshake commands, 3-4 ms on the shared
+    machine) before; the process's client keeps its connections."""
+    import redis.connection
+
+    opened = []
+    on_connect = redis.connection.AbstractConnection.on_connect_check_health
+
+    def counted(self, *args, **kwargs):
+        opened.append(self)
+        return on_connect(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "on_connect_check_health", counted)
+    for n in range(5):
+        broker.mark_waiting(f"analysis:{n}")
+        broker.clear_waiting(f"analysis:{n}")
+    assert broker.still_waiting(["analysis:0"], queue=own_broker.CELERY_TASK_DEFAULT_QUEUE) == set()
+    assert len(opened) <= 1
+    assert broker._client() is broker._client()

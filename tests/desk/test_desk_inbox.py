@@ -75,14 +75,45 @@ def test_a_mention_reaches_only_someone_who_may_read_the_session(people):
     assert kinds(people["carol"]) == []  # another team's engineer cannot read the session
 
 
-def test_an_analysis_with_a_critical_finding_reaches_the_uploader(people, settings, tmp_path, monkeypatch):
+def test_an_analysis_with_a_critical_finding_reaches_the_uploader(
+    people, settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
     settings.MEDIA_ROOT = tmp_path / "media"
     monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
     data = (OCEANBASE / "obs-197.txt").read_bytes()
     snap = uploads.create_snapshot(owner=people["alice"], data=data, filename="obs-197.txt")
-    analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    with django_capture_on_commit_callbacks() as callbacks:
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+        # not written by the analysis's write transaction: the snapshot is
+        # "done" for everyone without waiting for the inbox
+        assert not InboxItem.objects.exists()
+    for callback in callbacks:
+        callback()
     item = InboxItem.objects.get(user=people["alice"])
     assert item.kind == "critical_finding" and "netem" in item.detail.lower()
+
+
+def test_a_failing_inbox_never_fails_the_analysis(
+    people, settings, tmp_path, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """The item is written after the analysis commits; an error there is
+    logged, the snapshot stays done."""
+    from desk import inbox
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+
+    def broken(**_kwargs):
+        raise RuntimeError("inbox down")
+
+    monkeypatch.setattr(inbox, "do_notify", broken)
+    data = (OCEANBASE / "obs-197.txt").read_bytes()
+    snap = uploads.create_snapshot(owner=people["alice"], data=data, filename="obs-197.txt")
+    with django_capture_on_commit_callbacks(execute=True):  # the analysis's commit, as a worker makes it
+        analysis.analyze_snapshot_now(snapshot_id=snap.pk)
+    snap.refresh_from_db()
+    assert snap.status == "done"
+    assert "inbox down" in caplog.text
 
 
 def test_opening_an_item_marks_it_read_and_the_navigation_counts_the_unread(client, people, draft):
