@@ -56,6 +56,7 @@ MENTION_MAX_WORDS = 6
 MAX_SPLIT_BLOCKS = 20_000  # blocks per transcript; the rest is reported, not split
 MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
 MAX_TRAILING_DETECT = 4  # per prompted output
+SENTENCE_MIN_WORDS = 6  # a "# command" heading over a sentence this long is not a root prompt
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
 PROBE_HEAD_CHARS = 600
 _FIRST_HEAD = (DETECT_HEAD_LINES, DETECT_HEAD_CHARS)  # what detection reads of a run's first line
@@ -996,7 +997,49 @@ _WORD_ROWS = (_column_headers, _upper_headers, _key_value_words, _name_value_row
 
 def _words_line_class(s: str, tokens: list[str]) -> str:
     """The class of a stripped line without a digit."""
+    if _other_language_prose(tokens):
+        return "prose"
     return "data" if any(row(s, tokens) for row in _WORD_ROWS) else "prose"
+
+
+# a word in letters of any script ("décompose", "заголовком", "프로세스의")
+_LETTER_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_WORD_EDGES = ".,:;!?()\"'«»“”‘’„"
+# short function words of French, Spanish, Portuguese, Italian, German, Dutch and
+# Indonesian prose; none a column header, a unit or a CPU flag ("de", "est" are flags)
+_OTHER_STOPWORDS = frozenset(
+    {"le", "la", "les", "des", "du", "une", "et", "sont", "pour", "dans", "avec", "sur", "qui", "que", "se"}
+    | {"ce", "cette", "au", "aux", "ou", "pas", "el", "los", "las", "una", "es", "por", "para", "con"}
+    | {"del", "como", "pero", "os", "uma", "não", "são", "com", "dos", "das", "em", "il", "gli", "della"}
+    | {"che", "sono", "per", "di", "non", "der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein"}
+    | {"eine", "auf", "dem", "zu", "von", "wird", "sind", "het", "een", "van", "niet", "voor", "yang"}
+    | {"dan", "ke", "dari", "untuk", "dengan", "jika", "ini", "itu", "atau", "pada", "adalah", "tidak"}
+    | {"akan", "kami", "anda", "dapat", "bisa"}
+)
+OTHER_PROSE_MIN_TOKENS = 4
+
+
+def _other_language_prose(tokens: list[str]) -> bool:
+    """A sentence or a title in another language than English: mostly words in
+    letters, and either most of them in another script (or accented), or a
+    fifth of them (two at least) function words of another language.
+
+    >>> _other_language_prose("Le cache se décompose selon 3 zones".split())
+    True
+    >>> _other_language_prose("Bagaimana kami dapat mengidentifikasi jika NUMA diaktifkan".split())
+    True
+    >>> _other_language_prose("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat est".split())
+    False
+    """
+    if len(tokens) < OTHER_PROSE_MIN_TOKENS:
+        return False
+    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _LETTER_WORD.fullmatch(w)]
+    if len(words) * 10 < len(tokens) * 7:
+        return False
+    if sum(1 for w in words if not w.isascii()) * 2 >= len(words):
+        return True
+    hits = sum(1 for w in words if w.lower() in _OTHER_STOPWORDS)
+    return hits >= 2 and hits * 5 >= len(words)
 
 
 # a word, with the apostrophes and hyphens inside it ("I'm", "don't", "one-time")
@@ -1009,7 +1052,7 @@ def _numbers_line_class(s: str, tokens: list[str]) -> str:
     alpha = sum(1 for t in tokens if _ALPHA_WORD.fullmatch(t.strip(".,:;!?()\"'")))
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
-    return "data"
+    return "prose" if _other_language_prose(tokens) else "data"
 
 
 # --------------------------------------------------------------------- splitting
@@ -1321,6 +1364,9 @@ class _Splitter:
             j = self.next_prompt(out_start, b)
             self.unprompted(out_start, j, fenced=fenced, host=host)
             return j
+        if first in self._weak and not fenced and self.sentence(out_start, b):
+            self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
+            return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
         j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
         if first in self._weak and self.trimmed(out_start, j) == out_start:
@@ -1328,6 +1374,12 @@ class _Splitter:
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def sentence(self, i: int, b: int) -> bool:
+        """Is line ``i`` (before ``b``) a sentence of a post, never an output's
+        first line: prose of :data:`SENTENCE_MIN_WORDS` words at least (an
+        output of one or two words, ``performance``, reads as prose too)."""
+        return i < b and self.cls(i) == "prose" and len(self.lines[i].split()) >= SENTENCE_MIN_WORDS
 
     def sql_statement(self, j: int, b: int, command: str) -> tuple[int, str]:
         """A SQL statement continued on the lines from ``j`` (``    -> ...``):

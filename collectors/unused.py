@@ -106,6 +106,11 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
+    # sar's paging, memory, swapping and queue reports (its CPU and network reports are read)
+    Unused("sar", r"^[Ss]ar\s+(?:.*\s)?-[BrRWqbSvwHy]\b",
+           r"^\d{1,2}:\d\d:\s?\d\d(?:\s?[AP]M)?\s+(?:pgpgin/s\s+pgpgout/s|kbmemfree\s+kbmemused"
+           r"|kbmemfree\s+kbavail|pswpin/s\s+pswpout/s|runq-sz\s+plist-sz|tps\s+rtps\s+wtps"
+           r"|kbswpfree\s+kbswpused|proc/s\s+cswch/s)\b"),
     # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
     Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
