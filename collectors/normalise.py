@@ -1087,12 +1087,14 @@ def _quoted_printable_pass(work: _Work) -> None:
 def _unflatten_pass(work: _Work) -> None:
     """Outputs flattened onto their command's line cut back into lines
     (:mod:`collectors.unflatten`)."""
-    if unflatten.CANDIDATE.search(work.text) is None:
-        return
-    if work.body is not None:
-        found = lines_holding(unflatten.CANDIDATE, work.body)
+    lines = work.lines
+    body = work.body if work.body is not None else "\n".join(lines)
+    if body.count("\n") == len(lines) - 1:
+        found = line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
     else:  # a line holds a newline: the body's line numbers are not the lines'
-        found = [i for i, line in enumerate(work.lines) if unflatten.CANDIDATE.search(line)]
+        found = [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
+    if not found:
+        return
     cut = unflatten.unflatten_lines(work.lines, work.first, work.last, found)
     if cut is None:
         return

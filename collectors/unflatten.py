@@ -179,13 +179,16 @@ def unflatten_lines(
 
 
 # where a flattened line may be: a line that starts (behind a prompt or not)
-# with a command of LAYOUTS and goes on with output on the same line
-CANDIDATE = re.compile(
-    rf"^(?:{_PROMPT})?[ \t]*(?:"
+# with a command of LAYOUTS and goes on with output on the same line (CANDIDATE
+# at a line's start, CANDIDATE_NEXT after a newline: the search then skips to
+# newlines at C speed)
+_CANDIDATE = (
+    rf"(?:{_PROMPT})?[ \t]*(?:"
     r"numactl[ \t]+(?:--hardware|-H)[ \t]+available:"
     r"|free\b[^\n]{0,20}total[ \t]+used"
     rf"|[Ss]ar\b[^\n]{{0,40}}?{_SAR_TIME}"
     r"|cpupower\b[^\n]{0,40}idle-info[ \t]+CPUidle"
-    rf"|cat[ \t]+{_SYSFS_PATH}[ \t]+[\w\[])",
-    re.M,
+    rf"|cat[ \t]+{_SYSFS_PATH}[ \t]+[\w\[])"
 )
+CANDIDATE = re.compile(_CANDIDATE)
+CANDIDATE_NEXT = re.compile(r"\n" + _CANDIDATE)
