@@ -436,7 +436,9 @@ _IDENTIFIER = re.compile(
 # A line holding one of these is data whatever else it holds: a tab, a gap of
 # 3+ spaces, table or markup characters, a [bracketed-word]
 # a Markdown image or link on a line of its own ("![image](https://...png)")
-_MD_LINK_LINE = re.compile(r"!?\[[^\]\n]{0,200}\]\([^)\s]{1,2000}\)")
+_MD_LINK_LINE = re.compile(
+    r"!?\[[^\]\n]{0,200}\]\([^)\s]{0,2000}\)"
+)  # "![]()": an image whose address was lost
 _DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -838,6 +840,9 @@ _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 # in an item without a figure, a name in camel case is a word too ("- Linux : HugePages")
 _NAME_WORD = re.compile(r"[(\"']?[A-Za-z][A-Za-z]*(?:['-][A-Za-z]+)*[)\"',.:;!?]{0,2}")
 _DASHES = frozenset({":", "-", "–", "—", "/", "|"})
+# in an item with a figure, the short name of a state, a part or a standard is a word too
+# ("- C1 – Halt", "- C4E/C5 -Enhanced Deeper Sleep", "- DDR4 memory")
+_STATE_NAME = re.compile(r"[A-Z]{1,4}\d{1,2}[A-Z]{0,2}(?:/[A-Z]{1,4}\d{1,2}[A-Z]{0,2})?")
 
 
 def _list_item_prose(s: str) -> bool:
@@ -847,6 +852,10 @@ def _list_item_prose(s: str) -> bool:
     >>> _list_item_prose("- [https://coderwall.com/p/utc42q/understanding-iostat]"
     ...     "(https://coderwall.com/p/utc42q/understanding-iostat)")
     True
+    >>> _list_item_prose("- C1 – Halt"), _list_item_prose("- C7 – C6 + LLC may be flushed")
+    (True, True)
+    >>> _list_item_prose("- C1 C2 C3")
+    False
     """
     m = _LIST_ITEM.match(s)
     if m is None or _output_prose().fullmatch(s):
@@ -856,8 +865,10 @@ def _list_item_prose(s: str) -> bool:
     words = [w for w in s[m.end() :].split() if w not in _DASHES]
     if len(words) < 2 or len(words) > 80:
         return False
-    word = _WORD if _DIGIT.search(s, m.end()) else _NAME_WORD
-    return sum(1 for w in words if word.fullmatch(w)) / len(words) >= 0.6
+    if not _DIGIT.search(s, m.end()):
+        return sum(1 for w in words if _NAME_WORD.fullmatch(w)) / len(words) >= 0.6
+    named = sum(1 for w in words if _WORD.fullmatch(w) or _STATE_NAME.fullmatch(w))
+    return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
 
 
 def line_class(line: str) -> str:

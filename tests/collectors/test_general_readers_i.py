@@ -82,7 +82,7 @@ def test_free_flattened_without_a_prompt():
 
 def test_cpupower_idle_info_flattened_behind_its_prompt():
     """benjr: ``cpupower idle-info CPUidle driver: none CPUidle governor: menu analyzing CPU 0: ...``."""
-    line = _lines("benjr-cpupower-idle-info-flattened-trad-zh.txt")[0]
+    line = _lines("benjr-cpupower-idle-info-flattened-trad-zh.txt")[35]
     assert unflattened(line) == [
         "[root@localhost ~]# cpupower idle-info",
         "CPUidle driver: none",
@@ -156,3 +156,48 @@ def test_a_hash_heading_over_a_sentence_is_not_a_root_prompt():
     ]
     assert host.numa is not None and host.numa.errors == []
     assert host.reading.unrecognised_lines == 0
+
+
+# -- 3. outputs of commands no rule reads: mpstat's interrupt rates, redis-cli replies
+
+
+def test_mpstat_interrupt_rates_are_recognised_but_not_used():
+    """ecomnet: ``# mpstat -I SUM -P ALL 5`` prints ``CPU intr/s``, no CPU utilisation table."""
+    from collectors.transcript import kind_for_command
+
+    assert kind_for_command("mpstat -I SUM -P ALL 5") is None
+    assert kind_for_command("mpstat -P ALL 1 2") == "mpstat"
+    assert kind_for_command("mpstat -A") == kind_for_command("mpstat -I ALL -u 1") == "mpstat"
+    assert unused_command("mpstat -I SUM -P ALL 5") == "mpstat -I"
+    assert unused_output("04:15:18 PM CPU intr/s\n04:15:23 PM all 62422.60") == "mpstat -I"
+    host = _host("ecomnet-mpstat-I-SUM-zh.txt")
+    assert host.cpu_usage is None
+    assert [(u.what, u.start_line, u.end_line) for u in host.reading.unused] == [("mpstat -I", 2, 9)]
+    assert host.reading.unrecognised_lines == 0
+
+
+def test_redis_memory_section_replies_and_bigkeys():
+    """yongjin: ``CONFIG GET maxmemory`` replies, ``--bigkeys`` lines, INFO MEMORY's fields."""
+    lines = _lines("yongjin-redis-config-get-bigkeys-info-memory-zh.txt")
+    assert unused_output("\n".join(lines[7:9])) == "redis-cli"  # 1) "maxmemory" / 2) "8589934592"
+    assert unused_output("\n".join(lines[36:38])) == "redis-cli"  # Biggest string found '...' has ...
+    assert unused_command("redis-cli --bigkeys") == "redis-cli"
+    assert unused_command("CONFIG GET maxmemory-policy") == "redis-cli"
+    host = _host("yongjin-redis-config-get-bigkeys-info-memory-zh.txt")
+    (info,) = [s for s in host.services if s.kind == "redis"]
+    assert info.settings["used_memory"] == "104857600" and info.lines["used_memory"] == 46
+    assert info.settings["mem_fragmentation_ratio"] == "1.50"
+    assert host.reading.unrecognised_lines == 0
+
+
+def test_cpupower_usage_and_a_list_of_states():
+    """benjr: ``cpupower`` alone prints its usage; the C-states are a list of the post."""
+    lines = _lines("benjr-cpupower-idle-info-flattened-trad-zh.txt")
+    assert unused_command("cpupower") == unused_output(lines[22]) == "cpupower usage"
+    assert unused_command("cpupower idle-info") is None  # read by the cpupower parser
+    assert line_class(lines[0]) == "prose"  # ![]()
+    for line in lines[6:20]:  # - C0 – Operating State ... - C8 – C7 + LLC must be flushed
+        assert line.startswith("- C")
+        assert line_class(line) == "prose" or line == "- C3 – AltVID", line
+    host = _host("benjr-cpupower-idle-info-flattened-trad-zh.txt")
+    assert ("cpupower usage", 23) in [(u.what, u.start_line) for u in host.reading.unused]
