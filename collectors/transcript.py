@@ -435,10 +435,11 @@ _IDENTIFIER = re.compile(
 
 # A line holding one of these is data whatever else it holds: a tab, a gap of
 # 3+ spaces, table or markup characters, a [bracketed-word]
-# a Markdown image or link on a line of its own ("![image](https://...png)")
+# a Markdown image or link on a line of its own ("![image](https://...png)"); "![]()" is an
+# image whose address was lost, "[![logo](img)](page)" a linked image (a page's logo)
 _MD_LINK_LINE = re.compile(
-    r"!?\[[^\]\n]{0,200}\]\([^)\s]{0,2000}\)"
-)  # "![]()": an image whose address was lost
+    r"!?\[(?:[^\]\n]{0,200}|!\[[^\]\n]{0,200}\]\([^)\s]{0,2000}\))\]\([^)\s]{0,2000}\)"
+)
 _DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -753,6 +754,8 @@ _LINE_MARK = re.compile(
     r"|[一二三四五六七八九十]{1,3}[、.．][ \t]*)"
 )
 _GAP = re.compile(r"\S {3,}\S|\t")
+# a Markdown list item or quote: "* numa_hit", "- item", "> quoted"
+_MARKUP_START = re.compile(r"[ \t]{0,3}(?:[-*+][ \t]+\S|>[ \t]?\S)")
 _CJK_SENTENCE_END = ("。", "！", "？", "；", "…", "：", ":")
 CJK_PROSE_MIN = 4  # CJK characters of a sentence (2 with a link or a sentence mark)
 
@@ -1447,6 +1450,10 @@ class _Splitter:
         kind = self.command_kind(out_start, out_end, command, known)
         if first in self._weak and kind is not None and out_end > out_start:
             kind = self.kind_by_content(kind, out_start, out_end)
+            if not fenced and self.markup_under_heading(kind, out_start, out_end):
+                self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
+                self.unprompted(out_start, out_end, fenced=fenced, host=host)
+                return
         output = self.text(out_start, out_end)
         if kind is None and output.strip():
             kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
@@ -1466,6 +1473,12 @@ class _Splitter:
         self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
+        """Are lines ``a..b`` under a ``# command`` line outside a fence the
+        post's Markdown (a list item or a quote first) rather than the output
+        of ``kind``, which does not read them?"""
+        return _MARKUP_START.match(self.lines[a]) is not None and not self.parses(kind, a, b)
 
     def unread_role(self, a: int, b: int, fenced: bool) -> int:
         """What the output of a command no parser reads is: prose when it is

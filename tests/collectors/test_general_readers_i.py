@@ -136,7 +136,7 @@ def test_titles_and_sentences_in_other_languages_are_prose():
     assert line_class(_lines("yaodb-free-flattened-fr.txt")[7]) == "prose"
     for line in _lines("bibliboba-vmstat-prose-ru.txt"):
         assert line_class(line) in ("prose", "blank")
-    korean = _lines("hongsnet-numastat-heading-sentence-ko.txt")[15]
+    korean = _lines("hongsnet-numastat-heading-sentence-ko.txt")[39]
     assert korean.startswith("`numastat")
     assert line_class(korean) == "prose"
     # column headers and flags stay data
@@ -148,14 +148,19 @@ def test_titles_and_sentences_in_other_languages_are_prose():
 
 
 def test_a_hash_heading_over_a_sentence_is_not_a_root_prompt():
-    """hongsnet: ``# numastat`` outside the code block, then a Korean sentence about it."""
+    """hongsnet: ``# numastat`` outside the code blocks over a Korean sentence, and
+    ``# numastat Overview`` over a list of fields (``* numa_hit``)."""
+    lines = _lines("hongsnet-numastat-heading-sentence-ko.txt")
+    assert lines[38] == "# numastat" and line_class(lines[39]) == "prose"
+    assert lines[51] == "# numastat Overview" and lines[52] == "* numa_hit"
     host = _host("hongsnet-numastat-heading-sentence-ko.txt")
     assert [(a.kind, a.start_line) for a in host.reading.artifacts] == [
-        ("numactl_hardware", 3),
-        ("numastat", 19),
+        ("numactl_show", 17),
+        ("numactl_hardware", 27),
+        ("numastat", 43),
     ]
     assert host.numa is not None and host.numa.errors == []
-    assert host.reading.unrecognised_lines == 0
+    assert line_class(lines[7]) == "prose"  # [![logo](...)](...)
 
 
 # -- 3. outputs of commands no rule reads: mpstat's interrupt rates, redis-cli replies
