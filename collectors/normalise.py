@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from collectors import unflatten
+
 __all__ = [
     "LOG_PREFIXES",
     "UNBOLDED",
@@ -48,6 +50,7 @@ FENCE = "```"
 UNBOLDED = "Markdown bold markers removed"
 # the note strip_log_prefixes() leaves (with a count before it)
 LOG_PREFIXES = "log-prefixed lines unprefixed"
+FLATTENED = "outputs flattened onto one line split back into lines"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
@@ -1137,6 +1140,25 @@ def _quoted_printable_pass(work: _Work) -> None:
     work.notes.append("quoted-printable mail text decoded")
 
 
+def _unflatten_pass(work: _Work) -> None:
+    """Outputs flattened onto their command's line cut back into lines
+    (:mod:`collectors.unflatten`)."""
+    lines = work.lines
+    body = work.body if work.body is not None else "\n".join(lines)
+    if body.count("\n") == len(lines) - 1:
+        found = line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
+    else:  # a line holds a newline: the body's line numbers are not the lines'
+        found = [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
+    if not found:
+        return
+    cut = unflatten.unflatten_lines(work.lines, work.first, work.last, found)
+    if cut is None:
+        return
+    work.lines, work.first, work.last = cut
+    work.body = "\n".join(work.lines)
+    work.notes.append(FLATTENED)
+
+
 # normalise()'s line passes, in order
 _PASSES: tuple[Callable[[_Work], None], ...] = (
     _quoted_printable_pass,
@@ -1147,4 +1169,5 @@ _PASSES: tuple[Callable[[_Work], None], ...] = (
     _compose_pass,
     _dedent_pass,
     _join_pass,
+    _unflatten_pass,
 )

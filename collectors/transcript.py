@@ -56,6 +56,7 @@ MENTION_MAX_WORDS = 6
 MAX_SPLIT_BLOCKS = 20_000  # blocks per transcript; the rest is reported, not split
 MAX_DETECT_PER_RUN = 8  # candidate starts per run of un-prompted data
 MAX_TRAILING_DETECT = 4  # per prompted output
+SENTENCE_MIN_WORDS = 6  # a "# command" heading over a sentence this long is not a root prompt
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
 PROBE_HEAD_CHARS = 600
 _FIRST_HEAD = (DETECT_HEAD_LINES, DETECT_HEAD_CHARS)  # what detection reads of a run's first line
@@ -434,8 +435,11 @@ _IDENTIFIER = re.compile(
 
 # A line holding one of these is data whatever else it holds: a tab, a gap of
 # 3+ spaces, table or markup characters, a [bracketed-word]
-# a Markdown image or link on a line of its own ("![image](https://...png)")
-_MD_LINK_LINE = re.compile(r"!?\[[^\]\n]{0,200}\]\([^)\s]{1,2000}\)")
+# a Markdown image or link on a line of its own ("![image](https://...png)"); "![]()" is an
+# image whose address was lost, "[![logo](img)](page)" a linked image (a page's logo)
+_MD_LINK_LINE = re.compile(
+    r"!?\[(?:[^\]\n]{0,200}|!\[[^\]\n]{0,200}\]\([^)\s]{0,2000}\))\]\([^)\s]{0,2000}\)"
+)
 _DATA_MARK = re.compile(r"\t|\S {3,}\S|[|=<>{}]|\[[\w\-]+\]")
 _DIGIT = re.compile(r"\d")
 _ALNUM = re.compile(r"[^\W_]")
@@ -750,6 +754,8 @@ _LINE_MARK = re.compile(
     r"|[一二三四五六七八九十]{1,3}[、.．][ \t]*)"
 )
 _GAP = re.compile(r"\S {3,}\S|\t")
+# a Markdown list item or quote: "* numa_hit", "- item", "> quoted"
+_MARKUP_START = re.compile(r"[ \t]{0,3}(?:[-*+][ \t]+\S|>[ \t]?\S)")
 _CJK_SENTENCE_END = ("。", "！", "？", "；", "…", "：", ":")
 CJK_PROSE_MIN = 4  # CJK characters of a sentence (2 with a link or a sentence mark)
 
@@ -837,6 +843,9 @@ _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 # in an item without a figure, a name in camel case is a word too ("- Linux : HugePages")
 _NAME_WORD = re.compile(r"[(\"']?[A-Za-z][A-Za-z]*(?:['-][A-Za-z]+)*[)\"',.:;!?]{0,2}")
 _DASHES = frozenset({":", "-", "–", "—", "/", "|"})
+# in an item with a figure, the short name of a state, a part or a standard is a word too
+# ("- C1 – Halt", "- C4E/C5 -Enhanced Deeper Sleep", "- DDR4 memory")
+_STATE_NAME = re.compile(r"[A-Z]{1,4}\d{1,2}[A-Z]{0,2}(?:/[A-Z]{1,4}\d{1,2}[A-Z]{0,2})?")
 
 
 def _list_item_prose(s: str) -> bool:
@@ -846,6 +855,10 @@ def _list_item_prose(s: str) -> bool:
     >>> _list_item_prose("- [https://coderwall.com/p/utc42q/understanding-iostat]"
     ...     "(https://coderwall.com/p/utc42q/understanding-iostat)")
     True
+    >>> _list_item_prose("- C1 – Halt"), _list_item_prose("- C7 – C6 + LLC may be flushed")
+    (True, True)
+    >>> _list_item_prose("- C1 C2 C3")
+    False
     """
     m = _LIST_ITEM.match(s)
     if m is None or _output_prose().fullmatch(s):
@@ -855,8 +868,10 @@ def _list_item_prose(s: str) -> bool:
     words = [w for w in s[m.end() :].split() if w not in _DASHES]
     if len(words) < 2 or len(words) > 80:
         return False
-    word = _WORD if _DIGIT.search(s, m.end()) else _NAME_WORD
-    return sum(1 for w in words if word.fullmatch(w)) / len(words) >= 0.6
+    if not _DIGIT.search(s, m.end()):
+        return sum(1 for w in words if _NAME_WORD.fullmatch(w)) / len(words) >= 0.6
+    named = sum(1 for w in words if _WORD.fullmatch(w) or _STATE_NAME.fullmatch(w))
+    return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
 
 
 def line_class(line: str) -> str:
@@ -996,7 +1011,49 @@ _WORD_ROWS = (_column_headers, _upper_headers, _key_value_words, _name_value_row
 
 def _words_line_class(s: str, tokens: list[str]) -> str:
     """The class of a stripped line without a digit."""
+    if _other_language_prose(tokens):
+        return "prose"
     return "data" if any(row(s, tokens) for row in _WORD_ROWS) else "prose"
+
+
+# a word in letters of any script ("décompose", "заголовком", "프로세스의")
+_LETTER_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_WORD_EDGES = ".,:;!?()\"'«»“”‘’„"
+# short function words of French, Spanish, Portuguese, Italian, German, Dutch and
+# Indonesian prose; none a column header, a unit or a CPU flag ("de", "est" are flags)
+_OTHER_STOPWORDS = frozenset(
+    {"le", "la", "les", "des", "du", "une", "et", "sont", "pour", "dans", "avec", "sur", "qui", "que", "se"}
+    | {"ce", "cette", "au", "aux", "ou", "pas", "el", "los", "las", "una", "es", "por", "para", "con"}
+    | {"del", "como", "pero", "os", "uma", "não", "são", "com", "dos", "das", "em", "il", "gli", "della"}
+    | {"che", "sono", "per", "di", "non", "der", "die", "das", "und", "ist", "nicht", "mit", "für", "ein"}
+    | {"eine", "auf", "dem", "zu", "von", "wird", "sind", "het", "een", "van", "niet", "voor", "yang"}
+    | {"dan", "ke", "dari", "untuk", "dengan", "jika", "ini", "itu", "atau", "pada", "adalah", "tidak"}
+    | {"akan", "kami", "anda", "dapat", "bisa"}
+)
+OTHER_PROSE_MIN_TOKENS = 4
+
+
+def _other_language_prose(tokens: list[str]) -> bool:
+    """A sentence or a title in another language than English: mostly words in
+    letters, and either most of them in another script (or accented), or a
+    fifth of them (two at least) function words of another language.
+
+    >>> _other_language_prose("Le cache se décompose selon 3 zones".split())
+    True
+    >>> _other_language_prose("Bagaimana kami dapat mengidentifikasi jika NUMA diaktifkan".split())
+    True
+    >>> _other_language_prose("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat est".split())
+    False
+    """
+    if len(tokens) < OTHER_PROSE_MIN_TOKENS:
+        return False
+    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _LETTER_WORD.fullmatch(w)]
+    if len(words) * 10 < len(tokens) * 7:
+        return False
+    if sum(1 for w in words if not w.isascii()) * 2 >= len(words):
+        return True
+    hits = sum(1 for w in words if w.lower() in _OTHER_STOPWORDS)
+    return hits >= 2 and hits * 5 >= len(words)
 
 
 # a word, with the apostrophes and hyphens inside it ("I'm", "don't", "one-time")
@@ -1009,7 +1066,7 @@ def _numbers_line_class(s: str, tokens: list[str]) -> str:
     alpha = sum(1 for t in tokens if _ALPHA_WORD.fullmatch(t.strip(".,:;!?()\"'")))
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
-    return "data"
+    return "prose" if _other_language_prose(tokens) else "data"
 
 
 # --------------------------------------------------------------------- splitting
@@ -1321,6 +1378,9 @@ class _Splitter:
             j = self.next_prompt(out_start, b)
             self.unprompted(out_start, j, fenced=fenced, host=host)
             return j
+        if first in self._weak and not fenced and self.sentence(out_start, b):
+            self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
+            return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
         j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
         if first in self._weak and self.trimmed(out_start, j) == out_start:
@@ -1328,6 +1388,12 @@ class _Splitter:
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def sentence(self, i: int, b: int) -> bool:
+        """Is line ``i`` (before ``b``) a sentence of a post, never an output's
+        first line: prose of :data:`SENTENCE_MIN_WORDS` words at least (an
+        output of one or two words, ``performance``, reads as prose too)."""
+        return i < b and self.cls(i) == "prose" and len(self.lines[i].split()) >= SENTENCE_MIN_WORDS
 
     def sql_statement(self, j: int, b: int, command: str) -> tuple[int, str]:
         """A SQL statement continued on the lines from ``j`` (``    -> ...``):
@@ -1384,6 +1450,10 @@ class _Splitter:
         kind = self.command_kind(out_start, out_end, command, known)
         if first in self._weak and kind is not None and out_end > out_start:
             kind = self.kind_by_content(kind, out_start, out_end)
+            if not fenced and self.markup_under_heading(kind, out_start, out_end):
+                self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
+                self.unprompted(out_start, out_end, fenced=fenced, host=host)
+                return
         output = self.text(out_start, out_end)
         if kind is None and output.strip():
             kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
@@ -1403,6 +1473,12 @@ class _Splitter:
         self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
+        """Are lines ``a..b`` under a ``# command`` line outside a fence the
+        post's Markdown (a list item or a quote first) rather than the output
+        of ``kind``, which does not read them?"""
+        return _MARKUP_START.match(self.lines[a]) is not None and not self.parses(kind, a, b)
 
     def unread_role(self, a: int, b: int, fenced: bool) -> int:
         """What the output of a command no parser reads is: prose when it is

@@ -106,6 +106,14 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
     Unused("pidstat", r"^pidstat(\s|$)"),
+    # sar's paging, memory, swapping and queue reports (its CPU and network reports are read)
+    Unused("sar", r"^[Ss]ar\s+(?:.*\s)?-[BrRWqbSvwHy]\b",
+           r"^\d{1,2}:\d\d:\s?\d\d(?:\s?[AP]M)?\s+(?:pgpgin/s\s+pgpgout/s|kbmemfree\s+kbmemused"
+           r"|kbmemfree\s+kbavail|pswpin/s\s+pswpout/s|runq-sz\s+plist-sz|tps\s+rtps\s+wtps"
+           r"|kbswpfree\s+kbswpused|proc/s\s+cswch/s)\b"),
+    # cpupower's usage text ("cpupower" alone, "cpupower help"): no reading of the host
+    Unused("cpupower usage", r"^cpupower(?:\s+(?:help|--help|-h))?\s*$",
+           r"^Usage: cpupower \[-d\|--debug\]"),
     # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
     Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
@@ -138,6 +146,13 @@ CATALOGUE: tuple[Unused, ...] = (
     # database tools and result grids no parser reads
     Unused("redis-cli", r"^redis-cli(\s|$)",
            r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"),
+    # redis-cli's replies and scans: "1) \"maxmemory\"" / "2) \"8589934592\"" (CONFIG GET), the
+    # "Biggest string found 'k' has 512000 bytes" lines of --bigkeys / --memkeys
+    Unused("redis-cli", r"(?i)^(?:config\s+get|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys))\b",
+           r'^1\) "[^"\n]{1,200}"\n2\) "|^Biggest[ \t]{1,4}\w{3,6} found \'[^\'\n]{1,300}\' has \d'),
+    # mpstat's interrupt rates ("mpstat -I SUM -P ALL 5": CPU intr/s); its CPU table is read
+    Unused("mpstat -I", r"^mpstat\s(?:.*\s)?-I\s",
+           r"^\d\d:\d\d:\d\d(?:[ \t]?[AP]M)?[ \t]+CPU[ \t]+(?:intr/s|\d+/s|HI/s)"),
     Unused("mysqladmin", r"^mysqladmin(\s|$)", r"^Uptime: \d+\s+Threads: \d+\s+Questions: \d+"),
     Unused("obd", r"^obd\s"),
     Unused("ob_admin", r"^ob_admin(\s|$)"),

@@ -400,7 +400,8 @@ def parse_top(text: str) -> CpuUsage:
 
 @register(
     "mpstat",
-    commands=(r"^mpstat(\s|$)",),
+    # "mpstat -I SUM|CPU|SCPU|ALL" prints interrupt rates, no CPU table (unless -u or -A asks for it)
+    commands=(r"^mpstat(?!\s(?:.*\s)?-I\s)(\s|$)", r"^mpstat\s(?:.*\s)?-[uA]\b"),
     paths=(r"(^|/)mpstat(_-?\w+)*(\.txt)?$", r"sos_commands/processor/mpstat"),
     detect=_detect_mpstat,
     priority=10,

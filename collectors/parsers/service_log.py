@@ -220,8 +220,17 @@ def _store(text: str, kinds: set[str]) -> str:
 _INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")
 
 
+# INFO, or its memory section alone: "INFO MEMORY" starts with used_memory, then used_memory_human
+# (or, quoted in a post, used_memory_rss)
+_INFO_HEAD = re.compile(
+    r"^(?:redis_version|latest_fork_usec):\S"
+    r"|^used_memory:\d+[ \t\r]*\n(?:[a-z_]+:[^\n]*\n){0,2}used_memory_(?:human|rss):",
+    re.M,
+)
+
+
 def _detect_info(head: str) -> bool:
-    return re.search(r"^(?:redis_version|latest_fork_usec):\S", head, re.M) is not None
+    return _INFO_HEAD.search(head) is not None
 
 
 @register(
