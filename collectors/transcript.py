@@ -927,10 +927,37 @@ def _sentence_with_code(s: str) -> bool:
     if s.count("`") < 2 or (s[0] == "`" and not s.endswith((".", "?", "!", ":"))):
         return False
     text = _INLINE_CODE.sub("code", s)
-    if "`" in text:
-        return False
+    return "`" not in text and _reads_as_sentence(text, 4)
+
+
+def _reads_as_sentence(text: str, least: int) -> bool:
+    """Whether ``text`` (a line whose code or setting was made a word) is a
+    sentence: ``least`` words or more, a short word of English prose among
+    them, prose by :func:`line_class`."""
     words = [w.strip(".,:;!?()").lower() for w in text.split()]
-    return len(words) >= 4 and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+    return len(words) >= least and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+
+
+# a setting named inside a sentence, unquoted and unspaced ("overcommit_memory=1")
+_SETTING_WORD = re.compile(r"[\w.\-/]{1,80}=[\w.\-/%]{1,80}")
+
+
+def _sentence_with_setting(s: str) -> bool:
+    """A sentence naming one setting as ``name=value`` (``To set
+    overcommit_memory=1 seems like the more stable option.``): prose once the
+    setting reads as a word, with a short word of English prose and a sentence's
+    end. A spaced ``name = value`` (sysctl's output, a Redis warning quoting
+    ``'vm.overcommit_memory = 1'``) or a second ``=`` (a command line) is not one.
+
+    >>> _sentence_with_setting("To set overcommit_memory=1 seems like the more stable option.")
+    True
+    >>> _sentence_with_setting("BOOT_IMAGE=/vmlinuz-5.15 root=/dev/sda1 ro quiet.")
+    False
+    """
+    if s.count("=") != 1 or not s.endswith((".", "?", "!")):
+        return False
+    text = _SETTING_WORD.sub("setting", s)
+    return "=" not in text and _reads_as_sentence(text, 5)
 
 
 def _marked_prose(s: str) -> bool:
@@ -954,6 +981,7 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     (" ·", _byline),
     ("阅读", _BYLINE_ZH.fullmatch),
     ("`", _sentence_with_code),
+    ("=", _sentence_with_setting),
     ("://", _REFERENCE.fullmatch),
 )
 

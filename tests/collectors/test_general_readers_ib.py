@@ -3,7 +3,8 @@
 tests/fixtures/published/README.md, ``roundi/``): a post's HTML table, a how-to's
 tc notes (``bash$`` prompts, shell history numbers, ``//`` comments, a filter
 continued inside its quotes), outputs recognised but not used (strace, lsof,
-``sar -r -S``, lshw, ``ansible --version``, the SQL*Plus banner)."""
+``sar -r -S``, lshw, ``ansible --version``, the SQL*Plus banner), a sentence naming a
+setting as ``name=value``."""
 
 from __future__ import annotations
 
@@ -136,3 +137,21 @@ def test_ansible_version_and_sqlplus_banner_are_recognised_but_not_used():
     reading = _reading("exadata-11-sqlplus-banner-show-parameter.txt")
     assert [u.what for u in reading.unused] == ["sqlplus", "sqlplus"]
     assert reading.unrecognised_lines == 0
+
+
+# -- 4. a sentence naming a setting as name=value
+
+
+def test_a_sentence_naming_a_setting_is_prose():
+    """raspiblitz 3983: ``To set overcommit_memory=1 seems like the more stable option.``
+    under two italic paragraphs quoting what overcommit_memory does."""
+    lines = _lines("raspiblitz-3983-sentence-with-setting.txt")
+    sentence = "To set overcommit_memory=1 seems like the more stable option."
+    assert sentence in lines
+    assert line_class(sentence) == "prose"
+    reading = _reading("raspiblitz-3983-sentence-with-setting.txt")
+    assert reading.unrecognised_lines == 0 and reading.read_lines == 0
+    # sysctl's output, a setting alone and a Redis warning quoting a spaced one stay data
+    assert line_class("vm.overcommit_memory = 1") == "data"
+    assert line_class("vm.overcommit_memory=1") == "data"
+    assert line_class("To fix this issue add 'vm.overcommit_memory = 1' to /etc/sysctl.conf.") == "data"
