@@ -831,9 +831,12 @@ _TAGS_LINE = re.compile(
 )
 # a line of a web page's markup: only HTML tags of text (headings, lists, paragraphs,
 # emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
-# "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>")
+# "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>"); a post's own
+# HTML table too, as pandoc writes a Markdown table it cannot keep ("<col style="width: 14%" />",
+# "<td>59秒 IPC 0.56</td>"): the write-up's table, like a Markdown one, not a tool's output
 _HTML_TEXT_TAG = (
-    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary)"
+    r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary"
+    r"|table|thead|tbody|tfoot|tr|th|td|colgroup|col|caption)"
     r"\b[^<>\n]{0,300}+>"
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
@@ -939,10 +942,37 @@ def _sentence_with_code(s: str) -> bool:
     if s.count("`") < 2 or (s[0] == "`" and not s.endswith((".", "?", "!", ":"))):
         return False
     text = _INLINE_CODE.sub("code", s)
-    if "`" in text:
-        return False
+    return "`" not in text and _reads_as_sentence(text, 4)
+
+
+def _reads_as_sentence(text: str, least: int) -> bool:
+    """Whether ``text`` (a line whose code or setting was made a word) is a
+    sentence: ``least`` words or more, a short word of English prose among
+    them, prose by :func:`line_class`."""
     words = [w.strip(".,:;!?()").lower() for w in text.split()]
-    return len(words) >= 4 and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+    return len(words) >= least and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+
+
+# a setting named inside a sentence, unquoted and unspaced ("overcommit_memory=1")
+_SETTING_WORD = re.compile(r"[\w.\-/]{1,80}=[\w.\-/%]{1,80}")
+
+
+def _sentence_with_setting(s: str) -> bool:
+    """A sentence naming one setting as ``name=value`` (``To set
+    overcommit_memory=1 seems like the more stable option.``): prose once the
+    setting reads as a word, with a short word of English prose and a sentence's
+    end. A spaced ``name = value`` (sysctl's output, a Redis warning quoting
+    ``'vm.overcommit_memory = 1'``) or a second ``=`` (a command line) is not one.
+
+    >>> _sentence_with_setting("To set overcommit_memory=1 seems like the more stable option.")
+    True
+    >>> _sentence_with_setting("BOOT_IMAGE=/vmlinuz-5.15 root=/dev/sda1 ro quiet.")
+    False
+    """
+    if s.count("=") != 1 or not s.endswith((".", "?", "!")):
+        return False
+    text = _SETTING_WORD.sub("setting", s)
+    return "=" not in text and _reads_as_sentence(text, 5)
 
 
 def _marked_prose(s: str) -> bool:
@@ -966,6 +996,7 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     (" ·", _byline),
     ("阅读", _BYLINE_ZH.fullmatch),
     ("`", _sentence_with_code),
+    ("=", _sentence_with_setting),
     ("://", _REFERENCE.fullmatch),
 )
 
@@ -1484,8 +1515,10 @@ class _Splitter:
         """What the output of a command no parser reads is: prose when it is
         what the post quotes (comments under ``sysctl -p``, a script), else
         unrecognised."""
-        if any(not self.blank(i) for i in range(a, b)) and self.quoted_text(a, b, fenced=fenced):
-            return PROSE
+        if any(not self.blank(i) for i in range(a, b)) and (
+            self.quoted_text(a, b, fenced=fenced) or command_notes(self.note_kinds(a, b))
+        ):
+            return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
         return UNRECOGNISED
 
     def kind_by_content(self, kind: str, a: int, b: int) -> str:
@@ -1972,7 +2005,7 @@ class _Splitter:
     def notes(self, a: int, b: int) -> bool:
         """Lines ``a..b`` that are a how-to's notes (:func:`command_notes`):
         its commands read as prompt lines, the rest as prose."""
-        kinds = [note_kind(self.lines[i], self.cls(i)) for i in range(a, b)]
+        kinds = self.note_kinds(a, b)
         if not command_notes(kinds):
             return False
         self.mark(a, b, PROSE)
@@ -1980,6 +2013,14 @@ class _Splitter:
             if kind == "command" and not _CJK.search(self.lines[i]):
                 self.mark(i, i + 1, PROMPT)
         return True
+
+    def note_kinds(self, a: int, b: int) -> list[str | None]:
+        """What each of lines ``a..b`` is as a line of a how-to's notes
+        (:func:`note_kind`, a quoted command's continuation lines included)."""
+        lines = [self.lines[i] for i in range(a, b)]
+        return continued_commands(
+            lines, [note_kind(line, self.cls(i)) for i, line in enumerate(lines, start=a)]
+        )
 
     def quoted_text(self, a: int, b: int, *, fenced: bool) -> bool:
         """Whether lines ``a..b`` are what a post quotes rather than what a host
@@ -2053,8 +2094,14 @@ class _Splitter:
 
 # what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息"); what
 # runs it ("sudo", "time") is _SUDO's
-_TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
+_TRAILING_COMMENT = re.compile(r"\s+(?:#(?:\s.*)?|//.*)$")
 _ABSOLUTE_PATH = re.compile(r"/[\w.\-\[\]*/]{1,300}")
+# what a how-to keeps before a command it quotes: a bare shell prompt ("bash$ ", "sh# "),
+# the number ``history`` prints ("  179  tc qdisc del dev eth0 root"), the directory of a
+# system command ("/sbin/tc qdisc ls")
+_NOTE_COMMAND_LEAD = re.compile(
+    r"^(?:(?:ba|z|k|da)?sh[$#][ \t]*|\d{1,6}[ \t]{2,})?(?:(?:/usr)?/s?bin/)?(?=[a-z])"
+)
 
 
 def quoted_command(line: str) -> bool:
@@ -2068,10 +2115,15 @@ def quoted_command(line: str) -> bool:
     True
     >>> quoted_command("Swap:          2.0Gi          0B       2.0Gi")
     False
+    >>> quoted_command("  179  tc qdisc del dev eth0 root"), quoted_command("bash$ tc qdisc show dev eth0")
+    (True, True)
+    >>> quoted_command("sudo /sbin/tc qdisc ls dev eth0 //查看队列规则")
+    True
     """
     s = _TRAILING_COMMENT.sub("", line.strip())
+    s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
     while (unwrapped := _SUDO.sub("", s, count=1)) != s:
-        s = unwrapped
+        s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
     if _bare_command(s):
         return True
     return bool(s) and s[0].islower() and not _CJK.search(s) and unused_command(s) is not None
@@ -2098,14 +2150,48 @@ def note_kind(line: str, cls: str) -> str | None:
         return "rule"
     if quoted_command(s):
         return "command"
-    if s.startswith("#"):
-        return "comment"  # a shell comment, a Markdown heading
+    if s.startswith(("#", "//")):
+        return "comment"  # a shell or C comment, a Markdown heading
+    step = _STEP.match(s)
+    if step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}"):
+        return "prose"  # a step in words, its space lost ("2.change the delay to 300ms")
     kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
     if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
         return "command"
     if cls == "prose":
         return "prose"
     return "label" if kv is not None else None
+
+
+CONTINUATION_MAX_LINES = 12  # lines of one quoted command (a quoted filter, "\\" line ends)
+
+
+def continued_commands(lines: list[str], kinds: list[str | None]) -> list[str | None]:
+    """``kinds`` (:func:`note_kind`) with the lines that continue a quoted
+    command made commands too: after a line ending in ``\\``, or after one that
+    opens a double-quoted argument, up to the line that closes it.
+
+    >>> continued_commands(['tc filter add dev eth0 basic match "cmp(u16 at 2 layer transport eq 3306)',
+    ...     '        and cmp(u8 at 16 layer network eq 10)" flowid 1:4'], ["command", None])
+    ['command', 'command']
+    """
+    kinds = list(kinds)
+    i = 0
+    while i < len(kinds):
+        if kinds[i] != "command":
+            i += 1
+            continue
+        text, j = lines[i].rstrip(), i + 1
+        while (text.endswith("\\") or text.count('"') % 2) and j < min(
+            len(kinds), i + CONTINUATION_MAX_LINES
+        ):
+            if kinds[j] not in (None, "prose"):
+                break
+            kinds[j] = "command"
+            text = text.rstrip("\\") + " " + lines[j].strip()
+            j += 1
+        i = j
+    return kinds
 
 
 def command_notes(kinds: list[str | None]) -> bool:

@@ -122,6 +122,23 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("/proc/PID/status",
            r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
            r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
+    # a process's system calls and open files, a memory or paging report of sar (its CPU and
+    # network reports are read), the hardware tree of lshw, ansible and SQL*Plus banners
+    Unused("strace", r"^strace\s", r"^strace: Process \d+ attached"),
+    Unused("lsof", r"^lsof(\s|$)",
+           r"^COMMAND\s+PID\s+(?:TID\s+)?USER\s+FD\s+TYPE\s+DEVICE\s+SIZE/OFF\s+NODE\s+NAME"),
+    Unused("sar", r"^sar\s",
+           r"^\d\d:\d\d:\d\d(?: [AP]M)?\s+kbmemfree\s+kbavail\s+kbmemused"
+           r"|^\d\d:\d\d:\d\d(?: [AP]M)?\s+kbswpfree\s+kbswpused"),
+    Unused("lshw", r"^lshw(\s|$)",
+           r"^[ \t]*\*-(?:core|cpu|memory|firmware|cache|bank|pci|network|storage|disk)(?::\d+)?[ \t]*\n"
+           r"[ \t]+description: "
+           r"|^\S[^\n]{0,80}\n[ \t]{4}description: [^\n]+\n[ \t]{4}product: "),
+    Unused("ansible", r"^ansible(?:-playbook|-galaxy|-config)?(\s|$)",
+           r"^[ \t]*config file = [^\n]*\n[ \t]*configured module search path = "),
+    Unused("sqlplus", r"^sqlplus(\s|$)",
+           r"^SQL\*Plus: Release \d+[\d.]* "
+           r"|^Oracle Database \d+[a-z]? (?:Enterprise|Standard|Express) Edition Release \d+[\d.]* "),
     Unused("git", r"^git\s"),
     Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
