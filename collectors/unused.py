@@ -122,14 +122,11 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("/proc/PID/status",
            r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
            r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
-    # a process's system calls and open files, a memory or paging report of sar (its CPU and
-    # network reports are read), the hardware tree of lshw, ansible and SQL*Plus banners
+    # a process's system calls and open files, the hardware tree of lshw, ansible and
+    # SQL*Plus banners (sar's memory and paging reports: above)
     Unused("strace", r"^strace\s", r"^strace: Process \d+ attached"),
     Unused("lsof", r"^lsof(\s|$)",
            r"^COMMAND\s+PID\s+(?:TID\s+)?USER\s+FD\s+TYPE\s+DEVICE\s+SIZE/OFF\s+NODE\s+NAME"),
-    Unused("sar", r"^sar\s",
-           r"^\d\d:\d\d:\d\d(?: [AP]M)?\s+kbmemfree\s+kbavail\s+kbmemused"
-           r"|^\d\d:\d\d:\d\d(?: [AP]M)?\s+kbswpfree\s+kbswpused"),
     Unused("lshw", r"^lshw(\s|$)",
            r"^[ \t]*\*-(?:core|cpu|memory|firmware|cache|bank|pci|network|storage|disk)(?::\d+)?[ \t]*\n"
            r"[ \t]+description: "
@@ -222,7 +219,11 @@ def unused_output(head: str) -> str | None:
     head = head[:_CONTENT_MAX_CHARS]
     if not _any_content().search(head):
         return None
+    # the output nearest the head's start (a later one is what follows it); on
+    # a tie, the catalogue's order
+    best: tuple[int, str] | None = None
     for what, _rx, content in _compiled():
-        if content is not None and content.search(head):
-            return what
-    return None
+        m = content.search(head) if content is not None else None
+        if m is not None and (best is None or m.start() < best[0]):
+            best = (m.start(), what)
+    return best[1] if best else None
