@@ -108,7 +108,23 @@ def register(
 
 
 def load_all() -> dict[str, ParserSpec]:
-    """Import every parser module so that their ``register`` calls run."""
-    for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+    """Import every parser module so that their ``register`` calls run, and put
+    the registry in its one order: module by module (by name), each module's
+    parsers in the order they are defined. Detection keeps the first of
+    detectors of equal priority, so the order must not depend on which module
+    some caller happened to import first (a test importing
+    ``collectors.parsers.mysql`` changed what a whole transcript was taken for)."""
+    modules = [module.name for module in pkgutil.iter_modules(__path__)]
+    for name in modules:
+        importlib.import_module(f"{__name__}.{name}")
+    rank = {f"{__name__}.{name}": i for i, name in enumerate(modules)}
+
+    def place(spec: ParserSpec) -> tuple[int, int]:
+        code = getattr(spec.func, "__code__", None)
+        return rank.get(getattr(spec.func, "__module__", ""), len(rank)), code.co_firstlineno if code else 0
+
+    ordered = sorted(REGISTRY.values(), key=place)
+    if [spec.kind for spec in ordered] != list(REGISTRY):
+        REGISTRY.clear()
+        REGISTRY.update((spec.kind, spec) for spec in ordered)
     return REGISTRY
