@@ -181,8 +181,14 @@ class Stack:
             argv += ["-B", "--schedule", str(self.workdir / f"{name}-beat-schedule")]
         proc = self._spawn(name, argv, self.env(**env))
         if wait:
-            self.wait_for_log(proc, "ready.", 60)
+            self.wait_ready(proc)
         return proc
+
+    def wait_ready(self, *procs: Proc, timeout: float = 60) -> None:
+        """Wait for workers started with ``wait=False``: started together,
+        their start-ups (a few seconds of imports each) overlap."""
+        for proc in procs:
+            self.wait_for_log(proc, "ready.", timeout)
 
     def wait_for_log(self, proc: Proc, needle: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -242,27 +248,34 @@ class Stack:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.popen.pid, signal.SIGKILL)
 
-    def close(self, timeout: float = 15, *, quick: bool = False) -> None:
+    def close(self, timeout: float = 15) -> None:
         """Warm shutdown of every process at once (SIGTERM to each process
         group, then wait up to ``timeout`` s for each to exit, SIGKILL those
         that do not); Redis last, so that the workers can still hand their
-        unacknowledged tasks back to it while they shut down.
-
-        ``quick``: SIGQUIT instead, gunicorn's quick and Celery's cold
-        shutdown, for a test whose assertions are made (a warm shutdown of
-        gunicorn's threads and of a Celery worker took 2-3 s at the end of
-        every real-process test)."""
-        signum = signal.SIGQUIT if quick else signal.SIGTERM
+        unacknowledged tasks back to it while they shut down."""
         others = [proc for proc in reversed(self.procs) if proc is not self.redis]
         for proc in others:
             if proc.popen.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.popen.pid, signum)
+                    os.killpg(proc.popen.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for proc in others:
-            self.terminate(proc, timeout=max(0.1, deadline - time.monotonic()), signum=signum)
+            self.terminate(proc, timeout=max(0.1, deadline - time.monotonic()))
         if self.redis:
             self.terminate(self.redis)
+
+    def kill_all(self) -> None:
+        """SIGKILL every process group at once, then reap them: the end of a
+        test whose assertions are made. Even the quick shutdown (SIGQUIT) took
+        2-3 s per real-process test (a Celery worker's cold shutdown); nothing
+        is checked after it, and the database sees the killed processes'
+        connections close at once."""
+        for proc in self.procs:
+            # Also when the group's leader is gone: an orphaned pool child.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.popen.pid, signal.SIGKILL)
+        for proc in self.procs:
+            proc.popen.wait(timeout=10)
 
 
 # ---------------------------------------------------------------------- web client

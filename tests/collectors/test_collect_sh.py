@@ -152,9 +152,11 @@ def _unprivileged_collect() -> Path:
 
 
 @pytest.fixture(scope="session")
-def session_runs(tmp_path_factory) -> dict[str, Future]:
+def session_runs(tmp_path_factory, background_runs) -> dict[str, Future]:
     """The three shared archives (root, unprivileged, --redact) are built at
-    the same time: each run mostly waits for its 1-second samplers."""
+    the same time: each run mostly waits for its 1-second samplers. The
+    whole runs under other shells and userlands (``background_runs``)
+    start with them."""
     _need_root("the privileged, unprivileged and redacted collector runs")
     with ThreadPoolExecutor(max_workers=3) as pool:
         runs = {
@@ -320,10 +322,89 @@ def test_unprivileged_run_records_exit_codes(unprivileged_archive):
         assert virsh and all(isinstance(c["exit_code"], int) for c in virsh)
 
 
-def test_runs_with_bash_too(tmp_path):
+def _busybox_collect(tmp_path: Path) -> Path:
+    busybox = shutil.which("busybox")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in [*CORE, "timeout", "hostname"]:
+        (bindir / tool).symlink_to(busybox)
+    # the probed commands (lscpu, numactl ...) still come from the system
+    env = {"PATH": f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin", "TMPDIR": str(tmp_path)}
+    return _collect(tmp_path, "--redact", env=env, shell=str(bindir / "sh"))
+
+
+def _stdin_collect(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    archive = tmp_path / "remote.tar.gz"
+    with SCRIPT.open("rb") as script, archive.open("wb") as out:
+        proc = subprocess.run(
+            ["dash", "-s", "--", "--output", "-"],
+            stdin=script,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+    return archive, proc
+
+
+UTS_NAME = "cbredact-db07.example.net"
+
+
+def _uts_collect(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    archive = tmp_path / "snapshot.tar.gz"
+    proc = subprocess.run(
+        [
+            "unshare",
+            "-u",
+            "sh",
+            "-c",
+            f'hostname {UTS_NAME} && exec dash "$0" --quiet --redact --redact-name peer-db08 '
+            f"--output {archive}",
+            str(SCRIPT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    return archive, proc
+
+
+def _ping_collect(tmp_path: Path) -> Path:
+    bindir = _fake_bin(tmp_path, [*CORE, "timeout", "ping"], {})
+    env = {"PATH": str(bindir), "TMPDIR": str(tmp_path)}
+    return _collect(tmp_path, "--ping", "127.0.0.1", "--ping", "-f", env=env)
+
+
+@pytest.fixture(scope="session")
+def background_runs(tmp_path_factory) -> dict[str, Future]:
+    """The whole collector runs under bash, posh, busybox, from standard
+    input, in a private UTS namespace and with --ping, started at the same
+    time (with the shared archives of ``session_runs``): each waits seconds
+    for its samplers and pings and uses about one second of CPU, so one after
+    the other they took most of this file's time. A run whose tool is missing
+    is not started; its test skips or fails on the missing tool first."""
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        runs: dict[str, Future] = {}
+
+        def start(name: str, needs: str | None, fn, *args, **kwargs) -> None:
+            if needs is None or shutil.which(needs):
+                runs[name] = pool.submit(fn, tmp_path_factory.mktemp(f"collect-{name}"), *args, **kwargs)
+
+        start("bash", "bash", _collect, shell="bash")  # noqa: S604 (the shell that runs the script)
+        start("posh", "posh", _collect, shell="posh")  # noqa: S604 (the shell that runs the script)
+        start("busybox", "busybox", _busybox_collect)
+        start("stdin", None, _stdin_collect)
+        if os.geteuid() == 0:
+            start("uts", "unshare", _uts_collect)
+        start("ping", "ping", _ping_collect)
+        yield runs
+
+
+def test_runs_with_bash_too(background_runs):
     if shutil.which("bash") is None:
         pytest.fail("bash is missing")
-    archive = _collect(tmp_path, shell="bash")  # noqa: S604 (the shell that runs the script)
+    archive = background_runs["bash"].result()
     assert "manifest.json" in _members(archive)
 
 
@@ -336,25 +417,20 @@ def _need_tool(tool: str, package: str) -> str:
     return path
 
 
-def test_runs_under_posh_a_strict_posix_shell(tmp_path):
+def test_runs_under_posh_a_strict_posix_shell(background_runs):
     """posh rejects what POSIX does not define (local, arrays, [[ ]], ...)."""
     _need_tool("posh", "posh")
-    archive = _collect(tmp_path, shell="posh")  # noqa: S604 (the shell that runs the script)
+    archive = background_runs["posh"].result()
     host = _load_host(archive)
     assert host.errors == [], [f"{e.artifact}: {e.message}" for e in host.errors]
     assert host.cpu is not None and host.meminfo is not None
 
 
-def test_runs_on_a_busybox_userland(tmp_path):
-    """Minimal systems: busybox's sh, awk, sed, tar, date (no %N), timeout."""
-    busybox = _need_tool("busybox", "busybox")
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for tool in [*CORE, "timeout", "hostname"]:
-        (bindir / tool).symlink_to(busybox)
-    # the probed commands (lscpu, numactl ...) still come from the system
-    env = {"PATH": f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin", "TMPDIR": str(tmp_path)}
-    archive = _collect(tmp_path, "--redact", env=env, shell=str(bindir / "sh"))
+def test_runs_on_a_busybox_userland(background_runs):
+    """Minimal systems: busybox's sh, awk, sed, tar, date (no %N), timeout
+    (``_busybox_collect``)."""
+    _need_tool("busybox", "busybox")
+    archive = background_runs["busybox"].result()
     manifest = _manifest(archive)
     assert manifest["hostname"] == "host-1"
     assert {"lscpu", "sysctl", "top"} <= {c["name"] for c in manifest["commands"] if c["exit_code"] == 0}
@@ -363,20 +439,11 @@ def test_runs_on_a_busybox_userland(tmp_path):
     assert host.cpu is not None and host.sysctl is not None
 
 
-def test_script_on_stdin_archive_on_stdout(tmp_path):
+def test_script_on_stdin_archive_on_stdout(background_runs):
     """``ssh HOST sh -s -- --output - <collect.sh >HOST.tar.gz``: the script is
     read from standard input while it runs, so no command may read stdin, and
-    standard output carries nothing but the archive."""
-    archive = tmp_path / "remote.tar.gz"
-    with SCRIPT.open("rb") as script, archive.open("wb") as out:
-        proc = subprocess.run(
-            ["dash", "-s", "--", "--output", "-"],
-            stdin=script,
-            stdout=out,
-            stderr=subprocess.PIPE,
-            timeout=RUN_TIMEOUT,
-            check=False,
-        )
+    standard output carries nothing but the archive (``_stdin_collect``)."""
+    archive, proc = background_runs["stdin"].result()
     assert proc.returncode == 0, proc.stderr
     manifest = _manifest(archive)
     ok = {c["name"] for c in manifest["commands"] if c["exit_code"] == 0}
@@ -387,11 +454,9 @@ def test_script_on_stdin_archive_on_stdout(tmp_path):
     assert _run(["--output", "-", "--upload", "http://127.0.0.1:9/", "--token", "t"]).returncode == 2
 
 
-def test_ping_measures_round_trips(tmp_path):
+def test_ping_measures_round_trips(background_runs):
     _need_tool("ping", "iputils-ping")
-    bindir = _fake_bin(tmp_path, [*CORE, "timeout", "ping"], {})
-    env = {"PATH": str(bindir), "TMPDIR": str(tmp_path)}
-    archive = _collect(tmp_path, "--ping", "127.0.0.1", "--ping", "-f", env=env)
+    archive = background_runs["ping"].result()  # --ping 127.0.0.1 --ping -f
     manifest = _manifest(archive)
     ping = next(c for c in manifest["commands"] if c["kind"] == "ping")
     assert ping["command"] == "ping -c 20 -i 0.2 127.0.0.1" and ping["exit_code"] == 0
@@ -523,25 +588,13 @@ def test_redact_replaces_addresses_consistently(tmp_path):
     assert host.domains and host.domains[0].name == "db01"
 
 
-def test_redact_hostname_in_private_uts_namespace(tmp_path):
-    """A distinctive host name (set in a new UTS namespace) must vanish entirely."""
+def test_redact_hostname_in_private_uts_namespace(background_runs):
+    """A distinctive host name (set in a new UTS namespace) must vanish
+    entirely (``_uts_collect``)."""
     _need_root("unshare -u")
-    name = "cbredact-db07.example.net"
-    archive = tmp_path / "snapshot.tar.gz"
-    proc = subprocess.run(
-        [
-            "unshare",
-            "-u",
-            "sh",
-            "-c",
-            f'hostname {name} && exec dash "$0" --quiet --redact --redact-name peer-db08 --output {archive}',
-            str(SCRIPT),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    if "uts" not in background_runs:
+        pytest.fail("unshare is missing")
+    archive, proc = background_runs["uts"].result()
     if proc.returncode != 0 and "unshare" in proc.stderr:
         service_unavailable(f"cannot create a UTS namespace here: {proc.stderr.strip()}")
     assert proc.returncode == 0, proc.stderr

@@ -12,6 +12,8 @@ import re
 import pytest
 import yaml
 from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.test import override_settings
 from django.urls import reverse
 
 from accounts.models import Membership, Team
@@ -31,14 +33,30 @@ _Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(
 KUNPENG = FIXTURES / "seeds" / "kunpeng-stream-zone-reclaim" / "before"
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path, monkeypatch):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+@pytest.fixture(scope="module", autouse=True)
+def _fleet_of_the_module(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The 20 hosts uploaded and analysed once for the whole file, in a
+    transaction rolled back after its last test; each test runs inside it (its
+    own writes are rolled back to a savepoint), so every test starts from the
+    same fleet without analysing it again (the 20 analyses were most of each
+    test's time). Autouse and module-scoped: set up before any test's own
+    transaction."""
+    media = tmp_path_factory.mktemp("media")
+    with override_settings(MEDIA_ROOT=media), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(uploads, "enqueue_analysis", lambda *, snapshot_id: True)
+        with django_db_blocker.unblock():
+            atomic = transaction.atomic()
+            atomic.__enter__()
+            built = _build_fleet()
+        try:
+            yield built
+        finally:
+            with django_db_blocker.unblock():
+                transaction.set_rollback(True)
+                atomic.__exit__(None, None, None)
 
 
-@pytest.fixture
-def fleet(db):
+def _build_fleet():
     team = Team.objects.create(name="Kunpeng", slug="kunpeng")
     user = get_user_model().objects.create_user("alice", password="pw-alice-123")
     Membership.objects.create(user=user, team=team, role="engineer")
@@ -52,6 +70,11 @@ def fleet(db):
             Snapshot.objects.filter(pk=snap.pk).update(host_key=f"{path.stem}-{copy}")
             snaps.append(snap)
     return user, snaps
+
+
+@pytest.fixture
+def fleet(db, _fleet_of_the_module):
+    return _fleet_of_the_module
 
 
 def download(client, name: str, snaps) -> str:

@@ -97,9 +97,10 @@ def test_never_ending_parse_fails_at_the_limit_while_20_uploads_proceed(stack, w
         CASEBOOK_PARSE_SECONDS="0",
         CASEBOOK_ANALYSIS_SOFT_LIMIT=str(limit),
         CASEBOOK_ANALYSIS_HARD_LIMIT=str(limit + 10),
+        wait=False,
         **HANG_ENV,
     )
-    stack.start_worker("w-beat", beat=True, queues="beat", **FAST_BEAT)
+    stack.wait_ready(pair, stack.start_worker("w-beat", beat=True, queues="beat", wait=False, **FAST_BEAT))
     client.csrf()
     base = small_transcript()
 
@@ -138,8 +139,8 @@ def test_never_ending_parse_fails_at_the_limit_while_20_uploads_proceed(stack, w
 def test_killed_worker_snapshot_is_done_within_90_s_and_analysed_once_more(stack, web):
     """Production lease timings (30 s lease renewed every 10 s, sweep every 15 s)."""
     client, _ = web
-    slow = stack.start_worker("w-slow", CASEBOOK_TEST_ANALYSIS_DELAY="25")
-    stack.start_worker("w-beat", beat=True, queues="beat")
+    slow = stack.start_worker("w-slow", CASEBOOK_TEST_ANALYSIS_DELAY="25", wait=False)
+    stack.wait_ready(slow, stack.start_worker("w-beat", beat=True, queues="beat", wait=False))
     path = ZSTACK_BEFORE / "zstack-9.txt"
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="crash"))
     assert wait_for(lambda: Snapshot.objects.filter(pk=snapshot_id, status="analyzing").exists(), 30)
@@ -172,16 +173,22 @@ def test_killed_worker_snapshot_is_done_within_90_s_and_analysed_once_more(stack
 
 def test_analysis_longer_than_its_lease_is_never_started_twice(stack, web):
     """Scaled down: a 3 s lease renewed every second, the sweeper every second,
-    an analysis of 15 s (five leases long). The old fixed-age sweeper would
+    an analysis of 9 s (three leases long). The old fixed-age sweeper would
     have started it again after its stale age."""
     client, _ = web
     lease = {"CASEBOOK_LEASE_SECONDS": "3", "CASEBOOK_LEASE_RENEW_SECONDS": "1"}
     worker = stack.start_worker(
-        "w-long", concurrency=2, CASEBOOK_TEST_ANALYSIS_DELAY="15", CASEBOOK_STALE_AFTER_SECONDS="2", **lease
+        "w-long",
+        concurrency=2,
+        CASEBOOK_TEST_ANALYSIS_DELAY="9",
+        CASEBOOK_STALE_AFTER_SECONDS="2",
+        wait=False,
+        **lease,
     )
     beat = stack.start_worker(
-        "w-beat", beat=True, queues="beat", CASEBOOK_STALE_AFTER_SECONDS="2", **FAST_BEAT
+        "w-beat", beat=True, queues="beat", CASEBOOK_STALE_AFTER_SECONDS="2", wait=False, **FAST_BEAT
     )
+    stack.wait_ready(worker, beat)
     path = ZSTACK_BEFORE / "zstack-9.txt"
     snapshot_id = WebClient.snapshot_id(client.upload(path.read_bytes(), path.name, label="long"))
     snap = wait_for(

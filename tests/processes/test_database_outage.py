@@ -69,7 +69,7 @@ def web_stack(transactional_db, tmp_path):
         try:
             _terminate_backends(block=False)
         finally:
-            stack.close(timeout=5, quick=True)
+            stack.kill_all()
             connection.close()
 
 

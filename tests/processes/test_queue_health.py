@@ -49,9 +49,11 @@ def test_without_analysis_workers_healthz_is_degraded_and_the_queue_stays_flat(s
         queues="beat",
         CASEBOOK_STALE_AFTER_SECONDS="2",
         CASEBOOK_SWEEP_SECONDS="1",
+        wait=False,
         **FAST,
     )
-    analysis = stack.start_worker("w-analysis", **FAST)
+    analysis = stack.start_worker("w-analysis", wait=False, **FAST)
+    stack.wait_ready(beat, analysis)
     body = wait_for(lambda: (b := healthz(stack))["status"] == "ok" and b, 30)
     assert body, healthz(stack)
     assert body["queues"]["celery"]["consumers"] == 1 and body["queues"]["casebook-beat"]["consumers"] == 1
