@@ -107,16 +107,26 @@ def register(
     return decorator
 
 
+# Modules whose parsers come first in the registry. The loader imported them
+# before the others ever since detection existed, so ties between detectors of
+# equal priority went their way (a numastat table over an lscpu around it, a
+# virsh nodeinfo over lscpu, a domain XML over top); keeping them first keeps
+# what every input was detected as.
+FIRST_MODULES = ("numastat", "libvirt", "virsh")
+
+
 def load_all() -> dict[str, ParserSpec]:
     """Import every parser module so that their ``register`` calls run, and put
-    the registry in its one order: module by module (by name), each module's
-    parsers in the order they are defined. Detection keeps the first of
-    detectors of equal priority, so the order must not depend on which module
-    some caller happened to import first (a test importing
-    ``collectors.parsers.mysql`` changed what a whole transcript was taken for)."""
-    modules = [module.name for module in pkgutil.iter_modules(__path__)]
-    for name in modules:
+    the registry in its one order: the modules of :data:`FIRST_MODULES`, then
+    the others by name, each module's parsers in the order they are defined.
+    Detection keeps the first of detectors of equal priority, so the order must
+    not depend on which module some caller happened to import first (a test
+    importing ``collectors.parsers.mysql`` changed what a whole transcript was
+    taken for)."""
+    names = [module.name for module in pkgutil.iter_modules(__path__)]
+    for name in names:
         importlib.import_module(f"{__name__}.{name}")
+    modules = [name for name in FIRST_MODULES if name in names] + [n for n in names if n not in FIRST_MODULES]
     rank = {f"{__name__}.{name}": i for i, name in enumerate(modules)}
 
     def place(spec: ParserSpec) -> tuple[int, int]:
