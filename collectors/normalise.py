@@ -223,19 +223,25 @@ def lines_holding(rx: re.Pattern[str], text: str, hint: str | None = None) -> li
     >>> lines_holding(rx, text), lines_holding(rx, text, hint="**")
     ([1, 3], [1, 3])
     """
-    if hint is not None:
-        return _lines_holding_hint(rx, text, hint)
     out: list[int] = []
-    search, count, find = rx.search, text.count, text.find
-    line = pos = 0
-    while (m := search(text, pos)) is not None:
-        start = m.start()
-        line += count("\n", pos, start)
-        out.append(line)
-        pos = find("\n", start) + 1
-        if not pos:
+    search, count, find, size = rx.search, text.count, text.find, len(text)
+    line = pos = 0  # pos: the start of line number ``line``
+    while True:
+        if hint is None:
+            m = search(text, pos)
+            at = m.start() if m is not None else -1
+        else:
+            at = find(hint, pos)
+        if at < 0:
             break
-        line += 1
+        start = text.rfind("\n", pos, at) + 1 or pos
+        line += count("\n", pos, start)
+        end = find("\n", at)
+        if hint is None or search(text, start, size if end < 0 else end) is not None:
+            out.append(line)
+        if end < 0:
+            break
+        pos, line = end + 1, line + 1
     return out
 
 
@@ -247,21 +253,6 @@ def fence_lines(text: str) -> list[int]:
     [1, 3, 4]
     """
     return sorted({*lines_holding(_MD_FENCE, text, "```"), *lines_holding(_MD_FENCE, text, "~~~")})
-
-
-def _lines_holding_hint(rx: re.Pattern[str], text: str, hint: str) -> list[int]:
-    out: list[int] = []
-    search, count, find, size = rx.search, text.count, text.find, len(text)
-    line = pos = 0  # pos: the start of line number ``line``
-    while (hit := find(hint, pos)) >= 0:
-        start = text.rfind("\n", pos, hit) + 1 or pos
-        line += count("\n", pos, start)
-        end = find("\n", hit)
-        end = size if end < 0 else end
-        if search(text, start, end) is not None:
-            out.append(line)
-        pos, line = end + 1, line + 1
-    return out
 
 
 def _redraw(line: str) -> str:

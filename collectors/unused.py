@@ -158,12 +158,12 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("dd", r"^dd\s", r"^\d+ bytes .{0,40}copied, [\d.]+ s, [\d.]+ [kMG]?B/s$"),
     Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
     # database tools and result grids no parser reads
-    Unused("redis-cli", r"^redis-cli(\s|$)",
-           r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"),
-    # redis-cli's replies and scans: "1) \"maxmemory\"" / "2) \"8589934592\"" (CONFIG GET), the
-    # "Biggest string found 'k' has 512000 bytes" lines of --bigkeys / --memkeys
-    Unused("redis-cli", r"(?i)^(?:config\s+get|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys))\b",
-           r'^1\) "[^"\n]{1,200}"\n2\) "|^Biggest[ \t]{1,4}\w{3,6} found \'[^\'\n]{1,300}\' has \d'),
+    # redis-cli: INFO's sections, replies ("1) \"maxmemory\"" / "2) \"8589934592\"" of CONFIG
+    # GET) and the "Biggest string found 'k' has 512000 bytes" lines of --bigkeys / --memkeys
+    Unused("redis-cli",
+           r"^redis-cli(\s|$)|(?i:^(?:config\s+get|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys)))\b",
+           r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"
+           r'|^1\) "[^"\n]{1,200}"\n2\) "|^Biggest[ \t]{1,4}\w{3,6} found \'[^\'\n]{1,300}\' has \d'),
     # mpstat's interrupt rates ("mpstat -I SUM -P ALL 5": CPU intr/s); its CPU table is read
     Unused("mpstat -I", r"^mpstat\s(?:.*\s)?-I\s",
            r"^\d\d:\d\d:\d\d(?:[ \t]?[AP]M)?[ \t]+CPU[ \t]+(?:intr/s|\d+/s|HI/s)"),
