@@ -46,8 +46,9 @@ What libvirt sets outside the command line (vCPU, emulator and iothread
 affinity, numatune: cgroups and sched_setaffinity) is not in it, and neither is
 whatever a paste cut off the end of a long line: those elements are listed in
 ``Domain.unseen`` (unknown, not absent), and so are ``cpu``, ``numa`` and
-``topology`` when the line does not show them. ``Domain.origin`` is
-"qemu_cmdline".
+``topology`` when the line does not show them, and ``l3-cache`` for a named or
+absent CPU model (whether it shows an L3 depends on the QEMU version and
+machine type). ``Domain.origin`` is "qemu_cmdline".
 """
 
 from __future__ import annotations
@@ -143,7 +144,10 @@ def _detect(head: str) -> bool:
 
 @register(
     "qemu_cmdline",
-    commands=(r"(^|/)(qemu-system-[\w.-]+|qemu-kvm)\s+-",),
+    commands=(
+        r"(^|/)(qemu-system-[\w.-]+|qemu-kvm)\s+-",
+        r"^(cat|tail|head|less|more)\b.*\blog/libvirt/qemu/\S+\.log\b",
+    ),
     paths=(r"var/log/libvirt/qemu/[^/]+\.log$",),
     detect=_detect,
     priority=7,
@@ -199,15 +203,23 @@ def domains_of_processes(processes: ProcessList) -> list[Domain]:
 def _command_lines(text: str) -> Iterator[_CommandLine]:
     """Each QEMU command line of ``text``: from its binary to the end of its
     logical line (``\\``-newline continuations; indented lines starting with an
-    option, as a terminal wraps a ``ps`` row)."""
-    for m in _BINARY.finditer(text):
+    option, as a terminal wraps a ``ps`` row). One pass: a binary inside a
+    command line already read is an argument of it."""
+    pos, line, counted = 0, 1, 0
+    while True:
+        m = _BINARY.search(text, pos)
+        if m is None:
+            return
         if not _FIRST_OPTION.match(text, m.end()):
+            pos = m.end()
             continue
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
         end = _logical_end(text, m.end())
-        line = text.count("\n", 0, m.start()) + 1
         options = list(_options(text, m.end(), end, line))
         if any(o.name in _GUEST_OPTIONS for o in options):
             yield _CommandLine(options=options, line=line)
+        pos = max(end, m.end())
 
 
 def _logical_end(text: str, start: int) -> int:
@@ -233,10 +245,12 @@ def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
     A backslash-newline is removed as the shell does (libvirt's test files wrap
     long arguments that way: ``id=drive-ide0-0-0,\\`` then ``cache=writeback``)."""
     segment, joined_at = _joined(text[start:end])
-    current = None
+    current, counted = None, 0
     for m in _TOKEN.finditer(segment):
         token = m.group(1) if m.group(1) is not None else m.group(2)
-        at = line + segment.count("\n", 0, m.start()) + bisect.bisect_right(joined_at, m.start())
+        line += segment.count("\n", counted, m.start())
+        counted = m.start()
+        at = line + bisect.bisect_right(joined_at, m.start())
         if m.group(2) is not None and re.match(r"^-{1,2}[A-Za-z]", token):
             if current is not None:
                 yield current
@@ -314,7 +328,7 @@ def _domain(command: _CommandLine) -> Domain:
     unseen = list(NEVER_SHOWN)
     if d.cpu_mode is None:
         unseen.append("cpu")
-    if not _l3_cache_off(by_name):
+    if d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name):
         unseen.append("l3-cache")
     if not d.numa_cells:
         unseen.append("numa")
