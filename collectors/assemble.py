@@ -44,6 +44,7 @@ from collectors import facts as f
 from collectors import parsers
 from collectors.machines import find_conflicts
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
+from collectors.parsers.qemu_cmdline import domains_of_processes
 from collectors.parsers.virsh import domain_from_command
 
 log = logging.getLogger(__name__)
@@ -593,6 +594,9 @@ class HostAssembler:
         self.not_named: set[str] = set()
         # (uuid, name) of the domains read: thousands of XMLs in one upload dedupe in O(1) each
         self._domain_keys: set[tuple[str, str | None]] = set()
+        # guests of QEMU command lines (a libvirt qemu log, a ps row): added
+        # at the end, unless a domain XML describes the same guest
+        self._cmdline_domains: list[f.Domain] = []
 
     # -- bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -765,6 +769,7 @@ class HostAssembler:
         target.messages.extend(m for m in r.messages if m not in target.messages)
 
     def _add_processes(self, r: f.ProcessList) -> None:
+        self._cmdline_domains.extend(domains_of_processes(r))
         if self.host.processes is None or len(r.processes) > len(self.host.processes.processes):
             self.host.processes = r
 
@@ -828,6 +833,9 @@ class HostAssembler:
                 known.add((fs.filesystem, fs.mounted_on))
 
     def _add_domain(self, r: f.Domain) -> None:
+        if r.origin == "qemu_cmdline":
+            self._cmdline_domains.append(r)
+            return
         # /etc/libvirt/qemu/x.xml and "virsh dumpxml x" describe one guest
         if r.uuid:
             if (r.uuid, r.name) in self._domain_keys:
@@ -1046,7 +1054,19 @@ class HostAssembler:
                 # evidence lines only where the Domain's source is this artifact
                 step(dom, t, pinned, dom.source is t.source)
 
+    def _add_cmdline_domains(self) -> None:
+        """The guests of QEMU command lines that no domain XML (nor an earlier
+        command line) describes: the XML says more, and one guest is one domain."""
+        known = {key for d in self.host.domains for key in (d.name, d.uuid) if key}
+        for d in self._cmdline_domains:
+            keys = {key for key in (d.name, d.uuid) if key}
+            if keys & known:
+                continue
+            known |= keys
+            self.host.domains.append(d)
+
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
+        self._add_cmdline_domains()
         self._pick_cpu()
         self._cpu_from_nodeinfo()
         self._apply_tuning()

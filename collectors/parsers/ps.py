@@ -23,6 +23,10 @@ wrapped by the terminal)::
     root      3293  0.0  0.0   6432   720 pts/0    S+   10:27   0:00 grep --color=auto qemu-kvm
     uuidd    24485  159 17.8 13991760 11778320 ?   SLl  Jul17 36123:46 /usr/libexec/qemu-kvm -name ...
      -cpu host,migratable=on -m 11445 -smp 8,sockets=1,dies=1,cores=8,thre
+
+What a QEMU row's command line says of its guest is read by
+``collectors.parsers.qemu_cmdline.domains_of_processes`` (the assembler calls it on
+every process list), from the command as joined here.
 """
 
 from __future__ import annotations
