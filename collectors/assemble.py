@@ -331,7 +331,7 @@ def _place(result: f.Parsed, kind: str, artifact: str, line_offset: int, line_ma
 # --------------------------------------------------------------------- assembling
 
 
-def _fill(target: dict[str, Any], values: dict[str, Any]) -> None:
+def _fill(target: dict[Any, Any], values: dict[Any, Any]) -> None:
     """Copy the keys ``target`` does not have yet (the first source wins)."""
     for key, value in values.items():
         target.setdefault(key, value)
@@ -434,6 +434,21 @@ def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
         r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
 
 
+def _fill_unset(target: Any, source: Any, names: Iterable[str]) -> list[str]:
+    """Set the fields of ``names`` that ``target`` lacks (None) and ``source``
+    has; the names set."""
+    names = [name for name in names if getattr(target, name) is None and getattr(source, name) is not None]
+    for name in names:
+        setattr(target, name, getattr(source, name))
+    return names
+
+
+def _fill_unset_with_lines(target: Any, source: Any, names: Iterable[str]) -> None:
+    """:func:`_fill_unset`, with the line of each field set."""
+    filled = _fill_unset(target, source, names)
+    _fill(target.lines, {name: source.lines[name] for name in filled if name in source.lines})
+
+
 def _filled(obj: Any) -> int:
     """How many fields of a dataclass hold something (to pick the most complete)."""
     count = 0
@@ -508,11 +523,7 @@ def _cpu_map_of(cand: f.CpuTopology, best: f.CpuTopology) -> bool:
 def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
     """Fill what ``best`` lacks from the CPU map ``cand``: counts, online CPUs, node CPU lists."""
     best.extra.setdefault("cpu_map_rows", cand.extra["cpu_map_rows"])
-    for name in _CPU_MAP_COUNTS:
-        if getattr(best, name) is None and getattr(cand, name) is not None:
-            setattr(best, name, getattr(cand, name))
-            if name in cand.lines:
-                best.lines.setdefault(name, cand.lines[name])
+    _fill_unset_with_lines(best, cand, _CPU_MAP_COUNTS)
     if not best.online_cpus and cand.online_cpus:
         best.online_cpus = list(cand.online_cpus)
     if not best.numa_node_cpus and cand.numa_node_cpus:
@@ -637,25 +648,19 @@ class HostAssembler:
         if current is None:
             setattr(self.host, attr, result)
             return
-        for name in maps:
-            held, more = getattr(current, name), getattr(result, name)
-            for key, value in more.items():
-                held.setdefault(key, value)
-        for key, line in result.lines.items():
-            current.lines.setdefault(key, line)
+        for name in (*maps, "lines"):
+            _fill(getattr(current, name), getattr(result, name))
 
     def _add_cpu_power(self, r: f.CpuPower) -> None:
         current = self.host.cpu_power
         if current is None:
             self.host.cpu_power = r
             return
-        for key, value in r.governors.items():
-            current.governors.setdefault(key, value)
+        _fill(current.governors, r.governors)
         current.driver = current.driver or r.driver
         current.idle_driver = current.idle_driver or r.idle_driver
         current.idle_states = current.idle_states or r.idle_states
-        for key, line in r.lines.items():
-            current.lines.setdefault(key, line)
+        _fill(current.lines, r.lines)
 
     def _add_tuned(self, r: f.TunedProfile) -> None:
         """tuned-adm's word (active or only preset) beats the file's."""
@@ -690,9 +695,7 @@ class HostAssembler:
         if base is None:
             self.host.guest_signals = r
             return
-        for key in ("dmi_vendor", "dmi_product", "detected_virt"):
-            if getattr(base, key) is None and getattr(r, key) is not None:
-                setattr(base, key, getattr(r, key))
+        _fill_unset(base, r, ("dmi_vendor", "dmi_product", "detected_virt"))
         for key in ("virtio", "emulated", "hints"):
             have = getattr(base, key)
             have.extend(v for v in getattr(r, key) if v not in have)
@@ -728,8 +731,7 @@ class HostAssembler:
         if current is None or (not current.dimms and r.dimms):
             self.host.memory_devices = r
             if current is not None:
-                for key, line in current.lines.items():
-                    r.lines.setdefault(key, line)
+                _fill(r.lines, current.lines)
             return
         seen = {(d.locator, d.bank, d.line) for d in current.dimms}
         for dimm in r.dimms:
@@ -773,11 +775,7 @@ class HostAssembler:
             self.host.hugepages = r
             return
         target = self.host.hugepages
-        for name in ("thp_enabled", "thp_defrag", "nr_hugepages", "hugepagesize_kb"):
-            if getattr(target, name) is None and getattr(r, name) is not None:
-                setattr(target, name, getattr(r, name))
-                if name in r.lines:
-                    target.lines[name] = r.lines[name]
+        _fill_unset_with_lines(target, r, ("thp_enabled", "thp_defrag", "nr_hugepages", "hugepagesize_kb"))
 
     def _add_sysctl(self, r: f.Sysctl) -> None:
         if self.host.sysctl is None:
@@ -794,9 +792,7 @@ class HostAssembler:
         if self.host.kernel is None:
             self.host.kernel = r
             return
-        for name in ("release", "os_release"):
-            if getattr(self.host.kernel, name) is None and getattr(r, name) is not None:
-                setattr(self.host.kernel, name, getattr(r, name))
+        _fill_unset(self.host.kernel, r, ("release", "os_release"))
 
     def _add_tc(self, r: f.TcQdiscs) -> None:
         # "tc qdisc show dev eth0" prints no "dev eth0" on its lines: the device is
@@ -872,8 +868,7 @@ class HostAssembler:
             return
         _merge_database_identity(db, r)
         _merge_database_variables(db, r)
-        for key, value in r.config.items():
-            db.config.setdefault(key, value)
+        _fill(db.config, r.config)
         for key, value in r.status.items():
             if key not in db.status:
                 db.status[key] = value
@@ -888,14 +883,8 @@ class HostAssembler:
         if ob is None:
             self.host.oceanbase = r
             return
-        for key, value in r.parameters.items():
-            ob.parameters.setdefault(key, value)
-        for key, value in r.proxy_config.items():
-            ob.proxy_config.setdefault(key, value)
-        for plan_type, count in r.plan_type_counts.items():
-            ob.plan_type_counts.setdefault(plan_type, count)
-        for key, line in r.lines.items():
-            ob.lines.setdefault(key, line)
+        for name in ("parameters", "proxy_config", "plan_type_counts", "lines"):
+            _fill(getattr(ob, name), getattr(r, name))
 
     # -- finishing
     def _pick_cpu(self) -> None:
@@ -939,8 +928,7 @@ class HostAssembler:
         hugepage_kb = self._hugepage_kb()
         for part in parts:
             topo.sources.setdefault(type(part).__name__, part.source)
-            for key, line in part.lines.items():
-                topo.lines.setdefault(key, line)
+            _fill(topo.lines, part.lines)
             _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
         cpu = self.host.cpu
         if cpu and cpu.numa_node_cpus:
