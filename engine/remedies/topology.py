@@ -119,17 +119,18 @@ def _infer_cores(
     group lies inside one node; otherwise each CPU is its own core and a note
     says the siblings are unknown.
     """
-    all_cpus = sorted(c for cpus in nodes.values() for c in cpus)
-    threads = (host.cpu.threads_per_core if host.cpu else None) or 1
-    if threads <= 1 or not all_cpus:
-        return tuple((c,) for c in all_cpus), ""
     node_of = {c: n for n, cpus in nodes.items() for c in cpus}
+    all_cpus = sorted(node_of)
+    singles = tuple((c,) for c in all_cpus)
+    threads = (host.cpu.threads_per_core if host.cpu else None) or 1
+    if threads <= 1:
+        return singles, ""
     layouts = _sibling_layouts(all_cpus, threads)
     groups = next((g for g in layouts if _each_inside_one_node(g, node_of)), None)
     if groups is not None:
         return tuple(groups), ""
     return (
-        tuple((c,) for c in all_cpus),
+        singles,
         _(
             "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
             "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
@@ -258,14 +259,15 @@ def _unknown_guests(host: HostFacts, target: Domain | None) -> tuple[str, ...]:
 
 def _node_distances(host: HostFacts) -> dict[tuple[int, int], int]:
     """(node, node) -> the distance numactl -H prints."""
-    distances: dict[tuple[int, int], int] = {}
-    if host.numa and host.numa.distances:
-        ids = host.numa.distance_nodes
-        for i, row in enumerate(host.numa.distances):
-            for j, value in enumerate(row):
-                if i < len(ids) and j < len(ids):
-                    distances[(ids[i], ids[j])] = value
-    return distances
+    if host.numa is None:
+        return {}
+    ids = host.numa.distance_nodes
+    # a row or column past the node ids is left out (zip stops at the shorter)
+    return {
+        (a, b): value
+        for a, row in zip(ids, host.numa.distances, strict=False)
+        for b, value in zip(ids, row, strict=False)
+    }
 
 
 # ------------------------------------------------------------------- planning
