@@ -256,9 +256,9 @@ def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
     """The CPUs at or above SOFTIRQ_HOT_PCT of %si, when they are at most
     SOFTIRQ_MAX_HOT_SHARE of ``cpus`` and every other one is near 0; else none."""
     hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    warm = any(SOFTIRQ_QUIET_PCT < (c.si or 0.0) < SOFTIRQ_HOT_PCT for c in cpus)  # neither hot nor near 0
     few = len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-    return hot if few and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest) else []
+    return hot if few and not warm else []
 
 
 def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
