@@ -61,6 +61,14 @@ _TASKS = re.compile(r"^\s*(?:Tasks|Threads|任务|线程)[:：]\s*(\d{1,9})\s+to
 # matched against the left-stripped line: "^\s*(KiB)?\s*Mem" backtracks quadratically on blank runs
 _MEM_LINE = re.compile(r"^(KiB|MiB|GiB|TiB)?\s*Mem\s*:")
 _MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|used|buff/cache|buffers)")
+# top's memory field -> the CpuUsage field that holds it
+_MEM_ATTRS = {
+    "total": "mem_total_kb",
+    "free": "mem_free_kb",
+    "used": "mem_used_kb",
+    "buff/cache": "mem_cache_kb",
+    "buffers": "mem_cache_kb",
+}
 _TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
 
 
@@ -175,14 +183,7 @@ def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
         kb = int(kib(float(value), suffix or unit))
         if plus:
             out.mem_truncated = True
-        if name == "total":
-            out.mem_total_kb = kb
-        elif name == "free":
-            out.mem_free_kb = kb
-        elif name == "used":
-            out.mem_used_kb = kb
-        else:
-            out.mem_cache_kb = kb
+        setattr(out, _MEM_ATTRS[name], kb)
     out.lines["mem"] = idx
 
 
