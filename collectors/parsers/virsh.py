@@ -127,14 +127,14 @@ def parse_virsh_list(text: str) -> VirshList:
         if not line.strip() or set(line.strip()) <= {"-"}:
             continue
         m = _LIST_ROW.match(line)
-        if not m and out.domains:
+        if not m:
+            if not out.domains:
+                raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
             # the table is over: what follows (prose run into the output) is not read
             out.errors.append(
                 ArtifactError("", f"text after the table not read: {line.strip()[:80]!r}", number)
             )
             break
-        if not m:
-            raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
         dom_id, name, state = m.groups()
         out.domains.append(
             VirshDomainState(id=None if dom_id == "-" else int(dom_id), name=name, state=state)
