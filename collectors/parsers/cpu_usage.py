@@ -48,7 +48,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
-from collectors.numbers import decimal
+from collectors.numbers import ascii_digits, decimal
 from collectors.parsers import register
 from collectors.sizes import kib
 
@@ -119,7 +119,7 @@ def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int
         out.processes.append(proc)
         return True
     first = line.split()[:1]
-    if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
+    if first and ascii_digits(first[0]) and len(first[0]) <= 10:
         # a process row cut mid-paste ("49449 qemu      20")
         out.errors.append(ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx))
         return True
@@ -190,8 +190,7 @@ def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
 def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
     tokens = line.split()
     pid = tokens[0] if tokens else ""
-    # isascii: str.isdigit() accepts superscripts that int() rejects
-    if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
+    if len(tokens) < 4 or not ascii_digits(pid) or len(pid) > 10:
         return None
     usage = _cpu_mem_command(tokens, header)
     if usage is None:
@@ -240,7 +239,7 @@ def _cpu_token(token: str) -> str | None:
     low = token.lower()
     if low == "all" or low.replace("1", "l") == "all":
         return "all"
-    if token.isascii() and token.isdigit() and len(token) <= 6:
+    if ascii_digits(token) and len(token) <= 6:
         return str(int(token))
     return None
 

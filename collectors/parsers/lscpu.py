@@ -59,6 +59,7 @@ from typing import Any
 
 from collectors.cpulist import parse_cpulist
 from collectors.facts import ArtifactError, CpuTopology, ParseError
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 
 # (greedy key and value: the key cannot pass a ":" and the value runs to the end,
@@ -536,7 +537,7 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
 def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
     """Sockets, threads per core and cores per socket of the map, where it says them evenly."""
     sockets = cpu_map.sockets
-    if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
+    if topo.sockets is None and sockets and all(ascii_digits(s) for s in sockets):
         topo.sockets = len(sockets)
         topo.lines.setdefault("sockets", line)
     _apply_cores(topo, cpu_map, line)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import NumactlHardware, NumaNode, NumaPolicy, ParseError
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 from collectors.sizes import mb
 
@@ -158,9 +159,7 @@ class _Hardware:
         node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
         node = self.out.nodes.setdefault(node_id, NumaNode(node=node_id))
         if what == "cpus":
-            node.cpus = [
-                int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6
-            ]
+            node.cpus = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
         elif what == "size":
             node.size_mb = _mb(value)
         else:
@@ -248,7 +247,7 @@ def _detect_show(head: str) -> bool:
 def _set_show_field(out: NumaPolicy, key: str, value: str) -> None:
     """A ``*bind:`` list of ids, the policy's name or the preferred node."""
     if key in _SHOW_LISTS:
-        ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
+        ids = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
         setattr(out, key, ids)
     elif key == "policy":
         out.policy = value.split()[0] if value else None

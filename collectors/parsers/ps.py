@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ParseError, ProcessInfo, ProcessList
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 
 _NUM = re.compile(r"^\d{1,10}(?:\.\d{1,4})?$")
@@ -94,7 +95,7 @@ def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessIn
         return None
     row = dict(zip(header, cells, strict=False))
     pid = row.get("PID", "")
-    if not (pid.isascii() and pid.isdigit()):
+    if not ascii_digits(pid):
         return None
     psr = row.get("PSR", "")
     command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
@@ -105,7 +106,7 @@ def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessIn
         mem_pct=_percent(row.get("%MEM", "")),
         command=command.strip(),
         line=idx,
-        psr=int(psr) if psr.isascii() and psr.isdigit() else None,
+        psr=int(psr) if ascii_digits(psr) else None,
     )
 
 
