@@ -341,8 +341,7 @@ class _Builder:
         topo = self.topo
         if getattr(topo, name) is not None or not value or value == "-":
             return True
-        if ocr and name == "hypervisor_vendor":
-            value = value.replace(" ", "")
+        value = _clean_text(name, value, ocr=ocr)
         if name == "hypervisor_vendor" and value.lower() == "vertical":
             # Some util-linux releases print "vertical" (an s390 dispatching
             # mode string) as the hypervisor of bare-metal x86 hosts (seed 004's
@@ -350,13 +349,6 @@ class _Builder:
             # guest test but remember what was printed.
             topo.extra["hypervisor_vendor_raw"] = value
             return False
-        if name == "virtualization_type":
-            value = _LOCALE_VALUES.get(value, value)
-            if ocr:
-                close = difflib.get_close_matches(
-                    value.lower(), ["full", "para", "container", "none"], 1, 0.6
-                )
-                value = close[0] if close else value
         setattr(topo, name, value)
         return True
 
@@ -392,6 +384,22 @@ class _Builder:
                 setattr(topo, name, values.pop())
             else:
                 setattr(topo, name, None)
+
+
+def _clean_text(name: str, value: str, *, ocr: bool) -> str:
+    """A text field's value as lscpu printed it in English: OCR's spaces out of
+    the hypervisor vendor, a localised or OCR-garbled virtualization type mapped
+    back to lscpu's words."""
+    if name == "hypervisor_vendor":
+        return value.replace(" ", "") if ocr else value
+    if name != "virtualization_type":
+        return value
+    value = _LOCALE_VALUES.get(value, value)
+    close = difflib.get_close_matches(value.lower(), _VIRTUALIZATION_TYPES, 1, 0.6) if ocr else []
+    return close[0] if close else value
+
+
+_VIRTUALIZATION_TYPES = ["full", "para", "container", "none"]
 
 
 @functools.lru_cache(maxsize=512)
@@ -579,11 +587,7 @@ def _parse_text(text: str) -> CpuTopology:
     builder = _Builder()
     summary_end, parse_header = _comment_lines(lines)
     tokens = _tokens(lines[:summary_end])
-    empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
-    with_value = [t for t in tokens if t[0] == "KV"]
-    # a real lscpu summary is well under 100 lines; the fuzzy OCR pairing is not
-    # meant for (and would be slow on) megabytes of key-only lines
-    if 4 <= len(empty_keys) <= _OCR_MAX_TOKENS and len(empty_keys) > len(with_value):
+    if _ocr_pasted(tokens):
         _pair_ocr(tokens, builder)
     else:
         _pair_plain(tokens, builder)
@@ -594,6 +598,16 @@ def _parse_text(text: str) -> CpuTopology:
     if extended is not None:
         _parse_extended(lines, extended, builder)
     return builder.finish()
+
+
+def _ocr_pasted(tokens: list[tuple[str, int, str, str, int]]) -> bool:
+    """Whether the summary's keys and values came apart (OCR puts a value on a
+    line of its own): more keys without a value than with one, at least four."""
+    empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
+    with_value = [t for t in tokens if t[0] == "KV"]
+    # a real lscpu summary is well under 100 lines; the fuzzy OCR pairing is not
+    # meant for (and would be slow on) megabytes of key-only lines
+    return 4 <= len(empty_keys) <= _OCR_MAX_TOKENS and len(empty_keys) > len(with_value)
 
 
 def _comment_lines(lines: list[str]) -> tuple[int, int | None]:
