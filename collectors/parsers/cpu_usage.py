@@ -373,8 +373,6 @@ def _detect_sar(head: str) -> bool:
 
 
 def _text(text: str) -> str:
-    if not isinstance(text, str):
-        raise ParseError("not text")
     return text
 
 

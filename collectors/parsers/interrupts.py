@@ -170,8 +170,6 @@ def parse_interrupts(text: str) -> Interrupts:
         NMI:        210         92   Non-maskable interrupts
         ERR:          0
     """
-    if not isinstance(text, str):
-        raise ParseError("interrupts: not text")
     out = Interrupts()
     parse_counter_table(text, out)
     if not out.rows and out.cut is None:
@@ -251,8 +249,6 @@ def parse_interrupts_grep(text: str) -> Interrupts:
     >>> i.cpus, i.rows["126"], i.descriptions["125"], i.errors[-1].message == NO_HEADER
     (['CPU0', 'CPU1', 'CPU2', 'CPU3'], [987654321, 0, 0, 0], 'PCI-MSI 122880-edge eth0-TxRx-0', True)
     """
-    if not isinstance(text, str):
-        raise ParseError("interrupts: not text")
     rows, wrapped = _rows(text)
     widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
     # the width most rows have: a row the paste cut has fewer counts and is left out

@@ -784,7 +784,7 @@ def parse_lscpu(text: str) -> CpuTopology:
         L3 cache:            33792K
         NUMA node0 CPU(s):   0-95
     """
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         raise ParseError("empty lscpu output")
     text = text.replace("\x00", "")
     if text.lstrip().startswith("{"):

@@ -152,8 +152,6 @@ def parse_meminfo(text: str) -> Meminfo:
         HugePages_Total:       0
         Hugepagesize:       2048 kB
     """
-    if not isinstance(text, str):
-        raise ParseError("meminfo: not text")
     out = Meminfo()
     lines = text.splitlines()
     for idx, line in enumerate(lines, start=1):

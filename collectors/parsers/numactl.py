@@ -214,8 +214,6 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
         node   0   1
           0:  10  20
     """
-    if not isinstance(text, str):
-        raise ParseError("numactl -H: not text")
     reader = _Hardware()
     for idx, line in enumerate(text.splitlines(), start=1):
         reader.read(idx, line)
@@ -275,8 +273,6 @@ def parse_numactl_show(text: str) -> NumaPolicy:
 
     ``lines`` keys: the field names (``preferred_node`` for "preferred node").
     """
-    if not isinstance(text, str):
-        raise ParseError("numactl --show: not text")
     out = NumaPolicy()
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _SHOW.match(line)

@@ -95,8 +95,6 @@ _PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\(([^)]{0,200}?)\)?\s+(-?\d[\d.\s-]*)$
 
 
 def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
-    if not isinstance(text, str):
-        raise ParseError("numastat: not text")
     lines = text.splitlines()
     last = max((i for i, line in enumerate(lines, start=1) if line.strip()), default=0)
     reader = _Reader(node, last)

@@ -66,8 +66,6 @@ def parse_ps(text: str) -> ProcessList:
           PID USER     PSR %CPU %MEM COMMAND
         12345 mysql      3 94.2 61.0 /usr/sbin/mysqld --basedir=/usr
     """
-    if not isinstance(text, str):
-        raise ParseError("ps: not text")
     out = ProcessList()
     header: list[str] | None = None
     for idx, line in enumerate(text.splitlines(), start=1):

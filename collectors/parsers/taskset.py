@@ -50,8 +50,6 @@ def parse_taskset(text: str) -> list[TaskAffinity]:
 
         pid 14175's current affinity list: 0,1
     """
-    if not isinstance(text, str):
-        raise ParseError("taskset: not text")
     found: dict[int, TaskAffinity] = {}
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _LINE.search(line.strip())
