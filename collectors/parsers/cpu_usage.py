@@ -272,10 +272,10 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         raise _no_rows(text, tool)
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
-    out.overall = chosen.get("all")
+    out.overall = chosen.pop("all", None)
     if out.overall is not None:
         out.lines["overall"] = out.overall.line or 0
-    out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
+    out.per_cpu = sorted(chosen.values(), key=lambda u: int(u.cpu))
     return out
 
 
