@@ -342,6 +342,10 @@ def _body_rows(head: str) -> int:
     return count
 
 
+# the first line of each of numastat's tables
+_TITLES = ("Per-node numastat info", "Per-node system memory usage", "Per-node process memory usage")
+
+
 def _detect(head: str) -> bool:
     if _NODE_HEADER.search(head) and _BODY_ROWS.search(head.split("Total", 1)[-1]):
         return True
@@ -353,11 +357,7 @@ def _detect(head: str) -> bool:
         return False  # /proc/zoneinfo repeats numa_hit/numa_miss in its per-node stats
     if re.search(r"^\s*numa_hit\s+\d", head, re.M) and re.search(r"^\s*numa_miss\s+\d", head, re.M):
         return True
-    return (
-        "Per-node numastat info" in head
-        or "Per-node system memory usage" in head
-        or "Per-node process memory usage" in head
-    )
+    return any(title in head for title in _TITLES)
 
 
 @register(
