@@ -434,6 +434,16 @@ def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
         r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
 
 
+def _add_new_keys(target: Any, source: Any, name: str, *, prefix: str = "") -> None:
+    """Add the keys of ``source``'s map ``name`` that ``target``'s lacks, each
+    with its line (``lines[prefix + key]``)."""
+    held, more = getattr(target, name), getattr(source, name)
+    for key in [key for key in more if key not in held]:
+        held[key] = more[key]
+        if prefix + key in source.lines:
+            target.lines[prefix + key] = source.lines[prefix + key]
+
+
 def _fill_unset(target: Any, source: Any, names: Iterable[str]) -> list[str]:
     """Set the fields of ``names`` that ``target`` lacks (None) and ``source``
     has; the names set."""
@@ -781,12 +791,7 @@ class HostAssembler:
         if self.host.sysctl is None:
             self.host.sysctl = r
             return
-        target = self.host.sysctl
-        for key, value in r.values.items():
-            if key not in target.values:
-                target.values[key] = value
-                if key in r.lines:
-                    target.lines[key] = r.lines[key]
+        _add_new_keys(self.host.sysctl, r, "values")
 
     def _add_kernel(self, r: f.KernelVersion) -> None:
         if self.host.kernel is None:
@@ -849,11 +854,7 @@ class HostAssembler:
         if self.host.irq_affinity is None:
             self.host.irq_affinity = r
             return
-        for irq, cpus in r.cpus.items():
-            if irq not in self.host.irq_affinity.cpus:
-                self.host.irq_affinity.cpus[irq] = cpus
-                if irq in r.lines:
-                    self.host.irq_affinity.lines[irq] = r.lines[irq]
+        _add_new_keys(self.host.irq_affinity, r, "cpus")
 
     def _add_database(self, r: f.DatabaseFacts) -> None:
         db = self.host.database
@@ -869,22 +870,10 @@ class HostAssembler:
         _merge_database_identity(db, r)
         _merge_database_variables(db, r)
         _fill(db.config, r.config)
-        for key, value in r.status.items():
-            if key not in db.status:
-                db.status[key] = value
-                if f"status.{key}" in r.lines:
-                    db.lines[f"status.{key}"] = r.lines[f"status.{key}"]
+        _add_new_keys(db, r, "status", prefix="status.")
         db.events.extend(r.events)
         for level, count in r.log_counts.items():
             db.log_counts[level] = db.log_counts.get(level, 0) + count
-
-    def _add_oceanbase(self, r: f.OceanBaseFacts) -> None:
-        ob = self.host.oceanbase
-        if ob is None:
-            self.host.oceanbase = r
-            return
-        for name in ("parameters", "proxy_config", "plan_type_counts", "lines"):
-            _fill(getattr(ob, name), getattr(r, name))
 
     # -- finishing
     def _pick_cpu(self) -> None:
@@ -1101,7 +1090,10 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.NicChannels, lambda a, r: a.host.nic_channels.append(r)),
     (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
     (f.DatabaseFacts, lambda a, r: a._add_database(r)),
-    (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (
+        f.OceanBaseFacts,
+        lambda a, r: a._merge_values("oceanbase", r, "parameters", "proxy_config", "plan_type_counts"),
+    ),
     (f.ServiceLog, lambda a, r: a.host.services.append(r)),
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),
