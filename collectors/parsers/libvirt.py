@@ -159,6 +159,13 @@ def line_of(text: str, pattern: str, start: int = 0) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
+def mark_line(lines: dict[str, int], key: str, text: str, pattern: str) -> None:
+    """``lines[key]``: the line of the first match of ``pattern`` in ``text``, when there is one."""
+    ln = line_of(text, pattern)
+    if ln is not None:
+        lines[key] = ln
+
+
 def lines_by_value(text: str, pattern: str) -> dict[str, int]:
     """1-based line of the first match of ``pattern`` for each value of its group 1,
     in one pass (calling :func:`line_of` per element is quadratic in elements)."""
@@ -461,9 +468,7 @@ class _DomainReader:
         return lines_by_value(self.text, rf"<{tag}\b[^<>]*?\b{attr}=['\"](\d+)['\"]")
 
     def mark(self, key: str, pattern: str) -> None:
-        ln = line_of(self.text, pattern)
-        if ln is not None:
-            self.lines[key] = ln
+        mark_line(self.lines, key, self.text, pattern)
 
     def mark_id(self, key: str, found: dict[str, int], ident: int | None) -> None:
         ln = found.get(str(ident)) if ident is not None else None

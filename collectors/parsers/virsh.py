@@ -44,8 +44,8 @@ from collectors.parsers import UnreadLines, register
 from collectors.parsers.libvirt import (
     _HOSTILE,
     MAX_RECOVERY_BYTES,
-    line_of,
     lines_by_value,
+    mark_line,
     safe_fromstring,
     to_kib,
 )
@@ -393,9 +393,7 @@ def _read_iommu(host: Any, text: str, out: VirshCapabilities) -> None:
     if iommu is None:
         return
     out.iommu = iommu.get("support") == "yes"
-    ln = line_of(text, r"<iommu\b")
-    if ln:
-        out.lines["iommu"] = ln
+    mark_line(out.lines, "iommu", text, r"<iommu\b")
 
 
 def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
@@ -411,9 +409,7 @@ def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
             out.topology = {k: int(v) for k, v in topo.attrib.items()}
         except ValueError:
             raise ParseError("non-numeric host <topology> attribute") from None
-        ln = line_of(text, r"<topology\s")
-        if ln:
-            out.lines["topology"] = ln
+        mark_line(out.lines, "topology", text, r"<topology\s")
 
 
 def _read_cells(
