@@ -434,9 +434,8 @@ def _read_cells(
         ln = cell_lines.get(str(cell_id)) or fragment_line
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
-        for c in cell.findall("cpus/cpu"):
-            if c.get("socket_id") is not None and c.get("core_id") is not None:
-                threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
+        for c in cell.findall("cpus/cpu[@socket_id][@core_id]"):
+            threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
     return threads
 
 
