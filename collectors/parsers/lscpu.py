@@ -223,6 +223,8 @@ _RU_KEYS = {
     "виртуализация": "virtualization",
     "флаги": "flags",
 }
+# (the three catalogues share no key)
+_LOCALE_KEYS = {**_ZH_KEYS, **_JA_KEYS, **_RU_KEYS}
 _LOCALE_VALUES = {"完全": "full", "半": "para", "容器": "container", "完全仮想化": "full", "準仮想化": "para"}
 _ZH_NODE = re.compile(r"^numa 节点(\d{1,5}) cpu$")
 _ZH_CACHE = re.compile(r"^(l\d[a-z]?) 缓存$")
@@ -241,7 +243,7 @@ def _norm_key(key: str) -> str:
     m = _ZH_CACHE.match(key) or _JA_CACHE.match(key)
     if m:
         return f"{m.group(1)} cache"
-    return _ZH_KEYS.get(key) or _JA_KEYS.get(key) or _RU_KEYS.get(key, key)
+    return _LOCALE_KEYS.get(key, key)
 
 
 class _Builder:
