@@ -920,7 +920,7 @@ class HostAssembler:
             _fill(topo.lines, part.lines)
             _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
         cpu = self.host.cpu
-        if cpu and cpu.numa_node_cpus:
+        if cpu:
             for node_id, cpus in cpu.numa_node_cpus.items():
                 if node_id in topo.nodes and not topo.nodes[node_id].cpus:
                     topo.nodes[node_id].cpus = list(cpus)
@@ -1000,7 +1000,7 @@ class HostAssembler:
         if self.host.cpu and self.host.cpu.cpus:
             return self.host.cpu.cpus
         caps = self.host.capabilities
-        if caps and caps.cells:
+        if caps:
             return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
         return None
 
