@@ -207,14 +207,14 @@ def _implied_header(row: str, out: Numastat) -> list[int] | None:
         return None
     name, values = m.group(1), m.group(2).split()
     if name in NUMASTAT_COUNTERS:
-        count = len(values)
+        count, fewest = len(values), 2  # "numa_hit 193460335812" is the sysfs file of one node
     elif name.lower() in NUMASTAT_COUNTERS or name in _MEMINFO_ROWS:
-        count = len(values) - 1
+        count, fewest = len(values) - 1, 1
         out.unit = "MB"
     else:
         return None
-    if count < 1 or (name in NUMASTAT_COUNTERS and count < 2):
-        return None  # "numa_hit 193460335812" is the sysfs file of one node
+    if count < fewest:
+        return None
     out.errors.append(ArtifactError("", f"no node header: nodes assumed to be 0-{count - 1}", None))
     out.lines.setdefault("header", 0)
     for n in range(count):
