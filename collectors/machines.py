@@ -471,11 +471,11 @@ def _cpu_conflict(
     cpus = _cpu_counts(numactl, summaries)
     roles = {bool(c.hypervisor_vendor) for c in summaries}
     signals = host.guest_signals
-    virtual = signals.virtual if signals is not None else None
-    if summaries and virtual is not None:
-        roles.add(virtual)  # DMI or virtio devices against a physical lscpu
-    if len(roles) > 1 and virtual is not None:
-        cpus = [*cpus, ("a virtual machine" if virtual else "a physical machine", signals, None)]
+    if signals is not None and signals.virtual is not None:
+        if summaries:
+            roles.add(signals.virtual)  # DMI or virtio devices against a physical lscpu
+        if len(roles) > 1:
+            cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
     if _distinct(cpus) or len(roles) > 1:
         return _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
     return None
