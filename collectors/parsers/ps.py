@@ -74,7 +74,7 @@ def parse_ps(text: str) -> ProcessList:
             header = tokens
             out.lines.setdefault("header", idx)
             continue
-        if header is None or not tokens:
+        if header is None:
             continue
         process = _row(header, line, tokens, idx)
         if process is not None:
@@ -96,7 +96,7 @@ def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessIn
     if not ascii_digits(pid):
         return None
     psr = row.get("PSR", "")
-    command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
+    command = next((row[c] for c in header[::-1] if c in _LAST), "")  # (a row has every column)
     return ProcessInfo(
         pid=int(pid),
         user=row.get("USER") or row.get("UID") or None,
