@@ -95,7 +95,7 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
     for idx, line in enumerate(text.splitlines(), start=1):
         if not ncpu:
             tokens = line.split()
-            if tokens and tokens[0] == "CPU0" and all(t.startswith("CPU") for t in tokens):
+            if tokens[:1] == ["CPU0"] and all(t.startswith("CPU") for t in tokens):
                 out.cpus = tokens
                 ncpu = len(tokens)
                 out.lines["header"] = idx
