@@ -98,7 +98,7 @@ def _parse_top(text: str) -> CpuUsage:
         if _top_summary_line(out, line, idx):
             continue
         tokens = line.split()
-        if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
+        if tokens[:1] == ["PID"] and "COMMAND" in tokens:
             proc_header = tokens
             out.lines["processes"] = idx
     if not _top_read_anything(out):
