@@ -740,10 +740,10 @@ def _unseen_after(anchor: str, present: list[str], unseen: list[str]) -> list[st
     if anchor not in _DOMAIN_ORDER:
         return []
     later = _DOMAIN_ORDER[_DOMAIN_ORDER.index(anchor) + 1 :]
-    out = [tag for tag in later if tag not in present]
-    for tag in later:
-        if tag not in present and tag in _CHILD_ORDER:
-            out.extend(c for c in _CHILD_ORDER[tag] if c not in unseen and c not in out)
+    missing = [tag for tag in later if tag not in present]
+    out = list(missing)
+    for tag in missing:
+        out.extend(c for c in _CHILD_ORDER.get(tag, ()) if c not in unseen and c not in out)
     return out
 
 
