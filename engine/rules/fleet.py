@@ -227,13 +227,12 @@ def _reference_among_fast(
     majority already."""
     better = [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
     tally = Counter(value for _name, value in better)
-    usual = majority(tally)
-    if usual is not None and usual != overall:
-        return _Reference(usual, "better_majority", tally[usual], len(better))
-    held = next((value for name, value in better if best is not None and name == best[0]), None)
-    if usual is None and held is not None and held != overall:
-        return _Reference(held, "best_host", tally[held], len(better))
-    return None
+    value, template = majority(tally), "better_majority"
+    if value is None and best is not None:
+        value, template = next((held for name, held in better if name == best[0]), None), "best_host"
+    if value is None or value == overall:
+        return None
+    return _Reference(value, template, tally[value], len(better))
 
 
 def _reference_row(view: FleetView, key: str, usual: str | None, slow: set[str]) -> tuple[str, Cited] | None:
