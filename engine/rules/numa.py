@@ -211,9 +211,9 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.numa or len(host.numa.nodes) < 2:
+        if not host.numa:
             continue
-        used = _used_memory_kb(host.numa)
+        used = _used_memory_kb(host.numa)  # (at most one entry per node)
         if len(used) < 2:
             continue
         busy = max(used, key=used.__getitem__)
