@@ -328,7 +328,7 @@ def _body_rows(head: str) -> int:
     rows of one width (0 when the first row is not one)."""
     width, count = None, 0
     for line in head.splitlines()[:12]:
-        if not line.strip() or set(line.strip()) <= set("- "):
+        if set(line.strip()) <= set("- "):  # (a blank line too)
             continue
         m = _BODY_ROW.match(line)
         if not m:

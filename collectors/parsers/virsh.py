@@ -124,7 +124,7 @@ def parse_virsh_list(text: str) -> VirshList:
     if header is None:
         raise ParseError("no 'Id Name State' header: not virsh list output")
     for number, line in enumerate(lines[header + 1 :], header + 2):
-        if not line.strip() or set(line.strip()) <= {"-"}:
+        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
             continue
         m = _LIST_ROW.match(line)
         if not m:
@@ -623,7 +623,7 @@ def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
     if header is None:
         raise ParseError("no 'VCPU  CPU Affinity' header: not virsh vcpupin output")
     for number, line in enumerate(lines[header + 1 :], header + 2):
-        if not line.strip() or set(line.strip()) <= {"-"}:
+        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
             continue
         m = _PIN_ROW.match(line)
         if not m:
