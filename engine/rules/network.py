@@ -264,8 +264,10 @@ def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
 def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     """NET_RX softirqs concentrated (NET_RX_CONCENTRATION) on a few CPUs."""
     sirq = host.softirqs
-    rx = sirq.rows.get("NET_RX") if sirq else None
-    if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+    if sirq is None:
+        return None
+    rx = sirq.rows.get("NET_RX", [])
+    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
         return None
     ranked, share = _busiest(rx)
     if share < NET_RX_CONCENTRATION:
