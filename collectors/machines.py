@@ -484,15 +484,17 @@ def _cpu_conflict(
 def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:
     """The server's own ``hostname`` variable names another machine."""
     db = host.database
-    name = db.variables.get("hostname") if db else None
-    if db is None or not isinstance(name, str) or not name.strip() or not host.hostname:
+    if db is None:
         return None
-    if name.strip().lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
+    name = db.variables.get("hostname", "").strip()
+    if not name or not host.hostname:
+        return None
+    if name.lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
         return None
     conflict = _conflict(
         "database",
         "the database server names another host than the one its output was pasted with",
-        [(name.strip(), db, "hostname")],
+        [(name, db, "hostname")],
     )
     conflict.values.append(host.hostname)
     conflict.artifacts.append("(prompt)")
