@@ -229,9 +229,9 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         meminfo = host.meminfo
-        kb = meminfo.values.get("PageTables") if meminfo else None
-        if meminfo is None or kb is None:
+        if meminfo is None or "PageTables" not in meminfo.values:
             continue
+        kb = meminfo.values["PageTables"]
         ram_kb = meminfo.values.get("MemTotal")
         share = kb / ram_kb if ram_kb else None
         if not _page_tables_too_large(kb, share):
