@@ -387,8 +387,12 @@ def _server_hostname(
             return None
         parsed[index] = result
     db = _first(result)
-    name = db.variables.get("hostname") if isinstance(db, f.DatabaseFacts) else None
-    return name.strip() if isinstance(name, str) and name.strip() else None
+    return (_server_name(db) if isinstance(db, f.DatabaseFacts) else "") or None
+
+
+def _server_name(db: f.DatabaseFacts) -> str:
+    """The database server's own ``hostname`` variable ("" when it does not show it)."""
+    return db.variables.get("hostname", "").strip()
 
 
 # ------------------------------------------------------------------- conflicts
@@ -486,7 +490,7 @@ def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:
     db = host.database
     if db is None:
         return None
-    name = db.variables.get("hostname", "").strip()
+    name = _server_name(db)
     if not name or not host.hostname:
         return None
     if name.lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
