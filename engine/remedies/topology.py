@@ -252,9 +252,10 @@ def _pinned_by_others(host: HostFacts, target: Domain | None) -> dict[int, str]:
 def _unknown_guests(host: HostFacts, target: Domain | None) -> tuple[str, ...]:
     """Running guests (virsh list) whose domain XML the snapshot lacks."""
     known = {d.name for d in host.domains} | {d.uuid for d in host.domains}
-    target_ids = {target.name, target.uuid} if target else set()
+    if target:
+        known |= {target.name, target.uuid}
     running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []
-    return tuple(n for n in running if n not in known and n not in target_ids)
+    return tuple(n for n in running if n not in known)
 
 
 def _node_distances(host: HostFacts) -> dict[tuple[int, int], int]:
@@ -398,7 +399,8 @@ def _no_placement(
 ) -> NoRemedy:
     best = max(free, key=lambda n: (len(free[n]), topology.free_kb.get(n) or 0))
     cpus_free = sum(len(c) for c in free[best])
-    if sum(len(c) for cores in free.values() for c in cores) < vcpus:
+    all_free = sum(len(c) for cores in free.values() for c in cores)
+    if all_free < vcpus:
         return NoRemedy(
             key="placement",
             reason=_(
@@ -407,7 +409,7 @@ def _no_placement(
             )
             % {
                 "vcpus": vcpus,
-                "free": sum(len(c) for cores in free.values() for c in cores),
+                "free": all_free,
                 "housekeeping": HOUSEKEEPING_CPU,
             },
         )
