@@ -1542,7 +1542,7 @@ def binary_reason(head: bytes) -> str | None:
     >>> binary_reason(bytes(range(256)))
     'binary data (not text, not an archive)'
     """
-    if not head or _magic(head[:512]) != "text":
+    if _magic(head[:512]) != "text":  # (no bytes are text: no reason either)
         return None
     for magic, name in _BINARY_FORMATS:
         if head.startswith(magic):
