@@ -140,8 +140,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
         # value hides the three that differ. Without a reference every group
         # is "odd" and every host is cited.
         odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
-        first = _reference_row(view, key, usual, slow)
-        reference = [first] if first is not None else []
+        reference = _reference_rows(view, key, usual, slow)
         template, filled = _drift_explained(view, key, counts, ref, odd, best)
         yield finding(
             "fleet.numa_config_drift",
@@ -235,12 +234,11 @@ def _reference_among_fast(
     return _Reference(value, template, tally[value], len(better))
 
 
-def _reference_row(view: FleetView, key: str, usual: str | None, slow: set[str]) -> tuple[str, Cited] | None:
-    """One host holding the reference value, one no benchmark finds slow first."""
-    if usual is None:
-        return None
-    rows = view.drift_rows(key, usual)
-    return next((r for r in rows if r[0] not in slow), rows[0] if rows else None)
+def _reference_rows(view: FleetView, key: str, usual: str | None, slow: set[str]) -> list[tuple[str, Cited]]:
+    """One host holding the reference value (one no benchmark finds slow
+    first), or none without a reference."""
+    rows = view.drift_rows(key, usual) if usual is not None else []
+    return [next((r for r in rows if r[0] not in slow), rows[0])] if rows else []
 
 
 def _benchmark_outliers(view: FleetView) -> tuple[set[str], tuple[str, str] | None]:
