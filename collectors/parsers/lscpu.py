@@ -276,8 +276,7 @@ class _Builder:
         if name is None:
             return
         self.recognised += 1
-        if name in _CORE_NAMES:
-            self.core_fields += 1
+        self.core_fields += name in _CORE_NAMES
         self._add_core_type_field(name, value, line)
         if self._set_field(name, value, ocr=ocr) and line is not None:
             self.topo.lines.setdefault(name, line)
