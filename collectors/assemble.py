@@ -461,14 +461,11 @@ def _fill_unset_with_lines(target: Any, source: Any, names: Iterable[str]) -> No
 
 def _filled(obj: Any) -> int:
     """How many fields of a dataclass hold something (to pick the most complete)."""
-    count = 0
-    for fld in dataclasses.fields(obj):
-        if fld.name in ("source", "lines"):
-            continue
-        value = getattr(obj, fld.name)
-        if value not in (None, "", [], {}, ()):
-            count += 1
-    return count
+    return sum(
+        getattr(obj, fld.name) not in (None, "", [], {}, ())
+        for fld in dataclasses.fields(obj)
+        if fld.name not in ("source", "lines")
+    )
 
 
 def normalise_hypervisor(vendor: str | None) -> str | None:
