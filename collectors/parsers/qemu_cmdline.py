@@ -161,8 +161,6 @@ def parse_qemu_cmdline(text: str) -> list[Domain]:
     >>> d.domain_type, d.vcpus, d.interfaces[0].driver, d.unseen[:2]
     ('kvm', 4, 'qemu', ['cputune', 'vcpupin'])
     """
-    if not isinstance(text, str):
-        raise ParseError("qemu command line: not text")
     text = text[:MAX_COMMAND_CHARS]
     found: dict[str, Domain] = {}
     for i, command in enumerate(_command_lines(text)):
@@ -512,6 +510,21 @@ def _queues(tap: _Option) -> int | None:
 
 
 def _read_disks(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    used = _device_disks(d, by_name)
+    for drive in by_name.get("drive", []):
+        interface = drive.get("if") or "ide"
+        if drive.get("id") in used or interface in ("none", "pflash", "mtd", "sd"):
+            continue
+        kind = "cdrom" if drive.get("media") == "cdrom" else "disk"
+        disk = _drive_disk(drive, kind, drive.get("id") or drive.get("file") or f"{interface}{len(d.disks)}")
+        disk.bus = interface
+        _add_disk(d, disk, drive.line)
+    d.iothreads = sum(1 for o in by_name.get("object", []) if o.get("qom-type") == "iothread")
+
+
+def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
+    """The disks of ``-device`` options that name a ``-drive`` or ``-blockdev``;
+    the ids of the drives they used (the other drives are disks of their own)."""
     drives = {o.get("id"): o for o in by_name.get("drive", []) if o.get("id")}
     blockdevs = {o.get("node-name"): o for o in by_name.get("blockdev", [])}
     used: set[str] = set()
@@ -532,15 +545,7 @@ def _read_disks(d: Domain, by_name: dict[str, list[_Option]]) -> None:
         iothread = device.get("iothread")
         disk.iothread = _int(re.sub(r"^\D*", "", iothread)) if iothread else None
         _add_disk(d, disk, device.line)
-    for drive in by_name.get("drive", []):
-        interface = drive.get("if") or "ide"
-        if drive.get("id") in used or interface in ("none", "pflash", "mtd", "sd"):
-            continue
-        kind = "cdrom" if drive.get("media") == "cdrom" else "disk"
-        disk = _drive_disk(drive, kind, drive.get("id") or drive.get("file") or f"{interface}{len(d.disks)}")
-        disk.bus = interface
-        _add_disk(d, disk, drive.line)
-    d.iothreads = sum(1 for o in by_name.get("object", []) if o.get("qom-type") == "iothread")
+    return used
 
 
 def _add_disk(d: Domain, disk: DomainDisk, line: int) -> None:
