@@ -412,9 +412,9 @@ def _read_memory(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     for path in filter(None, paths):
         if "huge" in path.lower():
             d.hugepages = True
-            size = _HUGE_SIZE.search(path)
-            if size:
-                d.hugepage_sizes_kb.append(int(kib(float(size.group(1)), size.group(2))))
+            named = _HUGE_SIZE.search(path)
+            if named:
+                d.hugepage_sizes_kb.append(int(kib(float(named.group(1)), named.group(2))))
     d.hugepage_sizes_kb = sorted(set(d.hugepage_sizes_kb))
 
 
@@ -454,9 +454,9 @@ def _read_numa(d: Domain, by_name: dict[str, list[_Option]]) -> None:
             d.lines.setdefault("numa", numa.line)
         elif kind == "dist":
             src, dst, val = _int(numa.get("src")), _int(numa.get("dst")), _int(numa.get("val"))
-            cell = next((c for c in d.numa_cells if c.id == src), None)
-            if cell is not None and dst is not None and val is not None:
-                cell.distances[dst] = val
+            source = next((c for c in d.numa_cells if c.id == src), None)
+            if source is not None and dst is not None and val is not None:
+                source.distances[dst] = val
 
 
 def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
