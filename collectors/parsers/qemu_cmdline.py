@@ -234,7 +234,9 @@ def _logical_end(text: str, start: int) -> int:
         return nl
 
 
-_TOKEN = re.compile(r"'([^']*)'?|(\S+)")
+# a shell word: '...' (libvirt's log quotes JSON so), "..." (a hand-written
+# command: ``-netdev "tap,id=n0,vhost=on"``), or a bare word
+_TOKEN = re.compile(r"'([^']*)'?|\"([^\"]*)\"?|(\S+)")
 _CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 
 
@@ -245,11 +247,12 @@ def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
     segment, joined_at = _joined(text[start:end])
     current, counted = None, 0
     for m in _TOKEN.finditer(segment):
-        token = m.group(1) if m.group(1) is not None else m.group(2)
+        bare = m.group(3) is not None
+        token = m.group(3) if bare else (m.group(1) if m.group(1) is not None else m.group(2))
         line += segment.count("\n", counted, m.start())
         counted = m.start()
         at = line + bisect.bisect_right(joined_at, m.start())
-        if m.group(2) is not None and re.match(r"^-{1,2}[A-Za-z]", token):
+        if bare and re.match(r"^-{1,2}[A-Za-z]", token):
             if current is not None:
                 yield current
             current = _Option(name=token.lstrip("-"), value=None, line=at)
@@ -351,13 +354,17 @@ def _read_identity(d: Domain, by_name: dict[str, list[_Option]]) -> None:
 
 
 def _read_accelerator(d: Domain, by_name: dict[str, list[_Option]]) -> None:
-    """kvm for -enable-kvm, accel=kvm, -accel kvm; qemu for TCG; None when not named."""
+    """kvm for -enable-kvm, accel=kvm, -accel kvm; qemu for TCG; None when not named,
+    or when several are (``-accel kvm -accel tcg``, ``accel=kvm:tcg``: a fallback chain)."""
     accels = [
         o.get("accel") for o in by_name.get("accel", []) + by_name.get("machine", []) + by_name.get("M", [])
     ]
-    if "enable-kvm" in by_name or "kvm" in accels:
+    named = set(filter(None, accels)) | ({"kvm"} if "enable-kvm" in by_name else set())
+    if len(named) > 1:
+        return  # "-accel kvm -accel tcg": QEMU takes the first that works, which the line does not say
+    if named == {"kvm"}:
         d.domain_type = "kvm"
-    elif "tcg" in accels:
+    elif named == {"tcg"}:
         d.domain_type = "qemu"
 
 
@@ -559,7 +566,7 @@ def _drive_disk(drive: _Option, kind: str, target: str) -> DomainDisk:
         target=target,
         device=kind,
         source=drive.get("file"),
-        cache=drive.get("cache"),
+        cache=drive.get("cache") or _drive_dotted_mode(drive),
         io=drive.get("aio"),
         driver_shown=True,
     )
@@ -571,6 +578,17 @@ def _dotted_cache(node: _Option) -> str | None:
         key: node.get(f"cache.{key}") == "on" for key in ("direct", "no-flush") if node.get(f"cache.{key}")
     }
     return json.dumps(flags) if flags else None
+
+
+def _drive_dotted_mode(drive: _Option) -> str | None:
+    """The cache mode of a ``-drive`` given as ``cache.direct=on`` (``cache.no-flush``,
+    ``cache.writeback``: QEMU's ``-drive`` cache options, writeback on unless off)."""
+    flags = _dotted_cache(drive)
+    if flags is None:
+        return None
+    parsed = json.loads(flags)
+    writeback = drive.get("cache.writeback") != "off"
+    return _CACHE_MODES.get((parsed.get("direct", False), parsed.get("no-flush", False), writeback))
 
 
 # (direct, no-flush, write-cache) -> libvirt's cache mode (qemuDomainDiskCacheModes)

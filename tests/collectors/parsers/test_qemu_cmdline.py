@@ -214,3 +214,35 @@ def test_a_sosreport_libvirt_log_is_read_as_command_lines():
     from collectors.transcript import kind_for_path
 
     assert kind_for_path("sosreport-hv1/var/log/libvirt/qemu/instance-00000024.log") == "qemu_cmdline"
+
+
+def test_double_quoted_arguments_of_a_run_script():
+    # a GPU passthrough run script: -name "...", -drive "if=pflash,...", -netdev "type=tap,...,vhost=on"
+    d = _one("gpu-passthrough-run-script-double-quoted.sh")
+    assert d.name == "Windows10-QEMU" and d.domain_type == "kvm"
+    (nic,) = d.interfaces
+    assert (nic.model, nic.kind, nic.driver) == ("virtio", "tap", "vhost")
+    # the two if=pflash drives are firmware, the media=cdrom ones CD-ROMs: one disk
+    assert [(k.target, k.device, k.cache) for k in d.disks if k.device == "disk"] == [
+        ("disk0", "disk", "none")
+    ]
+
+
+def test_drive_cache_given_as_dotted_options():
+    # -drive file=hda.img,if=virtio,cache.direct=on: O_DIRECT with the write cache on, libvirt's "none"
+    (disk,) = _one("aarch64-kvm-tpm-run-script-cache-direct.sh").disks
+    assert (disk.source, disk.cache) == ("hda.img", "none")
+    (d,) = parse_qemu_cmdline(
+        "qemu-system-x86_64 -enable-kvm -drive file=a.img,if=virtio,cache.direct=on,cache.writeback=off "
+        "-drive file=b.img,if=virtio,cache.no-flush=on"
+    )
+    assert [k.cache for k in d.disks] == ["directsync", "unsafe"]
+
+
+def test_accelerator_fallback_chain_is_unknown():
+    # -accel kvm -accel tcg: QEMU runs the first that works, the line does not say which
+    assert _one("niraos-run-accel-kvm-tcg-fallback.sh").domain_type is None
+    (d,) = parse_qemu_cmdline("qemu-system-x86_64 -machine q35,accel=kvm:tcg -smp 2")
+    assert d.domain_type is None
+    (d,) = parse_qemu_cmdline("qemu-system-x86_64 -enable-kvm -machine q35,accel=kvm -smp 2")
+    assert d.domain_type == "kvm"
