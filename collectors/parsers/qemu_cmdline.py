@@ -475,11 +475,15 @@ def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
             continue
         _add_nic(d, device.get("driver") or "", device.get("mac"), backend, device.line)
     for nic in by_name.get("nic", []):
-        _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
+        if nic.get("type") != "none":  # -nic none: no NIC at all
+            _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
     legacy = by_name.get("net", [])
+    backends: dict[str, _Option] = {}
+    for o in legacy:
+        if o.get("type") != "nic":
+            backends.setdefault(o.get("vlan") or "0", o)
     for nic in (o for o in legacy if o.get("type") == "nic"):
-        vlan = nic.get("vlan") or "0"
-        backend = next((o for o in legacy if o.get("type") != "nic" and (o.get("vlan") or "0") == vlan), None)
+        backend = backends.get(nic.get("vlan") or "0")
         if backend is not None:
             _add_nic(d, nic.get("model") or "", nic.get("macaddr"), backend, nic.line)
 
@@ -498,13 +502,18 @@ def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int
     d.lines[f"interfaces[{len(d.interfaces) - 1}]"] = backend.line if nic.driver else line
 
 
-def _backend_driver(tap: _Option) -> str:
+# QEMU's spellings of a boolean option (qapi/qobject-input-visitor.c)
+_ON, _OFF = ("on", "true", "yes", "y"), ("off", "false", "no", "n")
+
+
+def _backend_driver(tap: _Option) -> str | None:
     """ "vhost" or "qemu": QEMU's vhost option is off unless given, and on when
-    vhost file descriptors or vhostforce are passed (net/tap.c)."""
+    vhost file descriptors or vhostforce are passed (net/tap.c). None when the
+    value is no boolean QEMU knows (``vhost=3Don`` of a quoted-printable mail)."""
     vhost = tap.get("vhost")
     if vhost is not None:
-        return "vhost" if vhost in ("on", "true", "yes") else "qemu"
-    if tap.get("vhostfd") or tap.get("vhostfds") or tap.get("vhostforce") in ("on", "true", "yes"):
+        return "vhost" if vhost in _ON else "qemu" if vhost in _OFF else None
+    if tap.get("vhostfd") or tap.get("vhostfds") or tap.get("vhostforce") in _ON:
         return "vhost"
     return "qemu"
 
