@@ -23,6 +23,14 @@ from engine.rules import (
 
 # a guest this large sends and receives through one vCPU with one queue pair
 SINGLE_QUEUE_MIN_VCPUS = 4
+# NIC backends that have one queue pair whatever the device asks: user-mode
+# networking (slirp, passt) and sockets. libvirt refuses <driver queues> on them
+# ("Multiqueue network is not supported for: user", qemu_hotplug.c: only
+# network, bridge, direct, ethernet, vhostuser and vdpa); the XML interface
+# types and QEMU's -netdev types.
+SINGLE_QUEUE_BACKENDS = frozenset(
+    ("user", "mcast", "udp", "server", "client", "socket", "stream", "dgram", "l2tpv3", "vde", "hubport")
+)
 
 
 @rule(
@@ -33,12 +41,14 @@ SINGLE_QUEUE_MIN_VCPUS = 4
     condition=(
         f"a domain with >= {SINGLE_QUEUE_MIN_VCPUS} vCPUs has a virtio <interface> without <driver queues='"
         "N'> "
-        "(or with queues='1'): all its packets are handled by one queue pair, one vCPU's softirq"
+        "(or with queues='1'): all its packets are handled by one queue pair, one vCPU's softirq; not on "
+        "user-mode networking or a socket backend, which have one queue pair whatever is set"
     ),
     condition_zh=(
         f"vCPU >= {SINGLE_QUEUE_MIN_VCPUS} 的虚拟机有未设置 <driver queues='N'>（或 queues='1'）的 virtio "
         "网卡："
-        "所有报文由一个队列对、一个 vCPU 的软中断处理"
+        "所有报文由一个队列对、一个 vCPU 的软中断处理；用户态网络（user）或 socket 后端除外，它们无论如何设置"
+        "都只有一个队列对"
     ),
     requires=("domains",),
     # a KVM host decides from its domain XMLs
@@ -85,11 +95,14 @@ def virtio_net_single_queue(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 
 def _single_queue_nics(d: Domain) -> list[tuple[int, DomainInterface]]:
-    """(index, NIC) of each virtio NIC without <driver queues='N'> above 1."""
+    """(index, NIC) of each virtio NIC without <driver queues='N'> above 1, on a
+    backend that can have more (not user-mode networking nor a socket)."""
     return [
         (i, nic)
         for i, nic in enumerate(d.interfaces)
-        if nic.model == "virtio" and (nic.queues is None or nic.queues <= 1)
+        if nic.model == "virtio"
+        and (nic.queues is None or nic.queues <= 1)
+        and nic.kind not in SINGLE_QUEUE_BACKENDS
     ]
 
 
