@@ -109,7 +109,8 @@ _VIRTIO_NET = re.compile(r"^virtio-net(-pci|-ccw|-device|-pci-non-transitional|-
 _TAP_TYPES = ("tap", "bridge")  # a bridge netdev is a tap set up by qemu-bridge-helper
 _CDROM_DEVICES = ("ide-cd", "scsi-cd", "usb-cd")
 _DISK_DEVICES = re.compile(
-    r"^(virtio-blk(-pci|-ccw|-device)?|ide-hd|ide-drive|scsi-hd|scsi-disk|scsi-block|usb-storage|nvme)$"
+    r"^(virtio-blk(-pci|-ccw|-device|-pci-non-transitional|-pci-transitional)?"
+    r"|ide-hd|ide-drive|scsi-hd|scsi-disk|scsi-block|usb-storage|nvme)$"
 )
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:i?B)?$", re.I)
 _HUGE_SIZE = re.compile(r"hugepages-?(\d+)([kMG])B?", re.I)
@@ -477,13 +478,18 @@ def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     for nic in by_name.get("nic", []):
         if nic.get("type") != "none":  # -nic none: no NIC at all
             _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
-    legacy = by_name.get("net", [])
+    _read_legacy_nics(d, by_name.get("net", []), netdevs)
+
+
+def _read_legacy_nics(d: Domain, legacy: list[_Option], netdevs: dict[str | None, _Option]) -> None:
+    """-net nic paired with -net tap/user/... of its vlan, or with the -netdev it names."""
     backends: dict[str, _Option] = {}
     for o in legacy:
         if o.get("type") != "nic":
             backends.setdefault(o.get("vlan") or "0", o)
     for nic in (o for o in legacy if o.get("type") == "nic"):
-        backend = backends.get(nic.get("vlan") or "0")
+        # -net nic,netdev=ID (libvirt's form for NIC models that are no -device) or by vlan
+        backend = netdevs.get(nic.get("netdev")) or backends.get(nic.get("vlan") or "0")
         if backend is not None:
             _add_nic(d, nic.get("model") or "", nic.get("macaddr"), backend, nic.line)
 

@@ -275,3 +275,15 @@ def test_many_legacy_net_pairs_are_read_in_linear_time():
     start = time.perf_counter()
     (d,) = parse_qemu_cmdline(text)
     assert len(d.interfaces) == 3000 and time.perf_counter() - start < 2  # was 3.3 s (quadratic)
+
+
+def test_net_nic_naming_its_netdev():
+    # libvirt's form for a NIC model that is no -device: -netdev user,id=hostnet0 then
+    # -net nic,macaddr=...,netdev=hostnet0,model=lan9118
+    (nic,) = _one("libvirt-arm-vexpressa9-basic.args").interfaces
+    assert (nic.model, nic.kind, nic.mac) == ("lan9118", "user", "52:54:00:09:a4:37")
+
+
+def test_transitional_virtio_blk_is_a_disk():
+    (disk,) = _one("libvirt-virtio-non-transitional.args").disks
+    assert (disk.target, disk.bus, disk.device) == ("virtio-disk0", "virtio", "disk")
