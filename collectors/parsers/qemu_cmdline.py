@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -385,12 +386,15 @@ def _read_smp(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     if smp is None:
         return
     cpus, maxcpus = _int(smp.get("cpus")), _int(smp.get("maxcpus"))
-    d.vcpus = maxcpus or cpus
-    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
     for key in ("sockets", "dies", "clusters", "cores", "threads"):
         value = _int(smp.get(key))
         if value is not None:
             d.topology[key] = value
+    if cpus is None and maxcpus is None and d.topology:
+        # "-smp sockets=1,cores=2,threads=1": QEMU counts the product (an omitted level is 1)
+        cpus = math.prod(d.topology.values())
+    d.vcpus = maxcpus or cpus
+    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
     d.lines["vcpu"] = d.lines["topology"] = smp.line
 
 

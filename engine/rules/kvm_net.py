@@ -210,6 +210,16 @@ VHOST_RULE = "kvm.vhost_net_disabled"
             "开销和延迟更高。libvirt 能打开 /dev/vhost-net 时会传入 vhost=on：请检查 vhost_net 模块是否已"
             "加载、网卡是否设置了 <driver name='qemu'/>；手写的命令行需要加上 vhost=on。",
         ),
+        "cmdline_bridge": (
+            "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a bridge netdev "
+            "({netdevs}): QEMU's bridge helper backend has no vhost option, so every packet is copied "
+            "through the QEMU process instead of the vhost-net kernel driver. -netdev tap,br=BRIDGE,vhost=on "
+            "(tap takes the same br= and helper=) joins the same bridge with vhost-net.",
+            "虚拟机 {domain}：其 QEMU 命令行中 virtio 网卡 {nics} 使用 bridge netdev（{netdevs}）：QEMU 的 "
+            "bridge helper 后端没有 vhost 选项，每个报文都经 QEMU 进程拷贝，而不是由 vhost-net 内核驱动处理。"
+            "改用 -netdev tap,br=BRIDGE,vhost=on（tap 同样接受 br= 和 helper=）"
+            "即可以 vhost-net 接入同一网桥。",
+        ),
         "cmdline_partial": (
             "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a tap netdev without "
             "vhost=on ({netdevs}), the user-space backend. The command line does not show whether the guest "
@@ -254,9 +264,7 @@ def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, Domain
     partial = _kvm_not_shown(d)
     label = domain_label(d)
     cmdline = d.origin == "qemu_cmdline"
-    template = (
-        ("cmdline_partial" if partial else "cmdline") if cmdline else domain_explanation(d, partial=partial)
-    )
+    template = _cmdline_template(nics, partial) if cmdline else domain_explanation(d, partial=partial)
     return finding(
         VHOST_RULE,
         host,
@@ -270,6 +278,13 @@ def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, Domain
         severity="info" if partial else "warning",
         evidence=[_backend_evidence(host, d, label, i, nic) for i, nic in nics],
     )
+
+
+def _cmdline_template(nics: list[tuple[int, DomainInterface]], partial: bool) -> str:
+    """The explanation of a QEMU command line's finding: a bridge netdev has no vhost option to set."""
+    if partial:
+        return "cmdline_partial"
+    return "cmdline_bridge" if all(nic.kind == "bridge" for _, nic in nics) else "cmdline"
 
 
 def _backend_evidence(host: HostFacts, d: Domain, label: str, i: int, nic: DomainInterface) -> Evidence:
