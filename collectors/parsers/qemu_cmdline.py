@@ -45,7 +45,8 @@ NIC's ``driver`` is "qemu" (else "vhost").
 What libvirt sets outside the command line (vCPU, emulator and iothread
 affinity, numatune: cgroups and sched_setaffinity) is not in it, and neither is
 whatever a paste cut off the end of a long line: those elements are listed in
-``Domain.unseen`` (unknown, not absent), and so are ``cpu``, ``numa`` and
+``Domain.unseen`` (unknown, not absent), and so are ``devices`` when a "..."
+stands for elided arguments, ``cpu``, ``numa`` and
 ``topology`` when the line does not show them, and ``l3-cache`` for a named or
 absent CPU model (whether it shows an L3 depends on the QEMU version and
 machine type). ``Domain.origin`` is "qemu_cmdline".
@@ -133,6 +134,7 @@ class _Option:
 class _CommandLine:
     options: list[_Option]
     line: int  # line of the binary
+    elided: bool = False  # a "..." stands for arguments the paste left out
 
 
 def looks_like_qemu_command(text: str) -> bool:
@@ -218,8 +220,12 @@ def _command_lines(text: str) -> Iterator[_CommandLine]:
         end = _logical_end(text, m.end())
         options = list(_options(text, m.end(), end, line))
         if any(o.name in _GUEST_OPTIONS for o in options):
-            yield _CommandLine(options=options, line=line)
+            yield _CommandLine(options=options, line=line, elided=bool(_ELISION.search(text, m.end(), end)))
         pos = max(end, m.end())
+
+
+# "ps aux" rows quoted with their arguments elided: "-name guest=vm -S -object ..."
+_ELISION = re.compile(r"(?<!\S)(?:\.{3,}|\u2026)(?!\S)")
 
 
 def _logical_end(text: str, start: int) -> int:
@@ -329,6 +335,8 @@ def _domain(command: _CommandLine) -> Domain:
     _read_nics(d, by_name)
     _read_disks(d, by_name)
     unseen = list(NEVER_SHOWN)
+    if command.elided:
+        unseen.append("devices")  # the disks and NICs among the elided arguments are unknown
     if d.cpu_mode is None:
         unseen.append("cpu")
     if d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name):

@@ -169,6 +169,18 @@ def test_vhost_on_a_bridge_netdev_advises_a_tap_on_that_bridge(analyze_texts):
     assert (guest.vcpus, guest.topology) == (2, {"sockets": 1, "cores": 2, "threads": 1})
 
 
+def test_an_elided_ps_row_leaves_the_device_rules_not_checked(analyze_texts):
+    # a KubeVirt walkthrough's ps row, verbatim (code index id 18025592149): "... -S -object ..."
+    row = (
+        "uuidd    138713  6.6  0.1 5007076 101612 ?      Sl   17:49   0:21 /usr/bin/qemu-system-x86_64 "
+        "-name guest=default_testvm,debug-threads=on -S -object ...\n"
+    )
+    result = analyze_texts(row, names=["ps.txt"])
+    not_checked = {n.rule for n in result.not_checked}
+    # its disks and NICs are among the elided arguments: not "checked, nothing found"
+    assert {VHOST, CACHE, "kvm.iothread_unpinned"} <= not_checked
+
+
 def test_vhost_quiet_on_a_published_nova_ps_row_with_vhost_on(analyze_texts):
     # a nova instance's ps -ef row: -netdev tap,...,vhost=on,vhostfd=30, cache=none disks
     result = analyze_texts((QEMU / "nova-ps-ef-qemu-kvm-vhost-on.md").read_text(), names=["notes.md"])
