@@ -45,7 +45,8 @@ NIC's ``driver`` is "qemu" (else "vhost").
 What libvirt sets outside the command line (vCPU, emulator and iothread
 affinity, numatune: cgroups and sched_setaffinity) is not in it, and neither is
 whatever a paste cut off the end of a long line: those elements are listed in
-``Domain.unseen`` (unknown, not absent), and so are ``cpu``, ``numa`` and
+``Domain.unseen`` (unknown, not absent), and so are ``devices`` when a "..."
+stands for elided arguments, ``cpu``, ``numa`` and
 ``topology`` when the line does not show them, and ``l3-cache`` for a named or
 absent CPU model (whether it shows an L3 depends on the QEMU version and
 machine type). ``Domain.origin`` is "qemu_cmdline".
@@ -55,6 +56,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -109,7 +111,8 @@ _VIRTIO_NET = re.compile(r"^virtio-net(-pci|-ccw|-device|-pci-non-transitional|-
 _TAP_TYPES = ("tap", "bridge")  # a bridge netdev is a tap set up by qemu-bridge-helper
 _CDROM_DEVICES = ("ide-cd", "scsi-cd", "usb-cd")
 _DISK_DEVICES = re.compile(
-    r"^(virtio-blk(-pci|-ccw|-device)?|ide-hd|ide-drive|scsi-hd|scsi-disk|scsi-block|usb-storage|nvme)$"
+    r"^(virtio-blk(-pci|-ccw|-device|-pci-non-transitional|-pci-transitional)?"
+    r"|ide-hd|ide-drive|scsi-hd|scsi-disk|scsi-block|usb-storage|nvme)$"
 )
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:i?B)?$", re.I)
 _HUGE_SIZE = re.compile(r"hugepages-?(\d+)([kMG])B?", re.I)
@@ -131,6 +134,7 @@ class _Option:
 class _CommandLine:
     options: list[_Option]
     line: int  # line of the binary
+    elided: bool = False  # a "..." stands for arguments the paste left out
 
 
 def looks_like_qemu_command(text: str) -> bool:
@@ -216,8 +220,12 @@ def _command_lines(text: str) -> Iterator[_CommandLine]:
         end = _logical_end(text, m.end())
         options = list(_options(text, m.end(), end, line))
         if any(o.name in _GUEST_OPTIONS for o in options):
-            yield _CommandLine(options=options, line=line)
+            yield _CommandLine(options=options, line=line, elided=bool(_ELISION.search(text, m.end(), end)))
         pos = max(end, m.end())
+
+
+# "ps aux" rows quoted with their arguments elided: "-name guest=vm -S -object ..."
+_ELISION = re.compile(r"(?<!\S)(?:\.{3,}|\u2026)(?!\S)")
 
 
 def _logical_end(text: str, start: int) -> int:
@@ -234,7 +242,9 @@ def _logical_end(text: str, start: int) -> int:
         return nl
 
 
-_TOKEN = re.compile(r"'([^']*)'?|(\S+)")
+# a shell word: '...' (libvirt's log quotes JSON so), "..." (a hand-written
+# command: ``-netdev "tap,id=n0,vhost=on"``), or a bare word
+_TOKEN = re.compile(r"'([^']*)'?|\"([^\"]*)\"?|(\S+)")
 _CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 
 
@@ -245,11 +255,12 @@ def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
     segment, joined_at = _joined(text[start:end])
     current, counted = None, 0
     for m in _TOKEN.finditer(segment):
-        token = m.group(1) if m.group(1) is not None else m.group(2)
+        bare = m.group(3) is not None
+        token = m.group(3) if bare else (m.group(1) if m.group(1) is not None else m.group(2))
         line += segment.count("\n", counted, m.start())
         counted = m.start()
         at = line + bisect.bisect_right(joined_at, m.start())
-        if m.group(2) is not None and re.match(r"^-{1,2}[A-Za-z]", token):
+        if bare and re.match(r"^-{1,2}[A-Za-z]", token):
             if current is not None:
                 yield current
             current = _Option(name=token.lstrip("-"), value=None, line=at)
@@ -324,6 +335,8 @@ def _domain(command: _CommandLine) -> Domain:
     _read_nics(d, by_name)
     _read_disks(d, by_name)
     unseen = list(NEVER_SHOWN)
+    if command.elided:
+        unseen.append("devices")  # the disks and NICs among the elided arguments are unknown
     if d.cpu_mode is None:
         unseen.append("cpu")
     if d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name):
@@ -351,13 +364,17 @@ def _read_identity(d: Domain, by_name: dict[str, list[_Option]]) -> None:
 
 
 def _read_accelerator(d: Domain, by_name: dict[str, list[_Option]]) -> None:
-    """kvm for -enable-kvm, accel=kvm, -accel kvm; qemu for TCG; None when not named."""
+    """kvm for -enable-kvm, accel=kvm, -accel kvm; qemu for TCG; None when not named,
+    or when several are (``-accel kvm -accel tcg``, ``accel=kvm:tcg``: a fallback chain)."""
     accels = [
         o.get("accel") for o in by_name.get("accel", []) + by_name.get("machine", []) + by_name.get("M", [])
     ]
-    if "enable-kvm" in by_name or "kvm" in accels:
+    named = set(filter(None, accels)) | ({"kvm"} if "enable-kvm" in by_name else set())
+    if len(named) > 1:
+        return  # "-accel kvm -accel tcg": QEMU takes the first that works, which the line does not say
+    if named == {"kvm"}:
         d.domain_type = "kvm"
-    elif "tcg" in accels:
+    elif named == {"tcg"}:
         d.domain_type = "qemu"
 
 
@@ -377,12 +394,15 @@ def _read_smp(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     if smp is None:
         return
     cpus, maxcpus = _int(smp.get("cpus")), _int(smp.get("maxcpus"))
-    d.vcpus = maxcpus or cpus
-    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
     for key in ("sockets", "dies", "clusters", "cores", "threads"):
         value = _int(smp.get(key))
         if value is not None:
             d.topology[key] = value
+    if cpus is None and maxcpus is None and d.topology:
+        # "-smp sockets=1,cores=2,threads=1": QEMU counts the product (an omitted level is 1)
+        cpus = math.prod(d.topology.values())
+    d.vcpus = maxcpus or cpus
+    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
     d.lines["vcpu"] = d.lines["topology"] = smp.line
 
 
@@ -468,11 +488,20 @@ def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
             continue
         _add_nic(d, device.get("driver") or "", device.get("mac"), backend, device.line)
     for nic in by_name.get("nic", []):
-        _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
-    legacy = by_name.get("net", [])
+        if nic.get("type") != "none":  # -nic none: no NIC at all
+            _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
+    _read_legacy_nics(d, by_name.get("net", []), netdevs)
+
+
+def _read_legacy_nics(d: Domain, legacy: list[_Option], netdevs: dict[str | None, _Option]) -> None:
+    """-net nic paired with -net tap/user/... of its vlan, or with the -netdev it names."""
+    backends: dict[str, _Option] = {}
+    for o in legacy:
+        if o.get("type") != "nic":
+            backends.setdefault(o.get("vlan") or "0", o)
     for nic in (o for o in legacy if o.get("type") == "nic"):
-        vlan = nic.get("vlan") or "0"
-        backend = next((o for o in legacy if o.get("type") != "nic" and (o.get("vlan") or "0") == vlan), None)
+        # -net nic,netdev=ID (libvirt's form for NIC models that are no -device) or by vlan
+        backend = netdevs.get(nic.get("netdev")) or backends.get(nic.get("vlan") or "0")
         if backend is not None:
             _add_nic(d, nic.get("model") or "", nic.get("macaddr"), backend, nic.line)
 
@@ -491,13 +520,18 @@ def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int
     d.lines[f"interfaces[{len(d.interfaces) - 1}]"] = backend.line if nic.driver else line
 
 
-def _backend_driver(tap: _Option) -> str:
+# QEMU's spellings of a boolean option (qapi/qobject-input-visitor.c)
+_ON, _OFF = ("on", "true", "yes", "y"), ("off", "false", "no", "n")
+
+
+def _backend_driver(tap: _Option) -> str | None:
     """ "vhost" or "qemu": QEMU's vhost option is off unless given, and on when
-    vhost file descriptors or vhostforce are passed (net/tap.c)."""
+    vhost file descriptors or vhostforce are passed (net/tap.c). None when the
+    value is no boolean QEMU knows (``vhost=3Don`` of a quoted-printable mail)."""
     vhost = tap.get("vhost")
     if vhost is not None:
-        return "vhost" if vhost in ("on", "true", "yes") else "qemu"
-    if tap.get("vhostfd") or tap.get("vhostfds") or tap.get("vhostforce") in ("on", "true", "yes"):
+        return "vhost" if vhost in _ON else "qemu" if vhost in _OFF else None
+    if tap.get("vhostfd") or tap.get("vhostfds") or tap.get("vhostforce") in _ON:
         return "vhost"
     return "qemu"
 
@@ -559,7 +593,7 @@ def _drive_disk(drive: _Option, kind: str, target: str) -> DomainDisk:
         target=target,
         device=kind,
         source=drive.get("file"),
-        cache=drive.get("cache"),
+        cache=drive.get("cache") or _drive_dotted_mode(drive),
         io=drive.get("aio"),
         driver_shown=True,
     )
@@ -571,6 +605,17 @@ def _dotted_cache(node: _Option) -> str | None:
         key: node.get(f"cache.{key}") == "on" for key in ("direct", "no-flush") if node.get(f"cache.{key}")
     }
     return json.dumps(flags) if flags else None
+
+
+def _drive_dotted_mode(drive: _Option) -> str | None:
+    """The cache mode of a ``-drive`` given as ``cache.direct=on`` (``cache.no-flush``,
+    ``cache.writeback``: QEMU's ``-drive`` cache options, writeback on unless off)."""
+    flags = _dotted_cache(drive)
+    if flags is None:
+        return None
+    parsed = json.loads(flags)
+    writeback = drive.get("cache.writeback") != "off"
+    return _CACHE_MODES.get((parsed.get("direct", False), parsed.get("no-flush", False), writeback))
 
 
 # (direct, no-flush, write-cache) -> libvirt's cache mode (qemuDomainDiskCacheModes)

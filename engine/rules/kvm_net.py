@@ -23,6 +23,14 @@ from engine.rules import (
 
 # a guest this large sends and receives through one vCPU with one queue pair
 SINGLE_QUEUE_MIN_VCPUS = 4
+# NIC backends that have one queue pair whatever the device asks: user-mode
+# networking (slirp, passt) and sockets. libvirt refuses <driver queues> on them
+# ("Multiqueue network is not supported for: user", qemu_hotplug.c: only
+# network, bridge, direct, ethernet, vhostuser and vdpa); the XML interface
+# types and QEMU's -netdev types.
+SINGLE_QUEUE_BACKENDS = frozenset(
+    ("user", "mcast", "udp", "server", "client", "socket", "stream", "dgram", "l2tpv3", "vde", "hubport")
+)
 
 
 @rule(
@@ -33,12 +41,14 @@ SINGLE_QUEUE_MIN_VCPUS = 4
     condition=(
         f"a domain with >= {SINGLE_QUEUE_MIN_VCPUS} vCPUs has a virtio <interface> without <driver queues='"
         "N'> "
-        "(or with queues='1'): all its packets are handled by one queue pair, one vCPU's softirq"
+        "(or with queues='1'): all its packets are handled by one queue pair, one vCPU's softirq; not on "
+        "user-mode networking or a socket backend, which have one queue pair whatever is set"
     ),
     condition_zh=(
         f"vCPU >= {SINGLE_QUEUE_MIN_VCPUS} 的虚拟机有未设置 <driver queues='N'>（或 queues='1'）的 virtio "
         "网卡："
-        "所有报文由一个队列对、一个 vCPU 的软中断处理"
+        "所有报文由一个队列对、一个 vCPU 的软中断处理；用户态网络（user）或 socket 后端除外，它们无论如何设置"
+        "都只有一个队列对"
     ),
     requires=("domains",),
     # a KVM host decides from its domain XMLs
@@ -85,11 +95,14 @@ def virtio_net_single_queue(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 
 def _single_queue_nics(d: Domain) -> list[tuple[int, DomainInterface]]:
-    """(index, NIC) of each virtio NIC without <driver queues='N'> above 1."""
+    """(index, NIC) of each virtio NIC without <driver queues='N'> above 1, on a
+    backend that can have more (not user-mode networking nor a socket)."""
     return [
         (i, nic)
         for i, nic in enumerate(d.interfaces)
-        if nic.model == "virtio" and (nic.queues is None or nic.queues <= 1)
+        if nic.model == "virtio"
+        and (nic.queues is None or nic.queues <= 1)
+        and nic.kind not in SINGLE_QUEUE_BACKENDS
     ]
 
 
@@ -197,6 +210,16 @@ VHOST_RULE = "kvm.vhost_net_disabled"
             "开销和延迟更高。libvirt 能打开 /dev/vhost-net 时会传入 vhost=on：请检查 vhost_net 模块是否已"
             "加载、网卡是否设置了 <driver name='qemu'/>；手写的命令行需要加上 vhost=on。",
         ),
+        "cmdline_bridge": (
+            "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a bridge netdev "
+            "({netdevs}): QEMU's bridge helper backend has no vhost option, so every packet is copied "
+            "through the QEMU process instead of the vhost-net kernel driver. -netdev tap,br=BRIDGE,vhost=on "
+            "(tap takes the same br= and helper=) joins the same bridge with vhost-net.",
+            "虚拟机 {domain}：其 QEMU 命令行中 virtio 网卡 {nics} 使用 bridge netdev（{netdevs}）：QEMU 的 "
+            "bridge helper 后端没有 vhost 选项，每个报文都经 QEMU 进程拷贝，而不是由 vhost-net 内核驱动处理。"
+            "改用 -netdev tap,br=BRIDGE,vhost=on（tap 同样接受 br= 和 helper=）"
+            "即可以 vhost-net 接入同一网桥。",
+        ),
         "cmdline_partial": (
             "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a tap netdev without "
             "vhost=on ({netdevs}), the user-space backend. The command line does not show whether the guest "
@@ -241,9 +264,7 @@ def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, Domain
     partial = _kvm_not_shown(d)
     label = domain_label(d)
     cmdline = d.origin == "qemu_cmdline"
-    template = (
-        ("cmdline_partial" if partial else "cmdline") if cmdline else domain_explanation(d, partial=partial)
-    )
+    template = _cmdline_template(nics, partial) if cmdline else domain_explanation(d, partial=partial)
     return finding(
         VHOST_RULE,
         host,
@@ -257,6 +278,13 @@ def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, Domain
         severity="info" if partial else "warning",
         evidence=[_backend_evidence(host, d, label, i, nic) for i, nic in nics],
     )
+
+
+def _cmdline_template(nics: list[tuple[int, DomainInterface]], partial: bool) -> str:
+    """The explanation of a QEMU command line's finding: a bridge netdev has no vhost option to set."""
+    if partial:
+        return "cmdline_partial"
+    return "cmdline_bridge" if all(nic.kind == "bridge" for _, nic in nics) else "cmdline"
 
 
 def _backend_evidence(host: HostFacts, d: Domain, label: str, i: int, nic: DomainInterface) -> Evidence:

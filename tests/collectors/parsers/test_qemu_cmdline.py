@@ -214,3 +214,76 @@ def test_a_sosreport_libvirt_log_is_read_as_command_lines():
     from collectors.transcript import kind_for_path
 
     assert kind_for_path("sosreport-hv1/var/log/libvirt/qemu/instance-00000024.log") == "qemu_cmdline"
+
+
+def test_double_quoted_arguments_of_a_run_script():
+    # a GPU passthrough run script: -name "...", -drive "if=pflash,...", -netdev "type=tap,...,vhost=on"
+    d = _one("gpu-passthrough-run-script-double-quoted.sh")
+    assert d.name == "Windows10-QEMU" and d.domain_type == "kvm"
+    (nic,) = d.interfaces
+    assert (nic.model, nic.kind, nic.driver) == ("virtio", "tap", "vhost")
+    # the two if=pflash drives are firmware, the media=cdrom ones CD-ROMs: one disk
+    assert [(k.target, k.device, k.cache) for k in d.disks if k.device == "disk"] == [
+        ("disk0", "disk", "none")
+    ]
+
+
+def test_drive_cache_given_as_dotted_options():
+    # -drive file=hda.img,if=virtio,cache.direct=on: O_DIRECT with the write cache on, libvirt's "none"
+    (disk,) = _one("aarch64-kvm-tpm-run-script-cache-direct.sh").disks
+    assert (disk.source, disk.cache) == ("hda.img", "none")
+    (d,) = parse_qemu_cmdline(
+        "qemu-system-x86_64 -enable-kvm -drive file=a.img,if=virtio,cache.direct=on,cache.writeback=off "
+        "-drive file=b.img,if=virtio,cache.no-flush=on"
+    )
+    assert [k.cache for k in d.disks] == ["directsync", "unsafe"]
+
+
+def test_accelerator_fallback_chain_is_unknown():
+    # -accel kvm -accel tcg: QEMU runs the first that works, the line does not say which
+    assert _one("niraos-run-accel-kvm-tcg-fallback.sh").domain_type is None
+    (d,) = parse_qemu_cmdline("qemu-system-x86_64 -machine q35,accel=kvm:tcg -smp 2")
+    assert d.domain_type is None
+    (d,) = parse_qemu_cmdline("qemu-system-x86_64 -enable-kvm -machine q35,accel=kvm -smp 2")
+    assert d.domain_type == "kvm"
+
+
+def test_nic_none_is_no_nic():
+    # "qemu-system-x86_64 -m 4096 -drive ... --smp cpus=4 -enable-kvm -nic none"
+    d = _one("win10-snapshot-nic-none.sh")
+    assert (d.domain_type, d.vcpus, d.interfaces) == ("kvm", 4, [])
+
+
+def test_vhost_value_qemu_does_not_know_is_unknown():
+    # the netdev and device lines of a libvirt log quoted in a quoted-printable qemu-devel mail
+    # (Launchpad bug 1830864, code index id 5757584256): "=" is written "=3D"
+    (d,) = parse_qemu_cmdline(
+        "qemu-system-aarch64 -machine virt-4.1,accel=kvm -smp 8 \\\n"
+        "  >   -netdev tap,fd=3D29,id=3Dhostnet0,vhost=3Don,vhostfd=3D30 \\\n"
+        "  >   -device virtio-net-pci,netdev=3Dhostnet0,id=3Dnet0,mac=3D52:54:00:6f:=\n"
+    )
+    (nic,) = d.interfaces
+    assert (nic.model, nic.kind, nic.driver) == ("virtio", "tap", None)  # not "qemu": not known
+
+
+def test_many_legacy_net_pairs_are_read_in_linear_time():
+    import time
+
+    text = "qemu-kvm -m 1G " + " ".join(
+        f"-net nic,model=virtio,vlan={i} -net tap,vlan={i}" for i in range(3000)
+    )
+    start = time.perf_counter()
+    (d,) = parse_qemu_cmdline(text)
+    assert len(d.interfaces) == 3000 and time.perf_counter() - start < 2  # was 3.3 s (quadratic)
+
+
+def test_net_nic_naming_its_netdev():
+    # libvirt's form for a NIC model that is no -device: -netdev user,id=hostnet0 then
+    # -net nic,macaddr=...,netdev=hostnet0,model=lan9118
+    (nic,) = _one("libvirt-arm-vexpressa9-basic.args").interfaces
+    assert (nic.model, nic.kind, nic.mac) == ("lan9118", "user", "52:54:00:09:a4:37")
+
+
+def test_transitional_virtio_blk_is_a_disk():
+    (disk,) = _one("libvirt-virtio-non-transitional.args").disks
+    assert (disk.target, disk.bus, disk.device) == ("virtio-disk0", "virtio", "disk")

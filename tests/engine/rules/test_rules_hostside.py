@@ -269,6 +269,14 @@ def test_virtio_net_single_queue_fires_on_the_zstack_founding_guest(analyze_text
     assert f.values["vcpus"] == 32
 
 
+def test_virtio_net_single_queue_quiet_on_user_mode_networking(analyze_texts):
+    # a 4-vCPU KVM guest's virtio NIC on -netdev user (slirp): one queue pair whatever is set,
+    # libvirt refuses queues on it, so there is nothing to advise
+    text = (FIXTURES / "published" / "qemu" / "aarch64-kvm-tpm-run-script-cache-direct.sh").read_text()
+    result = analyze_texts(text, names=["run.sh"])
+    assert "kvm.virtio_net_single_queue" not in result.rule_ids
+
+
 @pytest.mark.parametrize("name", ["insights-numa-guest.xml", "libvirt-net-vhostuser-multiq.xml"])
 def test_virtio_net_single_queue_quiet(analyze_texts, name):
     # no virtio NIC; a 1-vCPU guest (its multi-queue NIC is read: queues 4)

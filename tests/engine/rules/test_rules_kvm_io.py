@@ -148,6 +148,39 @@ def test_vhost_is_info_when_the_command_line_does_not_show_kvm(analyze_texts):
     assert finding.severity == "info" and finding.template == "cmdline_partial"
 
 
+# a Go runner's command, verbatim (a public file in the code index, read_file id 32112352258)
+GO_RUNNER_BRIDGE_NIC = (
+    "qemu-system-x86_64 --enable-kvm -smp sockets=1,cores=2,threads=1 -m 2000M -drive "
+    "file=/workspace/data/vm.img,format=raw -vnc 0.0.0.0:0 -nic "
+    "bridge,br=br0,model=virtio-net-pci,mac=52:54:00:12:34:00 -drive "
+    "if=pflash,format=raw,readonly=on,file=/usr/share/edk2/x64/OVMF_CODE.4m.fd"
+)
+
+
+def test_vhost_on_a_bridge_netdev_advises_a_tap_on_that_bridge(analyze_texts):
+    # -nic bridge: QEMU's bridge helper backend has no vhost option, so "add vhost=on" is not the advice
+    result = analyze_texts(GO_RUNNER_BRIDGE_NIC + "\n", names=["runner.txt"])
+    [finding] = _findings(result, VHOST)
+    assert finding.severity == "warning" and finding.template == "cmdline_bridge"
+    # "-smp sockets=1,cores=2,threads=1" without a count: QEMU's count is the product
+    from collectors.parsers.qemu_cmdline import parse_qemu_cmdline
+
+    (guest,) = parse_qemu_cmdline(GO_RUNNER_BRIDGE_NIC)
+    assert (guest.vcpus, guest.topology) == (2, {"sockets": 1, "cores": 2, "threads": 1})
+
+
+def test_an_elided_ps_row_leaves_the_device_rules_not_checked(analyze_texts):
+    # a KubeVirt walkthrough's ps row, verbatim (code index id 18025592149): "... -S -object ..."
+    row = (
+        "uuidd    138713  6.6  0.1 5007076 101612 ?      Sl   17:49   0:21 /usr/bin/qemu-system-x86_64 "
+        "-name guest=default_testvm,debug-threads=on -S -object ...\n"
+    )
+    result = analyze_texts(row, names=["ps.txt"])
+    not_checked = {n.rule for n in result.not_checked}
+    # its disks and NICs are among the elided arguments: not "checked, nothing found"
+    assert {VHOST, CACHE, "kvm.iothread_unpinned"} <= not_checked
+
+
 def test_vhost_quiet_on_a_published_nova_ps_row_with_vhost_on(analyze_texts):
     # a nova instance's ps -ef row: -netdev tap,...,vhost=on,vhostfd=30, cache=none disks
     result = analyze_texts((QEMU / "nova-ps-ef-qemu-kvm-vhost-on.md").read_text(), names=["notes.md"])
