@@ -20,8 +20,9 @@ Three printed forms, the same for each family::
 A copy of one file in an archive (``sys/kernel/mm/ksm/run``,
 ``sys/block/sda/queue/scheduler``) holds the value alone; its path names it.
 pt-summary's "Disk Schedulers And Queue Size" section (``  sda | [cfq] 128``)
-is read too. ``lines`` keys: ``ksm.<file>``, ``scheduler.<device>``,
-``governor.<cpu>``.
+is read too, and the raw ``summary`` file's ``internal::sda    [cfq] 128`` rows
+it is printed from (:mod:`collectors.parsers.pt_summary`). ``lines`` keys:
+``ksm.<file>``, ``scheduler.<device>``, ``governor.<cpu>``.
 """
 
 from __future__ import annotations
@@ -191,6 +192,34 @@ for _name in _KSM_FILES:
         commands=(rf"^cat\s+/sys/kernel/mm/ksm/{_name}\s*$",),
         paths=(rf"(^|/)sys/kernel/mm/ksm/{_name}$",),
     )(_ksm_file(_name))
+
+
+# pt-summary's raw "summary" file: "internal::sda    [cfq] 128" (scheduler, then
+# the queue's nr_requests); a device without a scheduler ("internal::dm-0     128") has none
+_PT_INTERNAL_ROW = re.compile(
+    r"^internal::(?P<dev>[a-z][\w\-]{0,31})[ \t]+(?P<value>\S.*?)[ \t]+\d{1,6}[ \t]*$"
+)
+
+
+def pt_summary_internal_schedulers(text: str) -> IoSchedulers:
+    """The schedulers of pt-summary's raw ``summary`` file (what its report's
+    "Disk Schedulers And Queue Size" section prints from).
+
+    >>> pt_summary_internal_schedulers("internal::disks    dm-0 hda\\ninternal::dm-0     128\\n"
+    ...     "internal::hda    [cfq] 128").active
+    {'hda': 'cfq'}
+    """
+    out = IoSchedulers()
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _PT_INTERNAL_ROW.match(line) if line.startswith("internal::") else None
+        if m is None or not _SCHEDULER_VALUE.match(m.group("value")):
+            continue
+        chosen, names = _selected(m.group("value"))
+        if chosen:
+            out.active[m.group("dev")] = chosen
+            out.available[m.group("dev")] = names
+            out.lines[f"scheduler.{m.group('dev')}"] = number
+    return out
 
 
 def _pt_summary_schedulers(text: str) -> IoSchedulers:
