@@ -45,6 +45,7 @@ from collectors.normalise import (
     strip_log_prefixes,
 )
 from collectors.normalise import STOPWORDS as _STOPWORDS
+from collectors.parsers import pt_summary
 from collectors.unused import unused_command, unused_output
 
 log = logging.getLogger(__name__)
@@ -709,7 +710,8 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     if head == "(":
         return _prompt_after_env(line)
     if head == "#":
-        return _hash_prompt(line, _HASH_PROMPT)
+        section = pt_summary.report_section(line)  # "# Top Processes #####": what prints below
+        return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
     if head == "%":
         return _hash_prompt(line, _PERCENT_PROMPT)
     return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS))
@@ -1438,7 +1440,9 @@ class _Splitter:
             self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
             return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-        j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
+        # a report's section runs to the next section, whatever its lines read like
+        section = command.startswith(pt_summary.SECTION_PREFIX)
+        j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced or section)
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j

@@ -65,6 +65,8 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("os-release", r"^(?:cat|more|less)\s+/etc/(?:os-release|redhat-release|lsb-release|issue)\b",
            r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
     Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
+    # a section of pt-summary's report that no parser reads ("# Processor ####", "# Memory ####")
+    Unused("pt-summary", r'^pt-summary section "'),
     Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
     # partition tables (pt-summary's "partitioning" file is fdisk -l's)
     Unused("fdisk", r"^(?:fdisk|sfdisk|parted|gdisk)\s",

@@ -1,5 +1,6 @@
 """pt-summary's raw ``summary`` file -> :class:`KernelVersion`,
-:class:`IoSchedulers` and the ``vm.swappiness`` :class:`Sysctl`.
+:class:`IoSchedulers` and the ``vm.swappiness`` :class:`Sysctl`; the sections
+of its report.
 
 percona-toolkit's ``pt-summary --save-samples DIR`` (and its test samples)
 keeps what it collected in files; ``summary`` holds one ``name    value`` a
@@ -18,7 +19,11 @@ Read: ``kernel`` and ``release`` (:mod:`collectors.parsers.kernel`), the
 ``swappiness`` when it has a value. The other rows (hostname, compiler,
 threading, dentry-state, ...) are pt-summary's report header, which no rule
 reads. The formatted report (``# Disk Schedulers And Queue Size ####``) is
-read by the io_scheduler parser.
+read by section: each ``# <title> ####...`` line names what is printed under
+it (:func:`report_section`, read as the command ``pt-summary section "<title>"``):
+the header's ``Kernel |`` and ``Release |`` rows by the kernel parser, the
+schedulers by the io_scheduler parser, the top processes by the top parser;
+a section no parser reads is an output not used (:mod:`collectors.unused`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,47 @@ _SUMMARY = re.compile(
     r"^platform[ \t]+\w[^\n]{0,40}\n(?:[^\n]{0,300}\n){0,40}?(?:internal::disks|OS_ARCH|CPU_ARCH)[ \t]"
 )
 _SWAPPINESS = re.compile(r"^swappiness[ \t]+(\d{1,3})[ \t]*$", re.M)
+# the report's sections (bin/pt-summary's ``section`` calls), each printed as
+# "# <title> " padded with "#" to 60 characters and more
+REPORT_SECTIONS = frozenset(
+    {
+        "Percona Toolkit System Summary Report",
+        "Processor",
+        "Memory",
+        "Mounted Filesystems",
+        "Disk Schedulers And Queue Size",
+        "Disk Partitioning",
+        "Kernel Inode State",
+        "LVM Volumes",
+        "LVM Volume Groups",
+        "RAID Controller",
+        "Network Config",
+        "Interface Statistics",
+        "Network Devices",
+        "Network Connections",
+        "Top Processes",
+        "Notable Processes",
+        "Simplified and fuzzy rounded vmstat (wait please)",
+        "Memory management",
+        "Fusion-io Card",
+        "The End",
+    }
+)
+_SECTION_LINE = re.compile(r"^# (?P<title>[A-Z][^#\n]{1,60}?) #{4,}[ \t]*$")
+SECTION_PREFIX = "pt-summary section "
+SECTION_COMMAND = SECTION_PREFIX + '"{}"'
+
+
+def report_section(line: str) -> str | None:
+    """The command a section line of pt-summary's report stands for, or None.
+
+    >>> report_section("# Disk Schedulers And Queue Size #############################")
+    'pt-summary section "Disk Schedulers And Queue Size"'
+    >>> report_section("# Introduction ####") is None
+    True
+    """
+    m = _SECTION_LINE.match(line) if line.endswith("#") else None
+    return SECTION_COMMAND.format(m["title"]) if m and m["title"] in REPORT_SECTIONS else None
 
 
 def _detect(head: str) -> bool:

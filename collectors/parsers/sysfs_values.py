@@ -223,8 +223,10 @@ def pt_summary_internal_schedulers(text: str) -> IoSchedulers:
 
 
 def _pt_summary_schedulers(text: str) -> IoSchedulers:
+    """pt-summary's section, its ``# Disk Schedulers ...`` line included or not
+    (the section's rows alone when the line named them)."""
     out = IoSchedulers()
-    inside = False
+    inside = not text.lstrip().startswith("#")
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith("#"):
             inside = "Disk Schedulers" in line
@@ -242,7 +244,7 @@ def _pt_summary_schedulers(text: str) -> IoSchedulers:
 
 @register(
     "io_scheduler",
-    commands=(r"/sys/block/\S*queue/(scheduler|rotational)",),
+    commands=(r"/sys/block/\S*queue/(scheduler|rotational)", r'^pt-summary section "Disk Schedulers'),
     detect=lambda head: _detect("scheduler")(head) or "# Disk Schedulers And Queue Size" in head,
     priority=5,
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collectors.archive import load
 from collectors.facts import SnapshotFacts
+from collectors.parsers import pt_summary
 from collectors.parsers.interrupts import parse_interrupts_grep
 from collectors.parsers.iostat import parse_iostat
 from collectors.parsers.pt_summary import parse_pt_summary
@@ -111,6 +112,29 @@ class TestReadjAOutputsAndTables:
         for name in ("pt-summary-002-partitioning", "pt-summary-006-partitioning"):
             reading = _host(name).reading
             assert [u.what for u in reading.unused] == ["fdisk"] and reading.unrecognised_lines == 0
+
+    def test_pt_summary_report_read_by_section(self):
+        """pt-summary's report of sample 006: each ``# <title> ####`` line names its
+        section; the header, the schedulers and the top processes are read, the
+        other sections are pt-summary output not used."""
+        assert pt_summary.report_section(
+            "# Top Processes ##############################################"
+        ) == ('pt-summary section "Top Processes"')
+        text = _text("pt-summary-output-006-report.txt")
+        host = _host("pt-summary-output-006-report.txt")
+        reading = host.reading
+        assert [(a.kind, a.start_line) for a in reading.artifacts] == [
+            ("kernel", 1),
+            ("io_scheduler", 88),
+            ("top", 196),
+        ]
+        assert host.kernel.release == "5.15.0-41-generic"
+        assert host.io_schedulers.active == {"mmcblk0": "mq-deadline", "nvme0n1": "none"}
+        assert {u.what for u in reading.unused} == {"pt-summary"} and reading.unrecognised_lines == 0
+        # as pt-summary prints it, under its first section's line
+        titled = "# Percona Toolkit System Summary Report ######################\n" + text
+        (whole,) = load(titled.encode(), name="pt-summary.txt").hosts
+        assert whole.kernel.release == "5.15.0-41-generic" and whole.reading.unrecognised_lines == 0
 
     # a grepped /proc/interrupts whose row the paste cut before its name
     def test_grepped_interrupts_row_cut_before_its_name_is_the_greps(self):
