@@ -646,6 +646,12 @@ def heading_command(line: str) -> str | None:
 _INLINE_COMMAND_LINE = re.compile(r"^[ \t]{0,3}`(?P<cmd>[^`\n]{1,300})`[ \t]*[:：]?[ \t]*$")
 
 
+def _to_next_prompt(command: str, fenced: bool) -> bool:
+    """Whether the output of ``command`` runs to the next prompt whatever its
+    lines read like: in a fence, or a section of pt-summary's report."""
+    return fenced or command.startswith(pt_summary.SECTION_PREFIX)
+
+
 def _inline_command(line: str) -> str | None:
     """The command of a line that is one command in inline code (a colon after it allowed).
 
@@ -1440,9 +1446,7 @@ class _Splitter:
             self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
             return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-        # a report's section runs to the next section, whatever its lines read like
-        section = command.startswith(pt_summary.SECTION_PREFIX)
-        j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced or section)
+        j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j

@@ -258,11 +258,13 @@ _WRAPPED_HEADER = re.compile(r"^Device:?[ \t][^\n]{0,400}\n(?:[^\n]{0,300}\n){1,
 def _detect(head: str) -> bool:
     if "Time" in head and any(_tsar_device(line) for line in head.splitlines()):
         return True
-    if "Device" not in head:
-        return False
-    if re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None:
-        return True
-    return "%util" in head and _WRAPPED_HEADER.search(head) is not None
+    return "Device" in head and _device_header(head)
+
+
+def _device_header(head: str) -> bool:
+    """An iostat -x header: on one line, or wrapped in two halves (%util a few lines under)."""
+    one_line = re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+    return one_line or ("%util" in head and _WRAPPED_HEADER.search(head) is not None)
 
 
 @register(

@@ -122,15 +122,20 @@ def _schedulers(rows: list[tuple[str, str, str, int]]) -> IoSchedulers:
     out = IoSchedulers()
     for family, key, value, number in rows:
         if family == "scheduler":
-            chosen, names = _selected(value)
-            if chosen:
-                out.active[key] = chosen
-                out.available[key] = names
-                out.lines[f"scheduler.{key}"] = number
+            _add_scheduler(out, key, value, number)
         elif family == "rotational" and value in ("0", "1"):
             out.rotational[key] = value == "1"
             out.lines[f"rotational.{key}"] = number
     return out
+
+
+def _add_scheduler(out: IoSchedulers, device: str, value: str, number: int) -> None:
+    """``device``'s scheduler line (``noop deadline [cfq]``) added, when one is selected."""
+    chosen, names = _selected(value)
+    if chosen:
+        out.active[device] = chosen
+        out.available[device] = names
+        out.lines[f"scheduler.{device}"] = number
 
 
 def _governors(rows: list[tuple[str, str, str, int]]) -> CpuPower:
@@ -212,13 +217,8 @@ def pt_summary_internal_schedulers(text: str) -> IoSchedulers:
     out = IoSchedulers()
     for number, line in enumerate(text.splitlines(), start=1):
         m = _PT_INTERNAL_ROW.match(line) if line.startswith("internal::") else None
-        if m is None or not _SCHEDULER_VALUE.match(m.group("value")):
-            continue
-        chosen, names = _selected(m.group("value"))
-        if chosen:
-            out.active[m.group("dev")] = chosen
-            out.available[m.group("dev")] = names
-            out.lines[f"scheduler.{m.group('dev')}"] = number
+        if m is not None and _SCHEDULER_VALUE.match(m["value"]):
+            _add_scheduler(out, m["dev"], m["value"], number)
     return out
 
 
@@ -232,13 +232,8 @@ def _pt_summary_schedulers(text: str) -> IoSchedulers:
             inside = "Disk Schedulers" in line
             continue
         m = _PT_SUMMARY_ROW.match(line) if inside else None
-        if m is None:
-            continue
-        chosen, names = _selected(m.group("value"))
-        if chosen and _SCHEDULER_VALUE.match(m.group("value")):
-            out.active[m.group("dev")] = chosen
-            out.available[m.group("dev")] = names
-            out.lines[f"scheduler.{m.group('dev')}"] = number
+        if m is not None and _SCHEDULER_VALUE.match(m["value"]):
+            _add_scheduler(out, m["dev"], m["value"], number)
     return out
 
 
