@@ -189,7 +189,9 @@ CATALOGUE: tuple[Unused, ...] = (
            r"(?:RDB: \d+ MB of memory used by copy-on-write|\d+ changes in \d+ seconds\. Saving\.\.\.?$"
            r"|Can't save in background: fork: |Background saving terminated with success$)"),
     # SQL*Plus's instance start and stop ("ORACLE instance started.", the SGA's sizes, an ORA- error)
-    Unused("sqlplus startup", r"(?i)^(?:startup|shutdown)(?:\s|;|$)",
+    Unused("sqlplus startup",
+           r"(?i)^(?:startup(?:\s+(?:nomount|mount|open|force|restrict|upgrade|pfile=\S+))*"
+           r"|shutdown(?:\s+(?:immediate|abort|normal|transactional))?)\s*;?\s*$",
            r"^ORACLE instance (?:started|shut down)\.$|^Total System Global Area\s+\d+ bytes"),
     Unused("mysqladmin", r"^mysqladmin(\s|$)", r"^Uptime: \d+\s+Threads: \d+\s+Questions: \d+"),
     Unused("obd", r"^obd\s"),
