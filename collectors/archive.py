@@ -234,6 +234,8 @@ class _ManifestEntry:
 
 # what a member name holds that needs its parts split and checked
 _NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
+# a member only a sosreport holds: a command output, or its sos_reports/ directory
+_SOS_MEMBER = re.compile(r"sos_commands/|(?:^|/)sos_reports/")
 
 
 def _clean_member_name(name: str) -> tuple[str | None, str | None]:
@@ -242,9 +244,10 @@ def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     if why is not None:
         return None, why
     if not _NAME_TO_NORMALISE.search(name):
-        return name.rstrip("/") or None, None if name.rstrip("/") else "empty member name"
+        name = name.rstrip("/")
+        return (name, None) if name else (None, "empty member name")
     parts = [p for p in re.split(r"[\\/]+", name) if p not in ("", ".")]
-    if any(p == ".." for p in parts):
+    if ".." in parts:
         return None, "member path contains '..'"
     if not parts:
         return None, "empty member name"
@@ -1114,7 +1117,7 @@ class _TarWalk:
         if unreadable is not None:
             self.error(name, unreadable)
             return
-        if "sos_commands/" in name or name.startswith("sos_reports/") or "/sos_reports/" in name:
+        if _SOS_MEMBER.search(name):
             self.is_sos = True
         self.member(tf, member, name)
 
@@ -1564,7 +1567,7 @@ def binary_reason(head: bytes) -> str | None:
     >>> binary_reason(bytes(range(256)))
     'binary data (not text, not an archive)'
     """
-    if not head or _magic(head[:512]) != "text":
+    if _magic(head[:512]) != "text":  # (no bytes are text: no reason either)
         return None
     for magic, name in _BINARY_FORMATS:
         if head.startswith(magic):

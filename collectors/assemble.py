@@ -44,6 +44,7 @@ from collectors import facts as f
 from collectors import parsers
 from collectors.machines import find_conflicts
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
+from collectors.parsers.qemu_cmdline import domains_of_processes
 from collectors.parsers.virsh import domain_from_command
 
 log = logging.getLogger(__name__)
@@ -331,7 +332,7 @@ def _place(result: f.Parsed, kind: str, artifact: str, line_offset: int, line_ma
 # --------------------------------------------------------------------- assembling
 
 
-def _fill(target: dict[str, Any], values: dict[str, Any]) -> None:
+def _fill(target: dict[Any, Any], values: dict[Any, Any]) -> None:
     """Copy the keys ``target`` does not have yet (the first source wins)."""
     for key, value in values.items():
         target.setdefault(key, value)
@@ -434,16 +435,38 @@ def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
         r.domain = domain_from_command(r.source.artifact.removeprefix("transcript:"))
 
 
+def _add_new_keys(target: Any, source: Any, name: str, *, prefix: str = "") -> None:
+    """Add the keys of ``source``'s map ``name`` that ``target``'s lacks, each
+    with its line (``lines[prefix + key]``)."""
+    held, more = getattr(target, name), getattr(source, name)
+    for key in [key for key in more if key not in held]:
+        held[key] = more[key]
+        if prefix + key in source.lines:
+            target.lines[prefix + key] = source.lines[prefix + key]
+
+
+def _fill_unset(target: Any, source: Any, names: Iterable[str]) -> list[str]:
+    """Set the fields of ``names`` that ``target`` lacks (None) and ``source``
+    has; the names set."""
+    names = [name for name in names if getattr(target, name) is None and getattr(source, name) is not None]
+    for name in names:
+        setattr(target, name, getattr(source, name))
+    return names
+
+
+def _fill_unset_with_lines(target: Any, source: Any, names: Iterable[str]) -> None:
+    """:func:`_fill_unset`, with the line of each field set."""
+    filled = _fill_unset(target, source, names)
+    _fill(target.lines, {name: source.lines[name] for name in filled if name in source.lines})
+
+
 def _filled(obj: Any) -> int:
     """How many fields of a dataclass hold something (to pick the most complete)."""
-    count = 0
-    for fld in dataclasses.fields(obj):
-        if fld.name in ("source", "lines"):
-            continue
-        value = getattr(obj, fld.name)
-        if value not in (None, "", [], {}, ()):
-            count += 1
-    return count
+    return sum(
+        getattr(obj, fld.name) not in (None, "", [], {}, ())
+        for fld in dataclasses.fields(obj)
+        if fld.name not in ("source", "lines")
+    )
 
 
 def normalise_hypervisor(vendor: str | None) -> str | None:
@@ -508,11 +531,7 @@ def _cpu_map_of(cand: f.CpuTopology, best: f.CpuTopology) -> bool:
 def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
     """Fill what ``best`` lacks from the CPU map ``cand``: counts, online CPUs, node CPU lists."""
     best.extra.setdefault("cpu_map_rows", cand.extra["cpu_map_rows"])
-    for name in _CPU_MAP_COUNTS:
-        if getattr(best, name) is None and getattr(cand, name) is not None:
-            setattr(best, name, getattr(cand, name))
-            if name in cand.lines:
-                best.lines.setdefault(name, cand.lines[name])
+    _fill_unset_with_lines(best, cand, _CPU_MAP_COUNTS)
     if not best.online_cpus and cand.online_cpus:
         best.online_cpus = list(cand.online_cpus)
     if not best.numa_node_cpus and cand.numa_node_cpus:
@@ -593,6 +612,9 @@ class HostAssembler:
         self.not_named: set[str] = set()
         # (uuid, name) of the domains read: thousands of XMLs in one upload dedupe in O(1) each
         self._domain_keys: set[tuple[str, str | None]] = set()
+        # guests of QEMU command lines (a libvirt qemu log, a ps row): added
+        # at the end, unless a domain XML describes the same guest
+        self._cmdline_domains: list[f.Domain] = []
 
     # -- bookkeeping
     def error(self, artifact: str, message: str, line: int | None = None) -> None:
@@ -637,25 +659,19 @@ class HostAssembler:
         if current is None:
             setattr(self.host, attr, result)
             return
-        for name in maps:
-            held, more = getattr(current, name), getattr(result, name)
-            for key, value in more.items():
-                held.setdefault(key, value)
-        for key, line in result.lines.items():
-            current.lines.setdefault(key, line)
+        for name in (*maps, "lines"):
+            _fill(getattr(current, name), getattr(result, name))
 
     def _add_cpu_power(self, r: f.CpuPower) -> None:
         current = self.host.cpu_power
         if current is None:
             self.host.cpu_power = r
             return
-        for key, value in r.governors.items():
-            current.governors.setdefault(key, value)
+        _fill(current.governors, r.governors)
         current.driver = current.driver or r.driver
         current.idle_driver = current.idle_driver or r.idle_driver
         current.idle_states = current.idle_states or r.idle_states
-        for key, line in r.lines.items():
-            current.lines.setdefault(key, line)
+        _fill(current.lines, r.lines)
 
     def _add_tuned(self, r: f.TunedProfile) -> None:
         """tuned-adm's word (active or only preset) beats the file's."""
@@ -690,9 +706,7 @@ class HostAssembler:
         if base is None:
             self.host.guest_signals = r
             return
-        for key in ("dmi_vendor", "dmi_product", "detected_virt"):
-            if getattr(base, key) is None and getattr(r, key) is not None:
-                setattr(base, key, getattr(r, key))
+        _fill_unset(base, r, ("dmi_vendor", "dmi_product", "detected_virt"))
         for key in ("virtio", "emulated", "hints"):
             have = getattr(base, key)
             have.extend(v for v in getattr(r, key) if v not in have)
@@ -728,8 +742,7 @@ class HostAssembler:
         if current is None or (not current.dimms and r.dimms):
             self.host.memory_devices = r
             if current is not None:
-                for key, line in current.lines.items():
-                    r.lines.setdefault(key, line)
+                _fill(r.lines, current.lines)
             return
         seen = {(d.locator, d.bank, d.line) for d in current.dimms}
         for dimm in r.dimms:
@@ -765,6 +778,7 @@ class HostAssembler:
         target.messages.extend(m for m in r.messages if m not in target.messages)
 
     def _add_processes(self, r: f.ProcessList) -> None:
+        self._cmdline_domains.extend(domains_of_processes(r))
         if self.host.processes is None or len(r.processes) > len(self.host.processes.processes):
             self.host.processes = r
 
@@ -773,30 +787,19 @@ class HostAssembler:
             self.host.hugepages = r
             return
         target = self.host.hugepages
-        for name in ("thp_enabled", "thp_defrag", "nr_hugepages", "hugepagesize_kb"):
-            if getattr(target, name) is None and getattr(r, name) is not None:
-                setattr(target, name, getattr(r, name))
-                if name in r.lines:
-                    target.lines[name] = r.lines[name]
+        _fill_unset_with_lines(target, r, ("thp_enabled", "thp_defrag", "nr_hugepages", "hugepagesize_kb"))
 
     def _add_sysctl(self, r: f.Sysctl) -> None:
         if self.host.sysctl is None:
             self.host.sysctl = r
             return
-        target = self.host.sysctl
-        for key, value in r.values.items():
-            if key not in target.values:
-                target.values[key] = value
-                if key in r.lines:
-                    target.lines[key] = r.lines[key]
+        _add_new_keys(self.host.sysctl, r, "values")
 
     def _add_kernel(self, r: f.KernelVersion) -> None:
         if self.host.kernel is None:
             self.host.kernel = r
             return
-        for name in ("release", "os_release"):
-            if getattr(self.host.kernel, name) is None and getattr(r, name) is not None:
-                setattr(self.host.kernel, name, getattr(r, name))
+        _fill_unset(self.host.kernel, r, ("release", "os_release"))
 
     def _add_tc(self, r: f.TcQdiscs) -> None:
         # "tc qdisc show dev eth0" prints no "dev eth0" on its lines: the device is
@@ -828,6 +831,9 @@ class HostAssembler:
                 known.add((fs.filesystem, fs.mounted_on))
 
     def _add_domain(self, r: f.Domain) -> None:
+        if r.origin == "qemu_cmdline":
+            self._cmdline_domains.append(r)
+            return
         # /etc/libvirt/qemu/x.xml and "virsh dumpxml x" describe one guest
         if r.uuid:
             if (r.uuid, r.name) in self._domain_keys:
@@ -853,11 +859,7 @@ class HostAssembler:
         if self.host.irq_affinity is None:
             self.host.irq_affinity = r
             return
-        for irq, cpus in r.cpus.items():
-            if irq not in self.host.irq_affinity.cpus:
-                self.host.irq_affinity.cpus[irq] = cpus
-                if irq in r.lines:
-                    self.host.irq_affinity.lines[irq] = r.lines[irq]
+        _add_new_keys(self.host.irq_affinity, r, "cpus")
 
     def _add_database(self, r: f.DatabaseFacts) -> None:
         db = self.host.database
@@ -872,30 +874,11 @@ class HostAssembler:
             return
         _merge_database_identity(db, r)
         _merge_database_variables(db, r)
-        for key, value in r.config.items():
-            db.config.setdefault(key, value)
-        for key, value in r.status.items():
-            if key not in db.status:
-                db.status[key] = value
-                if f"status.{key}" in r.lines:
-                    db.lines[f"status.{key}"] = r.lines[f"status.{key}"]
+        _fill(db.config, r.config)
+        _add_new_keys(db, r, "status", prefix="status.")
         db.events.extend(r.events)
         for level, count in r.log_counts.items():
             db.log_counts[level] = db.log_counts.get(level, 0) + count
-
-    def _add_oceanbase(self, r: f.OceanBaseFacts) -> None:
-        ob = self.host.oceanbase
-        if ob is None:
-            self.host.oceanbase = r
-            return
-        for key, value in r.parameters.items():
-            ob.parameters.setdefault(key, value)
-        for key, value in r.proxy_config.items():
-            ob.proxy_config.setdefault(key, value)
-        for plan_type, count in r.plan_type_counts.items():
-            ob.plan_type_counts.setdefault(plan_type, count)
-        for key, line in r.lines.items():
-            ob.lines.setdefault(key, line)
 
     # -- finishing
     def _pick_cpu(self) -> None:
@@ -939,11 +922,10 @@ class HostAssembler:
         hugepage_kb = self._hugepage_kb()
         for part in parts:
             topo.sources.setdefault(type(part).__name__, part.source)
-            for key, line in part.lines.items():
-                topo.lines.setdefault(key, line)
+            _fill(topo.lines, part.lines)
             _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
         cpu = self.host.cpu
-        if cpu and cpu.numa_node_cpus:
+        if cpu:
             for node_id, cpus in cpu.numa_node_cpus.items():
                 if node_id in topo.nodes and not topo.nodes[node_id].cpus:
                     topo.nodes[node_id].cpus = list(cpus)
@@ -1023,7 +1005,7 @@ class HostAssembler:
         if self.host.cpu and self.host.cpu.cpus:
             return self.host.cpu.cpus
         caps = self.host.capabilities
-        if caps and caps.cells:
+        if caps:
             return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
         return None
 
@@ -1046,7 +1028,19 @@ class HostAssembler:
                 # evidence lines only where the Domain's source is this artifact
                 step(dom, t, pinned, dom.source is t.source)
 
+    def _add_cmdline_domains(self) -> None:
+        """The guests of QEMU command lines that no domain XML (nor an earlier
+        command line) describes: the XML says more, and one guest is one domain."""
+        known = {key for d in self.host.domains for key in (d.name, d.uuid) if key}
+        for d in self._cmdline_domains:
+            keys = {key for key in (d.name, d.uuid) if key}
+            if keys & known:
+                continue
+            known |= keys
+            self.host.domains.append(d)
+
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
+        self._add_cmdline_domains()
         self._pick_cpu()
         self._cpu_from_nodeinfo()
         self._apply_tuning()
@@ -1113,7 +1107,10 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.NicChannels, lambda a, r: a.host.nic_channels.append(r)),
     (f.IrqAffinity, lambda a, r: a._add_irq_affinity(r)),
     (f.DatabaseFacts, lambda a, r: a._add_database(r)),
-    (f.OceanBaseFacts, lambda a, r: a._add_oceanbase(r)),
+    (
+        f.OceanBaseFacts,
+        lambda a, r: a._merge_values("oceanbase", r, "parameters", "proxy_config", "plan_type_counts"),
+    ),
     (f.ServiceLog, lambda a, r: a.host.services.append(r)),
     (f.BenchmarkResults, lambda a, r: a.host.benchmarks.extend(r.results)),
     (f.MemoryDevices, lambda a, r: a._add_memory_devices(r)),

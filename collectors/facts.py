@@ -688,15 +688,22 @@ class DomainInterface:
     kind: str | None = None  # the interface type: "bridge", "network", "direct", "vhostuser" ...
     mac: str | None = None
     # <driver name='...'>: "vhost" or "qemu" (userspace virtio); None when not set
-    # (libvirt then uses vhost-net when /dev/vhost-net is available)
+    # (libvirt then uses vhost-net when /dev/vhost-net is available). From a QEMU
+    # command line: "qemu" for a tap netdev without vhost, "vhost" with it
     driver: str | None = None
+    # the QEMU option that backs the NIC ("-netdev tap,fd=26,id=hostnet0"):
+    # command lines only (collectors.parsers.qemu_cmdline)
+    netdev: str | None = None
 
 
 @dataclass
 class Domain(Parsed):
-    """One libvirt domain XML (``virsh dumpxml`` or ``/etc/libvirt/qemu/*.xml``)."""
+    """One libvirt domain XML (``virsh dumpxml`` or ``/etc/libvirt/qemu/*.xml``),
+    or the guest of a QEMU command line (``origin`` "qemu_cmdline": only what the
+    command line states; what libvirt sets outside it is in ``unseen``)."""
 
-    xml_root: str = "domain"  # "domain" or "domstatus"
+    xml_root: str = "domain"  # "domain" or "domstatus"; "qemu_cmdline" for a command line
+    origin: str = "xml"  # "xml" or "qemu_cmdline"
     name: str | None = None
     uuid: str | None = None
     domain_type: str | None = None  # "kvm", "qemu"
@@ -740,7 +747,9 @@ class Domain(Parsed):
     # between elements; ``truncated_after`` the last element read whole
     # ("vcpupin vcpu='23'"); ``unseen`` the elements (libvirt's order) the cut
     # part could hold: "emulatorpin", "iothreadpin", "numatune", "cpu",
-    # "devices" ... An element in ``unseen`` is unknown, not absent.
+    # "devices" ... An element in ``unseen`` is unknown, not absent. A QEMU
+    # command line (``origin``) lists there what it never shows (vcpupin,
+    # emulatorpin, iothreadpin, numatune ...) and what it does not show.
     cut: bool = False
     cut_in: str | None = None
     truncated_after: str | None = None

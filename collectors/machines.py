@@ -387,8 +387,12 @@ def _server_hostname(
             return None
         parsed[index] = result
     db = _first(result)
-    name = db.variables.get("hostname") if isinstance(db, f.DatabaseFacts) else None
-    return name.strip() if isinstance(name, str) and name.strip() else None
+    return (_server_name(db) if isinstance(db, f.DatabaseFacts) else "") or None
+
+
+def _server_name(db: f.DatabaseFacts) -> str:
+    """The database server's own ``hostname`` variable ("" when it does not show it)."""
+    return db.variables.get("hostname", "").strip()
 
 
 # ------------------------------------------------------------------- conflicts
@@ -471,10 +475,11 @@ def _cpu_conflict(
     cpus = _cpu_counts(numactl, summaries)
     roles = {bool(c.hypervisor_vendor) for c in summaries}
     signals = host.guest_signals
-    if summaries and signals is not None and signals.virtual is not None:
-        roles.add(signals.virtual)  # DMI or virtio devices against a physical lscpu
-    if len(roles) > 1 and signals is not None and signals.virtual is not None:
-        cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
+    if signals is not None and signals.virtual is not None:
+        if summaries:
+            roles.add(signals.virtual)  # DMI or virtio devices against a physical lscpu
+        if len(roles) > 1:
+            cpus = [*cpus, ("a virtual machine" if signals.virtual else "a physical machine", signals, None)]
     if _distinct(cpus) or len(roles) > 1:
         return _conflict("cpu", "the CPU count or the guest/physical role differs between artifacts", cpus)
     return None
@@ -483,15 +488,17 @@ def _cpu_conflict(
 def _database_conflict(host: f.HostFacts) -> f.FactConflict | None:
     """The server's own ``hostname`` variable names another machine."""
     db = host.database
-    name = db.variables.get("hostname") if db else None
-    if db is None or not isinstance(name, str) or not name.strip() or not host.hostname:
+    if db is None:
         return None
-    if name.strip().lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
+    name = _server_name(db)
+    if not name or not host.hostname:
+        return None
+    if name.lower().split(".", 1)[0] == host.hostname.lower().split(".", 1)[0]:
         return None
     conflict = _conflict(
         "database",
         "the database server names another host than the one its output was pasted with",
-        [(name.strip(), db, "hostname")],
+        [(name, db, "hostname")],
     )
     conflict.values.append(host.hostname)
     conflict.artifacts.append("(prompt)")

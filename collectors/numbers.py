@@ -11,6 +11,12 @@ trips, a benchmark's rate), which must still be finite:
 
     >>> finite("0.042", line=3)
     0.042
+
+``ascii_digits``: a token of ASCII digits only (``str.isdigit`` alone also
+accepts superscripts and other scripts' digits, which ``int`` rejects):
+
+    >>> ascii_digits("042"), ascii_digits("²"), ascii_digits("")
+    (True, False, False)
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ def decimal(token: str) -> float | None:
     """``token`` (surrounding blanks ignored) as a number; None when it is not one."""
     token = token.strip()
     return float(token.replace(",", ".")) if DECIMAL.match(token) else None
+
+
+def ascii_digits(token: str) -> bool:
+    """Whether ``token`` is ASCII digits only (and not empty)."""
+    return token.isascii() and token.isdigit()
 
 
 def finite(text: str, line: int) -> float:

@@ -426,6 +426,9 @@ COMMON_COMMANDS = frozenset(
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 _CJK_CHARS = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]")
+# a CJK, kana or Hangul character (what :func:`_cjk_prose` is tried on)
+_CJK_ANY = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
 _CJK_SPLIT = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
 _KEY_VALUE_CJK = re.compile(r"^[^:：]{1,40}[:：]\s*\S")
 _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
@@ -434,7 +437,8 @@ _LOG_START = re.compile(r"^(\d|[A-Z][a-z]{2} +\d)")
 # (or a lower-case name and one value with a digit or punctuation: "basedir /usr")
 _IDENTIFIER = re.compile(
     r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:(?: \S+){1,3}|  +\S.*)?"
-    r"|[a-z][a-z0-9]*(?: +[^\sA-Za-z]\S*| +[A-Za-z]+[^\sA-Za-z.,;:!?]\S*| {2,}\S.*)"
+    r"|(?!(?:the|a|an|of|to|and|or|is|in|for|on|by|at) )[a-z][a-z0-9]*"
+    r"(?: +(?![:：]$)[^\sA-Za-z]\S*| +[A-Za-z]+[^\sA-Za-z.,;:!?]\S*| {2,}\S.*)"
 )
 
 
@@ -642,29 +646,10 @@ def heading_command(line: str) -> str | None:
     return cmd if _is_command(cmd) else None
 
 
-# a line that is one command in inline code, maybe with a colon: "`cat /proc/interrupts | grep ens192`:"
-_INLINE_COMMAND_LINE = re.compile(r"^[ \t]{0,3}`(?P<cmd>[^`\n]{1,300})`[ \t]*[:：]?[ \t]*$")
-
-
 def _to_next_prompt(command: str, fenced: bool) -> bool:
     """Whether the output of ``command`` runs to the next prompt whatever its
     lines read like: in a fence, or a section of pt-summary's report."""
     return fenced or command.startswith(pt_summary.SECTION_PREFIX)
-
-
-def _inline_command(line: str) -> str | None:
-    """The command of a line that is one command in inline code (a colon after it
-    allowed) whose output a parser reads; a workload named so (`` `sysbench ... run` ``
-    over the iostat it caused) is not the command of what follows.
-
-    >>> _inline_command("`cat /proc/interrupts | grep ens192`:"), _inline_command("`numa_hit`") is None
-    ('cat /proc/interrupts | grep ens192', True)
-    >>> _inline_command("`sysbench oltp_read_only --threads=5 run`") is None
-    True
-    """
-    m = _INLINE_COMMAND_LINE.match(line)
-    cmd = m.group("cmd").strip() if m else ""
-    return cmd if cmd and kind_for_command(cmd) is not None else None
 
 
 # a fence's info string: a language, then maybe a title, then the command
@@ -792,6 +777,14 @@ _LINE_MARK = re.compile(
 _GAP = re.compile(r"\S {3,}\S|\t")
 # a Markdown list item or quote: "* numa_hit", "- item", "> quoted"
 _MARKUP_START = re.compile(r"[ \t]{0,3}(?:[-*+][ \t]+\S|>[ \t]?\S)")
+# the people a reply is addressed to ("@zx4i    "), before its text
+_MENTIONS = re.compile(r"(?:@[\w-]{1,39}[ \t]+)+")
+# an English term glossed in Chinese or Japanese ("buffer pool(缓冲池)", "Page Cache（页缓存）",
+# "SMP (对称多处理器结构: Symmetric Multi-Processor)"), or the other way ("字节(Byte)")
+_GLOSSED_TERM = re.compile(
+    r"[A-Za-z][\w -]{0,40}[(（][ \t]?[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{1,12}[)）:：]"
+    r"|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff][(（][A-Za-z][A-Za-z -]{0,40}[)）]"
+)
 _CJK_SENTENCE_END = ("。", "！", "？", "；", "…", "：", ":")
 CJK_PROSE_MIN = 4  # CJK characters of a sentence (2 with a link or a sentence mark)
 
@@ -816,21 +809,32 @@ def _cjk_prose(s: str) -> bool:
     False
     >>> _cjk_prose("虚拟化类型：完全")
     False
+
+    Korean and Japanese too (``본문 바로가기``, a page's chrome), a Japanese
+    fragment around a word the page set as code (``と ns2``: a particle in
+    hiragana, which no tool prints alone), a reply to someone (``@name    非常感谢...``)
+    and a label over terms glossed in Chinese (``InnoDB内存包括: buffer pool(缓冲池), ...``).
+
+    >>> _cjk_prose("본문 바로가기"), _cjk_prose("と ns2"), _cjk_prose("@zx4i    非常感谢你的反馈。")
+    (True, True, True)
+    >>> _cjk_prose("InnoDB内存包括: buffer pool(缓冲池), redo log buffer")
+    True
     """
     links = "](" in s
     text = _MD_INLINE.sub(_inline_text, s)
-    text = _LINE_MARK.sub("", text.strip()).strip()
+    text = _LINE_MARK.sub("", _MENTIONS.sub("", text.strip())).strip()
     if not text or _GAP.search(text):
         return False
     cjk = len(_CJK_CHARS.findall(text))
     marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
-    if cjk < (2 if marked else CJK_PROSE_MIN):
+    if cjk < (1 if _HIRAGANA.search(text) else 2 if marked else CJK_PROSE_MIN):
         return False
     kv = _KEY_VALUE_CJK.match(text)
     if kv and not text.endswith(_CJK_SENTENCE_END):
         value = re.split(r"[:：]", text, maxsplit=1)[1]
         if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
-            return _names_a_command(value)  # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
+            # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
+            return _names_a_command(value) or _GLOSSED_TERM.search(text) is not None
     return True
 
 
@@ -866,13 +870,14 @@ _TAGS_LINE = re.compile(
     rf"(?i:labels|tags|标签)[:：][ \t]?[^\s,=:{{}}\[\]<>|]{_TAG}{{0,40}}(?:, ?{_TAG}{{1,40}}){{0,15}}"
 )
 # a line of a web page's markup: only HTML tags of text (headings, lists, paragraphs,
-# emphasis) around words, never an XML document's elements ("<h3>2.4.1 Intel CPU node</h3>",
+# emphasis, images: a thread's ``<img alt="..." src="..." />``) around words, never an XML
+# document's elements ("<h3>2.4.1 Intel CPU node</h3>",
 # "<ul>", "</li>", "<li>CPU 频率范围硬限制：<code>800MHz - 3.4GHz</code>"); a post's own
 # HTML table too, as pandoc writes a Markdown table it cannot keep ("<col style="width: 14%" />",
 # "<td>59秒 IPC 0.56</td>"): the write-up's table, like a Markdown one, not a tool's output
 _HTML_TEXT_TAG = (
     r"</?(?:h[1-6]|ul|ol|li|p|div|span|strong|b|em|i|mark|code|a|blockquote|br|hr|details|summary"
-    r"|table|thead|tbody|tfoot|tr|th|td|colgroup|col|caption)"
+    r"|table|thead|tbody|tfoot|tr|th|td|colgroup|col|caption|img)"
     r"\b[^<>\n]{0,300}+>"
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
@@ -885,6 +890,68 @@ _DASHES = frozenset({":", "-", "–", "—", "/", "|"})
 # in an item with a figure, the short name of a state, a part or a standard is a word too
 # ("- C1 – Halt", "- C4E/C5 -Enhanced Deeper Sleep", "- DDR4 memory")
 _STATE_NAME = re.compile(r"[A-Z]{1,4}\d{1,2}[A-Z]{0,2}(?:/[A-Z]{1,4}\d{1,2}[A-Z]{0,2})?")
+
+
+# a numbered heading of a manual or a book: a section number, then a title in capitalised
+# words ("7.1 CPU Frequency Scaling Framework", "13.2.2. Default Behavior for Emulator Thread
+# Pinning"), short words of English between them
+_TITLE_WORD = (
+    r"(?:[A-Z][\w'’/-]*|\([A-Z][\w'’/-]*\)|a|an|and|as|at|by|for|from|in|into|of|on|or|the|to|with|vs\.?)"
+)
+_SECTION_HEADING = re.compile(
+    rf"\d{{1,2}}(?:\.\d{{1,2}}){{1,3}}\.?[ \t]+[A-Z][\w'’/-]*(?:[ \t]+{_TITLE_WORD}){{1,12}}"
+)
+# a post's byline: "by" and a name, then the day it was written ("by somick 2020. 7. 30.",
+# "by admin 2019-03-12", "By Jane Doe, March 3, 2021")
+_DATE = (
+    r"(?:\d{4}(?:\.[ \t]?|-|/)\d{1,2}(?:\.[ \t]?|-|/)\d{1,2}\.?|\d{4}年\d{1,2}月\d{1,2}日"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]{0,6}\.?[ \t]\d{1,2},?[ \t]\d{4}"
+    r"|\d{1,2}[ \t](?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]{0,6}\.?,?[ \t]\d{4})"
+)
+_DATED_BYLINE = re.compile(
+    rf"[Bb]y[ \t]+[^\s\d][^\s,]{{0,39}}(?:[ \t]+[^\s\d][^\s,]{{0,39}}){{0,2}},?[ \t]+{_DATE}"
+)
+# a list item that is only a reference or a code span: a link, an issue, a command quoted
+# ("- https://github.com/...", "- #165", "* owner/repo#12", "- `iostat -x 1 /dev/sda`")
+_LIST_REFERENCE = re.compile(
+    rf"[-*+][ \t]+(?:{_URL_LINE.pattern}|(?:[\w.-]{{1,39}}/[\w.-]{{1,100}})?#\d{{1,7}}|`[^`\n]{{1,300}}`)"
+)
+# a command in inline code introducing what follows ("`cat /proc/interrupts | grep ens192`:")
+_CODE_LABEL = re.compile(r"`(?P<code>[^`\n]{1,300})`[ \t]*[:：]")
+
+
+def code_label_command(line: str) -> str | None:
+    """The command a line of inline code ending with a colon names (a post's
+    ``cat /proc/interrupts | grep ens192`` in backticks, over its output), or None.
+
+    >>> code_label_command("`cat /proc/interrupts | grep ens192`:")
+    'cat /proc/interrupts | grep ens192'
+    >>> code_label_command("`Example`:") is None
+    True
+    """
+    m = _CODE_LABEL.fullmatch(line.strip())
+    if m is None:
+        return None
+    cmd = re.sub(r"^[$#]\s?", "", m.group("code").strip())
+    return cmd if _is_command(cmd) else None
+
+
+# a note with an arrow: a few words, then what they point to ("hypervisor host ---> lscpu",
+# "LOCALHOST ---> this defines the server"); never a symbolic link of ls -l (figures, one dash)
+_ARROW_NOTE = re.compile(r"[A-Za-z][A-Za-z_ ]{0,60}?[ \t]*(?:-{2,}>|=>|→)[ \t]*[^\s\d][^\t]{0,200}")
+
+
+def _arrow_note(s: str) -> bool:
+    """A note pointing words to a command or a phrase (no gap, at most one arrow).
+
+    >>> _arrow_note("hypervisor host ---> lscpu"), _arrow_note("lib -> usr/lib")
+    (True, False)
+    """
+    return (
+        _ARROW_NOTE.fullmatch(s) is not None
+        and not _GAP.search(s)
+        and len(re.findall(r"-{2,}>|=>|→", s)) == 1
+    )
 
 
 def _list_item_prose(s: str) -> bool:
@@ -939,7 +1006,7 @@ def line_class(line: str) -> str:
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
-    if _LOG_START.match(s) or not _ALNUM.search(s):
+    if (_LOG_START.match(s) and not _FIGURE_LEAD.match(s)) or not _ALNUM.search(s):
         return "data"  # a log line; table borders, separators
     if not _DIGIT.search(s):
         return _words_line_class(s, s.split())
@@ -954,6 +1021,10 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
     ("*-+", _BOLD_LABEL.fullmatch),
     ("lLtT标", _TAGS_LINE.fullmatch),
     (_LIST_STARTS, _list_item_prose),
+    ("-*+", _LIST_REFERENCE.fullmatch),
+    ("0123456789", _SECTION_HEADING.fullmatch),
+    ("bB", _DATED_BYLINE.fullmatch),
+    ("`", _CODE_LABEL.fullmatch),
 )
 
 
@@ -1014,7 +1085,7 @@ def _sentence_with_setting(s: str) -> bool:
 def _marked_prose(s: str) -> bool:
     """Whether a stripped line is prose by its marks: a Markdown link, a CJK
     sentence, a link, a bold heading, a list item in words."""
-    if _MD_LINK_LINE.fullmatch(s) or (_CJK.search(s) and _cjk_prose(s)):
+    if _MD_LINK_LINE.fullmatch(s) or (_CJK_ANY.search(s) and _cjk_prose(s)):
         return True
     if any(mark in s and test(s) for mark, test in _PROSE_MARKS):
         return True
@@ -1034,6 +1105,9 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     ("`", _sentence_with_code),
     ("=", _sentence_with_setting),
     ("://", _REFERENCE.fullmatch),
+    ("->", _arrow_note),
+    ("=>", _arrow_note),
+    ("→", _arrow_note),
 )
 
 
@@ -1127,13 +1201,39 @@ def _other_language_prose(tokens: list[str]) -> bool:
 _ALPHA_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
 
 
+# a line starting with a figure and a word, not a time stamp ("5200 RPM disk in my ...")
+_FIGURE_LEAD = re.compile(r"\d{1,12}(?:\.\d{1,6})?%?[ \t]+[A-Za-z]")
+FIGURES_SENTENCE_MIN_TOKENS = 8
+
+
 def _numbers_line_class(s: str, tokens: list[str]) -> str:
     """The class of a stripped line with a digit: prose when it is mostly words
-    and ends like a sentence."""
-    alpha = sum(1 for t in tokens if _ALPHA_WORD.fullmatch(t.strip(".,:;!?()\"'")))
+    and ends like a sentence, or reads as a line of a wrapped paragraph
+    (:func:`_sentence_with_figures`)."""
+    words = [t.strip(".,:;!?()\"'") for t in tokens]
+    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
-    return "prose" if _other_language_prose(tokens) else "data"
+    return "prose" if _sentence_with_figures(words, alpha) or _other_language_prose(tokens) else "data"
+
+
+def _sentence_with_figures(words: list[str], alpha: int) -> bool:
+    """A line of English prose quoting figures, cut anywhere by the page's width
+    (``The w_await —the time to service each I/O write—is fairly low (6.08 ms), and
+    the disk is``): eight words or more, most of them in letters, and the short
+    words of English prose (three different ones at least, one word in six):
+    an output row names things and figures, it does not join them with these.
+
+    >>> _sentence_with_figures("5200 RPM disk in my desktop system behaves well when "
+    ...     "the service time is under 15 ms.)".split(), 14)
+    True
+    >>> _sentence_with_figures("sda 0.00 11.60 0.60 24.20 0.02 0.14 13.35".split(), 1)
+    False
+    """
+    if len(words) < FIGURES_SENTENCE_MIN_TOKENS or alpha * 10 < len(words) * 6:
+        return False
+    function = [w for w in (w.lower() for w in words) if w in _STOPWORDS]
+    return len(set(function)) >= 3 and len(function) * 6 >= len(words)
 
 
 # --------------------------------------------------------------------- splitting
@@ -1373,16 +1473,19 @@ class _Splitter:
     def command_before_fence(self, region_start: int, i: int) -> tuple[int, str] | None:
         """``(line, command)`` of a shell prompt or a heading naming a command
         on the last non-blank line before the fence on line ``i`` (within a
-        few lines), or None."""
+        few lines), or a command in inline code ending with a colon
+        (:func:`code_label_command`), or None."""
         k = i - 1
         while k >= region_start and i - k <= 3 and self.blank(k):
             k -= 1
         if k < region_start or i - k > 3:
             return None
         prompt = self.prompt(k)
-        if prompt is None or prompt[0] != "shell" or not prompt[1]:
-            quoted = _inline_command(self.lines[k])  # "`cat /proc/interrupts | grep ens192`:"
-            return None if quoted is None else (k, quoted)
+        if prompt is None:
+            command = code_label_command(self.lines[k])  # "`cat /proc/interrupts`:"
+            return None if command is None else (k, command)
+        if prompt[0] != "shell" or not prompt[1]:
+            return None
         return k, prompt[1]
 
     def first_nonblank(self, a: int, b: int) -> int:
@@ -1553,10 +1656,20 @@ class _Splitter:
         what the post quotes (comments under ``sysctl -p``, a script), else
         unrecognised."""
         if any(not self.blank(i) for i in range(a, b)) and (
-            self.quoted_text(a, b, fenced=fenced) or command_notes(self.note_kinds(a, b))
+            self.quoted_text(a, b, fenced=fenced)
+            or command_notes(self.note_kinds(a, b))
+            or (not fenced and self.cjk_sentences(a, b))
         ):
             return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
         return UNRECOGNISED
+
+    def cjk_sentences(self, a: int, b: int) -> bool:
+        """Whether the non-blank lines ``a..b`` are all sentences in Chinese,
+        Japanese or Korean (:func:`_cjk_prose`): the post's text after a command
+        quoted in it (``$ sudo ip netns add ns2`` then ``次に Virtual Ethernet
+        インターフェイスで veth0``), which an output's first line always is."""
+        lines = [self.lines[i].strip() for i in range(a, b) if not self.blank(i)]
+        return all(_CJK_ANY.search(line) and _cjk_prose(line) for line in lines)
 
     def kind_by_content(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` that a heading named ``kind``: the kind
@@ -2072,9 +2185,10 @@ class _Splitter:
         printed: its Markdown, a message's header (outside a fence), code or
         configuration (anywhere)."""
         lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
-        if not fenced and (markdown_markup(lines) or message_header(lines)):
+        above = self.lines[a - 1] if a > 0 else ""
+        if not fenced and (markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)):
             return True
-        return code_fragment(lines, self.lines[a - 1] if a > 0 else "")
+        return code_fragment(lines, above)
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -2175,6 +2289,11 @@ def listing_gutter(lines: list[str]) -> bool:
     )
 
 
+# a command keyword typed in capitals, as a client's commands are ("CONFIG SET ...",
+# "SLOWLOG GET 10"); a sentence starts with one capital
+_CAPITAL_KEYWORD = re.compile(r"[A-Z]{2,}[ \t]+[A-Z]{2,}\b")
+
+
 def quoted_command(line: str) -> bool:
     """A command quoted without a prompt in a how-to: a command Casebook knows
     by name (or whose output the catalogue of unused outputs names) after
@@ -2190,6 +2309,8 @@ def quoted_command(line: str) -> bool:
     (True, True)
     >>> quoted_command("sudo /sbin/tc qdisc ls dev eth0 //查看队列规则")
     True
+    >>> quoted_command("CONFIG SET slowlog-max-len 500"), quoted_command("Config Set the limit")
+    (True, False)
     """
     s = _TRAILING_COMMENT.sub("", line.strip())
     s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
@@ -2197,7 +2318,12 @@ def quoted_command(line: str) -> bool:
         s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
     if _bare_command(s):
         return True
-    return bool(s) and s[0].islower() and not _CJK.search(s) and unused_command(s) is not None
+    return (
+        bool(s)
+        and (s[0].islower() or _CAPITAL_KEYWORD.match(s) is not None)
+        and not _CJK.search(s)
+        and unused_command(s) is not None
+    )
 
 
 def _names_a_command(value: str) -> bool:
@@ -2309,7 +2435,25 @@ def markdown_markup(lines: list[str]) -> bool:
     if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
         return True
     rows = [line.strip() for line in lines]
-    return bool(rows) and all(_MD_TABLE_ROW.fullmatch(row) for row in rows) and _table_rows(rows)
+    if not rows or not all(_MD_TABLE_ROW.fullmatch(row) for row in rows):
+        return False
+    return _table_rows(rows) or all(_row_with_sentence(row) for row in rows)
+
+
+def _row_with_sentence(row: str) -> bool:
+    """A table row of a manual's parameter table, a cell of it a sentence
+    (``| Count | Specifies the number of echo requests to be sent ... |``): a
+    cell of six words or more that reads as prose with short English words;
+    an SQL grid's cells hold names and values.
+
+    >>> _row_with_sentence("| Count | Specifies the number of echo requests to be sent. |")
+    True
+    >>> _row_with_sentence("| innodb_buffer_pool_size | 134217728 |")
+    False
+    """
+    if not (row.startswith("|") and row.endswith("|")):
+        return False
+    return any(_reads_as_sentence(cell.strip(), 6) for cell in row.strip("|").split("|"))
 
 
 def _table_rows(rows: list[str]) -> bool:
@@ -2318,6 +2462,25 @@ def _table_rows(rows: list[str]) -> bool:
     if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
         return True
     return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
+
+
+CODE_SPAN_MAX_LINES = 3
+
+
+def code_span_end(lines: list[str], above: str) -> bool:
+    """Whether ``lines`` (non-blank) end the inline code a sentence opened on the
+    line ``above`` (a backtick, then ``nping.exe -V``; ``nping v0.2.1`` and a backtick): the line
+    above holds an odd number of backticks, these lines close the span on their
+    last character and open no other.
+
+    >>> code_span_end(["nping v0.2.1`"], "`nping.exe -V")
+    True
+    >>> code_span_end(["nping v0.2.1`"], "nping.exe -V")
+    False
+    """
+    if not lines or len(lines) > CODE_SPAN_MAX_LINES or not lines[-1].rstrip().endswith("`"):
+        return False
+    return above.count("`") % 2 == 1 and sum(line.count("`") for line in lines) == 1
 
 
 # a message's or a patch's header: git format-patch's first line, and the fields of a

@@ -172,9 +172,11 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("time", r"^time$", r"^real\s+\d+m[\d.]+s\nuser\s+\d+m[\d.]+s\nsys\s+\d+m[\d.]+s"),
     # database tools and result grids no parser reads
     # redis-cli: INFO's sections, replies ("1) \"maxmemory\"" / "2) \"8589934592\"" of CONFIG
-    # GET) and the "Biggest string found 'k' has 512000 bytes" lines of --bigkeys / --memkeys
+    # GET) and the "Biggest string found 'k' has 512000 bytes" lines of --bigkeys / --memkeys;
+    # its commands typed alone (CONFIG GET/SET, SLOWLOG GET)
     Unused("redis-cli",
-           r"^redis-cli(\s|$)|(?i:^(?:config\s+get|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys)))\b",
+           r"^redis-cli(\s|$)|(?i:^(?:config\s+(?:get|set|rewrite|resetstat)|slowlog\s+(?:get|len|reset)"
+           r"|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys)))\b",
            r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"
            r'|^1\) "[^"\n]{1,200}"\n2\) "|^1\) "[\w.\-]{1,64}"[ \t]*$'
            r"|^Biggest[ \t]{1,4}\w{3,6} found '[^'\n]{1,300}' has \d"),

@@ -5,7 +5,9 @@ a fact (``HostFacts.conflicts``, read by ``collectors.machines``), the rules
 that decide on that fact are not checked on that host, with the reason
 "conflicting values"; a domain XML cut by the paste (``Domain.cut``) says
 nothing of the elements after the cut (``Domain.unseen``), and the rules that
-would judge those elements are not checked for that guest.
+would judge those elements are not checked for that guest. The guest of a
+QEMU command line (``Domain.origin``) is read the same way: what the command
+line never shows (libvirt's pinning and numatune) is in its ``unseen``.
 
 The run (``engine.run.analyze``) calls :func:`masked` before the rules run (a
 host's conflicting facts are hidden from them, so no rule decides on one
@@ -45,23 +47,43 @@ CUT_HIDES: dict[str, tuple[str, ...]] = {
     "kvm.guest_numa_missing": ("cpu", "numa"),
     "kvm.memory_not_bound": ("numatune", "memory", "memnode"),
     "kvm.pinning_spans_nodes": ("vcpupin", "numatune", "numa"),
-    "kvm.cpu_model_hides_cache": ("cpu",),
+    # "l3-cache": a QEMU command line whose -cpu does not say whether the model
+    # shows an L3 (QEMU's l3-cache property, on by default for machine types
+    # from 2.8 on: the QEMU version decides, and the command line does not show it)
+    "kvm.cpu_model_hides_cache": ("cpu", "l3-cache"),
     "kvm.flat_socket_topology": ("cpu", "topology"),
     # a cut in or before <devices> hides disks (and their <driver>) and NICs
     "kvm.disk_cache_mode": ("devices", "disk"),
     "kvm.vhost_net_disabled": ("devices", "interface"),
+    # whether other guests share a guest's CPUs: its affinity, which a QEMU
+    # command line never shows (a cut XML is still judged on the pins it shows)
+    "kvm.host_contention": ("cpu-affinity",),
 }
 
 
 def cut_hides(domain: Domain, rule_id: str) -> bool:
-    """Whether the paste cut ``domain`` before an element ``rule_id`` judges."""
-    return domain.cut and any(e in domain.unseen for e in CUT_HIDES.get(rule_id, ()))
+    """Whether the paste cut ``domain`` before an element ``rule_id`` judges, or
+    the QEMU command line it was read from does not show that element."""
+    return has_unseen(domain) and any(e in domain.unseen for e in CUT_HIDES.get(rule_id, ()))
+
+
+def has_unseen(domain: Domain) -> bool:
+    """A domain some of whose elements are unknown (``Domain.unseen``): a
+    document the paste cut, or the guest of a QEMU command line."""
+    return domain.cut or domain.origin == "qemu_cmdline"
 
 
 def cut_reason(domain: Domain) -> tuple[str, str]:
     """The reason (English, Chinese) a cut domain's rules were not checked."""
-    where = f"<{domain.cut_in}>" if domain.cut_in else (domain.truncated_after or "its start")
     name = domain.name or "?"
+    if domain.origin == "qemu_cmdline":
+        return (
+            f"{name} is known from its QEMU command line, which does not show what libvirt sets outside "
+            "it (vCPU, emulator and iothread pinning, numatune) nor what the paste does not show",
+            f"虚拟机 {name} 只见其 QEMU 命令行：命令行不包含 libvirt 在命令行之外设置的内容（vCPU、模拟器和 "
+            "iothread 绑定，numatune），也不包含粘贴内容中没有的部分",
+        )
+    where = f"<{domain.cut_in}>" if domain.cut_in else (domain.truncated_after or "its start")
     return (
         f"the domain XML of {name} is cut after {where}: what follows was not in the paste",
         f"虚拟机 {name} 的 domain XML 在 {where} 之后被截断：粘贴内容中没有后面的部分",
@@ -217,7 +239,7 @@ class _Gaps:
             conflicts=conflicting_checks(host),
             usage_cut=cut_usage_reason(host) if _usage_cut(host) else None,
             tables=table_cuts(host),
-            cut_domains=[d for d in host.domains if d.cut],
+            cut_domains=[d for d in host.domains if has_unseen(d)],
         )
 
     def __bool__(self) -> bool:

@@ -36,7 +36,7 @@ def _cpu_features(cpu: CpuTopology) -> set[str]:
         features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
     if cpu.hypervisor_vendor:
         features.add("guest-of:" + cpu.hypervisor_vendor.lower())
-    model = f"{cpu.vendor or ''} {cpu.model_name or ''}".lower()
+    model = " ".join(filter(None, (cpu.vendor, cpu.model_name))).lower()
     vendor = next((name for needle, name in _CPU_VENDORS if needle in model), None)
     if vendor:
         features.add("cpu:" + vendor)
@@ -59,7 +59,7 @@ def _host_features(host: HostFacts) -> set[str]:
             features.add("db:mysql-family")
     if host.oceanbase is not None:
         features.add("db:oceanbase")
-    for bench in host.benchmarks or []:
+    for bench in host.benchmarks:
         features.add("bench:" + bench.kind.lower())
     return features
 

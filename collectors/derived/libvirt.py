@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from collectors.facts import Domain, HostFacts
+from collectors.parsers.qemu_cmdline import QEMU_BINARY
 
 
 def domain_label(domain: Domain) -> str:
@@ -77,7 +78,8 @@ def running_domain_names(host: HostFacts) -> list[str]:
 
 # The hypervisor's own processes in a process list: QEMU (one process per guest,
 # its vCPU threads show as "CPU n/KVM") and the kernel's KVM/vhost workers.
-_QEMU_PROCESS = re.compile(r"(^|/)(qemu(-kvm|-system-\S+)?|kvm(-\S+)?|vhost-\d+|CPU \d+/KVM)(\s|$)", re.I)
+# The binaries are collectors.parsers.qemu_cmdline's, which reads their command lines.
+_QEMU_PROCESS = re.compile(rf"(^|/)({QEMU_BINARY}|qemu|kvm(-\S+)?|vhost-\d+|CPU \d+/KVM)(\s|$)", re.I)
 
 
 # The commands that collect a snapshot show up in their own output (top lists

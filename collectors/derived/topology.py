@@ -18,12 +18,13 @@ def cpu_node_map(host: HostFacts) -> dict[int, int]:
 
 
 def _node_cpu_lists(host: HostFacts) -> Iterator[list[tuple[int, list[int]]]]:
-    """(node, its CPUs) as each artifact lists them, in the order they are trusted."""
-    if host.numa and host.numa.nodes:
+    """(node, its CPUs) as each artifact lists them, in the order they are trusted
+    (an artifact listing none gives an empty list: the caller goes on)."""
+    if host.numa:
         yield [(node_id, node.cpus) for node_id, node in host.numa.nodes.items()]
-    if host.cpu and host.cpu.numa_node_cpus:
+    if host.cpu:
         yield list(host.cpu.numa_node_cpus.items())
-    if host.capabilities and host.capabilities.cells:
+    if host.capabilities:
         yield [(node_id, cell.get("cpus") or []) for node_id, cell in host.capabilities.cells.items()]
 
 
@@ -59,7 +60,7 @@ def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:
         total = node.mem_total_kb()
         if total:
             out[node_id] = total
-    if not out and host.capabilities and host.capabilities.cells:
+    if not out and host.capabilities:
         for node_id, cell in host.capabilities.cells.items():
             if cell.get("memory_kb"):
                 out[node_id] = cell["memory_kb"]

@@ -126,7 +126,8 @@ def load_all() -> dict[str, ParserSpec]:
     names = [module.name for module in pkgutil.iter_modules(__path__)]
     for name in names:
         importlib.import_module(f"{__name__}.{name}")
-    modules = [name for name in FIRST_MODULES if name in names] + [n for n in names if n not in FIRST_MODULES]
+    first = {name: i for i, name in enumerate(FIRST_MODULES)}
+    modules = sorted(names, key=lambda name: first.get(name, len(first)))  # stable: the others stay by name
     rank = {f"{__name__}.{name}": i for i, name in enumerate(modules)}
 
     def place(spec: ParserSpec) -> tuple[int, int]:

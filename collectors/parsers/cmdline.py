@@ -65,8 +65,6 @@ def parse_cmdline(text: str) -> KernelCmdline:
 
         BOOT_IMAGE=/vmlinuz-4.18.0 root=/dev/sda1 ro isolcpus=2-15 nohz_full=2-15 quiet
     """
-    if not isinstance(text, str):
-        raise ParseError("cmdline: not text")
     lines = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if not lines:
         raise ParseError("empty kernel command line")

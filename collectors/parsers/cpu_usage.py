@@ -48,7 +48,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
-from collectors.numbers import decimal
+from collectors.numbers import ascii_digits, decimal
 from collectors.parsers import register
 from collectors.sizes import kib
 
@@ -61,6 +61,14 @@ _TASKS = re.compile(r"^\s*(?:Tasks|Threads|任务|线程)[:：]\s*(\d{1,9})\s+to
 # matched against the left-stripped line: "^\s*(KiB)?\s*Mem" backtracks quadratically on blank runs
 _MEM_LINE = re.compile(r"^(KiB|MiB|GiB|TiB)?\s*Mem\s*:")
 _MEM_FIELD = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)([kmgt])?(\+)?\s*(total|free|used|buff/cache|buffers)")
+# top's memory field -> the CpuUsage field that holds it
+_MEM_ATTRS = {
+    "total": "mem_total_kb",
+    "free": "mem_free_kb",
+    "used": "mem_used_kb",
+    "buff/cache": "mem_cache_kb",
+    "buffers": "mem_cache_kb",
+}
 _TIME_PLUS = re.compile(r"^\d{1,9}:\d{2}(?:\.\d{2})?$")
 
 
@@ -90,7 +98,7 @@ def _parse_top(text: str) -> CpuUsage:
         if _top_summary_line(out, line, idx):
             continue
         tokens = line.split()
-        if tokens and tokens[0] == "PID" and "COMMAND" in tokens:
+        if tokens[:1] == ["PID"] and "COMMAND" in tokens:
             proc_header = tokens
             out.lines["processes"] = idx
     if not _top_read_anything(out):
@@ -111,7 +119,7 @@ def _top_process_line(out: CpuUsage, line: str, proc_header: list[str], idx: int
         out.processes.append(proc)
         return True
     first = line.split()[:1]
-    if first and first[0].isascii() and first[0].isdigit() and len(first[0]) <= 10:
+    if first and ascii_digits(first[0]) and len(first[0]) <= 10:
         # a process row cut mid-paste ("49449 qemu      20")
         out.errors.append(ArtifactError("", f"top: process row {first[0]} cut: {line.strip()[:80]!r}", idx))
         return True
@@ -175,22 +183,14 @@ def _top_memory(out: CpuUsage, line: str, unit: str | None, idx: int) -> None:
         kb = int(kib(float(value), suffix or unit))
         if plus:
             out.mem_truncated = True
-        if name == "total":
-            out.mem_total_kb = kb
-        elif name == "free":
-            out.mem_free_kb = kb
-        elif name == "used":
-            out.mem_used_kb = kb
-        else:
-            out.mem_cache_kb = kb
+        setattr(out, _MEM_ATTRS[name], kb)
     out.lines["mem"] = idx
 
 
 def _process_row(line: str, header: list[str], idx: int) -> ProcessInfo | None:
     tokens = line.split()
     pid = tokens[0] if tokens else ""
-    # isascii: str.isdigit() accepts superscripts that int() rejects
-    if len(tokens) < 4 or not (pid.isascii() and pid.isdigit()) or len(pid) > 10:
+    if len(tokens) < 4 or not ascii_digits(pid) or len(pid) > 10:
         return None
     usage = _cpu_mem_command(tokens, header)
     if usage is None:
@@ -239,7 +239,7 @@ def _cpu_token(token: str) -> str | None:
     low = token.lower()
     if low == "all" or low.replace("1", "l") == "all":
         return "all"
-    if token.isascii() and token.isdigit() and len(token) <= 6:
+    if ascii_digits(token) and len(token) <= 6:
         return str(int(token))
     return None
 
@@ -272,10 +272,10 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         raise _no_rows(text, tool)
     out.samples = series.get("all", [])
     chosen = averages or {cpu: _mean(cpu, rows) for cpu, rows in series.items()}
-    out.overall = chosen.get("all")
+    out.overall = chosen.pop("all", None)
     if out.overall is not None:
         out.lines["overall"] = out.overall.line or 0
-    out.per_cpu = sorted((u for c, u in chosen.items() if c != "all"), key=lambda u: int(u.cpu))
+    out.per_cpu = sorted(chosen.values(), key=lambda u: int(u.cpu))
     return out
 
 
@@ -373,8 +373,6 @@ def _detect_sar(head: str) -> bool:
 
 
 def _text(text: str) -> str:
-    if not isinstance(text, str):
-        raise ParseError("not text")
     return text
 
 

@@ -175,7 +175,7 @@ class _Setter:
         self.lines = lines
 
     def __call__(self, name: str, value: Any, key: str) -> None:
-        if value is None or value == "":
+        if value in (None, ""):
             return
         setattr(self.topo, name, value)
         if key in self.lines:

@@ -148,8 +148,6 @@ def parse_cpupower(text: str) -> CpuPower:
           current policy: frequency should be within 1.20 GHz and 2.60 GHz.
                           The governor "ondemand" may decide which speed to use
     """
-    if not isinstance(text, str):
-        raise ParseError("cpupower: not text")
     out = CpuPower()
     cpu = "cpu0"
     seen_idle_cpu = False

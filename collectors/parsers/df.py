@@ -66,8 +66,6 @@ def parse_df(text: str) -> DiskFree:
         Filesystem           1K-blocks       Used  Available Use% Mounted on
         /dev/mapper/vg1-data 7497910272 4947433384 2550476888  66% /data/1
     """
-    if not isinstance(text, str):
-        raise ParseError("df: not text")
     out = DiskFree()
     # coreutils' zh_CN headers: 文件系统 (Filesystem), 类型 (Type), 大小 (Size)
     human = re.search(r"^(Filesystem|文件系统)\s+((Type|类型)\s+)?(Size|大小)\s", text, re.M) is not None

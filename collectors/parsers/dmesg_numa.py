@@ -74,8 +74,6 @@ def parse_dmesg_numa(text: str) -> NumaBootMessages:
         [    0.001436] No NUMA configuration found
         [    0.001437] Faking a node at [mem 0x0000000000000000-0x000000063fffffff]
     """
-    if not isinstance(text, str):
-        raise ParseError("dmesg: not text")
     out = NumaBootMessages()
     ids = _Ids()
     for idx, line in enumerate(text.splitlines(), start=1):

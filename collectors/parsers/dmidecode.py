@@ -189,8 +189,6 @@ def parse_dmidecode_memory(text: str) -> MemoryDevices:
                 Speed: 3200 MT/s
                 Configured Memory Speed: 2666 MT/s
     """
-    if not isinstance(text, str):
-        raise ParseError("dmidecode: not text")
     out = MemoryDevices()
     for start, fields in _memory_devices(text, out.lines):
         out.dimms.append(_finish(fields, start))

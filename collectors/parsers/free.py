@@ -78,8 +78,6 @@ _COLUMNS = {
 
 
 def _parse(text: str, scale: float | None) -> Meminfo:
-    if not isinstance(text, str):
-        raise ParseError("free: not text")
     out = Meminfo(origin="free")
     columns, rows = _table(text, out)
     if columns is None or "mem" not in rows:

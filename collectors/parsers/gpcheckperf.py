@@ -80,8 +80,6 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
          stream min bandwidth (MB/s): 8890.95 [gpsdw2]
          stream max bandwidth (MB/s): 18413.74 [gpsdw3]
     """
-    if not isinstance(text, str):
-        raise ParseError("gpcheckperf: not text")
     per_host: dict[tuple[str, str], Benchmark] = {}
     bounds: dict[tuple[str, str], Benchmark] = {}
     raw: dict[tuple[str, str], Benchmark] = {}

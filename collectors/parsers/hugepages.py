@@ -68,8 +68,6 @@ def _apply(out: HugePages, target: str, value: str, idx: int) -> None:
 
 
 def _parse(text: str, name: str | None) -> HugePages:
-    if not isinstance(text, str):
-        raise ParseError("hugepages: not text")
     out = HugePages()
     if name is not None:
         idx, line = _one_line_file(text)

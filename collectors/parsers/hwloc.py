@@ -385,8 +385,6 @@ def parse_hwloc_ls(text: str) -> list[CpuTopology | NumaTopology]:
     Returns a :class:`CpuTopology` and, when the tree shows NUMA nodes, a
     :class:`NumaTopology`.
     """
-    if not isinstance(text, str):
-        raise ParseError("hwloc-ls: not text")
     tree = _Tree()
     tree.read(text)
     if not tree.of("PU"):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ArtifactError, Interrupts, ParseError, TableCut
+from collectors.numbers import ascii_digits
 from collectors.parsers import UnreadLines, register
 
 _MAX_DIGITS = 20
@@ -76,6 +77,14 @@ def _header_continued(cpus: list[str], line: str) -> list[str] | None:
     return [*cpus, *tokens] if tokens[0] == f"CPU{len(cpus)}" else None
 
 
+def _row_parts(line: str) -> tuple[str, str] | None:
+    """``(name, what follows the colon)`` of a ``name: counts ...`` row; None
+    for another line (no colon, or no name of one word before it)."""
+    name, sep, rest = line.partition(":")
+    name = name.strip()
+    return (name, rest) if sep and name and " " not in name else None
+
+
 def parse_counter_table(text: str, out: Interrupts) -> None:
     """Shared by /proc/interrupts and /proc/softirqs: a ``CPUn`` header then ``name: n n ...``.
 
@@ -86,18 +95,17 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
     for idx, line in enumerate(text.splitlines(), start=1):
         if not ncpu:
             tokens = line.split()
-            if tokens and tokens[0] == "CPU0" and all(t.startswith("CPU") for t in tokens):
+            if tokens[:1] == ["CPU0"] and all(t.startswith("CPU") for t in tokens):
                 out.cpus = tokens
                 ncpu = len(tokens)
                 out.lines["header"] = idx
             continue
-        name, sep, rest = line.partition(":")
-        name = name.strip()
-        if not sep or not name or " " in name:
+        row = _row_parts(line)
+        if row is None:
             _continuation(out, line, idx)
             ncpu = len(out.cpus)
         else:
-            _read_row(out, name, rest.split(), ncpu, idx)
+            _read_row(out, row[0], row[1].split(), ncpu, idx)
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
 
@@ -124,7 +132,7 @@ def _continuation(out: Interrupts, line: str, idx: int) -> None:
     header = _header_continued(out.cpus, line) if not out.rows and not (out.cut and out.cut.rows) else None
     if header is not None:
         out.cpus = header
-    elif not (tokens and all(t.isascii() and t.isdigit() for t in tokens)):
+    elif not (tokens and all(ascii_digits(t) for t in tokens)):
         return
     cut = _cut_of(out)
     cut.wrapped += 1
@@ -134,12 +142,12 @@ def _continuation(out: Interrupts, line: str, idx: int) -> None:
 def _leading_counts(head: list[str]) -> list[int]:
     """The counts at the start of a row's cells, up to the first that is not one."""
     joined = "".join(head)
-    # fast path for the usual full row; isascii: str.isdigit() accepts superscripts int() rejects
-    if joined.isascii() and joined.isdigit() and len(joined) <= _MAX_DIGITS * len(head):
+    # fast path for the usual full row
+    if ascii_digits(joined) and len(joined) <= _MAX_DIGITS * len(head):
         return [int(token) for token in head]
     counts: list[int] = []
     for token in head:
-        if not (token.isascii() and token.isdigit() and len(token) <= _MAX_DIGITS):
+        if not (ascii_digits(token) and len(token) <= _MAX_DIGITS):
             break
         counts.append(int(token))
     return counts
@@ -162,8 +170,6 @@ def parse_interrupts(text: str) -> Interrupts:
         NMI:        210         92   Non-maskable interrupts
         ERR:          0
     """
-    if not isinstance(text, str):
-        raise ParseError("interrupts: not text")
     out = Interrupts()
     parse_counter_table(text, out)
     if not out.rows and out.cut is None:
@@ -201,11 +207,10 @@ def _rows(text: str) -> tuple[list[tuple[str, list[str], int]], list[int]]:
     for number, line in enumerate(text.splitlines(), start=1):
         pieces = _NEXT_ROW.split(line) if _IRQ_ROW.match(line) else [line]
         for piece in pieces:
-            name, sep, rest = piece.partition(":")
-            name = name.strip()
-            if sep and name and " " not in name:
-                rows.append((name, rest.split(), number))
-            elif rows and piece.split() and piece.split()[0].isascii() and piece.split()[0].isdigit():
+            row = _row_parts(piece)
+            if row is not None:
+                rows.append((row[0], row[1].split(), number))
+            elif rows and ascii_digits(piece.split(maxsplit=1)[0] if piece.strip() else ""):
                 wrapped.append(number)
     return rows, wrapped
 
@@ -277,8 +282,6 @@ def parse_interrupts_grep(text: str, *, grep: str | None = None) -> Interrupts:
     >>> i.cpus, i.rows["126"], i.descriptions["125"], i.errors[-1].message == NO_HEADER
     (['CPU0', 'CPU1', 'CPU2', 'CPU3'], [987654321, 0, 0, 0], 'PCI-MSI 122880-edge eth0-TxRx-0', True)
     """
-    if not isinstance(text, str):
-        raise ParseError("interrupts: not text")
     rows, wrapped = _rows(text)
     widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
     # the width most rows have: a row the paste cut has fewer counts and is left out

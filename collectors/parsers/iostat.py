@@ -290,8 +290,6 @@ def parse_iostat(text: str) -> DiskStats:
     Traceback (most recent call last):
     collectors.facts.ParseError: output of iostat, cut: no device rows
     """
-    if not isinstance(text, str):
-        raise ParseError("iostat: not text")
     lines = text.splitlines()
     tsar = any(_tsar_device(line) for line in lines)
     out = _parse_tsar(lines) if tsar else _parse_iostat(lines)

@@ -82,8 +82,6 @@ def parse_kernel(text: str) -> KernelVersion:
         Linux db01 4.18.0-305.el8.x86_64 #1 SMP Thu Apr 29 08:54:30 EDT 2021 x86_64 GNU/Linux
         PRETTY_NAME="Red Hat Enterprise Linux 8.4 (Ootpa)"
     """
-    if not isinstance(text, str):
-        raise ParseError("kernel: not text")
     out = KernelVersion()
     os_kv: dict[str, tuple[str, int]] = {}  # os-release's KEY=value lines: (value, line)
     for idx, line in enumerate(text.splitlines(), start=1):

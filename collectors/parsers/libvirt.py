@@ -159,6 +159,13 @@ def line_of(text: str, pattern: str, start: int = 0) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
+def mark_line(lines: dict[str, int], key: str, text: str, pattern: str) -> None:
+    """``lines[key]``: the line of the first match of ``pattern`` in ``text``, when there is one."""
+    ln = line_of(text, pattern)
+    if ln is not None:
+        lines[key] = ln
+
+
 def lines_by_value(text: str, pattern: str) -> dict[str, int]:
     """1-based line of the first match of ``pattern`` for each value of its group 1,
     in one pass (calling :func:`line_of` per element is quadratic in elements)."""
@@ -172,12 +179,9 @@ def lines_by_value(text: str, pattern: str) -> dict[str, int]:
 
 
 def to_kib(value: str | None, unit: str | None, *, default_unit: str = "KiB") -> int | None:
-    if value is None or not value.strip():
+    number = _int(value, "memory size")
+    if number is None:
         return None
-    try:
-        number = int(value.strip())
-    except ValueError:
-        raise ParseError(f"memory size is not an integer: {value!r}") from None
     factor = _UNIT_BYTES.get((unit or default_unit).strip().lower())
     if factor is None:
         raise ParseError(f"unknown memory unit {unit!r}")
@@ -425,6 +429,12 @@ def _text(el: ET.Element | None) -> str | None:
     return el.text.strip() or None
 
 
+def _attr(el: ET.Element, child: str, name: str) -> str | None:
+    """Attribute ``name`` of ``el``'s first ``child`` element; None without that child."""
+    found = el.find(child)
+    return found.get(name) if found is not None else None
+
+
 # line-anchored, so prose that mentions "<domstatus>" is not taken for XML
 _DETECT_LINE = re.compile(
     r"^[ \t]*<(domain[\s>]|domstatus[\s>]|cputune>|numatune>|memoryBacking>|vcpupin\s|emulatorpin\s|"
@@ -458,9 +468,7 @@ class _DomainReader:
         return lines_by_value(self.text, rf"<{tag}\b[^<>]*?\b{attr}=['\"](\d+)['\"]")
 
     def mark(self, key: str, pattern: str) -> None:
-        ln = line_of(self.text, pattern)
-        if ln is not None:
-            self.lines[key] = ln
+        mark_line(self.lines, key, self.text, pattern)
 
     def mark_id(self, key: str, found: dict[str, int], ident: int | None) -> None:
         ln = found.get(str(ident)) if ident is not None else None
@@ -619,17 +627,15 @@ def _disk_source(source: ET.Element | None) -> str | None:
 
 
 def _disk(disk: ET.Element) -> DomainDisk:
-    target = disk.find("target")
-    driver = disk.find("driver")
     return DomainDisk(
-        target=target.get("dev") if target is not None else None,
+        target=_attr(disk, "target", "dev"),
         device=disk.get("device") or "disk",
-        bus=target.get("bus") if target is not None else None,
+        bus=_attr(disk, "target", "bus"),
         source=_disk_source(disk.find("source")),
-        iothread=_int(driver.get("iothread"), "<driver iothread>") if driver is not None else None,
-        cache=(driver.get("cache") or None) if driver is not None else None,
-        io=(driver.get("io") or None) if driver is not None else None,
-        driver_shown=driver is not None,
+        iothread=_int(_attr(disk, "driver", "iothread"), "<driver iothread>"),
+        cache=_attr(disk, "driver", "cache") or None,
+        io=_attr(disk, "driver", "io") or None,
+        driver_shown=disk.find("driver") is not None,
     )
 
 
@@ -734,10 +740,10 @@ def _unseen_after(anchor: str, present: list[str], unseen: list[str]) -> list[st
     if anchor not in _DOMAIN_ORDER:
         return []
     later = _DOMAIN_ORDER[_DOMAIN_ORDER.index(anchor) + 1 :]
-    out = [tag for tag in later if tag not in present]
-    for tag in later:
-        if tag not in present and tag in _CHILD_ORDER:
-            out.extend(c for c in _CHILD_ORDER[tag] if c not in unseen and c not in out)
+    missing = [tag for tag in later if tag not in present]
+    out = list(missing)
+    for tag in missing:
+        out.extend(c for c in _CHILD_ORDER.get(tag, ()) if c not in unseen and c not in out)
     return out
 
 
@@ -759,16 +765,15 @@ def _read_interfaces(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
 def _interface(nic: ET.Element) -> DomainInterface | None:
     """A guest NIC; None for an ``<interface>`` of another element (no model,
     driver or MAC)."""
-    model, driver, mac = nic.find("model"), nic.find("driver"), nic.find("mac")
-    if model is None and driver is None and mac is None:
+    if all(nic.find(tag) is None for tag in ("model", "driver", "mac")):
         return None
-    raw = (driver.get("queues") or "").strip() if driver is not None else ""
+    raw = (_attr(nic, "driver", "queues") or "").strip()
     return DomainInterface(
-        model=model.get("type") if model is not None else None,
+        model=_attr(nic, "model", "type"),
         queues=int(raw) if raw.isdigit() else None,
         kind=nic.get("type"),
-        mac=mac.get("address") if mac is not None else None,
-        driver=(driver.get("name") or None) if driver is not None else None,
+        mac=_attr(nic, "mac", "address"),
+        driver=_attr(nic, "driver", "name") or None,
     )
 
 

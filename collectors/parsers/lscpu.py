@@ -59,6 +59,7 @@ from typing import Any
 
 from collectors.cpulist import parse_cpulist
 from collectors.facts import ArtifactError, CpuTopology, ParseError
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 
 # (greedy key and value: the key cannot pass a ":" and the value runs to the end,
@@ -258,6 +259,8 @@ _RU_KEYS = {
     "виртуализация": "virtualization",
     "флаги": "flags",
 }
+# (the three catalogues share no key)
+_LOCALE_KEYS = {**_ZH_KEYS, **_JA_KEYS, **_RU_KEYS}
 _LOCALE_VALUES = {"完全": "full", "半": "para", "容器": "container", "完全仮想化": "full", "準仮想化": "para"}
 _ZH_NODE = re.compile(r"^numa 节点(\d{1,5}) cpu$")
 _ZH_CACHE = re.compile(r"^(l\d[a-z]?) 缓存$")
@@ -276,7 +279,7 @@ def _norm_key(key: str) -> str:
     m = _ZH_CACHE.match(key) or _JA_CACHE.match(key)
     if m:
         return f"{m.group(1)} cache"
-    return _ZH_KEYS.get(key) or _JA_KEYS.get(key) or _RU_KEYS.get(key, key)
+    return _LOCALE_KEYS.get(key, key)
 
 
 class _Builder:
@@ -309,8 +312,7 @@ class _Builder:
         if name is None:
             return
         self.recognised += 1
-        if name in _CORE_NAMES:
-            self.core_fields += 1
+        self.core_fields += name in _CORE_NAMES
         self._add_core_type_field(name, value, line)
         if self._set_field(name, value, ocr=ocr) and line is not None:
             self.topo.lines.setdefault(name, line)
@@ -376,8 +378,7 @@ class _Builder:
         topo = self.topo
         if getattr(topo, name) is not None or not value or value == "-":
             return True
-        if ocr and name == "hypervisor_vendor":
-            value = value.replace(" ", "")
+        value = _clean_text(name, value, ocr=ocr)
         if name == "hypervisor_vendor" and value.lower() == "vertical":
             # Some util-linux releases print "vertical" (an s390 dispatching
             # mode string) as the hypervisor of bare-metal x86 hosts (seed 004's
@@ -385,13 +386,6 @@ class _Builder:
             # guest test but remember what was printed.
             topo.extra["hypervisor_vendor_raw"] = value
             return False
-        if name == "virtualization_type":
-            value = _LOCALE_VALUES.get(value, value)
-            if ocr:
-                close = difflib.get_close_matches(
-                    value.lower(), ["full", "para", "container", "none"], 1, 0.6
-                )
-                value = close[0] if close else value
         setattr(topo, name, value)
         return True
 
@@ -427,6 +421,22 @@ class _Builder:
                 setattr(topo, name, values.pop())
             else:
                 setattr(topo, name, None)
+
+
+def _clean_text(name: str, value: str, *, ocr: bool) -> str:
+    """A text field's value as lscpu printed it in English: OCR's spaces out of
+    the hypervisor vendor, a localised or OCR-garbled virtualization type mapped
+    back to lscpu's words."""
+    if name == "hypervisor_vendor":
+        return value.replace(" ", "") if ocr else value
+    if name != "virtualization_type":
+        return value
+    value = _LOCALE_VALUES.get(value, value)
+    close = difflib.get_close_matches(value.lower(), _VIRTUALIZATION_TYPES, 1, 0.6) if ocr else []
+    return close[0] if close else value
+
+
+_VIRTUALIZATION_TYPES = ["full", "para", "container", "none"]
 
 
 @functools.lru_cache(maxsize=512)
@@ -572,7 +582,7 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
 def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
     """Sockets, threads per core and cores per socket of the map, where it says them evenly."""
     sockets = cpu_map.sockets
-    if topo.sockets is None and sockets and all(s.isascii() and s.isdigit() for s in sockets):
+    if topo.sockets is None and sockets and all(ascii_digits(s) for s in sockets):
         topo.sockets = len(sockets)
         topo.lines.setdefault("sockets", line)
     _apply_cores(topo, cpu_map, line)
@@ -614,11 +624,7 @@ def _parse_text(text: str) -> CpuTopology:
     builder = _Builder()
     summary_end, parse_header = _comment_lines(lines)
     tokens = _tokens(lines[:summary_end])
-    empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
-    with_value = [t for t in tokens if t[0] == "KV"]
-    # a real lscpu summary is well under 100 lines; the fuzzy OCR pairing is not
-    # meant for (and would be slow on) megabytes of key-only lines
-    if 4 <= len(empty_keys) <= _OCR_MAX_TOKENS and len(empty_keys) > len(with_value):
+    if _ocr_pasted(tokens):
         _pair_ocr(tokens, builder)
     else:
         _pair_plain(tokens, builder)
@@ -629,6 +635,16 @@ def _parse_text(text: str) -> CpuTopology:
     if extended is not None:
         _parse_extended(lines, extended, builder)
     return builder.finish()
+
+
+def _ocr_pasted(tokens: list[tuple[str, int, str, str, int]]) -> bool:
+    """Whether the summary's keys and values came apart (OCR puts a value on a
+    line of its own): more keys without a value than with one, at least four."""
+    empty_keys = [t for t in tokens if t[0] == "K" and _norm_key(t[2]) not in _SECTIONS]
+    with_value = [t for t in tokens if t[0] == "KV"]
+    # a real lscpu summary is well under 100 lines; the fuzzy OCR pairing is not
+    # meant for (and would be slow on) megabytes of key-only lines
+    return 4 <= len(empty_keys) <= _OCR_MAX_TOKENS and len(empty_keys) > len(with_value)
 
 
 def _comment_lines(lines: list[str]) -> tuple[int, int | None]:
@@ -805,7 +821,7 @@ def parse_lscpu(text: str) -> CpuTopology:
         L3 cache:            33792K
         NUMA node0 CPU(s):   0-95
     """
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         raise ParseError("empty lscpu output")
     text = text.replace("\x00", "")
     if text.lstrip().startswith("{"):

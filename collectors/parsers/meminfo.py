@@ -152,23 +152,19 @@ def parse_meminfo(text: str) -> Meminfo:
         HugePages_Total:       0
         Hugepagesize:       2048 kB
     """
-    if not isinstance(text, str):
-        raise ParseError("meminfo: not text")
     out = Meminfo()
     lines = text.splitlines()
     for idx, line in enumerate(lines, start=1):
         m = _LINE.match(line.strip())
-        if not m:
-            if idx == len(lines) and out.values and _cut_key(line.strip()):
-                # the paste ends inside a key ("Hugepage" of "Hugepagesize:")
-                out.errors.append(ArtifactError("", f"meminfo: last line cut: {line.strip()!r}", idx))
-            continue
-        key = m.group(1)
-        if _is_new_key(key, out.values):
-            out.values[key] = int(m.group(2))
-            out.lines[key] = idx
+        if m and _is_new_key(m.group(1), out.values):
+            out.values[m.group(1)] = int(m.group(2))
+            out.lines[m.group(1)] = idx
     if not out.values:
         raise ParseError("no /proc/meminfo lines (Key: N kB) found")
+    last = lines[-1].strip()
+    if not _LINE.match(last) and _cut_key(last):
+        # the paste ends inside a key ("Hugepage" of "Hugepagesize:")
+        out.errors.append(ArtifactError("", f"meminfo: last line cut: {last!r}", len(lines)))
     if "MemTotal" not in out.values or len(out.values) < FULL_MIN_KEYS:
         out.origin = "subset"
     return out

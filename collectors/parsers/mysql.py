@@ -454,30 +454,33 @@ def _check_variables_look_real(read: _Read) -> None:
 # ------------------------------------------------------------------ option files
 
 
-# Option-file groups the server reads (MySQL, MariaDB, Percona), with an optional
-# version suffix ([mysqld-8.0], [mariadb-10.11])
+# The line shapes of an error log: (words one of which the head must hold, the
+# pattern then searched), so that each search runs only when the words it needs
+# are there. One optional leading field ("2022-07-26 11:38:32 0 [Note]"), written
+# so that a long line without spaces is not re-scanned from every position; the
+# old "YYMMDD hh:mm:ss" stamp; a syslog line of mysqld or mariadbd.
+_ERROR_LOG_SHAPES = (
+    (
+        ("[Note]", "[Warning]", "[ERROR]", "[System]"),
+        re.compile(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", re.M),
+    ),
+    (
+        ("[Note]", "[Warning]", "[ERROR]", "InnoDB:"),
+        re.compile(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", re.M),
+    ),
+    (("mysqld", "mariadbd"), re.compile(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)")),
+)
+
+
 def _looks_like_error_log(head: str) -> bool:
-    # (each search only when the words it needs are in the head)
-    level = "[Note]" in head or "[Warning]" in head or "[ERROR]" in head
-    return bool(
-        # one optional leading field ("2022-07-26 11:38:32 0 [Note]"); written so
-        # that a long line without spaces is not re-scanned from every position
-        (
-            (level or "[System]" in head)
-            and re.search(r"^(?:\S+[ \t]+)?\S+ \d+ \[(Note|Warning|ERROR|System)\]", head, re.M)
-        )
-        or (
-            (level or "InnoDB:" in head)
-            and re.search(r"^\d{6}\s+\d{1,2}:\d{2}:\d{2}\s+(\[(Note|Warning|ERROR)\]|InnoDB:)", head, re.M)
-        )
-        or (
-            ("mysqld" in head or "mariadbd" in head)
-            and re.search(r"(mysqld|mariadbd)[\w-]*(\[\d+\])?:\s*(InnoDB:|\d{4}-\d\d-\d\d)", head)
-        )
+    return any(
+        any(word in head for word in words) and pattern.search(head) for words, pattern in _ERROR_LOG_SHAPES
     )
 
 
 _SERVER_VERSION = re.compile(r"(?i)^\s*Server version:\s*\d", re.M)
+# Option-file groups the server reads (MySQL, MariaDB, Percona), with an optional
+# version suffix ([mysqld-8.0], [mariadb-10.11])
 _SERVER_GROUP = re.compile(r"(?i)^(mysqld|server|mariadb|mariadbd|galera|client-server)(-[\d.]+)?$")
 _GROUP_LINE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*$")
 _OPTION = re.compile(r"^\s*(?:--)?([A-Za-z][\w.-]*)\s*(?:=\s*(.*?))?\s*$")
@@ -526,7 +529,8 @@ def _config_fragment_looking(text: str) -> bool:
         return False
     lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
     options = [line for line in lines if _OPTION_LINE.match(line)]
-    if len(options) < 3 or len(options) < len(lines) or sum("=" in line for line in options) < 3:
+    # (three "name = value" lines make three options)
+    if len(options) < len(lines) or sum("=" in line for line in options) < 3:
         return False
     return len(_SERVER_ONLY_OPTION.findall("\n".join(options))) >= 2
 
@@ -587,14 +591,13 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     # server options pasted without their group line ("the InnoDB section of my.cnf")
     group: str | None = "mysqld" if _config_fragment_looking(text) else None
     printed = False  # my_print_defaults / --print-defaults: "--name=value" options
-    seen_group = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip().lstrip("\ufeff")
         if _holds_no_option(line):
             continue
         m = _GROUP_LINE.match(line)
         if m:
-            group, seen_group = m.group(1), True
+            group = m.group(1)
             continue
         tokens = _server_options(line, group)
         if tokens is None:
@@ -603,7 +606,7 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
         if not all(_store_option(facts, token, number) for token in tokens):
             skipped.add(number, line)
     if not facts.variables:
-        if not seen_group and not printed and group is None:
+        if not printed and group is None:  # (a [group] line or a fragment sets a group)
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()

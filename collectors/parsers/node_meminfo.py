@@ -56,8 +56,6 @@ def parse_node_meminfo(text: str) -> NodeMeminfo:
         Node 1 MemFree:      342521148 kB
         Node 1 MemUsed:      60132036 kB
     """
-    if not isinstance(text, str):
-        raise ParseError("node meminfo: not text")
     out = NodeMeminfo()
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line)

@@ -59,8 +59,6 @@ def parse_numa_maps(text: str) -> ProcessNumaUsage:
 
         7f2b6c000000 interleave:0-1 anon=262144 dirty=262144 N0=131072 N1=131072 kernelpagesize_kB=4
     """
-    if not isinstance(text, str):
-        raise ParseError("numa_maps: not text")
     kb: dict[int, int] = {}
     categories: dict[str, dict[int, float]] = {}
     first: int | None = None

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import NumactlHardware, NumaNode, NumaPolicy, ParseError
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 from collectors.sizes import mb
 
@@ -158,9 +159,7 @@ class _Hardware:
         node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
         node = self.out.nodes.setdefault(node_id, NumaNode(node=node_id))
         if what == "cpus":
-            node.cpus = [
-                int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6
-            ]
+            node.cpus = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
         elif what == "size":
             node.size_mb = _mb(value)
         else:
@@ -215,8 +214,6 @@ def parse_numactl_hardware(text: str) -> NumactlHardware:
         node   0   1
           0:  10  20
     """
-    if not isinstance(text, str):
-        raise ParseError("numactl -H: not text")
     reader = _Hardware()
     for idx, line in enumerate(text.splitlines(), start=1):
         reader.read(idx, line)
@@ -248,7 +245,7 @@ def _detect_show(head: str) -> bool:
 def _set_show_field(out: NumaPolicy, key: str, value: str) -> None:
     """A ``*bind:`` list of ids, the policy's name or the preferred node."""
     if key in _SHOW_LISTS:
-        ids = [int(tok) for tok in value.split() if tok.isascii() and tok.isdigit() and len(tok) <= 6]
+        ids = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
         setattr(out, key, ids)
     elif key == "policy":
         out.policy = value.split()[0] if value else None
@@ -276,8 +273,6 @@ def parse_numactl_show(text: str) -> NumaPolicy:
 
     ``lines`` keys: the field names (``preferred_node`` for "preferred node").
     """
-    if not isinstance(text, str):
-        raise ParseError("numactl --show: not text")
     out = NumaPolicy()
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _SHOW.match(line)

@@ -95,8 +95,6 @@ _PROC_ROW = re.compile(r"^\s*(\d{1,10})\s+\(([^)]{0,200}?)\)?\s+(-?\d[\d.\s-]*)$
 
 
 def _parse(text: str, node: int | None) -> list[Numastat | ProcessNumaUsage]:
-    if not isinstance(text, str):
-        raise ParseError("numastat: not text")
     lines = text.splitlines()
     last = max((i for i, line in enumerate(lines, start=1) if line.strip()), default=0)
     reader = _Reader(node, last)
@@ -209,14 +207,14 @@ def _implied_header(row: str, out: Numastat) -> list[int] | None:
         return None
     name, values = m.group(1), m.group(2).split()
     if name in NUMASTAT_COUNTERS:
-        count = len(values)
+        count, fewest = len(values), 2  # "numa_hit 193460335812" is the sysfs file of one node
     elif name.lower() in NUMASTAT_COUNTERS or name in _MEMINFO_ROWS:
-        count = len(values) - 1
+        count, fewest = len(values) - 1, 1
         out.unit = "MB"
     else:
         return None
-    if count < 1 or (name in NUMASTAT_COUNTERS and count < 2):
-        return None  # "numa_hit 193460335812" is the sysfs file of one node
+    if count < fewest:
+        return None
     out.errors.append(ArtifactError("", f"no node header: nodes assumed to be 0-{count - 1}", None))
     out.lines.setdefault("header", 0)
     for n in range(count):
@@ -330,7 +328,7 @@ def _body_rows(head: str) -> int:
     rows of one width (0 when the first row is not one)."""
     width, count = None, 0
     for line in head.splitlines()[:12]:
-        if not line.strip() or set(line.strip()) <= set("- "):
+        if set(line.strip()) <= set("- "):  # (a blank line too)
             continue
         m = _BODY_ROW.match(line)
         if not m:
@@ -344,6 +342,10 @@ def _body_rows(head: str) -> int:
     return count
 
 
+# the first line of each of numastat's tables
+_TITLES = ("Per-node numastat info", "Per-node system memory usage", "Per-node process memory usage")
+
+
 def _detect(head: str) -> bool:
     if _NODE_HEADER.search(head) and _BODY_ROWS.search(head.split("Total", 1)[-1]):
         return True
@@ -355,11 +357,7 @@ def _detect(head: str) -> bool:
         return False  # /proc/zoneinfo repeats numa_hit/numa_miss in its per-node stats
     if re.search(r"^\s*numa_hit\s+\d", head, re.M) and re.search(r"^\s*numa_miss\s+\d", head, re.M):
         return True
-    return (
-        "Per-node numastat info" in head
-        or "Per-node system memory usage" in head
-        or "Per-node process memory usage" in head
-    )
+    return any(title in head for title in _TITLES)
 
 
 @register(

@@ -102,8 +102,6 @@ def _parameter(line: str) -> tuple[str, str] | None:
 )
 def parse_oracle(text: str) -> ServiceLog:
     """Oracle's large-page report and memory parameters, each with its line."""
-    if not isinstance(text, str):
-        raise ParseError("Oracle alert log: not text")
     out = ServiceLog(kind="oracle")
     for idx, line in enumerate(text.splitlines(), start=1):
         for name, pattern in _LARGE_PAGES:
@@ -212,8 +210,6 @@ def parse_oracle_pfile(text: str) -> ServiceLog:
     >>> parse_oracle_pfile("db_name='ORCL'\\nmemory_target=3G\\nprocesses = 150\\n").settings
     {'memory_target': '3G'}
     """
-    if not isinstance(text, str):
-        raise ParseError("Oracle parameter file: not text")
     out = ServiceLog(kind="oracle")
     unread = UnreadLines("not a NAME=VALUE parameter")
     lines = text.splitlines()

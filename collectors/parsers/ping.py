@@ -185,7 +185,7 @@ def _read_header(out: PingResult, line: str, number: int) -> bool:
     m = _HEADER.match(line) or _WIN_HEADER.match(line) or _STATS_HEADER.match(line)
     if not m:
         return False
-    target = m.group("target") if "target" in m.groupdict() else _group(m, "en", "zh", "ja")
+    target = _group(m, "target", "en", "zh", "ja")  # each header names it in one of these
     if out.target is None or (out.lines.get("target") is None and not out.replies_ms):
         out.target = target
         out.lines["target"] = number

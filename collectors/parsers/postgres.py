@@ -134,8 +134,6 @@ def _setting(line: str, unit_at: int | None) -> tuple[str, str] | None:
 )
 def parse_pg_settings(text: str) -> ServiceLog:
     """PostgreSQL settings, each as printed, with its line."""
-    if not isinstance(text, str):
-        raise ParseError("PostgreSQL settings: not text")
     out = ServiceLog(kind="postgresql")
     lines = text.splitlines()
     unit_at = _unit_column(lines)

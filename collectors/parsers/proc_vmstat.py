@@ -55,8 +55,6 @@ def parse_proc_vmstat(text: str) -> ProcVmstat:
         compact_stall 6559780
         compact_fail 6550462
     """
-    if not isinstance(text, str):
-        raise ParseError("/proc/vmstat: not text")
     out = ProcVmstat()
     unread = UnreadLines("/proc/vmstat: line not in 'name value' form")
     rows: list[str] = []

@@ -23,6 +23,10 @@ wrapped by the terminal)::
     root      3293  0.0  0.0   6432   720 pts/0    S+   10:27   0:00 grep --color=auto qemu-kvm
     uuidd    24485  159 17.8 13991760 11778320 ?   SLl  Jul17 36123:46 /usr/libexec/qemu-kvm -name ...
      -cpu host,migratable=on -m 11445 -smp 8,sockets=1,dies=1,cores=8,thre
+
+What a QEMU row's command line says of its guest is read by
+``collectors.parsers.qemu_cmdline.domains_of_processes`` (the assembler calls it on
+every process list), from the command as joined here.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import re
 
 from collectors.facts import ParseError, ProcessInfo, ProcessList
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 
 _NUM = re.compile(r"^\d{1,10}(?:\.\d{1,4})?$")
@@ -65,8 +70,6 @@ def parse_ps(text: str) -> ProcessList:
           PID USER     PSR %CPU %MEM COMMAND
         12345 mysql      3 94.2 61.0 /usr/sbin/mysqld --basedir=/usr
     """
-    if not isinstance(text, str):
-        raise ParseError("ps: not text")
     out = ProcessList()
     header: list[str] | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
@@ -75,7 +78,7 @@ def parse_ps(text: str) -> ProcessList:
             header = tokens
             out.lines.setdefault("header", idx)
             continue
-        if header is None or not tokens:
+        if header is None:
             continue
         process = _row(header, line, tokens, idx)
         if process is not None:
@@ -94,10 +97,10 @@ def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessIn
         return None
     row = dict(zip(header, cells, strict=False))
     pid = row.get("PID", "")
-    if not (pid.isascii() and pid.isdigit()):
+    if not ascii_digits(pid):
         return None
     psr = row.get("PSR", "")
-    command = next((row[c] for c in header[::-1] if c in _LAST and c in row), "")
+    command = next((row[c] for c in header[::-1] if c in _LAST), "")  # (a row has every column)
     return ProcessInfo(
         pid=int(pid),
         user=row.get("USER") or row.get("UID") or None,
@@ -105,7 +108,7 @@ def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessIn
         mem_pct=_percent(row.get("%MEM", "")),
         command=command.strip(),
         line=idx,
-        psr=int(psr) if psr.isascii() and psr.isdigit() else None,
+        psr=int(psr) if ascii_digits(psr) else None,
     )
 
 

@@ -52,8 +52,6 @@ def parse_sar_net_dev(text: str) -> NetDevStats:
         Average:        IFACE   rxpck/s   txpck/s    rxkB/s    txkB/s   rxcmp/s   txcmp/s  rxmcst/s   %ifutil
         Average:         eth0   1520.00   1498.00    210.40    190.22      0.00      0.00      0.00      0.02
     """
-    if not isinstance(text, str):
-        raise ParseError("sar: not text")
     out = NetDevStats()
     averages: dict[str, NetDevRate] = {}
     series: dict[str, list[NetDevRate]] = {}

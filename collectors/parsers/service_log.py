@@ -168,8 +168,6 @@ def _read_warnings(out: ServiceLog, line: str, idx: int, kinds: set[str], seen: 
 def parse_service_log(text: str) -> ServiceLog:
     """A Redis or MongoDB log: the store, its version, and each warning about
     a kernel setting once (its first line)."""
-    if not isinstance(text, str):
-        raise ParseError("service log: not text")
     out = ServiceLog()
     kinds: set[str] = set()
     seen: set[str] = set()
@@ -247,8 +245,6 @@ def parse_redis_info(text: str) -> ServiceLog:
     >>> info.kind, info.version, info.settings["latest_fork_usec"], info.lines["latest_fork_usec"]
     ('redis', '6.2.1', '981432', 4)
     """
-    if not isinstance(text, str):
-        raise ParseError("redis INFO: not text")
     out = ServiceLog(kind="redis")
     for idx, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip().replace("\r", "")

@@ -59,8 +59,6 @@ def parse_softirqs(text: str) -> Softirqs:
                   HI:          7          1
               NET_RX:      43066     104508
     """
-    if not isinstance(text, str):
-        raise ParseError("softirqs: not text")
     table = Interrupts()
     parse_counter_table(text, table)
     if not table.rows and table.cut is None:

@@ -71,8 +71,6 @@ def parse_sysctl(text: str) -> Sysctl:
         kernel.numa_balancing=1
         # comments and "sysctl: permission denied ..." lines are skipped
     """
-    if not isinstance(text, str):
-        raise ParseError("sysctl: not text")
     out = Sysctl()
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line) if _may_set(line.strip()) else None

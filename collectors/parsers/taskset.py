@@ -26,7 +26,7 @@ _LINE = re.compile(r"pid (\d{1,10})'s (current|new) affinity (list|mask): ([0-9a
 
 def _mask_cpus(mask: str) -> list[int] | None:
     digits = mask.replace(",", "").strip().lower().removeprefix("0x")
-    if not digits or not re.fullmatch(r"[0-9a-f]{1,16384}", digits):
+    if not re.fullmatch(r"[0-9a-f]{1,16384}", digits):
         return None
     value = int(digits, 16)
     if value.bit_length() > MAX_CPU_ID + 1:
@@ -50,8 +50,6 @@ def parse_taskset(text: str) -> list[TaskAffinity]:
 
         pid 14175's current affinity list: 0,1
     """
-    if not isinstance(text, str):
-        raise ParseError("taskset: not text")
     found: dict[int, TaskAffinity] = {}
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _LINE.search(line.strip())

@@ -71,8 +71,6 @@ def parse_tuned_adm(text: str) -> TunedProfile:
 
         Current active profile: oracle
     """
-    if not isinstance(text, str):
-        raise ParseError("tuned-adm: not text")
     out = TunedProfile()
     said = False
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -107,8 +105,6 @@ def parse_active_profile(text: str) -> TunedProfile:
 
         virtual-guest
     """
-    if not isinstance(text, str):
-        raise ParseError("active_profile: not text")
     lines = [(i, ln.strip()) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
     if len(lines) != 1:
         raise ParseError(f"active_profile is one line, got {len(lines)}")

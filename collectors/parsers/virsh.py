@@ -44,8 +44,8 @@ from collectors.parsers import UnreadLines, register
 from collectors.parsers.libvirt import (
     _HOSTILE,
     MAX_RECOVERY_BYTES,
-    line_of,
     lines_by_value,
+    mark_line,
     safe_fromstring,
     to_kib,
 )
@@ -124,17 +124,17 @@ def parse_virsh_list(text: str) -> VirshList:
     if header is None:
         raise ParseError("no 'Id Name State' header: not virsh list output")
     for number, line in enumerate(lines[header + 1 :], header + 2):
-        if not line.strip() or set(line.strip()) <= {"-"}:
+        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
             continue
         m = _LIST_ROW.match(line)
-        if not m and out.domains:
+        if not m:
+            if not out.domains:
+                raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
             # the table is over: what follows (prose run into the output) is not read
             out.errors.append(
                 ArtifactError("", f"text after the table not read: {line.strip()[:80]!r}", number)
             )
             break
-        if not m:
-            raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
         dom_id, name, state = m.groups()
         out.domains.append(
             VirshDomainState(id=None if dom_id == "-" else int(dom_id), name=name, state=state)
@@ -393,9 +393,7 @@ def _read_iommu(host: Any, text: str, out: VirshCapabilities) -> None:
     if iommu is None:
         return
     out.iommu = iommu.get("support") == "yes"
-    ln = line_of(text, r"<iommu\b")
-    if ln:
-        out.lines["iommu"] = ln
+    mark_line(out.lines, "iommu", text, r"<iommu\b")
 
 
 def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
@@ -411,9 +409,7 @@ def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
             out.topology = {k: int(v) for k, v in topo.attrib.items()}
         except ValueError:
             raise ParseError("non-numeric host <topology> attribute") from None
-        ln = line_of(text, r"<topology\s")
-        if ln:
-            out.lines["topology"] = ln
+        mark_line(out.lines, "topology", text, r"<topology\s")
 
 
 def _read_cells(
@@ -438,9 +434,8 @@ def _read_cells(
         ln = cell_lines.get(str(cell_id)) or fragment_line
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
-        for c in cell.findall("cpus/cpu"):
-            if c.get("socket_id") is not None and c.get("core_id") is not None:
-                threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
+        for c in cell.findall("cpus/cpu[@socket_id][@core_id]"):
+            threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
     return threads
 
 
@@ -628,7 +623,7 @@ def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
     if header is None:
         raise ParseError("no 'VCPU  CPU Affinity' header: not virsh vcpupin output")
     for number, line in enumerate(lines[header + 1 :], header + 2):
-        if not line.strip() or set(line.strip()) <= {"-"}:
+        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
             continue
         m = _PIN_ROW.match(line)
         if not m:

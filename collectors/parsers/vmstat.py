@@ -111,8 +111,6 @@ def _lines(text: str) -> list[tuple[int, str]]:
 
 
 def _parse(text: str, memory_scale: float, swap_scale: float | None) -> Vmstat:
-    if not isinstance(text, str):
-        raise ParseError("vmstat: not text")
     out = Vmstat()
     header: list[str] | None = None
     for idx, line in _lines(text):

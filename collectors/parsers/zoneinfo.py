@@ -61,8 +61,6 @@ def parse_zoneinfo(text: str) -> Zoneinfo:
                 low      65
                 high     78
     """
-    if not isinstance(text, str):
-        raise ParseError("zoneinfo: not text")
     out = Zoneinfo()
     zone: ZoneWatermarks | None = None
     in_pages = False

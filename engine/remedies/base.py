@@ -8,8 +8,24 @@ instead of an error.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def require_names(pattern: re.Pattern[str], names: Iterable[str], what: str) -> None:
+    """Raise ValueError (``what: 'name'``) for the first of ``names`` that
+    ``pattern`` does not match: a name goes into a shell command, a file path or
+    an SQL statement only when it is one.
+
+    >>> require_names(re.compile(r"^eth\\d$"), ["eth0", "eth0; rm"], "not a device")
+    Traceback (most recent call last):
+    ValueError: not a device: 'eth0; rm'
+    """
+    for name in names:
+        if not pattern.match(name):
+            raise ValueError(f"{what}: {name!r}")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import shlex
 from django.utils.translation import gettext as _
 
 from collectors.facts import HostFacts
-from engine.remedies.base import NoRemedy, Remedy
+from engine.remedies.base import NoRemedy, Remedy, require_names
 from engine.remedies.servers import host_packaging
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -29,8 +29,7 @@ def numactl_dropin(
     ExecStart=
     ExecStart=/usr/bin/numactl --interleave=all /usr/sbin/mariadbd $MYSQLD_OPTS
     """
-    if not _UNIT.match(unit):
-        raise ValueError(f"not a systemd service name: {unit!r}")
+    require_names(_UNIT, (unit,), "not a systemd service name")
     if not binary.startswith("/") or any(c.isspace() for c in binary):
         raise ValueError(f"the server binary must be an absolute path: {binary!r}")
     path = f"/etc/systemd/system/{unit}.d/numa-interleave.conf"
@@ -103,8 +102,7 @@ def mycnf_lines(
 
 def _mycnf_value(name: str, value: str | int | bool) -> str:
     """A server variable's value as my.cnf writes it (a bool as ON/OFF)."""
-    if not _IDENT.match(name):
-        raise ValueError(f"not a server variable: {name!r}")
+    require_names(_IDENT, (name,), "not a server variable")
     return ("ON" if value else "OFF") if isinstance(value, bool) else str(value)
 
 
@@ -208,9 +206,7 @@ def oceanbase_parameters(
     target = _ODP if proxy else _OBSERVER
     if not parameters:
         return NoRemedy(key=target.key, reason=_("no parameter to change"))
-    for name in parameters:
-        if not _IDENT.match(name):
-            raise ValueError(f"not a parameter name: {name!r}")
+    require_names(_IDENT, parameters, "not a parameter name")
     text = "\n".join(f"{target.verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
     rollback = _restore_sql(target.verb, [(k, (previous or {}).get(k)) for k in parameters])
     restart = "net_thread_count" in parameters

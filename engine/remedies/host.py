@@ -8,10 +8,11 @@ import shlex
 from django.utils.translation import gettext as _
 
 from collectors.cpulist import format_cpulist
-from engine.remedies.base import Remedy
+from engine.remedies.base import Remedy, require_names
 
 _SYSCTL_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_\-]+)+$")
 _DEVICE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")  # IFNAMSIZ is 16 with the NUL
+_DROP_IN = re.compile(r"[0-9A-Za-z_-]+\Z")
 # sysctl -> the catalogue's measure that sets it, in the order measures are listed
 SYSCTL_MEASURES = {
     "vm.zone_reclaim_mode": "zone-reclaim-mode",
@@ -51,11 +52,8 @@ def sysctl_file(
     rm -f /etc/sysctl.d/90-numa.conf
     sysctl -w vm.zone_reclaim_mode=0
     """
-    for key in settings:
-        if not _SYSCTL_KEY.match(key):
-            raise ValueError(f"not a sysctl name: {key!r}")
-    if not re.fullmatch(r"[0-9A-Za-z_-]+", name):
-        raise ValueError(f"bad drop-in name: {name!r}")
+    require_names(_SYSCTL_KEY, settings, "not a sysctl name")
+    require_names(_DROP_IN, (name,), "bad drop-in name")
     path = f"/etc/sysctl.d/{name}.conf"
     text = "# Casebook: NUMA memory policy\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
     known = {k: str(v) for k, v in (previous or {}).items() if v is not None}
@@ -79,8 +77,7 @@ def remove_netem(*, device: str, qdisc_line: str = "") -> Remedy:
     >>> r.text, r.rollback
     ('tc qdisc del dev eth0 root', 'tc qdisc add dev eth0 root netem limit 1000 delay 1.0ms')
     """
-    if not _DEVICE.match(device):
-        raise ValueError(f"not a network device name: {device!r}")
+    require_names(_DEVICE, (device,), "not a network device name")
     # rebuild the add command from what `tc qdisc show` printed, so rollback restores the same delay
     # (`tc qdisc show` without a device names it: "qdisc netem 8004: dev bond0 root refcnt 17 ...")
     params = re.sub(r"^.*?\bnetem\s+\S+\s+(dev\s+\S+\s+)?root\s+(refcnt\s+\d+\s+)?", "", qdisc_line).split()
@@ -117,8 +114,8 @@ def irq_affinity(
     """
     if not cpus:
         raise ValueError("no CPUs to spread the interrupts over")
-    if device is not None and not _DEVICE.match(device):
-        raise ValueError(f"not a network device name: {device!r}")
+    if device is not None:
+        require_names(_DEVICE, (device,), "not a network device name")
     # file under /proc or /sys -> (the mask written to it, the value that undoes it)
     masks = _irq_masks(irqs, cpus) | (_rps_masks(device, rx_queues, cpus) if device else {})
     writes = {path: mask for path, (mask, _undo) in masks.items()}

@@ -54,12 +54,9 @@ def distro_family(host: HostFacts) -> str | None:
     """``"rhel"``, ``"debian"`` or None, from what the snapshot shows: the
     server's version string (``10.11.6-MariaDB-0+deb12u1``), the kernel release
     (``3.10.0-1160.el7.x86_64``) or the OS release."""
-    texts = [
-        host.database.version if host.database else None,
-        host.database.variables.get("version") if host.database else None,
-        host.kernel.release if host.kernel else None,
-        host.kernel.os_release if host.kernel else None,
-    ]
+    db, kernel = host.database, host.kernel
+    texts = [db.version, db.variables.get("version")] if db else []
+    texts += [kernel.release, kernel.os_release] if kernel else []
     for text in filter(None, texts):
         if _DEBIAN_HINT.search(text):
             return DEBIAN

@@ -119,17 +119,18 @@ def _infer_cores(
     group lies inside one node; otherwise each CPU is its own core and a note
     says the siblings are unknown.
     """
-    all_cpus = sorted(c for cpus in nodes.values() for c in cpus)
-    threads = (host.cpu.threads_per_core if host.cpu else None) or 1
-    if threads <= 1 or not all_cpus:
-        return tuple((c,) for c in all_cpus), ""
     node_of = {c: n for n, cpus in nodes.items() for c in cpus}
+    all_cpus = sorted(node_of)
+    singles = tuple((c,) for c in all_cpus)
+    threads = (host.cpu.threads_per_core if host.cpu else None) or 1
+    if threads <= 1:
+        return singles, ""
     layouts = _sibling_layouts(all_cpus, threads)
     groups = next((g for g in layouts if _each_inside_one_node(g, node_of)), None)
     if groups is not None:
         return tuple(groups), ""
     return (
-        tuple((c,) for c in all_cpus),
+        singles,
         _(
             "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
             "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
@@ -251,21 +252,23 @@ def _pinned_by_others(host: HostFacts, target: Domain | None) -> dict[int, str]:
 def _unknown_guests(host: HostFacts, target: Domain | None) -> tuple[str, ...]:
     """Running guests (virsh list) whose domain XML the snapshot lacks."""
     known = {d.name for d in host.domains} | {d.uuid for d in host.domains}
-    target_ids = {target.name, target.uuid} if target else set()
+    if target:
+        known |= {target.name, target.uuid}
     running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []
-    return tuple(n for n in running if n not in known and n not in target_ids)
+    return tuple(n for n in running if n not in known)
 
 
 def _node_distances(host: HostFacts) -> dict[tuple[int, int], int]:
     """(node, node) -> the distance numactl -H prints."""
-    distances: dict[tuple[int, int], int] = {}
-    if host.numa and host.numa.distances:
-        ids = host.numa.distance_nodes
-        for i, row in enumerate(host.numa.distances):
-            for j, value in enumerate(row):
-                if i < len(ids) and j < len(ids):
-                    distances[(ids[i], ids[j])] = value
-    return distances
+    if host.numa is None:
+        return {}
+    ids = host.numa.distance_nodes
+    # a row or column past the node ids is left out (zip stops at the shorter)
+    return {
+        (a, b): value
+        for a, row in zip(ids, host.numa.distances, strict=False)
+        for b, value in zip(ids, row, strict=False)
+    }
 
 
 # ------------------------------------------------------------------- planning
@@ -396,7 +399,8 @@ def _no_placement(
 ) -> NoRemedy:
     best = max(free, key=lambda n: (len(free[n]), topology.free_kb.get(n) or 0))
     cpus_free = sum(len(c) for c in free[best])
-    if sum(len(c) for cores in free.values() for c in cores) < vcpus:
+    all_free = sum(len(c) for cores in free.values() for c in cores)
+    if all_free < vcpus:
         return NoRemedy(
             key="placement",
             reason=_(
@@ -405,7 +409,7 @@ def _no_placement(
             )
             % {
                 "vcpus": vcpus,
-                "free": sum(len(c) for cores in free.values() for c in cores),
+                "free": all_free,
                 "housekeeping": HOUSEKEEPING_CPU,
             },
         )

@@ -104,7 +104,7 @@ def deep_states(states: list[IdleState]) -> list[IdleState]:
 def deep_cstates(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         power = host.cpu_power
-        if host.is_guest or power is None or not power.idle_states:
+        if host.is_guest or power is None:
             continue
         deep = deep_states(power.idle_states)
         if not deep:

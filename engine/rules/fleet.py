@@ -132,7 +132,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
     slow, best = _benchmark_outliers(view)
     for key in DRIFT_KEYS:
         counts = view.drift_counts(key)
-        if sum(counts.values()) < 2 or len(counts) < 2:
+        if len(counts) < 2:  # (each value is some host's: two values are two hosts)
             continue
         ref = _drift_reference(view, key, counts, slow, best)
         usual = ref.value if ref is not None else None
@@ -140,8 +140,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
         # value hides the three that differ. Without a reference every group
         # is "odd" and every host is cited.
         odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
-        first = _reference_row(view, key, usual, slow)
-        reference = [first] if first is not None else []
+        reference = _reference_rows(view, key, usual, slow)
         template, filled = _drift_explained(view, key, counts, ref, odd, best)
         yield finding(
             "fleet.numa_config_drift",
@@ -227,21 +226,19 @@ def _reference_among_fast(
     majority already."""
     better = [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
     tally = Counter(value for _name, value in better)
-    usual = majority(tally)
-    if usual is not None and usual != overall:
-        return _Reference(usual, "better_majority", tally[usual], len(better))
-    held = next((value for name, value in better if best is not None and name == best[0]), None)
-    if usual is None and held is not None and held != overall:
-        return _Reference(held, "best_host", tally[held], len(better))
-    return None
-
-
-def _reference_row(view: FleetView, key: str, usual: str | None, slow: set[str]) -> tuple[str, Cited] | None:
-    """One host holding the reference value, one no benchmark finds slow first."""
-    if usual is None:
+    value, template = majority(tally), "better_majority"
+    if value is None and best is not None:
+        value, template = next((held for name, held in better if name == best[0]), None), "best_host"
+    if value is None or value == overall:
         return None
-    rows = view.drift_rows(key, usual)
-    return next((r for r in rows if r[0] not in slow), rows[0] if rows else None)
+    return _Reference(value, template, tally[value], len(better))
+
+
+def _reference_rows(view: FleetView, key: str, usual: str | None, slow: set[str]) -> list[tuple[str, Cited]]:
+    """One host holding the reference value (one no benchmark finds slow
+    first), or none without a reference."""
+    rows = view.drift_rows(key, usual) if usual is not None else []
+    return [next((r for r in rows if r[0] not in slow), rows[0])] if rows else []
 
 
 def _benchmark_outliers(view: FleetView) -> tuple[set[str], tuple[str, str] | None]:

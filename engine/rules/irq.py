@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import NicQueueIrq, irqbalance_running, latency_sensitive, nic_queue_irqs
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, Interrupts
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
 
 MIN_QUEUES = 2
@@ -87,12 +87,10 @@ def _irq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 )
 def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        interrupts = host.interrupts
-        queues = nic_queue_irqs(host)
-        if interrupts is None or len(queues) < MIN_QUEUES or len(interrupts.cpus) < MIN_CPUS:
+        checked = _checked_queues(host)
+        if checked is None:
             continue
-        if interrupts.cut is not None and interrupts.cut.wrapped:
-            continue  # a terminal wrapped the rows: which column is which CPU is unknown (not checked)
+        interrupts, queues = checked
         per_cpu = _per_cpu_counts(queues)
         total = sum(per_cpu)
         if total < MIN_INTERRUPTS:
@@ -121,6 +119,18 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
             ],
             past=share / ONE_CPU_SHARE,
         )
+
+
+def _checked_queues(host: HostFacts) -> tuple[Interrupts, list[NicQueueIrq]] | None:
+    """The interrupts table and its NIC queue rows, when there are enough
+    queues over enough CPUs and each column is known to be one CPU; else None."""
+    interrupts = host.interrupts
+    queues = nic_queue_irqs(host)
+    if interrupts is None or len(queues) < MIN_QUEUES or len(interrupts.cpus) < MIN_CPUS:
+        return None
+    if interrupts.cut is not None and interrupts.cut.wrapped:
+        return None  # a terminal wrapped the rows: which column is which CPU is unknown (not checked)
+    return interrupts, queues
 
 
 def _per_cpu_counts(queues: list[NicQueueIrq]) -> list[int]:

@@ -92,7 +92,7 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
         ksm = host.ksm
         if ksm is None or ksm.values.get("run") != 1:
             continue
-        sharing = ksm.values.get("pages_sharing") or 0
+        sharing = ksm.values.get("pages_sharing", 0)
         if sharing <= 0:
             continue
         nodes = host.numa_node_count() or 0
@@ -103,19 +103,19 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
         ]
         if across:
             ev.append(evidence(host, "ksm.merge_across_nodes", 1, ksm, "ksm.merge_across_nodes"))
-        guests = is_hypervisor(host)
+        template, severity = ("guests", "warning") if is_hypervisor(host) else ("no_guests", "info")
         yield finding(
             "kvm.ksm_active",
             host,
-            "guests" if guests else "no_guests",
+            template,
             values={
                 "sharing": sharing,
-                "shared": ksm.values.get("pages_shared") or 0,
+                "shared": ksm.values.get("pages_shared", 0),
                 "saved_mb": sharing * PAGE_KB / 1024,
                 "across": _merging(ksm, nodes, across),
             },
             evidence=ev,
-            severity="warning" if guests else "info",
+            severity=severity,
         )
 
 

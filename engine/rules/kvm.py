@@ -944,9 +944,17 @@ def _running_guests_without_xml(host: HostFacts) -> Iterator[RuleFinding]:
 
 
 def _guests_sharing_cpus(host: HostFacts, domains: list[Domain]) -> Iterator[RuleFinding]:
-    """Each guest of a domain XML that shares its CPUs with other running guests or busy processes."""
+    """Each guest of a domain XML that shares its CPUs with other running guests
+    or busy processes. A guest known from its QEMU command line only is not
+    judged (its pinning is not on the command line), but it counts as another
+    guest that may share a judged guest's CPUs; with no other guest to judge,
+    the virsh list decides as if no XML were there."""
+    judged = [d for d in domains if not cut_hides(d, "kvm.host_contention")]
+    if not judged:
+        yield from _running_guests_without_xml(host)
+        return
     sharing = CpuSharing(domains, running=running_domain_names(host), listed=host.virsh_list is not None)
-    for d in domains:
+    for d in judged:
         n_others, others = _other_guests_named(sharing, d)
         procs = _other_load(host, d)
         if not n_others and not procs:

@@ -1,4 +1,4 @@
-"""KVM guest networking: virtio-net queues."""
+"""KVM guest networking: virtio-net queues and backend (domain XMLs and QEMU command lines)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from collectors.facts import Domain, DomainInterface, HostFacts
 from engine.rules import (
+    Evidence,
     RuleContext,
     RuleFinding,
     domain_explanation,
@@ -118,14 +119,17 @@ VHOST_RULE = "kvm.vhost_net_disabled"
     title="A guest's virtio NIC runs in QEMU user space (vhost-net disabled)",
     title_zh="虚拟机的 virtio 网卡在 QEMU 用户态处理（未使用 vhost-net）",
     condition=(
-        "a KVM domain has a virtio <interface> with <driver name='qemu'>: its packets are processed by the "
-        "QEMU process instead of the vhost-net kernel driver; a domain of type 'qemu' (TCG) is not judged; a "
-        "fragment or cut XML, or one without the domain type: info"
+        "a KVM domain has a virtio <interface> with <driver name='qemu'>, or a KVM guest's QEMU command "
+        "line (a libvirt qemu log, a ps row) backs a virtio NIC with a tap netdev without vhost=on (nor "
+        "vhostfd or vhostforce, which turn it on): its packets are processed by the QEMU process instead of "
+        "the vhost-net kernel driver; a domain of type 'qemu' (TCG) is not judged; a fragment or cut XML, or "
+        "an XML or command line that does not show KVM: info"
     ),
     condition_zh=(
-        "KVM 域有 <driver name='qemu'> 的 virtio <interface>：其报文由 QEMU 进程处理，而不是 vhost-net "
-        "内核驱动；"
-        "类型为 'qemu'（TCG）的域不判断；XML 是片段、被截断或看不到域类型时：info"
+        "KVM 域有 <driver name='qemu'> 的 virtio <interface>，或 KVM 虚拟机的 QEMU 命令行（libvirt 的 "
+        "qemu 日志、ps 的一行）中 virtio 网卡的 tap netdev 没有 vhost=on（也没有会开启它的 vhostfd 或 "
+        "vhostforce）：其报文由 QEMU 进程处理，而不是 vhost-net 内核驱动；类型为 'qemu'（TCG）的域不判断；"
+        "XML 是片段、被截断，或 XML、命令行看不出是 KVM 时：info"
     ),
     requires=("domains",),
     relevant=kvm_host_needs_domains,
@@ -137,7 +141,9 @@ VHOST_RULE = "kvm.vhost_net_disabled"
         "commit 175077fd). A yes/no setting. The RHEL 6 host configuration guide (11.2) names the one case "
         "for it: UDP sent from the host to a slower guest on the same host, so the finding says so. TCG "
         "guests (domain type 'qemu', e.g. nova with virt_type=qemu writes driver name='qemu') are emulated "
-        "as a whole and out of scope."
+        "as a whole and out of scope. On a QEMU command line the running state shows whatever the XML "
+        "says: QEMU's tap netdev uses vhost-net only with vhost=on (or vhostfd/vhostforce), and libvirt "
+        "passes it only when it could open /dev/vhost-net, so a tap without it is the user-space backend."
     ),
     rationale_zh=(
         "红帽虚拟化调优指南 5.2/5.3：vhost_net 把 virtio 驱动的一部分移入宿主机内核，减少拷贝、降低延迟"
@@ -146,7 +152,9 @@ VHOST_RULE = "kvm.vhost_net_disabled"
         "提交 175077fd）。这是一个是/否设置。RHEL 6 主机配置指南 11.2 说明了唯一适用的情形：宿主机向同机"
         "上处理"
         "较慢的虚拟机发送 UDP，因此结论中会提到。TCG 虚拟机（域类型 'qemu'，例如 virt_type=qemu 的 nova 会写 "
-        "driver name='qemu'）整体都是模拟的，不在范围内。"
+        "driver name='qemu'）整体都是模拟的，不在范围内。QEMU 命令行显示的是运行时的实际状态，与 XML 怎么写无"
+        "关：QEMU 的 tap netdev 只有 vhost=on（或 vhostfd/vhostforce）时才使用 vhost-net，而 libvirt 只在能"
+        "打开 /dev/vhost-net 时才传入它，因此没有它的 tap 就是用户态后端。"
     ),
     peer=(
         "RH Virtualization Tuning and Optimization Guide 5.2/5.3 (virtio and vhost_net); none among the "
@@ -177,6 +185,25 @@ VHOST_RULE = "kvm.vhost_net_disabled"
             "vhost-net 内核驱动处理。该域 XML 由 {manager} 生成（vhost-net 不可用或 virt_type 为 qemu 时"
             " nova 会写 "
             "driver name='qemu'）：请检查 /dev/vhost-net 和管理平台的设置，virsh edit 的修改不会保留。",
+        ),
+        "cmdline": (
+            "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a tap netdev without "
+            "vhost=on ({netdevs}), so every packet is copied through the QEMU process instead of the "
+            "vhost-net kernel driver: more CPU and latency per packet. libvirt passes vhost=on when it can "
+            "open /dev/vhost-net: check that the vhost_net module is loaded and the interface has no <driver "
+            "name='qemu'/>; a hand-written command line needs vhost=on.",
+            "虚拟机 {domain}：其 QEMU 命令行中 virtio 网卡 {nics} 的 tap netdev 没有 vhost=on"
+            "（{netdevs}），每个报文都经 QEMU 进程拷贝，而不是由 vhost-net 内核驱动处理：每个报文的 CPU "
+            "开销和延迟更高。libvirt 能打开 /dev/vhost-net 时会传入 vhost=on：请检查 vhost_net 模块是否已"
+            "加载、网卡是否设置了 <driver name='qemu'/>；手写的命令行需要加上 vhost=on。",
+        ),
+        "cmdline_partial": (
+            "Guest {domain}: its QEMU command line backs virtio NIC(s) {nics} with a tap netdev without "
+            "vhost=on ({netdevs}), the user-space backend. The command line does not show whether the guest "
+            "runs under KVM (no -enable-kvm, accel=kvm or -accel kvm).",
+            "虚拟机 {domain}：其 QEMU 命令行中 virtio 网卡 {nics} 的 tap netdev 没有 vhost=on"
+            "（{netdevs}），即用户态后端。命令行中看不出该虚拟机是否运行在 KVM 下（没有 -enable-kvm、"
+            "accel=kvm 或 -accel kvm）。",
         ),
         "partial": (
             "Guest {domain} (a partial domain XML, or one whose domain type is not shown): virtio NIC(s)"
@@ -213,18 +240,28 @@ def _kvm_not_shown(d: Domain) -> bool:
 def _user_space_finding(host: HostFacts, d: Domain, nics: list[tuple[int, DomainInterface]]) -> RuleFinding:
     partial = _kvm_not_shown(d)
     label = domain_label(d)
+    cmdline = d.origin == "qemu_cmdline"
+    template = (
+        ("cmdline_partial" if partial else "cmdline") if cmdline else domain_explanation(d, partial=partial)
+    )
     return finding(
         VHOST_RULE,
         host,
-        domain_explanation(d, partial=partial),
+        template,
         values={
             "domain": label,
             "nics": ", ".join(nic.mac or f"#{i}" for i, nic in nics),
+            "netdevs": "; ".join(nic.netdev or "" for _, nic in nics),
             "manager": domain_manager_name(d),
         },
         severity="info" if partial else "warning",
-        evidence=[
-            evidence(host, f"domains[{label}].interfaces[{i}].driver", nic.driver, d, f"interfaces[{i}]")
-            for i, nic in nics
-        ],
+        evidence=[_backend_evidence(host, d, label, i, nic) for i, nic in nics],
     )
+
+
+def _backend_evidence(host: HostFacts, d: Domain, label: str, i: int, nic: DomainInterface) -> Evidence:
+    """The NIC's <driver name='qemu'> in its XML, or its tap netdev on the QEMU command line."""
+    if d.origin == "qemu_cmdline":
+        fact = f"domains[{label}].qemu_cmdline.interfaces[{i}].netdev"
+        return evidence(host, fact, f"{nic.netdev} (no vhost=on: user-space backend)", d, f"interfaces[{i}]")
+    return evidence(host, f"domains[{label}].interfaces[{i}].driver", nic.driver, d, f"interfaces[{i}]")

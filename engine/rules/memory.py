@@ -503,7 +503,7 @@ def _dimm_evidence(
 def dimm_population_unbalanced(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         md = host.memory_devices
-        if not md or not md.dimms:
+        if not md:
             continue
         per_socket, channels = _dimm_groups(md.dimms)
         problems = _dimm_problems(per_socket, channels)

@@ -256,16 +256,18 @@ def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
     """The CPUs at or above SOFTIRQ_HOT_PCT of %si, when they are at most
     SOFTIRQ_MAX_HOT_SHARE of ``cpus`` and every other one is near 0; else none."""
     hot = [c for c in cpus if (c.si or 0.0) >= SOFTIRQ_HOT_PCT]
-    rest = [c for c in cpus if (c.si or 0.0) < SOFTIRQ_HOT_PCT]
+    warm = any(SOFTIRQ_QUIET_PCT < (c.si or 0.0) < SOFTIRQ_HOT_PCT for c in cpus)  # neither hot nor near 0
     few = len(hot) <= SOFTIRQ_MAX_HOT_SHARE * len(cpus)
-    return hot if few and all((c.si or 0.0) <= SOFTIRQ_QUIET_PCT for c in rest) else []
+    return hot if few and not warm else []
 
 
 def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     """NET_RX softirqs concentrated (NET_RX_CONCENTRATION) on a few CPUs."""
     sirq = host.softirqs
-    rx = sirq.rows.get("NET_RX") if sirq else None
-    if sirq is None or not rx or len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+    if sirq is None:
+        return None
+    rx = sirq.rows.get("NET_RX", [])
+    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
         return None
     ranked, share = _busiest(rx)
     if share < NET_RX_CONCENTRATION:

@@ -28,6 +28,7 @@ from engine.rules import (
     numa_needs,
     rule,
 )
+from engine.rules.vm_policy import kernel_numbers
 
 # numa.single_node_multi_socket: platforms whose sockets share one front-side bus
 # and memory controller (northbridge) have uniform memory: one node is the truth
@@ -81,23 +82,13 @@ def balancing_setting_known(host: HostFacts) -> bool:
 
 
 def _kernel_predates_balancing(host: HostFacts) -> bool:
-    kv = _kernel_tuple(host.kernel.release if host.kernel else None)
-    return kv is not None and kv < NUMA_BALANCING_MIN_KERNEL
+    kv = kernel_numbers(host.kernel.release if host.kernel else None)
+    return kv is not None and kv[:2] < NUMA_BALANCING_MIN_KERNEL
 
 
 def _full_sysctl_dump(host: HostFacts) -> bool:
     """A ``sysctl -a`` dump, where a missing key is missing from the kernel."""
     return bool(host.sysctl and len(host.sysctl.values) >= FULL_SYSCTL_DUMP_MIN_KEYS)
-
-
-def _kernel_tuple(release: str | None) -> tuple[int, int] | None:
-    if not release:
-        return None
-    parts = release.split(".")
-    try:
-        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
-    except (ValueError, IndexError):
-        return None
 
 
 @rule(
@@ -220,9 +211,9 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.numa or len(host.numa.nodes) < 2:
+        if not host.numa:
             continue
-        used = _used_memory_kb(host.numa)
+        used = _used_memory_kb(host.numa)  # (at most one entry per node)
         if len(used) < 2:
             continue
         busy = max(used, key=used.__getitem__)

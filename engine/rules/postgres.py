@@ -146,8 +146,10 @@ def huge_pages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
         if log is None or not _supports_huge_pages(log):
             continue
         pool = _shared_buffers(log)
-        severity, past = pool_severity(host, pool or 0)
-        if pool is None or severity is None:
+        if pool is None:
+            continue
+        severity, past = pool_severity(host, pool)
+        if severity is None:
             continue
         mode = _mode(log)
         pool_ev = _setting_evidence(host, log, "shared_buffers", log.settings["shared_buffers"])

@@ -229,10 +229,10 @@ def _page_tables_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         meminfo = host.meminfo
-        kb = meminfo.values.get("PageTables") if meminfo else None
-        if meminfo is None or kb is None:
+        if meminfo is None or "PageTables" not in meminfo.values:
             continue
-        ram_kb = meminfo.values.get("MemTotal")
+        kb = meminfo.values["PageTables"]
+        ram_kb = meminfo.values.get("MemTotal", 0)
         share = kb / ram_kb if ram_kb else None
         if not _page_tables_too_large(kb, share):
             continue
@@ -243,7 +243,7 @@ def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
             "memory.page_tables_large",
             host,
             "share" if share is not None else "size",
-            values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": (ram_kb or 0) / 1024**2},
+            values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
             evidence=ev,
             past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
         )

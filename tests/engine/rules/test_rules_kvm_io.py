@@ -113,3 +113,84 @@ def test_vhost_fires_on_a_kvm_guest_with_driver_qemu(analyze_texts):
 def test_vhost_quiet_without_driver_name(analyze_texts):
     text = (CORPUS / "libvirt" / "insights-core_test_qemu_xml_RHEL_7_4_XML.txt").read_text()
     assert VHOST not in analyze_texts(text, names=["guest.xml"]).rule_ids
+
+
+# ---------------------------------------------------------------- QEMU command lines
+
+QEMU = FIXTURES / "published" / "qemu"
+PINNING_RULES = {
+    "kvm.vcpus_unpinned",
+    "kvm.emulator_unpinned",
+    "kvm.iothread_unpinned",
+    "kvm.memory_not_bound",
+    "kvm.pinning_spans_nodes",
+    "kvm.no_cpu_isolation",
+    "kvm.host_contention",
+}
+
+
+def test_vhost_fires_on_a_published_kvm_command_line_with_vhost_off(analyze_texts):
+    # cloud-hypervisor issue 369: QEMU with accel=kvm, a virtio-net NIC on -netdev tap,...,vhost=off
+    result = analyze_texts((QEMU / "cloud-hypervisor-369-qemu-vhost-off.md").read_text(), names=["issue.md"])
+    [finding] = _findings(result, VHOST)
+    assert finding.severity == "warning" and finding.template == "cmdline"
+    [ev] = finding.evidence
+    assert ".qemu_cmdline." in ev.fact and ev.line == 4
+    assert ev.value.startswith("-netdev tap,id=mynet0,") and "no vhost=on" in ev.value
+
+
+def test_vhost_is_info_when_the_command_line_does_not_show_kvm(analyze_texts):
+    # torokernel issue 190: qemu-kvm with -net nic,model=virtio -net tap and no accelerator named
+    result = analyze_texts(
+        (QEMU / "torokernel-190-net-nic-tap-no-vhost.txt").read_text(), names=["issue.txt"]
+    )
+    [finding] = _findings(result, VHOST)
+    assert finding.severity == "info" and finding.template == "cmdline_partial"
+
+
+def test_vhost_quiet_on_a_published_nova_ps_row_with_vhost_on(analyze_texts):
+    # a nova instance's ps -ef row: -netdev tap,...,vhost=on,vhostfd=30, cache=none disks
+    result = analyze_texts((QEMU / "nova-ps-ef-qemu-kvm-vhost-on.md").read_text(), names=["notes.md"])
+    assert VHOST not in result.rule_ids and CACHE not in result.rule_ids
+    # what the line states is judged: 8 single-core sockets
+    assert "kvm.flat_socket_topology" in result.rule_ids
+    # what it does not show (pinning, numatune, whether the named model shows an L3) is never concluded
+    assert not PINNING_RULES & result.rule_ids
+    assert "kvm.cpu_model_hides_cache" not in result.rule_ids
+    not_checked = {n.rule for n in result.not_checked}
+    assert {"kvm.vcpus_unpinned", "kvm.emulator_unpinned", "kvm.memory_not_bound"} <= not_checked
+
+
+def test_a_large_command_line_guest_is_not_called_unpinned(analyze_texts):
+    # libvirt's cpu-numa1 test argv as a KVM guest: 16 vCPUs, two NUMA cells, no pinning on the line
+    text = (QEMU / "libvirt-cpu-numa1.args").read_text().replace("-accel tcg", "-accel kvm")
+    result = analyze_texts(text, names=["guest.log"])
+    assert not PINNING_RULES & result.rule_ids
+    assert "kvm.guest_numa_missing" not in result.rule_ids  # two cells are shown
+
+
+def test_two_command_line_guests_are_not_contention(analyze_texts):
+    # two ps rows of QEMU guests: their affinity is not on the command line, so no sharing is concluded
+    row = (QEMU / "nova-ps-ef-qemu-kvm-vhost-on.md").read_text().split("```\n")[-2].rstrip("\n")
+    other = row.replace("instance-00000024", "instance-00000025").replace("8e5e3e56-d4ec", "9e5e3e56-d4ec")
+    result = analyze_texts(f"$ ps -ef | grep qemu\n{row}\n{other.replace(' 2803 ', ' 2804 ')}\n")
+    assert "kvm.host_contention" not in result.rule_ids
+
+
+def test_a_domain_xml_wins_over_the_command_line_of_the_same_guest():
+    from collectors.assemble import HostAssembler
+    from collectors.parsers.libvirt import parse_domain
+    from collectors.parsers.qemu_cmdline import parse_qemu_cmdline
+
+    xml = parse_domain((KVMXML / "sdndbg-neutron-diag-nova-tcg-instance.xml").read_text())
+    cmd = (QEMU / "cloud-hypervisor-369-qemu-vhost-off.md").read_text()
+    (line,) = parse_qemu_cmdline(cmd.replace("-machine q35", "-name guest=instance-00000001 -machine q35"))
+    (other,) = parse_qemu_cmdline(cmd.replace("-machine q35", "-name guest=other -machine q35"))
+    assembler = HostAssembler("hv")
+    for result in (line, xml, other):
+        assembler.add(result)
+    host = assembler.finish()
+    assert [(d.name, d.origin) for d in host.domains] == [
+        ("instance-00000001", "xml"),
+        ("other", "qemu_cmdline"),
+    ]

@@ -1,0 +1,605 @@
+"""QEMU command lines -> :class:`Domain` (what the command line itself states).
+
+Where a guest's configuration is published, it is most often as the command
+line QEMU was started with, not as libvirt's XML: ``ps aux | grep qemu`` on a
+hypervisor, the ``/var/log/libvirt/qemu/<guest>.log`` libvirt writes at each
+start (sosreports carry it), CI logs. libvirt's log form, one argument per
+line (libvirt's own tests/qemuxml2argvdata/net-virtio.args)::
+
+    LC_ALL=C \\
+    PATH=/bin \\
+    QEMU_AUDIO_DRV=none \\
+    /usr/bin/qemu-system-i386 \\
+    -name QEMUGuest1 \\
+    -machine pc,accel=tcg,usb=off,dump-guest-core=off \\
+    -m 214 \\
+    -smp 1,sockets=1,cores=1,threads=1 \\
+    -drive file=/dev/HostVG/QEMUGuest1,format=raw,if=none,id=drive-ide0-0-0 \\
+    -device ide-hd,bus=ide.0,unit=0,drive=drive-ide0-0-0,id=ide0-0-0,bootindex=1 \\
+    -netdev user,id=hostnet0 \\
+    -device virtio-net-pci,netdev=hostnet0,id=net0,mac=00:11:22:33:44:55,bus=pci.0,addr=0x3
+
+The same arguments also come on one line (a ``ps`` row, a hand-written
+command), with ``-blockdev``/``-netdev``/``-device`` given as JSON (newer
+libvirt) or as ``key=value`` lists.
+
+What is read, each only as the command line states it: the name (``-name
+guest=X`` or ``-name X``), the UUID, the accelerator (``domain_type`` "kvm" for
+``-enable-kvm``, ``accel=kvm`` or ``-accel kvm``; "qemu" for TCG; None when the
+command line names none), vCPUs and topology (``-smp``; a bare ``-smp N``
+leaves the topology to the QEMU version, so it is unknown), memory (``-m``),
+the CPU model (``-cpu host`` is libvirt's host-passthrough, ``-cpu max`` its
+maximum mode, a named model is custom), guest NUMA cells (``-numa node``),
+huge pages (``-mem-path``, ``memory-backend-file``/``memfd`` with huge pages),
+NICs (``-netdev``/``-device``, ``-nic``, the older ``-net nic``/``-net tap``
+pairs) and disks with their cache mode (``-drive``, or ``-blockdev`` with the
+``write-cache`` of its ``-device``).
+
+A tap netdev uses vhost-net only when asked: QEMU's ``vhost=on|off`` option
+("use vhost=on to enable experimental in kernel accelerator") is off unless
+given, and QEMU turns it on by itself when ``vhostfd``/``vhostfds`` or
+``vhostforce=on`` are passed. A virtio NIC on a tap without it is run by the
+QEMU process, which is what libvirt's ``<driver name='qemu'/>`` means, so the
+NIC's ``driver`` is "qemu" (else "vhost").
+
+What libvirt sets outside the command line (vCPU, emulator and iothread
+affinity, numatune: cgroups and sched_setaffinity) is not in it, and neither is
+whatever a paste cut off the end of a long line: those elements are listed in
+``Domain.unseen`` (unknown, not absent), and so are ``cpu``, ``numa`` and
+``topology`` when the line does not show them, and ``l3-cache`` for a named or
+absent CPU model (whether it shows an L3 depends on the QEMU version and
+machine type). ``Domain.origin`` is "qemu_cmdline".
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from collectors.cpulist import parse_cpulist
+from collectors.facts import Domain, DomainDisk, DomainInterface, GuestNumaCell, ParseError, ProcessList
+from collectors.parsers import register
+from collectors.sizes import kib
+
+# The QEMU binaries: qemu-system-<arch>, RHEL's qemu-kvm (/usr/libexec), and
+# Debian's old /usr/bin/kvm wrapper (only with a path: "kvm" alone is a word).
+# collectors.derived.libvirt builds its process-name pattern from this too.
+QEMU_BINARY = r"qemu-system-[\w.-]+|qemu-kvm"
+_BINARY = re.compile(
+    rf"(?<![\w.-])(?:[\w./-]*/)?(?:{QEMU_BINARY})(?![\w.-])|(?<![\w.-])/[\w./-]*/kvm(?![\w.-])"
+)
+# the binary is followed by an option (a "\\"-newline between them in libvirt's log)
+_FIRST_OPTION = re.compile(r"[ \t]+(?:\\[ \t]*\r?\n[ \t]*)?-{1,2}[A-Za-z]")
+# ... and the command line holds one of these (not a sentence naming a binary and a flag)
+_GUEST_WORDS = (
+    "name machine M enable-kvm accel m smp cpu uuid netdev net nic drive blockdev device numa mem-path"
+)
+_GUEST_OPTIONS = frozenset((*_GUEST_WORDS.split(), "hda", "kernel"))
+# A command line is read up to this many characters (a guest with hundreds of
+# devices is ~50 KiB).
+MAX_COMMAND_CHARS = 1 << 20
+
+# Elements a command line never shows: libvirt applies them through cgroups
+# and affinity calls, not arguments. (Names of libvirt's XML elements, as
+# Domain.unseen holds them, and "cpu-affinity": where the guest's threads may
+# run at all, which no XML element alone says.)
+NEVER_SHOWN = ("cputune", "vcpupin", "emulatorpin", "iothreadpin", "numatune", "memnode", "cpu-affinity")
+
+# the implied first key of an option's key=value list (QEMU's "implied key")
+_IMPLIED = {
+    "name": "guest",
+    "netdev": "type",
+    "net": "type",
+    "nic": "type",
+    "device": "driver",
+    "machine": "type",
+    "M": "type",
+    "accel": "accel",
+    "smp": "cpus",
+    "m": "size",
+    "cpu": "model",
+    "numa": "type",
+    "object": "qom-type",
+    "blockdev": "driver",
+}
+_VIRTIO_NET = re.compile(r"^virtio-net(-pci|-ccw|-device|-pci-non-transitional|-pci-transitional)?$")
+_TAP_TYPES = ("tap", "bridge")  # a bridge netdev is a tap set up by qemu-bridge-helper
+_CDROM_DEVICES = ("ide-cd", "scsi-cd", "usb-cd")
+_DISK_DEVICES = re.compile(
+    r"^(virtio-blk(-pci|-ccw|-device)?|ide-hd|ide-drive|scsi-hd|scsi-disk|scsi-block|usb-storage|nvme)$"
+)
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:i?B)?$", re.I)
+_HUGE_SIZE = re.compile(r"hugepages-?(\d+)([kMG])B?", re.I)
+
+
+@dataclass
+class _Option:
+    name: str  # without the dash: "netdev"
+    value: str | None
+    line: int  # 1-based line of the option in the text
+    args: dict[str, list[str]] = field(default_factory=dict)
+
+    def get(self, key: str) -> str | None:
+        values = self.args.get(key)
+        return values[-1] if values else None
+
+
+@dataclass
+class _CommandLine:
+    options: list[_Option]
+    line: int  # line of the binary
+
+
+def looks_like_qemu_command(text: str) -> bool:
+    """A QEMU binary followed by QEMU options (``qemu-system-x86_64 -name ...``)."""
+    return next(_command_lines(text), None) is not None
+
+
+def _detect(head: str) -> bool:
+    return ("qemu" in head or "kvm" in head) and looks_like_qemu_command(head)
+
+
+@register(
+    "qemu_cmdline",
+    commands=(
+        r"(^|/)(qemu-system-[\w.-]+|qemu-kvm)\s+-",
+        r"^(cat|tail|head|less|more)\b.*\blog/libvirt/qemu/\S+\.log\b",
+    ),
+    paths=(r"var/log/libvirt/qemu/[^/]+\.log$",),
+    detect=_detect,
+    priority=7,
+)
+def parse_qemu_cmdline(text: str) -> list[Domain]:
+    """The guests of the QEMU command lines in ``text``, one Domain per guest
+    name (a libvirt log holds one command line per start: the last one is kept).
+
+    >>> (d,) = parse_qemu_cmdline("qemu-system-x86_64 -enable-kvm -smp 4 -netdev tap,id=n0 "
+    ...                           "-device virtio-net-pci,netdev=n0")
+    >>> d.domain_type, d.vcpus, d.interfaces[0].driver, d.unseen[:2]
+    ('kvm', 4, 'qemu', ['cputune', 'vcpupin'])
+    """
+    text = text[:MAX_COMMAND_CHARS]
+    found: dict[str, Domain] = {}
+    for i, command in enumerate(_command_lines(text)):
+        domain = _domain(command)
+        found.pop(domain.name or f"#{i}", None)
+        found[domain.name or f"#{i}"] = domain
+    if not found:
+        raise ParseError("no QEMU command line (qemu-system-*/qemu-kvm followed by options) found")
+    return list(found.values())
+
+
+def domain_of_command(command: str, line: int = 1) -> Domain | None:
+    """The guest of one command (a ``ps`` row's COMMAND, already joined), or
+    None when it is no QEMU command line."""
+    commands = list(_command_lines(command[:MAX_COMMAND_CHARS]))
+    if not commands:
+        return None
+    domain = _domain(commands[0])
+    domain.lines = dict.fromkeys(domain.lines, line)
+    return domain
+
+
+def domains_of_processes(processes: ProcessList) -> list[Domain]:
+    """The guests of the QEMU rows of a process list (``ps aux | grep qemu``),
+    each cited at its row."""
+    out = []
+    for process in processes.processes:
+        domain = domain_of_command(process.command, process.line or 1)
+        if domain is not None:
+            domain.source = processes.source
+            out.append(domain)
+    return out
+
+
+# ------------------------------------------------------------------ splitting
+
+
+def _command_lines(text: str) -> Iterator[_CommandLine]:
+    """Each QEMU command line of ``text``: from its binary to the end of its
+    logical line (``\\``-newline continuations; indented lines starting with an
+    option, as a terminal wraps a ``ps`` row). One pass: a binary inside a
+    command line already read is an argument of it."""
+    pos, line, counted = 0, 1, 0
+    while True:
+        m = _BINARY.search(text, pos)
+        if m is None:
+            return
+        if not _FIRST_OPTION.match(text, m.end()):
+            pos = m.end()
+            continue
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        end = _logical_end(text, m.end())
+        options = list(_options(text, m.end(), end, line))
+        if any(o.name in _GUEST_OPTIONS for o in options):
+            yield _CommandLine(options=options, line=line)
+        pos = max(end, m.end())
+
+
+def _logical_end(text: str, start: int) -> int:
+    pos = start
+    while True:
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text)
+        before = text[pos:nl].rstrip()
+        after = text[nl + 1 : nl + 200]
+        if before.endswith("\\") or re.match(r"[ \t]+-{1,2}[A-Za-z]", after):
+            pos = nl + 1
+            continue
+        return nl
+
+
+_TOKEN = re.compile(r"'([^']*)'?|(\S+)")
+_CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
+
+
+def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
+    """The options between ``start`` and ``end`` with their values and lines.
+    A backslash-newline is removed as the shell does (libvirt's test files wrap
+    long arguments that way: ``id=drive-ide0-0-0,\\`` then ``cache=writeback``)."""
+    segment, joined_at = _joined(text[start:end])
+    current, counted = None, 0
+    for m in _TOKEN.finditer(segment):
+        token = m.group(1) if m.group(1) is not None else m.group(2)
+        line += segment.count("\n", counted, m.start())
+        counted = m.start()
+        at = line + bisect.bisect_right(joined_at, m.start())
+        if m.group(2) is not None and re.match(r"^-{1,2}[A-Za-z]", token):
+            if current is not None:
+                yield current
+            current = _Option(name=token.lstrip("-"), value=None, line=at)
+        elif current is not None and current.value is None:
+            current.value = token
+            current.args = _args(current.name, token)
+            yield current
+            current = None
+    if current is not None:
+        yield current
+
+
+def _joined(segment: str) -> tuple[str, list[int]]:
+    """``segment`` without its backslash-newlines, and where each was (offsets in the result)."""
+    parts, joined_at, last, removed = [], [], 0, 0
+    for m in _CONTINUATION.finditer(segment):
+        parts.append(segment[last : m.start()])
+        removed += m.end() - m.start()
+        joined_at.append(m.start() - (removed - (m.end() - m.start())))
+        last = m.end()
+    parts.append(segment[last:])
+    return "".join(parts), joined_at
+
+
+def _args(name: str, value: str) -> dict[str, list[str]]:
+    """An option's value as key -> values (a key may repeat: ``cpus=0-1,cpus=4-5``)."""
+    if value.startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return {str(k): [_json_value(v)] for k, v in parsed.items()}
+    out: dict[str, list[str]] = {}
+    for i, part in enumerate(re.split(r"(?<!,),(?!,)", value)):
+        part = part.replace(",,", ",")
+        if "=" in part:
+            key, _, val = part.partition("=")
+            out.setdefault(key, []).append(val)
+        elif i == 0 and name in _IMPLIED:
+            out.setdefault(_IMPLIED[name], []).append(part)
+        elif part.startswith(("+", "-")) or not part:
+            continue
+        else:
+            out.setdefault(part, []).append("on")  # a bare flag ("server", "nowait"), or a cut key
+    return out
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+# ------------------------------------------------------------------- reading
+
+
+def _domain(command: _CommandLine) -> Domain:
+    d = Domain(origin="qemu_cmdline", xml_root="qemu_cmdline")
+    by_name: dict[str, list[_Option]] = {}
+    for option in command.options:
+        by_name.setdefault(option.name, []).append(option)
+    d.lines["name"] = command.line
+    _read_identity(d, by_name)
+    _read_accelerator(d, by_name)
+    _read_smp(d, by_name)
+    _read_memory(d, by_name)
+    _read_cpu(d, by_name)
+    _read_numa(d, by_name)
+    _read_nics(d, by_name)
+    _read_disks(d, by_name)
+    unseen = list(NEVER_SHOWN)
+    if d.cpu_mode is None:
+        unseen.append("cpu")
+    if d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name):
+        unseen.append("l3-cache")
+    if not d.numa_cells:
+        unseen.append("numa")
+    if not d.topology:
+        unseen.append("topology")
+    d.unseen = unseen
+    return d
+
+
+def _first(by_name: dict[str, list[_Option]], *names: str) -> _Option | None:
+    return next((o for n in names for o in by_name.get(n, []) if o.value is not None), None)
+
+
+def _read_identity(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    name = _first(by_name, "name")
+    if name is not None:
+        d.name = name.get("guest") or None
+        d.lines["name"] = name.line
+    uuid = _first(by_name, "uuid")
+    if uuid is not None:
+        d.uuid = uuid.value
+
+
+def _read_accelerator(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    """kvm for -enable-kvm, accel=kvm, -accel kvm; qemu for TCG; None when not named."""
+    accels = [
+        o.get("accel") for o in by_name.get("accel", []) + by_name.get("machine", []) + by_name.get("M", [])
+    ]
+    if "enable-kvm" in by_name or "kvm" in accels:
+        d.domain_type = "kvm"
+    elif "tcg" in accels:
+        d.domain_type = "qemu"
+
+
+def _l3_cache_off(by_name: dict[str, list[_Option]]) -> bool:
+    """-cpu MODEL,l3-cache=off: the one statement of a hidden L3 a command line makes
+    (QEMU's default depends on its version and machine type)."""
+    cpu = _first(by_name, "cpu")
+    return cpu is not None and cpu.get("l3-cache") == "off"
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+
+
+def _read_smp(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    smp = _first(by_name, "smp")
+    if smp is None:
+        return
+    cpus, maxcpus = _int(smp.get("cpus")), _int(smp.get("maxcpus"))
+    d.vcpus = maxcpus or cpus
+    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
+    for key in ("sockets", "dies", "clusters", "cores", "threads"):
+        value = _int(smp.get(key))
+        if value is not None:
+            d.topology[key] = value
+    d.lines["vcpu"] = d.lines["topology"] = smp.line
+
+
+def _kib(value: str | None, default_unit: str = "M") -> int | None:
+    m = _SIZE.match(value or "")
+    return int(kib(float(m.group(1)), m.group(2) or None, default=default_unit)) if m else None
+
+
+def _read_memory(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    m = _first(by_name, "m")
+    if m is not None:
+        d.memory_kb = d.current_memory_kb = _kib(m.get("size"))
+        d.max_memory_kb = _kib(m.get("maxmem"))
+        d.max_memory_slots = _int(m.get("slots"))
+        d.lines["memory"] = m.line
+        if d.max_memory_kb:
+            d.lines["max_memory_kb"] = m.line
+    paths = [o.value for o in by_name.get("mem-path", [])]
+    for obj in by_name.get("object", []):
+        if obj.get("qom-type") == "memory-backend-file":
+            paths.append(obj.get("mem-path"))
+        elif obj.get("qom-type") == "memory-backend-memfd" and obj.get("hugetlb") == "on":
+            d.hugepages = True
+            size = _kib(obj.get("hugetlbsize"), "B")
+            if size:
+                d.hugepage_sizes_kb.append(size)
+    for path in filter(None, paths):
+        if "huge" in path.lower():
+            d.hugepages = True
+            named = _HUGE_SIZE.search(path)
+            if named:
+                d.hugepage_sizes_kb.append(int(kib(float(named.group(1)), named.group(2))))
+    d.hugepage_sizes_kb = sorted(set(d.hugepage_sizes_kb))
+
+
+def _read_cpu(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    cpu = _first(by_name, "cpu")
+    if cpu is None:
+        return
+    model = cpu.get("model") or ""
+    d.cpu_mode = {"host": "host-passthrough", "max": "maximum"}.get(model, "custom")
+    d.cpu_model = None if d.cpu_mode != "custom" else model
+    d.lines["cpu"] = cpu.line
+
+
+def _cpus(values: list[str]) -> list[int]:
+    out: list[int] = []
+    for value in values:
+        try:
+            out.extend(parse_cpulist(value))
+        except ValueError:
+            continue
+    return sorted(set(out))
+
+
+def _read_numa(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    sizes = {o.get("id"): _kib(o.get("size"), "B") for o in by_name.get("object", [])}
+    for numa in by_name.get("numa", []):
+        kind = numa.get("type")
+        if kind == "node":
+            memory = _kib(numa.get("mem")) if numa.get("mem") else sizes.get(numa.get("memdev"))
+            node = _int(numa.get("nodeid"))
+            cell = GuestNumaCell(
+                id=node if node is not None else len(d.numa_cells),
+                cpus=_cpus(numa.args.get("cpus", [])),
+                memory_kb=memory,
+            )
+            d.numa_cells.append(cell)
+            d.lines.setdefault("numa", numa.line)
+        elif kind == "dist":
+            src, dst, val = _int(numa.get("src")), _int(numa.get("dst")), _int(numa.get("val"))
+            source = next((c for c in d.numa_cells if c.id == src), None)
+            if source is not None and dst is not None and val is not None:
+                source.distances[dst] = val
+
+
+def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    """-netdev + -device pairs, -nic, and the older -net nic / -net tap pairs (by vlan)."""
+    netdevs = {o.get("id"): o for o in by_name.get("netdev", [])}
+    for device in by_name.get("device", []):
+        backend = netdevs.get(device.get("netdev"))
+        if backend is None:
+            continue
+        _add_nic(d, device.get("driver") or "", device.get("mac"), backend, device.line)
+    for nic in by_name.get("nic", []):
+        _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
+    legacy = by_name.get("net", [])
+    for nic in (o for o in legacy if o.get("type") == "nic"):
+        vlan = nic.get("vlan") or "0"
+        backend = next((o for o in legacy if o.get("type") != "nic" and (o.get("vlan") or "0") == vlan), None)
+        if backend is not None:
+            _add_nic(d, nic.get("model") or "", nic.get("macaddr"), backend, nic.line)
+
+
+def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int) -> None:
+    kind = backend.get("type")
+    nic = DomainInterface(
+        model="virtio" if model == "virtio" or _VIRTIO_NET.match(model) else (model or None),
+        queues=_queues(backend),
+        kind={"vhost-user": "vhostuser"}.get(kind or "", kind),
+        mac=mac,
+        driver=_backend_driver(backend) if kind in _TAP_TYPES else None,
+        netdev=f"-{backend.name} {backend.value}",
+    )
+    d.interfaces.append(nic)
+    d.lines[f"interfaces[{len(d.interfaces) - 1}]"] = backend.line if nic.driver else line
+
+
+def _backend_driver(tap: _Option) -> str:
+    """ "vhost" or "qemu": QEMU's vhost option is off unless given, and on when
+    vhost file descriptors or vhostforce are passed (net/tap.c)."""
+    vhost = tap.get("vhost")
+    if vhost is not None:
+        return "vhost" if vhost in ("on", "true", "yes") else "qemu"
+    if tap.get("vhostfd") or tap.get("vhostfds") or tap.get("vhostforce") in ("on", "true", "yes"):
+        return "vhost"
+    return "qemu"
+
+
+def _queues(tap: _Option) -> int | None:
+    queues = _int(tap.get("queues"))
+    if queues is None and tap.get("fds"):
+        queues = len((tap.get("fds") or "").split(":"))
+    return queues
+
+
+def _read_disks(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    used = _device_disks(d, by_name)
+    for drive in by_name.get("drive", []):
+        interface = drive.get("if") or "ide"
+        if drive.get("id") in used or interface in ("none", "pflash", "mtd", "sd"):
+            continue
+        kind = "cdrom" if drive.get("media") == "cdrom" else "disk"
+        disk = _drive_disk(drive, kind, drive.get("id") or drive.get("file") or f"{interface}{len(d.disks)}")
+        disk.bus = interface
+        _add_disk(d, disk, drive.line)
+    d.iothreads = sum(1 for o in by_name.get("object", []) if o.get("qom-type") == "iothread")
+
+
+def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
+    """The disks of ``-device`` options that name a ``-drive`` or ``-blockdev``;
+    the ids of the drives they used (the other drives are disks of their own)."""
+    drives = {o.get("id"): o for o in by_name.get("drive", []) if o.get("id")}
+    blockdevs = {o.get("node-name"): o for o in by_name.get("blockdev", [])}
+    used: set[str] = set()
+    for device in by_name.get("device", []):
+        driver, ref = device.get("driver") or "", device.get("drive")
+        if ref is None or not (driver in _CDROM_DEVICES or _DISK_DEVICES.match(driver)):
+            continue
+        kind = "cdrom" if driver in _CDROM_DEVICES else "disk"
+        target = device.get("id") or ref
+        if ref in drives:
+            used.add(ref)
+            disk = _drive_disk(drives[ref], kind, target)
+        elif ref in blockdevs:
+            disk = _blockdev_disk(blockdevs, ref, device, kind, target)
+        else:
+            continue
+        disk.bus = "virtio" if driver.startswith("virtio") else driver.split("-")[0]
+        iothread = device.get("iothread")
+        disk.iothread = _int(re.sub(r"^\D*", "", iothread)) if iothread else None
+        _add_disk(d, disk, device.line)
+    return used
+
+
+def _add_disk(d: Domain, disk: DomainDisk, line: int) -> None:
+    d.disks.append(disk)
+    d.lines.setdefault(f"disks[{disk.target}]", line)
+    d.lines.setdefault("disks", line)
+
+
+def _drive_disk(drive: _Option, kind: str, target: str) -> DomainDisk:
+    return DomainDisk(
+        target=target,
+        device=kind,
+        source=drive.get("file"),
+        cache=drive.get("cache"),
+        io=drive.get("aio"),
+        driver_shown=True,
+    )
+
+
+def _dotted_cache(node: _Option) -> str | None:
+    """The ``cache.direct=on,cache.no-flush=off`` of a key=value -blockdev, as its JSON form."""
+    flags = {
+        key: node.get(f"cache.{key}") == "on" for key in ("direct", "no-flush") if node.get(f"cache.{key}")
+    }
+    return json.dumps(flags) if flags else None
+
+
+# (direct, no-flush, write-cache) -> libvirt's cache mode (qemuDomainDiskCacheModes)
+_CACHE_MODES = {
+    (True, False, True): "none",
+    (True, False, False): "directsync",
+    (False, False, True): "writeback",
+    (False, False, False): "writethrough",
+    (False, True, True): "unsafe",
+}
+
+
+def _blockdev_disk(
+    blockdevs: dict[str | None, _Option], ref: str, device: _Option, kind: str, target: str
+) -> DomainDisk:
+    """A -blockdev disk: its node chain's ``cache`` object and the device's
+    ``write-cache`` give the cache mode; neither: the default."""
+    node, cache, source, seen = blockdevs.get(ref), None, None, set()
+    while node is not None and node.get("node-name") not in seen:
+        seen.add(node.get("node-name"))
+        cache = cache or node.get("cache") or _dotted_cache(node)
+        source = source or node.get("filename")
+        node = blockdevs.get(node.get("file"))
+    mode = None
+    if cache:
+        try:
+            flags = json.loads(cache)
+        except ValueError:
+            flags = {}
+        key = (bool(flags.get("direct")), bool(flags.get("no-flush")), device.get("write-cache") != "off")
+        mode = _CACHE_MODES.get(key)
+    return DomainDisk(target=target, device=kind, source=source, cache=mode, driver_shown=True)
