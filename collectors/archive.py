@@ -107,14 +107,38 @@ _ONE_SCHEDULER_FILE = re.compile(
     r"^\S*(?:cat|head|tail)\s+(?:-\S+\s+)*/sys/block/([\w.\-]+)/queue/scheduler\s*$"
 )
 
+# a grep of /proc/interrupts by one word: "cat /proc/interrupts | grep ens192",
+# "grep -i 'eth0' /proc/interrupts" (options before the word; -v keeps the others)
+_INTERRUPTS_GREP = re.compile(
+    r"(?:^|\|)\s*(?:e|f)?grep\s+(?P<opts>(?:-[a-zA-Z]+\s+)*)['\"]?(?P<word>[\w.\-]{1,64})['\"]?"
+    r"(?:\s+/proc/interrupts)?\s*$"
+)
+
 
 def _named_by_command(block: Block) -> dict[str, Any]:
     """What a block's command line says that its output does not: the device
-    of a lone ``/sys/block/<dev>/queue/scheduler`` value."""
-    if block.kind != "io_scheduler" or not block.command:
+    of a lone ``/sys/block/<dev>/queue/scheduler`` value, the word a grep of
+    /proc/interrupts kept rows of (``cat /proc/interrupts | grep ens192``).
+
+    >>> _named_by_command(Block("cat /proc/interrupts | grep ens192", "", 1, 1, kind="interrupts_grep"))
+    {'grep': 'ens192'}
+    >>> _named_by_command(Block("grep -v eth0 /proc/interrupts", "", 1, 1, kind="interrupts_grep"))
+    {}
+    """
+    if not block.command:
+        return {}
+    if block.kind == "interrupts_grep":
+        return _grep_word(block.command.strip())
+    if block.kind != "io_scheduler":
         return {}
     m = _ONE_SCHEDULER_FILE.match(block.command.strip())
     return {"device": m.group(1)} if m else {}
+
+
+def _grep_word(command: str) -> dict[str, Any]:
+    """``{"grep": word}`` of a grep of /proc/interrupts that keeps the rows holding ``word``."""
+    m = _INTERRUPTS_GREP.search(command)
+    return {"grep": m.group("word")} if m and "v" not in m.group("opts") else {}
 
 
 class _LimitExceeded(Exception):
@@ -905,14 +929,15 @@ class _Loader:
         """A block of a known kind parsed (or its result taken) and recorded."""
         source, entry_name, nlines = _block_entry(name, block)
         self.charge(kind)
+        named = _named_by_command(block)
         results, err = run_parser(
             kind,
             block.text,
             artifact=source,
             line_offset=block.start_line - 1,
             line_map=block.origins,
-            parsed=result,
-            **_named_by_command(block),
+            parsed=result if not named else NOT_PARSED,  # the splitter's parse lacks what is named
+            **named,
         )
         if err and not block.prose:
             self.error(err.artifact, err.message, err.line)

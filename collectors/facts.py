@@ -561,6 +561,10 @@ class Interrupts(Parsed):
     descriptions: dict[str, str] = field(default_factory=dict)
     # the paste cut the table: the rows it cut are not in ``rows``
     cut: TableCut | None = None
+    # rows of a grepped table (``cat /proc/interrupts | grep ens192``) the paste
+    # cut before their name: row -> the word every printed row holds. Such a row
+    # is in ``rows`` with the counts it shows (the first CPUs') and in ``cut``
+    named_by_grep: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

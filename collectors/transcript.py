@@ -45,6 +45,7 @@ from collectors.normalise import (
     strip_log_prefixes,
 )
 from collectors.normalise import STOPWORDS as _STOPWORDS
+from collectors.parsers import pt_summary
 from collectors.unused import unused_command, unused_output
 
 log = logging.getLogger(__name__)
@@ -286,6 +287,8 @@ _STARSHIP_PROMPT = re.compile(r"^❯(?:\s(?P<cmd>.*))?$")
 # a shell's default prompt when no PS1 is set: "sh-4.4# " (oc debug node), "bash-5.1$ "
 _SHELL_VERSION_PROMPT = re.compile(r"^(?:ba|z|k|da)?sh-\d{1,2}(?:\.\d{1,3}){0,2}[#$]\s?(?P<cmd>.*)$")
 _HASH_PROMPT = re.compile(r"^#\s?(?P<cmd>[a-z./_][^\n]*)$")
+# csh's and zsh's default prompt as books print it: "% iostat -xm 5"
+_PERCENT_PROMPT = re.compile(r"^%[ \t](?P<cmd>[a-z./_][^\n]*)$")
 # virsh's interactive shell: "virsh # vcpuinfo guest" (root), "virsh > list" (other users);
 # read as the shell command "virsh vcpuinfo guest"
 _VIRSH_PROMPT = re.compile(r"^virsh ?[#>](?: ?(?P<cmd>[a-z][a-z-]*(?:\s.*)?))?\s*$")
@@ -308,7 +311,7 @@ _REDIS_PROMPT = re.compile(
 )
 # every prompt of match_prompt starts like this (a necessary condition only)
 _PROMPT_START = re.compile(
-    r"[\[$#(➜❯]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
+    r"[\[$#(➜❯]|%[ \t][a-z./_]|(?:mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
     r"|virsh ?[#>]|SQL>|PS [A-Za-z/]|[A-Za-z]:\\|[A-Za-z_][\w$-]{0,62}=[#>]"
     r"|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d|redis-cli>|not connected>"
     r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
@@ -319,7 +322,7 @@ _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
 # a line starting with a prompt character, virsh's or an SQL client's, or holding "@" or ":/"
 _PROMPT_LEAD_NEXT = re.compile(
-    r"\n(?:[\[$#(➜❯]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]|SQL>|PS [A-Za-z/]|[A-Za-z]:\\"
+    r"\n(?:[\[$#(➜❯]|%[ \t][a-z./_]|(?:ba|z|k|da)?sh-\d|virsh ?[#>]|SQL>|PS [A-Za-z/]|[A-Za-z]:\\"
     r"|[A-Za-z_][\w$-]{0,62}=[#>]|(?:redis )?(?:\d{1,3}(?:\.\d{1,3}){3}|localhost):\d"
     r"|redis-cli>|not connected>|mysql|mariadb|obclient|MySQL|MariaDB|OceanBase|tidb|TiDB)"
 )
@@ -369,6 +372,8 @@ COMMON_COMMANDS = frozenset(
         "systemctl",
         "service",
         "lsblk",
+        "swapon",
+        "swapoff",
         "ip",
         "ethtool",
         "cpupower",
@@ -641,6 +646,12 @@ def heading_command(line: str) -> str | None:
     return cmd if _is_command(cmd) else None
 
 
+def _to_next_prompt(command: str, fenced: bool) -> bool:
+    """Whether the output of ``command`` runs to the next prompt whatever its
+    lines read like: in a fence, or a section of pt-summary's report."""
+    return fenced or command.startswith(pt_summary.SECTION_PREFIX)
+
+
 # a fence's info string: a language, then maybe a title, then the command
 _FENCE_INFO = re.compile(r"^\s{0,3}(?:`{3,}|~{3,})\s*(?P<info>[^`\n]{1,300})$")
 _FENCE_LANGUAGES = frozenset(
@@ -684,6 +695,8 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     ('shell', 'virsh vcpuinfo guest', None)
     >>> match_prompt("SQL> show parameter sga;")
     ('sql', 'show parameter sga;', None)
+    >>> match_prompt("% iostat -xm 5")
+    ('shell', 'iostat -xm 5', None)
     """
     line = line.rstrip()
     if not line or len(line) > 4096:
@@ -692,7 +705,10 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     if head == "(":
         return _prompt_after_env(line)
     if head == "#":
-        return _hash_prompt(line)
+        section = pt_summary.report_section(line)  # "# Top Processes #####": what prints below
+        return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
+    if head == "%":
+        return _hash_prompt(line, _PERCENT_PROMPT)
     return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS))
 
 
@@ -738,9 +754,10 @@ def _prompt_after_env(line: str) -> tuple[str, str, str | None] | None:
     return match_prompt(rest) if rest and rest[0] != "(" else None
 
 
-def _hash_prompt(line: str) -> tuple[str, str, str | None] | None:
-    """``# cmd``, a prompt only when ``cmd`` is a command (not a comment)."""
-    m = _HASH_PROMPT.match(line)
+def _hash_prompt(line: str, form: re.Pattern[str]) -> tuple[str, str, str | None] | None:
+    """``# cmd`` (or csh's ``% cmd``), a prompt only when ``cmd`` is a command
+    (not a comment, not a percentage)."""
+    m = form.match(line)
     if m is None:
         return None
     cmd = m.group("cmd").strip()
@@ -1536,7 +1553,7 @@ class _Splitter:
             self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
             return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-        j = self.output_end(out_start, b, file_shown=file_shown, fenced=fenced)
+        j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j
@@ -2129,11 +2146,19 @@ class _Splitter:
         ):
             self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
             return
-        if self.notes(a, b):
+        if self.notes(a, b) or self.gutter(a, b):
             return
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def gutter(self, a: int, b: int) -> bool:
+        """Lines ``a..b`` that are the line numbers of a listing the page printed
+        apart from it (:func:`listing_gutter`): markup, read as prose."""
+        if b - a > GUTTER_MAX_LINES or not listing_gutter(self.lines[a:b]):
+            return False
+        self.mark(a, b, PROSE)
+        return True
 
     def notes(self, a: int, b: int) -> bool:
         """Lines ``a..b`` that are a how-to's notes (:func:`command_notes`):
@@ -2236,6 +2261,32 @@ _ABSOLUTE_PATH = re.compile(r"/[\w.\-\[\]*/]{1,300}")
 _NOTE_COMMAND_LEAD = re.compile(
     r"^(?:(?:ba|z|k|da)?sh[$#][ \t]*|\d{1,6}[ \t]{2,})?(?:(?:/usr)?/s?bin/)?(?=[a-z])"
 )
+
+
+GUTTER_MIN_NUMBERS = 3
+GUTTER_MAX_LINES = 1000
+_GUTTER_RULES = frozenset({"|", "│", "¦"})
+
+
+def listing_gutter(lines: list[str]) -> bool:
+    """Whether ``lines`` are the line-number column of a web page's code listing,
+    printed apart from the code (a highlighter's table lost its columns): the
+    numbers 1, 2, 3 ... one a line, maybe closed by a ``|`` line of the rule
+    between the columns.
+
+    >>> listing_gutter(["1", "2", "3", "4", "|"]), listing_gutter(["1", "2", "2", "|"])
+    (True, False)
+    >>> listing_gutter(["17", "18"])
+    False
+    """
+    cells = [line.strip() for line in lines if line.strip()]
+    numbers = list(itertools.takewhile(str.isdigit, cells))
+    rules = set(cells[len(numbers) :])
+    return (
+        len(numbers) >= GUTTER_MIN_NUMBERS
+        and rules <= _GUTTER_RULES
+        and numbers == [str(n) for n in range(1, len(numbers) + 1)]
+    )
 
 
 # a command keyword typed in capitals, as a client's commands are ("CONFIG SET ...",

@@ -9,7 +9,7 @@ output and often the next prompt on one line::
 
 The layout of each command known here says where its lines began (the
 ``node N size:`` of numactl, the ``Mem:`` and ``Swap:`` rows of free, the
-sample times of sar): a line that starts with such a command (bare or behind
+sample times of sar, the labels of lscpu): a line that starts with such a command (bare or behind
 a shell prompt) and shows at least the layout's minimum of those places is cut
 back into lines there. The pieces keep the original line's number, so every
 original line is still accounted for once. A line that shows no layout is left
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from collectors.parsers import lscpu
 
 # a shell prompt before the command: "[root@h ~]# ", "user@h:~$ ", "# ", "$ "
 _PROMPT = r"(?:\[[^\]\n]{1,100}\][#$]|[\w.\-]{1,64}@[\w.\-]{1,64}(?::[^\s#$]{0,200})?[#$]|[#$])[ \t]?"
@@ -46,13 +48,13 @@ class Layout:
     min_breaks: int
 
 
-def _layout(name: str, command: str, output: str, breaks: str | None, min_breaks: int) -> Layout:
-    return Layout(
-        name,
-        re.compile(rf"(?P<cmd>{command})[ \t]+(?={output})"),
-        re.compile(breaks) if breaks else None,
-        min_breaks,
-    )
+def _layout(
+    name: str, command: str, output: str, breaks: str | None, min_breaks: int, *, bare: bool = False
+) -> Layout:
+    """``bare``: the output may stand without its command (a page quoting the
+    output after a sentence that names the command)."""
+    cmd = rf"(?:(?P<cmd>{command})[ \t]+)?" if bare else rf"(?P<cmd>{command})[ \t]+"
+    return Layout(name, re.compile(rf"{cmd}(?={output})"), re.compile(breaks) if breaks else None, min_breaks)
 
 
 _SAR_TIME = r"\d{1,2}:\d\d:[ \t]?\d\d(?:[ \t]?[AP]M)?[ \t]"
@@ -94,6 +96,16 @@ LAYOUTS: tuple[Layout, ...] = (
         r"|Available idle states:)",
         2,
     ),
+    # lscpu's summary, its command maybe left in the sentence above:
+    # "Architecture: loongarch64 Byte Order: little endian CPU(s): 8 On-line CPU(s) list: 0-7 ..."
+    _layout(
+        "lscpu",
+        r"lscpu",
+        r"Architecture:[ \t]*\S",
+        rf"[ \t](?=(?:{'|'.join(lscpu.SUMMARY_LABELS)}):)",
+        4,
+        bare=True,
+    ),
     # cat of one sysfs or procfs value: "cat .../scaling_governor conservative"
     _layout(
         "cat value",
@@ -104,7 +116,7 @@ LAYOUTS: tuple[Layout, ...] = (
     ),
 )
 
-_COMMAND_START = re.compile(rf"(?:{_PROMPT})?[ \t]*(?=numactl|free|[Ss]ar|cpupower|cat)")
+_COMMAND_START = re.compile(rf"(?:{_PROMPT})?[ \t]*(?=numactl|free|[Ss]ar|cpupower|cat|lscpu|Architecture:)")
 
 
 def unflattened(line: str) -> list[str] | None:
@@ -121,6 +133,10 @@ def unflattened(line: str) -> list[str] | None:
     ['conservative', '[root@CENTOS ~]#']
     >>> unflattened("# numactl --hardware") is None
     True
+    >>> unflattened("Architecture: loongarch64 Byte Order: little endian CPU(s): 8 "
+    ...     "On-line CPU(s) list: 0-7 NUMA node(s): 1 NUMA node0 CPU(s): 0-7")
+    ['Architecture: loongarch64', 'Byte Order: little endian', 'CPU(s): 8', 'On-line CPU(s) list: 0-7', \
+'NUMA node(s): 1', 'NUMA node0 CPU(s): 0-7']
     """
     if len(line) < FLAT_MIN_CHARS:
         return None
@@ -132,8 +148,10 @@ def unflattened(line: str) -> list[str] | None:
         if m is None:
             continue
         pieces = _cut(line[m.end() :], layout)
-        if pieces is not None:
-            return [line[: m.end("cmd")], *pieces]
+        if pieces is None:
+            continue
+        head = line[: m.end("cmd")] if m.group("cmd") is not None else line[: m.start()].strip()
+        return [head, *pieces] if head else pieces
     return None
 
 
@@ -188,6 +206,7 @@ _CANDIDATE = (
     r"|free\b[^\n]{0,20}total[ \t]+used"
     rf"|[Ss]ar\b[^\n]{{0,40}}?{_SAR_TIME}"
     r"|cpupower\b[^\n]{0,40}idle-info[ \t]+CPUidle"
+    r"|(?:lscpu[ \t]+)?Architecture:[ \t]*\S{1,40}[ \t]+(?:CPU op-mode|Byte Order|CPU\(s\)|Address sizes)"
     rf"|cat[ \t]+{_SYSFS_PATH}[ \t]+[\w\[])"
 )
 CANDIDATE = re.compile(_CANDIDATE)

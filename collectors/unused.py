@@ -65,7 +65,12 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("os-release", r"^(?:cat|more|less)\s+/etc/(?:os-release|redhat-release|lsb-release|issue)\b",
            r'^NAME="[^"\n]{1,80}"\nVERSION="[^"\n]{0,80}"\n'),
     Unused("ls", r"^(?:ls|ll)(\s|$)", r"^total \d+\n[-dlcbps][rwxsStT-]{9}[.+@]?\s+\d+ "),
+    # a section of pt-summary's report that no parser reads ("# Processor ####", "# Memory ####")
+    Unused("pt-summary", r'^pt-summary section "'),
     Unused("lsblk", r"^lsblk(\s|$)", r"^NAME\s+MAJ:MIN\s+RM\s+SIZE\s+RO\s+TYPE"),
+    # partition tables (pt-summary's "partitioning" file is fdisk -l's)
+    Unused("fdisk", r"^(?:fdisk|sfdisk|parted|gdisk)\s",
+           r"^Disk /dev/[\w/\-]{1,64}: [\d.,]+ [KMGTP]i?B, \d+ bytes"),
     # lscpu -e in JSON (lscpu -J, the summary, is read)
     Unused("lscpu -e JSON", r"^lscpu\s+(?:-\w*e\w*J|-\w*J\w*e|--extended\s+--json|--json\s+--extended)",
            r'^\{[ \t]*\n[ \t]*"cpus":[ \t]*\[[ \t]*\n[ \t]*\{[ \t]*"cpu":'),
@@ -94,7 +99,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("vmstat -s", r"^vmstat\s+(?:.*\s)?(?:-[a-zA-Z]*s\b|--stats)",
            r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
     Unused("swapon", r"^(?:swapon|swapoff|mkswap)(\s|$)",
-           r"^Filename\s+Type\s+Size\s+Used\s+Priority|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO\s*$"),
+           r"^Filename\s+Type\s+Size\s+Used\s+Priority|^NAME\s+TYPE\s+SIZE\s+USED\s+PRIO\s*$"
+           # a row without its header (swapon --show, /proc/swaps): name, type, size, used, priority
+           r"|^/[\w./\-]{1,200}[ \t]+(?:partition|file)[ \t]+[\d.]+[KMGT]?[ \t]+[\d.]+[KMGTB]?"
+           r"[ \t]+-?\d{1,5}[ \t]*$"),
     # System V IPC: the shared memory segments an SGA or shared_buffers is in, not what a rule reads
     Unused("ipcs", r"^ipcs(\s|$)",
            r"^-{6} (?:Shared Memory|Semaphore|Messages?)(?: [A-Z][a-z]+)? -{4,}[ \t]*$"),
@@ -105,7 +113,10 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("xsos", r"^xsos(\s|$)",
            r"^MEMORY\n[ \t]+Stats graphed as percent of MemTotal:"
            r"|^[ \t]*HugePages:\n[ \t]+[\d.]+ [KMGT]iB pre-allocated to HugePages"),
-    Unused("pidstat", r"^pidstat(\s|$)"),
+    # pidstat's per-process tables (-u, -r, -d, -w), under sysstat's "Linux ... (N CPU)" banner
+    Unused("pidstat", r"^pidstat(\s|$)",
+           r"^(?:#[ \t]+Time|\d{1,2}:\d\d:\d\d(?:[ \t]?[AP]M)?)[ \t]+UID[ \t]+(?:TGID[ \t]+)?"
+           r"(?:TID|PID)[ \t]+(?:%usr|minflt/s|kB_rd/s|cswch/s|StkSize|threads|prio)\b"),
     # sar's paging, memory, swapping and queue reports (its CPU and network reports are read)
     Unused("sar", r"^[Ss]ar\s+(?:.*\s)?-[BrRWqbSvwHy]\b",
            r"^\d{1,2}:\d\d:\s?\d\d(?:\s?[AP]M)?\s+(?:pgpgin/s\s+pgpgout/s|kbmemfree\s+kbmemused"
@@ -147,6 +158,8 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("pgbench", r"^pgbench(\s|$)",
            r"^tps = [\d.]+ \((?:in|ex)cluding|^number of transactions actually processed: \d+"),
     Unused("redis-benchmark", r"^redis-benchmark(\s|$)", r"^====== [A-Z ]{2,40} ======\s*$"),
+    Unused("wrk", r"^wrk2?(\s|$)",
+           r"^Running \d+(?:\.\d+)?[smh]? test @ \S+\n[ \t]+\d+ threads? and \d+ connections?"),
     Unused("iperf", r"^iperf3?(\s|$)", r"^\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\d+\.\d+\s+sec\s+[\d.]+ [KMG]?Bytes"),
     Unused("mlc", r"^(?:\./)?mlc(\s|$)", r"^Intel\(R\) Memory Latency Checker"),
     Unused("stress-ng", r"^stress-ng(\s|$)", r"^stress-ng: info:\s+\[\d+\]"),
@@ -165,10 +178,23 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^redis-cli(\s|$)|(?i:^(?:config\s+(?:get|set|rewrite|resetstat)|slowlog\s+(?:get|len|reset)"
            r"|redis-cli\s+(?:.*\s)?--(?:bigkeys|memkeys|hotkeys)))\b",
            r"^# (?:Server|Clients|Memory|Stats|Replication|CPU|Keyspace)\n\w+:"
-           r'|^1\) "[^"\n]{1,200}"\n2\) "|^Biggest[ \t]{1,4}\w{3,6} found \'[^\'\n]{1,300}\' has \d'),
+           r'|^1\) "[^"\n]{1,200}"\n2\) "|^1\) "[\w.\-]{1,64}"[ \t]*$'
+           r"|^Biggest[ \t]{1,4}\w{3,6} found '[^'\n]{1,300}' has \d"),
     # mpstat's interrupt rates ("mpstat -I SUM -P ALL 5": CPU intr/s); its CPU table is read
     Unused("mpstat -I", r"^mpstat\s(?:.*\s)?-I\s",
            r"^\d\d:\d\d:\d\d(?:[ \t]?[AP]M)?[ \t]+CPU[ \t]+(?:intr/s|\d+/s|HI/s)"),
+    # Redis's persistence log messages (the bgsave ones service_log reads have a
+    # "Background saving started" after a "Saving..."): with or without the pid/time prefix
+    Unused("Redis log", r"^(?:cat|tail|head|less|more|grep)\s.*redis[\w.\-]*\.log\b",
+           r"^(?:\d{1,9}:[MCSX] \d\d \w{3}(?: \d{4})? \d\d:\d\d:\d\d\.\d{3} [*#.-] "
+           r"|\[\d{1,9}\] \d\d \w{3} \d\d:\d\d:\d\d\.\d{3} \\?[*#.-] )?"
+           r"(?:RDB: \d+ MB of memory used by copy-on-write|\d+ changes in \d+ seconds\. Saving\.\.\.?$"
+           r"|Can't save in background: fork: |Background saving terminated with success$)"),
+    # SQL*Plus's instance start and stop ("ORACLE instance started.", the SGA's sizes, an ORA- error)
+    Unused("sqlplus startup",
+           r"(?i)^(?:startup(?:\s+(?:nomount|mount|open|force|restrict|upgrade|pfile=\S+))*"
+           r"|shutdown(?:\s+(?:immediate|abort|normal|transactional))?)\s*;?\s*$",
+           r"^ORACLE instance (?:started|shut down)\.$|^Total System Global Area\s+\d+ bytes"),
     Unused("mysqladmin", r"^mysqladmin(\s|$)", r"^Uptime: \d+\s+Threads: \d+\s+Questions: \d+"),
     Unused("obd", r"^obd\s"),
     Unused("ob_admin", r"^ob_admin(\s|$)"),

@@ -57,9 +57,9 @@ def latency_sensitive(host: HostFacts) -> str | None:
 
 
 # NIC queue interrupts: "eth0-TxRx-0", "ens1f0-rx-3", "mlx5_comp12@pci:...",
-# "i40e-eth2-TxRx-7", "virtio2-input.0", "iavf-ens5-TxRx-1", "enp3s0-1"
+# "i40e-eth2-TxRx-7", "virtio2-input.0", "iavf-ens5-TxRx-1", "enp3s0-1", vmxnet3's "ens192-rxtx-0"
 _NIC_QUEUE = re.compile(
-    r"(?:^|\s)((?:[\w.\-]+-)?(?:TxRx|txrx|rx|tx|Rx|Tx|input|output)[-.]\d+|mlx\d_comp\d+\S*|"
+    r"(?:^|\s)((?:[\w.\-]+-)?(?:TxRx|txrx|rxtx|rx|tx|Rx|Tx|input|output)[-.]\d+|mlx\d_comp\d+\S*|"
     r"(?:eth|ens|enp|eno|em|p\d)\w*-\d+)(?:\s|$)"
 )
 
@@ -83,7 +83,15 @@ def nic_queue_irqs(host: HostFacts) -> list[NicQueueIrq]:
         m = _NIC_QUEUE.search(interrupts.descriptions.get(irq, ""))
         if m is not None:
             out.append(NicQueueIrq(irq, m.group(1), tuple(counts)))
+        elif (word := interrupts.named_by_grep.get(irq)) is not None and _nic_word(word):
+            out.append(NicQueueIrq(irq, f"{word}-? (name cut; the command greps {word})", tuple(counts)))
     return out
+
+
+def _nic_word(word: str) -> bool:
+    """Whether ``word`` (what a grep of /proc/interrupts kept rows of) names a
+    NIC whose vectors are its queues: ``ens192``, ``eth0-TxRx``, ``virtio2-input``."""
+    return _NIC_QUEUE.search(word) is not None or _NIC_QUEUE.search(f"{word}-0") is not None
 
 
 _IRQBALANCE = re.compile(r"(^|/)irqbalance(\s|$)")

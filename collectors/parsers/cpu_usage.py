@@ -378,7 +378,7 @@ def _text(text: str) -> str:
 
 @register(
     "top",
-    commands=(r"^top(\s|$)",),
+    commands=(r"^top(\s|$)", r'^pt-summary section "Top Processes"'),
     # sos: sos_commands/process/top_-b_-n_1
     paths=(r"(^|/)top(_-?\w+)*(\.txt)?$", r"(^|/)processes$", r"(^|/)uptime$"),
     detect=_detect_top,

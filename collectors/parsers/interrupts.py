@@ -227,17 +227,50 @@ def _add_grepped_row(
         out.descriptions[name] = description
 
 
+def _cut_grepped_row(
+    out: Interrupts, unread: UnreadLines, row: tuple[str, list[str], int], grep: str | None
+) -> None:
+    """A grepped row with fewer counts than the CPUs: cut. When the paste cut it
+    before its name (counts only) and the command kept rows of ``grep``, it is
+    still read as one of that word's vectors; else its line is not read."""
+    name, tokens, number = row
+    _cut_row(out, name, len(_leading_counts(tokens)), number)
+    if grep and tokens and len(_leading_counts(tokens)) == len(tokens):
+        _name_by_grep(out, name, tokens, grep, number)
+    else:
+        unread.add(number, f"{name}:")
+
+
+def _name_by_grep(out: Interrupts, name: str, tokens: list[str], grep: str, number: int) -> None:
+    """A row the paste cut before its name (counts only, fewer than the CPUs):
+    the command printed only rows holding ``grep``, so the row is one of its
+    vectors; kept with the counts it shows, and said to be named by the grep."""
+    out.rows[name] = [int(t) for t in tokens]
+    out.lines[name] = number
+    out.named_by_grep[name] = grep
+    out.errors.append(
+        ArtifactError(
+            "",
+            f"/proc/interrupts: row {name} cut after {len(tokens)} of {len(out.cpus)} CPUs, before its name: "
+            f"a vector of {grep} (the command prints only rows holding {grep!r})",
+            number,
+        )
+    )
+
+
 @register(
     "interrupts_grep",
     commands=(r"^(e|f)?grep\s+(-\w+\s+)*\S+\s+/proc/interrupts\s*$",),
     detect=_detect_rows,
     priority=4,
 )
-def parse_interrupts_grep(text: str) -> Interrupts:
+def parse_interrupts_grep(text: str, *, grep: str | None = None) -> Interrupts:
     """``grep eth0 /proc/interrupts``: rows without the ``CPUn`` header. The
     CPU columns are the counts every row has (the shortest row's run of
     numbers), named ``CPU0``.. in order, and the result says the header was
-    missing. Rows a web page put on one line are read as rows.
+    missing. Rows a web page put on one line are read as rows. ``grep`` is the
+    word the command kept rows of (``cat /proc/interrupts | grep ens192``): a
+    row the paste cut before its name is still one of its vectors.
 
     Sample input::
 
@@ -259,13 +292,12 @@ def parse_interrupts_grep(text: str) -> Interrupts:
     unread = UnreadLines("/proc/interrupts: row cut (fewer counts than CPUs)")
     for (name, tokens, number), width in zip(rows, widths, strict=True):
         if width < ncpu:
-            unread.add(number, f"{name}:")
-            _cut_row(out, name, width, number)
+            _cut_grepped_row(out, unread, (name, tokens, number), grep)
         else:
             _add_grepped_row(out, name, tokens, ncpu, width, number)
     if wrapped:
         cut = _cut_of(out)
         cut.wrapped = len(wrapped)
         cut.line = min(cut.line or wrapped[0], wrapped[0])
-    out.errors = [*unread.errors(), ArtifactError("", NO_HEADER, rows[0][2])]
+    out.errors = [*out.errors, *unread.errors(), ArtifactError("", NO_HEADER, rows[0][2])]
     return out

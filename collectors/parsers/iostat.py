@@ -19,6 +19,15 @@ tsar-like history (seed 004), one block per device::
     Time rrqms wrqms %rrqm %wrqm rs ws rsecs wsecs rqsize rarqsz warqsz qusize await rawait wawait svctm util
     25/10/21-14:29 0.00 0.00 0.00 0.00 1.97 4.1K 15.73 69.6K 8.57 4.00 8.57 0.00 0.03 0.08 0.03 0.02 8.02
 
+A report whose rows were too wide for a book's page or a terminal shows each
+half under the other, header pair then row pairs (the right-hand half's header
+holds no device name); the halves are put back side by side::
+
+    Device: rrqm/s wrqm/s r/s w/s rMB/s
+    sda 0.00 0.20 1.00 163.40 0.00
+    wMB/s avgrq-sz avgqu-sz await r_await w_await svctm %util
+    81.09 1010.19 142.74 866.47 97.60 871.17 6.08 100.00
+
 For the tsar form each device gets the MEAN of its rows (a history, not one
 report); ``line`` points at the device's title line. ``K``/``M`` suffixed
 cells are scaled. ``lines`` keys: the device names.
@@ -72,7 +81,56 @@ def _iostat_stat(device: str, header: list[str], cells: list[str], line: int) ->
     return stat
 
 
+# columns only iostat -x prints: a line of such names under the device rows is
+# the right-hand half of a header wrapped in two
+_RIGHT_HALF = frozenset(
+    {"%util", "await", "r_await", "w_await", "svctm", "avgqu-sz", "aqu-sz", "avgrq-sz", "wMB/s", "wkB/s"}
+)
+
+
+def _right_half(line: str) -> bool:
+    """Whether ``line`` is the right-hand half of a wrapped iostat header (names only)."""
+    tokens = line.split()
+    return not any(_cell(t) is not None for t in tokens) and not _RIGHT_HALF.isdisjoint(tokens)
+
+
+def _rejoined(lines: list[str]) -> list[str]:
+    """``lines`` with each report wrapped in two halves (a header and its device
+    rows, then the rest of the header and the rows' other cells) put back side
+    by side: the whole row on its device's line, its other half's line blank."""
+    heads = [i for i, line in enumerate(lines) if line.lstrip().startswith("Device") and "%util" not in line]
+    if not heads:
+        return lines
+    out = list(lines)
+    for i in heads:
+        _rejoin_at(out, i)
+    return out
+
+
+def _rejoin_at(out: list[str], i: int) -> None:
+    """The report whose header is on line ``i`` put back side by side, if wrapped:
+    its device rows, then the header's other half, then as many rows of cells."""
+    left = i + 1
+    while left < len(out) and _is_device_row(out[left].split()):
+        left += 1
+    rows = left - i - 1
+    halves = out[left + 1 : left + 1 + rows]
+    if not rows or len(halves) != rows or not _right_half(out[left]) or not all(map(_cells_only, halves)):
+        return
+    out[i] = f"{out[i]} {out[left].strip()}"
+    for k, half in enumerate(halves, start=i + 1):
+        out[k] = f"{out[k]} {half.strip()}"
+    out[left : left + 1 + rows] = [""] * (rows + 1)
+
+
+def _cells_only(line: str) -> bool:
+    """A row's other half: numbers from its first token."""
+    tokens = line.split()
+    return bool(tokens) and _cell(tokens[0]) is not None
+
+
 def _parse_iostat(lines: list[str]) -> DiskStats:
+    lines = _rejoined(lines)
     out = DiskStats()
     header: list[str] | None = None
     previous: dict[str, DiskStat] = {}
@@ -104,7 +162,7 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
 
 def _is_device_row(tokens: list[str]) -> bool:
     """A device's name then numbers (not the ``Linux ...`` banner)."""
-    return not tokens[0].startswith("Linux") and len(tokens) >= 2 and _cell(tokens[1]) is not None
+    return len(tokens) >= 2 and not tokens[0].startswith("Linux") and _cell(tokens[1]) is not None
 
 
 def _is_cut(out: DiskStats, tokens: list[str], header: list[str], idx: int) -> bool:
@@ -193,10 +251,20 @@ def _add_tsar_device(
     out.lines[device] = title_line
 
 
+# a header wrapped in two halves: %util a few lines under the Device line
+_WRAPPED_HEADER = re.compile(r"^Device:?[ \t][^\n]{0,400}\n(?:[^\n]{0,300}\n){1,16}?[^\n]{0,300}%util", re.M)
+
+
 def _detect(head: str) -> bool:
     if "Time" in head and any(_tsar_device(line) for line in head.splitlines()):
         return True
-    return "Device" in head and re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+    return "Device" in head and _device_header(head)
+
+
+def _device_header(head: str) -> bool:
+    """An iostat -x header: on one line, or wrapped in two halves (%util a few lines under)."""
+    one_line = re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+    return one_line or ("%util" in head and _WRAPPED_HEADER.search(head) is not None)
 
 
 @register(

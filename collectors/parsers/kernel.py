@@ -13,7 +13,8 @@ Any of these (alone or several in one text)::
 
 ``uname -a`` gives the third word, ``uname -r`` the whole line, /proc/version
 (or the first dmesg line) the word after ``Linux version``, pt-summary's
-``summary`` its ``kernel`` and ``release`` rows; ``/etc/os-release`` gives ``PRETTY_NAME``
+``summary`` its ``kernel`` and ``release`` rows (its report's header: ``Kernel |``,
+``Release |``); ``/etc/os-release`` gives ``PRETTY_NAME``
 (else ``NAME`` + ``VERSION``), ``*-release`` files their one line.
 ``lines`` keys: ``release``, ``os_release``.
 """
@@ -34,6 +35,12 @@ _PROC_VERSION = re.compile(
 # pt-summary's "summary" file: "kernel    5.1.7-1.el7.x86_64" / "release    CentOS Linux release 7.9"
 _PT_KERNEL = re.compile(r"^kernel\s+(\d{1,3}\.\d{1,3}[\w.\-+~]{0,100})\s*$")
 _PT_RELEASE = re.compile(r"^release\s+(\S.{1,100})$")
+# the header of pt-summary's report: "     Kernel | 2.6.18-274.el5", "    Release | CentOS ..."
+_PT_REPORT_KERNEL = re.compile(r"^\s{0,12}Kernel \| (\d{1,3}\.\d{1,3}[\w.\-+~]{0,100})\s*$")
+_PT_REPORT_RELEASE = re.compile(r"^\s{0,12}Release \| (\S.{1,100})$")
+_PT_REPORT_HEADER = re.compile(
+    r"^\s{0,12}Platform \| \w[^\n]{0,40}\n(?:[^\n]{0,200}\n){0,4}?\s{0,12}Kernel \| \d", re.M
+)
 # hostnamectl: "Operating System: CentOS Linux 7 (Core)", "Kernel: Linux 3.10.0-1160.el7.x86_64"
 _HOSTNAMECTL_OS = re.compile(r"^Operating System:\s*(\S.{0,100})$")
 _HOSTNAMECTL_KERNEL = re.compile(r"^Kernel:\s*Linux\s+(\d{1,3}\.\d{1,3}[\w.\-+~]{0,100})$")
@@ -42,9 +49,11 @@ _DISTRO = re.compile(r"^(\S.{1,60}? release \d[\w.]{0,40}(?: \(.{1,40}\))?)$")
 
 
 def _detect(head: str) -> bool:
-    return ("PRETTY_NAME=" in head and re.search(r"^PRETTY_NAME=", head, re.M) is not None) or _UNAME_A.match(
-        head.strip().splitlines()[0] if head.strip() else ""
-    ) is not None
+    return (
+        ("PRETTY_NAME=" in head and re.search(r"^PRETTY_NAME=", head, re.M) is not None)
+        or _UNAME_A.match(head.strip().splitlines()[0] if head.strip() else "") is not None
+        or ("Kernel |" in head and _PT_REPORT_HEADER.search(head) is not None)
+    )
 
 
 @register(
@@ -54,6 +63,7 @@ def _detect(head: str) -> bool:
         r"^hostnamectl(\s|$)",
         r"cat\s+/etc/(os|redhat|centos|system)-release",
         r"cat\s+/proc/version",
+        r'^pt-summary section "Percona Toolkit System Summary Report"',
     ),
     paths=(
         r"(^|/)uname(_-a)?(\.txt)?$",
@@ -86,7 +96,12 @@ def parse_kernel(text: str) -> KernelVersion:
 
 def _read_release(out: KernelVersion, line: str, stripped: str, idx: int) -> bool:
     """Whether line ``idx`` names the kernel release (read into ``out``)."""
-    m = _UNAME_A.match(line) or _PROC_VERSION.match(line) or _PT_KERNEL.match(line)
+    m = (
+        _UNAME_A.match(line)
+        or _PROC_VERSION.match(line)
+        or _PT_KERNEL.match(line)
+        or _PT_REPORT_KERNEL.match(line)
+    )
     m = m or _HOSTNAMECTL_KERNEL.match(stripped)
     release = m.group(1) if m else (stripped if _RELEASE.match(stripped) else None)
     if release is None:
@@ -106,7 +121,7 @@ def _read_os(
         return
     if out.os_release is not None or "=" in stripped:
         return
-    m = _PT_RELEASE.match(stripped) or _HOSTNAMECTL_OS.match(stripped)
+    m = _PT_RELEASE.match(stripped) or _HOSTNAMECTL_OS.match(stripped) or _PT_REPORT_RELEASE.match(line)
     m = m or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
     if m:
         out.os_release = m.group(1)

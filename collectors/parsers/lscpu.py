@@ -142,6 +142,42 @@ _CORE_NAMES = {
     "numa_nodes",
 }
 _SECTIONS = {"caches (sum of all)", "numa", "vulnerabilities", "virtualization features", "caches"}
+# the labels of the English summary as lscpu prints them (older and newer util-linux),
+# a regex each: where a page that lost the line breaks left a line's start
+# (collectors.unflatten); a label is not broken inside ("BIOS Model name", "NUMA
+# node0 CPU(s)": the lookbehinds see the blank before the label)
+SUMMARY_LABELS = (
+    r"Architecture",
+    r"CPU op-mode\(s\)",
+    r"Byte Order",
+    r"Address sizes",
+    r"(?<!node\d )(?<!node\d\d )(?<!node\d\d\d )CPU\(s\)",
+    r"On-line CPU\(s\) list",
+    r"Off-line CPU\(s\) list",
+    r"Thread\(s\) per core",
+    r"Core\(s\) per (?:socket|cluster)",
+    r"(?<!CPU )(?:CPU )?[Ss]ocket\(s\)",
+    r"Cluster\(s\)",
+    r"NUMA node\(s\)",
+    r"(?<!BIOS )(?:BIOS )?Vendor ID",
+    r"(?<!BIOS )(?:BIOS )?CPU family",
+    r"(?<!BIOS )(?:BIOS )?Model name",
+    r"Model",
+    r"Stepping",
+    r"Frequency boost",
+    r"CPU(?:\(s\) scaling| max| min)? MHz",
+    r"Bogo[Mm][Ii][Pp][Ss]",
+    r"Hypervisor vendor",
+    r"Virtualization type",
+    r"Virtualization(?: features)?",
+    r"L[123][di]?(?: cache)?",
+    r"NUMA node\d{1,4} CPU\(s\)",
+    r"Flags",
+    r"Caches \(sum of all\)",
+    r"NUMA",
+    r"Vulnerabilities",
+    r"Vulnerability [A-Za-z][\w ]{0,40}",
+)
 
 # OCR keys, normalised to letters and digits only, for fuzzy matching
 _OCR_KEYS = {

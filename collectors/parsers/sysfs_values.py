@@ -20,8 +20,9 @@ Three printed forms, the same for each family::
 A copy of one file in an archive (``sys/kernel/mm/ksm/run``,
 ``sys/block/sda/queue/scheduler``) holds the value alone; its path names it.
 pt-summary's "Disk Schedulers And Queue Size" section (``  sda | [cfq] 128``)
-is read too. ``lines`` keys: ``ksm.<file>``, ``scheduler.<device>``,
-``governor.<cpu>``.
+is read too, and the raw ``summary`` file's ``internal::sda    [cfq] 128`` rows
+it is printed from (:mod:`collectors.parsers.pt_summary`). ``lines`` keys:
+``ksm.<file>``, ``scheduler.<device>``, ``governor.<cpu>``.
 """
 
 from __future__ import annotations
@@ -121,15 +122,20 @@ def _schedulers(rows: list[tuple[str, str, str, int]]) -> IoSchedulers:
     out = IoSchedulers()
     for family, key, value, number in rows:
         if family == "scheduler":
-            chosen, names = _selected(value)
-            if chosen:
-                out.active[key] = chosen
-                out.available[key] = names
-                out.lines[f"scheduler.{key}"] = number
+            _add_scheduler(out, key, value, number)
         elif family == "rotational" and value in ("0", "1"):
             out.rotational[key] = value == "1"
             out.lines[f"rotational.{key}"] = number
     return out
+
+
+def _add_scheduler(out: IoSchedulers, device: str, value: str, number: int) -> None:
+    """``device``'s scheduler line (``noop deadline [cfq]``) added, when one is selected."""
+    chosen, names = _selected(value)
+    if chosen:
+        out.active[device] = chosen
+        out.available[device] = names
+        out.lines[f"scheduler.{device}"] = number
 
 
 def _governors(rows: list[tuple[str, str, str, int]]) -> CpuPower:
@@ -193,27 +199,47 @@ for _name in _KSM_FILES:
     )(_ksm_file(_name))
 
 
-def _pt_summary_schedulers(text: str) -> IoSchedulers:
+# pt-summary's raw "summary" file: "internal::sda    [cfq] 128" (scheduler, then
+# the queue's nr_requests); a device without a scheduler ("internal::dm-0     128") has none
+_PT_INTERNAL_ROW = re.compile(
+    r"^internal::(?P<dev>[a-z][\w\-]{0,31})[ \t]+(?P<value>\S.*?)[ \t]+\d{1,6}[ \t]*$"
+)
+
+
+def pt_summary_internal_schedulers(text: str) -> IoSchedulers:
+    """The schedulers of pt-summary's raw ``summary`` file (what its report's
+    "Disk Schedulers And Queue Size" section prints from).
+
+    >>> pt_summary_internal_schedulers("internal::disks    dm-0 hda\\ninternal::dm-0     128\\n"
+    ...     "internal::hda    [cfq] 128").active
+    {'hda': 'cfq'}
+    """
     out = IoSchedulers()
-    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _PT_INTERNAL_ROW.match(line) if line.startswith("internal::") else None
+        if m is not None and _SCHEDULER_VALUE.match(m["value"]):
+            _add_scheduler(out, m["dev"], m["value"], number)
+    return out
+
+
+def _pt_summary_schedulers(text: str) -> IoSchedulers:
+    """pt-summary's section, its ``# Disk Schedulers ...`` line included or not
+    (the section's rows alone when the line named them)."""
+    out = IoSchedulers()
+    inside = not text.lstrip().startswith("#")
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith("#"):
             inside = "Disk Schedulers" in line
             continue
         m = _PT_SUMMARY_ROW.match(line) if inside else None
-        if m is None:
-            continue
-        chosen, names = _selected(m.group("value"))
-        if chosen and _SCHEDULER_VALUE.match(m.group("value")):
-            out.active[m.group("dev")] = chosen
-            out.available[m.group("dev")] = names
-            out.lines[f"scheduler.{m.group('dev')}"] = number
+        if m is not None and _SCHEDULER_VALUE.match(m["value"]):
+            _add_scheduler(out, m["dev"], m["value"], number)
     return out
 
 
 @register(
     "io_scheduler",
-    commands=(r"/sys/block/\S*queue/(scheduler|rotational)",),
+    commands=(r"/sys/block/\S*queue/(scheduler|rotational)", r'^pt-summary section "Disk Schedulers'),
     detect=lambda head: _detect("scheduler")(head) or "# Disk Schedulers And Queue Size" in head,
     priority=5,
 )
