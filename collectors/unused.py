@@ -111,6 +111,26 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^\d{1,2}:\d\d:\s?\d\d(?:\s?[AP]M)?\s+(?:pgpgin/s\s+pgpgout/s|kbmemfree\s+kbmemused"
            r"|kbmemfree\s+kbavail|pswpin/s\s+pswpout/s|runq-sz\s+plist-sz|tps\s+rtps\s+wtps"
            r"|kbswpfree\s+kbswpused|proc/s\s+cswch/s)\b"),
+    # readk: System V sar (SCO OpenServer, Solaris, AIX, HP-UX): swapping, queue and paging
+    # reports with their own columns ("swpin/s bswin/s", "runq-sz %runocc", "vflt/s pflt/s"),
+    # not sysstat's; never read as Linux
+    Unused("sar (System V)", r"^(?!)",
+           r"^[ \t]*\d{1,2}:\d\d:\d\d[ \t]+(?:swpin/s[ \t]+bswin/s|runq-sz[ \t]+%runocc"
+           r"|vflt/s[ \t]+pflt/s|atch/s[ \t]+pgin/s|pgout/s[ \t]+ppgout/s|freemem[ \t]+freeswap?)\b"),
+    # readk: kernel log lines that are not about NUMA (those are read: collectors.parsers.dmesg_numa),
+    # stamped with the seconds since boot or dmesg -T's date
+    Unused("dmesg", r"^dmesg(\s|$)",
+           r"^\[[ \t]*\d{1,7}\.\d{6}\][ \t]+\S"
+           r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\][ \t]+\S"),
+    # readk: iostat's CPU report alone ("iostat -c", or cut from its device report by a
+    # post's notes): the device report is read, the CPU figures are not
+    Unused("iostat -c", r"^iostat\s+(?:-\w+\s+)*-c\b",
+           r"^avg-cpu:[ \t]+%user[ \t]+%nice[ \t]+%sys(?:tem)?[ \t]+%iowait\b"),
+    # readk: vmstat of Solaris ("r b w swap free re mf pi po ...") and AIX ("r b avm fre re pi
+    # po ..."): other columns and units than Linux's (the command is the same: by content only)
+    Unused("vmstat (Solaris, AIX)", r"^(?!)",
+           r"^[ \t]*r[ \t]+b[ \t]+w[ \t]+swap[ \t]+free[ \t]+re[ \t]+mf[ \t]+pi[ \t]+po\b"
+           r"|^[ \t]*r[ \t]+b[ \t]+avm[ \t]+fre[ \t]+re[ \t]+pi[ \t]+po\b"),
     # cpupower's usage text ("cpupower" alone, "cpupower help"): no reading of the host
     Unused("cpupower usage", r"^cpupower(?:\s+(?:help|--help|-h))?\s*$",
            r"^Usage: cpupower \[-d\|--debug\]"),

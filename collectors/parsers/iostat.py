@@ -196,7 +196,27 @@ def _add_tsar_device(
 def _detect(head: str) -> bool:
     if "Time" in head and any(_tsar_device(line) for line in head.splitlines()):
         return True
-    return "Device" in head and re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
+    if "Device" not in head:
+        return False
+    return re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None or _basic_report(head)
+
+
+# iostat's basic report (no -x): "Device: tps Blk_read/s Blk_wrtn/s Blk_read Blk_wrtn" (el6),
+# "Device  tps  kB_read/s  kB_wrtn/s ..." (readk)
+_BASIC_HEADER = re.compile(r"^Device:?[ \t]+tps[ \t]+(?:Blk|kB|MB)_read/s[ \t]+(?:Blk|kB|MB)_wrtn/s\b", re.M)
+
+
+def _basic_report(head: str) -> bool:
+    r"""The basic report's device header, with a device row under it.
+
+    >>> _basic_report("Device: tps Blk_read/s Blk_wrtn/s Blk_read Blk_wrtn\nsda 2.97 0.53 76.33 8195 1180")
+    True
+    """
+    m = _BASIC_HEADER.search(head)
+    if m is None:
+        return False
+    row = head[m.end() :].split("\n", 2)[1:2]
+    return bool(row) and _is_device_row(row[0].split())
 
 
 @register(
