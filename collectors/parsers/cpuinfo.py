@@ -92,8 +92,8 @@ _CPU_KEYS = re.compile(
 
 
 _KNOWN_KEYS = frozenset(("vendor_id", "model name", "CPU implementer", "flags", "Features", "cpu"))
-# a line without a colon: a key cut mid-paste ("clock<TAB>"), an elision (".."); jc refuses them
-_CUT_KEY_LINE = re.compile(r"^[^:\n]*[^:\s][^:\n]*$", re.M)
+# a key cut mid-paste before its colon ("clock<TAB>"), an author's elision (".."): jc refuses them
+_CUT_KEY_LINE = re.compile(r"^(?:[A-Za-z][\w ]{0,30}\t+|[ \t]*(?:\.{2,}|…)[ \t]*)$", re.M)
 
 
 def _detect(text: str) -> bool:
@@ -192,7 +192,7 @@ def _processor_blocks(text: str) -> tuple[list[dict[str, Any]], bool]:
 
 
 def _jc_entries(text: str) -> list[dict[str, Any]]:
-    """jc's entries of ``text``, its lines without a colon left out (jc refuses them)."""
+    """jc's entries of ``text``, its cut key lines and elisions left out."""
     if _CUT_KEY_LINE.search(text):
         text = _CUT_KEY_LINE.sub("", text)
     try:
