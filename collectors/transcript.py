@@ -72,7 +72,7 @@ class Block:
     end_line: int  # 1-based, inclusive
     label: str = ""  # command, or the kind for un-prompted blocks
     kind: str | None = None  # parser kind, None when not recognised
-    prompt: str | None = None  # "shell", "sql" or None
+    prompt: str | None = None  # "shell", "sql" or None (none shown: a command alone on its line)
     host: str | None = None  # hostname read from the prompt
     fenced: bool = False
     prose: bool = False  # a prose paragraph that detected as an artifact
@@ -568,8 +568,15 @@ def _bare_command(line: str) -> bool:
 
 
 def _lone_command(line: str) -> bool:
-    """A command alone on its line (:func:`_bare_command`), not a guide's numbered step."""
-    return _bare_command(line) and not _STEP.match(line.strip())
+    """A command alone on its line (:func:`_bare_command`) that starts with a
+    command's name, not a guide's numbered step nor a sentence naming a file.
+
+    >>> _lone_command("vmstat 1"), _lone_command("extract of cat /proc/meminfo"), _lone_command("1. free")
+    (True, False, False)
+    """
+    name = _command_words(line)
+    known = name in COMMON_COMMANDS or kind_for_command(name) is not None
+    return known and _bare_command(line) and not _STEP.match(line.strip())
 
 
 def _shows_a_file(command: str) -> bool:
@@ -1079,9 +1086,13 @@ def _short_column_headers(s: str, tokens: list[str]) -> bool:
 
     >>> _short_column_headers("r b swpd free buff cache si so bi bo in cs us sy id wa st", [])
     True
+    >>> _short_column_headers("seems that take the value from swap on the wrong line", [])
+    False
     """
     tokens = tokens or s.split()
-    return len(tokens) >= 10 and all(len(t) <= 5 and t.isalpha() for t in tokens) and s[-1] not in ".:?!,"
+    if len(tokens) < 10 or not all(len(t) <= 5 and t.isalpha() and t.islower() for t in tokens):
+        return False
+    return sum(t in _STOPWORDS for t in tokens) <= 1  # "in"; a sentence has more
 
 
 def _upper_headers(s: str, tokens: list[str]) -> bool:
@@ -1910,7 +1921,7 @@ class _Splitter:
         text: str,
         command: str,
         kind: str | None,
-        prompt: str,
+        prompt: str | None,
         host: str | None,
         fenced: bool,
     ) -> None:
@@ -2129,7 +2140,8 @@ class _Splitter:
         output: read as a prompt line and the command's output when the output
         parses as what the command prints (readk)."""
         command = self.lines[a].strip()
-        if not _lone_command(command):
+        # "top - 11:38:32 up 64 days" names a command but is its output's first line
+        if not _lone_command(command) or self.detect(command) is not None:
             return False
         out = self.first_nonblank(a + 1, b)
         if out < b and _lone_command(self.lines[out].strip()):
@@ -2140,7 +2152,8 @@ class _Splitter:
             return False
         self.mark(a, a + 1, PROMPT)
         self.mark(out, b, READ)
-        self.append_prompted(out, b, self.text(out, b), command, kind, "shell", host, fenced)
+        # no prompt was shown: the block has its command, not a prompt (not a session)
+        self.append_prompted(out, b, self.text(out, b), command, kind, None, host, fenced)
         return True
 
     def mark_prompt(self, i: int) -> bool:
