@@ -1158,11 +1158,12 @@ _FULLWIDTH_HEADER = re.compile(r"^([ \t]*(?:avg-cpu|Device))：(?=[ \t])", re.M)
 def _fullwidth_colon_pass(work: _Work) -> None:
     """``avg-cpu： %user ...`` read as ``avg-cpu: %user ...`` (only in such headers).
 
-    >>> w = _Work("：", ["avg-cpu： %user %idle", "说明：这是"], [0, 1], [0, 1], None, [])
+    >>> w = _Work("avg-cpu：", ["avg-cpu： %user %idle", "说明：这是"], [0, 1], [0, 1], None, [])
     >>> _fullwidth_colon_pass(w); w.lines
     ['avg-cpu: %user %idle', '说明：这是']
     """
-    if "：" not in work.text:
+    text = work.text
+    if "avg-cpu：" not in text and "Device：" not in text:
         return
     replaced = [
         (i, _FULLWIDTH_HEADER.sub(r"\1:", line))

@@ -45,7 +45,7 @@ from collectors.normalise import (
     strip_log_prefixes,
 )
 from collectors.normalise import STOPWORDS as _STOPWORDS
-from collectors.unused import unused_command, unused_output
+from collectors.unused import other_system_output, unused_command, unused_output
 
 log = logging.getLogger(__name__)
 
@@ -529,6 +529,7 @@ _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep
 
 
 BARE_COMMAND_MAX_LINES = 3
+OTHER_SYSTEM_HEAD_LINES = 6  # lines of an output looked at for another system's header
 PROPOSAL_MAX_LINES = 12
 # a sentence that introduces configuration to add: it ends with a colon and says
 # to add, append or write the lines below (English, Chinese)
@@ -1616,21 +1617,22 @@ class _Splitter:
         the command does not say), or what the catalogue calls it when no
         parser reads it: ``(kind, what)``."""
         if kind is not None:
-            return kind, self.other_system_output(kind, a, b)
+            return kind, self.other_system_what(kind, a, b)
         output = self.text(a, b)
         if not output.strip():
             return None, None
         kind = self.detect(self.head(a, b) if b - a > 200 else output)
         return kind, None if kind is not None else self.unused_what(command, output, a, b)
 
-    def other_system_output(self, kind: str, a: int, b: int) -> str | None:
+    def other_system_what(self, kind: str, a: int, b: int) -> str | None:
         """What the catalogue calls the output on lines ``a..b`` of a command a
         parser reads (``vmstat``) when it does not parse as ``kind``: the same
         command's output on another system (Solaris's or AIX's vmstat columns)
         is not used, never read as Linux's."""
         if b <= a:
             return None
-        what = unused_output(self.head(a, b))
+        # their headers are in the first lines (after a banner and a group header)
+        what = other_system_output("\n".join(self.lines[a : min(b, a + OTHER_SYSTEM_HEAD_LINES)]))
         return what if what is not None and not self.parses(kind, a, b) else None
 
     def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
