@@ -275,7 +275,10 @@ def _one_artifact(split: Split, kind: str, text: str) -> bool:
     """Whether a text file detected as ``kind`` is one artifact (a domain XML,
     an error log), parsed whole so that a parser sees all of it, rather than
     several pasted one after the other (parsed block by block)."""
-    kinds = {b.kind for b in split.blocks if b.kind and not b.prose and b.command is None}
+    # (a command quoted alone on its line, without a prompt, does not make the text a session)
+    kinds = {
+        b.kind for b in split.blocks if b.kind and not b.prose and (b.command is None or b.prompt is None)
+    }
     # Output lines that Markdown bold wrapped, or a logger prefixed, are only clean in the split.
     cleaned = any(note == UNBOLDED or note.endswith(LOG_PREFIXES) for note in split.notes)
     # ... and two outputs of one whole-machine command are two machines

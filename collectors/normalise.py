@@ -1150,6 +1150,29 @@ def _unflatten_pass(work: _Work) -> None:
     work.notes.append(FLATTENED)
 
 
+# sysstat's report headers typed or translated with a full-width colon ("avg-cpu： %user",
+# "Device： tps"): the colon iostat and sar print (readk)
+_FULLWIDTH_HEADER = re.compile(r"^([ \t]*(?:avg-cpu|Device))：(?=[ \t])", re.M)
+
+
+def _fullwidth_colon_pass(work: _Work) -> None:
+    """``avg-cpu： %user ...`` read as ``avg-cpu: %user ...`` (only in such headers).
+
+    >>> w = _Work("avg-cpu：", ["avg-cpu： %user %idle", "说明：这是"], [0, 1], [0, 1], None, [])
+    >>> _fullwidth_colon_pass(w); w.lines
+    ['avg-cpu: %user %idle', '说明：这是']
+    """
+    text = work.text
+    if "avg-cpu：" not in text and "Device：" not in text:
+        return
+    replaced = [
+        (i, _FULLWIDTH_HEADER.sub(r"\1:", line))
+        for i, line in enumerate(work.lines)
+        if "：" in line and _FULLWIDTH_HEADER.match(line)
+    ]
+    work.replace_lines(replaced, "full-width colons of sysstat headers read as ':'")
+
+
 # normalise()'s line passes, in order
 _PASSES: tuple[Callable[[_Work], None], ...] = (
     _quoted_printable_pass,
@@ -1161,4 +1184,5 @@ _PASSES: tuple[Callable[[_Work], None], ...] = (
     _dedent_pass,
     _join_pass,
     _unflatten_pass,
+    _fullwidth_colon_pass,
 )

@@ -46,7 +46,7 @@ from collectors.normalise import (
 )
 from collectors.normalise import STOPWORDS as _STOPWORDS
 from collectors.parsers import pt_summary
-from collectors.unused import unused_command, unused_output
+from collectors.unused import other_system_output, unused_command, unused_output
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class Block:
     end_line: int  # 1-based, inclusive
     label: str = ""  # command, or the kind for un-prompted blocks
     kind: str | None = None  # parser kind, None when not recognised
-    prompt: str | None = None  # "shell", "sql" or None
+    prompt: str | None = None  # "shell", "sql" or None (none shown: a command alone on its line)
     host: str | None = None  # hostname read from the prompt
     fenced: bool = False
     prose: bool = False  # a prose paragraph that detected as an artifact
@@ -272,6 +272,12 @@ _USER_HOST_PROMPT = re.compile(
 _USER_HOST_DIR_PROMPT = re.compile(
     r"^(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)[ \t]+(?P<path>~[^\s#$]*|/[^\s#$]*)[ \t]+[#$][ \t]?(?P<cmd>.*)$"
 )
+# Gentoo's root prompt "\h \W \$": "garfield ~ # cmd", "host /etc # cmd" (readk)
+_HOST_DIR_PROMPT = re.compile(
+    r"^(?P<host>[A-Za-z][\w.\-]{0,62})[ \t]+(?P<path>~[^\s#$]*|/[^\s#$]*)[ \t]+#(?:[ \t]+(?P<cmd>\S.*))?$"
+)
+# a line holding such a prompt (found by its " # ")
+_HOST_DIR_HASH = re.compile(r"^[A-Za-z][\w.\-]{0,62}[ \t]+[~/][^\s#$]*[ \t]+#(?:[ \t]|$)", re.M)
 # SUSE "host:~ # cmd"; the path class admits OCR damage such as `od01crmapp05:" # Iscpu`
 # (a URL "https://host/path#anchor ..." is prose, not "host:path # cmd")
 _HOST_PATH_PROMPT = re.compile(
@@ -317,6 +323,7 @@ _PROMPT_START = re.compile(
     r"|[\w.\-]{1,64}@[\w.\-]{1,253}(?::|[ \t]+[~/])"
     r"|(?:ba|z|k|da)?sh-\d"
     r"|[A-Za-z][\w.\-]{0,253}:[~\"'/]"
+    r"|[A-Za-z][\w.\-]{0,62}[ \t]+[~/][^\s#$]*[ \t]+#(?:[ \t]|$)"
 )
 _PROMPT_START_NEXT = re.compile("\n(?:" + _PROMPT_START.pattern + ")")
 # the same lines found by three searches that skip most of the text at C speed:
@@ -531,6 +538,7 @@ _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep
 
 
 BARE_COMMAND_MAX_LINES = 3
+OTHER_SYSTEM_HEAD_LINES = 6  # lines of an output looked at for another system's header
 PROPOSAL_MAX_LINES = 12
 # a sentence that introduces configuration to add: it ends with a colon and says
 # to add, append or write the lines below (English, Chinese)
@@ -539,6 +547,12 @@ _PROPOSES = re.compile(
     r"|(?:添加|加入|追加|增加|写入|修改为|改为|改成|设置为|设为)[^。！？]{0,40})[:：]\s*$"
 )
 
+
+# a value a cat of a sysfs or proc file prints alone on its line ("powersave",
+# "[mq-deadline] none"), or an author's elision of such lines (":", "...")
+_VALUE_LINE = re.compile(
+    r"[ \t]*(?:[A-Za-z0-9_\[\].\-]{1,40}(?:[ \t]+[A-Za-z0-9_\[\].\-]{1,40}){0,2}|:|\.{2,}|…|⋮)[ \t]*"
+)
 
 # a numbered step of a guide: "1. ", "2) ", "3、"
 _STEP = re.compile(r"\d{1,2}[.)、][ \t]*")
@@ -561,6 +575,18 @@ def _bare_command(line: str) -> bool:
     if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
         return False
     return _command_words(s) in COMMON_COMMANDS or kind_for_command(s) is not None
+
+
+def _lone_command(line: str) -> bool:
+    """A command alone on its line (:func:`_bare_command`) that starts with a
+    command's name, not a guide's numbered step nor a sentence naming a file.
+
+    >>> _lone_command("vmstat 1"), _lone_command("extract of cat /proc/meminfo"), _lone_command("1. free")
+    (True, False, False)
+    """
+    name = _command_words(line)
+    known = name in COMMON_COMMANDS or kind_for_command(name) is not None
+    return known and _bare_command(line) and not _STEP.match(line.strip())
 
 
 def _shows_a_file(command: str) -> bool:
@@ -709,7 +735,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
         return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
     if head == "%":
         return _hash_prompt(line, _PERCENT_PROMPT)
-    return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS))
+    if _RIGHT_PAD in line and (right := _RIGHT_PROMPT.search(line)) is not None:
+        return _left_of_right_prompt(line[: right.start()])
+    return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS)) or _host_dir_prompt(line)
 
 
 # (pattern, prompt kind, what the command is prefixed with); the host is the
@@ -752,6 +780,47 @@ def _prompt_after_env(line: str) -> tuple[str, str, str | None] | None:
     env = _ENV_PREFIX.match(line)
     rest = line[env.end() :] if env else ""
     return match_prompt(rest) if rest and rest[0] != "(" else None
+
+
+def _host_dir_prompt(line: str) -> tuple[str, str, str | None] | None:
+    """Gentoo's root prompt ``garfield ~ # sysctl vm.swappiness``: a prompt only
+    when what follows ``#`` is a command (``The ~ # sign`` is not).
+
+    >>> _host_dir_prompt("garfield ~ # sysctl vm.swappiness"), _host_dir_prompt("The ~ # sign")
+    (('shell', 'sysctl vm.swappiness', 'garfield'), None)
+    """
+    m = _HOST_DIR_PROMPT.match(line)
+    if m is None:
+        return None
+    cmd = (m.group("cmd") or "").strip()
+    if cmd and _command_words(cmd) not in COMMON_COMMANDS and not kind_for_command(cmd):
+        return None
+    return "shell", cmd, m.group("host")
+
+
+# a right-hand prompt (zsh's RPROMPT) that the terminal padded the line with spaces up to:
+# "[14:58:16]", "[±master]", "03:04:47 PM" (readk)
+_RIGHT_PAD = " " * 8
+_RIGHT_PROMPT = re.compile(
+    r"(?<=\S)[ \t]{8,}(?:\[[^\]\n]{1,40}\]?|\d{1,2}:\d\d(?::\d\d)?(?:[ \t]?[AP]M)?)[ \t]*$"
+)
+# the first line of a two-line prompt, left of its right-hand prompt: "user@host ~/dir",
+# "~/.dotfiles main !12 ?5" (a directory and its git status)
+_PROMPT_FIRST_LINE = re.compile(
+    r"^(?:(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)[ \t]+)?(?P<path>[~/]\S*)(?:[ \t]+[^\s$#%>]{1,40}){0,4}$"
+)
+
+
+def _left_of_right_prompt(left: str) -> tuple[str, str, str | None] | None:
+    """The prompt left of a right-hand prompt: the command without it, or the
+    first line of a two-line prompt (it names the host; the command is on the next line).
+
+    >>> _left_of_right_prompt("junchao@arch6k ~/work/ruapu"), _left_of_right_prompt("$lscpu")
+    (('shell', '', 'arch6k'), ('shell', 'lscpu', None))
+    """
+    if (first := _PROMPT_FIRST_LINE.match(left)) is not None:
+        return "shell", "", first.group("host")
+    return match_prompt(left)
 
 
 def _hash_prompt(line: str, form: re.Pattern[str]) -> tuple[str, str, str | None] | None:
@@ -1121,6 +1190,22 @@ def _column_headers(s: str, tokens: list[str]) -> bool:
     )
 
 
+def _short_column_headers(s: str, tokens: list[str]) -> bool:
+    """Ten or more short column names (vmstat's ``r b swpd free ... in cs us sy
+    id wa st``, whose ``in`` reads like a word of a sentence): no sentence is
+    made of such words only (readk).
+
+    >>> _short_column_headers("r b swpd free buff cache si so bi bo in cs us sy id wa st", [])
+    True
+    >>> _short_column_headers("seems that take the value from swap on the wrong line", [])
+    False
+    """
+    tokens = tokens or s.split()
+    if len(tokens) < 10 or not all(len(t) <= 5 and t.isalpha() and t.islower() for t in tokens):
+        return False
+    return sum(t in _STOPWORDS for t in tokens) <= 1  # "in"; a sentence has more
+
+
 def _upper_headers(s: str, tokens: list[str]) -> bool:
     """Column headers in capitals: ``PID USER PR NI ...``."""
     return len(tokens) >= 2 and all(not any(c.islower() for c in t) for t in tokens)
@@ -1147,7 +1232,7 @@ def _name_value_row(s: str, tokens: list[str]) -> bool:
 
 
 # the rows without a digit that are data, not a sentence
-_WORD_ROWS = (_column_headers, _upper_headers, _key_value_words, _name_value_row)
+_WORD_ROWS = (_column_headers, _short_column_headers, _upper_headers, _key_value_words, _name_value_row)
 
 
 def _words_line_class(s: str, tokens: list[str]) -> str:
@@ -1310,6 +1395,7 @@ class _Splitter:
             found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
             found.update(lines_holding(_AT, body))
             found.update(lines_holding(_HOST_PATH, body))
+            found.update(lines_holding(_HOST_DIR_HASH, body, " #"))
             candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
         else:
             candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
@@ -1554,11 +1640,35 @@ class _Splitter:
             return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
         j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
+        if file_shown and not fenced and (values := self.file_values(out_start, j, b, command)) is not None:
+            out_start, j = values
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def file_values(self, a: int, j: int, b: int, command: str) -> tuple[int, int] | None:
+        """The lines of values a ``cat`` of several files printed from line ``a``
+        (one short value a line, ``powersave``; elided with ``:``), which read as
+        prose and so end the output early; after the author's sentence when one
+        stands between the command and them. ``(start, end)`` when they parse
+        as the command's kind (``j``: where the output ends without them; readk)."""
+        start = a + 1 if a < b and (self.sentence(a, b) or _CJK.search(self.lines[a])) else a
+        end = self.values_end(start, self.next_prompt(start, b))
+        if end - start < 2 or (start == a and end <= j):
+            return None  # one value, or no more than the output already is
+        kind = kind_for_command(command)
+        if kind is None or not self.parses(kind, start, end):
+            return None
+        self.mark(a, start, PROSE)
+        return start, end
+
+    def values_end(self, i: int, b: int) -> int:
+        """The end of the run of value lines (:data:`_VALUE_LINE`) from line ``i``, before ``b``."""
+        while i < b and _VALUE_LINE.fullmatch(self.lines[i]):
+            i += 1
+        return i
 
     def sentence(self, i: int, b: int) -> bool:
         """Is line ``i`` (before ``b``) a sentence of a post, never an output's
@@ -1625,13 +1735,10 @@ class _Splitter:
                 self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
                 self.unprompted(out_start, out_end, fenced=fenced, host=host)
                 return
-        output = self.text(out_start, out_end)
-        if kind is None and output.strip():
-            kind = self.detect(self.head(out_start, out_end) if out_end - out_start > 200 else output)
-            what = None if kind is not None else self.unused_what(command, output, out_start, out_end)
-            if what is not None:
-                self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
-                return
+        kind, what = self.content_kind(kind, command, out_start, out_end)
+        if what is not None:
+            self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
+            return
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None:
             out_end, rest = self.shell_output_end(kind, out_start, out_end)
@@ -1644,6 +1751,29 @@ class _Splitter:
         self.append_prompted(start, out_end, self.text(start, out_end), command, kind, prompt, host, fenced)
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
+
+    def content_kind(self, kind: str | None, command: str, a: int, b: int) -> tuple[str | None, str | None]:
+        """The kind of ``command``'s output on lines ``a..b`` (by content when
+        the command does not say), or what the catalogue calls it when no
+        parser reads it: ``(kind, what)``."""
+        if kind is not None:
+            return kind, self.other_system_what(kind, a, b)
+        output = self.text(a, b)
+        if not output.strip():
+            return None, None
+        kind = self.detect(self.head(a, b) if b - a > 200 else output)
+        return kind, None if kind is not None else self.unused_what(command, output, a, b)
+
+    def other_system_what(self, kind: str, a: int, b: int) -> str | None:
+        """What the catalogue calls the output on lines ``a..b`` of a command a
+        parser reads (``vmstat``) when it does not parse as ``kind``: the same
+        command's output on another system (Solaris's or AIX's vmstat columns)
+        is not used, never read as Linux's."""
+        if b <= a:
+            return None
+        # their headers are in the first lines (after a banner and a group header)
+        what = other_system_output("\n".join(self.lines[a : min(b, a + OTHER_SYSTEM_HEAD_LINES)]))
+        return what if what is not None and not self.parses(kind, a, b) else None
 
     def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
         """Are lines ``a..b`` under a ``# command`` line outside a fence the
@@ -1943,7 +2073,7 @@ class _Splitter:
         text: str,
         command: str,
         kind: str | None,
-        prompt: str,
+        prompt: str | None,
         host: str | None,
         fenced: bool,
     ) -> None:
@@ -2092,6 +2222,8 @@ class _Splitter:
         b = self.trimmed(a, b)
         if a >= b:
             return
+        if kind is not None and self.bare_command_output(a, b, host, fenced):
+            return  # "vmstat 1" over the vmstat table it printed
         if kind is not None and b - a > 1 and not self.parses(kind, a, b):
             kind = self.whole_kind(kind, a, b)
         if kind is None:
@@ -2141,6 +2273,8 @@ class _Splitter:
         if self.quoted_text(a, b, fenced=fenced):
             self.mark(a, b, PROSE)
             return
+        if self.bare_command_output(a, b, host, fenced):
+            return
         if b - a <= BARE_COMMAND_MAX_LINES and all(
             self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
         ):
@@ -2159,6 +2293,40 @@ class _Splitter:
             return False
         self.mark(a, b, PROSE)
         return True
+
+    def bare_command_output(self, a: int, b: int, host: str | None, fenced: bool) -> bool:
+        """Lines ``a..b`` that open with a command alone on its line, without a
+        prompt (``cat  /sys/block/sda/queue/scheduler``, ``vmstat 1``), then its
+        output: read as a prompt line and the command's output when the output
+        parses as what the command prints (readk)."""
+        command = self.lines[a].strip()
+        # "top - 11:38:32 up 64 days" names a command but is its output's first line
+        if not _lone_command(command) or self.detect(command) is not None:
+            return False
+        out = self.first_nonblank(a + 1, b)
+        if out < b and _lone_command(self.lines[out].strip()):
+            # commands one under the other ("vmstat 1", "vmstat 1 -S m"): the last one printed
+            return self.bare_command_output(out, b, host, fenced) and self.mark_prompt(a)
+        kind = kind_for_command(command)
+        if kind is None or out >= b or not self.printed(command, kind, out, b):
+            return False
+        self.mark(a, a + 1, PROMPT)
+        self.mark(out, b, READ)
+        # no prompt was shown: the block has its command, not a prompt (not a session)
+        self.append_prompted(out, b, self.text(out, b), command, kind, None, host, fenced)
+        return True
+
+    def mark_prompt(self, i: int) -> bool:
+        self.mark(i, i + 1, PROMPT)
+        return True
+
+    def printed(self, command: str, kind: str, a: int, b: int) -> bool:
+        """Are lines ``a..b`` what ``command`` (of parser ``kind``) printed: they
+        parse as it, or are a file's value a cat printed (the device is in the
+        path the parser gets with the command)?"""
+        if _shows_a_file(command) and b - a <= BARE_COMMAND_MAX_LINES:
+            return True
+        return self.parses(kind, a, b)
 
     def notes(self, a: int, b: int) -> bool:
         """Lines ``a..b`` that are a how-to's notes (:func:`command_notes`):

@@ -28,7 +28,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "Unused", "unused_command", "unused_output"]
+__all__ = ["CATALOGUE", "Unused", "other_system_output", "unused_command", "unused_output"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Unused:
     what: str  # what the output is, as the reading names it
     command: str  # regex on the command line
     content: str | None = None  # regex (re.M) on the output's first lines
+    # the output of a command a parser reads, printed by another system (Solaris's vmstat):
+    # looked for when the output does not parse as the command's (readk)
+    other_system: bool = False
 
 
 # fmt: off
@@ -122,6 +125,28 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^\d{1,2}:\d\d:\s?\d\d(?:\s?[AP]M)?\s+(?:pgpgin/s\s+pgpgout/s|kbmemfree\s+kbmemused"
            r"|kbmemfree\s+kbavail|pswpin/s\s+pswpout/s|runq-sz\s+plist-sz|tps\s+rtps\s+wtps"
            r"|kbswpfree\s+kbswpused|proc/s\s+cswch/s)\b"),
+    # readk: System V sar (SCO OpenServer, Solaris, AIX, HP-UX): swapping, queue and paging
+    # reports with their own columns ("swpin/s bswin/s", "runq-sz %runocc", "vflt/s pflt/s"),
+    # not sysstat's; never read as Linux
+    Unused("sar (System V)", r"^(?!)",
+           r"^[ \t]*\d{1,2}:\d\d:\d\d[ \t]+(?:swpin/s[ \t]+bswin/s|runq-sz[ \t]+%runocc"
+           r"|vflt/s[ \t]+pflt/s|atch/s[ \t]+pgin/s|pgout/s[ \t]+ppgout/s|freemem[ \t]+freeswap?)\b",
+           other_system=True),
+    # readk: kernel log lines that are not about NUMA (those are read: collectors.parsers.dmesg_numa),
+    # stamped with the seconds since boot or dmesg -T's date
+    Unused("dmesg", r"^dmesg(\s|$)",
+           r"^\[[ \t]*\d{1,7}\.\d{6}\][ \t]+\S"
+           r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\][ \t]+\S"),
+    # readk: iostat's CPU report alone ("iostat -c", or cut from its device report by a
+    # post's notes): the device report is read, the CPU figures are not
+    Unused("iostat -c", r"^iostat\s+(?:-\w+\s+)*-c\b",
+           r"^avg-cpu:[ \t]+%user[ \t]+%nice[ \t]+%sys(?:tem)?[ \t]+%iowait\b", other_system=True),
+    # readk: vmstat of Solaris ("r b w swap free re mf pi po ...") and AIX ("r b avm fre re pi
+    # po ..."): other columns and units than Linux's (the command is the same: by content only)
+    Unused("vmstat (Solaris, AIX)", r"^(?!)",
+           r"^[ \t]*r[ \t]+b[ \t]+w[ \t]+swap[ \t]+free[ \t]+re[ \t]+mf[ \t]+pi[ \t]+po\b"
+           r"|^[ \t]*r[ \t]+b[ \t]+avm[ \t]+fre[ \t]+re[ \t]+pi[ \t]+po\b",
+           other_system=True),
     # cpupower's usage text ("cpupower" alone, "cpupower help"): no reading of the host
     Unused("cpupower usage", r"^cpupower(?:\s+(?:help|--help|-h))?\s*$",
            r"^Usage: cpupower \[-d\|--debug\]"),
@@ -226,6 +251,24 @@ def _compiled() -> tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None], ..
 def _any_content() -> re.Pattern[str]:
     joined = "|".join(f"(?:{row.content})" for row in CATALOGUE if row.content)
     return re.compile(joined, re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def _other_systems() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple(
+        (row.what, re.compile(row.content, re.M)) for row in CATALOGUE if row.other_system and row.content
+    )
+
+
+def other_system_output(head: str) -> str | None:
+    r"""What the catalogue calls an output starting with ``head`` that a command a
+    parser reads printed on another system, or ``None``.
+
+    >>> other_system_output(" r b w   swap  free  re  mf pi po fr de sr\n 0 0 0 15020  4304  9  58 198 228")
+    'vmstat (Solaris, AIX)'
+    """
+    head = head[:_CONTENT_MAX_CHARS]
+    return next((what for what, rx in _other_systems() if rx.search(head)), None)
 
 
 def unused_command(command: str) -> str | None:

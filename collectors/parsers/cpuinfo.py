@@ -23,6 +23,17 @@ Sample input (ARM: no model name, the part number says it; Kunpeng 920)::
     CPU part	: 0xd01
     CPU revision	: 0
 
+Sample input (POWER: the model on the ``cpu`` line, the machine in a trailer after the
+blocks; readk)::
+
+    processor	: 0
+    cpu		: POWER9, altivec supported
+    clock		: 3800.000000MHz
+    revision	: 2.1 (pvr 004e 1201)
+
+    timebase	: 512000000
+    platform	: pSeries
+
 Read with jc's ``proc_cpuinfo``; a grep of some of its keys (``grep "model
 name" /proc/cpuinfo``) gives the model and vendor alone. Counts are only given when the blocks are the
 whole file: processors numbered 0..n-1 (and, on x86, as many as sockets x
@@ -73,10 +84,16 @@ ARM_PARTS: dict[int, tuple[str, dict[int, str]]] = {
 }
 
 _PROCESSOR = re.compile(r"^processor\s*:\s*\d{1,6}\s*$", re.M)
-_CPU_KEYS = re.compile(r"^(vendor_id|model name|CPU implementer|CPU part|flags|Features)\s*:", re.M)
+_CPU_KEYS = re.compile(
+    r"^(?:(?:vendor_id|model name|CPU implementer|CPU part|flags|Features)\s*:"
+    r"|cpu\s*:\s*(?:POWER|PPC|\d{3,4}))",
+    re.M,
+)
 
 
-_KNOWN_KEYS = frozenset(("vendor_id", "model name", "CPU implementer", "flags", "Features"))
+_KNOWN_KEYS = frozenset(("vendor_id", "model name", "CPU implementer", "flags", "Features", "cpu"))
+# a key cut mid-paste before its colon ("clock<TAB>"), an author's elision (".."): jc refuses them
+_CUT_KEY_LINE = re.compile(r"^(?:[A-Za-z][\w ]{0,30}\t+|[ \t]*(?:\.{2,}|…)[ \t]*)$", re.M)
 
 
 def _detect(text: str) -> bool:
@@ -135,36 +152,54 @@ def parse_cpuinfo(text: str) -> CpuTopology:
     >>> (t.vendor, t.model_name, t.architecture, t.cpus)
     ('HiSilicon', 'Kunpeng-920', 'aarch64', 1)
     """
-    blocks = _processor_blocks(text)
+    blocks, trailer = _processor_blocks(text)
     first = blocks[0]
     topo = CpuTopology(extra={"cpuinfo": 1})
     put = _Setter(topo, _first_lines(text))
-    if "CPU implementer" in first:
-        _arm_identity(first, put)
-    else:
-        _x86_identity(first, put)
+    power = _identity(first, put)
     if "hypervisor" in topo.flags:
         topo.extra["hypervisor_flag"] = 1
         topo.virtualization_type = "full"
-    if _whole_file(blocks):
+    # POWER's file ends with a trailer (timebase, platform): without it, a cut
+    if _whole_file(blocks) and (trailer or not power):
         _counts(blocks, put)
     return topo
 
 
-def _processor_blocks(text: str) -> list[dict[str, Any]]:
+def _identity(first: dict[str, Any], put: _Setter) -> bool:
+    """Vendor, model and flags of the first processor block; whether it is POWER's."""
+    if "CPU implementer" in first:
+        _arm_identity(first, put)
+        return False
+    if "cpu" in first and "vendor_id" not in first:
+        put("model_name", str(first["cpu"]), "cpu")  # "POWER9, altivec supported"
+        return True
+    _x86_identity(first, put)
+    return False
+
+
+def _processor_blocks(text: str) -> tuple[list[dict[str, Any]], bool]:
     """jc's processor blocks of ``text``, or of a grep of some keys ("grep
-    'model name' /proc/cpuinfo", no counts) the first entry."""
-    try:
-        parsed = jc.parse("proc_cpuinfo", text, quiet=True) or []
-    except (ValueError, TypeError, KeyError, IndexError) as exc:  # jc on text that is not cpuinfo
-        raise ParseError(f"not /proc/cpuinfo: {type(exc).__name__}") from exc
-    entries = [b for b in parsed if isinstance(b, dict)]
+    'model name' /proc/cpuinfo", no counts) the first entry; and whether a
+    trailer (POWER's ``timebase`` after the blocks) follows them."""
+    entries = _jc_entries(text)
     blocks = [b for b in entries if isinstance(b.get("processor"), int)]
     if not blocks:
         blocks = [b for b in entries if _KNOWN_KEYS & set(b)][:1]
     if not blocks:
         raise ParseError("no processor blocks and no model, vendor or flags lines")
-    return blocks
+    return blocks, any("timebase" in b for b in entries)
+
+
+def _jc_entries(text: str) -> list[dict[str, Any]]:
+    """jc's entries of ``text``, its cut key lines and elisions left out."""
+    if _CUT_KEY_LINE.search(text):
+        text = _CUT_KEY_LINE.sub("", text)
+    try:
+        parsed = jc.parse("proc_cpuinfo", text, quiet=True) or []
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # jc on text that is not cpuinfo
+        raise ParseError(f"not /proc/cpuinfo: {type(exc).__name__}") from exc
+    return [b for b in parsed if isinstance(b, dict)]
 
 
 class _Setter:

@@ -258,13 +258,31 @@ _WRAPPED_HEADER = re.compile(r"^Device:?[ \t][^\n]{0,400}\n(?:[^\n]{0,300}\n){1,
 def _detect(head: str) -> bool:
     if "Time" in head and any(_tsar_device(line) for line in head.splitlines()):
         return True
-    return "Device" in head and _device_header(head)
+    return "Device" in head and (_device_header(head) or _basic_report(head))
 
 
 def _device_header(head: str) -> bool:
     """An iostat -x header: on one line, or wrapped in two halves (%util a few lines under)."""
     one_line = re.search(r"^Device:?\s.{0,400}?(%util|r_await)", head, re.M) is not None
     return one_line or ("%util" in head and _WRAPPED_HEADER.search(head) is not None)
+
+
+# iostat's basic report (no -x): "Device: tps Blk_read/s Blk_wrtn/s Blk_read Blk_wrtn" (el6),
+# "Device  tps  kB_read/s  kB_wrtn/s ..." (readk)
+_BASIC_HEADER = re.compile(r"^Device:?[ \t]+tps[ \t]+(?:Blk|kB|MB)_read/s[ \t]+(?:Blk|kB|MB)_wrtn/s\b", re.M)
+
+
+def _basic_report(head: str) -> bool:
+    r"""The basic report's device header, with a device row under it.
+
+    >>> _basic_report("Device: tps Blk_read/s Blk_wrtn/s Blk_read Blk_wrtn\nsda 2.97 0.53 76.33 8195 1180")
+    True
+    """
+    m = _BASIC_HEADER.search(head)
+    if m is None:
+        return False
+    row = head[m.end() :].split("\n", 2)[1:2]
+    return bool(row) and _is_device_row(row[0].split())
 
 
 @register(

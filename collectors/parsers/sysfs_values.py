@@ -268,6 +268,10 @@ def parse_io_scheduler(text: str, *, device: str | None = None) -> IoSchedulers:
     return out
 
 
+# an author's elision of output lines: ":", "...", "…" (readk)
+_ELIDED = re.compile(r":|\.{2,}|…|⋮")
+
+
 @register(
     "scaling_governor",
     commands=(r"scaling_governor",),
@@ -284,11 +288,20 @@ def parse_scaling_governor(text: str) -> CpuPower:
 
         /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor:powersave
         /sys/devices/system/cpu/cpu1/cpufreq/scaling_governor:powersave
+
+    A ``cat`` of them with lines an author elided (``:``) keeps the governors shown:
+
+    >>> sorted(parse_scaling_governor("powersave\\n:\\npowersave").governors.values())
+    ['powersave', 'powersave']
     """
     out = _governors(_rows(text))
     if out.governors:
         return out
-    values = [(n, line.strip()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    values = [
+        (n, line.strip())
+        for n, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not _ELIDED.fullmatch(line.strip())
+    ]
     if values and all(v in _GOVERNORS for _n, v in values):
         for position, (number, value) in enumerate(values):
             out.governors[f"cpu?{position}"] = value
