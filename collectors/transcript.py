@@ -574,7 +574,7 @@ def _bare_command(line: str) -> bool:
             return True
     if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
         return False
-    return _command_words(s) in COMMON_COMMANDS or kind_for_command(s) is not None
+    return _is_command(s)
 
 
 def _lone_command(line: str) -> bool:
@@ -793,7 +793,7 @@ def _host_dir_prompt(line: str) -> tuple[str, str, str | None] | None:
     if m is None:
         return None
     cmd = (m.group("cmd") or "").strip()
-    if cmd and _command_words(cmd) not in COMMON_COMMANDS and not kind_for_command(cmd):
+    if cmd and not _is_command(cmd):
         return None
     return "shell", cmd, m.group("host")
 
@@ -830,7 +830,7 @@ def _hash_prompt(line: str, form: re.Pattern[str]) -> tuple[str, str, str | None
     if m is None:
         return None
     cmd = m.group("cmd").strip()
-    if _command_words(cmd) in COMMON_COMMANDS or kind_for_command(cmd):
+    if _is_command(cmd):
         return "shell", cmd, None
     return None
 

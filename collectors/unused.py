@@ -36,8 +36,9 @@ class Unused:
     what: str  # what the output is, as the reading names it
     command: str  # regex on the command line
     content: str | None = None  # regex (re.M) on the output's first lines
-    # the output of a command a parser reads, printed by another system (Solaris's vmstat):
-    # looked for when the output does not parse as the command's (readk)
+    # an output of a command a parser reads that the parser cannot read: printed by another
+    # system (Solaris's vmstat) or in a form no parser takes (iostat's CPU report alone);
+    # looked for by content when the output does not parse as the command's (readk)
     other_system: bool = False
 
 
