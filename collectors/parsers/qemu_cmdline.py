@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 
 from collectors.cpulist import parse_cpulist
 from collectors.facts import Domain, DomainDisk, DomainInterface, GuestNumaCell, ParseError, ProcessList
+from collectors.numbers import ascii_digits
 from collectors.parsers import register
 from collectors.sizes import kib
 
@@ -386,7 +387,7 @@ def _l3_cache_off(by_name: dict[str, list[_Option]]) -> bool:
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+    return int(value) if value is not None and ascii_digits(value) else None
 
 
 def _read_smp(d: Domain, by_name: dict[str, list[_Option]]) -> None:
