@@ -234,8 +234,9 @@ def _cut_grepped_row(
     before its name (counts only) and the command kept rows of ``grep``, it is
     still read as one of that word's vectors; else its line is not read."""
     name, tokens, number = row
-    _cut_row(out, name, len(_leading_counts(tokens)), number)
-    if grep and tokens and len(_leading_counts(tokens)) == len(tokens):
+    counts = len(_leading_counts(tokens))
+    _cut_row(out, name, counts, number)
+    if grep and tokens and counts == len(tokens):
         _name_by_grep(out, name, tokens, grep, number)
     else:
         unread.add(number, f"{name}:")
