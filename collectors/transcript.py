@@ -428,6 +428,93 @@ COMMON_COMMANDS = frozenset(
         "vgs",
         "lvs",
         "cpupower",
+        # other tools of the systems a support engineer looks at, by family: disks and
+        # storage, hardware, time and system state, network, monitors, virtualisation
+        # and containers, databases' own clients and servers (their output is not read,
+        # but a line naming one alone is a command, and what it printed is its output)
+        *[
+            "lsscsi",
+            "smartctl",
+            "hdparm",
+            "nvme",
+            "multipath",
+            "mdadm",
+            "dmsetup",
+            "blkid",
+            "findmnt",
+            "xfs_info",
+            "tune2fs",
+            "zpool",
+            "zfs",
+            "pvdisplay",
+            "vgdisplay",
+            "lvdisplay",
+            "lsusb",
+            "lsipc",
+            "lsmem",
+            "lsinitrd",
+            "sensors",
+            "ipmitool",
+            "edac-util",
+            "mcelog",
+            "turbostat",
+            "powertop",
+            "x86_energy_perf_policy",
+            "chronyc",
+            "ntpq",
+            "timedatectl",
+            "hostnamectl",
+            "sestatus",
+            "getenforce",
+            "ifconfig",
+            "route",
+            "arp",
+            "brctl",
+            "bridge",
+            "ovs-vsctl",
+            "tcpdump",
+            "iptables",
+            "nft",
+            "firewall-cmd",
+            "nmcli",
+            "ifstat",
+            "sar",
+            "atop",
+            "nmon",
+            "glances",
+            "iotop",
+            "dstat",
+            "watch",
+            "strace",
+            "ltrace",
+            "pmap",
+            "pstree",
+            "slabtop",
+            "numad",
+            "virt-host-validate",
+            "virt-top",
+            "virt-install",
+            "qemu-system-x86_64",
+            "qemu-kvm",
+            "docker",
+            "podman",
+            "kubectl",
+            "crictl",
+            "mysqld",
+            "mysqld_safe",
+            "mongod",
+            "mongo",
+            "mongosh",
+            "redis-cli",
+            "redis-server",
+            "psql",
+            "pg_ctl",
+            "sqlplus",
+            "srvctl",
+            "crsctl",
+            "lsnrctl",
+            "obd",
+        ],
     ]
 )
 
@@ -533,6 +620,34 @@ def _command_words(cmd: str) -> str:
     return first.rsplit("/", 1)[-1]
 
 
+# the name of a program as typed: a word starting with a lower-case letter, or a path
+_PROGRAM = re.compile(r"(?:[\w.+\-/]{0,120}/)?[a-z][\w.+\-]{0,63}")
+# the shell's own words: what follows them is a loop's or a test's output, not a program's
+_SHELL_WORDS = frozenset(
+    ["for", "while", "until", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "function"]
+)
+
+
+def program_name(command: str) -> str | None:
+    """The program a shell command line runs (after ``sudo``/``time`` and a
+    path), or ``None`` when its first word is not a program's name (a loop, a
+    variable, a sentence that looked like a command).
+
+    >>> program_name("sudo lsscsi -g"), program_name("./mlc --latency_matrix")
+    ('lsscsi', 'mlc')
+    >>> program_name("for i in 1 2; do echo $i; done"), program_name("FOO=1"), program_name("Note that")
+    (None, None, None)
+    """
+    cmd = command.strip()
+    while (stripped := _SUDO.sub("", cmd, count=1)) != cmd:
+        cmd = stripped
+    first = cmd.split(None, 1)[0] if cmd else ""
+    if not _PROGRAM.fullmatch(first):
+        return None
+    name = first.rsplit("/", 1)[-1]
+    return None if name in _SHELL_WORDS or not name[:1].isalpha() else name
+
+
 COMMENT_LOOKAHEAD = 12  # lines looked at past a comment for the data it introduces
 _FILE_READERS = frozenset(["cat", "less", "more", "head", "tail", "grep", "egrep", "zcat", "zgrep"])
 
@@ -575,6 +690,10 @@ def _bare_command(line: str) -> bool:
     if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
         return False
     return _is_command(s)
+
+
+# the colon after a command that labels the output under it ("cat /sys/block/sda/queue/scheduler:")
+_LABEL_COLON = re.compile(r"(?<!:)[ \t]*:$")
 
 
 def _lone_command(line: str) -> bool:
@@ -911,9 +1030,10 @@ def _cjk_prose(s: str) -> bool:
 # numbered step in words ("- Add new per-process NUMA maps metrics ...", "1. flash dasharo")
 _URL_LINE = re.compile(r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?")
 # a reference: a few words, then links ("See: https://...", "Ref From https://...",
+# "Redis 5.0 related issue: https://...",
 # "Links: https://... and https://..."), or a Markdown link definition ("[亲和性]:http://...")
 _REFERENCE = re.compile(
-    r"(?:[A-Za-z][\w'-]{0,30}[ \t]){0,5}[A-Za-z][\w'-]{0,30}:?[ \t]+"
+    r"(?:[A-Za-z0-9][\w.'-]{0,30}[ \t]){0,5}[A-Za-z][\w'-]{0,30}:?[ \t]+"
     r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?(?:[ \t]+and[ \t]+<?(?:https?|ftp)://[^\s<>]{1,2000}>?)?"
     r"|\[[^\]\n]{1,80}\]:[ \t]*<?(?:https?|ftp)://[^\s<>]{1,2000}>?"
 )
@@ -951,6 +1071,7 @@ _HTML_TEXT_TAG = (
 )
 _HTML_TEXT_LINE = re.compile(rf"{_HTML_TEXT_TAG}(?:{_HTML_TEXT_TAG}|[^<>]++)*+")
 _LIST_STARTS = frozenset("-*•+0123456789")
+_REFERENCE_STARTS = frozenset("RrFfCcSsDdPp")  # the first letters of _ISSUE_REFERENCE's words
 _LIST_ITEM = re.compile(r"(?:[-*•+]|\d{1,3}(?:\.\d{1,3}){0,3}[.)])[ \t]+")
 _WORD = re.compile(r"[(\"']?[A-Za-z][a-z]*(?:['-][a-z]+)*[)\"',.:;!?]{0,2}")
 # in an item without a figure, a name in camel case is a word too ("- Linux : HugePages")
@@ -1021,6 +1142,89 @@ def _arrow_note(s: str) -> bool:
         and not _GAP.search(s)
         and len(re.findall(r"-{2,}>|=>|→", s)) == 1
     )
+
+
+# an option and what it does, as a manual or a post lists them ("-c：紧凑的显示信息",
+# "--switch-events: 上下文切换次数", "-b<TAB>I/O 和传输速率信息状况", "-s, --show  show the policy")
+_OPTION_DOC = re.compile(
+    r"-{1,2}[A-Za-z][\w-]{0,40}(?:=?[<\[]?[\w|.-]{1,30}[>\]]?)?(?:,[ \t]*-{1,2}[A-Za-z][\w-]{0,40})*"
+    r"(?:[ \t]*[:：][ \t]*|[ \t]{2,}|\t|[ \t](?=[\u3400-\u9fff]))(?P<doc>\S.*)"
+)
+
+
+def _option_doc(s: str) -> bool:
+    """A line of a command's options documented in words (a manual, a post
+    listing them), not an output row: the option, then what it does, a
+    sentence or a phrase in Chinese, or three words or more of prose.
+
+    >>> _option_doc("-c：紧凑的显示信息，并将内存四舍五入到MB单位")
+    True
+    >>> _option_doc("-s, --show   show the NUMA policy")
+    True
+    >>> _option_doc("-rw-r--r-- 1 root root 4096 Jan  1 12:00 file"), _option_doc("-1  0  0  0")
+    (False, False)
+    """
+    m = _OPTION_DOC.fullmatch(s)
+    if m is None:
+        return False
+    doc = m.group("doc")
+    if _CJK.search(doc):
+        return len(_CJK_CHARS.findall(doc)) >= 2 and not _DIGIT.match(doc)
+    words = doc.split()
+    return len(words) >= 3 and sum(1 for w in words if _WORD.fullmatch(w)) * 10 >= len(words) * 7
+
+
+# a reference to an issue or a pull request ("Resolves #166", "Fixes owner/repo#12, #13",
+# "Duplicate of #14"): how a thread links its work, never an output
+_ISSUE_REFERENCE = re.compile(
+    r"(?i:resolves?|resolved|fix(?:es|ed)?|close[sd]?|see|refs?|related(?: to)?|duplicate of|part of"
+    r"|follow-up (?:to|of)|reverts?|supersedes)[ \t:]+(?:[\w.-]{1,39}/[\w.-]{1,100})?#\d{1,7}"
+    r"(?:[ \t]*(?:,|and)[ \t]*(?:[\w.-]{1,39}/[\w.-]{1,100})?#\d{1,7})*\.?"
+)
+# a thread's turn as an export of it marks it ("[turn 3 by Darren, continued]"), a blog's
+# reading time ("Jan 24, 2022 14 min read", "5 min read")
+_THREAD_MARK = re.compile(
+    r"\[turn \d{1,4} by [^\]\n]{1,80}\]|(?:[^\n]{0,60}[ \t])?\d{1,3}[ \t]?min(?:ute)?s?[ \t]read"
+)
+
+
+def _bullet_prose(s: str) -> bool:
+    """An item of a list set with a typographic bullet (``• 1TB storage``, ``• CentOS Stream
+    8 (ppc64le)``): a web page's list, which no tool prints, in words.
+
+    >>> _bullet_prose("• 32GB main memory (2 x 16GB DIMMs)"), _bullet_prose("• 0x1f")
+    (True, False)
+    """
+    words = _ALPHA_WORD.findall(s)
+    return not _GAP.search(s) and any(len(w) >= 3 for w in words)
+
+
+CAPTION_MAX_WORDS = 12
+
+
+def caption_line(s: str) -> bool:
+    """A short line of a post in words: a caption over an output, a title, a
+    label (``Disk IO(sdb) info of tikv-3``, ``NUMA on POWER9``, ``Virtual Machine
+    Network Card Multi-Queue``): two words at least, most of the line in
+    letters, with a short word of English prose, or every word capitalised (a
+    title). A row of a table (``tidb-1   24C 128G 4TSAS``), a setting
+    (``a = b``) or a value (``noop deadline [cfq]``) is not one.
+
+    >>> caption_line("Disk IO(sdb) info of tikv-3"), caption_line("Virtual Machine Network Card Multi-Queue")
+    (True, True)
+    >>> caption_line("tidb-1   24C 128G 4TSAS"), caption_line("noop deadline [cfq]")
+    (False, False)
+    >>> caption_line("MemTotal: 16 GB")
+    False
+    """
+    tokens = s.split()
+    if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s) or _GAP.search(s):
+        return False
+    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _ALPHA_WORD.fullmatch(w)]
+    if len(words) * 2 < len(tokens) or max(map(len, words), default=0) < 3:
+        return False
+    title = len(words) >= 3 and all(t[:1].isupper() for t in tokens)
+    return title or not _STOPWORDS.isdisjoint(w.lower() for w in words)
 
 
 def _list_item_prose(s: str) -> bool:
@@ -1094,10 +1298,13 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
     ("0123456789", _SECTION_HEADING.fullmatch),
     ("bB", _DATED_BYLINE.fullmatch),
     ("`", _CODE_LABEL.fullmatch),
+    ("-", _option_doc),
+    ("•", _bullet_prose),
+    (_REFERENCE_STARTS, _ISSUE_REFERENCE.fullmatch),
+    ("[0123456789ADFJMNOS", _THREAD_MARK.fullmatch),
 )
 
 
-_INLINE_CODE = re.compile(r"`[^`\n]{1,300}`")
 
 
 def _sentence_with_code(s: str) -> bool:
@@ -1117,7 +1324,7 @@ def _sentence_with_code(s: str) -> bool:
     """
     if s.count("`") < 2 or (s[0] == "`" and not s.endswith((".", "?", "!", ":"))):
         return False
-    text = _INLINE_CODE.sub("code", s)
+    text = _MD_INLINE.sub(_inline_text, s)  # code spans, and links read as their text
     return "`" not in text and _reads_as_sentence(text, 4)
 
 
@@ -1131,6 +1338,10 @@ def _reads_as_sentence(text: str, least: int) -> bool:
 
 # a setting named inside a sentence, unquoted and unspaced ("overcommit_memory=1")
 _SETTING_WORD = re.compile(r"[\w.\-/]{1,80}=[\w.\-/%]{1,80}")
+# the same setting spaced as sysctl prints it, unquoted, inside a longer sentence
+# ("Prior to RHEL 6.4: vm.swappiness = 0 disables swapping for the most part, ...")
+_SPACED_SETTING = re.compile(r"(?<!['\"`])\b[a-z][\w.\-/]{1,80} = [\w.\-/%]{1,80}\b(?!['\"`])")
+SPACED_SETTING_MIN_WORDS = 8
 
 
 def _sentence_with_setting(s: str) -> bool:
@@ -1144,11 +1355,19 @@ def _sentence_with_setting(s: str) -> bool:
     True
     >>> _sentence_with_setting("BOOT_IMAGE=/vmlinuz-5.15 root=/dev/sda1 ro quiet.")
     False
+
+    Spaced, as sysctl prints it, in a longer sentence (never sysctl's own line):
+
+    >>> _sentence_with_setting("Prior to RHEL 6.4: vm.swappiness = 0 disables swapping for the most part.")
+    True
+    >>> _sentence_with_setting("vm.swappiness = 60.")
+    False
     """
     if s.count("=") != 1 or not s.endswith((".", "?", "!")):
         return False
-    text = _SETTING_WORD.sub("setting", s)
-    return "=" not in text and _reads_as_sentence(text, 5)
+    text = _SPACED_SETTING.sub("setting", _SETTING_WORD.sub("setting", s))
+    least = SPACED_SETTING_MIN_WORDS if " = " in s else 5
+    return "=" not in text and _reads_as_sentence(text, least)
 
 
 def _marked_prose(s: str) -> bool:
@@ -1735,7 +1954,7 @@ class _Splitter:
                 self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
                 self.unprompted(out_start, out_end, fenced=fenced, host=host)
                 return
-        kind, what = self.content_kind(kind, command, out_start, out_end)
+        kind, what = self.content_kind(kind, command, out_start, out_end, (prompt, fenced))
         if what is not None:
             self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
             return
@@ -1752,7 +1971,9 @@ class _Splitter:
         if rest is not None:
             self.data_run(rest[0], rest[1], fenced=fenced, host=host)
 
-    def content_kind(self, kind: str | None, command: str, a: int, b: int) -> tuple[str | None, str | None]:
+    def content_kind(
+        self, kind: str | None, command: str, a: int, b: int, shown: tuple[str, bool] = ("shell", False)
+    ) -> tuple[str | None, str | None]:
         """The kind of ``command``'s output on lines ``a..b`` (by content when
         the command does not say), or what the catalogue calls it when no
         parser reads it: ``(kind, what)``."""
@@ -1762,7 +1983,7 @@ class _Splitter:
         if not output.strip():
             return None, None
         kind = self.detect(self.head(a, b) if b - a > 200 else output)
-        return kind, None if kind is not None else self.unused_what(command, output, a, b)
+        return kind, None if kind is not None else self.unused_what(command, output, a, b, shown)
 
     def other_system_what(self, kind: str, a: int, b: int) -> str | None:
         """What the catalogue calls the output on lines ``a..b`` of a command a
@@ -1780,6 +2001,19 @@ class _Splitter:
         post's Markdown (a list item or a quote first) rather than the output
         of ``kind``, which does not read them?"""
         return _MARKUP_START.match(self.lines[a]) is not None and not self.parses(kind, a, b)
+
+    def program_output(self, command: str, a: int, b: int, fenced: bool) -> str | None:
+        """The program whose output lines ``a..b`` are, when no parser and no
+        row of the catalogue reads it (``stat /``, ``lsscsi``): the shell prompt
+        says which command printed them, so they are its output, not used, never
+        a reading missed. Not when they are what a post quotes (notes under a
+        commented-out command, :meth:`unread_role`), nor a file printed by a
+        reader of files (``grep -c processor /proc/cpuinfo``: the file's parser
+        did not read it, which is said)."""
+        name = program_name(command)
+        if name is None or name in _FILE_READERS or self.unread_role(a, b, fenced) != UNRECOGNISED:
+            return None
+        return name
 
     def unread_role(self, a: int, b: int, fenced: bool) -> int:
         """What the output of a command no parser reads is: prose when it is
@@ -1822,12 +2056,17 @@ class _Splitter:
             return detected if detected in kinds else known[-1][1]
         return known[-1][1] if known else kind_for_command(command)  # "cd /x && numactl -H"
 
-    def unused_what(self, command: str, output: str, a: int, b: int) -> str | None:
-        """What an output no parser reads is (a command Casebook does not read),
-        or None (a failed command's errors are not)."""
+    def unused_what(
+        self, command: str, output: str, a: int, b: int, shown: tuple[str, bool] = ("shell", False)
+    ) -> str | None:
+        """What an output no parser reads is (a command Casebook does not read,
+        or a program run at a shell prompt: :meth:`program_output`), or None (a
+        failed command's errors are not). ``shown``: the prompt's kind and
+        whether the output is in a fence."""
         if command_failure(output) is not None:
             return None
-        return unused_command(command) or unused_output(self.head(a, b))
+        what = unused_command(command) or unused_output(self.head(a, b))
+        return what or (self.program_output(command, a, b, shown[1]) if shown[0] == "shell" else None)
 
     def shell_output_end(self, kind: str, a: int, b: int) -> tuple[int, tuple[int, int] | None]:
         """Where the output of a ``kind`` shell command on lines ``a..b`` ends,
@@ -2106,7 +2345,7 @@ class _Splitter:
             if c == "blank":
                 i += 1
                 continue
-            if c == "data" and self.lone_title(i, b):
+            if c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
                 self.prose_run(i, i + 1, host=host)
                 j = i + 1
             elif c == "data":
@@ -2120,6 +2359,14 @@ class _Splitter:
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
+
+    def heading_underline(self, i: int) -> bool:
+        """Whether line ``i`` underlines the prose line above it (``-----`` or
+        ``=====`` under a title, a Markdown setext heading)."""
+        line = self.lines[i].strip()
+        if i == 0 or not line or line[0] not in "-=" or not _MD_RULE_LINE.fullmatch(line):
+            return False
+        return self.cls(i - 1) == "prose"
 
     def lone_title(self, i: int, b: int) -> bool:
         """Whether line ``i`` is a Markdown heading in words (:func:`title_heading`)
@@ -2270,7 +2517,7 @@ class _Splitter:
             self.mark(a, b, UNUSED)
             self.unused.append((a, b, what))
             return
-        if self.quoted_text(a, b, fenced=fenced):
+        if self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced):
             self.mark(a, b, PROSE)
             return
         if self.bare_command_output(a, b, host, fenced):
@@ -2286,6 +2533,18 @@ class _Splitter:
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
 
+    def plain_text(self, a: int, b: int, fenced: bool) -> bool:
+        """Whether lines ``a..b``, which no detector recognised, are a post's
+        text: every non-blank line reads as prose on its own (:func:`line_class`;
+        text an author put in a code block, a list of options in Chinese), or,
+        outside a fence, they are one line standing alone that names what
+        follows or titles a section (:func:`caption_line`: ``Disk IO(sdb) info
+        of tikv-3``). An output's line comes with its command or its neighbours."""
+        lines = [i for i in range(a, b) if not self.blank(i)]
+        if all(self.cls(i) == "prose" for i in lines):
+            return bool(lines)
+        return not fenced and len(lines) == 1 and caption_line(self.lines[lines[0]].strip())
+
     def gutter(self, a: int, b: int) -> bool:
         """Lines ``a..b`` that are the line numbers of a listing the page printed
         apart from it (:func:`listing_gutter`): markup, read as prose."""
@@ -2298,8 +2557,10 @@ class _Splitter:
         """Lines ``a..b`` that open with a command alone on its line, without a
         prompt (``cat  /sys/block/sda/queue/scheduler``, ``vmstat 1``), then its
         output: read as a prompt line and the command's output when the output
-        parses as what the command prints (readk)."""
-        command = self.lines[a].strip()
+        parses as what the command prints (readk). A colon after the command
+        (``cat /sys/block/sda/queue/scheduler:``, a label over its output) is
+        not part of it."""
+        command = _LABEL_COLON.sub("", self.lines[a].strip())
         # "top - 11:38:32 up 64 days" names a command but is its output's first line
         if not _lone_command(command) or self.detect(command) is not None:
             return False
@@ -2308,12 +2569,31 @@ class _Splitter:
             # commands one under the other ("vmstat 1", "vmstat 1 -S m"): the last one printed
             return self.bare_command_output(out, b, host, fenced) and self.mark_prompt(a)
         kind = kind_for_command(command)
+        if kind is None and out < b:
+            return self.bare_unused_output(a, out, b, command)
         if kind is None or out >= b or not self.printed(command, kind, out, b):
             return False
         self.mark(a, a + 1, PROMPT)
         self.mark(out, b, READ)
         # no prompt was shown: the block has its command, not a prompt (not a session)
         self.append_prompted(out, b, self.text(out, b), command, kind, None, host, fenced)
+        return True
+
+    def bare_unused_output(self, a: int, out: int, b: int, command: str) -> bool:
+        """Lines ``out..b`` under a command alone on line ``a`` that no parser
+        reads (``lsscsi``, ``sudo lsiutil``): its output, not used, when they are
+        an output's lines (data, not a post's sentences) and the command did
+        not fail."""
+        what = program_name(command)
+        output = self.text(out, b)
+        if what is None or what in _FILE_READERS or command_failure(output) is not None:
+            return False
+        if any(not self.blank(i) and self.cls(i) == "prose" for i in range(out, b)):
+            return False
+        what = unused_command(command) or what
+        self.mark(a, a + 1, PROMPT)
+        self.mark(out, b, UNUSED)
+        self.unused.append((out, b, what))
         return True
 
     def mark_prompt(self, i: int) -> bool:
@@ -2460,6 +2740,14 @@ def listing_gutter(lines: list[str]) -> bool:
 # a command keyword typed in capitals, as a client's commands are ("CONFIG SET ...",
 # "SLOWLOG GET 10"); a sentence starts with one capital
 _CAPITAL_KEYWORD = re.compile(r"[A-Z]{2,}[ \t]+[A-Z]{2,}\b")
+# a line of a shell loop or test quoted in a how-to ("for CPU in /sys/.../cpu[0-9]*; do",
+# "if [[ -d /proc/irq/$I ]]", "then", "done"): the shell's syntax, not a program's output
+_SHELL_CONSTRUCT = re.compile(
+    r"(?:for[ \t]+\w+[ \t]+in[ \t].{1,300}|(?:while|until)[ \t]+.{1,300}"
+    r"|(?:el)?if[ \t]+(?:!\s*)?[\[(].{1,300}"
+    r"|case[ \t]+\S+[ \t]+in)(?:;[ \t]*(?:do|then))?"
+    r"|do|done(?:[ \t]*[<|>].{0,300})?|then|else|fi|esac|;;"
+)
 
 
 def quoted_command(line: str) -> bool:
@@ -2479,12 +2767,14 @@ def quoted_command(line: str) -> bool:
     True
     >>> quoted_command("CONFIG SET slowlog-max-len 500"), quoted_command("Config Set the limit")
     (True, False)
+    >>> quoted_command("for CPU in /sys/devices/system/cpu/cpu[0-9]*; do"), quoted_command("done")
+    (True, True)
     """
     s = _TRAILING_COMMENT.sub("", line.strip())
     s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
     while (unwrapped := _SUDO.sub("", s, count=1)) != s:
         s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
-    if _bare_command(s):
+    if _bare_command(s) or _SHELL_CONSTRUCT.fullmatch(s):
         return True
     return (
         bool(s)

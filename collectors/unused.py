@@ -138,6 +138,13 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("dmesg", r"^dmesg(\s|$)",
            r"^\[[ \t]*\d{1,7}\.\d{6}\][ \t]+\S"
            r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\][ \t]+\S"),
+    # a system log as syslog or journalctl writes it ("Feb 15 20:05:28 host1 kernel: sd 0:0:11:0:
+    # ...", "2024-05-01T10:00:00.123+08:00 db1 mysqld[812]: ..."): a host, a program, its
+    # message; the kernel's NUMA lines in it are read (collectors.parsers.dmesg_numa) before this
+    Unused("system log", r"^(?:cat|more|less|head|tail|grep|egrep|zgrep|zcat)\s.*/var/log/",
+           r"^(?:[A-Z][a-z]{2}[ \t]+\d{1,2}[ \t]+\d\d:\d\d:\d\d(?:\.\d{1,9})?"
+           r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
+           r"[ \t]+[\w.\-]{1,64}[ \t]+[\w.\-/@]{1,64}(?:\[\d{1,9}\])?:[ \t]"),
     # readk: iostat's CPU report alone ("iostat -c", or cut from its device report by a
     # post's notes): the device report is read, the CPU figures are not
     Unused("iostat -c", r"^iostat\s+(?:-\w+\s+)*-c\b",
@@ -151,6 +158,10 @@ CATALOGUE: tuple[Unused, ...] = (
     # cpupower's usage text ("cpupower" alone, "cpupower help"): no reading of the host
     Unused("cpupower usage", r"^cpupower(?:\s+(?:help|--help|-h))?\s*$",
            r"^Usage: cpupower \[-d\|--debug\]"),
+    # any program's usage text ("usage: numactl [--all | -a] ...", "Usage: iostat [ options ]",
+    # "用法：free [选项]"): how to run it, no reading of the host
+    Unused("usage text", r"(?:^|\s)(?:--help|-h)$",
+           r"^[ \t]*(?:usage|Usage|USAGE|用法)[ \t]*[:：][ \t]*(?:\S+/)?[\w.-]{1,40}[ \t]+[\[<(-]"),
     # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
     Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"

@@ -125,6 +125,17 @@ def _term_coverage(terms: set[str], case_tokens: set[str]) -> float:
     return len(terms & case_tokens) / len(terms) if terms else 0.0
 
 
+def _text_qualifies(shared: set[str], coverage: float, term_df: dict[str, int]) -> bool:
+    """Whether a symptom text alone qualifies a case: the case holds most of the
+    text's distinctive terms, and more than one of them or one that no other
+    candidate holds (an OceanBase parameter's name). One term that several cases
+    share names a topic, not a case's problem ("transparent hugepage" in a post
+    that could not enable it; round L, 1631)."""
+    if coverage < TEXT_QUALIFY_THRESHOLD or not shared:
+        return False
+    return len(shared) >= SOUNDS_LIKE_MIN_TERMS or term_df.get(next(iter(shared)), 0) <= 1
+
+
 def format_score(score: Any) -> str:
     """The one way a similarity score is shown to people (report, wizard,
     ``report.md``): the 0..1 value of the API with two decimals."""
@@ -259,7 +270,7 @@ def rank(
         text_score = coverage if text_only else _text_score(symptom_tokens, tokens)
         if qualifying_rules is not None:
             qualified_by = sorted(set(shared) & qualifying_rules)
-            if not qualified_by and coverage < TEXT_QUALIFY_THRESHOLD:
+            if not qualified_by and not _text_qualifies(terms & tokens, coverage, term_df):
                 continue
         score = sum(rule_points.values()) + feature_points * len(matched) + w_text * text_score
         if score < threshold:

@@ -130,9 +130,11 @@ def _read_anything(out: CpuPower) -> bool:
     paths=(r"sos_commands/processor/cpupower_(frequency|idle)-info\w*$",),
     detect=_detect,
     priority=5,
-    # the state headers ("POLL:", "C6 (DISABLED) :") and section lines read like prose
+    # the state headers ("POLL:", "C6 (DISABLED) :", "C1E-SKX:", ARM's "WFI:") and section
+    # lines read like prose; only an idle state's name (never "Before:" or "Summary:" over a
+    # post's code block)
     prose_lines=(
-        r"[A-Z][\w\-]{0,15}(\s*\(DISABLED\))?\s*:",
+        r"(?:POLL|HLT|WFI|MWAIT|C\d{1,2}[\w\-]{0,12})(\s*\(DISABLED\))?\s*:",
         r"analyzing CPU \d{1,5}:",
         r"boost state support:",
         r"within this range\.",

@@ -44,14 +44,14 @@ from collectors.parsers import register
 
 # (kind, code, pattern; group "value" is the setting when the store prints it)
 _WARNINGS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    # "you" before Redis 7, "You" from it
+    # "you" before Redis 7, "You" from it; "WARNING:" as guides and wrappers quote it
     (
         "redis",
         "thp_enabled",
-        re.compile(r"WARNING [Yy]ou have Transparent Huge Pages \(THP\) support enabled"),
+        re.compile(r"WARNING:? [Yy]ou have Transparent Huge Pages \(THP\) support enabled"),
     ),
-    ("redis", "overcommit_memory", re.compile(r"WARNING overcommit_memory is set to (?P<value>\d)!")),
-    ("redis", "overcommit_memory", re.compile(r"WARNING Memory overcommit must be enabled!")),
+    ("redis", "overcommit_memory", re.compile(r"WARNING:? overcommit_memory is set to (?P<value>\d)!")),
+    ("redis", "overcommit_memory", re.compile(r"WARNING:? Memory overcommit must be enabled!")),
     (
         "redis",
         "somaxconn",
@@ -138,15 +138,21 @@ def _add_value(out: ServiceLog, code: str, value: str | None, line: str, idx: in
         out.lines[code] = idx
 
 
-def _read_warnings(out: ServiceLog, line: str, idx: int, kinds: set[str], seen: set[str]) -> None:
+WRAPPED_LINES = 2  # lines after a warning's first that may hold the rest of its text
+
+
+def _read_warnings(
+    out: ServiceLog, line: str, idx: int, kinds: set[str], seen: set[str], after: str = ""
+) -> None:
     """The warnings on line ``idx``: each code once (its first line), its value
-    taken from a later line when the first one lacked it."""
+    taken from a later line when the first one lacked it, or implied by the
+    rest of its text (``after``: the next lines, where a wrapped warning goes on)."""
     for kind, code, pattern in _WARNINGS:
         m = pattern.search(line)
         if m is None:
             continue
         kinds.add(kind)
-        value = m.groupdict().get("value") or _implied_value(kind, code, line)
+        value = m.groupdict().get("value") or _implied_value(kind, code, f"{line} {after}")
         if code in seen:
             _add_value(out, code, value, line, idx)
             continue
@@ -172,7 +178,8 @@ def parse_service_log(text: str) -> ServiceLog:
     kinds: set[str] = set()
     seen: set[str] = set()
     saving: float | None = None
-    for idx, line in enumerate(text.splitlines(), start=1):
+    rows = text.splitlines()
+    for idx, line in enumerate(rows, start=1):
         saving = _read_fork(out, line, idx, saving, kinds)
         for kind, pattern in _VERSIONS:
             m = pattern.search(line)
@@ -180,7 +187,8 @@ def parse_service_log(text: str) -> ServiceLog:
                 kinds.add(kind)
                 out.version = m.group("v")
                 out.lines["version"] = idx
-        _read_warnings(out, line, idx, kinds, seen)
+        # a warning wrapped by a terminal or a page: its advice on the next lines
+        _read_warnings(out, line, idx, kinds, seen, " ".join(rows[idx : idx + WRAPPED_LINES]))
     if not out.warnings and out.version is None and not out.forks:
         raise ParseError("service log: no Redis or MongoDB warning, version or background save")
     out.kind = _store(text, kinds)

@@ -237,6 +237,9 @@ def _pt_summary_schedulers(text: str) -> IoSchedulers:
     return out
 
 
+_CARET_LINE = re.compile(r"^[ \t]*[\^~]{2,}[ \t]*$\n?", re.M)
+
+
 @register(
     "io_scheduler",
     commands=(r"/sys/block/\S*queue/(scheduler|rotational)", r'^pt-summary section "Disk Schedulers'),
@@ -254,6 +257,8 @@ def parse_io_scheduler(text: str, *, device: str | None = None) -> IoSchedulers:
         /sys/block/nvme0n1/queue/scheduler:[none] mq-deadline kyber bfq
     """
     if device is not None:
+        # an author's marks under the selected one ("^^^^^") are not the file's
+        text = _CARET_LINE.sub("", text)
         chosen, names = _selected(text.strip())
         if chosen is None or not _SCHEDULER_VALUE.match(text.strip()):
             raise ParseError(f"/sys/block/{device}/queue/scheduler: no selected scheduler")

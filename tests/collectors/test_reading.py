@@ -63,17 +63,33 @@ def test_single_files_are_read_whole(path):
     assert_accounted(host.reading, line_count(path))
 
 
-def test_an_unknown_commands_output_is_an_unrecognised_block(tmp_path):
+def test_a_programs_output_at_a_prompt_is_that_programs_output_not_used(tmp_path):
+    """``stat /`` (this machine's) is in no catalogue: the prompt says which program
+    printed it, and no parser reads that program, so it is its output, not used."""
     listing = subprocess.run(["stat", "/"], capture_output=True, text=True, check=True).stdout
     numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
     path = tmp_path / "t.txt"
     path.write_text(f"[root@h ~]# stat /\n{listing}[root@h ~]# numactl -H\n{numactl}")
     reading = load(path, split=False).host.reading
     assert_accounted(reading, line_count(path))
-    (block,) = reading.unrecognised
-    assert block.start_line == 2 and block.first_line == listing.split("\n")[0].strip()
+    assert not reading.unrecognised
+    (block,) = reading.unused
+    assert (block.what, block.start_line) == ("stat", 2)
     assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
     assert reading.prompt_lines == 2
+
+
+def test_an_output_without_its_command_is_an_unrecognised_block(tmp_path):
+    """The same listing with no prompt above it: nothing says what printed it."""
+    listing = subprocess.run(["stat", "/"], capture_output=True, text=True, check=True).stdout
+    numactl = (CORPUS / "numactl" / "percona-toolkit_pt-summary_007_numactl.txt").read_text()
+    path = tmp_path / "t.txt"
+    path.write_text(f"{listing}\n[root@h ~]# numactl -H\n{numactl}")
+    reading = load(path, split=False).host.reading
+    assert_accounted(reading, line_count(path))
+    (block,) = reading.unrecognised
+    assert block.start_line == 1 and block.first_line == listing.split("\n")[0].strip()
+    assert [a.kind for a in reading.artifacts] == ["numactl_hardware"]
 
 
 def test_a_known_commands_output_that_is_not_used_is_accounted_as_such(tmp_path):
