@@ -1305,8 +1305,6 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
 )
 
 
-
-
 def _sentence_with_code(s: str) -> bool:
     """A sentence quoting inline code (``Redis emits this when `vm.overcommit_memory
     != 1`. With AOF persistence``): prose once each code span reads as a word,
