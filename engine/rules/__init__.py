@@ -363,7 +363,7 @@ def hypervisor_hosts(ctx: RuleContext) -> list[HostFacts]:
     with_domains = [h for h in ctx.hosts if host_domains(h) or running_domain_names(h)]
     if with_domains:
         return with_domains
-    return [h for h in ctx.physical_hosts() if (h.numa_node_count() or 0) >= 2]
+    return [h for h in ctx.physical_hosts() if is_multinode(h)]
 
 
 def host_of_guest(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:

@@ -37,6 +37,7 @@ from engine.rules import (
     host_name,
     host_of_guest,
     is_collector_process,
+    is_multinode,
     is_qemu_process,
     kvm_host_needs_domains,
     looks_like_kvm_host,
@@ -480,7 +481,7 @@ def _flat_in_its_xml(ctx: RuleContext, guest: HostFacts) -> bool:
 def _multinode_hypervisor(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
     """The guest's host when the snapshot names it and it has two NUMA nodes or more."""
     hv = host_of_guest(ctx, guest)
-    return hv if hv is not None and (hv.numa_node_count() or 0) >= 2 else None
+    return hv if hv is not None and is_multinode(hv) else None
 
 
 def _should_see_numa(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:

@@ -15,6 +15,7 @@ from engine.rules import (
     finding,
     guest_bound_to_one_node,
     host_of_guest,
+    is_multinode,
     numa_needs,
     rule,
     size_bytes,
@@ -60,13 +61,12 @@ def _parse_version(text: str) -> tuple[tuple[int, int, int], float | None] | Non
 
 def _db_on_multinode(ctx: RuleContext, host: HostFacts) -> bool:
     """The database's memory can land on several host nodes."""
-    nodes = host.numa_node_count()
-    if nodes is not None and nodes >= 2:
+    if is_multinode(host):
         return True
     if not host.is_guest or guest_bound_to_one_node(ctx, host):
         return False
     hv = host_of_guest(ctx, host)
-    return hv is not None and (hv.numa_node_count() or 0) >= 2
+    return hv is not None and is_multinode(hv)
 
 
 def _interleave_missing(db: DatabaseFacts) -> bool:
