@@ -707,14 +707,23 @@ def _kvm_caches_without_l3(cpu: CpuTopology) -> bool:
     return (cpu.hypervisor_vendor or "").upper() == "KVM" and bool(cpu.caches) and not cpu.has_l3
 
 
-def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+def _seen_inside_only(
+    ctx: RuleContext, inside: Callable[[CpuTopology], bool], in_xml: Callable[[Domain], bool]
+) -> Iterator[tuple[HostFacts, CpuTopology]]:
+    """Each guest whose own lscpu shows a problem (``inside``) that its domain
+    XML does not show (``in_xml``: that one is reported from the XML), with
+    its lscpu."""
     for guest in ctx.guests():
         cpu = guest.cpu
-        if cpu is None or not _kvm_caches_without_l3(cpu):
+        if cpu is None or not inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and _model_hides_cache(domain):
-            continue  # already reported from its XML
+        if domain is None or not in_xml(domain):
+            yield guest, cpu
+
+
+def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+    for guest, cpu in _seen_inside_only(ctx, _kvm_caches_without_l3, _model_hides_cache):
         yield finding(
             "kvm.cpu_model_hides_cache",
             guest,
@@ -796,13 +805,7 @@ def _flat_topology_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 
 def _flat_topology_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
-    for guest in ctx.guests():
-        cpu = guest.cpu
-        if cpu is None or not _flat_inside(cpu):
-            continue
-        domain = domain_of_guest(ctx, guest)
-        if domain is not None and _xml_shows_flat_topology(domain):
-            continue  # already reported from its XML
+    for guest, cpu in _seen_inside_only(ctx, _flat_inside, _xml_shows_flat_topology):
         yield finding(
             "kvm.flat_socket_topology",
             guest,
