@@ -927,11 +927,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
 )
 def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        domains = host_domains(host)
-        if domains:
-            yield from _guests_sharing_cpus(host, domains)
-        else:
-            yield from _running_guests_without_xml(host)
+        yield from _guests_sharing_cpus(host, host_domains(host))  # (no XML: the virsh list decides)
 
 
 def _running_guests_without_xml(host: HostFacts) -> Iterator[RuleFinding]:
