@@ -447,10 +447,7 @@ def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None
     if host is None:
         return None
     cpu_map = cpu_node_map(host)
-    pinned = domain_pinned_cpus(domain)
-    if not pinned or not cpu_map:
-        return None
-    nodes = {cpu_map[c] for c in pinned if c in cpu_map}
+    nodes = {cpu_map[c] for c in domain_pinned_cpus(domain) if c in cpu_map}
     return nodes or None
 
 
