@@ -123,7 +123,6 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
                 },
                 evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
             )
-            continue
 
 
 def _tuned_source(host: HostFacts) -> Phrase:
