@@ -696,14 +696,14 @@ def _worst_distance(
     (the first of equal ones) in distance rows, each ``(node, its distance to
     itself, (other node, distance) pairs)``; rows without a local distance
     are skipped."""
-    worst = None
-    for node, local, row in rows:
-        if not local:
-            continue
-        for other, remote in row:
-            if other != node and (worst is None or remote / local > worst[0]):
-                worst = (remote / local, node, other, local, remote)
-    return worst
+    pairs = (
+        (remote / local, node, other, local, remote)
+        for node, local, row in rows
+        if local
+        for other, remote in row
+        if other != node
+    )
+    return max(pairs, key=lambda pair: pair[0], default=None)
 
 
 def _distance_node(numa: NumaTopology, index: int) -> int:
