@@ -259,15 +259,14 @@ def _benchmark_outliers(view: FleetView) -> tuple[set[str], tuple[str, str] | No
     by host and by tested name) and (the best host, "kind name") of the widest
     spread; (set(), None) without a spread."""
     slow: set[str] = set()
-    widest: tuple[float, str, str] | None = None
+    spreads: list[tuple[float, str, str]] = []
     for key, best in _compared(view):
         rows = _slow_rows(view, key, best[1].value)
         if not rows:
             continue
         slow |= _hosts_of(rows)
-        ratio = spread(rows[0][1].value, best[1].value)
-        if widest is None or ratio > widest[0]:
-            widest = (ratio, best[2], f"{key[0]} {best[1].name}")
+        spreads.append((spread(rows[0][1].value, best[1].value), best[2], f"{key[0]} {best[1].name}"))
+    widest = max(spreads, key=lambda s: s[0], default=None)  # the first of equal spreads
     return slow, (widest[1], widest[2]) if widest else None
 
 
