@@ -639,8 +639,7 @@ def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisRe
     try:
         missing = missing_facts(spec, ctx.snapshot)
         if missing:
-            joiner = " or " if spec.requires_mode == "any" else ", "
-            result.skipped.append((rule_id, "missing " + joiner.join(missing)))
+            result.skipped.append((rule_id, "missing " + spec.join_requires(missing)))
             return False
         found = list(spec.func(ctx) or ())
     except Exception as exc:  # a broken rule must not lose the other findings

@@ -181,6 +181,11 @@ class RuleSpec:
     # note ...) or "none", shown in docs/rules.md
     peer: str = ""
 
+    def join_requires(self, names: Iterable[str]) -> str:
+        """``names`` (of facts it requires) joined as its mode reads them: "a or
+        b" when one of them is enough, else "a, b"."""
+        return (" or " if self.requires_mode == "any" else ", ").join(names)
+
     def explain(self, template: str, values: Mapping[str, Any]) -> tuple[str, str]:
         """The explanation ``template`` filled with ``values``, in English and
         in Simplified Chinese."""
