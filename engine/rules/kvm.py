@@ -837,16 +837,18 @@ def _flat_inside(cpu: CpuTopology) -> bool:
 def _process_samples(host: HostFacts) -> int:
     """How many samples the process list holds: ``top -bn3`` lists every process
     once per iteration (``top -bn1``: one instant, not a trend)."""
-    usage = host.cpu_usage
-    if usage is None or not usage.processes:
-        return 0
-    return max(Counter(p.pid for p in usage.processes).values())
+    return max(Counter(p.pid for p in _top_processes(host)).values(), default=0)
+
+
+def _top_processes(host: HostFacts) -> list[ProcessInfo]:
+    """top's process list, every sample of it (none without one)."""
+    return host.cpu_usage.processes if host.cpu_usage else []
 
 
 def _mean_cpu_per_process(host: HostFacts) -> Iterator[tuple[ProcessInfo, float]]:
     """Each process of top's list once: its last sample and its mean %CPU over the samples."""
     by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
-    for p in host.cpu_usage.processes if host.cpu_usage else []:
+    for p in _top_processes(host):
         by_pid[p.pid].append(p)
     for samples in by_pid.values():
         yield samples[-1], sum(p.cpu_pct or 0 for p in samples) / len(samples)
