@@ -97,8 +97,7 @@ def _area_section(heading: str, specs: list) -> list[str]:
 
 
 def _rule_row(spec) -> str:
-    joiner = " or " if spec.requires_mode == "any" else ", "
-    needs = joiner.join(f"`{r}`" for r in spec.requires)
+    needs = spec.join_requires(f"`{r}`" for r in spec.requires)
     cells = [
         f"`{spec.id}`<br>{_cell(spec.title)}<br>{_cell(spec.title_zh)}",
         spec.severity,

@@ -22,7 +22,7 @@ import hashlib
 import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -481,23 +481,20 @@ FACT_SOURCES: dict[str, FactSource] = {
 }
 
 
+def fact_sources(facts: Iterable[str]) -> list[FactSource]:
+    """Where each of ``facts`` comes from, for those FACT_SOURCES knows."""
+    return [FACT_SOURCES[name] for name in facts if name in FACT_SOURCES]
+
+
 def commands_for(facts: list[str] | tuple[str, ...]) -> list[str]:
     """The exact commands that produce ``facts`` (those that need root start with
     sudo), then the package install per distribution family where the tool may
     be missing."""
-    out: list[str] = []
-    for name in facts:
-        source = FACT_SOURCES.get(name)
-        if source is None:
-            continue
-        for command in source.commands:
-            if command not in out:
-                out.append(command)
-        for family, install in source.packages.items():
-            line = f"{install}  # {family}, if missing"
-            if line not in out:
-                out.append(line)
-    return out
+    lines: list[str] = []
+    for source in fact_sources(facts):
+        lines += source.commands
+        lines += (f"{install}  # {family}, if missing" for family, install in source.packages.items())
+    return list(dict.fromkeys(lines))  # each line once, where it first comes
 
 
 # What most rules decide on: the first outputs to collect from a host that
@@ -624,7 +621,7 @@ def not_checked_for(
 
 def _not_in_snapshot(rule_id: str, spec: RuleSpec, host: str, missing: list[str]) -> NotChecked:
     """The rule was not checked on ``host`` for lack of the ``missing`` facts."""
-    sources = [FACT_SOURCES[m] for m in missing if m in FACT_SOURCES]
+    sources = fact_sources(missing)
     what = "; ".join(s.artifact for s in sources) or ", ".join(missing)
     what_zh = "；".join(s.artifact_zh for s in sources) or ", ".join(missing)
     return NotChecked(
@@ -642,8 +639,7 @@ def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisRe
     try:
         missing = missing_facts(spec, ctx.snapshot)
         if missing:
-            joiner = " or " if spec.requires_mode == "any" else ", "
-            result.skipped.append((rule_id, "missing " + joiner.join(missing)))
+            result.skipped.append((rule_id, "missing " + spec.join_requires(missing)))
             return False
         found = list(spec.func(ctx) or ())
     except Exception as exc:  # a broken rule must not lose the other findings
@@ -742,7 +738,7 @@ def with_partial(
     replaced = {(rule, host) for rule, host, _r, _z in extra}
     kept = [n for n in result.not_checked if (n.rule, n.host) not in replaced]
     # the commands that get a missing fact stay with the entry whose reason changes
-    commands = {(n.rule, n.host): n.commands for n in result.not_checked if (n.rule, n.host) in replaced}
+    commands = {(n.rule, n.host): n.commands for n in result.not_checked}
     added = [
         NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h, commands=list(commands.get((r, h), [])))
         for r, h, why, why_zh in extra

@@ -65,7 +65,7 @@ def _ob_cpus(host: HostFacts) -> int:
 
 
 def _domain_patches(host: HostFacts, rules: set[str]) -> list[RemedyResult]:
-    return domain_remedies(host=host) if host.domains else []
+    return domain_remedies(host=host)
 
 
 def _numa_sysctl(host: HostFacts, rules: set[str]) -> list[RemedyResult]:

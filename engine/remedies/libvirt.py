@@ -41,7 +41,7 @@ from django.utils.translation import gettext as _
 
 from collectors.cpulist import format_cpulist, parse_cpulist
 from collectors.derived.libvirt import domain_vcpus
-from collectors.facts import Domain, HostFacts, ParseError
+from collectors.facts import Domain, DomainDisk, HostFacts, ParseError
 from collectors.parsers.libvirt import parse_domain
 from engine.remedies import xmledit
 from engine.remedies.base import NoRemedy, Remedy
@@ -54,6 +54,7 @@ from engine.remedies.topology import (
     host_topology,
     plan_placement,
 )
+from engine.rules import guest_disks
 
 MEASURES = (
     "disable-cpu-hotplug",
@@ -179,9 +180,9 @@ def _disks_named(root: ET.Element, targets: list[str]) -> Iterator[ET.Element]:
             yield disk
 
 
-def _data_disks(d: Domain) -> list:
-    disks = [x for x in d.disks if x.device == "disk"]
-    return disks[1:]
+def _data_disks(d: Domain) -> list[DomainDisk]:
+    """The data disks: the domain's disks (not its CD-ROMs or floppies) after the first, its system disk."""
+    return guest_disks(d)[1:]
 
 
 def _data_disks_without_thread(d: Domain) -> list[str]:

@@ -533,7 +533,7 @@ def _fleet_plays(
     apply: list[dict] = []
     rollback: list[dict] = []
     for index, (host, results) in enumerate(per_host):
-        if not INVENTORY_HOST.fullmatch(host) or not any(r.ok for r in results):
+        if _left_out(index, host, results) is not None:
             continue
         for play in plays(results, title=f"{title} on {host}", hosts=fleet_group(index)):
             (rollback if "rollback" in play["tags"] else apply).append(play)
@@ -552,10 +552,17 @@ def fleet_inventory(per_host: list[tuple[str, list[RemedyResult]]], *, source: s
         raise ValueError("source must be plain words")
     lines = [f"# Casebook inventory for {source}: check each name resolves to the host it means."]
     for index, (host, results) in enumerate(per_host):
-        if not INVENTORY_HOST.fullmatch(host):
-            lines.append(f"# host {index + 1} left out: its name is not a plain host name")
-        elif not any(r.ok for r in results):
-            lines.append(f"# {host} left out: nothing Casebook can apply there")
-        else:
-            lines += ["", f"[{fleet_group(index)}]", host]
+        why = _left_out(index, host, results)
+        lines += [why] if why is not None else ["", f"[{fleet_group(index)}]", host]
     return "\n".join(lines) + "\n"
+
+
+def _left_out(index: int, host: str, results: list[RemedyResult]) -> str | None:
+    """Why the ``index``-th host of a fleet is left out of its playbook (the
+    inventory's comment line), or None: its name can stand in an inventory
+    and Casebook can apply something there."""
+    if not INVENTORY_HOST.fullmatch(host):
+        return f"# host {index + 1} left out: its name is not a plain host name"
+    if not any(r.ok for r in results):
+        return f"# {host} left out: nothing Casebook can apply there"
+    return None

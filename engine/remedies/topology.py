@@ -242,7 +242,7 @@ def _pinned_by_others(host: HostFacts, target: Domain | None) -> dict[int, str]:
     """CPU -> the other guest pinned to it (``target`` left out)."""
     used: dict[int, str] = {}
     for other in host.domains:
-        if target is not None and _same_domain(other, target):
+        if _same_domain(other, target):
             continue
         for cpu in _other_pins(other):
             used.setdefault(cpu, other.name or other.uuid or "another guest")
@@ -251,7 +251,7 @@ def _pinned_by_others(host: HostFacts, target: Domain | None) -> dict[int, str]:
 
 def _unknown_guests(host: HostFacts, target: Domain | None) -> tuple[str, ...]:
     """Running guests (virsh list) whose domain XML the snapshot lacks."""
-    known = {d.name for d in host.domains} | {d.uuid for d in host.domains}
+    known = {name for d in host.domains for name in (d.name, d.uuid)}
     if target:
         known |= {target.name, target.uuid}
     running = [s.name for s in host.virsh_list.running()] if host.virsh_list else []

@@ -181,6 +181,11 @@ class RuleSpec:
     # note ...) or "none", shown in docs/rules.md
     peer: str = ""
 
+    def join_requires(self, names: Iterable[str]) -> str:
+        """``names`` (of facts it requires) joined as its mode reads them: "a or
+        b" when one of them is enough, else "a, b"."""
+        return (" or " if self.requires_mode == "any" else ", ").join(names)
+
     def explain(self, template: str, values: Mapping[str, Any]) -> tuple[str, str]:
         """The explanation ``template`` filled with ``values``, in English and
         in Simplified Chinese."""
@@ -363,7 +368,7 @@ def hypervisor_hosts(ctx: RuleContext) -> list[HostFacts]:
     with_domains = [h for h in ctx.hosts if host_domains(h) or running_domain_names(h)]
     if with_domains:
         return with_domains
-    return [h for h in ctx.physical_hosts() if (h.numa_node_count() or 0) >= 2]
+    return [h for h in ctx.physical_hosts() if is_multinode(h)]
 
 
 def host_of_guest(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
@@ -447,10 +452,7 @@ def domain_host_nodes(domain: Domain, host: HostFacts | None) -> set[int] | None
     if host is None:
         return None
     cpu_map = cpu_node_map(host)
-    pinned = domain_pinned_cpus(domain)
-    if not pinned or not cpu_map:
-        return None
-    nodes = {cpu_map[c] for c in pinned if c in cpu_map}
+    nodes = {cpu_map[c] for c in domain_pinned_cpus(domain) if c in cpu_map}
     return nodes or None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from collectors.derived.host_tuning import latency_sensitive
 from collectors.derived.workload import Datastore, Setting, datastores, version_tuple
 from collectors.facts import HostFacts
 from engine.rules import Evidence, Phrase, evidence
@@ -52,6 +53,13 @@ def at_least(store: Datastore, version: tuple[int, ...]) -> bool | None:
     if have is None:
         return None
     return have >= version
+
+
+def tuning_checks(host: HostFacts, check: str, shown: bool) -> tuple[str, ...]:
+    """What a host-tuning rule decides on for ``host``: its fact check
+    ``check`` when the snapshot ``shown`` the artifact, or when it lacks it on
+    a host whose latency matters (``latency_sensitive``); else nothing."""
+    return (check,) if shown or latency_sensitive(host) else ()
 
 
 def latency_why(what: str | None) -> Phrase:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts, IdleState
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
-from engine.rules._hostside import latency_why
+from engine.rules._hostside import latency_why, tuning_checks
 
 # tuned's latency-performance and network-latency profiles: force_latency=cstate.id:1|<fallback>,
 # the exit latency of idle state 1 (C1), or 2 us where the host has no state 1 (Red Hat, "Disabling
@@ -20,7 +20,7 @@ def _idle_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     if host.is_guest:
         return ()  # a guest's idle states are the hypervisor's to set
     idle = host.cpu_power is not None and bool(host.cpu_power.idle_states)
-    return ("cpu_idle",) if idle or latency_sensitive(host) else ()
+    return tuning_checks(host, "cpu_idle", idle)
 
 
 def allowed_latency_us(states: list[IdleState]) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
-from engine.rules._hostside import latency_why
+from engine.rules._hostside import latency_why, tuning_checks
 
 SLOW_GOVERNORS = ("powersave", "ondemand", "conservative", "schedutil")
 
@@ -15,7 +15,7 @@ SLOW_GOVERNORS = ("powersave", "ondemand", "conservative", "schedutil")
 def _governor_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
     if host.is_guest:
         return ()  # a guest's governor (if any) is not the host's frequency
-    return ("cpu_governor",) if host.cpu_power is not None or latency_sensitive(host) else ()
+    return tuning_checks(host, "cpu_governor", host.cpu_power is not None)
 
 
 @rule(

@@ -63,8 +63,7 @@ def latency_high(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 def _worst_await(d: DiskStat) -> float | None:
     """The longest of the device's waits (await, r_await, w_await)."""
-    waits = [w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None]
-    return max(waits) if waits else None
+    return max((w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None), default=None)
 
 
 def _slow_or_busy(host: HostFacts, d: DiskStat) -> RuleFinding | None:

@@ -241,23 +241,32 @@ def _reference_rows(view: FleetView, key: str, usual: str | None, slow: set[str]
     return [next((r for r in rows if r[0] not in slow), rows[0])] if rows else []
 
 
+def _compared(view: FleetView) -> Iterator[tuple[BenchKey, BenchRow]]:
+    """Each benchmark two hosts or more have a result of, with its best result."""
+    for key in view.bench_keys():
+        best = view.bench_best(key)
+        if best is not None and view.bench_count(key) >= 2:
+            yield key, best
+
+
+def _hosts_of(rows: list[BenchRow]) -> set[str]:
+    """The hosts of benchmark rows: the uploading host's name and the tested one's."""
+    return {name for host, _b, tested in rows for name in (host, tested)}
+
+
 def _benchmark_outliers(view: FleetView) -> tuple[set[str], tuple[str, str] | None]:
     """The hosts a benchmark finds slow (``fleet.benchmark_spread``'s outliers,
     by host and by tested name) and (the best host, "kind name") of the widest
     spread; (set(), None) without a spread."""
     slow: set[str] = set()
-    widest: tuple[float, str, str] | None = None
-    for key in view.bench_keys():
-        best = view.bench_best(key)
-        if view.bench_count(key) < 2 or best is None:
-            continue
+    spreads: list[tuple[float, str, str]] = []
+    for key, best in _compared(view):
         rows = _slow_rows(view, key, best[1].value)
         if not rows:
             continue
-        slow |= {name for name, _b, _t in rows} | {tested for _h, _b, tested in rows}
-        ratio = spread(rows[0][1].value, best[1].value)
-        if widest is None or ratio > widest[0]:
-            widest = (ratio, best[2], f"{key[0]} {best[1].name}")
+        slow |= _hosts_of(rows)
+        spreads.append((spread(rows[0][1].value, best[1].value), best[2], f"{key[0]} {best[1].name}"))
+    widest = max(spreads, key=lambda s: s[0], default=None)  # the first of equal spreads
     return slow, (widest[1], widest[2]) if widest else None
 
 
@@ -382,7 +391,7 @@ def benchmark_spread(ctx: RuleContext) -> Iterator[RuleFinding]:
             host_label="cluster",
             past=ratio / BENCHMARK_SPREAD_RATIO,
             # the slow hosts (their snapshots), never the best one it is judged against
-            affected=sorted({name for name, _b, _tested in slow} | {tested for _h, _b, tested in slow}),
+            affected=sorted(_hosts_of(slow)),
         )
 
 
@@ -390,11 +399,8 @@ def _widest_spreads(view: FleetView) -> dict[tuple[str, str], tuple[float, Bench
     """(kind, unit) -> (spread, benchmark) of the metric (e.g. Triad) with the
     widest spread of at least BENCHMARK_SPREAD_RATIO: one finding per kind."""
     widest: dict[tuple[str, str], tuple[float, BenchKey]] = {}
-    for key in view.bench_keys():
+    for key, best in _compared(view):
         kind, _name, unit = key
-        best = view.bench_best(key)
-        if view.bench_count(key) < 2 or best is None:
-            continue
         ratio = spread(best[1].value, next(view.bench_from_worst(key))[1].value)
         if ratio >= BENCHMARK_SPREAD_RATIO and ratio > widest.get((kind, unit), (0.0, key))[0]:
             widest[(kind, unit)] = (ratio, key)

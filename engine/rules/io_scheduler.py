@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts, IoSchedulers
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
-from engine.rules._hostside import latency_why
+from engine.rules._hostside import latency_why, tuning_checks
 from engine.rules.disk import NON_DATA_DEVICE
 
 # the proportional-share schedulers: per-process queues, idling between requests
@@ -15,7 +15,7 @@ FAIR_SCHEDULERS = ("cfq", "bfq")
 
 
 def _scheduler_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("io_schedulers",) if host.io_schedulers is not None or latency_sensitive(host) else ()
+    return tuning_checks(host, "io_schedulers", host.io_schedulers is not None)
 
 
 @rule(

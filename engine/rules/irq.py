@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.host_tuning import NicQueueIrq, irqbalance_running, latency_sensitive, nic_queue_irqs
+from collectors.derived.host_tuning import NicQueueIrq, irqbalance_running, nic_queue_irqs
 from collectors.facts import HostFacts, Interrupts
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import tuning_checks
 
 MIN_QUEUES = 2
 MIN_CPUS = 4
@@ -17,7 +18,7 @@ IRQBALANCE_PHRASES = {True: "irqbalance_running", False: "irqbalance_absent", No
 
 
 def _irq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("interrupts",) if host.interrupts is not None or latency_sensitive(host) else ()
+    return tuning_checks(host, "interrupts", host.interrupts is not None)
 
 
 @rule(

@@ -7,10 +7,9 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from collectors.derived.host_tuning import latency_sensitive
 from collectors.facts import HostFacts
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
-from engine.rules._hostside import stores_of
+from engine.rules._hostside import stores_of, tuning_checks
 from engine.rules.vm_policy import kernel_numbers
 
 
@@ -76,7 +75,7 @@ REGRESSIONS: tuple[KnownRegression, ...] = (
 
 
 def _kernel_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("kernel",) if host.kernel is not None or latency_sensitive(host) or host.ksm else ()
+    return tuning_checks(host, "kernel", host.kernel is not None or host.ksm is not None)
 
 
 @rule(

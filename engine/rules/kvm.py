@@ -37,6 +37,7 @@ from engine.rules import (
     host_name,
     host_of_guest,
     is_collector_process,
+    is_multinode,
     is_qemu_process,
     kvm_host_needs_domains,
     looks_like_kvm_host,
@@ -480,7 +481,7 @@ def _flat_in_its_xml(ctx: RuleContext, guest: HostFacts) -> bool:
 def _multinode_hypervisor(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
     """The guest's host when the snapshot names it and it has two NUMA nodes or more."""
     hv = host_of_guest(ctx, guest)
-    return hv if hv is not None and (hv.numa_node_count() or 0) >= 2 else None
+    return hv if hv is not None and is_multinode(hv) else None
 
 
 def _should_see_numa(guest: HostFacts, hv: HostFacts, cpus: int) -> bool:
@@ -706,14 +707,23 @@ def _kvm_caches_without_l3(cpu: CpuTopology) -> bool:
     return (cpu.hypervisor_vendor or "").upper() == "KVM" and bool(cpu.caches) and not cpu.has_l3
 
 
-def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+def _seen_inside_only(
+    ctx: RuleContext, inside: Callable[[CpuTopology], bool], in_xml: Callable[[Domain], bool]
+) -> Iterator[tuple[HostFacts, CpuTopology]]:
+    """Each guest whose own lscpu shows a problem (``inside``) that its domain
+    XML does not show (``in_xml``: that one is reported from the XML), with
+    its lscpu."""
     for guest in ctx.guests():
         cpu = guest.cpu
-        if cpu is None or not _kvm_caches_without_l3(cpu):
+        if cpu is None or not inside(cpu):
             continue
         domain = domain_of_guest(ctx, guest)
-        if domain is not None and _model_hides_cache(domain):
-            continue  # already reported from its XML
+        if domain is None or not in_xml(domain):
+            yield guest, cpu
+
+
+def _cpu_model_hides_cache_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
+    for guest, cpu in _seen_inside_only(ctx, _kvm_caches_without_l3, _model_hides_cache):
         yield finding(
             "kvm.cpu_model_hides_cache",
             guest,
@@ -795,13 +805,7 @@ def _flat_topology_in_xml(ctx: RuleContext) -> Iterator[RuleFinding]:
 
 
 def _flat_topology_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
-    for guest in ctx.guests():
-        cpu = guest.cpu
-        if cpu is None or not _flat_inside(cpu):
-            continue
-        domain = domain_of_guest(ctx, guest)
-        if domain is not None and _xml_shows_flat_topology(domain):
-            continue  # already reported from its XML
+    for guest, cpu in _seen_inside_only(ctx, _flat_inside, _xml_shows_flat_topology):
         yield finding(
             "kvm.flat_socket_topology",
             guest,
@@ -833,16 +837,18 @@ def _flat_inside(cpu: CpuTopology) -> bool:
 def _process_samples(host: HostFacts) -> int:
     """How many samples the process list holds: ``top -bn3`` lists every process
     once per iteration (``top -bn1``: one instant, not a trend)."""
-    usage = host.cpu_usage
-    if usage is None or not usage.processes:
-        return 0
-    return max(Counter(p.pid for p in usage.processes).values())
+    return max(Counter(p.pid for p in _top_processes(host)).values(), default=0)
+
+
+def _top_processes(host: HostFacts) -> list[ProcessInfo]:
+    """top's process list, every sample of it (none without one)."""
+    return host.cpu_usage.processes if host.cpu_usage else []
 
 
 def _mean_cpu_per_process(host: HostFacts) -> Iterator[tuple[ProcessInfo, float]]:
     """Each process of top's list once: its last sample and its mean %CPU over the samples."""
     by_pid: dict[int, list[ProcessInfo]] = defaultdict(list)
-    for p in host.cpu_usage.processes if host.cpu_usage else []:
+    for p in _top_processes(host):
         by_pid[p.pid].append(p)
     for samples in by_pid.values():
         yield samples[-1], sum(p.cpu_pct or 0 for p in samples) / len(samples)
@@ -923,11 +929,7 @@ def _other_load(host: HostFacts, d: Domain) -> list[ProcessInfo]:
 )
 def host_contention(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        domains = host_domains(host)
-        if domains:
-            yield from _guests_sharing_cpus(host, domains)
-        else:
-            yield from _running_guests_without_xml(host)
+        yield from _guests_sharing_cpus(host, host_domains(host))  # (no XML: the virsh list decides)
 
 
 def _running_guests_without_xml(host: HostFacts) -> Iterator[RuleFinding]:

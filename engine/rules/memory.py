@@ -52,12 +52,9 @@ GIB = 1024**3
 
 
 def _largest_guest_kb(host: HostFacts) -> tuple[int, Domain] | None:
-    best: tuple[int, Domain] | None = None
-    for d in host_domains(host):
-        mem = d.current_memory_kb or d.memory_kb
-        if mem and (best is None or mem > best[0]):
-            best = (mem, d)
-    return best
+    """(memory in KiB, domain) of the guest with the most memory, the first of equals."""
+    sized = [(mem, d) for d in host_domains(host) if (mem := d.current_memory_kb or d.memory_kb)]
+    return max(sized, key=lambda s: s[0], default=None)
 
 
 def _db_host(host: HostFacts) -> bool:

@@ -15,6 +15,7 @@ from engine.rules import (
     finding,
     guest_bound_to_one_node,
     host_of_guest,
+    is_multinode,
     numa_needs,
     rule,
     size_bytes,
@@ -60,13 +61,12 @@ def _parse_version(text: str) -> tuple[tuple[int, int, int], float | None] | Non
 
 def _db_on_multinode(ctx: RuleContext, host: HostFacts) -> bool:
     """The database's memory can land on several host nodes."""
-    nodes = host.numa_node_count()
-    if nodes is not None and nodes >= 2:
+    if is_multinode(host):
         return True
     if not host.is_guest or guest_bound_to_one_node(ctx, host):
         return False
     hv = host_of_guest(ctx, host)
-    return hv is not None and (hv.numa_node_count() or 0) >= 2
+    return hv is not None and is_multinode(hv)
 
 
 def _interleave_missing(db: DatabaseFacts) -> bool:
@@ -273,9 +273,14 @@ def _populating_version_evidence(host: HostFacts, db: DatabaseFacts) -> list[Evi
     ]
 
 
-def _large_pool(db: DatabaseFacts) -> int | None:
-    pool = size_bytes(db.variables.get("innodb_buffer_pool_size"))
-    return pool if pool and pool >= LARGE_POOL_BYTES else None
+def _large_pools(ctx: RuleContext) -> Iterator[tuple[HostFacts, DatabaseFacts, int]]:
+    """Each host whose server has a buffer pool of LARGE_POOL_BYTES or more,
+    with its server and the pool's size in bytes."""
+    for host in ctx.hosts:
+        db = host.database
+        pool = size_bytes(db.variables.get("innodb_buffer_pool_size")) if db else None
+        if db and pool and pool >= LARGE_POOL_BYTES:
+            yield host, db, pool
 
 
 @rule(
@@ -313,11 +318,7 @@ def _large_pool(db: DatabaseFacts) -> int | None:
     explanation_zh="{pool_gib} GiB 的缓冲池每次重启后都是冷的：{off} 为 OFF，重新预热需要数小时的慢查询。",
 )
 def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[RuleFinding]:
-    for host in ctx.hosts:
-        db = host.database
-        pool = _large_pool(db) if db else None
-        if not db or not pool:
-            continue
+    for host, db, pool in _large_pools(ctx):
         off = [
             k
             for k in ("innodb_buffer_pool_dump_at_shutdown", "innodb_buffer_pool_load_at_startup")
@@ -365,10 +366,8 @@ def buffer_pool_not_persisted(ctx: RuleContext) -> Iterator[RuleFinding]:
     ),
 )
 def large_pages_off(ctx: RuleContext) -> Iterator[RuleFinding]:
-    for host in ctx.hosts:
-        db = host.database
-        pool = _large_pool(db) if db else None
-        if not db or not pool or as_bool(db.variables.get("large_pages")) is not False:
+    for host, db, pool in _large_pools(ctx):
+        if as_bool(db.variables.get("large_pages")) is not False:
             continue
         yield finding(
             "mysql.large_pages_off",

@@ -24,6 +24,7 @@ from engine.rules import (
     RuleFinding,
     evidence,
     finding,
+    is_multinode,
     numa_evidence,
     numa_needs,
     rule,
@@ -126,7 +127,7 @@ def _full_sysctl_dump(host: HostFacts) -> bool:
         "开启的设置，因此按 CPU 型号名豁免。"
     ),
     # sockets (lscpu) against the node count; a host known to have several nodes is out of it
-    relevant=lambda ctx, h: () if (h.numa_node_count() or 0) >= 2 else ("cpu", "numa"),
+    relevant=lambda ctx, h: () if is_multinode(h) else ("cpu", "numa"),
     explanation=(
         "{host} has {sockets} sockets but the kernel sees one NUMA node, so it cannot keep memory next to "
         "the CPU that uses it: about half of all accesses cross the socket interconnect. On bare metal check "
@@ -695,14 +696,14 @@ def _worst_distance(
     (the first of equal ones) in distance rows, each ``(node, its distance to
     itself, (other node, distance) pairs)``; rows without a local distance
     are skipped."""
-    worst = None
-    for node, local, row in rows:
-        if not local:
-            continue
-        for other, remote in row:
-            if other != node and (worst is None or remote / local > worst[0]):
-                worst = (remote / local, node, other, local, remote)
-    return worst
+    pairs = (
+        (remote / local, node, other, local, remote)
+        for node, local, row in rows
+        if local
+        for other, remote in row
+        if other != node
+    )
+    return max(pairs, key=lambda pair: pair[0], default=None)
 
 
 def _distance_node(numa: NumaTopology, index: int) -> int:

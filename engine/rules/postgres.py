@@ -149,35 +149,37 @@ def huge_pages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
         if pool is None:
             continue
         severity, past = pool_severity(host, pool)
-        if severity is None:
+        unused = _small_pages_cause(host, log, pool) if severity is not None else None
+        if unused is None:
             continue
-        mode = _mode(log)
+        template, values, ev = unused
         pool_ev = _setting_evidence(host, log, "shared_buffers", log.settings["shared_buffers"])
-        if mode in OFF_MODES:
-            yield finding(
-                "postgresql.huge_pages_unused",
-                host,
-                "off",
-                values={"pool_gib": pool / GIB},
-                evidence=[pool_ev, _setting_evidence(host, log, "huge_pages", mode)],
-                severity=severity,
-                past=past,
-            )
-            continue
-        short = _pages_short(host, log, pool) if mode == "try" else None  # on: no start without them
-        if short is None:
-            continue
-        have, need, pages_ev = short
-        mode_ev = [_setting_evidence(host, log, "huge_pages", mode)] if "huge_pages" in log.settings else []
         yield finding(
             "postgresql.huge_pages_unused",
             host,
-            "try",
-            values={"pool_gib": pool / GIB, "mode": mode, "have": have, "need": need},
-            evidence=[pool_ev, *mode_ev, pages_ev],
+            template,
+            values={"pool_gib": pool / GIB, **values},
+            evidence=[pool_ev, *ev],
             severity=severity,
             past=past,
         )
+
+
+def _small_pages_cause(
+    host: HostFacts, log: ServiceLog, pool: int
+) -> tuple[str, dict[str, object], list[Evidence]] | None:
+    """Why the shared memory is in 4 KiB pages (the template, its values and its
+    evidence besides shared_buffers): huge_pages off, or try with fewer huge
+    pages reserved than it needs; None when neither (on: no start without them)."""
+    mode = _mode(log)
+    if mode in OFF_MODES:
+        return "off", {}, [_setting_evidence(host, log, "huge_pages", mode)]
+    short = _pages_short(host, log, pool) if mode == "try" else None
+    if short is None:
+        return None
+    have, need, pages_ev = short
+    mode_ev = [_setting_evidence(host, log, "huge_pages", mode)] if "huge_pages" in log.settings else []
+    return "try", {"mode": mode, "have": have, "need": need}, [*mode_ev, pages_ev]
 
 
 def _pages_short(host: HostFacts, log: ServiceLog, pool: int) -> tuple[int, int, Evidence] | None:

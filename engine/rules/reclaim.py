@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.derived.host_tuning import counter_sum, latency_sensitive
+from collectors.derived.host_tuning import counter_sum
 from collectors.facts import HostFacts, ProcVmstat
 from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules._hostside import tuning_checks
 
 ALLOCSTALL_MIN = 10_000
 DIRECT_SCAN_SHARE = 0.10
@@ -14,7 +15,7 @@ COMPACT_STALL_MIN = 10_000
 
 
 def _reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
-    return ("proc_vmstat",) if host.proc_vmstat is not None or latency_sensitive(host) else ()
+    return tuning_checks(host, "proc_vmstat", host.proc_vmstat is not None)
 
 
 @rule(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from collectors.derived.workload import Datastore, Setting, service_warning, thp_setting
 from collectors.facts import HostFacts
-from engine.rules import Joined, RuleContext, RuleFinding, finding, rule
+from engine.rules import Evidence, Joined, RuleContext, RuleFinding, finding, rule
 from engine.rules._hostside import (
     at_least,
     setting_evidence,
@@ -56,12 +56,7 @@ def mongodb_generation_known(host: HostFacts) -> bool:
 
 
 def _averse_stores(host: HostFacts) -> list[Datastore]:
-    out = []
-    for store in stores_of(host, THP_AVERSE):
-        if _is_mongo8(host, store):
-            continue
-        out.append(store)
-    return out
+    return [s for s in stores_of(host, THP_AVERSE) if not _is_mongo8(host, s)]
 
 
 def _thp_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -333,24 +328,25 @@ def _mongo8_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 def thp_off_for_mongodb_tcmalloc(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for store in _mongo8(host):
-            setting = thp_setting(host)
-            if setting is not None and setting.value in ("never", "madvise"):
+            off = _thp_not_always(host)
+            if off is not None:
+                thp, thp_ev = off
                 yield finding(
                     "memory.thp_off_for_mongodb_tcmalloc",
                     host,
-                    values={"store": store_label(store), "thp": setting.value},
-                    evidence=[setting_evidence(host, setting), store_evidence(host, store)],
+                    values={"store": store_label(store), "thp": thp},
+                    evidence=[thp_ev, store_evidence(host, store)],
                 )
-                continue
-            warned = service_warning(host, "thp_sysfs")
-            if warned is not None:
-                w = warned[1]
-                yield finding(
-                    "memory.thp_off_for_mongodb_tcmalloc",
-                    host,
-                    values={"store": store_label(store), "thp": w.value or "not always"},
-                    evidence=[
-                        warning_evidence(host, warned, "mongodb", w.value or w.message),
-                        store_evidence(host, store),
-                    ],
-                )
+
+
+def _thp_not_always(host: HostFacts) -> tuple[str, Evidence] | None:
+    """THP's mode when the host shows it is not ``always`` (the setting never
+    or madvise, else MongoDB 8.0's warning), with its evidence; else None."""
+    setting = thp_setting(host)
+    if setting is not None and setting.value in ("never", "madvise"):
+        return setting.value, setting_evidence(host, setting)
+    warned = service_warning(host, "thp_sysfs")
+    if warned is None:
+        return None
+    w = warned[1]
+    return w.value or "not always", warning_evidence(host, warned, "mongodb", w.value or w.message)

@@ -123,7 +123,6 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
                 },
                 evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
             )
-            continue
 
 
 def _tuned_source(host: HostFacts) -> Phrase:
@@ -281,15 +280,14 @@ def _overcommit_problem(host: HostFacts, store: Datastore) -> tuple[str, str | N
     not met; the mode is None when only the store's warning says so."""
     setting = sysctl_setting(host, "vm.overcommit_memory")
     mode = setting.value if setting is not None else None
-    if store.kind == "redis":
-        if mode is not None and mode != "1":
-            return "redis", mode
-        warned = service_warning(host, "overcommit_memory")
-        if mode is None and warned is not None and warned[0].kind == "redis":
-            return "redis", None
-    if store.kind == "mongodb" and mode == "2":
-        return "mongodb", mode
-    return None
+    if store.kind == "mongodb":
+        return ("mongodb", mode) if mode == "2" else None
+    if store.kind != "redis":
+        return None
+    if mode is not None:  # the setting read decides; else Redis's own warning
+        return ("redis", mode) if mode != "1" else None
+    warned = service_warning(host, "overcommit_memory")
+    return ("redis", None) if warned is not None and warned[0].kind == "redis" else None
 
 
 @rule(
