@@ -2050,7 +2050,7 @@ class _Splitter:
         result = self._results.get((kind, a, b), _UNSET)
         if result is _UNSET:
             try:
-                result = spec.func(self.text(a, b))
+                result = parsers.parse(spec, self.text(a, b))
             except Exception:
                 return None
             self._results[kind, a, b] = result
@@ -2206,7 +2206,7 @@ class _Splitter:
             return True
         try:
             with parse_time_budget(seconds):
-                self._results[kind, a, b] = spec.func(text)
+                self._results[kind, a, b] = parsers.parse(spec, text)
         except ParseTimeout:
             # Hostile input: check no further splits this way (run_parser then
             # reports the artifact with its own budget).
@@ -2786,7 +2786,7 @@ def _parses_as(kind: str, lines: list[str]) -> bool:
         return False
     try:
         with parse_time_budget(parse_budget()[0]):
-            spec.func("\n".join(lines))
+            parsers.parse(spec, "\n".join(lines))
     except ParseTimeout:
         return False
     except Exception as exc:  # ParseError, or a parser bug: not a parse either way
