@@ -316,9 +316,10 @@ def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
     ``**`` is what the command printed."""
-    fences = fence_lines(text)
+    found = lines_holding(_BOLD_EDGE, text, hint="**")
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_BOLD_EDGE, text, hint="**"):
+    for i in found:
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence (an odd number of fence lines before it)
         line = lines[i]
@@ -346,9 +347,10 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
     >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
     [(0, 'root@xxx:~# lstopo --no-caches')]
     """
-    fences = fence_lines(text)
+    found = lines_holding(_CODE_TICK, text, hint="`")
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_CODE_TICK, text, hint="`"):
+    for i in found:
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence
         body = lines[i].strip()[1:]
