@@ -763,7 +763,9 @@ _PREFIX_LEAD = (
     r"|\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?:[ \t]|$)|>(?:[ \t]|$))"
 )
 _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
-_PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
+# (the look-ahead, a character every alternative of the lead may start with, lets
+# the search leave most lines at their first character)
+_PREFIX_NEXT = re.compile(r"\n(?=[ \t|\[<>#\dA-Z])" + _PREFIX_LEAD, re.M)
 _LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
 LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
 LOG_PREFIX_PROBE = 24  # lines of a run looked at to tell what is behind the prefix
