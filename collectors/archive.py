@@ -783,8 +783,9 @@ class _Loader:
         return err is None
 
     def text_artifact(self, name: str, text: str, *, encoding: str = "", member: bool = False) -> bool:
-        # Splitting and parsing one text share one time budget (run_parser).
-        with artifact_parse_budget():
+        # Splitting and parsing one text share one time budget (run_parser), and
+        # a text parsed once as a kind is not parsed again (parsers.parse_cache).
+        with artifact_parse_budget(), parsers.parse_cache():
             return self._text_artifact(name, text, encoding=encoding, member=member)
 
     def _text_artifact(self, name: str, text: str, *, encoding: str = "", member: bool = False) -> bool:

@@ -279,7 +279,7 @@ def run_parser(
             results = _as_results(parsed)
         else:
             with parse_time_budget(seconds):
-                results = _as_results(spec.func(text, **kwargs))
+                results = _as_results(parsers.parse(spec, text, **kwargs))
     except ParseTimeout:
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
         return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")

@@ -228,7 +228,7 @@ def _probe(kind: str, text: str) -> Any:
     if spec is None:
         return None
     try:
-        return spec.func(text)
+        return parsers.parse(spec, text)
     except Exception:  # a probe never fails the upload: the block is parsed again later
         return None
 

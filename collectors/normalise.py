@@ -316,9 +316,10 @@ def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
     ``**`` is what the command printed."""
-    fences = fence_lines(text)
+    found = lines_holding(_BOLD_EDGE, text, hint="**")
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_BOLD_EDGE, text, hint="**"):
+    for i in found:
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence (an odd number of fence lines before it)
         line = lines[i]
@@ -346,9 +347,10 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
     >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
     [(0, 'root@xxx:~# lstopo --no-caches')]
     """
-    fences = fence_lines(text)
+    found = lines_holding(_CODE_TICK, text, hint="`")
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in lines_holding(_CODE_TICK, text, hint="`"):
+    for i in found:
         if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
             continue  # inside a fence
         body = lines[i].strip()[1:]
@@ -761,7 +763,9 @@ _PREFIX_LEAD = (
     r"|\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?:[ \t]|$)|>(?:[ \t]|$))"
 )
 _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
-_PREFIX_NEXT = re.compile(r"\n" + _PREFIX_LEAD, re.M)
+# (the look-ahead, a character every alternative of the lead may start with, lets
+# the search leave most lines at their first character)
+_PREFIX_NEXT = re.compile(r"\n(?=[ \t|\[<>#\dA-Z])" + _PREFIX_LEAD, re.M)
 _LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
 LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
 LOG_PREFIX_PROBE = 24  # lines of a run looked at to tell what is behind the prefix

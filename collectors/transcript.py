@@ -233,14 +233,30 @@ def kind_for_path(path: str) -> str | None:
 
 
 _detect_failures: set[str] = set()
+# the registry's parsers by priority: (the registry's specs, by identity; them sorted)
+_by_priority: dict[str, tuple[tuple[int, ...], list[parsers.ParserSpec]]] = {}
+
+
+def _detectors() -> list[parsers.ParserSpec]:
+    """The registry's parsers, highest priority first and in registry order
+    among equals (sorted again when the registry changes: the cache holds the
+    specs it was made of, so no other object can take one's identity)."""
+    specs = list(parsers.REGISTRY.values())
+    key = tuple(map(id, specs))
+    cached = _by_priority.get("specs")
+    if cached is None or cached[0] != key:
+        cached = _by_priority["specs"] = (key, sorted(specs, key=lambda spec: -spec.priority))
+    return cached[1]
 
 
 def detect_kind(text: str) -> str | None:
     """Like ``collectors.parsers.detect`` but a detector that raises on hostile
-    text is skipped (and logged) instead of failing the upload."""
+    text is skipped (and logged) instead of failing the upload. The detector
+    of highest priority that fires wins, the first in registry order among
+    equals: detectors are asked in that order, and the first that fires is it
+    (the ones after it could not win)."""
     head = text[:8192]
-    best: tuple[int, int, str] | None = None
-    for order, spec in enumerate(list(parsers.REGISTRY.values())):
+    for spec in _detectors():
         if spec.detect is None:
             continue
         try:
@@ -250,10 +266,9 @@ def detect_kind(text: str) -> str | None:
                 _detect_failures.add(spec.kind)
                 log.exception("detect() of parser %s raised", spec.kind)
             continue
-        # max() in parsers.detect keeps the first of equal priorities
-        if hit and (best is None or spec.priority > best[0]):
-            best = (spec.priority, -order, spec.kind)
-    return best[2] if best else None
+        if hit:
+            return spec.kind
+    return None
 
 
 # ------------------------------------------------------------------ line classes
@@ -2287,7 +2302,7 @@ class _Splitter:
         result = self._results.get((kind, a, b), _UNSET)
         if result is _UNSET:
             try:
-                result = spec.func(self.text(a, b))
+                result = parsers.parse(spec, self.text(a, b))
             except Exception:
                 return None
             self._results[kind, a, b] = result
@@ -2451,7 +2466,7 @@ class _Splitter:
             return True
         try:
             with parse_time_budget(seconds):
-                self._results[kind, a, b] = spec.func(text)
+                self._results[kind, a, b] = parsers.parse(spec, text)
         except ParseTimeout:
             # Hostile input: check no further splits this way (run_parser then
             # reports the artifact with its own budget).
@@ -3074,7 +3089,7 @@ def _parses_as(kind: str, lines: list[str]) -> bool:
         return False
     try:
         with parse_time_budget(parse_budget()[0]):
-            spec.func("\n".join(lines))
+            parsers.parse(spec, "\n".join(lines))
     except ParseTimeout:
         return False
     except Exception as exc:  # ParseError, or a parser bug: not a parse either way

@@ -10,13 +10,17 @@ itself (``detect``). ``collectors.assemble`` merges the result into a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
+import pickle
 import pkgutil
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from collectors.facts import ArtifactError
+from collectors.facts import ArtifactError, ParseError
 
 ParserFunc = TypeVar("ParserFunc", bound=Callable[[str], Any])
 
@@ -40,6 +44,8 @@ class ParserSpec:
 
 
 REGISTRY: dict[str, ParserSpec] = {}
+
+log = logging.getLogger(__name__)
 
 # Lines a parser could not read are reported one by one up to this many; the
 # rest are counted in one more error. A hostile paste of a million such lines
@@ -139,3 +145,62 @@ def load_all() -> dict[str, ParserSpec]:
         REGISTRY.clear()
         REGISTRY.update((spec.kind, spec) for spec in ordered)
     return REGISTRY
+
+
+# ------------------------------------------------------------------ one parse per text
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def parse_cache() -> Iterator[None]:
+    """Inside the block, a parser that already read the very same text (with
+    the same arguments) is not run again by :func:`parse`: a paste repeats
+    its outputs (one lscpu or domain XML under several prompts), and the
+    transcript splitter checks and probes blocks it later parses. Parsers are
+    pure, so the result is the same; each call gets its own copy (unpickled),
+    since callers stamp provenance into it. A ``ParseError`` is replayed
+    likewise; anything else (a parser bug, a timeout) is not kept. Nested
+    blocks share the outermost cache, which ends with it."""
+    if getattr(_local, "cache", None) is not None:
+        yield
+        return
+    _local.cache = {}
+    try:
+        yield
+    finally:
+        _local.cache = None
+
+
+def parse(spec: ParserSpec, text: str, **kwargs: Any) -> Any:
+    """``spec.func(text, **kwargs)``, through the cache of :func:`parse_cache` when one is open."""
+    cache: dict[Any, tuple[bool, bytes]] | None = getattr(_local, "cache", None)
+    if cache is None:
+        return spec.func(text, **kwargs)
+    key = (spec.kind, text, *sorted(kwargs.items()))
+    try:
+        hit = cache.get(key)
+    except TypeError:  # an unhashable argument
+        return spec.func(text, **kwargs)
+    if hit is not None:
+        raised, blob = hit
+        copy = pickle.loads(blob)  # noqa: S301 - bytes this process pickled above, never input
+        if raised:
+            raise copy
+        return copy
+    try:
+        result = spec.func(text, **kwargs)
+    except ParseError as exc:
+        _keep(cache, key, True, exc)
+        raise
+    _keep(cache, key, False, result)
+    return result
+
+
+def _keep(cache: dict[Any, tuple[bool, bytes]], key: Any, raised: bool, value: Any) -> None:
+    """Store ``value`` pickled, before any caller changes it (one that cannot
+    be pickled is not kept: parsed again next time)."""
+    try:
+        cache[key] = (raised, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+    except Exception:  # an unpicklable result
+        log.debug("a %s result not cached", key[0], exc_info=True)

@@ -265,3 +265,26 @@ def test_a_hint_finds_the_same_lines_as_a_search_of_the_whole_text(text):
     backtracking = re.compile(r"\n[A-Za-z0-9][\w.-]{0,63}[ \t]+\|[ \t]?")
     found, before = n._COMPOSE_NEXT.search("\n" + text), backtracking.search("\n" + text)
     assert (found and found.span()) == (before and before.span())
+
+
+# Text made of what the log-prefix lead turns on: blanks, gutters, brackets,
+# digits (ASCII and others), capitals, level words, marks, and what it does not.
+_PREFIX_PIECES = [
+    *" \t\n|│[]<>#-:.)1٣aZéÉ",
+    "2024-05-01 ",
+    "10:00:01",
+    "May 1 ",
+    "INFO",
+    "WARN",
+    "[stdout]",
+    "12 | ",
+]
+_PREFIX_TEXT = st.lists(st.sampled_from(_PREFIX_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PREFIX_TEXT)
+def test_the_log_prefix_look_ahead_finds_the_same_lines(text):
+    # the lead's search before its first character was looked at ahead
+    plain = re.compile(r"\n" + n._PREFIX_LEAD, re.M)
+    assert [m.span() for m in n._PREFIX_NEXT.finditer(text)] == [m.span() for m in plain.finditer(text)]
