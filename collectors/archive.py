@@ -49,6 +49,7 @@ from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, Decoded, dec
 from collectors.limits import Limits, MiB
 from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
+from collectors.numbers import whole
 from collectors.transcript import (
     PROMPT,
     PROSE,
@@ -1334,7 +1335,7 @@ class _TarWalk:
         return _ManifestEntry(
             kind=kind,
             command=command,
-            exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+            exit_code=exit_code if whole(exit_code) else None,
         )
 
     def read_sos_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:

@@ -43,6 +43,7 @@ from django.conf import settings
 from collectors import facts as f
 from collectors import parsers
 from collectors.machines import find_conflicts
+from collectors.numbers import whole
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
 from collectors.parsers.qemu_cmdline import domains_of_processes
 from collectors.parsers.virsh import domain_from_command
@@ -108,7 +109,7 @@ def _shift_lines(lines: dict[Any, Any], offset: int, line_map: list[int] | None)
         lines.update(zip(list(lines), map(offset.__add__, list(lines.values())), strict=True))
         return
     for key, line in list(lines.items()):
-        if isinstance(line, int) and not isinstance(line, bool):
+        if whole(line):
             lines[key] = _moved(line, offset, line_map)
 
 
@@ -134,7 +135,7 @@ def _shift_field(
     obj: Any, name: str, value: Any, offset: int, seen: set[int], line_map: list[int] | None
 ) -> None:
     """:func:`_shift` of one field of a parser result: a line, the lines, or the results it holds."""
-    if name == "line" and isinstance(value, int) and not isinstance(value, bool):
+    if name == "line" and whole(value):
         setattr(obj, name, _moved(value, offset, line_map))
     elif name == "lines" and isinstance(value, dict):
         _shift_lines(value, offset, line_map)

@@ -17,6 +17,12 @@ accepts superscripts and other scripts' digits, which ``int`` rejects):
 
     >>> ascii_digits("042"), ascii_digits("²"), ascii_digits("")
     (True, False, False)
+
+``whole``: an ``int`` that is no ``bool`` (a line number, a JSON exit code:
+``True`` is an ``int`` to ``isinstance``):
+
+    >>> whole(3), whole(True), whole(3.0)
+    (True, False, False)
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ def decimal(token: str) -> float | None:
 def ascii_digits(token: str) -> bool:
     """Whether ``token`` is ASCII digits only (and not empty)."""
     return token.isascii() and token.isdigit()
+
+
+def whole(value: object) -> bool:
+    """Whether ``value`` is an ``int`` and not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def finite(text: str, line: int) -> float:
