@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import operator
 import re
 import signal
 import threading
@@ -386,8 +387,7 @@ def _merge_topology(topo: f.NumaTopology, part: f.NumactlHardware | f.NumaTopolo
         target = topo.node(node_id)
         if not target.cpus and node.cpus:
             target.cpus = list(node.cpus)
-        target.size_mb = target.size_mb if target.size_mb is not None else node.size_mb
-        target.free_mb = target.free_mb if target.free_mb is not None else node.free_mb
+        _fill_unset(target, node, ("size_mb", "free_mb"))
         _fill(target.meminfo, node.meminfo)
         _fill(target.numastat, node.numastat)
     if not topo.distances and part.distances:
@@ -444,6 +444,16 @@ def _add_new_keys(target: Any, source: Any, name: str, *, prefix: str = "") -> N
         held[key] = more[key]
         if prefix + key in source.lines:
             target.lines[prefix + key] = source.lines[prefix + key]
+
+
+def _extend_new(held: list[Any], more: Iterable[Any], key: Callable[[Any], Any]) -> None:
+    """Append the items of ``more`` whose ``key`` no item of ``held`` has yet
+    (each key once)."""
+    seen = {key(item) for item in held}
+    for item in more:
+        if key(item) not in seen:
+            held.append(item)
+            seen.add(key(item))
 
 
 def _fill_unset(target: Any, source: Any, names: Iterable[str]) -> list[str]:
@@ -745,11 +755,7 @@ class HostAssembler:
             if current is not None:
                 _fill(r.lines, current.lines)
             return
-        seen = {(d.locator, d.bank, d.line) for d in current.dimms}
-        for dimm in r.dimms:
-            if (dimm.locator, dimm.bank, dimm.line) not in seen:
-                current.dimms.append(dimm)
-                seen.add((dimm.locator, dimm.bank, dimm.line))
+        _extend_new(current.dimms, r.dimms, operator.attrgetter("locator", "bank", "line"))
 
     def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
         known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}
@@ -772,8 +778,7 @@ class HostAssembler:
                 setattr(target, name, True)
                 if name in r.lines:
                     target.lines.setdefault(name, r.lines[name])
-        if target.emulated_nodes is None:
-            target.emulated_nodes = r.emulated_nodes
+        _fill_unset(target, r, ("emulated_nodes",))
         target.nodes = sorted(set(target.nodes) | set(r.nodes))
         target.srat_pxms = sorted(set(target.srat_pxms) | set(r.srat_pxms))
         target.messages.extend(m for m in r.messages if m not in target.messages)
@@ -825,11 +830,7 @@ class HostAssembler:
         if self.host.df is None:
             self.host.df = r
             return
-        known = {(fs.filesystem, fs.mounted_on) for fs in self.host.df.filesystems}
-        for fs in r.filesystems:
-            if (fs.filesystem, fs.mounted_on) not in known:
-                self.host.df.filesystems.append(fs)
-                known.add((fs.filesystem, fs.mounted_on))
+        _extend_new(self.host.df.filesystems, r.filesystems, operator.attrgetter("filesystem", "mounted_on"))
 
     def _add_domain(self, r: f.Domain) -> None:
         if r.origin == "qemu_cmdline":
