@@ -469,11 +469,12 @@ class _Loader:
         """A machine the loader split off a paste (no prompt named it); the
         host its blocks inherit from the prompts before it is not its name."""
         boundary = self._boundaries.get(start)
-        asm = HostAssembler(label=(boundary.hostname if boundary and boundary.hostname else label) or "")
+        hostname = boundary.hostname if boundary else None
+        asm = HostAssembler(label=hostname or label or "")
         asm.host.split_reason = reason
         if boundary is not None and boundary.previous:
             asm.not_named.add(boundary.previous.strip())
-        self.extra.append(((boundary.hostname if boundary else None) or "", asm))
+        self.extra.append((hostname or "", asm))
         return asm
 
     # ------------------------------------------------------------------ entry points
@@ -1033,13 +1034,8 @@ def _only_comments(text: str) -> bool:
 def _looks_like_transcript(text: str) -> bool:
     """Prompts or fences near the top, once the paste is cleaned (quoted,
     indented, wrapped in a ticket): a pasted session, not one artifact."""
-    head = "\n".join(text.split("\n", 400)[:400])
-    for line in normalise(head).lines:
-        if line.lstrip().startswith(("```", "~~~")):
-            return True
-        if match_prompt(line):
-            return True
-    return False
+    head = normalise("\n".join(text.split("\n", 400)[:400]))
+    return any(line.lstrip().startswith(("```", "~~~")) or match_prompt(line) for line in head.lines)
 
 
 def _unreadable_type(member: tarfile.TarInfo) -> str | None:
