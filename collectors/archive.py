@@ -239,6 +239,11 @@ _NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
 _SOS_MEMBER = re.compile(r"sos_commands/|(?:^|/)sos_reports/")
 
 
+def _cannot_read(exc: OSError) -> str:
+    """The error of a file or member the system would not read: the system's reason."""
+    return f"cannot read: {exc.strerror or type(exc).__name__}"
+
+
 def _clean_member_name(name: str) -> tuple[str | None, str | None]:
     """``(normalised name, None)`` or ``(None, reason to skip)``."""
     why = _unsafe_name(name)
@@ -482,7 +487,7 @@ class _Loader:
         try:
             st = os.lstat(path)
         except OSError as exc:
-            self.error(path.name or str(path), f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(path.name or str(path), _cannot_read(exc))
             return
         if stat.S_ISDIR(st.st_mode):
             self.load_directory(path)
@@ -528,7 +533,7 @@ class _Loader:
         try:
             st = os.lstat(full)
         except OSError as exc:
-            self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(rel, _cannot_read(exc))
             return None
         if stat.S_ISLNK(st.st_mode):
             self.error(rel, "symbolic link not followed")
@@ -546,7 +551,7 @@ class _Loader:
             # O_NOFOLLOW: the file may have been swapped for a link since lstat
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -563,7 +568,7 @@ class _Loader:
         try:
             head = fh.read(512)
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return
         kind = _magic(head)
         if kind in ("zstd", "zip", "7z", "rar"):
@@ -623,7 +628,7 @@ class _Loader:
                 return None
             _read_up_to(fh, data, limit)
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return None
         if len(data) > limit:
             if known_kind:
