@@ -309,11 +309,7 @@ def run_parser(
 
 def _file_line(line: int | None, line_offset: int, line_map: list[int] | None) -> int | None:
     """The uploaded file's line of a line of the parsed text."""
-    if not isinstance(line, int):
-        return None
-    if line_map and 1 <= line <= len(line_map):
-        return line_map[line - 1]
-    return line + line_offset
+    return _moved(line, line_offset, line_map) if isinstance(line, int) else None
 
 
 def _place(result: f.Parsed, kind: str, artifact: str, line_offset: int, line_map: list[int] | None) -> None:
