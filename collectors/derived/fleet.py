@@ -202,14 +202,20 @@ def profile_host(profile: FleetProfile) -> HostFacts:
     return HostFacts(
         label=profile.label,
         hostname=profile.hostname,
-        role=profile.role or ("guest" if profile.guest else None),
+        role=_profile_role(profile),
     )
+
+
+def _profile_role(profile: FleetProfile) -> str | None:
+    """The role of the member known by ``profile``: its own, else "guest"
+    when the profile says it is one."""
+    return profile.role or ("guest" if profile.guest else None)
 
 
 def profile_is_guest(profile: FleetProfile) -> bool:
     """Whether the engine places the member known by ``profile`` as a guest
     (as it places its stand-in host, :func:`profile_host`)."""
-    return (profile.role or ("guest" if profile.guest else None)) == "guest"
+    return _profile_role(profile) == "guest"
 
 
 # ---------------------------------------------------------------- fleet summary
