@@ -754,9 +754,12 @@ class HostAssembler:
         _extend_new(current.dimms, r.dimms, operator.attrgetter("locator", "bank", "line"))
 
     def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
-        known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}
+        # keyed by pid only where there is one: a process without a pid is never merged
+        known: dict[tuple[int | None, str], f.ProcessNuma] = {
+            (p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None
+        }
         for proc in r.processes:
-            seen = known.get((proc.pid, proc.tool)) if proc.pid is not None else None
+            seen = known.get((proc.pid, proc.tool))
             if seen is None:
                 self.host.process_numa.append(proc)
                 if proc.pid is not None:
