@@ -565,9 +565,9 @@ def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
     used: set[str] = set()
     for device in by_name.get("device", []):
         driver, ref = device.get("driver") or "", device.get("drive")
-        if ref is None or not (driver in _CDROM_DEVICES or _DISK_DEVICES.match(driver)):
+        kind = _disk_kind(driver)
+        if ref is None or kind is None:
             continue
-        kind = "cdrom" if driver in _CDROM_DEVICES else "disk"
         target = device.get("id") or ref
         if ref in drives:
             used.add(ref)
@@ -581,6 +581,13 @@ def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
         disk.iothread = _int(re.sub(r"^\D*", "", iothread)) if iothread else None
         _add_disk(d, disk, device.line)
     return used
+
+
+def _disk_kind(driver: str) -> str | None:
+    """What a ``-device`` driver attaches: "cdrom", "disk", or None (no drive)."""
+    if driver in _CDROM_DEVICES:
+        return "cdrom"
+    return "disk" if _DISK_DEVICES.match(driver) else None
 
 
 def _add_disk(d: Domain, disk: DomainDisk, line: int) -> None:
