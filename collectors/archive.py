@@ -1052,6 +1052,18 @@ def _unreadable_type(member: tarfile.TarInfo) -> str | None:
     return None
 
 
+def _string(item: dict[str, Any], key: str) -> str | None:
+    """``item[key]`` when it is a string (a manifest is JSON anyone may have written)."""
+    value = item.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _manifest_note(doc: dict[str, Any], key: str) -> str | None:
+    """A manifest's ``key`` as the artifact list shows it: as text, at most 64 characters."""
+    value = doc.get(key)
+    return str(value)[:64] if value else None
+
+
 def _manifest_items(doc: dict[str, Any], limit: int) -> list[tuple[str, dict[str, Any]]]:
     """("commands" or "files", entry) of the collector's manifest, at most ``limit`` of each."""
     entries: list[tuple[str, dict[str, Any]]] = []
@@ -1303,10 +1315,8 @@ class _TarWalk:
             "manifest",
             lines=None,
             parsed=True,
-            collector_version=str(doc.get("collector_version"))[:64]
-            if doc.get("collector_version")
-            else None,
-            time=str(doc.get("time"))[:64] if doc.get("time") else None,
+            collector_version=_manifest_note(doc, "collector_version"),
+            time=_manifest_note(doc, "time"),
         )
 
     def map_manifest(self, name: str, doc: dict[str, Any], pre: str) -> None:
@@ -1324,10 +1334,10 @@ class _TarWalk:
     def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
         """What a manifest says of one file: its parser kind (as written, else
         from its command, else from its path), the command and its exit code."""
-        kind = item.get("kind") if isinstance(item.get("kind"), str) else None
+        kind = _string(item, "kind")
         if kind not in self._kinds():
             kind = None
-        command = item.get("command") if isinstance(item.get("command"), str) else None
+        command = _string(item, "command")
         if kind is None and command:
             kind = kind_for_command(command)
         if kind is None:
