@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 
 from collectors.cpulist import MAX_CPU_ID, parse_cpulist
-from collectors.facts import ArtifactError, IrqAffinity, ParseError
-from collectors.parsers import register
+from collectors.facts import IrqAffinity, ParseError
+from collectors.parsers import register, skipped_lines
 
 _PATH_ROW = re.compile(
     r"^\s*/proc/irq/(\d+)/(?:([^\n]+?)/\.\./)?(smp_affinity_list|smp_affinity|effective_affinity_list|"
@@ -77,14 +77,7 @@ def parse_irq_affinity(text: str) -> IrqAffinity:
         raise ParseError(
             f"not IRQ affinities: {len(skipped)} of {len(skipped) + len(out.cpus)} lines are not"
         )
-    if skipped:
-        out.errors.append(
-            ArtifactError(
-                "",
-                f"irq affinity: {len(skipped)} line{'s' if len(skipped) > 1 else ''} not in 'IRQ CPUS' form",
-                skipped[0],
-            )
-        )
+    out.errors += skipped_lines("irq affinity", "'IRQ CPUS'", skipped)
     return out
 
 
