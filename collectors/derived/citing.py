@@ -16,7 +16,7 @@ def host_name(host: HostFacts) -> str:
     for entry in host.artifacts:
         name = str(entry.get("name") or "").rsplit("/", 1)[-1].split(":", 1)[0]
         if name:
-            return name.rsplit(".", 1)[0] if "." in name else name
+            return name.rsplit(".", 1)[0]  # (the name itself when it has no ".")
     return "host"
 
 
