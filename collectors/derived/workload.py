@@ -125,7 +125,7 @@ def _log_setting(host: HostFacts, code: str) -> Setting | None:
 def thp_setting(host: HostFacts, name: str = "enabled") -> Setting | None:
     """THP ``enabled`` or ``defrag`` (the [selected] mode)."""
     hp = host.hugepages
-    value = getattr(hp, f"thp_{name}", None) if hp is not None else None
+    value = getattr(hp, f"thp_{name}", None)  # (None without hugepages facts)
     if value and hp is not None:
         return Setting(value, f"hugepages.thp_{name}", hp, hp.lines.get(f"thp_{name}"))
     return _log_setting(host, f"thp_{name}")
