@@ -326,8 +326,10 @@ def _fill(util: CpuUtil, columns: list[str | None], cells: list[str]) -> bool:
     """Set the values of ``cells`` in their ``columns``; whether one was a number."""
     got = False
     for name, cell in zip(columns, cells, strict=False):
-        value = decimal(cell) if name is not None else None
-        if name is not None and value is not None:
+        if name is None:
+            continue  # a column no CpuUtil field holds
+        value = decimal(cell)
+        if value is not None:
             setattr(util, name, value)
             got = True
     return got
