@@ -208,11 +208,9 @@ def _store(text: str, kinds: set[str]) -> str:
     hints at; "" when neither tells."""
     if len(kinds) == 1:
         return next(iter(kinds))
-    if _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
-        return "mongodb"
     if _REDIS_HINT.search(text):
         return "redis"
-    return ""
+    return "mongodb" if _MONGO_HINT.search(text) else ""
 
 
 _INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")
