@@ -1195,16 +1195,15 @@ class _TarWalk:
         """The collector's ``manifest.json`` (at the top or one directory down) or
         a sosreport's ``sos_reports/manifest.json``, read; False for any other member."""
         if parts[-1] == "manifest.json" and len(parts) <= 2:
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
-            return True
-        if name.endswith("sos_reports/manifest.json"):
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
-            return True
-        return False
+            read, prefix = self.read_manifest, "/".join(parts[:-1])
+        elif name.endswith("sos_reports/manifest.json"):
+            read, prefix = self.read_sos_manifest, name[: -len("sos_reports/manifest.json")]
+        else:
+            return False
+        data = self._read(tf, member, name, MANIFEST_MAX)
+        if data is not None:
+            read(name, data, prefix=prefix)
+        return True
 
     def unmapped_member(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
