@@ -43,7 +43,7 @@ from django.conf import settings
 
 from collectors import facts as f
 from collectors import parsers
-from collectors.machines import find_conflicts
+from collectors.machines import cpu_map_only, find_conflicts
 from collectors.numbers import whole
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
 from collectors.parsers.qemu_cmdline import domains_of_processes
@@ -530,7 +530,7 @@ _CPU_MAP_COUNTS = ("cpus", "sockets", "cores_per_socket", "threads_per_core", "n
 def _cpu_map_of(cand: f.CpuTopology, best: f.CpuTopology) -> bool:
     """Whether ``cand`` is a CPU map alone (lscpu -e / -p, no summary) of the
     machine of ``best`` (same CPU count, when both know it)."""
-    if "cpu_map_rows" not in cand.extra or cand.model_name or cand.architecture:
+    if not cpu_map_only(cand):
         return False
     return best.cpus is None or cand.cpus is None or best.cpus == cand.cpus
 

@@ -185,9 +185,14 @@ def _numactl_view(result: f.NumactlHardware, line: int) -> MachineView:
     )
 
 
+def cpu_map_only(cpu: f.CpuTopology) -> bool:
+    """Whether ``cpu`` is a CPU map alone (``lscpu -e`` / ``-p``: rows, no summary)."""
+    return "cpu_map_rows" in cpu.extra and not (cpu.model_name or cpu.architecture)
+
+
 def _lscpu_view(result: f.CpuTopology, line: int) -> MachineView | None:
-    if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
-        return None  # lscpu -e / -p: a CPU map, not the summary
+    if cpu_map_only(result):
+        return None  # not the summary
     if result.cpus is None and result.numa_nodes is None:
         return None
     return MachineView(
@@ -423,12 +428,7 @@ Values = list[tuple[str, f.Parsed, str | None]]
 def _summaries(cpu_candidates: Sequence[f.CpuTopology]) -> list[f.CpuTopology]:
     """The CPU facts that describe the whole machine (lscpu's summary, not its
     CPU map rows alone nor /proc/cpuinfo)."""
-    return [
-        c
-        for c in cpu_candidates
-        if not ("cpu_map_rows" in c.extra and not (c.model_name or c.architecture))
-        and "cpuinfo" not in c.extra
-    ]
+    return [c for c in cpu_candidates if not cpu_map_only(c) and "cpuinfo" not in c.extra]
 
 
 def _node_counts(numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]) -> Values:
