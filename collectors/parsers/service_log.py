@@ -252,7 +252,7 @@ def parse_redis_info(text: str) -> ServiceLog:
         key, value = m["key"], m["value"].strip()
         out.settings.setdefault(key, value)
         out.lines.setdefault(key, idx)
-    if not out.settings or not ({"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings)):
+    if not {"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings):
         raise ParseError("redis INFO: no redis_version, latest_fork_usec or used_memory field")
     out.version = out.settings.get("redis_version")
     if out.version:
