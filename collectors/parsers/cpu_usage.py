@@ -48,7 +48,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
-from collectors.numbers import ascii_digits, decimal
+from collectors.numbers import ascii_digits, decimal, set_means
 from collectors.parsers import register
 from collectors.sizes import kib
 
@@ -337,10 +337,7 @@ def _fill(util: CpuUtil, columns: list[str | None], cells: list[str]) -> bool:
 
 def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:
     util = CpuUtil(cpu=cpu, line=rows[-1].line)
-    for name in ("us", "sy", "ni", "id", "wa", "hi", "si", "st"):
-        values = [getattr(r, name) for r in rows if getattr(r, name) is not None]
-        if values:
-            setattr(util, name, round(sum(values) / len(values), 2))
+    set_means(util, rows, ("us", "sy", "ni", "id", "wa", "hi", "si", "st"))
     return util
 
 
