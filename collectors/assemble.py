@@ -289,10 +289,7 @@ def run_parser(
         error = f.ArtifactError(
             artifact, f"{kind}: {exc.message}", _file_line(exc.line, line_offset, line_map)
         )
-        partial = getattr(exc, "partial", None)
-        if partial is None:
-            return [], error
-        results = _as_results(partial)
+        results = _as_results(exc.partial)  # (none without a partial result)
     except RecursionError:
         log.exception("parser %s recursed too deep on %s", kind, artifact)
         return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
