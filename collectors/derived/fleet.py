@@ -306,11 +306,7 @@ class _Bench:
         """Add a contributor; ``rank=False`` leaves ``ranked`` to :meth:`rank_all`."""
         tested = row[2]
         before = self._counted(tested) if rank else None
-        contributors = self.tested.get(tested)
-        if contributors is None:
-            self.tested[tested] = [(order, member, place, row)]
-        else:
-            bisect.insort(contributors, (order, member, place, row), key=lambda c: c[:2])
+        bisect.insort(self.tested.setdefault(tested, []), (order, member, place, row), key=lambda c: c[:2])
         if rank:
             self._recount(before, self._counted(tested))
 
