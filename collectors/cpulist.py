@@ -52,6 +52,18 @@ def _cpu_range(part: str) -> range:
     return range(lo, hi + 1, step)
 
 
+def mask_cpus(value: int) -> list[int]:
+    """The CPU ids of the bits set in ``value`` (an affinity mask read as a
+    number); ValueError for a bit past ``MAX_CPU_ID``.
+
+    >>> mask_cpus(0xA03)
+    [0, 1, 9, 11]
+    """
+    if value.bit_length() > MAX_CPU_ID + 1:
+        raise ValueError(f"CPU mask wider than {MAX_CPU_ID + 1} CPUs")
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
 def format_cpulist(cpus: Iterable[int]) -> str:
     """Compress ids to ``"0-3,8"``.
 
