@@ -228,12 +228,12 @@ def _counter_row(
     """A ``name v v ...`` row under the node header, read into ``out``; a row cut
     mid-paste ("Inactive   4650.94   17.62" under nine columns, or the paste's
     ``last`` line cut in its name: "Mapp") is reported."""
-    values = _node_values(tokens, header)
-    if values is not None:
+    got = _values(tokens[1:], header)
+    if got is not None:
         name = tokens[0]
         if name.lower() in NUMASTAT_COUNTERS:
             name = name.lower()
-        for n, v in zip(header, values, strict=True):
+        for n, v in got[0].items():
             out.nodes[n][name] = v
         out.lines[name] = idx
         return True
@@ -243,14 +243,6 @@ def _counter_row(
         )
         return True
     return False
-
-
-def _node_values(tokens: list[str], header: list[int]) -> list[float] | None:
-    """A row's value for each node of the header; None unless it has them all."""
-    if len(tokens) < len(header) + 1:
-        return None
-    values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
-    return values if len(values) == len(header) else None
 
 
 def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
@@ -266,6 +258,8 @@ def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
 
 
 def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:
+    """A row's value for each node of the header, and the total after them;
+    None unless it has a value for every node."""
     values = [_num(t) for t in cells]
     node_values = [v for v in values[: len(header)] if v is not None]
     if len(node_values) < len(header):
