@@ -208,7 +208,7 @@ def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
     """DMI, systemd-detect-virt or a virtio device: virtual or physical, nothing more."""
     if isinstance(result, f.PciDevices):
         result = result.signals  # a virtio or emulated device; no device list says "physical"
-    if kind in GUEST_SIGNAL_KINDS and isinstance(result, f.GuestSignals) and result.virtual is not None:
+    if isinstance(result, f.GuestSignals) and result.virtual is not None:
         return MachineView(kind=kind, line=line, guest=result.virtual)
     return None
 
@@ -353,7 +353,7 @@ def _read_block(
     if block.kind not in WHOLE_MACHINE_KINDS:
         return
     result = _parsed(index, block, parsed, probe)
-    view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
+    view = view_of(block.kind, _first(result), block.start_line)  # (None for no result)
     if view is not None:
         _output_boundary(walk, block, view)
 
