@@ -298,7 +298,7 @@ def _pid_row(stripped: str, header: list[int], procs: ProcessNumaUsage, idx: int
 def _category_row(stripped: str, header: list[int], current: ProcessNuma, idx: int) -> None:
     """A row of one process's table (``Huge``, ``Heap`` ... ``Total``)."""
     tokens = stripped.split()
-    got = _values(tokens[1:], header) if len(tokens) >= 2 else None
+    got = _values(tokens[1:], header)  # (a name alone has no value for the nodes)
     if not got:
         return
     if tokens[0] == "Total":
