@@ -248,7 +248,7 @@ def _counter_row(
 def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
     """A named row with fewer numbers than nodes (a name alone only on the paste's
     last line); a meminfo line after the table ("HugePages_Total:   400000") is none."""
-    if not tokens or _ROW_NAME.match(tokens[0]) is None:
+    if _ROW_NAME.match(tokens[0]) is None:  # (a line read is never blank)
         return False
     return (
         (last or len(tokens) > 1)
