@@ -939,21 +939,24 @@ class HostAssembler:
         return size if isinstance(size, int) and size > 0 else 2048
 
     def _hugepages_from_meminfo(self) -> None:
+        """/proc/meminfo's huge page count and size, where the hugepages facts
+        lack them (or stand in for them)."""
         mem = self.host.meminfo
         if not mem:
             return
-        total, size = mem.values.get("HugePages_Total"), mem.values.get("Hugepagesize")
-        if total is None and size is None:
+        found = f.HugePages(
+            source=mem.source,
+            nr_hugepages=mem.values.get("HugePages_Total"),
+            hugepagesize_kb=mem.values.get("Hugepagesize"),
+        )
+        if found.nr_hugepages is None and found.hugepagesize_kb is None:
             return
+        if "HugePages_Total" in mem.lines:  # (its line is there only with its value)
+            found.lines["nr_hugepages"] = mem.lines["HugePages_Total"]
         if self.host.hugepages is None:
-            self.host.hugepages = f.HugePages(source=mem.source)
-        hp = self.host.hugepages
-        if hp.nr_hugepages is None and total is not None:
-            hp.nr_hugepages = total
-            if "HugePages_Total" in mem.lines:
-                hp.lines["nr_hugepages"] = mem.lines["HugePages_Total"]
-        if hp.hugepagesize_kb is None and size is not None:
-            hp.hugepagesize_kb = size
+            self.host.hugepages = found
+        else:
+            _fill_unset_with_lines(self.host.hugepages, found, ("nr_hugepages", "hugepagesize_kb"))
 
     def _role(self) -> None:
         cpu = self.host.cpu
