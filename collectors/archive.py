@@ -1563,7 +1563,7 @@ _BINARY_FORMATS = (
 # Share of control bytes (not tab, newline, carriage return, form feed,
 # backspace or escape) above which a head is not text in any encoding we read.
 BINARY_CONTROL_SHARE = 0.05
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+_BINARY_CONTROLS = frozenset(range(0x20)) - frozenset(b"\t\n\r\f\b\x1b")
 
 
 def binary_reason(head: bytes) -> str | None:
@@ -1588,7 +1588,7 @@ def binary_reason(head: bytes) -> str | None:
             return name
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
-    controls = sum(1 for b in head if b < 0x20 and b not in _TEXT_CONTROLS)
+    controls = sum(1 for b in head if b in _BINARY_CONTROLS)
     if b"\x00" in head or controls > BINARY_CONTROL_SHARE * len(head):
         return "binary data (not text, not an archive)"
     return None
