@@ -89,7 +89,7 @@ def _detect(head: str) -> bool:
         return False
     if _distance_table_alone(head):
         return True
-    nodes = {line.split()[1] for line in (m.group(0) for m in _NODE_LINES.finditer(head))}
+    nodes = {m.group(0).split()[1] for m in _NODE_LINES.finditer(head)}
     return len(nodes) >= 2 or (len(nodes) == 1 and "node distances:" in head)
 
 
