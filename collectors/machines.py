@@ -279,7 +279,7 @@ def _database_boundary(walk: _Walk, block: Any, server: str | None, lines: Seque
 
 def _output_boundary(walk: _Walk, block: Any, view: MachineView) -> None:
     """A whole-machine output (numactl -H, lscpu) that disagrees with one seen before."""
-    why = next((w for w in (v.differs(view) for v in walk.seen) if w), None)
+    why = next((w for v in walk.seen if (w := v.differs(view))), None)
     if why is not None and len(walk.out) < MAX_MACHINES:
         reason = (
             f"the {block.label or block.kind} at line {block.start_line} shows another machine "

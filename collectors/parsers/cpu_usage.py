@@ -150,7 +150,7 @@ def _top_summary_line(out: CpuUsage, line: str, idx: int) -> bool:
 
 
 def _top_load(out: CpuUsage, line: str, m: re.Match[str], idx: int) -> None:
-    values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
+    values = [v for g in m.groups() if (v := decimal(g.rstrip(","))) is not None]
     if len(values) == len(m.groups()):
         out.load_average = (values[0], values[1], values[2])
         out.lines["load_average"] = idx

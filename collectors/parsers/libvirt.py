@@ -574,8 +574,8 @@ def _read_cputune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
         d.iothreadpin.update(_read_pins(cputune, r, tag="iothreadpin", attr="iothread", key="iothreadpin"))
     d.iothread_ids = [
         i
-        for i in (_int(t.get("id"), "<iothread id>") for t in dom.findall("iothreadids/iothread"))
-        if i is not None
+        for t in dom.findall("iothreadids/iothread")
+        if (i := _int(t.get("id"), "<iothread id>")) is not None
     ]
     iothreads = dom.find("iothreads")
     if iothreads is not None and element_text(iothreads) is not None:

@@ -111,7 +111,7 @@ def _rate_row(tokens: list[str], columns: list[str], idx: int) -> NetDevRate | N
     """One interface's rates from a data row (the last ``columns`` cells, all
     numbers, after the interface's name); None for any other row."""
     cells = tokens[-len(columns) :]
-    values = [v for v in (decimal(c) for c in cells) if v is not None]
+    values = [v for c in cells if (v := decimal(c)) is not None]
     if len(values) < len(cells):
         return None
     rate = NetDevRate(iface=tokens[-len(columns) - 1], line=idx)
