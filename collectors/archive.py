@@ -49,6 +49,7 @@ from collectors.decoding import BINARY_PROBE_BYTES, MAX_LINE_CHARS, Decoded, dec
 from collectors.limits import Limits, MiB
 from collectors.machines import Boundary, machine_boundaries, repeats_output, split_repeated_outputs
 from collectors.normalise import LOG_PREFIXES, UNBOLDED, normalise
+from collectors.numbers import whole
 from collectors.transcript import (
     PROMPT,
     PROSE,
@@ -236,6 +237,11 @@ class _ManifestEntry:
 _NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
 # a member only a sosreport holds: a command output, or its sos_reports/ directory
 _SOS_MEMBER = re.compile(r"sos_commands/|(?:^|/)sos_reports/")
+
+
+def _cannot_read(exc: OSError) -> str:
+    """The error of a file or member the system would not read: the system's reason."""
+    return f"cannot read: {exc.strerror or type(exc).__name__}"
 
 
 def _clean_member_name(name: str) -> tuple[str | None, str | None]:
@@ -468,11 +474,12 @@ class _Loader:
         """A machine the loader split off a paste (no prompt named it); the
         host its blocks inherit from the prompts before it is not its name."""
         boundary = self._boundaries.get(start)
-        asm = HostAssembler(label=(boundary.hostname if boundary and boundary.hostname else label) or "")
+        hostname = boundary.hostname if boundary else None
+        asm = HostAssembler(label=hostname or label or "")
         asm.host.split_reason = reason
         if boundary is not None and boundary.previous:
             asm.not_named.add(boundary.previous.strip())
-        self.extra.append(((boundary.hostname if boundary else None) or "", asm))
+        self.extra.append((hostname or "", asm))
         return asm
 
     # ------------------------------------------------------------------ entry points
@@ -480,7 +487,7 @@ class _Loader:
         try:
             st = os.lstat(path)
         except OSError as exc:
-            self.error(path.name or str(path), f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(path.name or str(path), _cannot_read(exc))
             return
         if stat.S_ISDIR(st.st_mode):
             self.load_directory(path)
@@ -526,7 +533,7 @@ class _Loader:
         try:
             st = os.lstat(full)
         except OSError as exc:
-            self.error(rel, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(rel, _cannot_read(exc))
             return None
         if stat.S_ISLNK(st.st_mode):
             self.error(rel, "symbolic link not followed")
@@ -544,7 +551,7 @@ class _Loader:
             # O_NOFOLLOW: the file may have been swapped for a link since lstat
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
@@ -561,7 +568,7 @@ class _Loader:
         try:
             head = fh.read(512)
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return
         kind = _magic(head)
         if kind in ("zstd", "zip", "7z", "rar"):
@@ -621,7 +628,7 @@ class _Loader:
                 return None
             _read_up_to(fh, data, limit)
         except OSError as exc:
-            self.error(name, f"cannot read: {exc.strerror or type(exc).__name__}")
+            self.error(name, _cannot_read(exc))
             return None
         if len(data) > limit:
             if known_kind:
@@ -1033,13 +1040,8 @@ def _only_comments(text: str) -> bool:
 def _looks_like_transcript(text: str) -> bool:
     """Prompts or fences near the top, once the paste is cleaned (quoted,
     indented, wrapped in a ticket): a pasted session, not one artifact."""
-    head = "\n".join(text.split("\n", 400)[:400])
-    for line in normalise(head).lines:
-        if line.lstrip().startswith(("```", "~~~")):
-            return True
-        if match_prompt(line):
-            return True
-    return False
+    head = normalise("\n".join(text.split("\n", 400)[:400]))
+    return any(line.lstrip().startswith(("```", "~~~")) or match_prompt(line) for line in head.lines)
 
 
 def _unreadable_type(member: tarfile.TarInfo) -> str | None:
@@ -1049,6 +1051,18 @@ def _unreadable_type(member: tarfile.TarInfo) -> str | None:
     if not member.isreg():
         return "unsupported member type skipped"
     return None
+
+
+def _string(item: dict[str, Any], key: str) -> str | None:
+    """``item[key]`` when it is a string (a manifest is JSON anyone may have written)."""
+    value = item.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _manifest_note(doc: dict[str, Any], key: str) -> str | None:
+    """A manifest's ``key`` as the artifact list shows it: as text, at most 64 characters."""
+    value = doc.get(key)
+    return str(value)[:64] if value else None
 
 
 def _manifest_items(doc: dict[str, Any], limit: int) -> list[tuple[str, dict[str, Any]]]:
@@ -1182,16 +1196,15 @@ class _TarWalk:
         """The collector's ``manifest.json`` (at the top or one directory down) or
         a sosreport's ``sos_reports/manifest.json``, read; False for any other member."""
         if parts[-1] == "manifest.json" and len(parts) <= 2:
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_manifest(name, data, prefix="/".join(parts[:-1]))
-            return True
-        if name.endswith("sos_reports/manifest.json"):
-            data = self._read(tf, member, name, MANIFEST_MAX)
-            if data is not None:
-                self.read_sos_manifest(name, data, prefix=name[: -len("sos_reports/manifest.json")])
-            return True
-        return False
+            read, prefix = self.read_manifest, "/".join(parts[:-1])
+        elif name.endswith("sos_reports/manifest.json"):
+            read, prefix = self.read_sos_manifest, name[: -len("sos_reports/manifest.json")]
+        else:
+            return False
+        data = self._read(tf, member, name, MANIFEST_MAX)
+        if data is not None:
+            read(name, data, prefix=prefix)
+        return True
 
     def unmapped_member(
         self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str, parts: list[str]
@@ -1302,10 +1315,8 @@ class _TarWalk:
             "manifest",
             lines=None,
             parsed=True,
-            collector_version=str(doc.get("collector_version"))[:64]
-            if doc.get("collector_version")
-            else None,
-            time=str(doc.get("time"))[:64] if doc.get("time") else None,
+            collector_version=_manifest_note(doc, "collector_version"),
+            time=_manifest_note(doc, "time"),
         )
 
     def map_manifest(self, name: str, doc: dict[str, Any], pre: str) -> None:
@@ -1323,10 +1334,10 @@ class _TarWalk:
     def _manifest_entry(self, item: dict[str, Any], clean: str) -> _ManifestEntry:
         """What a manifest says of one file: its parser kind (as written, else
         from its command, else from its path), the command and its exit code."""
-        kind = item.get("kind") if isinstance(item.get("kind"), str) else None
+        kind = _string(item, "kind")
         if kind not in self._kinds():
             kind = None
-        command = item.get("command") if isinstance(item.get("command"), str) else None
+        command = _string(item, "command")
         if kind is None and command:
             kind = kind_for_command(command)
         if kind is None:
@@ -1335,7 +1346,7 @@ class _TarWalk:
         return _ManifestEntry(
             kind=kind,
             command=command,
-            exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+            exit_code=exit_code if whole(exit_code) else None,
         )
 
     def read_sos_manifest(self, name: str, data: bytes | bytearray, *, prefix: str) -> None:
@@ -1553,7 +1564,7 @@ _BINARY_FORMATS = (
 # Share of control bytes (not tab, newline, carriage return, form feed,
 # backspace or escape) above which a head is not text in any encoding we read.
 BINARY_CONTROL_SHARE = 0.05
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+_BINARY_CONTROLS = frozenset(range(0x20)) - frozenset(b"\t\n\r\f\b\x1b")
 
 
 def binary_reason(head: bytes) -> str | None:
@@ -1578,7 +1589,7 @@ def binary_reason(head: bytes) -> str | None:
             return name
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
-    controls = sum(1 for b in head if b < 0x20 and b not in _TEXT_CONTROLS)
+    controls = sum(1 for b in head if b in _BINARY_CONTROLS)
     if b"\x00" in head or controls > BINARY_CONTROL_SHARE * len(head):
         return "binary data (not text, not an archive)"
     return None

@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import operator
 import re
 import signal
 import threading
@@ -42,7 +43,8 @@ from django.conf import settings
 
 from collectors import facts as f
 from collectors import parsers
-from collectors.machines import find_conflicts
+from collectors.machines import cpu_map_only, find_conflicts
+from collectors.numbers import whole
 from collectors.parsers.numastat import NUMASTAT_COUNTERS
 from collectors.parsers.qemu_cmdline import domains_of_processes
 from collectors.parsers.virsh import domain_from_command
@@ -108,7 +110,7 @@ def _shift_lines(lines: dict[Any, Any], offset: int, line_map: list[int] | None)
         lines.update(zip(list(lines), map(offset.__add__, list(lines.values())), strict=True))
         return
     for key, line in list(lines.items()):
-        if isinstance(line, int) and not isinstance(line, bool):
+        if whole(line):
             lines[key] = _moved(line, offset, line_map)
 
 
@@ -134,7 +136,7 @@ def _shift_field(
     obj: Any, name: str, value: Any, offset: int, seen: set[int], line_map: list[int] | None
 ) -> None:
     """:func:`_shift` of one field of a parser result: a line, the lines, or the results it holds."""
-    if name == "line" and isinstance(value, int) and not isinstance(value, bool):
+    if name == "line" and whole(value):
         setattr(obj, name, _moved(value, offset, line_map))
     elif name == "lines" and isinstance(value, dict):
         _shift_lines(value, offset, line_map)
@@ -287,10 +289,7 @@ def run_parser(
         error = f.ArtifactError(
             artifact, f"{kind}: {exc.message}", _file_line(exc.line, line_offset, line_map)
         )
-        partial = getattr(exc, "partial", None)
-        if partial is None:
-            return [], error
-        results = _as_results(partial)
+        results = _as_results(exc.partial)  # (none without a partial result)
     except RecursionError:
         log.exception("parser %s recursed too deep on %s", kind, artifact)
         return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
@@ -307,11 +306,7 @@ def run_parser(
 
 def _file_line(line: int | None, line_offset: int, line_map: list[int] | None) -> int | None:
     """The uploaded file's line of a line of the parsed text."""
-    if not isinstance(line, int):
-        return None
-    if line_map and 1 <= line <= len(line_map):
-        return line_map[line - 1]
-    return line + line_offset
+    return _moved(line, line_offset, line_map) if isinstance(line, int) else None
 
 
 def _place(result: f.Parsed, kind: str, artifact: str, line_offset: int, line_map: list[int] | None) -> None:
@@ -385,8 +380,7 @@ def _merge_topology(topo: f.NumaTopology, part: f.NumactlHardware | f.NumaTopolo
         target = topo.node(node_id)
         if not target.cpus and node.cpus:
             target.cpus = list(node.cpus)
-        target.size_mb = target.size_mb if target.size_mb is not None else node.size_mb
-        target.free_mb = target.free_mb if target.free_mb is not None else node.free_mb
+        _fill_unset(target, node, ("size_mb", "free_mb"))
         _fill(target.meminfo, node.meminfo)
         _fill(target.numastat, node.numastat)
     if not topo.distances and part.distances:
@@ -443,6 +437,16 @@ def _add_new_keys(target: Any, source: Any, name: str, *, prefix: str = "") -> N
         held[key] = more[key]
         if prefix + key in source.lines:
             target.lines[prefix + key] = source.lines[prefix + key]
+
+
+def _extend_new(held: list[Any], more: Iterable[Any], key: Callable[[Any], Any]) -> None:
+    """Append the items of ``more`` whose ``key`` no item of ``held`` has yet
+    (each key once)."""
+    seen = {key(item) for item in held}
+    for item in more:
+        if key(item) not in seen:
+            held.append(item)
+            seen.add(key(item))
 
 
 def _fill_unset(target: Any, source: Any, names: Iterable[str]) -> list[str]:
@@ -523,7 +527,7 @@ _CPU_MAP_COUNTS = ("cpus", "sockets", "cores_per_socket", "threads_per_core", "n
 def _cpu_map_of(cand: f.CpuTopology, best: f.CpuTopology) -> bool:
     """Whether ``cand`` is a CPU map alone (lscpu -e / -p, no summary) of the
     machine of ``best`` (same CPU count, when both know it)."""
-    if "cpu_map_rows" not in cand.extra or cand.model_name or cand.architecture:
+    if not cpu_map_only(cand):
         return False
     return best.cpus is None or cand.cpus is None or best.cpus == cand.cpus
 
@@ -744,16 +748,15 @@ class HostAssembler:
             if current is not None:
                 _fill(r.lines, current.lines)
             return
-        seen = {(d.locator, d.bank, d.line) for d in current.dimms}
-        for dimm in r.dimms:
-            if (dimm.locator, dimm.bank, dimm.line) not in seen:
-                current.dimms.append(dimm)
-                seen.add((dimm.locator, dimm.bank, dimm.line))
+        _extend_new(current.dimms, r.dimms, operator.attrgetter("locator", "bank", "line"))
 
     def _add_process_numa(self, r: f.ProcessNumaUsage) -> None:
-        known = {(p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None}
+        # keyed by pid only where there is one: a process without a pid is never merged
+        known: dict[tuple[int | None, str], f.ProcessNuma] = {
+            (p.pid, p.tool): p for p in self.host.process_numa if p.pid is not None
+        }
         for proc in r.processes:
-            seen = known.get((proc.pid, proc.tool)) if proc.pid is not None else None
+            seen = known.get((proc.pid, proc.tool))
             if seen is None:
                 self.host.process_numa.append(proc)
                 if proc.pid is not None:
@@ -771,8 +774,7 @@ class HostAssembler:
                 setattr(target, name, True)
                 if name in r.lines:
                     target.lines.setdefault(name, r.lines[name])
-        if target.emulated_nodes is None:
-            target.emulated_nodes = r.emulated_nodes
+        _fill_unset(target, r, ("emulated_nodes",))
         target.nodes = sorted(set(target.nodes) | set(r.nodes))
         target.srat_pxms = sorted(set(target.srat_pxms) | set(r.srat_pxms))
         target.messages.extend(m for m in r.messages if m not in target.messages)
@@ -824,11 +826,7 @@ class HostAssembler:
         if self.host.df is None:
             self.host.df = r
             return
-        known = {(fs.filesystem, fs.mounted_on) for fs in self.host.df.filesystems}
-        for fs in r.filesystems:
-            if (fs.filesystem, fs.mounted_on) not in known:
-                self.host.df.filesystems.append(fs)
-                known.add((fs.filesystem, fs.mounted_on))
+        _extend_new(self.host.df.filesystems, r.filesystems, operator.attrgetter("filesystem", "mounted_on"))
 
     def _add_domain(self, r: f.Domain) -> None:
         if r.origin == "qemu_cmdline":
@@ -941,21 +939,24 @@ class HostAssembler:
         return size if isinstance(size, int) and size > 0 else 2048
 
     def _hugepages_from_meminfo(self) -> None:
+        """/proc/meminfo's huge page count and size, where the hugepages facts
+        lack them (or stand in for them)."""
         mem = self.host.meminfo
         if not mem:
             return
-        total, size = mem.values.get("HugePages_Total"), mem.values.get("Hugepagesize")
-        if total is None and size is None:
+        found = f.HugePages(
+            source=mem.source,
+            nr_hugepages=mem.values.get("HugePages_Total"),
+            hugepagesize_kb=mem.values.get("Hugepagesize"),
+        )
+        if found.nr_hugepages is None and found.hugepagesize_kb is None:
             return
+        if "HugePages_Total" in mem.lines:  # (its line is there only with its value)
+            found.lines["nr_hugepages"] = mem.lines["HugePages_Total"]
         if self.host.hugepages is None:
-            self.host.hugepages = f.HugePages(source=mem.source)
-        hp = self.host.hugepages
-        if hp.nr_hugepages is None and total is not None:
-            hp.nr_hugepages = total
-            if "HugePages_Total" in mem.lines:
-                hp.lines["nr_hugepages"] = mem.lines["HugePages_Total"]
-        if hp.hugepagesize_kb is None and size is not None:
-            hp.hugepagesize_kb = size
+            self.host.hugepages = found
+        else:
+            _fill_unset_with_lines(self.host.hugepages, found, ("nr_hugepages", "hugepagesize_kb"))
 
     def _role(self) -> None:
         cpu = self.host.cpu

@@ -52,24 +52,28 @@ def _cpu_range(part: str) -> range:
     return range(lo, hi + 1, step)
 
 
+def mask_cpus(value: int) -> list[int]:
+    """The CPU ids of the bits set in ``value`` (an affinity mask read as a
+    number); ValueError for a bit past ``MAX_CPU_ID``.
+
+    >>> mask_cpus(0xA03)
+    [0, 1, 9, 11]
+    """
+    if value.bit_length() > MAX_CPU_ID + 1:
+        raise ValueError(f"CPU mask wider than {MAX_CPU_ID + 1} CPUs")
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
 def format_cpulist(cpus: Iterable[int]) -> str:
     """Compress ids to ``"0-3,8"``.
 
     >>> format_cpulist([0, 1, 2, 3, 8])
     '0-3,8'
     """
-    ids = sorted(set(cpus))
-    ranges: list[str] = []
-    start: int | None = None
-    prev = 0  # read only once ``start`` is set, and set with it
-    for cpu in ids:
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
+    runs: list[list[int]] = []  # [first, last] of each run of consecutive ids
+    for cpu in sorted(set(cpus)):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
         else:
-            ranges.append(f"{start}-{prev}" if start != prev else str(start))
-            start = prev = cpu
-    if start is not None:
-        ranges.append(f"{start}-{prev}" if start != prev else str(start))
-    return ",".join(ranges)
+            runs.append([cpu, cpu])
+    return ",".join(f"{first}-{last}" if first != last else str(first) for first, last in runs)

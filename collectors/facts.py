@@ -196,15 +196,17 @@ class NumaNode:
     watermark_high: int | None = None
     free_pages: int | None = None
 
+    def _kb(self, key: str, mb: int | None) -> int | None:
+        """The node meminfo's ``key``, else ``mb`` (numactl's figure) in kB."""
+        if key in self.meminfo:
+            return self.meminfo[key]
+        return mb * 1024 if mb is not None else None
+
     def mem_total_kb(self) -> int | None:
-        if "MemTotal" in self.meminfo:
-            return self.meminfo["MemTotal"]
-        return self.size_mb * 1024 if self.size_mb is not None else None
+        return self._kb("MemTotal", self.size_mb)
 
     def mem_free_kb(self) -> int | None:
-        if "MemFree" in self.meminfo:
-            return self.meminfo["MemFree"]
-        return self.free_mb * 1024 if self.free_mb is not None else None
+        return self._kb("MemFree", self.free_mb)
 
     def mem_used_kb(self) -> int | None:
         if "MemUsed" in self.meminfo:

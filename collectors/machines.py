@@ -185,9 +185,14 @@ def _numactl_view(result: f.NumactlHardware, line: int) -> MachineView:
     )
 
 
+def cpu_map_only(cpu: f.CpuTopology) -> bool:
+    """Whether ``cpu`` is a CPU map alone (``lscpu -e`` / ``-p``: rows, no summary)."""
+    return "cpu_map_rows" in cpu.extra and not (cpu.model_name or cpu.architecture)
+
+
 def _lscpu_view(result: f.CpuTopology, line: int) -> MachineView | None:
-    if "cpu_map_rows" in result.extra and not (result.model_name or result.architecture):
-        return None  # lscpu -e / -p: a CPU map, not the summary
+    if cpu_map_only(result):
+        return None  # not the summary
     if result.cpus is None and result.numa_nodes is None:
         return None
     return MachineView(
@@ -203,7 +208,7 @@ def _signals_view(kind: str, result: Any, line: int) -> MachineView | None:
     """DMI, systemd-detect-virt or a virtio device: virtual or physical, nothing more."""
     if isinstance(result, f.PciDevices):
         result = result.signals  # a virtio or emulated device; no device list says "physical"
-    if kind in GUEST_SIGNAL_KINDS and isinstance(result, f.GuestSignals) and result.virtual is not None:
+    if isinstance(result, f.GuestSignals) and result.virtual is not None:
         return MachineView(kind=kind, line=line, guest=result.virtual)
     return None
 
@@ -274,7 +279,7 @@ def _database_boundary(walk: _Walk, block: Any, server: str | None, lines: Seque
 
 def _output_boundary(walk: _Walk, block: Any, view: MachineView) -> None:
     """A whole-machine output (numactl -H, lscpu) that disagrees with one seen before."""
-    why = next((w for w in (v.differs(view) for v in walk.seen) if w), None)
+    why = next((w for v in walk.seen if (w := v.differs(view))), None)
     if why is not None and len(walk.out) < MAX_MACHINES:
         reason = (
             f"the {block.label or block.kind} at line {block.start_line} shows another machine "
@@ -348,7 +353,7 @@ def _read_block(
     if block.kind not in WHOLE_MACHINE_KINDS:
         return
     result = _parsed(index, block, parsed, probe)
-    view = view_of(block.kind, _first(result), block.start_line) if result is not None else None
+    view = view_of(block.kind, _first(result), block.start_line)  # (None for no result)
     if view is not None:
         _output_boundary(walk, block, view)
 
@@ -423,12 +428,7 @@ Values = list[tuple[str, f.Parsed, str | None]]
 def _summaries(cpu_candidates: Sequence[f.CpuTopology]) -> list[f.CpuTopology]:
     """The CPU facts that describe the whole machine (lscpu's summary, not its
     CPU map rows alone nor /proc/cpuinfo)."""
-    return [
-        c
-        for c in cpu_candidates
-        if not ("cpu_map_rows" in c.extra and not (c.model_name or c.architecture))
-        and "cpuinfo" not in c.extra
-    ]
+    return [c for c in cpu_candidates if not cpu_map_only(c) and "cpuinfo" not in c.extra]
 
 
 def _node_counts(numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]) -> Values:

@@ -17,12 +17,23 @@ accepts superscripts and other scripts' digits, which ``int`` rejects):
 
     >>> ascii_digits("042"), ascii_digits("²"), ascii_digits("")
     (True, False, False)
+
+``whole``: an ``int`` that is no ``bool`` (a line number, a JSON exit code:
+``True`` is an ``int`` to ``isinstance``):
+
+    >>> whole(3), whole(True), whole(3.0)
+    (True, False, False)
+
+``set_means``: samples averaged field by field (mpstat's or sar's rows of a
+report without its Average lines).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from collectors.facts import ParseError
 
@@ -38,6 +49,20 @@ def decimal(token: str) -> float | None:
 def ascii_digits(token: str) -> bool:
     """Whether ``token`` is ASCII digits only (and not empty)."""
     return token.isascii() and token.isdigit()
+
+
+def whole(value: object) -> bool:
+    """Whether ``value`` is an ``int`` and not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def set_means(target: Any, rows: Sequence[Any], names: Iterable[str]) -> None:
+    """Set each field of ``names`` on ``target`` to the mean (to 2 decimals) of
+    the rows' values; a field no row has a value of is left as it is."""
+    for name in names:
+        values = [getattr(row, name) for row in rows if getattr(row, name) is not None]
+        if values:
+            setattr(target, name, round(sum(values) / len(values), 2))
 
 
 def finite(text: str, line: int) -> float:

@@ -27,9 +27,7 @@ def size_bytes(value: Any) -> int | None:
     """A size as MySQL variables, its error log and ``free -h`` write it
     (``432G``, ``128.0M``, ``8388608m``, ``4GiB``, ``134217728``) in bytes;
     None when it is not one."""
-    if value is None:
-        return None
-    m = _SIZE.fullmatch(str(value))
+    m = _SIZE.fullmatch(str(value))  # (None is "None": no size)
     if not m:
         return None
     return round(float(m.group(1)) * BYTES_PER_UNIT[m.group(2).upper()])

@@ -304,9 +304,9 @@ def unused_output(head: str) -> str | None:
         return None
     # the output nearest the head's start (a later one is what follows it); on
     # a tie, the catalogue's order
-    best: tuple[int, str] | None = None
-    for what, _rx, content in _compiled():
-        m = content.search(head) if content is not None else None
-        if m is not None and (best is None or m.start() < best[0]):
-            best = (m.start(), what)
-    return best[1] if best else None
+    found = [
+        (m.start(), order, what)
+        for order, (what, _rx, content) in enumerate(_compiled())
+        if content is not None and (m := content.search(head))
+    ]
+    return min(found)[2] if found else None

@@ -14,9 +14,9 @@ def host_name(host: HostFacts) -> str:
         return name
     # a transcript without hostnames in its prompts: name it after its file
     for entry in host.artifacts:
-        name = str(entry.get("name") or "").rsplit("/", 1)[-1].split(":", 1)[0]
+        name = _entry_name(entry).rsplit("/", 1)[-1].split(":", 1)[0]
         if name:
-            return name.rsplit(".", 1)[0] if "." in name else name
+            return name.rsplit(".", 1)[0]  # (the name itself when it has no ".")
     return "host"
 
 
@@ -58,8 +58,14 @@ def _holds_line(entry: dict[str, Any], line: int) -> bool:
 
 def artifact_file(entry: dict[str, Any]) -> str:
     """The file of a transcript block named ``<file>:<first line>``."""
-    head, sep, tail = str(entry.get("name") or "").rpartition(":")
-    return head if sep and tail.isdigit() else str(entry.get("name") or "")
+    name = _entry_name(entry)
+    head, sep, tail = name.rpartition(":")
+    return head if sep and tail.isdigit() else name
+
+
+def _entry_name(entry: dict[str, Any]) -> str:
+    """An artifact entry's name as text ("" without one)."""
+    return str(entry.get("name") or "")
 
 
 def cited_artifact(host: HostFacts, parsed: Any, line: int | None) -> str:

@@ -64,9 +64,7 @@ def pg_setting_bytes(settings: dict[str, str], name: str) -> int | None:
     >>> pg_setting_bytes({"shared_buffers": "16384", "work_mem": "4096"}, "shared_buffers")
     134217728
     """
-    value = (settings.get(name) or "").strip()
-    if not value:
-        return None
+    value = (settings.get(name) or "").strip()  # (an empty one is no size: None below)
     count, _, unit = value.partition("*")
     if unit:
         per = size_bytes(unit)

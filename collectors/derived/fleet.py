@@ -202,14 +202,20 @@ def profile_host(profile: FleetProfile) -> HostFacts:
     return HostFacts(
         label=profile.label,
         hostname=profile.hostname,
-        role=profile.role or ("guest" if profile.guest else None),
+        role=_profile_role(profile),
     )
+
+
+def _profile_role(profile: FleetProfile) -> str | None:
+    """The role of the member known by ``profile``: its own, else "guest"
+    when the profile says it is one."""
+    return profile.role or ("guest" if profile.guest else None)
 
 
 def profile_is_guest(profile: FleetProfile) -> bool:
     """Whether the engine places the member known by ``profile`` as a guest
     (as it places its stand-in host, :func:`profile_host`)."""
-    return (profile.role or ("guest" if profile.guest else None)) == "guest"
+    return _profile_role(profile) == "guest"
 
 
 # ---------------------------------------------------------------- fleet summary
@@ -300,11 +306,7 @@ class _Bench:
         """Add a contributor; ``rank=False`` leaves ``ranked`` to :meth:`rank_all`."""
         tested = row[2]
         before = self._counted(tested) if rank else None
-        contributors = self.tested.get(tested)
-        if contributors is None:
-            self.tested[tested] = [(order, member, place, row)]
-        else:
-            bisect.insort(contributors, (order, member, place, row), key=lambda c: c[:2])
+        bisect.insort(self.tested.setdefault(tested, []), (order, member, place, row), key=lambda c: c[:2])
         if rank:
             self._recount(before, self._counted(tested))
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from collectors.derived.libvirt import is_qemu_process, looks_like_kvm_host
-from collectors.derived.workload import datastores
+from collectors.derived.workload import datastores, process_rows
 from collectors.facts import HostFacts, ProcVmstat
 
 
@@ -99,9 +99,7 @@ _IRQBALANCE = re.compile(r"(^|/)irqbalance(\s|$)")
 
 def irqbalance_running(host: HostFacts) -> bool | None:
     """Whether a process list shows irqbalance (None: no process list)."""
-    rows = list(host.processes.processes) if host.processes else []
-    if host.cpu_usage is not None:
-        rows += host.cpu_usage.processes
+    rows = process_rows(host)
     if not rows:
         return None
     return any(_IRQBALANCE.search(p.command.strip()) for p in rows)

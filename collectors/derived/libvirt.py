@@ -188,8 +188,8 @@ class CpuSharing:
         by_name: dict[str, Domain] = {}
         for d in domains:
             for key in (d.name, d.uuid):
-                if key and key not in by_name:
-                    by_name[key] = d
+                if key:
+                    by_name.setdefault(key, d)
         for name in running:
             xml = by_name.get(name)
             self._indexes_of_name.setdefault(name, []).append(len(self._labels))

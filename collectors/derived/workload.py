@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.facts import HostFacts
+from collectors.facts import HostFacts, ProcessInfo
 
 # process names of data stores (a command's first word, its path stripped; or a
 # process-list row's whole command for the Java ones)
@@ -66,12 +66,17 @@ def _sightings(host: HostFacts) -> Iterator[Datastore]:
     yield from _process_sightings(host)
 
 
-def _process_sightings(host: HostFacts) -> Iterator[Datastore]:
-    """The data stores the process lists (ps, top, numastat -p) name."""
+def process_rows(host: HostFacts) -> list[ProcessInfo]:
+    """The rows of the host's process lists: ps's, then top's."""
     rows = list(host.processes.processes) if host.processes else []
     if host.cpu_usage is not None:
         rows += host.cpu_usage.processes
-    for p in rows:
+    return rows
+
+
+def _process_sightings(host: HostFacts) -> Iterator[Datastore]:
+    """The data stores the process lists (ps, top, numastat -p) name."""
+    for p in process_rows(host):
         kind = _process_kind(p.command)
         if kind:
             parsed = host.processes if host.processes and p in host.processes.processes else host.cpu_usage
@@ -120,7 +125,7 @@ def _log_setting(host: HostFacts, code: str) -> Setting | None:
 def thp_setting(host: HostFacts, name: str = "enabled") -> Setting | None:
     """THP ``enabled`` or ``defrag`` (the [selected] mode)."""
     hp = host.hugepages
-    value = getattr(hp, f"thp_{name}", None) if hp is not None else None
+    value = getattr(hp, f"thp_{name}", None)  # (None without hugepages facts)
     if value and hp is not None:
         return Setting(value, f"hugepages.thp_{name}", hp, hp.lines.get(f"thp_{name}"))
     return _log_setting(host, f"thp_{name}")

@@ -85,6 +85,19 @@ class UnreadLines:
         return [*self.reported, summary]
 
 
+def skipped_lines(what: str, form: str, skipped: list[int]) -> list[ArtifactError]:
+    """The lines (numbers) a parser passed over as one error at the first of them,
+    "WHAT: N lines not in FORM form"; none when there were none.
+
+    >>> [e.message for e in skipped_lines("channels", "'NAME: COUNT'", [4, 9])]
+    ["channels: 2 lines not in 'NAME: COUNT' form"]
+    """
+    if not skipped:
+        return []
+    plural = "line" if len(skipped) == 1 else "lines"
+    return [ArtifactError("", f"{what}: {len(skipped)} {plural} not in {form} form", skipped[0])]
+
+
 def register(
     kind: str,
     *,

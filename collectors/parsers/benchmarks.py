@@ -32,6 +32,13 @@ _STREAM_ROW = re.compile(r"^\s*(?P<name>Copy|Scale|Add|Triad):\s+(?P<rate>\d+(?:
 _STREAM_HEADER = re.compile(r"^\s*Function\s+(Best\s+)?Rate\s*\(?MB/s\)?", re.M)
 
 
+def _named_results(found: dict[str, Benchmark]) -> BenchmarkResults:
+    """The results kept by name (the last of each), each name's line in ``lines``."""
+    out = BenchmarkResults(results=list(found.values()))
+    out.lines = {b.name: b.line for b in out.results if b.line}
+    return out
+
+
 @register(
     "stream",
     commands=(r"(^|/)stream(_c)?(\.exe)?(\s|$)", r"(^|/)stream\.\w+(\s|$)"),
@@ -75,9 +82,7 @@ def parse_stream(text: str) -> BenchmarkResults:
             )
     if not found:
         raise ParseError("no STREAM Copy/Scale/Add/Triad result lines")
-    out = BenchmarkResults(results=list(found.values()))
-    out.lines = {b.name: b.line for b in out.results if b.line}
-    return out
+    return _named_results(found)
 
 
 _TPM_RUNNING = re.compile(
@@ -114,9 +119,7 @@ def parse_jtpcc(text: str) -> BenchmarkResults:
             found[name] = Benchmark("tpmc", name, finite(m.group("value"), number), "tpm", number)
     if not found:
         raise ParseError("no BenchmarkSQL tpmTOTAL/tpmC lines")
-    out = BenchmarkResults(results=list(found.values()))
-    out.lines = {b.name: b.line for b in out.results if b.line}
-    return out
+    return _named_results(found)
 
 
 _PROMPT = re.compile(r"^\s*(?:MariaDB|MySQL|mysql|obclient|oceanbase)\s*(?:\[[^\]]*\])?>\s*(?P<sql>.*)$")

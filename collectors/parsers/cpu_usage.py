@@ -48,7 +48,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import ArtifactError, CpuUsage, CpuUtil, ParseError, ProcessInfo
-from collectors.numbers import ascii_digits, decimal
+from collectors.numbers import ascii_digits, decimal, set_means
 from collectors.parsers import register
 from collectors.sizes import kib
 
@@ -150,7 +150,7 @@ def _top_summary_line(out: CpuUsage, line: str, idx: int) -> bool:
 
 
 def _top_load(out: CpuUsage, line: str, m: re.Match[str], idx: int) -> None:
-    values = [v for v in (decimal(g.rstrip(",")) for g in m.groups()) if v is not None]
+    values = [v for g in m.groups() if (v := decimal(g.rstrip(","))) is not None]
     if len(values) == len(m.groups()):
         out.load_average = (values[0], values[1], values[2])
         out.lines["load_average"] = idx
@@ -326,8 +326,10 @@ def _fill(util: CpuUtil, columns: list[str | None], cells: list[str]) -> bool:
     """Set the values of ``cells`` in their ``columns``; whether one was a number."""
     got = False
     for name, cell in zip(columns, cells, strict=False):
-        value = decimal(cell) if name is not None else None
-        if name is not None and value is not None:
+        if name is None:
+            continue  # a column no CpuUtil field holds
+        value = decimal(cell)
+        if value is not None:
             setattr(util, name, value)
             got = True
     return got
@@ -335,10 +337,7 @@ def _fill(util: CpuUtil, columns: list[str | None], cells: list[str]) -> bool:
 
 def _mean(cpu: str, rows: list[CpuUtil]) -> CpuUtil:
     util = CpuUtil(cpu=cpu, line=rows[-1].line)
-    for name in ("us", "sy", "ni", "id", "wa", "hi", "si", "st"):
-        values = [getattr(r, name) for r in rows if getattr(r, name) is not None]
-        if values:
-            setattr(util, name, round(sum(values) / len(values), 2))
+    set_means(util, rows, ("us", "sy", "ni", "id", "wa", "hi", "si", "st"))
     return util
 
 

@@ -118,12 +118,16 @@ def _first_lines(text: str) -> dict[str, int]:
 
 
 def _whole_file(blocks: list[dict[str, Any]]) -> bool:
-    ids = [b.get("processor") for b in blocks]
-    if None in ids or ids != list(range(len(ids))):
-        return False
-    sockets = {b.get("physical id") for b in blocks if b.get("physical id") is not None}
+    if [b.get("processor") for b in blocks] != list(range(len(blocks))):
+        return False  # (a block without a processor number among them too)
+    sockets = _sockets(blocks)
     siblings = blocks[0].get("siblings")
     return not (sockets and isinstance(siblings, int) and len(sockets) * siblings != len(blocks))
+
+
+def _sockets(blocks: list[dict[str, Any]]) -> set[Any]:
+    """The physical ids (sockets) the processor blocks name."""
+    return {b.get("physical id") for b in blocks if b.get("physical id") is not None}
 
 
 def _arm_names(first: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -243,7 +247,7 @@ def _counts(blocks: list[dict[str, Any]], put: _Setter) -> None:
     first = blocks[0]
     put("cpus", len(blocks), "processor")
     put.topo.online_cpus = list(range(len(blocks)))
-    sockets = {b.get("physical id") for b in blocks if b.get("physical id") is not None}
+    sockets = _sockets(blocks)
     cores, siblings = first.get("cpu cores"), first.get("siblings")
     if sockets:
         put("sockets", len(sockets), "physical id")

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from collectors.facts import ArtifactError, NicChannels, ParseError
-from collectors.parsers import register
+from collectors.facts import NicChannels, ParseError
+from collectors.parsers import register, skipped_lines
 
 _DEVICE = re.compile(r"^\s*Channel parameters for (\S+?):\s*$")
 _SECTION = re.compile(r"^\s*(Pre-set maximums|Current hardware settings):\s*$")
@@ -61,14 +61,7 @@ def parse_ethtool_channels(text: str) -> list[NicChannels]:
         if _UNSUPPORTED.search(text):
             return []
         raise ParseError("no 'Pre-set maximums' / 'Current hardware settings' counts: not ethtool -l output")
-    if skipped:
-        out[0].errors.append(
-            ArtifactError(
-                "",
-                f"channels: {len(skipped)} line{'s' if len(skipped) > 1 else ''} not in 'NAME: COUNT' form",
-                skipped[0],
-            )
-        )
+    out[0].errors += skipped_lines("channels", "'NAME: COUNT'", skipped)
     return out
 
 

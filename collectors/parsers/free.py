@@ -160,7 +160,7 @@ def _read_mem(out: Meminfo, columns: list[str], cells: list[str], line: int, sca
 
 
 def _read_swap(out: Meminfo, cells: list[str], line: int, scale: float) -> None:
-    swap = [kb for kb in (_kb(c, scale)[0] for c in cells[:3]) if kb is not None]
+    swap = [kb for c in cells[:3] if (kb := _kb(c, scale)[0]) is not None]
     if len(swap) == 3:
         out.values["SwapTotal"], out.values["SwapFree"] = swap[0], swap[2]
         out.lines["SwapTotal"] = out.lines["SwapFree"] = line

@@ -32,10 +32,10 @@ The netperf part is not read. ``Benchmark.host`` is the host name as printed.
 
 from __future__ import annotations
 
-import math
 import re
 
 from collectors.facts import Benchmark, BenchmarkResults, ParseError
+from collectors.numbers import finite
 from collectors.parsers import register
 
 _NUM = r"(\d{1,15}(?:\.\d{1,6})?)"
@@ -45,13 +45,6 @@ _LINE = re.compile(
 )
 _RAW = re.compile(rf"^\s*\[\s*(?P<host>[^\]\s]{{1,253}})\s*\]\s+(?P<name>Copy|Scale|Add|Triad):\s+{_NUM}\b")
 _KIND = {"stream": "stream", "disk write": "disk_write", "disk read": "disk_read"}
-
-
-def _value(token: str, line: int) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise ParseError("number out of range", line=line)
-    return value
 
 
 @register(
@@ -88,7 +81,7 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
         if m:
             kind = _KIND[m.group("test")]
             name = "Copy" if kind == "stream" else "bandwidth"
-            bench = Benchmark(kind, name, _value(m.group(3), idx), "MB/s", line=idx, host=m.group("host"))
+            bench = Benchmark(kind, name, finite(m.group(3), idx), "MB/s", line=idx, host=m.group("host"))
             target = bounds if m.group("what") else per_host
             target.setdefault((kind, bench.host or ""), bench)
             continue
@@ -97,7 +90,7 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
             host = m.group("host")
             raw.setdefault(
                 (m.group("name"), host),
-                Benchmark("stream", m.group("name"), _value(m.group(3), idx), "MB/s", line=idx, host=host),
+                Benchmark("stream", m.group("name"), finite(m.group(3), idx), "MB/s", line=idx, host=host),
             )
     results = _chosen(per_host, bounds, raw)
     if not results:

@@ -202,9 +202,7 @@ def _numa(tree: _Tree) -> tuple[NumaTopology, dict[int, list[int]], dict[int, in
             continue
         # 1.x: the PUs under the node; 2.x: the PUs of its parent
         scope = obj if obj.children or obj.parent is None else obj.parent
-        cpus = sorted(
-            {pu.os_index for pu in scope.pus() if pu.os_index is not None and pu.os_index not in taken}
-        )
+        cpus = sorted({pu.os_index for pu in scope.pus() if pu.os_index is not None} - taken)
         taken.update(cpus)
         node = NumaNode(node=node_id, cpus=cpus, size_mb=_size_mb(obj.attrs))
         topo.nodes[node_id] = node

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from collectors.cpulist import MAX_CPU_ID, parse_cpulist
-from collectors.facts import ArtifactError, IrqAffinity, ParseError
-from collectors.parsers import register
+from collectors.cpulist import MAX_CPU_ID, mask_cpus, parse_cpulist
+from collectors.facts import IrqAffinity, ParseError
+from collectors.parsers import register, skipped_lines
 
 _PATH_ROW = re.compile(
     r"^\s*/proc/irq/(\d+)/(?:([^\n]+?)/\.\./)?(smp_affinity_list|smp_affinity|effective_affinity_list|"
@@ -39,12 +39,9 @@ def mask_to_cpus(mask: str) -> list[int]:
     [0, 1, 9, 11]
     """
     digits = mask.replace(",", "")
-    if len(digits.lstrip("0")) > (MAX_CPU_ID + 1) // 4:
+    if len(digits.lstrip("0")) > (MAX_CPU_ID + 1) // 4:  # (before a huge number is built)
         raise ValueError(f"CPU mask too wide: {mask[:20]!r}")
-    value = int(digits, 16)
-    if value.bit_length() > MAX_CPU_ID + 1:
-        raise ValueError(f"CPU mask too wide: {mask[:20]!r}")
-    return [i for i in range(value.bit_length()) if value >> i & 1]
+    return mask_cpus(int(digits, 16))
 
 
 def _cpus(value: str, *, mask: bool) -> list[int]:
@@ -77,14 +74,7 @@ def parse_irq_affinity(text: str) -> IrqAffinity:
         raise ParseError(
             f"not IRQ affinities: {len(skipped)} of {len(skipped) + len(out.cpus)} lines are not"
         )
-    if skipped:
-        out.errors.append(
-            ArtifactError(
-                "",
-                f"irq affinity: {len(skipped)} line{'s' if len(skipped) > 1 else ''} not in 'IRQ CPUS' form",
-                skipped[0],
-            )
-        )
+    out.errors += skipped_lines("irq affinity", "'IRQ CPUS'", skipped)
     return out
 
 

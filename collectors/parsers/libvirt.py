@@ -153,6 +153,13 @@ def safe_fromstring(text: str) -> ET.Element:
         raise ParseError(f"unreadable XML: {exc}") from None
 
 
+def refuse_hostile(text: str) -> None:
+    """ParseError when ``text`` declares a document type or entities (refused
+    before any repair of a fragment, as :func:`safe_fromstring` would refuse them)."""
+    if _HOSTILE.search(text):
+        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+
+
 def line_of(text: str, pattern: str, start: int = 0) -> int | None:
     """1-based line of the first match of ``pattern`` in ``text`` (from ``start``)."""
     m = re.compile(pattern).search(text, start)
@@ -356,8 +363,7 @@ def _document_slice(text: str) -> str:
 def _parse_tree(text: str) -> tuple[ET.Element, bool, bool]:
     """``(root, recovered, fragment)``: the parsed document; whether it had to be
     completed; whether it was only part of a domain (no ``<domain>`` root)."""
-    if _HOSTILE.search(text):
-        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+    refuse_hostile(text)
     if "<" not in text:
         raise ParseError("no XML in the text")
     tags = text.count("<")
@@ -423,7 +429,8 @@ def _find_domain(root: ET.Element) -> ET.Element | None:
     return None
 
 
-def _text(el: ET.Element | None) -> str | None:
+def element_text(el: ET.Element | None) -> str | None:
+    """The stripped text of ``el``; None without the element or its text."""
     if el is None or el.text is None:
         return None
     return el.text.strip() or None
@@ -504,7 +511,7 @@ def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
         return
     d.cpu_mode = cpu.get("mode") or "custom"
     d.cpu_check = cpu.get("check")
-    d.cpu_model = _text(cpu.find("model"))
+    d.cpu_model = element_text(cpu.find("model"))
     r.mark("cpu_mode", r"<cpu[\s>/]")
     topo = cpu.find("topology")
     if topo is not None:
@@ -567,11 +574,11 @@ def _read_cputune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
         d.iothreadpin.update(_read_pins(cputune, r, tag="iothreadpin", attr="iothread", key="iothreadpin"))
     d.iothread_ids = [
         i
-        for i in (_int(t.get("id"), "<iothread id>") for t in dom.findall("iothreadids/iothread"))
-        if i is not None
+        for t in dom.findall("iothreadids/iothread")
+        if (i := _int(t.get("id"), "<iothread id>")) is not None
     ]
     iothreads = dom.find("iothreads")
-    if iothreads is not None and _text(iothreads) is not None:
+    if iothreads is not None and element_text(iothreads) is not None:
         d.iothreads = _int(iothreads.text, "<iothreads>") or 0
         r.mark("iothreads", r"<iothreads[\s>]")
     elif d.iothread_ids:
@@ -832,8 +839,8 @@ def parse_domain(text: str) -> Domain:
     d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     r = _DomainReader(text)
     d.domain_type = dom.get("type")
-    d.name = _text(dom.find("name"))
-    d.uuid = _text(dom.find("uuid"))
+    d.name = element_text(dom.find("name"))
+    d.uuid = element_text(dom.find("uuid"))
     if d.name:
         r.mark("name", r"<name>")
     for read in (

@@ -132,12 +132,15 @@ def sign_of(vendor: str | None, device: str | None, name: str) -> str | None:
     return None
 
 
+# a sign's kind -> the GuestSignals list (and lines key) of the devices showing it
+_SIGN_FIELDS = {"virtio": "virtio", "emulated": "emulated", "hint": "hints"}
+
+
 def _add_sign(signals: GuestSignals, device: PciDevice) -> None:
-    kind = sign_of(device.vendor_id, device.device_id, device.name)
-    target = {"virtio": signals.virtio, "emulated": signals.emulated, "hint": signals.hints}.get(kind or "")
-    if target is not None:
-        target.append(f"{device.address} {device.name}")
-        signals.lines.setdefault("hints" if kind == "hint" else kind or "", device.line or 1)
+    listed = _SIGN_FIELDS.get(sign_of(device.vendor_id, device.device_id, device.name) or "")
+    if listed is not None:
+        getattr(signals, listed).append(f"{device.address} {device.name}")
+        signals.lines.setdefault(listed, device.line or 1)
     subsystem = device.subsystem or ""
     # "Subsystem: Red Hat, Inc. QEMU Virtual Machine" under an Intel Q35 bridge
     if _VIRTUAL_SUBSYSTEM.match(subsystem):

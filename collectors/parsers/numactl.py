@@ -57,6 +57,11 @@ def _mb(value: str) -> int | None:
 _NODE_LINES = re.compile(r"^\s*node\s+\d{1,6}\s+(?:cpus|size|free):", re.M)
 
 
+def _ids(value: str) -> list[int]:
+    """The node or CPU ids of a space-separated list (numbers of up to six digits)."""
+    return [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
+
+
 def _distance_table_alone(head: str) -> bool:
     """A ``node 0 1 ...`` header followed by at least two ``N: d d ...`` rows as
     wide as the header: numactl's distance matrix without the lines above it."""
@@ -84,7 +89,7 @@ def _detect(head: str) -> bool:
         return False
     if _distance_table_alone(head):
         return True
-    nodes = {line.split()[1] for line in (m.group(0) for m in _NODE_LINES.finditer(head))}
+    nodes = {m.group(0).split()[1] for m in _NODE_LINES.finditer(head)}
     return len(nodes) >= 2 or (len(nodes) == 1 and "node distances:" in head)
 
 
@@ -159,7 +164,7 @@ class _Hardware:
         node_id, what, value = int(m.group(1)), m.group(2), m.group(3).strip()
         node = self.out.nodes.setdefault(node_id, NumaNode(node=node_id))
         if what == "cpus":
-            node.cpus = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
+            node.cpus = _ids(value)
         elif what == "size":
             node.size_mb = _mb(value)
         else:
@@ -245,8 +250,7 @@ def _detect_show(head: str) -> bool:
 def _set_show_field(out: NumaPolicy, key: str, value: str) -> None:
     """A ``*bind:`` list of ids, the policy's name or the preferred node."""
     if key in _SHOW_LISTS:
-        ids = [int(tok) for tok in value.split() if ascii_digits(tok) and len(tok) <= 6]
-        setattr(out, key, ids)
+        setattr(out, key, _ids(value))
     elif key == "policy":
         out.policy = value.split()[0] if value else None
     else:

@@ -228,12 +228,12 @@ def _counter_row(
     """A ``name v v ...`` row under the node header, read into ``out``; a row cut
     mid-paste ("Inactive   4650.94   17.62" under nine columns, or the paste's
     ``last`` line cut in its name: "Mapp") is reported."""
-    values = _node_values(tokens, header)
-    if values is not None:
+    got = _values(tokens[1:], header)
+    if got is not None:
         name = tokens[0]
         if name.lower() in NUMASTAT_COUNTERS:
             name = name.lower()
-        for n, v in zip(header, values, strict=True):
+        for n, v in got[0].items():
             out.nodes[n][name] = v
         out.lines[name] = idx
         return True
@@ -245,18 +245,10 @@ def _counter_row(
     return False
 
 
-def _node_values(tokens: list[str], header: list[int]) -> list[float] | None:
-    """A row's value for each node of the header; None unless it has them all."""
-    if len(tokens) < len(header) + 1:
-        return None
-    values = [v for v in (_num(t) for t in tokens[1 : len(header) + 1]) if v is not None]
-    return values if len(values) == len(header) else None
-
-
 def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
     """A named row with fewer numbers than nodes (a name alone only on the paste's
     last line); a meminfo line after the table ("HugePages_Total:   400000") is none."""
-    if not tokens or _ROW_NAME.match(tokens[0]) is None:
+    if _ROW_NAME.match(tokens[0]) is None:  # (a line read is never blank)
         return False
     return (
         (last or len(tokens) > 1)
@@ -266,6 +258,8 @@ def _is_cut_row(tokens: list[str], header: list[int], *, last: bool) -> bool:
 
 
 def _values(cells: list[str], header: list[int]) -> tuple[dict[int, float], float | None] | None:
+    """A row's value for each node of the header, and the total after them;
+    None unless it has a value for every node."""
     values = [_num(t) for t in cells]
     node_values = [v for v in values[: len(header)] if v is not None]
     if len(node_values) < len(header):
@@ -304,7 +298,7 @@ def _pid_row(stripped: str, header: list[int], procs: ProcessNumaUsage, idx: int
 def _category_row(stripped: str, header: list[int], current: ProcessNuma, idx: int) -> None:
     """A row of one process's table (``Huge``, ``Heap`` ... ``Total``)."""
     tokens = stripped.split()
-    got = _values(tokens[1:], header) if len(tokens) >= 2 else None
+    got = _values(tokens[1:], header)  # (a name alone has no value for the nodes)
     if not got:
         return
     if tokens[0] == "Total":

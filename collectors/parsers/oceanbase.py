@@ -76,10 +76,10 @@ def _name_value_tables(text: str, *, proxy: bool) -> list[ResultTable]:
         if not {"name", "value"} <= cols:
             continue
         # __all_virtual_sys_parameter_stat has need_reboot/visible_level too: server
-        # columns (svr_ip, zone ...) make a table observer parameters
+        # columns (svr_ip, zone ...) make a table observer parameters, else the
+        # proxy's columns make it the proxy's
         is_param = bool(cols & _PARAMETER_MARKERS)
-        is_proxy = bool(cols & _PROXY_MARKERS) and not is_param
-        if (proxy and not is_param) or (not proxy and not is_proxy):
+        if (not is_param) if proxy else (is_param or not cols & _PROXY_MARKERS):
             out.append(table)
     return out
 

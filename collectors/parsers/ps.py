@@ -74,11 +74,10 @@ def parse_ps(text: str) -> ProcessList:
     header: list[str] | None = None
     for idx, line in enumerate(text.splitlines(), start=1):
         tokens = line.split()
-        if "PID" in tokens and header is None:
-            header = tokens
-            out.lines.setdefault("header", idx)
-            continue
         if header is None:
+            if "PID" in tokens:
+                header = tokens
+                out.lines.setdefault("header", idx)
             continue
         process = _row(header, line, tokens, idx)
         if process is not None:

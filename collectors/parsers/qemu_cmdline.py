@@ -130,6 +130,10 @@ class _Option:
         values = self.args.get(key)
         return values[-1] if values else None
 
+    def text(self, key: str) -> str:
+        """The value of ``key``, "" when the option does not give it."""
+        return self.get(key) or ""
+
 
 @dataclass
 class _CommandLine:
@@ -443,7 +447,7 @@ def _read_cpu(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     cpu = _first(by_name, "cpu")
     if cpu is None:
         return
-    model = cpu.get("model") or ""
+    model = cpu.text("model")
     d.cpu_mode = {"host": "host-passthrough", "max": "maximum"}.get(model, "custom")
     d.cpu_model = None if d.cpu_mode != "custom" else model
     d.lines["cpu"] = cpu.line
@@ -487,10 +491,10 @@ def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
         backend = netdevs.get(device.get("netdev"))
         if backend is None:
             continue
-        _add_nic(d, device.get("driver") or "", device.get("mac"), backend, device.line)
+        _add_nic(d, device.text("driver"), device.get("mac"), backend, device.line)
     for nic in by_name.get("nic", []):
         if nic.get("type") != "none":  # -nic none: no NIC at all
-            _add_nic(d, nic.get("model") or "", nic.get("mac"), nic, nic.line)
+            _add_nic(d, nic.text("model"), nic.get("mac"), nic, nic.line)
     _read_legacy_nics(d, by_name.get("net", []), netdevs)
 
 
@@ -504,7 +508,7 @@ def _read_legacy_nics(d: Domain, legacy: list[_Option], netdevs: dict[str | None
         # -net nic,netdev=ID (libvirt's form for NIC models that are no -device) or by vlan
         backend = netdevs.get(nic.get("netdev")) or backends.get(nic.get("vlan") or "0")
         if backend is not None:
-            _add_nic(d, nic.get("model") or "", nic.get("macaddr"), backend, nic.line)
+            _add_nic(d, nic.text("model"), nic.get("macaddr"), backend, nic.line)
 
 
 def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int) -> None:
@@ -512,7 +516,7 @@ def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int
     nic = DomainInterface(
         model="virtio" if model == "virtio" or _VIRTIO_NET.match(model) else (model or None),
         queues=_queues(backend),
-        kind={"vhost-user": "vhostuser"}.get(kind or "", kind),
+        kind={"vhost-user": "vhostuser"}.get(backend.text("type"), kind),
         mac=mac,
         driver=_backend_driver(backend) if kind in _TAP_TYPES else None,
         netdev=f"-{backend.name} {backend.value}",
@@ -540,7 +544,7 @@ def _backend_driver(tap: _Option) -> str | None:
 def _queues(tap: _Option) -> int | None:
     queues = _int(tap.get("queues"))
     if queues is None and tap.get("fds"):
-        queues = len((tap.get("fds") or "").split(":"))
+        queues = len(tap.text("fds").split(":"))
     return queues
 
 
@@ -564,10 +568,10 @@ def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
     blockdevs = {o.get("node-name"): o for o in by_name.get("blockdev", [])}
     used: set[str] = set()
     for device in by_name.get("device", []):
-        driver, ref = device.get("driver") or "", device.get("drive")
-        if ref is None or not (driver in _CDROM_DEVICES or _DISK_DEVICES.match(driver)):
+        driver, ref = device.text("driver"), device.get("drive")
+        kind = _disk_kind(driver)
+        if ref is None or kind is None:
             continue
-        kind = "cdrom" if driver in _CDROM_DEVICES else "disk"
         target = device.get("id") or ref
         if ref in drives:
             used.add(ref)
@@ -581,6 +585,13 @@ def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
         disk.iothread = _int(re.sub(r"^\D*", "", iothread)) if iothread else None
         _add_disk(d, disk, device.line)
     return used
+
+
+def _disk_kind(driver: str) -> str | None:
+    """What a ``-device`` driver attaches: "cdrom", "disk", or None (no drive)."""
+    if driver in _CDROM_DEVICES:
+        return "cdrom"
+    return "disk" if _DISK_DEVICES.match(driver) else None
 
 
 def _add_disk(d: Domain, disk: DomainDisk, line: int) -> None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import NetDevRate, NetDevStats, ParseError
-from collectors.numbers import decimal
+from collectors.numbers import decimal, set_means
 from collectors.parsers import register
 
 _COLUMNS = {
@@ -111,7 +111,7 @@ def _rate_row(tokens: list[str], columns: list[str], idx: int) -> NetDevRate | N
     """One interface's rates from a data row (the last ``columns`` cells, all
     numbers, after the interface's name); None for any other row."""
     cells = tokens[-len(columns) :]
-    values = [v for v in (decimal(c) for c in cells) if v is not None]
+    values = [v for c in cells if (v := decimal(c)) is not None]
     if len(values) < len(cells):
         return None
     rate = NetDevRate(iface=tokens[-len(columns) - 1], line=idx)
@@ -125,8 +125,5 @@ def _rate_row(tokens: list[str], columns: list[str], idx: int) -> NetDevRate | N
 def _mean_rate(iface: str, rows: list[NetDevRate]) -> NetDevRate:
     """The mean of an interface's samples (a report without its Average lines)."""
     mean = NetDevRate(iface=iface, line=rows[-1].line)
-    for attr in set(_COLUMNS.values()):
-        vals = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
-        if vals:
-            setattr(mean, attr, round(sum(vals) / len(vals), 2))
+    set_means(mean, rows, set(_COLUMNS.values()))
     return mean

@@ -216,11 +216,9 @@ def _store(text: str, kinds: set[str]) -> str:
     hints at; "" when neither tells."""
     if len(kinds) == 1:
         return next(iter(kinds))
-    if _MONGO_HINT.search(text) and not _REDIS_HINT.search(text):
-        return "mongodb"
     if _REDIS_HINT.search(text):
         return "redis"
-    return ""
+    return "mongodb" if _MONGO_HINT.search(text) else ""
 
 
 _INFO_LINE = re.compile(r"^(?P<key>[a-z][a-z0-9_]{1,60}):(?P<value>[^\s].{0,400})$")
@@ -262,7 +260,7 @@ def parse_redis_info(text: str) -> ServiceLog:
         key, value = m["key"], m["value"].strip()
         out.settings.setdefault(key, value)
         out.lines.setdefault(key, idx)
-    if not out.settings or not ({"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings)):
+    if not {"redis_version", "latest_fork_usec", "used_memory"} & set(out.settings):
         raise ParseError("redis INFO: no redis_version, latest_fork_usec or used_memory field")
     out.version = out.settings.get("redis_version")
     if out.version:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from collectors.cpulist import MAX_CPU_ID, parse_cpulist
+from collectors.cpulist import mask_cpus, parse_cpulist
 from collectors.facts import ParseError, TaskAffinity
 from collectors.parsers import register
 
@@ -28,10 +28,10 @@ def _mask_cpus(mask: str) -> list[int] | None:
     digits = mask.replace(",", "").strip().lower().removeprefix("0x")
     if not re.fullmatch(r"[0-9a-f]{1,16384}", digits):
         return None
-    value = int(digits, 16)
-    if value.bit_length() > MAX_CPU_ID + 1:
+    try:
+        return mask_cpus(int(digits, 16))
+    except ValueError:  # wider than any machine
         return None
-    return [i for i in range(value.bit_length()) if value >> i & 1]
 
 
 @register(

@@ -42,10 +42,11 @@ from collectors.facts import (
 )
 from collectors.parsers import UnreadLines, register
 from collectors.parsers.libvirt import (
-    _HOSTILE,
     MAX_RECOVERY_BYTES,
+    element_text,
     lines_by_value,
     mark_line,
+    refuse_hostile,
     safe_fromstring,
     to_kib,
 )
@@ -377,8 +378,7 @@ def parse_virsh_capabilities(text: str) -> VirshCapabilities:
 def _capabilities_host(text: str) -> tuple[Any, int | None]:
     """The ``<host>`` of the document (a fragment made whole) and the line
     where a fragment starts; ParseError on unsafe XML or another document."""
-    if _HOSTILE.search(text):
-        raise ParseError("refused unsafe XML: document type or entity declarations are not allowed")
+    refuse_hostile(text)
     root, fragment_line = _capabilities_root(text)
     if root.tag != "capabilities":
         raise ParseError(f"not virsh capabilities: root element <{root.tag}>")
@@ -401,8 +401,8 @@ def _read_host_cpu(host: Any, text: str, out: VirshCapabilities) -> None:
     cpu = host.find("cpu")
     if cpu is None:
         return
-    out.cpu_arch = (cpu.findtext("arch") or "").strip() or None
-    out.cpu_model = (cpu.findtext("model") or "").strip() or None
+    out.cpu_arch = element_text(cpu.find("arch"))
+    out.cpu_model = element_text(cpu.find("model"))
     topo = cpu.find("topology")
     if topo is not None:
         try:

@@ -50,6 +50,13 @@ _VM_TYPES = frozenset(
 _CONTAINER_TYPES = frozenset(
     {"openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch"}
 )
+# systemd-detect-virt's word -> whether the machine is virtual (None: a container,
+# which says nothing of the machine it runs on)
+_VIRTUAL_OF_WORD: dict[str, bool | None] = {
+    **dict.fromkeys(_VM_TYPES, True),
+    **dict.fromkeys(_CONTAINER_TYPES, None),
+    "none": False,
+}
 # paravirtual NIC drivers (ethtool -i): only a guest has them
 _PV_DRIVERS = frozenset({"virtio_net", "vmxnet3", "hv_netvsc", "xen_netfront", "vif"})
 _SYSTEM_FIELD = re.compile(r"^\s+(Manufacturer|Product Name):\s*(.*?)\s*$")
@@ -162,11 +169,9 @@ def parse_systemd_detect_virt(text: str) -> GuestSignals:
     """
     value, number = _one_value(text, "systemd-detect-virt")
     word = value.lower()
-    if word not in _VM_TYPES and word not in _CONTAINER_TYPES and word != "none":
+    if word not in _VIRTUAL_OF_WORD:
         raise ParseError(f"systemd-detect-virt: unknown type {value[:40]!r}")
-    out = GuestSignals(detected_virt=word, lines={"detected_virt": number})
-    out.virtual = True if word in _VM_TYPES else (False if word == "none" else None)
-    return out
+    return GuestSignals(detected_virt=word, lines={"detected_virt": number}, virtual=_VIRTUAL_OF_WORD[word])
 
 
 @register(
