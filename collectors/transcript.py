@@ -2361,7 +2361,7 @@ class _Splitter:
             if c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
                 self.prose_run(i, i + 1, host=host)
                 j = i + 1
-            elif c == "data":
+            elif c == "data" or self.word_command(i, b):
                 # blank lines inside a data run are kept when data follows
                 j = self.next_prose(i + 1, b)
                 if not self.proposal(i, self.trimmed(i, j)):
@@ -2372,6 +2372,16 @@ class _Splitter:
                     j += 1
                 self.prose_run(i, j, host=host)
             i = j
+
+    def word_command(self, i: int, b: int) -> bool:
+        """Whether line ``i``, prose by its class, is a command of one word typed
+        alone (``lsmem``, ``lscpu``, ``free``) with an output's line under it: it
+        opens that output's run (:meth:`bare_command_output` reads them)."""
+        line = self.lines[i].strip()
+        if " " in line or not _lone_command(line):
+            return False
+        k = self.first_nonblank(i + 1, b)
+        return k < b and self.cls(k) == "data"
 
     def heading_underline(self, i: int) -> bool:
         """Whether line ``i`` underlines the prose line above it (``-----`` or

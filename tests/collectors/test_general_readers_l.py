@@ -111,12 +111,9 @@ def test_readl_lone_command_without_a_prompt_over_output_nothing_reads(tmp_path)
         assert reading.unrecognised_lines == 0 and reading.prompt_lines == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="readl gap: a command of one word (lsmem, findmnt, lsipc) is a prose line "
-    "(line_class), so the output under it is unrecognised; with an argument it is read",
-)
 def test_readl_lone_one_word_command_over_output_nothing_reads():
+    """``lsmem`` alone on its line is prose by its class (one word): with an output's
+    line under it, it is the command of that output (Splitter.word_command)."""
     output = _run("lsmem")
     assert _roles(f"lsmem\n{output}") == ">" + "u" * len(output.splitlines())
 
