@@ -666,6 +666,19 @@ class HostAssembler:
         for name in (*maps, "lines"):
             _fill(getattr(current, name), getattr(result, name))
 
+    def _read_again(self, attr: str, result: Any, *maps: str) -> None:
+        """A setting read again later in the same paste (``cat .../scheduler``, then
+        after the author's ``echo cfq > .../scheduler`` the same ``cat``): the later
+        reading is the host's state now, so it replaces the earlier one for the
+        keys it has (and its lines are the evidence); keys only the earlier one
+        had are kept (round L, 1601)."""
+        current = getattr(self.host, attr)
+        if current is None:
+            setattr(self.host, attr, result)
+            return
+        for name in (*maps, "lines"):
+            getattr(current, name).update(getattr(result, name))
+
     def _add_cpu_power(self, r: f.CpuPower) -> None:
         current = self.host.cpu_power
         if current is None:
@@ -1121,7 +1134,7 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.Vmstat, lambda a, r: a._first("vmstat", r)),
     (f.ProcVmstat, lambda a, r: a._merge_values("proc_vmstat", r, "values")),
     (f.KsmState, lambda a, r: a._merge_values("ksm", r, "values")),
-    (f.IoSchedulers, lambda a, r: a._merge_values("io_schedulers", r, "active", "available", "rotational")),
+    (f.IoSchedulers, lambda a, r: a._read_again("io_schedulers", r, "active", "available", "rotational")),
     (f.CpuPower, lambda a, r: a._add_cpu_power(r)),
     (f.NumaBootMessages, lambda a, r: a._add_numa_boot(r)),
     (f.NetDevStats, lambda a, r: a._first("net_dev", r)),

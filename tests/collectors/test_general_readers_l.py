@@ -339,3 +339,14 @@ def test_readl_cpupower_state_headers_are_still_its_output():
         for a in _host(HOST / "zh-notes-cpupower-performance-cstates-off.txt").reading.artifacts
     ]
     assert any(a <= 35 and b >= 40 for a, b in spans)
+
+
+def test_readl_a_setting_read_again_after_a_change_is_the_hosts_state_now():
+    """Johan Louwers's Oracle Linux notes (round L 1601): the scheduler file read three
+    times, ``[deadline]`` twice, then ``[cfq]`` after the author's change: the later
+    reading is the host's state, and the evidence cites its line."""
+    host = _host(ROUND_L / "johanlouwers-scheduler-read-again.txt")
+    assert host.io_schedulers.active == {"sda": "cfq"}
+    assert host.io_schedulers.lines == {"scheduler.sda": 10}
+    (finding,) = [f for f in analyze(SnapshotFacts(hosts=[host])).findings if f.rule == "disk.io_scheduler"]
+    assert [(e.value, e.line) for e in finding.evidence] == [("cfq", 10)]
