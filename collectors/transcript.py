@@ -635,8 +635,8 @@ def _command_words(cmd: str) -> str:
     return first.rsplit("/", 1)[-1]
 
 
-# the name of a program as typed: a word starting with a lower-case letter, or a path
-_PROGRAM = re.compile(r"(?:[\w.+\-/]{0,120}/)?[a-z][\w.+\-]{0,63}")
+# the name of a program as typed (after its path): a word starting with a lower-case letter
+_PROGRAM = re.compile(r"[a-z][\w.+\-]{0,63}")
 # the shell's own words: what follows them is a loop's or a test's output, not a program's
 _SHELL_WORDS = frozenset(
     ["for", "while", "until", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "function"]
@@ -644,23 +644,17 @@ _SHELL_WORDS = frozenset(
 
 
 def program_name(command: str) -> str | None:
-    """The program a shell command line runs (after ``sudo``/``time`` and a
-    path), or ``None`` when its first word is not a program's name (a loop, a
-    variable, a sentence that looked like a command).
+    """The program a shell command line runs (:func:`_command_words`: after
+    ``sudo``/``time`` and a path), or ``None`` when its first word is not a
+    program's name (a loop, a variable, a sentence that looked like a command).
 
     >>> program_name("sudo lsscsi -g"), program_name("./mlc --latency_matrix")
     ('lsscsi', 'mlc')
     >>> program_name("for i in 1 2; do echo $i; done"), program_name("FOO=1"), program_name("Note that")
     (None, None, None)
     """
-    cmd = command.strip()
-    while (stripped := _SUDO.sub("", cmd, count=1)) != cmd:
-        cmd = stripped
-    first = cmd.split(None, 1)[0] if cmd else ""
-    if not _PROGRAM.fullmatch(first):
-        return None
-    name = first.rsplit("/", 1)[-1]
-    return None if name in _SHELL_WORDS or not name[:1].isalpha() else name
+    name = _command_words(command)
+    return name if _PROGRAM.fullmatch(name) and name not in _SHELL_WORDS else None
 
 
 COMMENT_LOOKAHEAD = 12  # lines looked at past a comment for the data it introduces
