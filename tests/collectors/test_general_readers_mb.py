@@ -9,10 +9,12 @@ tools shown without their command are known by their own shape (lsb_release
 -a, iotop's column header, valgrind's ``==PID==`` report, collect_env's
 lines); a YAML map whose sequence items sit at their key's indent is
 configuration; Redis's somaxconn warning retyped with a capitalised ``TCP
-Backlog`` as a bullet is still the warning."""
+Backlog`` as a bullet is still the warning; a loop over every process's
+``/proc/*/status`` prints what those files say, not used."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from collectors.archive import load
@@ -140,3 +142,25 @@ def test_readmb_redis_somaxconn_warning_quoted_in_an_issue():
     host = _host(ROUND_M / "passenger-docker-142-redis-quoted-warnings.txt")
     (log,) = host.services
     assert ("somaxconn", "128") in [(w.code, w.value) for w in log.warnings]
+
+
+# -- readm-b 5. a per-process list printed by a loop over every process's status file
+
+
+def test_readmb_swap_list_of_a_loop_over_proc_status_is_not_used():
+    """Netdata issue 4123 (round M 1732): ``(echo "COMM PID SWAP"; for file in
+    /proc/*/status ; do awk ... $file; done | ...) | column -t`` behind a root prompt,
+    then its 13 rows: what every process's status file says, no rule's reading."""
+    text = _text("netdata-4123-proc-status-swap-loop.txt")
+    assert _roles(text) == ">" + "u" * 14
+
+
+def test_readmb_loop_over_proc_status_on_this_machine_is_not_used():
+    """This machine's processes' names and VmSwap by the same kind of loop."""
+    command = (
+        'for file in /proc/*/status ; do awk \'/VmSwap|Name/{printf $2 " " $3}END{ print ""}\' $file; '
+        "done | sort -k 2 -n -r | head -5"
+    )
+    out = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False).stdout
+    text = f"[root@h ~]# {command}\n{out}"
+    assert _roles(text) == ">" + "u" * len(out.splitlines())
