@@ -174,7 +174,7 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
            r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
     # a process's or its threads' status lines ("grep Cpus_allowed_list /proc/28863/task/*/status")
-    # or every process's, in a loop or a glob ("for file in /proc/*/status ; do awk ... $file; done")
+    # or every process's, in a loop ("for file in /proc/*/status ; do awk ... $file; done")
     Unused("/proc/PID/status",
            r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b"
            r"|\bfor\s+\w+\s+in\s+/proc/(?:\*|\[0-9\]\*)/status\b",
