@@ -155,6 +155,13 @@ def test_readmb_swap_list_of_a_loop_over_proc_status_is_not_used():
     assert _roles(text) == ">" + "u" * 14
 
 
+def test_readmb_loop_over_proc_status_in_chinese_notes_is_not_used():
+    """ermaot's notes (round I 1317): a fence with a comment, ``$ for file in
+    /proc/*/status ; do awk ... $file; done`` and five ``name pid kB`` rows."""
+    text = _text("ermaot-proc-status-swap-loop-fenced-zh.md")
+    assert _roles(text) == "..>uuuuu.."
+
+
 def test_readmb_loop_over_proc_status_on_this_machine_is_not_used():
     """This machine's processes' names and VmSwap by the same kind of loop."""
     command = (
