@@ -29,7 +29,7 @@ import functools
 import itertools
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,7 @@ MAX_TRAILING_DETECT = 4  # per prompted output
 SENTENCE_MIN_WORDS = 6  # a "# command" heading over a sentence this long is not a root prompt
 PROBE_HEAD_LINES = 8  # a probe for an artifact inside another one reads less
 PROBE_HEAD_CHARS = 600
+MAX_STRONG_STARTS = 3  # lines with an artifact's strong first line tried inside a run nothing detected
 _FIRST_HEAD = (DETECT_HEAD_LINES, DETECT_HEAD_CHARS)  # what detection reads of a run's first line
 _PROBE_HEAD = (PROBE_HEAD_LINES, PROBE_HEAD_CHARS)  # and of a later candidate
 _UNSET = object()
@@ -274,6 +275,33 @@ def detect_kind(text: str) -> str | None:
 # ------------------------------------------------------------------ line classes
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+# Lines that start an artifact whatever the lines above them are, and its kind:
+# lscpu's "Architecture:", numactl -H's "available: N nodes (...)", /proc/meminfo's
+# "MemTotal:", top's first line. Another tool's report may print such an output
+# inside its own (PyTorch's collect_env prints lscpu under its "CPU:" line), cut
+# before the lines a detector needs::
+#
+#     Is XNNPACK available: True
+#
+#     CPU:
+#     Architecture:                    aarch64
+_STRONG_FIRST_LINES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("lscpu", re.compile(r"Architecture:[ \t]+\w")),
+    ("numactl_hardware", re.compile(r"available: \d{1,5} nodes? \(")),
+    ("meminfo", re.compile(r"MemTotal:[ \t]+\d+ kB")),
+    ("top", re.compile(r"top - \d\d:\d\d:\d\d up ")),
+)
+
+
+def strong_first_line(line: str) -> str | None:
+    """The kind of artifact that ``line`` starts whatever is above it, or None.
+
+    >>> strong_first_line("Architecture:                    aarch64"), strong_first_line("CPU:")
+    ('lscpu', None)
+    """
+    return next((kind for kind, rx in _STRONG_FIRST_LINES if rx.match(line)), None)
+
+
 _FENCE_NEXT = re.compile(r"\n[ \t]{0,3}(?:`{3,}|~{3,})")
 
 
@@ -2163,7 +2191,26 @@ class _Splitter:
 
     def artifact_after(self, a: int, b: int) -> int | None:
         """First line of ``a+1..b`` where an artifact that parses starts, or None."""
-        for i in self.form_changes(a, b, min(MAX_TRAILING_DETECT, self.detect_budget)):
+        return self.first_artifact(self.form_changes(a, b, min(MAX_TRAILING_DETECT, self.detect_budget)), b)
+
+    def artifact_inside(self, a: int, b: int) -> tuple[int, str] | None:
+        """First line of ``a..b`` that is an artifact's strong first line
+        (:func:`strong_first_line`) and starts one that parses, with its kind
+        (the detector's when it recognises more), or None: a run that no
+        detector recognised from its head may hold one, or be one cut before
+        the lines its detector needs."""
+        starts = (i for i in range(a, b) if strong_first_line(self.lines[i]))
+        for i in itertools.islice(starts, MAX_STRONG_STARTS):
+            self.detect_budget -= 1
+            head = self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)
+            kind = self.detect(head) or strong_first_line(self.lines[i])
+            if self.parses(kind, i, b):
+                return i, str(kind)
+        return None
+
+    def first_artifact(self, starts: Iterable[int], b: int) -> int | None:
+        """The first of ``starts`` where an artifact that parses up to ``b`` starts, or None."""
+        for i in starts:
             self.detect_budget -= 1
             other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
             if other is not None and self.parses(other, i, b):
@@ -2529,6 +2576,12 @@ class _Splitter:
         """Lines ``a..b`` that no detector recognised: the output of a command
         Casebook does not read, bare commands, a post's Markdown (a table, a
         rule), or unrecognised (mentions inside them are looked for)."""
+        inside = self.artifact_inside(a, b)
+        if inside is not None:
+            if inside[0] > a:
+                self.undetected(a, inside[0], fenced, host)
+            self.emit_unprompted(inside[0], b, inside[1], fenced, host)
+            return
         what = unused_output(self.head(a, b))
         if what is not None:
             self.mark(a, b, UNUSED)
@@ -3022,14 +3075,22 @@ _YAML_ITEM = re.compile(r"[ \t]*- \S.*")
 
 
 def _yaml(rows: list[str], above: str) -> bool:
-    """A YAML map (a key alone, then its more indented keys and items), or
-    items under the key on the line above (a compose file's ``sysctls:``)."""
+    """A YAML map (a key alone, then its more indented keys and items, or its
+    items at its own indent: a TiUP topology's ``tidb_servers:`` over
+    ``- host: ...``), or items under the key on the line above (a compose
+    file's ``sysctls:``)."""
     if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
         return False
     if above.rstrip().endswith(":") and _YAML_KEY.fullmatch(above.rstrip()):
         return all(_YAML_ITEM.fullmatch(r) for r in rows)
-    indent = [len(r) - len(r.lstrip()) for r in rows]
-    return any(r.rstrip().endswith(":") and indent[i + 1] > indent[i] for i, r in enumerate(rows[:-1]))
+    return any(r.rstrip().endswith(":") and _yaml_block_under(r, nxt) for r, nxt in itertools.pairwise(rows))
+
+
+def _yaml_block_under(key: str, row: str) -> bool:
+    """Whether ``row`` opens the block of the YAML ``key:`` line above it: more
+    indented, or a sequence item at the key's own indent (``- host: ...``)."""
+    indent, under = len(key) - len(key.lstrip()), len(row) - len(row.lstrip())
+    return under > indent or (under == indent and row.lstrip().startswith("- "))
 
 
 _ELISION = re.compile(r"\.{3,}|…+")

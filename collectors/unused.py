@@ -57,12 +57,19 @@ CATALOGUE: tuple[Unused, ...] = (
            r"|^(?:Tracing route to|通过最多 \d+ 个跃点跟踪)"),
     Unused("nmcli", r"^(?:nmcli|connmanctl|iw|iwconfig)(\s|$)"),
     Unused("dstat", r"^dstat(\s|$)", r"^-{2,}system-{2,}|^-{2,}total-cpu-usage-{2,}"),
-    Unused("iotop", r"^iotop(\s|$)", r"^Total DISK READ\s*:.{0,60}\|\s*Total DISK WRITE\s*:"),
+    # its totals, or its column header when a post shows the rows alone
+    Unused("iotop", r"^iotop(\s|$)", r"^Total DISK READ\s*:.{0,60}\|\s*Total DISK WRITE\s*:"
+           r"|^[ \t]*(?:TID|PID)[ \t]+PRIO[ \t]+USER[ \t]+DISK READ[ \t]+DISK WRITE[ \t]+SWAPIN"
+           r"[ \t]+IO>?[ \t]+COMMAND"),
     Unused("ifconfig", r"^ifconfig(\s|$)", r"^[\w.:-]+: flags=\d+<[A-Z_,-]*>\s+mtu \d+"),
     Unused("uptime", r"^uptime(\s|$)", r"^\s*\d\d:\d\d:\d\d up .{0,60}load average: "),
     Unused("w", r"^w(\s|$)"),
+    # lsb_release -a: "Distributor ID:", "Description:", "Release:", "Codename:" in this order
+    Unused("lsb_release", r"^lsb_release(\s|$)",
+           r"^(?:No LSB modules are available\.\n)?Distributor ID:[ \t]+\S[^\n]*\n"
+           r"Description:[ \t]+\S[^\n]*\nRelease:[ \t]+\S+[ \t]*\n"),
     Unused("whoami",
-           r"^(?:whoami|id|date|nproc|hostname|uname -[nrm]|arch|getenforce|sestatus|lsb_release)(\s|$)"),
+           r"^(?:whoami|id|date|nproc|hostname|uname -[nrm]|arch|getenforce|sestatus)(\s|$)"),
     Unused("getconf", r"^getconf(\s|$)"),
     Unused("hostnamectl", r"^hostnamectl(\s|$)",
            r"^\s+Static hostname: .*\n(?:.*\n){0,4}\s+(?:Icon name|Chassis|Machine ID): "),
@@ -167,8 +174,10 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^[ \t]*\|?[ \t]*(?:Nehalem|SandyBridge|HaswellExtended|Mperf|Idle_Stats|RAPL)[ \t]+\|\|"
            r"|^[ \t]*(?:PKG[ \t]*\|[ \t]*)?CORE[ \t]*\|[ \t]*CPU[ \t]*\|"),
     # a process's or its threads' status lines ("grep Cpus_allowed_list /proc/28863/task/*/status")
+    # or every process's, in a loop ("for file in /proc/*/status ; do awk ... $file; done")
     Unused("/proc/PID/status",
-           r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b",
+           r"^(?:cat|grep|egrep|head|tail)\s.*/proc/(?:\d+|\*|self)(?:/task/(?:\d+|\*))?/status\b"
+           r"|\bfor\s+\w+\s+in\s+/proc/(?:\*|\[0-9\]\*)/status\b",
            r"^/proc/\d+/(?:task/\d+/)?status:\w+:"),
     # a process's system calls and open files, the hardware tree of lshw, ansible and
     # SQL*Plus banners (sar's memory and paging reports: above)
@@ -184,6 +193,14 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("sqlplus", r"^sqlplus(\s|$)",
            r"^SQL\*Plus: Release \d+[\d.]* "
            r"|^Oracle Database \d+[a-z]? (?:Enterprise|Standard|Express) Edition Release \d+[\d.]* "),
+    # valgrind's report: every line behind the "==PID==" of the process it ran
+    Unused("valgrind", r"^valgrind(\s|$)",
+           r"^==(?P<valgrind_pid>\d{1,9})==(?:[ \t][^\n]*)?\n==(?P=valgrind_pid)==(?:[ \t]|$)"),
+    # PyTorch's collect_env report (its "CPU:" section is lscpu's output, read on its own)
+    Unused("PyTorch collect_env", r"(?:^|\s)(?:-m\s+torch\.utils\.collect_env|\S*collect_env\.py)\b",
+           r"^PyTorch version: \S+\nIs debug build: (?:True|False)\b"
+           r"|^Is CUDA available: (?:True|False|No)\b[^\n]*\nCUDA runtime version: "
+           r"|^Versions of relevant libraries:\n\[(?:pip3?|conda)\] "),
     Unused("git", r"^git\s"),
     Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),

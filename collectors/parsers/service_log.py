@@ -52,11 +52,12 @@ _WARNINGS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ),
     ("redis", "overcommit_memory", re.compile(r"WARNING:? overcommit_memory is set to (?P<value>\d)!")),
     ("redis", "overcommit_memory", re.compile(r"WARNING:? Memory overcommit must be enabled!")),
+    # "TCP Backlog" as posts retype it
     (
         "redis",
         "somaxconn",
         re.compile(
-            r"TCP backlog setting of \d{1,9} cannot be enforced because "
+            r"TCP [Bb]acklog setting of \d{1,9} cannot be enforced because "
             r"/proc/sys/net/core/somaxconn is set to "
             r"the lower value of (?P<value>\d{1,9})"
         ),
@@ -91,8 +92,9 @@ _VERSIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mongodb", re.compile(r"Using MongoDB:\s+(?P<v>\d{1,3}\.\d{1,3}\.\d{1,3})")),
 )
 # Redis >= 6.0.8 warns only when THP is [always], and says so: its advice is
-# 'echo madvise' and it counts 'madvise' as disabled (before, 'echo never')
-_REDIS_THP_ALWAYS = re.compile(r"echo madvise >|set to 'madvise' or 'never'")
+# 'echo madvise' and it counts 'madvise' as disabled (before, 'echo never'); a post retypes the
+# quotes as typographic ones
+_REDIS_THP_ALWAYS = re.compile(r"echo madvise >|set to ['‘’]madvise['‘’] or ['‘’]never['‘’]")
 # a Redis background save: "Saving..." then "Background saving started by pid N"; the gap is the fork
 _CLOCK = r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ms>\d{3})"
 _SAVING = re.compile(_CLOCK + r" \* .{0,80}\bSaving\.\.")
