@@ -162,6 +162,12 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^[ \t]*r[ \t]+b[ \t]+w[ \t]+swap[ \t]+free[ \t]+re[ \t]+mf[ \t]+pi[ \t]+po\b"
            r"|^[ \t]*r[ \t]+b[ \t]+avm[ \t]+fre[ \t]+re[ \t]+pi[ \t]+po\b",
            other_system=True),
+    # Solaris's iostat -x ("extended device statistics", then "device r/s w/s kr/s kw/s wait
+    # actv svc_t %w %b"): its svc_t and %b are not Linux's await and %util (by content only)
+    Unused("iostat (Solaris)", r"^(?!)",
+           r"^[ \t]*(?:extended device statistics[ \t]*\n[ \t]*)?device[ \t]+r/s[ \t]+w/s[ \t]+kr/s[ \t]+kw/s"
+           r"[ \t]+wait[ \t]+actv[ \t]+svc_t[ \t]+%w[ \t]+%b\b",
+           other_system=True),
     # cpupower's usage text ("cpupower" alone, "cpupower help"): no reading of the host
     Unused("cpupower usage", r"^cpupower(?:\s+(?:help|--help|-h))?\s*$",
            r"^Usage: cpupower \[-d\|--debug\]"),

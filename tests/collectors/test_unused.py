@@ -74,3 +74,12 @@ def test_every_row_of_the_catalogue_compiles_and_names_itself():
             re.compile(row.content, re.M)
         assert row.what.strip()
     assert unused_output("no tool prints this") is None
+
+
+def test_solaris_iostat_x_is_another_systems_output_not_used():
+    """Solaris's ``iostat -xz`` (round M 1711, serverfault question 259190): svc_t and
+    %b are not Linux's await and %util, so its rows are not read as Linux's disks."""
+    path = PUBLISHED / "roundm" / "serverfault-solaris-iostat-xz-sd5.txt"
+    host = load(path, split=False).host
+    assert [(u.what, u.start_line) for u in host.reading.unused] == [("iostat (Solaris)", 2)]
+    assert host.disks is None and host.reading.unrecognised_lines == 0
