@@ -41,6 +41,7 @@ from collectors.facts import ArtifactError, DiskStat, DiskStats, ParseError
 from collectors.parsers import register
 
 CUT_AT_HEADER = "output of iostat, cut: no device rows"
+LAST_REPORT_CUT = "iostat: the last report is cut at its header; the one before it is read"
 _CELL = re.compile(r"^(\d{1,15}(?:[.,]\d{1,6})?)([KMG])?$")
 _SCALE = {None: 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
@@ -155,7 +156,11 @@ def _parse_iostat(lines: list[str]) -> DiskStats:
             cut.append(stat.device)
         out.devices.append(stat)
         out.lines[stat.device] = idx
-    if cut and previous:
+    if previous and (cut or not out.devices):
+        # the paste ended inside the last report, or at its header: the report
+        # before it is the latest one whole
+        if not out.devices:
+            out.errors.append(ArtifactError("", LAST_REPORT_CUT))
         _complete_from_previous(out, previous)
     return out
 
@@ -300,8 +305,15 @@ def parse_iostat(text: str) -> DiskStats:
         Device            r/s     w/s  r_await w_await  aqu-sz  %util
         nvme0n1        100.00  300.00     2.00    6.00    1.00  50.00
 
-    A report the paste cut at its header (the last line starts with ``Device``)
-    is said to be one:
+    A paste cut at the header of its last report reads the report before it,
+    and says so:
+
+    >>> stats = parse_iostat("Device: r/s w/s await %util\nvdb 0.00 3299.50 32.36 98.00\n\n"
+    ...     "Device: r/s w/s")
+    >>> [(d.device, d.await_ms, d.util_pct) for d in stats.devices], [e.message for e in stats.errors]
+    ([('vdb', 32.36, 98.0)], ['iostat: the last report is cut at its header; the one before it is read'])
+
+    Cut at its only header, it is said to be one:
 
     >>> parse_iostat("Linux 3.10.0-1160.11.1.el7.x86_64 (h) \t08/06/2021 \t_x86_64_\t(16 CPU)\n"
     ...     "\nDevice:            tp")

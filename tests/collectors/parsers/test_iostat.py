@@ -8,9 +8,9 @@ import subprocess
 import pytest
 
 from collectors.facts import ParseError
-from collectors.parsers.iostat import parse_iostat
+from collectors.parsers.iostat import LAST_REPORT_CUT, parse_iostat
 from tests.collectors.parsers.lookup import detect, for_command
-from tests.conftest import service_unavailable
+from tests.conftest import FIXTURES, service_unavailable
 
 # long table rows are the point of this fixture
 # ruff: noqa: E501
@@ -122,3 +122,13 @@ def test_a_last_report_cut_by_the_paste_keeps_the_report_before():
         ("dm-1", 0.0, 0.0),
     ]
     assert [e.line for e in r.errors] == [14]
+
+
+def test_a_paste_cut_at_its_last_reports_header_reads_the_report_before_it():
+    """influxdb issue 3885 (blind round N 1821): an ``iostat -x`` report and its CPU line,
+    the paste cut right after the next report's header: the first is the latest whole one."""
+    text = (FIXTURES / "published" / "roundn" / "influxdb-3885-iostat-x-last-report-cut.txt").read_text()
+    stats = parse_iostat(text)
+    vdb = next(d for d in stats.devices if d.device == "vdb")
+    assert (vdb.await_ms, vdb.util_pct) == (32.36, 98.0)
+    assert [e.message for e in stats.errors] == [LAST_REPORT_CUT]
