@@ -1298,7 +1298,7 @@ _CJK_HEADING = re.compile(
     r"(?:[一二三四五六七八九十]{1,3}[、.．]"
     r"|[\u4e00-\u9fff]{1,6}[ \t]?\d{1,2}[:：.、]"
     r"|\d{1,2}(?:\.\d{1,2}){0,3}[.、]?[ \t]*(?=[\u4e00-\u9fff]{2}))"
-    r"[ \t]*[^\t\n]{1,80}"
+    r"[ \t]*(?P<title>[^\t\n]{1,80})"
 )
 
 
@@ -1329,10 +1329,13 @@ def _cjk_heading(s: str) -> bool:
 
     >>> _cjk_heading("一、命令解析:iostat -x 1含义"), _cjk_heading("场景 1:高%util+ 高await")
     (True, True)
-    >>> _cjk_heading("3. 初步诊断:观察指标"), _cjk_heading("节点 0:   16384 MB")
-    (True, False)
+    >>> _cjk_heading("3. 初步诊断:观察指标")
+    True
+    >>> _cjk_heading("节点 0:   16384 MB"), _cjk_heading("节点0:16384 MB")
+    (False, False)
     """
-    return _CJK_HEADING.fullmatch(s) is not None and not _GAP.search(s) and len(_CJK_CHARS.findall(s)) >= 2
+    m = _CJK_HEADING.fullmatch(s)
+    return m is not None and not _GAP.search(s) and len(_CJK_CHARS.findall(m["title"])) >= 2
 
 
 WRAPPED_WORDS_MIN_TOKENS = 6

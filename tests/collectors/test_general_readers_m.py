@@ -178,4 +178,4 @@ def test_readm_chinese_numbered_headings_are_prose():
     assert "?" not in _roles(text)
     assert line_class("场景 1:高%util+ 高await") == line_class("3. 初步诊断:观察指标") == "prose"
     assert _roles(_text("laitimes-numbered-heading-zh.txt")) == "." * 7
-    assert line_class("节点 0:   16384 MB") == "data"
+    assert line_class("节点 0:   16384 MB") == line_class("节点0:16384 MB") == "data"
