@@ -1074,7 +1074,11 @@ _REFERENCE = re.compile(
     r"<?(?:https?|ftp)://[^\s<>]{1,2000}>?(?:[ \t]+and[ \t]+<?(?:https?|ftp)://[^\s<>]{1,2000}>?)?"
     r"|\[[^\]\n]{1,80}\]:[ \t]*<?(?:https?|ftp)://[^\s<>]{1,2000}>?"
 )
-_BOLD_LINE = re.compile(r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1[:.]?")
+# (a thread's turn names its writer so, maybe with a role: "**SE-Bin** (author):")
+_BOLD_LINE = re.compile(
+    r"(\*\*|__)(?=\S)[^*_\n]{1,120}(?<=\S)\1"
+    r"(?:[ \t]\((?:author|member|collaborator|contributor|owner|maintainer)\))?[:.]?"
+)
 # a write-up's field: a bold label and its value, in a list or not ("- **大小**: 2 GB",
 # "**配置时间**: 2026-01-18 00:02 UTC")
 _BOLD_LABEL = re.compile(r"(?:[-*+][ \t]+)?\*\*(?=\S)[^*\n]{1,60}(?<=\S)\*\*[:：][ \t]*\S.{0,300}")
@@ -1290,6 +1294,96 @@ def _list_item_prose(s: str) -> bool:
     return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
 
 
+# who wrote what a reply quotes ("On Fri, Oct 20, 2017 at 06:54:28PM +0000, Austen Lauria
+# wrote:", a forum's "6 hours ago, Warrentheo said:")
+_ATTRIBUTION = re.compile(r"[^\t\n]{1,160}[ \t](?:wrote|said|writes|says)[ \t]?[:：]")
+# a question-and-answer site's chrome under a post ("share|improve this answer",
+# "share|cite|improve this question|follow")
+_QA_CHROME = re.compile(
+    r"share(?:[ \t]*\|[ \t]*(?:cite|edit|follow|flag|close|delete|improve this (?:question|answer)))+"
+)
+# an arrow alone on its line, pointing from one output or idea to the next ("==>", "↓")
+_ARROW_LINE = re.compile(r"[=-]{1,4}>|→|⇒|↓|⇓")
+# a GitHub task-list item ("- [x] v4.0 (TiDB 4.0 versions)", "- [ ] Branch created")
+_TASK_ITEM = re.compile(r"[-*+][ \t]+\[[ xX]\][ \t]+(?P<text>\S.{0,300})")
+# a Chinese page's metadata: when, who, where from ("时间:2022-09-26 16:51:27", "作者:张昊",
+# "本文来源:原创投稿")
+_CJK_PAGE_META = re.compile(
+    r"(?:(?:发布|发表|更新)?(?:时间|日期)|发布于|发表于|更新于)[ \t]?[:：][ \t]*\d{4}[-/.年]\S.{0,40}"
+    r"|(?:作者|译者|编辑|责任编辑|(?:本文|文章)?来源|出处|分类|原文链接)[ \t]?[:：][ \t]*\S.{0,120}"
+)
+_CJK_META_STARTS = frozenset("发更时日作译编责本文来出分原")
+# a numbered heading of a Chinese post ("一、命令解析:iostat -x 1含义", "场景 1:高%util+ 高await",
+# "3. 初步诊断:观察指标"): a Chinese ordinal, a word and its number, or a section number, then a
+# title in Chinese
+_CJK_HEADING = re.compile(
+    r"(?:[一二三四五六七八九十]{1,3}[、.．]"
+    r"|[\u4e00-\u9fff]{1,6}[ \t]?\d{1,2}[:：.、]"
+    r"|\d{1,2}(?:\.\d{1,2}){0,3}[.、]?[ \t]*(?=[\u4e00-\u9fff]{2}))"
+    r"[ \t]*(?P<title>[^\t\n]{1,80})"
+)
+
+
+# a review thread's locator over the change it quotes: a source or a document file and
+# a line number ("benchmark/benchmark-tidb-using-tpcc.md:85", "avocado/utils/cpu.py:502")
+_REVIEW_LOCATOR = re.compile(
+    r"[\w.\-/]{0,200}[\w\-]\.(?:md|markdown|rst|adoc|txt|py|c|h|cc|cpp|hpp|go|rs|java|js|ts|rb|sh|pl"
+    r"|yaml|yml|json|toml|cfg|conf|ini|xml|html|sql|tf):\d{1,7}"
+)
+
+
+def _task_item(s: str) -> bool:
+    """A GitHub task-list item: its checkbox is the post's markup, its text
+    words (one word of two letters at least).
+
+    >>> _task_item("- [x] v4.0 (TiDB 4.0 versions)"), _task_item("- [ ] Branch created")
+    (True, True)
+    >>> _task_item("- [ ] 0x1f 0x20")
+    False
+    """
+    m = _TASK_ITEM.fullmatch(s)
+    return m is not None and not _GAP.search(s) and any(len(w) >= 2 for w in _ALPHA_WORD.findall(m["text"]))
+
+
+def _cjk_heading(s: str) -> bool:
+    """A numbered heading of a Chinese post, its title in Chinese and no
+    column of a table in it.
+
+    >>> _cjk_heading("一、命令解析:iostat -x 1含义"), _cjk_heading("场景 1:高%util+ 高await")
+    (True, True)
+    >>> _cjk_heading("3. 初步诊断:观察指标")
+    True
+    >>> _cjk_heading("节点 0:   16384 MB"), _cjk_heading("节点0:16384 MB")
+    (False, False)
+    """
+    m = _CJK_HEADING.fullmatch(s)
+    return m is not None and not _GAP.search(s) and len(_CJK_CHARS.findall(m["title"])) >= 2
+
+
+WRAPPED_WORDS_MIN_TOKENS = 6
+
+
+def wrapped_words(line: str) -> bool:
+    """A line of words cut from its sentence by a mail's or a page's width
+    (``Hi, I have recently noticed that on P9 running Red Hat Enterprise Linux
+    Server``, a reply's quote): words only, two short words of English prose
+    among them; an output's line has its columns, marks or figures.
+
+    >>> wrapped_words("Hi, I have recently noticed that on P9 running Red Hat Enterprise Linux Server")
+    True
+    >>> wrapped_words("node 0 cpus: 0 1 2 3 4 5 6 7")
+    False
+    >>> wrapped_words("Red Hat Enterprise Linux Server release 7.4 (Maipo)")
+    False
+    """
+    tokens = line.split()
+    if len(tokens) < WRAPPED_WORDS_MIN_TOKENS or _DATA_MARK.search(line):
+        return False
+    words = [t.strip(".,:;!?()\"'").lower() for t in tokens]
+    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
+    return alpha * 10 >= len(words) * 8 and len({w for w in words if w in _STOPWORDS}) >= 2
+
+
 def line_class(line: str) -> str:
     """``"blank"``, ``"prose"`` or ``"data"`` (command output, logs, tables).
 
@@ -1339,6 +1433,10 @@ _PROSE_LINES: tuple[tuple[str | frozenset[str], Callable[[str], object]], ...] =
     ("•", _bullet_prose),
     (_REFERENCE_STARTS, _ISSUE_REFERENCE.fullmatch),
     ("[0123456789ADFJMNOS", _THREAD_MARK.fullmatch),
+    ("s", _QA_CHROME.fullmatch),
+    ("=-→⇒↓⇓", _ARROW_LINE.fullmatch),
+    ("-*+", _task_item),
+    (_CJK_META_STARTS, _CJK_PAGE_META.fullmatch),
 )
 
 
@@ -1431,6 +1529,13 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     ("->", _arrow_note),
     ("=>", _arrow_note),
     ("→", _arrow_note),
+    (":", _REVIEW_LOCATOR.fullmatch),
+    ("wrote", _ATTRIBUTION.fullmatch),
+    ("said", _ATTRIBUTION.fullmatch),
+    ("、", _cjk_heading),
+    (":", _cjk_heading),
+    ("：", _cjk_heading),
+    (".", _cjk_heading),
 )
 
 
@@ -1631,6 +1736,7 @@ class _Splitter:
         self.host: str | None = None
         self.truncated = False
         self.segments: list[tuple[int, str | None]] = [(0, None)]
+        self.diff_fence = False  # the fence being read quotes a change ("```diff")
 
     def detect(self, head: str) -> str | None:
         """``detect_kind``, once per distinct head: a probe and the block it
@@ -1771,9 +1877,10 @@ class _Splitter:
                 continue
             m = _FENCE.match(self.lines[i])
             assert m is not None
-            marker = m.group(1)[0] * 3
-            # the closing fence: the next fence line with the same marker (an
-            # index walk, not a slice per fence: a paste of fences stays linear)
+            # the closing fence: the next fence line with the same marker, at least
+            # as long (a "````diff" fence holds the "```" fences of the change it
+            # quotes; an index walk, not a slice per fence: a paste of fences stays linear)
+            marker = m.group(1)
             close = k + 1
             while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
                 close += 1
@@ -1800,7 +1907,9 @@ class _Splitter:
             self.region(region_start, i, fenced=False)
             # configuration a post proposes, in a fence of its own, is not read
             if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
+                self.diff_fence = _DIFF_START.fullmatch(self.lines[i]) is not None
                 self.region(i + 1, j, fenced=True)
+                self.diff_fence = False
             return
         line = named[0] if named else i
         self.region(region_start, line, fenced=False)
@@ -2460,6 +2569,9 @@ class _Splitter:
         b = self.trimmed(a, b)
         if a >= b:
             return
+        if (fenced and self.diff_fence) or self.quoted_diff(a, b):
+            self.mark(a, b, PROSE)  # an output a quoted change shows is the change's text
+            return
         kinds = self.detected_kinds(a, b)
         piece_start, piece_kind = a, kinds[0]
         for offset in range(1, b - a):
@@ -2609,11 +2721,22 @@ class _Splitter:
         text an author put in a code block, a list of options in Chinese), or,
         outside a fence, they are one line standing alone that names what
         follows or titles a section (:func:`caption_line`: ``Disk IO(sdb) info
-        of tikv-3``). An output's line comes with its command or its neighbours."""
+        of tikv-3``). A line of words between the lines of a paragraph is
+        one of them (:meth:`paragraph_line`). An output's line comes with its
+        command or its neighbours."""
         lines = [i for i in range(a, b) if not self.blank(i)]
-        if all(self.cls(i) == "prose" for i in lines):
+        if all(self.cls(i) == "prose" or self.paragraph_line(i) for i in lines):
             return bool(lines)
         return not fenced and len(lines) == 1 and caption_line(self.lines[lines[0]].strip())
+
+    def paragraph_line(self, i: int) -> bool:
+        """Whether line ``i`` is a paragraph's line cut by its width
+        (:func:`wrapped_words`) with a line of prose right above or below it."""
+        if not wrapped_words(self.lines[i]):
+            return False
+        return any(
+            0 <= k < len(self.lines) and not self.blank(k) and self.cls(k) == "prose" for k in (i - 1, i + 1)
+        )
 
     def gutter(self, a: int, b: int) -> bool:
         """Lines ``a..b`` that are the line numbers of a listing the page printed
@@ -2706,7 +2829,36 @@ class _Splitter:
         above = self.lines[a - 1] if a > 0 else ""
         if not fenced and (markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)):
             return True
-        return code_fragment(lines, above)
+        return code_fragment(lines, above) or self.quoted_diff(a, b) or (not fenced and self.table_rows(a, b))
+
+    def table_rows(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are rows of a Markdown table whose rule row
+        (``|---|---|``) is in the same run of rows, above or below them: the
+        rows between that read as prose cut the table into pieces, each still
+        the post's table (``| 内存 | 128GB DDR4 ECC | 3200MT/s |``)."""
+        rows = [i for i in range(a, b) if not self.blank(i)]
+        if not rows or not all(_pipe_row(self.lines[i]) for i in rows):
+            return False
+        return self.rule_in_rows(a - 1, -1) or self.rule_in_rows(b, 1)
+
+    def rule_in_rows(self, i: int, step: int) -> bool:
+        """Whether the run of table rows from line ``i`` on (``step`` a line up
+        or down, at most :data:`TABLE_MAX_ROWS`) holds a Markdown rule row."""
+        for _ in range(TABLE_MAX_ROWS):
+            if not 0 <= i < len(self.lines) or not _pipe_row(self.lines[i]):
+                return False
+            if _MD_TABLE_RULE.fullmatch(self.lines[i].strip()):
+                return True
+            i += step
+        return False
+
+    def quoted_diff(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a change a review thread quotes: unified
+        diff lines under its hunk header or its ``diff`` fence (:func:`diff_opened`),
+        the post's text (what a change adds is no host's output)."""
+        if not all(diff_line(self.lines[i]) for i in range(a, b)):
+            return False
+        return diff_opened(self.lines, b)
 
     def prose_run(self, a: int, b: int, *, host: str | None) -> None:
         kind = self.detect(self.head(a, b))
@@ -2948,6 +3100,16 @@ _MD_TABLE_RULE = re.compile(r"(?:>[ \t]*)?\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-
 _MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
 
 
+TABLE_MAX_ROWS = 200
+
+
+def _pipe_row(line: str) -> bool:
+    """A row of a Markdown table between its pipes (``| CPU | Intel Xeon Silver 4314 |``)
+    or its rule row; never an SQL grid's border (``+----+``)."""
+    s = line.strip()
+    return len(s) >= 3 and s[0] == "|" and s[-1] == "|" and s.count("|") >= 3
+
+
 def markdown_markup(lines: list[str]) -> bool:
     """Whether unrecognised ``lines`` (non-blank, outside a fence) are a post's
     Markdown: a table (its rule row ``|---|`` present, or every row ending in a
@@ -2990,6 +3152,45 @@ def _table_rows(rows: list[str]) -> bool:
     if any(_MD_TABLE_RULE.fullmatch(row) for row in rows):
         return True
     return all(row.endswith("|") and not row.startswith(("|", ">")) for row in rows)
+
+
+# a unified diff's hunk header ("@@ -229,6 +229,143 @@ sudo systemctl start ntpd.service && \"),
+# and what opens a diff: a fence that says so ("````diff"), git's header, a file's header
+_DIFF_HUNK = re.compile(r"@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@(?:[ \t][^\n]{0,300})?[ \t]*")
+_DIFF_START = re.compile(
+    r"[ \t]{0,3}(?:`{3,}|~{3,})[ \t]*(?i:diff|patch|udiff)\b[^\n]{0,100}"
+    r"|diff --git [^\n]{1,600}|(?:---|\+\+\+) [ab]/[^\n]{1,600}"
+)
+DIFF_MAX_LINES = 400
+
+
+def diff_line(line: str) -> bool:
+    """A line of a unified diff's hunk: its header, or a line the change keeps
+    (a space), adds (``+``) or removes (``-``), or a blank one.
+
+    >>> diff_line("@@ -41,6 +43,8 @@"), diff_line("+    :rtype : dictionary"), diff_line("Power8:")
+    (True, True, False)
+    """
+    return not line.strip() or line[0] in " +-\\" or _DIFF_HUNK.fullmatch(line) is not None
+
+
+def diff_opened(lines: list[str], end: int) -> bool:
+    """Whether the diff lines just above index ``end`` of ``lines`` (at most
+    :data:`DIFF_MAX_LINES`) are a unified diff's: a hunk header or what opens a
+    diff is among them or right above them.
+
+    >>> diff_opened(["```diff", "+exec numactl --cpunodebind=0 --membind=0 bin/tidb-server"], 2)
+    True
+    >>> diff_opened(["Output:", "   node 0 cpus: 0 1"], 2)
+    False
+    """
+    for k in range(end - 1, max(-1, end - 1 - DIFF_MAX_LINES), -1):
+        line = lines[k]
+        if _DIFF_START.fullmatch(line) or _DIFF_HUNK.fullmatch(line):
+            return True
+        if not diff_line(line):
+            return False
+    return False
 
 
 CODE_SPAN_MAX_LINES = 3
