@@ -700,6 +700,14 @@ _PROPOSES = re.compile(
 )
 
 
+# an author's label between a command and what it printed ("Sample output:", "The output
+# looks like:", "输出如下：", "出力例:")
+_OUTPUT_LABEL = re.compile(
+    r"(?i:(?:(?:sample|example|typical|expected|the)[ \t]+)?output(?:[ \t]+(?:is|looks like|was|will be))?"
+    r"(?:[ \t]+(?:as[ \t]+)?(?:follows|below|like this))?)[ \t]*[:：]"
+    r"|(?:输出|結果|结果|显示|返回)(?:如下|结果|示例|内容)?[ \t]*[:：]|出力(?:例|結果)?[ \t]*[:：]"
+)
+
 # a value a cat of a sysfs or proc file prints alone on its line ("powersave",
 # "[mq-deadline] none"), or an author's elision of such lines (":", "...")
 _VALUE_LINE = re.compile(
@@ -1461,6 +1469,19 @@ def _sentence_with_code(s: str) -> bool:
     return "`" not in text and _reads_as_sentence(text, 4)
 
 
+def _sentence_with_link(s: str) -> bool:
+    """A sentence holding a Markdown link (``After installing [Redis](https://redis.io/)
+    on Debian 10 (Kernel 4.19) there was the following entry in its log:``): prose once
+    the link reads as its text.
+
+    >>> _sentence_with_link("After installing [Redis](https://redis.io/) on Debian 10 "
+    ...     "(Kernel 4.19) there was the following entry in its log:")
+    True
+    """
+    text = _MD_INLINE.sub(_inline_text, s)
+    return "](" not in text and "`" not in text and _reads_as_sentence(text, 4)
+
+
 def _reads_as_sentence(text: str, least: int) -> bool:
     """Whether ``text`` (a line whose code or setting was made a word) is a
     sentence: ``least`` words or more, a short word of English prose among
@@ -1524,6 +1545,7 @@ _PROSE_MARKS: tuple[tuple[str, Callable[[str], object]], ...] = (
     (" ·", _byline),
     ("阅读", _BYLINE_ZH.fullmatch),
     ("`", _sentence_with_code),
+    ("](", _sentence_with_link),
     ("=", _sentence_with_setting),
     ("://", _REFERENCE.fullmatch),
     ("->", _arrow_note),
@@ -2003,6 +2025,7 @@ class _Splitter:
             return out_start
         file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
         j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
+        out_start = self.output_label(out_start, j)
         if file_shown and not fenced and (values := self.file_values(out_start, j, b, command)) is not None:
             out_start, j = values
         if first in self._weak and self.trimmed(out_start, j) == out_start:
@@ -2010,6 +2033,15 @@ class _Splitter:
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def output_label(self, a: int, j: int) -> int:
+        """Where a command's output starts when its first line ``a`` is the
+        author's label of it (``Sample output:``, ``输出如下：``): the label is
+        prose, the output the lines after it."""
+        if a + 1 < j and _OUTPUT_LABEL.fullmatch(self.lines[a].strip()):
+            self.mark(a, a + 1, PROSE)
+            return a + 1
+        return a
 
     def file_values(self, a: int, j: int, b: int, command: str) -> tuple[int, int] | None:
         """The lines of values a ``cat`` of several files printed from line ``a``

@@ -105,7 +105,9 @@ _REDIS_HINT = re.compile(r"Redis|redis-server|\d{1,9}:[MCSX] \d\d \w{3}")
 
 
 def _detect(head: str) -> bool:
-    return any(pattern.search(head) for _kind, _code, pattern in _WARNINGS) or (
+    # a warning wrapped onto the next line reads as one line
+    flat = head.replace("\n", " ")
+    return any(pattern.search(flat) for _kind, _code, pattern in _WARNINGS) or (
         _SAVE_STARTED.search(head) is not None
     )
 
@@ -143,6 +145,16 @@ def _add_value(out: ServiceLog, code: str, value: str | None, line: str, idx: in
 WRAPPED_LINES = 2  # lines after a warning's first that may hold the rest of its text
 
 
+def _wrapped(pattern: re.Pattern[str], line: str, after: str) -> re.Match[str] | None:
+    """``pattern`` over ``line`` and the lines after it, when its match starts on
+    ``line`` ("WARNING: The TCP backlog setting of 511 cannot be enforced because" then
+    "/proc/sys/net/core/somaxconn is set to the lower value of 128.")."""
+    if not after:
+        return None
+    m = pattern.search(f"{line} {after}")
+    return m if m is not None and m.start() < len(line) else None
+
+
 def _read_warnings(
     out: ServiceLog, line: str, idx: int, kinds: set[str], seen: set[str], after: str = ""
 ) -> None:
@@ -150,7 +162,8 @@ def _read_warnings(
     taken from a later line when the first one lacked it, or implied by the
     rest of its text (``after``: the next lines, where a wrapped warning goes on)."""
     for kind, code, pattern in _WARNINGS:
-        m = pattern.search(line)
+        # a warning wrapped by a terminal or a page: it starts on this line
+        m = pattern.search(line) or _wrapped(pattern, line, after)
         if m is None:
             continue
         kinds.add(kind)

@@ -47,17 +47,17 @@ def _roles(text: str) -> str:
 # -- readm-a 1. quoted replies
 
 
-def test_readm_quoted_reply_is_prose_and_its_quoted_output_stays_unrecognised():
+def test_readm_quoted_reply_is_prose_and_its_quoted_output_is_valgrinds():
     """numactl issue 13 (round M 1734, lines 19-35): the maintainer's mail reply, ``On Fri,
     Oct 20, 2017 at 06:54:28PM +0000, Austen Lauria wrote:`` over the report quoted with
     ``> ``; its first quoted line, ``Hi, I have recently noticed that on P9 running Red Hat
-    Enterprise Linux Server``, is cut by the mail's width. The quoted valgrind trace is
-    an output nothing reads: it stays unrecognised."""
+    Enterprise Linux Server``, is cut by the mail's width. The quoted trace is valgrind's
+    report (its ``==PID==`` lines: the catalogue of outputs not used, readm-b)."""
     text = _text("numactl-13-quoted-reply-valgrind.txt")
     lines = text.splitlines()
     assert line_class(lines[3]) == "prose"  # the attribution
     assert wrapped_words(lines[4].removeprefix("> "))
-    assert _roles(text) == "." * 11 + "?" * 6
+    assert _roles(text) == "." * 11 + "u" * 6
 
 
 def test_readm_quoted_reply_second_inputs():
