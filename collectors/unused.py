@@ -173,7 +173,8 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^Usage: cpupower \[-d\|--debug\]"),
     # any program's usage text ("usage: numactl [--all | -a] ...", "Usage: iostat [ options ]",
     # "用法：free [选项]"): how to run it, no reading of the host
-    Unused("usage text", r"(?:^|\s)(?:--help|-h)$",
+    # (by "--help" only: "-h" is "human-readable" to du, sort, df, free ...)
+    Unused("usage text", r"(?:^|\s)--help$",
            r"^[ \t]*(?:usage|Usage|USAGE|用法)[ \t]*[:：][ \t]*(?:\S+/)?[\w.-]{1,40}[ \t]+[\[<(-]"),
     # cpupower's per-CPU idle and frequency counters (its idle-info and frequency-info are read)
     Unused("cpupower monitor", r"^cpupower(?:\s+-\S+(?:\s+\S+)?)*\s+monitor\b",

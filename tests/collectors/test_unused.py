@@ -83,3 +83,10 @@ def test_solaris_iostat_x_is_another_systems_output_not_used():
     host = load(path, split=False).host
     assert [(u.what, u.start_line) for u in host.reading.unused] == [("iostat (Solaris)", 2)]
     assert host.disks is None and host.reading.unrecognised_lines == 0
+
+
+def test_dash_h_is_human_readable_not_a_request_for_usage_text():
+    """``du -h``, ``sort -h``: ``-h`` asks for sizes in K/M/G, not for the usage text
+    (``numactl --help`` does); their output is the program's."""
+    assert unused_command("numactl --help") == "usage text"
+    assert unused_command("du -h /var") != "usage text" and unused_command("sort -h") != "usage text"
