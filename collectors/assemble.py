@@ -655,29 +655,24 @@ class HostAssembler:
         if getattr(self.host, attr) is None:
             setattr(self.host, attr, result)
 
-    def _merge_values(self, attr: str, result: Any, *maps: str) -> None:
+    def _merge_values(self, attr: str, result: Any, *maps: str, later_wins: bool = False) -> None:
         """Several greps of one family (``grep allocstall /proc/vmstat``, then
         ``grep compact``) add up to one fact: the first artifact keeps its
-        values and lines, a later one adds the keys it lacks."""
+        values and lines, a later one adds the keys it lacks. With
+        ``later_wins``, a setting read again later in the same paste (``cat
+        .../scheduler``, then after the author's ``echo cfq > .../scheduler`` the
+        same ``cat``) is the host's state now: the later reading replaces the
+        earlier one for the keys it has, its lines the evidence (round L, 1601)."""
         current = getattr(self.host, attr)
         if current is None:
             setattr(self.host, attr, result)
             return
         for name in (*maps, "lines"):
-            _fill(getattr(current, name), getattr(result, name))
-
-    def _read_again(self, attr: str, result: Any, *maps: str) -> None:
-        """A setting read again later in the same paste (``cat .../scheduler``, then
-        after the author's ``echo cfq > .../scheduler`` the same ``cat``): the later
-        reading is the host's state now, so it replaces the earlier one for the
-        keys it has (and its lines are the evidence); keys only the earlier one
-        had are kept (round L, 1601)."""
-        current = getattr(self.host, attr)
-        if current is None:
-            setattr(self.host, attr, result)
-            return
-        for name in (*maps, "lines"):
-            getattr(current, name).update(getattr(result, name))
+            target, values = getattr(current, name), getattr(result, name)
+            if later_wins:
+                target.update(values)
+            else:
+                _fill(target, values)
 
     def _add_cpu_power(self, r: f.CpuPower) -> None:
         current = self.host.cpu_power
@@ -1134,7 +1129,12 @@ _HANDLERS: tuple[tuple[type, Callable[[HostAssembler, Any], Any]], ...] = (
     (f.Vmstat, lambda a, r: a._first("vmstat", r)),
     (f.ProcVmstat, lambda a, r: a._merge_values("proc_vmstat", r, "values")),
     (f.KsmState, lambda a, r: a._merge_values("ksm", r, "values")),
-    (f.IoSchedulers, lambda a, r: a._read_again("io_schedulers", r, "active", "available", "rotational")),
+    (
+        f.IoSchedulers,
+        lambda a, r: a._merge_values(
+            "io_schedulers", r, "active", "available", "rotational", later_wins=True
+        ),
+    ),
     (f.CpuPower, lambda a, r: a._add_cpu_power(r)),
     (f.NumaBootMessages, lambda a, r: a._add_numa_boot(r)),
     (f.NetDevStats, lambda a, r: a._first("net_dev", r)),

@@ -470,7 +470,6 @@ COMMON_COMMANDS = frozenset(
         "pvs",
         "vgs",
         "lvs",
-        "cpupower",
         # other tools of the systems a support engineer looks at, by family: disks and
         # storage, hardware, time and system state, network, monitors, virtualisation
         # and containers, databases' own clients and servers (their output is not read,
@@ -521,7 +520,6 @@ COMMON_COMMANDS = frozenset(
             "firewall-cmd",
             "nmcli",
             "ifstat",
-            "sar",
             "atop",
             "nmon",
             "glances",
@@ -533,7 +531,6 @@ COMMON_COMMANDS = frozenset(
             "pmap",
             "pstree",
             "slabtop",
-            "numad",
             "virt-host-validate",
             "virt-top",
             "virt-install",
