@@ -51,6 +51,10 @@ UNBOLDED = "Markdown bold markers removed"
 # the note strip_log_prefixes() leaves (with a count before it)
 LOG_PREFIXES = "log-prefixed lines unprefixed"
 FLATTENED = "outputs flattened onto one line split back into lines"
+# what a web page's e-mail protection (Cloudflare's) leaves of "root@db1" in a
+# prompt it copied ("[[email protected] ~]#"; its no-break space is plain by then):
+# read as "user@host", so the prompt is a prompt again
+HIDDEN_ADDRESS = "[email protected]"
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte escapes.
 _ESCAPES = r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[@-Z\\-_])"
@@ -673,6 +677,8 @@ def _clean(text: str, notes: list[str]) -> str:
         text = _unquote(text, notes)
     if "=~=~" in text:
         text = _PUTTY_HEADER.sub("", text)
+    if HIDDEN_ADDRESS in text:
+        text = text.replace(HIDDEN_ADDRESS, "user@host")
     return text
 
 

@@ -42,3 +42,16 @@ def test_a_sentence_holding_a_markdown_link_is_prose():
     line = (ROUND_N / "unbound-101-redis-backlog-warning-wrapped-quote.txt").read_text().splitlines()[0]
     assert line.startswith("After installing [Redis](https://redis.io/)")
     assert line_class(line) == "prose"
+
+
+def test_a_prompt_whose_user_and_host_a_web_page_hid_is_still_a_prompt():
+    """e-com-net (round N 1807): ``[[email protected] ~]#lscpu Architecture: x86_64 ...``:
+    Cloudflare's e-mail protection replaced ``root@host``, and the page lost the output's
+    line breaks. The flattened lscpu of the 4-socket KVM guest is read again."""
+    name = "ecomnet-kvm-guest-lscpu-flattened-hidden-address-zh.txt"
+    host = load(ROUND_N / name, split=False).host
+    assert (host.cpu.sockets, host.cpu.cores_per_socket, host.cpu.hypervisor_vendor) == (4, 1, "KVM")
+    assert host.reading.unrecognised_lines == 0
+    rules = _rules(name)
+    assert rules["kvm.flat_socket_topology"] == "warning"
+    assert rules["kvm.cpu_model_hides_cache"] == "warning"
