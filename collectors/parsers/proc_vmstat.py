@@ -44,6 +44,17 @@ def _detect(head: str) -> bool:
     commands=(r"/proc/vmstat\b",),
     paths=(r"(^|/)proc/vmstat$",),
     detect=_detect,
+    needles=(
+        "nr_free_pages",
+        "nr_dirty",
+        "pgpg",
+        "pswp",
+        "pgfault",
+        "pgmajfault",
+        "allocstall",
+        "pgscan_",
+        "compact_",
+    ),
     priority=5,
 )
 def parse_proc_vmstat(text: str) -> ProcVmstat:
