@@ -44,17 +44,7 @@ def _detect(head: str) -> bool:
     commands=(r"/proc/vmstat\b",),
     paths=(r"(^|/)proc/vmstat$",),
     detect=_detect,
-    needles=(
-        "nr_free_pages",
-        "nr_dirty",
-        "pgpg",
-        "pswp",
-        "pgfault",
-        "pgmajfault",
-        "allocstall",
-        "pgscan_",
-        "compact_",
-    ),
+    needles=("nr_", "pg", "pswp", "allocstall", "compact_"),  # (each name of _KNOWN holds one)
     priority=5,
 )
 def parse_proc_vmstat(text: str) -> ProcVmstat:
