@@ -258,8 +258,8 @@ def detect_kind(text: str) -> str | None:
     (the ones after it could not win)."""
     head = text[:8192]
     for spec in _detectors():
-        if spec.detect is None:
-            continue
+        if spec.detect is None or (spec.needles and not any(n in head for n in spec.needles)):
+            continue  # (a head without any of its literals: the detector would not fire)
         try:
             hit = spec.detect(head)
         except Exception:

@@ -35,6 +35,10 @@ class ParserSpec:
     paths: tuple[str, ...] = ()
     # recognises un-prompted text by content; cheap, looks at the first few KiB
     detect: Callable[[str], bool] | None = None
+    # literals of which every head detect() accepts holds at least one (as detect
+    # matches them: case and all): a head holding none is not asked (detect_kind's
+    # pre-test; tests/collectors/test_detect_needles.py). Empty: always asked.
+    needles: tuple[str, ...] = ()
     # higher wins when several detect() match
     priority: int = 0
     # regexes (re.fullmatch, on the stripped line) of lines the artifact prints
@@ -104,6 +108,7 @@ def register(
     commands: tuple[str, ...] = (),
     paths: tuple[str, ...] = (),
     detect: Callable[[str], bool] | None = None,
+    needles: tuple[str, ...] = (),
     priority: int = 0,
     prose_lines: tuple[str, ...] = (),
 ) -> Callable[[ParserFunc], ParserFunc]:
@@ -118,6 +123,7 @@ def register(
             commands=commands,
             paths=paths,
             detect=detect,
+            needles=needles,
             priority=priority,
             prose_lines=prose_lines,
         )

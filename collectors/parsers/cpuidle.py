@@ -90,6 +90,7 @@ def _detect(head: str) -> bool:
     "cpuidle_sysfs",
     commands=(r"/sys/devices/system/cpu/cpu[\d*?\[\]]*/cpuidle/",),
     detect=_detect,
+    needles=("/cpuidle/state",),
     priority=5,
 )
 def parse_cpuidle_sysfs(text: str) -> CpuPower:

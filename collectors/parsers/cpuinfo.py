@@ -145,6 +145,7 @@ def _arm_names(first: dict[str, Any]) -> tuple[str | None, str | None]:
     commands=(r"^(?!.*\bgrep\s+(-\w*c\w*|--count)\s)(?!.*\|\s*wc\b).*(^|[\s|;<])/proc/cpuinfo\b",),
     paths=(r"proc/cpuinfo$", r"(^|/)cpuinfo(\.txt)?$"),
     detect=_detect,
+    needles=("processor",),
     priority=10,
     # x86 prints it with an empty value (it reads like a heading)
     prose_lines=(r"power management:.*",),

@@ -357,6 +357,7 @@ def _last_tree_object_line(obj: _Obj) -> int:
     commands=(r"^(hwloc-ls|lstopo-no-graphics|lstopo)\b(?!.*--of\s+(?!console)\S)",),
     paths=(r"(^|/)(hwloc-ls|lstopo(-no-graphics)?)(\.txt)?$",),
     detect=_detect,
+    needles=("(P#",),
     priority=10,
     # the I/O objects of the tree ("PCI 8086:8d66", 'Net L#1 "eth2"') read like prose
     prose_lines=(

@@ -276,6 +276,7 @@ class _Reader:
     commands=(r"^lspci(?:\s+-(?![\w-]*t)[\w-]+|\s+[0-9a-fA-F:.]+)*\s*(?:\|.*)?$",),
     paths=(r"(^|/)lspci(?:_-(?![\w-]*t)[\w-]+)*(\.txt)?$", r"(^|/)lspci_file$"),
     detect=lambda head: re.search(_DETECT, head, re.M) is not None,
+    needles=(": ",),
     priority=4,
 )
 def parse_lspci(text: str) -> PciDevices:

@@ -141,6 +141,7 @@ def _is_new_key(key: str, values: dict[str, int]) -> bool:
     commands=(r"(^|[\s|;<])/proc/meminfo\b(?!/)",),
     paths=(r"proc/meminfo$",),
     detect=_detect,
+    needles=(":",),
     priority=10,
 )
 def parse_meminfo(text: str) -> Meminfo:

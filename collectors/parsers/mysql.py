@@ -558,6 +558,7 @@ def _config_groups_looking(head: str) -> bool:
         r"(^|/)[^/]+\.cnf$",
     ),
     detect=_config_groups_looking,
+    needles=("[", "="),
     priority=5,
 )
 def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:

@@ -341,7 +341,7 @@ _TITLES = ("Per-node numastat info", "Per-node system memory usage", "Per-node p
 
 
 def _detect(head: str) -> bool:
-    if _NODE_HEADER.search(head) and _BODY_ROWS.search(head.split("Total", 1)[-1]):
+    if "Total" in head and _NODE_HEADER.search(head) and _BODY_ROWS.search(head.split("Total", 1)[-1]):
         return True
     if _body_rows(head) >= 3:
         return True

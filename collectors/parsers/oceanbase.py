@@ -120,6 +120,7 @@ def _looks_like_parameters(head: str) -> bool:
         r"(?i)\bselect\b.*\bname\b.*\bvalue\b.*\bfrom\b.*(parameter|__all_sys_parameter|__all_virtual_sys_parameter_stat)",
     ),
     detect=_looks_like_parameters,
+    needles=("|", "*****", "=", ":"),
     priority=3,
 )
 def parse_oceanbase_parameters(text: str) -> OceanBaseFacts:

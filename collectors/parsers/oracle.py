@@ -191,6 +191,7 @@ def _one_instance(m: re.Match[str]) -> bool:
     commands=(r"(?i)\b(?:cat|more|less|head|tail|grep|vi|vim|strings)\b.*\b(?:init|spfile)\w*\.ora\b",),
     paths=(r"(?:^|/)(?:init|spfile)\w*\.ora$",),
     detect=_pfile_looking,
+    needles=("=",),
     priority=5,
 )
 def parse_oracle_pfile(text: str) -> ServiceLog:

@@ -105,6 +105,7 @@ def _round2(value: float) -> float:
     "ping",
     commands=(r"^ping6?\b",),
     detect=_looks_like_ping,
+    needles=("bytes from", "packets transmitted", "min/avg/max", ":", "："),
     priority=10,
 )
 def parse_ping(text: str) -> PingResult:

@@ -130,6 +130,7 @@ def _setting(line: str, unit_at: int | None) -> tuple[str, str] | None:
     ),
     paths=(r"(?:^|/)postgresql(?:\.auto)?\.conf$", r"(?:^|/)pg_settings(?:\.txt)?$"),
     detect=_detect,
+    needles=("|", "=", "---"),
     priority=4,
 )
 def parse_pg_settings(text: str) -> ServiceLog:

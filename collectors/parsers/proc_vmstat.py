@@ -44,6 +44,7 @@ def _detect(head: str) -> bool:
     commands=(r"/proc/vmstat\b",),
     paths=(r"(^|/)proc/vmstat$",),
     detect=_detect,
+    needles=("nr_", "pg", "pswp", "allocstall", "compact_"),  # (each name of _KNOWN holds one)
     priority=5,
 )
 def parse_proc_vmstat(text: str) -> ProcVmstat:

@@ -99,6 +99,20 @@ _REDIS_THP_ALWAYS = re.compile(r"echo madvise >|set to ['‘’]madvise['‘’]
 _CLOCK = r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ms>\d{3})"
 _SAVING = re.compile(_CLOCK + r" \* .{0,80}\bSaving\.\.")
 _SAVE_STARTED = re.compile(_CLOCK + r" \* Background saving started by pid \S+")
+# a literal of each of _WARNINGS (none holding a space, which _detect may have
+# made of a line break) and of _SAVE_STARTED: _detect fires on none without one
+_DETECT_NEEDLES = (
+    "Transparent",
+    "overcommit",
+    "somaxconn",
+    "anonymous",
+    "transparent_hugepage/",
+    "NUMA",
+    "zone_reclaim_mode",
+    "max_map_count",
+    "sysfsFile",
+    "Background saving",
+)
 _DAY_S = 86400.0
 _MONGO_HINT = re.compile(r"\[initandlisten\]|\"ctx\":\"initandlisten\"|startup warnings|mongod|MongoDB", re.I)
 _REDIS_HINT = re.compile(r"Redis|redis-server|\d{1,9}:[MCSX] \d\d \w{3}")
@@ -184,6 +198,7 @@ def _read_warnings(
     ),
     paths=(r"(?:^|/)(?:redis[\w.-]*|mongod[\w.-]*)\.log$",),
     detect=_detect,
+    needles=_DETECT_NEEDLES,
     priority=3,
 )
 def parse_service_log(text: str) -> ServiceLog:
@@ -256,6 +271,7 @@ def _detect_info(head: str) -> bool:
     "redis_info",
     commands=(r"(?i)^redis-cli\b.*\binfo\b", r"(?i)^info(\s+\w+)?\s*$"),
     detect=_detect_info,
+    needles=("redis_version:", "latest_fork_usec:", "used_memory:"),
     priority=4,
 )
 def parse_redis_info(text: str) -> ServiceLog:

@@ -163,6 +163,7 @@ def _detect(family: str) -> Callable[[str], bool]:
     "ksm",
     commands=(r"/sys/kernel/mm/ksm/(\*|\s|$)",),
     detect=_detect("ksm"),
+    needles=("/sys/kernel/mm/ksm/",),
     priority=5,
 )
 def parse_ksm(text: str) -> KsmState:
@@ -244,6 +245,7 @@ _CARET_LINE = re.compile(r"^[ \t]*[\^~]{2,}[ \t]*$\n?", re.M)
     "io_scheduler",
     commands=(r"/sys/block/\S*queue/(scheduler|rotational)", r'^pt-summary section "Disk Schedulers'),
     detect=lambda head: _detect("scheduler")(head) or "# Disk Schedulers And Queue Size" in head,
+    needles=("/queue/scheduler", "# Disk Schedulers And Queue Size"),
     priority=5,
 )
 def parse_io_scheduler(text: str, *, device: str | None = None) -> IoSchedulers:
@@ -282,6 +284,7 @@ _ELIDED = re.compile(r":|\.{2,}|…|⋮")
     commands=(r"scaling_governor",),
     paths=(r"(^|/)sys/devices/system/cpu/cpu\d+/cpufreq/scaling_governor$",),
     detect=_detect("governor"),
+    needles=("scaling_governor",),
     priority=5,
 )
 def parse_scaling_governor(text: str) -> CpuPower:

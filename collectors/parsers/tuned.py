@@ -51,6 +51,7 @@ def _detect(head: str) -> bool:
     commands=(r"^(?:sudo\s+)?tuned-adm\s+(?:active|list)\b",),
     paths=(r"sos_commands/tuned/tuned-adm_(?:active|list)$",),
     detect=_detect,
+    needles=("Current active profile:", "Preset profile:", "Available profiles:"),
     priority=5,
     prose_lines=(
         r"Available profiles:",

@@ -86,6 +86,7 @@ def _finish(out: GuestSignals) -> GuestSignals:
         # a whole dmidecode starts with the BIOS record: its memory devices are the point
         and "BIOS Information" not in head
     ),
+    needles=("System Information",),
     priority=11,  # above dmidecode_memory, which reads any "DMI type" record
     prose_lines=(r"System Information",),
 )
