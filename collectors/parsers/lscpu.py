@@ -273,6 +273,12 @@ def _norm_key(key: str) -> str:
     if key.isascii():
         # the Chinese and Japanese catalogues shorten "CPU(s):" to "CPU:"
         return "cpu(s)" if key == "cpu" else key
+    return _english_key(key)
+
+
+def _english_key(key: str) -> str:
+    """The English key of a lower-cased key of lscpu's Chinese, Japanese or Russian
+    catalogue (``key`` itself when it is none)."""
     m = _ZH_NODE.match(key) or _JA_NODE.match(key)
     if m:
         return f"numa node{m.group(1)} cpu(s)"
@@ -423,11 +429,14 @@ class _Builder:
         topo.core_types = self.core_types
         topo.model_name = self.core_types[0].get("model_name")
         for name in ("threads_per_core", "cores_per_socket", "sockets"):
-            values = {entry.get(name) for entry in self.core_types}
-            if len(values) == 1 and isinstance(next(iter(values)), int):
-                setattr(topo, name, values.pop())
-            else:
-                setattr(topo, name, None)
+            setattr(topo, name, _shared_count(self.core_types, name))
+
+
+def _shared_count(core_types: list[dict[str, Any]], name: str) -> int | None:
+    """The count ``name`` when every core type has the same number; None otherwise."""
+    values = {entry.get(name) for entry in core_types}
+    value = next(iter(values))
+    return value if len(values) == 1 and isinstance(value, int) else None
 
 
 def _clean_text(name: str, value: str, *, ocr: bool) -> str:
