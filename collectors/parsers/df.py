@@ -67,12 +67,7 @@ def parse_df(text: str) -> DiskFree:
         /dev/mapper/vg1-data 7497910272 4947433384 2550476888  66% /data/1
     """
     out = DiskFree()
-    # coreutils' zh_CN headers: 文件系统 (Filesystem), 类型 (Type), 大小 (Size)
-    human = re.search(r"^(Filesystem|文件系统)\s+((Type|类型)\s+)?(Size|大小)\s", text, re.M) is not None
-    if re.search(r"^(Filesystem|文件系统)\s+((Type|类型)\s+)?Inodes\s", text, re.M):
-        raise ParseError("df -i reports inodes, not space")
-    # df -T adds a Type column after the filesystem
-    typed = re.search(r"^(Filesystem|文件系统)\s+(Type|类型)\s", text, re.M) is not None
+    human, typed = _header_form(text)
     width = 7 if typed else 6
     for idx, tokens in _rows(text):
         if len(tokens) < width:
@@ -84,6 +79,17 @@ def parse_df(text: str) -> DiskFree:
     if not out.filesystems:
         raise ParseError("no df rows found")
     return out
+
+
+def _header_form(text: str) -> tuple[bool, bool]:
+    """(human, typed) of the header: sizes human-readable (``-h``), a Type column
+    after the filesystem (``-T``); ParseError for ``df -i``, which counts inodes.
+    coreutils' zh_CN headers: 文件系统 (Filesystem), 类型 (Type), 大小 (Size)."""
+    if re.search(r"^(Filesystem|文件系统)\s+((Type|类型)\s+)?Inodes\s", text, re.M):
+        raise ParseError("df -i reports inodes, not space")
+    human = re.search(r"^(Filesystem|文件系统)\s+((Type|类型)\s+)?(Size|大小)\s", text, re.M) is not None
+    typed = re.search(r"^(Filesystem|文件系统)\s+(Type|类型)\s", text, re.M) is not None
+    return human, typed
 
 
 def _rows(text: str) -> Iterator[tuple[int, list[str]]]:

@@ -116,6 +116,16 @@ def _is_named(m: re.Match[str] | None) -> bool:
     return m is not None and (m.group(1) == "Machine" or m.group(2) is not None)
 
 
+def _match_piece(piece: str) -> tuple[re.Match[str] | None, bool]:
+    """The match of an object's piece of a line and whether the piece is cut short
+    (``PU L#13 (P#20``); None when not even its kind and ``L#`` are there."""
+    m = _OBJECT.match(piece)
+    if _is_named(m):
+        return m, False
+    m = _OPEN.match(piece)
+    return (m if _is_named(m) else None), True
+
+
 class _Tree:
     """The objects of the tree, with the problems met while reading it."""
 
@@ -171,11 +181,8 @@ class _Tree:
     def _object(self, piece: str, idx: int, indent: int) -> _Obj | None:
         if not _TRACKED.match(piece):
             return None  # an I/O object ("PCI 8086:8d66", "HostBridge L#0")
-        m = _OBJECT.match(piece)
-        unfinished = not _is_named(m)
-        if unfinished:
-            m = _OPEN.match(piece)
-        if m is None or not _is_named(m):
+        m, unfinished = _match_piece(piece)
+        if m is None:
             self._unfinished.append((idx, piece, None))
             return None
         obj = _Obj(kind=_kind(m.group(1)), line=idx, indent=indent, attrs=m.group(3) or "")
@@ -200,9 +207,7 @@ def _numa(tree: _Tree) -> tuple[NumaTopology, dict[int, list[int]], dict[int, in
         node_id = obj.os_index if obj.os_index is not None else obj.logical
         if node_id is None or node_id in topo.nodes:
             continue
-        # 1.x: the PUs under the node; 2.x: the PUs of its parent
-        scope = obj if obj.children or obj.parent is None else obj.parent
-        cpus = sorted({pu.os_index for pu in scope.pus() if pu.os_index is not None} - taken)
+        cpus = sorted(_node_cpus(obj) - taken)
         taken.update(cpus)
         node = NumaNode(node=node_id, cpus=cpus, size_mb=_size_mb(obj.attrs))
         topo.nodes[node_id] = node
@@ -210,6 +215,12 @@ def _numa(tree: _Tree) -> tuple[NumaTopology, dict[int, list[int]], dict[int, in
         node_lines[node_id] = obj.line
         topo.lines[f"node.{node_id}.size"] = obj.line
     return topo, node_cpus, node_lines
+
+
+def _node_cpus(node: _Obj) -> set[int]:
+    """The CPU numbers of a NUMANode: hwloc 1.x lists its PUs under the node, 2.x under its parent."""
+    scope = node if node.children or node.parent is None else node.parent
+    return {pu.os_index for pu in scope.pus() if pu.os_index is not None}
 
 
 _MATRIX = re.compile(
@@ -237,11 +248,16 @@ def _read_matrix(lines: list[str], idx: int, tree: _Tree, topo: NumaTopology, *,
     size = len(header) - 1
     by_logical = {o.logical: o.os_index for o in tree.of("NUMANode")} if logical else None
     labels, rows = _matrix_rows(lines[idx + 2 : idx + 2 + size], by_logical)
-    if size < 1 or len(rows) < size or any(len(row) != size for row in rows) or -1 in labels:
+    if not _is_whole_matrix(size, labels, rows):
         return [f"distance table incomplete: {len(rows)} of {size} rows"]
     topo.distance_nodes, topo.distances = labels, rows
     topo.lines["distances"] = idx + 1
     return []
+
+
+def _is_whole_matrix(size: int, labels: list[int], rows: list[list[int]]) -> bool:
+    """Whether the matrix has all its ``size`` rows, each of ``size`` distances and a known node."""
+    return size >= 1 and len(rows) >= size and all(len(row) == size for row in rows) and -1 not in labels
 
 
 def _matrix_rows(
@@ -267,19 +283,29 @@ def _cpu(tree: _Tree, node_cpus: dict[int, list[int]], node_lines: dict[int, int
     cpu = CpuTopology()
     _count_cpus(cpu, tree)
     if node_cpus:
-        cpu.numa_nodes = len(node_cpus)
-        cpu.lines["numa_nodes"] = min(node_lines.values())
-        cpu.numa_node_cpus = {n: list(c) for n, c in sorted(node_cpus.items())}
-        for node_id, line in node_lines.items():
-            cpu.lines[f"numa_node_cpus.{node_id}"] = line
+        _read_node_cpus(cpu, node_cpus, node_lines)
+    _read_caches(cpu, tree)
+    _read_identity(cpu, tree)
+    cpu.extra["hwloc"] = True
+    return cpu
+
+
+def _read_node_cpus(cpu: CpuTopology, node_cpus: dict[int, list[int]], node_lines: dict[int, int]) -> None:
+    """The NUMA node count and each node's CPU list, cited at the nodes' lines."""
+    cpu.numa_nodes = len(node_cpus)
+    cpu.lines["numa_nodes"] = min(node_lines.values())
+    cpu.numa_node_cpus = {n: list(c) for n, c in sorted(node_cpus.items())}
+    for node_id, line in node_lines.items():
+        cpu.lines[f"numa_node_cpus.{node_id}"] = line
+
+
+def _read_caches(cpu: CpuTopology, tree: _Tree) -> None:
+    """The size of each cache level (the first object of a level that shows one)."""
     for obj in tree.objects:
         if re.fullmatch(r"L\d[diu]?", obj.kind) and obj.kind not in cpu.caches:
             size = re.search(r"\d[\d.]*\s?[KMGT]i?B", obj.attrs)
             if size:
                 cpu.caches[obj.kind] = size.group(0)
-    _read_identity(cpu, tree)
-    cpu.extra["hwloc"] = True
-    return cpu
 
 
 def _count_cpus(cpu: CpuTopology, tree: _Tree) -> None:
@@ -319,16 +345,19 @@ def _read_identity(cpu: CpuTopology, tree: _Tree) -> None:
 
 def _cuts(tree: _Tree, topo: NumaTopology) -> list[str]:
     """What a paste cut mid-tree lost."""
-    missing = list(tree.cut)
-    total = _size_mb(tree.machine.attrs) if tree.machine else None
-    sizes = [n.size_mb for n in topo.nodes.values() if n.size_mb is not None]
-    if total and sizes and sum(sizes) < 0.9 * total:
-        missing.append(
-            f"nodes incomplete: {len(sizes)} node(s) with {sum(sizes)} MB of the Machine's {total} MB"
-        )
+    missing = list(tree.cut) + _nodes_incomplete(tree, topo)
     if not missing:
         missing += _last_package_cut(tree)
     return missing
+
+
+def _nodes_incomplete(tree: _Tree, topo: NumaTopology) -> list[str]:
+    """The nodes' memory falling short of the Machine's total (nodes lost to the cut)."""
+    total = _size_mb(tree.machine.attrs) if tree.machine else None
+    sizes = [n.size_mb for n in topo.nodes.values() if n.size_mb is not None]
+    if total and sizes and sum(sizes) < 0.9 * total:
+        return [f"nodes incomplete: {len(sizes)} node(s) with {sum(sizes)} MB of the Machine's {total} MB"]
+    return []
 
 
 def _last_package_cut(tree: _Tree) -> list[str]:

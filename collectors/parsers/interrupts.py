@@ -94,11 +94,7 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
     ncpu = 0
     for idx, line in enumerate(text.splitlines(), start=1):
         if not ncpu:
-            tokens = line.split()
-            if tokens[:1] == ["CPU0"] and all(t.startswith("CPU") for t in tokens):
-                out.cpus = tokens
-                ncpu = len(tokens)
-                out.lines["header"] = idx
+            ncpu = _read_header(out, line, idx)
             continue
         row = _row_parts(line)
         if row is None:
@@ -108,6 +104,16 @@ def parse_counter_table(text: str, out: Interrupts) -> None:
             _read_row(out, row[0], row[1].split(), ncpu, idx)
     if not ncpu:
         raise ParseError("no 'CPU0 CPU1 ...' header line")
+
+
+def _read_header(out: Interrupts, line: str, idx: int) -> int:
+    """The number of CPUs of a ``CPU0 CPU1 ...`` header line, read into ``out``; 0 for another line."""
+    tokens = line.split()
+    if tokens[:1] != ["CPU0"] or not all(t.startswith("CPU") for t in tokens):
+        return 0
+    out.cpus = tokens
+    out.lines["header"] = idx
+    return len(tokens)
 
 
 def _read_row(out: Interrupts, name: str, tokens: list[str], ncpu: int, idx: int) -> None:
@@ -129,7 +135,7 @@ def _read_row(out: Interrupts, name: str, tokens: list[str], ncpu: int, idx: int
 def _continuation(out: Interrupts, line: str, idx: int) -> None:
     """A line that is no row: the header or a row a terminal wrapped onto it."""
     tokens = line.split()
-    header = _header_continued(out.cpus, line) if not out.rows and not (out.cut and out.cut.rows) else None
+    header = _header_continued(out.cpus, line) if _before_rows(out) else None
     if header is not None:
         out.cpus = header
     elif not (tokens and all(ascii_digits(t) for t in tokens)):
@@ -137,6 +143,11 @@ def _continuation(out: Interrupts, line: str, idx: int) -> None:
     cut = _cut_of(out)
     cut.wrapped += 1
     cut.line = cut.line or idx
+
+
+def _before_rows(out: Interrupts) -> bool:
+    """Whether no row was read yet, whole or cut (a line may still go on with the header)."""
+    return not out.rows and not (out.cut and out.cut.rows)
 
 
 def _leading_counts(head: list[str]) -> list[int]:
@@ -205,14 +216,37 @@ def _rows(text: str) -> tuple[list[tuple[str, list[str], int]], list[int]]:
     rows: list[tuple[str, list[str], int]] = []
     wrapped: list[int] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        pieces = _NEXT_ROW.split(line) if _IRQ_ROW.match(line) else [line]
-        for piece in pieces:
+        for piece in _row_pieces(line):
             row = _row_parts(piece)
             if row is not None:
                 rows.append((row[0], row[1].split(), number))
-            elif rows and ascii_digits(piece.split(maxsplit=1)[0] if piece.strip() else ""):
+            elif rows and _starts_with_count(piece):
                 wrapped.append(number)
     return rows, wrapped
+
+
+def _row_pieces(line: str) -> list[str]:
+    """The rows a line holds: several where a web page dropped the line breaks between them."""
+    return _NEXT_ROW.split(line) if _IRQ_ROW.match(line) else [line]
+
+
+def _starts_with_count(piece: str) -> bool:
+    """Whether the first word of ``piece`` is a count (the rest of a wrapped row)."""
+    words = piece.split(maxsplit=1)
+    return bool(words) and ascii_digits(words[0])
+
+
+def _usual_width(widths: list[int]) -> int:
+    """The width most rows have, the widest of equals (0 without rows): a row the
+    paste cut has fewer counts and is left out."""
+    return max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 0
+
+
+def _note_wrapped(out: Interrupts, wrapped: list[int]) -> None:
+    """Count the lines that only continue a wrapped row as cut, from the first of them."""
+    cut = _cut_of(out)
+    cut.wrapped = len(wrapped)
+    cut.line = min(cut.line or wrapped[0], wrapped[0])
 
 
 def _add_grepped_row(
@@ -285,8 +319,7 @@ def parse_interrupts_grep(text: str, *, grep: str | None = None) -> Interrupts:
     """
     rows, wrapped = _rows(text)
     widths = [len(_leading_counts(tokens)) for _name, tokens, _n in rows]
-    # the width most rows have: a row the paste cut has fewer counts and is left out
-    ncpu = max(set(widths), key=lambda w: (widths.count(w), w)) if widths else 0
+    ncpu = _usual_width(widths)
     if ncpu == 0:
         raise ParseError("no 'irq: count count ...' rows")
     out = Interrupts(cpus=[f"CPU{i}" for i in range(ncpu)])
@@ -297,8 +330,6 @@ def parse_interrupts_grep(text: str, *, grep: str | None = None) -> Interrupts:
         else:
             _add_grepped_row(out, name, tokens, ncpu, width, number)
     if wrapped:
-        cut = _cut_of(out)
-        cut.wrapped = len(wrapped)
-        cut.line = min(cut.line or wrapped[0], wrapped[0])
+        _note_wrapped(out, wrapped)
     out.errors = [*out.errors, *unread.errors(), ArtifactError("", NO_HEADER, rows[0][2])]
     return out

@@ -75,11 +75,15 @@ def _iostat_stat(device: str, header: list[str], cells: list[str], line: int) ->
     stat.util_pct = values.get("%util")
     if stat.await_ms is None and stat.r_await_ms is not None and stat.w_await_ms is not None:
         reads, writes = values.get("r/s") or 0.0, values.get("w/s") or 0.0
-        if reads + writes > 0:
-            stat.await_ms = round((stat.r_await_ms * reads + stat.w_await_ms * writes) / (reads + writes), 2)
-        else:
-            stat.await_ms = 0.0
+        stat.await_ms = _weighted_await(stat.r_await_ms, stat.w_await_ms, reads, writes)
     return stat
+
+
+def _weighted_await(r_await: float, w_await: float, reads: float, writes: float) -> float:
+    """The await of all requests from the read and write awaits, weighted by their rates (0 when idle)."""
+    if reads + writes <= 0:
+        return 0.0
+    return round((r_await * reads + w_await * writes) / (reads + writes), 2)
 
 
 # columns only iostat -x prints: a line of such names under the device rows is
@@ -131,38 +135,61 @@ def _cells_only(line: str) -> bool:
 
 
 def _parse_iostat(lines: list[str]) -> DiskStats:
-    lines = _rejoined(lines)
-    out = DiskStats()
-    header: list[str] | None = None
-    previous: dict[str, DiskStat] = {}
-    cut: list[str] = []
-    for idx, line in enumerate(lines, start=1):
+    reports = _Reports()
+    for idx, line in enumerate(_rejoined(lines), start=1):
         tokens = line.split()
-        if not tokens:
-            continue
+        if tokens:
+            reports.read(tokens, idx)
+    return reports.finish()
+
+
+class _Reports:
+    """iostat's reports, line by line: only the last one counts, and one the
+    paste cut is completed from the report before it."""
+
+    def __init__(self) -> None:
+        self.out = DiskStats()
+        self.header: list[str] | None = None  # the current report's columns (None under avg-cpu)
+        self.previous: dict[str, DiskStat] = {}  # the devices of the report before
+        self.cut: list[str] = []  # the devices whose row the paste cut
+
+    def read(self, tokens: list[str], idx: int) -> None:
+        """Read a non-blank line: a report's header, the CPU report's, or a device row."""
         if tokens[0] in ("Device:", "Device") and len(tokens) > 2:
-            # a new report starts: only the last one counts
-            header = tokens[1:]
-            previous = {d.device: d for d in out.devices} or previous
-            out.devices, out.lines, out.errors, cut = [], {}, [], []
-            continue
-        if tokens[0].startswith("avg-cpu"):
-            header = None
-            continue
-        if header is None or not _is_device_row(tokens):
-            continue
-        stat = _iostat_stat(tokens[0], header, tokens[1:], idx)
-        if _is_cut(out, tokens, header, idx):
-            cut.append(stat.device)
-        out.devices.append(stat)
-        out.lines[stat.device] = idx
-    if previous and (cut or not out.devices):
-        # the paste ended inside the last report, or at its header: the report
-        # before it is the latest one whole
-        if not out.devices:
-            out.errors.append(ArtifactError("", LAST_REPORT_CUT))
-        _complete_from_previous(out, previous)
-    return out
+            self.start_report(tokens[1:])
+        elif tokens[0].startswith("avg-cpu"):
+            self.header = None
+        elif self.header is not None and _is_device_row(tokens):
+            _add_device_row(self.out, tokens, self.header, idx, self.cut)
+
+    def start_report(self, header: list[str]) -> None:
+        """A new report starts: what was read so far becomes the report before."""
+        self.header = header
+        self.previous = {d.device: d for d in self.out.devices} or self.previous
+        self.out.devices, self.out.lines, self.out.errors, self.cut = [], {}, [], []
+
+    def finish(self) -> DiskStats:
+        """The last report, completed from the one before when the paste cut it."""
+        if self.previous and (self.cut or not self.out.devices):
+            _fall_back_to_previous(self.out, self.previous)
+        return self.out
+
+
+def _add_device_row(out: DiskStats, tokens: list[str], header: list[str], idx: int, cut: list[str]) -> None:
+    """A device's row of the current report; its device goes to ``cut`` when the paste cut the row."""
+    stat = _iostat_stat(tokens[0], header, tokens[1:], idx)
+    if _is_cut(out, tokens, header, idx):
+        cut.append(stat.device)
+    out.devices.append(stat)
+    out.lines[stat.device] = idx
+
+
+def _fall_back_to_previous(out: DiskStats, previous: dict[str, DiskStat]) -> None:
+    """The paste ended inside the last report, or at its header: the report
+    before it is the latest one whole, and completes it (said when it is all there is)."""
+    if not out.devices:
+        out.errors.append(ArtifactError("", LAST_REPORT_CUT))
+    _complete_from_previous(out, previous)
 
 
 def _is_device_row(tokens: list[str]) -> bool:
@@ -185,16 +212,20 @@ def _complete_from_previous(out: DiskStats, previous: dict[str, DiskStat]) -> No
     seen = {d.device for d in out.devices}
     for stat in out.devices:
         before = previous.get(stat.device)
-        if before is None:
-            continue
-        for name in ("r_await_ms", "w_await_ms", "await_ms", "util_pct"):
-            if getattr(stat, name) is None:
-                setattr(stat, name, getattr(before, name))
+        if before is not None:
+            _fill_missing(stat, before)
     for device, before in previous.items():
         if device not in seen:
             out.devices.append(before)
             if before.line is not None:
                 out.lines[device] = before.line
+
+
+def _fill_missing(stat: DiskStat, before: DiskStat) -> None:
+    """The latencies and utilisation ``stat`` lacks, taken from ``before``."""
+    for name in ("r_await_ms", "w_await_ms", "await_ms", "util_pct"):
+        if getattr(stat, name) is None:
+            setattr(stat, name, getattr(before, name))
 
 
 def _parse_tsar(lines: list[str]) -> DiskStats:
@@ -324,8 +355,13 @@ def parse_iostat(text: str) -> DiskStats:
     tsar = any(_tsar_device(line) for line in lines)
     out = _parse_tsar(lines) if tsar else _parse_iostat(lines)
     if not out.devices:
-        last = next((line for line in reversed(lines) if line.strip()), "")
-        if not tsar and last.lstrip().startswith("Device"):
-            raise ParseError(CUT_AT_HEADER)
-        raise ParseError("no device rows found (expected iostat -x or a tsar device table)")
+        raise _no_devices(lines, tsar=tsar)
     return out
+
+
+def _no_devices(lines: list[str], *, tsar: bool) -> ParseError:
+    """The error of a text without device rows: an iostat report cut at its header, or no table at all."""
+    last = next((line for line in reversed(lines) if line.strip()), "")
+    if not tsar and last.lstrip().startswith("Device"):
+        return ParseError(CUT_AT_HEADER)
+    return ParseError("no device rows found (expected iostat -x or a tsar device table)")

@@ -96,19 +96,27 @@ def parse_kernel(text: str) -> KernelVersion:
 
 def _read_release(out: KernelVersion, line: str, stripped: str, idx: int) -> bool:
     """Whether line ``idx`` names the kernel release (read into ``out``)."""
-    m = (
-        _UNAME_A.match(line)
-        or _PROC_VERSION.match(line)
-        or _PT_KERNEL.match(line)
-        or _PT_REPORT_KERNEL.match(line)
-    )
-    m = m or _HOSTNAMECTL_KERNEL.match(stripped)
-    release = m.group(1) if m else (stripped if _RELEASE.match(stripped) else None)
+    release = _release_named(line, stripped)
     if release is None:
         return False
     out.release = release
     out.lines["release"] = idx
     return True
+
+
+def _release_named(line: str, stripped: str) -> str | None:
+    """The kernel release a line names (uname -a, /proc/version, pt-summary,
+    hostnamectl, or a release alone); None when it names none."""
+    m = (
+        _UNAME_A.match(line)
+        or _PROC_VERSION.match(line)
+        or _PT_KERNEL.match(line)
+        or _PT_REPORT_KERNEL.match(line)
+        or _HOSTNAMECTL_KERNEL.match(stripped)
+    )
+    if m:
+        return m.group(1)
+    return stripped if _RELEASE.match(stripped) else None
 
 
 def _read_os(
@@ -121,11 +129,17 @@ def _read_os(
         return
     if out.os_release is not None or "=" in stripped:
         return
-    m = _PT_RELEASE.match(stripped) or _HOSTNAMECTL_OS.match(stripped) or _PT_REPORT_RELEASE.match(line)
-    m = m or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
+    m = _os_release_match(line, stripped)
     if m:
         out.os_release = m.group(1)
         out.lines["os_release"] = idx
+
+
+def _os_release_match(line: str, stripped: str) -> re.Match[str] | None:
+    """The match of a line naming the OS release (pt-summary, hostnamectl, a
+    ``/etc/*-release`` line), its group 1 the release; None for another line."""
+    m = _PT_RELEASE.match(stripped) or _HOSTNAMECTL_OS.match(stripped) or _PT_REPORT_RELEASE.match(line)
+    return m or (_DISTRO.match(stripped) if len(stripped) <= 200 else None)
 
 
 def _read_os_release_file(out: KernelVersion, os_kv: dict[str, tuple[str, int]]) -> None:

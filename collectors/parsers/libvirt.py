@@ -273,13 +273,23 @@ def _balance(text: str) -> tuple[str, list[str]]:
     if len(text) > MAX_RECOVERY_BYTES:
         raise ParseError(f"XML fragment of {len(text)} characters is too large to recover")
     body = "\n".join(ln for ln in text.splitlines() if not _ELLIPSIS_LINE.match(ln))
+    out, stack = _scan_tags(body)
+    open_at_end = list(stack)
+    out.extend(f"</{name}>" for name in reversed(stack))
+    balanced = "".join(out).strip()
+    if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
+        balanced = f"<domain>\n{balanced}\n</domain>"
+    return balanced, open_at_end
+
+
+def _scan_tags(body: str) -> tuple[list[str], list[str]]:
+    """``body`` in pieces, each closing tag closing what was opened after its
+    element (comments, processing instructions and CDATA kept as they are), and
+    the elements still open at its end, outermost first."""
     out: list[str] = []
     stack: list[str] = []
     pos = 0
-    while True:
-        i = body.find("<", pos)
-        if i < 0:
-            break
+    while (i := body.find("<", pos)) >= 0:
         out.append(body[pos:i])
         end = _special_end(body, i)
         if end is None:
@@ -288,12 +298,7 @@ def _balance(text: str) -> tuple[str, list[str]]:
             pos = end
             out.append(body[i:pos])
     out.append(body[pos:])
-    open_at_end = list(stack)
-    out.extend(f"</{name}>" for name in reversed(stack))
-    balanced = "".join(out).strip()
-    if not re.match(r"<(domain|domstatus)\b", _skip_comments(balanced)):
-        balanced = f"<domain>\n{balanced}\n</domain>"
-    return balanced, open_at_end
+    return out, stack
 
 
 def _special_end(body: str, i: int) -> int | None:
@@ -395,16 +400,22 @@ def _parse_document(
         )
         if not looks_like_domain:
             raise
-        try:
-            balanced = _balance_fragment(text if fragment_hint else doc)
-        except ParseError as second:
-            # the fragment itself is unusable (unterminated comment, too large, too deep)
-            line = second.line + line_offset if second.line is not None else first.line
-            raise ParseError(f"{first.message}; not recovered: {second.message}", line=line) from None
-        try:
-            return safe_fromstring(balanced), True
-        except ParseError:
-            raise first from None
+        return _recovered(text if fragment_hint else doc, first, line_offset), True
+
+
+def _recovered(fragment: str, first: ParseError, line_offset: int) -> ET.Element:
+    """The tree of ``fragment`` made whole by :func:`_balance_fragment`; raises
+    ``first`` (the error of the text as it was) when even that does not parse."""
+    try:
+        balanced = _balance_fragment(fragment)
+    except ParseError as second:
+        # the fragment itself is unusable (unterminated comment, too large, too deep)
+        line = second.line + line_offset if second.line is not None else first.line
+        raise ParseError(f"{first.message}; not recovered: {second.message}", line=line) from None
+    try:
+        return safe_fromstring(balanced)
+    except ParseError:
+        raise first from None
 
 
 def _adopt_orphans(dom: ET.Element) -> None:
@@ -483,6 +494,25 @@ class _DomainReader:
             self.lines[key] = ln
 
 
+def _read_identity(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    """The domain's type, name and UUID."""
+    d.domain_type = dom.get("type")
+    d.name = element_text(dom.find("name"))
+    d.uuid = element_text(dom.find("uuid"))
+    if d.name:
+        r.mark("name", r"<name>")
+
+
+def _set_vcpu_placement(dom: ET.Element, d: Domain) -> None:
+    """The vCPUs' placement as written, else libvirt's default: the numatune
+    placement when it is "auto", else static (read after ``<numatune>``)."""
+    vcpu = dom.find("vcpu")
+    if vcpu is not None:
+        d.vcpu_placement = vcpu.get("placement") or (
+            "auto" if d.numatune_memory_placement == "auto" else "static"
+        )
+
+
 def _read_vcpu_and_memory(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
     vcpu = dom.find("vcpu")
     if vcpu is not None:
@@ -518,8 +548,12 @@ def _read_cpu(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
         d.topology = {k: n for k, v in topo.attrib.items() if (n := _int(v, f"<topology {k}>")) is not None}
         r.mark("topology", r"<topology\b")
     numa = cpu.find("numa")
-    if numa is None:
-        return
+    if numa is not None:
+        _read_guest_numa(numa, d, r)
+
+
+def _read_guest_numa(numa: ET.Element, d: Domain, r: _DomainReader) -> None:
+    """The cells of the guest's ``<cpu><numa>`` (a cell without an id is numbered by its position)."""
     r.mark("numa_cells", r"<numa[\s>]")
     cell_lines = r.lines_of("cell", "id")
     for index, cell in enumerate(numa.findall("cell")):
@@ -563,15 +597,21 @@ def _read_pins(
 
 
 def _read_cputune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    """The vCPU, emulator and iothread pinning of ``<cputune>``."""
     cputune = dom.find("cputune")
-    if cputune is not None:
-        r.mark("cputune", r"<cputune[\s>]")
-        d.vcpupin.update(_read_pins(cputune, r, tag="vcpupin", attr="vcpu", key="vcpupin"))
-        emulator = cputune.find("emulatorpin")
-        if emulator is not None:
-            d.emulatorpin = r.cpu_ids(emulator.get("cpuset"), "<emulatorpin cpuset>")
-            r.mark("emulatorpin", r"<emulatorpin\b")
-        d.iothreadpin.update(_read_pins(cputune, r, tag="iothreadpin", attr="iothread", key="iothreadpin"))
+    if cputune is None:
+        return
+    r.mark("cputune", r"<cputune[\s>]")
+    d.vcpupin.update(_read_pins(cputune, r, tag="vcpupin", attr="vcpu", key="vcpupin"))
+    emulator = cputune.find("emulatorpin")
+    if emulator is not None:
+        d.emulatorpin = r.cpu_ids(emulator.get("cpuset"), "<emulatorpin cpuset>")
+        r.mark("emulatorpin", r"<emulatorpin\b")
+    d.iothreadpin.update(_read_pins(cputune, r, tag="iothreadpin", attr="iothread", key="iothreadpin"))
+
+
+def _read_iothreads(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
+    """The guest's iothread ids and count (``<iothreads>``, else the ids listed)."""
     d.iothread_ids = [
         i
         for t in dom.findall("iothreadids/iothread")
@@ -603,11 +643,16 @@ def _read_numatune(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
         cell_id = _int(memnode.get("cellid"), "<memnode cellid>")
         if cell_id is None:
             raise ParseError("<memnode> without a cellid attribute")
-        entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
-        if memnode.get("nodeset") is not None:
-            entry["nodeset"] = r.cpu_ids(memnode.get("nodeset"), "<memnode nodeset>")
-        d.memnodes[cell_id] = entry
+        d.memnodes[cell_id] = _memnode_entry(memnode, r)
         r.mark_id(f"memnodes[{cell_id}]", memnode_lines, cell_id)
+
+
+def _memnode_entry(memnode: ET.Element, r: _DomainReader) -> dict[str, Any]:
+    """A ``<memnode>`` as {"mode"} (strict by default) with its "nodeset" when it has one."""
+    entry: dict[str, Any] = {"mode": memnode.get("mode") or "strict"}
+    if memnode.get("nodeset") is not None:
+        entry["nodeset"] = r.cpu_ids(memnode.get("nodeset"), "<memnode nodeset>")
+    return entry
 
 
 def _read_hugepages(dom: ET.Element, d: Domain, r: _DomainReader) -> None:
@@ -692,15 +737,19 @@ _NOVA_NAME = re.compile(r"^instance-[0-9a-f]{8}$")
 def _manager(dom: ET.Element, name: str | None) -> str | None:
     """The cloud manager that wrote the domain, from its ``<metadata>``
     (``<nova:instance>``, ``<zs:zstack>``) or a nova instance name."""
-    for el in dom.iterfind("metadata/*"):
-        tag = el.tag.lower()
-        if "openstack.org/xmlns/libvirt/nova" in tag or (tag.endswith("}instance") and "nova" in tag):
-            return "openstack"
-        if "zstack" in tag:
-            return "zstack"
-    if name and _NOVA_NAME.match(name):
+    manager = next(
+        filter(None, (_metadata_manager(el.tag.lower()) for el in dom.iterfind("metadata/*"))), None
+    )
+    if manager is None and name and _NOVA_NAME.match(name):
         return "openstack"
-    return None
+    return manager
+
+
+def _metadata_manager(tag: str) -> str | None:
+    """The manager a ``<metadata>`` child's (lower-cased) tag names; None for another one."""
+    if "openstack.org/xmlns/libvirt/nova" in tag or (tag.endswith("}instance") and "nova" in tag):
+        return "openstack"
+    return "zstack" if "zstack" in tag else None
 
 
 def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
@@ -709,21 +758,33 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
     root = "domstatus" if d.xml_root == "domstatus" else "domain"
     if re.search(rf"</{root}\s*>", text):
         return
-    stack = _balance(_document_slice(text))[1]
-    inner = stack[stack.index("domain") + 1 :] if "domain" in stack else []
+    d.cut_in = _cut_in(_balance(_document_slice(text))[1])
     d.cut = True
-    d.cut_in = inner[0] if inner else None
     present = [child.tag for child in dom]
     unseen: list[str] = []
     if d.cut_in is not None:
         unseen = _unseen_inside(dom, d, d.cut_in)
         anchor = d.cut_in
     else:
-        anchor = present[-1] if present else "name"
-        if present:
-            d.truncated_after = _describe(dom[-1])
+        anchor = _cut_after_last_child(dom, d)
     unseen.extend(_unseen_after(anchor, present, unseen))
     d.unseen = list(dict.fromkeys(unseen))
+
+
+def _cut_in(open_at_end: list[str]) -> str | None:
+    """The child of ``<domain>`` still open where the paste was cut; None when
+    the cut came between its children."""
+    inner = open_at_end[open_at_end.index("domain") + 1 :] if "domain" in open_at_end else []
+    return inner[0] if inner else None
+
+
+def _cut_after_last_child(dom: ET.Element, d: Domain) -> str:
+    """The tag of the domain's last child read ("name" when it has none), which
+    also goes to ``d.truncated_after``."""
+    if len(dom) == 0:
+        return "name"
+    d.truncated_after = _describe(dom[-1])
+    return dom[-1].tag
 
 
 def _unseen_inside(dom: ET.Element, d: Domain, cut_in: str) -> list[str]:
@@ -838,27 +899,19 @@ def parse_domain(text: str) -> Domain:
 
     d = Domain(xml_root=root.tag, recovered=recovered or fragment, fragment=fragment, raw_xml=text)
     r = _DomainReader(text)
-    d.domain_type = dom.get("type")
-    d.name = element_text(dom.find("name"))
-    d.uuid = element_text(dom.find("uuid"))
-    if d.name:
-        r.mark("name", r"<name>")
     for read in (
+        _read_identity,
         _read_vcpu_and_memory,
         _read_cpu,
         _read_cputune,
+        _read_iothreads,
         _read_numatune,
         _read_hugepages,
         _read_disks,
         _read_interfaces,
     ):
         read(dom, d, r)
-    vcpu = dom.find("vcpu")
-    if vcpu is not None:
-        # libvirt's default: the numatune placement when it is "auto", else static
-        d.vcpu_placement = vcpu.get("placement") or (
-            "auto" if d.numatune_memory_placement == "auto" else "static"
-        )
+    _set_vcpu_placement(dom, d)
     if recovered and not fragment:
         _mark_cut(text, dom, d)
     d.manager = _manager(dom, d.name)

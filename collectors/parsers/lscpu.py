@@ -273,6 +273,12 @@ def _norm_key(key: str) -> str:
     if key.isascii():
         # the Chinese and Japanese catalogues shorten "CPU(s):" to "CPU:"
         return "cpu(s)" if key == "cpu" else key
+    return _english_key(key)
+
+
+def _english_key(key: str) -> str:
+    """The English key of a lower-cased key of lscpu's Chinese, Japanese or Russian
+    catalogue (``key`` itself when it is none)."""
     m = _ZH_NODE.match(key) or _JA_NODE.match(key)
     if m:
         return f"numa node{m.group(1)} cpu(s)"
@@ -293,20 +299,11 @@ class _Builder:
         self.parse_section = False
 
     def add(self, key: str, value: str, line: int | None, *, ocr: bool = False) -> None:
-        nkey = _norm_key(key)
-        value = value.strip()
-        if ocr:
-            ocr_key = _ocr_key(nkey)
-            if ocr_key is None:
-                return
-            nkey = ocr_key
-        m = _NODE_RE.match(nkey)
-        if m:
-            self._add_node(int(m.group(1)), value, line)
+        nkey: str | None = _ocr_key(_norm_key(key)) if ocr else _norm_key(key)
+        if nkey is None:
             return
-        m = _CACHE_RE.match(nkey)
-        if m:
-            self._add_cache(m.group(1), value, line)
+        value = value.strip()
+        if self._add_node_or_cache(nkey, value, line):
             return
         name = _FIELDS.get(nkey)
         if name is None:
@@ -316,6 +313,17 @@ class _Builder:
         self._add_core_type_field(name, value, line)
         if self._set_field(name, value, ocr=ocr) and line is not None:
             self.topo.lines.setdefault(name, line)
+
+    def _add_node_or_cache(self, nkey: str, value: str, line: int | None) -> bool:
+        """Take a "NUMA node<N> CPU(s)" or "<L> cache" field; whether ``nkey`` was one."""
+        node = _NODE_RE.match(nkey)
+        if node:
+            self._add_node(int(node.group(1)), value, line)
+            return True
+        cache = _CACHE_RE.match(nkey)
+        if cache:
+            self._add_cache(cache.group(1), value, line)
+        return cache is not None
 
     def _add_core_type_field(self, name: str, value: str, line: int | None) -> None:
         """A repeated "Model name" starts the next core type (ARM big.LITTLE); the
@@ -393,10 +401,7 @@ class _Builder:
         topo = self.topo
         if len(self.core_types) > 1:
             self._reconcile_core_types()
-        if topo.numa_nodes is None and topo.numa_node_cpus:
-            topo.numa_nodes = len(topo.numa_node_cpus)
-        if topo.cpus is None and topo.online_cpus:
-            topo.cpus = len(topo.online_cpus)
+        self._count_from_lists()
         if self.recognised == 0:
             raise ParseError("no lscpu fields found")
         if not self.core_fields and not self.parse_section:
@@ -404,6 +409,14 @@ class _Builder:
             # but carry none of its counts: refuse them rather than half-parse
             raise ParseError("not lscpu output: no CPU(s), Architecture, Socket(s) or thread/core counts")
         return topo
+
+    def _count_from_lists(self) -> None:
+        """NUMA nodes and CPUs counted from their lists where no count was printed."""
+        topo = self.topo
+        if topo.numa_nodes is None and topo.numa_node_cpus:
+            topo.numa_nodes = len(topo.numa_node_cpus)
+        if topo.cpus is None and topo.online_cpus:
+            topo.cpus = len(topo.online_cpus)
 
     def _reconcile_core_types(self) -> None:
         """Several core types: the counts they share are the CPU's, the others unknown."""
@@ -416,11 +429,14 @@ class _Builder:
         topo.core_types = self.core_types
         topo.model_name = self.core_types[0].get("model_name")
         for name in ("threads_per_core", "cores_per_socket", "sockets"):
-            values = {entry.get(name) for entry in self.core_types}
-            if len(values) == 1 and isinstance(next(iter(values)), int):
-                setattr(topo, name, values.pop())
-            else:
-                setattr(topo, name, None)
+            setattr(topo, name, _shared_count(self.core_types, name))
+
+
+def _shared_count(core_types: list[dict[str, Any]], name: str) -> int | None:
+    """The count ``name`` when every core type has the same number; None otherwise."""
+    values = {entry.get(name) for entry in core_types}
+    value = next(iter(values))
+    return value if len(values) == 1 and isinstance(value, int) else None
 
 
 def _clean_text(name: str, value: str, *, ocr: bool) -> str:
@@ -483,15 +499,17 @@ def _parse_json(text: str) -> CpuTopology:
     lines = text.splitlines()
     cursor = 0
     for key, value in pairs:
-        # find the line holding this field, scanning forward (JSON keeps order)
-        needle = json.dumps(key + ":")
-        line_no = None
-        for idx in range(cursor, len(lines)):
-            if needle in lines[idx]:
-                line_no, cursor = idx + 1, idx + 1
-                break
+        line_no = _json_field_line(lines, key, cursor)
+        cursor = line_no or cursor
         builder.add(key, value, line_no)
     return builder.finish()
+
+
+def _json_field_line(lines: list[str], key: str, cursor: int) -> int | None:
+    """The 1-based line holding field ``key`` at or after line index ``cursor``
+    (JSON keeps the fields' order, so the search goes forward); None when none does."""
+    needle = json.dumps(key + ":")
+    return next((idx + 1 for idx in range(cursor, len(lines)) if needle in lines[idx]), None)
 
 
 # ----------------------------------------------------------------- text form
@@ -572,11 +590,16 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
         topo.lines["cpus"] = line
     if not topo.online_cpus and cpu_map.cpus:
         topo.online_cpus = sorted(cpu_map.cpus)
+    _apply_nodes(topo, cpu_map, line)
+    _apply_sockets(topo, cpu_map, line)
+
+
+def _apply_nodes(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
+    """The map's CPUs of each NUMA node, unless the summary listed them."""
     if cpu_map.nodes and not topo.numa_node_cpus:
         topo.numa_node_cpus = {n: sorted(c) for n, c in sorted(cpu_map.nodes.items())}
         for n in topo.numa_node_cpus:
             topo.lines.setdefault(f"numa_node_cpus.{n}", line)
-    _apply_sockets(topo, cpu_map, line)
 
 
 def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
@@ -606,17 +629,20 @@ def _tokens(lines: list[str]) -> list[tuple[str, int, str, str, int]]:
     for idx, raw in enumerate(lines):
         # full-width colon of the Chinese catalogue
         line = raw.rstrip().replace("\uff1a", ":")
-        if not line.strip():
-            continue
-        m = _KEY_RE.match(line)
-        if m and re.search(r"[^\W_]", m.group(2)):
-            group = 3 if m.group(3) is not None else 4
-            value = m.group(group) or ""
-            col = m.start(group) if m.group(group) is not None else len(line)
-            out.append(("KV" if value else "K", idx + 1, m.group(2), value, col))
-        else:
-            out.append(("V", idx + 1, "", line, 0))
+        if line.strip():
+            out.append(_token(line, idx + 1))
     return out
+
+
+def _token(line: str, line_no: int) -> tuple[str, int, str, str, int]:
+    """The token of one non-blank summary line (see :func:`_tokens`)."""
+    m = _KEY_RE.match(line)
+    if not (m and re.search(r"[^\W_]", m.group(2))):
+        return ("V", line_no, "", line, 0)
+    group = 3 if m.group(3) is not None else 4
+    value = m.group(group) or ""
+    col = m.start(group) if m.group(group) is not None else len(line)
+    return ("KV" if value else "K", line_no, m.group(2), value, col)
 
 
 def _parse_text(text: str) -> CpuTopology:
@@ -694,9 +720,13 @@ def _pair_plain(tokens: list[tuple[str, int, str, str, int]], builder: _Builder)
             if pending is not None and pending[3]:
                 _add_wrapped(pending, value, width, line_no, builder)
             continue
-        if pending is not None:
-            builder.add(pending[0], "".join(pending[1]), pending[2])
+        _add_pending(pending, builder)
         pending = [key, [value], line_no, col if value else 0]
+    _add_pending(pending, builder)
+
+
+def _add_pending(pending: list[Any] | None, builder: _Builder) -> None:
+    """Add the pending key with its value's parts joined (nothing when none is pending)."""
     if pending is not None:
         builder.add(pending[0], "".join(pending[1]), pending[2])
 
@@ -736,6 +766,12 @@ def _ocr_value_of(tokens: list[tuple[str, int, str, str, int]], pos: int, claime
     screenful) before a line holding both a key and a value."""
     if pos + 1 < len(tokens) and tokens[pos + 1][0] == "V" and (pos + 1) not in claimed:
         return pos + 1
+    return _ocr_value_above(tokens, pos, claimed)
+
+
+def _ocr_value_above(tokens: list[tuple[str, int, str, str, int]], pos: int, claimed: set[int]) -> int | None:
+    """The nearest unclaimed value line above ``pos`` within the OCR window and
+    below the last key-and-value line; None when there is none."""
     back = pos - 1
     while back >= max(0, pos - _OCR_WINDOW) and tokens[back][0] != "KV":
         if tokens[back][0] == "V" and back not in claimed:
@@ -752,38 +788,36 @@ _MAP_HEADER = re.compile(
 
 
 def _detect(head: str) -> bool:
-    if '"lscpu"' in head[:200]:
+    if '"lscpu"' in head[:200] or _is_cpu_map(head):
         return True
-    if "CPU" in head and (re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head)):
-        return True  # lscpu -p / lscpu -e
-    if not any(
-        word in head
-        for word in (
-            "Socket(s)",
-            "Thread(s) per core",
-            "座",
-            "每个核的线程数",
-            "コアあたり",
-            "Потоков на ядро",
-        )
-    ):
+    if not any(word in head for word in _TOPOLOGY_WORDS):
         return False
-    has_cpus = (
-        re.search(r"^\s*(Architecture|CPU\(s\)|架构|アーキテクチャ|Архитектура)[:：]", head, re.M) is not None
-    )
-    has_topo = (
-        re.search(
-            r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数"
-            r"|コアあたりのスレッド数|ソケット数|Потоков на ядро|Сокетов)[:：]",
-            head,
-            re.M,
-        )
-        is not None
-    )
-    if has_cpus and has_topo:
-        return True
-    # the topology lines alone ("lscpu | grep -E 'Thread|Core|Socket|NUMA'", or a log
-    # that quoted them): three of them, each at most once
+    return _is_summary(head) or _is_topology_excerpt(head)
+
+
+def _is_cpu_map(head: str) -> bool:
+    """Whether ``head`` holds ``lscpu -p``'s ``# CPU,...`` header or ``lscpu -e``'s table."""
+    return "CPU" in head and bool(re.search(r"^#[ \t]*CPU,\w", head, re.M) or _MAP_HEADER.search(head))
+
+
+# words of the summary's topology keys, in the languages lscpu prints
+_TOPOLOGY_WORDS = ("Socket(s)", "Thread(s) per core", "座", "每个核的线程数", "コアあたり", "Потоков на ядро")
+_SUMMARY_CPUS_KEY = re.compile(r"^\s*(Architecture|CPU\(s\)|架构|アーキテクチャ|Архитектура)[:：]", re.M)
+_SUMMARY_TOPOLOGY_KEY = re.compile(
+    r"^\s*(Socket\(s\)|Thread\(s\) per core|座|每个核的线程数"
+    r"|コアあたりのスレッド数|ソケット数|Потоков на ядро|Сокетов)[:：]",
+    re.M,
+)
+
+
+def _is_summary(head: str) -> bool:
+    """Whether ``head`` has the summary's architecture or CPU count and a topology key."""
+    return bool(_SUMMARY_CPUS_KEY.search(head) and _SUMMARY_TOPOLOGY_KEY.search(head))
+
+
+def _is_topology_excerpt(head: str) -> bool:
+    """The topology lines alone ("lscpu | grep -E 'Thread|Core|Socket|NUMA'", or a log
+    that quoted them): three of them, each at most once."""
     keys = _TOPOLOGY_KEY.findall(head)
     return len(set(keys)) >= 3 and len(keys) == len(set(keys))
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -101,7 +101,7 @@ def parse_result_tables(text: str) -> list[ResultTable]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _BORDER.match(line) and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|"):
+        if _starts_bordered_table(lines, i):
             table, i = _bordered_table(lines, i)
             tables.append(table)
         elif _VERTICAL_SEP.match(line.strip()):
@@ -110,6 +110,11 @@ def parse_result_tables(text: str) -> list[ResultTable]:
         else:
             i += 1
     return tables
+
+
+def _starts_bordered_table(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` is a border with a ``| col | col |`` line under it."""
+    return bool(_BORDER.match(lines[i])) and i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|")
 
 
 def _bordered_table(lines: list[str], i: int) -> tuple[ResultTable, int]:
@@ -158,17 +163,20 @@ def _vertical_table(lines: list[str], i: int) -> tuple[ResultTable, int]:
     while i < len(lines) and _VERTICAL_SEP.match(lines[i].strip()):
         first_line = i + 2
         record, i = _vertical_record(lines, i + 1)
-        for name in record:
-            if name not in table.columns:
-                table.columns.append(name)
-        table.rows.append([record.get(c, "") for c in table.columns])
-        table.row_lines.append(first_line)
+        _add_record(table, record, first_line)
         if i < len(lines) and not _VERTICAL_SEP.match(lines[i].strip()):
             break
     # rows read before a later record introduced a column get padded
     for padded in table.rows:
         padded += [""] * (len(table.columns) - len(padded))
     return table, i
+
+
+def _add_record(table: ResultTable, record: dict[str, str], line: int) -> None:
+    """A ``\\G`` record as the next row of ``table``; a field no record before had adds a column."""
+    table.columns += [name for name in record if name not in table.columns]
+    table.rows.append([record.get(c, "") for c in table.columns])
+    table.row_lines.append(line)
 
 
 def _vertical_record(lines: list[str], i: int) -> tuple[dict[str, str], int]:
@@ -286,11 +294,15 @@ def _variables_from_tables(text: str, cut: list[ArtifactError] | None = None) ->
         if "variable_name" in cols and "value" in cols:
             _read_name_value_table(read, table, cut)
         elif len(cols) == 2 and cols[0].startswith("@@") and table.rows:
-            # SELECT @@innodb_numa_interleave: the header names the variable
-            name = cols[0][2:].removeprefix("global.").removeprefix("session.")
-            read.values[name] = table.rows[0][0]
-            read.lines[name] = table.row_lines[0]
+            _read_selected_variable(read, table)
     return read
+
+
+def _read_selected_variable(read: _Read, table: ResultTable) -> None:
+    """``SELECT @@innodb_numa_interleave``: the header names the variable, the first row holds its value."""
+    name = table.columns[0][2:].removeprefix("global.").removeprefix("session.")
+    read.values[name] = table.rows[0][0]
+    read.lines[name] = table.row_lines[0]
 
 
 def _read_name_value_table(read: _Read, table: ResultTable, cut: list[ArtifactError]) -> None:
@@ -348,22 +360,32 @@ def _finish(values: dict[str, str], lines: dict[str, int], read: _Read | None = 
 
 def _looks_like_variables(head: str) -> bool:
     """``SHOW VARIABLES`` in one of its forms, headers and tabs possibly lost."""
-    if "Variable_name" in head and (
-        re.search(r"\|\s*Variable_name\s*\|\s*Value\s*\|", head)
-        or re.search(r"^Variable_name\tValue\s*$", head, re.M)
-        or re.search(r"^[ \t]*Variable_name:[ \t]*\w+[ \t]*\n[ \t]*Value:", head, re.M)
-    ):
+    if "Variable_name" in head and _VARIABLES_HEADER.search(head):
         return True
-    # -N (no header) or tabs turned into spaces: many snake_case names first on
-    # their line, some of them names every server has
     if head.count("_", 0, 4096) < 8:
         return False  # fewer than 8 snake_case names
-    rows = _SNAKE_LINE.findall(head[:4096])
-    if len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2:
-        return True
-    # SHOW GLOBAL STATUS with -N, or rows copied from a result grid: tab-separated
-    # capitalised counter names, several of them counters every server has
-    counters = _STATUS_LINE.findall(head[:4096])
+    return _headerless_variables(head[:4096]) or _headerless_status(head[:4096])
+
+
+# the header of SHOW VARIABLES: bordered, tab-separated (-B) or vertical (\G)
+_VARIABLES_HEADER = re.compile(
+    r"\|\s*Variable_name\s*\|\s*Value\s*\||^Variable_name\tValue\s*$"
+    r"|^[ \t]*Variable_name:[ \t]*\w+[ \t]*\n[ \t]*Value:",
+    re.M,
+)
+
+
+def _headerless_variables(head: str) -> bool:
+    """-N (no header) or tabs turned into spaces: many snake_case names first on
+    their line, some of them names every server has."""
+    rows = _SNAKE_LINE.findall(head)
+    return len(rows) >= 8 and len(_KNOWN_VARIABLE.findall("\n".join(rows))) >= 2
+
+
+def _headerless_status(head: str) -> bool:
+    """SHOW GLOBAL STATUS with -N, or rows copied from a result grid: tab-separated
+    capitalised counter names, several of them counters every server has."""
+    counters = _STATUS_LINE.findall(head)
     return len(counters) >= 8 and len(_KNOWN_STATUS.findall("\n".join(counters))) >= 2
 
 
@@ -589,29 +611,43 @@ def parse_mysql_config(text: str) -> DatabaseFacts | list[DatabaseFacts]:
     """
     facts = DatabaseFacts()
     skipped = _Skipped("NAME = VALUE")
-    # server options pasted without their group line ("the InnoDB section of my.cnf")
-    group: str | None = "mysqld" if _config_fragment_looking(text) else None
-    printed = False  # my_print_defaults / --print-defaults: "--name=value" options
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip().lstrip("\ufeff")
-        if _holds_no_option(line):
-            continue
-        m = _GROUP_LINE.match(line)
-        if m:
-            group = m.group(1)
-            continue
-        tokens = _server_options(line, group)
-        if tokens is None:
-            continue
-        printed = printed or line.startswith("--")
+    option_lines = _ServerOptionLines(text)
+    for number, line, tokens in option_lines:
         if not all(_store_option(facts, token, number) for token in tokens):
             skipped.add(number, line)
     if not facts.variables:
-        if not printed and group is None:  # (a [group] line or a fragment sets a group)
+        if not option_lines.printed and option_lines.group is None:
             raise ParseError("no [group] header or --option lines: not a MySQL option file")
         return []
     facts.errors = skipped.errors()
     return facts
+
+
+class _ServerOptionLines:
+    """The option lines of an option file's server groups, as (line number,
+    line, options); after the iteration, the last group seen (None when there
+    was no ``[group]`` line and the text is no fragment of a server group) and
+    whether options were printed (``my_print_defaults``: ``--name=value``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # server options pasted without their group line ("the InnoDB section of my.cnf")
+        self.group: str | None = "mysqld" if _config_fragment_looking(text) else None
+        self.printed = False
+
+    def __iter__(self) -> Iterator[tuple[int, str, list[str]]]:
+        for number, raw in enumerate(self.text.splitlines(), 1):
+            line = raw.strip().lstrip("\ufeff")
+            if _holds_no_option(line):
+                continue
+            m = _GROUP_LINE.match(line)
+            if m:
+                self.group = m.group(1)
+                continue
+            tokens = _server_options(line, self.group)
+            if tokens is not None:
+                self.printed = self.printed or line.startswith("--")
+                yield number, line, tokens
 
 
 def _holds_no_option(line: str) -> bool:
@@ -839,12 +875,17 @@ def _note_version(facts: DatabaseFacts, found: tuple[str, str, int], event: DbEv
     version twice per start-up (``Starting MariaDB`` and ``Version:``): a repeat of
     the same version is an event again only after a ``Shutdown complete``."""
     version, comment, _ = found
-    last = next((e for e in reversed(facts.events) if e.kind in ("version", "shutdown")), None)
-    if last is None or last.kind == "shutdown" or last.data.get("version") != version:
+    if _starts_up_again(facts.events, version):
         event.data = {"version": version}
         facts.events.append(event)
     facts.version, facts.kind = version, classify(version, comment) or facts.kind
     facts.lines["version"] = event.line or 0
+
+
+def _starts_up_again(events: list[DbEvent], version: str) -> bool:
+    """Whether a version line is a new start-up's: the first, one after a shutdown, or another version."""
+    last = next((e for e in reversed(events) if e.kind in ("version", "shutdown")), None)
+    return last is None or last.kind == "shutdown" or last.data.get("version") != version
 
 
 class _LogEntry(NamedTuple):

@@ -70,14 +70,19 @@ def _distance_table_alone(head: str) -> bool:
         if not _DIST_HEADER.match(line):
             continue
         width = len(line.split()) - 1
-        rows = 0
-        for row in lines[i + 1 : i + 4]:
-            m = _DIST_ROW.match(row)
-            if not m or len(m.group(2).split()) != width:
-                break
-            rows += 1
-        return width >= 2 and rows >= 2
+        return width >= 2 and _rows_of_width(lines[i + 1 : i + 4], width) >= 2
     return False
+
+
+def _rows_of_width(lines: list[str], width: int) -> int:
+    """How many of ``lines``, from the first, are ``N: d d ...`` rows of ``width`` distances."""
+    rows = 0
+    for row in lines:
+        m = _DIST_ROW.match(row)
+        if not m or len(m.group(2).split()) != width:
+            break
+        rows += 1
+    return rows
 
 
 def _detect(head: str) -> bool:
@@ -87,8 +92,11 @@ def _detect(head: str) -> bool:
     # of at least two nodes, or of one node with its distance table
     if "node " not in head:
         return False
-    if _distance_table_alone(head):
-        return True
+    return _distance_table_alone(head) or _node_lines_below_header(head)
+
+
+def _node_lines_below_header(head: str) -> bool:
+    """Node lines of at least two nodes, or of one node with its distance table."""
     nodes = {m.group(0).split()[1] for m in _NODE_LINES.finditer(head)}
     return len(nodes) >= 2 or (len(nodes) == 1 and "node distances:" in head)
 
@@ -112,6 +120,11 @@ def _square_distances(out: NumactlHardware) -> list[str]:
     if not out.distance_nodes and all(len(r) == len(out.distances) for r in out.distances):
         out.distance_nodes = sorted(out.nodes)[: len(out.distances)]
         return []
+    return _drop_distances(out)
+
+
+def _drop_distances(out: NumactlHardware) -> list[str]:
+    """Drop a distance table whose rows and labels disagree; what it lost."""
     rows, labels = len(out.distances), len(out.distance_nodes)
     out.distance_nodes, out.distances = [], []
     if rows < labels:
@@ -121,15 +134,18 @@ def _square_distances(out: NumactlHardware) -> list[str]:
 
 def _missing_nodes(out: NumactlHardware) -> list[str]:
     """The start of the output or nodes a torn paste lost."""
-    missing: list[str] = []
-    if out.available is None:
-        # the paste starts below "available:": the first node may have lost its CPU line
-        missing.append("cut at the start: no 'available:' line")
-        no_cpu_line = [n for n in sorted(out.nodes) if f"node.{n}.cpus" not in out.lines]
-        if no_cpu_line:
-            missing.append("no 'cpus:' line for node " + ", ".join(map(str, no_cpu_line)))
+    missing = _cut_at_start(out) if out.available is None else []
     if out.available and len(out.nodes) < out.available and out.nodes:
         missing.append(f"nodes incomplete: {len(out.nodes)} of {out.available} nodes listed")
+    return missing
+
+
+def _cut_at_start(out: NumactlHardware) -> list[str]:
+    """The paste starts below "available:": that, and the nodes (the first one) that lost their CPU line."""
+    missing = ["cut at the start: no 'available:' line"]
+    no_cpu_line = [n for n in sorted(out.nodes) if f"node.{n}.cpus" not in out.lines]
+    if no_cpu_line:
+        missing.append("no 'cpus:' line for node " + ", ".join(map(str, no_cpu_line)))
     return missing
 
 
@@ -180,13 +196,17 @@ class _Hardware:
         return True
 
     def distance_line(self, idx: int, line: str) -> bool:
-        """The distance table's header or a row; a line after the table ends it."""
+        """A line of the distance table, which a ``node 0 1 ...`` header starts
+        when its "node distances:" title was not pasted."""
         out = self.out
         if not self.in_distances and not out.distances and _DIST_HEADER.match(line):
             self.in_distances = True  # the table pasted without its "node distances:" line
             out.lines.setdefault("distances", idx)
-        if not self.in_distances:
-            return False
+        return self.in_distances and self.table_line(line)
+
+    def table_line(self, line: str) -> bool:
+        """The distance table's header or a row; False for a line after the table (which ends it)."""
+        out = self.out
         if _DIST_HEADER.match(line):
             out.distance_nodes = [int(tok) for tok in line.split()[1:]]
             return True

@@ -79,6 +79,12 @@ def _header_nodes(line: str) -> tuple[list[int], bool] | None:
         return None
     if all(re.fullmatch(r"node\d{1,6}", t) for t in tokens):
         return [int(t[4:]) for t in tokens], False
+    return _node_total_header(line)
+
+
+def _node_total_header(line: str) -> tuple[list[int], bool] | None:
+    """Node ids of ``Node 0 Node 1 Total`` (``-m``, ``-n``) or ``PID Node 0 Total``
+    (``-p``), and whether it starts with ``PID``; None for another line."""
     found = re.findall(r"\bNode (\d{1,6})\b", line)
     rest = re.sub(r"\bNode \d{1,6}\b", "", line).split()
     pid = rest[:1] == ["PID"]
@@ -175,26 +181,38 @@ class _Reader:
             self.out, stripped.split(), self.header, idx, last=idx == self.last
         ):
             return
+        if self.header is None:
+            self.sysfs_line(idx, line)
+
+    def sysfs_line(self, idx: int, line: str) -> None:
+        """A ``counter value`` line of a node's sysfs numastat file (of node 0 when unknown)."""
         m = _KV.match(line)
-        if m and self.header is None and m.group(1) in NUMASTAT_COUNTERS:
+        if m and m.group(1) in NUMASTAT_COUNTERS:
             target = 0 if self.node is None else self.node
             self.out.nodes.setdefault(target, {})[m.group(1)] = float(int(m.group(2)))
             self.out.lines[m.group(1)] = idx
             self.kv_seen = True
 
     def results(self) -> list[Numastat | ProcessNumaUsage]:
-        results: list[Numastat | ProcessNumaUsage] = []
-        if any(self.out.nodes.values()):
-            if self.kv_seen:
-                self.out.unit = "pages"
-            results.append(self.out)
-        procs = self.procs
-        procs.processes = [p for p in procs.processes if p.node_mb or p.total_mb is not None]
-        if procs.processes:
-            results.append(procs)
+        """The counters and the processes read; ParseError when neither was."""
+        results = [found for found in (self.counters(), self.processes()) if found is not None]
         if not results:
             raise ParseError("no numastat counters or per-process rows found")
         return results
+
+    def counters(self) -> Numastat | None:
+        """The counter tables read (in pages when from sysfs lines); None when no node has one."""
+        if not any(self.out.nodes.values()):
+            return None
+        if self.kv_seen:
+            self.out.unit = "pages"
+        return self.out
+
+    def processes(self) -> ProcessNumaUsage | None:
+        """The processes with a figure read; None when there is none."""
+        procs = self.procs
+        procs.processes = [p for p in procs.processes if p.node_mb or p.total_mb is not None]
+        return procs if procs.processes else None
 
 
 def _implied_header(row: str, out: Numastat) -> list[int] | None:
@@ -208,7 +226,7 @@ def _implied_header(row: str, out: Numastat) -> list[int] | None:
     name, values = m.group(1), m.group(2).split()
     if name in NUMASTAT_COUNTERS:
         count, fewest = len(values), 2  # "numa_hit 193460335812" is the sysfs file of one node
-    elif name.lower() in NUMASTAT_COUNTERS or name in _MEMINFO_ROWS:
+    elif _is_table_row_name(name):
         count, fewest = len(values) - 1, 1
         out.unit = "MB"
     else:
@@ -317,6 +335,11 @@ _BODY_ROWS = re.compile(_BODY_ROW.pattern, re.M)
 _MEMINFO_ROWS = frozenset({"MemTotal", "MemFree", "MemUsed", "FilePages", "AnonPages", "HugePages_Total"})
 
 
+def _is_table_row_name(name: str) -> bool:
+    """Whether ``name`` starts a row of numastat's tables: a counter (any case) or a meminfo row of ``-m``."""
+    return name.lower() in NUMASTAT_COUNTERS or name in _MEMINFO_ROWS
+
+
 def _body_rows(head: str) -> int:
     """How many of the first rows of ``head`` are numastat counter or meminfo
     rows of one width (0 when the first row is not one)."""
@@ -328,7 +351,7 @@ def _body_rows(head: str) -> int:
         if not m:
             break
         name, values = m.group(1), m.group(2).split()
-        if count == 0 and name.lower() not in NUMASTAT_COUNTERS and name not in _MEMINFO_ROWS:
+        if count == 0 and not _is_table_row_name(name):
             return 0
         if width is not None and len(values) != width:
             break
@@ -345,8 +368,11 @@ def _detect(head: str) -> bool:
         return True
     if _body_rows(head) >= 3:
         return True
-    if "numa_hit" not in head and "Per-node" not in head:
-        return False
+    return ("numa_hit" in head or "Per-node" in head) and _counters_or_title(head)
+
+
+def _counters_or_title(head: str) -> bool:
+    """The default form's numa_hit and numa_miss lines, or one of the tables' titles."""
     if re.search(r"^Node\s+\d+,\s*zone\s", head, re.M):
         return False  # /proc/zoneinfo repeats numa_hit/numa_miss in its per-node stats
     if re.search(r"^\s*numa_hit\s+\d", head, re.M) and re.search(r"^\s*numa_miss\s+\d", head, re.M):

@@ -98,18 +98,29 @@ def _read_name_value(tables: list[ResultTable], target: dict[str, str], lines: d
                 lines[name] = ln
 
 
+# "ALTER SYSTEM SET name = value" (a prompt before it): a change asked for, not a setting shown
+_ALTER_SYSTEM = re.compile(r"(?i)\s*(\S+>\s*)?alter\s+system\b")
+
+
 def _looks_like_parameters(head: str) -> bool:
-    for table in parse_result_tables(head):
-        cols = set(table.columns)
-        if {"name", "value"} <= cols and (cols & _PARAMETER_MARKERS or cols == {"name", "value"}):
-            return True
+    if any(_is_parameter_table(set(table.columns)) for table in parse_result_tables(head)):
+        return True
     if "|" in head:
         return False  # some other result table
-    # observer settings quoted inline ("cpu_quota_concurrency = 4"), outside ALTER SYSTEM
-    # (most heads hold no parameter name: a substring test per name rules them out)
+    return _quotes_parameters(head)
+
+
+def _is_parameter_table(cols: set[str]) -> bool:
+    """Whether a table of these columns lists observer parameters: name and value,
+    alone or with server columns."""
+    return {"name", "value"} <= cols and bool(cols & _PARAMETER_MARKERS or cols == {"name", "value"})
+
+
+def _quotes_parameters(head: str) -> bool:
+    """Observer settings quoted inline ("cpu_quota_concurrency = 4"), outside ALTER SYSTEM
+    (most heads hold no parameter name: a substring test per name rules them out)."""
     return any(name in head for name in KNOWN_OBSERVER_PARAMETERS) and any(
-        _INLINE.search(line) and not re.match(r"(?i)\s*(\S+>\s*)?alter\s+system\b", line)
-        for line in head.splitlines()
+        _INLINE.search(line) and not _ALTER_SYSTEM.match(line) for line in head.splitlines()
     )
 
 
@@ -135,17 +146,23 @@ def parse_oceanbase_parameters(text: str) -> OceanBaseFacts:
     facts = OceanBaseFacts()
     _read_name_value(_name_value_tables(text, proxy=False), facts.parameters, facts.lines)
     if not facts.parameters:
-        for number, line in enumerate(text.splitlines(), 1):
-            if re.match(r"(?i)\s*(\S+>\s*)?alter\s+system\b", line):
-                continue
-            for m in _INLINE.finditer(line):
-                name = m.group("name")
-                if name not in facts.parameters:
-                    facts.parameters[name] = m.group("value")
-                    facts.lines[name] = number
+        _read_inline(facts, text)
     if not facts.parameters:
         raise ParseError("no OceanBase parameter table (name/value columns) or known parameter setting")
     return facts
+
+
+def _read_inline(facts: OceanBaseFacts, text: str) -> None:
+    """Known parameters set inline in prose (``cpu_quota_concurrency = 4``), the
+    first of each kept; ALTER SYSTEM lines are not read."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if _ALTER_SYSTEM.match(line):
+            continue
+        for m in _INLINE.finditer(line):
+            name = m.group("name")
+            if name not in facts.parameters:
+                facts.parameters[name] = m.group("value")
+                facts.lines[name] = number
 
 
 @register(
@@ -207,15 +224,19 @@ def parse_sql_audit_plan_types(text: str) -> OceanBaseFacts:
         count_i = _count_column(table.columns)
         if count_i is None:
             continue
-        plan_i = table.columns.index("plan_type")
-        for row, ln in zip(table.rows, table.row_lines, strict=True):
-            try:
-                plan_type = int(row[plan_i])
-                count = int(row[count_i].replace(",", ""))
-            except ValueError:
-                raise ParseError(f"non-numeric plan_type row: {row!r}", line=ln) from None
-            facts.plan_type_counts[plan_type] = facts.plan_type_counts.get(plan_type, 0) + count
-            facts.lines[f"plan_type.{plan_type}"] = ln
+        _add_plan_types(facts, table, table.columns.index("plan_type"), count_i)
     if not facts.plan_type_counts:
         raise ParseError("no plan_type/count result table")
     return facts
+
+
+def _add_plan_types(facts: OceanBaseFacts, table: ResultTable, plan_i: int, count_i: int) -> None:
+    """Add each row's count to its plan type's; ParseError on a row that is no numbers."""
+    for row, ln in zip(table.rows, table.row_lines, strict=True):
+        try:
+            plan_type = int(row[plan_i])
+            count = int(row[count_i].replace(",", ""))
+        except ValueError:
+            raise ParseError(f"non-numeric plan_type row: {row!r}", line=ln) from None
+        facts.plan_type_counts[plan_type] = facts.plan_type_counts.get(plan_type, 0) + count
+        facts.lines[f"plan_type.{plan_type}"] = ln

@@ -89,8 +89,11 @@ def _looks_like_ping(head: str) -> bool:
     if re.search(r"^PING\s+\S+", head, re.M) and re.search(r"bytes from|packets transmitted", head):
         return True
     replies = sum(1 for line in head.splitlines() if _REPLY.search(line) or _WIN_REPLY.search(line.strip()))
-    if replies >= 2:
-        return True
+    return replies >= 2 or _has_statistics(head)
+
+
+def _has_statistics(head: str) -> bool:
+    """Whether ``head`` holds the ``--- X ping statistics ---`` block with its counts or RTTs."""
     return bool(
         re.search(r"^\s*-{2,}\s*\S+\s+(?:PYTHON\s+)?PING\s+statistics", head, re.M | re.I)
         and re.search(r"packets transmitted|min/avg/max", head)
@@ -122,11 +125,18 @@ def parse_ping(text: str) -> PingResult:
         if not summary and _read_header(out, line, number):
             continue
         summary = _read_line(out, line, number) or summary
-    if not summary and out.replies_ms:
-        _rtt_from_replies(out)
-    if not summary and not out.replies_ms and out.transmitted is None:
-        raise ParseError("no ping replies or statistics")
+    if not summary:
+        _without_summary(out)
     return out
+
+
+def _without_summary(out: PingResult) -> None:
+    """A ping without its summary line: the RTTs of its replies; ParseError when
+    it has neither replies nor packet counts."""
+    if out.replies_ms:
+        _rtt_from_replies(out)
+    elif out.transmitted is None:
+        raise ParseError("no ping replies or statistics")
 
 
 def _rtt_from_replies(out: PingResult) -> None:
@@ -144,14 +154,19 @@ def _read_line(out: PingResult, line: str, number: int) -> bool:
     if m := _REPLY.search(line) or _WIN_REPLY.search(line):
         _read_reply(out, m, line, number)
     elif m := _TRANSMIT.search(line):
-        out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
-        if m.group("loss") is not None:
-            out.loss_pct = finite(m.group("loss"), number)
-        out.lines["transmitted"] = out.lines["loss_pct"] = number
+        _read_counts(out, m, number)
     elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
         _read_summary(out, m, number)
         return True
     return False
+
+
+def _read_counts(out: PingResult, m: re.Match[str], number: int) -> None:
+    """``N packets transmitted, M received, L% packet loss``."""
+    out.transmitted, out.received = int(m.group("tx")), int(m.group("rx"))
+    if m.group("loss") is not None:
+        out.loss_pct = finite(m.group("loss"), number)
+    out.lines["transmitted"] = out.lines["loss_pct"] = number
 
 
 def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> None:
@@ -187,13 +202,19 @@ def _read_header(out: PingResult, line: str, number: int) -> bool:
     if not m:
         return False
     target = _group(m, "target", "en", "zh", "ja")  # each header names it in one of these
-    if out.target is None or (out.lines.get("target") is None and not out.replies_ms):
+    if _target_open(out):
         out.target = target
         out.lines["target"] = number
     address = _numeric(m.groupdict().get("address")) or _numeric(target)
     if address and out.address is None:
         out.address = address
     return True
+
+
+def _target_open(out: PingResult) -> bool:
+    """Whether a header may still name the target: none is known, or only one
+    taken from a line that is no reply."""
+    return out.target is None or (out.lines.get("target") is None and not out.replies_ms)
 
 
 # "for h in a b c; do echo -n "$h "; ping -qc 100 $h | tail -1; done" and mesh scripts

@@ -81,11 +81,16 @@ def _single_show(lines: list[str], out: ServiceLog) -> bool:
     rows = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     for i in range(len(rows) - 2):
         (_, head), (_, rule), (n, value) = rows[i], rows[i + 1], rows[i + 2]
-        name = head.strip()
-        if name in _KNOWN and _RULE.match(rule) and "|" not in head and not _FOOTER.match(value):
-            out.settings.setdefault(name, value.strip())
-            out.lines.setdefault(name, n)
+        if _is_single_show(head, rule, value):
+            out.settings.setdefault(head.strip(), value.strip())
+            out.lines.setdefault(head.strip(), n)
     return bool(out.settings)
+
+
+def _is_single_show(head: str, rule: str, value: str) -> bool:
+    """Whether three lines are what ``SHOW name`` prints: a known name alone, a rule,
+    a value (not a row count)."""
+    return head.strip() in _KNOWN and bool(_RULE.match(rule)) and "|" not in head and not _FOOTER.match(value)
 
 
 def _unit_column(lines: list[str]) -> int | None:
@@ -112,12 +117,14 @@ def _setting(line: str, unit_at: int | None) -> tuple[str, str] | None:
     if m is not None and m["name"] not in ("name",):
         return m["name"], _with_unit(m["value"], m["rest"], unit_at)
     m = _CONF.match(line)
-    if m is None:
-        return None
-    value = m["value"]
+    return None if m is None else (m["name"], _unquoted(m["value"]))
+
+
+def _unquoted(value: str) -> str:
+    """A postgresql.conf value without its single quotes (``''`` inside them is a quote)."""
     if value.startswith("'") and value.endswith("'") and len(value) >= 2:
-        value = value[1:-1].replace("''", "'")
-    return m["name"], value
+        return value[1:-1].replace("''", "'")
+    return value
 
 
 @register(

@@ -119,19 +119,21 @@ def _headerless(text: str, out: ProcessList) -> None:
     """Rows of ``ps aux`` / ``ps -ef`` whose header grep dropped (see the module docstring)."""
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _AUX_ROW.match(line) or _EF_ROW.match(line)
-        if m is None:
-            if out.processes and line[:1].isspace() and line.strip():
-                last = out.processes[-1]
-                last.command = f"{last.command} {line.strip()}"
-            continue
-        groups = m.groupdict()
-        out.processes.append(
-            ProcessInfo(
-                pid=int(groups["pid"]),
-                user=groups["user"],
-                cpu_pct=float(groups["cpu"]) if groups.get("cpu") else None,
-                mem_pct=float(groups["mem"]) if groups.get("mem") else None,
-                command=groups["command"].strip(),
-                line=idx,
-            )
-        )
+        if m is not None:
+            out.processes.append(_headerless_process(m, idx))
+        elif out.processes and line[:1].isspace() and line.strip():
+            last = out.processes[-1]
+            last.command = f"{last.command} {line.strip()}"  # the command wrapped onto an indented line
+
+
+def _headerless_process(m: re.Match[str], idx: int) -> ProcessInfo:
+    """The process of a ``ps aux`` (with %CPU and %MEM) or ``ps -ef`` row matched without a header."""
+    groups = m.groupdict()
+    return ProcessInfo(
+        pid=int(groups["pid"]),
+        user=groups["user"],
+        cpu_pct=float(groups["cpu"]) if groups.get("cpu") else None,
+        mem_pct=float(groups["mem"]) if groups.get("mem") else None,
+        command=groups["command"].strip(),
+        line=idx,
+    )

@@ -260,12 +260,11 @@ def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
     segment, joined_at = _joined(text[start:end])
     current, counted = None, 0
     for m in _TOKEN.finditer(segment):
-        bare = m.group(3) is not None
-        token = m.group(3) if bare else (m.group(1) if m.group(1) is not None else m.group(2))
+        token = _token_text(m)
         line += segment.count("\n", counted, m.start())
         counted = m.start()
         at = line + bisect.bisect_right(joined_at, m.start())
-        if bare and re.match(r"^-{1,2}[A-Za-z]", token):
+        if m.group(3) is not None and re.match(r"^-{1,2}[A-Za-z]", token):
             if current is not None:
                 yield current
             current = _Option(name=token.lstrip("-"), value=None, line=at)
@@ -276,6 +275,14 @@ def _options(text: str, start: int, end: int, line: int) -> Iterator[_Option]:
             current = None
     if current is not None:
         yield current
+
+
+def _token_text(m: re.Match[str]) -> str:
+    """The word a ``_TOKEN`` match stands for, without its quotes."""
+    for group in (3, 1, 2):
+        if m.group(group) is not None:
+            return m.group(group)
+    return ""
 
 
 def _joined(segment: str) -> tuple[str, list[int]]:
@@ -292,13 +299,9 @@ def _joined(segment: str) -> tuple[str, list[int]]:
 
 def _args(name: str, value: str) -> dict[str, list[str]]:
     """An option's value as key -> values (a key may repeat: ``cpus=0-1,cpus=4-5``)."""
-    if value.startswith("{"):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            return {str(k): [_json_value(v)] for k, v in parsed.items()}
+    from_json = _json_args(value) if value.startswith("{") else None
+    if from_json is not None:
+        return from_json
     out: dict[str, list[str]] = {}
     for i, part in enumerate(re.split(r"(?<!,),(?!,)", value)):
         part = part.replace(",,", ",")
@@ -312,6 +315,16 @@ def _args(name: str, value: str) -> dict[str, list[str]]:
         else:
             out.setdefault(part, []).append("on")  # a bare flag ("server", "nowait"), or a cut key
     return out
+
+
+def _json_args(value: str) -> dict[str, list[str]] | None:
+    """A JSON option value (``-blockdev {"driver":"file",...}``) as key -> [value];
+    None when it is no JSON object."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return {str(k): [_json_value(v)] for k, v in parsed.items()} if isinstance(parsed, dict) else None
 
 
 def _json_value(value: object) -> str:
@@ -339,19 +352,23 @@ def _domain(command: _CommandLine) -> Domain:
     _read_numa(d, by_name)
     _read_nics(d, by_name)
     _read_disks(d, by_name)
-    unseen = list(NEVER_SHOWN)
-    if command.elided:
-        unseen.append("devices")  # the disks and NICs among the elided arguments are unknown
-    if d.cpu_mode is None:
-        unseen.append("cpu")
-    if d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name):
-        unseen.append("l3-cache")
-    if not d.numa_cells:
-        unseen.append("numa")
-    if not d.topology:
-        unseen.append("topology")
-    d.unseen = unseen
+    _read_iothreads(d, by_name)
+    d.unseen = _unseen(d, command, by_name)
     return d
+
+
+def _unseen(d: Domain, command: _CommandLine, by_name: dict[str, list[_Option]]) -> list[str]:
+    """The elements the command line leaves unknown: those it never shows and
+    those this one does not (``Domain.unseen``)."""
+    l3_unknown = d.cpu_mode not in ("host-passthrough", "maximum") and not _l3_cache_off(by_name)
+    missing = {
+        "devices": command.elided,  # the disks and NICs among the elided arguments are unknown
+        "cpu": d.cpu_mode is None,
+        "l3-cache": l3_unknown,
+        "numa": not d.numa_cells,
+        "topology": not d.topology,
+    }
+    return [*NEVER_SHOWN, *(name for name, unknown in missing.items() if unknown)]
 
 
 def _first(by_name: dict[str, list[_Option]], *names: str) -> _Option | None:
@@ -398,17 +415,23 @@ def _read_smp(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     smp = _first(by_name, "smp")
     if smp is None:
         return
-    cpus, maxcpus = _int(smp.get("cpus")), _int(smp.get("maxcpus"))
-    for key in ("sockets", "dies", "clusters", "cores", "threads"):
-        value = _int(smp.get(key))
-        if value is not None:
-            d.topology[key] = value
-    if cpus is None and maxcpus is None and d.topology:
-        # "-smp sockets=1,cores=2,threads=1": QEMU counts the product (an omitted level is 1)
-        cpus = math.prod(d.topology.values())
-    d.vcpus = maxcpus or cpus
-    d.vcpu_current = cpus if maxcpus and cpus and cpus < maxcpus else d.vcpus
+    d.topology.update({key: level for key in _SMP_LEVELS if (level := _int(smp.get(key))) is not None})
+    d.vcpus, d.vcpu_current = _smp_counts(_int(smp.get("cpus")), _int(smp.get("maxcpus")), d.topology)
     d.lines["vcpu"] = d.lines["topology"] = smp.line
+
+
+_SMP_LEVELS = ("sockets", "dies", "clusters", "cores", "threads")
+
+
+def _smp_counts(
+    cpus: int | None, maxcpus: int | None, topology: dict[str, int]
+) -> tuple[int | None, int | None]:
+    """(vcpus, current vcpus) of ``-smp``: maxcpus when given, else cpus, else
+    the product of the topology's levels (QEMU counts an omitted level as 1)."""
+    if cpus is None and maxcpus is None and topology:
+        cpus = math.prod(topology.values())  # "-smp sockets=1,cores=2,threads=1"
+    vcpus = maxcpus or cpus
+    return vcpus, (cpus if maxcpus and cpus and cpus < maxcpus else vcpus)
 
 
 def _kib(value: str | None, default_unit: str = "M") -> int | None:
@@ -425,22 +448,43 @@ def _read_memory(d: Domain, by_name: dict[str, list[_Option]]) -> None:
         d.lines["memory"] = m.line
         if d.max_memory_kb:
             d.lines["max_memory_kb"] = m.line
+    _read_hugepages(d, by_name)
+
+
+def _read_hugepages(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    """Huge pages from a hugetlb memfd backend or a backing file under a hugetlbfs
+    mount, with the page sizes they name."""
+    memfds = _hugetlb_memfds(by_name.get("object", []))
+    huge_paths = [path for path in _backing_paths(by_name) if "huge" in path.lower()]
+    if memfds or huge_paths:
+        d.hugepages = True
+    d.hugepage_sizes_kb = _hugepage_sizes(memfds, huge_paths)
+
+
+def _hugetlb_memfds(objects: list[_Option]) -> list[_Option]:
+    """The ``memory-backend-memfd`` objects with ``hugetlb=on``."""
+    return [o for o in objects if o.get("qom-type") == "memory-backend-memfd" and o.get("hugetlb") == "on"]
+
+
+def _backing_paths(by_name: dict[str, list[_Option]]) -> list[str]:
+    """The files guest memory is mapped from: ``-mem-path`` and ``memory-backend-file`` objects."""
     paths = [o.value for o in by_name.get("mem-path", [])]
-    for obj in by_name.get("object", []):
-        if obj.get("qom-type") == "memory-backend-file":
-            paths.append(obj.get("mem-path"))
-        elif obj.get("qom-type") == "memory-backend-memfd" and obj.get("hugetlb") == "on":
-            d.hugepages = True
-            size = _kib(obj.get("hugetlbsize"), "B")
-            if size:
-                d.hugepage_sizes_kb.append(size)
-    for path in filter(None, paths):
-        if "huge" in path.lower():
-            d.hugepages = True
-            named = _HUGE_SIZE.search(path)
-            if named:
-                d.hugepage_sizes_kb.append(int(kib(float(named.group(1)), named.group(2))))
-    d.hugepage_sizes_kb = sorted(set(d.hugepage_sizes_kb))
+    paths += [
+        o.get("mem-path") for o in by_name.get("object", []) if o.get("qom-type") == "memory-backend-file"
+    ]
+    return list(filter(None, paths))
+
+
+def _hugepage_sizes(memfds: list[_Option], huge_paths: list[str]) -> list[int]:
+    """The huge page sizes (KiB, sorted, once each) the memfds and paths name."""
+    sizes = [_kib(o.get("hugetlbsize"), "B") for o in memfds] + [_named_hugepage_kib(p) for p in huge_paths]
+    return sorted({size for size in sizes if size})
+
+
+def _named_hugepage_kib(path: str) -> int | None:
+    """The page size a hugetlbfs path names (``/dev/hugepages-1G``), in KiB; None when none."""
+    named = _HUGE_SIZE.search(path)
+    return int(kib(float(named.group(1)), named.group(2))) if named else None
 
 
 def _read_cpu(d: Domain, by_name: dict[str, list[_Option]]) -> None:
@@ -468,20 +512,30 @@ def _read_numa(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     for numa in by_name.get("numa", []):
         kind = numa.get("type")
         if kind == "node":
-            memory = _kib(numa.get("mem")) if numa.get("mem") else sizes.get(numa.get("memdev"))
-            node = _int(numa.get("nodeid"))
-            cell = GuestNumaCell(
-                id=node if node is not None else len(d.numa_cells),
-                cpus=_cpus(numa.args.get("cpus", [])),
-                memory_kb=memory,
-            )
-            d.numa_cells.append(cell)
+            d.numa_cells.append(_numa_cell(numa, sizes, len(d.numa_cells)))
             d.lines.setdefault("numa", numa.line)
         elif kind == "dist":
-            src, dst, val = _int(numa.get("src")), _int(numa.get("dst")), _int(numa.get("val"))
-            source = next((c for c in d.numa_cells if c.id == src), None)
-            if source is not None and dst is not None and val is not None:
-                source.distances[dst] = val
+            _add_numa_distance(d.numa_cells, numa)
+
+
+def _numa_cell(numa: _Option, backend_sizes: dict[str | None, int | None], index: int) -> GuestNumaCell:
+    """The guest cell of ``-numa node``: its memory from ``mem=`` or its ``memdev``
+    backend; its id ``nodeid``, else its position."""
+    memory = _kib(numa.get("mem")) if numa.get("mem") else backend_sizes.get(numa.get("memdev"))
+    node = _int(numa.get("nodeid"))
+    return GuestNumaCell(
+        id=node if node is not None else index,
+        cpus=_cpus(numa.args.get("cpus", [])),
+        memory_kb=memory,
+    )
+
+
+def _add_numa_distance(cells: list[GuestNumaCell], numa: _Option) -> None:
+    """Record ``-numa dist,src=A,dst=B,val=N`` on cell A (ignored when A is no cell)."""
+    src, dst, val = _int(numa.get("src")), _int(numa.get("dst")), _int(numa.get("val"))
+    source = next((c for c in cells if c.id == src), None)
+    if source is not None and dst is not None and val is not None:
+        source.distances[dst] = val
 
 
 def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
@@ -500,15 +554,21 @@ def _read_nics(d: Domain, by_name: dict[str, list[_Option]]) -> None:
 
 def _read_legacy_nics(d: Domain, legacy: list[_Option], netdevs: dict[str | None, _Option]) -> None:
     """-net nic paired with -net tap/user/... of its vlan, or with the -netdev it names."""
-    backends: dict[str, _Option] = {}
-    for o in legacy:
-        if o.get("type") != "nic":
-            backends.setdefault(o.get("vlan") or "0", o)
+    backends = _legacy_backends(legacy)
     for nic in (o for o in legacy if o.get("type") == "nic"):
         # -net nic,netdev=ID (libvirt's form for NIC models that are no -device) or by vlan
         backend = netdevs.get(nic.get("netdev")) or backends.get(nic.get("vlan") or "0")
         if backend is not None:
             _add_nic(d, nic.text("model"), nic.get("macaddr"), backend, nic.line)
+
+
+def _legacy_backends(legacy: list[_Option]) -> dict[str, _Option]:
+    """vlan -> the first ``-net`` backend (tap, user, ...) on it (vlan 0 when none is named)."""
+    backends: dict[str, _Option] = {}
+    for o in legacy:
+        if o.get("type") != "nic":
+            backends.setdefault(o.get("vlan") or "0", o)
+    return backends
 
 
 def _add_nic(d: Domain, model: str, mac: str | None, backend: _Option, line: int) -> None:
@@ -552,13 +612,21 @@ def _read_disks(d: Domain, by_name: dict[str, list[_Option]]) -> None:
     used = _device_disks(d, by_name)
     for drive in by_name.get("drive", []):
         interface = drive.get("if") or "ide"
-        if drive.get("id") in used or interface in ("none", "pflash", "mtd", "sd"):
+        if drive.get("id") in used or interface in _NO_DISK_INTERFACES:
             continue
         kind = "cdrom" if drive.get("media") == "cdrom" else "disk"
         disk = _drive_disk(drive, kind, drive.get("id") or drive.get("file") or f"{interface}{len(d.disks)}")
         disk.bus = interface
         _add_disk(d, disk, drive.line)
+
+
+def _read_iothreads(d: Domain, by_name: dict[str, list[_Option]]) -> None:
+    """The number of ``-object iothread`` the guest has."""
     d.iothreads = sum(1 for o in by_name.get("object", []) if o.get("qom-type") == "iothread")
+
+
+# -drive if=... of no guest disk (a backend for a -device, firmware flash, SD card)
+_NO_DISK_INTERFACES = ("none", "pflash", "mtd", "sd")
 
 
 def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
@@ -568,23 +636,39 @@ def _device_disks(d: Domain, by_name: dict[str, list[_Option]]) -> set[str]:
     blockdevs = {o.get("node-name"): o for o in by_name.get("blockdev", [])}
     used: set[str] = set()
     for device in by_name.get("device", []):
-        driver, ref = device.text("driver"), device.get("drive")
-        kind = _disk_kind(driver)
-        if ref is None or kind is None:
+        disk = _device_disk(device, drives, blockdevs)
+        if disk is None:
             continue
-        target = device.get("id") or ref
-        if ref in drives:
-            used.add(ref)
-            disk = _drive_disk(drives[ref], kind, target)
-        elif ref in blockdevs:
-            disk = _blockdev_disk(blockdevs, ref, device, kind, target)
-        else:
-            continue
-        disk.bus = "virtio" if driver.startswith("virtio") else driver.split("-")[0]
-        iothread = device.get("iothread")
-        disk.iothread = _int(re.sub(r"^\D*", "", iothread)) if iothread else None
+        if device.get("drive") in drives:
+            used.add(device.text("drive"))
         _add_disk(d, disk, device.line)
     return used
+
+
+def _device_disk(
+    device: _Option, drives: dict[str | None, _Option], blockdevs: dict[str | None, _Option]
+) -> DomainDisk | None:
+    """The disk a ``-device`` attaches from the ``-drive`` or ``-blockdev`` it names;
+    None when it is no disk device or names neither."""
+    driver, ref = device.text("driver"), device.get("drive")
+    kind = _disk_kind(driver)
+    if ref is None or kind is None:
+        return None
+    target = device.get("id") or ref
+    if ref in drives:
+        disk = _drive_disk(drives[ref], kind, target)
+    elif ref in blockdevs:
+        disk = _blockdev_disk(blockdevs, ref, device, kind, target)
+    else:
+        return None
+    disk.bus = "virtio" if driver.startswith("virtio") else driver.split("-")[0]
+    disk.iothread = _iothread_number(device.get("iothread"))
+    return disk
+
+
+def _iothread_number(iothread: str | None) -> int | None:
+    """The number of an ``iothread=iothread2`` reference (2); None when none is given."""
+    return _int(re.sub(r"^\D*", "", iothread)) if iothread else None
 
 
 def _disk_kind(driver: str) -> str | None:
@@ -645,18 +729,27 @@ def _blockdev_disk(
 ) -> DomainDisk:
     """A -blockdev disk: its node chain's ``cache`` object and the device's
     ``write-cache`` give the cache mode; neither: the default."""
+    cache, source = _node_chain(blockdevs, ref)
+    mode = _blockdev_cache_mode(cache, device.get("write-cache") != "off") if cache else None
+    return DomainDisk(target=target, device=kind, source=source, cache=mode, driver_shown=True)
+
+
+def _node_chain(blockdevs: dict[str | None, _Option], ref: str) -> tuple[str | None, str | None]:
+    """(cache, filename): the first of each along the chain of -blockdev nodes
+    from ``ref`` down through their ``file`` children (a loop is followed once)."""
     node, cache, source, seen = blockdevs.get(ref), None, None, set()
     while node is not None and node.get("node-name") not in seen:
         seen.add(node.get("node-name"))
         cache = cache or node.get("cache") or _dotted_cache(node)
         source = source or node.get("filename")
         node = blockdevs.get(node.get("file"))
-    mode = None
-    if cache:
-        try:
-            flags = json.loads(cache)
-        except ValueError:
-            flags = {}
-        key = (bool(flags.get("direct")), bool(flags.get("no-flush")), device.get("write-cache") != "off")
-        mode = _CACHE_MODES.get(key)
-    return DomainDisk(target=target, device=kind, source=source, cache=mode, driver_shown=True)
+    return cache, source
+
+
+def _blockdev_cache_mode(cache: str, write_cache: bool) -> str | None:
+    """libvirt's cache mode of a -blockdev ``cache`` object (JSON) and the device's write cache."""
+    try:
+        flags = json.loads(cache)
+    except ValueError:
+        flags = {}
+    return _CACHE_MODES.get((bool(flags.get("direct")), bool(flags.get("no-flush")), write_cache))

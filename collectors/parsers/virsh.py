@@ -88,10 +88,8 @@ def parse_virsh_version(text: str) -> VirshVersion:
         if not m:
             continue
         label, product, version = m.groups()
-        name = _VERSION_LABELS.get(label)
-        if name is None or (label == "Compiled against library" and out.libvirt_version is not None):
-            # "Compiled against" is only a fallback: the library actually loaded
-            # is what "Using library" says
+        name = _version_field(label, out)
+        if name is None:
             continue
         setattr(out, name, version)
         out.lines[name] = number
@@ -100,6 +98,15 @@ def parse_virsh_version(text: str) -> VirshVersion:
     if out.libvirt_version is None and out.hypervisor_version is None:
         raise ParseError("no 'Using library' or 'Running hypervisor' line: not virsh version output")
     return out
+
+
+def _version_field(label: str, out: VirshVersion) -> str | None:
+    """The VirshVersion field a line's label sets; None for an unknown label, and for
+    "Compiled against library" once the library is known (it is only a fallback:
+    the library actually loaded is what "Using library" says)."""
+    if label == "Compiled against library" and out.libvirt_version is not None:
+        return None
+    return _VERSION_LABELS.get(label)
 
 
 _LIST_HEADER = re.compile(r"^\s*Id\s+Name\s+State\s*$")
@@ -129,12 +136,7 @@ def parse_virsh_list(text: str) -> VirshList:
             continue
         m = _LIST_ROW.match(line)
         if not m:
-            if not out.domains:
-                raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
-            # the table is over: what follows (prose run into the output) is not read
-            out.errors.append(
-                ArtifactError("", f"text after the table not read: {line.strip()[:80]!r}", number)
-            )
+            _end_list(out, line, number)
             break
         dom_id, name, state = m.groups()
         out.domains.append(
@@ -142,6 +144,14 @@ def parse_virsh_list(text: str) -> VirshList:
         )
         out.lines[f"domains[{name}]"] = number
     return out
+
+
+def _end_list(out: VirshList, line: str, number: int) -> None:
+    """A line that is no row ends the table: reported as not read (what follows is
+    prose run into the output), or refused when no row came before it."""
+    if not out.domains:
+        raise ParseError(f"unexpected virsh list row: {line.strip()[:80]!r}", line=number)
+    out.errors.append(ArtifactError("", f"text after the table not read: {line.strip()[:80]!r}", number))
 
 
 # ``virsh domstats``: "Domain: 'name'" then indented "group.field=value" lines
@@ -195,39 +205,51 @@ def parse_virsh_domstats(text: str) -> VirshList:
             current = VirshDomainState(id=None, name=m.group(1), state="no state")
             out.domains.append(current)
             out.lines[f"domains[{current.name}]"] = number
-            continue
-        if current is None or not line.strip():
-            continue
-        field_match = _DOMSTATS_FIELD.match(line)
-        if field_match is None:
-            out.errors.append(
-                ArtifactError("", f"stats line without '=' not read: {line.strip()[:80]!r}", number)
-            )
-        elif field_match.group(1) == "state.state":
-            current.state = _DOMAIN_STATES.get(field_match.group(2).strip(), "no state")
+        elif current is not None and line.strip():
+            _read_stats_line(out, current, line, number)
     if not out.domains:
         raise ParseError("no \"Domain: 'name'\" line: not virsh domstats output")
     return out
 
 
+def _read_stats_line(out: VirshList, domain: VirshDomainState, line: str, number: int) -> None:
+    """One ``group.field=value`` line of ``domain``: ``state.state`` sets its state;
+    a line cut before its ``=`` is reported."""
+    field_match = _DOMSTATS_FIELD.match(line)
+    if field_match is None:
+        out.errors.append(
+            ArtifactError("", f"stats line without '=' not read: {line.strip()[:80]!r}", number)
+        )
+    elif field_match.group(1) == "state.state":
+        domain.state = _DOMAIN_STATES.get(field_match.group(2).strip(), "no state")
+
+
 def _cell_entry(cell: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"cpus": [], "memory_kb": None, "distances": {}}
+    """A capabilities cell as {"cpus", "memory_kb", "distances"}; ParseError on a bad number."""
     mem = cell.find("memory")
-    if mem is not None:
-        entry["memory_kb"] = to_kib(mem.text, mem.get("unit"))
+    memory_kb = to_kib(mem.text, mem.get("unit")) if mem is not None else None
+    cpus = _cell_cpus(cell)
+    try:
+        distances = _sibling_distances(cell)
+    except ValueError:
+        raise ParseError("bad NUMA distance in capabilities") from None
+    return {"cpus": cpus, "memory_kb": memory_kb, "distances": distances}
+
+
+def _cell_cpus(cell: Any) -> list[int]:
+    """The sorted ids of a cell's ``<cpus><cpu id=>``; ParseError on one that is no number."""
     cpus = []
     for cpu in cell.findall("cpus/cpu"):
         try:
             cpus.append(int(cpu.get("id", "")))
         except ValueError:
             raise ParseError(f"bad cpu id {cpu.get('id')!r} in capabilities") from None
-    entry["cpus"] = sorted(cpus)
-    for sibling in cell.findall("distances/sibling"):
-        try:
-            entry["distances"][int(sibling.get("id", ""))] = int(sibling.get("value", ""))
-        except ValueError:
-            raise ParseError("bad NUMA distance in capabilities") from None
-    return entry
+    return sorted(cpus)
+
+
+def _sibling_distances(cell: Any) -> dict[int, int]:
+    """A cell's ``<distances>``: sibling id -> distance (ValueError on one that is no number)."""
+    return {int(s.get("id", "")): int(s.get("value", "")) for s in cell.findall("distances/sibling")}
 
 
 # Elements only ``virsh capabilities`` prints (a domain's guest <cell> carries its
@@ -275,10 +297,14 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     doc = "".join(f"<{name}>" for name in openers) + "".join(out)
     first = _CAPS_TAG.search(body)
     outer = openers[0] if openers else (first.group(2) if first else "")
-    # loose children of a cell (<memory>, <distances>, <cpus>) get every wrapper
+    return _wrap_for_cell(doc, outer), text.count("\n", 0, start) + 1
+
+
+def _wrap_for_cell(doc: str, outer: str) -> str:
+    """``doc`` inside the elements that enclose its outermost element ``outer``
+    (loose children of a cell, ``<memory>``, ``<distances>``, ``<cpus>``, get every wrapper)."""
     wrappers = _CAPS_WRAPPERS[: _CAPS_WRAPPERS.index(outer)] if outer in _CAPS_WRAPPERS else _CAPS_WRAPPERS
-    doc = "".join(f"<{w}>" for w in wrappers) + doc + "".join(f"</{w}>" for w in reversed(wrappers))
-    return doc, text.count("\n", 0, start) + 1
+    return "".join(f"<{w}>" for w in wrappers) + doc + "".join(f"</{w}>" for w in reversed(wrappers))
 
 
 def _keep_capabilities_tag(m: re.Match[str], stack: list[str], openers: list[str], out: list[str]) -> bool:
@@ -310,12 +336,16 @@ def _cell_id(cell: Any) -> int | None:
             return int(cell.get("id"))
         except ValueError:
             raise ParseError(f"bad cell id {cell.get('id')!r}") from None
-    values = {}
-    for sibling in cell.findall("distances/sibling"):
-        try:
-            values[int(sibling.get("id", ""))] = int(sibling.get("value", ""))
-        except ValueError:
-            return None
+    try:
+        values = _sibling_distances(cell)
+    except ValueError:
+        return None
+    return _local_sibling(values)
+
+
+def _local_sibling(values: dict[int, int]) -> int | None:
+    """The one sibling at the smallest distance of a row (the cell itself); None when
+    the row is empty or several share it."""
     if not values:
         return None
     local = min(values.values())
@@ -482,7 +512,12 @@ def domain_from_command(command: str) -> str | None:
     m = re.search(rf"\bvirsh\b(.*?)\b({'|'.join(_DOMAIN_COMMANDS)})\b(.*)$", command)
     if not m:
         return None
-    args = m.group(3).split("|")[0].split()
+    return _domain_argument(m.group(3).split("|")[0].split())
+
+
+def _domain_argument(args: list[str]) -> str | None:
+    """The domain among a virsh command's arguments: ``--domain X``/``-d X``,
+    ``--domain=X``, or the first argument that is no option (nor an option's value)."""
     i = 0
     while i < len(args):
         arg = args[i]
@@ -515,6 +550,14 @@ def _cpu_list(value: str, what: str, number: int) -> list[int]:
         return parse_cpulist(value.strip())
     except ValueError:
         raise ParseError(f"{what} is not a CPU list: {value.strip()!r}", line=number) from None
+
+
+def _set_vcpu_affinity(out: VirshDomainTuning, vcpu: VcpuInfo, value: str, number: int) -> None:
+    """A ``CPU Affinity`` line: the vCPU's host CPUs, and the host's CPU count when it shows it."""
+    vcpu.affinity, total = _affinity(value, number)
+    out.affinity[vcpu.vcpu] = vcpu.affinity
+    out.lines[f"affinity[{vcpu.vcpu}]"] = number
+    out.host_cpus = total if total is not None else out.host_cpus
 
 
 def _start_vcpu(out: VirshDomainTuning, value: str, number: int) -> VcpuInfo:
@@ -582,10 +625,7 @@ def parse_virsh_vcpuinfo(text: str) -> VirshDomainTuning:
         elif current is None:
             continue
         elif key == "cpu affinity":
-            current.affinity, total = _affinity(value, number)
-            out.affinity[current.vcpu] = current.affinity
-            out.lines[f"affinity[{current.vcpu}]"] = number
-            out.host_cpus = total if total is not None else out.host_cpus
+            _set_vcpu_affinity(out, current, value, number)
         elif key in _VCPU_FIELDS:
             _VCPU_FIELDS[key](current, value)
     if not out.vcpus:
