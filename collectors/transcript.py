@@ -29,7 +29,7 @@ import functools
 import itertools
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -2271,17 +2271,7 @@ class _Splitter:
         pieces: list[tuple[int, int, str, str]] = []
         p = a
         for (cmd, kind), (_next_cmd, next_kind) in itertools.pairwise(known):
-            cut = None
-            for i in range(p + 1, min(b, p + COMPOUND_LOOKAHEAD)):
-                if self.detect_budget <= 0:
-                    return False
-                if self.blank(i):
-                    continue
-                self.detect_budget -= 1
-                starts = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)) == next_kind
-                if (starts or self.parses(next_kind, i, b)) and self.parses(kind, p, i):
-                    cut = i
-                    break
+            cut = self.next_output_start(p, b, kind, next_kind)
             if cut is None:
                 return False
             pieces.append((p, cut, cmd, kind))
@@ -2292,6 +2282,21 @@ class _Splitter:
             self.mark(start, end, READ)
             self.append_prompted(start, end, self.text(start, end), cmd, kind, "shell", host, fenced)
         return True
+
+    def next_output_start(self, p: int, b: int, kind: str, next_kind: str) -> int | None:
+        """The first line after ``p`` (within :data:`COMPOUND_LOOKAHEAD`) from which
+        the lines parse or are detected as ``next_kind`` while those from ``p``
+        parse as ``kind``; None when there is none, or no detection budget left."""
+        for i in range(p + 1, min(b, p + COMPOUND_LOOKAHEAD)):
+            if self.detect_budget <= 0:
+                return None
+            if self.blank(i):
+                continue
+            self.detect_budget -= 1
+            starts = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)) == next_kind
+            if (starts or self.parses(next_kind, i, b)) and self.parses(kind, p, i):
+                return i
+        return None
 
     def unused_block(
         self,
@@ -2593,15 +2598,19 @@ class _Splitter:
         return True
 
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
-        while a < b and self.blank(a):
-            a += 1
+        a = self.first_nonblank(a, b)
         b = self.trimmed(a, b)
         if a >= b:
             return
         if (fenced and self.diff_fence) or self.quoted_diff(a, b):
             self.mark(a, b, PROSE)  # an output a quoted change shows is the change's text
             return
-        kinds = self.detected_kinds(a, b)
+        for start, end, kind in self.pieces(a, b, self.detected_kinds(a, b)):
+            self.emit_unprompted(start, end, kind, fenced, host)
+
+    def pieces(self, a: int, b: int, kinds: list[str | None]) -> Iterator[tuple[int, int, str | None]]:
+        """The pieces ``(start, end, kind)`` of the data run ``a..b``, cut where
+        the detected ``kinds`` (one a line) change and both sides parse."""
         piece_start, piece_kind = a, kinds[0]
         for offset in range(1, b - a):
             k = kinds[offset]
@@ -2614,9 +2623,9 @@ class _Splitter:
             both_parse = self.parses(k, i, b) and self.parses(piece_kind, piece_start, i)
             if piece_kind is not None and not both_parse:
                 continue
-            self.emit_unprompted(piece_start, i, piece_kind, fenced, host)
+            yield piece_start, i, piece_kind
             piece_start, piece_kind = i, k
-        self.emit_unprompted(piece_start, b, piece_kind, fenced, host)
+        yield piece_start, b, piece_kind
 
     def detected_kinds(self, a: int, b: int) -> list[str | None]:
         """The kind detected for each line of the data run ``a..b``.
@@ -2681,6 +2690,11 @@ class _Splitter:
         if kind is None:
             self.undetected(a, b, fenced, host)
             return
+        self.read_unprompted(a, b, kind, fenced, host)
+
+    def read_unprompted(self, a: int, b: int, kind: str, fenced: bool, host: str | None) -> None:
+        """Read lines ``a..b`` as the output of ``kind`` (no prompt over them);
+        the lines at the end its parser did not read are handed back unread."""
         end = self.unread_tail(kind, a, b) if b - a > 1 else b
         self.mark(a, end, READ)
         self.add_block(
@@ -2700,9 +2714,7 @@ class _Splitter:
         if end < b:
             # handed back as what nothing read (not detected again: a paste that
             # repeats a line a parser passes over would be split once per line)
-            while end < b and self.blank(end):
-                end += 1
-            self.emit_unprompted(end, b, None, fenced, host)
+            self.emit_unprompted(self.first_nonblank(end, b), b, None, fenced, host)
 
     def whole_kind(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` recognised as ``kind`` from their first
@@ -2723,26 +2735,38 @@ class _Splitter:
                 self.undetected(a, inside[0], fenced, host)
             self.emit_unprompted(inside[0], b, inside[1], fenced, host)
             return
-        what = unused_output(self.head(a, b))
-        if what is not None:
-            self.mark(a, b, UNUSED)
-            self.unused.append((a, b, what))
+        if self.catalogued_unused(a, b):
             return
         if self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced):
             self.mark(a, b, PROSE)
             return
-        if self.bare_command_output(a, b, host, fenced):
-            return
-        if b - a <= BARE_COMMAND_MAX_LINES and all(
-            self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
-        ):
-            self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
+        if self.bare_command_output(a, b, host, fenced) or self.bare_commands(a, b):
             return
         if self.notes(a, b) or self.gutter(a, b):
             return
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def catalogued_unused(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are an output the catalogue knows and no parser
+        reads (:func:`collectors.unused.unused_output`); marked and listed so."""
+        what = unused_output(self.head(a, b))
+        if what is None:
+            return False
+        self.mark(a, b, UNUSED)
+        self.unused.append((a, b, what))
+        return True
+
+    def bare_commands(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a few commands without a prompt (``lscpu -e``
+        above its output); marked as prompts."""
+        if b - a > BARE_COMMAND_MAX_LINES or not all(
+            self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
+        ):
+            return False
+        self.mark(a, b, PROMPT)
+        return True
 
     def plain_text(self, a: int, b: int, fenced: bool) -> bool:
         """Whether lines ``a..b``, which no detector recognised, are a post's
@@ -3464,6 +3488,22 @@ def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> byt
     return roles
 
 
+def _unrecognised_runs(
+    roles: bytearray, first: list[int], lines: list[str]
+) -> Iterator[tuple[int, int, str]]:
+    """Each run of unrecognised original lines: ``(first line, last line, the
+    normalised line it starts at, cut to 200 characters)``, numbered from 1."""
+    i, n = 0, len(roles)
+    while (i := roles.find(UNRECOGNISED, i)) >= 0:
+        j = i
+        while j < n and roles[j] == UNRECOGNISED:
+            j += 1
+        k = bisect.bisect_left(first, i)
+        line = lines[k] if k < len(lines) else ""
+        yield i + 1, j, line.strip()[:200]
+        i = j
+
+
 def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
     """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
     for every original line (see :class:`Split`).
@@ -3484,19 +3524,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
         _remap(block, norm)
     first, last = norm.first, norm.last
     roles = splitter.role if norm.identity else _fold(splitter.role, first, last, norm.original_lines)
-    unrecognised: list[tuple[int, int, str]] = []
-    i, n = 0, len(roles)
-    while True:
-        i = roles.find(UNRECOGNISED, i)
-        if i < 0:
-            break
-        j = i
-        while j < n and roles[j] == UNRECOGNISED:
-            j += 1
-        k = bisect.bisect_left(first, i)
-        line = norm.lines[k] if k < len(norm.lines) else ""
-        unrecognised.append((i + 1, j, line.strip()[:200]))
-        i = j
+    unrecognised = list(_unrecognised_runs(roles, first, norm.lines))
     unused = [(first[a] + 1, last[b - 1] + 1, what) for a, b, what in splitter.unused if b > a]
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
     notes = list(norm.notes)
