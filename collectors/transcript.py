@@ -1723,6 +1723,16 @@ def _known_parts(command: str) -> list[tuple[str, str]] | None:
     return [(part, k) for part in parts if (k := kind_for_command(part)) is not None]
 
 
+def _prompt_or_heading_command(text: str) -> tuple[str, str, str | None] | None:
+    """``(kind, command, host)`` of the prompt on line ``text``
+    (:func:`match_prompt`), or of a Markdown heading naming a shell command
+    (:func:`heading_command`), or None."""
+    prompt = match_prompt(text)
+    if prompt is None and (command := heading_command(text)) is not None:
+        return ("shell", command, None)
+    return prompt
+
+
 class _Splitter:
     def __init__(self, lines: list[str], detect_lines: int, detect_budget: int, body: str | None = None):
         self.lines = lines
@@ -1769,26 +1779,27 @@ class _Splitter:
         """Every prompt line, found once: whole-text searches for lines that
         start like a prompt, then ``match_prompt`` on those only."""
         index: list[int] = []
-        body, lines = self.body, self.lines
-        if self.searchable:
-            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
-            found.update(lines_holding(_AT, body))
-            found.update(lines_holding(_HOST_PATH, body))
-            found.update(lines_holding(_HOST_DIR_HASH, body, " #"))
-            candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
-        else:
-            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
-        for line in candidates:
+        for line in self.prompt_candidates():
             text = self.lines[line]
-            prompt = match_prompt(text)
-            if prompt is None and (command := heading_command(text)) is not None:
-                prompt = ("shell", command, None)
+            prompt = _prompt_or_heading_command(text)
             if prompt is not None:
                 self._prompts[line] = prompt
                 index.append(line)
                 if text.startswith("#"):
                     self._weak.add(line)  # a Markdown heading as much as a root prompt
         self._prompt_index = index
+
+    def prompt_candidates(self) -> list[int]:
+        """The indexes of the lines that start like a prompt, in order, found by
+        searches over the whole text (the fast ones when it is not searchable)."""
+        body, lines = self.body, self.lines
+        if not self.searchable:
+            return line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
+        found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
+        found.update(lines_holding(_AT, body))
+        found.update(lines_holding(_HOST_PATH, body))
+        found.update(lines_holding(_HOST_DIR_HASH, body, " #"))
+        return sorted(i for i in found if _PROMPT_START.match(lines[i]))
 
     def prompt(self, i: int) -> tuple[str, str, str | None] | None:
         return self._prompts.get(i)
@@ -1894,15 +1905,7 @@ class _Splitter:
             if i < region_start:
                 k += 1
                 continue
-            m = _FENCE.match(self.lines[i])
-            assert m is not None
-            # the closing fence: the next fence line with the same marker, at least
-            # as long (a "````diff" fence holds the "```" fences of the change it
-            # quotes; an index walk, not a slice per fence: a paste of fences stays linear)
-            marker = m.group(1)
-            close = k + 1
-            while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
-                close += 1
+            close = self.closing_fence(fences, k)
             j = fences[close] if close < len(fences) else n
             self.fence(region_start, i, j)
             region_start = j + 1
@@ -1912,6 +1915,20 @@ class _Splitter:
         else:
             self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def closing_fence(self, fences: list[int], k: int) -> int:
+        """The index in ``fences`` of the fence that closes ``fences[k]``
+        (``len(fences)`` when none does): the next fence line with the same
+        marker, at least as long (a "````diff" fence holds the "```" fences of
+        the change it quotes; an index walk, not a slice per fence: a paste of
+        fences stays linear)."""
+        m = _FENCE.match(self.lines[fences[k]])
+        assert m is not None
+        marker = m.group(1)
+        close = k + 1
+        while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
+            close += 1
+        return close
 
     def fence(self, region_start: int, i: int, j: int) -> None:
         """The text from ``region_start`` up to the fence opened on line ``i``,
@@ -1924,11 +1941,7 @@ class _Splitter:
         first = self.first_nonblank(i + 1, j)
         if command is None or first >= j or self.prompt(first) is not None:
             self.region(region_start, i, fenced=False)
-            # configuration a post proposes, in a fence of its own, is not read
-            if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
-                self.diff_fence = _DIFF_START.fullmatch(self.lines[i]) is not None
-                self.region(i + 1, j, fenced=True)
-                self.diff_fence = False
+            self.fence_content(i, j)
             return
         line = named[0] if named else i
         self.region(region_start, line, fenced=False)
@@ -1938,15 +1951,22 @@ class _Splitter:
         self.prompted(line, i + 1, self.trimmed(i + 1, end), command, "shell", self.host, True)
         self.region(end, j, fenced=True)
 
+    def fence_content(self, i: int, j: int) -> None:
+        """The content of the fence opened on line ``i`` (up to line ``j``) with
+        no command named for it: a region of its own, unless it is configuration
+        a post proposes (not read)."""
+        if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
+            self.diff_fence = _DIFF_START.fullmatch(self.lines[i]) is not None
+            self.region(i + 1, j, fenced=True)
+            self.diff_fence = False
+
     def command_before_fence(self, region_start: int, i: int) -> tuple[int, str] | None:
         """``(line, command)`` of a shell prompt or a heading naming a command
         on the last non-blank line before the fence on line ``i`` (within a
         few lines), or a command in inline code ending with a colon
         (:func:`code_label_command`), or None."""
-        k = i - 1
-        while k >= region_start and i - k <= 3 and self.blank(k):
-            k -= 1
-        if k < region_start or i - k > 3:
+        k = self.line_above(i, region_start)
+        if k is None:
             return None
         prompt = self.prompt(k)
         if prompt is None:
@@ -1955,6 +1975,14 @@ class _Splitter:
         if prompt[0] != "shell" or not prompt[1]:
             return None
         return k, prompt[1]
+
+    def line_above(self, i: int, start: int) -> int | None:
+        """The last non-blank line before line ``i`` (from ``start``) within three
+        lines of it, or None."""
+        k = i - 1
+        while k >= start and i - k <= 3 and self.blank(k):
+            k -= 1
+        return None if k < start or i - k > 3 else k
 
     def first_nonblank(self, a: int, b: int) -> int:
         while a < b and self.blank(a):
@@ -2652,6 +2680,8 @@ class _Splitter:
         return kinds
 
     def parses(self, kind: str | None, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` parse as ``kind`` (within the detection budget
+        and the parse budget; the result is kept for the block)."""
         if kind is None:
             return False
         spec = parsers.REGISTRY.get(kind)
@@ -2665,6 +2695,11 @@ class _Splitter:
             return False
         if (kind, a, b) in self._results:
             return True
+        return self.parse(spec, kind, a, b, text, seconds)
+
+    def parse(self, spec: parsers.ParserSpec, kind: str, a: int, b: int, text: str, seconds: float) -> bool:
+        """Whether ``text`` (lines ``a..b``) parses as ``kind`` within ``seconds``;
+        its result kept. A timeout ends the detection of splits."""
         try:
             with parse_time_budget(seconds):
                 self._results[kind, a, b] = parsers.parse(spec, text)
