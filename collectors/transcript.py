@@ -2048,16 +2048,23 @@ class _Splitter:
         if first in self._weak and not fenced and self.sentence(out_start, b):
             self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
             return out_start
-        file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-        j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
-        out_start = self.output_label(out_start, j)
-        if file_shown and not fenced and (values := self.file_values(out_start, j, b, command)) is not None:
-            out_start, j = values
+        out_start, j = self.command_output(out_start, b, command, kind_of_prompt == "shell", fenced)
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def command_output(self, a: int, b: int, command: str, shell: bool, fenced: bool) -> tuple[int, int]:
+        """``(start, end)`` of the output of ``command`` from line ``a`` (before
+        ``b``): after the author's label of it, and up to the values a ``cat``
+        of several files printed when they parse as the file's kind."""
+        file_shown = shell and _shows_a_file(command)
+        j = self.output_end(a, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
+        a = self.output_label(a, j)
+        if file_shown and not fenced and (values := self.file_values(a, j, b, command)) is not None:
+            return values
+        return a, j
 
     def output_label(self, a: int, j: int) -> int:
         """Where a command's output starts when its first line ``a`` is the
@@ -2569,21 +2576,30 @@ class _Splitter:
             c = self.cls(i)
             if c == "blank":
                 i += 1
-                continue
-            if c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
+            elif c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
                 self.prose_run(i, i + 1, host=host)
-                j = i + 1
+                i += 1
             elif c == "data" or self.word_command(i, b):
-                # blank lines inside a data run are kept when data follows
-                j = self.next_prose(i + 1, b)
-                if not self.proposal(i, self.trimmed(i, j)):
-                    self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
+                i = self.unprompted_data(i, b, host)
             else:
-                j = i + 1
-                while j < b and self.cls(j) == "prose":
-                    j += 1
-                self.prose_run(i, j, host=host)
-            i = j
+                i = self.unprompted_prose(i, b, host)
+
+    def unprompted_data(self, i: int, b: int, host: str | None) -> int:
+        """Read the run of data from line ``i`` up to the next prose line (blank
+        lines inside it are kept when data follows), unless a post proposes it;
+        the index where the run ends."""
+        j = self.next_prose(i + 1, b)
+        if not self.proposal(i, self.trimmed(i, j)):
+            self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
+        return j
+
+    def unprompted_prose(self, i: int, b: int, host: str | None) -> int:
+        """Read the run of prose lines from line ``i``; the index where it ends."""
+        j = i + 1
+        while j < b and self.cls(j) == "prose":
+            j += 1
+        self.prose_run(i, j, host=host)
+        return j
 
     def word_command(self, i: int, b: int) -> bool:
         """Whether line ``i``, prose by its class, is a command of one word typed
