@@ -2152,6 +2152,9 @@ class _Splitter:
         host: str | None,
         fenced: bool,
     ) -> None:
+        """Read the output (lines ``out_start..out_end``) of ``command`` on the
+        prompt line ``first``: shared between the commands of a compound line,
+        the post's Markdown under a heading, an output nothing reads, or read."""
         known = _known_parts(command) if prompt == "shell" else None
         if known is not None and self.compound(out_start, out_end, known, host, fenced):
             return
@@ -2166,6 +2169,22 @@ class _Splitter:
         if what is not None:
             self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
             return
+        self.read_prompted(first, out_start, out_end, command, kind, prompt, host, fenced)
+
+    def read_prompted(
+        self,
+        first: int,
+        out_start: int,
+        out_end: int,
+        command: str,
+        kind: str | None,
+        prompt: str,
+        host: str | None,
+        fenced: bool,
+    ) -> None:
+        """Read lines ``out_start..out_end`` as the output of ``command`` (of
+        ``kind``, or unread when None) under its prompt on line ``first``; the
+        lines after the end of a shell command's output are a data run."""
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None:
             out_end, rest = self.shell_output_end(kind, out_start, out_end)
@@ -2404,17 +2423,24 @@ class _Splitter:
         unread = self.unread_lines(kind, a, b)
         if not unread:
             return b
+        end, passed = self.unread_run(a, b, unread)
+        if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
+            return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
+        if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
+            return b
+        return end if self.parses(kind, a, end) else b
+
+    def unread_run(self, a: int, b: int, unread: set[int]) -> tuple[int, int]:
+        """``(start, count)`` of the run of ``unread`` lines (1-based in ``a..b``)
+        and blank lines that ends ``a..b``: where it starts, never just after a
+        blank line, and how many non-blank lines it holds."""
         end, passed = b, 0
         while end > a and (self.blank(end - 1) or (end - a) in unread):
             passed += not self.blank(end - 1)
             end -= 1
-        if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
-            return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
         while end < b and self.blank(end - 1):  # never cut before a blank line
             end -= 1
-        if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
-            return b
-        return end if self.parses(kind, a, end) else b
+        return end, passed
 
     def unread_lines(self, kind: str, a: int, b: int) -> set[int]:
         """The numbers (1-based in ``a..b``) of the lines the ``kind`` parser
@@ -2865,10 +2891,19 @@ class _Splitter:
         if out < b and _lone_command(self.lines[out].strip()):
             # commands one under the other ("vmstat 1", "vmstat 1 -S m"): the last one printed
             return self.bare_command_output(out, b, host, fenced) and self.mark_prompt(a)
+        if out >= b:
+            return False
         kind = kind_for_command(command)
-        if kind is None and out < b:
+        if kind is None:
             return self.bare_unused_output(a, out, b, command)
-        if kind is None or out >= b or not self.printed(command, kind, out, b):
+        return self.bare_read_output(a, out, b, command, kind, host, fenced)
+
+    def bare_read_output(
+        self, a: int, out: int, b: int, command: str, kind: str, host: str | None, fenced: bool
+    ) -> bool:
+        """Whether lines ``out..b`` under a command alone on line ``a`` are what
+        it prints as ``kind``; read as its output then."""
+        if not self.printed(command, kind, out, b):
             return False
         self.mark(a, a + 1, PROMPT)
         self.mark(out, b, READ)
@@ -2991,36 +3026,50 @@ class _Splitter:
         digit is tried from each of its first few words."""
         # One detection over every candidate (each suffix on its own line, so
         # anchored detectors see it at a line start) rules most paragraphs out.
-        probes: list[str] = []
-        size = 0
-        for i in range(a, min(b, a + MENTION_MAX_LINES)):
-            for candidates in _mention_candidates(self.lines[i]):
-                probes.extend(candidates)
-                size += sum(len(c) + 1 for c in candidates)
-            if size > 8000:
-                break
+        probes = _mention_probes(self.lines[a : min(b, a + MENTION_MAX_LINES)])
         if not probes or self.detect("\n".join(probes)) is None:
             return
         for i in range(a, b):
-            for candidates in _mention_candidates(self.lines[i]):
-                hit = next(((sub, kind) for sub in candidates if (kind := self.detect(sub))), None)
-                if hit is None:
-                    continue
-                sub, kind = hit
-                self.role[i] = READ
-                self.blocks.append(
-                    Block(
-                        command=None,
-                        text=sub,
-                        start_line=i + 1,
-                        end_line=i + 1,
-                        label=kind,
-                        kind=kind,
-                        host=host,
-                        prose=True,
-                    )
+            hit = self.mention(self.lines[i])
+            if hit is None:
+                continue
+            sub, kind = hit
+            self.role[i] = READ
+            self.blocks.append(
+                Block(
+                    command=None,
+                    text=sub,
+                    start_line=i + 1,
+                    end_line=i + 1,
+                    label=kind,
+                    kind=kind,
+                    host=host,
+                    prose=True,
                 )
-                break  # one mention per line
+            )
+
+    def mention(self, line: str) -> tuple[str, str] | None:
+        """``(text, kind)`` of the first artifact quoted inside ``line`` (one
+        mention a line), or None."""
+        for candidates in _mention_candidates(line):
+            hit = next(((sub, kind) for sub in candidates if (kind := self.detect(sub))), None)
+            if hit is not None:
+                return hit
+        return None
+
+
+def _mention_probes(lines: list[str]) -> list[str]:
+    """Every mention candidate of ``lines`` (:func:`_mention_candidates`), up to
+    the line that brings them past 8000 characters."""
+    probes: list[str] = []
+    size = 0
+    for line in lines:
+        for candidates in _mention_candidates(line):
+            probes.extend(candidates)
+            size += sum(len(c) + 1 for c in candidates)
+        if size > 8000:
+            break
+    return probes
 
 
 # ------------------------------------------------------------- a how-to's notes
