@@ -1198,6 +1198,17 @@ _OPTION_DOC = re.compile(
 )
 
 
+def _matching(pattern: re.Pattern[str], words: Iterable[str]) -> int:
+    """How many of ``words`` ``pattern`` matches in full."""
+    return sum(1 for w in words if pattern.fullmatch(w))
+
+
+def _edge_stripped_words(pattern: re.Pattern[str], tokens: Iterable[str]) -> list[str]:
+    """The ``tokens`` that ``pattern`` matches in full once their punctuation
+    and quotes (:data:`_WORD_EDGES`) are stripped, stripped."""
+    return [w for w in (t.strip(_WORD_EDGES) for t in tokens) if pattern.fullmatch(w)]
+
+
 def _option_doc(s: str) -> bool:
     """A line of a command's options documented in words (a manual, a post
     listing them), not an output row: the option, then what it does, a
@@ -1217,7 +1228,7 @@ def _option_doc(s: str) -> bool:
     if _CJK.search(doc):
         return len(_CJK_CHARS.findall(doc)) >= 2 and not _DIGIT.match(doc)
     words = doc.split()
-    return len(words) >= 3 and sum(1 for w in words if _WORD.fullmatch(w)) * 10 >= len(words) * 7
+    return len(words) >= 3 and _matching(_WORD, words) * 10 >= len(words) * 7
 
 
 # a reference to an issue or a pull request ("Resolves #166", "Fixes owner/repo#12, #13",
@@ -1266,7 +1277,7 @@ def caption_line(s: str) -> bool:
     tokens = s.split()
     if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s) or _GAP.search(s):
         return False
-    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _ALPHA_WORD.fullmatch(w)]
+    words = _edge_stripped_words(_ALPHA_WORD, tokens)
     if len(words) * 2 < len(tokens) or max(map(len, words), default=0) < 3:
         return False
     title = len(words) >= 3 and all(t[:1].isupper() for t in tokens)
@@ -1294,7 +1305,7 @@ def _list_item_prose(s: str) -> bool:
     if len(words) < 2 or len(words) > 80:
         return False
     if not _DIGIT.search(s, m.end()):
-        return sum(1 for w in words if _NAME_WORD.fullmatch(w)) / len(words) >= 0.6
+        return _matching(_NAME_WORD, words) / len(words) >= 0.6
     named = sum(1 for w in words if _WORD.fullmatch(w) or _STATE_NAME.fullmatch(w))
     return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
 
@@ -1385,7 +1396,7 @@ def wrapped_words(line: str) -> bool:
     if len(tokens) < WRAPPED_WORDS_MIN_TOKENS or _DATA_MARK.search(line):
         return False
     words = [t.strip(".,:;!?()\"'").lower() for t in tokens]
-    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
+    alpha = _matching(_ALPHA_WORD, words)
     return alpha * 10 >= len(words) * 8 and len({w for w in words if w in _STOPWORDS}) >= 2
 
 
@@ -1651,7 +1662,7 @@ def _other_language_prose(tokens: list[str]) -> bool:
     """
     if len(tokens) < OTHER_PROSE_MIN_TOKENS:
         return False
-    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _LETTER_WORD.fullmatch(w)]
+    words = _edge_stripped_words(_LETTER_WORD, tokens)
     if len(words) * 10 < len(tokens) * 7:
         return False
     if sum(1 for w in words if not w.isascii()) * 2 >= len(words):
@@ -1674,7 +1685,7 @@ def _numbers_line_class(s: str, tokens: list[str]) -> str:
     and ends like a sentence, or reads as a line of a wrapped paragraph
     (:func:`_sentence_with_figures`)."""
     words = [t.strip(".,:;!?()\"'") for t in tokens]
-    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
+    alpha = _matching(_ALPHA_WORD, words)
     if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
         return "prose"
     return "prose" if _sentence_with_figures(words, alpha) or _other_language_prose(tokens) else "data"
