@@ -1055,17 +1055,32 @@ def _cjk_prose(s: str) -> bool:
     text = _LINE_MARK.sub("", _MENTIONS.sub("", text.strip())).strip()
     if not text or _GAP.search(text):
         return False
-    cjk = len(_CJK_CHARS.findall(text))
-    marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
-    if cjk < (1 if _HIRAGANA.search(text) else 2 if marked else CJK_PROSE_MIN):
+    if len(_CJK_CHARS.findall(text)) < _cjk_prose_min(text, links):
         return False
-    kv = _KEY_VALUE_CJK.match(text)
-    if kv and not text.endswith(_CJK_SENTENCE_END):
-        value = re.split(r"[:：]", text, maxsplit=1)[1]
-        if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
-            # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
-            return _names_a_command(value) or _GLOSSED_TERM.search(text) is not None
-    return True
+    return not _cjk_label_value(text)
+
+
+def _cjk_prose_min(text: str, links: bool) -> int:
+    """How many CJK characters make ``text`` (its markup gone) a sentence: one
+    with hiragana, two when a link or a sentence's mark says so, else
+    :data:`CJK_PROSE_MIN`."""
+    if _HIRAGANA.search(text):
+        return 1
+    marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
+    return 2 if marked else CJK_PROSE_MIN
+
+
+def _cjk_label_value(text: str) -> bool:
+    """Whether ``text`` is a CJK label and a short value, an output's line in a
+    CJK locale (``虚拟化类型：完全``, ``型号名称：Intel(R) ...``): not a
+    sentence, the value of fewer than five CJK characters and no comma, naming
+    no command and glossing no term."""
+    if not _KEY_VALUE_CJK.match(text) or text.endswith(_CJK_SENTENCE_END):
+        return False
+    value = re.split(r"[:：]", text, maxsplit=1)[1]
+    if len(_CJK_CHARS.findall(value)) >= 5 or "，" in value:
+        return False
+    return not _names_a_command(value) and _GLOSSED_TERM.search(text) is None
 
 
 # a link on a line of its own, a Markdown bold heading ("**Test:**"), a list item or
@@ -1426,11 +1441,17 @@ def line_class(line: str) -> str:
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
-    if (_LOG_START.match(s) and not _FIGURE_LEAD.match(s)) or not _ALNUM.search(s):
-        return "data"  # a log line; table borders, separators
+    if _log_or_rule(s):
+        return "data"
     if not _DIGIT.search(s):
         return _words_line_class(s, s.split())
     return _numbers_line_class(s, s.split())
+
+
+def _log_or_rule(s: str) -> bool:
+    """Whether the stripped line ``s`` is a log line (not one starting with a
+    figure and a word) or a table's border or a separator (no letter nor digit)."""
+    return bool(_LOG_START.match(s) and not _FIGURE_LEAD.match(s)) or not _ALNUM.search(s)
 
 
 # a line that reads as prose on its own: (first characters, test of the stripped line)
