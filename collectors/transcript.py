@@ -889,13 +889,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     if not line or len(line) > 4096:
         return None
     head = line[0]
-    if head == "(":
-        return _prompt_after_env(line)
-    if head == "#":
-        section = pt_summary.report_section(line)  # "# Top Processes #####": what prints below
-        return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
-    if head == "%":
-        return _hash_prompt(line, _PERCENT_PROMPT)
+    read_lead = _PROMPT_BY_LEAD.get(head)
+    if read_lead is not None:
+        return read_lead(line)
     if _RIGHT_PAD in line and (right := _RIGHT_PROMPT.search(line)) is not None:
         return _left_of_right_prompt(line[: right.start()])
     return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS)) or _host_dir_prompt(line)
@@ -994,6 +990,22 @@ def _hash_prompt(line: str, form: re.Pattern[str]) -> tuple[str, str, str | None
     if _is_command(cmd):
         return "shell", cmd, None
     return None
+
+
+def _hash_line_prompt(line: str) -> tuple[str, str, str | None] | None:
+    """The prompt of a line starting with ``#``: a pt-summary section header
+    (``# Top Processes #####``) names what prints below; else a root prompt
+    (:func:`_hash_prompt`)."""
+    section = pt_summary.report_section(line)
+    return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
+
+
+# a line starting with one of these characters is this reader's prompt or none
+_PROMPT_BY_LEAD: dict[str, Callable[[str], tuple[str, str, str | None] | None]] = {
+    "(": _prompt_after_env,  # "(env)[root@host conductor]# ..."
+    "#": _hash_line_prompt,
+    "%": functools.partial(_hash_prompt, form=_PERCENT_PROMPT),  # csh's "% iostat -xm 5"
+}
 
 
 # Markdown inside a sentence: inline code, a link or image (its text kept), bold
@@ -1317,9 +1329,13 @@ def _list_item_prose(s: str) -> bool:
     if _MD_LINK_LINE.fullmatch(s, m.end()):
         return True
     words = [w for w in s[m.end() :].split() if w not in _DASHES]
-    if len(words) < 2 or len(words) > 80:
-        return False
-    if not _DIGIT.search(s, m.end()):
+    return 2 <= len(words) <= 80 and _item_words_prose(words, figures=_DIGIT.search(s, m.end()) is not None)
+
+
+def _item_words_prose(words: list[str], *, figures: bool) -> bool:
+    """Whether the words of a list item read as prose: three in five of them
+    names (with ``figures`` in the item: words or state names, one a word)."""
+    if not figures:
         return _matching(_NAME_WORD, words) / len(words) >= 0.6
     named = sum(1 for w in words if _WORD.fullmatch(w) or _STATE_NAME.fullmatch(w))
     return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
