@@ -185,6 +185,13 @@ def command_parts(command: str) -> list[str]:
     """
     if len(command) > 4096 or not any(c in command for c in ";&|#"):
         return [command.strip()] if command.strip() else []
+    out = [p.strip() for p in _cut_at_separators(command) if p.strip()]
+    return out[:MAX_COMPOUND_PARTS]
+
+
+def _cut_at_separators(command: str) -> list[str]:
+    """The pieces of ``command`` between its separators outside quotes
+    (:data:`_COMPOUND`), up to a trailing comment; unstripped, maybe empty."""
     parts: list[str] = []
     start = 0
     for m in _COMPOUND.finditer(command):
@@ -196,8 +203,7 @@ def command_parts(command: str) -> list[str]:
             parts.append(command[start : m.start()])
             start = m.end()
     parts.append(command[start:])
-    out = [p.strip() for p in parts if p.strip()]
-    return out[:MAX_COMPOUND_PARTS]
+    return parts
 
 
 def kind_for_command(command: str) -> str | None:
@@ -2869,6 +2875,11 @@ class _Splitter:
             return
         if self.notes(a, b) or self.gutter(a, b):
             return
+        self.unrecognised(a, b, fenced, host)
+
+    def unrecognised(self, a: int, b: int, fenced: bool, host: str | None) -> None:
+        """Mark lines ``a..b`` unrecognised; a few lines outside a fence may
+        still mention an artifact inside their sentences (:meth:`mentions`)."""
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
@@ -3014,7 +3025,7 @@ class _Splitter:
         configuration (anywhere)."""
         lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
         above = self.lines[a - 1] if a > 0 else ""
-        if not fenced and (markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)):
+        if not fenced and _post_markup(lines, above):
             return True
         return code_fragment(lines, above) or self.quoted_diff(a, b) or (not fenced and self.table_rows(a, b))
 
@@ -3498,6 +3509,13 @@ def _yaml_block_under(key: str, row: str) -> bool:
 _ELISION = re.compile(r"\.{3,}|…+")
 # an expression assigned to a name: an operator between two terms ("mem_free = a / b")
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
+
+
+def _post_markup(lines: list[str], above: str) -> bool:
+    """Whether unrecognised ``lines`` (non-blank, outside a fence; ``above`` the
+    line before them) are a post's own text: its Markdown, a message's header,
+    or the end of a code span opened above."""
+    return markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)
 
 
 def code_fragment(lines: list[str], above: str = "") -> bool:
