@@ -735,9 +735,13 @@ def _bare_command(line: str) -> bool:
         s = s[step.end() :]
         if s.startswith("/") and kind_for_path(s) is not None:
             return True
-    if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
-        return False
-    return _is_command(s)
+    return _starts_like_a_command(s) and _is_command(s)
+
+
+def _starts_like_a_command(s: str) -> bool:
+    """Whether the stripped line ``s`` may be a command: at most 300
+    characters, no CJK, starting with a lowercase letter."""
+    return bool(s) and len(s) <= 300 and not _CJK.search(s) and s[0].isalpha() and s[0].islower()
 
 
 # the colon after a command that labels the output under it ("cat /sys/block/sda/queue/scheduler:")
@@ -3241,15 +3245,21 @@ def note_kind(line: str, cls: str) -> str | None:
         return "command"
     if s.startswith(("#", "//")):
         return "comment"  # a shell or C comment, a Markdown heading
-    step = _STEP.match(s)
-    if step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}"):
-        return "prose"  # a step in words, its space lost ("2.change the delay to 300ms")
+    if _step_in_words(s):
+        return "prose"
     kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
     if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
         return "command"
     if cls == "prose":
         return "prose"
     return "label" if kv is not None else None
+
+
+def _step_in_words(s: str) -> bool:
+    """Whether the stripped line ``s`` is a numbered step in words, maybe with
+    its space lost (``2.change the delay to 300ms``)."""
+    step = _STEP.match(s)
+    return step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}")
 
 
 CONTINUATION_MAX_LINES = 12  # lines of one quoted command (a quoted filter, "\\" line ends)
