@@ -2715,15 +2715,18 @@ class _Splitter:
         host printed: a few lines after a sentence that says to add them
         (``在/etc/sysctl.conf文件中添加如下配置:``, ``Add the following to
         /etc/sysctl.conf:``). They are marked as prose and not read."""
-        if b - a > PROPOSAL_MAX_LINES:
-            return False
-        k = a - 1
-        while k >= 0 and (self.blank(k) or _FENCE.match(self.lines[k])) and a - k <= 3:
-            k -= 1
-        if k < 0 or self.cls(k) != "prose" or not _PROPOSES.search(self.lines[k]):
+        if b - a > PROPOSAL_MAX_LINES or not self.proposes_above(a):
             return False
         self.mark(a, b, PROSE)
         return True
+
+    def proposes_above(self, a: int) -> bool:
+        """Whether the line above line ``a`` (past blank lines and a fence line,
+        within three lines) is a sentence that says to add what follows."""
+        k = a - 1
+        while k >= 0 and (self.blank(k) or _FENCE.match(self.lines[k])) and a - k <= 3:
+            k -= 1
+        return k >= 0 and self.cls(k) == "prose" and _PROPOSES.search(self.lines[k]) is not None
 
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
         a = self.first_nonblank(a, b)
@@ -3208,10 +3211,7 @@ def quoted_command(line: str) -> bool:
     >>> quoted_command("for CPU in /sys/devices/system/cpu/cpu[0-9]*; do"), quoted_command("done")
     (True, True)
     """
-    s = _TRAILING_COMMENT.sub("", line.strip())
-    s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
-    while (unwrapped := _SUDO.sub("", s, count=1)) != s:
-        s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
+    s = _note_command(line)
     if _bare_command(s) or _SHELL_CONSTRUCT.fullmatch(s):
         return True
     return (
@@ -3220,6 +3220,17 @@ def quoted_command(line: str) -> bool:
         and not _CJK.search(s)
         and unused_command(s) is not None
     )
+
+
+def _note_command(line: str) -> str:
+    """The command a how-to's ``line`` may quote: without its trailing comment,
+    what it keeps before the command (:data:`_NOTE_COMMAND_LEAD`) and what runs
+    it (``sudo``, ``time``)."""
+    s = _TRAILING_COMMENT.sub("", line.strip())
+    s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
+    while (unwrapped := _SUDO.sub("", s, count=1)) != s:
+        s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
+    return s
 
 
 def _names_a_command(value: str) -> bool:
