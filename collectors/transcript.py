@@ -1460,10 +1460,7 @@ def line_class(line: str) -> str:
         return "data"
     if _marked_prose(s):
         return "prose"
-    if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
-        # a tab-separated row, even one whose last column is empty
-        # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the
-        # same row with its tab turned into spaces, then trimmed)
+    if _data_by_marks(line, s):
         return "data"
     if _CJK.search(s):
         return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
@@ -1472,6 +1469,14 @@ def line_class(line: str) -> str:
     if not _DIGIT.search(s):
         return _words_line_class(s, s.split())
     return _numbers_line_class(s, s.split())
+
+
+def _data_by_marks(line: str, s: str) -> bool:
+    """Whether ``line`` (``s`` stripped) is data by its marks: a tab-separated
+    row, even one whose last column is empty (``default_regex_flags<TAB>``), a
+    table, a bare snake_case name (the same row with its tab turned into spaces,
+    then trimmed), or an output's line a parser declares (``prose_lines``)."""
+    return bool(_DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s))
 
 
 def _log_or_rule(s: str) -> bool:
@@ -2304,13 +2309,18 @@ class _Splitter:
         """What the output of a command no parser reads is: prose when it is
         what the post quotes (comments under ``sysctl -p``, a script), else
         unrecognised."""
-        if any(not self.blank(i) for i in range(a, b)) and (
+        if any(not self.blank(i) for i in range(a, b)) and self.post_quotes(a, b, fenced):
+            return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
+        return UNRECOGNISED
+
+    def post_quotes(self, a: int, b: int, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what the post quotes (:meth:`quoted_text`),
+        a how-to's notes or, outside a fence, its sentences in CJK."""
+        return (
             self.quoted_text(a, b, fenced=fenced)
             or command_notes(self.note_kinds(a, b))
             or (not fenced and self.cjk_sentences(a, b))
-        ):
-            return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
-        return UNRECOGNISED
+        )
 
     def cjk_sentences(self, a: int, b: int) -> bool:
         """Whether the non-blank lines ``a..b`` are all sentences in Chinese,
@@ -2505,14 +2515,7 @@ class _Splitter:
         reports it did not read; none when the lines do not parse."""
         if not self.parses(kind, a, b):
             return set()
-        result = self._results.get((kind, a, b))
-        results = result if isinstance(result, list) else [result]
-        return {
-            e.line
-            for r in results
-            for e in getattr(r, "errors", ())
-            if e.line and "not read" in e.message and "cut" not in e.message
-        }
+        return _unread_line_numbers(self._results.get((kind, a, b)))
 
     def other_form_at_end(self, a: int, b: int) -> bool:
         """Whether the last line of ``a..b`` starts like none of the output's
@@ -3157,6 +3160,18 @@ GUTTER_MAX_LINES = 1000
 _GUTTER_RULES = frozenset({"|", "│", "¦"})
 
 
+def _unread_line_numbers(result: object) -> set[int]:
+    """The line numbers a parser's ``result`` (or list of results) reports as
+    not read, leaving out the lines it reports as cut by the paste."""
+    results = result if isinstance(result, list) else [result]
+    return {
+        e.line
+        for r in results
+        for e in getattr(r, "errors", ())
+        if e.line and "not read" in e.message and "cut" not in e.message
+    }
+
+
 def listing_gutter(lines: list[str]) -> bool:
     """Whether ``lines`` are the line-number column of a web page's code listing,
     printed apart from the code (a highlighter's table lost its columns): the
@@ -3691,6 +3706,16 @@ def _unrecognised_runs(
         i = j
 
 
+def _unprefix_log_lines(norm: Normalised) -> None:
+    """Remove, in place, the prefix a logger put before the normalised lines of
+    a run (:func:`collectors.normalise.strip_log_prefixes`), noting how many
+    lines lost one."""
+    unprefixed = strip_log_prefixes(norm.lines, norm.joined, _recognise, _parses_as) if norm.lines else 0
+    if unprefixed:
+        norm.joined = None
+        norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
+
+
 def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
     """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
     for every original line (see :class:`Split`).
@@ -3701,10 +3726,7 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     """
     ensure_parsers()
     norm = normalise(text)
-    unprefixed = strip_log_prefixes(norm.lines, norm.joined, _recognise, _parses_as) if norm.lines else 0
-    if unprefixed:
-        norm.joined = None
-        norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
+    _unprefix_log_lines(norm)
     splitter = _Splitter(norm.lines, detect_lines, detect_budget, norm.joined)
     blocks = splitter.run()
     for block in blocks:
