@@ -128,6 +128,14 @@ def _compiled(attr: str) -> list[tuple[str, re.Pattern[str]]]:
     cached = _matchers.get(attr)
     if cached and cached[0] == len(registry):
         return cached[1]
+    compiled = _compile_all(registry, attr)
+    _matchers[attr] = (len(registry), compiled)
+    return compiled
+
+
+def _compile_all(registry: dict[str, parsers.ParserSpec], attr: str) -> list[tuple[str, re.Pattern[str]]]:
+    """``(kind, regex)`` for each pattern of the parsers' ``attr``, compiled;
+    an invalid one is logged and left out."""
     compiled: list[tuple[str, re.Pattern[str]]] = []
     for spec in list(registry.values()):
         for pattern in getattr(spec, attr):
@@ -135,7 +143,6 @@ def _compiled(attr: str) -> list[tuple[str, re.Pattern[str]]]:
                 compiled.append((spec.kind, re.compile(pattern)))
             except re.error:
                 log.exception("parser %s has an invalid %s regex %r", spec.kind, attr, pattern)
-    _matchers[attr] = (len(registry), compiled)
     return compiled
 
 
@@ -612,17 +619,16 @@ def _form(line: str) -> str:
     table, punctuation. ``lscpu`` or ``sysctl -a`` keep one form throughout;
     ``top -`` after numactl's ``  1:  21  10`` rows changes it."""
     c = line[:1]
-    if c in (" ", "\t"):
-        return "s"
     if c.isdigit():
         return "d"
     if c.isalpha():
         return "k" if _KEY_COLON.match(line) else "a"
-    if c in "<":
-        return "x"
-    if c in "+|-=":
-        return "t"
-    return "p"
+    return _FORM_BY_START.get(c, "p")
+
+
+# the form of a line by its first character, when not a digit nor a letter
+# (an empty line's is "x", as a line of markup)
+_FORM_BY_START = {" ": "s", "\t": "s", "<": "x", "": "x", "+": "t", "|": "t", "-": "t", "=": "t"}
 
 
 # The starts of the lines that may have each form (a superset, at C speed;
@@ -1796,6 +1802,19 @@ def _prompt_or_heading_command(text: str) -> tuple[str, str, str | None] | None:
     return prompt
 
 
+def _front_matter_end(lines: list[str]) -> int:
+    """The index after a YAML front matter at the top of ``lines`` (between
+    ``---`` lines, within :data:`FRONT_MATTER_MAX_LINES`, not empty), or 0."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
+        if lines[end].strip() == "---":
+            return end + 1 if end > 1 else 0
+        if not _FRONT_MATTER_LINE.match(lines[end]):
+            return 0
+    return 0
+
+
 class _Splitter:
     def __init__(self, lines: list[str], detect_lines: int, detect_budget: int, body: str | None = None):
         self.lines = lines
@@ -2055,18 +2074,9 @@ class _Splitter:
     def _front_matter(self) -> int:
         """A blog post's YAML front matter (``---``, ``title: ...``, ``tags:``,
         ``    - NUMA``, ``---``) at the top is prose; the index after it, or 0."""
-        lines = self.lines
-        if not lines or lines[0].strip() != "---":
-            return 0
-        for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
-            if lines[end].strip() == "---":
-                if end > 1:
-                    self.mark(0, end + 1, PROSE)
-                    return end + 1
-                return 0
-            if not _FRONT_MATTER_LINE.match(lines[end]):
-                return 0
-        return 0
+        end = _front_matter_end(self.lines)
+        self.mark(0, end, PROSE)
+        return end
 
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
