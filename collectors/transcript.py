@@ -3153,6 +3153,8 @@ def _mention_probes(lines: list[str]) -> list[str]:
 
 # ------------------------------------------------------------- a how-to's notes
 
+# a thematic break, or the underline of a heading above it ("logs" over "------------")
+_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
 # what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息"); what
 # runs it ("sudo", "time") is _SUDO's
 _TRAILING_COMMENT = re.compile(r"\s+(?:#(?:\s.*)?|//.*)$")
@@ -3275,14 +3277,14 @@ def note_kind(line: str, cls: str) -> str | None:
     s = line.strip()
     if not s:
         return "blank"
-    if _MD_RULE_LINE.fullmatch(s):  # a thematic break
-        return "rule"
-    if quoted_command(s):
-        return "command"
-    if s.startswith(("#", "//")):
-        return "comment"  # a shell or C comment, a Markdown heading
-    if _step_in_words(s):
-        return "prose"
+    kind = next((kind for test, kind in _NOTE_LINE_KINDS if test(s)), None)
+    return kind or _labelled_note_kind(s, cls)
+
+
+def _labelled_note_kind(s: str, cls: str) -> str | None:
+    """What the stripped line ``s`` of a how-to's notes (of class ``cls``) is
+    when its form alone does not say (:data:`_NOTE_LINE_KINDS`): a command
+    named after a CJK label, prose, a CJK label and its value, or None."""
     kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
     if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
         return "command"
@@ -3296,6 +3298,20 @@ def _step_in_words(s: str) -> bool:
     its space lost (``2.change the delay to 300ms``)."""
     step = _STEP.match(s)
     return step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}")
+
+
+def _code_comment(s: str) -> bool:
+    """Whether the stripped line ``s`` is a shell or C comment (or a Markdown heading)."""
+    return s.startswith(("#", "//"))
+
+
+# what a line of a how-to's notes is by its form alone, tried in order
+_NOTE_LINE_KINDS: tuple[tuple[Callable[[str], object], str], ...] = (
+    (_MD_RULE_LINE.fullmatch, "rule"),  # a thematic break
+    (quoted_command, "command"),
+    (_code_comment, "comment"),
+    (_step_in_words, "prose"),
+)
 
 
 CONTINUATION_MAX_LINES = 12  # lines of one quoted command (a quoted filter, "\\" line ends)
@@ -3313,20 +3329,22 @@ def continued_commands(lines: list[str], kinds: list[str | None]) -> list[str | 
     kinds = list(kinds)
     i = 0
     while i < len(kinds):
-        if kinds[i] != "command":
-            i += 1
-            continue
-        text, j = lines[i].rstrip(), i + 1
-        while (text.endswith("\\") or text.count('"') % 2) and j < min(
-            len(kinds), i + CONTINUATION_MAX_LINES
-        ):
-            if kinds[j] not in (None, "prose"):
-                break
-            kinds[j] = "command"
-            text = text.rstrip("\\") + " " + lines[j].strip()
-            j += 1
-        i = j
+        i = _continue_command(lines, kinds, i) if kinds[i] == "command" else i + 1
     return kinds
+
+
+def _continue_command(lines: list[str], kinds: list[str | None], i: int) -> int:
+    """Make the lines that continue the command quoted on line ``i`` commands
+    in ``kinds`` (at most :data:`CONTINUATION_MAX_LINES` lines in all); the
+    index after the command."""
+    text, j = lines[i].rstrip(), i + 1
+    while (text.endswith("\\") or text.count('"') % 2) and j < min(len(kinds), i + CONTINUATION_MAX_LINES):
+        if kinds[j] not in (None, "prose"):
+            break
+        kinds[j] = "command"
+        text = text.rstrip("\\") + " " + lines[j].strip()
+        j += 1
+    return j
 
 
 def command_notes(kinds: list[str | None]) -> bool:
@@ -3354,8 +3372,6 @@ def command_notes(kinds: list[str | None]) -> bool:
 # page that flattened its table keeps "k | KB |"), maybe inside a quote ("> | 5 | 0.90 |")
 _MD_TABLE_ROW = re.compile(r"(?:>[ \t]*)?(?:\|[^|\n]*(?:\|[^|\n]*)*|[^|\n]+(?:\|[^|\n]*)*\|)")
 _MD_TABLE_RULE = re.compile(r"(?:>[ \t]*)?\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?")
-# a thematic break, or the underline of a heading above it ("logs" over "------------")
-_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
 
 
 TABLE_MAX_ROWS = 200
