@@ -1744,9 +1744,16 @@ def _numbers_line_class(s: str, tokens: list[str]) -> str:
     (:func:`_sentence_with_figures`)."""
     words = [t.strip(".,:;!?()\"'") for t in tokens]
     alpha = _matching(_ALPHA_WORD, words)
-    if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
+    if _worded_sentence(s, len(tokens), alpha):
         return "prose"
     return "prose" if _sentence_with_figures(words, alpha) or _other_language_prose(tokens) else "data"
+
+
+def _worded_sentence(s: str, tokens: int, alpha: int) -> bool:
+    """Whether the stripped line ``s`` of ``tokens`` tokens, ``alpha`` of them
+    words in letters, is mostly words (six tokens at least, seven in ten words)
+    and ends like a sentence (or holds the end of one)."""
+    return tokens >= 6 and alpha / tokens >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s)
 
 
 def _sentence_with_figures(words: list[str], alpha: int) -> bool:
@@ -2486,11 +2493,18 @@ class _Splitter:
     def first_artifact(self, starts: Iterable[int], b: int) -> int | None:
         """The first of ``starts`` where an artifact that parses up to ``b`` starts, or None."""
         for i in starts:
-            self.detect_budget -= 1
-            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
-            if other is not None and self.parses(other, i, b):
+            if self.artifact_at(i, b) is not None:
                 return i
         return None
+
+    def artifact_at(self, i: int, b: int, other_than: str | None = None) -> str | None:
+        """The kind (not ``other_than``) detected from line ``i`` when the lines
+        ``i..b`` parse as it, or None; one detection taken from the budget."""
+        self.detect_budget -= 1
+        other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
+        if other is None or other == other_than or not self.parses(other, i, b):
+            return None
+        return other
 
     def unread_tail(self, kind: str, a: int, b: int) -> int:
         """Where the output of ``kind`` on lines ``a..b`` ends when its last
@@ -2551,9 +2565,7 @@ class _Splitter:
         budget = min(MAX_TRAILING_DETECT, self.detect_budget)
         whole: object = _UNSET
         for i in self.form_changes(a, b, budget):
-            self.detect_budget -= 1
-            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
-            if other is None or other == kind or not self.parses(other, i, b):
+            if self.artifact_at(i, b, other_than=kind) is None:
                 continue
             # A detector reads ahead (from "node 0 cpus" it already sees the
             # "top -" below), so the cut is right only where the command's own
