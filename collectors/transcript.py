@@ -2161,15 +2161,19 @@ class _Splitter:
         prose and so end the output early; after the author's sentence when one
         stands between the command and them. ``(start, end)`` when they parse
         as the command's kind (``j``: where the output ends without them; readk)."""
-        start = a + 1 if a < b and (self.sentence(a, b) or _CJK.search(self.lines[a])) else a
+        start = a + 1 if self.lead_sentence(a, b) else a
         end = self.values_end(start, self.next_prompt(start, b))
         if end - start < 2 or (start == a and end <= j):
             return None  # one value, or no more than the output already is
-        kind = kind_for_command(command)
-        if kind is None or not self.parses(kind, start, end):
+        if not self.parses(kind_for_command(command), start, end):
             return None
         self.mark(a, start, PROSE)
         return start, end
+
+    def lead_sentence(self, a: int, b: int) -> bool:
+        """Whether line ``a`` (before ``b``) is the author's sentence, in words
+        or in CJK, over the lines after it."""
+        return a < b and (self.sentence(a, b) or _CJK.search(self.lines[a]) is not None)
 
     def values_end(self, i: int, b: int) -> int:
         """The end of the run of value lines (:data:`_VALUE_LINE`) from line ``i``, before ``b``."""
@@ -2675,6 +2679,8 @@ class _Splitter:
 
     # -- text without a prompt
     def unprompted(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
+        """Read lines ``a..b``, without a prompt: one data run inside a fence,
+        else runs of data and of prose in turn (a heading is prose)."""
         if a >= b:
             return
         if fenced:
@@ -2685,7 +2691,7 @@ class _Splitter:
             c = self.cls(i)
             if c == "blank":
                 i += 1
-            elif c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
+            elif c == "data" and self.post_heading(i, b):
                 self.prose_run(i, i + 1, host=host)
                 i += 1
             elif c == "data" or self.word_command(i, b):
@@ -2719,6 +2725,11 @@ class _Splitter:
             return False
         k = self.first_nonblank(i + 1, b)
         return k < b and self.cls(k) == "data"
+
+    def post_heading(self, i: int, b: int) -> bool:
+        """Whether line ``i`` is a post's heading: a title alone (:meth:`lone_title`)
+        or a setext underline (:meth:`heading_underline`)."""
+        return self.lone_title(i, b) or self.heading_underline(i)
 
     def heading_underline(self, i: int) -> bool:
         """Whether line ``i`` underlines the prose line above it (``-----`` or
