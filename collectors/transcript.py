@@ -1323,8 +1323,13 @@ def caption_line(s: str) -> bool:
     words = _edge_stripped_words(_ALPHA_WORD, tokens)
     if len(words) * 2 < len(tokens) or max(map(len, words), default=0) < 3:
         return False
-    title = len(words) >= 3 and all(t[:1].isupper() for t in tokens)
-    return title or not _STOPWORDS.isdisjoint(w.lower() for w in words)
+    return _title_words(words, tokens) or not _STOPWORDS.isdisjoint(w.lower() for w in words)
+
+
+def _title_words(words: list[str], tokens: list[str]) -> bool:
+    """Whether a line of ``tokens`` (``words`` of them in letters) is a title:
+    three words at least, every token capitalised."""
+    return len(words) >= 3 and all(t[:1].isupper() for t in tokens)
 
 
 def _list_item_prose(s: str) -> bool:
@@ -1721,8 +1726,13 @@ def _other_language_prose(tokens: list[str]) -> bool:
     if len(tokens) < OTHER_PROSE_MIN_TOKENS:
         return False
     words = _edge_stripped_words(_LETTER_WORD, tokens)
-    if len(words) * 10 < len(tokens) * 7:
-        return False
+    return len(words) * 10 >= len(tokens) * 7 and _foreign_words(words)
+
+
+def _foreign_words(words: list[str]) -> bool:
+    """Whether ``words`` are in another language than English: half of them in
+    another script (or accented), or a fifth of them (two at least) function
+    words of another language."""
     if sum(1 for w in words if not w.isascii()) * 2 >= len(words):
         return True
     hits = sum(1 for w in words if w.lower() in _OTHER_STOPWORDS)
@@ -2106,19 +2116,8 @@ class _Splitter:
     def prompt_and_output(self, first: int, b: int, *, fenced: bool) -> int:
         """Read the prompt on line ``first`` and its output (up to the next
         prompt at most, before ``b``); the index where what follows starts."""
-        prompt = self.prompt(first)
-        assert prompt is not None
-        kind_of_prompt, command, prompt_host = prompt
-        # Only a prompt that runs a command switches hosts: a bare prompt
-        # naming another host is usually the tail of a paste from another
-        # window, and what follows it is read with the current host.
-        if command or self.host is None:
-            self.prompt_host(first, prompt_host)
+        kind_of_prompt, command, out_start = self.read_prompt(first, b)
         host = self.host
-        out_start = first + 1
-        if kind_of_prompt == "sql":
-            out_start, command = self.sql_statement(out_start, b, command)
-        self.mark(first, out_start, PROMPT)
         if not command:
             # An empty prompt ("[root@host ~]#" alone) ends the previous
             # output; what follows is recognised by content.
@@ -2134,6 +2133,24 @@ class _Splitter:
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def read_prompt(self, first: int, b: int) -> tuple[str, str, int]:
+        """Read the prompt on line ``first`` (a SQL statement with the lines that
+        continue it, before ``b``), switching hosts when it runs a command:
+        ``(prompt kind, command, index after the prompt)``."""
+        prompt = self.prompt(first)
+        assert prompt is not None
+        kind_of_prompt, command, prompt_host = prompt
+        # Only a prompt that runs a command switches hosts: a bare prompt
+        # naming another host is usually the tail of a paste from another
+        # window, and what follows it is read with the current host.
+        if command or self.host is None:
+            self.prompt_host(first, prompt_host)
+        out_start = first + 1
+        if kind_of_prompt == "sql":
+            out_start, command = self.sql_statement(out_start, b, command)
+        self.mark(first, out_start, PROMPT)
+        return kind_of_prompt, command, out_start
 
     def command_output(self, a: int, b: int, command: str, shell: bool, fenced: bool) -> tuple[int, int]:
         """``(start, end)`` of the output of ``command`` from line ``a`` (before
@@ -3622,12 +3639,17 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     >>> code_fragment(["##20gb physical memory", "##16gb to database", "##4 gb to OS"])
     True
     """
-    rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+    rows = _statement_rows(lines)
     if not rows:
         return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
         return True
     return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
+
+
+def _statement_rows(lines: list[str]) -> list[str]:
+    """The ``lines`` that are neither elisions (``....``) nor comments."""
+    return [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
 
 
 def _mention_candidates(line: str) -> list[list[str]]:
