@@ -2871,16 +2871,18 @@ class _Splitter:
         return True
 
     def emit_unprompted(self, a: int, b: int, kind: str | None, fenced: bool, host: str | None) -> None:
+        """Read the piece ``a..b`` of a data run, detected as ``kind`` (None:
+        nothing detected it)."""
         b = self.trimmed(a, b)
         if a >= b:
             return
-        if kind is not None and self.bare_command_output(a, b, host, fenced):
-            return  # "vmstat 1" over the vmstat table it printed
-        if kind is not None and b - a > 1 and not self.parses(kind, a, b):
-            kind = self.whole_kind(kind, a, b)
         if kind is None:
             self.undetected(a, b, fenced, host)
             return
+        if self.bare_command_output(a, b, host, fenced):
+            return  # "vmstat 1" over the vmstat table it printed
+        if b - a > 1 and not self.parses(kind, a, b):
+            kind = self.whole_kind(kind, a, b)
         self.read_unprompted(a, b, kind, fenced, host)
 
     def read_unprompted(self, a: int, b: int, kind: str, fenced: bool, host: str | None) -> None:
