@@ -2928,16 +2928,24 @@ class _Splitter:
                 self.undetected(a, inside[0], fenced, host)
             self.emit_unprompted(inside[0], b, inside[1], fenced, host)
             return
-        if self.catalogued_unused(a, b):
-            return
-        if self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced):
-            self.mark(a, b, PROSE)
-            return
-        if self.bare_command_output(a, b, host, fenced) or self.bare_commands(a, b):
-            return
-        if self.notes(a, b) or self.gutter(a, b):
-            return
-        self.unrecognised(a, b, fenced, host)
+        read = (  # each reading marks the lines when it applies
+            self.catalogued_unused(a, b)
+            or self.post_text(a, b, fenced)
+            or self.bare_command_output(a, b, host, fenced)
+            or self.bare_commands(a, b)
+            or self.notes(a, b)
+            or self.gutter(a, b)
+        )
+        if not read:
+            self.unrecognised(a, b, fenced, host)
+
+    def post_text(self, a: int, b: int, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
+        or its own text (:meth:`plain_text`); marked as prose."""
+        if not (self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced)):
+            return False
+        self.mark(a, b, PROSE)
+        return True
 
     def unrecognised(self, a: int, b: int, fenced: bool, host: str | None) -> None:
         """Mark lines ``a..b`` unrecognised; a few lines outside a fence may
