@@ -271,18 +271,21 @@ def detect_kind(text: str) -> str | None:
     (the ones after it could not win)."""
     head = text[:8192]
     for spec in _detectors():
-        if spec.detect is None:
-            continue
-        try:
-            hit = spec.detect(head)
-        except Exception:
-            if spec.kind not in _detect_failures:  # once per process, not per line
-                _detect_failures.add(spec.kind)
-                log.exception("detect() of parser %s raised", spec.kind)
-            continue
-        if hit:
+        if spec.detect is not None and _fires(spec.kind, spec.detect, head):
             return spec.kind
     return None
+
+
+def _fires(kind: str, detect: Callable[[str], bool], head: str) -> bool:
+    """Whether the detector ``detect`` of ``kind`` fires on ``head``; one that
+    raises does not (logged once per process, not per line)."""
+    try:
+        return bool(detect(head))
+    except Exception:
+        if kind not in _detect_failures:
+            _detect_failures.add(kind)
+            log.exception("detect() of parser %s raised", kind)
+        return False
 
 
 # ------------------------------------------------------------------ line classes
@@ -873,14 +876,20 @@ def _fence_info_command(line: str) -> str | None:
     m = _FENCE_INFO.match(line)
     if m is None:
         return None
-    info = m.group("info").strip().strip("{}")
+    info = _info_text(m.group("info"))
+    return info if info and _is_command(info) else None
+
+
+def _info_text(info: str) -> str:
+    """What a fence's info string says after its language: the text of a
+    ``title=`` in quotes, without a prompt's ``$`` or ``#``."""
+    info = info.strip().strip("{}")
     first, _, rest = info.partition(" ")
     if first.lower() in _FENCE_LANGUAGES:
         info = rest.strip()
     if info.startswith("title="):
         info = info[len("title=") :].strip("\"'")
-    info = re.sub(r"^[$#]\s?", "", info).strip()
-    return info if info and _is_command(info) else None
+    return re.sub(r"^[$#]\s?", "", info).strip()
 
 
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
