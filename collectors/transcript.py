@@ -2829,20 +2829,31 @@ class _Splitter:
         with the text up to the next change ("top - ..." alone is top even when
         node meminfo lines follow), then with the rest of the run."""
         kinds: list[str | None] = [None] * (b - a)
-        candidates = [a]
-        if b - a <= self.detect_lines:
-            budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
-            candidates += self.form_changes(a, b, budget - 1)
-        for index, (i, nxt) in enumerate(itertools.pairwise([*candidates, b])):
+        for index, (i, nxt) in enumerate(itertools.pairwise([*self.detection_starts(a, b), b])):
             # the run's first line gets a full head, later candidates a probe
-            size = _FIRST_HEAD if index == 0 else _PROBE_HEAD
-            kind = self.detect(self.head(i, nxt, *size))
-            if kind is None and nxt < b and nxt - i < size[0]:
-                kind = self.detect(self.head(i, b, *size))
-                self.detect_budget -= 1
-            self.detect_budget -= 1
+            kind = self.detect_from(i, nxt, b, _FIRST_HEAD if index == 0 else _PROBE_HEAD)
             kinds[i - a : nxt - a] = [kind] * (nxt - i)
         return kinds
+
+    def detection_starts(self, a: int, b: int) -> list[int]:
+        """The lines of the data run ``a..b`` where detection runs: its first,
+        then where the form changes (:meth:`form_changes`) unless the run is
+        longer than ``detect_lines``."""
+        if b - a > self.detect_lines:
+            return [a]
+        budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
+        return [a, *self.form_changes(a, b, budget - 1)]
+
+    def detect_from(self, i: int, nxt: int, b: int, size: tuple[int, int]) -> str | None:
+        """The kind detected from line ``i`` on the head (``size``: lines,
+        characters) of the lines up to the next change ``nxt``, then of the rest
+        of the run (up to ``b``) when that was shorter than the head."""
+        kind = self.detect(self.head(i, nxt, *size))
+        if kind is None and nxt < b and nxt - i < size[0]:
+            kind = self.detect(self.head(i, b, *size))
+            self.detect_budget -= 1
+        self.detect_budget -= 1
+        return kind
 
     def parses(self, kind: str | None, a: int, b: int) -> bool:
         """Whether lines ``a..b`` parse as ``kind`` (within the detection budget
@@ -3676,13 +3687,17 @@ def _mention_candidates(line: str) -> list[list[str]]:
     of its first few words (what :meth:`_Splitter.mentions` tries)."""
     if len(line) > 4096 or not _DIGIT.search(line):
         return []
-    out = []
-    for segment in _CJK_SPLIT.split(line):
-        if len(segment) < 8 or not _DIGIT.search(segment):
-            continue
-        words = segment.split()
-        out.append([" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))])
-    return out
+    return [
+        _from_each_word(segment)
+        for segment in _CJK_SPLIT.split(line)
+        if len(segment) >= 8 and _DIGIT.search(segment)
+    ]
+
+
+def _from_each_word(segment: str) -> list[str]:
+    """``segment`` from each of its first :data:`MENTION_MAX_WORDS` words on."""
+    words = segment.split()
+    return [" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))]
 
 
 def _recognise(lines: list[str]) -> str | None:
