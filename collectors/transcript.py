@@ -2482,9 +2482,7 @@ class _Splitter:
         to where another pasted artifact starts (that one is read)."""
         cut = self.artifact_after(out_start, out_end) if out_end - out_start > 2 else None
         end = self.trimmed(out_start, out_end if cut is None else cut)
-        self.mark(out_start, end, UNUSED)
-        if end > out_start:
-            self.unused.append((out_start, end, what))
+        self.mark_unused(out_start, end, what)
         start = first if prompt == "sql" else out_start
         block = Block(
             command=command,
@@ -2500,6 +2498,13 @@ class _Splitter:
         self.blocks.append(block)
         if cut is not None:
             self.data_run(cut, out_end, fenced=fenced, host=host)
+
+    def mark_unused(self, a: int, b: int, what: str) -> None:
+        """Mark lines ``a..b`` as an output nothing reads and list them with
+        ``what`` it is (when there are any)."""
+        self.mark(a, b, UNUSED)
+        if b > a:
+            self.unused.append((a, b, what))
 
     def artifact_after(self, a: int, b: int) -> int | None:
         """First line of ``a+1..b`` where an artifact that parses starts, or None."""
@@ -2980,8 +2985,7 @@ class _Splitter:
         what = unused_output(self.head(a, b))
         if what is None:
             return False
-        self.mark(a, b, UNUSED)
-        self.unused.append((a, b, what))
+        self.mark_unused(a, b, what)
         return True
 
     def bare_commands(self, a: int, b: int) -> bool:
@@ -3073,8 +3077,7 @@ class _Splitter:
             return False
         what = unused_command(command) or what
         self.mark(a, a + 1, PROMPT)
-        self.mark(out, b, UNUSED)
-        self.unused.append((out, b, what))
+        self.mark_unused(out, b, what)
         return True
 
     def mark_prompt(self, i: int) -> bool:
@@ -3787,12 +3790,17 @@ def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> byt
             roles[a] = max(edge, role[k])
             k += size
             continue
-        r = role[k]
-        for o in range(first[k], last[k] + 1):
-            if r > roles[o]:
-                roles[o] = r
+        _raise_roles(roles, range(first[k], last[k] + 1), role[k])
         k += 1
     return roles
+
+
+def _raise_roles(roles: bytearray, lines: range, role: int) -> None:
+    """Give the original ``lines`` (those of one joined line) ``role`` where it
+    is higher than theirs."""
+    for o in lines:
+        if role > roles[o]:
+            roles[o] = role
 
 
 def _unrecognised_runs(
