@@ -1097,6 +1097,11 @@ def _cjk_prose(s: str) -> bool:
     return not _cjk_label_value(text)
 
 
+def _cjk_sentence(s: str) -> bool:
+    """Whether the stripped line ``s`` holds CJK text and is prose (:func:`_cjk_prose`)."""
+    return _CJK_ANY.search(s) is not None and _cjk_prose(s)
+
+
 def _cjk_prose_min(text: str, links: bool) -> int:
     """How many CJK characters make ``text`` (its markup gone) a sentence: one
     with hiragana, two when a link or a sentence's mark says so, else
@@ -1607,7 +1612,7 @@ def _sentence_with_setting(s: str) -> bool:
 def _marked_prose(s: str) -> bool:
     """Whether a stripped line is prose by its marks: a Markdown link, a CJK
     sentence, a link, a bold heading, a list item in words."""
-    if _MD_LINK_LINE.fullmatch(s) or (_CJK_ANY.search(s) and _cjk_prose(s)):
+    if _MD_LINK_LINE.fullmatch(s) or _cjk_sentence(s):
         return True
     if any(mark in s and test(s) for mark, test in _PROSE_MARKS):
         return True
@@ -1662,9 +1667,14 @@ def _short_column_headers(s: str, tokens: list[str]) -> bool:
     False
     """
     tokens = tokens or s.split()
-    if len(tokens) < 10 or not all(len(t) <= 5 and t.isalpha() and t.islower() for t in tokens):
+    if len(tokens) < 10 or not all(_short_column_name(t) for t in tokens):
         return False
     return sum(t in _STOPWORDS for t in tokens) <= 1  # "in"; a sentence has more
+
+
+def _short_column_name(token: str) -> bool:
+    """Whether ``token`` is a short column name: five lowercase letters at most."""
+    return len(token) <= 5 and token.isalpha() and token.islower()
 
 
 def _upper_headers(s: str, tokens: list[str]) -> bool:
@@ -2375,7 +2385,7 @@ class _Splitter:
         quoted in it (``$ sudo ip netns add ns2`` then ``次に Virtual Ethernet
         インターフェイスで veth0``), which an output's first line always is."""
         lines = [self.lines[i].strip() for i in range(a, b) if not self.blank(i)]
-        return all(_CJK_ANY.search(line) and _cjk_prose(line) for line in lines)
+        return all(_cjk_sentence(line) for line in lines)
 
     def kind_by_content(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` that a heading named ``kind``: the kind
@@ -3008,9 +3018,14 @@ class _Splitter:
         one of them (:meth:`paragraph_line`). An output's line comes with its
         command or its neighbours."""
         lines = [i for i in range(a, b) if not self.blank(i)]
-        if all(self.cls(i) == "prose" or self.paragraph_line(i) for i in lines):
+        if all(self.prose_line(i) for i in lines):
             return bool(lines)
         return not fenced and len(lines) == 1 and caption_line(self.lines[lines[0]].strip())
+
+    def prose_line(self, i: int) -> bool:
+        """Whether line ``i`` reads as prose on its own or is a paragraph's line
+        (:meth:`paragraph_line`)."""
+        return self.cls(i) == "prose" or self.paragraph_line(i)
 
     def paragraph_line(self, i: int) -> bool:
         """Whether line ``i`` is a paragraph's line cut by its width
@@ -3073,12 +3088,16 @@ class _Splitter:
         output = self.text(out, b)
         if what is None or what in _FILE_READERS or command_failure(output) is not None:
             return False
-        if any(not self.blank(i) and self.cls(i) == "prose" for i in range(out, b)):
+        if self.holds_prose(out, b):
             return False
         what = unused_command(command) or what
         self.mark(a, a + 1, PROMPT)
         self.mark_unused(out, b, what)
         return True
+
+    def holds_prose(self, a: int, b: int) -> bool:
+        """Whether a line of ``a..b`` reads as prose (a post's sentence)."""
+        return any(not self.blank(i) and self.cls(i) == "prose" for i in range(a, b))
 
     def mark_prompt(self, i: int) -> bool:
         self.mark(i, i + 1, PROMPT)
@@ -3629,9 +3648,15 @@ def _yaml(rows: list[str], above: str) -> bool:
     file's ``sysctls:``)."""
     if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
         return False
-    if above.rstrip().endswith(":") and _YAML_KEY.fullmatch(above.rstrip()):
+    if _yaml_key_alone(above):
         return all(_YAML_ITEM.fullmatch(r) for r in rows)
     return any(r.rstrip().endswith(":") and _yaml_block_under(r, nxt) for r, nxt in itertools.pairwise(rows))
+
+
+def _yaml_key_alone(line: str) -> bool:
+    """Whether ``line`` is a YAML key alone, over its block (``sysctls:``)."""
+    line = line.rstrip()
+    return line.endswith(":") and _YAML_KEY.fullmatch(line) is not None
 
 
 def _yaml_block_under(key: str, row: str) -> bool:
