@@ -1963,14 +1963,9 @@ class _Splitter:
         """The first line of ``j..end`` that reads like prose, or ``end``. The
         classes of lines seen before are looked up a chunk at a time (at C
         speed); only new lines are classified."""
-        classes, lines = self._classes, self.lines
         while j < end:
             stop = min(end, j + 256)
-            found = list(map(classes.get, lines[j:stop]))
-            k = -1
-            while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
-                line = lines[j + k]
-                found[k] = classes[line] = line_class(line)
+            found = self.classes(j, stop)
             k = _index(found, "prose", 0)
             while k >= 0 and self.heading(j + k, end):
                 k = _index(found, "prose", k + 1)
@@ -1978,6 +1973,17 @@ class _Splitter:
                 return j + k
             j = stop
         return end
+
+    def classes(self, a: int, b: int) -> list[str | None]:
+        """The classes of lines ``a..b`` (:func:`line_class`): those of lines
+        seen before looked up at once, only the new ones classified."""
+        classes, lines = self._classes, self.lines
+        found = list(map(classes.get, lines[a:b]))
+        k = -1
+        while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
+            line = lines[a + k]
+            found[k] = classes[line] = line_class(line)
+        return found
 
     def heading(self, i: int, end: int) -> bool:
         """Whether prose-looking line ``i`` is a heading inside an output: a few
@@ -3854,6 +3860,20 @@ def _unprefix_log_lines(norm: Normalised) -> None:
         norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
 
 
+def _original_roles(role: bytearray, norm: Normalised) -> bytearray:
+    """The roles of the original lines from ``role``, those of the normalised
+    lines (the same when normalising kept every line as it was)."""
+    return role if norm.identity else _fold(role, norm.first, norm.last, norm.original_lines)
+
+
+def _split_notes(norm: Normalised, *, truncated: bool) -> list[str]:
+    """The notes of normalising the text, and whether the split stopped early."""
+    notes = list(norm.notes)
+    if truncated:
+        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
+    return notes
+
+
 def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
     """Normalise ``text`` (:mod:`collectors.normalise`), split it, and account
     for every original line (see :class:`Split`).
@@ -3870,19 +3890,16 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     for block in blocks:
         _remap(block, norm)
     first, last = norm.first, norm.last
-    roles = splitter.role if norm.identity else _fold(splitter.role, first, last, norm.original_lines)
+    roles = _original_roles(splitter.role, norm)
     unrecognised = list(_unrecognised_runs(roles, first, norm.lines))
     unused = [(first[a] + 1, last[b - 1] + 1, what) for a, b, what in splitter.unused if b > a]
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
-    notes = list(norm.notes)
-    if splitter.truncated:
-        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
     return Split(
         blocks=blocks,
         roles=roles,
         unrecognised=unrecognised,
         segments=segments,
-        notes=notes,
+        notes=_split_notes(norm, truncated=splitter.truncated),
         unused=unused,
         parsed=splitter.parsed,
     )
