@@ -2251,13 +2251,14 @@ class _Splitter:
         # read like prose: they end the output only when prose, not
         # data, follows them (a file shown with cat/grep keeps them all).
         j = out_start + 1 if out_start < nxt else out_start
-        while (j := self.next_prose(j, nxt)) < nxt:
-            if not _is_comment(self.lines[j]):
-                break
-            if not file_shown and not self.data_after_comments(j, nxt):
-                break
+        while (j := self.next_prose(j, nxt)) < nxt and self.comment_kept(j, nxt, file_shown=file_shown):
             j += 1
         return j
+
+    def comment_kept(self, j: int, end: int, *, file_shown: bool) -> bool:
+        """Whether line ``j`` is a comment line the output keeps: all of them in
+        a file shown, else those followed by data (:meth:`data_after_comments`)."""
+        return _is_comment(self.lines[j]) and (file_shown or self.data_after_comments(j, end))
 
     def data_after_comments(self, j: int, end: int) -> bool:
         """Whether the comment lines from ``j`` are followed by data (within a
@@ -2569,7 +2570,7 @@ class _Splitter:
         end, passed = self.unread_run(a, b, unread)
         if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
             return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
-        if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
+        if not a < end < b or unread.isdisjoint(range(end - a + 1, b - a + 1)):
             return b
         return end if self.parses(kind, a, end) else b
 
