@@ -158,9 +158,13 @@ def _output_prose() -> re.Pattern[str]:
         return _prose[1]
     compiled = _compiled("prose_lines")
     if _prose is None or _prose[0] != len(compiled):
-        joined = "|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)"
-        _prose = (len(compiled), re.compile(joined))
+        _prose = (len(compiled), _any_of(compiled))
     return _prose[1]
+
+
+def _any_of(compiled: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str]:
+    """One pattern matching where any of the ``compiled`` ones does (none: never)."""
+    return re.compile("|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)")
 
 
 def ensure_parsers() -> None:
@@ -798,7 +802,7 @@ def command_failure(text: str) -> str | None:
     True
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines or len(lines) > 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
+    if not 0 < len(lines) <= 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
         return None
     return lines[0][:200]
 
@@ -1488,12 +1492,18 @@ def line_class(line: str) -> str:
     if _data_by_marks(line, s):
         return "data"
     if _CJK.search(s):
-        return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
+        return _cjk_line_class(s)
     if _log_or_rule(s):
         return "data"
     if not _DIGIT.search(s):
         return _words_line_class(s, s.split())
     return _numbers_line_class(s, s.split())
+
+
+def _cjk_line_class(s: str) -> str:
+    """The class of a stripped line holding CJK text (not prose by its marks):
+    data when a label and its value, not ending like a sentence or a label."""
+    return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
 
 
 def _data_by_marks(line: str, s: str) -> bool:
@@ -1572,7 +1582,7 @@ def _reads_as_sentence(text: str, least: int) -> bool:
     sentence: ``least`` words or more, a short word of English prose among
     them, prose by :func:`line_class`."""
     words = [w.strip(".,:;!?()").lower() for w in text.split()]
-    return len(words) >= least and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+    return len(words) >= least and not _STOPWORDS.isdisjoint(words) and line_class(text) == "prose"
 
 
 # a setting named inside a sentence, unquoted and unspaced ("overcommit_memory=1")
@@ -3497,7 +3507,13 @@ def markdown_markup(lines: list[str]) -> bool:
     """
     if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
         return True
-    rows = [line.strip() for line in lines]
+    return _markdown_table([line.strip() for line in lines])
+
+
+def _markdown_table(rows: list[str]) -> bool:
+    """Whether the stripped ``rows`` are a Markdown table: rows of cells
+    (:func:`_table_rows`), or a manual's parameter table, a cell of each row a
+    sentence."""
     if not rows or not all(_MD_TABLE_ROW.fullmatch(row) for row in rows):
         return False
     return _table_rows(rows) or all(_row_with_sentence(row) for row in rows)
