@@ -2298,9 +2298,7 @@ class _Splitter:
         kind = self.command_kind(out_start, out_end, command, known)
         if first in self._weak and kind is not None and out_end > out_start:
             kind = self.kind_by_content(kind, out_start, out_end)
-            if not fenced and self.markup_under_heading(kind, out_start, out_end):
-                self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
-                self.unprompted(out_start, out_end, fenced=fenced, host=host)
+            if not fenced and self.markup_after_heading(first, out_start, out_end, kind, host):
                 return
         kind, what = self.content_kind(kind, command, out_start, out_end, (prompt, fenced))
         if what is not None:
@@ -2359,6 +2357,16 @@ class _Splitter:
         # their headers are in the first lines (after a banner and a group header)
         what = other_system_output("\n".join(self.lines[a : min(b, a + OTHER_SYSTEM_HEAD_LINES)]))
         return what if what is not None and not self.parses(kind, a, b) else None
+
+    def markup_after_heading(self, first: int, a: int, b: int, kind: str, host: str | None) -> bool:
+        """Whether lines ``a..b`` under the ``# command`` line ``first`` outside
+        a fence are the post's Markdown (:meth:`markup_under_heading`); the
+        heading is prose then, and the lines read without a prompt."""
+        if not self.markup_under_heading(kind, a, b):
+            return False
+        self.mark(first, a, PROSE)  # "# numastat Overview" over "* numa_hit"
+        self.unprompted(a, b, fenced=False, host=host)
+        return True
 
     def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
         """Are lines ``a..b`` under a ``# command`` line outside a fence the
@@ -3068,9 +3076,8 @@ class _Splitter:
         parses as what the command prints (readk). A colon after the command
         (``cat /sys/block/sda/queue/scheduler:``, a label over its output) is
         not part of it."""
-        command = _LABEL_COLON.sub("", self.lines[a].strip())
-        # "top - 11:38:32 up 64 days" names a command but is its output's first line
-        if not _lone_command(command) or self.detect(command) is not None:
+        command = self.bare_command_at(a)
+        if command is None:
             return False
         out = self.first_nonblank(a + 1, b)
         if out < b and _lone_command(self.lines[out].strip()):
@@ -3082,6 +3089,15 @@ class _Splitter:
         if kind is None:
             return self.bare_unused_output(a, out, b, command)
         return self.bare_read_output(a, out, b, command, kind, host, fenced)
+
+    def bare_command_at(self, a: int) -> str | None:
+        """The command alone on line ``a`` (the colon of a label over its output
+        left out), or None; never an output's first line that names a command
+        (``top - 11:38:32 up 64 days``)."""
+        command = _LABEL_COLON.sub("", self.lines[a].strip())
+        if not _lone_command(command) or self.detect(command) is not None:
+            return None
+        return command
 
     def bare_read_output(
         self, a: int, out: int, b: int, command: str, kind: str, host: str | None, fenced: bool
@@ -3622,9 +3638,14 @@ def message_header(lines: list[str]) -> bool:
     False
     """
     rows = [line.strip() for line in lines]
-    if len(rows) < 2 or not all(_MAIL_FIELD.fullmatch(r) or _PATCH_FROM.fullmatch(r) for r in rows):
+    if len(rows) < 2 or not all(_header_field(r) for r in rows):
         return False
     return any(r.startswith(("From", "Subject", "发件人", "主题")) for r in rows)
+
+
+def _header_field(row: str) -> bool:
+    """Whether the stripped ``row`` is a field of a mail's header or a patch's first line."""
+    return _MAIL_FIELD.fullmatch(row) is not None or _PATCH_FROM.fullmatch(row) is not None
 
 
 # source code and configuration a post quotes (code_fragment): C or awk, a block opened
@@ -3669,11 +3690,16 @@ def _yaml(rows: list[str], above: str) -> bool:
     items at its own indent: a TiUP topology's ``tidb_servers:`` over
     ``- host: ...``), or items under the key on the line above (a compose
     file's ``sysctls:``)."""
-    if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
+    if not all(_yaml_row(r) for r in rows):
         return False
     if _yaml_key_alone(above):
         return all(_YAML_ITEM.fullmatch(r) for r in rows)
     return any(r.rstrip().endswith(":") and _yaml_block_under(r, nxt) for r, nxt in itertools.pairwise(rows))
+
+
+def _yaml_row(row: str) -> bool:
+    """Whether ``row`` is a YAML key (its value after it or its block under it) or a sequence's item."""
+    return _YAML_KEY.fullmatch(row) is not None or _YAML_ITEM.fullmatch(row) is not None
 
 
 def _yaml_key_alone(line: str) -> bool:
