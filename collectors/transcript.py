@@ -1336,7 +1336,7 @@ def caption_line(s: str) -> bool:
     False
     """
     tokens = s.split()
-    if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s) or _GAP.search(s):
+    if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s):  # a gap or a tab among its marks
         return False
     words = _edge_stripped_words(_ALPHA_WORD, tokens)
     if len(words) * 2 < len(tokens) or max(map(len, words), default=0) < 3:
@@ -2982,11 +2982,7 @@ class _Splitter:
         """Lines ``a..b`` that no detector recognised: the output of a command
         Casebook does not read, bare commands, a post's Markdown (a table, a
         rule), or unrecognised (mentions inside them are looked for)."""
-        inside = self.artifact_inside(a, b)
-        if inside is not None:
-            if inside[0] > a:
-                self.undetected(a, inside[0], fenced, host)
-            self.emit_unprompted(inside[0], b, inside[1], fenced, host)
+        if self.artifact_within(a, b, fenced, host):
             return
         read = (  # each reading marks the lines when it applies
             self.catalogued_unused(a, b)
@@ -2998,6 +2994,19 @@ class _Splitter:
         )
         if not read:
             self.unrecognised(a, b, fenced, host)
+
+    def artifact_within(self, a: int, b: int, fenced: bool, host: str | None) -> bool:
+        """Whether an artifact starts inside lines ``a..b`` (:meth:`artifact_inside`):
+        it and what follows are read as its kind, the lines before it again as
+        undetected."""
+        inside = self.artifact_inside(a, b)
+        if inside is None:
+            return False
+        start, kind = inside
+        if start > a:
+            self.undetected(a, start, fenced, host)
+        self.emit_unprompted(start, b, kind, fenced, host)
+        return True
 
     def post_text(self, a: int, b: int, fenced: bool) -> bool:
         """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
