@@ -2850,15 +2850,20 @@ class _Splitter:
             if k is None or k == piece_kind or k == kinds[offset - 1]:
                 continue
             i = a + offset
-            # Detectors look at a few lines and some fire on the middle of
-            # another artifact (softirq rows look like interrupt rows), so a
-            # split is kept only when both sides parse as what they look like.
-            both_parse = self.parses(k, i, b) and self.parses(piece_kind, piece_start, i)
-            if piece_kind is not None and not both_parse:
+            if not self.cut_holds(piece_start, i, b, piece_kind, k):
                 continue
             yield piece_start, i, piece_kind
             piece_start, piece_kind = i, k
         yield piece_start, b, piece_kind
+
+    def cut_holds(self, start: int, i: int, b: int, kind: str | None, next_kind: str) -> bool:
+        """Whether a data run is cut at line ``i``, between the piece of
+        ``kind`` from ``start`` and one of ``next_kind`` up to ``b``. Detectors
+        look at a few lines and some fire on the middle of another artifact
+        (softirq rows look like interrupt rows), so a cut is kept only when both
+        sides parse as what they look like (or nothing detected the piece)."""
+        both_parse = self.parses(next_kind, i, b) and self.parses(kind, start, i)
+        return kind is None or both_parse
 
     def detected_kinds(self, a: int, b: int) -> list[str | None]:
         """The kind detected for each line of the data run ``a..b``.
