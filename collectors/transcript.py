@@ -29,7 +29,7 @@ import functools
 import itertools
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,14 @@ def _compiled(attr: str) -> list[tuple[str, re.Pattern[str]]]:
     cached = _matchers.get(attr)
     if cached and cached[0] == len(registry):
         return cached[1]
+    compiled = _compile_all(registry, attr)
+    _matchers[attr] = (len(registry), compiled)
+    return compiled
+
+
+def _compile_all(registry: dict[str, parsers.ParserSpec], attr: str) -> list[tuple[str, re.Pattern[str]]]:
+    """``(kind, regex)`` for each pattern of the parsers' ``attr``, compiled;
+    an invalid one is logged and left out."""
     compiled: list[tuple[str, re.Pattern[str]]] = []
     for spec in list(registry.values()):
         for pattern in getattr(spec, attr):
@@ -135,7 +143,6 @@ def _compiled(attr: str) -> list[tuple[str, re.Pattern[str]]]:
                 compiled.append((spec.kind, re.compile(pattern)))
             except re.error:
                 log.exception("parser %s has an invalid %s regex %r", spec.kind, attr, pattern)
-    _matchers[attr] = (len(registry), compiled)
     return compiled
 
 
@@ -151,9 +158,13 @@ def _output_prose() -> re.Pattern[str]:
         return _prose[1]
     compiled = _compiled("prose_lines")
     if _prose is None or _prose[0] != len(compiled):
-        joined = "|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)"
-        _prose = (len(compiled), re.compile(joined))
+        _prose = (len(compiled), _any_of(compiled))
     return _prose[1]
+
+
+def _any_of(compiled: list[tuple[str, re.Pattern[str]]]) -> re.Pattern[str]:
+    """One pattern matching where any of the ``compiled`` ones does (none: never)."""
+    return re.compile("|".join(f"(?:{rx.pattern})" for _kind, rx in compiled) or r"(?!)")
 
 
 def ensure_parsers() -> None:
@@ -185,6 +196,13 @@ def command_parts(command: str) -> list[str]:
     """
     if len(command) > 4096 or not any(c in command for c in ";&|#"):
         return [command.strip()] if command.strip() else []
+    out = [p.strip() for p in _cut_at_separators(command) if p.strip()]
+    return out[:MAX_COMPOUND_PARTS]
+
+
+def _cut_at_separators(command: str) -> list[str]:
+    """The pieces of ``command`` between its separators outside quotes
+    (:data:`_COMPOUND`), up to a trailing comment; unstripped, maybe empty."""
     parts: list[str] = []
     start = 0
     for m in _COMPOUND.finditer(command):
@@ -196,8 +214,7 @@ def command_parts(command: str) -> list[str]:
             parts.append(command[start : m.start()])
             start = m.end()
     parts.append(command[start:])
-    out = [p.strip() for p in parts if p.strip()]
-    return out[:MAX_COMPOUND_PARTS]
+    return parts
 
 
 def kind_for_command(command: str) -> str | None:
@@ -260,16 +277,21 @@ def detect_kind(text: str) -> str | None:
     for spec in _detectors():
         if spec.detect is None or (spec.needles and not any(n in head for n in spec.needles)):
             continue  # (a head without any of its literals: the detector would not fire)
-        try:
-            hit = spec.detect(head)
-        except Exception:
-            if spec.kind not in _detect_failures:  # once per process, not per line
-                _detect_failures.add(spec.kind)
-                log.exception("detect() of parser %s raised", spec.kind)
-            continue
-        if hit:
+        if _fires(spec.kind, spec.detect, head):
             return spec.kind
     return None
+
+
+def _fires(kind: str, detect: Callable[[str], bool], head: str) -> bool:
+    """Whether the detector ``detect`` of ``kind`` fires on ``head``; one that
+    raises does not (logged once per process, not per line)."""
+    try:
+        return bool(detect(head))
+    except Exception:
+        if kind not in _detect_failures:
+            _detect_failures.add(kind)
+            log.exception("detect() of parser %s raised", kind)
+        return False
 
 
 # ------------------------------------------------------------------ line classes
@@ -606,17 +628,16 @@ def _form(line: str) -> str:
     table, punctuation. ``lscpu`` or ``sysctl -a`` keep one form throughout;
     ``top -`` after numactl's ``  1:  21  10`` rows changes it."""
     c = line[:1]
-    if c in (" ", "\t"):
-        return "s"
     if c.isdigit():
         return "d"
     if c.isalpha():
         return "k" if _KEY_COLON.match(line) else "a"
-    if c in "<":
-        return "x"
-    if c in "+|-=":
-        return "t"
-    return "p"
+    return _FORM_BY_START.get(c, "p")
+
+
+# the form of a line by its first character, when not a digit nor a letter
+# (an empty line's is "x", as a line of markup)
+_FORM_BY_START = {" ": "s", "\t": "s", "<": "x", "": "x", "+": "t", "|": "t", "-": "t", "=": "t"}
 
 
 # The starts of the lines that may have each form (a superset, at C speed;
@@ -729,9 +750,13 @@ def _bare_command(line: str) -> bool:
         s = s[step.end() :]
         if s.startswith("/") and kind_for_path(s) is not None:
             return True
-    if not s or len(s) > 300 or _CJK.search(s) or not s[0].isalpha() or not s[0].islower():
-        return False
-    return _is_command(s)
+    return _starts_like_a_command(s) and _is_command(s)
+
+
+def _starts_like_a_command(s: str) -> bool:
+    """Whether the stripped line ``s`` may be a command: at most 300
+    characters, no CJK, starting with a lowercase letter."""
+    return bool(s) and len(s) <= 300 and not _CJK.search(s) and s[0].isalpha() and s[0].islower()
 
 
 # the colon after a command that labels the output under it ("cat /sys/block/sda/queue/scheduler:")
@@ -779,7 +804,7 @@ def command_failure(text: str) -> str | None:
     True
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines or len(lines) > 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
+    if not 0 < len(lines) <= 10 or not all(_FAILURE_LINE.match(ln) for ln in lines):
         return None
     return lines[0][:200]
 
@@ -857,14 +882,20 @@ def _fence_info_command(line: str) -> str | None:
     m = _FENCE_INFO.match(line)
     if m is None:
         return None
-    info = m.group("info").strip().strip("{}")
+    info = _info_text(m.group("info"))
+    return info if info and _is_command(info) else None
+
+
+def _info_text(info: str) -> str:
+    """What a fence's info string says after its language: the text of a
+    ``title=`` in quotes, without a prompt's ``$`` or ``#``."""
+    info = info.strip().strip("{}")
     first, _, rest = info.partition(" ")
     if first.lower() in _FENCE_LANGUAGES:
         info = rest.strip()
     if info.startswith("title="):
         info = info[len("title=") :].strip("\"'")
-    info = re.sub(r"^[$#]\s?", "", info).strip()
-    return info if info and _is_command(info) else None
+    return re.sub(r"^[$#]\s?", "", info).strip()
 
 
 def match_prompt(line: str) -> tuple[str, str, str | None] | None:
@@ -889,13 +920,9 @@ def match_prompt(line: str) -> tuple[str, str, str | None] | None:
     if not line or len(line) > 4096:
         return None
     head = line[0]
-    if head == "(":
-        return _prompt_after_env(line)
-    if head == "#":
-        section = pt_summary.report_section(line)  # "# Top Processes #####": what prints below
-        return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
-    if head == "%":
-        return _hash_prompt(line, _PERCENT_PROMPT)
+    read_lead = _PROMPT_BY_LEAD.get(head)
+    if read_lead is not None:
+        return read_lead(line)
     if _RIGHT_PAD in line and (right := _RIGHT_PROMPT.search(line)) is not None:
         return _left_of_right_prompt(line[: right.start()])
     return _first_prompt(line, _PROMPTS_BY_HEAD.get(head, _OTHER_PROMPTS)) or _host_dir_prompt(line)
@@ -996,6 +1023,22 @@ def _hash_prompt(line: str, form: re.Pattern[str]) -> tuple[str, str, str | None
     return None
 
 
+def _hash_line_prompt(line: str) -> tuple[str, str, str | None] | None:
+    """The prompt of a line starting with ``#``: a pt-summary section header
+    (``# Top Processes #####``) names what prints below; else a root prompt
+    (:func:`_hash_prompt`)."""
+    section = pt_summary.report_section(line)
+    return ("shell", section, None) if section else _hash_prompt(line, _HASH_PROMPT)
+
+
+# a line starting with one of these characters is this reader's prompt or none
+_PROMPT_BY_LEAD: dict[str, Callable[[str], tuple[str, str, str | None] | None]] = {
+    "(": _prompt_after_env,  # "(env)[root@host conductor]# ..."
+    "#": _hash_line_prompt,
+    "%": functools.partial(_hash_prompt, form=_PERCENT_PROMPT),  # csh's "% iostat -xm 5"
+}
+
+
 # Markdown inside a sentence: inline code, a link or image (its text kept), bold
 _MD_INLINE = re.compile(r"`[^`\n]{0,300}`|!?\[([^\]\n]{0,200})\]\([^)\s]{0,2000}\)|\*\*|__")
 # what starts a heading, a quote, a list item or a numbered step: "## ", "> ", "- ",
@@ -1055,17 +1098,37 @@ def _cjk_prose(s: str) -> bool:
     text = _LINE_MARK.sub("", _MENTIONS.sub("", text.strip())).strip()
     if not text or _GAP.search(text):
         return False
-    cjk = len(_CJK_CHARS.findall(text))
-    marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
-    if cjk < (1 if _HIRAGANA.search(text) else 2 if marked else CJK_PROSE_MIN):
+    if len(_CJK_CHARS.findall(text)) < _cjk_prose_min(text, links):
         return False
-    kv = _KEY_VALUE_CJK.match(text)
-    if kv and not text.endswith(_CJK_SENTENCE_END):
-        value = re.split(r"[:：]", text, maxsplit=1)[1]
-        if len(_CJK_CHARS.findall(value)) < 5 and "，" not in value:
-            # "虚拟化类型：完全", "型号名称：Intel(R) ..." are not
-            return _names_a_command(value) or _GLOSSED_TERM.search(text) is not None
-    return True
+    return not _cjk_label_value(text)
+
+
+def _cjk_sentence(s: str) -> bool:
+    """Whether the stripped line ``s`` holds CJK text and is prose (:func:`_cjk_prose`)."""
+    return _CJK_ANY.search(s) is not None and _cjk_prose(s)
+
+
+def _cjk_prose_min(text: str, links: bool) -> int:
+    """How many CJK characters make ``text`` (its markup gone) a sentence: one
+    with hiragana, two when a link or a sentence's mark says so, else
+    :data:`CJK_PROSE_MIN`."""
+    if _HIRAGANA.search(text):
+        return 1
+    marked = links or text.endswith(_CJK_SENTENCE_END) or "，" in text or "。" in text
+    return 2 if marked else CJK_PROSE_MIN
+
+
+def _cjk_label_value(text: str) -> bool:
+    """Whether ``text`` is a CJK label and a short value, an output's line in a
+    CJK locale (``虚拟化类型：完全``, ``型号名称：Intel(R) ...``): not a
+    sentence, the value of fewer than five CJK characters and no comma, naming
+    no command and glossing no term."""
+    if not _KEY_VALUE_CJK.match(text) or text.endswith(_CJK_SENTENCE_END):
+        return False
+    value = re.split(r"[:：]", text, maxsplit=1)[1]
+    if len(_CJK_CHARS.findall(value)) >= 5 or "，" in value:
+        return False
+    return not _names_a_command(value) and _GLOSSED_TERM.search(text) is None
 
 
 # a link on a line of its own, a Markdown bold heading ("**Test:**"), a list item or
@@ -1198,6 +1261,17 @@ _OPTION_DOC = re.compile(
 )
 
 
+def _matching(pattern: re.Pattern[str], words: Iterable[str]) -> int:
+    """How many of ``words`` ``pattern`` matches in full."""
+    return sum(1 for w in words if pattern.fullmatch(w))
+
+
+def _edge_stripped_words(pattern: re.Pattern[str], tokens: Iterable[str]) -> list[str]:
+    """The ``tokens`` that ``pattern`` matches in full once their punctuation
+    and quotes (:data:`_WORD_EDGES`) are stripped, stripped."""
+    return [w for w in (t.strip(_WORD_EDGES) for t in tokens) if pattern.fullmatch(w)]
+
+
 def _option_doc(s: str) -> bool:
     """A line of a command's options documented in words (a manual, a post
     listing them), not an output row: the option, then what it does, a
@@ -1217,7 +1291,7 @@ def _option_doc(s: str) -> bool:
     if _CJK.search(doc):
         return len(_CJK_CHARS.findall(doc)) >= 2 and not _DIGIT.match(doc)
     words = doc.split()
-    return len(words) >= 3 and sum(1 for w in words if _WORD.fullmatch(w)) * 10 >= len(words) * 7
+    return len(words) >= 3 and _matching(_WORD, words) * 10 >= len(words) * 7
 
 
 # a reference to an issue or a pull request ("Resolves #166", "Fixes owner/repo#12, #13",
@@ -1264,13 +1338,18 @@ def caption_line(s: str) -> bool:
     False
     """
     tokens = s.split()
-    if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s) or _GAP.search(s):
+    if not 2 <= len(tokens) <= CAPTION_MAX_WORDS or _DATA_MARK.search(s):  # a gap or a tab among its marks
         return False
-    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _ALPHA_WORD.fullmatch(w)]
+    words = _edge_stripped_words(_ALPHA_WORD, tokens)
     if len(words) * 2 < len(tokens) or max(map(len, words), default=0) < 3:
         return False
-    title = len(words) >= 3 and all(t[:1].isupper() for t in tokens)
-    return title or not _STOPWORDS.isdisjoint(w.lower() for w in words)
+    return _title_words(words, tokens) or not _STOPWORDS.isdisjoint(w.lower() for w in words)
+
+
+def _title_words(words: list[str], tokens: list[str]) -> bool:
+    """Whether a line of ``tokens`` (``words`` of them in letters) is a title:
+    three words at least, every token capitalised."""
+    return len(words) >= 3 and all(t[:1].isupper() for t in tokens)
 
 
 def _list_item_prose(s: str) -> bool:
@@ -1291,10 +1370,14 @@ def _list_item_prose(s: str) -> bool:
     if _MD_LINK_LINE.fullmatch(s, m.end()):
         return True
     words = [w for w in s[m.end() :].split() if w not in _DASHES]
-    if len(words) < 2 or len(words) > 80:
-        return False
-    if not _DIGIT.search(s, m.end()):
-        return sum(1 for w in words if _NAME_WORD.fullmatch(w)) / len(words) >= 0.6
+    return 2 <= len(words) <= 80 and _item_words_prose(words, figures=_DIGIT.search(s, m.end()) is not None)
+
+
+def _item_words_prose(words: list[str], *, figures: bool) -> bool:
+    """Whether the words of a list item read as prose: three in five of them
+    names (with ``figures`` in the item: words or state names, one a word)."""
+    if not figures:
+        return _matching(_NAME_WORD, words) / len(words) >= 0.6
     named = sum(1 for w in words if _WORD.fullmatch(w) or _STATE_NAME.fullmatch(w))
     return named / len(words) >= 0.6 and any(_WORD.fullmatch(w) for w in words)
 
@@ -1385,7 +1468,7 @@ def wrapped_words(line: str) -> bool:
     if len(tokens) < WRAPPED_WORDS_MIN_TOKENS or _DATA_MARK.search(line):
         return False
     words = [t.strip(".,:;!?()\"'").lower() for t in tokens]
-    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
+    alpha = _matching(_ALPHA_WORD, words)
     return alpha * 10 >= len(words) * 8 and len({w for w in words if w in _STOPWORDS}) >= 2
 
 
@@ -1408,18 +1491,35 @@ def line_class(line: str) -> str:
         return "data"
     if _marked_prose(s):
         return "prose"
-    if _DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s):
-        # a tab-separated row, even one whose last column is empty
-        # ("default_regex_flags<TAB>"), a table, or a bare snake_case name (the
-        # same row with its tab turned into spaces, then trimmed)
+    if _data_by_marks(line, s):
         return "data"
     if _CJK.search(s):
-        return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
-    if (_LOG_START.match(s) and not _FIGURE_LEAD.match(s)) or not _ALNUM.search(s):
-        return "data"  # a log line; table borders, separators
+        return _cjk_line_class(s)
+    if _log_or_rule(s):
+        return "data"
     if not _DIGIT.search(s):
         return _words_line_class(s, s.split())
     return _numbers_line_class(s, s.split())
+
+
+def _cjk_line_class(s: str) -> str:
+    """The class of a stripped line holding CJK text (not prose by its marks):
+    data when a label and its value, not ending like a sentence or a label."""
+    return "data" if _KEY_VALUE_CJK.match(s) and not s.endswith(("。", "：", ":")) else "prose"
+
+
+def _data_by_marks(line: str, s: str) -> bool:
+    """Whether ``line`` (``s`` stripped) is data by its marks: a tab-separated
+    row, even one whose last column is empty (``default_regex_flags<TAB>``), a
+    table, a bare snake_case name (the same row with its tab turned into spaces,
+    then trimmed), or an output's line a parser declares (``prose_lines``)."""
+    return bool(_DATA_MARK.search(line) or _IDENTIFIER.fullmatch(s) or _output_prose().fullmatch(s))
+
+
+def _log_or_rule(s: str) -> bool:
+    """Whether the stripped line ``s`` is a log line (not one starting with a
+    figure and a word) or a table's border or a separator (no letter nor digit)."""
+    return bool(_LOG_START.match(s) and not _FIGURE_LEAD.match(s)) or not _ALNUM.search(s)
 
 
 # a line that reads as prose on its own: (first characters, test of the stripped line)
@@ -1484,7 +1584,7 @@ def _reads_as_sentence(text: str, least: int) -> bool:
     sentence: ``least`` words or more, a short word of English prose among
     them, prose by :func:`line_class`."""
     words = [w.strip(".,:;!?()").lower() for w in text.split()]
-    return len(words) >= least and any(w in _STOPWORDS for w in words) and line_class(text) == "prose"
+    return len(words) >= least and not _STOPWORDS.isdisjoint(words) and line_class(text) == "prose"
 
 
 # a setting named inside a sentence, unquoted and unspaced ("overcommit_memory=1")
@@ -1524,7 +1624,7 @@ def _sentence_with_setting(s: str) -> bool:
 def _marked_prose(s: str) -> bool:
     """Whether a stripped line is prose by its marks: a Markdown link, a CJK
     sentence, a link, a bold heading, a list item in words."""
-    if _MD_LINK_LINE.fullmatch(s) or (_CJK_ANY.search(s) and _cjk_prose(s)):
+    if _MD_LINK_LINE.fullmatch(s) or _cjk_sentence(s):
         return True
     if any(mark in s and test(s) for mark, test in _PROSE_MARKS):
         return True
@@ -1579,9 +1679,14 @@ def _short_column_headers(s: str, tokens: list[str]) -> bool:
     False
     """
     tokens = tokens or s.split()
-    if len(tokens) < 10 or not all(len(t) <= 5 and t.isalpha() and t.islower() for t in tokens):
+    if len(tokens) < 10 or not all(_short_column_name(t) for t in tokens):
         return False
     return sum(t in _STOPWORDS for t in tokens) <= 1  # "in"; a sentence has more
+
+
+def _short_column_name(token: str) -> bool:
+    """Whether ``token`` is a short column name: five lowercase letters at most."""
+    return len(token) <= 5 and token.isalpha() and token.islower()
 
 
 def _upper_headers(s: str, tokens: list[str]) -> bool:
@@ -1651,9 +1756,14 @@ def _other_language_prose(tokens: list[str]) -> bool:
     """
     if len(tokens) < OTHER_PROSE_MIN_TOKENS:
         return False
-    words = [w for w in (t.strip(_WORD_EDGES) for t in tokens) if _LETTER_WORD.fullmatch(w)]
-    if len(words) * 10 < len(tokens) * 7:
-        return False
+    words = _edge_stripped_words(_LETTER_WORD, tokens)
+    return len(words) * 10 >= len(tokens) * 7 and _foreign_words(words)
+
+
+def _foreign_words(words: list[str]) -> bool:
+    """Whether ``words`` are in another language than English: half of them in
+    another script (or accented), or a fifth of them (two at least) function
+    words of another language."""
     if sum(1 for w in words if not w.isascii()) * 2 >= len(words):
         return True
     hits = sum(1 for w in words if w.lower() in _OTHER_STOPWORDS)
@@ -1674,10 +1784,17 @@ def _numbers_line_class(s: str, tokens: list[str]) -> str:
     and ends like a sentence, or reads as a line of a wrapped paragraph
     (:func:`_sentence_with_figures`)."""
     words = [t.strip(".,:;!?()\"'") for t in tokens]
-    alpha = sum(1 for w in words if _ALPHA_WORD.fullmatch(w))
-    if len(tokens) >= 6 and alpha / len(tokens) >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s):
+    alpha = _matching(_ALPHA_WORD, words)
+    if _worded_sentence(s, len(tokens), alpha):
         return "prose"
     return "prose" if _sentence_with_figures(words, alpha) or _other_language_prose(tokens) else "data"
+
+
+def _worded_sentence(s: str, tokens: int, alpha: int) -> bool:
+    """Whether the stripped line ``s`` of ``tokens`` tokens, ``alpha`` of them
+    words in letters, is mostly words (six tokens at least, seven in ten words)
+    and ends like a sentence (or holds the end of one)."""
+    return tokens >= 6 and alpha / tokens >= 0.7 and (s[-1] in ".:;,?!)" or ". " in s)
 
 
 def _sentence_with_figures(words: list[str], alpha: int) -> bool:
@@ -1721,6 +1838,29 @@ def _known_parts(command: str) -> list[tuple[str, str]] | None:
     if not (len(parts) > 1 or (parts and parts[0] != command.strip())):
         return None
     return [(part, k) for part in parts if (k := kind_for_command(part)) is not None]
+
+
+def _prompt_or_heading_command(text: str) -> tuple[str, str, str | None] | None:
+    """``(kind, command, host)`` of the prompt on line ``text``
+    (:func:`match_prompt`), or of a Markdown heading naming a shell command
+    (:func:`heading_command`), or None."""
+    prompt = match_prompt(text)
+    if prompt is None and (command := heading_command(text)) is not None:
+        return ("shell", command, None)
+    return prompt
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """The index after a YAML front matter at the top of ``lines`` (between
+    ``---`` lines, within :data:`FRONT_MATTER_MAX_LINES`, not empty), or 0."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
+        if lines[end].strip() == "---":
+            return end + 1 if end > 1 else 0
+        if not _FRONT_MATTER_LINE.match(lines[end]):
+            return 0
+    return 0
 
 
 class _Splitter:
@@ -1769,26 +1909,27 @@ class _Splitter:
         """Every prompt line, found once: whole-text searches for lines that
         start like a prompt, then ``match_prompt`` on those only."""
         index: list[int] = []
-        body, lines = self.body, self.lines
-        if self.searchable:
-            found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
-            found.update(lines_holding(_AT, body))
-            found.update(lines_holding(_HOST_PATH, body))
-            found.update(lines_holding(_HOST_DIR_HASH, body, " #"))
-            candidates = sorted(i for i in found if _PROMPT_START.match(lines[i]))
-        else:
-            candidates = line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
-        for line in candidates:
+        for line in self.prompt_candidates():
             text = self.lines[line]
-            prompt = match_prompt(text)
-            if prompt is None and (command := heading_command(text)) is not None:
-                prompt = ("shell", command, None)
+            prompt = _prompt_or_heading_command(text)
             if prompt is not None:
                 self._prompts[line] = prompt
                 index.append(line)
                 if text.startswith("#"):
                     self._weak.add(line)  # a Markdown heading as much as a root prompt
         self._prompt_index = index
+
+    def prompt_candidates(self) -> list[int]:
+        """The indexes of the lines that start like a prompt, in order, found by
+        searches over the whole text (the fast ones when it is not searchable)."""
+        body, lines = self.body, self.lines
+        if not self.searchable:
+            return line_indexes(_PROMPT_START, _PROMPT_START_NEXT, body, lines[0])
+        found = set(line_indexes(_PROMPT_START, _PROMPT_LEAD_NEXT, body, lines[0]))
+        found.update(lines_holding(_AT, body))
+        found.update(lines_holding(_HOST_PATH, body))
+        found.update(lines_holding(_HOST_DIR_HASH, body, " #"))
+        return sorted(i for i in found if _PROMPT_START.match(lines[i]))
 
     def prompt(self, i: int) -> tuple[str, str, str | None] | None:
         return self._prompts.get(i)
@@ -1834,14 +1975,9 @@ class _Splitter:
         """The first line of ``j..end`` that reads like prose, or ``end``. The
         classes of lines seen before are looked up a chunk at a time (at C
         speed); only new lines are classified."""
-        classes, lines = self._classes, self.lines
         while j < end:
             stop = min(end, j + 256)
-            found = list(map(classes.get, lines[j:stop]))
-            k = -1
-            while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
-                line = lines[j + k]
-                found[k] = classes[line] = line_class(line)
+            found = self.classes(j, stop)
             k = _index(found, "prose", 0)
             while k >= 0 and self.heading(j + k, end):
                 k = _index(found, "prose", k + 1)
@@ -1849,6 +1985,17 @@ class _Splitter:
                 return j + k
             j = stop
         return end
+
+    def classes(self, a: int, b: int) -> list[str | None]:
+        """The classes of lines ``a..b`` (:func:`line_class`): those of lines
+        seen before looked up at once, only the new ones classified."""
+        classes, lines = self._classes, self.lines
+        found = list(map(classes.get, lines[a:b]))
+        k = -1
+        while (k := _index(found, None, k + 1)) >= 0:  # lines not seen yet
+            line = lines[a + k]
+            found[k] = classes[line] = line_class(line)
+        return found
 
     def heading(self, i: int, end: int) -> bool:
         """Whether prose-looking line ``i`` is a heading inside an output: a few
@@ -1894,15 +2041,7 @@ class _Splitter:
             if i < region_start:
                 k += 1
                 continue
-            m = _FENCE.match(self.lines[i])
-            assert m is not None
-            # the closing fence: the next fence line with the same marker, at least
-            # as long (a "````diff" fence holds the "```" fences of the change it
-            # quotes; an index walk, not a slice per fence: a paste of fences stays linear)
-            marker = m.group(1)
-            close = k + 1
-            while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
-                close += 1
+            close = self.closing_fence(fences, k)
             j = fences[close] if close < len(fences) else n
             self.fence(region_start, i, j)
             region_start = j + 1
@@ -1912,6 +2051,20 @@ class _Splitter:
         else:
             self.region(region_start, n, fenced=False)
         return self.blocks
+
+    def closing_fence(self, fences: list[int], k: int) -> int:
+        """The index in ``fences`` of the fence that closes ``fences[k]``
+        (``len(fences)`` when none does): the next fence line with the same
+        marker, at least as long (a "````diff" fence holds the "```" fences of
+        the change it quotes; an index walk, not a slice per fence: a paste of
+        fences stays linear)."""
+        m = _FENCE.match(self.lines[fences[k]])
+        assert m is not None
+        marker = m.group(1)
+        close = k + 1
+        while close < len(fences) and not self.lines[fences[close]].lstrip().startswith(marker):
+            close += 1
+        return close
 
     def fence(self, region_start: int, i: int, j: int) -> None:
         """The text from ``region_start`` up to the fence opened on line ``i``,
@@ -1924,11 +2077,7 @@ class _Splitter:
         first = self.first_nonblank(i + 1, j)
         if command is None or first >= j or self.prompt(first) is not None:
             self.region(region_start, i, fenced=False)
-            # configuration a post proposes, in a fence of its own, is not read
-            if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
-                self.diff_fence = _DIFF_START.fullmatch(self.lines[i]) is not None
-                self.region(i + 1, j, fenced=True)
-                self.diff_fence = False
+            self.fence_content(i, j)
             return
         line = named[0] if named else i
         self.region(region_start, line, fenced=False)
@@ -1938,15 +2087,22 @@ class _Splitter:
         self.prompted(line, i + 1, self.trimmed(i + 1, end), command, "shell", self.host, True)
         self.region(end, j, fenced=True)
 
+    def fence_content(self, i: int, j: int) -> None:
+        """The content of the fence opened on line ``i`` (up to line ``j``) with
+        no command named for it: a region of its own, unless it is configuration
+        a post proposes (not read)."""
+        if self.next_prompt(i + 1, j) < j or not self.proposal(i + 1, j):
+            self.diff_fence = _DIFF_START.fullmatch(self.lines[i]) is not None
+            self.region(i + 1, j, fenced=True)
+            self.diff_fence = False
+
     def command_before_fence(self, region_start: int, i: int) -> tuple[int, str] | None:
         """``(line, command)`` of a shell prompt or a heading naming a command
         on the last non-blank line before the fence on line ``i`` (within a
         few lines), or a command in inline code ending with a colon
         (:func:`code_label_command`), or None."""
-        k = i - 1
-        while k >= region_start and i - k <= 3 and self.blank(k):
-            k -= 1
-        if k < region_start or i - k > 3:
+        k = self.line_above(i, region_start)
+        if k is None:
             return None
         prompt = self.prompt(k)
         if prompt is None:
@@ -1956,6 +2112,14 @@ class _Splitter:
             return None
         return k, prompt[1]
 
+    def line_above(self, i: int, start: int) -> int | None:
+        """The last non-blank line before line ``i`` (from ``start``) within three
+        lines of it, or None."""
+        k = i - 1
+        while k >= start and i - k <= 3 and self.blank(k):
+            k -= 1
+        return None if k < start or i - k > 3 else k
+
     def first_nonblank(self, a: int, b: int) -> int:
         while a < b and self.blank(a):
             a += 1
@@ -1964,18 +2128,9 @@ class _Splitter:
     def _front_matter(self) -> int:
         """A blog post's YAML front matter (``---``, ``title: ...``, ``tags:``,
         ``    - NUMA``, ``---``) at the top is prose; the index after it, or 0."""
-        lines = self.lines
-        if not lines or lines[0].strip() != "---":
-            return 0
-        for end in range(1, min(len(lines), FRONT_MATTER_MAX_LINES)):
-            if lines[end].strip() == "---":
-                if end > 1:
-                    self.mark(0, end + 1, PROSE)
-                    return end + 1
-                return 0
-            if not _FRONT_MATTER_LINE.match(lines[end]):
-                return 0
-        return 0
+        end = _front_matter_end(self.lines)
+        self.mark(0, end, PROSE)
+        return end
 
     def _fence_lines(self) -> list[int]:
         """Indexes of the lines that open or close a code fence, found with
@@ -1998,19 +2153,8 @@ class _Splitter:
     def prompt_and_output(self, first: int, b: int, *, fenced: bool) -> int:
         """Read the prompt on line ``first`` and its output (up to the next
         prompt at most, before ``b``); the index where what follows starts."""
-        prompt = self.prompt(first)
-        assert prompt is not None
-        kind_of_prompt, command, prompt_host = prompt
-        # Only a prompt that runs a command switches hosts: a bare prompt
-        # naming another host is usually the tail of a paste from another
-        # window, and what follows it is read with the current host.
-        if command or self.host is None:
-            self.prompt_host(first, prompt_host)
+        kind_of_prompt, command, out_start = self.read_prompt(first, b)
         host = self.host
-        out_start = first + 1
-        if kind_of_prompt == "sql":
-            out_start, command = self.sql_statement(out_start, b, command)
-        self.mark(first, out_start, PROMPT)
         if not command:
             # An empty prompt ("[root@host ~]#" alone) ends the previous
             # output; what follows is recognised by content.
@@ -2020,16 +2164,41 @@ class _Splitter:
         if first in self._weak and not fenced and self.sentence(out_start, b):
             self.mark(first, out_start, PROSE)  # a Markdown heading over a sentence
             return out_start
-        file_shown = kind_of_prompt == "shell" and _shows_a_file(command)
-        j = self.output_end(out_start, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
-        out_start = self.output_label(out_start, j)
-        if file_shown and not fenced and (values := self.file_values(out_start, j, b, command)) is not None:
-            out_start, j = values
+        out_start, j = self.command_output(out_start, b, command, kind_of_prompt == "shell", fenced)
         if first in self._weak and self.trimmed(out_start, j) == out_start:
             self.mark(first, out_start, PROSE)  # a heading over prose, not a command's output
             return j
         self.prompted(first, out_start, self.trimmed(out_start, j), command, kind_of_prompt, host, fenced)
         return j
+
+    def read_prompt(self, first: int, b: int) -> tuple[str, str, int]:
+        """Read the prompt on line ``first`` (a SQL statement with the lines that
+        continue it, before ``b``), switching hosts when it runs a command:
+        ``(prompt kind, command, index after the prompt)``."""
+        prompt = self.prompt(first)
+        assert prompt is not None
+        kind_of_prompt, command, prompt_host = prompt
+        # Only a prompt that runs a command switches hosts: a bare prompt
+        # naming another host is usually the tail of a paste from another
+        # window, and what follows it is read with the current host.
+        if command or self.host is None:
+            self.prompt_host(first, prompt_host)
+        out_start = first + 1
+        if kind_of_prompt == "sql":
+            out_start, command = self.sql_statement(out_start, b, command)
+        self.mark(first, out_start, PROMPT)
+        return kind_of_prompt, command, out_start
+
+    def command_output(self, a: int, b: int, command: str, shell: bool, fenced: bool) -> tuple[int, int]:
+        """``(start, end)`` of the output of ``command`` from line ``a`` (before
+        ``b``): after the author's label of it, and up to the values a ``cat``
+        of several files printed when they parse as the file's kind."""
+        file_shown = shell and _shows_a_file(command)
+        j = self.output_end(a, b, file_shown=file_shown, fenced=_to_next_prompt(command, fenced))
+        a = self.output_label(a, j)
+        if file_shown and not fenced and (values := self.file_values(a, j, b, command)) is not None:
+            return values
+        return a, j
 
     def output_label(self, a: int, j: int) -> int:
         """Where a command's output starts when its first line ``a`` is the
@@ -2046,15 +2215,19 @@ class _Splitter:
         prose and so end the output early; after the author's sentence when one
         stands between the command and them. ``(start, end)`` when they parse
         as the command's kind (``j``: where the output ends without them; readk)."""
-        start = a + 1 if a < b and (self.sentence(a, b) or _CJK.search(self.lines[a])) else a
+        start = a + 1 if self.lead_sentence(a, b) else a
         end = self.values_end(start, self.next_prompt(start, b))
         if end - start < 2 or (start == a and end <= j):
             return None  # one value, or no more than the output already is
-        kind = kind_for_command(command)
-        if kind is None or not self.parses(kind, start, end):
+        if not self.parses(kind_for_command(command), start, end):
             return None
         self.mark(a, start, PROSE)
         return start, end
+
+    def lead_sentence(self, a: int, b: int) -> bool:
+        """Whether line ``a`` (before ``b``) is the author's sentence, in words
+        or in CJK, over the lines after it."""
+        return a < b and (self.sentence(a, b) or _CJK.search(self.lines[a]) is not None)
 
     def values_end(self, i: int, b: int) -> int:
         """The end of the run of value lines (:data:`_VALUE_LINE`) from line ``i``, before ``b``."""
@@ -2090,13 +2263,14 @@ class _Splitter:
         # read like prose: they end the output only when prose, not
         # data, follows them (a file shown with cat/grep keeps them all).
         j = out_start + 1 if out_start < nxt else out_start
-        while (j := self.next_prose(j, nxt)) < nxt:
-            if not _is_comment(self.lines[j]):
-                break
-            if not file_shown and not self.data_after_comments(j, nxt):
-                break
+        while (j := self.next_prose(j, nxt)) < nxt and self.comment_kept(j, nxt, file_shown=file_shown):
             j += 1
         return j
+
+    def comment_kept(self, j: int, end: int, *, file_shown: bool) -> bool:
+        """Whether line ``j`` is a comment line the output keeps: all of them in
+        a file shown, else those followed by data (:meth:`data_after_comments`)."""
+        return _is_comment(self.lines[j]) and (file_shown or self.data_after_comments(j, end))
 
     def data_after_comments(self, j: int, end: int) -> bool:
         """Whether the comment lines from ``j`` are followed by data (within a
@@ -2117,20 +2291,37 @@ class _Splitter:
         host: str | None,
         fenced: bool,
     ) -> None:
+        """Read the output (lines ``out_start..out_end``) of ``command`` on the
+        prompt line ``first``: shared between the commands of a compound line,
+        the post's Markdown under a heading, an output nothing reads, or read."""
         known = _known_parts(command) if prompt == "shell" else None
         if known is not None and self.compound(out_start, out_end, known, host, fenced):
             return
         kind = self.command_kind(out_start, out_end, command, known)
         if first in self._weak and kind is not None and out_end > out_start:
             kind = self.kind_by_content(kind, out_start, out_end)
-            if not fenced and self.markup_under_heading(kind, out_start, out_end):
-                self.mark(first, out_start, PROSE)  # "# numastat Overview" over "* numa_hit"
-                self.unprompted(out_start, out_end, fenced=fenced, host=host)
+            if not fenced and self.markup_after_heading(first, out_start, out_end, kind, host):
                 return
         kind, what = self.content_kind(kind, command, out_start, out_end, (prompt, fenced))
         if what is not None:
             self.unused_block(first, out_start, out_end, command, what, prompt, host, fenced)
             return
+        self.read_prompted(first, out_start, out_end, command, kind, prompt, host, fenced)
+
+    def read_prompted(
+        self,
+        first: int,
+        out_start: int,
+        out_end: int,
+        command: str,
+        kind: str | None,
+        prompt: str,
+        host: str | None,
+        fenced: bool,
+    ) -> None:
+        """Read lines ``out_start..out_end`` as the output of ``command`` (of
+        ``kind``, or unread when None) under its prompt on line ``first``; the
+        lines after the end of a shell command's output are a data run."""
         rest: tuple[int, int] | None = None
         if prompt == "shell" and kind is not None:
             out_end, rest = self.shell_output_end(kind, out_start, out_end)
@@ -2169,6 +2360,16 @@ class _Splitter:
         what = other_system_output("\n".join(self.lines[a : min(b, a + OTHER_SYSTEM_HEAD_LINES)]))
         return what if what is not None and not self.parses(kind, a, b) else None
 
+    def markup_after_heading(self, first: int, a: int, b: int, kind: str, host: str | None) -> bool:
+        """Whether lines ``a..b`` under the ``# command`` line ``first`` outside
+        a fence are the post's Markdown (:meth:`markup_under_heading`); the
+        heading is prose then, and the lines read without a prompt."""
+        if not self.markup_under_heading(kind, a, b):
+            return False
+        self.mark(first, a, PROSE)  # "# numastat Overview" over "* numa_hit"
+        self.unprompted(a, b, fenced=False, host=host)
+        return True
+
     def markup_under_heading(self, kind: str, a: int, b: int) -> bool:
         """Are lines ``a..b`` under a ``# command`` line outside a fence the
         post's Markdown (a list item or a quote first) rather than the output
@@ -2192,13 +2393,18 @@ class _Splitter:
         """What the output of a command no parser reads is: prose when it is
         what the post quotes (comments under ``sysctl -p``, a script), else
         unrecognised."""
-        if any(not self.blank(i) for i in range(a, b)) and (
+        if any(not self.blank(i) for i in range(a, b)) and self.post_quotes(a, b, fenced):
+            return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
+        return UNRECOGNISED
+
+    def post_quotes(self, a: int, b: int, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what the post quotes (:meth:`quoted_text`),
+        a how-to's notes or, outside a fence, its sentences in CJK."""
+        return (
             self.quoted_text(a, b, fenced=fenced)
             or command_notes(self.note_kinds(a, b))
             or (not fenced and self.cjk_sentences(a, b))
-        ):
-            return PROSE  # also commands and comments under a commented-out one ("#tc filter add ...")
-        return UNRECOGNISED
+        )
 
     def cjk_sentences(self, a: int, b: int) -> bool:
         """Whether the non-blank lines ``a..b`` are all sentences in Chinese,
@@ -2206,7 +2412,7 @@ class _Splitter:
         quoted in it (``$ sudo ip netns add ns2`` then ``次に Virtual Ethernet
         インターフェイスで veth0``), which an output's first line always is."""
         lines = [self.lines[i].strip() for i in range(a, b) if not self.blank(i)]
-        return all(_CJK_ANY.search(line) and _cjk_prose(line) for line in lines)
+        return all(_cjk_sentence(line) for line in lines)
 
     def kind_by_content(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` that a heading named ``kind``: the kind
@@ -2271,17 +2477,7 @@ class _Splitter:
         pieces: list[tuple[int, int, str, str]] = []
         p = a
         for (cmd, kind), (_next_cmd, next_kind) in itertools.pairwise(known):
-            cut = None
-            for i in range(p + 1, min(b, p + COMPOUND_LOOKAHEAD)):
-                if self.detect_budget <= 0:
-                    return False
-                if self.blank(i):
-                    continue
-                self.detect_budget -= 1
-                starts = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)) == next_kind
-                if (starts or self.parses(next_kind, i, b)) and self.parses(kind, p, i):
-                    cut = i
-                    break
+            cut = self.next_output_start(p, b, kind, next_kind)
             if cut is None:
                 return False
             pieces.append((p, cut, cmd, kind))
@@ -2292,6 +2488,21 @@ class _Splitter:
             self.mark(start, end, READ)
             self.append_prompted(start, end, self.text(start, end), cmd, kind, "shell", host, fenced)
         return True
+
+    def next_output_start(self, p: int, b: int, kind: str, next_kind: str) -> int | None:
+        """The first line after ``p`` (within :data:`COMPOUND_LOOKAHEAD`) from which
+        the lines parse or are detected as ``next_kind`` while those from ``p``
+        parse as ``kind``; None when there is none, or no detection budget left."""
+        for i in range(p + 1, min(b, p + COMPOUND_LOOKAHEAD)):
+            if self.detect_budget <= 0:
+                return None
+            if self.blank(i):
+                continue
+            self.detect_budget -= 1
+            starts = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS)) == next_kind
+            if (starts or self.parses(next_kind, i, b)) and self.parses(kind, p, i):
+                return i
+        return None
 
     def unused_block(
         self,
@@ -2308,9 +2519,7 @@ class _Splitter:
         to where another pasted artifact starts (that one is read)."""
         cut = self.artifact_after(out_start, out_end) if out_end - out_start > 2 else None
         end = self.trimmed(out_start, out_end if cut is None else cut)
-        self.mark(out_start, end, UNUSED)
-        if end > out_start:
-            self.unused.append((out_start, end, what))
+        self.mark_unused(out_start, end, what)
         start = first if prompt == "sql" else out_start
         block = Block(
             command=command,
@@ -2326,6 +2535,13 @@ class _Splitter:
         self.blocks.append(block)
         if cut is not None:
             self.data_run(cut, out_end, fenced=fenced, host=host)
+
+    def mark_unused(self, a: int, b: int, what: str) -> None:
+        """Mark lines ``a..b`` as an output nothing reads and list them with
+        ``what`` it is (when there are any)."""
+        self.mark(a, b, UNUSED)
+        if b > a:
+            self.unused.append((a, b, what))
 
     def artifact_after(self, a: int, b: int) -> int | None:
         """First line of ``a+1..b`` where an artifact that parses starts, or None."""
@@ -2349,11 +2565,18 @@ class _Splitter:
     def first_artifact(self, starts: Iterable[int], b: int) -> int | None:
         """The first of ``starts`` where an artifact that parses up to ``b`` starts, or None."""
         for i in starts:
-            self.detect_budget -= 1
-            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
-            if other is not None and self.parses(other, i, b):
+            if self.artifact_at(i, b) is not None:
                 return i
         return None
+
+    def artifact_at(self, i: int, b: int, other_than: str | None = None) -> str | None:
+        """The kind (not ``other_than``) detected from line ``i`` when the lines
+        ``i..b`` parse as it, or None; one detection taken from the budget."""
+        self.detect_budget -= 1
+        other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
+        if other is None or other == other_than or not self.parses(other, i, b):
+            return None
+        return other
 
     def unread_tail(self, kind: str, a: int, b: int) -> int:
         """Where the output of ``kind`` on lines ``a..b`` ends when its last
@@ -2364,31 +2587,31 @@ class _Splitter:
         unread = self.unread_lines(kind, a, b)
         if not unread:
             return b
+        end, passed = self.unread_run(a, b, unread)
+        if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
+            return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
+        if not a < end < b or unread.isdisjoint(range(end - a + 1, b - a + 1)):
+            return b
+        return end if self.parses(kind, a, end) else b
+
+    def unread_run(self, a: int, b: int, unread: set[int]) -> tuple[int, int]:
+        """``(start, count)`` of the run of ``unread`` lines (1-based in ``a..b``)
+        and blank lines that ends ``a..b``: where it starts, never just after a
+        blank line, and how many non-blank lines it holds."""
         end, passed = b, 0
         while end > a and (self.blank(end - 1) or (end - a) in unread):
             passed += not self.blank(end - 1)
             end -= 1
-        if passed == 1 and self.last_line(self.trimmed(a, b) - 1):
-            return b  # one line at the very end of the paste: a row the paste cut ("CPU M")
         while end < b and self.blank(end - 1):  # never cut before a blank line
             end -= 1
-        if end >= b or end <= a or not any(k in unread for k in range(end - a + 1, b - a + 1)):
-            return b
-        return end if self.parses(kind, a, end) else b
+        return end, passed
 
     def unread_lines(self, kind: str, a: int, b: int) -> set[int]:
         """The numbers (1-based in ``a..b``) of the lines the ``kind`` parser
         reports it did not read; none when the lines do not parse."""
         if not self.parses(kind, a, b):
             return set()
-        result = self._results.get((kind, a, b))
-        results = result if isinstance(result, list) else [result]
-        return {
-            e.line
-            for r in results
-            for e in getattr(r, "errors", ())
-            if e.line and "not read" in e.message and "cut" not in e.message
-        }
+        return _unread_line_numbers(self._results.get((kind, a, b)))
 
     def other_form_at_end(self, a: int, b: int) -> bool:
         """Whether the last line of ``a..b`` starts like none of the output's
@@ -2414,9 +2637,7 @@ class _Splitter:
         budget = min(MAX_TRAILING_DETECT, self.detect_budget)
         whole: object = _UNSET
         for i in self.form_changes(a, b, budget):
-            self.detect_budget -= 1
-            other = self.detect(self.head(i, b, PROBE_HEAD_LINES, PROBE_HEAD_CHARS))
-            if other is None or other == kind or not self.parses(other, i, b):
+            if self.artifact_at(i, b, other_than=kind) is None:
                 continue
             # A detector reads ahead (from "node 0 cpus" it already sees the
             # "top -" below), so the cut is right only where the command's own
@@ -2526,6 +2747,8 @@ class _Splitter:
 
     # -- text without a prompt
     def unprompted(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
+        """Read lines ``a..b``, without a prompt: one data run inside a fence,
+        else runs of data and of prose in turn (a heading is prose)."""
         if a >= b:
             return
         if fenced:
@@ -2536,21 +2759,30 @@ class _Splitter:
             c = self.cls(i)
             if c == "blank":
                 i += 1
-                continue
-            if c == "data" and (self.lone_title(i, b) or self.heading_underline(i)):
+            elif c == "data" and self.post_heading(i, b):
                 self.prose_run(i, i + 1, host=host)
-                j = i + 1
+                i += 1
             elif c == "data" or self.word_command(i, b):
-                # blank lines inside a data run are kept when data follows
-                j = self.next_prose(i + 1, b)
-                if not self.proposal(i, self.trimmed(i, j)):
-                    self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
+                i = self.unprompted_data(i, b, host)
             else:
-                j = i + 1
-                while j < b and self.cls(j) == "prose":
-                    j += 1
-                self.prose_run(i, j, host=host)
-            i = j
+                i = self.unprompted_prose(i, b, host)
+
+    def unprompted_data(self, i: int, b: int, host: str | None) -> int:
+        """Read the run of data from line ``i`` up to the next prose line (blank
+        lines inside it are kept when data follows), unless a post proposes it;
+        the index where the run ends."""
+        j = self.next_prose(i + 1, b)
+        if not self.proposal(i, self.trimmed(i, j)):
+            self.data_run(i, self.trimmed(i, j), fenced=False, host=host)
+        return j
+
+    def unprompted_prose(self, i: int, b: int, host: str | None) -> int:
+        """Read the run of prose lines from line ``i``; the index where it ends."""
+        j = i + 1
+        while j < b and self.cls(j) == "prose":
+            j += 1
+        self.prose_run(i, j, host=host)
+        return j
 
     def word_command(self, i: int, b: int) -> bool:
         """Whether line ``i``, prose by its class, is a command of one word typed
@@ -2561,6 +2793,11 @@ class _Splitter:
             return False
         k = self.first_nonblank(i + 1, b)
         return k < b and self.cls(k) == "data"
+
+    def post_heading(self, i: int, b: int) -> bool:
+        """Whether line ``i`` is a post's heading: a title alone (:meth:`lone_title`)
+        or a setext underline (:meth:`heading_underline`)."""
+        return self.lone_title(i, b) or self.heading_underline(i)
 
     def heading_underline(self, i: int) -> bool:
         """Whether line ``i`` underlines the prose line above it (``-----`` or
@@ -2582,41 +2819,53 @@ class _Splitter:
         host printed: a few lines after a sentence that says to add them
         (``在/etc/sysctl.conf文件中添加如下配置:``, ``Add the following to
         /etc/sysctl.conf:``). They are marked as prose and not read."""
-        if b - a > PROPOSAL_MAX_LINES:
-            return False
-        k = a - 1
-        while k >= 0 and (self.blank(k) or _FENCE.match(self.lines[k])) and a - k <= 3:
-            k -= 1
-        if k < 0 or self.cls(k) != "prose" or not _PROPOSES.search(self.lines[k]):
+        if b - a > PROPOSAL_MAX_LINES or not self.proposes_above(a):
             return False
         self.mark(a, b, PROSE)
         return True
 
+    def proposes_above(self, a: int) -> bool:
+        """Whether the line above line ``a`` (past blank lines and a fence line,
+        within three lines) is a sentence that says to add what follows."""
+        k = a - 1
+        while k >= 0 and (self.blank(k) or _FENCE.match(self.lines[k])) and a - k <= 3:
+            k -= 1
+        return k >= 0 and self.cls(k) == "prose" and _PROPOSES.search(self.lines[k]) is not None
+
     def data_run(self, a: int, b: int, *, fenced: bool, host: str | None) -> None:
-        while a < b and self.blank(a):
-            a += 1
+        a = self.first_nonblank(a, b)
         b = self.trimmed(a, b)
         if a >= b:
             return
         if (fenced and self.diff_fence) or self.quoted_diff(a, b):
             self.mark(a, b, PROSE)  # an output a quoted change shows is the change's text
             return
-        kinds = self.detected_kinds(a, b)
+        for start, end, kind in self.pieces(a, b, self.detected_kinds(a, b)):
+            self.emit_unprompted(start, end, kind, fenced, host)
+
+    def pieces(self, a: int, b: int, kinds: list[str | None]) -> Iterator[tuple[int, int, str | None]]:
+        """The pieces ``(start, end, kind)`` of the data run ``a..b``, cut where
+        the detected ``kinds`` (one a line) change and both sides parse."""
         piece_start, piece_kind = a, kinds[0]
         for offset in range(1, b - a):
             k = kinds[offset]
             if k is None or k == piece_kind or k == kinds[offset - 1]:
                 continue
             i = a + offset
-            # Detectors look at a few lines and some fire on the middle of
-            # another artifact (softirq rows look like interrupt rows), so a
-            # split is kept only when both sides parse as what they look like.
-            both_parse = self.parses(k, i, b) and self.parses(piece_kind, piece_start, i)
-            if piece_kind is not None and not both_parse:
+            if not self.cut_holds(piece_start, i, b, piece_kind, k):
                 continue
-            self.emit_unprompted(piece_start, i, piece_kind, fenced, host)
+            yield piece_start, i, piece_kind
             piece_start, piece_kind = i, k
-        self.emit_unprompted(piece_start, b, piece_kind, fenced, host)
+        yield piece_start, b, piece_kind
+
+    def cut_holds(self, start: int, i: int, b: int, kind: str | None, next_kind: str) -> bool:
+        """Whether a data run is cut at line ``i``, between the piece of
+        ``kind`` from ``start`` and one of ``next_kind`` up to ``b``. Detectors
+        look at a few lines and some fire on the middle of another artifact
+        (softirq rows look like interrupt rows), so a cut is kept only when both
+        sides parse as what they look like (or nothing detected the piece)."""
+        both_parse = self.parses(next_kind, i, b) and self.parses(kind, start, i)
+        return kind is None or both_parse
 
     def detected_kinds(self, a: int, b: int) -> list[str | None]:
         """The kind detected for each line of the data run ``a..b``.
@@ -2627,22 +2876,35 @@ class _Splitter:
         with the text up to the next change ("top - ..." alone is top even when
         node meminfo lines follow), then with the rest of the run."""
         kinds: list[str | None] = [None] * (b - a)
-        candidates = [a]
-        if b - a <= self.detect_lines:
-            budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
-            candidates += self.form_changes(a, b, budget - 1)
-        for index, (i, nxt) in enumerate(itertools.pairwise([*candidates, b])):
+        for index, (i, nxt) in enumerate(itertools.pairwise([*self.detection_starts(a, b), b])):
             # the run's first line gets a full head, later candidates a probe
-            size = _FIRST_HEAD if index == 0 else _PROBE_HEAD
-            kind = self.detect(self.head(i, nxt, *size))
-            if kind is None and nxt < b and nxt - i < size[0]:
-                kind = self.detect(self.head(i, b, *size))
-                self.detect_budget -= 1
-            self.detect_budget -= 1
+            kind = self.detect_from(i, nxt, b, _FIRST_HEAD if index == 0 else _PROBE_HEAD)
             kinds[i - a : nxt - a] = [kind] * (nxt - i)
         return kinds
 
+    def detection_starts(self, a: int, b: int) -> list[int]:
+        """The lines of the data run ``a..b`` where detection runs: its first,
+        then where the form changes (:meth:`form_changes`) unless the run is
+        longer than ``detect_lines``."""
+        if b - a > self.detect_lines:
+            return [a]
+        budget = min(MAX_DETECT_PER_RUN, max(self.detect_budget, 1))
+        return [a, *self.form_changes(a, b, budget - 1)]
+
+    def detect_from(self, i: int, nxt: int, b: int, size: tuple[int, int]) -> str | None:
+        """The kind detected from line ``i`` on the head (``size``: lines,
+        characters) of the lines up to the next change ``nxt``, then of the rest
+        of the run (up to ``b``) when that was shorter than the head."""
+        kind = self.detect(self.head(i, nxt, *size))
+        if kind is None and nxt < b and nxt - i < size[0]:
+            kind = self.detect(self.head(i, b, *size))
+            self.detect_budget -= 1
+        self.detect_budget -= 1
+        return kind
+
     def parses(self, kind: str | None, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` parse as ``kind`` (within the detection budget
+        and the parse budget; the result is kept for the block)."""
         if kind is None:
             return False
         spec = parsers.REGISTRY.get(kind)
@@ -2656,6 +2918,11 @@ class _Splitter:
             return False
         if (kind, a, b) in self._results:
             return True
+        return self.parse(spec, kind, a, b, text, seconds)
+
+    def parse(self, spec: parsers.ParserSpec, kind: str, a: int, b: int, text: str, seconds: float) -> bool:
+        """Whether ``text`` (lines ``a..b``) parses as ``kind`` within ``seconds``;
+        its result kept. A timeout ends the detection of splits."""
         try:
             with parse_time_budget(seconds):
                 self._results[kind, a, b] = parsers.parse(spec, text)
@@ -2671,16 +2938,23 @@ class _Splitter:
         return True
 
     def emit_unprompted(self, a: int, b: int, kind: str | None, fenced: bool, host: str | None) -> None:
+        """Read the piece ``a..b`` of a data run, detected as ``kind`` (None:
+        nothing detected it)."""
         b = self.trimmed(a, b)
         if a >= b:
             return
-        if kind is not None and self.bare_command_output(a, b, host, fenced):
-            return  # "vmstat 1" over the vmstat table it printed
-        if kind is not None and b - a > 1 and not self.parses(kind, a, b):
-            kind = self.whole_kind(kind, a, b)
         if kind is None:
             self.undetected(a, b, fenced, host)
             return
+        if self.bare_command_output(a, b, host, fenced):
+            return  # "vmstat 1" over the vmstat table it printed
+        if b - a > 1 and not self.parses(kind, a, b):
+            kind = self.whole_kind(kind, a, b)
+        self.read_unprompted(a, b, kind, fenced, host)
+
+    def read_unprompted(self, a: int, b: int, kind: str, fenced: bool, host: str | None) -> None:
+        """Read lines ``a..b`` as the output of ``kind`` (no prompt over them);
+        the lines at the end its parser did not read are handed back unread."""
         end = self.unread_tail(kind, a, b) if b - a > 1 else b
         self.mark(a, end, READ)
         self.add_block(
@@ -2700,9 +2974,7 @@ class _Splitter:
         if end < b:
             # handed back as what nothing read (not detected again: a paste that
             # repeats a line a parser passes over would be split once per line)
-            while end < b and self.blank(end):
-                end += 1
-            self.emit_unprompted(end, b, None, fenced, host)
+            self.emit_unprompted(self.first_nonblank(end, b), b, None, fenced, host)
 
     def whole_kind(self, kind: str, a: int, b: int) -> str:
         """The kind of lines ``a..b`` recognised as ``kind`` from their first
@@ -2717,32 +2989,65 @@ class _Splitter:
         """Lines ``a..b`` that no detector recognised: the output of a command
         Casebook does not read, bare commands, a post's Markdown (a table, a
         rule), or unrecognised (mentions inside them are looked for)."""
+        if self.artifact_within(a, b, fenced, host):
+            return
+        read = (  # each reading marks the lines when it applies
+            self.catalogued_unused(a, b)
+            or self.post_text(a, b, fenced)
+            or self.bare_command_output(a, b, host, fenced)
+            or self.bare_commands(a, b)
+            or self.notes(a, b)
+            or self.gutter(a, b)
+        )
+        if not read:
+            self.unrecognised(a, b, fenced, host)
+
+    def artifact_within(self, a: int, b: int, fenced: bool, host: str | None) -> bool:
+        """Whether an artifact starts inside lines ``a..b`` (:meth:`artifact_inside`):
+        it and what follows are read as its kind, the lines before it again as
+        undetected."""
         inside = self.artifact_inside(a, b)
-        if inside is not None:
-            if inside[0] > a:
-                self.undetected(a, inside[0], fenced, host)
-            self.emit_unprompted(inside[0], b, inside[1], fenced, host)
-            return
-        what = unused_output(self.head(a, b))
-        if what is not None:
-            self.mark(a, b, UNUSED)
-            self.unused.append((a, b, what))
-            return
-        if self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced):
-            self.mark(a, b, PROSE)
-            return
-        if self.bare_command_output(a, b, host, fenced):
-            return
-        if b - a <= BARE_COMMAND_MAX_LINES and all(
-            self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
-        ):
-            self.mark(a, b, PROMPT)  # "lscpu -e" above its output, without a prompt
-            return
-        if self.notes(a, b) or self.gutter(a, b):
-            return
+        if inside is None:
+            return False
+        start, kind = inside
+        if start > a:
+            self.undetected(a, start, fenced, host)
+        self.emit_unprompted(start, b, kind, fenced, host)
+        return True
+
+    def post_text(self, a: int, b: int, fenced: bool) -> bool:
+        """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
+        or its own text (:meth:`plain_text`); marked as prose."""
+        if not (self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced)):
+            return False
+        self.mark(a, b, PROSE)
+        return True
+
+    def unrecognised(self, a: int, b: int, fenced: bool, host: str | None) -> None:
+        """Mark lines ``a..b`` unrecognised; a few lines outside a fence may
+        still mention an artifact inside their sentences (:meth:`mentions`)."""
         self.mark(a, b, UNRECOGNISED)
         if not fenced and b - a <= MENTION_MAX_LINES:
             self.mentions(a, b, host=host)
+
+    def catalogued_unused(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are an output the catalogue knows and no parser
+        reads (:func:`collectors.unused.unused_output`); marked and listed so."""
+        what = unused_output(self.head(a, b))
+        if what is None:
+            return False
+        self.mark_unused(a, b, what)
+        return True
+
+    def bare_commands(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a few commands without a prompt (``lscpu -e``
+        above its output); marked as prompts."""
+        if b - a > BARE_COMMAND_MAX_LINES or not all(
+            self.blank(i) or _bare_command(self.lines[i]) for i in range(a, b)
+        ):
+            return False
+        self.mark(a, b, PROMPT)
+        return True
 
     def plain_text(self, a: int, b: int, fenced: bool) -> bool:
         """Whether lines ``a..b``, which no detector recognised, are a post's
@@ -2754,9 +3059,14 @@ class _Splitter:
         one of them (:meth:`paragraph_line`). An output's line comes with its
         command or its neighbours."""
         lines = [i for i in range(a, b) if not self.blank(i)]
-        if all(self.cls(i) == "prose" or self.paragraph_line(i) for i in lines):
+        if all(self.prose_line(i) for i in lines):
             return bool(lines)
         return not fenced and len(lines) == 1 and caption_line(self.lines[lines[0]].strip())
+
+    def prose_line(self, i: int) -> bool:
+        """Whether line ``i`` reads as prose on its own or is a paragraph's line
+        (:meth:`paragraph_line`)."""
+        return self.cls(i) == "prose" or self.paragraph_line(i)
 
     def paragraph_line(self, i: int) -> bool:
         """Whether line ``i`` is a paragraph's line cut by its width
@@ -2782,18 +3092,35 @@ class _Splitter:
         parses as what the command prints (readk). A colon after the command
         (``cat /sys/block/sda/queue/scheduler:``, a label over its output) is
         not part of it."""
-        command = _LABEL_COLON.sub("", self.lines[a].strip())
-        # "top - 11:38:32 up 64 days" names a command but is its output's first line
-        if not _lone_command(command) or self.detect(command) is not None:
+        command = self.bare_command_at(a)
+        if command is None:
             return False
         out = self.first_nonblank(a + 1, b)
         if out < b and _lone_command(self.lines[out].strip()):
             # commands one under the other ("vmstat 1", "vmstat 1 -S m"): the last one printed
             return self.bare_command_output(out, b, host, fenced) and self.mark_prompt(a)
+        if out >= b:
+            return False
         kind = kind_for_command(command)
-        if kind is None and out < b:
+        if kind is None:
             return self.bare_unused_output(a, out, b, command)
-        if kind is None or out >= b or not self.printed(command, kind, out, b):
+        return self.bare_read_output(a, out, b, command, kind, host, fenced)
+
+    def bare_command_at(self, a: int) -> str | None:
+        """The command alone on line ``a`` (the colon of a label over its output
+        left out), or None; never an output's first line that names a command
+        (``top - 11:38:32 up 64 days``)."""
+        command = _LABEL_COLON.sub("", self.lines[a].strip())
+        if not _lone_command(command) or self.detect(command) is not None:
+            return None
+        return command
+
+    def bare_read_output(
+        self, a: int, out: int, b: int, command: str, kind: str, host: str | None, fenced: bool
+    ) -> bool:
+        """Whether lines ``out..b`` under a command alone on line ``a`` are what
+        it prints as ``kind``; read as its output then."""
+        if not self.printed(command, kind, out, b):
             return False
         self.mark(a, a + 1, PROMPT)
         self.mark(out, b, READ)
@@ -2810,13 +3137,16 @@ class _Splitter:
         output = self.text(out, b)
         if what is None or what in _FILE_READERS or command_failure(output) is not None:
             return False
-        if any(not self.blank(i) and self.cls(i) == "prose" for i in range(out, b)):
+        if self.holds_prose(out, b):
             return False
         what = unused_command(command) or what
         self.mark(a, a + 1, PROMPT)
-        self.mark(out, b, UNUSED)
-        self.unused.append((out, b, what))
+        self.mark_unused(out, b, what)
         return True
+
+    def holds_prose(self, a: int, b: int) -> bool:
+        """Whether a line of ``a..b`` reads as prose (a post's sentence)."""
+        return any(not self.blank(i) and self.cls(i) == "prose" for i in range(a, b))
 
     def mark_prompt(self, i: int) -> bool:
         self.mark(i, i + 1, PROMPT)
@@ -2856,7 +3186,7 @@ class _Splitter:
         configuration (anywhere)."""
         lines = [self.lines[i] for i in range(a, b) if not self.blank(i)]
         above = self.lines[a - 1] if a > 0 else ""
-        if not fenced and (markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)):
+        if not fenced and _post_markup(lines, above):
             return True
         return code_fragment(lines, above) or self.quoted_diff(a, b) or (not fenced and self.table_rows(a, b))
 
@@ -2916,40 +3246,56 @@ class _Splitter:
         digit is tried from each of its first few words."""
         # One detection over every candidate (each suffix on its own line, so
         # anchored detectors see it at a line start) rules most paragraphs out.
-        probes: list[str] = []
-        size = 0
-        for i in range(a, min(b, a + MENTION_MAX_LINES)):
-            for candidates in _mention_candidates(self.lines[i]):
-                probes.extend(candidates)
-                size += sum(len(c) + 1 for c in candidates)
-            if size > 8000:
-                break
+        probes = _mention_probes(self.lines[a : min(b, a + MENTION_MAX_LINES)])
         if not probes or self.detect("\n".join(probes)) is None:
             return
         for i in range(a, b):
-            for candidates in _mention_candidates(self.lines[i]):
-                hit = next(((sub, kind) for sub in candidates if (kind := self.detect(sub))), None)
-                if hit is None:
-                    continue
-                sub, kind = hit
-                self.role[i] = READ
-                self.blocks.append(
-                    Block(
-                        command=None,
-                        text=sub,
-                        start_line=i + 1,
-                        end_line=i + 1,
-                        label=kind,
-                        kind=kind,
-                        host=host,
-                        prose=True,
-                    )
+            hit = self.mention(self.lines[i])
+            if hit is None:
+                continue
+            sub, kind = hit
+            self.role[i] = READ
+            self.blocks.append(
+                Block(
+                    command=None,
+                    text=sub,
+                    start_line=i + 1,
+                    end_line=i + 1,
+                    label=kind,
+                    kind=kind,
+                    host=host,
+                    prose=True,
                 )
-                break  # one mention per line
+            )
+
+    def mention(self, line: str) -> tuple[str, str] | None:
+        """``(text, kind)`` of the first artifact quoted inside ``line`` (one
+        mention a line), or None."""
+        for candidates in _mention_candidates(line):
+            hit = next(((sub, kind) for sub in candidates if (kind := self.detect(sub))), None)
+            if hit is not None:
+                return hit
+        return None
+
+
+def _mention_probes(lines: list[str]) -> list[str]:
+    """Every mention candidate of ``lines`` (:func:`_mention_candidates`), up to
+    the line that brings them past 8000 characters."""
+    probes: list[str] = []
+    size = 0
+    for line in lines:
+        for candidates in _mention_candidates(line):
+            probes.extend(candidates)
+            size += sum(len(c) + 1 for c in candidates)
+        if size > 8000:
+            break
+    return probes
 
 
 # ------------------------------------------------------------- a how-to's notes
 
+# a thematic break, or the underline of a heading above it ("logs" over "------------")
+_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
 # what follows a command quoted in a how-to ("swapon --show   # 显示Swap信息"); what
 # runs it ("sudo", "time") is _SUDO's
 _TRAILING_COMMENT = re.compile(r"\s+(?:#(?:\s.*)?|//.*)$")
@@ -2965,6 +3311,18 @@ _NOTE_COMMAND_LEAD = re.compile(
 GUTTER_MIN_NUMBERS = 3
 GUTTER_MAX_LINES = 1000
 _GUTTER_RULES = frozenset({"|", "│", "¦"})
+
+
+def _unread_line_numbers(result: object) -> set[int]:
+    """The line numbers a parser's ``result`` (or list of results) reports as
+    not read, leaving out the lines it reports as cut by the paste."""
+    results = result if isinstance(result, list) else [result]
+    return {
+        e.line
+        for r in results
+        for e in getattr(r, "errors", ())
+        if e.line and "not read" in e.message and "cut" not in e.message
+    }
 
 
 def listing_gutter(lines: list[str]) -> bool:
@@ -3021,10 +3379,7 @@ def quoted_command(line: str) -> bool:
     >>> quoted_command("for CPU in /sys/devices/system/cpu/cpu[0-9]*; do"), quoted_command("done")
     (True, True)
     """
-    s = _TRAILING_COMMENT.sub("", line.strip())
-    s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
-    while (unwrapped := _SUDO.sub("", s, count=1)) != s:
-        s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
+    s = _note_command(line)
     if _bare_command(s) or _SHELL_CONSTRUCT.fullmatch(s):
         return True
     return (
@@ -3033,6 +3388,17 @@ def quoted_command(line: str) -> bool:
         and not _CJK.search(s)
         and unused_command(s) is not None
     )
+
+
+def _note_command(line: str) -> str:
+    """The command a how-to's ``line`` may quote: without its trailing comment,
+    what it keeps before the command (:data:`_NOTE_COMMAND_LEAD`) and what runs
+    it (``sudo``, ``time``)."""
+    s = _TRAILING_COMMENT.sub("", line.strip())
+    s = _NOTE_COMMAND_LEAD.sub("", s, count=1)
+    while (unwrapped := _SUDO.sub("", s, count=1)) != s:
+        s = _NOTE_COMMAND_LEAD.sub("", unwrapped, count=1)
+    return s
 
 
 def _names_a_command(value: str) -> bool:
@@ -3052,21 +3418,41 @@ def note_kind(line: str, cls: str) -> str | None:
     s = line.strip()
     if not s:
         return "blank"
-    if _MD_RULE_LINE.fullmatch(s):  # a thematic break
-        return "rule"
-    if quoted_command(s):
-        return "command"
-    if s.startswith(("#", "//")):
-        return "comment"  # a shell or C comment, a Markdown heading
-    step = _STEP.match(s)
-    if step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}"):
-        return "prose"  # a step in words, its space lost ("2.change the delay to 300ms")
+    kind = next((kind for test, kind in _NOTE_LINE_KINDS if test(s)), None)
+    return kind or _labelled_note_kind(s, cls)
+
+
+def _labelled_note_kind(s: str, cls: str) -> str | None:
+    """What the stripped line ``s`` of a how-to's notes (of class ``cls``) is
+    when its form alone does not say (:data:`_NOTE_LINE_KINDS`): a command
+    named after a CJK label, prose, a CJK label and its value, or None."""
     kv = _KEY_VALUE_CJK.match(s) if _CJK.search(s) else None
     if kv is not None and _names_a_command(re.split(r"[:：]", s, maxsplit=1)[1]):
         return "command"
     if cls == "prose":
         return "prose"
     return "label" if kv is not None else None
+
+
+def _step_in_words(s: str) -> bool:
+    """Whether the stripped line ``s`` is a numbered step in words, maybe with
+    its space lost (``2.change the delay to 300ms``)."""
+    step = _STEP.match(s)
+    return step is not None and _list_item_prose(f"{s[: step.end()].rstrip()} {s[step.end() :]}")
+
+
+def _code_comment(s: str) -> bool:
+    """Whether the stripped line ``s`` is a shell or C comment (or a Markdown heading)."""
+    return s.startswith(("#", "//"))
+
+
+# what a line of a how-to's notes is by its form alone, tried in order
+_NOTE_LINE_KINDS: tuple[tuple[Callable[[str], object], str], ...] = (
+    (_MD_RULE_LINE.fullmatch, "rule"),  # a thematic break
+    (quoted_command, "command"),
+    (_code_comment, "comment"),
+    (_step_in_words, "prose"),
+)
 
 
 CONTINUATION_MAX_LINES = 12  # lines of one quoted command (a quoted filter, "\\" line ends)
@@ -3084,20 +3470,22 @@ def continued_commands(lines: list[str], kinds: list[str | None]) -> list[str | 
     kinds = list(kinds)
     i = 0
     while i < len(kinds):
-        if kinds[i] != "command":
-            i += 1
-            continue
-        text, j = lines[i].rstrip(), i + 1
-        while (text.endswith("\\") or text.count('"') % 2) and j < min(
-            len(kinds), i + CONTINUATION_MAX_LINES
-        ):
-            if kinds[j] not in (None, "prose"):
-                break
-            kinds[j] = "command"
-            text = text.rstrip("\\") + " " + lines[j].strip()
-            j += 1
-        i = j
+        i = _continue_command(lines, kinds, i) if kinds[i] == "command" else i + 1
     return kinds
+
+
+def _continue_command(lines: list[str], kinds: list[str | None], i: int) -> int:
+    """Make the lines that continue the command quoted on line ``i`` commands
+    in ``kinds`` (at most :data:`CONTINUATION_MAX_LINES` lines in all); the
+    index after the command."""
+    text, j = lines[i].rstrip(), i + 1
+    while (text.endswith("\\") or text.count('"') % 2) and j < min(len(kinds), i + CONTINUATION_MAX_LINES):
+        if kinds[j] not in (None, "prose"):
+            break
+        kinds[j] = "command"
+        text = text.rstrip("\\") + " " + lines[j].strip()
+        j += 1
+    return j
 
 
 def command_notes(kinds: list[str | None]) -> bool:
@@ -3125,8 +3513,6 @@ def command_notes(kinds: list[str | None]) -> bool:
 # page that flattened its table keeps "k | KB |"), maybe inside a quote ("> | 5 | 0.90 |")
 _MD_TABLE_ROW = re.compile(r"(?:>[ \t]*)?(?:\|[^|\n]*(?:\|[^|\n]*)*|[^|\n]+(?:\|[^|\n]*)*\|)")
 _MD_TABLE_RULE = re.compile(r"(?:>[ \t]*)?\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?")
-# a thematic break, or the underline of a heading above it ("logs" over "------------")
-_MD_RULE_LINE = re.compile(r"(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|={3,}")
 
 
 TABLE_MAX_ROWS = 200
@@ -3153,7 +3539,13 @@ def markdown_markup(lines: list[str]) -> bool:
     """
     if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
         return True
-    rows = [line.strip() for line in lines]
+    return _markdown_table([line.strip() for line in lines])
+
+
+def _markdown_table(rows: list[str]) -> bool:
+    """Whether the stripped ``rows`` are a Markdown table: rows of cells
+    (:func:`_table_rows`), or a manual's parameter table, a cell of each row a
+    sentence."""
     if not rows or not all(_MD_TABLE_ROW.fullmatch(row) for row in rows):
         return False
     return _table_rows(rows) or all(_row_with_sentence(row) for row in rows)
@@ -3262,9 +3654,14 @@ def message_header(lines: list[str]) -> bool:
     False
     """
     rows = [line.strip() for line in lines]
-    if len(rows) < 2 or not all(_MAIL_FIELD.fullmatch(r) or _PATCH_FROM.fullmatch(r) for r in rows):
+    if len(rows) < 2 or not all(_header_field(r) for r in rows):
         return False
     return any(r.startswith(("From", "Subject", "发件人", "主题")) for r in rows)
+
+
+def _header_field(row: str) -> bool:
+    """Whether the stripped ``row`` is a field of a mail's header or a patch's first line."""
+    return _MAIL_FIELD.fullmatch(row) is not None or _PATCH_FROM.fullmatch(row) is not None
 
 
 # source code and configuration a post quotes (code_fragment): C or awk, a block opened
@@ -3309,11 +3706,22 @@ def _yaml(rows: list[str], above: str) -> bool:
     items at its own indent: a TiUP topology's ``tidb_servers:`` over
     ``- host: ...``), or items under the key on the line above (a compose
     file's ``sysctls:``)."""
-    if not all(_YAML_KEY.fullmatch(r) or _YAML_ITEM.fullmatch(r) for r in rows):
+    if not all(_yaml_row(r) for r in rows):
         return False
-    if above.rstrip().endswith(":") and _YAML_KEY.fullmatch(above.rstrip()):
+    if _yaml_key_alone(above):
         return all(_YAML_ITEM.fullmatch(r) for r in rows)
     return any(r.rstrip().endswith(":") and _yaml_block_under(r, nxt) for r, nxt in itertools.pairwise(rows))
+
+
+def _yaml_row(row: str) -> bool:
+    """Whether ``row`` is a YAML key (its value after it or its block under it) or a sequence's item."""
+    return _YAML_KEY.fullmatch(row) is not None or _YAML_ITEM.fullmatch(row) is not None
+
+
+def _yaml_key_alone(line: str) -> bool:
+    """Whether ``line`` is a YAML key alone, over its block (``sysctls:``)."""
+    line = line.rstrip()
+    return line.endswith(":") and _YAML_KEY.fullmatch(line) is not None
 
 
 def _yaml_block_under(key: str, row: str) -> bool:
@@ -3326,6 +3734,13 @@ def _yaml_block_under(key: str, row: str) -> bool:
 _ELISION = re.compile(r"\.{3,}|…+")
 # an expression assigned to a name: an operator between two terms ("mem_free = a / b")
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
+
+
+def _post_markup(lines: list[str], above: str) -> bool:
+    """Whether unrecognised ``lines`` (non-blank, outside a fence; ``above`` the
+    line before them) are a post's own text: its Markdown, a message's header,
+    or the end of a code span opened above."""
+    return markdown_markup(lines) or message_header(lines) or code_span_end(lines, above)
 
 
 def code_fragment(lines: list[str], above: str = "") -> bool:
@@ -3347,7 +3762,7 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     >>> code_fragment(["##20gb physical memory", "##16gb to database", "##4 gb to OS"])
     True
     """
-    rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+    rows = _statement_rows(lines)
     if not rows:
         return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
@@ -3355,18 +3770,27 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
 
 
+def _statement_rows(lines: list[str]) -> list[str]:
+    """The ``lines`` that are neither elisions (``....``) nor comments."""
+    return [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+
+
 def _mention_candidates(line: str) -> list[list[str]]:
     """Per Latin-script stretch of ``line`` with a digit, the stretch from each
     of its first few words (what :meth:`_Splitter.mentions` tries)."""
     if len(line) > 4096 or not _DIGIT.search(line):
         return []
-    out = []
-    for segment in _CJK_SPLIT.split(line):
-        if len(segment) < 8 or not _DIGIT.search(segment):
-            continue
-        words = segment.split()
-        out.append([" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))])
-    return out
+    return [
+        _from_each_word(segment)
+        for segment in _CJK_SPLIT.split(line)
+        if len(segment) >= 8 and _DIGIT.search(segment)
+    ]
+
+
+def _from_each_word(segment: str) -> list[str]:
+    """``segment`` from each of its first :data:`MENTION_MAX_WORDS` words on."""
+    words = segment.split()
+    return [" ".join(words[k:]) for k in range(min(MENTION_MAX_WORDS, len(words)))]
 
 
 def _recognise(lines: list[str]) -> str | None:
@@ -3456,12 +3880,57 @@ def _fold(role: bytearray, first: list[int], last: list[int], count: int) -> byt
             roles[a] = max(edge, role[k])
             k += size
             continue
-        r = role[k]
-        for o in range(first[k], last[k] + 1):
-            if r > roles[o]:
-                roles[o] = r
+        _raise_roles(roles, range(first[k], last[k] + 1), role[k])
         k += 1
     return roles
+
+
+def _raise_roles(roles: bytearray, lines: range, role: int) -> None:
+    """Give the original ``lines`` (those of one joined line) ``role`` where it
+    is higher than theirs."""
+    for o in lines:
+        if role > roles[o]:
+            roles[o] = role
+
+
+def _unrecognised_runs(
+    roles: bytearray, first: list[int], lines: list[str]
+) -> Iterator[tuple[int, int, str]]:
+    """Each run of unrecognised original lines: ``(first line, last line, the
+    normalised line it starts at, cut to 200 characters)``, numbered from 1."""
+    i, n = 0, len(roles)
+    while (i := roles.find(UNRECOGNISED, i)) >= 0:
+        j = i
+        while j < n and roles[j] == UNRECOGNISED:
+            j += 1
+        k = bisect.bisect_left(first, i)
+        line = lines[k] if k < len(lines) else ""
+        yield i + 1, j, line.strip()[:200]
+        i = j
+
+
+def _unprefix_log_lines(norm: Normalised) -> None:
+    """Remove, in place, the prefix a logger put before the normalised lines of
+    a run (:func:`collectors.normalise.strip_log_prefixes`), noting how many
+    lines lost one."""
+    unprefixed = strip_log_prefixes(norm.lines, norm.joined, _recognise, _parses_as) if norm.lines else 0
+    if unprefixed:
+        norm.joined = None
+        norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
+
+
+def _original_roles(role: bytearray, norm: Normalised) -> bytearray:
+    """The roles of the original lines from ``role``, those of the normalised
+    lines (the same when normalising kept every line as it was)."""
+    return role if norm.identity else _fold(role, norm.first, norm.last, norm.original_lines)
+
+
+def _split_notes(norm: Normalised, *, truncated: bool) -> list[str]:
+    """The notes of normalising the text, and whether the split stopped early."""
+    notes = list(norm.notes)
+    if truncated:
+        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
+    return notes
 
 
 def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int = 2_000) -> Split:
@@ -3474,40 +3943,22 @@ def read_transcript(text: str, *, detect_lines: int = 5_000, detect_budget: int 
     """
     ensure_parsers()
     norm = normalise(text)
-    unprefixed = strip_log_prefixes(norm.lines, norm.joined, _recognise, _parses_as) if norm.lines else 0
-    if unprefixed:
-        norm.joined = None
-        norm.notes.append(f"{unprefixed} {LOG_PREFIXES}")
+    _unprefix_log_lines(norm)
     splitter = _Splitter(norm.lines, detect_lines, detect_budget, norm.joined)
     blocks = splitter.run()
     for block in blocks:
         _remap(block, norm)
     first, last = norm.first, norm.last
-    roles = splitter.role if norm.identity else _fold(splitter.role, first, last, norm.original_lines)
-    unrecognised: list[tuple[int, int, str]] = []
-    i, n = 0, len(roles)
-    while True:
-        i = roles.find(UNRECOGNISED, i)
-        if i < 0:
-            break
-        j = i
-        while j < n and roles[j] == UNRECOGNISED:
-            j += 1
-        k = bisect.bisect_left(first, i)
-        line = norm.lines[k] if k < len(norm.lines) else ""
-        unrecognised.append((i + 1, j, line.strip()[:200]))
-        i = j
+    roles = _original_roles(splitter.role, norm)
+    unrecognised = list(_unrecognised_runs(roles, first, norm.lines))
     unused = [(first[a] + 1, last[b - 1] + 1, what) for a, b, what in splitter.unused if b > a]
     segments = [(first[k] if k < len(first) else 0, host) for k, host in splitter.segments]
-    notes = list(norm.notes)
-    if splitter.truncated:
-        notes.append(f"more than {MAX_SPLIT_BLOCKS} blocks: the rest was not split")
     return Split(
         blocks=blocks,
         roles=roles,
         unrecognised=unrecognised,
         segments=segments,
-        notes=notes,
+        notes=_split_notes(norm, truncated=splitter.truncated),
         unused=unused,
         parsed=splitter.parsed,
     )
