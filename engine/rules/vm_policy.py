@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from collectors.derived.workload import (
     Datastore,
+    Setting,
     service_warning,
     sysctl_setting,
     tuned_profiles,
@@ -239,26 +240,33 @@ def swappiness_zero_oom(ctx: RuleContext) -> Iterator[RuleFinding]:
         setting = sysctl_setting(host, "vm.swappiness")
         if setting is None or setting.value != "0":
             continue
-        stores = stores_of(host)
         release = host.kernel.release if host.kernel else None
         strict = swappiness_zero_is_strict(release)
-        if strict is False:
-            continue
-        ev = [setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)]
-        if strict is None:
-            yield finding(
-                "memory.swappiness_zero_oom", host, "unknown_kernel", values={}, evidence=ev, severity="info"
-            )
-            continue
-        ev.insert(1, evidence(host, "kernel.release", release, host.kernel, "release"))
-        yield finding(
-            "memory.swappiness_zero_oom",
-            host,
-            "strict",
-            values={"kernel": release, "target": _oom_target(stores)},
-            evidence=ev,
-            severity="warning" if stores else "info",
+        if strict is not False:
+            yield _swappiness_zero_finding(host, setting, release, strict=strict)
+
+
+def _swappiness_zero_finding(
+    host: HostFacts, setting: Setting, release: str | None, *, strict: bool | None
+) -> RuleFinding:
+    """The finding for vm.swappiness = 0: on a kernel where it never swaps
+    (``strict``), a warning when data stores run there; info when the kernel's
+    behaviour is unknown (``strict`` None)."""
+    stores = stores_of(host)
+    ev = [setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)]
+    if strict is None:
+        return finding(
+            "memory.swappiness_zero_oom", host, "unknown_kernel", values={}, evidence=ev, severity="info"
         )
+    ev.insert(1, evidence(host, "kernel.release", release, host.kernel, "release"))
+    return finding(
+        "memory.swappiness_zero_oom",
+        host,
+        "strict",
+        values={"kernel": release, "target": _oom_target(stores)},
+        evidence=ev,
+        severity="warning" if stores else "info",
+    )
 
 
 def _oom_target(stores: list[Datastore]) -> Phrase:
@@ -542,10 +550,15 @@ def _measured_placements(host: HostFacts, stores: list[Datastore]) -> Iterator[R
     """The stores' processes whose NUMA usage shows them on one node."""
     totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
     for pn in host.process_numa:
-        store = next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
+        store = _store_of_process(stores, pn)
         placed = _placed_on_one_node(host, store, pn, totals) if store is not None and pn.node_mb else None
         if placed is not None:
             yield placed
+
+
+def _store_of_process(stores: list[Datastore], pn: ProcessNuma) -> Datastore | None:
+    """The data store seen through process ``pn``'s NUMA usage, if any."""
+    return next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
 
 
 def _placed_on_one_node(
