@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.facts import HostFacts, Vmstat, VmstatSample
-from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from collectors.facts import HostFacts, Meminfo, Vmstat, VmstatSample
+from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 
 # memory.swap_activity: si + so of one vmstat interval (KiB/s, vmstat's unit)
@@ -112,8 +112,8 @@ def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
         if vm is None or len(vm.samples) < 2 or vm.swap_unit_kb is None:
             continue
         intervals = vm.interval_samples
-        moving = [s for s in intervals if _moving(s)]
-        if len(moving) < SWAP_SUSTAINED_SHARE * len(intervals):
+        moving = _sustained_swapping(intervals)
+        if not moving:
             continue
         mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
         peak = max(moving, key=_swap_kb_s)
@@ -134,6 +134,13 @@ def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
             ],
             past=mean / SWAP_RATE_KB_S,
         )
+
+
+def _sustained_swapping(intervals: list[VmstatSample]) -> list[VmstatSample]:
+    """The intervals that move pages to or from swap, when they are at least
+    SWAP_SUSTAINED_SHARE of ``intervals``; else none."""
+    moving = [s for s in intervals if _moving(s)]
+    return moving if len(moving) >= SWAP_SUSTAINED_SHARE * len(intervals) else []
 
 
 # memory.page_tables_large: "a few hundred MB: huge pages are not your problem;
@@ -236,17 +243,22 @@ def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
         share = kb / ram_kb if ram_kb else None
         if not _page_tables_too_large(kb, share):
             continue
-        ev = [evidence(host, "meminfo.PageTables", kb, meminfo, "PageTables")]
-        if ram_kb:
-            ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
         yield finding(
             "memory.page_tables_large",
             host,
             "share" if share is not None else "size",
             values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
-            evidence=ev,
+            evidence=_page_tables_evidence(host, meminfo, kb, ram_kb),
             past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
         )
+
+
+def _page_tables_evidence(host: HostFacts, meminfo: Meminfo, kb: int, ram_kb: int) -> list[Evidence]:
+    """The evidence of the page tables' size, then of the RAM when meminfo tells it."""
+    ev = [evidence(host, "meminfo.PageTables", kb, meminfo, "PageTables")]
+    if ram_kb:
+        ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
+    return ev
 
 
 def _page_tables_too_large(kb: int, share: float | None) -> bool:
