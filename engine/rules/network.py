@@ -134,18 +134,22 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
-            if avg is None or avg < LAN_RTT_MS or _not_a_lan_peer(p):
-                continue
-            # a mesh script's output names the host each ping ran on ("crdb1a to 1d")
-            values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})
-            path = f"pings[{p.from_host} to {p.target}]" if p.from_host else f"pings[{p.target}]"
-            yield finding(
-                "net.lan_rtt_high",
-                host,
-                values=values,
-                evidence=[evidence(host, f"{path}.rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")],
-                past=avg / LAN_RTT_MS,
-            )
+            if avg is not None and avg >= LAN_RTT_MS and not _not_a_lan_peer(p):
+                yield _slow_ping_finding(host, p, avg)
+
+
+def _slow_ping_finding(host: HostFacts, p: PingResult, avg: float) -> RuleFinding:
+    """net.lan_rtt_high for ping ``p`` (average ``avg`` ms), naming the host it
+    ran on when a mesh script's output says so ("crdb1a to 1d")."""
+    values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})
+    path = f"pings[{p.from_host} to {p.target}]" if p.from_host else f"pings[{p.target}]"
+    return finding(
+        "net.lan_rtt_high",
+        host,
+        values=values,
+        evidence=[evidence(host, f"{path}.rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")],
+        past=avg / LAN_RTT_MS,
+    )
 
 
 def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
