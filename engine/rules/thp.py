@@ -246,16 +246,24 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
         mode = _enabled_mode(enabled, defrag)
         if mode not in ("always", "madvise"):
             continue
-        ev = [setting_evidence(host, defrag)]
-        if enabled is not None:
-            ev.append(setting_evidence(host, enabled))
         yield finding(
             "memory.thp_defrag_always",
             host,
             values={"stores": ", ".join(store_label(s) for s in stores), "enabled": mode},
-            evidence=[*ev, *(store_evidence(host, s) for s in stores)],
+            evidence=[
+                *_thp_settings_evidence(host, defrag, enabled),
+                *(store_evidence(host, s) for s in stores),
+            ],
             severity="warning" if mode == "always" else "info",
         )
+
+
+def _thp_settings_evidence(host: HostFacts, defrag: Setting, enabled: Setting | None) -> list[Evidence]:
+    """The evidence of THP's defrag setting, then of its enabled one when read."""
+    ev = [setting_evidence(host, defrag)]
+    if enabled is not None:
+        ev.append(setting_evidence(host, enabled))
+    return ev
 
 
 def _enabled_mode(enabled: Setting | None, defrag: Setting) -> str | None:
