@@ -196,6 +196,13 @@ class _Reference:
     hosts: int
 
 
+def _values_of_hosts_not_slow(
+    view: FleetView, key: str, counts: Mapping[str, int], slow: set[str]
+) -> list[tuple[str, str]]:
+    """(host, its value of ``key``) for each host no benchmark finds slow."""
+    return [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
+
+
 def _drift_reference(
     view: FleetView, key: str, counts: Mapping[str, int], slow: set[str], best: tuple[str, str] | None
 ) -> _Reference | None:
@@ -224,7 +231,7 @@ def _reference_among_fast(
     """The value of the majority of the hosts no benchmark finds slow, else
     (no majority there) the best host's value, when it is not the ``overall``
     majority already."""
-    better = [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
+    better = _values_of_hosts_not_slow(view, key, counts, slow)
     tally = Counter(value for _name, value in better)
     value, template = majority(tally), "better_majority"
     if value is None and best is not None:
