@@ -415,15 +415,8 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     if variables:
         common["vars"] = variables
     apply = _apply_play(steps, skipped, title=title, common=common)
-    # undo in the reverse order of applying
-    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
-    rollback = {
-        "name": label(f"Casebook rollback: {title}"),
-        **common,
-        "tags": ["rollback", "never"],
-        "tasks": rollback_tasks,
-    }
-    return [apply, rollback] if rollback_tasks else [apply]
+    rollback = _rollback_play(steps, title=title, common=common)
+    return [apply, rollback] if rollback else [apply]
 
 
 def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
@@ -438,6 +431,20 @@ def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
             continue
         steps.append(render(result))
     return steps, skipped
+
+
+def _rollback_play(steps: list[Steps], *, title: str, common: dict[str, Any]) -> dict | None:
+    """The rollback play: each remedy's rollback tasks, the last applied undone
+    first (only run when asked for: tag ``never``); None without any."""
+    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
+    if not rollback_tasks:
+        return None
+    return {
+        "name": label(f"Casebook rollback: {title}"),
+        **common,
+        "tags": ["rollback", "never"],
+        "tasks": rollback_tasks,
+    }
 
 
 def _apply_play(steps: list[Steps], skipped: list[str], *, title: str, common: dict[str, Any]) -> dict:
