@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections.abc import Mapping
 
 from django.utils.translation import gettext as _
 
@@ -189,6 +190,12 @@ OB_PARAMETERS = {
 }
 
 
+def _ob_measures_and_rules(parameters: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The measures that change the known ``parameters`` and the rules that ask for them (OB_PARAMETERS)."""
+    known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
+    return tuple(measure for measure, _rule in known), tuple(rule for _measure, rule in known)
+
+
 def oceanbase_parameters(
     *, parameters: dict[str, str | int], previous: dict[str, str | None] | None = None, proxy: bool = False
 ) -> Remedy | NoRemedy:
@@ -210,15 +217,15 @@ def oceanbase_parameters(
     text = "\n".join(f"{target.verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
     rollback = _restore_sql(target.verb, [(k, (previous or {}).get(k)) for k in parameters])
     restart = "net_thread_count" in parameters
-    known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
+    measures, rules = _ob_measures_and_rules(parameters)
     return Remedy(
         key=target.key,
         title=_("OceanBase proxy configuration") if proxy else _("OceanBase system parameters"),
         text=text,
         rollback=rollback,
         disruption="service restart" if restart else "online",
-        measures=tuple(measure for measure, _rule in known),
-        rules=tuple(rule for _measure, rule in known),
+        measures=measures,
+        rules=rules,
         notes=(_("net_thread_count takes effect after the observer restarts"),) if restart else (),
         commands=(f"obclient -h <host> -P {target.port} -uroot@sys -p -e {shlex.quote(text)}",),
         data={"port": target.port, "sql": text, "rollback_sql": rollback},
