@@ -290,9 +290,13 @@ def _overcommit_problem(host: HostFacts, store: Datastore) -> tuple[str, str | N
     mode = setting.value if setting is not None else None
     if store.kind == "mongodb":
         return ("mongodb", mode) if mode == "2" else None
-    if store.kind != "redis":
-        return None
-    if mode is not None:  # the setting read decides; else Redis's own warning
+    return _redis_overcommit_problem(host, mode) if store.kind == "redis" else None
+
+
+def _redis_overcommit_problem(host: HostFacts, mode: str | None) -> tuple[str, str | None] | None:
+    """("redis", mode) when Redis's overcommit requirement (1) is not met: the
+    setting read (``mode``) decides, else Redis's own warning."""
+    if mode is not None:
         return ("redis", mode) if mode != "1" else None
     warned = service_warning(host, "overcommit_memory")
     return ("redis", None) if warned is not None and warned[0].kind == "redis" else None
