@@ -900,20 +900,17 @@ def _cpus_without_memory(
             "share": share,
             "with_memory": Joined("node_sep", tuple(with_both)),
         },
-        evidence=[
-            numa_evidence(
-                host,
-                f"numa.nodes.{n}.mem_total_kb",
-                0,
-                "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
-                f"{n}.MemTotal",
-                f"node.{n}.size",
-                f"node.{n}.cpus",
-            )
-            for n in cpu_only
-        ],
+        evidence=[_no_memory_evidence(host, n, nodes[n]) for n in cpu_only],
         severity=severity,
         past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+    )
+
+
+def _no_memory_evidence(host: HostFacts, n: int, node: NumaNode) -> Evidence:
+    """The evidence that node ``n`` has no memory: its node meminfo, else numactl -H."""
+    part = "NodeMeminfo" if "MemTotal" in node.meminfo else "NumactlHardware"
+    return numa_evidence(
+        host, f"numa.nodes.{n}.mem_total_kb", 0, part, f"{n}.MemTotal", f"node.{n}.size", f"node.{n}.cpus"
     )
 
 
