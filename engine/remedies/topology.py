@@ -129,14 +129,15 @@ def _infer_cores(
     groups = next((g for g in layouts if _each_inside_one_node(g, node_of)), None)
     if groups is not None:
         return tuple(groups), ""
-    return (
-        singles,
-        _(
-            "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
-            "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
-        )
-        % {"threads": threads},
-    )
+    return singles, _siblings_unknown_note(threads)
+
+
+def _siblings_unknown_note(threads: int) -> str:
+    """The note that each CPU is treated as a core, lscpu's ``threads`` per core notwithstanding."""
+    return _(
+        "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
+        "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
+    ) % {"threads": threads}
 
 
 def _each_inside_one_node(groups: list[tuple[int, ...]], node_of: dict[int, int]) -> bool:
@@ -588,14 +589,25 @@ def _vcpu_pin_problems(placement: Placement, topology: HostTopology, guest_cpus:
             if cpu not in node_of:
                 problems.append(f"CPU {cpu} of vCPU {vcpu} does not exist on the host")
                 continue
-            if cpu in topology.used:
-                problems.append(f"CPU {cpu} of vCPU {vcpu} is pinned by {topology.used[cpu]}")
-            if node_of[cpu] != cell.node:
-                problems.append(f"CPU {cpu} of vCPU {vcpu} is not on node {cell.node}")
-            if cpu in seen:
-                problems.append(f"CPU {cpu} is given to vCPUs {seen[cpu]} and {vcpu}")
+            problems += _pin_problems(vcpu, cpu, node_of[cpu], cell.node, topology.used, seen)
             seen[cpu] = vcpu
             guest_cpus.add(cpu)
+    return problems
+
+
+def _pin_problems(
+    vcpu: int, cpu: int, cpu_node: int, node: int, used: dict[int, str], seen: dict[int, int]
+) -> list[str]:
+    """What is wrong with pinning ``vcpu`` to host ``cpu`` (on ``cpu_node``) for
+    a cell on ``node``: another guest's CPU (``used``), another node's, another
+    vCPU's (``seen``: CPU -> vCPU)."""
+    problems = []
+    if cpu in used:
+        problems.append(f"CPU {cpu} of vCPU {vcpu} is pinned by {used[cpu]}")
+    if cpu_node != node:
+        problems.append(f"CPU {cpu} of vCPU {vcpu} is not on node {node}")
+    if cpu in seen:
+        problems.append(f"CPU {cpu} is given to vCPUs {seen[cpu]} and {vcpu}")
     return problems
 
 
