@@ -73,13 +73,10 @@ def mycnf_lines(
     """
     lines = ["[mysqld]", *(f"{name} = {_mycnf_value(name, value)}" for name, value in settings.items())]
     path = "/etc/my.cnf.d/casebook-numa.cnf"
-    restore = [f"{k} = {v}" for k, v in (previous or {}).items() if v is not None]
     service = service.removesuffix(".service")
     if not _IDENT.match(service.replace("-", "_").replace("@", "_")):
         raise ValueError(f"not a service name: {service!r}")
-    rollback = f"rm -f {path}\nsystemctl restart {service}"
-    if restore:
-        rollback += "\n# previous values: " + ", ".join(restore)
+    rollback = _mycnf_rollback(path, service, previous or {})
     notes = []
     if settings.get("large_pages"):
         notes.append(_("large_pages needs vm.nr_hugepages sized for the buffer pool and memlock for mysqld"))
@@ -153,6 +150,16 @@ def mycnf_for(
     pkg = host_packaging(host)
     r = mycnf_lines(settings=settings, previous=previous, service=pkg.unit)
     return dataclasses.replace(r, notes=(*r.notes, *_where_notes(host)))
+
+
+def _mycnf_rollback(path: str, service: str, previous: dict[str, str | None]) -> str:
+    """Removing the drop-in at ``path`` and restarting ``service``, with the
+    ``previous`` values the snapshot showed as a comment."""
+    restore = [f"{k} = {v}" for k, v in previous.items() if v is not None]
+    rollback = f"rm -f {path}\nsystemctl restart {service}"
+    if restore:
+        rollback += "\n# previous values: " + ", ".join(restore)
+    return rollback
 
 
 def _sql_value(value: str | int) -> str:
