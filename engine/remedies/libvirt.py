@@ -426,29 +426,18 @@ def _fragments(
 ) -> tuple[tuple[str, str], ...]:
     """Per measure: the elements of the patched document it sets, then its
     virsh commands (the same placement as the whole patch, one measure at a time)."""
-    root = doc.root
-    cputune = root.find("cputune")
-    pins = list(cputune) if cputune is not None else []
-
-    def tagged(*tags: str) -> list[ET.Element]:
-        return [e for e in pins if e.tag in tags]
-
-    def element(tag: str) -> str:
-        return xmledit.fragment([e for e in (root.find(tag),) if e is not None], doc)
-
     header = f"<!-- virsh edit {name} -->"
     xml = {
-        "disable-cpu-hotplug": element("vcpu"),
-        "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
-        "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
-        "pin-iothreads": _iothread_fragment(doc, tagged("iothreadpin"), thread_less),
-        "numatune-memory-binding": element("numatune"),
-        "guest-numa-topology": element("cpu"),
-        "cpu-mode-host-passthrough": element("cpu"),
+        "disable-cpu-hotplug": _element_fragment(doc, "vcpu"),
+        "pin-vcpus": xmledit.fragment(_pins(doc, "vcpupin"), doc, wrapper="cputune"),
+        "pin-emulator": xmledit.fragment(_pins(doc, "emulatorpin"), doc, wrapper="cputune"),
+        "pin-iothreads": _iothread_fragment(doc, _pins(doc, "iothreadpin"), thread_less),
+        "numatune-memory-binding": _element_fragment(doc, "numatune"),
+        "guest-numa-topology": _element_fragment(doc, "cpu"),
+        "cpu-mode-host-passthrough": _element_fragment(doc, "cpu"),
     }
     if hugepages:
-        backing = root.find("memoryBacking")
-        xml["static-hugepages"] = xmledit.fragment([backing] if backing is not None else [], doc)
+        xml["static-hugepages"] = _element_fragment(doc, "memoryBacking")
     out = []
     for slug, text in xml.items():
         commands = per_measure.get(slug, [])
@@ -456,6 +445,18 @@ def _fragments(
             continue
         out.append((slug, "\n".join([header, *([text] if text else []), *commands])))
     return tuple(out)
+
+
+def _pins(doc: xmledit.Document, tag: str) -> list[ET.Element]:
+    """The ``<cputune>`` children named ``tag`` (``vcpupin``, ``emulatorpin``, ``iothreadpin``)."""
+    cputune = doc.root.find("cputune")
+    return cputune.findall(tag) if cputune is not None else []
+
+
+def _element_fragment(doc: xmledit.Document, tag: str) -> str:
+    """The fragment of the root's child ``tag`` ("" without one)."""
+    found = doc.root.find(tag)
+    return xmledit.fragment([found] if found is not None else [], doc)
 
 
 def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoRemedy:
