@@ -113,17 +113,23 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         stores = stores_of(host)
         if stores:
-            yield finding(
-                "numa.zone_reclaim_on_cache_host",
-                host,
-                "store",
-                values={
-                    "stores": ", ".join(store_label(s) for s in stores),
-                    "mode": setting.value,
-                    "tuned": _tuned_source(host),
-                },
-                evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
-            )
+            yield _zone_reclaim_finding(host, setting, stores)
+
+
+def _zone_reclaim_finding(host: HostFacts, setting: Setting, stores: list[Datastore]) -> RuleFinding:
+    """numa.zone_reclaim_on_cache_host for the data stores ``stores`` of a host
+    whose zone reclaim ``setting`` is on, naming what sets it."""
+    return finding(
+        "numa.zone_reclaim_on_cache_host",
+        host,
+        "store",
+        values={
+            "stores": ", ".join(store_label(s) for s in stores),
+            "mode": setting.value,
+            "tuned": _tuned_source(host),
+        },
+        evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
+    )
 
 
 def _tuned_source(host: HostFacts) -> Phrase:
