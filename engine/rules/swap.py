@@ -115,25 +115,33 @@ def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
         moving = _sustained_swapping(intervals)
         if not moving:
             continue
-        mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
-        peak = max(moving, key=_swap_kb_s)
-        swpd = max((s.swpd_kb or 0) for s in intervals)
-        yield finding(
-            "memory.swap_activity",
-            host,
-            values={
-                "rate": SWAP_RATE_KB_S,
-                "moving": len(moving),
-                "intervals": len(intervals),
-                "mean": mean,
-                "swpd": swpd,
-            },
-            evidence=[
-                evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
-                evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
-            ],
-            past=mean / SWAP_RATE_KB_S,
-        )
+        yield _swapping_finding(host, vm, intervals, moving)
+
+
+def _swapping_finding(
+    host: HostFacts, vm: Vmstat, intervals: list[VmstatSample], moving: list[VmstatSample]
+) -> RuleFinding:
+    """memory.swap_activity: the mean swap rate over ``intervals`` and the most
+    swap used, citing the busiest of the ``moving`` intervals."""
+    mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
+    peak = max(moving, key=_swap_kb_s)
+    swpd = max((s.swpd_kb or 0) for s in intervals)
+    return finding(
+        "memory.swap_activity",
+        host,
+        values={
+            "rate": SWAP_RATE_KB_S,
+            "moving": len(moving),
+            "intervals": len(intervals),
+            "mean": mean,
+            "swpd": swpd,
+        },
+        evidence=[
+            evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
+            evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
+        ],
+        past=mean / SWAP_RATE_KB_S,
+    )
 
 
 def _sustained_swapping(intervals: list[VmstatSample]) -> list[VmstatSample]:
