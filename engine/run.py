@@ -645,6 +645,18 @@ def _not_in_snapshot(rule_id: str, spec: RuleSpec, host: str, missing: list[str]
     )
 
 
+def _run_rules(
+    registry: dict[str, RuleSpec], ctx: RuleContext, local: RuleContext, result: AnalysisResult
+) -> list[str]:
+    """Run every rule in id order, a fleet rule over every host (``ctx``), the
+    others over the hosts analysed in full (``local``); the ids of those that ran."""
+    return [
+        rule_id
+        for rule_id in sorted(registry)
+        if _run_rule(rule_id, registry[rule_id], ctx if is_fleet_rule(rule_id) else local, result)
+    ]
+
+
 def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisResult) -> bool:
     """Run one rule, adding its findings to ``result``; False (with the reason in
     ``result.skipped``) when its facts are missing or it broke."""
@@ -705,11 +717,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
     ctx = RuleContext(snapshot=snapshot)
     local = _analysed_in_full(ctx)
     result = AnalysisResult()
-    ran = [
-        rule_id
-        for rule_id in sorted(registry)
-        if _run_rule(rule_id, registry[rule_id], ctx if is_fleet_rule(rule_id) else local, result)
-    ]
+    ran = _run_rules(registry, ctx, local, result)
     result.findings = _rank(result.findings)
     result.not_checked = _not_checked(registry, ctx, local, result.findings)
     result.not_checked = with_partial(registry, whole, result)
