@@ -112,9 +112,8 @@ def _unused_severity(pool_kb: int, ram_kb: int | None) -> tuple[str | None, floa
 )
 def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        values = _meminfo(host)
-        total, free = values.get("HugePages_Total"), values.get("HugePages_Free")
-        if not total or free != total or values.get("HugePages_Rsvd", 0):
+        total = _idle_pool_pages(host)
+        if total is None:
             continue
         size_kb = hugepage_size_kb(host) or DEFAULT_HUGEPAGE_KB
         pool_kb = total * size_kb
@@ -137,6 +136,16 @@ def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
             severity=severity,
             past=past,
         )
+
+
+def _idle_pool_pages(host: HostFacts) -> int | None:
+    """The number of static huge pages when there are some, all free and none
+    reserved; else None."""
+    values = _meminfo(host)
+    total = values.get("HugePages_Total")
+    if not total or values.get("HugePages_Free") != total or values.get("HugePages_Rsvd", 0):
+        return None
+    return total
 
 
 def _unused_pool_evidence(host: HostFacts, total: int, ram_kb: int | None) -> list[Evidence]:
