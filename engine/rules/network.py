@@ -271,11 +271,10 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     if sirq is None:
         return None
     rx = sirq.rows.get("NET_RX", [])
-    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+    concentrated = _concentrated(rx)
+    if concentrated is None:
         return None
-    ranked, share = _busiest(rx)
-    if share < NET_RX_CONCENTRATION:
-        return None
+    ranked, share = concentrated
     names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
     return finding(
         "net.softirq_hotspot",
@@ -292,6 +291,16 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
             )
         ],
     )
+
+
+def _concentrated(rx: list[int]) -> tuple[list[int], float] | None:
+    """The busiest CPUs (columns) of the NET_RX counts ``rx`` and their share,
+    when enough CPUs and softirqs are counted and that share reaches
+    NET_RX_CONCENTRATION; else None."""
+    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+        return None
+    ranked, share = _busiest(rx)
+    return (ranked, share) if share >= NET_RX_CONCENTRATION else None
 
 
 def _busiest(counts: list[int]) -> tuple[list[int], float]:
