@@ -447,13 +447,16 @@ def _rollback_play(steps: list[Steps], *, title: str, common: dict[str, Any]) ->
     }
 
 
+def _not_generated_tasks(skipped: list[str]) -> list[dict[str, Any]]:
+    """The ``debug`` task listing what was not generated (``skipped``); none when all was."""
+    if not skipped:
+        return []
+    return [{"name": "Not generated", "ansible.builtin.debug": {"msg": [u(line) for line in skipped]}}]
+
+
 def _apply_play(steps: list[Steps], skipped: list[str], *, title: str, common: dict[str, Any]) -> dict:
     """The apply play: what was not generated first (a ``debug`` task), then each remedy's tasks."""
-    apply_tasks = [t for s in steps for t in s.apply]
-    if skipped:
-        apply_tasks.insert(
-            0, {"name": "Not generated", "ansible.builtin.debug": {"msg": [u(line) for line in skipped]}}
-        )
+    apply_tasks = [*_not_generated_tasks(skipped), *(t for s in steps for t in s.apply)]
     apply = {
         "name": label(f"Casebook remediation: {title}"),
         **common,
