@@ -244,18 +244,22 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
         if defrag is None or defrag.value != "always":
             continue
         mode = _enabled_mode(enabled, defrag)
-        if mode not in ("always", "madvise"):
-            continue
-        yield finding(
-            "memory.thp_defrag_always",
-            host,
-            values={"stores": ", ".join(store_label(s) for s in stores), "enabled": mode},
-            evidence=[
-                *_thp_settings_evidence(host, defrag, enabled),
-                *(store_evidence(host, s) for s in stores),
-            ],
-            severity="warning" if mode == "always" else "info",
-        )
+        if mode in ("always", "madvise"):
+            yield _defrag_always_finding(host, stores, mode, _thp_settings_evidence(host, defrag, enabled))
+
+
+def _defrag_always_finding(
+    host: HostFacts, stores: list[Datastore], mode: str, settings_ev: list[Evidence]
+) -> RuleFinding:
+    """memory.thp_defrag_always for the data stores of a host whose THP is
+    ``mode`` (always: a warning; madvise: info), after the settings' evidence."""
+    return finding(
+        "memory.thp_defrag_always",
+        host,
+        values={"stores": ", ".join(store_label(s) for s in stores), "enabled": mode},
+        evidence=[*settings_ev, *(store_evidence(host, s) for s in stores)],
+        severity="warning" if mode == "always" else "info",
+    )
 
 
 def _thp_settings_evidence(host: HostFacts, defrag: Setting, enabled: Setting | None) -> list[Evidence]:
