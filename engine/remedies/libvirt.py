@@ -356,12 +356,7 @@ def _measure_commands(
 ) -> dict[str, list[str]]:
     """The virsh commands of each measure, in the order they are run."""
     dom = shlex.quote(name)
-    out: dict[str, list[str]] = {}
-    if (d.vcpus or 0) != n or (d.vcpu_current or n) != n:
-        out["disable-cpu-hotplug"] = [
-            f"virsh setvcpus {dom} {n} --maximum --config",
-            f"virsh setvcpus {dom} {n} --config",
-        ]
+    out = _hotplug_commands(dom, d, n)
     out["pin-vcpus"] = [f"virsh vcpupin {dom} {v} {c} --config" for v, c in sorted(placement.vcpupin.items())]
     out["pin-emulator"] = [f"virsh emulatorpin {dom} {format_cpulist(placement.emulator_cpus)} --config"]
     out["pin-iothreads"] = ([f"virsh iothreadadd {dom} {new_iothread} --config"] if new_iothread else []) + [
@@ -372,6 +367,19 @@ def _measure_commands(
         f"virsh numatune {dom} --mode strict --nodeset {format_cpulist(placement.nodes)} --config"
     ]
     return out
+
+
+def _hotplug_commands(dom: str, d: Domain, n: int) -> dict[str, list[str]]:
+    """The commands that leave domain ``dom`` with ``n`` vCPUs and no hot-plug
+    slots; none when it has that already."""
+    if (d.vcpus or 0) == n and (d.vcpu_current or n) == n:
+        return {}
+    return {
+        "disable-cpu-hotplug": [
+            f"virsh setvcpus {dom} {n} --maximum --config",
+            f"virsh setvcpus {dom} {n} --config",
+        ]
+    }
 
 
 def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
