@@ -249,16 +249,23 @@ def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
         kb = meminfo.values["PageTables"]
         ram_kb = meminfo.values.get("MemTotal", 0)
         share = kb / ram_kb if ram_kb else None
-        if not _page_tables_too_large(kb, share):
-            continue
-        yield finding(
-            "memory.page_tables_large",
-            host,
-            "share" if share is not None else "size",
-            values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
-            evidence=_page_tables_evidence(host, meminfo, kb, ram_kb),
-            past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
-        )
+        if _page_tables_too_large(kb, share):
+            yield _page_tables_finding(host, meminfo, kb, ram_kb, share)
+
+
+def _page_tables_finding(
+    host: HostFacts, meminfo: Meminfo, kb: int, ram_kb: int, share: float | None
+) -> RuleFinding:
+    """memory.page_tables_large for ``kb`` of page tables: as a ``share`` of
+    the RAM when known, else as a size."""
+    return finding(
+        "memory.page_tables_large",
+        host,
+        "share" if share is not None else "size",
+        values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
+        evidence=_page_tables_evidence(host, meminfo, kb, ram_kb),
+        past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
+    )
 
 
 def _page_tables_evidence(host: HostFacts, meminfo: Meminfo, kb: int, ram_kb: int) -> list[Evidence]:
