@@ -238,7 +238,7 @@ def softirq_hotspot(ctx: RuleContext) -> Iterator[RuleFinding]:
 def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
     usage = host.cpu_usage
-    cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+    cpus = _per_cpu_softirq(usage)
     hot = _hot_among_quiet(cpus)
     if not hot:
         return None
@@ -254,6 +254,11 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
         },
         evidence=[evidence(host, f"cpu_usage.per_cpu[{c.cpu}].si", c.si, usage, line=c.line) for c in hot],
     )
+
+
+def _per_cpu_softirq(usage: CpuUsage | None) -> list[CpuUtil]:
+    """The per-CPU lines (not the all-CPU one) that report soft interrupt time (%si)."""
+    return [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
 
 
 def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
