@@ -12,6 +12,7 @@ from collectors.facts import HostFacts
 from engine.rules import Evidence, Joined, RuleContext, RuleFinding, finding, rule
 from engine.rules._hostside import (
     at_least,
+    redis_warning,
     setting_evidence,
     store_evidence,
     store_label,
@@ -157,8 +158,8 @@ def _thp_set_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | N
 def _redis_warned_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
     """No setting read, but a Redis that warns only when THP is always did."""
     redis = next((s for s in stores if s.kind == "redis"), None)
-    warned = service_warning(host, "thp_enabled")
-    if thp_setting(host) is not None or redis is None or warned is None or warned[0].kind != "redis":
+    warned = redis_warning(host, "thp_enabled")
+    if thp_setting(host) is not None or redis is None or warned is None:
         return None
     if not at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS):
         return None

@@ -27,7 +27,14 @@ from engine.rules import (
     numa_needs,
     rule,
 )
-from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of, warning_evidence
+from engine.rules._hostside import (
+    redis_warning,
+    setting_evidence,
+    store_evidence,
+    store_label,
+    stores_of,
+    warning_evidence,
+)
 
 
 def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -304,8 +311,7 @@ def _redis_overcommit_problem(host: HostFacts, mode: str | None) -> tuple[str, s
     setting read (``mode``) decides, else Redis's own warning."""
     if mode is not None:
         return ("redis", mode) if mode != "1" else None
-    warned = service_warning(host, "overcommit_memory")
-    return ("redis", None) if warned is not None and warned[0].kind == "redis" else None
+    return ("redis", None) if redis_warning(host, "overcommit_memory") is not None else None
 
 
 @rule(
