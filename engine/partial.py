@@ -190,16 +190,18 @@ def masked(snapshot: SnapshotFacts) -> SnapshotFacts:
     per host that has any; the snapshot itself is not changed)."""
     if not any(h.conflicts for h in snapshot.hosts):
         return snapshot
-    hosts = []
-    for host in snapshot.hosts:
-        if host.conflicts:
-            host = copy.copy(host)
-            for conflict in host.conflicts:
-                mask = _MASKS.get(conflict.fact)
-                if mask is not None:
-                    mask(host)
-        hosts.append(host)
+    hosts = [_masked_host(host) if host.conflicts else host for host in snapshot.hosts]
     return dataclasses.replace(snapshot, hosts=hosts)
+
+
+def _masked_host(host: HostFacts) -> HostFacts:
+    """A shallow copy of ``host`` with each of its conflicting facts hidden."""
+    host = copy.copy(host)
+    for conflict in host.conflicts:
+        mask = _MASKS.get(conflict.fact)
+        if mask is not None:
+            mask(host)
+    return host
 
 
 def _conflict_text(conflict: FactConflict) -> str:

@@ -22,7 +22,7 @@ import hashlib
 import inspect
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -582,16 +582,21 @@ def merge_identical(findings: list[RuleFinding]) -> list[RuleFinding]:
             merged[key] = finding
             cited[key] = {(e.fact, e.artifact, e.line) for e in finding.evidence}
             out.append(finding)
-            continue
-        seen = cited[key]
-        for e in finding.evidence:
-            if (e.fact, e.artifact, e.line) not in seen:
-                seen.add((e.fact, e.artifact, e.line))
-                first.evidence.append(e)
-        first.past = max(first.past, finding.past)
-        if severity_rank(finding.severity) < severity_rank(first.severity):
-            first.severity = finding.severity
+        else:
+            _merge_into(first, finding, cited[key])
     return out
+
+
+def _merge_into(first: RuleFinding, finding: RuleFinding, seen: set[tuple]) -> None:
+    """Add to ``first`` the places ``finding`` cites that it does not (``seen``,
+    kept up to date), the larger past and the worse severity of the two."""
+    for e in finding.evidence:
+        if (e.fact, e.artifact, e.line) not in seen:
+            seen.add((e.fact, e.artifact, e.line))
+            first.evidence.append(e)
+    first.past = max(first.past, finding.past)
+    if severity_rank(finding.severity) < severity_rank(first.severity):
+        first.severity = finding.severity
 
 
 def _missing_on_host(needs: tuple[str, ...], host: HostFacts) -> list[str]:
@@ -604,19 +609,26 @@ def not_checked_for(
     """Rules that are relevant to a host (their ``relevant`` declaration) but
     lack a fact there: what was not seen and the commands that produce it."""
     fired = {(f.rule, f.host) for f in findings}
-    out = []
-    for rule_id in sorted(registry):
-        spec = registry[rule_id]
-        if spec.relevant is None:
+    return [
+        entry
+        for rule_id in sorted(registry)
+        if registry[rule_id].relevant is not None
+        for entry in _hosts_lacking_facts(rule_id, registry[rule_id], ctx, fired)
+    ]
+
+
+def _hosts_lacking_facts(
+    rule_id: str, spec: RuleSpec, ctx: RuleContext, fired: set[tuple[str, str]]
+) -> Iterator[NotChecked]:
+    """A "not in the snapshot" entry of rule ``rule_id`` for each host it did
+    not fire on (``fired``) that lacks a fact it is relevant with."""
+    for host in ctx.hosts:
+        name = host_name(host)
+        if (rule_id, name) in fired:
             continue
-        for host in ctx.hosts:
-            name = host_name(host)
-            if (rule_id, name) in fired:
-                continue
-            missing = _missing_on_host(_relevant_checks(spec, ctx, host, log=True), host)
-            if missing:
-                out.append(_not_in_snapshot(rule_id, spec, name, missing))
-    return out
+        missing = _missing_on_host(_relevant_checks(spec, ctx, host, log=True), host)
+        if missing:
+            yield _not_in_snapshot(rule_id, spec, name, missing)
 
 
 def _not_in_snapshot(rule_id: str, spec: RuleSpec, host: str, missing: list[str]) -> NotChecked:
@@ -631,6 +643,18 @@ def _not_in_snapshot(rule_id: str, spec: RuleSpec, host: str, missing: list[str]
         commands=commands_for(missing),
         host=host,
     )
+
+
+def _run_rules(
+    registry: dict[str, RuleSpec], ctx: RuleContext, local: RuleContext, result: AnalysisResult
+) -> list[str]:
+    """Run every rule in id order, a fleet rule over every host (``ctx``), the
+    others over the hosts analysed in full (``local``); the ids of those that ran."""
+    return [
+        rule_id
+        for rule_id in sorted(registry)
+        if _run_rule(rule_id, registry[rule_id], ctx if is_fleet_rule(rule_id) else local, result)
+    ]
 
 
 def _run_rule(rule_id: str, spec: RuleSpec, ctx: RuleContext, result: AnalysisResult) -> bool:
@@ -693,11 +717,7 @@ def analyze(snapshot: SnapshotFacts, rules: dict[str, RuleSpec] | None = None) -
     ctx = RuleContext(snapshot=snapshot)
     local = _analysed_in_full(ctx)
     result = AnalysisResult()
-    ran = [
-        rule_id
-        for rule_id in sorted(registry)
-        if _run_rule(rule_id, registry[rule_id], ctx if is_fleet_rule(rule_id) else local, result)
-    ]
+    ran = _run_rules(registry, ctx, local, result)
     result.findings = _rank(result.findings)
     result.not_checked = _not_checked(registry, ctx, local, result.findings)
     result.not_checked = with_partial(registry, whole, result)
@@ -735,10 +755,18 @@ def with_partial(
     )
     if not extra:
         return result.not_checked
+    return _with_reasons_replaced(result.not_checked, extra)
+
+
+def _with_reasons_replaced(
+    not_checked: list[NotChecked], extra: list[tuple[str, str, str, str]]
+) -> list[NotChecked]:
+    """``not_checked`` with an entry for each (rule, host, reason, reason_zh) of
+    ``extra``, replacing the one of the same rule and host, sorted by rule and host."""
     replaced = {(rule, host) for rule, host, _r, _z in extra}
-    kept = [n for n in result.not_checked if (n.rule, n.host) not in replaced]
+    kept = [n for n in not_checked if (n.rule, n.host) not in replaced]
     # the commands that get a missing fact stay with the entry whose reason changes
-    commands = {(n.rule, n.host): n.commands for n in result.not_checked}
+    commands = {(n.rule, n.host): n.commands for n in not_checked}
     added = [
         NotChecked(rule=r, reason=why, reason_zh=why_zh, host=h, commands=list(commands.get((r, h), [])))
         for r, h, why, why_zh in extra

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+from collections.abc import Mapping
 
 from django.utils.translation import gettext as _
 
@@ -72,13 +73,10 @@ def mycnf_lines(
     """
     lines = ["[mysqld]", *(f"{name} = {_mycnf_value(name, value)}" for name, value in settings.items())]
     path = "/etc/my.cnf.d/casebook-numa.cnf"
-    restore = [f"{k} = {v}" for k, v in (previous or {}).items() if v is not None]
     service = service.removesuffix(".service")
     if not _IDENT.match(service.replace("-", "_").replace("@", "_")):
         raise ValueError(f"not a service name: {service!r}")
-    rollback = f"rm -f {path}\nsystemctl restart {service}"
-    if restore:
-        rollback += "\n# previous values: " + ", ".join(restore)
+    rollback = _mycnf_rollback(path, service, previous or {})
     notes = []
     if settings.get("large_pages"):
         notes.append(_("large_pages needs vm.nr_hugepages sized for the buffer pool and memlock for mysqld"))
@@ -154,6 +152,16 @@ def mycnf_for(
     return dataclasses.replace(r, notes=(*r.notes, *_where_notes(host)))
 
 
+def _mycnf_rollback(path: str, service: str, previous: dict[str, str | None]) -> str:
+    """Removing the drop-in at ``path`` and restarting ``service``, with the
+    ``previous`` values the snapshot showed as a comment."""
+    restore = [f"{k} = {v}" for k, v in previous.items() if v is not None]
+    rollback = f"rm -f {path}\nsystemctl restart {service}"
+    if restore:
+        rollback += "\n# previous values: " + ", ".join(restore)
+    return rollback
+
+
 def _sql_value(value: str | int) -> str:
     if isinstance(value, int):
         return str(value)
@@ -189,6 +197,12 @@ OB_PARAMETERS = {
 }
 
 
+def _ob_measures_and_rules(parameters: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The measures that change the known ``parameters`` and the rules that ask for them (OB_PARAMETERS)."""
+    known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
+    return tuple(measure for measure, _rule in known), tuple(rule for _measure, rule in known)
+
+
 def oceanbase_parameters(
     *, parameters: dict[str, str | int], previous: dict[str, str | None] | None = None, proxy: bool = False
 ) -> Remedy | NoRemedy:
@@ -210,15 +224,15 @@ def oceanbase_parameters(
     text = "\n".join(f"{target.verb} {k} = {_sql_value(v)};" for k, v in parameters.items())
     rollback = _restore_sql(target.verb, [(k, (previous or {}).get(k)) for k in parameters])
     restart = "net_thread_count" in parameters
-    known = [OB_PARAMETERS[k] for k in parameters if k in OB_PARAMETERS]
+    measures, rules = _ob_measures_and_rules(parameters)
     return Remedy(
         key=target.key,
         title=_("OceanBase proxy configuration") if proxy else _("OceanBase system parameters"),
         text=text,
         rollback=rollback,
         disruption="service restart" if restart else "online",
-        measures=tuple(measure for measure, _rule in known),
-        rules=tuple(rule for _measure, rule in known),
+        measures=measures,
+        rules=rules,
         notes=(_("net_thread_count takes effect after the observer restarts"),) if restart else (),
         commands=(f"obclient -h <host> -P {target.port} -uroot@sys -p -e {shlex.quote(text)}",),
         data={"port": target.port, "sql": text, "rollback_sql": rollback},

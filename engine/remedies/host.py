@@ -124,14 +124,9 @@ def irq_affinity(
         *(f"echo {undo} > {path}" for path, (_mask, undo) in masks.items()),
         "systemctl start irqbalance",
     ]
-    cpu_list = format_cpulist(cpus)
     return Remedy(
         key=f"irq:{device or 'irqs'}",
-        title=(
-            _("Spread %(device)s interrupts over CPUs %(cpus)s") % {"device": device, "cpus": cpu_list}
-            if device
-            else _("Spread the NIC interrupts over CPUs %(cpus)s") % {"cpus": cpu_list}
-        ),
+        title=_spread_title(device, format_cpulist(cpus)),
         text="\n".join(lines),
         rollback="\n".join(rollback),
         commands=tuple(lines),
@@ -156,3 +151,10 @@ def _rps_masks(device: str, rx_queues: int, cpus: list[int]) -> dict[str, tuple[
     return {
         f"/sys/class/net/{device}/queues/rx-{q}/rps_cpus": (cpu_mask(cpus), "0") for q in range(rx_queues)
     }
+
+
+def _spread_title(device: str | None, cpu_list: str) -> str:
+    """The title of spreading ``device``'s interrupts (any NIC's without one) over ``cpu_list``."""
+    if device:
+        return _("Spread %(device)s interrupts over CPUs %(cpus)s") % {"device": device, "cpus": cpu_list}
+    return _("Spread the NIC interrupts over CPUs %(cpus)s") % {"cpus": cpu_list}

@@ -115,13 +115,18 @@ def _refuse(d: Domain, root: ET.Element) -> str | None:
         ) % {"type": d.domain_type or _("missing")}
     if d.vcpus is None:
         return _("the domain has no <vcpu> element, so there are no vCPUs to pin")
+    return _memory_devices_reason(root)
+
+
+def _memory_devices_reason(root: ET.Element) -> str | None:
+    """Why attached memory devices (DIMMs, virtio-mem ...) stop the patch, or None without any."""
     models = sorted({m.get("model") or "" for m in root.iter("memory") if m.get("model") in _MEMORY_DEVICES})
-    if models:
-        return _(
-            "memory devices (%(models)s) are attached: hot-unplug them and remove maxMemory first, "
-            "the guest NUMA cells cannot be sized automatically around them"
-        ) % {"models": ", ".join(models)}
-    return None
+    if not models:
+        return None
+    return _(
+        "memory devices (%(models)s) are attached: hot-unplug them and remove maxMemory first, "
+        "the guest NUMA cells cannot be sized automatically around them"
+    ) % {"models": ", ".join(models)}
 
 
 def _iothread_ids(d: Domain) -> list[int]:
@@ -199,15 +204,21 @@ def _patch_cputune(root: ET.Element, placement: Placement) -> None:
     for old in [c for c in cputune if c.tag in ("vcpupin", "emulatorpin", "iothreadpin")]:
         xmledit.remove_child(cputune, old)
     after = list(_CPUTUNE_SCALARS)
-    new = [_el("vcpupin", vcpu=str(v), cpuset=str(c)) for v, c in sorted(placement.vcpupin.items())]
-    new.append(_el("emulatorpin", cpuset=format_cpulist(placement.emulator_cpus)))
-    new += [
-        _el("iothreadpin", iothread=str(i), cpuset=format_cpulist(cpus))
-        for i, cpus in sorted(placement.iothread_cpus.items())
-    ]
-    for child in new:
+    for child in _pin_elements(placement):
         xmledit.add_child(cputune, child, level=2, after=tuple(after))
         after.append(child.tag)
+
+
+def _pin_elements(placement: Placement) -> list[ET.Element]:
+    """The placement's ``<vcpupin>``s, ``<emulatorpin>`` and ``<iothreadpin>``s, in libvirt's order."""
+    return [
+        *(_el("vcpupin", vcpu=str(v), cpuset=str(c)) for v, c in sorted(placement.vcpupin.items())),
+        _el("emulatorpin", cpuset=format_cpulist(placement.emulator_cpus)),
+        *(
+            _el("iothreadpin", iothread=str(i), cpuset=format_cpulist(cpus))
+            for i, cpus in sorted(placement.iothread_cpus.items())
+        ),
+    ]
 
 
 def _patch_numatune(root: ET.Element, placement: Placement) -> None:
@@ -310,10 +321,7 @@ def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[s
         return
     cells = {c.cell for c in placement.cells}
     for page in [p for p in hugepages.findall("page") if p.get("nodeset") is not None]:
-        try:
-            wanted = set(parse_cpulist(page.get("nodeset") or ""))
-        except ValueError:
-            wanted = set()
+        wanted = _page_cells(page)
         kept = wanted & cells
         if kept == wanted:
             continue
@@ -325,6 +333,14 @@ def _fit_hugepage_nodesets(root: ET.Element, placement: Placement, notes: list[s
             _("huge page size for guest cell(s) %(cells)s dropped: the new guest topology has no such cell")
             % {"cells": format_cpulist(wanted - kept)}
         )
+
+
+def _page_cells(page: ET.Element) -> set[int]:
+    """The guest cells a ``<page nodeset=…>`` names (none when the nodeset cannot be read)."""
+    try:
+        return set(parse_cpulist(page.get("nodeset") or ""))
+    except ValueError:
+        return set()
 
 
 def _patch_hugepages(root: ET.Element) -> None:
@@ -340,12 +356,7 @@ def _measure_commands(
 ) -> dict[str, list[str]]:
     """The virsh commands of each measure, in the order they are run."""
     dom = shlex.quote(name)
-    out: dict[str, list[str]] = {}
-    if (d.vcpus or 0) != n or (d.vcpu_current or n) != n:
-        out["disable-cpu-hotplug"] = [
-            f"virsh setvcpus {dom} {n} --maximum --config",
-            f"virsh setvcpus {dom} {n} --config",
-        ]
+    out = _hotplug_commands(dom, d, n)
     out["pin-vcpus"] = [f"virsh vcpupin {dom} {v} {c} --config" for v, c in sorted(placement.vcpupin.items())]
     out["pin-emulator"] = [f"virsh emulatorpin {dom} {format_cpulist(placement.emulator_cpus)} --config"]
     out["pin-iothreads"] = ([f"virsh iothreadadd {dom} {new_iothread} --config"] if new_iothread else []) + [
@@ -356,6 +367,19 @@ def _measure_commands(
         f"virsh numatune {dom} --mode strict --nodeset {format_cpulist(placement.nodes)} --config"
     ]
     return out
+
+
+def _hotplug_commands(dom: str, d: Domain, n: int) -> dict[str, list[str]]:
+    """The commands that leave domain ``dom`` with ``n`` vCPUs and no hot-plug
+    slots; none when it has that already."""
+    if (d.vcpus or 0) == n and (d.vcpu_current or n) == n:
+        return {}
+    return {
+        "disable-cpu-hotplug": [
+            f"virsh setvcpus {dom} {n} --maximum --config",
+            f"virsh setvcpus {dom} {n} --config",
+        ]
+    }
 
 
 def _commands(name: str, per_measure: dict[str, list[str]]) -> list[str]:
@@ -379,11 +403,8 @@ def _iothread_fragment(doc: xmledit.Document, iothreadpins: list[ET.Element], th
     """The disks' new drivers, the iothreads and their pins."""
     root = doc.root
     disk_drivers = [
-        f"<!-- disk {target.get('dev')} -->\n" + xmledit.fragment([driver], doc)
-        for disk in root.iter("disk")
-        if (target := disk.find("target")) is not None
-        and target.get("dev") in thread_less
-        and (driver := disk.find("driver")) is not None
+        f"<!-- disk {target} -->\n" + xmledit.fragment([driver], doc)
+        for target, driver in _disk_drivers(root, thread_less)
     ]
     threads = [e for e in (root.find("iothreads"), root.find("iothreadids")) if e is not None]
     parts = (
@@ -392,6 +413,15 @@ def _iothread_fragment(doc: xmledit.Document, iothreadpins: list[ET.Element], th
         xmledit.fragment(iothreadpins, doc, wrapper="cputune"),
     )
     return "\n".join(part for part in parts if part)
+
+
+def _disk_drivers(root: ET.Element, targets: list[str]) -> Iterator[tuple[str, ET.Element]]:
+    """(target, ``<driver>``) of each disk whose target is one of ``targets`` and that has a driver."""
+    for disk in root.iter("disk"):
+        target = disk.find("target")
+        driver = disk.find("driver")
+        if target is not None and target.get("dev") in targets and driver is not None:
+            yield target.get("dev") or "", driver
 
 
 def _fragments(
@@ -404,29 +434,18 @@ def _fragments(
 ) -> tuple[tuple[str, str], ...]:
     """Per measure: the elements of the patched document it sets, then its
     virsh commands (the same placement as the whole patch, one measure at a time)."""
-    root = doc.root
-    cputune = root.find("cputune")
-    pins = list(cputune) if cputune is not None else []
-
-    def tagged(*tags: str) -> list[ET.Element]:
-        return [e for e in pins if e.tag in tags]
-
-    def element(tag: str) -> str:
-        return xmledit.fragment([e for e in (root.find(tag),) if e is not None], doc)
-
     header = f"<!-- virsh edit {name} -->"
     xml = {
-        "disable-cpu-hotplug": element("vcpu"),
-        "pin-vcpus": xmledit.fragment(tagged("vcpupin"), doc, wrapper="cputune"),
-        "pin-emulator": xmledit.fragment(tagged("emulatorpin"), doc, wrapper="cputune"),
-        "pin-iothreads": _iothread_fragment(doc, tagged("iothreadpin"), thread_less),
-        "numatune-memory-binding": element("numatune"),
-        "guest-numa-topology": element("cpu"),
-        "cpu-mode-host-passthrough": element("cpu"),
+        "disable-cpu-hotplug": _element_fragment(doc, "vcpu"),
+        "pin-vcpus": xmledit.fragment(_pins(doc, "vcpupin"), doc, wrapper="cputune"),
+        "pin-emulator": xmledit.fragment(_pins(doc, "emulatorpin"), doc, wrapper="cputune"),
+        "pin-iothreads": _iothread_fragment(doc, _pins(doc, "iothreadpin"), thread_less),
+        "numatune-memory-binding": _element_fragment(doc, "numatune"),
+        "guest-numa-topology": _element_fragment(doc, "cpu"),
+        "cpu-mode-host-passthrough": _element_fragment(doc, "cpu"),
     }
     if hugepages:
-        backing = root.find("memoryBacking")
-        xml["static-hugepages"] = xmledit.fragment([backing] if backing is not None else [], doc)
+        xml["static-hugepages"] = _element_fragment(doc, "memoryBacking")
     out = []
     for slug, text in xml.items():
         commands = per_measure.get(slug, [])
@@ -434,6 +453,18 @@ def _fragments(
             continue
         out.append((slug, "\n".join([header, *([text] if text else []), *commands])))
     return tuple(out)
+
+
+def _pins(doc: xmledit.Document, tag: str) -> list[ET.Element]:
+    """The ``<cputune>`` children named ``tag`` (``vcpupin``, ``emulatorpin``, ``iothreadpin``)."""
+    cputune = doc.root.find("cputune")
+    return cputune.findall(tag) if cputune is not None else []
+
+
+def _element_fragment(doc: xmledit.Document, tag: str) -> str:
+    """The fragment of the root's child ``tag`` ("" without one)."""
+    found = doc.root.find(tag)
+    return xmledit.fragment([found] if found is not None else [], doc)
 
 
 def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoRemedy:
@@ -458,9 +489,7 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
 
     n = domain_vcpus(d)
     thread_less = _data_disks_without_thread(d)
-    existing = _iothread_ids(d)
-    new_iothread = (max(existing, default=0) + 1) if thread_less else None
-    threads = existing + ([new_iothread] if new_iothread is not None else [])
+    new_iothread, threads = _iothreads_after_patch(d, thread_less)
     placement = _checked_placement(key, d, topo, threads)
     if isinstance(placement, NoRemedy):
         return placement
@@ -496,6 +525,16 @@ def domain_remedy(*, domain_xml: str, host: HostFacts | None) -> Remedy | NoReme
         placement=placement,
         data={"domain": name},
     )
+
+
+def _iothreads_after_patch(d: Domain, thread_less: list[str]) -> tuple[int | None, list[int]]:
+    """The id of the iothread added for the data disks ``thread_less`` (None
+    when there are none), and every iothread id the patched domain has."""
+    existing = _iothread_ids(d)
+    if not thread_less:
+        return None, existing
+    new_iothread = max(existing, default=0) + 1
+    return new_iothread, [*existing, new_iothread]
 
 
 def _read_domain(domain_xml: str) -> tuple[Domain, xmledit.Document | None] | NoRemedy:
@@ -560,15 +599,22 @@ def _patch_domain(
     _fit_hugepage_nodesets(root, placement, notes)
     if placement.hugepages and not d.hugepages:
         _patch_hugepages(root)
-    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
-    if skipped:
-        notes.append(
-            _("data disk(s) %(disks)s are not virtio-blk and cannot use an iothread")
-            % {"disks": ", ".join(skipped)}
-        )
+    notes.extend(_not_virtio_note(d))
     notes.append(
         _("host-passthrough exposes the host CPU model: live migration only works to hosts with the same CPU")
     )
+
+
+def _not_virtio_note(d: Domain) -> list[str]:
+    """The note naming the data disks without an iothread that cannot take one
+    (not virtio-blk); none when there are none."""
+    skipped = [x.target for x in _data_disks(d) if x.iothread is None and x.bus != "virtio" and x.target]
+    if not skipped:
+        return []
+    return [
+        _("data disk(s) %(disks)s are not virtio-blk and cannot use an iothread")
+        % {"disks": ", ".join(skipped)}
+    ]
 
 
 def _patch_vcpus(root: ET.Element, d: Domain, n: int, notes: list[str]) -> None:

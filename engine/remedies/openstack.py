@@ -39,10 +39,7 @@ def flavor_properties(
         props["hw:cpu_policy"] = "dedicated"
     args = " ".join(f"--property {k}={v}" for k, v in props.items())
     f = shlex.quote(flavor)
-    text = f"openstack flavor set {f} {args}"
-    # wrap like a shell line continuation so the page stays readable
-    head, _sep, tail = text.partition(" --property hw:cpu_cores")
-    text = f"{head} \\\n  --property hw:cpu_cores{tail}" if tail else text
+    text = _wrapped_before_cores(f"openstack flavor set {f} {args}")
     return Remedy(
         key=key,
         title=_("Guest NUMA topology for flavor %(flavor)s") % {"flavor": flavor},
@@ -54,6 +51,13 @@ def flavor_properties(
         data={"flavor": flavor, "properties": {k: str(v) for k, v in props.items()}},
         notes=(_("existing instances pick the properties up on resize/rebuild, not on reboot"),),
     )
+
+
+def _wrapped_before_cores(text: str) -> str:
+    """``text`` wrapped before ``--property hw:cpu_cores`` like a shell line
+    continuation, so the page stays readable."""
+    head, _sep, tail = text.partition(" --property hw:cpu_cores")
+    return f"{head} \\\n  --property hw:cpu_cores{tail}" if tail else text
 
 
 def nova_cpu_mode(*, previous_mode: str | None = "host-model") -> Remedy:

@@ -415,15 +415,8 @@ def plays(results: Iterable[RemedyResult], *, title: str, hosts: str = "all") ->
     if variables:
         common["vars"] = variables
     apply = _apply_play(steps, skipped, title=title, common=common)
-    # undo in the reverse order of applying
-    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
-    rollback = {
-        "name": label(f"Casebook rollback: {title}"),
-        **common,
-        "tags": ["rollback", "never"],
-        "tasks": rollback_tasks,
-    }
-    return [apply, rollback] if rollback_tasks else [apply]
+    rollback = _rollback_play(steps, title=title, common=common)
+    return [apply, rollback] if rollback else [apply]
 
 
 def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
@@ -440,13 +433,30 @@ def _rendered(results: Iterable[RemedyResult]) -> tuple[list[Steps], list[str]]:
     return steps, skipped
 
 
+def _rollback_play(steps: list[Steps], *, title: str, common: dict[str, Any]) -> dict | None:
+    """The rollback play: each remedy's rollback tasks, the last applied undone
+    first (only run when asked for: tag ``never``); None without any."""
+    rollback_tasks = [t for s in reversed(steps) for t in s.rollback]
+    if not rollback_tasks:
+        return None
+    return {
+        "name": label(f"Casebook rollback: {title}"),
+        **common,
+        "tags": ["rollback", "never"],
+        "tasks": rollback_tasks,
+    }
+
+
+def _not_generated_tasks(skipped: list[str]) -> list[dict[str, Any]]:
+    """The ``debug`` task listing what was not generated (``skipped``); none when all was."""
+    if not skipped:
+        return []
+    return [{"name": "Not generated", "ansible.builtin.debug": {"msg": [u(line) for line in skipped]}}]
+
+
 def _apply_play(steps: list[Steps], skipped: list[str], *, title: str, common: dict[str, Any]) -> dict:
     """The apply play: what was not generated first (a ``debug`` task), then each remedy's tasks."""
-    apply_tasks = [t for s in steps for t in s.apply]
-    if skipped:
-        apply_tasks.insert(
-            0, {"name": "Not generated", "ansible.builtin.debug": {"msg": [u(line) for line in skipped]}}
-        )
+    apply_tasks = [*_not_generated_tasks(skipped), *(t for s in steps for t in s.apply)]
     apply = {
         "name": label(f"Casebook remediation: {title}"),
         **common,

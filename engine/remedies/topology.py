@@ -129,14 +129,15 @@ def _infer_cores(
     groups = next((g for g in layouts if _each_inside_one_node(g, node_of)), None)
     if groups is not None:
         return tuple(groups), ""
-    return (
-        singles,
-        _(
-            "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
-            "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
-        )
-        % {"threads": threads},
-    )
+    return singles, _siblings_unknown_note(threads)
+
+
+def _siblings_unknown_note(threads: int) -> str:
+    """The note that each CPU is treated as a core, lscpu's ``threads`` per core notwithstanding."""
+    return _(
+        "lscpu reports %(threads)s threads per core but the SMT siblings could not be inferred; each "
+        "CPU is treated as a core (check /sys/devices/system/cpu/cpu*/topology/thread_siblings_list)"
+    ) % {"threads": threads}
 
 
 def _each_inside_one_node(groups: list[tuple[int, ...]], node_of: dict[int, int]) -> bool:
@@ -158,14 +159,14 @@ def _sibling_layouts(all_cpus: list[int], threads: int) -> list[list[tuple[int, 
 
 
 def _other_pins(domain: Domain) -> set[int]:
-    cpus: set[int] = set()
-    for pins in domain.vcpupin.values():
-        cpus.update(pins)
-    for pins in domain.iothreadpin.values():
-        cpus.update(pins)
-    cpus.update(domain.emulatorpin or [])
-    cpus.update(domain.vcpu_cpuset or [])
-    return cpus
+    """Every host CPU the domain's vCPUs, I/O threads and emulator are pinned to."""
+    pin_lists = [
+        *domain.vcpupin.values(),
+        *domain.iothreadpin.values(),
+        domain.emulatorpin or [],
+        domain.vcpu_cpuset or [],
+    ]
+    return {cpu for pins in pin_lists for cpu in pins}
 
 
 def _same_domain(a: Domain, b: Domain | None) -> bool:
@@ -327,14 +328,7 @@ def plan_placement(
     emulator, iothreads = _side_threads(chosen, spare, cells, iothread_ids, notes)
     threads = _guest_threads(topology.smt, sizes, vcpus, notes)
     hugepages = _hugepages_fit(topology, memory_kb, cells, notes)
-    if topology.unknown_guests:
-        notes.append(
-            _(
-                "%(n)s other running guest(s) have no domain XML in the snapshot (%(guests)s): "
-                "their pins could not be checked"
-            )
-            % {"n": len(topology.unknown_guests), "guests": ", ".join(topology.unknown_guests[:6])}
-        )
+    notes.extend(_unknown_guests_note(topology))
     return Placement(
         cells=tuple(cells),
         emulator_cpus=tuple(sorted(emulator)),
@@ -345,6 +339,19 @@ def plan_placement(
         hugepages=hugepages,
         notes=tuple(notes),
     )
+
+
+def _unknown_guests_note(topology: HostTopology) -> list[str]:
+    """The note naming the running guests whose pins could not be checked (none without any)."""
+    if not topology.unknown_guests:
+        return []
+    return [
+        _(
+            "%(n)s other running guest(s) have no domain XML in the snapshot (%(guests)s): "
+            "their pins could not be checked"
+        )
+        % {"n": len(topology.unknown_guests), "guests": ", ".join(topology.unknown_guests[:6])}
+    ]
 
 
 Cores = list[tuple[int, ...]]
@@ -386,12 +393,13 @@ def _nodes_holding(
     """The nodes with ``need_cores`` free cores and the largest memory share free
     (a node whose free memory is unknown is taken on trust)."""
     need_mem = max((m for m in mems if m is not None), default=None)
-    return [
-        n
-        for n, cores in free.items()
-        if len(cores) >= need_cores
-        and (need_mem is None or (free_kb := topology.free_kb.get(n)) is None or free_kb >= need_mem)
-    ]
+    return [n for n, cores in free.items() if len(cores) >= need_cores and _may_hold(topology, n, need_mem)]
+
+
+def _may_hold(topology: HostTopology, node: int, need_kb: int | None) -> bool:
+    """Whether ``node`` has ``need_kb`` free, or its free memory or the need is unknown."""
+    free_kb = topology.free_kb.get(node)
+    return need_kb is None or free_kb is None or free_kb >= need_kb
 
 
 def _no_placement(
@@ -529,19 +537,21 @@ def _hugepages_fit(
         for c in cells
     )
     if not fits:
-        pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
-        reserve = "; ".join(
-            f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
-            for n, p in pages.items()
-        )
-        notes.append(
-            _(
-                "not enough free huge pages for the guest: reserve them first, e.g. %(commands)s, "
-                "then add <memoryBacking><hugepages/></memoryBacking>"
-            )
-            % {"commands": reserve}
-        )
+        notes.append(_reserve_hugepages_note(cells, size_kb))
     return fits
+
+
+def _reserve_hugepages_note(cells: list[CellPlan], size_kb: int) -> str:
+    """The note with the commands that reserve each cell's memory as huge pages of ``size_kb`` on its node."""
+    pages = {c.node: -(-c.memory_kb // size_kb) for c in cells}
+    reserve = "; ".join(
+        f"echo {p} > /sys/devices/system/node/node{n}/hugepages/hugepages-{size_kb}kB/nr_hugepages"
+        for n, p in pages.items()
+    )
+    return _(
+        "not enough free huge pages for the guest: reserve them first, e.g. %(commands)s, "
+        "then add <memoryBacking><hugepages/></memoryBacking>"
+    ) % {"commands": reserve}
 
 
 def check_placement(placement: Placement, topology: HostTopology) -> list[str]:
@@ -579,14 +589,25 @@ def _vcpu_pin_problems(placement: Placement, topology: HostTopology, guest_cpus:
             if cpu not in node_of:
                 problems.append(f"CPU {cpu} of vCPU {vcpu} does not exist on the host")
                 continue
-            if cpu in topology.used:
-                problems.append(f"CPU {cpu} of vCPU {vcpu} is pinned by {topology.used[cpu]}")
-            if node_of[cpu] != cell.node:
-                problems.append(f"CPU {cpu} of vCPU {vcpu} is not on node {cell.node}")
-            if cpu in seen:
-                problems.append(f"CPU {cpu} is given to vCPUs {seen[cpu]} and {vcpu}")
+            problems += _pin_problems(vcpu, cpu, node_of[cpu], cell.node, topology.used, seen)
             seen[cpu] = vcpu
             guest_cpus.add(cpu)
+    return problems
+
+
+def _pin_problems(
+    vcpu: int, cpu: int, cpu_node: int, node: int, used: dict[int, str], seen: dict[int, int]
+) -> list[str]:
+    """What is wrong with pinning ``vcpu`` to host ``cpu`` (on ``cpu_node``) for
+    a cell on ``node``: another guest's CPU (``used``), another node's, another
+    vCPU's (``seen``: CPU -> vCPU)."""
+    problems = []
+    if cpu in used:
+        problems.append(f"CPU {cpu} of vCPU {vcpu} is pinned by {used[cpu]}")
+    if cpu_node != node:
+        problems.append(f"CPU {cpu} of vCPU {vcpu} is not on node {node}")
+    if cpu in seen:
+        problems.append(f"CPU {cpu} is given to vCPUs {seen[cpu]} and {vcpu}")
     return problems
 
 

@@ -22,7 +22,9 @@ import copy
 import io
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import defusedxml
 import defusedxml.ElementTree as SafeET
@@ -80,24 +82,29 @@ def _parse(body: str) -> tuple[ET.Element, dict[int, list[tuple[str, str]]]]:
         forbid_entities=True,
         forbid_external=True,
     )
-    decls: dict[int, list[tuple[str, str]]] = {}
-    pending: list[tuple[str, str]] = []
-    root = None
     try:
-        for event, item in SafeET.iterparse(io.StringIO(body), events=("start-ns", "start"), parser=parser):
-            if event == "start-ns":
-                pending.append(item)
-                continue
-            if root is None:
-                root = item
-            if pending:
-                decls[id(item)] = pending
-                pending = []
+        events = list(SafeET.iterparse(io.StringIO(body), events=("start-ns", "start"), parser=parser))
     except defusedxml.DefusedXmlException as exc:
         raise ParseError(f"refused unsafe XML: {exc.__class__.__name__}") from None
     except ET.ParseError as exc:
         raise ParseError(f"malformed XML: {exc}") from None
-    assert root is not None
+    return _namespace_declarations(events)
+
+
+def _namespace_declarations(
+    events: Sequence[tuple[str, Any]],
+) -> tuple[ET.Element, dict[int, list[tuple[str, str]]]]:
+    """The root element of iterparse's ``start-ns`` and ``start`` events and,
+    by element id, the namespace declarations that came just before each element."""
+    decls: dict[int, list[tuple[str, str]]] = {}
+    pending: list[tuple[str, str]] = []
+    for event, item in events:
+        if event == "start-ns":
+            pending.append(item)
+        elif pending:
+            decls[id(item)] = pending
+            pending = []
+    root = next(item for event, item in events if event == "start")
     return root, decls
 
 
@@ -228,10 +235,7 @@ def add_child(
     close = "\n" + "  " * (level - 1)
     if len(child):
         ET.indent(child, space="  ", level=level)
-    index = len(parent)
-    for i, existing in enumerate(parent):
-        if existing.tag in after:
-            index = i + 1
+    index = _index_after(parent, after)
     if len(parent) == 0:
         parent.text = pad
         child.tail = close
@@ -245,6 +249,11 @@ def add_child(
         child.tail = pad
     parent.insert(index, child)
     return child
+
+
+def _index_after(parent: ET.Element, after: tuple[str, ...]) -> int:
+    """The position just after the last child of ``parent`` named in ``after``; the end without one."""
+    return max((i + 1 for i, existing in enumerate(parent) if existing.tag in after), default=len(parent))
 
 
 def add_first(parent: ET.Element, child: ET.Element, *, level: int) -> ET.Element:

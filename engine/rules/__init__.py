@@ -287,12 +287,18 @@ def _templates(
     if (en or zh) and named:
         raise ValueError(f"rule {rule_id!r}: explanation and explanations both given")
     templates = dict(named) if named else {"": (en, zh)}
-    for name, (text_en, text_zh) in templates.items():
-        if not text_en or not text_zh:
-            raise ValueError(f"rule {rule_id!r}: explanation {name!r} needs English and Chinese")
-        for text in (text_en, text_zh):
-            template_fields(text)  # raises ValueError when malformed
+    for name, texts in templates.items():
+        _check_template_pair(rule_id, name, texts)
     return templates
+
+
+def _check_template_pair(rule_id: str, name: str, texts: tuple[str, str]) -> None:
+    """Raise ValueError unless explanation ``name`` of rule ``rule_id`` has
+    both languages (``texts``: English, Chinese), each well formed."""
+    if not texts[0] or not texts[1]:
+        raise ValueError(f"rule {rule_id!r}: explanation {name!r} needs English and Chinese")
+    for text in texts:
+        template_fields(text)  # raises ValueError when malformed
 
 
 def load_all() -> dict[str, RuleSpec]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from collectors.derived.host_tuning import latency_sensitive
-from collectors.derived.workload import Datastore, Setting, datastores, version_tuple
+from collectors.derived.workload import Datastore, Setting, datastores, service_warning, version_tuple
 from collectors.facts import HostFacts
 from engine.rules import Evidence, Phrase, evidence
 
@@ -41,6 +41,13 @@ def warning_evidence(host: HostFacts, warned: tuple[Any, Any], store: str, value
     the fact ``services[<store>].<code>``, on the warning's line of the log."""
     log, w = warned
     return evidence(host, f"services[{store}].{w.code}", value, log, line=w.line)
+
+
+def redis_warning(host: HostFacts, code: str) -> tuple[Any, Any] | None:
+    """Redis's own start-up warning ``code`` (``service_warning``'s (log,
+    warning)); None when no Redis printed it."""
+    warned = service_warning(host, code)
+    return warned if warned is not None and warned[0].kind == "redis" else None
 
 
 def stores_of(host: HostFacts, kinds: set[str] | None = None) -> list[Datastore]:

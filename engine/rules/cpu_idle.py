@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
-from collectors.facts import HostFacts, IdleState
+from collectors.facts import CpuPower, HostFacts, IdleState
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import latency_why, tuning_checks
 
@@ -107,24 +107,25 @@ def deep_cstates(ctx: RuleContext) -> Iterator[RuleFinding]:
         if host.is_guest or power is None:
             continue
         deep = deep_states(power.idle_states)
-        if not deep:
-            continue
-        deepest = max(deep, key=lambda s: s.latency_us or 0)
-        what = latency_sensitive(host)
-        yield finding(
-            "cpu.deep_cstates",
-            host,
-            values={
-                "states": ", ".join(s.name for s in deep),
-                "deepest": deepest.name,
-                "latency": deepest.latency_us,
-                "allowed": allowed_latency_us(power.idle_states),
-                "why": latency_why(what),
-            },
-            evidence=[
-                evidence(
-                    host, f"cpu_power.idle_states[{s.name}].latency_us", s.latency_us, power, line=s.line
-                )
-                for s in deep
-            ],
-        )
+        if deep:
+            yield _deep_cstates_finding(host, power, deep)
+
+
+def _deep_cstates_finding(host: HostFacts, power: CpuPower, deep: list[IdleState]) -> RuleFinding:
+    """cpu.deep_cstates for the ``deep`` idle states of the host's CPUs, naming the deepest."""
+    deepest = max(deep, key=lambda s: s.latency_us or 0)
+    return finding(
+        "cpu.deep_cstates",
+        host,
+        values={
+            "states": ", ".join(s.name for s in deep),
+            "deepest": deepest.name,
+            "latency": deepest.latency_us,
+            "allowed": allowed_latency_us(power.idle_states),
+            "why": latency_why(latency_sensitive(host)),
+        },
+        evidence=[
+            evidence(host, f"cpu_power.idle_states[{s.name}].latency_us", s.latency_us, power, line=s.line)
+            for s in deep
+        ],
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.derived.host_tuning import latency_sensitive
-from collectors.facts import HostFacts
+from collectors.facts import CpuPower, HostFacts
 from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import latency_why, tuning_checks
 
@@ -76,7 +76,7 @@ def governor_not_performance(ctx: RuleContext) -> Iterator[RuleFinding]:
         power = host.cpu_power
         if host.is_guest or power is None:
             continue
-        slow = {cpu: g for cpu, g in power.governors.items() if g in SLOW_GOVERNORS}
+        slow = _slow_governors(power)
         if not slow:
             continue
         governor, first = _most_common(slow)
@@ -93,6 +93,11 @@ def governor_not_performance(ctx: RuleContext) -> Iterator[RuleFinding]:
             evidence=[evidence(host, f"cpu_power.governors.{first}", governor, power, f"governor.{first}")],
             severity="warning" if what else "info",
         )
+
+
+def _slow_governors(power: CpuPower) -> dict[str, str]:
+    """CPU -> its governor, for the CPUs whose governor lets the clock drop (SLOW_GOVERNORS)."""
+    return {cpu: g for cpu, g in power.governors.items() if g in SLOW_GOVERNORS}
 
 
 def _most_common(governors: dict[str, str]) -> tuple[str, str]:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from collectors.facts import DiskStat, HostFacts
-from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule
 
 AWAIT_MS = 10.0
 UTIL_PCT = 80.0
@@ -66,21 +66,29 @@ def _worst_await(d: DiskStat) -> float | None:
     return max((w for w in (d.await_ms, d.r_await_ms, d.w_await_ms) if w is not None), default=None)
 
 
+def _disk_evidence(
+    host: HostFacts, d: DiskStat, worst: float | None, *, slow: bool, busy: bool
+) -> list[Evidence]:
+    """The evidence of the device's ``worst`` wait when it is ``slow``, then of
+    its utilisation when it is ``busy``."""
+    ev = []
+    if slow:
+        ev.append(evidence(host, f"disks[{d.device}].await_ms", worst, host.disks, line=d.line))
+    if busy:
+        ev.append(evidence(host, f"disks[{d.device}].util_pct", d.util_pct, host.disks, line=d.line))
+    return ev
+
+
 def _slow_or_busy(host: HostFacts, d: DiskStat) -> RuleFinding | None:
     worst = _worst_await(d)
     slow = worst is not None and worst >= AWAIT_MS
     busy = d.util_pct is not None and d.util_pct >= UTIL_PCT
     if not (slow or busy):
         return None
-    ev = []
-    if slow:
-        ev.append(evidence(host, f"disks[{d.device}].await_ms", worst, host.disks, line=d.line))
-    if busy:
-        ev.append(evidence(host, f"disks[{d.device}].util_pct", d.util_pct, host.disks, line=d.line))
     return finding(
         "disk.latency_high",
         host,
         values={"device": d.device, "await_ms": worst, "util_pct": d.util_pct},
-        evidence=ev,
+        evidence=_disk_evidence(host, d, worst, slow=slow, busy=busy),
         past=max((worst or 0) / AWAIT_MS, (d.util_pct or 0) / UTIL_PCT),
     )

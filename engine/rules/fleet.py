@@ -136,10 +136,7 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         ref = _drift_reference(view, key, counts, slow, best)
         usual = ref.value if ref is not None else None
-        # Name the odd hosts out: on a large cluster a list of every host's
-        # value hides the three that differ. Without a reference every group
-        # is "odd" and every host is cited.
-        odd = [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
+        odd = _odd_rows(view, key, counts, usual)
         reference = _reference_rows(view, key, usual, slow)
         template, filled = _drift_explained(view, key, counts, ref, odd, best)
         yield finding(
@@ -157,6 +154,15 @@ def numa_config_drift(ctx: RuleContext) -> Iterator[RuleFinding]:
             # a reference every host
             affected=sorted({name for name, _c in odd}) if ref is not None else [],
         )
+
+
+def _odd_rows(
+    view: FleetView, key: str, counts: Mapping[str, int], usual: str | None
+) -> list[tuple[str, Cited]]:
+    """The (host, cited value) rows of ``key`` whose value is not ``usual``: on
+    a large cluster a list of every host's value hides the three that differ.
+    Without a reference (``usual`` None) every group is "odd" and every host is cited."""
+    return [row for value in sorted(counts) if value != usual for row in view.drift_rows(key, value)]
 
 
 def _drift_explained(
@@ -196,6 +202,13 @@ class _Reference:
     hosts: int
 
 
+def _values_of_hosts_not_slow(
+    view: FleetView, key: str, counts: Mapping[str, int], slow: set[str]
+) -> list[tuple[str, str]]:
+    """(host, its value of ``key``) for each host no benchmark finds slow."""
+    return [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
+
+
 def _drift_reference(
     view: FleetView, key: str, counts: Mapping[str, int], slow: set[str], best: tuple[str, str] | None
 ) -> _Reference | None:
@@ -224,7 +237,7 @@ def _reference_among_fast(
     """The value of the majority of the hosts no benchmark finds slow, else
     (no majority there) the best host's value, when it is not the ``overall``
     majority already."""
-    better = [(name, str(c.value)) for v in counts for name, c in view.drift_rows(key, v) if name not in slow]
+    better = _values_of_hosts_not_slow(view, key, counts, slow)
     tally = Counter(value for _name, value in better)
     value, template = majority(tally), "better_majority"
     if value is None and best is not None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from collectors.derived.memory import DEFAULT_HUGEPAGE_KB, hugepage_size_kb, static_hugepages
 from collectors.facts import HostFacts
-from engine.rules import RuleContext, RuleFinding, evidence, finding, host_ram_kb, rule
+from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, host_ram_kb, rule
 from engine.rules.memory import GIB
 
 # memory.hugepages_unused: reserved huge pages nothing has taken or reserved
@@ -112,9 +112,8 @@ def _unused_severity(pool_kb: int, ram_kb: int | None) -> tuple[str | None, floa
 )
 def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        values = _meminfo(host)
-        total, free = values.get("HugePages_Total"), values.get("HugePages_Free")
-        if not total or free != total or values.get("HugePages_Rsvd", 0):
+        total = _idle_pool_pages(host)
+        if total is None:
             continue
         size_kb = hugepage_size_kb(host) or DEFAULT_HUGEPAGE_KB
         pool_kb = total * size_kb
@@ -122,13 +121,6 @@ def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
         severity, past = _unused_severity(pool_kb, ram_kb)
         if severity is None:
             continue
-        meminfo = host.meminfo
-        ev = [
-            evidence(host, "meminfo.HugePages_Total", total, meminfo, "HugePages_Total"),
-            evidence(host, "meminfo.HugePages_Free", free, meminfo, "HugePages_Free"),
-        ]
-        if ram_kb:
-            ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
         gib = pool_kb * 1024 / GIB
         yield finding(
             "memory.hugepages_unused",
@@ -140,7 +132,29 @@ def hugepages_unused(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "gib": gib,
                 "share": pool_kb / ram_kb if ram_kb else 0,
             },
-            evidence=ev,
+            evidence=_unused_pool_evidence(host, total, ram_kb),
             severity=severity,
             past=past,
         )
+
+
+def _idle_pool_pages(host: HostFacts) -> int | None:
+    """The number of static huge pages when there are some, all free and none
+    reserved; else None."""
+    values = _meminfo(host)
+    total = values.get("HugePages_Total")
+    if not total or values.get("HugePages_Free") != total or values.get("HugePages_Rsvd", 0):
+        return None
+    return total
+
+
+def _unused_pool_evidence(host: HostFacts, total: int, ram_kb: int | None) -> list[Evidence]:
+    """The evidence of a pool of ``total`` huge pages all free, then of the RAM when meminfo tells it."""
+    meminfo = host.meminfo
+    ev = [
+        evidence(host, "meminfo.HugePages_Total", total, meminfo, "HugePages_Total"),
+        evidence(host, "meminfo.HugePages_Free", total, meminfo, "HugePages_Free"),
+    ]
+    if ram_kb:
+        ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
+    return ev

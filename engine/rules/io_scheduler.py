@@ -88,27 +88,35 @@ def io_scheduler(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         schedulers = host.io_schedulers
         fair = _fair_queued(schedulers) if schedulers is not None else []
-        if not fair:
-            continue
-        device, scheduler = fair[0]
-        what = latency_sensitive(host)
-        yield finding(
-            "disk.io_scheduler",
-            host,
-            "several" if len(fair) > 1 else "",
-            values={
-                "device": device,
-                "scheduler": scheduler,
-                "devices": [dev for dev, _name in fair],
-                "count": len(fair),
-                "why": latency_why(what),
-            },
-            evidence=[
-                evidence(host, f"io_schedulers.active.{dev}", name, schedulers, f"scheduler.{dev}")
-                for dev, name in fair
-            ],
-            severity="warning" if what else "info",
-        )
+        if fair:
+            yield _fair_queueing_finding(host, schedulers, fair)
+
+
+def _fair_queueing_finding(
+    host: HostFacts, schedulers: IoSchedulers | None, fair: list[tuple[str, str]]
+) -> RuleFinding:
+    """disk.io_scheduler for the data devices with a fair-queueing scheduler
+    (``fair``: device, scheduler), named after the first; a warning on a host
+    whose latency matters, else info."""
+    device, scheduler = fair[0]
+    what = latency_sensitive(host)
+    return finding(
+        "disk.io_scheduler",
+        host,
+        "several" if len(fair) > 1 else "",
+        values={
+            "device": device,
+            "scheduler": scheduler,
+            "devices": [dev for dev, _name in fair],
+            "count": len(fair),
+            "why": latency_why(what),
+        },
+        evidence=[
+            evidence(host, f"io_schedulers.active.{dev}", name, schedulers, f"scheduler.{dev}")
+            for dev, name in fair
+        ],
+        severity="warning" if what else "info",
+    )
 
 
 def _fair_queued(schedulers: IoSchedulers) -> list[tuple[str, str]]:

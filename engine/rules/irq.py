@@ -94,12 +94,10 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
         interrupts, queues = checked
         per_cpu = _per_cpu_counts(queues)
         total = sum(per_cpu)
-        if total < MIN_INTERRUPTS:
+        busiest = _one_cpu_takes_most(per_cpu, total)
+        if busiest is None:
             continue
-        busiest = max(range(len(per_cpu)), key=per_cpu.__getitem__)
         share = per_cpu[busiest] / total
-        if share < ONE_CPU_SHARE:
-            continue
         yield finding(
             "net.irq_single_cpu",
             host,
@@ -120,6 +118,15 @@ def irq_single_cpu(ctx: RuleContext) -> Iterator[RuleFinding]:
             ],
             past=share / ONE_CPU_SHARE,
         )
+
+
+def _one_cpu_takes_most(per_cpu: list[int], total: int) -> int | None:
+    """The CPU (index) that takes ONE_CPU_SHARE or more of ``total`` queue
+    interrupts (at least MIN_INTERRUPTS of them), else None."""
+    if total < MIN_INTERRUPTS:
+        return None
+    busiest = max(range(len(per_cpu)), key=per_cpu.__getitem__)
+    return busiest if per_cpu[busiest] / total >= ONE_CPU_SHARE else None
 
 
 def _checked_queues(host: HostFacts) -> tuple[Interrupts, list[NicQueueIrq]] | None:

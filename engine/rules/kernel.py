@@ -139,14 +139,18 @@ def known_regression(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         kernel = host.kernel
         release = (kernel.release or "").strip() if kernel else ""
-        if not release:
-            continue
-        for entry in REGRESSIONS:
-            if entry.affected(release) and entry.applies(host):
-                yield finding(
-                    "kernel.known_regression",
-                    host,
-                    entry.key,
-                    values={"release": release, "source": entry.source},
-                    evidence=[evidence(host, "kernel.release", release, kernel, "release")],
-                )
+        for entry in _regressions_hitting(host, release):
+            yield finding(
+                "kernel.known_regression",
+                host,
+                entry.key,
+                values={"release": release, "source": entry.source},
+                evidence=[evidence(host, "kernel.release", release, kernel, "release")],
+            )
+
+
+def _regressions_hitting(host: HostFacts, release: str) -> list[KnownRegression]:
+    """The known regressions of kernel ``release`` that apply to the host (none without a release)."""
+    if not release:
+        return []
+    return [entry for entry in REGRESSIONS if entry.affected(release) and entry.applies(host)]

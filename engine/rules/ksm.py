@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from collectors.derived.host_tuning import is_hypervisor
 from collectors.facts import HostFacts, KsmState
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import Evidence, Phrase, RuleContext, RuleFinding, evidence, finding, rule
 
 PAGE_KB = 4
 
@@ -97,12 +97,6 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         nodes = host.numa_node_count() or 0
         across = ksm.values.get("merge_across_nodes") == 1 and nodes >= 2
-        ev = [
-            evidence(host, "ksm.run", 1, ksm, "ksm.run"),
-            evidence(host, "ksm.pages_sharing", sharing, ksm, "ksm.pages_sharing"),
-        ]
-        if across:
-            ev.append(evidence(host, "ksm.merge_across_nodes", 1, ksm, "ksm.merge_across_nodes"))
         template, severity = ("guests", "warning") if is_hypervisor(host) else ("no_guests", "info")
         yield finding(
             "kvm.ksm_active",
@@ -114,9 +108,20 @@ def ksm_active(ctx: RuleContext) -> Iterator[RuleFinding]:
                 "saved_mb": sharing * PAGE_KB / 1024,
                 "across": _merging(ksm, nodes, across),
             },
-            evidence=ev,
+            evidence=_ksm_evidence(host, ksm, sharing, across=across),
             severity=severity,
         )
+
+
+def _ksm_evidence(host: HostFacts, ksm: KsmState, sharing: int, *, across: bool) -> list[Evidence]:
+    """The evidence of KSM running and sharing pages, then of its merging across nodes when it does."""
+    ev = [
+        evidence(host, "ksm.run", 1, ksm, "ksm.run"),
+        evidence(host, "ksm.pages_sharing", sharing, ksm, "ksm.pages_sharing"),
+    ]
+    if across:
+        ev.append(evidence(host, "ksm.merge_across_nodes", 1, ksm, "ksm.merge_across_nodes"))
+    return ev
 
 
 def _merging(ksm: KsmState, nodes: int, across: bool) -> Phrase:

@@ -453,12 +453,10 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
     """Guests that see one NUMA node from inside (lscpu) on a multi-node hypervisor."""
     for guest in ctx.guests():
         cpu = guest.cpu
-        if cpu is None or guest.numa_node_count() != 1 or _flat_in_its_xml(ctx, guest):
+        hv = _hypervisor_hiding_numa(ctx, guest)
+        if cpu is None or hv is None:
             continue
-        hv = _multinode_hypervisor(ctx, guest)
         cpus = guest.logical_cpus() or 0
-        if hv is None or not _should_see_numa(guest, hv, cpus):
-            continue
         yield finding(
             "kvm.guest_numa_missing",
             guest,
@@ -470,6 +468,17 @@ def _guest_numa_missing_inside(ctx: RuleContext) -> Iterator[RuleFinding]:
                 evidence(hv, "numa_nodes", hv.numa_node_count(), hv.numa or hv.cpu, "available"),
             ],
         )
+
+
+def _hypervisor_hiding_numa(ctx: RuleContext, guest: HostFacts) -> HostFacts | None:
+    """The multi-node hypervisor of a guest that sees one NUMA node (lscpu, its
+    XML not judging) although it is large enough to be shown cells; else None."""
+    if guest.numa_node_count() != 1 or _flat_in_its_xml(ctx, guest):
+        return None
+    hv = _multinode_hypervisor(ctx, guest)
+    if hv is None or not _should_see_numa(guest, hv, guest.logical_cpus() or 0):
+        return None
+    return hv
 
 
 def _flat_in_its_xml(ctx: RuleContext, guest: HostFacts) -> bool:
@@ -959,23 +968,30 @@ def _guests_sharing_cpus(host: HostFacts, domains: list[Domain]) -> Iterator[Rul
     for d in judged:
         n_others, others = _other_guests_named(sharing, d)
         procs = _other_load(host, d)
-        if not n_others and not procs:
-            continue
-        severity = _contention_severity(host, n_others)
-        busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
-        yield finding(
-            "kvm.host_contention",
-            host,
-            values={
-                "guest": domain_label(d),
-                "others": n_others,
-                "procs": len(procs),
-                "sample": Phrase("one_sample") if severity == "info" else "",
-            },
-            evidence=_contention_evidence(host, d, others, procs),
-            severity=severity,
-            past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
-        )
+        if n_others or procs:
+            yield _contention_finding(host, d, n_others, others, procs)
+
+
+def _contention_finding(
+    host: HostFacts, d: Domain, n_others: int, others: list[str], procs: list[ProcessInfo]
+) -> RuleFinding:
+    """kvm.host_contention for guest ``d``: ``n_others`` other guests (named
+    ``others``) and the busy processes ``procs`` share its CPUs."""
+    severity = _contention_severity(host, n_others)
+    busiest = max((p.cpu_pct or 0 for p in procs), default=0.0)
+    return finding(
+        "kvm.host_contention",
+        host,
+        values={
+            "guest": domain_label(d),
+            "others": n_others,
+            "procs": len(procs),
+            "sample": Phrase("one_sample") if severity == "info" else "",
+        },
+        evidence=_contention_evidence(host, d, others, procs),
+        severity=severity,
+        past=max(n_others, busiest / BUSY_PROCESS_CPU_PCT, 1.0),
+    )
 
 
 def _other_guests_named(sharing: CpuSharing, d: Domain) -> tuple[int, list[str]]:

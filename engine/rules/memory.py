@@ -234,17 +234,25 @@ def hugepages_absent(ctx: RuleContext) -> Iterator[RuleFinding]:
         if not sizes or any(d.hugepages for d in host_domains(host)):
             continue
         count, parsed, path = static_hugepages(host)
-        if count is None or count > 0:
-            continue
-        yield finding(
-            "memory.hugepages_absent",
-            host,
-            values={"why": Joined("and", tuple(s.why for s in sizes))},
-            evidence=[_static_hugepages_evidence(host, path, count, parsed), *(s.evidence for s in sizes)],
-            measures=["static-hugepages"] if is_vm_host(host) else ["mysql-large-pages", "static-hugepages"],
-            severity=min((s.severity for s in sizes), key=severity_rank),
-            past=max(1.0, *(s.past for s in sizes)),
-        )
+        if count is not None and count <= 0:
+            yield _hugepages_absent_finding(
+                host, sizes, _static_hugepages_evidence(host, path, count, parsed)
+            )
+
+
+def _hugepages_absent_finding(host: HostFacts, sizes: list[_Sized], pool_ev: Evidence) -> RuleFinding:
+    """memory.hugepages_absent for what makes huge pages matter (``sizes``),
+    after the evidence of the empty pool (``pool_ev``): the worst severity of
+    them, a VM host's measure or a database's."""
+    return finding(
+        "memory.hugepages_absent",
+        host,
+        values={"why": Joined("and", tuple(s.why for s in sizes))},
+        evidence=[pool_ev, *(s.evidence for s in sizes)],
+        measures=["static-hugepages"] if is_vm_host(host) else ["mysql-large-pages", "static-hugepages"],
+        severity=min((s.severity for s in sizes), key=severity_rank),
+        past=max(1.0, *(s.past for s in sizes)),
+    )
 
 
 def _nodes_of(ctx: RuleContext, host: HostFacts) -> tuple[HostFacts, dict[int, int]]:
@@ -381,14 +389,20 @@ def _channel_problems(socket: int, chans: dict[str, list[int]]) -> Iterator[tupl
     for channels holding different sizes."""
     empty = sorted(c for c, sizes in chans.items() if not sizes)
     if empty:
-        share = len(empty) / len(chans)
-        values = {"socket": socket, "empty": len(empty), "channels": len(chans), "names": ", ".join(empty)}
-        severity = "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info"
-        yield severity, share / DIMM_EMPTY_CHANNEL_SHARE_WARN, Phrase("channels_empty", values)
+        yield _empty_channels_problem(socket, empty, len(chans))
     totals = {c: sum(sizes) for c, sizes in chans.items() if sizes}
     if len(set(totals.values())) > 1:
         sizes_text = ", ".join(f"{c}: {v // 1024} GiB" for c, v in sorted(totals.items()))
         yield "info", 1.0, Phrase("channels_differ", {"socket": socket, "sizes": sizes_text})
+
+
+def _empty_channels_problem(socket: int, empty: list[str], channels: int) -> tuple[str, float, Phrase]:
+    """(severity, past, the rule's phrase) for the ``empty`` channels of a
+    socket of ``channels``: a warning from DIMM_EMPTY_CHANNEL_SHARE_WARN of them."""
+    share = len(empty) / channels
+    values = {"socket": socket, "empty": len(empty), "channels": channels, "names": ", ".join(empty)}
+    severity = "warning" if share >= DIMM_EMPTY_CHANNEL_SHARE_WARN else "info"
+    return severity, share / DIMM_EMPTY_CHANNEL_SHARE_WARN, Phrase("channels_empty", values)
 
 
 def _dimm_problems(

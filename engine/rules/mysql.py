@@ -70,14 +70,20 @@ def _db_on_multinode(ctx: RuleContext, host: HostFacts) -> bool:
 
 
 def _interleave_missing(db: DatabaseFacts) -> bool:
+    """Whether the server lacks innodb_numa_interleave: a full list of its
+    variables without it, else a version built without it."""
     if "innodb_numa_interleave" in db.variables:
         return False
     # a full list of the server's own variables (a my.cnf names only what was configured)
     live = [name for name in db.variables if db.variable_sources.get(name, "server") == "server"]
-    if len(live) >= FULL_VARIABLES_MIN:
-        return True
-    flavour = _flavour(db)
-    if flavour == "mariadb":
+    return len(live) >= FULL_VARIABLES_MIN or _version_lacks_interleave(db)
+
+
+def _version_lacks_interleave(db: DatabaseFacts) -> bool:
+    """Whether the server's version has no innodb_numa_interleave: MariaDB,
+    a MySQL or Percona older than the release that added it (False when the
+    version is unknown)."""
+    if _flavour(db) == "mariadb":
         # MariaDB's packages are built without libnuma support (MDEV-18860)
         return bool(_version(db))
     parsed = _parse_version(_version(db))
@@ -261,16 +267,22 @@ def _populating_version_evidence(host: HostFacts, db: DatabaseFacts) -> list[Evi
     from an mmap(MAP_POPULATE) that faults every page in."""
     interleave = as_bool(db.variables.get("innodb_numa_interleave"))
     large_pages = as_bool(db.variables.get("large_pages"))
-    parsed = _parse_version(_version(db))
-    if not interleave or not parsed or _flavour(db) != "percona" or large_pages:
-        return []
-    since = PERCONA_POPULATE_SINCE.get(parsed[0][:2])
-    if not since or (parsed[0], parsed[1] or 0.0) < since:
+    if not interleave or large_pages or not _percona_populates(db):
         return []
     return [
         evidence(host, "database.version", _version(db), db, "version"),
         evidence(host, "database.variables.innodb_numa_interleave", "ON", db, "innodb_numa_interleave"),
     ]
+
+
+def _percona_populates(db: DatabaseFacts) -> bool:
+    """Whether the server is a Percona release that pre-faults an interleaved
+    buffer pool (PERCONA_POPULATE_SINCE)."""
+    parsed = _parse_version(_version(db))
+    if not parsed or _flavour(db) != "percona":
+        return False
+    since = PERCONA_POPULATE_SINCE.get(parsed[0][:2])
+    return since is not None and (parsed[0], parsed[1] or 0.0) >= since
 
 
 def _large_pools(ctx: RuleContext) -> Iterator[tuple[HostFacts, DatabaseFacts, int]]:

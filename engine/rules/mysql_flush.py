@@ -199,20 +199,27 @@ def flush_method_buffered(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         pool, ram_kb = db_pool_bytes(host), host_ram_kb(host)
         report, share = _judged(pool, ram_kb)
-        if not report:
-            continue
-        yield finding(
-            RULE_ID,
-            host,
-            _template(share, host),
-            values={
-                "method": flush.method,
-                "how": Phrase(_how(flush)),
-                "pool_gib": (pool or 0) / 1024**3,
-                "share": share or 0.0,
-                "ram_gib": (ram_kb or 0) / 1024**2,
-            },
-            evidence=_evidence(host, flush, pool, ram_kb),
-            severity="warning" if share is not None else "info",
-            past=(share or 0.0) / POOL_SHARE_WARN,
-        )
+        if report:
+            yield _buffered_finding(host, flush, pool, ram_kb, share)
+
+
+def _buffered_finding(
+    host: HostFacts, flush: FlushMethod, pool: int | None, ram_kb: int | None, share: float | None
+) -> RuleFinding:
+    """The finding for a buffered flush method: a warning when the pool's
+    ``share`` of the RAM is known, else info."""
+    return finding(
+        RULE_ID,
+        host,
+        _template(share, host),
+        values={
+            "method": flush.method,
+            "how": Phrase(_how(flush)),
+            "pool_gib": (pool or 0) / 1024**3,
+            "share": share or 0.0,
+            "ram_gib": (ram_kb or 0) / 1024**2,
+        },
+        evidence=_evidence(host, flush, pool, ram_kb),
+        severity="warning" if share is not None else "info",
+        past=(share or 0.0) / POOL_SHARE_WARN,
+    )

@@ -134,18 +134,22 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
-            if avg is None or avg < LAN_RTT_MS or _not_a_lan_peer(p):
-                continue
-            # a mesh script's output names the host each ping ran on ("crdb1a to 1d")
-            values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})
-            path = f"pings[{p.from_host} to {p.target}]" if p.from_host else f"pings[{p.target}]"
-            yield finding(
-                "net.lan_rtt_high",
-                host,
-                values=values,
-                evidence=[evidence(host, f"{path}.rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")],
-                past=avg / LAN_RTT_MS,
-            )
+            if avg is not None and avg >= LAN_RTT_MS and not _not_a_lan_peer(p):
+                yield _slow_ping_finding(host, p, avg)
+
+
+def _slow_ping_finding(host: HostFacts, p: PingResult, avg: float) -> RuleFinding:
+    """net.lan_rtt_high for ping ``p`` (average ``avg`` ms), naming the host it
+    ran on when a mesh script's output says so ("crdb1a to 1d")."""
+    values = {"target": p.target, "avg_ms": avg} | ({"host": p.from_host} if p.from_host else {})
+    path = f"pings[{p.from_host} to {p.target}]" if p.from_host else f"pings[{p.target}]"
+    return finding(
+        "net.lan_rtt_high",
+        host,
+        values=values,
+        evidence=[evidence(host, f"{path}.rtt_avg_ms", round(avg, 3), p, "rtt_avg_ms", "rtt")],
+        past=avg / LAN_RTT_MS,
+    )
 
 
 def _softirq_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -234,7 +238,7 @@ def softirq_hotspot(ctx: RuleContext) -> Iterator[RuleFinding]:
 def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     """A few CPUs at or above SOFTIRQ_HOT_PCT of %si while the rest are quiet."""
     usage = host.cpu_usage
-    cpus = [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+    cpus = _per_cpu_softirq(usage)
     hot = _hot_among_quiet(cpus)
     if not hot:
         return None
@@ -252,6 +256,11 @@ def _si_hotspot(host: HostFacts) -> RuleFinding | None:
     )
 
 
+def _per_cpu_softirq(usage: CpuUsage | None) -> list[CpuUtil]:
+    """The per-CPU lines (not the all-CPU one) that report soft interrupt time (%si)."""
+    return [c for c in (usage.per_cpu if usage else []) if c.cpu != "all" and c.si is not None]
+
+
 def _hot_among_quiet(cpus: list[CpuUtil]) -> list[CpuUtil]:
     """The CPUs at or above SOFTIRQ_HOT_PCT of %si, when they are at most
     SOFTIRQ_MAX_HOT_SHARE of ``cpus`` and every other one is near 0; else none."""
@@ -267,11 +276,10 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
     if sirq is None:
         return None
     rx = sirq.rows.get("NET_RX", [])
-    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+    concentrated = _concentrated(rx)
+    if concentrated is None:
         return None
-    ranked, share = _busiest(rx)
-    if share < NET_RX_CONCENTRATION:
-        return None
+    ranked, share = concentrated
     names = [sirq.cpus[i] if i < len(sirq.cpus) else str(i) for i in ranked]
     return finding(
         "net.softirq_hotspot",
@@ -288,6 +296,16 @@ def _net_rx_hotspot(host: HostFacts) -> RuleFinding | None:
             )
         ],
     )
+
+
+def _concentrated(rx: list[int]) -> tuple[list[int], float] | None:
+    """The busiest CPUs (columns) of the NET_RX counts ``rx`` and their share,
+    when enough CPUs and softirqs are counted and that share reaches
+    NET_RX_CONCENTRATION; else None."""
+    if len(rx) < SOFTIRQS_MIN_CPUS or sum(rx) < SOFTIRQS_MIN_NET_RX:
+        return None
+    ranked, share = _busiest(rx)
+    return (ranked, share) if share >= NET_RX_CONCENTRATION else None
 
 
 def _busiest(counts: list[int]) -> tuple[list[int], float]:

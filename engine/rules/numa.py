@@ -15,7 +15,7 @@ from collectors.derived.workload import (
     tuned_setting,
     workloads,
 )
-from collectors.facts import HostFacts, NumaNode, NumaTopology, VirshCapabilities
+from collectors.facts import CpuTopology, HostFacts, NumaNode, NumaTopology, VirshCapabilities
 from engine.rules import (
     Evidence,
     Joined,
@@ -140,19 +140,12 @@ def _full_sysctl_dump(host: HostFacts) -> bool:
 )
 def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        cpu = host.cpu
-        if not cpu or not cpu.sockets or cpu.sockets < 2:
+        cpu = _sockets_on_one_node(host)
+        if cpu is None:
             continue
-        if cpu.model_name and _UNIFORM_MEMORY.search(cpu.model_name):
-            continue  # uniform memory: one node is the hardware's truth
-        nodes = host.numa_node_count()
-        if nodes != 1:
-            continue
-        if cpu.cores_per_socket == 1:
-            continue  # N sockets x 1 core is a hypervisor's (or LPAR's) layout, not hardware
         ev = [
             evidence(host, "cpu.sockets", cpu.sockets, cpu, "sockets", "Socket(s)"),
-            evidence(host, "cpu.numa_nodes", nodes, cpu, "numa_nodes", "NUMA node(s)"),
+            evidence(host, "cpu.numa_nodes", 1, cpu, "numa_nodes", "NUMA node(s)"),
         ]
         yield finding(
             "numa.single_node_multi_socket",
@@ -160,6 +153,18 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
             values={"sockets": cpu.sockets},
             evidence=ev,
         )
+
+
+def _sockets_on_one_node(host: HostFacts) -> CpuTopology | None:
+    """The host's CPU facts when it has several multi-core sockets of a NUMA
+    platform and the kernel sees one node; None otherwise."""
+    cpu = host.cpu
+    if not cpu or not cpu.sockets or cpu.sockets < 2:
+        return None
+    if cpu.model_name and _UNIFORM_MEMORY.search(cpu.model_name):
+        return None  # uniform memory: one node is the hardware's truth
+    # N sockets x 1 core is a hypervisor's (or LPAR's) layout, not hardware
+    return cpu if host.numa_node_count() == 1 and cpu.cores_per_socket != 1 else None
 
 
 @rule(
@@ -212,18 +217,11 @@ def single_node_multi_socket(ctx: RuleContext) -> Iterator[RuleFinding]:
 )
 def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.numa:
+        found = _imbalanced_nodes(host.numa) if host.numa else None
+        if found is None:
             continue
-        used = _used_memory_kb(host.numa)  # (at most one entry per node)
-        if len(used) < 2:
-            continue
-        busy = max(used, key=used.__getitem__)
-        quiet = min(used, key=used.__getitem__)
+        busy, quiet, used = found
         ratio = used[busy] / used[quiet]
-        larger = max(host.numa.nodes[busy].mem_total_kb() or 0, host.numa.nodes[quiet].mem_total_kb() or 0)
-        diff = used[busy] - used[quiet]
-        if ratio < IMBALANCE_RATIO or diff < max(IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB):
-            continue
         yield finding(
             "numa.node_memory_imbalance",
             host,
@@ -237,6 +235,23 @@ def node_memory_imbalance(ctx: RuleContext) -> Iterator[RuleFinding]:
             evidence=[_used_memory_evidence(host, n, used[n]) for n in (busy, quiet)],
             past=ratio / IMBALANCE_RATIO,
         )
+
+
+def _imbalanced_nodes(numa: NumaTopology) -> tuple[int, int, dict[int, int]] | None:
+    """The busiest and the quietest node, and each node's used memory (kB), when
+    the two differ past the thresholds (a ratio, a share of the larger node, an amount)."""
+    used = _used_memory_kb(numa)  # (at most one entry per node)
+    if len(used) < 2:
+        return None
+    busy = max(used, key=used.__getitem__)
+    quiet = min(used, key=used.__getitem__)
+    larger = max(numa.nodes[busy].mem_total_kb() or 0, numa.nodes[quiet].mem_total_kb() or 0)
+    diff = used[busy] - used[quiet]
+    if used[busy] / used[quiet] < IMBALANCE_RATIO or diff < max(
+        IMBALANCE_MIN_SHARE * larger, IMBALANCE_MIN_DIFF_KB
+    ):
+        return None
+    return busy, quiet, used
 
 
 def _used_memory_kb(numa: NumaTopology) -> dict[int, int]:
@@ -264,6 +279,13 @@ class _PressedNode:
     node: int
     pct: int  # page cache, % of the node's memory
     evidence: list[Evidence]  # the page cache, then the free memory
+
+
+def _pressed_nodes(host: HostFacts) -> list[_PressedNode]:
+    """The nodes of a multi-node host whose page cache presses their free memory."""
+    if not host.numa or len(host.numa.nodes) < 2:
+        return []
+    return [p for n, node in sorted(host.numa.nodes.items()) if (p := _pressed_node(host, n, node))]
 
 
 def _pressed_node(host: HostFacts, n: int, node: NumaNode) -> _PressedNode | None:
@@ -389,12 +411,10 @@ def _near_low_watermark(
 )
 def local_node_pagecache_pressure(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
-        if not host.numa or len(host.numa.nodes) < 2:
-            continue
         zrm = host.sysctl_value("vm.zone_reclaim_mode")
         if zrm is None or zrm.strip() != "0":
             continue
-        pressed = [p for n, node in sorted(host.numa.nodes.items()) if (p := _pressed_node(host, n, node))]
+        pressed = _pressed_nodes(host)
         if not pressed:
             continue
         ev = [e for p in pressed for e in p.evidence]
@@ -567,26 +587,35 @@ def balancing_disabled(ctx: RuleContext) -> Iterator[RuleFinding]:
         # balance between; the missing guest topology is kvm.guest_numa_missing's.
         if nodes is None or nodes < 2:
             continue
-        if workloads(host) & BALANCING_OFF_WORKLOADS:
-            continue  # set as its vendor requires (tuned profiles, SAP's check, obdiag)
         profile = tuned_setting(host, "kernel.numa_balancing")
-        if profile is not None and profile[0] == "0":
-            continue  # the host's TuneD profile turns it off (hpc-compute, network-latency ...)
+        if _balancing_off_on_purpose(host, profile):
+            continue
         off = _balancing_off(host)
         if off is None:
             continue
         reason, reason_ev = off
-        nodes_ev = (
-            numa_evidence(host, "numa_nodes", nodes, "NumactlHardware", "available")
-            if host.numa
-            else evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
-        )
         yield finding(
             "numa.balancing_disabled",
             host,
             values={"reason": reason, "tuned": _tuned_phrase(host, profile, "balancing")},
-            evidence=[nodes_ev, reason_ev, *_tuned_evidence(host)],
+            evidence=[_node_count_evidence(host, nodes), reason_ev, *_tuned_evidence(host)],
         )
+
+
+def _balancing_off_on_purpose(host: HostFacts, profile: tuple[str, str] | None) -> bool:
+    """Whether balancing is off as a workload's vendor requires (tuned profiles,
+    SAP's check, obdiag) or as the host's TuneD ``profile`` sets it
+    (hpc-compute, network-latency ...)."""
+    if workloads(host) & BALANCING_OFF_WORKLOADS:
+        return True
+    return profile is not None and profile[0] == "0"
+
+
+def _node_count_evidence(host: HostFacts, nodes: int) -> Evidence:
+    """The evidence of the host's NUMA node count: numactl -H, else lscpu."""
+    if host.numa:
+        return numa_evidence(host, "numa_nodes", nodes, "NumactlHardware", "available")
+    return evidence(host, "cpu.numa_nodes", nodes, host.cpu, "numa_nodes")
 
 
 def _balancing_off(host: HostFacts) -> tuple[Phrase, Evidence] | None:
@@ -673,8 +702,7 @@ def high_remote_distance(ctx: RuleContext) -> Iterator[RuleFinding]:
         if not numa or not numa.distances:
             yield from _high_capabilities_distance(host)
             continue
-        rows = ((i, row[i] if i < len(row) else None, enumerate(row)) for i, row in enumerate(numa.distances))
-        worst = _worst_distance(rows)
+        worst = _worst_distance(_numactl_rows(numa))
         if worst is None or worst[0] < HIGH_REMOTE_DISTANCE_RATIO:
             continue
         ratio, i, j, local, remote = worst
@@ -704,6 +732,13 @@ def _worst_distance(
         if other != node
     )
     return max(pairs, key=lambda pair: pair[0], default=None)
+
+
+def _numactl_rows(numa: NumaTopology) -> Iterator[tuple[int, int | None, Iterable[tuple[int, int]]]]:
+    """The rows of numactl -H's distance table, as :func:`_worst_distance` reads
+    them (by row and column index; None for a row cut before its own column)."""
+    for i, row in enumerate(numa.distances):
+        yield i, row[i] if i < len(row) else None, enumerate(row)
 
 
 def _distance_node(numa: NumaTopology, index: int) -> int:
@@ -865,20 +900,17 @@ def _cpus_without_memory(
             "share": share,
             "with_memory": Joined("node_sep", tuple(with_both)),
         },
-        evidence=[
-            numa_evidence(
-                host,
-                f"numa.nodes.{n}.mem_total_kb",
-                0,
-                "NodeMeminfo" if "MemTotal" in nodes[n].meminfo else "NumactlHardware",
-                f"{n}.MemTotal",
-                f"node.{n}.size",
-                f"node.{n}.cpus",
-            )
-            for n in cpu_only
-        ],
+        evidence=[_no_memory_evidence(host, n, nodes[n]) for n in cpu_only],
         severity=severity,
         past=share / MEMORYLESS_CPU_SHARE_WARN if share else 1.0,
+    )
+
+
+def _no_memory_evidence(host: HostFacts, n: int, node: NumaNode) -> Evidence:
+    """The evidence that node ``n`` has no memory: its node meminfo, else numactl -H."""
+    part = "NodeMeminfo" if "MemTotal" in node.meminfo else "NumactlHardware"
+    return numa_evidence(
+        host, f"numa.nodes.{n}.mem_total_kb", 0, part, f"{n}.MemTotal", f"node.{n}.size", f"node.{n}.cpus"
     )
 
 

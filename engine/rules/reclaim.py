@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from collectors.derived.host_tuning import counter_sum
 from collectors.facts import HostFacts, ProcVmstat
-from engine.rules import Phrase, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import Evidence, Phrase, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import tuning_checks
 
 ALLOCSTALL_MIN = 10_000
@@ -119,19 +119,25 @@ def _reclaim_stalls(host: HostFacts, vm: ProcVmstat) -> RuleFinding | None:
     share = _direct_scan_share(vm)
     if stalls is None or stalls < ALLOCSTALL_MIN or (share is not None and share < DIRECT_SCAN_SHARE):
         return None
-    key = next((k for k in vm.values if k.startswith("allocstall")), "allocstall")
-    ev = [evidence(host, "proc_vmstat.allocstall", stalls, vm, f"{key}")]
-    if share is not None:
-        ev.append(evidence(host, "proc_vmstat.pgscan_direct_share", round(share, 3), vm, "pgscan_direct"))
     part = Phrase("share", {"pct": share * 100}) if share is not None else Phrase("no_share")
     return finding(
         "memory.direct_reclaim_stalls",
         host,
         "reclaim",
         values={"stalls": stalls, "share": part},
-        evidence=ev,
+        evidence=_stall_evidence(host, vm, stalls, share),
         past=stalls / ALLOCSTALL_MIN,
     )
+
+
+def _stall_evidence(host: HostFacts, vm: ProcVmstat, stalls: int, share: float | None) -> list[Evidence]:
+    """The evidence of the direct reclaim stalls (cited at the first allocstall
+    counter), then of direct scanning's share when known."""
+    key = next((k for k in vm.values if k.startswith("allocstall")), "allocstall")
+    ev = [evidence(host, "proc_vmstat.allocstall", stalls, vm, f"{key}")]
+    if share is not None:
+        ev.append(evidence(host, "proc_vmstat.pgscan_direct_share", round(share, 3), vm, "pgscan_direct"))
+    return ev
 
 
 def _compaction_stalls(host: HostFacts, vm: ProcVmstat) -> RuleFinding | None:

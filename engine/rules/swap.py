@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from collectors.facts import HostFacts, Vmstat, VmstatSample
-from engine.rules import RuleContext, RuleFinding, evidence, finding, rule
+from collectors.facts import HostFacts, Meminfo, Vmstat, VmstatSample
+from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 
 # memory.swap_activity: si + so of one vmstat interval (KiB/s, vmstat's unit)
@@ -112,28 +112,43 @@ def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
         if vm is None or len(vm.samples) < 2 or vm.swap_unit_kb is None:
             continue
         intervals = vm.interval_samples
-        moving = [s for s in intervals if _moving(s)]
-        if len(moving) < SWAP_SUSTAINED_SHARE * len(intervals):
+        moving = _sustained_swapping(intervals)
+        if not moving:
             continue
-        mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
-        peak = max(moving, key=_swap_kb_s)
-        swpd = max((s.swpd_kb or 0) for s in intervals)
-        yield finding(
-            "memory.swap_activity",
-            host,
-            values={
-                "rate": SWAP_RATE_KB_S,
-                "moving": len(moving),
-                "intervals": len(intervals),
-                "mean": mean,
-                "swpd": swpd,
-            },
-            evidence=[
-                evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
-                evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
-            ],
-            past=mean / SWAP_RATE_KB_S,
-        )
+        yield _swapping_finding(host, vm, intervals, moving)
+
+
+def _swapping_finding(
+    host: HostFacts, vm: Vmstat, intervals: list[VmstatSample], moving: list[VmstatSample]
+) -> RuleFinding:
+    """memory.swap_activity: the mean swap rate over ``intervals`` and the most
+    swap used, citing the busiest of the ``moving`` intervals."""
+    mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
+    peak = max(moving, key=_swap_kb_s)
+    swpd = max((s.swpd_kb or 0) for s in intervals)
+    return finding(
+        "memory.swap_activity",
+        host,
+        values={
+            "rate": SWAP_RATE_KB_S,
+            "moving": len(moving),
+            "intervals": len(intervals),
+            "mean": mean,
+            "swpd": swpd,
+        },
+        evidence=[
+            evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
+            evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
+        ],
+        past=mean / SWAP_RATE_KB_S,
+    )
+
+
+def _sustained_swapping(intervals: list[VmstatSample]) -> list[VmstatSample]:
+    """The intervals that move pages to or from swap, when they are at least
+    SWAP_SUSTAINED_SHARE of ``intervals``; else none."""
+    moving = [s for s in intervals if _moving(s)]
+    return moving if len(moving) >= SWAP_SUSTAINED_SHARE * len(intervals) else []
 
 
 # memory.page_tables_large: "a few hundred MB: huge pages are not your problem;
@@ -234,19 +249,31 @@ def page_tables_large(ctx: RuleContext) -> Iterator[RuleFinding]:
         kb = meminfo.values["PageTables"]
         ram_kb = meminfo.values.get("MemTotal", 0)
         share = kb / ram_kb if ram_kb else None
-        if not _page_tables_too_large(kb, share):
-            continue
-        ev = [evidence(host, "meminfo.PageTables", kb, meminfo, "PageTables")]
-        if ram_kb:
-            ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
-        yield finding(
-            "memory.page_tables_large",
-            host,
-            "share" if share is not None else "size",
-            values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
-            evidence=ev,
-            past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
-        )
+        if _page_tables_too_large(kb, share):
+            yield _page_tables_finding(host, meminfo, kb, ram_kb, share)
+
+
+def _page_tables_finding(
+    host: HostFacts, meminfo: Meminfo, kb: int, ram_kb: int, share: float | None
+) -> RuleFinding:
+    """memory.page_tables_large for ``kb`` of page tables: as a ``share`` of
+    the RAM when known, else as a size."""
+    return finding(
+        "memory.page_tables_large",
+        host,
+        "share" if share is not None else "size",
+        values={"gib": kb / 1024**2, "share": share or 0, "ram_gib": ram_kb / 1024**2},
+        evidence=_page_tables_evidence(host, meminfo, kb, ram_kb),
+        past=max(kb / PAGE_TABLES_WARN_KB, (share or 0) / PAGE_TABLES_SHARE),
+    )
+
+
+def _page_tables_evidence(host: HostFacts, meminfo: Meminfo, kb: int, ram_kb: int) -> list[Evidence]:
+    """The evidence of the page tables' size, then of the RAM when meminfo tells it."""
+    ev = [evidence(host, "meminfo.PageTables", kb, meminfo, "PageTables")]
+    if ram_kb:
+        ev.append(evidence(host, "meminfo.MemTotal", ram_kb, meminfo, "MemTotal"))
+    return ev
 
 
 def _page_tables_too_large(kb: int, share: float | None) -> bool:

@@ -12,6 +12,7 @@ from collectors.facts import HostFacts
 from engine.rules import Evidence, Joined, RuleContext, RuleFinding, finding, rule
 from engine.rules._hostside import (
     at_least,
+    redis_warning,
     setting_evidence,
     store_evidence,
     store_label,
@@ -157,8 +158,8 @@ def _thp_set_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | N
 def _redis_warned_always(host: HostFacts, stores: list[Datastore]) -> RuleFinding | None:
     """No setting read, but a Redis that warns only when THP is always did."""
     redis = next((s for s in stores if s.kind == "redis"), None)
-    warned = service_warning(host, "thp_enabled")
-    if thp_setting(host) is not None or redis is None or warned is None or warned[0].kind != "redis":
+    warned = redis_warning(host, "thp_enabled")
+    if thp_setting(host) is not None or redis is None or warned is None:
         return None
     if not at_least(redis, REDIS_WARNS_ONLY_ON_ALWAYS):
         return None
@@ -244,18 +245,30 @@ def thp_defrag_always(ctx: RuleContext) -> Iterator[RuleFinding]:
         if defrag is None or defrag.value != "always":
             continue
         mode = _enabled_mode(enabled, defrag)
-        if mode not in ("always", "madvise"):
-            continue
-        ev = [setting_evidence(host, defrag)]
-        if enabled is not None:
-            ev.append(setting_evidence(host, enabled))
-        yield finding(
-            "memory.thp_defrag_always",
-            host,
-            values={"stores": ", ".join(store_label(s) for s in stores), "enabled": mode},
-            evidence=[*ev, *(store_evidence(host, s) for s in stores)],
-            severity="warning" if mode == "always" else "info",
-        )
+        if mode in ("always", "madvise"):
+            yield _defrag_always_finding(host, stores, mode, _thp_settings_evidence(host, defrag, enabled))
+
+
+def _defrag_always_finding(
+    host: HostFacts, stores: list[Datastore], mode: str, settings_ev: list[Evidence]
+) -> RuleFinding:
+    """memory.thp_defrag_always for the data stores of a host whose THP is
+    ``mode`` (always: a warning; madvise: info), after the settings' evidence."""
+    return finding(
+        "memory.thp_defrag_always",
+        host,
+        values={"stores": ", ".join(store_label(s) for s in stores), "enabled": mode},
+        evidence=[*settings_ev, *(store_evidence(host, s) for s in stores)],
+        severity="warning" if mode == "always" else "info",
+    )
+
+
+def _thp_settings_evidence(host: HostFacts, defrag: Setting, enabled: Setting | None) -> list[Evidence]:
+    """The evidence of THP's defrag setting, then of its enabled one when read."""
+    ev = [setting_evidence(host, defrag)]
+    if enabled is not None:
+        ev.append(setting_evidence(host, enabled))
+    return ev
 
 
 def _enabled_mode(enabled: Setting | None, defrag: Setting) -> str | None:

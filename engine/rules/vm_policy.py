@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from collectors.derived.workload import (
     Datastore,
+    Setting,
     service_warning,
     sysctl_setting,
     tuned_profiles,
@@ -26,7 +27,14 @@ from engine.rules import (
     numa_needs,
     rule,
 )
-from engine.rules._hostside import setting_evidence, store_evidence, store_label, stores_of, warning_evidence
+from engine.rules._hostside import (
+    redis_warning,
+    setting_evidence,
+    store_evidence,
+    store_label,
+    stores_of,
+    warning_evidence,
+)
 
 
 def _zone_reclaim_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -112,17 +120,23 @@ def zone_reclaim_on_cache_host(ctx: RuleContext) -> Iterator[RuleFinding]:
             continue
         stores = stores_of(host)
         if stores:
-            yield finding(
-                "numa.zone_reclaim_on_cache_host",
-                host,
-                "store",
-                values={
-                    "stores": ", ".join(store_label(s) for s in stores),
-                    "mode": setting.value,
-                    "tuned": _tuned_source(host),
-                },
-                evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
-            )
+            yield _zone_reclaim_finding(host, setting, stores)
+
+
+def _zone_reclaim_finding(host: HostFacts, setting: Setting, stores: list[Datastore]) -> RuleFinding:
+    """numa.zone_reclaim_on_cache_host for the data stores ``stores`` of a host
+    whose zone reclaim ``setting`` is on, naming what sets it."""
+    return finding(
+        "numa.zone_reclaim_on_cache_host",
+        host,
+        "store",
+        values={
+            "stores": ", ".join(store_label(s) for s in stores),
+            "mode": setting.value,
+            "tuned": _tuned_source(host),
+        },
+        evidence=[setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)],
+    )
 
 
 def _tuned_source(host: HostFacts) -> Phrase:
@@ -239,26 +253,33 @@ def swappiness_zero_oom(ctx: RuleContext) -> Iterator[RuleFinding]:
         setting = sysctl_setting(host, "vm.swappiness")
         if setting is None or setting.value != "0":
             continue
-        stores = stores_of(host)
         release = host.kernel.release if host.kernel else None
         strict = swappiness_zero_is_strict(release)
-        if strict is False:
-            continue
-        ev = [setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)]
-        if strict is None:
-            yield finding(
-                "memory.swappiness_zero_oom", host, "unknown_kernel", values={}, evidence=ev, severity="info"
-            )
-            continue
-        ev.insert(1, evidence(host, "kernel.release", release, host.kernel, "release"))
-        yield finding(
-            "memory.swappiness_zero_oom",
-            host,
-            "strict",
-            values={"kernel": release, "target": _oom_target(stores)},
-            evidence=ev,
-            severity="warning" if stores else "info",
+        if strict is not False:
+            yield _swappiness_zero_finding(host, setting, release, strict=strict)
+
+
+def _swappiness_zero_finding(
+    host: HostFacts, setting: Setting, release: str | None, *, strict: bool | None
+) -> RuleFinding:
+    """The finding for vm.swappiness = 0: on a kernel where it never swaps
+    (``strict``), a warning when data stores run there; info when the kernel's
+    behaviour is unknown (``strict`` None)."""
+    stores = stores_of(host)
+    ev = [setting_evidence(host, setting), *(store_evidence(host, s) for s in stores)]
+    if strict is None:
+        return finding(
+            "memory.swappiness_zero_oom", host, "unknown_kernel", values={}, evidence=ev, severity="info"
         )
+    ev.insert(1, evidence(host, "kernel.release", release, host.kernel, "release"))
+    return finding(
+        "memory.swappiness_zero_oom",
+        host,
+        "strict",
+        values={"kernel": release, "target": _oom_target(stores)},
+        evidence=ev,
+        severity="warning" if stores else "info",
+    )
 
 
 def _oom_target(stores: list[Datastore]) -> Phrase:
@@ -282,12 +303,15 @@ def _overcommit_problem(host: HostFacts, store: Datastore) -> tuple[str, str | N
     mode = setting.value if setting is not None else None
     if store.kind == "mongodb":
         return ("mongodb", mode) if mode == "2" else None
-    if store.kind != "redis":
-        return None
-    if mode is not None:  # the setting read decides; else Redis's own warning
+    return _redis_overcommit_problem(host, mode) if store.kind == "redis" else None
+
+
+def _redis_overcommit_problem(host: HostFacts, mode: str | None) -> tuple[str, str | None] | None:
+    """("redis", mode) when Redis's overcommit requirement (1) is not met: the
+    setting read (``mode``) decides, else Redis's own warning."""
+    if mode is not None:
         return ("redis", mode) if mode != "1" else None
-    warned = service_warning(host, "overcommit_memory")
-    return ("redis", None) if warned is not None and warned[0].kind == "redis" else None
+    return ("redis", None) if redis_warning(host, "overcommit_memory") is not None else None
 
 
 @rule(
@@ -542,10 +566,15 @@ def _measured_placements(host: HostFacts, stores: list[Datastore]) -> Iterator[R
     """The stores' processes whose NUMA usage shows them on one node."""
     totals = {n.node: n.mem_total_kb() for n in host.numa.nodes.values()} if host.numa else {}
     for pn in host.process_numa:
-        store = next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
+        store = _store_of_process(stores, pn)
         placed = _placed_on_one_node(host, store, pn, totals) if store is not None and pn.node_mb else None
         if placed is not None:
             yield placed
+
+
+def _store_of_process(stores: list[Datastore], pn: ProcessNuma) -> Datastore | None:
+    """The data store seen through process ``pn``'s NUMA usage, if any."""
+    return next((s for s in stores if s.fact == f"process_numa[{pn.name}]"), None)
 
 
 def _placed_on_one_node(
