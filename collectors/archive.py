@@ -232,6 +232,10 @@ class _ManifestEntry:
     command: str | None = None
     exit_code: int | None = None
 
+    def failed_silently(self, data: bytes | bytearray) -> bool:
+        """Whether ``data``, the entry's output, is empty and its command said it failed."""
+        return self.exit_code not in (None, 0) and not data.strip()
+
 
 # what a member name holds that needs its parts split and checked
 _NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
@@ -1105,6 +1109,12 @@ def _sos_commands(plugins: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 yield exec_, path
 
 
+def _shallow(parts: list[str]) -> bool:
+    """Whether a member's path (its ``parts``) is shallow: at most two directories
+    down, none of them a directory of bulk data."""
+    return len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
+
+
 class _TarWalk:
     """One pass over a tar stream: map, read or skip each member."""
 
@@ -1234,8 +1244,7 @@ class _TarWalk:
         """A member no manifest or path maps: a shallow one of a collector archive
         is kept (within PENDING_MEMBER_MAX) to be recognised by its content once
         the manifest, which may come later, has been read (:meth:`finish`)."""
-        shallow = len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
-        if not shallow:
+        if not _shallow(parts):
             return
         if _ARCHIVE_SUFFIX.search(parts[-1]):
             self.error(name, "nested archive not opened")
@@ -1260,7 +1269,7 @@ class _TarWalk:
         if _magic(data[:512]) not in ("text",):
             self.error(name, "nested archive or binary member not opened")
             return
-        if entry is not None and entry.exit_code not in (None, 0) and not data.strip():
+        if entry is not None and entry.failed_silently(data):
             self.loader.asm.artifact(
                 name,
                 kind,
