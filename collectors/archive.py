@@ -232,6 +232,10 @@ class _ManifestEntry:
     command: str | None = None
     exit_code: int | None = None
 
+    def failed_silently(self, data: bytes | bytearray) -> bool:
+        """Whether ``data``, the entry's output, is empty and its command said it failed."""
+        return self.exit_code not in (None, 0) and not data.strip()
+
 
 # what a member name holds that needs its parts split and checked
 _NAME_TO_NORMALISE = re.compile(r"\.\.|\\|//|\./")
@@ -689,17 +693,14 @@ class _Loader:
         except _LimitExceeded as exc:
             self.error(name, f"{exc}; stopped after {tar.members} members, kept what was read")
         except (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
-            if tar.members == 0 and isinstance(exc, tarfile.ReadError) and "empty" in str(exc).lower():
-                self.error(name, "empty archive")
-            else:
-                self.error(
-                    name,
-                    f"archive truncated or corrupt after {tar.members} members ({type(exc).__name__}); "
-                    "kept what was read",
-                )
+            self.error(name, _broken_tar(tar.members, exc))
         tar.finish()
-        if tar.members == 0 and not any(e.artifact == _safe_label(name) for e in self.asm.host.errors):
+        if tar.members == 0 and not self.has_error(name):
             self.error(name, "empty archive")
+
+    def has_error(self, name: str) -> bool:
+        """Whether the current host already has an error about the artifact ``name``."""
+        return any(e.artifact == _safe_label(name) for e in self.asm.host.errors)
 
     # ------------------------------------------------------------------ artifacts
     def text_file(
@@ -720,15 +721,7 @@ class _Loader:
         if isinstance(data, bytearray):
             data.clear()  # the caller's reference too: the raw bytes are not needed any more
         del data
-        lines = decoded.text.count("\n") + 1
-        if path_kind is None and lines > self.limits.text_lines and not decoded.binary:
-            # a transcript or log of more lines than the splitter reads: the first ones
-            decoded.text = decoded.text[: _nth_newline(decoded.text, self.limits.text_lines)]
-            self.error(
-                name,
-                f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
-            )
-            lines = self.limits.text_lines
+        lines = self.lines_to_read(name, decoded, path_kind)
         if decoded.binary:
             self.binary_artifact(name)
             self.read_unrecognised(name, "(binary content)", lines, member=member)
@@ -742,6 +735,20 @@ class _Loader:
             self.read_whole(name, path_kind, lines, parsed=ok, member=member)
             return ok
         return self.text_artifact(name, decoded.text, encoding=decoded.encoding, member=member)
+
+    def lines_to_read(self, name: str, decoded: Decoded, path_kind: str | None) -> int:
+        """The number of lines of the decoded text to read: all of them, or the
+        first ``text_lines`` of a longer transcript or log (cut there, and said)."""
+        lines = decoded.text.count("\n") + 1
+        if path_kind is not None or lines <= self.limits.text_lines or decoded.binary:
+            return lines
+        # a transcript or log of more lines than the splitter reads: the first ones
+        decoded.text = decoded.text[: _nth_newline(decoded.text, self.limits.text_lines)]
+        self.error(
+            name,
+            f"only the first {self.limits.text_lines} lines read (the limit for a transcript or log)",
+        )
+        return self.limits.text_lines
 
     def report_decoding(self, name: str, decoded: Decoded) -> None:
         """What decoding the text removed or cut."""
@@ -880,18 +887,25 @@ class _Loader:
         for note in split.notes:
             if note.startswith("more than"):
                 self.error(name, note)
-        parsed = 0
         try:
-            for count, block in enumerate(split.blocks):
-                self.asm = assemblers[bisect.bisect_right(starts, block.start_line - 1) - 1]
-                if count >= MAX_BLOCKS:
-                    self.skip_block(name, block, first=count == MAX_BLOCKS)
-                    continue
-                if _output_follows(split.blocks, count):
-                    continue  # its output is the next block: no "not numactl output" error
-                parsed += self.block(name, block, split.parsed.get(count, NOT_PARSED))
+            return self.parse_blocks(name, split, assemblers, starts)
         finally:
             self.asm = self.main
+
+    def parse_blocks(
+        self, name: str, split: Split, assemblers: list[HostAssembler], starts: list[int]
+    ) -> int:
+        """The number of the transcript's blocks parsed, each under the machine
+        whose segment (from ``starts``) holds it."""
+        parsed = 0
+        for count, block in enumerate(split.blocks):
+            self.asm = assemblers[bisect.bisect_right(starts, block.start_line - 1) - 1]
+            if count >= MAX_BLOCKS:
+                self.skip_block(name, block, first=count == MAX_BLOCKS)
+                continue
+            if _output_follows(split.blocks, count):
+                continue  # its output is the next block: no "not numactl output" error
+            parsed += self.block(name, block, split.parsed.get(count, NOT_PARSED))
         return parsed
 
     def skip_block(self, name: str, block: Block, *, first: bool) -> None:
@@ -1033,6 +1047,14 @@ def _prose_margins(split: Split, text: str) -> int:
     return prose
 
 
+def _broken_tar(members: int, exc: Exception) -> str:
+    """The error of a tar stream that failed after ``members`` members: empty,
+    or truncated or corrupt."""
+    if members == 0 and isinstance(exc, tarfile.ReadError) and "empty" in str(exc).lower():
+        return "empty archive"
+    return f"archive truncated or corrupt after {members} members ({type(exc).__name__}); kept what was read"
+
+
 def _only_comments(text: str) -> bool:
     return all(not line.strip() or line.lstrip().startswith(("#", ";")) for line in text.split("\n"))
 
@@ -1085,6 +1107,12 @@ def _sos_commands(plugins: dict[str, Any]) -> Iterator[tuple[str, str]]:
             exec_, path = (cmd.get("exec"), cmd.get("filepath")) if isinstance(cmd, dict) else (None, None)
             if isinstance(exec_, str) and isinstance(path, str):
                 yield exec_, path
+
+
+def _shallow(parts: list[str]) -> bool:
+    """Whether a member's path (its ``parts``) is shallow: at most two directories
+    down, none of them a directory of bulk data."""
+    return len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
 
 
 class _TarWalk:
@@ -1168,11 +1196,15 @@ class _TarWalk:
         if entry is not None or kind is not None:
             self.mapped_member(tf, member, name, kind, entry)
         elif parts[-1] == "hostname" and member.size <= 256:
-            data = self._read(tf, member, name, 256)
-            if data:
-                self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
+            self.hostname_member(tf, member, name)
         else:
             self.unmapped_member(tf, member, name, parts)
+
+    def hostname_member(self, tf: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
+        """The archive's ``hostname`` file read as the host's name, unless one is already known."""
+        data = self._read(tf, member, name, 256)
+        if data:
+            self.loader._hostname = self.loader._hostname or data.decode("utf-8", "replace").strip()
 
     def mapped_member(
         self,
@@ -1212,8 +1244,7 @@ class _TarWalk:
         """A member no manifest or path maps: a shallow one of a collector archive
         is kept (within PENDING_MEMBER_MAX) to be recognised by its content once
         the manifest, which may come later, has been read (:meth:`finish`)."""
-        shallow = len(parts) <= 3 and not (set(parts[:-1]) & _BULK_DIRS)
-        if not shallow:
+        if not _shallow(parts):
             return
         if _ARCHIVE_SUFFIX.search(parts[-1]):
             self.error(name, "nested archive not opened")
@@ -1238,7 +1269,7 @@ class _TarWalk:
         if _magic(data[:512]) not in ("text",):
             self.error(name, "nested archive or binary member not opened")
             return
-        if entry is not None and entry.exit_code not in (None, 0) and not data.strip():
+        if entry is not None and entry.failed_silently(data):
             self.loader.asm.artifact(
                 name,
                 kind,
@@ -1259,24 +1290,27 @@ class _TarWalk:
             entry = self.manifest.get(name)
             if entry is not None:
                 self.artifact(name, data, entry.kind, entry)
-                continue
-            if self.is_sos:
-                continue
-            if _magic(data[:512]) != "text":
-                self.error(name, "nested archive or binary member not opened")
-                continue
-            decoded = decode_bytes(data)
-            if decoded.binary or not decoded.text.strip():
-                continue
-            self.loader.keep_text(name, decoded.text, member=True)
-            kind = detect_kind(decoded.text)
-            lines = decoded.text.count("\n") + 1
-            if kind:
-                ok = self.loader.parse(name, kind, decoded.text, lines=lines)
-                self.loader.read_whole(name, kind, lines, parsed=ok, member=True)
-            else:
-                self.loader.asm.artifact(name, None, lines=None, parsed=False, note="not recognised")
-                self.loader.read_unrecognised(name, decoded.text, lines, member=True)
+            elif not self.is_sos:
+                self.unmapped_text(name, data)
+
+    def unmapped_text(self, name: str, data: bytes | bytearray) -> None:
+        """A kept member no manifest maps: parsed whole as the kind its content
+        shows, or recorded as not recognised (binary and blank ones are passed)."""
+        if _magic(data[:512]) != "text":
+            self.error(name, "nested archive or binary member not opened")
+            return
+        decoded = decode_bytes(data)
+        if decoded.binary or not decoded.text.strip():
+            return
+        self.loader.keep_text(name, decoded.text, member=True)
+        kind = detect_kind(decoded.text)
+        lines = decoded.text.count("\n") + 1
+        if kind:
+            ok = self.loader.parse(name, kind, decoded.text, lines=lines)
+            self.loader.read_whole(name, kind, lines, parsed=ok, member=True)
+        else:
+            self.loader.asm.artifact(name, None, lines=None, parsed=False, note="not recognised")
+            self.loader.read_unrecognised(name, decoded.text, lines, member=True)
 
     def report_links(self) -> None:
         """Links are never followed. A sosreport links files it also stores
@@ -1584,15 +1618,24 @@ def binary_reason(head: bytes) -> str | None:
     """
     if _magic(head[:512]) != "text":  # (no bytes are text: no reason either)
         return None
-    for magic, name in _BINARY_FORMATS:
-        if head.startswith(magic):
-            return name
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None
-    controls = sum(1 for b in head if b in _BINARY_CONTROLS)
-    if b"\x00" in head or controls > BINARY_CONTROL_SHARE * len(head):
+    named = _format_name(head)
+    if named is None and _not_text(head):
         return "binary data (not text, not an archive)"
-    return None
+    return named
+
+
+def _format_name(head: bytes) -> str | None:
+    """The name of the binary format ``head`` starts with (a PDF, an image ...), or None."""
+    return next((name for magic, name in _BINARY_FORMATS if head.startswith(magic)), None)
+
+
+def _not_text(head: bytes) -> bool:
+    """Whether ``head`` holds NULs or too many control bytes to be text (UTF-16
+    with a byte order mark is text)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    controls = sum(1 for b in head if b in _BINARY_CONTROLS)
+    return b"\x00" in head or controls > BINARY_CONTROL_SHARE * len(head)
 
 
 def upload_kind(filename: str, head: bytes) -> str:

@@ -261,13 +261,7 @@ _SOLARIS_MPSTAT = re.compile(r"^[ \t]*CPU[ \t]+minf[ \t]+mjf[ \t]+xcal[ \t]+intr
 
 def _parse_table(text: str, tool: str) -> CpuUsage:
     out = CpuUsage(tool=tool)
-    averages: dict[str, CpuUtil] = {}
-    series: dict[str, list[CpuUtil]] = {}
-    for average, util in _table_rows(text, out):
-        if average:
-            averages[util.cpu] = util
-        else:
-            series.setdefault(util.cpu, []).append(util)
+    averages, series = _rows_by_cpu(text, out)
     if not averages and not series:
         raise _no_rows(text, tool)
     out.samples = series.get("all", [])
@@ -277,6 +271,18 @@ def _parse_table(text: str, tool: str) -> CpuUsage:
         out.lines["overall"] = out.overall.line or 0
     out.per_cpu = sorted(chosen.values(), key=lambda u: int(u.cpu))
     return out
+
+
+def _rows_by_cpu(text: str, out: CpuUsage) -> tuple[dict[str, CpuUtil], dict[str, list[CpuUtil]]]:
+    """The tables' Average row of each CPU, and each CPU's other rows in order."""
+    averages: dict[str, CpuUtil] = {}
+    series: dict[str, list[CpuUtil]] = {}
+    for average, util in _table_rows(text, out):
+        if average:
+            averages[util.cpu] = util
+        else:
+            series.setdefault(util.cpu, []).append(util)
+    return averages, series
 
 
 def _no_rows(text: str, tool: str) -> ParseError:
@@ -301,11 +307,16 @@ def _table_rows(text: str, out: CpuUsage) -> Iterator[tuple[bool, CpuUtil]]:
             cpu_pos = pos
             columns = [_column(t) for t in tokens[pos + 1 :]]
             out.lines.setdefault("header", idx)
-        elif len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:]):
-            # another table's header (sar -A: "proc/s cswch/s", "runq-sz ..."): its rows are not CPUs
+        elif _other_header(tokens):
             cpu_pos = None
         elif cpu_pos is not None and (row := _table_row(tokens, cpu_pos, columns, idx)) is not None:
             yield row
+
+
+def _other_header(tokens: list[str]) -> bool:
+    """Whether a line is another table's header (sar -A: "proc/s cswch/s",
+    "runq-sz ..."), whose rows are not CPUs: three words or more, no number after the first."""
+    return len(tokens) >= 3 and all(decimal(t) is None for t in tokens[1:])
 
 
 def _table_row(

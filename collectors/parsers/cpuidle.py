@@ -62,13 +62,7 @@ class _Reader:
         if m.group("cpu") != self.cpu:
             return
         state = self.states.setdefault(int(m.group("state")), _State())
-        name, value = m.group("file"), value.strip()
-        if name == "name" and value:
-            state.name, state.line = value, number
-        elif name == "latency" and value.isdigit():
-            state.latency_us = int(value)
-        elif name == "disable" and value in ("0", "1"):
-            state.disabled = value == "1"
+        _set_state_file(state, m.group("file"), value.strip(), number)
 
     def result(self) -> CpuPower:
         out = CpuPower()
@@ -80,6 +74,16 @@ class _Reader:
         if self.driver is not None:
             out.idle_driver, out.lines["idle_driver"] = self.driver
         return out
+
+
+def _set_state_file(state: _State, name: str, value: str, number: int) -> None:
+    """Take the value of a state's ``name``, ``latency`` or ``disable`` file (a malformed one is passed)."""
+    if name == "name" and value:
+        state.name, state.line = value, number
+    elif name == "latency" and value.isdigit():
+        state.latency_us = int(value)
+    elif name == "disable" and value in ("0", "1"):
+        state.disabled = value == "1"
 
 
 def _detect(head: str) -> bool:

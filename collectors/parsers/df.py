@@ -34,10 +34,14 @@ def _kb(token: str, human: bool) -> int | None:
     number = float(m.group(1).replace(",", "."))
     suffix = (m.group(2) or "")[:1] or None
     if suffix is None:
-        # plain numbers are 1K blocks (df, df -k) or, under -h, bytes
-        return round(number / 1024) if human and number else int(number)
+        return _plain_kb(number, human)
     unit: float = 1024 ** (_POWER[suffix] - 1)
     return round(number * unit)
+
+
+def _plain_kb(number: float, human: bool) -> int:
+    """The KiB of a size without a unit: 1K blocks (df, df -k) or, under -h, bytes."""
+    return round(number / 1024) if human and number else int(number)
 
 
 def _detect(head: str) -> bool:
@@ -104,10 +108,22 @@ def _rows(text: str) -> Iterator[tuple[int, list[str]]]:
         if carry is not None:
             tokens = [carry, *tokens]
             carry = None
-        if len(tokens) == 1 and ("/" in tokens[0] or ":" in tokens[0]):
+        if _name_alone(tokens):
             carry = tokens[0]
             continue
         yield idx, tokens
+
+
+def _name_alone(tokens: list[str]) -> bool:
+    """Whether a line is a filesystem name alone (a device path, a ``host:/export``),
+    its row wrapped onto the next line."""
+    return len(tokens) == 1 and ("/" in tokens[0] or ":" in tokens[0])
+
+
+def _mount_point(rest: list[str]) -> str:
+    """The mount point of a row's last cells: a mount point may hold spaces;
+    pt-summary appends "on <dir> type <fs> (...)" to it."""
+    return rest[0] if len(rest) > 1 and rest[1] == "on" else " ".join(rest)
 
 
 def _filesystem(tokens: list[str], human: bool) -> Filesystem | None:
@@ -116,12 +132,9 @@ def _filesystem(tokens: list[str], human: bool) -> Filesystem | None:
     size = _kb(tokens[1], human)
     if size is None or not (pct or tokens[4] == "-"):
         return None
-    # a mount point may hold spaces; pt-summary appends "on <dir> type <fs> (...)"
-    rest = tokens[5:]
-    mount = rest[0] if len(rest) > 1 and rest[1] == "on" else " ".join(rest)
     return Filesystem(
         filesystem=tokens[0],
-        mounted_on=mount,
+        mounted_on=_mount_point(tokens[5:]),
         size_kb=size,
         used_kb=_kb(tokens[2], human),
         available_kb=_kb(tokens[3], human),

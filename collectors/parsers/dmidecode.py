@@ -78,16 +78,24 @@ def slot_position(locator: str, bank: str | None) -> tuple[int | None, str | Non
     the processor otherwise (Dell: ``A`` = CPU1, ``B`` = CPU2).
     """
     locator = locator.strip()
-    bank = (bank or "").strip()
-    if bank.lower() in _NONE:
-        bank = ""
-    names = [name for name in (locator, bank) if name]
+    names = [name for name in (locator, _bank_name(bank)) if name]
     named = next(_sockets_and_channels(names), None)
     if named is not None:
         return named
-    socket = next((int(m.group(1)) for name in names if (m := _SOCKET_ONLY.search(name))), None)
+    socket = _socket_only(names)
     m = _LETTER.match(locator)
     return _lettered(m.group(1).upper(), socket) if m else (socket, None)
+
+
+def _bank_name(bank: str | None) -> str:
+    """The bank locator stripped; blank when dmidecode printed none or a placeholder ("Not Specified")."""
+    bank = (bank or "").strip()
+    return "" if bank.lower() in _NONE else bank
+
+
+def _socket_only(names: list[str]) -> int | None:
+    """The socket the first of ``names`` that names one (``CPU1``, ``P0``) names, without a channel."""
+    return next((int(m.group(1)) for name in names if (m := _SOCKET_ONLY.search(name))), None)
 
 
 def _lettered(letter: str, socket: int | None) -> tuple[int | None, str | None]:
@@ -211,6 +219,12 @@ def _mark_no_dimms(text: str, lines: dict[str, int]) -> None:
         raise ParseError("no 'Memory Device' records found")
 
 
+def _ends_record(line: str) -> bool:
+    """Whether a line within a record ends it: a ``Handle`` line, or a non-blank one that is not indented."""
+    stripped = line.strip()
+    return stripped.startswith("Handle 0x") or bool(stripped and not line[:1].isspace())
+
+
 def _memory_devices(text: str, lines: dict[str, int]) -> Iterator[tuple[int, dict[str, str]]]:
     """(first line, fields) of every "Memory Device" record; a record ends at the
     next one, a ``Handle`` line or a line that is not indented. The first record's
@@ -226,7 +240,7 @@ def _memory_devices(text: str, lines: dict[str, int]) -> Iterator[tuple[int, dic
             lines.setdefault("first_device", idx)
         elif fields is None:
             continue
-        elif stripped.startswith("Handle 0x") or (stripped and not line[:1].isspace()):
+        elif _ends_record(line):
             yield start, fields
             fields = None
         else:

@@ -73,17 +73,28 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
          stream min bandwidth (MB/s): 8890.95 [gpsdw2]
          stream max bandwidth (MB/s): 18413.74 [gpsdw3]
     """
-    per_host: dict[tuple[str, str], Benchmark] = {}
-    bounds: dict[tuple[str, str], Benchmark] = {}
-    raw: dict[tuple[str, str], Benchmark] = {}
+    results = _chosen(*_read_lines(text))
+    if not results:
+        raise ParseError("no gpcheckperf bandwidth lines with a host ([name]) found")
+    results.sort(key=lambda b: b.line or 0)
+    return BenchmarkResults(results=results)
+
+
+_Figures = dict[tuple[str, str], Benchmark]
+
+
+def _read_lines(text: str) -> tuple[_Figures, _Figures, _Figures]:
+    """The report's figures, each host's first of a kind: per-host lines by
+    (kind, host), min/max lines by (kind, host), raw STREAM rows by (name, host)."""
+    per_host: _Figures = {}
+    bounds: _Figures = {}
+    raw: _Figures = {}
     for idx, line in enumerate(text.splitlines(), start=1):
         m = _LINE.match(line)
         if m:
-            kind = _KIND[m.group("test")]
-            name = "Copy" if kind == "stream" else "bandwidth"
-            bench = Benchmark(kind, name, finite(m.group(3), idx), "MB/s", line=idx, host=m.group("host"))
+            bench = _bandwidth(m, idx)
             target = bounds if m.group("what") else per_host
-            target.setdefault((kind, bench.host or ""), bench)
+            target.setdefault((bench.kind, bench.host or ""), bench)
             continue
         m = _RAW.match(line)
         if m:
@@ -92,11 +103,14 @@ def parse_gpcheckperf(text: str) -> BenchmarkResults:
                 (m.group("name"), host),
                 Benchmark("stream", m.group("name"), finite(m.group(3), idx), "MB/s", line=idx, host=host),
             )
-    results = _chosen(per_host, bounds, raw)
-    if not results:
-        raise ParseError("no gpcheckperf bandwidth lines with a host ([name]) found")
-    results.sort(key=lambda b: b.line or 0)
-    return BenchmarkResults(results=results)
+    return per_host, bounds, raw
+
+
+def _bandwidth(m: re.Match[str], idx: int) -> Benchmark:
+    """The figure of a summary bandwidth line (STREAM's is its Copy rate)."""
+    kind = _KIND[m.group("test")]
+    name = "Copy" if kind == "stream" else "bandwidth"
+    return Benchmark(kind, name, finite(m.group(3), idx), "MB/s", line=idx, host=m.group("host"))
 
 
 def _chosen(

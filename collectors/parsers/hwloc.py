@@ -126,6 +126,14 @@ def _match_piece(piece: str) -> tuple[re.Match[str] | None, bool]:
     return (m if _is_named(m) else None), True
 
 
+def _open_parent(stack: list[_Obj], indent: int) -> _Obj | None:
+    """The parent of a line at ``indent``: the last open object indented less
+    (``stack`` popped down to it); None at the top of the tree."""
+    while stack and stack[-1].indent >= indent:
+        stack.pop()
+    return stack[-1] if stack else None
+
+
 class _Tree:
     """The objects of the tree, with the problems met while reading it."""
 
@@ -143,10 +151,8 @@ class _Tree:
             if not _TREE_LINE.match(raw):
                 continue
             indent = len(raw) - len(raw.lstrip())
-            while stack and stack[-1].indent >= indent:
-                stack.pop()
             self.last_line = idx
-            last = self._read_line(raw, idx, indent, stack[-1] if stack else None)
+            last = self._read_line(raw, idx, indent, _open_parent(stack, indent))
             if last is not None and (not stack or last is not stack[-1]):
                 stack.append(last)
         self._drop_cut_pieces()

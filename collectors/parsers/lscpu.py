@@ -306,8 +306,11 @@ class _Builder:
         if self._add_node_or_cache(nkey, value, line):
             return
         name = _FIELDS.get(nkey)
-        if name is None:
-            return
+        if name is not None:
+            self._add_field(name, value, line, ocr=ocr)
+
+    def _add_field(self, name: str, value: str, line: int | None, *, ocr: bool) -> None:
+        """Take a known field (by its topology name), with its line when its value was taken."""
         self.recognised += 1
         self.core_fields += name in _CORE_NAMES
         self._add_core_type_field(name, value, line)
@@ -359,10 +362,7 @@ class _Builder:
         if name in _INT_FIELDS:
             self._set_number(name, _int(value))
         elif name == "online_cpus":
-            try:
-                topo.online_cpus = parse_cpulist(value)
-            except ValueError:
-                return False
+            return self._set_online(value)
         elif name == "flags":
             if not topo.flags:
                 topo.flags = value.split()
@@ -370,6 +370,14 @@ class _Builder:
             return self._set_text(name, value, ocr=ocr)
         else:
             topo.extra.setdefault(name, value)
+        return True
+
+    def _set_online(self, value: str) -> bool:
+        """Store the online CPU list; False when ``value`` is not a CPU list."""
+        try:
+            self.topo.online_cpus = parse_cpulist(value)
+        except ValueError:
+            return False
         return True
 
     def _set_number(self, name: str, number: int | None) -> None:
@@ -486,15 +494,20 @@ def _json_pairs(entries: Any, out: list[tuple[str, str]]) -> None:
             _json_pairs(entry["children"], out)
 
 
-def _parse_json(text: str) -> CpuTopology:
+def _json_entries(text: str) -> Any:
+    """The ``lscpu`` value of ``lscpu -J``'s document (ParseError when there is none)."""
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ParseError(f"lscpu -J: invalid JSON: {exc}") from None
     if not isinstance(doc, dict) or "lscpu" not in doc:
         raise ParseError("lscpu -J: no 'lscpu' key")
+    return doc["lscpu"]
+
+
+def _parse_json(text: str) -> CpuTopology:
     pairs: list[tuple[str, str]] = []
-    _json_pairs(doc["lscpu"], pairs)
+    _json_pairs(_json_entries(text), pairs)
     builder = _Builder()
     lines = text.splitlines()
     cursor = 0
@@ -566,6 +579,10 @@ class _CpuMap:
         node = _int(row.get("NODE", ""))
         if node is not None:
             self.nodes.setdefault(node, []).append(cpu)
+        self._add_socket(row)
+
+    def _add_socket(self, row: dict[str, str]) -> None:
+        """The row's socket, and its core within that socket when the row numbers one."""
         socket = row.get("SOCKET", "")
         if socket:
             self.sockets.add(socket)
@@ -585,13 +602,18 @@ def _apply_map(builder: _Builder, rows: list[dict[str, str]], line: int, *, tota
     builder.parse_section = True
     builder.recognised += 1
     topo.extra.setdefault("cpu_map_rows", len(rows))
+    _apply_cpus(topo, cpu_map, line, total=total)
+    _apply_nodes(topo, cpu_map, line)
+    _apply_sockets(topo, cpu_map, line)
+
+
+def _apply_cpus(topo: CpuTopology, cpu_map: _CpuMap, line: int, *, total: int) -> None:
+    """The CPU count (``total`` rows, offline ones too) and the online CPUs, unless the summary said them."""
     if topo.cpus is None:
         topo.cpus = total  # CPU(s) counts offline CPUs too
         topo.lines["cpus"] = line
     if not topo.online_cpus and cpu_map.cpus:
         topo.online_cpus = sorted(cpu_map.cpus)
-    _apply_nodes(topo, cpu_map, line)
-    _apply_sockets(topo, cpu_map, line)
 
 
 def _apply_nodes(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
@@ -613,11 +635,17 @@ def _apply_sockets(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
 
 def _apply_cores(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
     """Threads per core and cores per socket, when the map's CPUs and cores divide evenly."""
-    cpus, sockets, cores = cpu_map.cpus, cpu_map.sockets, cpu_map.cores
+    cpus, cores = cpu_map.cpus, cpu_map.cores
     if not (cores and topo.threads_per_core is None and cpus and len(cpus) % len(cores) == 0):
         return
     topo.threads_per_core = len(cpus) // len(cores)
     topo.lines.setdefault("threads_per_core", line)
+    _apply_cores_per_socket(topo, cpu_map, line)
+
+
+def _apply_cores_per_socket(topo: CpuTopology, cpu_map: _CpuMap, line: int) -> None:
+    """Cores per socket, when the map's cores divide evenly among its sockets."""
+    cores, sockets = cpu_map.cores, cpu_map.sockets
     if topo.cores_per_socket is None and sockets and len(cores) % len(sockets) == 0:
         topo.cores_per_socket = len(cores) // len(sockets)
         topo.lines.setdefault("cores_per_socket", line)
@@ -650,10 +678,8 @@ def _parse_text(text: str) -> CpuTopology:
     builder = _Builder()
     summary_end, parse_header = _comment_lines(lines)
     tokens = _tokens(lines[:summary_end])
-    if _ocr_pasted(tokens):
-        _pair_ocr(tokens, builder)
-    else:
-        _pair_plain(tokens, builder)
+    pair = _pair_ocr if _ocr_pasted(tokens) else _pair_plain
+    pair(tokens, builder)
     if parse_header is not None:
         _parse_section(lines, parse_header, builder)
         return builder.finish()

@@ -549,12 +549,17 @@ def _config_fragment_looking(text: str) -> bool:
     ``name = value`` lines, two of them options only the server has."""
     if re.search(r"^[ \t]*\[[^\]\n]+\][ \t]*$", text, re.M):
         return False
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
+    lines = _setting_lines(text)
     options = [line for line in lines if _OPTION_LINE.match(line)]
     # (three "name = value" lines make three options)
     if len(options) < len(lines) or sum("=" in line for line in options) < 3:
         return False
     return len(_SERVER_ONLY_OPTION.findall("\n".join(options))) >= 2
+
+
+def _setting_lines(text: str) -> list[str]:
+    """The lines of an option file that are neither blank nor comments (``#``, ``;``)."""
+    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(("#", ";"))]
 
 
 def _config_groups_looking(head: str) -> bool:
@@ -728,8 +733,12 @@ def _bare_version(text: str) -> tuple[str, str, int] | None:
         plain = plain[1:]
     if len(plain) != 1 or not re.fullmatch(r"\d+\.\d+\.\d+[\w.+~-]*", plain[0]):
         return None
-    number = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == plain[0])
-    return plain[0], "", number
+    return plain[0], "", _line_of(text, plain[0])
+
+
+def _line_of(text: str, value: str) -> int:
+    """The 1-based number of the first line of ``text`` that holds ``value`` alone (it has one)."""
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip() == value)
 
 
 @register(

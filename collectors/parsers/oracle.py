@@ -221,13 +221,20 @@ def parse_oracle_pfile(text: str) -> ServiceLog:
     for idx, m in settings:
         if m is None:
             unread.add(idx, lines[idx - 1])
-            continue
-        parameter = _memory_parameter(m["name"].lower(), m["value"])
-        if parameter is None or (parameter[0] in per_instance and not _one_instance(m)):
-            continue
-        out.settings[parameter[0]] = parameter[1]
-        out.lines[parameter[0]] = idx
-        if _one_instance(m):
-            per_instance.add(parameter[0])
+        else:
+            _take_setting(out, per_instance, m, idx)
     out.errors = unread.errors()
     return out
+
+
+def _take_setting(out: ServiceLog, per_instance: set[str], m: re.Match[str], idx: int) -> None:
+    """A memory parameter's value into ``out``, unless it is set for every
+    instance and an instance's own (``SID.``) setting of it came first."""
+    parameter = _memory_parameter(m["name"].lower(), m["value"])
+    if parameter is None or (parameter[0] in per_instance and not _one_instance(m)):
+        return
+    name, value = parameter
+    out.settings[name] = value
+    out.lines[name] = idx
+    if _one_instance(m):
+        per_instance.add(name)

@@ -89,9 +89,15 @@ def parse_ps(text: str) -> ProcessList:
     return out
 
 
+def _cells(header: list[str], line: str, tokens: list[str]) -> list[str]:
+    """A row's cells: its words, or, when the last column is a command (which
+    holds spaces), the words before it and the rest of the line."""
+    return line.split(None, len(header) - 1) if header[-1] in _LAST else tokens
+
+
 def _row(header: list[str], line: str, tokens: list[str], idx: int) -> ProcessInfo | None:
     """The process of a row under ``header``, or None (not a process row)."""
-    cells = line.split(None, len(header) - 1) if header[-1] in _LAST else tokens
+    cells = _cells(header, line, tokens)
     if len(cells) < len(header):
         return None
     row = dict(zip(header, cells, strict=False))
@@ -121,9 +127,14 @@ def _headerless(text: str, out: ProcessList) -> None:
         m = _AUX_ROW.match(line) or _EF_ROW.match(line)
         if m is not None:
             out.processes.append(_headerless_process(m, idx))
-        elif out.processes and line[:1].isspace() and line.strip():
+        elif out.processes and _indented(line):
             last = out.processes[-1]
             last.command = f"{last.command} {line.strip()}"  # the command wrapped onto an indented line
+
+
+def _indented(line: str) -> bool:
+    """Whether a line is indented and not blank (a command wrapped onto it)."""
+    return line[:1].isspace() and bool(line.strip())
 
 
 def _headerless_process(m: re.Match[str], idx: int) -> ProcessInfo:

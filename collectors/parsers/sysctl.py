@@ -40,7 +40,12 @@ def _detect(head: str) -> bool:
     hits = sum(1 for line in lines if _SETTING.match(line))
     if hits >= 3:
         return True
-    return hits >= 1 and all(_SETTING.match(line) or line.lstrip().startswith(("#", ";")) for line in lines)
+    return hits >= 1 and all(_setting_or_comment(line) for line in lines)
+
+
+def _setting_or_comment(line: str) -> bool:
+    """Whether a line is a sysctl setting or a comment (``#``, ``;``)."""
+    return bool(_SETTING.match(line)) or line.lstrip().startswith(("#", ";"))
 
 
 def _may_set(stripped: str) -> bool:
@@ -48,6 +53,13 @@ def _may_set(stripped: str) -> bool:
     return (
         bool(stripped) and stripped[0] not in "#;" and not stripped.startswith("sysctl:") and "=" in stripped
     )
+
+
+def _value(raw: str) -> str:
+    """A setting's value: what follows its ``=``, trailing space trimmed and the
+    one separating space dropped ("key = value": more is data)."""
+    value = raw.rstrip()
+    return value[1:] if value.startswith(" ") else value
 
 
 @register(
@@ -76,9 +88,7 @@ def parse_sysctl(text: str) -> Sysctl:
         m = _LINE.match(line) if _may_set(line.strip()) else None
         if not m:
             continue
-        value = m.group(2).rstrip()
-        # "key = value": one separating space after "=" is syntax, more is data
-        out.values[m.group(1)] = value[1:] if value.startswith(" ") else value
+        out.values[m.group(1)] = _value(m.group(2))
         out.setting_count += 1
         out.lines[m.group(1)] = idx
     if not any("." in key for key in out.values):

@@ -75,6 +75,12 @@ def _cpus_and_mask(form: str, value: str) -> tuple[list[int], str | None] | None
     return None if cpus is None else (cpus, value)
 
 
+def _replaces(current: TaskAffinity, state: str, mask: str | None) -> bool:
+    """Whether a pid's line replaces the one found for it: a ``new`` line, or a
+    CPU list where a mask was."""
+    return state == "new" or (mask is None and current.mask is not None)
+
+
 def _merge(
     found: dict[int, TaskAffinity], pid: int, state: str, read: tuple[list[int], str | None], idx: int
 ) -> None:
@@ -82,7 +88,7 @@ def _merge(
     a mask (keeping the mask)."""
     cpus, mask = read
     current = found.get(pid)
-    if current is None or state == "new" or (mask is None and current.mask is not None):
+    if current is None or _replaces(current, state, mask):
         affinity = TaskAffinity(pid=pid, cpus=cpus, mask=mask)
         if current is not None and current.mask and mask is None:
             affinity.mask = current.mask

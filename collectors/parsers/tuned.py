@@ -79,18 +79,26 @@ def parse_tuned_adm(text: str) -> TunedProfile:
         listed = _LISTED.match(line)
         if listed:
             out.available.append(listed.group("name"))
-        elif m := _ACTIVE.match(line):
-            out.profiles, out.applied, said = _names(m.group("names")), True, True
-            out.lines["profiles"] = number
-        elif (m := _PRESET.match(line)) and not said:
-            out.profiles, out.applied, said = _names(m.group("names")), False, True
-            out.lines["profiles"] = number
-        elif _NONE.match(line):
-            out.applied, said = False, True
+        elif _read_status(out, line, said=said):
+            said = True
             out.lines["profiles"] = number
     if not said and not out.available:
         raise ParseError("no profile list and no 'Current active profile' or 'Preset profile' line")
     return out
+
+
+def _read_status(out: TunedProfile, line: str, *, said: bool) -> bool:
+    """Whether ``line`` says the profiles (active; preset, unless a status was
+    already said) or that none is active; what it says goes to ``out``."""
+    if m := _ACTIVE.match(line):
+        out.profiles, out.applied = _names(m.group("names")), True
+    elif (m := _PRESET.match(line)) and not said:
+        out.profiles, out.applied = _names(m.group("names")), False
+    elif _NONE.match(line):
+        out.applied = False
+    else:
+        return False
+    return True
 
 
 @register(

@@ -127,13 +127,7 @@ def parse_virsh_list(text: str) -> VirshList:
     'test'
     """
     out = VirshList()
-    lines = text.splitlines()
-    header = next((i for i, ln in enumerate(lines) if _LIST_HEADER.match(ln)), None)
-    if header is None:
-        raise ParseError("no 'Id Name State' header: not virsh list output")
-    for number, line in enumerate(lines[header + 1 :], header + 2):
-        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
-            continue
+    for number, line in _rows_under(text, _LIST_HEADER, "no 'Id Name State' header: not virsh list output"):
         m = _LIST_ROW.match(line)
         if not m:
             _end_list(out, line, number)
@@ -144,6 +138,19 @@ def parse_virsh_list(text: str) -> VirshList:
         )
         out.lines[f"domains[{name}]"] = number
     return out
+
+
+def _rows_under(text: str, header: re.Pattern[str], missing: str) -> list[tuple[int, str]]:
+    """(1-based number, line) of the lines under a table's ``header`` line, rule
+    and blank lines left out; ParseError(``missing``) when no line is the header."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if header.match(ln)), None)
+    if start is None:
+        raise ParseError(missing)
+    # (a rule line, or a blank one, is no row)
+    return [
+        (n, line) for n, line in enumerate(lines[start + 1 :], start + 2) if not set(line.strip()) <= {"-"}
+    ]
 
 
 def _end_list(out: VirshList, line: str, number: int) -> None:
@@ -283,6 +290,17 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
     start = text.find("<")
     end = text.rfind(">")
     body = text[start : end + 1]
+    balanced, openers = _close_elements(body)
+    doc = "".join(f"<{name}>" for name in openers) + balanced
+    first = _CAPS_TAG.search(body)
+    outer = openers[0] if openers else (first.group(2) if first else "")
+    return _wrap_for_cell(doc, outer), text.count("\n", 0, start) + 1
+
+
+def _close_elements(body: str) -> tuple[str, list[str]]:
+    """``body`` with its stray ``<`` escaped, the tags :func:`_keep_capabilities_tag`
+    drops left out and the elements left open closed; and the elements closed in
+    it but opened before it (their opening tags still missing)."""
     openers: list[str] = []  # elements closed in the fragment but opened before it
     stack: list[str] = []
     out: list[str] = []
@@ -294,10 +312,7 @@ def _balance_capabilities(text: str) -> tuple[str, int]:
             out.append(m.group(0))
     out.append(body[pos:].replace("<", "&lt;"))
     out.extend(f"</{name}>" for name in reversed(stack))
-    doc = "".join(f"<{name}>" for name in openers) + "".join(out)
-    first = _CAPS_TAG.search(body)
-    outer = openers[0] if openers else (first.group(2) if first else "")
-    return _wrap_for_cell(doc, outer), text.count("\n", 0, start) + 1
+    return "".join(out), openers
 
 
 def _wrap_for_cell(doc: str, outer: str) -> str:
@@ -464,9 +479,16 @@ def _read_cells(
         ln = cell_lines.get(str(cell_id)) or fragment_line
         if ln:
             out.lines[f"cells[{cell_id}]"] = ln
-        for c in cell.findall("cpus/cpu[@socket_id][@core_id]"):
-            threads.add((c.get("socket_id", ""), c.get("core_id", ""), c.get("id", "")))
+        threads.update(_cell_threads(cell))
     return threads
+
+
+def _cell_threads(cell: Any) -> set[tuple[str, str, str]]:
+    """The (socket, core, cpu) of every CPU a cell lists with its socket and core."""
+    return {
+        (c.get("socket_id", ""), c.get("core_id", ""), c.get("id", ""))
+        for c in cell.findall("cpus/cpu[@socket_id][@core_id]")
+    }
 
 
 def _topology_of_threads(threads: set[tuple[str, str, str]]) -> dict[str, int]:
@@ -658,13 +680,9 @@ def parse_virsh_vcpupin(text: str) -> VirshDomainTuning:
     {0: [2], 1: [3, 5]}
     """
     out = VirshDomainTuning(command="vcpupin")
-    lines = text.splitlines()
-    header = next((i for i, ln in enumerate(lines) if _PIN_HEADER.match(ln)), None)
-    if header is None:
-        raise ParseError("no 'VCPU  CPU Affinity' header: not virsh vcpupin output")
-    for number, line in enumerate(lines[header + 1 :], header + 2):
-        if set(line.strip()) <= {"-"}:  # a rule line, or a blank one
-            continue
+    for number, line in _rows_under(
+        text, _PIN_HEADER, "no 'VCPU  CPU Affinity' header: not virsh vcpupin output"
+    ):
         m = _PIN_ROW.match(line)
         if not m:
             out.errors.append(ArtifactError("", f"vcpupin: row not read: {line.strip()[:60]!r}", number))
@@ -802,10 +820,15 @@ def parse_virsh_nodeinfo(text: str) -> VirshNodeInfo:
         out.lines[name] = number
     if out.cpus is None:
         raise ParseError("no 'CPU(s):' line: not virsh nodeinfo output")
+    _count_sockets(out)
+    return out
+
+
+def _count_sockets(out: VirshNodeInfo) -> None:
+    """The host's sockets: libvirt's sockets per NUMA cell times the cells (one when not printed)."""
     if out.sockets_per_cell is not None:
         out.sockets = out.sockets_per_cell * (out.numa_cells or 1)
         out.lines["sockets"] = out.lines["sockets_per_cell"]
-    return out
 
 
 @register(

@@ -67,32 +67,37 @@ def parse_xl_vcpu_list(text: str) -> XenVcpuList:
         m = _ROW.match(line)
         if m is None:
             unread.add(number, line)
-            continue
-        try:
-            hard, soft = _affinities(m.group("affinity"))
-        except ValueError:
-            out.errors.append(ArtifactError("", f"bad affinity {m.group('affinity')!r}", number))
-            continue
-        cpu = m.group("cpu")
-        out.vcpus.append(
-            XenVcpu(
-                domain=m.group("name"),
-                domid=int(m.group("id")),
-                vcpu=int(m.group("vcpu")),
-                cpu=None if cpu == "-" else int(cpu),
-                state=m.group("state"),
-                time_s=float(m.group("time")),
-                hard_affinity=hard,
-                soft_affinity=soft,
-                line=number,
-            )
-        )
-        out.lines[f"vcpus[{m.group('name')}.{m.group('vcpu')}]"] = number
+        else:
+            _add_row(out, m, number)
     if not out.vcpus:
         raise ParseError("no vCPU rows under the xl vcpu-list header")
     # in line order, with the rows whose affinity could not be read
     out.errors = sorted([*unread.errors(), *out.errors], key=lambda e: e.line or 0)
     return out
+
+
+def _add_row(out: XenVcpuList, m: re.Match[str], number: int) -> None:
+    """The vCPU of a vcpu-list row into ``out``; an error instead when its affinity is not read."""
+    try:
+        hard, soft = _affinities(m.group("affinity"))
+    except ValueError:
+        out.errors.append(ArtifactError("", f"bad affinity {m.group('affinity')!r}", number))
+        return
+    cpu = m.group("cpu")
+    out.vcpus.append(
+        XenVcpu(
+            domain=m.group("name"),
+            domid=int(m.group("id")),
+            vcpu=int(m.group("vcpu")),
+            cpu=None if cpu == "-" else int(cpu),
+            state=m.group("state"),
+            time_s=float(m.group("time")),
+            hard_affinity=hard,
+            soft_affinity=soft,
+            line=number,
+        )
+    )
+    out.lines[f"vcpus[{m.group('name')}.{m.group('vcpu')}]"] = number
 
 
 def _affinities(column: str) -> tuple[list[int] | None, list[int] | None]:
