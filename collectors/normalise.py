@@ -268,29 +268,38 @@ def _stamped(lines: list[str], body: str | None) -> list[tuple[int, int]]:
     writes, prompts and empty lines included; a log file (MariaDB's error log
     starts each line with the same shape) has neither, so it keeps its times.
     ``body`` is ``"\\n".join(lines)`` (None: not known, every line is tested)."""
-    stamps: list[tuple[int, int]] = []
-    if body is None:
-        for i, line in enumerate(lines):
-            if m := _STAMP.match(line):
-                stamps.append((i, m.end()))
-    else:  # the same matches, found by one search of the text
-        end = body.find("\n")
-        if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
-            stamps.append((0, m.end()))
-        newlines = pos = 0
-        for m in _STAMP_LINE.finditer(body):
-            start = m.start()
-            newlines += body.count("\n", pos, start)
-            pos = start
-            stamps.append((newlines + 1, m.end() - start - 1))
+    stamps = _stamps_of_lines(lines) if body is None else _stamps_of_body(body)
     if not any(not (rest := lines[i][end:]).strip() or _PROMPTISH.match(rest) for i, end in stamps):
         return []
+    return stamps if len(stamps) * 2 >= _nonblank_count(lines, body) else []
+
+
+def _stamps_of_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """``(line, end of the stamp)`` of each of ``lines`` that starts with a logger's stamp."""
+    return [(i, m.end()) for i, line in enumerate(lines) if (m := _STAMP.match(line))]
+
+
+def _stamps_of_body(body: str) -> list[tuple[int, int]]:
+    """The same as :func:`_stamps_of_lines`, found by one search of ``body``."""
+    stamps: list[tuple[int, int]] = []
+    end = body.find("\n")
+    if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
+        stamps.append((0, m.end()))
+    newlines = pos = 0
+    for m in _STAMP_LINE.finditer(body):
+        start = m.start()
+        newlines += body.count("\n", pos, start)
+        pos = start
+        stamps.append((newlines + 1, m.end() - start - 1))
+    return stamps
+
+
+def _nonblank_count(lines: list[str], body: str | None) -> int:
+    """How many of ``lines`` are not blank (counted in ``body`` at C speed when known)."""
     if body is None:
-        nonblank = sum(1 for line in lines if line.strip())
-    else:
-        blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
-        nonblank = len(lines) - blank
-    return stamps if len(stamps) * 2 >= nonblank else []
+        return sum(1 for line in lines if line.strip())
+    blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
+    return len(lines) - blank
 
 
 def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
@@ -312,30 +321,48 @@ def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
     return prefixed
 
 
+def _outside_fences(rx: re.Pattern[str], hint: str, lines: list[str], text: str) -> list[int]:
+    """Indexes of the ``lines`` (``text`` joined) in which ``rx`` finds a match,
+    but for those inside a Markdown fence (there a marker is what the command printed)."""
+    found = lines_holding(rx, text, hint=hint)
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
+    # inside a fence: an odd number of fence lines before it
+    return [i for i in found if i < len(lines) and not bisect.bisect_right(fences, i) % 2]
+
+
 def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
     ``**`` is what the command printed."""
-    found = lines_holding(_BOLD_EDGE, text, hint="**")
-    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in found:
-        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
-            continue  # inside a fence (an odd number of fence lines before it)
+    for i in _outside_fences(_BOLD_EDGE, "**", lines, text):
         line = lines[i]
-        body = line.strip()
-        count = body.count("**")
-        opens = body.startswith("**") and len(body) > 2 and (body[2].isalnum() or body[2] in "_(")
-        closes = body.endswith("**") and len(body) > 2 and (body[-3].isalnum() or body[-3] in "_)%.")
-        if count == 1 and (opens or closes):
-            body = body[2:] if opens else body[:-2]
-        elif count == 2 and opens and closes and len(body) > 4:
-            body = body[2:-2]
-        else:
-            continue
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        out.append((i, indent + body))
+        body = _without_bold_edges(line.strip())
+        if body is not None:
+            out.append((i, _indent(line) + body))
     return out
+
+
+def _without_bold_edges(body: str) -> str | None:
+    """The stripped line ``body`` without the bold markers that open it and/or
+    close it, or None when it holds other ``**`` (or none at its edges).
+
+    >>> _without_bold_edges("**HugePages_Total:   53342"), _without_bold_edges("a ** b")
+    ('HugePages_Total:   53342', None)
+    """
+    count = body.count("**")
+    opens = body.startswith("**") and len(body) > 2 and (body[2].isalnum() or body[2] in "_(")
+    closes = body.endswith("**") and len(body) > 2 and (body[-3].isalnum() or body[-3] in "_)%.")
+    if count == 1 and (opens or closes):
+        return body[2:] if opens else body[:-2]
+    if count == 2 and opens and closes and len(body) > 4:
+        return body[2:-2]
+    return None
+
+
+def _indent(line: str) -> str:
+    """The blanks (spaces and tabs) ``line`` starts with."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
@@ -347,12 +374,8 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
     >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
     [(0, 'root@xxx:~# lstopo --no-caches')]
     """
-    found = lines_holding(_CODE_TICK, text, hint="`")
-    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in found:
-        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
-            continue  # inside a fence
+    for i in _outside_fences(_CODE_TICK, "`", lines, text):
         body = lines[i].strip()[1:]
         ticks = body.count("`")
         if ticks == 1 and body.endswith("`"):
@@ -366,38 +389,57 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
 
 def _html_lines(line: str) -> list[str]:
     """One HTML line -> cleaned lines (``<pre>`` becomes a fence)."""
-    out: list[str] = []
-    m = _HTML_OPEN.match(line)
-    if m and re.search(r"<pre\b", m.group(0), re.I):
-        out.append(FENCE)
-        # The indentation before the tag stays: the lines after it carry the
-        # same (an indented ticket), and dedenting must see it on all of them.
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        line = indent + line[m.end() :]
-        if not line.strip():
-            return out
-    close = _HTML_CLOSE.search(line) if "</" in line else None
-    closing = bool(close and re.search(r"</pre", close.group(0), re.I))
-    if close:
-        line = line[: close.start()]
-    pieces = _HTML_BR.split(line) if "<" in line else [line]
-    if len(pieces) > 1 and not pieces[-1].strip():
-        pieces.pop()  # "text<br>" then a newline: one line break, not two
-    for piece in pieces:
-        if "<" in piece:
-            piece = _HTML_WRAP.sub("", piece)
-        if "&" in piece:
-            piece = html.unescape(piece)
-            if "\n" in piece or "\r" in piece:
-                # "&#10;" is a line break written as an entity: lines of their own
-                out.extend(piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-                continue
-        out.append(piece)
+    opening, line = _after_pre_open(line)
+    if opening and not line.strip():
+        return [FENCE]
+    closing, line = _before_pre_close(line)
+    out = [FENCE] if opening else []
+    out += _html_text_lines(line)
     if closing:
         if out and not out[-1].strip():
             out.pop()
         out.append(FENCE)
     return out
+
+
+def _after_pre_open(line: str) -> tuple[bool, str]:
+    """Whether ``line`` opens a ``<pre>`` block, and the line after its opening tags."""
+    m = _HTML_OPEN.match(line)
+    if not (m and re.search(r"<pre\b", m.group(0), re.I)):
+        return False, line
+    # The indentation before the tag stays: the lines after it carry the
+    # same (an indented ticket), and dedenting must see it on all of them.
+    return True, _indent(line) + line[m.end() :]
+
+
+def _before_pre_close(line: str) -> tuple[bool, str]:
+    """Whether ``line`` closes a ``<pre>`` block, and the line before its closing tags."""
+    close = _HTML_CLOSE.search(line) if "</" in line else None
+    if close is None:
+        return False, line
+    return re.search(r"</pre", close.group(0), re.I) is not None, line[: close.start()]
+
+
+def _html_text_lines(line: str) -> list[str]:
+    """The lines of an HTML ``line`` cut at its ``<br>``, tags dropped and entities decoded."""
+    pieces = _HTML_BR.split(line) if "<" in line else [line]
+    if len(pieces) > 1 and not pieces[-1].strip():
+        pieces.pop()  # "text<br>" then a newline: one line break, not two
+    out: list[str] = []
+    for piece in pieces:
+        if "<" in piece:
+            piece = _HTML_WRAP.sub("", piece)
+        out += _unescaped_lines(piece) if "&" in piece else [piece]
+    return out
+
+
+def _unescaped_lines(piece: str) -> list[str]:
+    """``piece`` with its HTML entities decoded: a line, or several when it held
+    a line break written as an entity (``&#10;``)."""
+    piece = html.unescape(piece)
+    if "\n" in piece or "\r" in piece:
+        return piece.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [piece]
 
 
 def _pre_balanced(line: str, pieces: list[str], inside: bool) -> tuple[list[str], bool]:
