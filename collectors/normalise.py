@@ -30,6 +30,7 @@ import bisect
 import html
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -306,17 +307,11 @@ def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
     """``(line, end of the prefix)`` of each line of ``docker compose logs``, or
     ``[]``: at least 3 prefixed lines, at least half of the non-blank ones, from
     a few services (a Markdown table's rows start with different words)."""
-    prefixed: list[tuple[int, int]] = []
-    services: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        if m := _COMPOSE.match(line):
-            name = line[: m.end()].split()[0]
-            services[name] = services.get(name, 0) + 1
-            prefixed.append((i, m.end()))
-    nonblank = sum(1 for line in lines if line.strip())
-    if len(prefixed) < 3 or len(prefixed) * 2 < nonblank or len(services) > _COMPOSE_MAX_SERVICES:
+    prefixed = [(i, m.end()) for i, line in enumerate(lines) if (m := _COMPOSE.match(line))]
+    services = Counter(lines[i][:end].split()[0] for i, end in prefixed)
+    if len(prefixed) < 3 or len(prefixed) * 2 < _nonblank_count(lines, None):
         return []
-    if min(services.values()) < 2 and len(services) > 1:
+    if len(services) > _COMPOSE_MAX_SERVICES or (len(services) > 1 and min(services.values()) < 2):
         return []  # one-off "word | ..." lines are prose or a table, not a service's log
     return prefixed
 
@@ -351,13 +346,19 @@ def _without_bold_edges(body: str) -> str | None:
     ('HugePages_Total:   53342', None)
     """
     count = body.count("**")
-    opens = body.startswith("**") and len(body) > 2 and (body[2].isalnum() or body[2] in "_(")
-    closes = body.endswith("**") and len(body) > 2 and (body[-3].isalnum() or body[-3] in "_)%.")
+    opens = body.startswith("**") and _bold_around(body[2:3], "_(")
+    closes = body.endswith("**") and _bold_around(body[-3:-2], "_)%.")
     if count == 1 and (opens or closes):
         return body[2:] if opens else body[:-2]
     if count == 2 and opens and closes and len(body) > 4:
         return body[2:-2]
     return None
+
+
+def _bold_around(char: str, marks: str) -> bool:
+    """Can bold markers stand next to ``char`` (the character inside them, ``""``
+    if none): a letter, a digit or one of ``marks``?"""
+    return char != "" and (char.isalnum() or char in marks)
 
 
 def _indent(line: str) -> str:
@@ -493,19 +494,32 @@ def _unwrap(
     ``"\\n".join(lines)``). A line without a marker or an ``&`` stays as it is,
     so only the lines the whole-text searches find are looked at. The last
     value is False when a line now holds a newline (an ``&#10;``)."""
+    marked = _wrapper_lines(text, jira=jira, html_mode=html_mode)
+    replaced = list(_unwrapped(lines, marked, jira=jira, html_mode=html_mode))
+    if not replaced:
+        return lines, first, last, True
+    clean = not any("\n" in piece for _, pieces in replaced for piece in pieces)
+    return (*_spliced(replaced, lines, first, last), clean)
+
+
+def _wrapper_lines(text: str, *, jira: bool, html_mode: bool) -> list[int]:
+    """Indexes of the lines of ``text`` that may hold a Jira or an HTML wrapper (or an entity)."""
     found: set[int] = set()
     if jira:
         found.update(lines_holding(_JIRA, text))
     if html_mode:
         found.update(lines_holding(_HTML_TAG, text))
         found.update(lines_holding(_AMPERSAND, text))
-    new_l: list[str] = []
-    new_f: list[int] = []
-    new_t: list[int] = []
-    done = 0
-    clean = True
+    return sorted(found)
+
+
+def _unwrapped(
+    lines: list[str], marked: list[int], *, jira: bool, html_mode: bool
+) -> Iterable[tuple[int, list[str]]]:
+    """``(line, the lines it becomes)`` of each of the ``marked`` lines that a
+    wrapper's markers change (in order: a ``<pre>`` stays open across lines)."""
     inside_pre = False
-    for i in sorted(found):
+    for i in marked:
         line = lines[i]
         if jira and "{" in line and _JIRA.search(line):
             pieces = _jira_lines(line)
@@ -513,23 +527,25 @@ def _unwrap(
             pieces, inside_pre = _pre_balanced(line, _html_lines(line), inside_pre)
         else:
             continue
-        if len(pieces) == 1 and pieces[0] == line:
-            continue
-        new_l += lines[done:i]
-        new_f += first[done:i]
-        new_t += last[done:i]
-        for piece in pieces:
-            new_l.append(piece)
-            new_f.append(first[i])
-            new_t.append(last[i])
-            clean = clean and "\n" not in piece
+        if len(pieces) != 1 or pieces[0] != line:
+            yield i, pieces
+
+
+def _spliced(
+    replaced: list[tuple[int, list[str]]], lines: list[str], first: list[int], last: list[int]
+) -> tuple[list[str], list[int], list[int]]:
+    """``lines`` and their spans with each ``(line, pieces)`` of ``replaced``
+    (in order) put in its line's place, every piece spanning that line's span."""
+    new_l: list[str] = []
+    new_f: list[int] = []
+    new_t: list[int] = []
+    done = 0
+    for i, pieces in replaced:
+        new_l += lines[done:i] + pieces
+        new_f += first[done:i] + [first[i]] * len(pieces)
+        new_t += last[done:i] + [last[i]] * len(pieces)
         done = i + 1
-    if not done:
-        return lines, first, last, True
-    new_l += lines[done:]
-    new_f += first[done:]
-    new_t += last[done:]
-    return new_l, new_f, new_t, clean
+    return new_l + lines[done:], new_f + first[done:], new_t + last[done:]
 
 
 def _boundary(line: str) -> bool:
@@ -541,33 +557,32 @@ def _paragraph(lines: list[str], i: int, body: str | None, pos: int) -> tuple[in
     ``i``: the leading whitespace every line shares, and the lines joined when
     ``body`` (``"\\n".join(lines)``, line ``i`` at ``pos``) gave them at C speed
     because they all start like the first."""
-    if body is not None:
-        match = _INDENTED_RUN.match(body, pos)
-        run = match.group() if match else ""
-        if run.endswith("\n"):
-            run = run[:-1]
-        count = run.count("\n") + 1
-        first = lines[i]
-        lead = first[: len(first) - len(first.lstrip(" \t"))]
-        if run.count("\n" + lead) == count - 1:
-            return i + count, lead, run
-    n = len(lines)
+    if body is not None and (run := _run_led_alike(lines[i], body, pos)) is not None:
+        return i + run.count("\n") + 1, _indent(lines[i]), run
     j = i
-    prefix: str | None = None
-    while j < n and lines[j][:1] in (" ", "\t") and lines[j].strip():
-        cur = lines[j]
-        lead = cur[: len(cur) - len(cur.lstrip(" \t"))]
-        if prefix is None:
-            prefix = lead
-        elif not lead.startswith(prefix):
-            size = 0
-            for x, y in zip(prefix, lead, strict=False):
-                if x != y:
-                    break
-                size += 1
-            prefix = prefix[:size]
+    while j < len(lines) and lines[j][:1] in (" ", "\t") and lines[j].strip():
         j += 1
-    return j, prefix, None
+    leads = [_indent(line) for line in lines[i:j]]
+    return j, (_shared_start(leads) if leads else None), None
+
+
+def _shared_start(texts: list[str]) -> str:
+    """The longest start that all ``texts`` share, character by character.
+
+    >>> _shared_start(["\\t  ", "\\t ", "\\t   "])
+    '\\t '
+    """
+    low, high = min(texts), max(texts)  # those two differ first where any two do
+    size = next((k for k, (x, y) in enumerate(zip(low, high, strict=False)) if x != y), len(low))
+    return low[:size]
+
+
+def _run_led_alike(first: str, body: str, pos: int) -> str | None:
+    """The indented lines of ``body`` from ``pos`` (where line ``first`` starts),
+    joined, when they all start with ``first``'s indentation; else None."""
+    match = _INDENTED_RUN.match(body, pos)
+    run = match.group().removesuffix("\n") if match else ""
+    return run if run.count("\n" + _indent(first)) == run.count("\n") else None
 
 
 def _dedent(lines: list[str], body: str | None) -> bool:
@@ -578,36 +593,52 @@ def _dedent(lines: list[str], body: str | None) -> bool:
     ``"\\n".join(lines)`` (None: every line is a candidate start). True when a
     line changed."""
     n = len(lines)
-    starts: Iterable[tuple[int, int]]
-    if body is None:
-        starts = ((i, 0) for i in range(n))
-    else:  # the top two lines, then each indented line after a blank or fence line
-        second = body.find("\n") + 1
-        starts = [(0, 0), *([(1, second)] if second else [])]
-        newlines = pos = 0
-        for m in _AFTER_BOUNDARY.finditer(body):
-            newlines += body.count("\n", pos, m.start())
-            pos = m.start()
-            starts.append((newlines + 2, m.end() + 1))
     changed = False
     done = 0
-    for i, pos in starts:
-        if i < done or i >= n:
-            continue
-        line = lines[i]
-        if line[:1] not in (" ", "\t") or not line.strip() or (i > 0 and not _boundary(lines[i - 1])):
+    for i, pos in _paragraph_starts(n, body):
+        if i < done or not _opens_paragraph(lines, i):
             continue
         j, prefix, run = _paragraph(lines, i, body, pos)
         if prefix and (j == n or _boundary(lines[j])):
-            cut = len(prefix)
-            if run is not None:
-                lines[i:j] = run[cut:].replace("\n" + prefix, "\n").split("\n")
-            else:
-                for k in range(i, j):
-                    lines[k] = lines[k][cut:]
+            _cut_prefix(lines, i, j, prefix, run)
             changed = True
         done = max(j, i + 1)
     return changed
+
+
+def _paragraph_starts(n: int, body: str | None) -> Iterable[tuple[int, int]]:
+    """``(line, its offset in body)`` of the lines where :func:`_dedent` may find
+    a paragraph: the top two lines, then each indented line after a blank or
+    fence line (every one of the ``n`` lines when ``body`` is None)."""
+    if body is None:
+        return ((i, 0) for i in range(n))
+    second = body.find("\n") + 1
+    starts = [(0, 0), *([(1, second)] if second else [])]
+    newlines = pos = 0
+    for m in _AFTER_BOUNDARY.finditer(body):
+        newlines += body.count("\n", pos, m.start())
+        pos = m.start()
+        starts.append((newlines + 2, m.end() + 1))
+    return starts
+
+
+def _opens_paragraph(lines: list[str], i: int) -> bool:
+    """Is line ``i`` indented, not blank, and after a boundary (or the first)?"""
+    if i >= len(lines):
+        return False
+    line = lines[i]
+    return line[:1] in (" ", "\t") and bool(line.strip()) and (i == 0 or _boundary(lines[i - 1]))
+
+
+def _cut_prefix(lines: list[str], i: int, j: int, prefix: str, run: str | None) -> None:
+    """Cut ``prefix`` off lines ``i`` to ``j - 1`` in place (from ``run``, those
+    lines joined, when known)."""
+    cut = len(prefix)
+    if run is not None:
+        lines[i:j] = run[cut:].replace("\n" + prefix, "\n").split("\n")
+    else:
+        for k in range(i, j):
+            lines[k] = lines[k][cut:]
 
 
 def _join_node_cpus(prev: str, line: str, above: str) -> str | None:
@@ -894,12 +925,11 @@ def _in_runs(found: list[int]) -> list[int]:
     """The lines of ``found`` in a run of LOG_PREFIX_MIN_RUN consecutive ones:
     only they can be stripped (a "# cmd" prompt or a log line on its own costs
     nothing more)."""
+    present = set(found)
     return [
         i
-        for k, i in enumerate(found)
-        if (k >= 2 and found[k - 2] == i - 2)
-        or (0 < k < len(found) - 1 and found[k - 1] == i - 1 and found[k + 1] == i + 1)
-        or (k < len(found) - 2 and found[k + 2] == i + 2)
+        for i in found
+        if {i - 2, i - 1} <= present or {i - 1, i + 1} <= present or {i + 1, i + 2} <= present
     ]
 
 
