@@ -1315,15 +1315,25 @@ def to_dict(obj: Any) -> Any:
         # of a host after its analysis (remedies edit the XML)
         return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, dict):
-        # a dict of strings to scalars (sysctl, variables) is copied at C speed
-        if set(map(type, obj)) <= {str} and set(map(type, obj.values())) <= _SCALARS:
-            return dict(obj)
-        return {str(k): to_dict(v) for k, v in obj.items()}
+        return _dict_to_dict(obj)
     if isinstance(obj, (list, tuple)):
-        if set(map(type, obj)) <= _SCALARS:
-            return list(obj)
-        return [to_dict(v) for v in obj]
+        return _list_to_dict(obj)
     return obj
+
+
+def _dict_to_dict(obj: dict[Any, Any]) -> dict[str, Any]:
+    """JSON-ready form of a dict: its keys made strings, its values :func:`to_dict`'s."""
+    # a dict of strings to scalars (sysctl, variables) is copied at C speed
+    if set(map(type, obj)) <= {str} and set(map(type, obj.values())) <= _SCALARS:
+        return dict(obj)
+    return {str(k): to_dict(v) for k, v in obj.items()}
+
+
+def _list_to_dict(obj: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """JSON-ready form of a list or a tuple: a list of its items' :func:`to_dict`."""
+    if set(map(type, obj)) <= _SCALARS:
+        return list(obj)  # scalars alone: copied at C speed
+    return [to_dict(v) for v in obj]
 
 
 def _decode(hint: Any, value: Any) -> Any:
