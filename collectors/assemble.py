@@ -214,19 +214,8 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
     enclosing :func:`artifact_parse_budget` runs out, at once if it has). Yields
     False (and limits nothing) off the main thread, or when a timer is already
     set (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
-    deadline = getattr(_artifact, "deadline", None)
-    if deadline is not None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ParseTimeout
-        seconds = min(seconds, remaining) if seconds > 0 else remaining
-    usable = (
-        seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    )
-    if not usable:
+    seconds = _within_artifact_budget(seconds)
+    if not _alarm_usable(seconds):
         yield False
         return
 
@@ -240,6 +229,29 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _within_artifact_budget(seconds: float) -> float:
+    """``seconds`` cut to what the enclosing :func:`artifact_parse_budget` has
+    left (raises :class:`ParseTimeout` when it has run out)."""
+    deadline: float | None = getattr(_artifact, "deadline", None)
+    if deadline is None:
+        return seconds
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise ParseTimeout
+    return min(seconds, remaining) if seconds > 0 else remaining
+
+
+def _alarm_usable(seconds: float) -> bool:
+    """Whether a ``SIGALRM`` timer can stop a parse after ``seconds``: a limit,
+    on the main thread, with no timer set by someone else."""
+    return (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
 
 
 NOT_PARSED: Any = object()
@@ -277,11 +289,7 @@ def run_parser(
             artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
         )
     try:
-        if parsed is not NOT_PARSED:
-            results = _as_results(parsed)
-        else:
-            with parse_time_budget(seconds):
-                results = _as_results(parsers.parse(spec, text, **kwargs))
+        results = _parsed_within(seconds, spec, text, parsed, kwargs)
     except ParseTimeout:
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
         return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
@@ -290,18 +298,36 @@ def run_parser(
             artifact, f"{kind}: {exc.message}", _file_line(exc.line, line_offset, line_map)
         )
         results = _as_results(exc.partial)  # (none without a partial result)
-    except RecursionError:
-        log.exception("parser %s recursed too deep on %s", kind, artifact)
-        return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
     except Exception as exc:  # a parser bug must not fail the upload
-        if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
-            raise
-        log.exception("parser %s failed on %s", kind, artifact)
-        return [], f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
+        return [], _parser_bug(kind, artifact, exc)
     for result in results:
         if isinstance(result, f.Parsed):
             _place(result, kind, artifact, line_offset, line_map)
     return results, error
+
+
+def _parsed_within(
+    seconds: float, spec: parsers.ParserSpec, text: str, parsed: Any, kwargs: dict[str, Any]
+) -> list[Any]:
+    """The results of the parser ``spec`` on ``text`` (``parsed`` when the
+    caller has them already), parsed within ``seconds``."""
+    if parsed is not NOT_PARSED:
+        return _as_results(parsed)
+    with parse_time_budget(seconds):
+        return _as_results(parsers.parse(spec, text, **kwargs))
+
+
+def _parser_bug(kind: str, artifact: str, exc: Exception) -> f.ArtifactError:
+    """The error of a parser that raised ``exc`` (logged with its traceback;
+    Celery's soft time limit, the end of the whole analysis, is raised on).
+    Precondition: called in the ``except`` clause that caught ``exc``."""
+    if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
+        raise exc
+    if isinstance(exc, RecursionError):
+        log.exception("parser %s recursed too deep on %s", kind, artifact)
+    else:
+        log.exception("parser %s failed on %s", kind, artifact)
+    return f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
 
 
 def _file_line(line: int | None, line_offset: int, line_map: list[int] | None) -> int | None:
@@ -368,6 +394,13 @@ def _merge_numa_part(topo: f.NumaTopology, part: f.Parsed, *, hugepage_kb: int) 
         _merge_zoneinfo(topo, part)
 
 
+def _fill_node_cpus(topo: f.NumaTopology, cpu: f.CpuTopology) -> None:
+    """Give the nodes of ``topo`` that list no CPUs lscpu's CPU list of the node."""
+    for node_id, cpus in cpu.numa_node_cpus.items():
+        if node_id in topo.nodes and not topo.nodes[node_id].cpus:
+            topo.nodes[node_id].cpus = list(cpus)
+
+
 def _merge_freecell(topo: f.NumaTopology, part: f.VirshFreecell) -> None:
     for node_id, free_kb in part.free_kb.items():
         target = topo.node(node_id)
@@ -406,6 +439,17 @@ def _merge_numastat(topo: f.NumaTopology, part: f.Numastat, *, hugepage_kb: int)
 
 def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
     """Per-node sums of the zones' watermarks and free pages."""
+    for node_id, acc in _zone_sums(part).items():
+        target = topo.node(node_id)
+        if target.watermark_min is None:
+            target.watermark_min = acc.get("min")
+            target.watermark_low = acc.get("low")
+            target.watermark_high = acc.get("high")
+            target.free_pages = acc.get("free_pages")
+
+
+def _zone_sums(part: f.Zoneinfo) -> dict[int, dict[str, int]]:
+    """Node -> the sums of its zones' ``min``, ``low``, ``high`` and ``free_pages`` (those known)."""
     sums: dict[int, dict[str, int]] = {}
     for zone in part.zones:
         acc = sums.setdefault(zone.node, {})
@@ -413,13 +457,7 @@ def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
             value = getattr(zone, name)
             if value is not None:
                 acc[name] = acc.get(name, 0) + value
-    for node_id, acc in sums.items():
-        target = topo.node(node_id)
-        if target.watermark_min is None:
-            target.watermark_min = acc.get("min")
-            target.watermark_low = acc.get("low")
-            target.watermark_high = acc.get("high")
-            target.free_pages = acc.get("free_pages")
+    return sums
 
 
 def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
@@ -540,9 +578,15 @@ def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
         best.online_cpus = list(cand.online_cpus)
     if not best.numa_node_cpus and cand.numa_node_cpus:
         best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
-        for key, line in cand.lines.items():
-            if key.startswith("numa_node_cpus."):
-                best.lines.setdefault(key, line)
+        node_lines = {key: line for key, line in cand.lines.items() if key.startswith("numa_node_cpus.")}
+        _fill(best.lines, node_lines)
+
+
+def _capabilities_cpus(caps: f.VirshCapabilities | None) -> int | None:
+    """How many CPUs the cells of ``virsh capabilities`` list (None: none, or no capabilities)."""
+    if not caps:
+        return None
+    return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
 
 
 class _Pinned:
@@ -930,11 +974,8 @@ class HostAssembler:
             topo.sources.setdefault(type(part).__name__, part.source)
             _fill(topo.lines, part.lines)
             _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
-        cpu = self.host.cpu
-        if cpu:
-            for node_id, cpus in cpu.numa_node_cpus.items():
-                if node_id in topo.nodes and not topo.nodes[node_id].cpus:
-                    topo.nodes[node_id].cpus = list(cpus)
+        if self.host.cpu:
+            _fill_node_cpus(topo, self.host.cpu)
         topo.nodes = dict(sorted(topo.nodes.items()))
         self.host.numa = topo
 
@@ -1008,15 +1049,13 @@ class HostAssembler:
                         cpu.lines[name] = info.lines[key]
 
     def _host_cpu_count(self) -> int | None:
-        counts = [t.host_cpus for t in self.host.domain_tuning if t.host_cpus]
-        if counts:
-            return counts[0]
+        """The host's CPU count as live tuning, lscpu or ``virsh capabilities`` says it."""
+        from_tuning = next((t.host_cpus for t in self.host.domain_tuning if t.host_cpus), None)
+        if from_tuning:
+            return from_tuning
         if self.host.cpu and self.host.cpu.cpus:
             return self.host.cpu.cpus
-        caps = self.host.capabilities
-        if caps:
-            return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
-        return None
+        return _capabilities_cpus(self.host.capabilities)
 
     def _apply_tuning(self) -> None:
         """Live placement onto the domain it names, or onto a ``fragment`` Domain.
@@ -1027,15 +1066,21 @@ class HostAssembler:
         unknown is filled in."""
         pinned = _Pinned(self._host_cpu_count())
         for t in self.host.domain_tuning:
-            dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
+            dom = self._tuned_domain(t, pinned)
             if dom is None:
-                if not _tuning_telling(t, pinned):
-                    continue  # nothing a Domain could hold: the tuning fact alone stays
-                dom = f.Domain(name=t.domain, fragment=True, source=t.source)
-                self.host.domains.append(dom)
+                continue  # nothing a Domain could hold: the tuning fact alone stays
             for step in _TUNING_STEPS:
                 # evidence lines only where the Domain's source is this artifact
                 step(dom, t, pinned, dom.source is t.source)
+
+    def _tuned_domain(self, t: f.VirshDomainTuning, pinned: _Pinned) -> f.Domain | None:
+        """The domain live tuning ``t`` names, else a new ``fragment`` Domain
+        when ``t`` says something a Domain can hold, else None."""
+        dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
+        if dom is None and _tuning_telling(t, pinned):
+            dom = f.Domain(name=t.domain, fragment=True, source=t.source)
+            self.host.domains.append(dom)
+        return dom
 
     def _add_cmdline_domains(self) -> None:
         """The guests of QEMU command lines that no domain XML (nor an earlier
@@ -1058,11 +1103,7 @@ class HostAssembler:
         self._hugepages_from_meminfo()
         self._role()
         if hostname:
-            # the collector's manifest or sos's hostname file beats a prompt
-            self.hostname(hostname)
-            if hostname.strip() in self._hostnames:
-                self._hostnames.remove(hostname.strip())
-                self._hostnames.insert(0, hostname.strip())
+            self._name_first(hostname)
         host = self.host
         host.hostname = host.hostname or (self._hostnames[0] if self._hostnames else None)
         if not host.label:
@@ -1070,6 +1111,14 @@ class HostAssembler:
         host.conflicts = find_conflicts(host, self._numa_parts, self._cpu_candidates)
         self._mark_cut_usage()
         return host
+
+    def _name_first(self, hostname: str) -> None:
+        """Put ``hostname`` first of the host's names: the collector's manifest
+        or sos's hostname file beats a prompt."""
+        self.hostname(hostname)
+        if hostname.strip() in self._hostnames:
+            self._hostnames.remove(hostname.strip())
+            self._hostnames.insert(0, hostname.strip())
 
     def _mark_cut_usage(self) -> None:
         """A per-CPU table (top's ``%CpuN`` lines) with fewer rows than the
