@@ -115,12 +115,7 @@ def memory_per_node(host: HostFacts) -> tuple[str, float | None]:
 def page_cache_share(host: HostFacts) -> tuple[str, float | None]:
     """The largest share of a node's memory held by page cache (FilePages):
     seed 001's slow hosts had it on the node STREAM allocated from."""
-    shares = []
-    if host.numa:
-        for node_id, node in sorted(host.numa.nodes.items()):
-            total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
-            if total and cache is not None:
-                shares.append((100.0 * cache / total, node_id))
+    shares = _node_cache_shares(host)
     if shares:
         share, node_id = max(shares)
         return f"{share:.0f}% (node {node_id})", share
@@ -128,6 +123,16 @@ def page_cache_share(host: HostFacts) -> tuple[str, float | None]:
         share = 100.0 * host.meminfo.values["Cached"] / host.meminfo.values["MemTotal"]
         return f"{share:.0f}%", share
     return "—", None
+
+
+def _node_cache_shares(host: HostFacts) -> list[tuple[float, int]]:
+    """``(percent of its memory in page cache, node)`` of each node whose size and FilePages are known."""
+    shares = []
+    for node_id, node in sorted(host.numa.nodes.items()) if host.numa else ():
+        total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
+        if total and cache is not None:
+            shares.append((100.0 * cache / total, node_id))
+    return shares
 
 
 def fleet_profile(host: HostFacts, *, hypervisor: bool = False) -> FleetProfile:
@@ -399,18 +404,26 @@ class FleetSummary:
             return
         self.physical += 1
         entry.drift = {key: profile.drift[key] for key in DRIFT_KEYS if key in profile.drift}
+        self._add_drift(member, entry)
+        entry.bench = _bench_rows(name, profile)
+        self._add_bench(member, entry, rank=rank)
+
+    def _add_drift(self, member: int, entry: SummaryMember) -> None:
+        """Count the drift values of ``member`` (a physical host) in their groups."""
         for key, cited in entry.drift.items():
             groups = self.drift.setdefault(key, {})
             value = str(cited.value)
             group = groups.get(value)
             if group is None:
                 group = groups[value] = _Group()
-            group.add(order, member, (name, cited))
-        entry.bench = _bench_rows(name, profile)
+            group.add(entry.order, member, (entry.name, cited))
+
+    def _add_bench(self, member: int, entry: SummaryMember, *, rank: bool) -> None:
+        """Add the benchmark results of ``member`` (a physical host) to their benchmarks' rankings."""
         for (bench_key, _tested), (row, place) in entry.bench.items():
             if bench_key not in self.bench:
                 self.bench[bench_key] = _Bench(bench_key[2])
-            self.bench[bench_key].add(order, member, row, place, rank=rank)
+            self.bench[bench_key].add(entry.order, member, row, place, rank=rank)
 
     def remove(self, member: int) -> None:
         entry = self.members.pop(member)
@@ -418,6 +431,11 @@ class FleetSummary:
         if not entry.physical:
             return
         self.physical -= 1
+        self._remove_drift(member, entry)
+        self._remove_bench(member, entry)
+
+    def _remove_drift(self, member: int, entry: SummaryMember) -> None:
+        """Take the drift values of ``member`` out of their groups (an empty group, an empty key go)."""
         for key, cited in entry.drift.items():
             groups = self.drift[key]
             value = str(cited.value)
@@ -426,6 +444,9 @@ class FleetSummary:
                 del groups[value]
             if not groups:
                 del self.drift[key]
+
+    def _remove_bench(self, member: int, entry: SummaryMember) -> None:
+        """Take the benchmark results of ``member`` out of their rankings (a benchmark nobody ran goes)."""
         for (bench_key, tested), _row in entry.bench.items():
             bench = self.bench[bench_key]
             bench.remove(entry.order, member, tested)
