@@ -252,6 +252,11 @@ class _Walk:
     seen: list[MachineView] = field(default_factory=list)
     named: str | None = None
 
+    def remember(self, view: MachineView) -> None:
+        """Keep ``view`` to compare the next outputs with (the same output again adds nothing)."""
+        if all(_key(view) != _key(v) for v in self.seen[-4:]) and len(self.seen) < MAX_OUTPUTS:
+            self.seen.append(view)
+
     def split(self, boundary: Boundary, named: str | None) -> None:
         if len(self.out) < MAX_MACHINES:
             self.out.append(boundary)
@@ -289,8 +294,7 @@ def _output_boundary(walk: _Walk, block: Any, view: MachineView) -> None:
             Boundary(start=block.start_line - 1, line=block.start_line, reason=reason, previous=walk.named),
             walk.named,
         )
-    if all(_key(view) != _key(v) for v in walk.seen[-4:]) and len(walk.seen) < MAX_OUTPUTS:
-        walk.seen.append(view)  # the same output again adds nothing to compare with
+    walk.remember(view)
 
 
 def _parsed(index: int, block: Any, parsed: dict[int, Any], probe: Callable[[str, str], Any]) -> Any:
@@ -449,22 +453,33 @@ def find_conflicts(
     host: f.HostFacts, numa_parts: Sequence[f.Parsed], cpu_candidates: Sequence[f.CpuTopology]
 ) -> list[f.FactConflict]:
     """Facts on which one host's artifacts disagree (see the module docstring)."""
-    out: list[f.FactConflict] = []
     numactl = [p for p in numa_parts if isinstance(p, f.NumactlHardware) and p.nodes]
     summaries = _summaries(cpu_candidates)
+    found = (
+        _node_count_conflict(numactl, summaries),
+        _distances_conflict(numactl),
+        _cpu_conflict(host, numactl, summaries),
+        _database_conflict(host),
+    )
+    return [conflict for conflict in found if conflict is not None]
+
+
+def _node_count_conflict(
+    numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]
+) -> f.FactConflict | None:
+    """numactl and lscpu count the NUMA nodes differently."""
     nodes = _node_counts(numactl, summaries)
-    if _distinct(nodes):
-        out.append(_conflict("numa", "the NUMA node count differs between artifacts", nodes))
+    if not _distinct(nodes):
+        return None
+    return _conflict("numa", "the NUMA node count differs between artifacts", nodes)
+
+
+def _distances_conflict(numactl: list[f.NumactlHardware]) -> f.FactConflict | None:
+    """Two numactl outputs show different node distance matrices."""
     distances: Values = [(str(p.distances), p, "distances") for p in numactl if p.distances]
-    if _distinct(distances):
-        out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
-    conflict = _cpu_conflict(host, numactl, summaries)
-    if conflict is not None:
-        out.append(conflict)
-    conflict = _database_conflict(host)
-    if conflict is not None:
-        out.append(conflict)
-    return out
+    if not _distinct(distances):
+        return None
+    return _conflict("numa_distances", "the node distance matrices differ", distances)
 
 
 def _cpu_conflict(
