@@ -536,10 +536,40 @@ def _config_only(db: f.DatabaseFacts) -> bool:
     )
 
 
+def _join_device_lists(base: f.GuestSignals, r: f.GuestSignals) -> None:
+    """Add to ``base``'s virtio and emulated devices and hints those of ``r`` it lacks (each once)."""
+    for key in ("virtio", "emulated", "hints"):
+        have = getattr(base, key)
+        have.extend(v for v in getattr(r, key) if v not in have)
+        if key in r.lines:
+            base.lines.setdefault(key, r.lines[key])
+
+
+def _device_signals(r: f.PciDevices) -> f.GuestSignals | None:
+    """A copy of what lspci's devices say of the machine (virtio or emulated
+    devices, hints), cited to the lspci output; None when they say nothing."""
+    signals = r.signals
+    if not (signals.virtio or signals.emulated or signals.hints):
+        return None
+    signals.source = r.source
+    return dataclasses.replace(
+        signals,
+        virtio=[*signals.virtio],
+        emulated=[*signals.emulated],
+        hints=[*signals.hints],
+        lines=dict(signals.lines),
+    )
+
+
 def _merge_database_identity(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
     """The server kind (MariaDB or Percona over plain MySQL) and the first version known."""
     if db.kind is None or (db.kind == "mysql" and r.kind in ("mariadb", "percona")):
         db.kind = r.kind or db.kind
+    _merge_database_version(db, r)
+
+
+def _merge_database_version(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
+    """The first version known, with its line."""
     if db.version is None and r.version:
         db.version = r.version
         if "version" in r.lines:
@@ -644,6 +674,17 @@ def _tune_numatune(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: 
 
 # what live tuning fills in a Domain, each only where the XML left it unknown
 _TUNING_STEPS = (_tune_vcpu_count, _tune_vcpupin, _tune_emulatorpin, _tune_numatune)
+
+
+# the CpuTopology fields ``virsh nodeinfo`` knows -> its own field (and line) of each
+_NODEINFO_FIELDS = (
+    ("architecture", "cpu_model"),
+    ("cpus", "cpus"),
+    ("sockets", "sockets"),
+    ("cores_per_socket", "cores_per_socket"),
+    ("threads_per_core", "threads_per_core"),
+    ("numa_nodes", "numa_cells"),
+)
 
 
 class HostAssembler:
@@ -763,11 +804,7 @@ class HostAssembler:
             self.host.guest_signals = r
             return
         _fill_unset(base, r, ("dmi_vendor", "dmi_product", "detected_virt"))
-        for key in ("virtio", "emulated", "hints"):
-            have = getattr(base, key)
-            have.extend(v for v in getattr(r, key) if v not in have)
-            if key in r.lines:
-                base.lines.setdefault(key, r.lines[key])
+        _join_device_lists(base, r)
         if r.virtual is not None and base.virtual is not True:
             base.virtual = r.virtual
 
@@ -779,17 +816,9 @@ class HostAssembler:
         else:
             seen = {d.address for d in self.host.pci_devices.devices}
             self.host.pci_devices.devices.extend(d for d in r.devices if d.address not in seen)
-        signals = r.signals
-        if signals.virtio or signals.emulated or signals.hints:
-            signals.source = r.source
-            copied = dataclasses.replace(
-                signals,
-                virtio=[*signals.virtio],
-                emulated=[*signals.emulated],
-                hints=[*signals.hints],
-                lines=dict(signals.lines),
-            )
-            self._add_guest_signals(copied)
+        signals = _device_signals(r)
+        if signals is not None:
+            self._add_guest_signals(signals)
 
     def _add_memory_devices(self, r: f.MemoryDevices) -> None:
         """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
@@ -1033,20 +1062,12 @@ class HostAssembler:
         if self.host.cpu is None:
             self.host.cpu = f.CpuTopology(source=info.source)
         cpu = self.host.cpu
-        for name, value in (
-            ("architecture", info.cpu_model),
-            ("cpus", info.cpus),
-            ("sockets", info.sockets),
-            ("cores_per_socket", info.cores_per_socket),
-            ("threads_per_core", info.threads_per_core),
-            ("numa_nodes", info.numa_cells),
-        ):
+        for name, key in _NODEINFO_FIELDS:
+            value = getattr(info, key)
             if getattr(cpu, name) is None and value is not None:
                 setattr(cpu, name, value)
-                if cpu.source is info.source:
-                    key = {"architecture": "cpu_model", "numa_nodes": "numa_cells"}.get(name, name)
-                    if key in info.lines:
-                        cpu.lines[name] = info.lines[key]
+                if cpu.source is info.source and key in info.lines:
+                    cpu.lines[name] = info.lines[key]
 
     def _host_cpu_count(self) -> int | None:
         """The host's CPU count as live tuning, lscpu or ``virsh capabilities`` says it."""
