@@ -124,6 +124,7 @@ _MD_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
 _CODE_TICK = re.compile(r"^[ \t]*`(?!`)", re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
+_JIRA_MARKERS = ("{code", "{noformat", "{CODE", "{NOFORMAT")  # (the cheap test before _JIRA)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
 # every tag _html_lines acts on starts like this (a necessary condition only)
 _HTML_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|b|strong|i|em|tt|font)\b", re.I)
@@ -1008,12 +1009,22 @@ class _LoggerPrefixes:
         thrice is a log's own)."""
         probe, behind = self.behind(run)
         if behind is None:
-            self.unknown[shape] = self.unknown.get(shape, 0) + 1
-            return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
+            return self.nothing_behind(shape)
         if behind == "prompt" or _LISTING_SHAPE.search(shape):
             # a prompt behind a prefix is a terminal logger's; a listing's line
             # numbers are a web page's, never an output's
             return True
+        return self.unread_as_they_are(probe, behind)
+
+    def nothing_behind(self, shape: str) -> bool | None:
+        """Count one more run of ``shape`` behind whose prefixes nothing was
+        recognised: False (a log's own prefix) the LOG_PREFIX_TRIES-th time, else None."""
+        self.unknown[shape] = self.unknown.get(shape, 0) + 1
+        return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
+
+    def unread_as_they_are(self, probe: list[tuple[int, int]], behind: str) -> bool:
+        """Whether the ``probe`` lines with their prefixes were not recognised,
+        or were as ``behind`` (what is behind the prefixes) but do not parse as it."""
         original = [self.lines[i] for i, _ in probe]
         before = self.recognise(original)
         return before is None or (before == behind and not self.parses(before, original))
@@ -1092,7 +1103,7 @@ def _unwrap_pass(work: _Work) -> None:
     """HTML and Jira wrappers made Markdown fences."""
     html_mode = _HTML_MODE.search(work.text) is not None
     text = work.text
-    jira = "{code" in text or "{noformat" in text or "{CODE" in text or "{NOFORMAT" in text
+    jira = any(marker in text for marker in _JIRA_MARKERS)
     if not (html_mode or jira):
         return
     before = work.lines
@@ -1210,12 +1221,7 @@ def _quoted_printable_pass(work: _Work) -> None:
 def _unflatten_pass(work: _Work) -> None:
     """Outputs flattened onto their command's line cut back into lines
     (:mod:`collectors.unflatten`)."""
-    lines = work.lines
-    body = work.body if work.body is not None else "\n".join(lines)
-    if body.count("\n") == len(lines) - 1:
-        found = line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
-    else:  # a line holds a newline: the body's line numbers are not the lines'
-        found = [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
+    found = _flattened_candidates(work.lines, work.body)
     if not found:
         return
     cut = unflatten.unflatten_lines(work.lines, work.first, work.last, found)
@@ -1224,6 +1230,16 @@ def _unflatten_pass(work: _Work) -> None:
     work.lines, work.first, work.last = cut
     work.body = "\n".join(work.lines)
     work.notes.append(FLATTENED)
+
+
+def _flattened_candidates(lines: list[str], body: str | None) -> list[int]:
+    """Indexes of the ``lines`` (``body`` joined, when known) that may hold a
+    flattened output (:data:`collectors.unflatten.CANDIDATE`)."""
+    body = body if body is not None else "\n".join(lines)
+    if body.count("\n") == len(lines) - 1:
+        return line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
+    # a line holds a newline: the body's line numbers are not the lines'
+    return [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
 
 
 # sysstat's report headers typed or translated with a full-width colon ("avg-cpu： %user",
