@@ -8,7 +8,7 @@ import itertools
 import re
 from typing import Any
 
-from collectors.facts import Domain, HostFacts
+from collectors.facts import Domain, HostFacts, VirshVersion
 from collectors.parsers.qemu_cmdline import QEMU_BINARY
 
 
@@ -118,6 +118,11 @@ def looks_like_kvm_host(host: HostFacts) -> bool:
     version = host.virsh_version
     if version is None or host.is_guest or _from_test_driver(version):
         return False
+    return _reports_qemu(version)
+
+
+def _reports_qemu(version: VirshVersion) -> bool:
+    """Whether ``virsh version`` reports a running QEMU or KVM hypervisor."""
     running = f"{version.hypervisor or ''} {version.hypervisor_version or ''}".upper()
     return "QEMU" in running or "KVM" in running
 
