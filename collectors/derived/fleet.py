@@ -73,26 +73,28 @@ class FleetProfile:
 def _drift(host: HostFacts) -> dict[str, Cited]:
     """Comparable NUMA-related settings, each cited as the rules cite it."""
     out: dict[str, Cited] = {}
-
-    def cite(key: str, value: Any, parsed: Any) -> None:
+    for key, value, parsed in _drift_values(host):
         line = line_of(parsed, key)
         out[key] = Cited(value, cited_artifact(host, parsed, line), line)
+    return out
 
+
+def _drift_values(host: HostFacts) -> Iterator[tuple[str, Any, Any]]:
+    """``(key, value, the fact it was read from)`` of each drift setting the host shows."""
     nodes = host.numa_node_count()
     if nodes is not None:
-        cite("numa_nodes", nodes, host.numa or host.cpu)
+        yield "numa_nodes", nodes, host.numa or host.cpu
     for key in ("vm.zone_reclaim_mode", "kernel.numa_balancing"):
         value = host.sysctl_value(key)
         if value is not None:
-            cite(key, value.strip(), host.sysctl)
+            yield key, value.strip(), host.sysctl
     count, parsed, _ = static_hugepages(host)
     if count is not None:
-        cite("static_hugepages", count, parsed)
+        yield "static_hugepages", count, parsed
     if host.hugepages and host.hugepages.thp_enabled:
-        cite("thp", host.hugepages.thp_enabled, host.hugepages)
+        yield "thp", host.hugepages.thp_enabled, host.hugepages
     if host.kernel and host.kernel.release:
-        cite("kernel", host.kernel.release, host.kernel)
-    return out
+        yield "kernel", host.kernel.release, host.kernel
 
 
 def _gib(kb: float) -> float:
