@@ -1238,15 +1238,25 @@ class HostFacts:
     def logical_cpus(self) -> int | None:
         if self.cpu and self.cpu.cpus:
             return self.cpu.cpus
-        if self.numa and any(n.cpus for n in self.numa.nodes.values()):
-            # numactl -H lists every CPU; a pasted top may be cut short
-            return sum(len(n.cpus) for n in self.numa.nodes.values())
-        if self.cpu_usage and self.cpu_usage.per_cpu:
-            return len([c for c in self.cpu_usage.per_cpu if c.cpu != "all"])
-        return None
+        # numactl -H lists every CPU; a pasted top may be cut short
+        return _numa_cpu_count(self.numa) or _per_cpu_rows(self.cpu_usage)
 
     def sysctl_value(self, key: str) -> str | None:
         return self.sysctl.values.get(key) if self.sysctl else None
+
+
+def _numa_cpu_count(numa: NumaTopology | None) -> int | None:
+    """How many CPUs the NUMA nodes list (None: none listed)."""
+    if numa and any(n.cpus for n in numa.nodes.values()):
+        return sum(len(n.cpus) for n in numa.nodes.values())
+    return None
+
+
+def _per_cpu_rows(usage: CpuUsage | None) -> int | None:
+    """How many CPUs a per-CPU usage table shows (None: no per-CPU table)."""
+    if usage and usage.per_cpu:
+        return len([c for c in usage.per_cpu if c.cpu != "all"])
+    return None
 
 
 @dataclass
