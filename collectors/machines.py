@@ -116,21 +116,22 @@ def _cut_at(block: Any, firsts: list[int]) -> list[Any]:
     ``firsts`` (0-based lines of the block; the first output starts the block)."""
     lines = block.text.split("\n")
     firsts[0] = 0
-    pieces = []
-    for k, first in enumerate(firsts):
-        last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
-        origins = block.origins[first:last] if block.origins else None
-        pieces.append(
-            dataclasses.replace(
-                block,
-                text="\n".join(lines[first:last]),
-                start_line=origins[0] if origins else block.start_line + first,
-                end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
-                origins=origins,
-                command=block.command if k == 0 else None,
-            )
-        )
-    return pieces
+    ends = [*firsts[1:], len(lines)]
+    spans = enumerate(zip(firsts, ends, strict=True))
+    return [_output_block(block, lines, first, last, k == 0) for k, (first, last) in spans]
+
+
+def _output_block(block: Any, lines: list[str], first: int, last: int, opening: bool) -> Any:
+    """The block of ``lines[first:last]`` of ``block`` (the opening one keeps its command)."""
+    origins = block.origins[first:last] if block.origins else None
+    return dataclasses.replace(
+        block,
+        text="\n".join(lines[first:last]),
+        start_line=origins[0] if origins else block.start_line + first,
+        end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
+        origins=origins,
+        command=block.command if opening else None,
+    )
 
 
 @dataclass
