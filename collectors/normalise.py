@@ -31,7 +31,7 @@ import html
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from collectors import unflatten
@@ -952,23 +952,29 @@ class _LoggerPrefixes:
 
     def strip(self, candidates: list[int]) -> int:
         """Strip the runs of ``candidates`` that are a logger's; the number of lines changed."""
-        changed = 0
-        run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
+        return sum(self.close(run, shape) for run, shape in self.runs(candidates))
+
+    def runs(self, candidates: list[int]) -> Iterator[tuple[list[tuple[int, int]], str]]:
+        """``(run, shape)`` of each run of consecutive ``candidates`` whose
+        prefixes have one shape, a run being the ``(line, prefix length)`` of
+        its lines (it may be empty or short: :meth:`close` decides). Each run
+        is closed before the lines after it are looked at."""
+        run: list[tuple[int, int]] = []
         shape = ""
         for i in candidates:
             m = _LOG_PREFIX.match(self.lines[i])
             if m is None or m.end() == 0:
-                changed += self.close(run, shape)
+                yield run, shape
                 run, shape = [], ""
                 continue
             follows = bool(run) and i == run[-1][0] + 1
             this, cut = self.prefix(i, m.group(), shape if follows else None)
             if run and (not follows or this != shape):
-                changed += self.close(run, shape)
+                yield run, shape
                 run = []
             shape = this
             run.append((i, cut or m.end()))
-        return changed + self.close(run, shape)
+        yield run, shape
 
     def prefix(self, i: int, prefix: str, shape: str | None) -> tuple[str, int]:
         """The shape of line ``i``'s ``prefix`` and where it ends (0: its end).
