@@ -216,12 +216,16 @@ class CpuSharing:
             return {self._index_of_domain[id(d)]}
         return {i for key in (d.name, d.uuid) if key for i in self._indexes_of_name.get(key, [])}
 
+    def _groups_sharing(self, mine: int | None) -> list[list[int]]:
+        """The candidates (indexes, by pin mask) that may run on the CPUs of the pin mask ``mine``."""
+        return [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+
     def others(self, d: Domain, *, shown: int = SHARING_NAMES_SHOWN) -> tuple[int, list[str]]:
         """How many other guests may share ``d``'s CPUs, and the first ``shown`` of their names."""
         if not self._indexes_of_name and not (d.name or d.uuid):
             return 0, []  # an unnamed XML piece: which guest it belongs to is unknown
         mine = self._pins.get(id(d))
-        groups = [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+        groups = self._groups_sharing(mine)
         selves = {i for i in self._selves(d) if _may_share(self._masks[i], mine)}
         # the first ``shown`` of the others, in the candidates' order
         others = (self._labels[index] for index in heapq.merge(*groups) if index not in selves)
