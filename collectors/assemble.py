@@ -114,13 +114,16 @@ def _shift_lines(lines: dict[Any, Any], offset: int, line_map: list[int] | None)
             lines[key] = _moved(line, offset, line_map)
 
 
-def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[int] | None = None) -> None:
+def _shift(obj: Any, offset: int, line_map: list[int] | None = None) -> None:
     """Add ``offset`` to every ``line``/``lines`` in a parser result (in place);
     with ``line_map`` (the original line of each line of the parsed text, when
     normalisation joined or split lines), line k becomes ``line_map[k - 1]``."""
-    if offset == 0 and not line_map:
-        return
-    seen = seen if seen is not None else set()
+    if offset or line_map:
+        _shift_unseen(obj, offset, set(), line_map)
+
+
+def _shift_unseen(obj: Any, offset: int, seen: set[int], line_map: list[int] | None) -> None:
+    """:func:`_shift` of ``obj`` unless it is one of the results ``seen`` (by id) already."""
     if id(obj) in seen:
         return
     seen.add(id(obj))
@@ -142,7 +145,7 @@ def _shift_field(
         _shift_lines(value, offset, line_map)
     elif name != "source" and not isinstance(value, int):
         for item in _held_dataclasses(value):
-            _shift(item, offset, seen, line_map)
+            _shift_unseen(item, offset, seen, line_map)
 
 
 def _held_dataclasses(value: Any) -> Iterable[Any]:
