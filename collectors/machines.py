@@ -326,19 +326,24 @@ def machine_boundaries(
     transcript's) tell a prompt that names its host from one that inherits
     the name of an earlier prompt (``# `` after ``[root@zstack-9 ~]#``)."""
     hosts = list(segment_hosts) if segment_hosts is not None else [None] * len(segment_starts)
-    walk = _Walk(named=hosts[0] if hosts else None)
+    walk = _Walk(named=_host_of(hosts, 0))
     segment = 0
     for index, block in enumerate(blocks):
         now = _segment_of(block.start_line - 1, segment, segment_starts)
         if now != segment:
             # a prompt named another host: that one starts afresh
             segment = now
-            walk.seen, walk.named = [], hosts[segment] if segment < len(hosts) else None
+            walk.seen, walk.named = [], _host_of(hosts, segment)
         if block.host and walk.named is None:
             walk.named = block.host
         if not block.prose:
             _read_block(walk, index, block, parsed, probe, lines)
     return walk.out
+
+
+def _host_of(hosts: Sequence[str | None], segment: int) -> str | None:
+    """The host the prompts of ``segment`` named (None: none, or not known)."""
+    return hosts[segment] if segment < len(hosts) else None
 
 
 def _read_block(
