@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -537,11 +538,12 @@ class FleetView:
 
     def bench_best(self, key: BenchKey) -> BenchRow | None:
         """The best result (the first host in order among equals)."""
-        best: tuple[_Ranked, _Bench] | None = None
-        for bench, hidden in self._benches(key)[0]:
-            ranked = next((r for r in bench.ranked if r[3] not in hidden), None)
-            if ranked is not None and (best is None or ranked < best[0]):
-                best = (ranked, bench)
+        firsts = [
+            (ranked, bench)
+            for bench, hidden in self._benches(key)[0]
+            if (ranked := _best_shown(bench, hidden)) is not None
+        ]
+        best = min(firsts, key=operator.itemgetter(0), default=None)  # (the first of equals)
         return None if best is None else best[1].row(best[0])
 
     def bench_from_worst(self, key: BenchKey) -> Iterator[BenchRow]:
@@ -549,6 +551,11 @@ class FleetView:
         streams = [_worst_first(bench, hidden) for bench, hidden in self._benches(key)[0]]
         for _ranked, row in heapq.merge(*streams, key=lambda item: item[0], reverse=True):
             yield row
+
+
+def _best_shown(bench: _Bench, hidden: set[str]) -> _Ranked | None:
+    """The best-ranked result of ``bench`` whose tested host is not ``hidden`` (None: none)."""
+    return next((r for r in bench.ranked if r[3] not in hidden), None)
 
 
 def _worst_first(bench: _Bench, hidden: set[str]) -> Iterator[tuple[_Ranked, BenchRow]]:
