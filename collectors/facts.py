@@ -1116,13 +1116,19 @@ class Reading:
         >>> r.prose("MariaDB got slow\n$ uptime\n 10:00 up 1 day")
         'MariaDB got slow'
         """
+        skip = self._not_prose()
+        lines = text.splitlines()
+        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
+    def _not_prose(self) -> set[int]:
+        """The 1-based lines that are not prose: the artifacts' (with the prompt
+        line before a command's output) and the unrecognised blocks'."""
         skip: set[int] = set()
         for artifact in self.artifacts:
             skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
         for block in self.unrecognised:
             skip.update(range(block.start_line, block.end_line + 1))
-        lines = text.splitlines()
-        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+        return skip
 
 
 # ---------------------------------------------------------------------- host & snapshot
