@@ -312,9 +312,15 @@ def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
     services = Counter(lines[i][:end].split()[0] for i, end in prefixed)
     if len(prefixed) < 3 or len(prefixed) * 2 < _nonblank_count(lines, None):
         return []
-    if len(services) > _COMPOSE_MAX_SERVICES or (len(services) > 1 and min(services.values()) < 2):
-        return []  # one-off "word | ..." lines are prose or a table, not a service's log
-    return prefixed
+    return prefixed if _services_logging(services) else []
+
+
+def _services_logging(services: Counter[str]) -> bool:
+    """Whether the names before ``|`` (counted) are a few services' logging:
+    one-off "word | ..." lines are prose or a table, not a service's log."""
+    if len(services) > _COMPOSE_MAX_SERVICES:
+        return False
+    return len(services) == 1 or min(services.values()) >= 2
 
 
 def _outside_fences(rx: re.Pattern[str], hint: str, lines: list[str], text: str) -> list[int]:
