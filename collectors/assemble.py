@@ -378,8 +378,18 @@ def _merge_process(seen: f.ProcessNuma, proc: f.ProcessNuma) -> None:
     if proc.categories and not seen.categories:
         seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
         seen.categories, seen.line = proc.categories, proc.line
-    if proc.name and (not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))):
+    if proc.name and _fuller_name(seen.name, proc.name):
         seen.name = proc.name
+
+
+def _fuller_name(held: str | None, name: str) -> bool:
+    """Whether ``name`` says more than the ``held`` name of one process (none, or cut short of it)."""
+    return not held or (len(name) > len(held) and name.startswith(held))
+
+
+def _plausible_hostname(name: str) -> bool:
+    """Whether ``name`` can be a host name: 1 to 253 word characters, dots and hyphens."""
+    return bool(name) and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) is not None
 
 
 def _merge_numa_part(topo: f.NumaTopology, part: f.Parsed, *, hugepage_kb: int) -> None:
@@ -679,6 +689,11 @@ def _tune_numatune(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: 
 _TUNING_STEPS = (_tune_vcpu_count, _tune_vcpupin, _tune_emulatorpin, _tune_numatune)
 
 
+def _names_of(domain: f.Domain) -> set[str]:
+    """The name and UUID ``domain`` is known by (those it has)."""
+    return {key for key in (domain.name, domain.uuid) if key}
+
+
 # the CpuTopology fields ``virsh nodeinfo`` knows -> its own field (and line) of each
 _NODEINFO_FIELDS = (
     ("architecture", "cpu_model"),
@@ -721,7 +736,7 @@ class HostAssembler:
         name = (name or "").strip()
         if name in self.not_named:
             return
-        if name and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) and name not in self._hostnames:
+        if _plausible_hostname(name) and name not in self._hostnames:
             self._hostnames.append(name)
 
     # -- results
@@ -1109,13 +1124,12 @@ class HostAssembler:
     def _add_cmdline_domains(self) -> None:
         """The guests of QEMU command lines that no domain XML (nor an earlier
         command line) describes: the XML says more, and one guest is one domain."""
-        known = {key for d in self.host.domains for key in (d.name, d.uuid) if key}
+        known = set().union(*map(_names_of, self.host.domains))
         for d in self._cmdline_domains:
-            keys = {key for key in (d.name, d.uuid) if key}
-            if keys & known:
-                continue
-            known |= keys
-            self.host.domains.append(d)
+            keys = _names_of(d)
+            if not keys & known:
+                known |= keys
+                self.host.domains.append(d)
 
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
         self._add_cmdline_domains()
