@@ -567,7 +567,7 @@ def _paragraph(lines: list[str], i: int, body: str | None, pos: int) -> tuple[in
     if body is not None and (run := _run_led_alike(lines[i], body, pos)) is not None:
         return i + run.count("\n") + 1, _indent(lines[i]), run
     j = i
-    while j < len(lines) and lines[j][:1] in (" ", "\t") and lines[j].strip():
+    while j < len(lines) and _indented(lines[j]):
         j += 1
     leads = [_indent(line) for line in lines[i:j]]
     return j, (_shared_start(leads) if leads else None), None
@@ -633,8 +633,12 @@ def _opens_paragraph(lines: list[str], i: int) -> bool:
     """Is line ``i`` indented, not blank, and after a boundary (or the first)?"""
     if i >= len(lines):
         return False
-    line = lines[i]
-    return line[:1] in (" ", "\t") and bool(line.strip()) and (i == 0 or _boundary(lines[i - 1]))
+    return _indented(lines[i]) and (i == 0 or _boundary(lines[i - 1]))
+
+
+def _indented(line: str) -> bool:
+    """Is ``line`` indented (a space or a tab first) and not blank?"""
+    return line[:1] in (" ", "\t") and bool(line.strip())
 
 
 def _cut_prefix(lines: list[str], i: int, j: int, prefix: str, run: str | None) -> None:
