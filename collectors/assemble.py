@@ -705,6 +705,17 @@ _NODEINFO_FIELDS = (
 )
 
 
+def _fill_from_nodeinfo(cpu: f.CpuTopology, info: f.VirshNodeInfo) -> None:
+    """Fill what ``cpu`` lacks from ``virsh nodeinfo`` (with its lines when
+    ``cpu`` stands for nodeinfo itself)."""
+    for name, key in _NODEINFO_FIELDS:
+        value = getattr(info, key)
+        if getattr(cpu, name) is None and value is not None:
+            setattr(cpu, name, value)
+            if cpu.source is info.source and key in info.lines:
+                cpu.lines[name] = info.lines[key]
+
+
 class HostAssembler:
     """Collects parser results of one host, then :meth:`finish` builds HostFacts."""
 
@@ -1079,13 +1090,7 @@ class HostAssembler:
             return
         if self.host.cpu is None:
             self.host.cpu = f.CpuTopology(source=info.source)
-        cpu = self.host.cpu
-        for name, key in _NODEINFO_FIELDS:
-            value = getattr(info, key)
-            if getattr(cpu, name) is None and value is not None:
-                setattr(cpu, name, value)
-                if cpu.source is info.source and key in info.lines:
-                    cpu.lines[name] = info.lines[key]
+        _fill_from_nodeinfo(self.host.cpu, info)
 
     def _host_cpu_count(self) -> int | None:
         """The host's CPU count as live tuning, lscpu or ``virsh capabilities`` says it."""
