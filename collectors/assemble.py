@@ -620,9 +620,14 @@ def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
     if not best.online_cpus and cand.online_cpus:
         best.online_cpus = list(cand.online_cpus)
     if not best.numa_node_cpus and cand.numa_node_cpus:
-        best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
-        node_lines = {key: line for key, line in cand.lines.items() if key.startswith("numa_node_cpus.")}
-        _fill(best.lines, node_lines)
+        _copy_node_cpus(best, cand)
+
+
+def _copy_node_cpus(best: f.CpuTopology, cand: f.CpuTopology) -> None:
+    """Give ``best`` the node CPU lists of ``cand``, with their lines."""
+    best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
+    node_lines = {key: line for key, line in cand.lines.items() if key.startswith("numa_node_cpus.")}
+    _fill(best.lines, node_lines)
 
 
 def _capabilities_cpus(caps: f.VirshCapabilities | None) -> int | None:
