@@ -72,8 +72,13 @@ def running_domain_names(host: HostFacts) -> list[str]:
     """Names of running domains from ``virsh list`` (not a test:/// connection's)."""
     if host.virsh_list is None or _from_test_driver(host.virsh_list):
         return []
-    fake = {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
+    fake = _test_driver_names(host)
     return [s.name for s in host.virsh_list.running() if s.name not in fake]
+
+
+def _test_driver_names(host: HostFacts) -> set[str]:
+    """The names of the host's domains that the libvirt test driver made up."""
+    return {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
 
 
 # The hypervisor's own processes in a process list: QEMU (one process per guest,
@@ -144,6 +149,16 @@ def _may_share(mask: int | None, mine: int | None) -> bool:
     return not mine or mask is None or bool(mask & mine)
 
 
+def _by_name_or_uuid(domains: list[Domain]) -> dict[str, Domain]:
+    """Name or UUID -> the first of ``domains`` known by it."""
+    by_key: dict[str, Domain] = {}
+    for d in domains:
+        for key in (d.name, d.uuid):
+            if key:
+                by_key.setdefault(key, d)
+    return by_key
+
+
 class CpuSharing:
     """Which other guests of a host may run on a guest's CPUs, for every guest
     of the host at once (``kvm.host_contention``): the running ones (by name,
@@ -190,11 +205,7 @@ class CpuSharing:
     def _add_running(self, domains: list[Domain], running: list[str]) -> None:
         """The candidates are the guests ``virsh list`` shows running, pinned as
         the XML of the same name or UUID says."""
-        by_name: dict[str, Domain] = {}
-        for d in domains:
-            for key in (d.name, d.uuid):
-                if key:
-                    by_name.setdefault(key, d)
+        by_name = _by_name_or_uuid(domains)
         for name in running:
             xml = by_name.get(name)
             self._indexes_of_name.setdefault(name, []).append(len(self._labels))
