@@ -114,13 +114,16 @@ def _shift_lines(lines: dict[Any, Any], offset: int, line_map: list[int] | None)
             lines[key] = _moved(line, offset, line_map)
 
 
-def _shift(obj: Any, offset: int, seen: set[int] | None = None, line_map: list[int] | None = None) -> None:
+def _shift(obj: Any, offset: int, line_map: list[int] | None = None) -> None:
     """Add ``offset`` to every ``line``/``lines`` in a parser result (in place);
     with ``line_map`` (the original line of each line of the parsed text, when
     normalisation joined or split lines), line k becomes ``line_map[k - 1]``."""
-    if offset == 0 and not line_map:
-        return
-    seen = seen if seen is not None else set()
+    if offset or line_map:
+        _shift_unseen(obj, offset, set(), line_map)
+
+
+def _shift_unseen(obj: Any, offset: int, seen: set[int], line_map: list[int] | None) -> None:
+    """:func:`_shift` of ``obj`` unless it is one of the results ``seen`` (by id) already."""
     if id(obj) in seen:
         return
     seen.add(id(obj))
@@ -142,7 +145,7 @@ def _shift_field(
         _shift_lines(value, offset, line_map)
     elif name != "source" and not isinstance(value, int):
         for item in _held_dataclasses(value):
-            _shift(item, offset, seen, line_map)
+            _shift_unseen(item, offset, seen, line_map)
 
 
 def _held_dataclasses(value: Any) -> Iterable[Any]:
@@ -214,19 +217,8 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
     enclosing :func:`artifact_parse_budget` runs out, at once if it has). Yields
     False (and limits nothing) off the main thread, or when a timer is already
     set (someone else's ``SIGALRM``, e.g. pytest-timeout)."""
-    deadline = getattr(_artifact, "deadline", None)
-    if deadline is not None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise ParseTimeout
-        seconds = min(seconds, remaining) if seconds > 0 else remaining
-    usable = (
-        seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    )
-    if not usable:
+    seconds = _within_artifact_budget(seconds)
+    if not _alarm_usable(seconds):
         yield False
         return
 
@@ -240,6 +232,29 @@ def parse_time_budget(seconds: float) -> Iterator[bool]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _within_artifact_budget(seconds: float) -> float:
+    """``seconds`` cut to what the enclosing :func:`artifact_parse_budget` has
+    left (raises :class:`ParseTimeout` when it has run out)."""
+    deadline: float | None = getattr(_artifact, "deadline", None)
+    if deadline is None:
+        return seconds
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise ParseTimeout
+    return min(seconds, remaining) if seconds > 0 else remaining
+
+
+def _alarm_usable(seconds: float) -> bool:
+    """Whether a ``SIGALRM`` timer can stop a parse after ``seconds``: a limit,
+    on the main thread, with no timer set by someone else."""
+    return (
+        seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
 
 
 NOT_PARSED: Any = object()
@@ -277,11 +292,7 @@ def run_parser(
             artifact, f"{kind}: {len(text)} characters is more than the parse budget ({max_bytes}); skipped"
         )
     try:
-        if parsed is not NOT_PARSED:
-            results = _as_results(parsed)
-        else:
-            with parse_time_budget(seconds):
-                results = _as_results(parsers.parse(spec, text, **kwargs))
+        results = _parsed_within(seconds, spec, text, parsed, kwargs)
     except ParseTimeout:
         log.warning("parser %s ran over its %g s budget on %s", kind, seconds, artifact)
         return [], f.ArtifactError(artifact, f"{kind}: parsing took longer than {seconds:g} s; skipped")
@@ -290,18 +301,36 @@ def run_parser(
             artifact, f"{kind}: {exc.message}", _file_line(exc.line, line_offset, line_map)
         )
         results = _as_results(exc.partial)  # (none without a partial result)
-    except RecursionError:
-        log.exception("parser %s recursed too deep on %s", kind, artifact)
-        return [], f.ArtifactError(artifact, "internal parser error: RecursionError")
     except Exception as exc:  # a parser bug must not fail the upload
-        if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
-            raise
-        log.exception("parser %s failed on %s", kind, artifact)
-        return [], f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
+        return [], _parser_bug(kind, artifact, exc)
     for result in results:
         if isinstance(result, f.Parsed):
             _place(result, kind, artifact, line_offset, line_map)
     return results, error
+
+
+def _parsed_within(
+    seconds: float, spec: parsers.ParserSpec, text: str, parsed: Any, kwargs: dict[str, Any]
+) -> list[Any]:
+    """The results of the parser ``spec`` on ``text`` (``parsed`` when the
+    caller has them already), parsed within ``seconds``."""
+    if parsed is not NOT_PARSED:
+        return _as_results(parsed)
+    with parse_time_budget(seconds):
+        return _as_results(parsers.parse(spec, text, **kwargs))
+
+
+def _parser_bug(kind: str, artifact: str, exc: Exception) -> f.ArtifactError:
+    """The error of a parser that raised ``exc`` (logged with its traceback;
+    Celery's soft time limit, the end of the whole analysis, is raised on).
+    Precondition: called in the ``except`` clause that caught ``exc``."""
+    if type(exc).__name__ == "SoftTimeLimitExceeded":  # Celery's: the whole analysis is over
+        raise exc
+    if isinstance(exc, RecursionError):
+        log.exception("parser %s recursed too deep on %s", kind, artifact)
+    else:
+        log.exception("parser %s failed on %s", kind, artifact)
+    return f.ArtifactError(artifact, f"internal parser error: {type(exc).__name__}")
 
 
 def _file_line(line: int | None, line_offset: int, line_map: list[int] | None) -> int | None:
@@ -349,8 +378,18 @@ def _merge_process(seen: f.ProcessNuma, proc: f.ProcessNuma) -> None:
     if proc.categories and not seen.categories:
         seen.node_mb, seen.total_mb = proc.node_mb, proc.total_mb
         seen.categories, seen.line = proc.categories, proc.line
-    if proc.name and (not seen.name or (len(proc.name) > len(seen.name) and proc.name.startswith(seen.name))):
+    if proc.name and _fuller_name(seen.name, proc.name):
         seen.name = proc.name
+
+
+def _fuller_name(held: str | None, name: str) -> bool:
+    """Whether ``name`` says more than the ``held`` name of one process (none, or cut short of it)."""
+    return not held or (len(name) > len(held) and name.startswith(held))
+
+
+def _plausible_hostname(name: str) -> bool:
+    """Whether ``name`` can be a host name: 1 to 253 word characters, dots and hyphens."""
+    return bool(name) and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) is not None
 
 
 def _merge_numa_part(topo: f.NumaTopology, part: f.Parsed, *, hugepage_kb: int) -> None:
@@ -366,6 +405,13 @@ def _merge_numa_part(topo: f.NumaTopology, part: f.Parsed, *, hugepage_kb: int) 
         _merge_freecell(topo, part)
     elif isinstance(part, f.Zoneinfo):
         _merge_zoneinfo(topo, part)
+
+
+def _fill_node_cpus(topo: f.NumaTopology, cpu: f.CpuTopology) -> None:
+    """Give the nodes of ``topo`` that list no CPUs lscpu's CPU list of the node."""
+    for node_id, cpus in cpu.numa_node_cpus.items():
+        if node_id in topo.nodes and not topo.nodes[node_id].cpus:
+            topo.nodes[node_id].cpus = list(cpus)
 
 
 def _merge_freecell(topo: f.NumaTopology, part: f.VirshFreecell) -> None:
@@ -406,6 +452,17 @@ def _merge_numastat(topo: f.NumaTopology, part: f.Numastat, *, hugepage_kb: int)
 
 def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
     """Per-node sums of the zones' watermarks and free pages."""
+    for node_id, acc in _zone_sums(part).items():
+        target = topo.node(node_id)
+        if target.watermark_min is None:
+            target.watermark_min = acc.get("min")
+            target.watermark_low = acc.get("low")
+            target.watermark_high = acc.get("high")
+            target.free_pages = acc.get("free_pages")
+
+
+def _zone_sums(part: f.Zoneinfo) -> dict[int, dict[str, int]]:
+    """Node -> the sums of its zones' ``min``, ``low``, ``high`` and ``free_pages`` (those known)."""
     sums: dict[int, dict[str, int]] = {}
     for zone in part.zones:
         acc = sums.setdefault(zone.node, {})
@@ -413,13 +470,7 @@ def _merge_zoneinfo(topo: f.NumaTopology, part: f.Zoneinfo) -> None:
             value = getattr(zone, name)
             if value is not None:
                 acc[name] = acc.get(name, 0) + value
-    for node_id, acc in sums.items():
-        target = topo.node(node_id)
-        if target.watermark_min is None:
-            target.watermark_min = acc.get("min")
-            target.watermark_low = acc.get("low")
-            target.watermark_high = acc.get("high")
-            target.free_pages = acc.get("free_pages")
+    return sums
 
 
 def _name_domain(r: f.VirshDomainTuning | f.VirshMemoryStats) -> None:
@@ -498,10 +549,40 @@ def _config_only(db: f.DatabaseFacts) -> bool:
     )
 
 
+def _join_device_lists(base: f.GuestSignals, r: f.GuestSignals) -> None:
+    """Add to ``base``'s virtio and emulated devices and hints those of ``r`` it lacks (each once)."""
+    for key in ("virtio", "emulated", "hints"):
+        have = getattr(base, key)
+        have.extend(v for v in getattr(r, key) if v not in have)
+        if key in r.lines:
+            base.lines.setdefault(key, r.lines[key])
+
+
+def _device_signals(r: f.PciDevices) -> f.GuestSignals | None:
+    """A copy of what lspci's devices say of the machine (virtio or emulated
+    devices, hints), cited to the lspci output; None when they say nothing."""
+    signals = r.signals
+    if not (signals.virtio or signals.emulated or signals.hints):
+        return None
+    signals.source = r.source
+    return dataclasses.replace(
+        signals,
+        virtio=[*signals.virtio],
+        emulated=[*signals.emulated],
+        hints=[*signals.hints],
+        lines=dict(signals.lines),
+    )
+
+
 def _merge_database_identity(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
     """The server kind (MariaDB or Percona over plain MySQL) and the first version known."""
     if db.kind is None or (db.kind == "mysql" and r.kind in ("mariadb", "percona")):
         db.kind = r.kind or db.kind
+    _merge_database_version(db, r)
+
+
+def _merge_database_version(db: f.DatabaseFacts, r: f.DatabaseFacts) -> None:
+    """The first version known, with its line."""
     if db.version is None and r.version:
         db.version = r.version
         if "version" in r.lines:
@@ -539,10 +620,21 @@ def _fill_from_cpu_map(best: f.CpuTopology, cand: f.CpuTopology) -> None:
     if not best.online_cpus and cand.online_cpus:
         best.online_cpus = list(cand.online_cpus)
     if not best.numa_node_cpus and cand.numa_node_cpus:
-        best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
-        for key, line in cand.lines.items():
-            if key.startswith("numa_node_cpus."):
-                best.lines.setdefault(key, line)
+        _copy_node_cpus(best, cand)
+
+
+def _copy_node_cpus(best: f.CpuTopology, cand: f.CpuTopology) -> None:
+    """Give ``best`` the node CPU lists of ``cand``, with their lines."""
+    best.numa_node_cpus = {n: list(c) for n, c in cand.numa_node_cpus.items()}
+    node_lines = {key: line for key, line in cand.lines.items() if key.startswith("numa_node_cpus.")}
+    _fill(best.lines, node_lines)
+
+
+def _capabilities_cpus(caps: f.VirshCapabilities | None) -> int | None:
+    """How many CPUs the cells of ``virsh capabilities`` list (None: none, or no capabilities)."""
+    if not caps:
+        return None
+    return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
 
 
 class _Pinned:
@@ -602,6 +694,33 @@ def _tune_numatune(dom: f.Domain, t: f.VirshDomainTuning, pinned: _Pinned, own: 
 _TUNING_STEPS = (_tune_vcpu_count, _tune_vcpupin, _tune_emulatorpin, _tune_numatune)
 
 
+def _names_of(domain: f.Domain) -> set[str]:
+    """The name and UUID ``domain`` is known by (those it has)."""
+    return {key for key in (domain.name, domain.uuid) if key}
+
+
+# the CpuTopology fields ``virsh nodeinfo`` knows -> its own field (and line) of each
+_NODEINFO_FIELDS = (
+    ("architecture", "cpu_model"),
+    ("cpus", "cpus"),
+    ("sockets", "sockets"),
+    ("cores_per_socket", "cores_per_socket"),
+    ("threads_per_core", "threads_per_core"),
+    ("numa_nodes", "numa_cells"),
+)
+
+
+def _fill_from_nodeinfo(cpu: f.CpuTopology, info: f.VirshNodeInfo) -> None:
+    """Fill what ``cpu`` lacks from ``virsh nodeinfo`` (with its lines when
+    ``cpu`` stands for nodeinfo itself)."""
+    for name, key in _NODEINFO_FIELDS:
+        value = getattr(info, key)
+        if getattr(cpu, name) is None and value is not None:
+            setattr(cpu, name, value)
+            if cpu.source is info.source and key in info.lines:
+                cpu.lines[name] = info.lines[key]
+
+
 class HostAssembler:
     """Collects parser results of one host, then :meth:`finish` builds HostFacts."""
 
@@ -633,7 +752,7 @@ class HostAssembler:
         name = (name or "").strip()
         if name in self.not_named:
             return
-        if name and len(name) <= 253 and re.fullmatch(r"[\w.\-]+", name) and name not in self._hostnames:
+        if _plausible_hostname(name) and name not in self._hostnames:
             self._hostnames.append(name)
 
     # -- results
@@ -719,11 +838,7 @@ class HostAssembler:
             self.host.guest_signals = r
             return
         _fill_unset(base, r, ("dmi_vendor", "dmi_product", "detected_virt"))
-        for key in ("virtio", "emulated", "hints"):
-            have = getattr(base, key)
-            have.extend(v for v in getattr(r, key) if v not in have)
-            if key in r.lines:
-                base.lines.setdefault(key, r.lines[key])
+        _join_device_lists(base, r)
         if r.virtual is not None and base.virtual is not True:
             base.virtual = r.virtual
 
@@ -735,17 +850,9 @@ class HostAssembler:
         else:
             seen = {d.address for d in self.host.pci_devices.devices}
             self.host.pci_devices.devices.extend(d for d in r.devices if d.address not in seen)
-        signals = r.signals
-        if signals.virtio or signals.emulated or signals.hints:
-            signals.source = r.source
-            copied = dataclasses.replace(
-                signals,
-                virtio=[*signals.virtio],
-                emulated=[*signals.emulated],
-                hints=[*signals.hints],
-                lines=dict(signals.lines),
-            )
-            self._add_guest_signals(copied)
+        signals = _device_signals(r)
+        if signals is not None:
+            self._add_guest_signals(signals)
 
     def _add_memory_devices(self, r: f.MemoryDevices) -> None:
         """DIMMs of every dmidecode piece, each slot once; a piece with DIMMs
@@ -930,11 +1037,8 @@ class HostAssembler:
             topo.sources.setdefault(type(part).__name__, part.source)
             _fill(topo.lines, part.lines)
             _merge_numa_part(topo, part, hugepage_kb=hugepage_kb)
-        cpu = self.host.cpu
-        if cpu:
-            for node_id, cpus in cpu.numa_node_cpus.items():
-                if node_id in topo.nodes and not topo.nodes[node_id].cpus:
-                    topo.nodes[node_id].cpus = list(cpus)
+        if self.host.cpu:
+            _fill_node_cpus(topo, self.host.cpu)
         topo.nodes = dict(sorted(topo.nodes.items()))
         self.host.numa = topo
 
@@ -991,32 +1095,16 @@ class HostAssembler:
             return
         if self.host.cpu is None:
             self.host.cpu = f.CpuTopology(source=info.source)
-        cpu = self.host.cpu
-        for name, value in (
-            ("architecture", info.cpu_model),
-            ("cpus", info.cpus),
-            ("sockets", info.sockets),
-            ("cores_per_socket", info.cores_per_socket),
-            ("threads_per_core", info.threads_per_core),
-            ("numa_nodes", info.numa_cells),
-        ):
-            if getattr(cpu, name) is None and value is not None:
-                setattr(cpu, name, value)
-                if cpu.source is info.source:
-                    key = {"architecture": "cpu_model", "numa_nodes": "numa_cells"}.get(name, name)
-                    if key in info.lines:
-                        cpu.lines[name] = info.lines[key]
+        _fill_from_nodeinfo(self.host.cpu, info)
 
     def _host_cpu_count(self) -> int | None:
-        counts = [t.host_cpus for t in self.host.domain_tuning if t.host_cpus]
-        if counts:
-            return counts[0]
+        """The host's CPU count as live tuning, lscpu or ``virsh capabilities`` says it."""
+        from_tuning = next((t.host_cpus for t in self.host.domain_tuning if t.host_cpus), None)
+        if from_tuning:
+            return from_tuning
         if self.host.cpu and self.host.cpu.cpus:
             return self.host.cpu.cpus
-        caps = self.host.capabilities
-        if caps:
-            return sum(len(c.get("cpus") or []) for c in caps.cells.values()) or None
-        return None
+        return _capabilities_cpus(self.host.capabilities)
 
     def _apply_tuning(self) -> None:
         """Live placement onto the domain it names, or onto a ``fragment`` Domain.
@@ -1027,26 +1115,31 @@ class HostAssembler:
         unknown is filled in."""
         pinned = _Pinned(self._host_cpu_count())
         for t in self.host.domain_tuning:
-            dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
+            dom = self._tuned_domain(t, pinned)
             if dom is None:
-                if not _tuning_telling(t, pinned):
-                    continue  # nothing a Domain could hold: the tuning fact alone stays
-                dom = f.Domain(name=t.domain, fragment=True, source=t.source)
-                self.host.domains.append(dom)
+                continue  # nothing a Domain could hold: the tuning fact alone stays
             for step in _TUNING_STEPS:
                 # evidence lines only where the Domain's source is this artifact
                 step(dom, t, pinned, dom.source is t.source)
 
+    def _tuned_domain(self, t: f.VirshDomainTuning, pinned: _Pinned) -> f.Domain | None:
+        """The domain live tuning ``t`` names, else a new ``fragment`` Domain
+        when ``t`` says something a Domain can hold, else None."""
+        dom = next((d for d in self.host.domains if t.domain and d.name == t.domain), None)
+        if dom is None and _tuning_telling(t, pinned):
+            dom = f.Domain(name=t.domain, fragment=True, source=t.source)
+            self.host.domains.append(dom)
+        return dom
+
     def _add_cmdline_domains(self) -> None:
         """The guests of QEMU command lines that no domain XML (nor an earlier
         command line) describes: the XML says more, and one guest is one domain."""
-        known = {key for d in self.host.domains for key in (d.name, d.uuid) if key}
+        known = set().union(*map(_names_of, self.host.domains))
         for d in self._cmdline_domains:
-            keys = {key for key in (d.name, d.uuid) if key}
-            if keys & known:
-                continue
-            known |= keys
-            self.host.domains.append(d)
+            keys = _names_of(d)
+            if not keys & known:
+                known |= keys
+                self.host.domains.append(d)
 
     def finish(self, *, hostname: str | None = None) -> f.HostFacts:
         self._add_cmdline_domains()
@@ -1058,11 +1151,7 @@ class HostAssembler:
         self._hugepages_from_meminfo()
         self._role()
         if hostname:
-            # the collector's manifest or sos's hostname file beats a prompt
-            self.hostname(hostname)
-            if hostname.strip() in self._hostnames:
-                self._hostnames.remove(hostname.strip())
-                self._hostnames.insert(0, hostname.strip())
+            self._name_first(hostname)
         host = self.host
         host.hostname = host.hostname or (self._hostnames[0] if self._hostnames else None)
         if not host.label:
@@ -1070,6 +1159,14 @@ class HostAssembler:
         host.conflicts = find_conflicts(host, self._numa_parts, self._cpu_candidates)
         self._mark_cut_usage()
         return host
+
+    def _name_first(self, hostname: str) -> None:
+        """Put ``hostname`` first of the host's names: the collector's manifest
+        or sos's hostname file beats a prompt."""
+        self.hostname(hostname)
+        if hostname.strip() in self._hostnames:
+            self._hostnames.remove(hostname.strip())
+            self._hostnames.insert(0, hostname.strip())
 
     def _mark_cut_usage(self) -> None:
         """A per-CPU table (top's ``%CpuN`` lines) with fewer rows than the

@@ -36,12 +36,7 @@ def parse_cpulist(text: str) -> list[int]:
 
 def _cpu_range(part: str) -> range:
     """``"4"``, ``"0-3"`` or ``"0-62:2"`` as the ids it names."""
-    step = 1
-    if ":" in part:
-        part, step_text = part.split(":", 1)
-        step = int(step_text)
-        if step < 1:
-            raise ValueError("bad stride")
+    part, step = _stride(part)
     if "-" in part:
         lo_text, hi_text = part.split("-", 1)
         lo, hi = int(lo_text), int(hi_text)
@@ -50,6 +45,17 @@ def _cpu_range(part: str) -> range:
     if lo > hi or hi > MAX_CPU_ID:
         raise ValueError(f"bad CPU range {part!r}")
     return range(lo, hi + 1, step)
+
+
+def _stride(part: str) -> tuple[str, int]:
+    """``part`` without its stride (``"0-62:2"``), and the stride (1 without one)."""
+    if ":" not in part:
+        return part, 1
+    part, step_text = part.split(":", 1)
+    step = int(step_text)
+    if step < 1:
+        raise ValueError("bad stride")
+    return part, step
 
 
 def mask_cpus(value: int) -> list[int]:

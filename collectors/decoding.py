@@ -78,29 +78,12 @@ def decode_bytes(data: bytes | bytearray) -> Decoded:
     >>> decode_bytes(b"\\xef\\xbb\\xbfnode 0 size: 1 MB\\r\\n").text
     'node 0 size: 1 MB\\n'
     """
-    encoding = ""
-    text: str | None = None
-    if data.startswith(codecs.BOM_UTF8):
-        text, encoding = data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
-    elif data.startswith(_UTF16_BOMS):
-        text, encoding = data.decode("utf-16", errors="replace"), "utf-16"
-    else:
-        guessed = _utf16_without_bom(data)
-        if guessed:
-            text, encoding = data.decode(guessed, errors="replace"), "utf-16"
     long_lines = 0
-    if text is None:
+    found = _decoded_as_utf16_or_by_bom(data)
+    if found is None:
         data, long_lines = _cut_long_lines(data)
-        try:
-            text, encoding = data.decode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
-            try:
-                text, encoding = data.decode("gb18030"), "gb18030"
-            except UnicodeDecodeError:
-                # Per-line fallback is slower, so only files that are neither
-                # pure UTF-8 nor pure GB18030 pay for it.
-                text = _decode_lines(data)
-                encoding = "mixed"
+        found = _decoded_by_trying(data)
+    text, encoding = found
     nul = text.count("\x00")
     if nul:
         text = text.replace("\x00", "")
@@ -108,6 +91,34 @@ def decode_bytes(data: bytes | bytearray) -> Decoded:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     binary = _looks_binary(text, nul, len(data))
     return Decoded(text=text, encoding=encoding, nul_bytes=nul, binary=binary, long_lines=long_lines)
+
+
+def _decoded_as_utf16_or_by_bom(data: bytes | bytearray) -> tuple[str, str] | None:
+    """``(text, encoding)`` of ``data`` when a BOM names its encoding or its NUL
+    bytes show UTF-16 without one; else None."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", errors="replace"), "utf-16"
+    guessed = _utf16_without_bom(data)
+    if guessed:
+        return data.decode(guessed, errors="replace"), "utf-16"
+    return None
+
+
+def _decoded_by_trying(data: bytes | bytearray) -> tuple[str, str]:
+    """``(text, encoding)`` of ``data`` as strict UTF-8, else strict GB18030,
+    else line by line (``"mixed"``)."""
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("gb18030"), "gb18030"
+    except UnicodeDecodeError:
+        # Per-line fallback is slower, so only files that are neither
+        # pure UTF-8 nor pure GB18030 pay for it.
+        return _decode_lines(data), "mixed"
 
 
 def _cut_long_lines(data: bytes | bytearray) -> tuple[bytes | bytearray, int]:
@@ -156,10 +167,7 @@ def input_text(paths: Iterable[str | os.PathLike[str]], limit: int = 8000) -> st
     says, to match it against cases by text."""
     parts: list[str] = []
     left = limit
-    files: list[Path] = []
-    for p in map(Path, paths):
-        files += sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.is_file() else []
-    for path in files:
+    for path in _files_in(paths):
         if left <= 0:
             break
         with open(path, "rb") as fh:
@@ -168,3 +176,14 @@ def input_text(paths: Iterable[str | os.PathLike[str]], limit: int = 8000) -> st
             parts.append(decoded.text[:left])
             left -= len(parts[-1])
     return "\n".join(parts)
+
+
+def _files_in(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The regular files among ``paths``, a directory's (walked, sorted) in its place."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(q for q in p.rglob("*") if q.is_file())
+        elif p.is_file():
+            files.append(p)
+    return files

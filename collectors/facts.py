@@ -1116,13 +1116,19 @@ class Reading:
         >>> r.prose("MariaDB got slow\n$ uptime\n 10:00 up 1 day")
         'MariaDB got slow'
         """
+        skip = self._not_prose()
+        lines = text.splitlines()
+        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+
+    def _not_prose(self) -> set[int]:
+        """The 1-based lines that are not prose: the artifacts' (with the prompt
+        line before a command's output) and the unrecognised blocks'."""
         skip: set[int] = set()
         for artifact in self.artifacts:
             skip.update(range(artifact.start_line - (1 if artifact.command else 0), artifact.end_line + 1))
         for block in self.unrecognised:
             skip.update(range(block.start_line, block.end_line + 1))
-        lines = text.splitlines()
-        return "\n".join(line for n, line in enumerate(lines, start=1) if n not in skip and line.strip())
+        return skip
 
 
 # ---------------------------------------------------------------------- host & snapshot
@@ -1238,15 +1244,25 @@ class HostFacts:
     def logical_cpus(self) -> int | None:
         if self.cpu and self.cpu.cpus:
             return self.cpu.cpus
-        if self.numa and any(n.cpus for n in self.numa.nodes.values()):
-            # numactl -H lists every CPU; a pasted top may be cut short
-            return sum(len(n.cpus) for n in self.numa.nodes.values())
-        if self.cpu_usage and self.cpu_usage.per_cpu:
-            return len([c for c in self.cpu_usage.per_cpu if c.cpu != "all"])
-        return None
+        # numactl -H lists every CPU; a pasted top may be cut short
+        return _numa_cpu_count(self.numa) or _per_cpu_rows(self.cpu_usage)
 
     def sysctl_value(self, key: str) -> str | None:
         return self.sysctl.values.get(key) if self.sysctl else None
+
+
+def _numa_cpu_count(numa: NumaTopology | None) -> int | None:
+    """How many CPUs the NUMA nodes list (None: none listed)."""
+    if numa and any(n.cpus for n in numa.nodes.values()):
+        return sum(len(n.cpus) for n in numa.nodes.values())
+    return None
+
+
+def _per_cpu_rows(usage: CpuUsage | None) -> int | None:
+    """How many CPUs a per-CPU usage table shows (None: no per-CPU table)."""
+    if usage and usage.per_cpu:
+        return len([c for c in usage.per_cpu if c.cpu != "all"])
+    return None
 
 
 @dataclass
@@ -1315,15 +1331,25 @@ def to_dict(obj: Any) -> Any:
         # of a host after its analysis (remedies edit the XML)
         return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, dict):
-        # a dict of strings to scalars (sysctl, variables) is copied at C speed
-        if set(map(type, obj)) <= {str} and set(map(type, obj.values())) <= _SCALARS:
-            return dict(obj)
-        return {str(k): to_dict(v) for k, v in obj.items()}
+        return _dict_to_dict(obj)
     if isinstance(obj, (list, tuple)):
-        if set(map(type, obj)) <= _SCALARS:
-            return list(obj)
-        return [to_dict(v) for v in obj]
+        return _list_to_dict(obj)
     return obj
+
+
+def _dict_to_dict(obj: dict[Any, Any]) -> dict[str, Any]:
+    """JSON-ready form of a dict: its keys made strings, its values :func:`to_dict`'s."""
+    # a dict of strings to scalars (sysctl, variables) is copied at C speed
+    if set(map(type, obj)) <= {str} and set(map(type, obj.values())) <= _SCALARS:
+        return dict(obj)
+    return {str(k): to_dict(v) for k, v in obj.items()}
+
+
+def _list_to_dict(obj: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """JSON-ready form of a list or a tuple: a list of its items' :func:`to_dict`."""
+    if set(map(type, obj)) <= _SCALARS:
+        return list(obj)  # scalars alone: copied at C speed
+    return [to_dict(v) for v in obj]
 
 
 def _decode(hint: Any, value: Any) -> Any:

@@ -116,21 +116,22 @@ def _cut_at(block: Any, firsts: list[int]) -> list[Any]:
     ``firsts`` (0-based lines of the block; the first output starts the block)."""
     lines = block.text.split("\n")
     firsts[0] = 0
-    pieces = []
-    for k, first in enumerate(firsts):
-        last = firsts[k + 1] if k + 1 < len(firsts) else len(lines)
-        origins = block.origins[first:last] if block.origins else None
-        pieces.append(
-            dataclasses.replace(
-                block,
-                text="\n".join(lines[first:last]),
-                start_line=origins[0] if origins else block.start_line + first,
-                end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
-                origins=origins,
-                command=block.command if k == 0 else None,
-            )
-        )
-    return pieces
+    ends = [*firsts[1:], len(lines)]
+    spans = enumerate(zip(firsts, ends, strict=True))
+    return [_output_block(block, lines, first, last, k == 0) for k, (first, last) in spans]
+
+
+def _output_block(block: Any, lines: list[str], first: int, last: int, opening: bool) -> Any:
+    """The block of ``lines[first:last]`` of ``block`` (the opening one keeps its command)."""
+    origins = block.origins[first:last] if block.origins else None
+    return dataclasses.replace(
+        block,
+        text="\n".join(lines[first:last]),
+        start_line=origins[0] if origins else block.start_line + first,
+        end_line=origins[-1] if origins else min(block.start_line + last - 1, block.end_line),
+        origins=origins,
+        command=block.command if opening else None,
+    )
 
 
 @dataclass
@@ -252,6 +253,11 @@ class _Walk:
     seen: list[MachineView] = field(default_factory=list)
     named: str | None = None
 
+    def remember(self, view: MachineView) -> None:
+        """Keep ``view`` to compare the next outputs with (the same output again adds nothing)."""
+        if all(_key(view) != _key(v) for v in self.seen[-4:]) and len(self.seen) < MAX_OUTPUTS:
+            self.seen.append(view)
+
     def split(self, boundary: Boundary, named: str | None) -> None:
         if len(self.out) < MAX_MACHINES:
             self.out.append(boundary)
@@ -289,8 +295,7 @@ def _output_boundary(walk: _Walk, block: Any, view: MachineView) -> None:
             Boundary(start=block.start_line - 1, line=block.start_line, reason=reason, previous=walk.named),
             walk.named,
         )
-    if all(_key(view) != _key(v) for v in walk.seen[-4:]) and len(walk.seen) < MAX_OUTPUTS:
-        walk.seen.append(view)  # the same output again adds nothing to compare with
+    walk.remember(view)
 
 
 def _parsed(index: int, block: Any, parsed: dict[int, Any], probe: Callable[[str, str], Any]) -> Any:
@@ -321,19 +326,24 @@ def machine_boundaries(
     transcript's) tell a prompt that names its host from one that inherits
     the name of an earlier prompt (``# `` after ``[root@zstack-9 ~]#``)."""
     hosts = list(segment_hosts) if segment_hosts is not None else [None] * len(segment_starts)
-    walk = _Walk(named=hosts[0] if hosts else None)
+    walk = _Walk(named=_host_of(hosts, 0))
     segment = 0
     for index, block in enumerate(blocks):
         now = _segment_of(block.start_line - 1, segment, segment_starts)
         if now != segment:
             # a prompt named another host: that one starts afresh
             segment = now
-            walk.seen, walk.named = [], hosts[segment] if segment < len(hosts) else None
+            walk.seen, walk.named = [], _host_of(hosts, segment)
         if block.host and walk.named is None:
             walk.named = block.host
         if not block.prose:
             _read_block(walk, index, block, parsed, probe, lines)
     return walk.out
+
+
+def _host_of(hosts: Sequence[str | None], segment: int) -> str | None:
+    """The host the prompts of ``segment`` named (None: none, or not known)."""
+    return hosts[segment] if segment < len(hosts) else None
 
 
 def _read_block(
@@ -449,22 +459,33 @@ def find_conflicts(
     host: f.HostFacts, numa_parts: Sequence[f.Parsed], cpu_candidates: Sequence[f.CpuTopology]
 ) -> list[f.FactConflict]:
     """Facts on which one host's artifacts disagree (see the module docstring)."""
-    out: list[f.FactConflict] = []
     numactl = [p for p in numa_parts if isinstance(p, f.NumactlHardware) and p.nodes]
     summaries = _summaries(cpu_candidates)
+    found = (
+        _node_count_conflict(numactl, summaries),
+        _distances_conflict(numactl),
+        _cpu_conflict(host, numactl, summaries),
+        _database_conflict(host),
+    )
+    return [conflict for conflict in found if conflict is not None]
+
+
+def _node_count_conflict(
+    numactl: list[f.NumactlHardware], summaries: list[f.CpuTopology]
+) -> f.FactConflict | None:
+    """numactl and lscpu count the NUMA nodes differently."""
     nodes = _node_counts(numactl, summaries)
-    if _distinct(nodes):
-        out.append(_conflict("numa", "the NUMA node count differs between artifacts", nodes))
+    if not _distinct(nodes):
+        return None
+    return _conflict("numa", "the NUMA node count differs between artifacts", nodes)
+
+
+def _distances_conflict(numactl: list[f.NumactlHardware]) -> f.FactConflict | None:
+    """Two numactl outputs show different node distance matrices."""
     distances: Values = [(str(p.distances), p, "distances") for p in numactl if p.distances]
-    if _distinct(distances):
-        out.append(_conflict("numa_distances", "the node distance matrices differ", distances))
-    conflict = _cpu_conflict(host, numactl, summaries)
-    if conflict is not None:
-        out.append(conflict)
-    conflict = _database_conflict(host)
-    if conflict is not None:
-        out.append(conflict)
-    return out
+    if not _distinct(distances):
+        return None
+    return _conflict("numa_distances", "the node distance matrices differ", distances)
 
 
 def _cpu_conflict(

@@ -30,7 +30,8 @@ import bisect
 import html
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from collectors import unflatten
@@ -127,6 +128,7 @@ _MD_FENCE = re.compile(r"^[ \t>]*(?:```|~~~)", re.M)
 _CODE_TICK = re.compile(r"^[ \t]*`(?!`)", re.M)
 _PUTTY_HEADER = re.compile(r"^=~=~=~=~=~=~=~=~=~=~=~= PuTTY log [^\n]*=~=~=~=~=~=~=~=~=~=~=~=[ \t]*$", re.M)
 _JIRA = re.compile(r"\{(?:code|noformat)(?::[^}\n]{0,200})?\}", re.I)
+_JIRA_MARKERS = ("{code", "{noformat", "{CODE", "{NOFORMAT")  # (the cheap test before _JIRA)
 _HTML_MODE = re.compile(r"<(?:pre|br|code|p|div)\b[^>\n]{0,200}>", re.I)
 # every tag _html_lines acts on starts like this (a necessary condition only)
 _HTML_TAG = re.compile(r"</?(?:pre|code|br|p|div|span|b|strong|i|em|tt|font)\b", re.I)
@@ -272,74 +274,107 @@ def _stamped(lines: list[str], body: str | None) -> list[tuple[int, int]]:
     writes, prompts and empty lines included; a log file (MariaDB's error log
     starts each line with the same shape) has neither, so it keeps its times.
     ``body`` is ``"\\n".join(lines)`` (None: not known, every line is tested)."""
-    stamps: list[tuple[int, int]] = []
-    if body is None:
-        for i, line in enumerate(lines):
-            if m := _STAMP.match(line):
-                stamps.append((i, m.end()))
-    else:  # the same matches, found by one search of the text
-        end = body.find("\n")
-        if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
-            stamps.append((0, m.end()))
-        newlines = pos = 0
-        for m in _STAMP_LINE.finditer(body):
-            start = m.start()
-            newlines += body.count("\n", pos, start)
-            pos = start
-            stamps.append((newlines + 1, m.end() - start - 1))
+    stamps = _stamps_of_lines(lines) if body is None else _stamps_of_body(body)
     if not any(not (rest := lines[i][end:]).strip() or _PROMPTISH.match(rest) for i, end in stamps):
         return []
+    return stamps if len(stamps) * 2 >= _nonblank_count(lines, body) else []
+
+
+def _stamps_of_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """``(line, end of the stamp)`` of each of ``lines`` that starts with a logger's stamp."""
+    return [(i, m.end()) for i, line in enumerate(lines) if (m := _STAMP.match(line))]
+
+
+def _stamps_of_body(body: str) -> list[tuple[int, int]]:
+    """The same as :func:`_stamps_of_lines`, found by one search of ``body``."""
+    stamps: list[tuple[int, int]] = []
+    end = body.find("\n")
+    if m := _STAMP.match(body, 0, end if end >= 0 else len(body)):
+        stamps.append((0, m.end()))
+    newlines = pos = 0
+    for m in _STAMP_LINE.finditer(body):
+        start = m.start()
+        newlines += body.count("\n", pos, start)
+        pos = start
+        stamps.append((newlines + 1, m.end() - start - 1))
+    return stamps
+
+
+def _nonblank_count(lines: list[str], body: str | None) -> int:
+    """How many of ``lines`` are not blank (counted in ``body`` at C speed when known)."""
     if body is None:
-        nonblank = sum(1 for line in lines if line.strip())
-    else:
-        blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
-        nonblank = len(lines) - blank
-    return stamps if len(stamps) * 2 >= nonblank else []
+        return sum(1 for line in lines if line.strip())
+    blank = (not lines[0].strip()) + len(_BLANK_NEXT.findall(body))
+    return len(lines) - blank
 
 
 def _compose_prefixed(lines: list[str]) -> list[tuple[int, int]]:
     """``(line, end of the prefix)`` of each line of ``docker compose logs``, or
     ``[]``: at least 3 prefixed lines, at least half of the non-blank ones, from
     a few services (a Markdown table's rows start with different words)."""
-    prefixed: list[tuple[int, int]] = []
-    services: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        if m := _COMPOSE.match(line):
-            name = line[: m.end()].split()[0]
-            services[name] = services.get(name, 0) + 1
-            prefixed.append((i, m.end()))
-    nonblank = sum(1 for line in lines if line.strip())
-    if len(prefixed) < 3 or len(prefixed) * 2 < nonblank or len(services) > _COMPOSE_MAX_SERVICES:
+    prefixed = [(i, m.end()) for i, line in enumerate(lines) if (m := _COMPOSE.match(line))]
+    services = Counter(lines[i][:end].split()[0] for i, end in prefixed)
+    if len(prefixed) < 3 or len(prefixed) * 2 < _nonblank_count(lines, None):
         return []
-    if min(services.values()) < 2 and len(services) > 1:
-        return []  # one-off "word | ..." lines are prose or a table, not a service's log
-    return prefixed
+    return prefixed if _services_logging(services) else []
+
+
+def _services_logging(services: Counter[str]) -> bool:
+    """Whether the names before ``|`` (counted) are a few services' logging:
+    one-off "word | ..." lines are prose or a table, not a service's log."""
+    if len(services) > _COMPOSE_MAX_SERVICES:
+        return False
+    return len(services) == 1 or min(services.values()) >= 2
+
+
+def _outside_fences(rx: re.Pattern[str], hint: str, lines: list[str], text: str) -> list[int]:
+    """Indexes of the ``lines`` (``text`` joined) in which ``rx`` finds a match,
+    but for those inside a Markdown fence (there a marker is what the command printed)."""
+    found = lines_holding(rx, text, hint=hint)
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
+    # inside a fence: an odd number of fence lines before it
+    return [i for i in found if i < len(lines) and not bisect.bisect_right(fences, i) % 2]
 
 
 def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
     ``**`` is what the command printed."""
-    found = lines_holding(_BOLD_EDGE, text, hint="**")
-    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in found:
-        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
-            continue  # inside a fence (an odd number of fence lines before it)
+    for i in _outside_fences(_BOLD_EDGE, "**", lines, text):
         line = lines[i]
-        body = line.strip()
-        count = body.count("**")
-        opens = body.startswith("**") and len(body) > 2 and (body[2].isalnum() or body[2] in "_(")
-        closes = body.endswith("**") and len(body) > 2 and (body[-3].isalnum() or body[-3] in "_)%.")
-        if count == 1 and (opens or closes):
-            body = body[2:] if opens else body[:-2]
-        elif count == 2 and opens and closes and len(body) > 4:
-            body = body[2:-2]
-        else:
-            continue
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        out.append((i, indent + body))
+        body = _without_bold_edges(line.strip())
+        if body is not None:
+            out.append((i, _indent(line) + body))
     return out
+
+
+def _without_bold_edges(body: str) -> str | None:
+    """The stripped line ``body`` without the bold markers that open it and/or
+    close it, or None when it holds other ``**`` (or none at its edges).
+
+    >>> _without_bold_edges("**HugePages_Total:   53342"), _without_bold_edges("a ** b")
+    ('HugePages_Total:   53342', None)
+    """
+    count = body.count("**")
+    opens = body.startswith("**") and _bold_around(body[2:3], "_(")
+    closes = body.endswith("**") and _bold_around(body[-3:-2], "_)%.")
+    if count == 1 and (opens or closes):
+        return body[2:] if opens else body[:-2]
+    if count == 2 and opens and closes and len(body) > 4:
+        return body[2:-2]
+    return None
+
+
+def _bold_around(char: str, marks: str) -> bool:
+    """Can bold markers stand next to ``char`` (the character inside them, ``""``
+    if none): a letter, a digit or one of ``marks``?"""
+    return char != "" and (char.isalnum() or char in marks)
+
+
+def _indent(line: str) -> str:
+    """The blanks (spaces and tabs) ``line`` starts with."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
@@ -351,12 +386,8 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
     >>> _untick(["`root@xxx:~# lstopo --no-caches", "Machine (220GB total)"], "`root@xxx")
     [(0, 'root@xxx:~# lstopo --no-caches')]
     """
-    found = lines_holding(_CODE_TICK, text, hint="`")
-    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in found:
-        if i >= len(lines) or bisect.bisect_right(fences, i) % 2:
-            continue  # inside a fence
+    for i in _outside_fences(_CODE_TICK, "`", lines, text):
         body = lines[i].strip()[1:]
         ticks = body.count("`")
         if ticks == 1 and body.endswith("`"):
@@ -370,38 +401,57 @@ def _untick(lines: list[str], text: str) -> list[tuple[int, str]]:
 
 def _html_lines(line: str) -> list[str]:
     """One HTML line -> cleaned lines (``<pre>`` becomes a fence)."""
-    out: list[str] = []
-    m = _HTML_OPEN.match(line)
-    if m and re.search(r"<pre\b", m.group(0), re.I):
-        out.append(FENCE)
-        # The indentation before the tag stays: the lines after it carry the
-        # same (an indented ticket), and dedenting must see it on all of them.
-        indent = line[: len(line) - len(line.lstrip(" \t"))]
-        line = indent + line[m.end() :]
-        if not line.strip():
-            return out
-    close = _HTML_CLOSE.search(line) if "</" in line else None
-    closing = bool(close and re.search(r"</pre", close.group(0), re.I))
-    if close:
-        line = line[: close.start()]
-    pieces = _HTML_BR.split(line) if "<" in line else [line]
-    if len(pieces) > 1 and not pieces[-1].strip():
-        pieces.pop()  # "text<br>" then a newline: one line break, not two
-    for piece in pieces:
-        if "<" in piece:
-            piece = _HTML_WRAP.sub("", piece)
-        if "&" in piece:
-            piece = html.unescape(piece)
-            if "\n" in piece or "\r" in piece:
-                # "&#10;" is a line break written as an entity: lines of their own
-                out.extend(piece.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-                continue
-        out.append(piece)
+    opening, line = _after_pre_open(line)
+    if opening and not line.strip():
+        return [FENCE]
+    closing, line = _before_pre_close(line)
+    out = [FENCE] if opening else []
+    out += _html_text_lines(line)
     if closing:
         if out and not out[-1].strip():
             out.pop()
         out.append(FENCE)
     return out
+
+
+def _after_pre_open(line: str) -> tuple[bool, str]:
+    """Whether ``line`` opens a ``<pre>`` block, and the line after its opening tags."""
+    m = _HTML_OPEN.match(line)
+    if not (m and re.search(r"<pre\b", m.group(0), re.I)):
+        return False, line
+    # The indentation before the tag stays: the lines after it carry the
+    # same (an indented ticket), and dedenting must see it on all of them.
+    return True, _indent(line) + line[m.end() :]
+
+
+def _before_pre_close(line: str) -> tuple[bool, str]:
+    """Whether ``line`` closes a ``<pre>`` block, and the line before its closing tags."""
+    close = _HTML_CLOSE.search(line) if "</" in line else None
+    if close is None:
+        return False, line
+    return re.search(r"</pre", close.group(0), re.I) is not None, line[: close.start()]
+
+
+def _html_text_lines(line: str) -> list[str]:
+    """The lines of an HTML ``line`` cut at its ``<br>``, tags dropped and entities decoded."""
+    pieces = _HTML_BR.split(line) if "<" in line else [line]
+    if len(pieces) > 1 and not pieces[-1].strip():
+        pieces.pop()  # "text<br>" then a newline: one line break, not two
+    out: list[str] = []
+    for piece in pieces:
+        if "<" in piece:
+            piece = _HTML_WRAP.sub("", piece)
+        out += _unescaped_lines(piece) if "&" in piece else [piece]
+    return out
+
+
+def _unescaped_lines(piece: str) -> list[str]:
+    """``piece`` with its HTML entities decoded: a line, or several when it held
+    a line break written as an entity (``&#10;``)."""
+    piece = html.unescape(piece)
+    if "\n" in piece or "\r" in piece:
+        return piece.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [piece]
 
 
 def _pre_balanced(line: str, pieces: list[str], inside: bool) -> tuple[list[str], bool]:
@@ -455,19 +505,32 @@ def _unwrap(
     ``"\\n".join(lines)``). A line without a marker or an ``&`` stays as it is,
     so only the lines the whole-text searches find are looked at. The last
     value is False when a line now holds a newline (an ``&#10;``)."""
+    marked = _wrapper_lines(text, jira=jira, html_mode=html_mode)
+    replaced = list(_unwrapped(lines, marked, jira=jira, html_mode=html_mode))
+    if not replaced:
+        return lines, first, last, True
+    clean = not any("\n" in piece for _, pieces in replaced for piece in pieces)
+    return (*_spliced(replaced, lines, first, last), clean)
+
+
+def _wrapper_lines(text: str, *, jira: bool, html_mode: bool) -> list[int]:
+    """Indexes of the lines of ``text`` that may hold a Jira or an HTML wrapper (or an entity)."""
     found: set[int] = set()
     if jira:
         found.update(lines_holding(_JIRA, text))
     if html_mode:
         found.update(lines_holding(_HTML_TAG, text))
         found.update(lines_holding(_AMPERSAND, text))
-    new_l: list[str] = []
-    new_f: list[int] = []
-    new_t: list[int] = []
-    done = 0
-    clean = True
+    return sorted(found)
+
+
+def _unwrapped(
+    lines: list[str], marked: list[int], *, jira: bool, html_mode: bool
+) -> Iterable[tuple[int, list[str]]]:
+    """``(line, the lines it becomes)`` of each of the ``marked`` lines that a
+    wrapper's markers change (in order: a ``<pre>`` stays open across lines)."""
     inside_pre = False
-    for i in sorted(found):
+    for i in marked:
         line = lines[i]
         if jira and "{" in line and _JIRA.search(line):
             pieces = _jira_lines(line)
@@ -475,23 +538,25 @@ def _unwrap(
             pieces, inside_pre = _pre_balanced(line, _html_lines(line), inside_pre)
         else:
             continue
-        if len(pieces) == 1 and pieces[0] == line:
-            continue
-        new_l += lines[done:i]
-        new_f += first[done:i]
-        new_t += last[done:i]
-        for piece in pieces:
-            new_l.append(piece)
-            new_f.append(first[i])
-            new_t.append(last[i])
-            clean = clean and "\n" not in piece
+        if len(pieces) != 1 or pieces[0] != line:
+            yield i, pieces
+
+
+def _spliced(
+    replaced: list[tuple[int, list[str]]], lines: list[str], first: list[int], last: list[int]
+) -> tuple[list[str], list[int], list[int]]:
+    """``lines`` and their spans with each ``(line, pieces)`` of ``replaced``
+    (in order) put in its line's place, every piece spanning that line's span."""
+    new_l: list[str] = []
+    new_f: list[int] = []
+    new_t: list[int] = []
+    done = 0
+    for i, pieces in replaced:
+        new_l += lines[done:i] + pieces
+        new_f += first[done:i] + [first[i]] * len(pieces)
+        new_t += last[done:i] + [last[i]] * len(pieces)
         done = i + 1
-    if not done:
-        return lines, first, last, True
-    new_l += lines[done:]
-    new_f += first[done:]
-    new_t += last[done:]
-    return new_l, new_f, new_t, clean
+    return new_l + lines[done:], new_f + first[done:], new_t + last[done:]
 
 
 def _boundary(line: str) -> bool:
@@ -503,33 +568,32 @@ def _paragraph(lines: list[str], i: int, body: str | None, pos: int) -> tuple[in
     ``i``: the leading whitespace every line shares, and the lines joined when
     ``body`` (``"\\n".join(lines)``, line ``i`` at ``pos``) gave them at C speed
     because they all start like the first."""
-    if body is not None:
-        match = _INDENTED_RUN.match(body, pos)
-        run = match.group() if match else ""
-        if run.endswith("\n"):
-            run = run[:-1]
-        count = run.count("\n") + 1
-        first = lines[i]
-        lead = first[: len(first) - len(first.lstrip(" \t"))]
-        if run.count("\n" + lead) == count - 1:
-            return i + count, lead, run
-    n = len(lines)
+    if body is not None and (run := _run_led_alike(lines[i], body, pos)) is not None:
+        return i + run.count("\n") + 1, _indent(lines[i]), run
     j = i
-    prefix: str | None = None
-    while j < n and lines[j][:1] in (" ", "\t") and lines[j].strip():
-        cur = lines[j]
-        lead = cur[: len(cur) - len(cur.lstrip(" \t"))]
-        if prefix is None:
-            prefix = lead
-        elif not lead.startswith(prefix):
-            size = 0
-            for x, y in zip(prefix, lead, strict=False):
-                if x != y:
-                    break
-                size += 1
-            prefix = prefix[:size]
+    while j < len(lines) and _indented(lines[j]):
         j += 1
-    return j, prefix, None
+    leads = [_indent(line) for line in lines[i:j]]
+    return j, (_shared_start(leads) if leads else None), None
+
+
+def _shared_start(texts: list[str]) -> str:
+    """The longest start that all ``texts`` share, character by character.
+
+    >>> _shared_start(["\\t  ", "\\t ", "\\t   "])
+    '\\t '
+    """
+    low, high = min(texts), max(texts)  # those two differ first where any two do
+    size = next((k for k, (x, y) in enumerate(zip(low, high, strict=False)) if x != y), len(low))
+    return low[:size]
+
+
+def _run_led_alike(first: str, body: str, pos: int) -> str | None:
+    """The indented lines of ``body`` from ``pos`` (where line ``first`` starts),
+    joined, when they all start with ``first``'s indentation; else None."""
+    match = _INDENTED_RUN.match(body, pos)
+    run = match.group().removesuffix("\n") if match else ""
+    return run if run.count("\n" + _indent(first)) == run.count("\n") else None
 
 
 def _dedent(lines: list[str], body: str | None) -> bool:
@@ -540,36 +604,56 @@ def _dedent(lines: list[str], body: str | None) -> bool:
     ``"\\n".join(lines)`` (None: every line is a candidate start). True when a
     line changed."""
     n = len(lines)
-    starts: Iterable[tuple[int, int]]
-    if body is None:
-        starts = ((i, 0) for i in range(n))
-    else:  # the top two lines, then each indented line after a blank or fence line
-        second = body.find("\n") + 1
-        starts = [(0, 0), *([(1, second)] if second else [])]
-        newlines = pos = 0
-        for m in _AFTER_BOUNDARY.finditer(body):
-            newlines += body.count("\n", pos, m.start())
-            pos = m.start()
-            starts.append((newlines + 2, m.end() + 1))
     changed = False
     done = 0
-    for i, pos in starts:
-        if i < done or i >= n:
-            continue
-        line = lines[i]
-        if line[:1] not in (" ", "\t") or not line.strip() or (i > 0 and not _boundary(lines[i - 1])):
+    for i, pos in _paragraph_starts(n, body):
+        if i < done or not _opens_paragraph(lines, i):
             continue
         j, prefix, run = _paragraph(lines, i, body, pos)
         if prefix and (j == n or _boundary(lines[j])):
-            cut = len(prefix)
-            if run is not None:
-                lines[i:j] = run[cut:].replace("\n" + prefix, "\n").split("\n")
-            else:
-                for k in range(i, j):
-                    lines[k] = lines[k][cut:]
+            _cut_prefix(lines, i, j, prefix, run)
             changed = True
         done = max(j, i + 1)
     return changed
+
+
+def _paragraph_starts(n: int, body: str | None) -> Iterable[tuple[int, int]]:
+    """``(line, its offset in body)`` of the lines where :func:`_dedent` may find
+    a paragraph: the top two lines, then each indented line after a blank or
+    fence line (every one of the ``n`` lines when ``body`` is None)."""
+    if body is None:
+        return ((i, 0) for i in range(n))
+    second = body.find("\n") + 1
+    starts = [(0, 0), *([(1, second)] if second else [])]
+    newlines = pos = 0
+    for m in _AFTER_BOUNDARY.finditer(body):
+        newlines += body.count("\n", pos, m.start())
+        pos = m.start()
+        starts.append((newlines + 2, m.end() + 1))
+    return starts
+
+
+def _opens_paragraph(lines: list[str], i: int) -> bool:
+    """Is line ``i`` indented, not blank, and after a boundary (or the first)?"""
+    if i >= len(lines):
+        return False
+    return _indented(lines[i]) and (i == 0 or _boundary(lines[i - 1]))
+
+
+def _indented(line: str) -> bool:
+    """Is ``line`` indented (a space or a tab first) and not blank?"""
+    return line[:1] in (" ", "\t") and bool(line.strip())
+
+
+def _cut_prefix(lines: list[str], i: int, j: int, prefix: str, run: str | None) -> None:
+    """Cut ``prefix`` off lines ``i`` to ``j - 1`` in place (from ``run``, those
+    lines joined, when known)."""
+    cut = len(prefix)
+    if run is not None:
+        lines[i:j] = run[cut:].replace("\n" + prefix, "\n").split("\n")
+    else:
+        for k in range(i, j):
+            lines[k] = lines[k][cut:]
 
 
 def _join_node_cpus(prev: str, line: str, above: str) -> str | None:
@@ -858,12 +942,11 @@ def _in_runs(found: list[int]) -> list[int]:
     """The lines of ``found`` in a run of LOG_PREFIX_MIN_RUN consecutive ones:
     only they can be stripped (a "# cmd" prompt or a log line on its own costs
     nothing more)."""
+    present = set(found)
     return [
         i
-        for k, i in enumerate(found)
-        if (k >= 2 and found[k - 2] == i - 2)
-        or (0 < k < len(found) - 1 and found[k - 1] == i - 1 and found[k + 1] == i + 1)
-        or (k < len(found) - 2 and found[k + 2] == i + 2)
+        for i in found
+        if {i - 2, i - 1} <= present or {i - 1, i + 1} <= present or {i + 1, i + 2} <= present
     ]
 
 
@@ -885,23 +968,29 @@ class _LoggerPrefixes:
 
     def strip(self, candidates: list[int]) -> int:
         """Strip the runs of ``candidates`` that are a logger's; the number of lines changed."""
-        changed = 0
-        run: list[tuple[int, int]] = []  # (line, prefix length) of the current run
+        return sum(self.close(run, shape) for run, shape in self.runs(candidates))
+
+    def runs(self, candidates: list[int]) -> Iterator[tuple[list[tuple[int, int]], str]]:
+        """``(run, shape)`` of each run of consecutive ``candidates`` whose
+        prefixes have one shape, a run being the ``(line, prefix length)`` of
+        its lines (it may be empty or short: :meth:`close` decides). Each run
+        is closed before the lines after it are looked at."""
+        run: list[tuple[int, int]] = []
         shape = ""
         for i in candidates:
             m = _LOG_PREFIX.match(self.lines[i])
             if m is None or m.end() == 0:
-                changed += self.close(run, shape)
+                yield run, shape
                 run, shape = [], ""
                 continue
             follows = bool(run) and i == run[-1][0] + 1
             this, cut = self.prefix(i, m.group(), shape if follows else None)
             if run and (not follows or this != shape):
-                changed += self.close(run, shape)
+                yield run, shape
                 run = []
             shape = this
             run.append((i, cut or m.end()))
-        return changed + self.close(run, shape)
+        yield run, shape
 
     def prefix(self, i: int, prefix: str, shape: str | None) -> tuple[str, int]:
         """The shape of line ``i``'s ``prefix`` and where it ends (0: its end).
@@ -942,12 +1031,22 @@ class _LoggerPrefixes:
         thrice is a log's own)."""
         probe, behind = self.behind(run)
         if behind is None:
-            self.unknown[shape] = self.unknown.get(shape, 0) + 1
-            return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
+            return self.nothing_behind(shape)
         if behind == "prompt" or _LISTING_SHAPE.search(shape):
             # a prompt behind a prefix is a terminal logger's; a listing's line
             # numbers are a web page's, never an output's
             return True
+        return self.unread_as_they_are(probe, behind)
+
+    def nothing_behind(self, shape: str) -> bool | None:
+        """Count one more run of ``shape`` behind whose prefixes nothing was
+        recognised: False (a log's own prefix) the LOG_PREFIX_TRIES-th time, else None."""
+        self.unknown[shape] = self.unknown.get(shape, 0) + 1
+        return False if self.unknown[shape] >= LOG_PREFIX_TRIES else None
+
+    def unread_as_they_are(self, probe: list[tuple[int, int]], behind: str) -> bool:
+        """Whether the ``probe`` lines with their prefixes were not recognised,
+        or were as ``behind`` (what is behind the prefixes) but do not parse as it."""
         original = [self.lines[i] for i, _ in probe]
         before = self.recognise(original)
         return before is None or (before == behind and not self.parses(before, original))
@@ -1026,7 +1125,7 @@ def _unwrap_pass(work: _Work) -> None:
     """HTML and Jira wrappers made Markdown fences."""
     html_mode = _HTML_MODE.search(work.text) is not None
     text = work.text
-    jira = "{code" in text or "{noformat" in text or "{CODE" in text or "{NOFORMAT" in text
+    jira = any(marker in text for marker in _JIRA_MARKERS)
     if not (html_mode or jira):
         return
     before = work.lines
@@ -1144,12 +1243,7 @@ def _quoted_printable_pass(work: _Work) -> None:
 def _unflatten_pass(work: _Work) -> None:
     """Outputs flattened onto their command's line cut back into lines
     (:mod:`collectors.unflatten`)."""
-    lines = work.lines
-    body = work.body if work.body is not None else "\n".join(lines)
-    if body.count("\n") == len(lines) - 1:
-        found = line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
-    else:  # a line holds a newline: the body's line numbers are not the lines'
-        found = [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
+    found = _flattened_candidates(work.lines, work.body)
     if not found:
         return
     cut = unflatten.unflatten_lines(work.lines, work.first, work.last, found)
@@ -1158,6 +1252,16 @@ def _unflatten_pass(work: _Work) -> None:
     work.lines, work.first, work.last = cut
     work.body = "\n".join(work.lines)
     work.notes.append(FLATTENED)
+
+
+def _flattened_candidates(lines: list[str], body: str | None) -> list[int]:
+    """Indexes of the ``lines`` (``body`` joined, when known) that may hold a
+    flattened output (:data:`collectors.unflatten.CANDIDATE`)."""
+    body = body if body is not None else "\n".join(lines)
+    if body.count("\n") == len(lines) - 1:
+        return line_indexes(unflatten.CANDIDATE, unflatten.CANDIDATE_NEXT, body, lines[0])
+    # a line holds a newline: the body's line numbers are not the lines'
+    return [i for i, line in enumerate(lines) if unflatten.CANDIDATE.match(line)]
 
 
 # sysstat's report headers typed or translated with a full-width colon ("avg-cpu： %user",

@@ -144,30 +144,42 @@ def unflattened(line: str) -> list[str] | None:
     if start is None:
         return None
     for layout in LAYOUTS:
-        m = layout.command.match(line, start.end())
-        if m is None:
-            continue
-        pieces = _cut(line[m.end() :], layout)
-        if pieces is None:
-            continue
-        head = line[: m.end("cmd")] if m.group("cmd") is not None else line[: m.start()].strip()
-        return [head, *pieces] if head else pieces
+        lines = _unflattened_as(layout, line, start.end())
+        if lines is not None:
+            return lines
     return None
+
+
+def _unflattened_as(layout: Layout, line: str, pos: int) -> list[str] | None:
+    """The lines of ``line`` when its command (from ``pos``) and output show
+    ``layout`` (the command line first); else None."""
+    m = layout.command.match(line, pos)
+    if m is None:
+        return None
+    pieces = _cut(line[m.end() :], layout)
+    if pieces is None:
+        return None
+    head = line[: m.end("cmd")] if m.group("cmd") is not None else line[: m.start()].strip()
+    return [head, *pieces] if head else pieces
 
 
 def _cut(output: str, layout: Layout) -> list[str] | None:
     """``output`` cut at ``layout``'s breaks (and before a trailing prompt)."""
-    tail: list[str] = []
-    prompt = _TRAILING_PROMPT.search(output)
-    if prompt is not None:
-        tail = [prompt[1]]
-        output = output[: prompt.start()]
+    output, tail = _without_trailing_prompt(output)
     if layout.breaks is None:
         return [output.strip(), *tail] if output.strip() else None
     pieces = [p for p in layout.breaks.split(output) if p.strip()]
     if len(pieces) - 1 < layout.min_breaks:
         return None
     return [p.strip() for p in pieces] + tail
+
+
+def _without_trailing_prompt(output: str) -> tuple[str, list[str]]:
+    """``output`` without the prompt that ends it, and that prompt (``[]``: none)."""
+    prompt = _TRAILING_PROMPT.search(output)
+    if prompt is None:
+        return output, []
+    return output[: prompt.start()], [prompt[1]]
 
 
 def unflatten_lines(

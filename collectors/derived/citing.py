@@ -41,13 +41,18 @@ def covering_artifact(host: HostFacts, artifact: str, line: int | None) -> str:
         return artifact
     # A host read from several files (an upload and evidence added later):
     # line numbers are those of the file the cited block came from.
-    files = {artifact_file(e) for e in host.artifacts if e.get("source") == artifact}
+    files = _files_of(host, artifact)
     for entry in host.artifacts:
         if files and artifact_file(entry) not in files:
             continue
         if _holds_line(entry, line):
             return str(entry["source"])
     return artifact
+
+
+def _files_of(host: HostFacts, artifact: str) -> set[str]:
+    """The files the host's blocks named ``artifact`` were read from."""
+    return {artifact_file(e) for e in host.artifacts if e.get("source") == artifact}
 
 
 def _holds_line(entry: dict[str, Any], line: int) -> bool:

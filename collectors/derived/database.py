@@ -111,8 +111,13 @@ def mysql_version(db: DatabaseFacts) -> tuple[str, tuple[int, ...]] | None:
     if not m:
         return None
     label = " ".join([db.kind or "", text, db.variables.get("version_comment", "")]).lower()
-    flavour = "mariadb" if "mariadb" in label else "percona" if "percona" in label else "mysql"
-    return flavour, tuple(int(g) for g in m.groups() if g is not None)
+    return _flavour(label), tuple(int(g) for g in m.groups() if g is not None)
+
+
+def _flavour(label: str) -> str:
+    """``mariadb`` or ``percona`` when the server's kind, version and comment
+    (``label``, lower case) name one, else ``mysql``."""
+    return next((name for name in ("mariadb", "percona") if name in label), "mysql")
 
 
 def _default_flush_method(db: DatabaseFacts) -> str | None:
@@ -159,6 +164,12 @@ def innodb_flush_method(db: DatabaseFacts | None) -> FlushMethod | None:
     value = _flush_method_named(db.variables.get("innodb_flush_method") or "")
     if value:
         return FlushMethod(value, "variable", "innodb_flush_method")
+    return _unset_flush_method(db)
+
+
+def _unset_flush_method(db: DatabaseFacts) -> FlushMethod | None:
+    """The flush method of a server whose innodb_flush_method is empty: its
+    version's default, else fsync when the server itself printed it empty."""
     default = _default_flush_method(db)
     if default:
         return FlushMethod(default, "default", "version")

@@ -4,6 +4,8 @@ is prose alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from collectors.facts import CpuTopology, HostFacts, SnapshotFacts
 
 
@@ -14,54 +16,103 @@ def snapshot_features(snapshot: SnapshotFacts) -> list[str]:
     if len(hosts) > 1:
         features.add("hosts:multiple")
     for host in hosts:
-        if host.is_guest:
-            features.add("role:guest")
-        elif host.role == "physical" or (host.cpu and host.cpu.hypervisor_vendor is None):
-            features.add("role:physical")
-        if host.cpu is not None:
-            features |= _cpu_features(host.cpu)
-        features |= _host_features(host)
+        for read in _HOST_FEATURES:
+            features.update(read(host))
     return sorted(features)
+
+
+def _role_features(host: HostFacts) -> list[str]:
+    """``role:guest`` or ``role:physical``, when the host's role is known."""
+    if host.is_guest:
+        return ["role:guest"]
+    if host.role == "physical" or (host.cpu and host.cpu.hypervisor_vendor is None):
+        return ["role:physical"]
+    return []
+
+
+def _cpu_features(host: HostFacts) -> list[str]:
+    """Architecture, hypervisor, CPU vendor and sockets (none without lscpu's facts)."""
+    cpu = host.cpu
+    if cpu is None:
+        return []
+    return [feature for read in _CPU_FEATURES if (feature := read(cpu))]
+
+
+def _arch_feature(cpu: CpuTopology) -> str | None:
+    """``arch:<architecture>`` (Debian's names made the kernel's), or None."""
+    arch = (cpu.architecture or "").lower()
+    return "arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch) if arch else None
+
+
+def _guest_of_feature(cpu: CpuTopology) -> str | None:
+    """``guest-of:<hypervisor>``, or None on a machine that names no hypervisor."""
+    return "guest-of:" + cpu.hypervisor_vendor.lower() if cpu.hypervisor_vendor else None
 
 
 # a CPU model's words -> the vendor feature, the first found
 _CPU_VENDORS = (("kunpeng", "kunpeng"), ("hisilicon", "kunpeng"), ("intel", "intel"), ("amd", "amd"))
 
 
-def _cpu_features(cpu: CpuTopology) -> set[str]:
-    """Architecture, hypervisor, CPU vendor and sockets."""
-    features: set[str] = set()
-    arch = (cpu.architecture or "").lower()
-    if arch:
-        features.add("arch:" + {"arm64": "aarch64", "amd64": "x86_64"}.get(arch, arch))
-    if cpu.hypervisor_vendor:
-        features.add("guest-of:" + cpu.hypervisor_vendor.lower())
+def _cpu_vendor_feature(cpu: CpuTopology) -> str | None:
+    """``cpu:<vendor>`` of the CPU's vendor and model name, or None."""
     model = " ".join(filter(None, (cpu.vendor, cpu.model_name))).lower()
     vendor = next((name for needle, name in _CPU_VENDORS if needle in model), None)
-    if vendor:
-        features.add("cpu:" + vendor)
-    if (cpu.sockets or 0) >= 2:
-        features.add("sockets:multiple")
-    return features
+    return "cpu:" + vendor if vendor else None
 
 
-def _host_features(host: HostFacts) -> set[str]:
-    """NUMA, KVM, databases and benchmarks."""
-    features: set[str] = set()
+def _sockets_feature(cpu: CpuTopology) -> str | None:
+    """``sockets:multiple`` on a machine of two sockets or more, else None."""
+    return "sockets:multiple" if (cpu.sockets or 0) >= 2 else None
+
+
+_CPU_FEATURES: tuple[Callable[[CpuTopology], str | None], ...] = (
+    _arch_feature,
+    _guest_of_feature,
+    _cpu_vendor_feature,
+    _sockets_feature,
+)
+
+
+def _numa_features(host: HostFacts) -> list[str]:
+    """``numa:multi-node`` or ``numa:single-node``, when the node count is known."""
     nodes = host.numa_node_count()
-    if nodes:
-        features.add("numa:multi-node" if nodes > 1 else "numa:single-node")
-    if host.domains or host.virsh_version or host.capabilities:
-        features.add("hypervisor:kvm")
+    if not nodes:
+        return []
+    return ["numa:multi-node" if nodes > 1 else "numa:single-node"]
+
+
+def _kvm_features(host: HostFacts) -> list[str]:
+    """``hypervisor:kvm`` on a host that shows libvirt's domains, version or capabilities."""
+    return ["hypervisor:kvm"] if host.domains or host.virsh_version or host.capabilities else []
+
+
+def _database_features(host: HostFacts) -> list[str]:
+    """``db:<kind>`` (and ``db:mysql-family``) of the host's database, ``db:oceanbase``."""
+    features: list[str] = []
     if host.database is not None and host.database.kind:
-        features.add("db:" + host.database.kind.lower())
-        if host.database.kind.lower() in ("mysql", "mariadb", "percona"):
-            features.add("db:mysql-family")
+        kind = host.database.kind.lower()
+        features.append("db:" + kind)
+        if kind in ("mysql", "mariadb", "percona"):
+            features.append("db:mysql-family")
     if host.oceanbase is not None:
-        features.add("db:oceanbase")
-    for bench in host.benchmarks:
-        features.add("bench:" + bench.kind.lower())
+        features.append("db:oceanbase")
     return features
+
+
+def _bench_features(host: HostFacts) -> list[str]:
+    """``bench:<kind>`` of each benchmark the host ran."""
+    return ["bench:" + bench.kind.lower() for bench in host.benchmarks]
+
+
+# what each host adds to its snapshot's features
+_HOST_FEATURES: tuple[Callable[[HostFacts], list[str]], ...] = (
+    _role_features,
+    _cpu_features,
+    _numa_features,
+    _kvm_features,
+    _database_features,
+    _bench_features,
+)
 
 
 def prose_only(snapshot_facts: SnapshotFacts) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import operator
 import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -73,26 +74,28 @@ class FleetProfile:
 def _drift(host: HostFacts) -> dict[str, Cited]:
     """Comparable NUMA-related settings, each cited as the rules cite it."""
     out: dict[str, Cited] = {}
-
-    def cite(key: str, value: Any, parsed: Any) -> None:
+    for key, value, parsed in _drift_values(host):
         line = line_of(parsed, key)
         out[key] = Cited(value, cited_artifact(host, parsed, line), line)
+    return out
 
+
+def _drift_values(host: HostFacts) -> Iterator[tuple[str, Any, Any]]:
+    """``(key, value, the fact it was read from)`` of each drift setting the host shows."""
     nodes = host.numa_node_count()
     if nodes is not None:
-        cite("numa_nodes", nodes, host.numa or host.cpu)
+        yield "numa_nodes", nodes, host.numa or host.cpu
     for key in ("vm.zone_reclaim_mode", "kernel.numa_balancing"):
         value = host.sysctl_value(key)
         if value is not None:
-            cite(key, value.strip(), host.sysctl)
+            yield key, value.strip(), host.sysctl
     count, parsed, _ = static_hugepages(host)
     if count is not None:
-        cite("static_hugepages", count, parsed)
+        yield "static_hugepages", count, parsed
     if host.hugepages and host.hugepages.thp_enabled:
-        cite("thp", host.hugepages.thp_enabled, host.hugepages)
+        yield "thp", host.hugepages.thp_enabled, host.hugepages
     if host.kernel and host.kernel.release:
-        cite("kernel", host.kernel.release, host.kernel)
-    return out
+        yield "kernel", host.kernel.release, host.kernel
 
 
 def _gib(kb: float) -> float:
@@ -115,12 +118,7 @@ def memory_per_node(host: HostFacts) -> tuple[str, float | None]:
 def page_cache_share(host: HostFacts) -> tuple[str, float | None]:
     """The largest share of a node's memory held by page cache (FilePages):
     seed 001's slow hosts had it on the node STREAM allocated from."""
-    shares = []
-    if host.numa:
-        for node_id, node in sorted(host.numa.nodes.items()):
-            total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
-            if total and cache is not None:
-                shares.append((100.0 * cache / total, node_id))
+    shares = _node_cache_shares(host)
     if shares:
         share, node_id = max(shares)
         return f"{share:.0f}% (node {node_id})", share
@@ -128,6 +126,16 @@ def page_cache_share(host: HostFacts) -> tuple[str, float | None]:
         share = 100.0 * host.meminfo.values["Cached"] / host.meminfo.values["MemTotal"]
         return f"{share:.0f}%", share
     return "—", None
+
+
+def _node_cache_shares(host: HostFacts) -> list[tuple[float, int]]:
+    """``(percent of its memory in page cache, node)`` of each node whose size and FilePages are known."""
+    shares = []
+    for node_id, node in sorted(host.numa.nodes.items()) if host.numa else ():
+        total, cache = node.mem_total_kb(), node.meminfo.get("FilePages")
+        if total and cache is not None:
+            shares.append((100.0 * cache / total, node_id))
+    return shares
 
 
 def fleet_profile(host: HostFacts, *, hypervisor: bool = False) -> FleetProfile:
@@ -399,18 +407,26 @@ class FleetSummary:
             return
         self.physical += 1
         entry.drift = {key: profile.drift[key] for key in DRIFT_KEYS if key in profile.drift}
+        self._add_drift(member, entry)
+        entry.bench = _bench_rows(name, profile)
+        self._add_bench(member, entry, rank=rank)
+
+    def _add_drift(self, member: int, entry: SummaryMember) -> None:
+        """Count the drift values of ``member`` (a physical host) in their groups."""
         for key, cited in entry.drift.items():
             groups = self.drift.setdefault(key, {})
             value = str(cited.value)
             group = groups.get(value)
             if group is None:
                 group = groups[value] = _Group()
-            group.add(order, member, (name, cited))
-        entry.bench = _bench_rows(name, profile)
+            group.add(entry.order, member, (entry.name, cited))
+
+    def _add_bench(self, member: int, entry: SummaryMember, *, rank: bool) -> None:
+        """Add the benchmark results of ``member`` (a physical host) to their benchmarks' rankings."""
         for (bench_key, _tested), (row, place) in entry.bench.items():
             if bench_key not in self.bench:
                 self.bench[bench_key] = _Bench(bench_key[2])
-            self.bench[bench_key].add(order, member, row, place, rank=rank)
+            self.bench[bench_key].add(entry.order, member, row, place, rank=rank)
 
     def remove(self, member: int) -> None:
         entry = self.members.pop(member)
@@ -418,6 +434,11 @@ class FleetSummary:
         if not entry.physical:
             return
         self.physical -= 1
+        self._remove_drift(member, entry)
+        self._remove_bench(member, entry)
+
+    def _remove_drift(self, member: int, entry: SummaryMember) -> None:
+        """Take the drift values of ``member`` out of their groups (an empty group, an empty key go)."""
         for key, cited in entry.drift.items():
             groups = self.drift[key]
             value = str(cited.value)
@@ -426,6 +447,9 @@ class FleetSummary:
                 del groups[value]
             if not groups:
                 del self.drift[key]
+
+    def _remove_bench(self, member: int, entry: SummaryMember) -> None:
+        """Take the benchmark results of ``member`` out of their rankings (a benchmark nobody ran goes)."""
         for (bench_key, tested), _row in entry.bench.items():
             bench = self.bench[bench_key]
             bench.remove(entry.order, member, tested)
@@ -514,11 +538,12 @@ class FleetView:
 
     def bench_best(self, key: BenchKey) -> BenchRow | None:
         """The best result (the first host in order among equals)."""
-        best: tuple[_Ranked, _Bench] | None = None
-        for bench, hidden in self._benches(key)[0]:
-            ranked = next((r for r in bench.ranked if r[3] not in hidden), None)
-            if ranked is not None and (best is None or ranked < best[0]):
-                best = (ranked, bench)
+        firsts = [
+            (ranked, bench)
+            for bench, hidden in self._benches(key)[0]
+            if (ranked := _best_shown(bench, hidden)) is not None
+        ]
+        best = min(firsts, key=operator.itemgetter(0), default=None)  # (the first of equals)
         return None if best is None else best[1].row(best[0])
 
     def bench_from_worst(self, key: BenchKey) -> Iterator[BenchRow]:
@@ -526,6 +551,11 @@ class FleetView:
         streams = [_worst_first(bench, hidden) for bench, hidden in self._benches(key)[0]]
         for _ranked, row in heapq.merge(*streams, key=lambda item: item[0], reverse=True):
             yield row
+
+
+def _best_shown(bench: _Bench, hidden: set[str]) -> _Ranked | None:
+    """The best-ranked result of ``bench`` whose tested host is not ``hidden`` (None: none)."""
+    return next((r for r in bench.ranked if r[3] not in hidden), None)
 
 
 def _worst_first(bench: _Bench, hidden: set[str]) -> Iterator[tuple[_Ranked, BenchRow]]:

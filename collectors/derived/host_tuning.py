@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from collectors.derived.libvirt import is_qemu_process, looks_like_kvm_host
 from collectors.derived.workload import datastores, process_rows
-from collectors.facts import HostFacts, ProcVmstat
+from collectors.facts import HostFacts, Interrupts, ProcVmstat
 
 
 def counter_sum(vmstat: ProcVmstat, *prefixes: str) -> int | None:
@@ -23,14 +23,17 @@ def counter_sum(vmstat: ProcVmstat, *prefixes: str) -> int | None:
     >>> counter_sum(v, "allocstall"), counter_sum(v, "pgscan_direct"), counter_sum(v, "compact_stall")
     (4, 9, None)
     """
-    total, seen = 0, False
-    for name, value in vmstat.values.items():
-        for prefix in prefixes:
-            if name == prefix or (
-                name.startswith(prefix + "_") and name[len(prefix) + 1 :] in _ZONES and value >= 0
-            ):
-                total, seen = total + value, True
-    return total if seen else None
+    counted = [
+        value for name, value in vmstat.values.items() for prefix in prefixes if _counts(name, value, prefix)
+    ]
+    return sum(counted) if counted else None
+
+
+def _counts(name: str, value: int, prefix: str) -> bool:
+    """Whether the counter ``name`` (at ``value``) is ``prefix`` or one zone's ``prefix_<zone>``."""
+    if name == prefix:
+        return True
+    return name.startswith(prefix + "_") and name[len(prefix) + 1 :] in _ZONES and value >= 0
 
 
 _ZONES = {"dma", "dma32", "normal", "movable", "high", "device"}
@@ -78,14 +81,22 @@ def nic_queue_irqs(host: HostFacts) -> list[NicQueueIrq]:
         return []
     out: list[NicQueueIrq] = []
     for irq, counts in interrupts.rows.items():
-        if not irq.isdigit() or not counts:
-            continue
-        m = _NIC_QUEUE.search(interrupts.descriptions.get(irq, ""))
-        if m is not None:
-            out.append(NicQueueIrq(irq, m.group(1), tuple(counts)))
-        elif (word := interrupts.named_by_grep.get(irq)) is not None and _nic_word(word):
-            out.append(NicQueueIrq(irq, f"{word}-? (name cut; the command greps {word})", tuple(counts)))
+        name = _nic_queue_name(interrupts, irq) if irq.isdigit() and counts else None
+        if name is not None:
+            out.append(NicQueueIrq(irq, name, tuple(counts)))
     return out
+
+
+def _nic_queue_name(interrupts: Interrupts, irq: str) -> str | None:
+    """The NIC queue that interrupt ``irq`` serves, as its description names it
+    (or as the grep that kept its row does, its name cut); None: not a NIC queue."""
+    m = _NIC_QUEUE.search(interrupts.descriptions.get(irq, ""))
+    if m is not None:
+        return m.group(1)
+    word = interrupts.named_by_grep.get(irq)
+    if word is not None and _nic_word(word):
+        return f"{word}-? (name cut; the command greps {word})"
+    return None
 
 
 def _nic_word(word: str) -> bool:

@@ -8,7 +8,7 @@ import itertools
 import re
 from typing import Any
 
-from collectors.facts import Domain, HostFacts
+from collectors.facts import Domain, HostFacts, VirshVersion
 from collectors.parsers.qemu_cmdline import QEMU_BINARY
 
 
@@ -72,8 +72,13 @@ def running_domain_names(host: HostFacts) -> list[str]:
     """Names of running domains from ``virsh list`` (not a test:/// connection's)."""
     if host.virsh_list is None or _from_test_driver(host.virsh_list):
         return []
-    fake = {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
+    fake = _test_driver_names(host)
     return [s.name for s in host.virsh_list.running() if s.name not in fake]
+
+
+def _test_driver_names(host: HostFacts) -> set[str]:
+    """The names of the host's domains that the libvirt test driver made up."""
+    return {d.name for d in host.domains if is_test_driver_domain(d) and d.name}
 
 
 # The hypervisor's own processes in a process list: QEMU (one process per guest,
@@ -118,6 +123,11 @@ def looks_like_kvm_host(host: HostFacts) -> bool:
     version = host.virsh_version
     if version is None or host.is_guest or _from_test_driver(version):
         return False
+    return _reports_qemu(version)
+
+
+def _reports_qemu(version: VirshVersion) -> bool:
+    """Whether ``virsh version`` reports a running QEMU or KVM hypervisor."""
     running = f"{version.hypervisor or ''} {version.hypervisor_version or ''}".upper()
     return "QEMU" in running or "KVM" in running
 
@@ -137,6 +147,16 @@ def _may_share(mask: int | None, mine: int | None) -> bool:
     """Whether a guest pinned to ``mask`` is not provably pinned apart from one
     pinned to ``mine`` (None: not provably pinned)."""
     return not mine or mask is None or bool(mask & mine)
+
+
+def _by_name_or_uuid(domains: list[Domain]) -> dict[str, Domain]:
+    """Name or UUID -> the first of ``domains`` known by it."""
+    by_key: dict[str, Domain] = {}
+    for d in domains:
+        for key in (d.name, d.uuid):
+            if key:
+                by_key.setdefault(key, d)
+    return by_key
 
 
 class CpuSharing:
@@ -185,11 +205,7 @@ class CpuSharing:
     def _add_running(self, domains: list[Domain], running: list[str]) -> None:
         """The candidates are the guests ``virsh list`` shows running, pinned as
         the XML of the same name or UUID says."""
-        by_name: dict[str, Domain] = {}
-        for d in domains:
-            for key in (d.name, d.uuid):
-                if key:
-                    by_name.setdefault(key, d)
+        by_name = _by_name_or_uuid(domains)
         for name in running:
             xml = by_name.get(name)
             self._indexes_of_name.setdefault(name, []).append(len(self._labels))
@@ -211,12 +227,16 @@ class CpuSharing:
             return {self._index_of_domain[id(d)]}
         return {i for key in (d.name, d.uuid) if key for i in self._indexes_of_name.get(key, [])}
 
+    def _groups_sharing(self, mine: int | None) -> list[list[int]]:
+        """The candidates (indexes, by pin mask) that may run on the CPUs of the pin mask ``mine``."""
+        return [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+
     def others(self, d: Domain, *, shown: int = SHARING_NAMES_SHOWN) -> tuple[int, list[str]]:
         """How many other guests may share ``d``'s CPUs, and the first ``shown`` of their names."""
         if not self._indexes_of_name and not (d.name or d.uuid):
             return 0, []  # an unnamed XML piece: which guest it belongs to is unknown
         mine = self._pins.get(id(d))
-        groups = [indexes for mask, indexes in self._groups.items() if _may_share(mask, mine)]
+        groups = self._groups_sharing(mine)
         selves = {i for i in self._selves(d) if _may_share(self._masks[i], mine)}
         # the first ``shown`` of the others, in the candidates' order
         others = (self._labels[index] for index in heapq.merge(*groups) if index not in selves)

@@ -55,16 +55,23 @@ def node_cpu_counts(host: HostFacts) -> dict[int, int]:
 
 def node_mem_totals_kb(host: HostFacts) -> dict[int, int]:
     """Memory of each host NUMA node, from numactl/sysfs, else ``virsh capabilities``."""
+    return _numa_mem_totals_kb(host) or _cells_mem_totals_kb(host)
+
+
+def _numa_mem_totals_kb(host: HostFacts) -> dict[int, int]:
+    """Node -> its memory in kB as numactl or sysfs give it (nodes without a size left out)."""
     out = {}
     for node_id, node in (host.numa.nodes if host.numa else {}).items():
         total = node.mem_total_kb()
         if total:
             out[node_id] = total
-    if not out and host.capabilities:
-        for node_id, cell in host.capabilities.cells.items():
-            if cell.get("memory_kb"):
-                out[node_id] = cell["memory_kb"]
     return out
+
+
+def _cells_mem_totals_kb(host: HostFacts) -> dict[int, int]:
+    """Node -> its memory in kB as the cells of ``virsh capabilities`` give it."""
+    cells = host.capabilities.cells if host.capabilities else {}
+    return {node_id: cell["memory_kb"] for node_id, cell in cells.items() if cell.get("memory_kb")}
 
 
 def host_ram_kb(host: HostFacts) -> int | None:

@@ -63,7 +63,8 @@ def _sightings(host: HostFacts) -> Iterator[Datastore]:
     for log in host.services:
         if log.kind:
             yield Datastore(log.kind, log.version, f"services[{log.kind}]", log, log.lines.get("version"))
-    yield from _process_sightings(host)
+    yield from _process_list_sightings(host)
+    yield from _process_numa_sightings(host)
 
 
 def process_rows(host: HostFacts) -> list[ProcessInfo]:
@@ -74,13 +75,17 @@ def process_rows(host: HostFacts) -> list[ProcessInfo]:
     return rows
 
 
-def _process_sightings(host: HostFacts) -> Iterator[Datastore]:
-    """The data stores the process lists (ps, top, numastat -p) name."""
+def _process_list_sightings(host: HostFacts) -> Iterator[Datastore]:
+    """The data stores the process lists (ps, top) name."""
     for p in process_rows(host):
         kind = _process_kind(p.command)
         if kind:
             parsed = host.processes if host.processes and p in host.processes.processes else host.cpu_usage
             yield Datastore(kind, None, f"processes[{p.pid}]", parsed, p.line)
+
+
+def _process_numa_sightings(host: HostFacts) -> Iterator[Datastore]:
+    """The data stores the per-process NUMA tables (numastat -p) name."""
     for pn in host.process_numa:
         kind = _process_kind(pn.name or "")
         if kind:
