@@ -145,7 +145,7 @@ def _read_anything(out: CpuPower) -> bool:
     commands=(r"^(cpupower\s+(-c\s+\S+\s+)?(frequency-info|idle-info)|cpufreq-info)\b",),
     paths=(r"sos_commands/processor/cpupower_(frequency|idle)-info\w*$",),
     detect=_detect,
-    needles=('The governor "', "Available idle states"),
+    needles=('The governor "', "Available idle states", "cpufrequtils "),
     priority=5,
     # the state headers ("POLL:", "C6 (DISABLED) :", "C1E-SKX:", ARM's "WFI:") and section
     # lines read like prose; only an idle state's name (never "Before:" or "Summary:" over a
