@@ -109,3 +109,28 @@ def test_an_iostat_device_table_flattened_before_a_markdown_table_is_cut_at_its_
     host = _host("mynw-iostat-x-1-flattened-table-zh.txt")
     (disk,) = host.disks.devices
     assert (disk.device, disk.util_pct) == ("nvme0n1", 95.0)
+
+
+def test_a_compose_log_wrapped_at_the_terminal_width_is_joined_back():
+    """forkdelta 111 (round O 1920): ``redis_1 | ... The TCP backlog sett``, 16
+    blanks, ``ing of 511 ...``: the rows of 80 columns are joined, so Redis's
+    somaxconn and overcommit warnings are read."""
+    text = (ROUND_O / "forkdelta-111-compose-redis-log-wrapped-80-cols.txt").read_text(encoding="utf-8")
+    lines = normalise(text).lines
+    assert lines[3] == (
+        "1:M 11 Sep 06:15:27.018 # WARNING: The TCP backlog setting of 511 cannot be enforced because "
+        "/proc/sys/net/core/somaxconn is set to the lower value of 128."
+    )
+    host = _host("forkdelta-111-compose-redis-log-wrapped-80-cols.txt")
+    (service,) = host.services
+    assert ("somaxconn", "128") in [(w.code, w.value) for w in service.warnings]
+    assert "net.somaxconn_low" in _rules(host)
+
+
+def test_a_compose_log_that_is_not_wrapped_keeps_its_blanks():
+    """redisclustercompose 3 (round O 1919, another source): a compose log of
+    Redis containers with whole lines; nothing is taken out of them."""
+    text = (ROUND_O / "redisclustercompose-3-compose-redis-log-unwrapped.txt").read_text(encoding="utf-8")
+    out = normalise(text)
+    assert "padding of lines wrapped at the terminal's width removed" not in out.notes
+    assert [line.split("| ", 1)[1] for line in text.splitlines()] == out.lines[: len(text.splitlines())]
