@@ -1156,7 +1156,81 @@ def _tick_pass(work: _Work) -> None:
 
 def _compose_pass(work: _Work) -> None:
     if _line_starts(_COMPOSE, _COMPOSE_NEXT, work.text):
-        work.cut_starts(_compose_prefixed(work.lines), "docker compose service prefixes removed")
+        prefixed = _compose_prefixed(work.lines)
+        if _unpad_terminal_wraps(work.lines, prefixed):
+            work.notes.append("padding of lines wrapped at the terminal's width removed")
+        work.cut_starts(prefixed, "docker compose service prefixes removed")
+
+
+_PAD = re.compile(r" {8,}")
+_PAD_MIN = 8
+
+
+def _unpad_terminal_wraps(lines: list[str], prefixed: list[tuple[int, int]]) -> bool:
+    """Remove, in place, the padding ``docker compose logs`` put where it wrapped
+    a long line at the terminal's width: the first row holds the prefix and
+    ``first`` characters, each later row ``width`` characters after ``pad``
+    blanks, so the blanks sit at ``first``, ``first + pad + width`` ... of the
+    line's text, and ``prefix + first == width``. Found only when a line shows
+    two such places; a column gap of a table is not at those places.
+
+    >>> head = "redis_1                | "
+    >>> text = ("1:M # WARNING: The TCP backlog setting of 511 cannot be enforced because "
+    ...     "/proc/sys/net/core/somaxconn is set to the lower value of 128.")
+    >>> rows = [head + text[:35] + " " * 16 + text[35:95] + " " * 16 + text[95:]]
+    >>> rows.append(head + "1:M # Server initialized")
+    >>> _unpad_terminal_wraps(rows, [(0, 25), (1, 25)]), rows[0][25:] == text
+    (True, True)
+    """
+    runs = {
+        i: [(m.start() - end, m.end() - m.start()) for m in _PAD.finditer(lines[i], end)]
+        for i, end in prefixed
+    }
+    layout = _wrap_layout(runs, dict(prefixed))
+    if layout is None:
+        return False
+    first, period, pad = layout
+    changed = False
+    for i, end in prefixed:
+        text = lines[i][end:]
+        places = range(first, len(text), period)
+        if not runs[i] or not all(text[p : p + pad] == " " * pad for p in places if p + pad <= len(text)):
+            continue
+        starts = [0, *(p + pad for p in places)]
+        kept = [text[a:b] for a, b in zip(starts, [*places, len(text)], strict=True)]
+        lines[i] = lines[i][:end] + "".join(kept)
+        changed = True
+    return changed
+
+
+def _wrap_layout(
+    runs: dict[int, list[tuple[int, int]]], prefix: dict[int, int]
+) -> tuple[int, int, int] | None:
+    """``(first, period, pad)`` of the wrapping that the blank runs of the lines
+    show (see :func:`_unpad_terminal_wraps`), or None."""
+    lengths = [n for found in runs.values() for _at, n in found]
+    if not lengths:
+        return None
+    pad = min(lengths)
+    if pad < _PAD_MIN:
+        return None
+    # a run one blank longer holds a real blank before or after the padding
+    firsts: dict[int, int] = {}
+    for found in runs.values():
+        if found:
+            at, n = found[0]
+            for start in {at, at + n - pad}:
+                firsts[start] = firsts.get(start, 0) + 1
+    first = max(firsts, key=lambda k: (firsts[k], -k))
+    for i, found in runs.items():
+        if len(found) < 2 or first not in {found[0][0], found[0][0] + found[0][1] - pad}:
+            continue
+        at, n = found[1]
+        for second in (at, at + n - pad):
+            period = second - first
+            if period - pad == first + prefix[i]:
+                return first, period, pad
+    return None
 
 
 def _dedent_pass(work: _Work) -> None:

@@ -14,12 +14,23 @@ a shell prompt) and shows at least the layout's minimum of those places is cut
 back into lines there. The pieces keep the original line's number, so every
 original line is still accounted for once. A line that shows no layout is left
 as it is.
+
+A line that holds several prompts of one session (the same bracketed prompt
+again, or a bare ``#``/``$`` before the same program again) is first cut before
+each of them, and each piece is then read as above::
+
+    [root@h ~]#lsmod | egrep kvm kvm_intel 162153 0 kvm 525259 1 kvm_intel [root@h ~]#ls /dev/kvm /dev/kvm
+
+A table whose rows were flattened behind its header (iostat's ``Device:``
+line) is cut into rows by the header's width: each row is a name and as many
+figures as the header has columns.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from collectors.parsers import lscpu
 
@@ -46,19 +57,46 @@ class Layout:
     command: re.Pattern[str]
     breaks: re.Pattern[str] | None
     min_breaks: int
+    # a piece that starts with this table header is cut into rows by the header's width
+    table: re.Pattern[str] | None = field(default=None)
 
 
 def _layout(
-    name: str, command: str, output: str, breaks: str | None, min_breaks: int, *, bare: bool = False
+    name: str,
+    command: str,
+    output: str,
+    breaks: str | None,
+    min_breaks: int,
+    *,
+    bare: bool = False,
+    gap: str = r"[ \t]+",
+    table: str | None = None,
 ) -> Layout:
     """``bare``: the output may stand without its command (a page quoting the
-    output after a sentence that names the command)."""
-    cmd = rf"(?:(?P<cmd>{command})[ \t]+)?" if bare else rf"(?P<cmd>{command})[ \t]+"
-    return Layout(name, re.compile(rf"{cmd}(?={output})"), re.compile(breaks) if breaks else None, min_breaks)
+    output after a sentence that names the command). ``gap``: what separates
+    the command from its output (a page may have lost even the blank)."""
+    cmd = rf"(?:(?P<cmd>{command}){gap})?" if bare else rf"(?P<cmd>{command}){gap}"
+    return Layout(
+        name,
+        re.compile(rf"{cmd}(?={output})"),
+        re.compile(breaks) if breaks else None,
+        min_breaks,
+        re.compile(table) if table else None,
+    )
 
 
 _SAR_TIME = r"\d{1,2}:\d\d:[ \t]?\d\d(?:[ \t]?[AP]M)?[ \t]"
 _SYSFS_PATH = r"/(?:sys|proc)/[\w.:\-/]{1,300}"
+
+# cpufreq-info's and cpupower frequency-info's lines, in their order
+_CPUFREQ_LINES = (
+    r"Report errors and bugs to|analyzing CPU \d{1,5}:|driver:|CPUs which (?:run|need)"
+    r"|maximum transition latency:|hardware limits:|available (?:frequency steps|cpufreq governors):"
+    r"|current policy:|The governor \""
+    r"|current CPU frequency is|cpufreq stats:|boost state support:"
+)
+# iostat's figures: a number, maybe glued to the header before it ("%idle2.22")
+_IOSTAT_DEVICE = r"Device:?[ \t]+(?:rrqm/s|r/s|tps|rkB/s)\b"
 
 # the layouts known, tried in order on a line that starts with a command
 LAYOUTS: tuple[Layout, ...] = (
@@ -96,6 +134,28 @@ LAYOUTS: tuple[Layout, ...] = (
         r"|Available idle states:)",
         2,
     ),
+    # cpufreq-info (cpufrequtils) and cpupower frequency-info: "cpufreq-info cpufrequtils 006:
+    # cpufreq-info (C) Dominik Brodowski 2004-2009 Report errors ... analyzing CPU 0: driver: ..."
+    _layout(
+        "cpufreq-info",
+        r"(?:sudo[ \t]+)?(?:cpufreq-info(?:[ \t]+-c[ \t]+\d{1,5})?"
+        r"|cpupower(?:[ \t]+-c[ \t]+\S{1,40})?[ \t]+frequency-info)",
+        r"cpufrequtils \d{1,4}:|analyzing CPU \d{1,5}:",
+        rf"[ \t](?={_CPUFREQ_LINES})",
+        4,
+    ),
+    # iostat: "iostat -x 1 Linux 2.6.33 (host) _i686_ (2 CPU) avg-cpu: %user ... %idle 5.47 ... Device: rrqm/s
+    # ... %util sda 6.00 ..." (or "iostatLinux 4.18 ...", the blank lost too), or its device table alone
+    _layout(
+        "iostat",
+        r"(?:sudo[ \t]+)?iostat(?:[ \t]+-[A-Za-z]{1,6}(?:[ \t]+[a-z]{2,4})?)*(?:[ \t]+\d{1,6}){0,2}",
+        rf"Linux[ \t]?\d|avg-cpu:|{_IOSTAT_DEVICE}",
+        rf"[ \t]?(?=avg-cpu:|{_IOSTAT_DEVICE})|(?<=%idle)[ \t]?(?=\d)",
+        1,
+        bare=True,
+        gap=r"[ \t]*",
+        table=_IOSTAT_DEVICE,
+    ),
     # lscpu's summary, its command maybe left in the sentence above:
     # "Architecture: loongarch64 Byte Order: little endian CPU(s): 8 On-line CPU(s) list: 0-7 ..."
     _layout(
@@ -116,7 +176,10 @@ LAYOUTS: tuple[Layout, ...] = (
     ),
 )
 
-_COMMAND_START = re.compile(rf"(?:{_PROMPT})?[ \t]*(?=numactl|free|[Ss]ar|cpupower|cat|lscpu|Architecture:)")
+_COMMAND_START = re.compile(
+    rf"(?:{_PROMPT})?[ \t]*"
+    r"(?=numactl|free|[Ss]ar|cpupower|cat|lscpu|Architecture:|sudo|cpufreq-info|iostat|Device)"
+)
 
 
 def unflattened(line: str) -> list[str] | None:
@@ -137,9 +200,30 @@ def unflattened(line: str) -> list[str] | None:
     ...     "On-line CPU(s) list: 0-7 NUMA node(s): 1 NUMA node0 CPU(s): 0-7")
     ['Architecture: loongarch64', 'Byte Order: little endian', 'CPU(s): 8', 'On-line CPU(s) list: 0-7', \
 'NUMA node(s): 1', 'NUMA node0 CPU(s): 0-7']
+    >>> unflattened("[root@h ~]#lsmod | egrep kvm kvm_intel 162153 0 kvm 525259 1 kvm_intel "
+    ...     "[root@h ~]#ls /dev/kvm /dev/kvm")
+    ['[root@h ~]#lsmod | egrep kvm kvm_intel 162153 0 kvm 525259 1 kvm_intel', \
+'[root@h ~]#ls /dev/kvm /dev/kvm']
+    >>> unflattened("[root@server]#iostat -x 1 Linux 2.6.33 (laptop) _i686_ (2 CPU) avg-cpu: %user %nice "
+    ...     "%system %iowait %steal %idle 5.47 0.50 8.96 48.26 0.00 36.82 Device: rrqm/s wrqm/s await %util "
+    ...     "sda 6.00 273.00 10.57 84.40 sdb 0.00 4.00 1.58 18.80")
+    ['[root@server]#iostat -x 1', 'Linux 2.6.33 (laptop) _i686_ (2 CPU)', \
+'avg-cpu: %user %nice %system %iowait %steal %idle', '5.47 0.50 8.96 48.26 0.00 36.82', \
+'Device: rrqm/s wrqm/s await %util', 'sda 6.00 273.00 10.57 84.40', 'sdb 0.00 4.00 1.58 18.80']
     """
     if len(line) < FLAT_MIN_CHARS:
         return None
+    sessions = _cut_at_prompts(line)
+    if sessions is None:
+        return _unflattened_command(line)
+    out: list[str] = []
+    for piece in sessions:
+        out += _unflattened_command(piece) or [piece]
+    return out
+
+
+def _unflattened_command(line: str) -> list[str] | None:
+    """``line``, one command and its output, cut at its layout's places."""
     start = _COMMAND_START.match(line)
     if start is None:
         return None
@@ -163,15 +247,99 @@ def _unflattened_as(layout: Layout, line: str, pos: int) -> list[str] | None:
     return [head, *pieces] if head else pieces
 
 
+# a line that starts with a prompt: the same prompt again later, behind a blank or glued to the output
+# (bracketed, user@host), or a bare "#"/"$" behind a blank before the same program again
+_PROMPT_AGAIN = re.compile(
+    r"(?P<p>\[[^\]\n]{1,100}\][#$]|[\w.\-]{1,64}@[\w.\-]{1,64}(?::[^\s#$]{0,200})?[#$])[ \t]?(?=[a-z./])"
+    r"|(?P<bare>[#$])[ \t](?:sudo[ \t]+)?(?P<prog>[a-z][\w.\-]{0,40})[ \t]"
+)
+
+
+def _cut_at_prompts(line: str) -> list[str] | None:
+    """``line`` cut before each repeat of the prompt it starts with; None when
+    it holds one prompt only.
+
+    >>> _cut_at_prompts("# sudo cpufreq-info -c 0 -g performance # sudo cpufreq-info -c 1 -g powersave")
+    ['# sudo cpufreq-info -c 0 -g performance', '# sudo cpufreq-info -c 1 -g powersave']
+    >>> _cut_at_prompts("# cat a.conf # the file") is None
+    True
+    """
+    m = _PROMPT_AGAIN.match(line)
+    if m is None:
+        return None
+    if m.group("p") is not None:
+        again = re.escape(m.group("p")) + r"[ \t]?(?=[a-z./])"
+    else:
+        bare, prog = re.escape(m.group("bare")), re.escape(m.group("prog"))
+        again = rf"(?<=[ \t]){bare}[ \t](?=(?:sudo[ \t]+)?{prog}[ \t])"
+    starts = [p.start() for p in re.compile(again).finditer(line, m.end())]
+    if not starts:
+        return None
+    bounds = [0, *starts, len(line)]
+    pieces = [line[a:b].strip() for a, b in itertools.pairwise(bounds)]
+    return [p for p in pieces if p]
+
+
 def _cut(output: str, layout: Layout) -> list[str] | None:
     """``output`` cut at ``layout``'s breaks (and before a trailing prompt)."""
     output, tail = _without_trailing_prompt(output)
     if layout.breaks is None:
         return [output.strip(), *tail] if output.strip() else None
-    pieces = [p for p in layout.breaks.split(output) if p.strip()]
+    pieces = [p.strip() for p in layout.breaks.split(output) if p.strip()]
+    if layout.table is not None:
+        pieces = [row for p in pieces for row in _table_rows(p, layout.table)]
     if len(pieces) - 1 < layout.min_breaks:
         return None
-    return [p.strip() for p in pieces] + tail
+    return pieces + tail
+
+
+_FIGURE = re.compile(r"\d{1,15}(?:[.,]\d{1,6})?")
+_LAST_FIGURE = re.compile(r"(\d{1,15}(?:[.,]\d{1,6})?)(\|\S*)?")
+
+
+def _table_rows(piece: str, header: re.Pattern[str]) -> list[str]:
+    """``piece`` cut into its header and rows when it starts with ``header`` and
+    rows follow the header on the same line: the header's columns after its
+    first word say how many figures each row (a name, then figures) holds;
+    what follows the last whole row is kept as one more piece.
+
+    >>> _table_rows("Device: r/s w/s %util sda 1.00 2.00 3.00 sdb 0 0 0.5 next", re.compile("Device"))
+    ['Device: r/s w/s %util', 'sda 1.00 2.00 3.00', 'sdb 0 0 0.5', 'next']
+    >>> _table_rows("Device r/s %util nvme0n1 50.0 95.00| metric | unit |", re.compile("Device"))
+    ['Device r/s %util', 'nvme0n1 50.0 95.00', '| metric | unit |']
+    """
+    if header.match(piece) is None:
+        return [piece]
+    words = piece.split()
+    first = next(
+        (
+            i
+            for i in range(1, len(words) - 1)
+            if not _FIGURE.fullmatch(words[i]) and _FIGURE.fullmatch(words[i + 1])
+        ),
+        None,
+    )
+    if first is None or first < 2:
+        return [piece]
+    width = first  # the row's name and one figure per column
+    out = [" ".join(words[:first])]
+    i = first
+    while i + width <= len(words) and not _FIGURE.fullmatch(words[i]):
+        row = words[i : i + width]
+        if not all(_FIGURE.fullmatch(w) for w in row[1:-1]):
+            break
+        last = _LAST_FIGURE.fullmatch(row[-1])
+        if last is None:
+            break
+        out.append(" ".join([*row[:-1], last[1]]))
+        i += width
+        if last[2]:  # the next block's first cell glued to the last figure ("95.00| metric |")
+            words[i - 1] = last[2]
+            i -= 1
+            break
+    if i < len(words):
+        out.append(" ".join(words[i:]))
+    return out
 
 
 def _without_trailing_prompt(output: str) -> tuple[str, list[str]]:
@@ -219,7 +387,15 @@ _CANDIDATE = (
     rf"|[Ss]ar\b[^\n]{{0,40}}?{_SAR_TIME}"
     r"|cpupower\b[^\n]{0,40}idle-info[ \t]+CPUidle"
     r"|(?:lscpu[ \t]+)?Architecture:[ \t]*\S{1,40}[ \t]+(?:CPU op-mode|Byte Order|CPU\(s\)|Address sizes)"
-    rf"|cat[ \t]+{_SYSFS_PATH}[ \t]+[\w\[])"
+    rf"|cat[ \t]+{_SYSFS_PATH}[ \t]+[\w\[]"
+    r"|(?:sudo[ \t]+)?(?:cpufreq-info|cpupower)\b[^\n]{0,40}?(?:cpufrequtils|analyzing CPU)"
+    r"|(?:sudo[ \t]+)?iostat(?:\b|(?=Linux))[^\n]{0,40}?(?:Linux[ \t]?\d|avg-cpu:|Device)"
+    r"|Device:?[ \t]+(?:rrqm/s|r/s|tps|rkB/s)\b[^\n]{0,400}?[ \t][A-Za-z][\w\-]{0,30}[ \t]\d)"
+    # a line holding several prompts of one session (_cut_at_prompts)
+    r"|\[[^\]\n]{1,100}\][#$][^\n]{1,2000}?\][#$][ \t]?[a-z./]"
+    r"|[\w.\-]{1,64}@[\w.\-]{1,64}(?::[^\s#$]{0,200})?[#$]"
+    r"[^\n]{1,2000}?@[\w.\-]{1,64}(?::[^\s#$]{0,200})?[#$][ \t]?[a-z./]"
+    r"|[#$][ \t](?:sudo[ \t]+)?[a-z][^\n]{1,2000}?[ \t][#$][ \t][a-z]"
 )
 CANDIDATE = re.compile(_CANDIDATE)
-CANDIDATE_NEXT = re.compile(r"\n" + _CANDIDATE)
+CANDIDATE_NEXT = re.compile(rf"\n(?:{_CANDIDATE})")

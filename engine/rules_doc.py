@@ -216,7 +216,8 @@ FACT_DESCRIPTIONS = {
     "zone_reclaim": "vm.zone_reclaim_mode is known (sysctl, or MongoDB's warning)",
     "vmstat": "vmstat with at least two samples is known",
     "db_flush_method": "InnoDB's innodb_flush_method is shown (an empty value: the version's default)",
-    "vmstat_swap_unit": "vmstat's si/so are in a known unit (command line or output shows its -S), or all 0",
+    "vmstat_swap_unit": "vmstat's si/so are in a known unit (command line or output shows its -S), all 0, or "
+    "high enough in the smallest unit -S prints",
     "page_tables": "the PageTables line of /proc/meminfo is known",
     "interrupts": "/proc/interrupts is known",
     "nic_channels": "ethtool -l of a NIC is known",

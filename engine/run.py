@@ -125,7 +125,7 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "overcommit": lambda h: sysctl_setting(h, "vm.overcommit_memory") is not None,
     "zone_reclaim": lambda h: sysctl_setting(h, "vm.zone_reclaim_mode") is not None,
     "vmstat": lambda h: bool(h.vmstat and len(h.vmstat.samples) >= 2),
-    # si/so in a known unit (vmstat -S M prints MB), or all 0
+    # si/so in a known unit (vmstat -S M prints MB), all 0, or moving enough in the smallest unit
     "vmstat_swap_unit": swap_rate_known,
     # the PageTables line of /proc/meminfo (whole or grepped)
     "page_tables": lambda h: bool(h.meminfo and "PageTables" in h.meminfo.values),

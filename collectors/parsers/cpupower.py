@@ -22,6 +22,19 @@ Sample input (``cpupower idle-info``)::
     Flags/Description: MWAIT 0x20
     Latency: 190
 
+``cpufreq-info`` (cpufrequtils, the tool before cpupower) prints the same
+lines under its banner, with lines of its own that read like prose::
+
+    cpufrequtils 007: cpufreq-info (C) Dominik Brodowski 2004-2009
+    Report errors and bugs to cpufreq@vger.kernel.org, please.
+    analyzing CPU 0:
+      driver: acpi-cpufreq
+      current policy: frequency should be within 2.00 GHz and 2.20 GHz.
+                      The governor "performance" may decide which speed to use
+                      within this range.
+      current CPU frequency is 1.20 GHz (asserted by call to hardware).
+      cpufreq stats: 2.20 GHz:6.50%, 2.10 GHz:0.34%, 1.20 GHz:92.66%  (8080636)
+
 One report may hold several ``analyzing CPU n:`` blocks (``-c all``): each
 CPU's governor is kept (``cpu<n>``). ``lines`` keys: ``driver``,
 ``governor.cpu<n>``, ``idle_driver``.
@@ -46,6 +59,8 @@ _MARKER = re.compile(
     r"maximum transition latency:|CPUs which (run|need))",
     re.M,
 )
+# cpufrequtils' banner: its output without the command line starts there
+_CPUFREQUTILS = re.compile(r"^\s*cpufrequtils \d{1,4}: cpufreq-info \(C\)", re.M)
 _LATENCY = re.compile(r"^\s*Latency:\s*(\d{1,9})\s*$")
 # idle-info's two summary lines: what a paste that starts below the driver lines still shows
 _IDLE_SUMMARY = re.compile(r"^\s*Number of idle states: \d{1,3}\s*\n\s*Available idle states:", re.M)
@@ -54,6 +69,7 @@ _IDLE_SUMMARY = re.compile(r"^\s*Number of idle states: \d{1,3}\s*\n\s*Available
 def _detect(head: str) -> bool:
     return bool(
         _GOVERNOR.search(head)
+        or _CPUFREQUTILS.search(head)
         or (_IDLE_DRIVER.search(head) and "Available idle states" in head)
         or _IDLE_SUMMARY.search(head)
     )
@@ -129,7 +145,7 @@ def _read_anything(out: CpuPower) -> bool:
     commands=(r"^(cpupower\s+(-c\s+\S+\s+)?(frequency-info|idle-info)|cpufreq-info)\b",),
     paths=(r"sos_commands/processor/cpupower_(frequency|idle)-info\w*$",),
     detect=_detect,
-    needles=('The governor "', "Available idle states"),
+    needles=('The governor "', "Available idle states", "cpufrequtils "),
     priority=5,
     # the state headers ("POLL:", "C6 (DISABLED) :", "C1E-SKX:", ARM's "WFI:") and section
     # lines read like prose; only an idle state's name (never "Before:" or "Summary:" over a
@@ -139,6 +155,13 @@ def _read_anything(out: CpuPower) -> bool:
         r"analyzing CPU \d{1,5}:",
         r"boost state support:",
         r"within this range\.",
+        # cpufreq-info's banner, its address line and the policy's sentences
+        r"cpufrequtils \d{1,4}: cpufreq-info \(C\) [A-Z][\w .\-]{0,60}",
+        r"Report errors and bugs to [^\s,]{1,200}(?: [^\s,]{1,200}){0,2}, please\.",
+        r"current policy: frequency should be within \d{1,5}(?:\.\d{1,3})? [kMG]Hz"
+        r" and \d{1,5}(?:\.\d{1,3})? [kMG]Hz\.",
+        r'The governor "\w{1,40}" may decide which speed to use(?: within this range\.?)?',
+        r"current CPU frequency is \d{1,5}(?:\.\d{1,3})? [kMG]Hz(?: \(asserted by call to hardware\))?\.",
     ),
 )
 def parse_cpupower(text: str) -> CpuPower:

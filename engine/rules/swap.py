@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from collectors.facts import HostFacts, Meminfo, Vmstat, VmstatSample
-from engine.rules import Evidence, RuleContext, RuleFinding, evidence, finding, rule
+from engine.rules import Evidence, Phrase, RuleContext, RuleFinding, evidence, finding, rule
 from engine.rules._hostside import stores_of
 
 # memory.swap_activity: si + so of one vmstat interval (KiB/s, vmstat's unit)
 SWAP_RATE_KB_S = 100
 # ... in at least this share of the intervals (the since-boot first row left out)
 SWAP_SUSTAINED_SHARE = 0.5
+# the smallest unit vmstat -S prints (k: 1000 bytes; K is 1024, m 10^6, M 2^20), in KiB:
+# figures of a table whose unit is not shown are at least this many KiB each
+SMALLEST_SWAP_UNIT_KB = 1000 / 1024
 
 
 def _swap_in_sight(host: HostFacts) -> bool:
@@ -23,13 +26,40 @@ def _swap_in_sight(host: HostFacts) -> bool:
 
 
 def swap_rate_known(host: HostFacts) -> bool:
-    """vmstat's si/so can be read as KiB/s: their unit is known (the command
-    line or the output says which ``-S`` it had), or every interval is 0, which
-    is 0 in any unit."""
+    """vmstat's si/so decide the rule: their unit is known (the command line
+    or the output says which ``-S`` it had), or every interval is 0, which is 0
+    in any unit, or they move enough pages even read in the smallest unit
+    ``-S`` can print (so in any unit).
+
+    >>> from collectors.facts import Vmstat, VmstatSample
+    >>> rows = [VmstatSample(si=185, so=263), VmstatSample(si=192, so=187)]  # no -S shown
+    >>> swap_rate_known(HostFacts(vmstat=Vmstat(samples=rows)))
+    True
+    >>> swap_rate_known(HostFacts(vmstat=Vmstat(samples=[rows[0], VmstatSample(si=40, so=50)])))
+    False
+    """
     vm: Vmstat | None = host.vmstat
     if vm is None:
         return False
-    return vm.swap_unit_kb is not None or all(not s.si and not s.so for s in vm.interval_samples)
+    if vm.swap_unit_kb is not None or all(not s.si and not s.so for s in vm.interval_samples):
+        return True
+    return len(vm.samples) >= 2 and bool(_sustained_swapping(vm))
+
+
+def _kib_per_figure(vm: Vmstat) -> float:
+    """KiB in one si/so figure: 1 once converted from a known unit, else at
+    least the smallest unit's."""
+    return 1.0 if vm.swap_unit_kb is not None else SMALLEST_SWAP_UNIT_KB
+
+
+def _sustained_swapping(vm: Vmstat) -> list[VmstatSample]:
+    """The intervals that move pages to or from swap (read in the smallest unit
+    when the unit is not shown), when they are at least SWAP_SUSTAINED_SHARE of
+    the intervals; else none."""
+    scale = _kib_per_figure(vm)
+    intervals = vm.interval_samples
+    moving = [s for s in intervals if _swap_kb_s(s) * scale >= SWAP_RATE_KB_S]
+    return moving if intervals and len(moving) >= SWAP_SUSTAINED_SHARE * len(intervals) else []
 
 
 def _swap_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
@@ -41,12 +71,8 @@ def _swap_relevant(ctx: RuleContext, host: HostFacts) -> tuple[str, ...]:
 
 
 def _swap_kb_s(sample: VmstatSample) -> int:
-    """Pages swapped in and out in an interval, KiB/s."""
+    """Pages swapped in and out in an interval, as printed (KiB/s once the unit is known)."""
     return (sample.si or 0) + (sample.so or 0)
-
-
-def _moving(sample: VmstatSample) -> bool:
-    return _swap_kb_s(sample) >= SWAP_RATE_KB_S
 
 
 @rule(
@@ -58,15 +84,18 @@ def _moving(sample: VmstatSample) -> bool:
         f"vmstat: swap-in plus swap-out (si + so) >= {SWAP_RATE_KB_S} KiB/s in at least "
         f"{SWAP_SUSTAINED_SHARE:.0%} of the intervals (the first row, averages since boot, left out). Swap "
         "that is used but not moving (swpd > 0, si = so = 0) is not this rule; /proc/vmstat's pswpin/pswpout "
-        "count since boot and cannot show current activity: without vmstat samples the rule is not checked, "
-        "and so it is when the samples move pages but do not say their unit (a table pasted without its "
-        "command line could be vmstat -S M)"
+        "count since boot and cannot show current activity: without vmstat samples the rule is not checked. "
+        "When the samples do not say their unit (a table pasted without its command line could be "
+        "vmstat -S M), si and so are read in the smallest unit -S can print (k, 1000 bytes): the rule "
+        "fires when even that lower bound reaches the threshold, and is not checked when pages move below it"
     ),
     condition_zh=(
         f"vmstat：至少 {SWAP_SUSTAINED_SHARE:.0%} 的采样间隔中换入加换出（si + so）>= {SWAP_RATE_KB_S} KiB/s"
         "（第一行是开机以来的平均值，不计）。swap 被占用但没有流动（swpd > 0，si = so = 0）不属于本规则；"
-        "/proc/vmstat 的 pswpin/pswpout 从开机起累计，看不出当前是否在换页：没有 vmstat 采样时本规则不检查；"
-        "采样中有换页但看不出单位时（没有命令行的表格可能来自 vmstat -S M）同样不检查"
+        "/proc/vmstat 的 pswpin/pswpout 从开机起累计，看不出当前是否在换页：没有 vmstat 采样时本规则不检查。"
+        "采样看不出单位时（没有命令行的表格可能来自 vmstat -S M），"
+        "si 和 so 按 -S 能输出的最小单位（k，1000 字节）读取："
+        "即使按这个下限也达到阈值时触发，有换页但低于阈值时不检查"
     ),
     requires=("vmstat",),
     relevant=_swap_relevant,
@@ -94,38 +123,47 @@ def _moving(sample: VmstatSample) -> bool:
         "risu `swap-usage-high` and obdiag `swapon` (swap used, not its movement); sar -W pswpin/s pswpout/s "
         "and Craig Shallahamer's 'so should nearly always be zero' (Oracle Performance Firefighting)"
     ),
-    explanation=(
-        "{host} is swapping: si + so was >= {rate} KiB/s in {moving} of {intervals} vmstat intervals "
-        "(on average {mean:,.0f} KiB/s swapped in and out, {swpd:,} KiB in swap). Processes wait for disk "
-        "reads of their own memory; the host needs more memory than it has for what runs on it."
-    ),
-    explanation_zh=(
-        "{host} 正在换页：{intervals} 个 vmstat 采样间隔中有 {moving} "
-        "个 si + so >= {rate} KiB/s（平均每秒换入"
-        "换出 {mean:,.0f} KiB，swap 中有 {swpd:,} KiB）。进程要等磁盘读回自己的内存；主机上运行的负载需要的"
-        "内存超过了它拥有的内存。"
-    ),
+    explanations={
+        "": (
+            "{host} is swapping: si + so was >= {rate} KiB/s in {moving} of {intervals} vmstat intervals "
+            "(on average {mean:,.0f} KiB/s swapped in and out, {swpd:,.0f} KiB in swap){unit}. "
+            "Processes wait for disk reads of their own memory; the host needs more memory than it has for "
+            "what runs on it.",
+            "{host} 正在换页：{intervals} 个 vmstat 采样间隔中有 {moving} "
+            "个 si + so >= {rate} KiB/s（平均每秒换入"
+            "换出 {mean:,.0f} KiB，swap 中有 {swpd:,.0f} KiB）{unit}。"
+            "进程要等磁盘读回自己的内存；主机上运行的负载需要的内存超过了它拥有的内存。",
+        ),
+        "unit_not_shown": (
+            "; the table does not show its unit (no command line), so its figures are read in the smallest "
+            "unit vmstat -S prints (k, 1000 bytes): these rates are at least what moved",
+            "；表格没有显示单位（没有命令行），数字按 vmstat -S 能输出的最小单位（k，1000 字节）读取："
+            "实际换页速率至少是这些值",
+        ),
+    },
 )
 def swap_activity(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         vm = host.vmstat
-        if vm is None or len(vm.samples) < 2 or vm.swap_unit_kb is None:
+        if vm is None or len(vm.samples) < 2 or not swap_rate_known(host):
             continue
-        intervals = vm.interval_samples
-        moving = _sustained_swapping(intervals)
+        moving = _sustained_swapping(vm)
         if not moving:
             continue
-        yield _swapping_finding(host, vm, intervals, moving)
+        yield _swapping_finding(host, vm, vm.interval_samples, moving)
 
 
 def _swapping_finding(
     host: HostFacts, vm: Vmstat, intervals: list[VmstatSample], moving: list[VmstatSample]
 ) -> RuleFinding:
     """memory.swap_activity: the mean swap rate over ``intervals`` and the most
-    swap used, citing the busiest of the ``moving`` intervals."""
-    mean = sum(_swap_kb_s(s) for s in intervals) / len(intervals)
+    swap used, citing the busiest of the ``moving`` intervals (read as at least
+    so many KiB when the unit is not shown)."""
+    scale = _kib_per_figure(vm)
+    known = vm.swap_unit_kb is not None
+    mean = sum(_swap_kb_s(s) for s in intervals) * scale / len(intervals)
     peak = max(moving, key=_swap_kb_s)
-    swpd = max((s.swpd_kb or 0) for s in intervals)
+    swpd = max((s.swpd_kb or 0) for s in intervals) * scale
     return finding(
         "memory.swap_activity",
         host,
@@ -135,20 +173,22 @@ def _swapping_finding(
             "intervals": len(intervals),
             "mean": mean,
             "swpd": swpd,
+            "unit": "" if known else Phrase("unit_not_shown"),
         },
         evidence=[
-            evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
-            evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
+            evidence(host, "vmstat.si", _figure(peak.si, scale, known), vm, line=peak.line),
+            evidence(host, "vmstat.so", _figure(peak.so, scale, known), vm, line=peak.line),
         ],
         past=mean / SWAP_RATE_KB_S,
     )
 
 
-def _sustained_swapping(intervals: list[VmstatSample]) -> list[VmstatSample]:
-    """The intervals that move pages to or from swap, when they are at least
-    SWAP_SUSTAINED_SHARE of ``intervals``; else none."""
-    moving = [s for s in intervals if _moving(s)]
-    return moving if len(moving) >= SWAP_SUSTAINED_SHARE * len(intervals) else []
+def _figure(value: int | None, scale: float, known: bool) -> int | str | None:
+    """A si/so figure as evidence: KiB/s, or as printed with its lower bound
+    when the unit is not shown."""
+    if known or value is None:
+        return value
+    return f"{value} (unit not shown: at least {value * scale:,.0f} KiB/s)"
 
 
 # memory.page_tables_large: "a few hundred MB: huge pages are not your problem;

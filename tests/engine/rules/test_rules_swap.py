@@ -4,6 +4,9 @@ tests/fixtures/published/README.md) and on this machine."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 from collectors.archive import load
@@ -101,16 +104,58 @@ def test_swap_activity_quiet_on_a_table_without_its_unit_when_nothing_moves(anal
     assert "memory.swap_activity" not in result.rule_ids
 
 
-def test_swap_activity_not_checked_when_moving_pages_have_no_unit(tmp_path):
+def test_swap_activity_fires_when_pages_move_in_any_unit_the_table_could_have(tmp_path):
     """The LKML 2.4.20aa1 samples read as if their unit were unknown (a table
-    pasted without its command could be `vmstat -S M`, MB/s): the rule does
-    not decide on them and asks for vmstat with its command line."""
+    pasted without its command could be `vmstat -S M`, MB/s): even in the
+    smallest unit -S prints (k, 1000 bytes) they move >= 100 KiB/s, so the rule
+    decides, and says it read the figures as a lower bound."""
     upload = load([str(MEMORY / "lkml-2003-sap-2.4.20aa1-vmstat.txt")])
     (host,) = upload.hosts
     assert host.vmstat.swap_unit_kb == 1.0  # procps 2.0: KiB
     host.vmstat.swap_unit_kb = None
     result = analyze(SnapshotFacts(hosts=[host]))
+    assert "memory.swap_activity" in result.checked
+    (f,) = _fired(result, "memory.swap_activity")
+    assert f.values["mean"] == pytest.approx((1170 + 1153 + 2676 + 0) / 4 * 1000 / 1024)
+    assert "does not show its unit" in f.explanation
+    assert "没有显示单位" in f.explanation_zh
+    assert all("unit not shown: at least" in str(e.value) for e in f.evidence)
+
+
+def test_swap_activity_not_checked_when_pages_move_below_the_threshold_in_the_smallest_unit(analyze_texts):
+    """The Server Fault table (521 MB in swap, one 4 KiB/s swap-in) without its
+    `vmstat 1` line: pages move, but too few to decide in every unit the table
+    could have (4 MB/s with -S M): not checked, vmstat with its command asked."""
+    table = "\n".join(_text("serverfault-swap-used-40gb-free-vmstat.txt").splitlines()[1:])
+    result = analyze_texts(table)
     assert "memory.swap_activity" not in result.checked
     assert "memory.swap_activity" not in result.rule_ids
     (missing,) = [n for n in result.not_checked if n.rule == "memory.swap_activity"]
     assert "vmstat 5 6" in missing.commands
+
+
+def test_swap_activity_fires_on_round_o_two_row_table_without_its_command(analyze_texts):
+    """Round O 1901: a vmstat table of two rows, no command line (si 185 so 263,
+    then si 192 so 187): 379 printed, >= 370 KiB/s in any unit."""
+    text = (FIXTURES / "published" / "roundo" / "ramonli-vmstat-two-rows-no-command.txt").read_text(
+        encoding="utf-8"
+    )
+    result = analyze_texts(text)
+    (f,) = _fired(result, "memory.swap_activity")
+    assert (f.values["moving"], f.values["intervals"]) == (1, 1)
+    assert "does not show its unit" in f.explanation
+
+
+def test_swap_activity_quiet_on_this_machines_vmstat_without_its_command(analyze_texts):
+    """This machine's `vmstat 1 3`, pasted without its command line: nothing
+    moves (or, if it does, the rule decides in the smallest unit or is not
+    checked; it never reads the figures as KiB/s without saying so)."""
+    if shutil.which("vmstat") is None:
+        pytest.skip("no vmstat on this machine")
+    out = subprocess.run(["vmstat", "1", "3"], capture_output=True, text=True, check=True).stdout
+    result = analyze_texts(out)
+    if "memory.swap_activity" in result.rule_ids:
+        (f,) = _fired(result, "memory.swap_activity")
+        assert "does not show its unit" in f.explanation
+    elif "memory.swap_activity" not in result.checked:
+        assert any(n.rule == "memory.swap_activity" for n in result.not_checked)

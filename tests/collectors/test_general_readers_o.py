@@ -1,0 +1,136 @@
+"""Readers of the fix made after issue 26's blind round O, each on the round O
+text that needed it and on a text of the same kind from another source (sources
+in tests/fixtures/published/README.md, ``roundo/``): cpufrequtils' cpufreq-info,
+iostat flattened onto its command's line (or glued to it), a line holding several
+prompts of one session, and cpufreq-info flattened behind them."""
+
+from __future__ import annotations
+
+from collectors.archive import load
+from collectors.facts import SnapshotFacts
+from collectors.normalise import normalise
+from collectors.unflatten import unflattened
+from engine.run import analyze
+from tests.conftest import FIXTURES
+
+ROUND_O = FIXTURES / "published" / "roundo"
+
+
+def _host(name: str, text: str | None = None):
+    if text is not None:
+        return load(text.encode(), split=False).host
+    return load(ROUND_O / name, split=False).host
+
+
+def _rules(host) -> dict[str, str]:
+    return {f.rule: f.severity for f in analyze(SnapshotFacts(hosts=[host])).findings}
+
+
+def test_cpufreq_info_output_is_read_with_its_banner_and_policy_sentences():
+    """HP's RHEL 6 manual (round O 1908): ``# cpufreq-info -c 0``, cpufrequtils'
+    banner and address line, the policy's sentences, the frequency steps wrapped
+    onto a second line; the governor "ondemand" reaches the facts."""
+    host = _host("hp-proliant-rhel6-cpufreq-info-c0-ondemand.txt")
+    assert host.cpu_power.governors == {"cpu0": "ondemand"}
+    assert host.cpu_power.driver == "acpi-cpufreq"
+    assert host.reading.unrecognised_lines == 0
+    assert "cpu.governor_not_performance" in _rules(host)
+
+
+def test_cpufreq_info_with_performance_governor_is_read_and_quiet():
+    """Server Fault 704456 (round O 1912): the indented form with the current
+    frequency "(asserted by call to hardware)" and the cpufreq stats line."""
+    host = _host("serverfault-704456-cpufreq-info-performance.txt")
+    assert host.cpu_power.governors == {"cpu0": "performance"}
+    assert host.reading.unrecognised_lines == 0
+    assert "cpu.governor_not_performance" not in _rules(host)
+
+
+def test_cpufreq_info_of_another_source_is_read_with_and_without_its_command():
+    """Akraino's notes (round G 1101, another source), out of their fence: a
+    ``root@host:...# cpufreq-info`` of an intel_pstate host; without the prompt
+    line the output is found by cpufrequtils' banner."""
+    text = (ROUND_O / "akraino-cpufreq-info-powersave-unfenced.txt").read_text(encoding="utf-8")
+    for pasted in (text, text.split("\n", 1)[1]):
+        host = _host("", pasted)
+        assert host.cpu_power.governors == {"cpu0": "powersave", "cpu1": "powersave"}
+        assert host.reading.unrecognised_lines == 0
+        assert "cpu.governor_not_performance" in _rules(host)
+
+
+def test_a_line_holding_several_prompts_of_one_session_is_cut_before_each():
+    """e-com-net (round N 1807): ``[[email protected] ~]#lsmod | egrep kvm ...
+    [[email protected] ~]#ls /dev/kvm /dev/kvm`` is two commands."""
+    text = (ROUND_O / "ecomnet-lsmod-ls-two-prompts-zh.txt").read_text(encoding="utf-8")
+    cut = normalise(text)  # the hidden address is read as user@host first
+    assert cut.lines[:2] == [
+        "[user@host ~]#lsmod | egrep kvm kvm_intel 162153 0 kvm 525259 1 kvm_intel",
+        "[user@host ~]#ls /dev/kvm /dev/kvm",
+    ]
+    assert cut.first[:2] == [0, 0]  # both pieces keep the original line's number
+    host = _host("ecomnet-lsmod-ls-two-prompts-zh.txt")
+    assert host.reading.unrecognised_lines == 0
+
+
+def test_a_bare_hash_before_another_word_is_not_a_second_prompt():
+    """A shell comment after a command is not the session's next prompt: a bare
+    ``#`` is cut only before the same program again."""
+    assert unflattened("# cat /etc/sysctl.conf # vm.swappiness is set here by the installer") is None
+
+
+def test_cpufreq_info_flattened_behind_several_bare_prompts_is_read():
+    """kazuhooku (round O 1911): four ``# sudo cpufreq-info`` commands and the
+    whole output of the last on one line: CPU 0 "performance", CPU 1 "powersave"."""
+    host = _host("kazuhooku-cpufreq-info-flattened-ja.txt")
+    assert host.cpu_power.governors == {"cpu0": "performance", "cpu1": "powersave"}
+    assert "cpu.governor_not_performance" in _rules(host)
+
+
+def test_iostat_flattened_onto_its_prompt_line_is_read_by_the_headers_width():
+    """CSDN (round O 1900): ``[root@server]#iostat -x 1 Linux 2.6.33 ... avg-cpu:
+    ... Device: rrqm/s ... %util sda 6.00 ... sdb ...`` on one line."""
+    host = _host("csdn-iostat-x-1-flattened-zh.txt")
+    devices = {d.device: (d.await_ms, d.util_pct) for d in host.disks.devices}
+    assert devices == {"sda": (10.57, 84.40), "sdb": (1.58, 18.80)}
+    assert "disk.latency_high" in _rules(host)
+
+
+def test_iostat_glued_to_its_command_without_a_blank_is_read():
+    """dtcms (round O 1913): ``# iostatLinux 4.18.0 ... (16 CPU)avg-cpu: ...
+    %idle2.22 ... 94.08Device tps ...`` with the device rows on their lines."""
+    host = _host("dtcms-iostat-glued-to-command-rhel8-zh.txt")
+    assert host.reading.unrecognised_lines == 0
+    assert host.reading.read_lines == 9  # the sentence above is prose
+
+
+def test_an_iostat_device_table_flattened_before_a_markdown_table_is_cut_at_its_rows():
+    """mynw (round M 1702, another source): ``Device r/s ... %util nvme0n1 50.0 ...
+    95.00| 指标 | ...``: the row ends where the next table's first cell is glued."""
+    host = _host("mynw-iostat-x-1-flattened-table-zh.txt")
+    (disk,) = host.disks.devices
+    assert (disk.device, disk.util_pct) == ("nvme0n1", 95.0)
+
+
+def test_a_compose_log_wrapped_at_the_terminal_width_is_joined_back():
+    """forkdelta 111 (round O 1920): ``redis_1 | ... The TCP backlog sett``, 16
+    blanks, ``ing of 511 ...``: the rows of 80 columns are joined, so Redis's
+    somaxconn and overcommit warnings are read."""
+    text = (ROUND_O / "forkdelta-111-compose-redis-log-wrapped-80-cols.txt").read_text(encoding="utf-8")
+    lines = normalise(text).lines
+    assert lines[3] == (
+        "1:M 11 Sep 06:15:27.018 # WARNING: The TCP backlog setting of 511 cannot be enforced because "
+        "/proc/sys/net/core/somaxconn is set to the lower value of 128."
+    )
+    host = _host("forkdelta-111-compose-redis-log-wrapped-80-cols.txt")
+    (service,) = host.services
+    assert ("somaxconn", "128") in [(w.code, w.value) for w in service.warnings]
+    assert "net.somaxconn_low" in _rules(host)
+
+
+def test_a_compose_log_that_is_not_wrapped_keeps_its_blanks():
+    """redisclustercompose 3 (round O 1919, another source): a compose log of
+    Redis containers with whole lines; nothing is taken out of them."""
+    text = (ROUND_O / "redisclustercompose-3-compose-redis-log-unwrapped.txt").read_text(encoding="utf-8")
+    out = normalise(text)
+    assert "padding of lines wrapped at the terminal's width removed" not in out.notes
+    assert [line.split("| ", 1)[1] for line in text.splitlines()] == out.lines[: len(text.splitlines())]
