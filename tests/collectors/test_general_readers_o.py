@@ -2,18 +2,25 @@
 text that needed it and on a text of the same kind from another source (sources
 in tests/fixtures/published/README.md, ``roundo/``): cpufrequtils' cpufreq-info,
 iostat flattened onto its command's line (or glued to it), a line holding several
-prompts of one session, and cpufreq-info flattened behind them."""
+prompts of one session, and cpufreq-info flattened behind them. Then the classifiers
+of text that is not output Casebook uses (fix-o2): the post's own text (configuration,
+source code, page chrome) or the output of a tool Casebook does not read."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from collectors.archive import load
 from collectors.facts import SnapshotFacts
 from collectors.normalise import normalise
+from collectors.transcript import read_transcript
 from collectors.unflatten import unflattened
+from collectors.unused import unused_output
 from engine.run import analyze
 from tests.conftest import FIXTURES
 
 ROUND_O = FIXTURES / "published" / "roundo"
+BLIND = Path(__file__).resolve().parents[1] / "evaluation_blind"
 
 
 def _host(name: str, text: str | None = None):
@@ -134,3 +141,88 @@ def test_a_compose_log_that_is_not_wrapped_keeps_its_blanks():
     out = normalise(text)
     assert "padding of lines wrapped at the terminal's width removed" not in out.notes
     assert [line.split("| ", 1)[1] for line in text.splitlines()] == out.lines[: len(text.splitlines())]
+
+
+def _blind(name: str) -> Path:
+    (path,) = [p for p in BLIND.glob(f"round-*/{name}*/*.txt")]
+    return path
+
+
+def _unused(path: Path) -> list[str]:
+    return [u.what for u in load(path, split=False).host.reading.unused]
+
+
+def _unrecognised(path: Path) -> int:
+    return load(path, split=False).host.reading.unrecognised_lines
+
+
+def test_freebsd_listen_queues_are_netstat_output_not_used():
+    """nbari (round O 1904): ``netstat -Lan`` with its table apart from the command, and a
+    socket's rows after a line of the author's; transmission issue 1388: the table alone."""
+    assert _unused(_blind("1904-")).count("netstat") == 3
+    assert _unused(ROUND_O / "transmission-1388-freebsd-netstat-l-listen-queue.txt") == ["netstat"]
+    assert _unrecognised(ROUND_O / "transmission-1388-freebsd-netstat-l-listen-queue.txt") == 0
+
+
+def test_an_nvidia_smi_topology_matrix_is_output_not_used():
+    """johng (round O 1906) and kubernetes issue 53497: ``nvidia-smi topo -m`` without its command."""
+    assert "nvidia-smi" in _unused(_blind("1906-"))
+    table = (ROUND_O / "k8s-53497-nvidia-smi-topo-m.txt").read_text()
+    assert unused_output(table) == "nvidia-smi"
+
+
+def test_collectl_reports_and_commands_are_not_used():
+    """rook issue 3132 (round O 1929): ``collectl -sD`` quoted in a comment, then its disk
+    report; collectl issue 4: the header of its CPU and disk summary."""
+    assert _unrecognised(_blind("1929-")) == 0
+    assert "collectl" in _unused(_blind("1929-"))
+    assert unused_output((ROUND_O / "collectl-4-header-cpu-disks.txt").read_text()) == "collectl"
+
+
+def test_juju_status_tables_and_rows_are_not_used():
+    """mongodb-operator issue 518 (round O 1924): applications' rows without their header;
+    juju pull request 12643: the model, application, unit and machine tables."""
+    assert "juju" in _unused(_blind("1924-"))
+    assert unused_output((ROUND_O / "juju-12643-status-tables.txt").read_text()) == "juju"
+
+
+def test_an_interactive_cli_session_is_not_used():
+    """atlas-cli pull request 2272 (round O 1923): ``./bin/atlas deployments setup`` and the
+    questions it asked, answered."""
+    assert "interactive CLI" in _unused(_blind("1923-"))
+    assert unused_output("? What would you like to deploy? local\n") == "interactive CLI"
+    assert unused_output("? Is this ok\n") is None
+
+
+def test_sysbench_progress_lines_are_not_used():
+    """tidb issue 10219 (round N 1833) and sysbench-tpcc issue 48: ``[ 93s ] thds: 56 tps: ...``."""
+    assert "sysbench" in _unused(_blind("1833-"))
+    assert _unused(ROUND_O / "sysbench-tpcc-48-progress-lines.txt") == ["sysbench"]
+
+
+def test_tidb_servers_version_blocks_are_not_used():
+    """tidb issue 10219 (round N 1833), tidb issue 13942 quoting it (round L 1626) and
+    pd issue 2023: ``Release Version: v2.1.8`` / ``Git Commit Hash: ...``."""
+    assert "TiDB version" in _unused(_blind("1833-"))
+    assert "TiDB version" in _unused(_blind("1626-"))
+    assert unused_output((ROUND_O / "pd-2023-pd-server-version.txt").read_text()) == "TiDB version"
+
+
+def test_a_process_list_without_psr_and_without_its_command_is_not_used():
+    """tidb-style ``ps auxw`` rows under a heading (round N 1834): the ps reader takes a
+    prompted list; without one, and without a PSR column, it is a ps listing not used."""
+    assert "ps" in _unused(_blind("1834-"))
+    rows = (
+        "UID        PID  PPID  C STIME TTY          TIME CMD\nroot  1  0  0 Jul17 ?   00:00:09 /sbin/init\n"
+    )
+    split = read_transcript(rows)
+    assert [what for *_, what in split.unused] == ["ps"]
+
+
+def test_an_sql_plus_banner_whose_version_a_page_dropped_is_not_used():
+    """closson (round O 1916): ``SQL*Plus: Release - Production on Tue Jul 8 11:25:14 2008``;
+    the banner with its version (round I's Exadata post) stays one."""
+    assert "sqlplus" in _unused(_blind("1916-"))
+    exadata = FIXTURES / "published" / "roundi" / "exadata-11-sqlplus-banner-show-parameter.txt"
+    banner = next(line for line in exadata.read_text().splitlines() if line.startswith("SQL*Plus"))
+    assert unused_output(banner) == "sqlplus"
