@@ -3018,7 +3018,11 @@ class _Splitter:
     def post_text(self, a: int, b: int, fenced: bool) -> bool:
         """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
         or its own text (:meth:`plain_text`); marked as prose."""
-        if not (self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced)):
+        if not (
+            self.quoted_text(a, b, fenced=fenced)
+            or self.plain_text(a, b, fenced)
+            or self.code_paragraph(a, b)
+        ):
             return False
         self.mark(a, b, PROSE)
         return True
@@ -3189,6 +3193,27 @@ class _Splitter:
         if not fenced and _post_markup(lines, above):
             return True
         return code_fragment(lines, above) or self.quoted_diff(a, b) or (not fenced and self.table_rows(a, b))
+
+    def code_paragraph(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a piece of source code or configuration
+        that its own comments or lines read as words cut apart (``server {``,
+        ``listen 80 backlog=4096;``, then ``# The rest of server configuration``,
+        then ``}``): :func:`code_fragment` holds on them with the lines around
+        them that nothing read, up to a blank line or :data:`CODE_WINDOW_LINES`."""
+        lo, hi = a, b
+        while lo > 0 and a - lo < CODE_WINDOW_LINES and self.code_neighbour(lo - 1):
+            lo -= 1
+        while hi < len(self.lines) and hi - b < CODE_WINDOW_LINES and self.code_neighbour(hi):
+            hi += 1
+        if (lo, hi) == (a, b):
+            return False
+        lines = [self.lines[i] for i in range(lo, hi) if not self.blank(i)]
+        return code_fragment(lines, self.lines[lo - 1] if lo > 0 else "")
+
+    def code_neighbour(self, i: int) -> bool:
+        """A line next to a piece of code that may belong to it: not blank, and
+        not read as an output, a prompt or an output not used."""
+        return not self.blank(i) and self.role[i] not in (READ, PROMPT, UNUSED)
 
     def table_rows(self, a: int, b: int) -> bool:
         """Whether lines ``a..b`` are rows of a Markdown table whose rule row
@@ -3583,6 +3608,7 @@ _DIFF_START = re.compile(
     r"|diff --git [^\n]{1,600}|(?:---|\+\+\+) [ab]/[^\n]{1,600}"
 )
 DIFF_MAX_LINES = 400
+CODE_WINDOW_LINES = 30  # lines looked at around a piece of code for the rest of it
 
 
 def diff_line(line: str) -> bool:
@@ -3670,8 +3696,11 @@ _C_LIKE = (
     re.compile(r"^\s*\{|\{\s*$"),
     re.compile(r"\}\s*;?\s*$"),
     re.compile(
-        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b"
+        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function"
+        r"|const|let|var|await|async|require)\b"
         r"|^\s*[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]"
+        # a directive ended by a semicolon (nginx's "listen 80 backlog=4096;", a C call)
+        r"|^\s*[a-z_][\w.-]{0,60}[ \t(][^;{}\n]{0,300};\s*$"
     ),
 )
 
@@ -3731,6 +3760,23 @@ def _yaml_block_under(key: str, row: str) -> bool:
     return under > indent or (under == indent and row.lstrip().startswith("- "))
 
 
+# Python: an import or an interpreter's prompt opens it; statements of its own (or the
+# traceback the interpreter printed) follow
+_PYTHON_START = re.compile(r"[ \t]*(?:import[ \t]+[\w.]|from[ \t]+[\w.]+[ \t]+import[ \t]|>>>[ \t])")
+_PYTHON_LINE = re.compile(
+    r"[ \t]*(?:import[ \t]+[\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*$"
+    r"|from[ \t]+[\w.]+[ \t]+import[ \t]|>>>[ \t]|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:]"
+    r"|(?:for|while|with|if|elif|try|except)\b[^\n]{0,300}:[ \t]*$"
+    r"|Traceback \(most recent call last\):|File \"[^\"\n]{1,300}\", line \d)"
+)
+
+
+def _python(rows: list[str]) -> bool:
+    """Python: a module's imports or an interpreter session (``>>> from x import y``,
+    a traceback), two of its statements at least."""
+    return _PYTHON_START.match(rows[0]) is not None and sum(1 for r in rows if _PYTHON_LINE.match(r)) >= 2
+
+
 _ELISION = re.compile(r"\.{3,}|…+")
 # an expression assigned to a name: an operator between two terms ("mem_free = a / b")
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
@@ -3761,13 +3807,24 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     (False, False)
     >>> code_fragment(["##20gb physical memory", "##16gb to database", "##4 gb to OS"])
     True
+
+    JavaScript, an nginx block, a Python module or interpreter session:
+
+    >>> code_fragment(["const { exit } = require('process');", "(", "  async () => {", "}", ")();"])
+    True
+    >>> code_fragment(["server {", "    listen 80 backlog=4096;", "}"])
+    True
+    >>> code_fragment(["import random", "import redis", "r = redis.StrictRedis()"])
+    True
+    >>> code_fragment([">>> from virttest.libvirt_xml import capability_xml", ">>> cells[0].pages"])
+    True
     """
     rows = _statement_rows(lines)
     if not rows:
         return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
         return True
-    return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
+    return _c_like(rows) or _python(rows) or _dockerfile(rows) or _yaml(rows, above)
 
 
 def _statement_rows(lines: list[str]) -> list[str]:

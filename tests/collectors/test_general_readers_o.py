@@ -226,3 +226,27 @@ def test_an_sql_plus_banner_whose_version_a_page_dropped_is_not_used():
     exadata = FIXTURES / "published" / "roundi" / "exadata-11-sqlplus-banner-show-parameter.txt"
     banner = next(line for line in exadata.read_text().splitlines() if line.startswith("SQL*Plus"))
     assert unused_output(banner) == "sqlplus"
+
+
+def test_javascript_a_post_quotes_is_its_text():
+    """yzsam (round O 1903): a Node.js script, lines of it read as words between its
+    pieces; practical.dev: a Redis client's example, unindented, then what it printed."""
+    split = read_transcript(_blind("1903-").read_text())
+    text = _blind("1903-").read_text().splitlines()
+    assert not [
+        u for u in split.unrecognised if "require(" in text[u[0] - 1] or "process.exit" in text[u[0] - 1]
+    ]
+    assert _unrecognised(ROUND_O / "practicaldev-redis-node-client-javascript.txt") == 0
+
+
+def test_an_nginx_block_its_comment_cuts_apart_is_configuration():
+    """nbari (round O 1904): ``server {`` / ``listen 80 backlog=4096;`` / a comment / ``}``."""
+    split = read_transcript(_blind("1904-").read_text())
+    assert not [u for u in split.unrecognised if u[0] >= 46]
+
+
+def test_python_modules_and_interpreter_sessions_are_code():
+    """A redis script's imports (round N 1806) and an interpreter session with its
+    traceback (avocado-vt pull request 3753, round N 1832)."""
+    assert _unrecognised(_blind("1806-")) == 0
+    assert _unrecognised(_blind("1832-")) == 0
