@@ -2998,6 +2998,7 @@ class _Splitter:
             or self.bare_commands(a, b)
             or self.notes(a, b)
             or self.gutter(a, b)
+            or self.code_piece(a, b)
         )
         if not read:
             self.unrecognised(a, b, fenced, host)
@@ -3018,11 +3019,15 @@ class _Splitter:
     def post_text(self, a: int, b: int, fenced: bool) -> bool:
         """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
         or its own text (:meth:`plain_text`); marked as prose."""
-        if not (
-            self.quoted_text(a, b, fenced=fenced)
-            or self.plain_text(a, b, fenced)
-            or self.code_paragraph(a, b)
-        ):
+        if not (self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced)):
+            return False
+        self.mark(a, b, PROSE)
+        return True
+
+    def code_piece(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a piece of code or configuration that its own
+        comments cut apart (:meth:`code_paragraph`); marked as prose."""
+        if not self.code_paragraph(a, b):
             return False
         self.mark(a, b, PROSE)
         return True
@@ -3777,6 +3782,50 @@ def _python(rows: list[str]) -> bool:
     return _PYTHON_START.match(rows[0]) is not None and sum(1 for r in rows if _PYTHON_LINE.match(r)) >= 2
 
 
+# a configuration file of directives, one a line: a lower-case keyword and its arguments
+# (redis.conf's "maxmemory 512mb", grub.conf's "root (hd0,0)"), no column gap, no colon
+_DIRECTIVE = re.compile(
+    r"[ \t]*[a-z][a-z0-9]{0,40}(?:[-_][a-z0-9]{1,40}){0,6}[ \t]+(?P<value>[^\s:=#][^\t:]{0,600})"
+)
+# an argument only a configuration holds: a switch, a size with its unit, an address, a
+# path, a quoted string, a parenthesis (grub's "(hd0,0)")
+_SETTING_VALUE = re.compile(
+    r"(?i:yes|no|on|off|true|false)[ \t]*$|\d{1,6}(?:\.\d{1,3})?(?i:[kmgt]i?b?)[ \t]*$"
+    r"|\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|[/\"'(]"
+)
+# a shell variable an /etc/default or /etc/sysconfig file sets ("GRUB_CMDLINE_LINUX=\"...\"",
+# "CONFIG_HUGETLBFS=y"), maybe under a label in parentheses ("(변경 후) GRUB_CMDLINE_LINUX=...")
+_SHELL_SETTING = re.compile(
+    r"[ \t]*(?:\([^()\n]{1,20}\)[ \t]*)?(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,63}="
+    r"(?:\"[^\"\n]{0,2000}\"|'[^'\n]{0,2000}'|[^\s\"']{0,600})[ \t]*"
+)
+# the units a configuration file's comments list ("1k => 1000 bytes", "1gb => 1024*1024*1024 bytes")
+_UNIT_LEGEND = re.compile(
+    r"[ \t]*\d{1,4}[ \t]?[kKmMgGtT][iI]?[bB]?[ \t]*(?:=>|->|=)[ \t]*[\d*x ,.]{1,40}[ \t]*bytes[ \t]*"
+)
+
+
+def _directives(rows: list[str], commented: bool) -> bool:
+    """A configuration file of directives: each row a keyword and its arguments, and
+    either comments among them (``timeout 0`` under ``# Close the connection after
+    ...``) or two rows at least with a value only configuration holds (a path, a
+    size, a switch); never rows of figures only (``/proc/vmstat``'s ``pswpin 0``)
+    nor a mounted file system (``proc on /proc type proc (rw)``)."""
+    matches = [_DIRECTIVE.fullmatch(r) for r in rows]
+    if not rows or not all(matches) or any(_GAP.search(r.strip()) or " on /" in r for r in rows):
+        return False
+    if commented:
+        return True
+    return len(rows) >= 2 and sum(1 for m in matches if m and _SETTING_VALUE.match(m["value"])) * 2 >= len(
+        rows
+    )
+
+
+def _settings(rows: list[str]) -> bool:
+    """Shell variables of a configuration file, or the units its comments list."""
+    return all(_SHELL_SETTING.fullmatch(r) for r in rows) or all(_UNIT_LEGEND.fullmatch(r) for r in rows)
+
+
 _ELISION = re.compile(r"\.{3,}|…+")
 # an expression assigned to a name: an operator between two terms ("mem_free = a / b")
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
@@ -3818,13 +3867,29 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     True
     >>> code_fragment([">>> from virttest.libvirt_xml import capability_xml", ">>> cells[0].pages"])
     True
+
+    A file of directives (redis.conf, grub.conf), shell variables, the units listed in
+    a configuration's comments; never rows of figures only:
+
+    >>> code_fragment(["bind 0.0.0.0", "port 6379", "maxmemory 512mb", 'dir "/home/dy1/data"'])
+    True
+    >>> code_fragment(["root (hd0,0)", "kernel /vmlinuz-2.6.18 ro root=/dev/VolGroup00/LogVol00"])
+    True
+    >>> code_fragment(['GRUB_CMDLINE_LINUX="isolcpus=2-4"']), code_fragment(["1k => 1000 bytes"])
+    (True, True)
+    >>> code_fragment(["pswpin 0", "pswpout 12"]), code_fragment(["proc on /proc type proc (rw)", "a on /b"])
+    (False, False)
+    >>> code_fragment(["timeout 0", "#一个客户端空闲多少秒后关闭连接。(0代表禁用,永不关闭)"])
+    True
     """
     rows = _statement_rows(lines)
     if not rows:
         return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
         return True
-    return _c_like(rows) or _python(rows) or _dockerfile(rows) or _yaml(rows, above)
+    if _c_like(rows) or _python(rows) or _dockerfile(rows) or _yaml(rows, above):
+        return True
+    return _directives(rows, len(rows) < len(lines)) or _settings(rows)
 
 
 def _statement_rows(lines: list[str]) -> list[str]:

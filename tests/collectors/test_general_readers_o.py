@@ -144,7 +144,7 @@ def test_a_compose_log_that_is_not_wrapped_keeps_its_blanks():
 
 
 def _blind(name: str) -> Path:
-    (path,) = [p for p in BLIND.glob(f"round-*/{name}*/*.txt")]
+    (path,) = [p for p in BLIND.glob(f"round-*/{name}*/*") if p.name not in ("SOURCE.md", "expected.json")]
     return path
 
 
@@ -250,3 +250,36 @@ def test_python_modules_and_interpreter_sessions_are_code():
     traceback (avocado-vt pull request 3753, round N 1832)."""
     assert _unrecognised(_blind("1806-")) == 0
     assert _unrecognised(_blind("1832-")) == 0
+
+
+def test_a_redis_conf_a_post_quotes_is_configuration():
+    """yzsam (round O 1903): ``bind 0.0.0.0`` ... ``logfile "..."``; cnblogs q 135575 (round O
+    1914): ``include /path/to/local.conf``, ``loadmodule ...`` and the units its comments list
+    (``1k => 1000 bytes``), their ``#`` lost; 553668.com: each directive over its comment."""
+    text = _blind("1903-").read_text().splitlines()
+    split = read_transcript("\n".join(text))
+    assert not [u for u in split.unrecognised if text[u[0] - 1].startswith("bind ")]
+    thread = _blind("1914-").read_text().splitlines()
+    split = read_transcript("\n".join(thread))
+    assert not [u for u in split.unrecognised if u[0] >= 11]
+    assert _unrecognised(ROUND_O / "553668-redis-conf-directives-zh.txt") == 0
+
+
+def test_a_grub_conf_stanza_is_configuration():
+    """cuhk sfluk (round O 1910) and theko board (round N 1802): ``title ...``, ``root
+    (hd0,0)``, ``kernel /vmlinuz-... elevator=noop``, ``initrd ...`` of /boot/grub/grub.conf."""
+    for name, first in (("1910-", 12), ("1802-", 10)):
+        split = read_transcript(_blind(name).read_text())
+        assert not [u for u in split.unrecognised if first <= u[0] <= first + 2]
+
+
+def test_shell_variables_of_a_configuration_file_are_configuration():
+    """GRUB_CMDLINE_LINUX lines of /etc/default/grub, under a Korean label (round N 1814)
+    and indented in a how-to (round A 206), and a kernel's CONFIG_ options (round A 211)."""
+    assert _unrecognised(_blind("1814-")) == 0
+    text = _blind("206-").read_text().splitlines()
+    split = read_transcript("\n".join(text))
+    assert not [u for u in split.unrecognised if "GRUB_CMDLINE" in text[u[0] - 1]]
+    text = _blind("211-").read_text().splitlines()
+    split = read_transcript("\n".join(text))
+    assert not [u for u in split.unrecognised if text[u[0] - 1].startswith("CONFIG_")]
