@@ -275,11 +275,51 @@ def test_a_grub_conf_stanza_is_configuration():
 
 def test_shell_variables_of_a_configuration_file_are_configuration():
     """GRUB_CMDLINE_LINUX lines of /etc/default/grub, under a Korean label (round N 1814)
-    and indented in a how-to (round A 206), and a kernel's CONFIG_ options (round A 211)."""
+    and indented in a how-to (round A 206). A kernel's CONFIG_ options a prompt's grep
+    printed (round A 211) stay that command's output, which no parser read."""
     assert _unrecognised(_blind("1814-")) == 0
     text = _blind("206-").read_text().splitlines()
     split = read_transcript("\n".join(text))
     assert not [u for u in split.unrecognised if "GRUB_CMDLINE" in text[u[0] - 1]]
     text = _blind("211-").read_text().splitlines()
     split = read_transcript("\n".join(text))
-    assert not [u for u in split.unrecognised if text[u[0] - 1].startswith("CONFIG_")]
+    assert [u for u in split.unrecognised if text[u[0] - 1].startswith("CONFIG_")]
+
+
+def _unread_lines(name: str) -> list[str]:
+    path = _blind(name)
+    text = path.read_text().splitlines()
+    return [text[a - 1].strip() for a, *_ in read_transcript("\n".join(text)).unrecognised]
+
+
+def test_an_issue_templates_answers_are_the_posts_text():
+    """cnblogs q 135575 (round O 1914): ``win10`` under ``环境``, ``6.0.6`` under
+    ``Redis版本``; interactiontimeline pull request 112 (round O 1922): ``- macOS 10.14.6
+    (18G87)``; mongodb-operator issue 518 (round O 1924): ``Juju 3.5.4`` under ``## Versions``;
+    MISP issue 9459 (round F 1002): ``2.4.182`` under ``### MISP version``."""
+    assert not {"win10", "21H1", "CentOS 8", "6.0.6"} & set(_unread_lines("1914-"))
+    assert "- macOS 10.14.6 (18G87)" not in _unread_lines("1922-")
+    assert "Juju 3.5.4" not in _unread_lines("1924-")
+    assert not {"2.4.182", "8.8", "7.4.33"} & set(_unread_lines("1002-"))
+
+
+def test_a_pages_metadata_and_footer_are_its_chrome():
+    """galeracluster (round O 1905): ``Length: 221 words; Published: ...``; yzsam (round O
+    1903): ``2022-03-22 20:14:00 半生瓜丶``; franckpachot (round N 1813): ``6 min readMay 12,
+    2019``; w3cub (round O 1915): ``© 2019 MariaDB``; the CentOS deployment guide (round N
+    1812): Red Hat's notice."""
+    assert _unread_lines("1905-") == []
+    assert not [line for line in _unread_lines("1903-") if line.startswith("2022-03-22")]
+    assert "6 min readMay 12, 2019" not in _unread_lines("1813-")
+    assert _unread_lines("1915-") == []
+    assert not [line for line in _unread_lines("1812-") if line.startswith("Note: This documentation")]
+
+
+def test_a_diagrams_frame_a_lone_mark_a_definition_and_a_label_are_the_posts_text():
+    """johng (round O 1906): ``┌────┐`` and ``↑ ↑ ↑`` around a diagram's words; w3cub (round O
+    1915): ``).``; codewithyury (round O 1909): ``: Total installed memory.``; atop issue 137
+    (round O 1928): ``10sec average:``; tp-qemu (round A 215): ``Power8:``."""
+    assert _unread_lines("1906-") == []
+    assert not [line for line in _unread_lines("1909-") if line.startswith(": ")]
+    assert _unread_lines("1928-") == []
+    assert not {"Power8:", "Power9:"} & set(_unread_lines("215-"))
