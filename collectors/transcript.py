@@ -1328,18 +1328,17 @@ _VERSIONED_NAME = re.compile(
     r"(?:[-*+•][ \t]+)?[A-Za-z][\w+-]{0,30}(?:[ \t][A-Za-z][\w+-]{0,30}){0,2}[ \t]+v?\d{1,4}"
     r"(?:\.\d{1,5}){0,3}[a-z]?(?:[ \t][A-Z]{2,5})?(?:[ \t]\([\w. ,-]{1,30}\))?"
 )
-# a page's metadata: fields joined by semicolons ("Length: 221 words; Published: June 24, 2015")
-_FIELDS_LINE = re.compile(
+# lines whose shape alone is chrome: a page's metadata in fields joined by semicolons
+# ("Length: 221 words; Published: June 24, 2015"), a Chinese page's date, time and author
+# ("2022-03-22 20:14:00 半生瓜丶"), a diagram's frame or arrows ("┌────┐", "↑ ↑ ↑", "│ │"),
+# punctuation a page's markup left on its own line (an elision, a sentence's end: ").")
+_CHROME_SHAPE = re.compile(
     r"[A-Z][\w ]{0,20}:[ \t][^;\n]{1,80}(?:;[ \t][A-Z][\w ]{0,20}:[ \t][^;\n]{1,80}){1,8};?"
+    r"|\d{4}-\d\d-\d\d[ \t]\d\d:\d\d(?::\d\d)?[ \t]+[^\x00-\x7f\s]{1,20}"
+    r"|[\u2500-\u257f\u2190-\u21ff][ \t\u2500-\u257f\u2190-\u21ff]*|[.…)(\[\];,{}]{1,5}"
 )
-# when and who: a Chinese page's date, time and author ("2022-03-22 20:14:00 半生瓜丶")
-_DATED_AUTHOR = re.compile(r"\d{4}-\d\d-\d\d[ \t]\d\d:\d\d(?::\d\d)?[ \t]+[^\x00-\x7f\s]{1,20}")
 # a footer's notice ("© 2019 MariaDB", "This documentation is provided {and copyrighted} by ...")
 _NOTICE = re.compile(r"©|\(c\)|\b(?i:copyright(?:ed)?|all rights reserved)\b")
-# a diagram's frame or arrows ("┌────┐", "↑ ↑ ↑", "│ │ │"), text apart
-_BOX_LINE = re.compile(r"[ \t\u2500-\u257f\u2190-\u21ff]+")
-# punctuation a page's markup left on its own line (an elision, the end of a sentence: ").")
-_PUNCTUATION_LINE = re.compile(r"[.…)(\[\];,{}]{1,5}")
 # a definition list whose term the page set apart (": Total installed memory.")
 _DEFINITION = re.compile(r":[ \t]+(?P<text>\S.{0,300})")
 # an author's label over what follows ("10sec average:", "Power9:")
@@ -1368,9 +1367,7 @@ def chrome_line(s: str) -> bool:
     """
     if _VERSIONED_NAME.fullmatch(s):
         return any(c.isupper() for c in s) or re.search(r"\d\.\d", s) is not None
-    if _FIELDS_LINE.fullmatch(s) or _DATED_AUTHOR.fullmatch(s):
-        return True
-    if (_BOX_LINE.fullmatch(s) and s.strip()) or _PUNCTUATION_LINE.fullmatch(s):
+    if _CHROME_SHAPE.fullmatch(s):
         return True
     if _NOTICE.search(s):
         return not _GAP.search(s) and any(len(w) >= 3 for w in _ALPHA_WORD.findall(s))
