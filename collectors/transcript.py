@@ -3072,7 +3072,7 @@ class _Splitter:
             or self.bare_commands(a, b)
             or self.notes(a, b)
             or self.gutter(a, b)
-            or self.code_piece(a, b)
+            or self.code_or_chrome(a, b)
         )
         if not read:
             self.unrecognised(a, b, fenced, host)
@@ -3100,7 +3100,7 @@ class _Splitter:
         self.mark(a, b, PROSE)
         return True
 
-    def code_piece(self, a: int, b: int) -> bool:
+    def code_or_chrome(self, a: int, b: int) -> bool:
         """Whether lines ``a..b`` are a piece of code or configuration that its own
         comments cut apart (:meth:`code_paragraph`), or a page's chrome
         (:meth:`page_chrome`); marked as prose."""
