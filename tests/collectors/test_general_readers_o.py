@@ -188,8 +188,10 @@ def test_juju_status_tables_and_rows_are_not_used():
 
 def test_an_interactive_cli_session_is_not_used():
     """atlas-cli pull request 2272 (round O 1923): ``./bin/atlas deployments setup`` and the
-    questions it asked, answered."""
+    questions it asked, answered; github/docs issue 10600: ``gh auth login``'s questions."""
     assert "interactive CLI" in _unused(_blind("1923-"))
+    gh = (ROUND_O / "github-docs-10600-gh-auth-login-questions.txt").read_text()
+    assert unused_output(gh) == "interactive CLI"
     assert unused_output("? What would you like to deploy? local\n") == "interactive CLI"
     assert unused_output("? Is this ok\n") is None
 
