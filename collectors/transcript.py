@@ -1303,8 +1303,10 @@ _ISSUE_REFERENCE = re.compile(
 )
 # a thread's turn as an export of it marks it ("[turn 3 by Darren, continued]"), a blog's
 # reading time ("Jan 24, 2022 14 min read", "5 min read")
+# (the day it was published may follow, glued: "6 min readMay 12, 2019")
 _THREAD_MARK = re.compile(
     r"\[turn \d{1,4} by [^\]\n]{1,80}\]|(?:[^\n]{0,60}[ \t])?\d{1,3}[ \t]?min(?:ute)?s?[ \t]read"
+    rf"(?:[ \t]?{_DATE})?"
 )
 
 
@@ -1317,6 +1319,78 @@ def _bullet_prose(s: str) -> bool:
     """
     words = _ALPHA_WORD.findall(s)
     return not _GAP.search(s) and any(len(w) >= 3 for w in words)
+
+
+# ------------------------------------------------- a page's chrome, an issue template's answers
+
+# a product and its version, maybe a list item ("CentOS 8", "Juju 3.5.4", "- macOS 10.14.6 (18G87)")
+_VERSIONED_NAME = re.compile(
+    r"(?:[-*+•][ \t]+)?[A-Za-z][\w+-]{0,30}(?:[ \t][A-Za-z][\w+-]{0,30}){0,2}[ \t]+v?\d{1,4}"
+    r"(?:\.\d{1,5}){0,3}[a-z]?(?:[ \t][A-Z]{2,5})?(?:[ \t]\([\w. ,-]{1,30}\))?"
+)
+# lines whose shape alone is chrome: a page's metadata in fields joined by semicolons
+# ("Length: 221 words; Published: June 24, 2015"), a Chinese page's date, time and author
+# ("2022-03-22 20:14:00 半生瓜丶"), a diagram's frame or arrows ("┌────┐", "↑ ↑ ↑", "│ │"),
+# punctuation a page's markup left on its own line (an elision, a sentence's end: ").")
+_CHROME_SHAPE = re.compile(
+    r"[A-Z][\w ]{0,20}:[ \t][^;\n]{1,80}(?:;[ \t][A-Z][\w ]{0,20}:[ \t][^;\n]{1,80}){1,8};?"
+    r"|\d{4}-\d\d-\d\d[ \t]\d\d:\d\d(?::\d\d)?[ \t]+[^\x00-\x7f\s]{1,20}"
+    r"|[\u2500-\u257f\u2190-\u21ff][ \t\u2500-\u257f\u2190-\u21ff]*|[.…)(\[\];,{}]{1,5}"
+)
+# a footer's notice ("© 2019 MariaDB", "This documentation is provided {and copyrighted} by ...")
+_NOTICE = re.compile(r"©|\(c\)|\b(?i:copyright(?:ed)?|all rights reserved)\b")
+# a definition list whose term the page set apart (": Total installed memory.")
+_DEFINITION = re.compile(r":[ \t]+(?P<text>\S.{0,300})")
+# an author's label over what follows ("10sec average:", "Power9:")
+_LABEL_LINE = re.compile(r"[^\s:][^:\t]{0,40}[^\s:]:")
+# a template's answer alone under its field ("win10", "21H1", "6.0.6")
+_BARE_ANSWER = re.compile(r"(?=[^\s]{0,19}\d)[A-Za-z0-9][\w.+-]{0,19}")
+TEMPLATE_FIELD_MAX_CHARS = 24
+
+
+def chrome_line(s: str) -> bool:
+    """A stripped line of a page's chrome or of an issue template, never an
+    output's: a product and its version (``CentOS 8``, ``- macOS 10.14.6
+    (18G87)``), a page's metadata, a footer's notice, a diagram's frame, a lone
+    punctuation mark, a definition list's definition, an author's label.
+
+    >>> chrome_line("- macOS 10.14.6 (18G87)"), chrome_line("Juju 3.5.4"), chrome_line("sda 12")
+    (True, True, False)
+    >>> chrome_line("Length: 221 words; Published: June 24, 2015; Updated: October 22, 2019")
+    True
+    >>> chrome_line("2022-03-22 20:14:00 半生瓜丶"), chrome_line("2022-03-22 20:14:00 kernel: oom")
+    (True, False)
+    >>> chrome_line("© 2019 MariaDB"), chrome_line("┌──────┐"), chrome_line(")."), chrome_line("...")
+    (True, True, True, True)
+    >>> chrome_line(": Total installed memory."), chrome_line("10sec average:"), chrome_line("a: 1")
+    (True, True, False)
+    """
+    if _VERSIONED_NAME.fullmatch(s):
+        return any(c.isupper() for c in s) or re.search(r"\d\.\d", s) is not None
+    if _CHROME_SHAPE.fullmatch(s):
+        return True
+    if _NOTICE.search(s):
+        return not _GAP.search(s) and any(len(w) >= 3 for w in _ALPHA_WORD.findall(s))
+    if (m := _DEFINITION.fullmatch(s)) is not None:
+        return line_class(m["text"]) == "prose"
+    return (
+        _LABEL_LINE.fullmatch(s) is not None
+        and len(s.split()) <= 5
+        and not _GAP.search(s)
+        and any(len(w) >= 3 for w in _ALPHA_WORD.findall(s))
+    )
+
+
+def template_field(line: str) -> bool:
+    """An issue template's field over its answer (``Linux版本``, ``## Versions``,
+    ``版本``): a short line of words without a figure or a sentence's end."""
+    s = line.strip().lstrip("#").strip()
+    return (
+        0 < len(s) <= TEMPLATE_FIELD_MAX_CHARS
+        and not _DIGIT.search(s)
+        and not s.endswith((".", "。", ":", "：", "?", "？"))
+        and line_class(line) == "prose"
+    )
 
 
 CAPTION_MAX_WORDS = 12
@@ -2998,6 +3072,7 @@ class _Splitter:
             or self.bare_commands(a, b)
             or self.notes(a, b)
             or self.gutter(a, b)
+            or self.code_or_chrome(a, b)
         )
         if not read:
             self.unrecognised(a, b, fenced, host)
@@ -3016,9 +3091,20 @@ class _Splitter:
         return True
 
     def post_text(self, a: int, b: int, fenced: bool) -> bool:
-        """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`)
-        or its own text (:meth:`plain_text`); marked as prose."""
-        if not (self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced)):
+        """Whether lines ``a..b`` are what a post quotes (:meth:`quoted_text`,
+        :meth:`configuration`) or its own text (:meth:`plain_text`); marked as prose."""
+        if not (
+            self.quoted_text(a, b, fenced=fenced) or self.plain_text(a, b, fenced) or self.configuration(a, b)
+        ):
+            return False
+        self.mark(a, b, PROSE)
+        return True
+
+    def code_or_chrome(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a piece of code or configuration that its own
+        comments cut apart (:meth:`code_paragraph`), or a page's chrome
+        (:meth:`page_chrome`); marked as prose."""
+        if not (self.code_paragraph(a, b) or self.page_chrome(a, b)):
             return False
         self.mark(a, b, PROSE)
         return True
@@ -3189,6 +3275,46 @@ class _Splitter:
         if not fenced and _post_markup(lines, above):
             return True
         return code_fragment(lines, above) or self.quoted_diff(a, b) or (not fenced and self.table_rows(a, b))
+
+    def code_paragraph(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a piece of source code or configuration
+        that its own comments or lines read as words cut apart (``server {``,
+        ``listen 80 backlog=4096;``, then ``# The rest of server configuration``,
+        then ``}``): :func:`code_fragment` holds on them with the lines around
+        them that nothing read, up to a blank line or :data:`CODE_WINDOW_LINES`."""
+        lo, hi = a, b
+        while lo > 0 and a - lo < CODE_WINDOW_LINES and self.code_neighbour(lo - 1):
+            lo -= 1
+        while hi < len(self.lines) and hi - b < CODE_WINDOW_LINES and self.code_neighbour(hi):
+            hi += 1
+        if (lo, hi) == (a, b):
+            return False
+        lines = [self.lines[i] for i in range(lo, hi) if not self.blank(i)]
+        return code_fragment(lines, self.lines[lo - 1] if lo > 0 else "") or configuration_fragment(lines)
+
+    def configuration(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b``, which no command printed, are a configuration
+        file a post quotes (:func:`configuration_fragment`)."""
+        return configuration_fragment([self.lines[i] for i in range(a, b) if not self.blank(i)])
+
+    def page_chrome(self, a: int, b: int) -> bool:
+        """Whether lines ``a..b`` are a page's chrome or an issue template's short
+        lines (:func:`chrome_line`), or one answer under its template's field
+        (``win10`` under ``环境``, ``6.0.6`` under ``Redis版本``)."""
+        lines = [i for i in range(a, b) if not self.blank(i)]
+        if lines and all(chrome_line(self.lines[i].strip()) for i in lines):
+            return True
+        if len(lines) != 1 or not _BARE_ANSWER.fullmatch(self.lines[lines[0]].strip()):
+            return False
+        above = lines[0] - 1
+        while above >= 0 and self.blank(above):
+            above -= 1
+        return above >= 0 and self.role[above] == PROSE and template_field(self.lines[above])
+
+    def code_neighbour(self, i: int) -> bool:
+        """A line next to a piece of code that may belong to it: not blank, and
+        not read as an output, a prompt or an output not used."""
+        return not self.blank(i) and self.role[i] not in (READ, PROMPT, UNUSED)
 
     def table_rows(self, a: int, b: int) -> bool:
         """Whether lines ``a..b`` are rows of a Markdown table whose rule row
@@ -3583,6 +3709,7 @@ _DIFF_START = re.compile(
     r"|diff --git [^\n]{1,600}|(?:---|\+\+\+) [ab]/[^\n]{1,600}"
 )
 DIFF_MAX_LINES = 400
+CODE_WINDOW_LINES = 30  # lines looked at around a piece of code for the rest of it
 
 
 def diff_line(line: str) -> bool:
@@ -3670,8 +3797,11 @@ _C_LIKE = (
     re.compile(r"^\s*\{|\{\s*$"),
     re.compile(r"\}\s*;?\s*$"),
     re.compile(
-        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function)\b"
+        r"\b(?:if|else|for|while|return|static|int|void|char|unsigned|struct|function"
+        r"|const|let|var|await|async|require)\b"
         r"|^\s*[A-Za-z_][\w.\[\]]*\s*[-+*/]?=\s*[^=\s]"
+        # a directive ended by a semicolon (nginx's "listen 80 backlog=4096;", a C call)
+        r"|^\s*[a-z_][\w.-]{0,60}[ \t(][^;{}\n]{0,300};\s*$"
     ),
 )
 
@@ -3731,6 +3861,69 @@ def _yaml_block_under(key: str, row: str) -> bool:
     return under > indent or (under == indent and row.lstrip().startswith("- "))
 
 
+# Python: an import or an interpreter's prompt opens it; statements of its own (or the
+# traceback the interpreter printed) follow
+_PYTHON_START = re.compile(r"[ \t]*(?:import[ \t]+[\w.]|from[ \t]+[\w.]+[ \t]+import[ \t]|>>>[ \t])")
+_PYTHON_LINE = re.compile(
+    r"[ \t]*(?:import[ \t]+[\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*$"
+    r"|from[ \t]+[\w.]+[ \t]+import[ \t]|>>>[ \t]|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:]"
+    r"|(?:for|while|with|if|elif|try|except)\b[^\n]{0,300}:[ \t]*$"
+    r"|Traceback \(most recent call last\):|File \"[^\"\n]{1,300}\", line \d)"
+)
+
+
+def _python(rows: list[str]) -> bool:
+    """Python: a module's imports or an interpreter session (``>>> from x import y``,
+    a traceback), two of its statements at least."""
+    return _PYTHON_START.match(rows[0]) is not None and sum(1 for r in rows if _PYTHON_LINE.match(r)) >= 2
+
+
+# a configuration file of directives, one a line: a lower-case keyword and its arguments
+# (redis.conf's "maxmemory 512mb", grub.conf's "root (hd0,0)"), no column gap, no colon
+_DIRECTIVE = re.compile(
+    r"[ \t]*[a-z][a-z0-9]{0,40}(?:[-_][a-z0-9]{1,40}){0,6}[ \t]+(?P<value>[^\s:=#-][^\t:]{0,600})"
+)
+# an argument only a configuration holds: a switch, a size with its unit, an address, a
+# path, a quoted string, a parenthesis (grub's "(hd0,0)")
+_SETTING_VALUE = re.compile(
+    r"(?i:yes|no|on|off|true|false)[ \t]*$|\d{1,6}(?:\.\d{1,3})?(?i:[kmgt]i?b?)[ \t]*$"
+    r"|\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|[/\"'(]"
+)
+# a shell variable an /etc/default or /etc/sysconfig file sets ("GRUB_CMDLINE_LINUX=\"...\"",
+# "CONFIG_HUGETLBFS=y"), maybe under a label in parentheses ("(변경 후) GRUB_CMDLINE_LINUX=...")
+_SHELL_SETTING = re.compile(
+    r"[ \t]*(?:\([^()\n]{1,20}\)[ \t]*)?(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,63}="
+    r"(?:\"[^\"\n]{0,2000}\"|'[^'\n]{0,2000}'|[^\s\"']{0,600})[ \t]*"
+)
+# the units a configuration file's comments list ("1k => 1000 bytes", "1gb => 1024*1024*1024 bytes")
+_UNIT_LEGEND = re.compile(
+    r"[ \t]*\d{1,4}[ \t]?[kKmMgGtT][iI]?[bB]?[ \t]*(?:=>|->|=)[ \t]*[\d*x ,.]{1,40}[ \t]*bytes[ \t]*"
+)
+
+
+def _directives(rows: list[str], commented: bool) -> bool:
+    """A configuration file of directives: each row a keyword and its arguments, and
+    either comments among them (``timeout 0`` under ``# Close the connection after
+    ...``) or two rows at least with a value only configuration holds (a path, a
+    size, a switch); never rows of figures only (``/proc/vmstat``'s ``pswpin 0``)
+    nor a mounted file system (``proc on /proc type proc (rw)``)."""
+    matches = [_DIRECTIVE.fullmatch(r) for r in rows]
+    if not rows or not all(matches) or any(_GAP.search(r.strip()) or " on /" in r for r in rows):
+        return False
+    if any(quoted_command(r) for r in rows):
+        return False  # a how-to's commands (its notes), not a file's directives
+    if commented:
+        return True
+    return len(rows) >= 2 and sum(1 for m in matches if m and _SETTING_VALUE.match(m["value"])) * 2 >= len(
+        rows
+    )
+
+
+def _settings(rows: list[str]) -> bool:
+    """Shell variables of a configuration file, or the units its comments list."""
+    return all(_SHELL_SETTING.fullmatch(r) for r in rows) or all(_UNIT_LEGEND.fullmatch(r) for r in rows)
+
+
 _ELISION = re.compile(r"\.{3,}|…+")
 # an expression assigned to a name: an operator between two terms ("mem_free = a / b")
 _EXPRESSION = re.compile(r"[A-Za-z_]\w*\s*=\s*[^=].*[\w)]\s+[-+*/]\s+[\w(]")
@@ -3761,13 +3954,50 @@ def code_fragment(lines: list[str], above: str = "") -> bool:
     (False, False)
     >>> code_fragment(["##20gb physical memory", "##16gb to database", "##4 gb to OS"])
     True
+
+    JavaScript, an nginx block, a Python module or interpreter session:
+
+    >>> code_fragment(["const { exit } = require('process');", "(", "  async () => {", "}", ")();"])
+    True
+    >>> code_fragment(["server {", "    listen 80 backlog=4096;", "}"])
+    True
+    >>> code_fragment(["import random", "import redis", "r = redis.StrictRedis()"])
+    True
+    >>> code_fragment([">>> from virttest.libvirt_xml import capability_xml", ">>> cells[0].pages"])
+    True
     """
     rows = _statement_rows(lines)
     if not rows:
         return any(_is_comment(r) for r in lines)
     if all(_EXPRESSION.match(r.strip()) for r in rows):
         return True
-    return _c_like(rows) or _dockerfile(rows) or _yaml(rows, above)
+    return _c_like(rows) or _python(rows) or _dockerfile(rows) or _yaml(rows, above)
+
+
+def configuration_fragment(lines: list[str]) -> bool:
+    """Whether unrecognised ``lines`` (non-blank) that no command printed are a
+    configuration file a post quotes: a file of directives (redis.conf,
+    grub.conf), shell variables, the units listed in a configuration's comments;
+    never rows of figures only, nor a how-to's commands. (A file a prompt's
+    ``cat`` printed stays that command's output.)
+
+    >>> configuration_fragment(["bind 0.0.0.0", "port 6379", "maxmemory 512mb", 'dir "/home/dy1/data"'])
+    True
+    >>> configuration_fragment(["root (hd0,0)", "kernel /vmlinuz-2.6.18 ro root=/dev/VolGroup00/LogVol00"])
+    True
+    >>> configuration_fragment(['GRUB_CMDLINE_LINUX="isolcpus=2-4"'])
+    True
+    >>> configuration_fragment(["1k => 1000 bytes", "1kb => 1024 bytes"])
+    True
+    >>> configuration_fragment(["pswpin 0", "pswpout 1"]), configuration_fragment(["proc on /proc type proc"])
+    (False, False)
+    >>> configuration_fragment(["timeout 0", "#一个客户端空闲多少秒后关闭连接。(0代表禁用,永不关闭)"])
+    True
+    >>> configuration_fragment(["# Disk I/O pressure metrics", "iostat -xmt 1"])
+    False
+    """
+    rows = [r for r in lines if not _ELISION.fullmatch(r.strip()) and not _is_comment(r)]
+    return _directives(rows, len(rows) < len(lines)) or _settings(rows)
 
 
 def _statement_rows(lines: list[str]) -> list[str]:

@@ -87,7 +87,10 @@ CATALOGUE: tuple[Unused, ...] = (
            r'^\{[ \t]*\n[ \t]*"cpus":[ \t]*\[[ \t]*\n[ \t]*\{[ \t]*"cpu":'),
     Unused("lsmod", r"^lsmod(\s|$)", r"^Module\s+Size\s+Used by\s*$"),
     Unused("mount", r"^mount(\s|$)"),
-    Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"),
+    # (and FreeBSD's listen queues, netstat -L: "tcp4  0/0/128  *.80", a socket's rows alone too)
+    Unused("netstat", r"^(?:netstat|ss)(\s|$)", r"^(?:Netid|Proto)\s+(?:State\s+)?Recv-Q\s+Send-Q\s"
+           r"|^Current listen queue sizes \(qlen/incqlen/maxqlen\)[ \t]*$"
+           r"|^(?:tcp|udp|unix|sctp)[46]{0,2}[ \t]+\d{1,9}/\d{1,9}/\d{1,9}[ \t]+\S+[ \t]*$"),
     Unused("env", r"^(?:env|printenv|set|export)(\s|$)"),
     Unused("which", r"^(?:which|whereis|type|command -v)\s"),
     Unused("echo", r"^echo(\s|$)"),
@@ -104,8 +107,30 @@ CATALOGUE: tuple[Unused, ...] = (
            r"v?\d+\.\d+[\w.-]*,? (?:build [0-9a-f]{6,40}|\([0-9a-f]{6,40}\))"),
     Unused("kubectl", r"^(?:kubectl|oc)\s+(?:get|describe|top|logs|version)\b",
            r"^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b|^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\b"),
-    Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"),
+    # (and its topology matrix, nvidia-smi topo -m: "GPU0 GPU1 ... CPU Affinity NUMA Affinity")
+    Unused("nvidia-smi", r"^nvidia-smi(\s|$)", r"^\|\s+NVIDIA-SMI \d"
+           r"|^[ \t]*GPU0(?:[ \t]+[\w-]{1,20}){0,64}?[ \t]+CPU Affinity\b"),
     Unused("perf", r"^perf\s"),
+    # collectl's reports: a "#" header of "<----Disks---->" groups over its column names
+    Unused("collectl", r"^collectl(\s|$)", r"^#[ \t]*(?:<-{2,}[\w\[\] ]{0,30}-{2,}>[ \t]*){1,12}"),
+    # Juju's model status: its tables' headers, or an application's row alone ("mongodb  active
+    # 3  mongodb  6/stable  199  no")
+    Unused("juju", r"^juju(\s|$)",
+           r"^App[ \t]+Version[ \t]+Status[ \t]+Scale[ \t]+Charm\b"
+           r"|^Model[ \t]+Controller[ \t]+Cloud/Region[ \t]+Version\b"
+           r"|^[\w-]{1,64}[ \t]+(?:\S{1,40}[ \t]+)?(?:active|blocked|waiting|maintenance|error|unknown)[ \t]+"
+           r"\d{1,5}(?:/\d{1,5})?[ \t]+[\w-]{1,64}[ \t]+(?:[\w.-]{1,20}/)?(?:stable|candidate|beta|edge)"
+           r"[ \t]+\d{1,6}[ \t]+(?:yes|no)\b"),
+    # a process list without the PSR column (ps aux, ps -ef) that no prompt names: the ps
+    # reader takes a prompted one; by content it looks for PSR, the CPU a process ran on
+    Unused("ps", r"^(?!)",
+           r"^[ \t]*USER[ \t]+PID[ \t]+%CPU[ \t]+%MEM[ \t]+VSZ[ \t]+RSS[ \t]+TTY[ \t]+STAT[ \t]+START"
+           r"[ \t]+TIME[ \t]+COMMAND[ \t]*$"
+           r"|^[ \t]*UID[ \t]+PID[ \t]+PPID[ \t]+C[ \t]+STIME[ \t]+TTY[ \t]+TIME[ \t]+CMD[ \t]*$"),
+    # the version block of TiDB's servers (tidb-server -V, pd-server -V, tikv-server -V)
+    Unused("TiDB version", r"^(?:\S*/)?(?:tidb|pd|tikv|tiflash)-server\s+(?:-V|--version)\b",
+           r"^(?:>[ \t]?)?Release Version:[ \t]+v?\d[^\n]{0,80}\n"
+           r"(?:>[ \t]?)?(?:Edition:[^\n]{0,80}\n(?:>[ \t]?)?)?Git Commit Hash:[ \t]+[0-9a-f]{7,40}[ \t]*$"),
     # memory summaries whose figures the parsers read elsewhere (/proc/meminfo, free)
     Unused("vmstat -s", r"^vmstat\s+(?:.*\s)?(?:-[a-zA-Z]*s\b|--stats)",
            r"^[ \t]*\d+ [KM] total memory\n[ \t]*\d+ [KM] used memory"),
@@ -198,7 +223,7 @@ CATALOGUE: tuple[Unused, ...] = (
     Unused("ansible", r"^ansible(?:-playbook|-galaxy|-config)?(\s|$)",
            r"^[ \t]*config file = [^\n]*\n[ \t]*configured module search path = "),
     Unused("sqlplus", r"^sqlplus(\s|$)",
-           r"^SQL\*Plus: Release \d+[\d.]* "
+           r"^SQL\*Plus: Release (?:\d+[\d.]* |- Production on )"
            r"|^Oracle Database \d+[a-z]? (?:Enterprise|Standard|Express) Edition Release \d+[\d.]* "),
     # valgrind's report: every line behind the "==PID==" of the process it ran
     Unused("valgrind", r"^valgrind(\s|$)",
@@ -208,12 +233,18 @@ CATALOGUE: tuple[Unused, ...] = (
            r"^PyTorch version: \S+\nIs debug build: (?:True|False)\b"
            r"|^Is CUDA available: (?:True|False|No)\b[^\n]*\nCUDA runtime version: "
            r"|^Versions of relevant libraries:\n\[(?:pip3?|conda)\] "),
+    # a command line interface's questions and the answers typed ("? What would you like to
+    # deploy? local": Go's survey and Node's inquirer print them so; MongoDB's atlas, gh)
+    Unused("interactive CLI", r"^(?:\S*/)?(?:atlas|gh)\s+\w",
+           r"^\? [A-Z][^?\n]{2,200}\?[ \t]+\S[^\n]{0,200}$"),
     Unused("git", r"^git\s"),
     Unused("spack", r"^spack\s"),
     Unused("make", r"^(?:make|cmake|gcc|cc|g\+\+|go build|cargo)\b"),
     # benchmarks whose results no rule reads (STREAM and BenchmarkSQL are read)
     Unused("sysbench", r"^sysbench(\s|$)",
            r"^sysbench \d+\.\d+|^SQL statistics:\s*$|^\s+transactions:\s+\d+\s+\([\d.]+ per sec\.\)"
+           # its progress lines (--report-interval): "[ 560s ] thds: 24 tps: 2335.16 qps: ..."
+           r"|^\[[ \t]*\d{1,7}s[ \t]*\][ \t]*thds:[ \t]*\d+[ \t]+tps:"
            r"|^Number of threads: \d+\s*$"),
     Unused("fio", r"^fio(\s|$)", r"^\S+: \(g=\d+\): rw=\w+|^\s*(?:READ|WRITE): bw=[\d.]+"),
     Unused("pgbench", r"^pgbench(\s|$)",
