@@ -339,14 +339,32 @@ def _outside_fences(rx: re.Pattern[str], hint: str, lines: list[str], text: str)
 def _unbolded(lines: list[str], text: str) -> list[tuple[int, str]]:
     """``(line, line without its Markdown bold markers)`` of each line outside a
     fence that bold opens at its start and/or closes at its end. Inside a fence
-    ``**`` is what the command printed."""
+    ``**`` is what the command printed, but for a whole line wrapped in it: an
+    author marking the line that matters (GitHub shows the markers as typed)::
+
+        vm.overcommit_kbytes = 0
+        **vm.overcommit_memory = 1**
+    """
+    found = lines_holding(_BOLD_EDGE, text, hint="**")
+    fences = fence_lines(text) if found else []  # (no line to look at: no fence to find)
     out: list[tuple[int, str]] = []
-    for i in _outside_fences(_BOLD_EDGE, "**", lines, text):
-        line = lines[i]
-        body = _without_bold_edges(line.strip())
+    for i in (i for i in found if i < len(lines)):
+        fenced = bisect.bisect_right(fences, i) % 2  # an odd number of fence lines before it
+        body = (_wholly_bold if fenced else _without_bold_edges)(lines[i].strip())
         if body is not None:
-            out.append((i, _indent(line) + body))
+            out.append((i, _indent(lines[i]) + body))
     return out
+
+
+def _wholly_bold(body: str) -> str | None:
+    """The stripped line ``body`` inside the one pair of bold markers around all
+    of it, or None.
+
+    >>> _wholly_bold("**vm.overcommit_memory = 1**"), _wholly_bold("**a** and **b**")
+    ('vm.overcommit_memory = 1', None)
+    """
+    whole = _without_bold_edges(body)
+    return whole if whole is not None and body.startswith("**") and body.endswith("**") else None
 
 
 def _without_bold_edges(body: str) -> str | None:

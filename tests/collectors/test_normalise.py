@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from collectors import normalise as n
 from collectors.archive import load
-from collectors.facts import to_dict
+from collectors.facts import SnapshotFacts, to_dict
 from collectors.normalise import LOG_PREFIXES, normalise
 from collectors.transcript import read_transcript
+from engine.run import analyze
 from tests.collectors import local_outputs as local
 from tests.collectors import mangling
 from tests.conftest import CORPUS, FIXTURES
@@ -288,3 +289,19 @@ def test_the_log_prefix_look_ahead_finds_the_same_lines(text):
     # the lead's search before its first character was looked at ahead
     plain = re.compile(r"\n" + n._PREFIX_LEAD, re.M)
     assert [m.span() for m in n._PREFIX_NEXT.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+def test_a_whole_line_marked_bold_inside_a_fence_is_read_without_its_markers():
+    """redis#10916 (round P 2025): the reporter marked the line that matters in
+    a fenced ``sysctl -a | grep vm.overcommit`` as ``**vm.overcommit_memory = 1**``.
+    The setting is read, so Redis 7.0.2's false start-up warning (overcommit 0)
+    does not decide memory.overcommit_policy against it."""
+    path = FIXTURES / "published" / "roundp" / "redis-10916-overcommit-warning-sysctl-bold-in-fence.txt"
+    host = load(path, split=False).host
+    assert host.sysctl.values["vm.overcommit_memory"] == "1"
+    assert "memory.overcommit_policy" not in {f.rule for f in analyze(SnapshotFacts(hosts=[host])).findings}
+
+
+def test_bold_markers_inside_a_fence_around_part_of_a_line_are_kept():
+    lines = ["```", "**a** and **b**", "x = **1**", "```"]
+    assert n._unbolded(lines, "\n".join(lines)) == []
