@@ -175,20 +175,13 @@ def _swapping_finding(
             "swpd": swpd,
             "unit": "" if known else Phrase("unit_not_shown"),
         },
+        # the figures as printed (KiB/s once the unit is known; the explanation says when it is not)
         evidence=[
-            evidence(host, "vmstat.si", _figure(peak.si, scale, known), vm, line=peak.line),
-            evidence(host, "vmstat.so", _figure(peak.so, scale, known), vm, line=peak.line),
+            evidence(host, "vmstat.si", peak.si, vm, line=peak.line),
+            evidence(host, "vmstat.so", peak.so, vm, line=peak.line),
         ],
         past=mean / SWAP_RATE_KB_S,
     )
-
-
-def _figure(value: int | None, scale: float, known: bool) -> int | str | None:
-    """A si/so figure as evidence: KiB/s, or as printed with its lower bound
-    when the unit is not shown."""
-    if known or value is None:
-        return value
-    return f"{value} (unit not shown: at least {value * scale:,.0f} KiB/s)"
 
 
 # memory.page_tables_large: "a few hundred MB: huge pages are not your problem;
