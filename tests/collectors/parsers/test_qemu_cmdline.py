@@ -272,9 +272,9 @@ def test_many_legacy_net_pairs_are_read_in_linear_time():
     text = "qemu-kvm -m 1G " + " ".join(
         f"-net nic,model=virtio,vlan={i} -net tap,vlan={i}" for i in range(3000)
     )
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the other processes of a busy CI machine do not count
     (d,) = parse_qemu_cmdline(text)
-    assert len(d.interfaces) == 3000 and time.perf_counter() - start < 2  # was 3.3 s (quadratic)
+    assert len(d.interfaces) == 3000 and time.process_time() - start < 2  # was 3.3 s (quadratic)
 
 
 def test_net_nic_naming_its_netdev():
