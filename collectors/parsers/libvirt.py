@@ -771,6 +771,24 @@ def _mark_cut(text: str, dom: ET.Element, d: Domain) -> None:
     d.unseen = list(dict.fromkeys(unseen))
 
 
+def _mark_fragment_cut(text: str, dom: ET.Element, d: Domain) -> None:
+    """A fragment that ends inside an element it opened (``<cputune>`` with its
+    vcpupin lines, then the paste stops at ``<vcp``) was cut there: the rest of
+    that element is unknown (``d.unseen``: more vcpupin, emulatorpin ...), not absent.
+
+    >>> d = parse_domain("<cputune>\\n  <vcpupin vcpu='0' cpuset='0'/>\\n  <vcp")
+    >>> (d.fragment, d.cut, d.cut_in, "emulatorpin" in d.unseen)
+    (True, True, 'cputune', True)
+    """
+    start = _FRAGMENT_START.search(text)
+    body = text[start.start() : text.rfind(">") + 1] if start else text
+    open_at_end = _balance(body)[1]
+    if not open_at_end:
+        return
+    d.cut, d.cut_in = True, open_at_end[0]
+    d.unseen = list(dict.fromkeys(_unseen_inside(dom, d, d.cut_in)))
+
+
 def _cut_in(open_at_end: list[str]) -> str | None:
     """The child of ``<domain>`` still open where the paste was cut; None when
     the cut came between its children."""
@@ -914,6 +932,8 @@ def parse_domain(text: str) -> Domain:
     _set_vcpu_placement(dom, d)
     if recovered and not fragment:
         _mark_cut(text, dom, d)
+    elif fragment:
+        _mark_fragment_cut(text, dom, d)
     d.manager = _manager(dom, d.name)
     d.lines = _aliased(r.lines)
     return d

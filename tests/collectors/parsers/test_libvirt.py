@@ -407,3 +407,22 @@ def test_interfaces_with_and_without_queues():
         ("virtio", 4, "vhostuser"),
     ]
     assert d.lines["interfaces[4]"] == 48
+
+
+def test_a_fragment_cut_inside_cputune_says_nothing_of_the_pins_after_the_cut():
+    """hwloc#712 (round Q 2130): a domain XML fragment without ``<domain>``, cut
+    by the page at ``<vcp`` after vcpupin 23 of 128 vCPUs. The rest of
+    ``<cputune>`` (more vcpupin, emulatorpin) is unknown, not absent."""
+    text = (
+        FIXTURES / "published" / "roundq" / "hwloc-712-domain-xml-fragment-cut-in-cputune.txt"
+    ).read_text()
+    d = parse_domain(text)
+    assert (d.fragment, d.cut, d.cut_in) == (True, True, "cputune")
+    assert d.truncated_after == "vcpupin vcpu='23' cpuset='23'"
+    assert {"vcpupin", "emulatorpin"} <= set(d.unseen)
+    assert len(d.vcpupin) == 24
+
+
+def test_a_whole_fragment_is_not_cut():
+    d = parse_domain("<cputune>\n  <vcpupin vcpu='0' cpuset='0'/>\n  <emulatorpin cpuset='1'/>\n</cputune>\n")
+    assert d.fragment and not d.cut and d.unseen == []

@@ -403,3 +403,15 @@ def test_host_contention_quiet_on_one_guest_xml_split_by_a_manual(analyze_texts)
     result = analyze_texts(text)
     assert "kvm.host_contention" not in result.rule_ids
     assert "kvm.cpu_model_hides_cache" in result.rule_ids
+
+
+def test_emulator_unpinned_is_not_checked_on_a_fragment_cut_inside_cputune(analyze_texts):
+    """hwloc#712 (round Q 2130): the paste stops at ``<vcp`` inside ``<cputune>``,
+    where an ``<emulatorpin>`` could still follow: not checked, with the reason."""
+    text = (
+        ROOT / "tests/fixtures/published/roundq/hwloc-712-domain-xml-fragment-cut-in-cputune.txt"
+    ).read_text()
+    result = analyze_texts(text, names=["guest.xml"])
+    assert "kvm.emulator_unpinned" not in result.rule_ids
+    [skipped] = [n for n in result.not_checked if n.rule == "kvm.emulator_unpinned"]
+    assert "cut after <cputune>" in skipped.reason
