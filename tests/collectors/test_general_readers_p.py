@@ -38,3 +38,35 @@ def test_a_post_s_bullet_points_keep_their_markers_when_nothing_is_behind_them()
     lines = ["- first point of the post", "- second point of it", "- third one"]
     assert strip_log_prefixes(lines, None, lambda run: None, lambda kind, run: False) == 0
     assert lines[0] == "- first point of the post"
+
+
+def _unread(path: Path) -> int:
+    return load(path, split=False).host.reading.unrecognised_lines
+
+
+def test_windows_ping_statistics_label_keeps_the_summary_in_the_output():
+    """always-pg.com (round P 2014): three unindented Windows pings; the label
+    "Approximate round trip times in milli-seconds:" no longer ends the output
+    before its Minimum/Maximum/Average line."""
+    host = load(next(BLIND.glob("2014-*")) / "post.txt", split=False).host
+    assert host.reading.unrecognised_lines == 0
+    assert host.pings and host.pings[0].rtt_avg_ms == 20.0
+
+
+def test_windows_ping_statistics_alone_are_read_with_their_counts():
+    """dancol90/ESP8266Ping issue 30 (another source): Windows' statistics block
+    without its replies, "Lost = 1 (20.00% loss)" read as the loss."""
+    host = load(ROUND_P / "esp8266ping-30-ping-statistics-windows-form.txt", split=False).host
+    assert host.reading.unrecognised_lines == 0
+    ping = host.pings[0]
+    assert (ping.transmitted, ping.received, ping.loss_pct, ping.rtt_max_ms) == (5, 4, 20.0, 142.0)
+
+
+def test_lone_pipes_and_a_table_rule_row_without_outer_pipes_are_markup():
+    """aliyun (round P 2005): ``----|:---- |-----|----`` under rows read as text;
+    always-pg's neighbour beginners-network (2015) and xinuos (2013): lone ``|``
+    lines a page left of a table; linuxmemo (round C 629) stays read."""
+    for name in ("2005-*", "2015-*"):
+        assert _unread(next(BLIND.glob(name)) / "post.txt") == 0
+    older = BLIND.parent / "round-c" / "629-linuxmemo-knoppix-tc-del-windows-ping-ja" / "page.txt"
+    assert _unread(older) == 0
