@@ -70,3 +70,19 @@ def test_lone_pipes_and_a_table_rule_row_without_outer_pipes_are_markup():
         assert _unread(next(BLIND.glob(name)) / "post.txt") == 0
     older = BLIND.parent / "round-c" / "629-linuxmemo-knoppix-tc-del-windows-ping-ja" / "page.txt"
     assert _unread(older) == 0
+
+
+def test_sysctl_complaints_above_its_settings_are_part_of_its_output():
+    """redis issue 10916 (round P 2025): four ``sysctl: reading key ...`` lines
+    above the settings (one in bold, not read as a setting): all are sysctl's output."""
+    host = load(next(BLIND.glob("2025-*")) / "issue.txt", split=False).host
+    assert host.sysctl is not None and host.sysctl.values["vm.overcommit_ratio"] == "50"
+    assert host.reading.unrecognised_lines <= 1  # the inline-code command line alone
+
+
+def test_sysctl_permission_denied_lines_of_a_user_run_are_read():
+    """This machine, ``sysctl -a 2>&1 | grep ...`` run as nobody (procps-ng 4.0.2):
+    two ``permission denied on key`` lines, then two settings."""
+    host = load(ROUND_P / "this-machine-sysctl-a-as-nobody-usermodehelper-denied.txt", split=False).host
+    assert host.reading.unrecognised_lines == 0
+    assert host.sysctl.values["kernel.watchdog_thresh"] == "10"
