@@ -86,3 +86,14 @@ def test_sysctl_permission_denied_lines_of_a_user_run_are_read():
     host = load(ROUND_P / "this-machine-sysctl-a-as-nobody-usermodehelper-denied.txt", split=False).host
     assert host.reading.unrecognised_lines == 0
     assert host.sysctl.values["kernel.watchdog_thresh"] == "10"
+
+
+def test_a_jvm_vitals_report_is_the_output_of_a_tool_not_used():
+    """SapMachine PR 755 (round P 2031): ``Vitals:`` and its system section as a
+    numbered listing; the SapMachine wiki (another source): the system legend,
+    each line tagged ``[host]``. Both are jcmd's output, not used."""
+    host = load(next(BLIND.glob("2031-*")) / "pr.txt", split=False).host
+    assert host.reading.unrecognised_lines == 0
+    host = load(ROUND_P / "sapmachine-wiki-vitals-system-legend.txt", split=False).host
+    assert host.reading.unrecognised_lines == 0
+    assert host.reading.unused_lines >= 7
