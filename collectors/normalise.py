@@ -849,7 +849,8 @@ def _unquote(text: str, notes: list[str]) -> str:
 # What a logger, a CI runner, a script or a web page puts before each line of a
 # command's output: timestamps in common formats, levels, [stdout] marks, syslog's
 # "host prog[pid]:", "|" gutters and "#" comment marks, a code listing's line
-# numbers ("  1. ", "12 | ") and "> " marks, in any order and number.
+# numbers ("  1. ", "12 | ") and "> " marks, in any order and number; and the
+# "- " an author put before each line of a paste made a Markdown list.
 _TS = r"\[?\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)?\]?"
 _TIME = r"\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?"
 _SYSLOG = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [\w.-]{1,64} [\w./-]{1,64}(?:\[\d{1,10}\])?:)?"
@@ -860,7 +861,8 @@ _CONSOLE = r"\[[ \t]{0,12}\d{1,8}\.\d{1,9}\](?:\[[ \t]{0,6}[TC]\d{1,7}\])?"
 # a web page's code listing: "  1. ", "12) ", "12 | ", "12 │ " (nl, bat, pastebins)
 _LISTING = r"\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?=[ \t]|$)"
 _PREFIX_ELEMENT = (
-    rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|{_LISTING}|\||#(?=[ \t]|$)|>(?=[ \t]|$))"
+    rf"(?:{_TS}|{_TIME}|{_SYSLOG}|{_LEVEL}|{_STREAM}|{_CONSOLE}|{_LISTING}"
+    r"|\||#(?=[ \t]|$)|>(?=[ \t]|$)|-(?=[ \t]))"
 )
 _LOG_PREFIX = re.compile(rf"[ \t]{{0,8}}(?:{_PREFIX_ELEMENT}[ \t]{{0,4}}){{1,8}}")
 # the start of a prefix holding at least one element that is not a gutter
@@ -868,12 +870,12 @@ _PREFIX_LEAD = (
     r"[ \t]{0,8}(?:\|[ \t]{0,4})?(?:\[?\d{4}-\d\d-\d\d|\[?\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:"
     r"|#(?:[ \t]|$)|\[(?:stdout|stderr|STDOUT|STDERR|out|err)\]|\[[ \t]{0,12}\d{1,8}\.\d"
     r"|[\[<]?(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b"
-    r"|\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?:[ \t]|$)|>(?:[ \t]|$))"
+    r"|\d{1,6}(?:[.)]|[ \t]{0,4}[|│])(?:[ \t]|$)|>(?:[ \t]|$)|-[ \t])"
 )
 _PREFIX_FIRST = re.compile(_PREFIX_LEAD, re.M)
 # (the look-ahead, a character every alternative of the lead may start with, lets
 # the search leave most lines at their first character)
-_PREFIX_NEXT = re.compile(r"\n(?=[ \t|\[<>#\dA-Z])" + _PREFIX_LEAD, re.M)
+_PREFIX_NEXT = re.compile(r"\n(?=[ \t|\[<>#\dA-Z-])" + _PREFIX_LEAD, re.M)
 _LEVEL_WORD = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL")
 LOG_PREFIX_MIN_RUN = 3  # lines sharing a prefix before it is taken for one
 LOG_PREFIX_PROBE = 24  # lines of a run looked at to tell what is behind the prefix
@@ -886,6 +888,9 @@ _NINES = re.compile("9{2,}")
 # the shape of a prefix that holds a listing's line number: decided run by run
 # (a post's numbered steps and its numbered code listings share the shape)
 _LISTING_SHAPE = re.compile(r"^[|>#]*9[.)|│](?!9)")
+# the shape of a Markdown list's marker (a post's bullet points and a paste an
+# author made a list share it): decided run by run too
+_LIST_SHAPE = re.compile(r"^[|>#]*-$")
 
 
 def _prefix_shape(prefix: str) -> str:
@@ -1032,7 +1037,7 @@ class _LoggerPrefixes:
     def stripped(self, run: list[tuple[int, int]], shape: str) -> bool:
         """Whether the prefixes of ``shape`` are stripped, decided on ``run``
         when not decided yet (a listing's line numbers: on each run)."""
-        if _LISTING_SHAPE.search(shape):
+        if _LISTING_SHAPE.search(shape) or _LIST_SHAPE.search(shape):
             return bool(self.decide(run, shape))
         if shape not in self.decided:
             decision = self.decide(run, shape)

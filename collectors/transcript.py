@@ -3662,10 +3662,28 @@ def markdown_markup(lines: list[str]) -> bool:
     True
     >>> markdown_markup(["| id | name |", "| 1  | db1  |"]), markdown_markup(["------------"])
     (False, True)
+
+    Left alone, a table's rule row without its outer pipes (its rows read as
+    the post's text) and the pipes of a table a page flattened (a lone ``|``):
+
+    >>> markdown_markup(["----|:---- |-----|----"]), markdown_markup(["|", "|"])
+    (True, True)
     """
-    if len(lines) == 1 and _MD_RULE_LINE.fullmatch(lines[0].strip()):
+    if len(lines) == 1 and _lone_markup(lines[0].strip()):
+        return True
+    if all(_PIPES_ONLY.fullmatch(line.strip()) for line in lines):
         return True
     return _markdown_table([line.strip() for line in lines])
+
+
+# what is left of a table's cells when a page flattened it: pipes alone ("|", "| |")
+_PIPES_ONLY = re.compile(r"\|(?:[ \t]{0,8}\|){0,16}")
+
+
+def _lone_markup(s: str) -> bool:
+    """A line alone that rules the page or underlines a heading, or a table's
+    rule row (``----|:----|----``, its cells' rows elsewhere)."""
+    return bool(_MD_RULE_LINE.fullmatch(s) or ("|" in s and _MD_TABLE_RULE.fullmatch(s)))
 
 
 def _markdown_table(rows: list[str]) -> bool:

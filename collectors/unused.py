@@ -57,6 +57,12 @@ CATALOGUE: tuple[Unused, ...] = (
            r"|^(?:Tracing route to|通过最多 \d+ 个跃点跟踪)"),
     Unused("nmcli", r"^(?:nmcli|connmanctl|iw|iwconfig)(\s|$)"),
     Unused("dstat", r"^dstat(\s|$)", r"^-{2,}system-{2,}|^-{2,}total-cpu-usage-{2,}"),
+    # a JVM's own report of itself (SapMachine's Vitals: "jcmd <pid> VM.vitals"): its title,
+    # a listing's line number maybe before it, or a line of its legend ("avail: Memory
+    # available without swapping [host]")
+    Unused("jcmd", r"^jcmd(\s|$)",
+           r"^[ \t]{0,8}(?:\d{1,5}[ \t]{1,4})?Vitals:[ \t]*\n[ \t]{0,8}(?:\d{1,5}[ \t]{1,4})?-{6,}system-{6,}"
+           r"|^[ \t]{2,16}[\w-]{1,16}: [A-Z][^\n\[]{0,80}\[(?:host|cgrp)\](?: \[delta\])?[ \t]*$"),
     # its totals, or its column header when a post shows the rows alone
     Unused("iotop", r"^iotop(\s|$)", r"^Total DISK READ\s*:.{0,60}\|\s*Total DISK WRITE\s*:"
            r"|^[ \t]*(?:TID|PID)[ \t]+PRIO[ \t]+USER[ \t]+DISK READ[ \t]+DISK WRITE[ \t]+SWAPIN"

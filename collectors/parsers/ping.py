@@ -46,6 +46,19 @@ _WIN_HEADER = re.compile(
     r"^(?:Pinging\s+(?P<en>\S+)|正在\s*Ping\s+(?P<zh>\S+)|(?P<ja>\S+)\s*に\s*ping\s*を送信しています)", re.I
 )
 _STATS_HEADER = re.compile(r"^-{2,}\s*(?P<target>\S+?)\s+(?:PYTHON\s+)?PING\s+statistics\s*-{2,}", re.I)
+# Windows: "Ping statistics for 10.0.0.2:", "10.0.0.2 的 Ping 统计信息:", "10.0.0.2 の ping 統計:"
+_WIN_STATS_HEADER = re.compile(
+    r"^(?:Ping statistics for\s+(?P<en>[^\s:]+)|(?P<zh>\S+)\s*的\s*Ping\s*统计信息"
+    r"|(?P<ja>\S+)\s*の\s*ping\s*統計)\s*[:：]",
+    re.I,
+)
+# Windows' counts: "Packets: Sent = 4, Received = 4, Lost = 0 (0% loss),", "数据包: 已发送 = 4，
+# 已接收 = 4，丢失 = 0 (0% 丢失)，", "パケット数: 送信 = 4、受信 = 4、損失 = 0 (0% の損失)、"
+_WIN_COUNTS = re.compile(
+    r"(?:Sent|已发送|送信)\s*=\s*(?P<tx>\d+)\s*[,，、]\s*(?:Received|已接收|受信)\s*=\s*(?P<rx>\d+)"
+    r"\s*[,，、]\s*(?:Lost|丢失|損失)\s*=\s*\d+\s*\((?P<loss>\d+(?:\.\d+)?)%",
+    re.I,
+)
 _REPLY = re.compile(r"\bbytes from\b.*?\btime\s*(?P<op>[=<])\s*(?P<ms>\d+(?:\.\d+)?)\s*ms\b")
 _REPLY_FROM = re.compile(r"\bbytes from\s+(?P<first>\S+)(?:\s+\((?P<paren>[0-9A-Fa-f:.]+)\))?")
 _WIN_REPLY = re.compile(
@@ -93,10 +106,17 @@ def _looks_like_ping(head: str) -> bool:
 
 
 def _has_statistics(head: str) -> bool:
-    """Whether ``head`` holds the ``--- X ping statistics ---`` block with its counts or RTTs."""
-    return bool(
-        re.search(r"^\s*-{2,}\s*\S+\s+(?:PYTHON\s+)?PING\s+statistics", head, re.M | re.I)
-        and re.search(r"packets transmitted|min/avg/max", head)
+    """Whether ``head`` holds the ``--- X ping statistics ---`` block with its counts or RTTs,
+    or Windows' ``Ping statistics for X:`` with its counts.
+
+    >>> _has_statistics("Ping statistics for h:\\nPackets: Sent = 5, Received = 4, Lost = 1 (20% loss),")
+    True
+    """
+    if re.search(r"^\s*-{2,}\s*\S+\s+(?:PYTHON\s+)?PING\s+statistics", head, re.M | re.I):
+        return bool(re.search(r"packets transmitted|min/avg/max", head))
+    lines = head.splitlines()
+    return any(_WIN_STATS_HEADER.match(line.strip()) for line in lines) and any(
+        _WIN_COUNTS.search(line) for line in lines
     )
 
 
@@ -110,6 +130,13 @@ def _round2(value: float) -> float:
     detect=_looks_like_ping,
     needles=("bytes from", "packets transmitted", "min/avg/max", ":", "："),
     priority=10,
+    # Windows' label above its Minimum/Maximum/Average line (English, Chinese,
+    # Japanese): it reads like a sentence, and would end the output before it
+    prose_lines=(
+        r"Approximate round trip times in milli-?seconds:",
+        r"往返行程的估计时间\(以毫秒为单位\)[:：]",
+        r"ラウンド ?トリップの概算時間 ?\(ミリ秒\)[:：]",
+    ),
 )
 def parse_ping(text: str) -> PingResult:
     """Target, packet counts, loss and RTT statistics in milliseconds.
@@ -153,7 +180,7 @@ def _read_line(out: PingResult, line: str, number: int) -> bool:
     """A reply, the packet counts or the min/avg/max summary; True for the summary."""
     if m := _REPLY.search(line) or _WIN_REPLY.search(line):
         _read_reply(out, m, line, number)
-    elif m := _TRANSMIT.search(line):
+    elif m := _TRANSMIT.search(line) or _WIN_COUNTS.search(line):
         _read_counts(out, m, number)
     elif m := _SUMMARY.match(line) or _WIN_SUMMARY.search(line):
         _read_summary(out, m, number)
@@ -198,7 +225,8 @@ def _group(m: re.Match[str], *names: str) -> str | None:
 def _read_header(out: PingResult, line: str, number: int) -> bool:
     """The ``PING`` line, Windows' ``Pinging ...`` or the ``--- X ping statistics ---``
     line: the first one names the target."""
-    m = _HEADER.match(line) or _WIN_HEADER.match(line) or _STATS_HEADER.match(line)
+    m = _HEADER.match(line) or _WIN_HEADER.match(line)
+    m = m or _STATS_HEADER.match(line) or _WIN_STATS_HEADER.match(line)
     if not m:
         return False
     target = _group(m, "target", "en", "zh", "ja")  # each header names it in one of these

@@ -31,14 +31,28 @@ _LINE = re.compile(r"^\s*-?([A-Za-z0-9_][\w.\-/*:]{0,200})\s*=(.*)$")
 _SETTING = re.compile(r"^\s*(kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.\S+\s*=")
 
 
+# sysctl's own complaints among its settings (``sysctl -a`` run as a user)
+_COMPLAINT = re.compile(
+    r"^\s*sysctl: (?:reading key|permission denied on key|cannot stat|error reading key|setting key)\b"
+)
+
+
 def _detect(head: str) -> bool:
-    """Three settings, or a short file (a /etc/sysctl.d/ drop-in such as
-    ``vm.zone_reclaim_mode = 1``) made only of settings and comments."""
+    """Three settings (sysctl's own complaints about keys it could not read
+    counted with them), or a short file (a /etc/sysctl.d/ drop-in such as
+    ``vm.zone_reclaim_mode = 1``) made only of settings and comments.
+
+    >>> _detect('sysctl: reading key "net.ipv6.conf.all.stable_secret"\\nvm.overcommit_ratio = 50\\nx')
+    False
+    >>> _detect('sysctl: reading key "net.ipv6.conf.all.stable_secret"\\n'
+    ...         'sysctl: reading key "net.ipv6.conf.lo.stable_secret"\\nvm.overcommit_ratio = 50\\nx')
+    True
+    """
     if "=" not in head:
         return False  # no setting
     lines = [line for line in head.splitlines() if line.strip()]
     hits = sum(1 for line in lines if _SETTING.match(line))
-    if hits >= 3:
+    if hits and hits + sum(1 for line in lines if _COMPLAINT.match(line)) >= 3:
         return True
     return hits >= 1 and all(_setting_or_comment(line) for line in lines)
 
