@@ -189,6 +189,11 @@ _NOTIFIED_FIELDS = (
 
 
 def _notify_critical_findings(snapshot_id: int) -> None:
+    # Most analyses find nothing critical: one query says so, and the
+    # snapshot is read only when there may be an item to write.
+    own = _critical_or_fleet_rows(snapshot_id)
+    if not own:
+        return
     snapshot = (
         Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.DONE)
         .select_related("owner")
@@ -197,7 +202,7 @@ def _notify_critical_findings(snapshot_id: int) -> None:
     )
     if snapshot is None:
         return
-    critical = _critical_titles(snapshot)
+    critical = _critical_titles(snapshot, own)
     if critical:
         do_notify(
             user=snapshot.owner,
@@ -209,26 +214,35 @@ def _notify_critical_findings(snapshot_id: int) -> None:
         )
 
 
-def _critical_titles(snapshot: Snapshot, limit: int = 3) -> list[str]:
-    """The titles of the snapshot's current critical findings, highest impact
-    first. Its own rows decide when none of them is a fleet finding: a fleet
-    finding of the cluster is current for a member only where the member holds
-    a row of that rule, so its current findings are then its own rows, and the
-    query through the cluster's latest analysis (``current_findings``: two
-    subqueries, a few milliseconds to build on every analysis) is not made."""
-    critical = Q(severity=Finding.Severity.CRITICAL)
-    own = list(
-        snapshot.findings.filter(
-            critical | Q(rule__startswith=FLEET_PREFIX), engine_version=snapshot.engine_version
+def _critical_or_fleet_rows(snapshot_id: int) -> list[tuple[str, str, str]]:
+    """``(rule, severity, title)`` of the critical and the fleet findings a
+    ``done`` snapshot holds itself (of the engine version that last analysed
+    it), highest impact first."""
+    return list(
+        Finding.objects.filter(
+            Q(severity=Finding.Severity.CRITICAL) | Q(rule__startswith=FLEET_PREFIX),
+            snapshot_id=snapshot_id,
+            snapshot__status=Snapshot.Status.DONE,
+            engine_version=F("snapshot__engine_version"),
         )
         .order_by("-impact")
         .values_list("rule", "severity", "title")
     )
+
+
+def _critical_titles(snapshot: Snapshot, own: list[tuple[str, str, str]], limit: int = 3) -> list[str]:
+    """The titles of the snapshot's current critical findings, highest impact
+    first, given its own critical and fleet rows (:func:`_critical_or_fleet_rows`).
+    These decide when none of them is a fleet finding: a fleet finding of the
+    cluster is current for a member only where the member holds a row of that
+    rule, so its current findings are then its own rows, and the query through
+    the cluster's latest analysis (``current_findings``: two subqueries, a few
+    milliseconds to build on every analysis) is not made."""
     if not any(rule.startswith(FLEET_PREFIX) for rule, _, _ in own):
         return [title for _, severity, title in own if severity == Finding.Severity.CRITICAL][:limit]
     return list(
         snapshot.current_findings()
-        .filter(critical)
+        .filter(severity=Finding.Severity.CRITICAL)
         .order_by("-impact")
         .values_list("title", flat=True)[:limit]
     )

@@ -189,9 +189,13 @@ def _current_critical(snapshot) -> list[str]:
 def test_the_critical_titles_are_the_current_findings_ones_with_or_without_fleet_rows(
     people, django_assert_num_queries
 ):
-    """The inbox reads a snapshot's own rows first and builds the query through
-    the cluster's latest analysis only when one of them is a fleet finding."""
-    from desk.inbox import _critical_titles
+    """The inbox reads a snapshot's own critical and fleet rows first, and
+    builds the query through the cluster's latest analysis only when one of
+    them is a fleet finding."""
+    from desk.inbox import _critical_or_fleet_rows, _critical_titles, _notify_critical_findings
+
+    def titles_of(snapshot):
+        return _critical_titles(snapshot, _critical_or_fleet_rows(snapshot.pk))
 
     alice = people["alice"]
     lone = _member(alice, "db-1", finished=0, cluster="")
@@ -199,7 +203,7 @@ def test_the_critical_titles_are_the_current_findings_ones_with_or_without_fleet
     _finding(lone, "numa.balancing", "critical", impact=5)
     _finding(lone, "disk.sched", "warning", impact=9)
     with django_assert_num_queries(1):
-        titles = _critical_titles(lone)
+        titles = titles_of(lone)
     assert titles == ["numa.balancing on db-1", "memory.swap on db-1"] == _current_critical(lone)
 
     # a member whose fleet row is a warning while the cluster's latest analysis
@@ -210,11 +214,14 @@ def test_the_critical_titles_are_the_current_findings_ones_with_or_without_fleet
     _finding(member, "kvm.cpu", "info")
     _finding(source, "fleet.spread", "critical")
     with django_assert_num_queries(2):
-        titles = _critical_titles(member)
+        titles = titles_of(member)
     assert titles == ["fleet.spread on sdw02"] == _current_critical(member)
 
     quiet = _member(alice, "sdw03", finished=-10)
     _finding(quiet, "kvm.cpu", "warning")
     with django_assert_num_queries(1):
-        titles = _critical_titles(quiet)
+        titles = titles_of(quiet)
     assert titles == [] == _current_critical(quiet)
+    with django_assert_num_queries(1):  # nothing critical: the snapshot itself is not read
+        _notify_critical_findings(quiet.pk)
+    assert not InboxItem.objects.exists()
