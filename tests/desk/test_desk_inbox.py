@@ -216,6 +216,12 @@ def test_the_critical_titles_are_the_current_findings_ones_with_or_without_fleet
     with django_assert_num_queries(2):
         titles = titles_of(member)
     assert titles == ["fleet.spread on sdw02"] == _current_critical(member)
+    # a fleet finding the latest analysis does not hold is the member's own
+    _finding(member, "fleet.drift", "critical", impact=7)
+    _finding(source, "fleet.other", "critical", impact=8)  # not the member's: not current for it
+    with django_assert_num_queries(2):
+        titles = titles_of(member)
+    assert titles == ["fleet.drift on sdw01", "fleet.spread on sdw02"] == _current_critical(member)
 
     quiet = _member(alice, "sdw03", finished=-10)
     _finding(quiet, "kvm.cpu", "warning")
