@@ -640,12 +640,32 @@ def analysis_payload(snapshot) -> dict:
     }
 
 
+# What ``analysis_payload`` and ``current_findings`` read of the snapshot: its
+# JSON columns (the facts alone are kilobytes) are not read on every analysis.
+_PAYLOAD_FIELDS = (
+    "label",
+    "cluster",
+    "kind",
+    "original_filename",
+    "status",
+    "engine_version",
+    "finished_at",
+    "last_error",
+    "owner",
+)
+
+
 def analysis_finished(*, snapshot_id: int) -> None:
     """Emit ``analysis.done`` or ``analysis.failed`` for the snapshot as it
     is once the caller's transaction commits (the findings are then there)."""
 
     def send():
-        snapshot = Snapshot.objects.select_related("team").filter(pk=snapshot_id).first()
+        snapshot = (
+            Snapshot.objects.select_related("team")
+            .only(*_PAYLOAD_FIELDS, "team")
+            .filter(pk=snapshot_id)
+            .first()
+        )
         if snapshot is None or snapshot.status not in (Snapshot.Status.DONE, Snapshot.Status.FAILED):
             return
         event = Event.ANALYSIS_DONE if snapshot.status == Snapshot.Status.DONE else Event.ANALYSIS_FAILED

@@ -143,3 +143,91 @@ def test_mark_all_read_needs_a_post_with_csrf(people, draft):
     strict.force_login(people["sam"])
     assert strict.post(reverse("desk:inbox_read_all")).status_code == 403
     assert InboxItem.objects.filter(read_at__isnull=True).count() == 1
+
+
+def _member(owner, label: str, *, finished: int, cluster: str = "c1"):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from triage.models import Snapshot
+
+    return Snapshot.objects.create(
+        owner=owner,
+        label=label,
+        cluster=cluster,
+        sha256=label.ljust(64, "0"),
+        size=1,
+        status="done",
+        engine_version="v1",
+        finished_at=timezone.now() + timedelta(seconds=finished),
+    )
+
+
+def _finding(snapshot, rule: str, severity: str, impact: float = 1.0):
+    from triage.models import Finding
+
+    return Finding.objects.create(
+        snapshot=snapshot,
+        rule=rule,
+        severity=severity,
+        title=f"{rule} on {snapshot.label}",
+        impact=impact,
+        engine_version="v1",
+    )
+
+
+def _current_critical(snapshot) -> list[str]:
+    return list(
+        snapshot.current_findings()
+        .filter(severity="critical")
+        .order_by("-impact")
+        .values_list("title", flat=True)[:3]
+    )
+
+
+def test_the_critical_titles_are_the_current_findings_ones_with_or_without_fleet_rows(
+    people, django_assert_num_queries
+):
+    """The inbox reads a snapshot's own critical and fleet rows first, and
+    builds the query through the cluster's latest analysis only when one of
+    them is a fleet finding."""
+    from desk.inbox import _critical_or_fleet_rows, _critical_titles, _notify_critical_findings
+
+    def titles_of(snapshot):
+        return _critical_titles(snapshot, _critical_or_fleet_rows(snapshot.pk))
+
+    alice = people["alice"]
+    lone = _member(alice, "db-1", finished=0, cluster="")
+    _finding(lone, "memory.swap", "critical", impact=2)
+    _finding(lone, "numa.balancing", "critical", impact=5)
+    _finding(lone, "disk.sched", "warning", impact=9)
+    with django_assert_num_queries(1):
+        titles = titles_of(lone)
+    assert titles == ["numa.balancing on db-1", "memory.swap on db-1"] == _current_critical(lone)
+
+    # a member whose fleet row is a warning while the cluster's latest analysis
+    # (the source) says critical: the source's words are the current ones
+    member = _member(alice, "sdw01", finished=0)
+    source = _member(alice, "sdw02", finished=10)
+    _finding(member, "fleet.spread", "warning")
+    _finding(member, "kvm.cpu", "info")
+    _finding(source, "fleet.spread", "critical")
+    with django_assert_num_queries(2):
+        titles = titles_of(member)
+    assert titles == ["fleet.spread on sdw02"] == _current_critical(member)
+    # a fleet finding the latest analysis does not hold is the member's own
+    _finding(member, "fleet.drift", "critical", impact=7)
+    _finding(source, "fleet.other", "critical", impact=8)  # not the member's: not current for it
+    with django_assert_num_queries(2):
+        titles = titles_of(member)
+    assert titles == ["fleet.drift on sdw01", "fleet.spread on sdw02"] == _current_critical(member)
+
+    quiet = _member(alice, "sdw03", finished=-10)
+    _finding(quiet, "kvm.cpu", "warning")
+    with django_assert_num_queries(1):
+        titles = titles_of(quiet)
+    assert titles == [] == _current_critical(quiet)
+    with django_assert_num_queries(1):  # nothing critical: the snapshot itself is not read
+        _notify_critical_findings(quiet.pk)
+    assert not InboxItem.objects.exists()

@@ -240,3 +240,22 @@ def test_the_delivery_log_keeps_ended_deliveries_for_the_retention_period(team_a
         settings.CELERY_BEAT_SCHEDULE["prune-webhook-deliveries"]["task"]
         == "integrations.tasks.prune_deliveries"
     )
+
+
+def test_analysis_done_reads_no_json_column_of_the_snapshot(receiver, team_and_owner):
+    """Sent after every analysis: the payload needs the snapshot's names, status
+    and findings, not its facts (kilobytes of JSON per row)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    team, owner = team_and_owner
+    services.create_webhook(team=team, url=receiver.url, events=[Event.ANALYSIS_DONE], user=owner)
+    snapshot = uploads.create_snapshot(owner=owner, data=TRANSCRIPT.read_bytes(), filename=TRANSCRIPT.name)
+    with CaptureQueriesContext(connection) as queries:
+        services.analysis_finished(snapshot_id=snapshot.pk)  # autocommit: sent at once
+    read = [
+        q["sql"] for q in queries.captured_queries if q["sql"].startswith('SELECT "triage_snapshot"."id"')
+    ]
+    assert read and all('"triage_snapshot"."facts"' not in sql for sql in read)
+    assert len(receiver.received) == 2
+    assert json.loads(receiver.received[1].body)["data"] == json.loads(receiver.received[0].body)["data"]
