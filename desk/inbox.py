@@ -15,7 +15,7 @@ import re
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet, Subquery
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -191,8 +191,7 @@ _NOTIFIED_FIELDS = (
 def _notify_critical_findings(snapshot_id: int) -> None:
     # Most analyses find nothing critical: one query says so, and the
     # snapshot is read only when there may be an item to write.
-    own = _critical_or_fleet_rows(snapshot_id)
-    if not own:
+    if not _may_hold_critical(snapshot_id):
         return
     snapshot = (
         Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.DONE)
@@ -202,7 +201,7 @@ def _notify_critical_findings(snapshot_id: int) -> None:
     )
     if snapshot is None:
         return
-    critical = _critical_titles(snapshot, own)
+    critical = _critical_titles(snapshot)
     if critical:
         do_notify(
             user=snapshot.owner,
@@ -214,46 +213,28 @@ def _notify_critical_findings(snapshot_id: int) -> None:
         )
 
 
-def _critical_or_fleet_rows(snapshot_id: int) -> list[tuple[str, str, str, float]]:
-    """``(rule, severity, title, impact)`` of the critical and the fleet
-    findings a ``done`` snapshot holds itself (of the engine version that last
-    analysed it)."""
+def _may_hold_critical(snapshot_id: int) -> bool:
+    """Whether a ``done`` snapshot's current findings can hold a critical one:
+    only its own critical rows can, or its fleet rows (current in the words of
+    the cluster's latest analysis, which may say critical), of the engine
+    version that last analysed it. One plain query, before
+    ``Snapshot.current_findings`` (two subqueries through the cluster) is built."""
+    return Finding.objects.filter(
+        Q(severity=Finding.Severity.CRITICAL) | Q(rule__startswith=FLEET_PREFIX),
+        snapshot_id=snapshot_id,
+        snapshot__status=Snapshot.Status.DONE,
+        engine_version=F("snapshot__engine_version"),
+    ).exists()
+
+
+def _critical_titles(snapshot: Snapshot, limit: int = 3) -> list[str]:
+    """The titles of the snapshot's current critical findings, highest impact first."""
     return list(
-        Finding.objects.filter(
-            Q(severity=Finding.Severity.CRITICAL) | Q(rule__startswith=FLEET_PREFIX),
-            snapshot_id=snapshot_id,
-            snapshot__status=Snapshot.Status.DONE,
-            engine_version=F("snapshot__engine_version"),
-        ).values_list("rule", "severity", "title", "impact")
+        snapshot.current_findings()
+        .filter(severity=Finding.Severity.CRITICAL)
+        .order_by("-impact")
+        .values_list("title", flat=True)[:limit]
     )
-
-
-def _critical_titles(snapshot: Snapshot, own: list[tuple[str, str, str, float]], limit: int = 3) -> list[str]:
-    """The titles of the snapshot's current critical findings
-    (``Snapshot.current_findings``), highest impact first, given its own
-    critical and fleet rows (:func:`_critical_or_fleet_rows`). A fleet finding
-    is current for a member only where the member holds a row of that rule,
-    and then in the words of the cluster's latest analysis when that one holds
-    the rule too; so the cluster is asked only for the member's fleet rules,
-    and only when it has any (``current_findings`` itself, two subqueries
-    through the cluster's latest analysis, took a few milliseconds to build
-    after every analysis)."""
-    fleet_rules = {rule for rule, *_ in own if rule.startswith(FLEET_PREFIX)}
-    current = [row for row in own if not row[0].startswith(FLEET_PREFIX)] if snapshot.cluster else list(own)
-    if fleet_rules and snapshot.cluster:
-        at_source = list(
-            Finding.objects.filter(
-                snapshot_id=Subquery(snapshot.fleet_findings_source()),
-                engine_version=snapshot.engine_version,
-                rule__in=fleet_rules,
-            ).values_list("rule", "severity", "title", "impact")
-        )
-        worded = {rule for rule, *_ in at_source}
-        current += at_source + [row for row in own if row[0] in fleet_rules - worded]
-    critical = sorted(
-        (row for row in current if row[1] == Finding.Severity.CRITICAL), key=lambda row: -row[3]
-    )
-    return [title for _, _, title, _ in critical[:limit]]
 
 
 # Hosts named in a "matches your hosts" item; the rest are counted.
