@@ -1343,10 +1343,10 @@ def _unflatten_pass(work: _Work) -> None:
     found = _flattened_candidates(work.lines, work.body)
     if not found:
         return
-    cut = unflatten.unflatten_lines(work.lines, work.first, work.last, found)
-    if cut is None:
+    replaced = [(i, pieces) for i in found if (pieces := unflatten.unflattened(work.lines[i])) is not None]
+    if not replaced:
         return
-    work.lines, work.first, work.last = cut
+    work.lines, work.first, work.last = _spliced(replaced, work.lines, work.first, work.last)
     work.body = "\n".join(work.lines)
     work.notes.append(FLATTENED)
 

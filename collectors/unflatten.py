@@ -350,32 +350,6 @@ def _without_trailing_prompt(output: str) -> tuple[str, list[str]]:
     return output[: prompt.start()], [prompt[1]]
 
 
-def unflatten_lines(
-    lines: list[str], first: list[int], last: list[int], found: list[int]
-) -> tuple[list[str], list[int], list[int]] | None:
-    """``lines`` with each flattened line of ``found`` (indexes, ascending) cut
-    into its lines; the pieces keep the line's original span. None when no
-    line was cut."""
-    out_l: list[str] = []
-    out_f: list[int] = []
-    out_t: list[int] = []
-    done = 0
-    for i in found:
-        pieces = unflattened(lines[i])
-        if pieces is None:
-            continue
-        out_l += lines[done:i]
-        out_f += first[done:i]
-        out_t += last[done:i]
-        out_l += pieces
-        out_f += [first[i]] * len(pieces)
-        out_t += [last[i]] * len(pieces)
-        done = i + 1
-    if not done:
-        return None
-    return out_l + lines[done:], out_f + first[done:], out_t + last[done:]
-
-
 # where a flattened line may be: a line that starts (behind a prompt or not)
 # with a command of LAYOUTS and goes on with output on the same line (CANDIDATE
 # at a line's start, CANDIDATE_NEXT after a newline: the search then skips to
