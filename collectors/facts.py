@@ -503,6 +503,10 @@ class PingResult(Parsed):
     rtt_mdev_ms: float | None = None
     # per reply times when there is no summary (or in addition)
     replies_ms: list[float] = field(default_factory=list)
+    # the bounds of the replies that said "time<1ms" (Windows counts whole
+    # milliseconds), when the RTT figures rest on the replies (no statistics line):
+    # they are in ``replies_ms`` as 1, but measured anything below it
+    replies_below_ms: list[float] = field(default_factory=list)
 
 
 @dataclass

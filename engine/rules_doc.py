@@ -198,6 +198,8 @@ FACT_DESCRIPTIONS = {
     "sql_audit": "gv$sql_audit plan type counts are known",
     "tc": "tc qdisc output is known",
     "pings": "ping results are known",
+    "ping_rtt": "a ping's round trip is measured, not only bounded (Windows' time<1ms replies without "
+    "their statistics)",
     "cpu_usage": "top, mpstat or sar CPU usage is known",
     "per_cpu_usage": "per-CPU usage lines (top with 1, mpstat -P ALL) are known",
     "softirqs": "/proc/softirqs is known",

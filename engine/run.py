@@ -40,6 +40,7 @@ from engine.rules import (
     host_name,
     load_all,
 )
+from engine.rules.network import ping_rtt_known
 from engine.rules.numa import balancing_setting_known
 from engine.rules.redis import redis_fork_ms
 from engine.rules.swap import swap_rate_known
@@ -102,6 +103,8 @@ HOST_FACT_CHECKS: dict[str, Callable[[HostFacts], bool]] = {
     "sql_audit": lambda h: bool(h.oceanbase and h.oceanbase.plan_type_counts),
     "tc": lambda h: h.tc is not None,
     "pings": lambda h: bool(h.pings),
+    # a ping's round trip that decides, not only bounded (Windows' "time<1ms" replies alone)
+    "ping_rtt": ping_rtt_known,
     "cpu_usage": lambda h: h.cpu_usage is not None,
     "per_cpu_usage": lambda h: bool(h.cpu_usage and [c for c in h.cpu_usage.per_cpu if c.cpu != "all"]),
     "softirqs": lambda h: h.softirqs is not None,
@@ -346,6 +349,11 @@ FACT_SOURCES: dict[str, FactSource] = {
         "tc qdiscs", "tc 队列规则", ("tc -s qdisc show",), packages=_pkg("iproute", "iproute2", "iproute2")
     ),
     "pings": FactSource("ping round trips", "ping 往返时延", ("ping -c 10 <peer>",)),
+    "ping_rtt": FactSource(
+        "ping round trips measured below a millisecond (Linux ping, or Windows ping with its statistics)",
+        "精确到毫秒以下的 ping 往返时延（Linux 的 ping，或带统计行的 Windows ping）",
+        ("ping -c 10 <peer>",),
+    ),
     "cpu_usage": FactSource(
         "CPU usage over time",
         "一段时间内的 CPU 使用率",

@@ -200,6 +200,8 @@ def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> No
     """``64 bytes from h (10.0.0.1): ... time=1.07 ms``: its time, and the first
     address a reply names."""
     out.replies_ms.append(finite(m.group("ms"), number))
+    if m.group("op") == "<":  # Windows' "time<1ms": below its resolution, a bound
+        out.replies_below_ms.append(out.replies_ms[-1])
     out.lines.setdefault("replies_ms", number)
     address = _reply_address(line) or _numeric(_group(m, "en", "zh", "ja"))
     if address and out.address is None:
@@ -210,6 +212,7 @@ def _read_reply(out: PingResult, m: re.Match[str], line: str, number: int) -> No
 def _read_summary(out: PingResult, m: re.Match[str], number: int) -> None:
     """``rtt min/avg/max/mdev = ...`` (Windows: ``Minimum = ..., Maximum = ...``)."""
     out.rtt_min_ms = finite(m.group("min"), number)
+    out.replies_below_ms.clear()  # the tool's own statistics decide, not the replies
     out.rtt_avg_ms = finite(m.group("avg"), number)
     out.rtt_max_ms = finite(m.group("max"), number)
     if m.groupdict().get("mdev"):

@@ -86,6 +86,23 @@ def _not_a_lan_peer(p: PingResult) -> bool:
     return False
 
 
+def rtt_decided(p: PingResult) -> bool:
+    """Whether ``p``'s average round trip is on one side of LAN_RTT_MS whatever
+    its replies below the tool's resolution ("time<1ms") measured: from the tool's
+    statistics, from measured replies only, or with those bounded replies read
+    as 0 and as their bound alike (5 replies at 100 ms and 5 below 1 ms: at least 50 ms)."""
+    avg = _avg_rtt(p)
+    if avg is None or not p.replies_below_ms or not p.replies_ms:
+        return True
+    least = (sum(p.replies_ms) - sum(p.replies_below_ms)) / len(p.replies_ms)
+    return least >= LAN_RTT_MS or avg < LAN_RTT_MS
+
+
+def ping_rtt_known(host: HostFacts) -> bool:
+    """A ping of ``host`` whose round trip decides net.lan_rtt_high (:func:`rtt_decided`)."""
+    return any(rtt_decided(p) for p in host.pings)
+
+
 def _avg_rtt(p: PingResult) -> float | None:
     if p.rtt_avg_ms is not None:
         return p.rtt_avg_ms
@@ -101,15 +118,25 @@ def _avg_rtt(p: PingResult) -> float | None:
     title_zh="同一部署内主机间往返延迟偏高",
     condition=(
         f"ping RTT average >= {LAN_RTT_MS} ms (mean of the replies when there is no summary) to a peer "
-        "that is neither a public internet address nor the machine itself (loopback)"
+        "that is neither a public internet address nor the machine itself (loopback). Windows' replies "
+        "'time<1ms' bound the RTT without measuring it: without the statistics line the rule decides only "
+        "when the mean is on one side of the threshold with them read as 0 and as 1 ms alike, else it is "
+        "not checked"
     ),
     condition_zh=(
         f"到既非公网地址、也非本机（环回地址）的对端的 ping RTT 平均值 >= {LAN_RTT_MS} ms"
-        "（没有汇总行时取各次回复的平均值）"
+        "（没有汇总行时取各次回复的平均值）。Windows 回复中的 “time<1ms” 只给出上限、不是测量值："
+        "没有统计行时，只有把这些回复按 0 和按 1 ms 计算的平均值都在阈值同一侧才判定，否则本规则不检查"
     ),
     requires=("pings",),
     # the hosts of a deployment: an observer or proxy, or one of several physical hosts
-    relevant=lambda ctx, h: ("pings",) if h.pings or h.oceanbase or len(ctx.physical_hosts()) >= 2 else (),
+    relevant=lambda ctx, h: (
+        ("pings", "ping_rtt")
+        if h.pings
+        else ("pings",)
+        if h.oceanbase or len(ctx.physical_hosts()) >= 2
+        else ()
+    ),
     measures=("remove-netem", "colocate-proxy-and-observers"),
     seeds=("oceanbase-bmsql-tuning",),
     thresholds={"rtt_avg_ms": LAN_RTT_MS},
@@ -134,7 +161,7 @@ def lan_rtt_high(ctx: RuleContext) -> Iterator[RuleFinding]:
     for host in ctx.hosts:
         for p in host.pings:
             avg = _avg_rtt(p)
-            if avg is not None and avg >= LAN_RTT_MS and not _not_a_lan_peer(p):
+            if avg is not None and avg >= LAN_RTT_MS and rtt_decided(p) and not _not_a_lan_peer(p):
                 yield _slow_ping_finding(host, p, avg)
 
 

@@ -236,6 +236,7 @@ STRIP: dict[str, Callable[[HostFacts], None]] = {
     "sql_audit": _ob(plan_type_counts={}),
     "tc": _set(tc=None),
     "pings": _set(pings=[]),
+    "ping_rtt": _set(pings=[]),
     "cpu_usage": _set(cpu_usage=None),
     "per_cpu_usage": _no_per_cpu,
     "softirqs": _set(softirqs=None),

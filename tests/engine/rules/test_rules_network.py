@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import FIXTURES
+
 OB = "oceanbase-bmsql-tuning"
 HOST = "obs-197.txt"
 
@@ -183,3 +185,17 @@ def test_lan_rtt_fires_on_windows_replies(analyze_texts):
     result = analyze_texts(_published("linuxmemo-windows-ping-ja.txt"))
     finding = next(f for f in result.findings if f.rule == "net.lan_rtt_high")
     assert finding.evidence[0].value == 50.5
+
+
+def test_lan_rtt_is_not_checked_on_windows_replies_below_a_millisecond_without_statistics(analyze_texts):
+    """imangodoc (round Q 2104): ``ping -t 192.168.0.1`` with four Windows replies
+    ``time<1ms`` and no statistics. ``<1ms`` bounds the round trip, it does not
+    measure it (it was read as 1.00 ms and fired): not checked, with ping's
+    statistics asked for."""
+    text = (
+        FIXTURES / "published" / "roundq" / "imangodoc-windows-ping-time-below-1ms-no-statistics-zh.txt"
+    ).read_text()
+    result = analyze_texts(text)
+    assert "net.lan_rtt_high" not in result.rule_ids
+    [skipped] = [n for n in result.not_checked if n.rule == "net.lan_rtt_high"]
+    assert "below a millisecond" in skipped.reason
